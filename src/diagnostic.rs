@@ -1,0 +1,163 @@
+//! Findings about manifests, collected as values (never returned as `Err`).
+//!
+//! One [`Diagnostic`] type feeds every output format: the concise and human lines, JSON, GitHub
+//! workflow commands, SARIF and KRM `results`. Printing lives in `emit`.
+
+use std::cmp::Ordering;
+
+use crate::origin::{ObjectRef, Origin};
+
+/// How bad a finding is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// The cluster would refuse the object, or kvrender could not process it.
+    Error,
+    /// Probably wrong, but the cluster would accept it.
+    Warning,
+    /// For information.
+    Info,
+}
+
+impl Severity {
+    /// The lowercase name used in every format.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        }
+    }
+}
+
+/// One finding about one object (or one document that is not an object yet).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// Stable code, e.g. `KV001`.
+    pub code: &'static str,
+    /// Severity.
+    pub severity: Severity,
+    /// What is wrong, in one sentence.
+    pub message: String,
+    /// The object concerned, when the document parsed far enough to name it.
+    pub object: Option<ObjectRef>,
+    /// The field concerned, as a dotted path.
+    pub field: Option<String>,
+    /// Where: file, document index and line.
+    pub origin: Origin,
+    /// The 1-based column, when known (YAML syntax errors).
+    pub column: Option<u32>,
+}
+
+impl Diagnostic {
+    /// A new error-severity diagnostic.
+    pub fn error(code: &'static str, origin: Origin, message: impl Into<String>) -> Self {
+        Diagnostic {
+            code,
+            severity: Severity::Error,
+            message: message.into(),
+            object: None,
+            field: None,
+            origin,
+            column: None,
+        }
+    }
+
+    /// A new warning.
+    pub fn warning(code: &'static str, origin: Origin, message: impl Into<String>) -> Self {
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(code, origin, message)
+        }
+    }
+
+    /// Attach the object this is about.
+    #[must_use]
+    pub fn with_object(mut self, object: ObjectRef) -> Self {
+        self.object = Some(object);
+        self
+    }
+
+    /// Attach the field this is about.
+    #[must_use]
+    pub fn with_field(mut self, field: impl Into<String>) -> Self {
+        self.field = Some(field.into());
+        self
+    }
+
+    /// Attach a column.
+    #[must_use]
+    pub fn with_column(mut self, column: Option<u32>) -> Self {
+        self.column = column;
+        self
+    }
+
+    /// Set the severity.
+    #[must_use]
+    pub fn with_severity(mut self, severity: Severity) -> Self {
+        self.severity = severity;
+        self
+    }
+
+    /// Whether this is an error.
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+
+    /// The order findings are printed in: file, line, code, then the rest, so output is the same
+    /// at any thread count.
+    pub fn sort_key_cmp(&self, other: &Self) -> Ordering {
+        (
+            &self.origin.path,
+            self.origin.line,
+            self.origin.index,
+            self.column,
+            self.code,
+            &self.object,
+            &self.field,
+            &self.message,
+        )
+            .cmp(&(
+                &other.origin.path,
+                other.origin.line,
+                other.origin.index,
+                other.column,
+                other.code,
+                &other.object,
+                &other.field,
+                &other.message,
+            ))
+    }
+}
+
+/// Sort diagnostics into their printing order and drop exact duplicates.
+pub fn sort(diags: &mut Vec<Diagnostic>) {
+    diags.sort_by(Diagnostic::sort_key_cmp);
+    diags.dedup();
+}
+
+/// Stable diagnostic codes. Each code means one thing forever; the README lists them.
+pub mod codes {
+    /// A YAML or JSON syntax error.
+    pub const YAML_SYNTAX: &str = "KV001";
+    /// A document that is not a Kubernetes object (not a mapping, or no apiVersion/kind).
+    pub const NOT_AN_OBJECT: &str = "KV002";
+    /// An object without `metadata.name`, or a name Kubernetes would refuse.
+    pub const BAD_NAME: &str = "KV003";
+    /// A field with the wrong type where kvrender's rules read it.
+    pub const WRONG_TYPE: &str = "KV004";
+    /// A file or directory that could not be read.
+    pub const IO: &str = "KV005";
+    /// The VM sets a field its instancetype owns.
+    pub const CONFLICT: &str = "KV010";
+    /// The instancetype or preference a VM names does not exist.
+    pub const REFERENCE_NOT_FOUND: &str = "KV011";
+    /// The instancetype or preference matcher is invalid (unknown kind, revision, ...).
+    pub const BAD_MATCHER: &str = "KV012";
+    /// `inferFromVolume` could not infer a matcher.
+    pub const INFERENCE: &str = "KV013";
+    /// VirtualMachineInstancePresets refused the VMI or were partly skipped.
+    pub const PRESET: &str = "KV014";
+    /// The same kind, namespace and name defined twice.
+    pub const DUPLICATE: &str = "KV020";
+}

@@ -1,0 +1,21 @@
+//! kvrender renders KubeVirt instancetype catalogs and expands VirtualMachines offline.
+//!
+//! The pipeline is **load → resolve → render/expand → validate → emit**:
+//!
+//! - [`load`] reads files, directories and stdin, splits multi-document streams and parses each
+//!   document into an [`model::Object`] that remembers its [`origin::Origin`].
+//! - [`resolve`] indexes instancetypes and preferences (the user's files, rendered catalog
+//!   families and the embedded common catalog) and finds what a VirtualMachine points at.
+//! - [`render`] turns compact instancetype families and composed preferences into objects.
+//! - [`kubevirt`] reproduces KubeVirt's own rules: instancetype and preference application,
+//!   conflicts, cluster defaults, presets, inference and admission checks.
+//! - [`emit`] prints YAML streams, directory trees, KRM ResourceLists and diagnostics.
+//!
+//! Only `load` reads files and only `emit` writes; everything between is data in, data out.
+
+pub mod diagnostic;
+pub mod error;
+pub mod kubevirt;
+pub mod load;
+pub mod model;
+pub mod origin;

@@ -1,0 +1,123 @@
+//! Splitting a multi-document YAML stream at its document boundaries, without parsing it, so
+//! documents can be parsed in parallel and each keeps the line it starts on.
+//!
+//! YAML forbids a line that starts with `---` or `...` followed by a blank or the end of the line
+//! anywhere but at a document boundary (the spec's `c-forbidden`), even inside block scalars, so
+//! a line scan finds exactly the boundaries a parser would.
+
+/// One document's text and where it starts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Chunk<'a> {
+    /// The document text, including its `---` line when it has one.
+    pub text: &'a str,
+    /// The 1-based line of `text`'s first line in the whole stream.
+    pub first_line: u32,
+    /// The 1-based line of the first line with content (not blank, comment or a bare marker).
+    pub content_line: Option<u32>,
+}
+
+fn is_marker(line: &str, marker: &str) -> bool {
+    line.strip_prefix(marker)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t', '\r']))
+}
+
+fn has_content(line: &str) -> bool {
+    let t = line.trim();
+    !(t.is_empty() || t.starts_with('#') || t == "---" || t == "..." || t.starts_with('%'))
+}
+
+/// Split `text` into documents. Chunks without any content (only comments, blank lines or
+/// markers) are dropped, as a YAML parser yields no object for them.
+pub fn split(text: &str) -> Vec<Chunk<'_>> {
+    let mut chunks = Vec::new();
+    let mut start = 0usize;
+    let mut start_line = 1u32;
+    let mut content_line: Option<u32> = None;
+    let mut offset = 0usize;
+    let mut line_no = 0u32;
+    let mut in_doc_directives = false;
+    for line in text.split_inclusive('\n') {
+        line_no += 1;
+        let bare = line.trim_end_matches(['\n', '\r']);
+        if is_marker(bare, "---") {
+            if !in_doc_directives && offset > start {
+                push(&mut chunks, &text[start..offset], start_line, content_line);
+                start = offset;
+                start_line = line_no;
+                content_line = None;
+            }
+            in_doc_directives = false;
+            // `--- value` carries content on the marker line itself.
+            if has_content(&bare[3..]) && content_line.is_none() {
+                content_line = Some(line_no);
+            }
+        } else if is_marker(bare, "...") {
+            offset += line.len();
+            push(&mut chunks, &text[start..offset], start_line, content_line);
+            start = offset;
+            start_line = line_no + 1;
+            content_line = None;
+            continue;
+        } else if bare.starts_with('%') && content_line.is_none() {
+            // A directive belongs to the document that the next `---` opens.
+            if offset > start && !in_doc_directives {
+                push(&mut chunks, &text[start..offset], start_line, content_line);
+                start = offset;
+                start_line = line_no;
+            }
+            in_doc_directives = true;
+        } else if content_line.is_none() && has_content(bare) {
+            content_line = Some(line_no);
+        }
+        offset += line.len();
+    }
+    if offset > start {
+        push(&mut chunks, &text[start..offset], start_line, content_line);
+    }
+    chunks
+}
+
+fn push<'a>(chunks: &mut Vec<Chunk<'a>>, text: &'a str, first_line: u32, content: Option<u32>) {
+    if content.is_some() {
+        chunks.push(Chunk {
+            text,
+            first_line,
+            content_line: content,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_at_markers_and_keeps_lines() {
+        let text = "# head\na: 1\n---\n# c\nb: 2\n--- {c: 3}\n...\n---\n";
+        let chunks = split(text);
+        let got: Vec<(u32, Option<u32>)> = chunks
+            .iter()
+            .map(|c| (c.first_line, c.content_line))
+            .collect();
+        assert_eq!(got, vec![(1, Some(2)), (3, Some(5)), (6, Some(6))]);
+        assert_eq!(chunks[1].text, "---\n# c\nb: 2\n");
+    }
+
+    #[test]
+    fn block_scalar_with_dashes_inside_is_not_a_boundary() {
+        let text = "a: |\n  ---\n  x\nb: 1\n";
+        assert_eq!(split(text).len(), 1);
+    }
+
+    #[test]
+    fn marker_needs_a_blank_after_it() {
+        assert_eq!(split("a: 1\n----\nb: 2\n").len(), 1);
+        assert_eq!(split("a: 1\n---\t\nb: 2\n").len(), 2);
+    }
+
+    #[test]
+    fn empty_and_comment_only_streams_have_no_documents() {
+        assert!(split("").is_empty());
+        assert!(split("# nothing\n---\n---\n").is_empty());
+    }
+}

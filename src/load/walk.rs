@@ -1,0 +1,46 @@
+//! Turning the paths a user gives into a sorted list of files to read.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// Whether a file found while walking a directory is one kvrender reads.
+pub fn is_manifest(path: &Path) -> bool {
+    matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("yaml" | "yml" | "json")
+    )
+}
+
+/// The files below `root`, sorted by path, hidden entries (`.git`, ...) skipped. Symbolic links
+/// are followed; a loop is an error naming the link.
+pub fn walk(root: &Path) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    let walker = walkdir::WalkDir::new(root)
+        .follow_links(true)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| {
+            e.depth() == 0
+                || !e
+                    .file_name()
+                    .to_str()
+                    .is_some_and(|n| n.starts_with('.'))
+        });
+    for entry in walker {
+        let entry = entry.map_err(|e| {
+            let path = e
+                .path()
+                .map_or_else(|| root.to_path_buf(), Path::to_path_buf);
+            let source = match e.into_io_error() {
+                Some(io) => io,
+                None => std::io::Error::other("symbolic link loop"),
+            };
+            Error::Read { path, source }
+        })?;
+        if entry.file_type().is_file() && is_manifest(entry.path()) {
+            files.push(entry.into_path());
+        }
+    }
+    Ok(files)
+}

@@ -1,0 +1,76 @@
+//! The YAML layer. Every other module goes through these functions, so the YAML crate is an
+//! implementation detail.
+//!
+//! We use `serde-saphyr`: it is maintained, written in safe Rust, reports line and column for
+//! every error, rejects duplicate keys, bounds alias expansion with a budget (so an alias bomb is
+//! an error, not an out-of-memory kill), and quotes on output every string a YAML 1.1 reader
+//! (kubectl, yq, Go's yaml.v2) would read as something else (`"on"`, `"yes"`, `"n"`, `"0644"`,
+//! `"1e3"`, `"12:30"`, ...).
+//!
+//! Comments do not survive: documents become [`Value`] trees. The KRM specification asks a
+//! function to preserve comments where it can; kvrender leaves every item it does not change
+//! untouched in KRM mode and says in the README that rewritten objects lose their comments.
+
+use serde_json::Value;
+
+/// A YAML parse failure with its position inside the parsed text (1-based).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct YamlError {
+    /// What is wrong, without position or snippet.
+    pub message: String,
+    /// 1-based line inside the parsed text, when known.
+    pub line: Option<u32>,
+    /// 1-based column, when known.
+    pub column: Option<u32>,
+}
+
+/// Aliases a document may use, and nodes it may produce, before we call it a bomb.
+const MAX_ALIASES: usize = 10_000;
+const MAX_NODES: usize = 2_000_000;
+/// Nesting deeper than this is not a Kubernetes object; refuse it instead of recursing.
+const MAX_DEPTH: usize = 256;
+
+fn options() -> serde_saphyr::Options {
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_aliases = MAX_ALIASES;
+    budget.max_nodes = MAX_NODES;
+    budget.max_depth = MAX_DEPTH;
+    let mut options = serde_saphyr::Options::default();
+    options.budget = Some(budget);
+    options
+}
+
+/// Parse one YAML document into a value tree.
+pub fn parse_document(text: &str) -> Result<Value, YamlError> {
+    serde_saphyr::from_str_with_options::<Value>(text, options()).map_err(|e| convert_error(&e))
+}
+
+fn convert_error(e: &serde_saphyr::Error) -> YamlError {
+    let location = e.location();
+    let line = location.map(|l| u32::try_from(l.line()).unwrap_or(u32::MAX));
+    let column = location.map(|l| u32::try_from(l.column()).unwrap_or(u32::MAX));
+    let full = e.to_string();
+    let first = full.lines().next().unwrap_or("invalid YAML").trim();
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    // "line L column C: message" -> "message"
+    let message = match first.strip_prefix("line ") {
+        Some(rest) => rest
+            .split_once(": ")
+            .map_or(first, |(_, m)| m)
+            .to_string(),
+        None => first.to_string(),
+    };
+    let message = message
+        .replace(", set DuplicateKeyPolicy in Options if acceptable", "")
+        .replace(" rejected by the configured policy", "");
+    YamlError {
+        message,
+        line: line.filter(|l| *l > 0),
+        column: column.filter(|c| *c > 0),
+    }
+}
+
+/// Print one value as a YAML document (no leading `---`).
+pub fn to_string(value: &Value) -> Result<String, String> {
+    serde_saphyr::to_string(value).map_err(|e| e.to_string())
+}

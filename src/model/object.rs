@@ -1,0 +1,171 @@
+//! [`Object`]: one Kubernetes document and its origin.
+
+use serde_json::Value;
+
+use crate::origin::{ObjectRef, Origin};
+
+/// The API group of instancetypes and preferences.
+pub const INSTANCETYPE_GROUP: &str = "instancetype.kubevirt.io";
+
+/// The kinds kvrender reasons about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Kind {
+    /// `kubevirt.io` VirtualMachine.
+    VirtualMachine,
+    /// `kubevirt.io` VirtualMachineInstance.
+    VirtualMachineInstance,
+    /// `kubevirt.io` VirtualMachineInstancePreset.
+    VirtualMachineInstancePreset,
+    /// Namespaced instancetype.
+    Instancetype,
+    /// Cluster-scoped instancetype.
+    ClusterInstancetype,
+    /// Namespaced preference.
+    Preference,
+    /// Cluster-scoped preference.
+    ClusterPreference,
+    /// Any other kind.
+    Other,
+}
+
+impl Kind {
+    /// Classify a `kind` string.
+    pub fn from_kind(kind: &str) -> Kind {
+        match kind {
+            "VirtualMachine" => Kind::VirtualMachine,
+            "VirtualMachineInstance" => Kind::VirtualMachineInstance,
+            "VirtualMachineInstancePreset" => Kind::VirtualMachineInstancePreset,
+            "VirtualMachineInstancetype" => Kind::Instancetype,
+            "VirtualMachineClusterInstancetype" => Kind::ClusterInstancetype,
+            "VirtualMachinePreference" => Kind::Preference,
+            "VirtualMachineClusterPreference" => Kind::ClusterPreference,
+            _ => Kind::Other,
+        }
+    }
+
+    /// Whether objects of this kind live in a namespace.
+    pub fn is_namespaced(self) -> bool {
+        !matches!(self, Kind::ClusterInstancetype | Kind::ClusterPreference)
+    }
+
+    /// The canonical `kind` string (empty for [`Kind::Other`]).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::VirtualMachine => "VirtualMachine",
+            Kind::VirtualMachineInstance => "VirtualMachineInstance",
+            Kind::VirtualMachineInstancePreset => "VirtualMachineInstancePreset",
+            Kind::Instancetype => "VirtualMachineInstancetype",
+            Kind::ClusterInstancetype => "VirtualMachineClusterInstancetype",
+            Kind::Preference => "VirtualMachinePreference",
+            Kind::ClusterPreference => "VirtualMachineClusterPreference",
+            Kind::Other => "",
+        }
+    }
+
+    /// The plural resource name used in Kubernetes NotFound messages.
+    pub fn resource(self) -> &'static str {
+        match self {
+            Kind::Instancetype => "virtualmachineinstancetypes.instancetype.kubevirt.io",
+            Kind::ClusterInstancetype => {
+                "virtualmachineclusterinstancetypes.instancetype.kubevirt.io"
+            }
+            Kind::Preference => "virtualmachinepreferences.instancetype.kubevirt.io",
+            Kind::ClusterPreference => "virtualmachineclusterpreferences.instancetype.kubevirt.io",
+            Kind::VirtualMachine => "virtualmachines.kubevirt.io",
+            Kind::VirtualMachineInstance => "virtualmachineinstances.kubevirt.io",
+            Kind::VirtualMachineInstancePreset => "virtualmachineinstancepresets.kubevirt.io",
+            Kind::Other => "",
+        }
+    }
+}
+
+/// One Kubernetes document with its origin.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Object {
+    /// The document; a mapping for every well-formed object.
+    pub value: Value,
+    /// Where it came from.
+    pub origin: Origin,
+}
+
+impl Object {
+    /// Wrap a document.
+    pub fn new(value: Value, origin: Origin) -> Self {
+        Object { value, origin }
+    }
+
+    fn str_at(&self, a: &str, b: Option<&str>) -> &str {
+        let v = self.value.get(a);
+        let v = match b {
+            Some(b) => v.and_then(|m| m.get(b)),
+            None => v,
+        };
+        v.and_then(Value::as_str).unwrap_or("")
+    }
+
+    /// `apiVersion`, or `""`.
+    pub fn api_version(&self) -> &str {
+        self.str_at("apiVersion", None)
+    }
+
+    /// `kind`, or `""`.
+    pub fn kind_str(&self) -> &str {
+        self.str_at("kind", None)
+    }
+
+    /// The classified kind. Only objects of KubeVirt's API groups are classified; a
+    /// `VirtualMachine` of some other group is [`Kind::Other`].
+    pub fn kind(&self) -> Kind {
+        let kind = Kind::from_kind(self.kind_str());
+        let group = self.api_version().split_once('/').map_or("", |(g, _)| g);
+        match kind {
+            Kind::Other => Kind::Other,
+            Kind::VirtualMachine
+            | Kind::VirtualMachineInstance
+            | Kind::VirtualMachineInstancePreset => {
+                if group == "kubevirt.io" {
+                    kind
+                } else {
+                    Kind::Other
+                }
+            }
+            _ => {
+                if group == INSTANCETYPE_GROUP {
+                    kind
+                } else {
+                    Kind::Other
+                }
+            }
+        }
+    }
+
+    /// `metadata.name`, or `""`.
+    pub fn name(&self) -> &str {
+        self.str_at("metadata", Some("name"))
+    }
+
+    /// `metadata.namespace` when set and non-empty.
+    pub fn namespace(&self) -> Option<&str> {
+        Some(self.str_at("metadata", Some("namespace"))).filter(|s| !s.is_empty())
+    }
+
+    /// The namespace an object of a namespaced kind lives in (`default` when unset).
+    pub fn effective_namespace(&self) -> &str {
+        self.namespace().unwrap_or("default")
+    }
+
+    /// The identity used in messages.
+    pub fn object_ref(&self) -> ObjectRef {
+        ObjectRef {
+            api_version: self.api_version().to_string(),
+            kind: self.kind_str().to_string(),
+            namespace: self.namespace().map(str::to_string),
+            name: self.name().to_string(),
+        }
+    }
+
+    /// `spec` when it is a mapping.
+    pub fn spec(&self) -> Option<&Value> {
+        self.value.get("spec").filter(|v| v.is_object())
+    }
+}

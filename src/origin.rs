@@ -1,0 +1,83 @@
+//! Where an object came from and how we name it.
+//!
+//! [`Origin`] mirrors the KRM internal annotations `internal.config.kubernetes.io/path` and
+//! `internal.config.kubernetes.io/index`, plus the line the document starts on when we read it
+//! from disk. [`ObjectRef`] is the one identity format used in every message:
+//! `Kind/namespace/name` (or `Kind/name` for cluster-scoped objects).
+
+use std::fmt;
+use std::sync::Arc;
+
+/// The place a document was read from.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Origin {
+    /// The file path as the user gave it (`-` for stdin, a catalog path for rendered objects).
+    pub path: Arc<str>,
+    /// The index of the document inside its file (0-based).
+    pub index: usize,
+    /// The 1-based line where the document starts, when known.
+    pub line: Option<u32>,
+}
+
+impl Origin {
+    /// An origin for document `index` of `path`, starting at `line`.
+    pub fn new(path: impl Into<Arc<str>>, index: usize, line: Option<u32>) -> Self {
+        Origin {
+            path: path.into(),
+            index,
+            line,
+        }
+    }
+
+    /// The same origin pointing at another line (e.g. the line of a field).
+    #[must_use]
+    pub fn at_line(&self, line: Option<u32>) -> Self {
+        Origin {
+            line: line.or(self.line),
+            ..self.clone()
+        }
+    }
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{}", self.path, line),
+            None => write!(f, "{}", self.path),
+        }
+    }
+}
+
+/// The identity of a Kubernetes object.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectRef {
+    /// `group/version` or `version`.
+    pub api_version: String,
+    /// The object's kind.
+    pub kind: String,
+    /// The namespace; `None` for cluster-scoped objects or when unset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// The object's name (may be empty for a nameless object).
+    pub name: String,
+}
+
+impl fmt::Display for ObjectRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = if self.kind.is_empty() {
+            "<no kind>"
+        } else {
+            &self.kind
+        };
+        let name = if self.name.is_empty() {
+            "<no name>"
+        } else {
+            &self.name
+        };
+        match &self.namespace {
+            Some(ns) => write!(f, "{kind}/{ns}/{name}"),
+            None => write!(f, "{kind}/{name}"),
+        }
+    }
+}
