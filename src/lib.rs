@@ -19,3 +19,4 @@ pub mod kubevirt;
 pub mod load;
 pub mod model;
 pub mod origin;
+pub mod render;

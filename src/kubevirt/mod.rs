@@ -2,3 +2,7 @@
 //! the upstream file it mirrors.
 
 pub mod conflict;
+pub mod instancetype_apply;
+pub mod preference_apply;
+pub mod presets;
+pub mod vmi;

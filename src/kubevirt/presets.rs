@@ -1,0 +1,1 @@
+//! VirtualMachineInstancePresets (deprecated upstream). Being written.

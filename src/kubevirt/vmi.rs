@@ -1,0 +1,1 @@
+//! The VirtualMachineInstance a VirtualMachine produces. Being written.

@@ -1,0 +1,1 @@
+//! Rendering instancetype families and composed preferences. Being written.

@@ -1,0 +1,6 @@
+//! The one integration-test binary: one module per area.
+
+mod common;
+mod expand;
+mod presets;
+mod render;
