@@ -115,11 +115,7 @@ pub fn parse_bytes(path: &Arc<str>, bytes: &[u8]) -> Loaded {
         Err(e) => {
             let valid = &bytes[..e.valid_up_to()];
             let line = u32::try_from(valid.iter().filter(|b| **b == b'\n').count() + 1).ok();
-            let column = valid
-                .iter()
-                .rev()
-                .take_while(|b| **b != b'\n')
-                .count();
+            let column = valid.iter().rev().take_while(|b| **b != b'\n').count();
             Loaded {
                 objects: Vec::new(),
                 diagnostics: vec![
@@ -161,7 +157,10 @@ pub fn parse_text(path: &Arc<str>, text: &str) -> Loaded {
         .map(|(index, chunk)| match yaml::parse_document(chunk.text) {
             Ok(v) => Ok((v, chunk.content_line)),
             Err(e) => {
-                let line = e.line.map(|l| l + chunk.first_line - 1).or(chunk.content_line);
+                let line = e
+                    .line
+                    .map(|l| l + chunk.first_line - 1)
+                    .or(chunk.content_line);
                 Err(Diagnostic::error(
                     codes::YAML_SYNTAX,
                     Origin::new(path.clone(), index, line),
@@ -218,15 +217,18 @@ fn check_object(value: &Value) -> Option<String> {
         match map.get(key) {
             Some(Value::String(s)) if !s.is_empty() => {}
             Some(Value::String(_)) | None => {
-                return Some(format!("the document has no `{key}`, so it is not a Kubernetes object"));
+                return Some(format!(
+                    "the document has no `{key}`, so it is not a Kubernetes object"
+                ));
             }
             Some(_) => return Some(format!("`{key}` must be a string")),
         }
     }
-    if let Some(meta) = map.get("metadata") {
-        if !meta.is_object() && !meta.is_null() {
-            return Some("`metadata` must be a mapping".to_string());
-        }
+    if let Some(meta) = map.get("metadata")
+        && !meta.is_object()
+        && !meta.is_null()
+    {
+        return Some("`metadata` must be a mapping".to_string());
     }
     None
 }

@@ -1,34 +1,45 @@
 //! Kubernetes resource quantities, parsed and printed exactly as Go's `resource.Quantity`.
-//! (Being written: see the API below.)
+//! (Being written: this is the API only.)
+#![allow(missing_docs, clippy::unused_self)]
 
 use std::fmt;
 
-/// The format a quantity is printed in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Format {
-    /// Decimal SI suffixes (`k`, `M`, `G`, `m`, ...).
     DecimalSi,
-    /// Binary SI suffixes (`Ki`, `Mi`, `Gi`, ...).
     BinarySi,
-    /// Decimal exponent (`1e3`).
     DecimalExponent,
 }
 
-/// A parse failure.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")]
+#[error(
+    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+)]
 pub struct QuantityError;
 
-/// A parsed quantity.
 #[derive(Clone, Debug)]
 pub struct Quantity {
     _private: (),
 }
 
 impl Quantity {
-    /// Parse a quantity string.
     pub fn parse(_s: &str) -> Result<Quantity, QuantityError> {
         Err(QuantityError)
+    }
+    pub fn from_json(_v: &serde_json::Value) -> Option<Quantity> {
+        None
+    }
+    pub fn eq_value(&self, _o: &Quantity) -> bool {
+        false
+    }
+    pub fn is_zero(&self) -> bool {
+        true
+    }
+    pub fn value(&self) -> i64 {
+        0
+    }
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::Value::String(self.to_string())
     }
 }
 
