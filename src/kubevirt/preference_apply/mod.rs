@@ -5,7 +5,8 @@
 //! the VM fields are not pointers: `features.preferredAcpi` and `devices.preferredDisableHotplug`
 //! replace the VM's value. "Unset" follows Go: a pointer field is unset when absent or null, a
 //! string when absent, null or empty. CPU topology preferences are not handled here: they belong
-//! to the instancetype step.
+//! to the instancetype step. Steps run in upstream order, except that the annotations (which
+//! only touch `metadata`) come after launch security; the two are independent.
 
 mod annotations;
 mod architecture;
