@@ -59,12 +59,10 @@ fn convert_error(e: &serde_saphyr::Error) -> YamlError {
     };
     let message = if message.starts_with("budget breached: Depth") {
         format!("the document nests deeper than {MAX_DEPTH} levels")
-    } else if message.starts_with("budget breached: Nodes") {
+    } else if let Some(detail) = message.strip_prefix("budget breached: ") {
         format!(
-            "the document expands to more than {MAX_NODES} nodes (aliases that multiply each other?)"
+            "the document expands beyond kvrender's limits (aliases that multiply each other?): {detail}"
         )
-    } else if message.starts_with("budget breached: Aliases") {
-        format!("the document uses more than {MAX_ALIASES} aliases")
     } else {
         message
             .replace(", set DuplicateKeyPolicy in Options if acceptable", "")

@@ -110,7 +110,7 @@ fn alias_expansion_is_bounded() {
         ));
     }
     let err = yaml::parse_document(&text).unwrap_err();
-    assert!(err.message.contains("nodes"), "{err:?}");
+    assert!(err.message.contains("limits"), "{err:?}");
 }
 
 #[test]
