@@ -9,3 +9,4 @@ pub mod preference_apply;
 pub mod presets;
 pub mod profile;
 pub mod vmi;
+pub mod vmi_defaults;
