@@ -53,7 +53,7 @@ pub struct SkippedField {
     pub preset: String,
     /// The field, as KubeVirt names it (`spec.cpu`, `spec.resources.requests[memory]`, ...).
     pub field: String,
-    /// The preset's value and the VMI's, `<preset> != <vmi>` (compact JSON).
+    /// The preset's value and the VMI's, `<preset> != <vmi>`, as Go's `%v` prints them.
     pub detail: String,
 }
 
@@ -85,7 +85,7 @@ pub struct PresetOutcome {
 /// Why the webhook refuses the VMI (HTTP 422).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PresetRefusal {
-    /// The message, worded as KubeVirt's (Go struct dumps replaced by JSON).
+    /// KubeVirt's message (nested pointers, which Go prints as addresses, shown as `<ptr>`).
     pub message: String,
     /// Pairs of matching presets that conflict, with the fields they conflict on.
     pub conflicts: Vec<(String, String, Vec<String>)>,
@@ -323,10 +323,11 @@ fn aggregate(messages: &[String]) -> String {
     }
 }
 
-fn compact(v: Option<&Value>) -> String {
-    match v {
-        None | Some(Value::Null) => "<nil>".to_string(),
-        Some(v) => serde_json::to_string(v).unwrap_or_default(),
+/// Go's `%v` of a non-nil pointer to a value of type `ty`.
+fn pointer_format(v: &Value, ty: &schema::Ty) -> String {
+    match ty {
+        schema::Ty::Struct(_) => format!("&{}", schema::go_format(Some(v), ty)),
+        _ => "<ptr>".to_string(),
     }
 }
 
@@ -370,7 +371,11 @@ fn merge_conflicts(a: &Value, b: &Value) -> Vec<(String, String)> {
             {
                 out.push((
                     format!("spec.resources.requests[{key}]"),
-                    format!("{} != {}", compact(Some(&ar[key])), compact(Some(bv))),
+                    format!(
+                        "{} != {}",
+                        quantity::go_format(&ar[key]),
+                        quantity::go_format(bv)
+                    ),
                 ));
             }
         }
@@ -384,8 +389,8 @@ fn merge_conflicts(a: &Value, b: &Value) -> Vec<(String, String)> {
                 "spec.clock.clockoffset".to_string(),
                 format!(
                     "{} != {}",
-                    compact(Some(&clock_offset(ac))),
-                    compact(Some(&clock_offset(bc)))
+                    schema::go_format(Some(ac), &schema::CLOCK_OFFSET),
+                    schema::go_format(Some(bc), &schema::CLOCK_OFFSET)
                 ),
             ));
         }
@@ -394,7 +399,11 @@ fn merge_conflicts(a: &Value, b: &Value) -> Vec<(String, String)> {
         {
             out.push((
                 "spec.clock.timer".to_string(),
-                format!("{} != {}", compact(Some(at)), compact(Some(bt))),
+                format!(
+                    "{} != {}",
+                    pointer_format(at, &schema::TIMER),
+                    pointer_format(bt, &schema::TIMER)
+                ),
             ));
         }
     }
@@ -417,7 +426,7 @@ fn push_pointer_conflict(
     {
         out.push((
             name.to_string(),
-            format!("{} != {}", compact(Some(av)), compact(Some(bv))),
+            format!("{} != {}", pointer_format(av, ty), pointer_format(bv, ty)),
         ));
     }
 }
@@ -529,6 +538,11 @@ mod quantity {
         }
     }
 
+    /// Go's `%v` of the decoded `resource.Quantity` struct.
+    pub(super) fn go_format(v: &Value) -> String {
+        text(v).unwrap_or_else(|| v.to_string())
+    }
+
     /// A value standing for the quantity's numeric value: equal for equal quantities.
     pub(super) fn value_key(v: &Value) -> Value {
         match text(v) {
@@ -581,6 +595,24 @@ mod schema {
             pointer: false,
             ty,
         }
+    }
+
+    /// An embedded struct whose fields sit in the parent's JSON mapping (`json:",inline"`).
+    const fn inline(ty: &'static Ty) -> Field {
+        Field {
+            name: "",
+            pointer: false,
+            ty,
+        }
+    }
+
+    /// The field `key` of a struct, looking through inline structs.
+    fn find_field(fields: &'static [Field], key: &str) -> Option<&'static Field> {
+        fields.iter().find_map(|f| match (f.name, f.ty) {
+            ("", Ty::Struct(inner)) => find_field(inner, key),
+            (name, _) if name == key => Some(f),
+            _ => None,
+        })
     }
 
     const S: Ty = Ty::Str;
@@ -654,34 +686,33 @@ mod schema {
         p("hyperv", &PRESENT),
     ]);
     pub(super) const CLOCK_OFFSET: Ty = Ty::Struct(&[p("utc", &UTC), p("timezone", &S)]);
-    pub(super) const CLOCK: Ty =
-        Ty::Struct(&[p("utc", &UTC), p("timezone", &S), p("timer", &TIMER)]);
+    pub(super) const CLOCK: Ty = Ty::Struct(&[inline(&CLOCK_OFFSET), p("timer", &TIMER)]);
 
     const HYPERV: Ty = Ty::Struct(&[
         p("relaxed", &FEATURE_STATE),
         p("vapic", &FEATURE_STATE),
         p(
             "spinlocks",
-            &Ty::Struct(&[p("enabled", &B), p("spinlocks", &I)]),
+            &Ty::Struct(&[inline(&FEATURE_STATE), p("spinlocks", &I)]),
         ),
         p("vpindex", &FEATURE_STATE),
         p("runtime", &FEATURE_STATE),
         p("synic", &FEATURE_STATE),
         p(
             "synictimer",
-            &Ty::Struct(&[p("enabled", &B), p("direct", &FEATURE_STATE)]),
+            &Ty::Struct(&[inline(&FEATURE_STATE), p("direct", &FEATURE_STATE)]),
         ),
         p("reset", &FEATURE_STATE),
         p(
             "vendorid",
-            &Ty::Struct(&[p("enabled", &B), v("vendorid", &S)]),
+            &Ty::Struct(&[inline(&FEATURE_STATE), v("vendorid", &S)]),
         ),
         p("frequencies", &FEATURE_STATE),
         p("reenlightenment", &FEATURE_STATE),
         p(
             "tlbflush",
             &Ty::Struct(&[
-                p("enabled", &B),
+                inline(&FEATURE_STATE),
                 p("direct", &FEATURE_STATE),
                 p("extended", &FEATURE_STATE),
             ]),
@@ -693,7 +724,7 @@ mod schema {
         v("acpi", &FEATURE_STATE),
         p(
             "apic",
-            &Ty::Struct(&[p("enabled", &B), v("endOfInterrupt", &B)]),
+            &Ty::Struct(&[inline(&FEATURE_STATE), v("endOfInterrupt", &B)]),
         ),
         p("hypervPassthrough", &FEATURE_STATE),
         p("hyperv", &HYPERV),
@@ -705,8 +736,10 @@ mod schema {
     const WATCHDOG_ACTION: Ty = Ty::Struct(&[v("action", &S)]);
     pub(super) const WATCHDOG: Ty = Ty::Struct(&[
         v("name", &S),
-        p("i6300esb", &WATCHDOG_ACTION),
-        p("diag288", &WATCHDOG_ACTION),
+        inline(&Ty::Struct(&[
+            p("i6300esb", &WATCHDOG_ACTION),
+            p("diag288", &WATCHDOG_ACTION),
+        ])),
     ]);
 
     /// How [`go_value`] renders quantities.
@@ -738,7 +771,7 @@ mod schema {
             (Ty::Struct(fields), Value::Object(map)) => {
                 let mut out = Map::new();
                 for (key, field_value) in map {
-                    let Some(field) = fields.iter().find(|f| f.name == key) else {
+                    let Some(field) = find_field(fields, key) else {
                         continue;
                     };
                     if field_value.is_null() {
@@ -769,6 +802,63 @@ mod schema {
                 }
             }
             (_, v) => v.clone(),
+        }
+    }
+
+    /// The value as Go's `%v` prints the decoded struct, nested pointers shown as `<ptr>` (Go
+    /// prints their address) and nil ones as `<nil>`.
+    pub(super) fn go_format(value: Option<&Value>, ty: &Ty) -> String {
+        let value = value.filter(|v| !v.is_null());
+        match ty {
+            Ty::Struct(fields) => {
+                if let Some(other) = value.filter(|v| !v.is_object()) {
+                    return other.to_string();
+                }
+                let parts: Vec<String> = fields
+                    .iter()
+                    .map(|f| {
+                        if f.name.is_empty() {
+                            return go_format(value, f.ty);
+                        }
+                        let fv = value.and_then(|v| v.get(f.name)).filter(|v| !v.is_null());
+                        match (f.pointer, fv) {
+                            (true, Some(_)) => "<ptr>".to_string(),
+                            (true, None) => "<nil>".to_string(),
+                            (false, fv) => go_format(fv, f.ty),
+                        }
+                    })
+                    .collect();
+                format!("{{{}}}", parts.join(" "))
+            }
+            Ty::Str => match value {
+                Some(Value::String(s)) => s.clone(),
+                Some(other) => other.to_string(),
+                None => String::new(),
+            },
+            Ty::Int | Ty::Qty => value.map_or_else(|| "0".to_string(), ToString::to_string),
+            Ty::Bool => value.map_or_else(|| "false".to_string(), ToString::to_string),
+            Ty::List(item) => match value {
+                Some(Value::Array(items)) => {
+                    let parts: Vec<String> =
+                        items.iter().map(|i| go_format(Some(i), item)).collect();
+                    format!("[{}]", parts.join(" "))
+                }
+                Some(other) => other.to_string(),
+                None => "[]".to_string(),
+            },
+            Ty::Map(item) => match value {
+                Some(Value::Object(map)) => {
+                    let mut keys: Vec<&String> = map.keys().collect();
+                    keys.sort();
+                    let parts: Vec<String> = keys
+                        .into_iter()
+                        .map(|k| format!("{k}:{}", go_format(map.get(k), item)))
+                        .collect();
+                    format!("map[{}]", parts.join(" "))
+                }
+                Some(other) => other.to_string(),
+                None => "map[]".to_string(),
+            },
         }
     }
 

@@ -325,12 +325,16 @@ fn run_case(dir: &Path) -> Result<(), String> {
                 "conflicts {got_conflicts:?}, expected {want_conflicts:?}"
             ));
         }
-        if let Some(message) = error.get("message").and_then(Value::as_str)
-            && !refusal.invalid_selectors.is_empty()
-            && refusal.message != message
-        {
+        let mut messages = str_list(error.get("messageAnyOf"));
+        messages.extend(
+            error
+                .get("message")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+        );
+        if !messages.contains(&refusal.message) {
             return Err(format!(
-                "message {:?}, expected {message:?}",
+                "message {:?}, expected one of {messages:?}",
                 refusal.message
             ));
         }
