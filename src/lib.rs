@@ -13,10 +13,15 @@
 //!
 //! Only `load` reads files and only `emit` writes; everything between is data in, data out.
 
+pub mod cli;
+pub mod commands;
 pub mod diagnostic;
+pub mod emit;
 pub mod error;
 pub mod kubevirt;
 pub mod load;
 pub mod model;
 pub mod origin;
+pub mod pipeline;
 pub mod render;
+pub mod resolve;

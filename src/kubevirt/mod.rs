@@ -2,7 +2,10 @@
 //! the upstream file it mirrors.
 
 pub mod conflict;
+pub mod defaults;
+pub mod expand;
 pub mod instancetype_apply;
 pub mod preference_apply;
 pub mod presets;
+pub mod profile;
 pub mod vmi;

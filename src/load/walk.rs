@@ -21,11 +21,7 @@ pub fn walk(root: &Path) -> Result<Vec<PathBuf>> {
         .sort_by_file_name()
         .into_iter()
         .filter_entry(|e| {
-            e.depth() == 0
-                || !e
-                    .file_name()
-                    .to_str()
-                    .is_some_and(|n| n.starts_with('.'))
+            e.depth() == 0 || !e.file_name().to_str().is_some_and(|n| n.starts_with('.'))
         });
     for entry in walker {
         let entry = entry.map_err(|e| {

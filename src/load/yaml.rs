@@ -54,10 +54,7 @@ fn convert_error(e: &serde_saphyr::Error) -> YamlError {
     let first = first.strip_prefix("error: ").unwrap_or(first);
     // "line L column C: message" -> "message"
     let message = match first.strip_prefix("line ") {
-        Some(rest) => rest
-            .split_once(": ")
-            .map_or(first, |(_, m)| m)
-            .to_string(),
+        Some(rest) => rest.split_once(": ").map_or(first, |(_, m)| m).to_string(),
         None => first.to_string(),
     };
     let message = message

@@ -8,6 +8,10 @@ use crate::kubevirt::conflict::Conflict;
 /// Apply the instancetype `spec` (and the cpu topology preference of `preference`, a preference
 /// `spec`) to `template` (the VM's `spec.template`: `{metadata, spec}`) in place. Returns every
 /// conflict, in KubeVirt's order; on conflicts the template may be partly changed.
-pub fn apply(_instancetype: &Value, _preference: Option<&Value>, _template: &mut Value) -> Vec<Conflict> {
+pub fn apply(
+    _instancetype: &Value,
+    _preference: Option<&Value>,
+    _template: &mut Value,
+) -> Vec<Conflict> {
     Vec::new()
 }

@@ -1,0 +1,176 @@
+//! Command-line arguments (clap derive types). No logic here.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Render KubeVirt instancetype catalogs and expand VirtualMachines offline, as KubeVirt would.
+#[derive(Debug, Parser)]
+#[command(name = "kvrender", version, about, long_about = None)]
+pub struct Cli {
+    /// Worker threads (default: one per core). Output is the same for any count.
+    #[arg(long, global = true, value_name = "N")]
+    pub threads: Option<usize>,
+    /// The subcommand.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Expand every VirtualMachine found in PATH, as KubeVirt's `expand-spec` would.
+    Expand(ExpandArgs),
+    /// Render catalogs, expand VirtualMachines and pass other objects through: the main job.
+    Build(BuildArgs),
+    /// Check instancetypes, preferences and VirtualMachines as KubeVirt's admission would.
+    Validate(ValidateArgs),
+    /// Print the VirtualMachineInstance each VirtualMachine will produce.
+    Vmi(VmiArgs),
+    /// Show what the cluster will add to each VirtualMachine, as a unified diff.
+    Diff(VmiArgs),
+    /// Run as a KRM function: a ResourceList on stdin, a ResourceList on stdout.
+    Fn(FnArgs),
+    /// Migrate legacy objects to their replacements.
+    #[command(subcommand)]
+    Migrate(MigrateCommand),
+}
+
+/// Where instancetypes and preferences come from, and the cluster profile.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ResolveArgs {
+    /// Extra files or directories whose instancetypes and preferences (and catalog families) are
+    /// used to resolve references, but not printed.
+    #[arg(long = "catalog", value_name = "PATH")]
+    pub catalogs: Vec<PathBuf>,
+    /// Do not use the embedded common catalog: only the given inputs exist.
+    #[arg(long)]
+    pub no_default_catalog: bool,
+    /// A `KubeVirt` custom resource (or its `spec.configuration`) whose configuration sets the
+    /// cluster defaults. Default: KubeVirt's defaults on amd64.
+    #[arg(long, value_name = "FILE")]
+    pub cluster_config: Option<PathBuf>,
+}
+
+/// `kvrender expand`.
+#[derive(Debug, Args)]
+pub struct ExpandArgs {
+    /// Files or directories (walked for *.yaml, *.yml, *.json), or `-` for stdin.
+    #[arg(value_name = "PATH", required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Resolution and cluster profile.
+    #[command(flatten)]
+    pub resolve: ResolveArgs,
+}
+
+/// `kvrender build`.
+#[derive(Debug, Args)]
+pub struct BuildArgs {
+    /// Files or directories, or `-` for stdin. Default: the current directory.
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Write one file per object under DIR instead of printing a stream.
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    pub output: Option<PathBuf>,
+    /// With `-o`, write the release bundles (all-in-one, per kind, CHECKSUMS.sha256) instead.
+    #[arg(long, requires = "output")]
+    pub bundles: bool,
+    /// Stamp this version label value on every rendered object.
+    #[arg(long, value_name = "VERSION")]
+    pub version_label: Option<String>,
+    /// The label key used by `--version-label`.
+    #[arg(
+        long,
+        value_name = "KEY",
+        default_value = "instancetype.kubevirt.io/common-instancetypes-version"
+    )]
+    pub version_label_key: String,
+    /// Only render the catalog families and preferences found in PATH (no VMs, no pass-through).
+    #[arg(long)]
+    pub catalog_only: bool,
+    /// Resolution and cluster profile.
+    #[command(flatten)]
+    pub resolve: ResolveArgs,
+}
+
+/// Output formats for findings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum Format {
+    /// `file:line:col: severity[CODE] Kind/ns/name: field: message`, then a summary.
+    #[default]
+    Human,
+    /// `{"findings": [...]}`.
+    Json,
+    /// GitHub Actions workflow commands.
+    Github,
+    /// SARIF 2.1.0.
+    Sarif,
+}
+
+/// `kvrender validate`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// Files or directories, or `-` for stdin.
+    #[arg(value_name = "PATH", required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// Treat every warning as an error.
+    #[arg(long)]
+    pub strict: bool,
+    /// Resolution and cluster profile.
+    #[command(flatten)]
+    pub resolve: ResolveArgs,
+}
+
+/// How far `vmi` goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum Stage {
+    /// Stop after VirtualMachineInstancePresets (no VMI defaults, no default interface).
+    Presets,
+    /// The whole VMI as the cluster creates it.
+    #[default]
+    Full,
+}
+
+/// `kvrender vmi` and `kvrender diff`.
+#[derive(Debug, Args)]
+pub struct VmiArgs {
+    /// Files or directories, or `-` for stdin.
+    #[arg(value_name = "PATH", required = true)]
+    pub paths: Vec<PathBuf>,
+    /// How far to go.
+    #[arg(long, value_enum, default_value_t = Stage::Full)]
+    pub stage: Stage,
+    /// Colour for `diff`: auto (on a terminal), always or never.
+    #[arg(long, default_value = "auto", value_parser = ["auto", "always", "never"])]
+    pub color: String,
+    /// Resolution and cluster profile.
+    #[command(flatten)]
+    pub resolve: ResolveArgs,
+}
+
+/// `kvrender fn`.
+#[derive(Debug, Args)]
+pub struct FnArgs {
+    /// A function config file (as kustomize's legacy exec plugins pass it); default: the
+    /// ResourceList's `functionConfig`.
+    #[arg(value_name = "CONFIG")]
+    pub config: Option<PathBuf>,
+}
+
+/// `kvrender migrate`.
+#[derive(Debug, Subcommand)]
+pub enum MigrateCommand {
+    /// Turn VirtualMachineInstancePresets into preferences (and instancetypes).
+    Presets(MigrateArgs),
+}
+
+/// `kvrender migrate presets`.
+#[derive(Debug, Args)]
+pub struct MigrateArgs {
+    /// Files or directories, or `-` for stdin.
+    #[arg(value_name = "PATH", required = true)]
+    pub paths: Vec<PathBuf>,
+}

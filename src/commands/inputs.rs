@@ -1,0 +1,93 @@
+//! Loading what every command needs: the user's objects, the extra catalogs, the embedded
+//! catalog and the cluster profile, and the resolution index over them.
+
+use std::path::PathBuf;
+
+use crate::cli::ResolveArgs;
+use crate::diagnostic::Diagnostic;
+use crate::error::{Error, Result};
+use crate::kubevirt::profile::ClusterProfile;
+use crate::load::{self, Loaded};
+use crate::model::Object;
+use crate::render;
+use crate::resolve::Index;
+
+/// Everything loaded for one run.
+#[derive(Debug, Default)]
+pub struct Inputs {
+    /// The objects of the PATH arguments, in input order.
+    pub objects: Vec<Object>,
+    /// The objects of `--catalog` paths.
+    pub catalog: Vec<Object>,
+    /// Whether the embedded catalog takes part in resolution.
+    pub embedded: bool,
+    /// Parse findings.
+    pub diagnostics: Vec<Diagnostic>,
+    /// The cluster profile.
+    pub profile: ClusterProfile,
+}
+
+impl Inputs {
+    /// Read and parse the inputs.
+    pub fn load(paths: &[PathBuf], resolve: &ResolveArgs) -> Result<Inputs> {
+        let sources = load::read_paths(paths)?;
+        let Loaded {
+            objects,
+            diagnostics,
+        } = load::parse_sources(&sources);
+        let mut inputs = Inputs {
+            objects,
+            diagnostics,
+            embedded: !resolve.no_default_catalog,
+            ..Inputs::default()
+        };
+        if !resolve.catalogs.is_empty() {
+            let sources = load::read_paths(&resolve.catalogs)?;
+            let loaded = load::parse_sources(&sources);
+            inputs.catalog = loaded.objects;
+            inputs.diagnostics.extend(loaded.diagnostics);
+        }
+        if let Some(file) = &resolve.cluster_config {
+            inputs.profile = load_profile(file)?;
+        }
+        Ok(inputs)
+    }
+
+    /// The resolution index: inputs, then `--catalog`, then the embedded catalog.
+    pub fn index(&self) -> Index<'_> {
+        let mut index = Index::new();
+        index.add_layer(&self.objects);
+        index.add_layer(&self.catalog);
+        if self.embedded {
+            index.add_layer(render::embedded_catalog());
+        }
+        index
+    }
+}
+
+fn load_profile(file: &PathBuf) -> Result<ClusterProfile> {
+    let bytes = std::fs::read(file).map_err(|source| Error::Read {
+        path: file.clone(),
+        source,
+    })?;
+    let usage = |msg: String| Error::Usage(format!("--cluster-config {}: {msg}", file.display()));
+    let text = String::from_utf8(bytes).map_err(|_| usage("the file is not valid UTF-8".into()))?;
+    // The file may hold a KubeVirt resource among other documents, or a bare configuration.
+    let mut first = None;
+    for chunk in load::split::split(&text) {
+        let doc = load::yaml::parse_document(chunk.text).map_err(|e| {
+            usage(format!(
+                "line {}: {}",
+                e.line
+                    .map_or(chunk.first_line, |l| l + chunk.first_line - 1),
+                e.message
+            ))
+        })?;
+        if doc.get("kind").and_then(serde_json::Value::as_str) == Some("KubeVirt") {
+            return ClusterProfile::from_kubevirt(&doc).map_err(usage);
+        }
+        first.get_or_insert(doc);
+    }
+    let doc = first.ok_or_else(|| usage("the file is empty".into()))?;
+    ClusterProfile::from_kubevirt(&doc).map_err(usage)
+}

@@ -1,0 +1,29 @@
+//! The subcommands. Each takes its parsed arguments and returns an [`Outcome`]: the bytes for
+//! stdout, the diagnostics for stderr and the exit code. Nothing here prints; `main` does.
+
+pub mod expand;
+pub mod inputs;
+
+use crate::diagnostic::Diagnostic;
+
+/// What a command produced.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Data for stdout.
+    pub stdout: String,
+    /// Findings for stderr (already sorted).
+    pub diagnostics: Vec<Diagnostic>,
+    /// Extra text for stderr (e.g. a summary), printed after the diagnostics.
+    pub stderr: String,
+    /// 0: clean; 1: error findings.
+    pub exit: u8,
+}
+
+impl Outcome {
+    /// Set the exit code from the diagnostics: 1 when any is an error.
+    pub fn exit_from_diagnostics(&mut self) {
+        if self.diagnostics.iter().any(Diagnostic::is_error) {
+            self.exit = self.exit.max(1);
+        }
+    }
+}

@@ -1,0 +1,289 @@
+//! Cluster defaults applied to a VMI spec after expansion.
+//!
+//! Mirrors `SetDefaultVirtualMachineInstanceSpec` in KubeVirt's `pkg/defaults/defaults.go`, plus
+//! `SetDefaultVolumeDisk` (`pkg/util/util.go`) and `SetDefaultNetworkInterface`
+//! (`pkg/network/vmispec/defaults.go`), in upstream's order:
+//!
+//! 1. architecture, 2. machine type (for the final architecture), 3. cpu request copied from the
+//!    cpu limit (and the cluster's `cpuRequest` when it is not the default), 4. guest memory from
+//!    requests, limits or the hugepage size, 5. cpu topology from the cpu limit or request,
+//! 6. container disk pull policies, 7. eviction strategy, 8. default pod network, 9. default
+//!    disks.
+//!
+//! Not reproduced here, because expansion does not do them either: the CPU model, hotplug
+//! `maxSockets`/`maxGuest`, hyperv dependencies and the arch-specific disk bus defaults. The
+//! `vmi` view adds some of those separately.
+
+use serde_json::{Map, Value, json};
+
+use crate::kubevirt::profile::ClusterProfile;
+use crate::model::path;
+use crate::model::quantity::Quantity;
+
+/// A failure KubeVirt itself would report while defaulting.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct DefaultsError(pub String);
+
+/// Apply the cluster defaults to a VMI spec (a VM's `spec.template.spec`).
+pub fn apply(profile: &ClusterProfile, spec: &mut Value) -> Result<(), DefaultsError> {
+    if !spec.is_object() {
+        if spec.is_null() {
+            *spec = Value::Object(Map::new());
+        } else {
+            return Err(DefaultsError(
+                "`spec.template.spec` must be a mapping".into(),
+            ));
+        }
+    }
+    set_architecture(profile, spec);
+    set_machine_type(profile, spec);
+    set_resource_requests(profile, spec);
+    set_guest_memory(spec);
+    set_cpu_topology(spec);
+    set_pull_policies(spec);
+    set_eviction_strategy(profile, spec);
+    set_default_network_interface(profile, spec)?;
+    set_default_volume_disks(spec);
+    Ok(())
+}
+
+fn set_architecture(profile: &ClusterProfile, spec: &mut Value) {
+    if path::is_zero(spec.get("architecture")) {
+        path::set(
+            spec,
+            &["architecture"],
+            Value::String(profile.default_architecture.clone()),
+        );
+    }
+}
+
+fn set_machine_type(profile: &ClusterProfile, spec: &mut Value) {
+    let arch = path::str_at(spec, &["architecture"])
+        .unwrap_or("")
+        .to_string();
+    if !path::is_zero(path::get(spec, &["domain", "machine", "type"])) {
+        return;
+    }
+    if let Some(machine) = path::ensure_map(spec, &["domain", "machine"]) {
+        machine.insert(
+            "type".into(),
+            Value::String(profile.machine_type_for(&arch).to_string()),
+        );
+    }
+}
+
+fn quantity_at(spec: &Value, p: &[&str]) -> Option<Quantity> {
+    path::get(spec, p).and_then(Quantity::from_json)
+}
+
+fn non_zero_quantity(spec: &Value, p: &[&str]) -> Option<Quantity> {
+    quantity_at(spec, p).filter(|q| !q.is_zero())
+}
+
+fn set_resource_requests(profile: &ClusterProfile, spec: &mut Value) {
+    let limit = non_zero_quantity(spec, &["domain", "resources", "limits", "cpu"]);
+    let request = non_zero_quantity(spec, &["domain", "resources", "requests", "cpu"]);
+    if limit.is_some() && request.is_none() {
+        let raw = path::get(spec, &["domain", "resources", "limits", "cpu"]).cloned();
+        if let (Some(raw), Some(requests)) = (
+            raw,
+            path::ensure_map(spec, &["domain", "resources", "requests"]),
+        ) {
+            requests.insert("cpu".into(), raw);
+        }
+    }
+    if let Some(cpu_request) = &profile.cpu_request {
+        let exists = path::get(spec, &["domain", "resources", "requests", "cpu"]).is_some();
+        let dedicated = path::get(spec, &["domain", "cpu", "dedicatedCpuPlacement"])
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        if !exists
+            && !dedicated
+            && let Some(requests) = path::ensure_map(spec, &["domain", "resources", "requests"])
+        {
+            requests.insert("cpu".into(), Value::String(cpu_request.clone()));
+        }
+    }
+}
+
+fn set_guest_memory(spec: &mut Value) {
+    if path::is_set(spec, &["domain", "memory", "guest"]) {
+        return;
+    }
+    let guest = non_zero_quantity(spec, &["domain", "resources", "requests", "memory"])
+        .map(|_| path::get(spec, &["domain", "resources", "requests", "memory"]).cloned())
+        .or_else(|| {
+            non_zero_quantity(spec, &["domain", "resources", "limits", "memory"])
+                .map(|_| path::get(spec, &["domain", "resources", "limits", "memory"]).cloned())
+        })
+        .flatten()
+        .and_then(|v| Quantity::from_json(&v))
+        .or_else(|| {
+            if path::is_set(spec, &["domain", "memory", "hugepages"]) {
+                path::str_at(spec, &["domain", "memory", "hugepages", "pageSize"])
+                    .and_then(|s| Quantity::parse(s).ok())
+            } else {
+                None
+            }
+        });
+    if let Some(memory) = path::ensure_map(spec, &["domain", "memory"])
+        && let Some(guest) = guest
+    {
+        memory.insert("guest".into(), guest.to_json());
+    }
+}
+
+fn cpu_count(spec: &Value, field: &str) -> u64 {
+    path::get(spec, &["domain", "cpu", field])
+        .and_then(Value::as_u64)
+        .unwrap_or(0)
+}
+
+fn set_cpu_topology(spec: &mut Value) {
+    let cpu_present = path::is_set(spec, &["domain", "cpu"]);
+    if cpu_present
+        && (cpu_count(spec, "cores") != 0
+            || cpu_count(spec, "sockets") != 0
+            || cpu_count(spec, "threads") != 0)
+    {
+        return;
+    }
+    // Go's Quantity.Value() rounds up; the result is truncated to uint32.
+    let from = |p: &[&str]| {
+        path::get(spec, p)
+            .map(|v| Quantity::from_json(v).map_or(0, |q| u64::from(q.value() as u32)))
+    };
+    let sockets = from(&["domain", "resources", "limits", "cpu"])
+        .or_else(|| from(&["domain", "resources", "requests", "cpu"]))
+        .unwrap_or(1);
+    if let Some(cpu) = path::ensure_map(spec, &["domain", "cpu"]) {
+        // Go omits a zero uint32 (sockets 0 from a `0` limit).
+        if sockets == 0 {
+            cpu.shift_remove("sockets");
+        } else {
+            cpu.insert("sockets".into(), json!(sockets));
+        }
+        cpu.insert("cores".into(), json!(1));
+        cpu.insert("threads".into(), json!(1));
+    }
+}
+
+fn set_pull_policies(spec: &mut Value) {
+    let Some(volumes) = spec.get_mut("volumes").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for volume in volumes {
+        let Some(cd) = volume
+            .get_mut("containerDisk")
+            .and_then(Value::as_object_mut)
+        else {
+            continue;
+        };
+        if !path::is_zero(cd.get("imagePullPolicy")) {
+            continue;
+        }
+        let image = cd.get("image").and_then(Value::as_str).unwrap_or("");
+        let policy = if image.ends_with(":latest") || !image.contains([':', '@']) {
+            "Always"
+        } else {
+            "IfNotPresent"
+        };
+        cd.insert("imagePullPolicy".into(), Value::String(policy.into()));
+    }
+}
+
+fn set_eviction_strategy(profile: &ClusterProfile, spec: &mut Value) {
+    if path::is_set(spec, &["evictionStrategy"]) {
+        return;
+    }
+    if let Some(e) = &profile.eviction_strategy {
+        path::set(spec, &["evictionStrategy"], Value::String(e.clone()));
+    }
+}
+
+fn list_len(spec: &Value, p: &[&str]) -> usize {
+    path::get(spec, p)
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len)
+}
+
+/// Add the default pod network and its interface when the VM has neither networks nor
+/// interfaces and does not turn `autoattachPodInterface` off (`SetDefaultNetworkInterface`).
+pub fn set_default_network_interface(
+    profile: &ClusterProfile,
+    spec: &mut Value,
+) -> Result<(), DefaultsError> {
+    if path::get(spec, &["domain", "devices", "autoattachPodInterface"]).and_then(Value::as_bool)
+        == Some(false)
+    {
+        return Ok(());
+    }
+    if list_len(spec, &["networks"]) != 0
+        || list_len(spec, &["domain", "devices", "interfaces"]) != 0
+    {
+        return Ok(());
+    }
+    let binding = match profile.network_interface.as_str() {
+        "bridge" => {
+            if !profile.permit_bridge_on_pod_network {
+                return Err(DefaultsError(
+                    "bridge interface is not enabled in kubevirt-config".into(),
+                ));
+            }
+            "bridge"
+        }
+        "masquerade" => "masquerade",
+        other => {
+            return Err(DefaultsError(format!(
+                "unsupported default network interface `{other}`"
+            )));
+        }
+    };
+    let iface = json!({"name": "default", binding: {}});
+    if let Some(devices) = path::ensure_map(spec, &["domain", "devices"]) {
+        devices.insert("interfaces".into(), Value::Array(vec![iface]));
+    }
+    if let Some(map) = spec.as_object_mut() {
+        map.insert("networks".into(), json!([{"name": "default", "pod": {}}]));
+    }
+    Ok(())
+}
+
+/// Append a disk `{name}` for every volume that has no disk or filesystem of the same name, in
+/// volume order (`SetDefaultVolumeDisk`).
+pub fn set_default_volume_disks(spec: &mut Value) {
+    let names = |p: &[&str]| -> Vec<String> {
+        path::get(spec, p)
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|d| d.get("name").and_then(Value::as_str).map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut taken = names(&["domain", "devices", "disks"]);
+    taken.extend(names(&["domain", "devices", "filesystems"]));
+    let missing: Vec<String> = names(&["volumes"])
+        .into_iter()
+        .filter(|v| !taken.contains(v))
+        .collect();
+    if missing.is_empty() {
+        return;
+    }
+    let Some(devices) = path::ensure_map(spec, &["domain", "devices"]) else {
+        return;
+    };
+    let disks = devices
+        .entry("disks")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if disks.is_null() {
+        *disks = Value::Array(Vec::new());
+    }
+    if let Some(disks) = disks.as_array_mut() {
+        for name in missing {
+            disks.push(json!({ "name": name }));
+        }
+    }
+}

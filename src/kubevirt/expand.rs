@@ -1,0 +1,341 @@
+//! Offline `expand-spec`: a VirtualMachine plus its instancetype and preference, merged as
+//! KubeVirt merges them.
+//!
+//! Mirrors `pkg/instancetype/expand/expand.go` (KubeVirt d923fdb815) step by step:
+//!
+//! 1. a VM that references neither an instancetype nor a preference is returned unchanged;
+//! 2. find the instancetype, then the preference (`find/spec.go`, `preference/find/spec.go`):
+//!    the first failure is the result;
+//! 3. add a disk for every volume without one, and the default pod network;
+//! 4. apply the instancetype (collecting every conflict) and, without conflicts, the preference;
+//! 5. apply the cluster defaults;
+//! 6. drop the matchers and the status references.
+
+use serde_json::Value;
+
+use crate::kubevirt::conflict::{self, Conflict};
+use crate::kubevirt::profile::ClusterProfile;
+use crate::kubevirt::{defaults, instancetype_apply, preference_apply};
+use crate::model::{Kind, Object, path};
+use crate::resolve::Index;
+
+/// Why a VirtualMachine could not be expanded.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ExpandError {
+    /// A referenced object does not exist (Kubernetes' NotFound).
+    #[error("{resource} \"{name}\" not found")]
+    NotFound {
+        /// The plural resource, e.g. `virtualmachineclusterinstancetypes.instancetype.kubevirt.io`.
+        resource: &'static str,
+        /// The missing object's name.
+        name: String,
+        /// The namespace it was looked up in (for namespaced kinds).
+        namespace: Option<String>,
+        /// The matcher field that names it.
+        field: &'static str,
+    },
+    /// The VM sets fields the instancetype owns.
+    #[error("{}", conflict::message(.0))]
+    Conflicts(Vec<Conflict>),
+    /// Any other failure, with KubeVirt's message where there is one.
+    #[error("{message}")]
+    Other {
+        /// The message.
+        message: String,
+        /// The field concerned.
+        field: Option<String>,
+    },
+}
+
+impl ExpandError {
+    fn other(message: impl Into<String>, field: &str) -> Self {
+        ExpandError::Other {
+            message: message.into(),
+            field: Some(field.to_string()),
+        }
+    }
+}
+
+/// Which matcher we are resolving.
+#[derive(Clone, Copy)]
+enum Side {
+    Instancetype,
+    Preference,
+}
+
+impl Side {
+    fn field(self) -> &'static str {
+        match self {
+            Side::Instancetype => "instancetype",
+            Side::Preference => "preference",
+        }
+    }
+    fn status_ref(self) -> &'static str {
+        match self {
+            Side::Instancetype => "instancetypeRef",
+            Side::Preference => "preferenceRef",
+        }
+    }
+    fn matcher_name(self) -> &'static str {
+        match self {
+            Side::Instancetype => "InstancetypeMatcher",
+            Side::Preference => "PreferenceMatcher",
+        }
+    }
+    fn spec_field(self) -> &'static str {
+        match self {
+            Side::Instancetype => "spec.instancetype",
+            Side::Preference => "spec.preference",
+        }
+    }
+    /// The kind a matcher `kind` names (compared case-insensitively with the resource names).
+    fn kind_for(self, kind: &str) -> Option<Kind> {
+        let k = kind.to_ascii_lowercase();
+        match (self, k.as_str()) {
+            (Side::Instancetype, "virtualmachineinstancetype" | "virtualmachineinstancetypes") => {
+                Some(Kind::Instancetype)
+            }
+            (
+                Side::Instancetype,
+                "virtualmachineclusterinstancetype" | "virtualmachineclusterinstancetypes" | "",
+            ) => Some(Kind::ClusterInstancetype),
+            (Side::Preference, "virtualmachinepreference" | "virtualmachinepreferences") => {
+                Some(Kind::Preference)
+            }
+            (
+                Side::Preference,
+                "virtualmachineclusterpreference" | "virtualmachineclusterpreferences" | "",
+            ) => Some(Kind::ClusterPreference),
+            _ => None,
+        }
+    }
+}
+
+/// Whether a VM references an instancetype or a preference (KubeVirt: the matcher is non-nil).
+pub fn has_matchers(vm: &Value) -> bool {
+    path::is_set(vm, &["spec", "instancetype"]) || path::is_set(vm, &["spec", "preference"])
+}
+
+/// The label KubeVirt puts on a ControllerRevision to say which object it holds.
+const REVISION_OBJECT_NAME_LABEL: &str = "instancetype.kubevirt.io/object-name";
+
+/// Find the spec the matcher of `side` points at (`None` when the VM has no such matcher).
+fn find_spec(side: Side, vm: &Object, index: &Index<'_>) -> Result<Option<Value>, ExpandError> {
+    let Some(matcher) = path::get(&vm.value, &["spec", side.field()]).filter(|m| !m.is_null())
+    else {
+        return Ok(None);
+    };
+    let field = side.spec_field();
+    if !matcher.is_object() {
+        return Err(ExpandError::other(
+            format!("`{field}` must be a mapping"),
+            field,
+        ));
+    }
+    let text = |key: &str| -> Result<String, ExpandError> {
+        match matcher.get(key) {
+            None | Some(Value::Null) => Ok(String::new()),
+            Some(Value::String(s)) => Ok(s.clone()),
+            Some(_) => Err(ExpandError::other(
+                format!("`{field}.{key}` must be a string"),
+                field,
+            )),
+        }
+    };
+    let name = text("name")?;
+    let kind = text("kind")?;
+    let revision_name = text("revisionName")?;
+    let namespace = vm.effective_namespace();
+
+    if let Some(spec) = find_revision(side, vm, &name, &revision_name, index)? {
+        return Ok(Some(spec));
+    }
+    let Some(kind) = side.kind_for(&kind) else {
+        return Err(ExpandError::other(
+            format!("got unexpected kind in {}: {kind}", side.matcher_name()),
+            &format!("{field}.kind"),
+        ));
+    };
+    if name.is_empty() {
+        return Err(ExpandError::other(
+            "resource name may not be empty",
+            &format!("{field}.name"),
+        ));
+    }
+    match index.get(kind, namespace, &name) {
+        Some(obj) => Ok(Some(obj.value.get("spec").cloned().unwrap_or(Value::Null))),
+        None => Err(ExpandError::NotFound {
+            resource: kind.resource(),
+            name,
+            namespace: kind.is_namespaced().then(|| namespace.to_string()),
+            field,
+        }),
+    }
+}
+
+/// KubeVirt first looks for a ControllerRevision: the matcher's `revisionName`, else the one in
+/// `status.<side>Ref.controllerRevisionRef` when it holds the object the matcher names.
+fn find_revision(
+    side: Side,
+    vm: &Object,
+    name: &str,
+    revision_name: &str,
+    index: &Index<'_>,
+) -> Result<Option<Value>, ExpandError> {
+    let namespace = vm.effective_namespace();
+    let lookup = |rev: &str| {
+        index
+            .get_str("ControllerRevision", namespace, rev)
+            .ok_or_else(|| ExpandError::NotFound {
+                resource: "controllerrevisions.apps",
+                name: rev.to_string(),
+                namespace: Some(namespace.to_string()),
+                field: side.spec_field(),
+            })
+    };
+    let revision = if revision_name.is_empty() {
+        let status_rev = path::str_at(
+            &vm.value,
+            &["status", side.status_ref(), "controllerRevisionRef", "name"],
+        )
+        .unwrap_or("");
+        if status_rev.is_empty() {
+            return Ok(None);
+        }
+        let cr = lookup(status_rev)?;
+        let label = path::str_at(
+            &cr.value,
+            &["metadata", "labels", REVISION_OBJECT_NAME_LABEL],
+        );
+        if label != Some(name) {
+            return Ok(None);
+        }
+        cr
+    } else {
+        lookup(revision_name)?
+    };
+    let data = revision.value.get("data");
+    let data_kind = data.and_then(|d| d.get("kind")).and_then(Value::as_str);
+    let expected: &[&str] = match side {
+        Side::Instancetype => &[
+            "VirtualMachineInstancetype",
+            "VirtualMachineClusterInstancetype",
+        ],
+        Side::Preference => &[
+            "VirtualMachinePreference",
+            "VirtualMachineClusterPreference",
+        ],
+    };
+    match data_kind {
+        Some(k) if expected.contains(&k) => Ok(Some(
+            data.and_then(|d| d.get("spec"))
+                .cloned()
+                .unwrap_or(Value::Null),
+        )),
+        _ => Err(ExpandError::other(
+            format!(
+                "unexpected object in ControllerRevision {}: {}",
+                revision.name(),
+                data_kind.unwrap_or("<none>")
+            ),
+            side.spec_field(),
+        )),
+    }
+}
+
+/// The instancetype and preference specs a VM points at.
+pub fn find_specs(
+    vm: &Object,
+    index: &Index<'_>,
+) -> Result<(Option<Value>, Option<Value>), ExpandError> {
+    let instancetype = find_spec(Side::Instancetype, vm, index)?;
+    let preference = find_spec(Side::Preference, vm, index)?;
+    Ok((instancetype, preference))
+}
+
+/// Expand one VirtualMachine against the objects in `index`.
+pub fn expand(
+    vm: &Object,
+    index: &Index<'_>,
+    profile: &ClusterProfile,
+) -> Result<Value, ExpandError> {
+    if !has_matchers(&vm.value) {
+        let mut out = vm.value.clone();
+        add_acpi(&mut out);
+        return Ok(out);
+    }
+    let (instancetype, preference) = find_specs(vm, index)?;
+    expand_with(
+        &vm.value,
+        instancetype.as_ref(),
+        preference.as_ref(),
+        profile,
+    )
+}
+
+/// Expand a VM with already-resolved specs (steps 3 to 6).
+pub fn expand_with(
+    vm: &Value,
+    instancetype: Option<&Value>,
+    preference: Option<&Value>,
+    profile: &ClusterProfile,
+) -> Result<Value, ExpandError> {
+    let mut out = vm.clone();
+    let template = match path::get_mut(&mut out, &["spec", "template"]) {
+        Some(t) if t.is_object() => t,
+        _ => {
+            return Err(ExpandError::other(
+                "`spec.template` is required to expand a VirtualMachine",
+                "spec.template",
+            ));
+        }
+    };
+    match template.get("spec") {
+        Some(Value::Object(_)) => {}
+        None | Some(Value::Null) => {
+            path::set(template, &["spec"], Value::Object(serde_json::Map::new()));
+        }
+        Some(_) => {
+            return Err(ExpandError::other(
+                "`spec.template.spec` must be a mapping",
+                "spec.template.spec",
+            ));
+        }
+    }
+    {
+        let spec = template.get_mut("spec").expect("checked above");
+        defaults::set_default_volume_disks(spec);
+        defaults::set_default_network_interface(profile, spec)
+            .map_err(|e| ExpandError::other(e.0, "spec.template.spec"))?;
+    }
+    if let Some(it) = instancetype {
+        let conflicts = instancetype_apply::apply(it, preference, template);
+        if !conflicts.is_empty() {
+            return Err(ExpandError::Conflicts(conflicts));
+        }
+    }
+    if let Some(pref) = preference {
+        preference_apply::apply(pref, template);
+    }
+    let spec = template.get_mut("spec").expect("checked above");
+    defaults::apply(profile, spec).map_err(|e| ExpandError::other(e.0, "spec.template.spec"))?;
+    add_acpi(&mut out);
+    path::remove(&mut out, &["spec", "instancetype"]);
+    path::remove(&mut out, &["spec", "preference"]);
+    path::remove(&mut out, &["status", "instancetypeRef"]);
+    path::remove(&mut out, &["status", "preferenceRef"]);
+    Ok(out)
+}
+
+/// `features.acpi` is a plain struct in KubeVirt's Go types, so whenever a VM has `features`,
+/// KubeVirt's answer carries `acpi: {}` (ACPI is on unless disabled). We write it too, so the
+/// expanded VM says what the guest gets.
+fn add_acpi(vm: &mut Value) {
+    if let Some(features) = path::get_mut(vm, &["spec", "template", "spec", "domain", "features"])
+        .and_then(Value::as_object_mut)
+    {
+        features
+            .entry("acpi")
+            .or_insert_with(|| Value::Object(serde_json::Map::new()));
+    }
+}

@@ -1,0 +1,220 @@
+//! The cluster profile: the part of a `KubeVirt` custom resource's configuration that changes
+//! what expansion and VMI defaulting produce.
+//!
+//! Mirrors `pkg/virt-config` (`configuration.go`'s default configuration and the getters in
+//! `virt-config.go`) of KubeVirt d923fdb815. KubeVirt unmarshals `spec.configuration` over its
+//! defaults, so a field the resource leaves out keeps its default; we do the same field by field.
+//! The default architecture comes from the resource's `status.defaultArchitecture`, which a real
+//! cluster sets to its control plane's architecture; without it we assume amd64.
+
+use serde_json::Value;
+
+use crate::model::path;
+use crate::model::quantity::Quantity;
+
+/// Everything expansion needs to know about the cluster.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClusterProfile {
+    /// `architectureConfiguration.defaultArchitecture` (from the resource's status).
+    pub default_architecture: String,
+    /// The deprecated cluster-wide `machineType`, which wins over the per-architecture ones.
+    pub machine_type: Option<String>,
+    /// Machine type for amd64.
+    pub machine_type_amd64: String,
+    /// Machine type for arm64.
+    pub machine_type_arm64: String,
+    /// Machine type for s390x.
+    pub machine_type_s390x: String,
+    /// `cpuModel`, applied to VMIs without a model (VMI view only).
+    pub cpu_model: Option<String>,
+    /// `cpuRequest`, applied to VMIs without a cpu request when it differs from `100m`.
+    pub cpu_request: Option<String>,
+    /// `evictionStrategy`.
+    pub eviction_strategy: Option<String>,
+    /// `networkConfiguration.defaultNetworkInterface` (`bridge`, `masquerade`, ...).
+    pub network_interface: String,
+    /// `networkConfiguration.permitBridgeInterfaceOnPodNetwork`.
+    pub permit_bridge_on_pod_network: bool,
+    /// `developerConfiguration.memoryOvercommit` (percent).
+    pub memory_overcommit: i64,
+}
+
+impl Default for ClusterProfile {
+    /// KubeVirt's defaults on an amd64 cluster.
+    fn default() -> Self {
+        ClusterProfile {
+            default_architecture: "amd64".into(),
+            machine_type: None,
+            machine_type_amd64: "q35".into(),
+            machine_type_arm64: "virt".into(),
+            machine_type_s390x: "s390-ccw-virtio".into(),
+            cpu_model: None,
+            cpu_request: None,
+            eviction_strategy: Some("None".into()),
+            network_interface: "bridge".into(),
+            permit_bridge_on_pod_network: true,
+            memory_overcommit: 100,
+        }
+    }
+}
+
+impl ClusterProfile {
+    /// The machine type for `arch` (KubeVirt's `GetMachineType`).
+    pub fn machine_type_for(&self, arch: &str) -> &str {
+        if let Some(m) = self.machine_type.as_deref() {
+            return m;
+        }
+        match arch {
+            "arm64" => &self.machine_type_arm64,
+            "s390x" => &self.machine_type_s390x,
+            _ => &self.machine_type_amd64,
+        }
+    }
+
+    /// Read a `KubeVirt` custom resource (as `kubectl get kubevirt -o yaml` prints it), or a bare
+    /// `KubeVirtConfiguration` mapping. Unknown fields are ignored; wrong types are errors naming
+    /// the field.
+    pub fn from_kubevirt(doc: &Value) -> Result<ClusterProfile, String> {
+        let (config, status) = if doc.get("kind").and_then(Value::as_str) == Some("KubeVirt") {
+            (
+                path::get(doc, &["spec", "configuration"]).cloned(),
+                doc.get("status"),
+            )
+        } else {
+            (Some(doc.clone()), None)
+        };
+        let config = config.unwrap_or(Value::Null);
+        let mut p = ClusterProfile::default();
+        let text = |path: &[&str]| -> Result<Option<String>, String> {
+            match path::get(&config, path) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) if s.is_empty() => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s.clone())),
+                Some(_) => Err(format!(
+                    "`spec.configuration.{}` must be a string",
+                    path.join(".")
+                )),
+            }
+        };
+        if let Some(arch) = status
+            .and_then(|s| s.get("defaultArchitecture"))
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+        {
+            p.default_architecture = arch.to_string();
+        }
+        p.machine_type = text(&["machineType"])?;
+        for (arch, slot) in [
+            ("amd64", &mut p.machine_type_amd64),
+            ("arm64", &mut p.machine_type_arm64),
+            ("s390x", &mut p.machine_type_s390x),
+        ] {
+            if let Some(m) = text(&["architectureConfiguration", arch, "machineType"])? {
+                *slot = m;
+            }
+        }
+        p.cpu_model = text(&["cpuModel"])?;
+        if let Some(req) = path::get(&config, &["cpuRequest"]).filter(|v| !v.is_null()) {
+            let q = Quantity::from_json(req)
+                .ok_or("`spec.configuration.cpuRequest` is not a quantity")?;
+            if !q.eq_value(&Quantity::parse("100m").map_err(|e| e.to_string())?) {
+                p.cpu_request = Some(q.to_string());
+            }
+        }
+        if let Some(e) = text(&["evictionStrategy"])? {
+            p.eviction_strategy = Some(e);
+        }
+        if let Some(n) = text(&["networkConfiguration", "defaultNetworkInterface"])? {
+            match n.as_str() {
+                "bridge" | "masquerade" => p.network_interface = n,
+                "slirp" => {
+                    return Err(
+                        "the slirp network interface is deprecated and no longer supported".into(),
+                    );
+                }
+                other => {
+                    return Err(format!(
+                        "invalid `networkConfiguration.defaultNetworkInterface`: `{other}`"
+                    ));
+                }
+            }
+        }
+        match path::get(
+            &config,
+            &["networkConfiguration", "permitBridgeInterfaceOnPodNetwork"],
+        ) {
+            None | Some(Value::Null) => {}
+            Some(Value::Bool(b)) => p.permit_bridge_on_pod_network = *b,
+            Some(_) => {
+                return Err(
+                    "`spec.configuration.networkConfiguration.permitBridgeInterfaceOnPodNetwork` must be a boolean"
+                        .into(),
+                );
+            }
+        }
+        match path::get(&config, &["developerConfiguration", "memoryOvercommit"]) {
+            None | Some(Value::Null) => {}
+            Some(v) => match v.as_i64() {
+                Some(n) if n > 0 => p.memory_overcommit = n,
+                _ => {
+                    return Err(
+                        "`spec.configuration.developerConfiguration.memoryOvercommit` must be a positive integer"
+                            .into(),
+                    );
+                }
+            },
+        }
+        Ok(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn defaults_are_kubevirts_amd64_defaults() {
+        let p = ClusterProfile::default();
+        assert_eq!(p.machine_type_for("amd64"), "q35");
+        assert_eq!(p.machine_type_for("arm64"), "virt");
+        assert_eq!(p.machine_type_for("s390x"), "s390-ccw-virtio");
+        assert_eq!(p.eviction_strategy.as_deref(), Some("None"));
+    }
+
+    #[test]
+    fn kubevirt_resource_overrides_field_by_field() {
+        let cr = json!({
+            "apiVersion": "kubevirt.io/v1", "kind": "KubeVirt",
+            "spec": {"configuration": {
+                "architectureConfiguration": {"arm64": {"machineType": "virt-9.0"}},
+                "evictionStrategy": "LiveMigrate",
+                "networkConfiguration": {"defaultNetworkInterface": "masquerade"}
+            }},
+            "status": {"defaultArchitecture": "arm64"}
+        });
+        let p = ClusterProfile::from_kubevirt(&cr).unwrap();
+        assert_eq!(p.default_architecture, "arm64");
+        assert_eq!(p.machine_type_for("arm64"), "virt-9.0");
+        assert_eq!(p.machine_type_for("amd64"), "q35");
+        assert_eq!(p.eviction_strategy.as_deref(), Some("LiveMigrate"));
+        assert_eq!(p.network_interface, "masquerade");
+    }
+
+    #[test]
+    fn cluster_wide_machine_type_wins() {
+        let p = ClusterProfile::from_kubevirt(&json!({"machineType": "pc-q35-rhel9"})).unwrap();
+        assert_eq!(p.machine_type_for("arm64"), "pc-q35-rhel9");
+    }
+
+    #[test]
+    fn wrong_types_are_errors() {
+        assert!(ClusterProfile::from_kubevirt(&json!({"machineType": 3})).is_err());
+        assert!(
+            ClusterProfile::from_kubevirt(
+                &json!({"networkConfiguration": {"defaultNetworkInterface": "slirp"}})
+            )
+            .is_err()
+        );
+    }
+}

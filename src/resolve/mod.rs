@@ -1,0 +1,168 @@
+//! Indexing objects by kind, namespace and name, and finding what a VirtualMachine points at.
+//!
+//! The index has layers: objects from the user's inputs first, then (optionally) the embedded
+//! common catalog. A user object shadows an embedded one of the same kind and name, as applying
+//! the user's manifests over the catalog would. Namespaced kinds without `metadata.namespace`
+//! live in `default`, as they would once applied with `kubectl apply` in that namespace.
+
+use std::collections::HashMap;
+
+use crate::model::{Kind, Object};
+
+/// The lookup key: kind string, namespace (`""` for cluster-scoped kinds) and name.
+type Key = (String, String, String);
+
+/// Kinds that are cluster-scoped among those kvrender looks up.
+fn is_cluster_scoped(kind: &str) -> bool {
+    matches!(
+        kind,
+        "VirtualMachineClusterInstancetype" | "VirtualMachineClusterPreference"
+    )
+}
+
+/// An index of objects for lookups by kind, namespace and name.
+#[derive(Debug, Default)]
+pub struct Index<'a> {
+    map: HashMap<Key, &'a Object>,
+    duplicates: Vec<(&'a Object, &'a Object)>,
+}
+
+impl<'a> Index<'a> {
+    /// An empty index.
+    pub fn new() -> Self {
+        Index::default()
+    }
+
+    fn key(obj: &Object) -> Key {
+        let kind = obj.kind_str().to_string();
+        let ns = if is_cluster_scoped(&kind) {
+            String::new()
+        } else {
+            obj.effective_namespace().to_string()
+        };
+        (kind, ns, obj.name().to_string())
+    }
+
+    /// Add a layer of objects. Objects already present (from an earlier layer) win; within one
+    /// layer, the first definition wins and the pair is remembered as a duplicate.
+    pub fn add_layer(&mut self, objects: impl IntoIterator<Item = &'a Object>) {
+        let mut this_layer: HashMap<Key, &'a Object> = HashMap::new();
+        for obj in objects {
+            if obj.name().is_empty() || !indexed(obj) {
+                continue;
+            }
+            let key = Self::key(obj);
+            if let Some(first) = this_layer.get(&key) {
+                self.duplicates.push((first, obj));
+                continue;
+            }
+            this_layer.insert(key.clone(), obj);
+            self.map.entry(key).or_insert(obj);
+        }
+    }
+
+    /// Look up a namespaced object (`namespace` ignored for cluster-scoped kinds).
+    pub fn get(&self, kind: Kind, namespace: &str, name: &str) -> Option<&'a Object> {
+        self.get_str(kind.as_str(), namespace, name)
+            .filter(|o| o.kind() == kind)
+    }
+
+    /// Look up by kind string (for kinds outside KubeVirt, e.g. `PersistentVolumeClaim`).
+    pub fn get_str(&self, kind: &str, namespace: &str, name: &str) -> Option<&'a Object> {
+        let ns = if is_cluster_scoped(kind) {
+            ""
+        } else {
+            namespace
+        };
+        self.map
+            .get(&(kind.to_string(), ns.to_string(), name.to_string()))
+            .copied()
+    }
+
+    /// Pairs of objects with the same kind, namespace and name within one layer.
+    pub fn duplicates(&self) -> &[(&'a Object, &'a Object)] {
+        &self.duplicates
+    }
+}
+
+/// Whether lookups ever ask for objects of this kind.
+fn indexed(obj: &Object) -> bool {
+    matches!(
+        obj.kind(),
+        Kind::Instancetype | Kind::ClusterInstancetype | Kind::Preference | Kind::ClusterPreference
+    ) || matches!(
+        obj.kind_str(),
+        "ControllerRevision"
+            | "PersistentVolumeClaim"
+            | "DataVolume"
+            | "DataSource"
+            | "VolumeSnapshot"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::origin::Origin;
+    use serde_json::json;
+
+    fn obj(kind: &str, ns: Option<&str>, name: &str, marker: i32) -> Object {
+        let mut meta = json!({"name": name});
+        if let Some(ns) = ns {
+            meta["namespace"] = json!(ns);
+        }
+        Object::new(
+            json!({"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": kind,
+                   "metadata": meta, "spec": {"marker": marker}}),
+            Origin::default(),
+        )
+    }
+
+    #[test]
+    fn earlier_layers_shadow_later_ones() {
+        let user = [obj(
+            "VirtualMachineClusterInstancetype",
+            None,
+            "u1.small",
+            1,
+        )];
+        let embedded = [obj(
+            "VirtualMachineClusterInstancetype",
+            None,
+            "u1.small",
+            2,
+        )];
+        let mut idx = Index::new();
+        idx.add_layer(&user);
+        idx.add_layer(&embedded);
+        let found = idx
+            .get(Kind::ClusterInstancetype, "any", "u1.small")
+            .unwrap();
+        assert_eq!(found.value["spec"]["marker"], 1);
+        assert!(idx.duplicates().is_empty());
+    }
+
+    #[test]
+    fn namespaced_lookup_uses_default_for_unset_namespace() {
+        let objs = [
+            obj("VirtualMachineInstancetype", None, "a", 1),
+            obj("VirtualMachineInstancetype", Some("other"), "b", 2),
+        ];
+        let mut idx = Index::new();
+        idx.add_layer(&objs);
+        assert!(idx.get(Kind::Instancetype, "default", "a").is_some());
+        assert!(idx.get(Kind::Instancetype, "default", "b").is_none());
+        assert!(idx.get(Kind::Instancetype, "other", "b").is_some());
+    }
+
+    #[test]
+    fn duplicates_within_a_layer_are_reported() {
+        let objs = [
+            obj("VirtualMachinePreference", None, "p", 1),
+            obj("VirtualMachinePreference", Some("default"), "p", 2),
+        ];
+        let mut idx = Index::new();
+        idx.add_layer(&objs);
+        assert_eq!(idx.duplicates().len(), 1);
+    }
+}

@@ -1,0 +1,572 @@
+//! The conformance corpora in `testdata/conformance/`, produced by running KubeVirt's own Go
+//! code, run against the `kvrender` binary: one named test per case.
+//!
+//! The pass rules are those of the corpora's READMEs (copied beside the cases): normalization of
+//! Go's non-pointer-struct artifacts, comparison as data, and three allowances for values
+//! kvrender did not compute (quantity spellings, zero values the user wrote, the `default`
+//! namespace). Run one case with `cargo test --test conformance -- 0098`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use libtest_mimic::{Arguments, Failed, Trial};
+use serde_json::{Map, Value};
+
+fn main() {
+    let args = Arguments::from_args();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/conformance");
+    let mut trials = Vec::new();
+    for mode in ["expand", "infer", "presets", "validate"] {
+        let dir = root.join(mode);
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut cases: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.join("input.yaml").is_file())
+            .collect();
+        cases.sort();
+        for case in cases {
+            let name = format!(
+                "{mode}::{}",
+                case.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('-', "_")
+            );
+            trials.push(Trial::test(name, move || run_case(mode, &case)));
+        }
+    }
+    libtest_mimic::run(&args, trials).exit();
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn run_kvrender(args: &[&str], input: &Path) -> Run {
+    let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
+        .args(args)
+        .arg(input)
+        .output()
+        .expect("kvrender runs");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        // The case path itself must not count as naming something ("testdata" holds "data").
+        stderr: String::from_utf8_lossy(&out.stderr).replace(&*input.to_string_lossy(), "<input>"),
+    }
+}
+
+fn run_case(mode: &str, case: &Path) -> Result<(), Failed> {
+    let input = case.join("input.yaml");
+    let expected = read_one(&case.join("expected.yaml"));
+    let input_vm = read_all(&input).pop().unwrap_or(Value::Null);
+    match mode {
+        "expand" => {
+            let run = run_kvrender(&["expand", "--no-default-catalog"], &input);
+            check_expand(&expected, &input_vm, &run)
+        }
+        "infer" => {
+            let run = run_kvrender(&["expand", "--no-default-catalog"], &input);
+            check_infer(&expected, &input_vm, &run)
+        }
+        "presets" => {
+            let run = run_kvrender(
+                &["vmi", "--no-default-catalog", "--stage", "presets"],
+                &input,
+            );
+            check_presets(&expected, &input_vm, &run)
+        }
+        "validate" => {
+            let run = run_kvrender(
+                &["validate", "--no-default-catalog", "--format", "json"],
+                &input,
+            );
+            check_validate(&expected, &run)
+        }
+        _ => unreachable!(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading
+
+fn read_all(path: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).expect("readable case file");
+    kvrender::load::split::split(&text)
+        .iter()
+        .map(|c| kvrender::load::yaml::parse_document(c.text).expect("case files are valid YAML"))
+        .filter(|v| !v.is_null())
+        .collect()
+}
+
+fn read_one(path: &Path) -> Value {
+    read_all(path).pop().unwrap_or(Value::Null)
+}
+
+fn one_doc(stdout: &str) -> Result<Value, Failed> {
+    let docs: Vec<Value> = kvrender::load::split::split(stdout)
+        .iter()
+        .map(|c| kvrender::load::yaml::parse_document(c.text))
+        .collect::<Result<_, _>>()
+        .map_err(|e| Failed::from(format!("stdout is not YAML: {}", e.message)))?;
+    let docs: Vec<Value> = docs.into_iter().filter(|v| !v.is_null()).collect();
+    if docs.len() != 1 {
+        return Err(format!("expected one YAML document on stdout, got {}", docs.len()).into());
+    }
+    Ok(docs.into_iter().next().unwrap())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Normalization (the corpus README's five artifact paths)
+
+fn strip(node: &mut Value, path: &[&str]) {
+    let Some((head, rest)) = path.split_first() else {
+        return;
+    };
+    if rest.is_empty() {
+        if let Some(map) = node.as_object_mut()
+            && map
+                .get(*head)
+                .is_some_and(|v| v.is_null() || v.as_object().is_some_and(Map::is_empty))
+        {
+            map.shift_remove(*head);
+        }
+        return;
+    }
+    if *head == "*" {
+        if let Some(items) = node.as_array_mut() {
+            for item in items {
+                strip(item, rest);
+            }
+        }
+    } else if let Some(next) = node.get_mut(*head) {
+        strip(next, rest);
+    }
+}
+
+fn normalize(vm: &Value) -> Value {
+    let mut vm = vm.clone();
+    for path in [
+        &["status"][..],
+        &["spec", "template", "metadata"],
+        &["spec", "template", "spec", "domain", "resources"],
+        &["spec", "template", "spec", "domain", "devices"],
+        &[
+            "spec",
+            "dataVolumeTemplates",
+            "*",
+            "spec",
+            "storage",
+            "resources",
+        ],
+    ] {
+        strip(&mut vm, path);
+    }
+    vm
+}
+
+fn strip_acpi(mut vm: Value, prefix: &[&str]) -> Value {
+    let mut node = &mut vm;
+    for k in prefix {
+        match node.get_mut(*k) {
+            Some(n) => node = n,
+            None => return vm,
+        }
+    }
+    if let Some(features) = node.get_mut("features").and_then(Value::as_object_mut)
+        && features
+            .get("acpi")
+            .is_some_and(|a| a.is_null() || a.as_object().is_some_and(Map::is_empty))
+    {
+        features.shift_remove("acpi");
+    }
+    vm
+}
+
+// ---------------------------------------------------------------------------------------------
+// Comparison with the allowances
+
+/// An exact rational for quantity comparison: numerator and denominator.
+fn quantity(v: &Value) -> Option<(i128, i128)> {
+    let s = match v {
+        Value::Number(n) => {
+            return n.as_i64().map(|i| (i128::from(i), 1));
+        }
+        Value::String(s) => s.as_str(),
+        _ => return None,
+    };
+    let re = regex::Regex::new(
+        r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$",
+    )
+    .unwrap();
+    let caps = re.captures(s)?;
+    let num = caps.get(1)?.as_str();
+    let (sign, num) = match num.strip_prefix('-') {
+        Some(rest) => (-1, rest),
+        None => (1, num.strip_prefix('+').unwrap_or(num)),
+    };
+    let (int, frac) = num.split_once('.').unwrap_or((num, ""));
+    let digits = format!("{int}{frac}");
+    let mut n: i128 = if digits.is_empty() {
+        0
+    } else {
+        digits.parse().ok()?
+    };
+    let mut d: i128 = 10i128.checked_pow(u32::try_from(frac.len()).ok()?)?;
+    n *= sign;
+    let suffix = caps.get(2).map_or("", |m| m.as_str());
+    let pow = |b: i128, e: u32| b.checked_pow(e);
+    match suffix {
+        "" => {}
+        "n" => d = d.checked_mul(pow(10, 9)?)?,
+        "u" => d = d.checked_mul(pow(10, 6)?)?,
+        "m" => d = d.checked_mul(1000)?,
+        "k" => n = n.checked_mul(pow(10, 3)?)?,
+        "M" => n = n.checked_mul(pow(10, 6)?)?,
+        "G" => n = n.checked_mul(pow(10, 9)?)?,
+        "T" => n = n.checked_mul(pow(10, 12)?)?,
+        "P" => n = n.checked_mul(pow(10, 15)?)?,
+        "E" => n = n.checked_mul(pow(10, 18)?)?,
+        "Ki" => n = n.checked_mul(pow(2, 10)?)?,
+        "Mi" => n = n.checked_mul(pow(2, 20)?)?,
+        "Gi" => n = n.checked_mul(pow(2, 30)?)?,
+        "Ti" => n = n.checked_mul(pow(2, 40)?)?,
+        "Pi" => n = n.checked_mul(pow(2, 50)?)?,
+        "Ei" => n = n.checked_mul(pow(2, 60)?)?,
+        e => {
+            let exp: i32 = e[1..].parse().ok()?;
+            if exp >= 0 {
+                n = n.checked_mul(pow(10, exp.unsigned_abs())?)?;
+            } else {
+                d = d.checked_mul(pow(10, exp.unsigned_abs())?)?;
+            }
+        }
+    }
+    Some((n, d))
+}
+
+fn same_quantity(a: &Value, b: &Value) -> bool {
+    match (quantity(a), quantity(b)) {
+        (Some((n1, d1)), Some((n2, d2))) => n1.checked_mul(d2) == n2.checked_mul(d1),
+        _ => false,
+    }
+}
+
+fn is_zero(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::Bool(b) => !b,
+        Value::Number(n) => n.as_f64() == Some(0.0),
+        Value::String(s) => s.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        Value::Object(m) => m.is_empty(),
+    }
+}
+
+fn show(v: &Value) -> String {
+    let s = v.to_string();
+    if s.len() > 100 {
+        format!("{}...", &s[..97])
+    } else {
+        s
+    }
+}
+
+fn diffs(exp: &Value, got: &Value, inp: Option<&Value>, path: &str, out: &mut Vec<String>) {
+    if out.len() >= 5 {
+        return;
+    }
+    let child = |k: &str| {
+        if path.is_empty() {
+            k.to_string()
+        } else {
+            format!("{path}.{k}")
+        }
+    };
+    match (exp, got) {
+        (Value::Object(e), Value::Object(g)) => {
+            let inp_map = inp.and_then(Value::as_object);
+            let mut keys: Vec<&String> = e.keys().chain(g.keys()).collect();
+            keys.sort();
+            keys.dedup();
+            for k in keys {
+                let p = child(k);
+                match (e.get(k), g.get(k)) {
+                    (Some(ev), None) => {
+                        if p == "metadata.namespace"
+                            && ev == "default"
+                            && inp_map.is_none_or(|m| !m.contains_key("namespace"))
+                        {
+                            continue;
+                        }
+                        out.push(format!("{p}: missing (expected {})", show(ev)));
+                    }
+                    (None, Some(gv)) => {
+                        if is_zero(gv) && inp_map.and_then(|m| m.get(k)) == Some(gv) {
+                            continue;
+                        }
+                        out.push(format!("{p}: unexpected {}", show(gv)));
+                    }
+                    (Some(ev), Some(gv)) => {
+                        diffs(ev, gv, inp_map.and_then(|m| m.get(k)), &p, out);
+                    }
+                    (None, None) => {}
+                }
+            }
+        }
+        (Value::Array(e), Value::Array(g)) => {
+            let inp_list = inp.and_then(Value::as_array);
+            for i in 0..e.len().max(g.len()) {
+                let p = format!("{path}[{i}]");
+                match (e.get(i), g.get(i)) {
+                    (Some(ev), None) => out.push(format!("{p}: missing (expected {})", show(ev))),
+                    (None, Some(gv)) => out.push(format!("{p}: unexpected {}", show(gv))),
+                    (Some(ev), Some(gv)) => {
+                        diffs(ev, gv, inp_list.and_then(|l| l.get(i)), &p, out);
+                    }
+                    (None, None) => {}
+                }
+            }
+        }
+        _ => {
+            let equal = match (exp, got) {
+                (Value::Number(a), Value::Number(b)) => {
+                    a.as_i64() == b.as_i64() && a.as_f64() == b.as_f64()
+                }
+                _ => exp == got,
+            };
+            if equal || (exp.is_string() && same_quantity(exp, got)) {
+                return;
+            }
+            out.push(format!("{path}: expected {}, got {}", show(exp), show(got)));
+        }
+    }
+}
+
+fn compare(exp: &Value, got: &Value, inp: &Value) -> Result<(), Failed> {
+    let mut out = Vec::new();
+    diffs(exp, got, Some(inp), "", &mut out);
+    if out.is_empty() {
+        Ok(())
+    } else {
+        Err(out.join("\n").into())
+    }
+}
+
+fn required_tokens(message: &str) -> Vec<String> {
+    let mut toks = Vec::new();
+    for (re, group) in [
+        (r#""([^"]+)""#, 1),
+        (r"(spec\.template\.spec\.[\w.]+|annotations\.[\w./-]+)", 1),
+        (
+            r"(instancetype\.kubevirt\.io/default-(?:instancetype|preference))",
+            1,
+        ),
+        (r"unable to find volume (\S+) to infer", 1),
+        (r"Invalid value '([^']+)'", 1),
+    ] {
+        let re = regex::Regex::new(re).unwrap();
+        for c in re.captures_iter(message) {
+            toks.push(c[group].to_string());
+        }
+    }
+    toks.sort();
+    toks.dedup();
+    toks
+}
+
+fn require_failure(run: &Run, tokens: &[String], what: &str) -> Result<(), Failed> {
+    if run.code == 0 {
+        return Err(format!("expected {what}, but kvrender exited 0").into());
+    }
+    let missing: Vec<&String> = tokens.iter().filter(|t| !run.stderr.contains(*t)).collect();
+    if !missing.is_empty() {
+        return Err(format!(
+            "{what}: stderr does not name {missing:?}\nstderr: {}",
+            run.stderr
+        )
+        .into());
+    }
+    Ok(())
+}
+
+fn require_success(run: &Run) -> Result<Value, Failed> {
+    if run.code != 0 {
+        return Err(format!("kvrender exited {}: {}", run.code, run.stderr).into());
+    }
+    one_doc(&run.stdout)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Modes
+
+fn check_expand(expected: &Value, input_vm: &Value, run: &Run) -> Result<(), Failed> {
+    if let Some(err) = expected.get("error") {
+        let kind = err["kind"].as_str().unwrap_or("");
+        let tokens: Vec<String> = match kind {
+            "conflict" => err["paths"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|p| p.as_str().map(String::from))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            "not-found" => required_tokens(err["message"].as_str().unwrap_or("")),
+            _ => Vec::new(),
+        };
+        return require_failure(run, &tokens, &format!("a {kind} error"));
+    }
+    let got = require_success(run)?;
+    compare(&normalize(expected), &normalize(&got), &normalize(input_vm))
+}
+
+fn check_infer(expected: &Value, input_vm: &Value, run: &Run) -> Result<(), Failed> {
+    let what = expected
+        .get("error")
+        .and_then(|e| e.get("message"))
+        .or_else(|| expected.get("expandError"));
+    if expected.get("error").is_some() || expected.get("expandError").is_some() {
+        let msg = what.and_then(Value::as_str).unwrap_or("");
+        return require_failure(run, &required_tokens(msg), "a refusal");
+    }
+    let got = require_success(run)?;
+    let prefix = ["spec", "template", "spec", "domain"];
+    compare(
+        &strip_acpi(normalize(&expected["expanded"]), &prefix),
+        &strip_acpi(normalize(&got), &prefix),
+        &strip_acpi(normalize(input_vm), &prefix),
+    )
+}
+
+fn vmi_view(doc: &Value) -> Value {
+    let mut view = Map::new();
+    view.insert(
+        "spec".into(),
+        doc.get("spec")
+            .cloned()
+            .unwrap_or(Value::Object(Map::new())),
+    );
+    let mut meta = Map::new();
+    for k in ["annotations", "labels"] {
+        if let Some(v) = doc.get("metadata").and_then(|m| m.get(k))
+            && !is_zero(v)
+        {
+            meta.insert(k.into(), v.clone());
+        }
+    }
+    if !meta.is_empty() {
+        view.insert("metadata".into(), Value::Object(meta));
+    }
+    let mut view = Value::Object(view);
+    strip(&mut view, &["spec", "domain", "resources"]);
+    strip(&mut view, &["spec", "domain", "devices"]);
+    strip_acpi(view, &["spec", "domain"])
+}
+
+fn check_presets(expected: &Value, input_vm: &Value, run: &Run) -> Result<(), Failed> {
+    if let Some(err) = expected.get("error") {
+        let mut named: Vec<String> = Vec::new();
+        for c in err["presetConflicts"].as_array().into_iter().flatten() {
+            for p in c["presets"].as_array().into_iter().flatten() {
+                named.extend(p.as_str().map(String::from));
+            }
+        }
+        for p in err["invalidSelectors"].as_array().into_iter().flatten() {
+            named.extend(p.as_str().map(String::from));
+        }
+        return require_failure(run, &named, "a refused VMI");
+    }
+    let got = vmi_view(&require_success(run)?);
+    let options: Vec<Value> = match expected.get("vmi") {
+        Some(v) => vec![v.clone()],
+        None => expected["vmiAnyOf"].as_array().cloned().unwrap_or_default(),
+    };
+    let inp = if input_vm["kind"] == "VirtualMachine" {
+        input_vm
+            .pointer("/spec/template")
+            .cloned()
+            .unwrap_or(Value::Null)
+    } else {
+        input_vm.clone()
+    };
+    let inp = vmi_view(&inp);
+    let mut best: Option<Failed> = None;
+    for opt in options {
+        match compare(&vmi_view(&opt), &got, &inp) {
+            Ok(()) => return Ok(()),
+            Err(e) => best = best.or(Some(e)),
+        }
+    }
+    Err(best.unwrap_or_else(|| "no expected VMI".into()))
+}
+
+fn check_validate(expected: &Value, run: &Run) -> Result<(), Failed> {
+    if run.code != 0 && run.code != 1 {
+        return Err(format!(
+            "exit {} (0 = clean, 1 = findings): {}",
+            run.code, run.stderr
+        )
+        .into());
+    }
+    let report: Value = serde_json::from_str(&run.stdout)
+        .map_err(|e| Failed::from(format!("stdout is not JSON: {e}")))?;
+    let findings = report["findings"]
+        .as_array()
+        .ok_or("no `findings` list in the report")?;
+    let errors: Vec<&Value> = findings
+        .iter()
+        .filter(|f| {
+            f["object"]["kind"] == expected["kind"]
+                && f["object"]["name"] == expected["name"]
+                && f["severity"] == "error"
+        })
+        .collect();
+    if expected["allowed"] == true {
+        if let Some(e) = errors.first() {
+            return Err(format!("expected allowed, got error: {}", e["message"]).into());
+        }
+        let any_error = findings.iter().any(|f| f["severity"] == "error");
+        if run.code != 0 && !any_error {
+            return Err("exit 1 without any error finding".into());
+        }
+        return Ok(());
+    }
+    if errors.is_empty() {
+        return Err(format!(
+            "expected refused ({}), got no error finding",
+            expected["causes"]
+        )
+        .into());
+    }
+    if run.code != 1 {
+        return Err(format!("error findings but exit {}", run.code).into());
+    }
+    let text: String = errors
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {} ",
+                f["field"].as_str().unwrap_or(""),
+                f["message"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    let missing: Vec<&str> = expected["causes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["field"].as_str())
+        .filter(|f| !text.contains(f))
+        .collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("refused, but no error names {missing:?}").into())
+    }
+}
