@@ -521,34 +521,28 @@ fn merge_pointer(preset: &Value, vmi: &mut Value, at: &[&str], ty: &schema::Ty) 
 mod quantity {
     use serde_json::Value;
 
-    /// The text Go's `resource.Quantity` is decoded from (a string, or a JSON number's text).
-    fn text(v: &Value) -> Option<String> {
-        match v {
-            Value::String(s) => Some(s.clone()),
-            Value::Number(n) => Some(n.to_string()),
-            _ => None,
+    use crate::model::quantity::Quantity;
+
+    /// Whether two quantities decode to equal Go structs (`==` on `resource.Quantity`).
+    /// Values that do not decode compare as written.
+    pub(super) fn struct_eq(a: &Value, b: &Value) -> bool {
+        match (Quantity::from_json(a), Quantity::from_json(b)) {
+            (Some(qa), Some(qb)) => qa.go_struct_eq(&qb),
+            _ => a == b,
         }
     }
 
-    /// Whether two quantities decode to equal Go structs (`==` on `resource.Quantity`).
-    pub(super) fn struct_eq(a: &Value, b: &Value) -> bool {
-        match (text(a), text(b)) {
-            (Some(a), Some(b)) => a == b,
+    /// Whether two quantities have the same value (`Quantity.Cmp` is 0).
+    pub(super) fn value_eq(a: &Value, b: &Value) -> bool {
+        match (Quantity::from_json(a), Quantity::from_json(b)) {
+            (Some(qa), Some(qb)) => qa.eq_value(&qb),
             _ => a == b,
         }
     }
 
     /// Go's `%v` of the decoded `resource.Quantity` struct.
     pub(super) fn go_format(v: &Value) -> String {
-        text(v).unwrap_or_else(|| v.to_string())
-    }
-
-    /// A value standing for the quantity's numeric value: equal for equal quantities.
-    pub(super) fn value_key(v: &Value) -> Value {
-        match text(v) {
-            Some(t) => Value::String(t),
-            None => v.clone(),
-        }
+        Quantity::from_json(v).map_or_else(|| v.to_string(), |q| q.go_struct_repr())
     }
 }
 
@@ -742,12 +736,12 @@ mod schema {
         ])),
     ]);
 
-    /// How [`go_value`] renders quantities.
+    /// What [`go_value`] prepares a value for.
     #[derive(Clone, Copy, PartialEq, Eq)]
     enum Mode {
-        /// As written (for copying into the VMI).
+        /// Copying into the VMI: scalars as written.
         Copy,
-        /// As a value key (for comparison).
+        /// Comparison: integers in one numeric form.
         Compare,
     }
 
@@ -793,7 +787,6 @@ mod schema {
                     .map(|(k, v)| (k.clone(), go_value(v, item, mode)))
                     .collect(),
             ),
-            (Ty::Qty, v) if mode == Mode::Compare => super::quantity::value_key(v),
             (Ty::Int, Value::Number(n)) if mode == Mode::Compare => {
                 match n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15) {
                     #[allow(clippy::cast_possible_truncation)]
@@ -869,7 +862,37 @@ mod schema {
 
     /// `equality.Semantic.DeepEqual` on the decoded Go values.
     pub(super) fn semantic_eq(a: &Value, b: &Value, ty: &Ty) -> bool {
-        go_value(a, ty, Mode::Compare) == go_value(b, ty, Mode::Compare)
+        typed_eq(
+            &go_value(a, ty, Mode::Compare),
+            &go_value(b, ty, Mode::Compare),
+            ty,
+        )
+    }
+
+    /// Equality of two normalised values, quantities compared by value.
+    fn typed_eq(a: &Value, b: &Value, ty: &Ty) -> bool {
+        match (ty, a, b) {
+            (Ty::Qty, a, b) => super::quantity::value_eq(a, b),
+            (Ty::Struct(fields), Value::Object(ma), Value::Object(mb)) => {
+                ma.len() == mb.len()
+                    && ma.iter().all(|(k, va)| {
+                        mb.get(k).is_some_and(|vb| match find_field(fields, k) {
+                            Some(f) => typed_eq(va, vb, f.ty),
+                            None => va == vb,
+                        })
+                    })
+            }
+            (Ty::Map(item), Value::Object(ma), Value::Object(mb)) => {
+                ma.len() == mb.len()
+                    && ma
+                        .iter()
+                        .all(|(k, va)| mb.get(k).is_some_and(|vb| typed_eq(va, vb, item)))
+            }
+            (Ty::List(item), Value::Array(la), Value::Array(lb)) => {
+                la.len() == lb.len() && la.iter().zip(lb).all(|(x, y)| typed_eq(x, y, item))
+            }
+            _ => a == b,
+        }
     }
 }
 
@@ -1207,5 +1230,185 @@ pub mod selector {
                 .contains("\"Gt\" is not a valid label selector operator")
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::origin::Origin;
+    use serde_json::json;
+
+    fn preset(name: &str, namespace: Option<&str>, selector: Value, domain: Value) -> Object {
+        let mut metadata = json!({"name": name});
+        if let Some(ns) = namespace {
+            metadata["namespace"] = json!(ns);
+        }
+        Object::new(
+            json!({
+                "apiVersion": "kubevirt.io/v1",
+                "kind": "VirtualMachineInstancePreset",
+                "metadata": metadata,
+                "spec": {"selector": selector, "domain": domain}
+            }),
+            Origin::default(),
+        )
+    }
+
+    fn vmi(labels: Value, domain: Value) -> Value {
+        json!({
+            "apiVersion": "kubevirt.io/v1",
+            "kind": "VirtualMachineInstance",
+            "metadata": {"name": "v", "labels": labels},
+            "spec": {"domain": domain}
+        })
+    }
+
+    fn web() -> Value {
+        json!({"matchLabels": {"app": "web"}})
+    }
+
+    #[test]
+    fn copies_missing_parts_and_annotates() {
+        let p = preset(
+            "p",
+            None,
+            web(),
+            json!({
+                "cpu": {"cores": 2, "model": "", "dedicatedCPUPlacement": true},
+                "ioThreadsPolicy": "shared",
+                "memory": {"guest": "1Gi"}
+            }),
+        );
+        let mut v = vmi(json!({"app": "web"}), json!({}));
+        let out = apply_presets(&mut v, "default", &[&p]).unwrap();
+        assert_eq!(out.applied, ["p"]);
+        assert_eq!(out.warnings, [DEPRECATION_WARNING]);
+        // Unknown fields (wrong case) and zero values are dropped as Go's decoder and encoder
+        // do; `memory` is not one of the merged parts.
+        assert_eq!(
+            v["spec"]["domain"],
+            json!({"cpu": {"cores": 2}, "ioThreadsPolicy": "shared"})
+        );
+        assert_eq!(
+            v["metadata"]["annotations"],
+            json!({"virtualmachinepreset.kubevirt.io/p": "kubevirt.io/v1"})
+        );
+    }
+
+    #[test]
+    fn requests_equal_by_value_are_applied_but_reported_as_skipped() {
+        let p = preset(
+            "mem",
+            None,
+            web(),
+            json!({"resources": {"requests": {"memory": "1024Mi"}}}),
+        );
+        let mut v = vmi(
+            json!({"app": "web"}),
+            json!({"resources": {"requests": {"memory": "1Gi"}}}),
+        );
+        let out = apply_presets(&mut v, "default", &[&p]).unwrap();
+        assert_eq!(out.applied, ["mem"]);
+        assert_eq!(out.skipped.len(), 1);
+        assert_eq!(out.skipped[0].field, "spec.resources.requests[memory]");
+        assert_eq!(
+            v["spec"]["domain"]["resources"],
+            json!({"requests": {"memory": "1Gi"}})
+        );
+    }
+
+    #[test]
+    fn clock_offset_and_timer_merge_separately() {
+        let p = preset(
+            "clock",
+            None,
+            web(),
+            json!({"clock": {"utc": {}, "timer": {"rtc": {"tickPolicy": "catchup"}}}}),
+        );
+        let mut v = vmi(json!({"app": "web"}), json!({"clock": {"timezone": "UTC"}}));
+        let out = apply_presets(&mut v, "default", &[&p]).unwrap();
+        // The offset conflicts, the timer is still copied, so the preset counts as applied.
+        assert_eq!(out.applied, ["clock"]);
+        assert_eq!(out.skipped[0].field, "spec.clock.clockoffset");
+        assert_eq!(
+            v["spec"]["domain"]["clock"],
+            json!({"timezone": "UTC", "timer": {"rtc": {"tickPolicy": "catchup"}}})
+        );
+    }
+
+    #[test]
+    fn features_acpi_empty_equals_absent() {
+        let p = preset(
+            "f",
+            None,
+            web(),
+            json!({"features": {"acpi": {}, "apic": {}}}),
+        );
+        let mut v = vmi(json!({"app": "web"}), json!({"features": {"apic": {}}}));
+        let out = apply_presets(&mut v, "default", &[&p]).unwrap();
+        assert_eq!(out.applied, ["f"]);
+        assert!(out.skipped.is_empty());
+    }
+
+    #[test]
+    fn conflicting_presets_refuse_the_vmi() {
+        let a = preset("a", None, web(), json!({"cpu": {"cores": 1}}));
+        let b = preset("b", None, json!({}), json!({"cpu": {"cores": 2}}));
+        let mut v = vmi(json!({"app": "web"}), json!({}));
+        let before = v.clone();
+        let refusal = apply_presets(&mut v, "default", &[&b, &a]).unwrap_err();
+        assert_eq!(
+            refusal.message,
+            "VirtualMachinePresets cannot be applied due to conflicts: presets 'b' and 'a' \
+             conflict: spec.cpu: &{2 0 0 0  [] false <nil> false <nil>} != \
+             &{1 0 0 0  [] false <nil> false <nil>}"
+        );
+        assert_eq!(
+            refusal.conflicts,
+            [(
+                "b".to_string(),
+                "a".to_string(),
+                vec!["spec.cpu".to_string()]
+            )]
+        );
+        assert_eq!(v, before);
+    }
+
+    #[test]
+    fn invalid_selector_in_namespace_refuses_and_is_named() {
+        let ok = preset("ok", Some("ns"), web(), json!({"cpu": {"cores": 1}}));
+        let bad = preset(
+            "bad",
+            Some("ns"),
+            json!({"matchExpressions": [{"key": "x", "operator": "In"}]}),
+            json!({}),
+        );
+        let elsewhere = preset(
+            "elsewhere",
+            None,
+            json!({"matchExpressions": [{"key": "x", "operator": "In"}]}),
+            json!({}),
+        );
+        let mut v = vmi(json!({"app": "db"}), json!({}));
+        let refusal = apply_presets(&mut v, "ns", &[&ok, &bad, &elsewhere]).unwrap_err();
+        assert_eq!(refusal.invalid_selectors, ["bad"]);
+        assert!(refusal.to_string().contains("'bad'"));
+        // In the default namespace only `elsewhere` counts.
+        let mut v = vmi(json!({"app": "web"}), json!({}));
+        let refusal = apply_presets(&mut v, "default", &[&ok, &bad, &elsewhere]).unwrap_err();
+        assert_eq!(refusal.invalid_selectors, ["elsewhere"]);
+    }
+
+    #[test]
+    fn exclusion_needs_the_exact_value() {
+        let p = preset("p", None, json!({}), json!({"cpu": {"cores": 1}}));
+        let mut v = vmi(json!({}), json!({}));
+        v["metadata"]["annotations"] = json!({EXCLUDE_ANNOTATION: "true"});
+        let out = apply_presets(&mut v, "default", &[&p]).unwrap();
+        assert!(out.excluded && out.applied.is_empty());
+        v["metadata"]["annotations"] = json!({EXCLUDE_ANNOTATION: "True"});
+        let out = apply_presets(&mut v, "default", &[&p]).unwrap();
+        assert_eq!(out.applied, ["p"]);
     }
 }
