@@ -218,7 +218,8 @@ pub struct StagedVmi {
 
 /// For every VirtualMachine and VirtualMachineInstance of `objects`, in input order, the VMI
 /// KubeVirt creates (see [`crate::kubevirt::vmi::vmi_for`]) after the presets of its namespace
-/// found in `objects` were applied, or the webhook's refusal.
+/// found in `objects` were applied, or the webhook's refusal. Instancetypes and preferences are
+/// not applied here (the full VMI pipeline applies them before this step), nor VMI defaults.
 pub fn vmi_stage_presets(objects: &[Object]) -> Vec<Result<StagedVmi, (ObjectRef, PresetRefusal)>> {
     let presets: Vec<&Object> = objects
         .iter()
