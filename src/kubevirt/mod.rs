@@ -5,6 +5,7 @@ pub mod conflict;
 pub mod defaults;
 pub mod expand;
 pub mod instancetype_apply;
+pub mod migrate;
 pub mod preference_apply;
 pub mod presets;
 pub mod profile;
