@@ -4,7 +4,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
-use kvrender::cli::{Cli, Command};
+use kvrender::cli::{Cli, Command, MigrateCommand};
 use kvrender::commands::{self, Outcome};
 use kvrender::emit;
 
@@ -32,6 +32,9 @@ fn run(cli: &Cli) -> anyhow::Result<Outcome> {
     pool.build_global()?;
     let outcome = match &cli.command {
         Command::Expand(args) => commands::expand::run(args)?,
+        Command::Vmi(args) => commands::vmi::run(args)?,
+        Command::Diff(args) => commands::vmi::run_diff(args)?,
+        Command::Migrate(MigrateCommand::Presets(args)) => commands::migrate::run_presets(args)?,
         _ => anyhow::bail!("this subcommand is not available yet"),
     };
     Ok(outcome)

@@ -3,6 +3,8 @@
 
 pub mod expand;
 pub mod inputs;
+pub mod migrate;
+pub mod vmi;
 
 use crate::diagnostic::Diagnostic;
 

@@ -274,10 +274,10 @@ fn set_disk_bus(spec: &mut Value, bus: &str) {
     };
     for disk in disks.iter_mut().filter_map(Value::as_object_mut) {
         for target in ["disk", "cdrom", "lun"] {
-            if let Some(t) = disk.get_mut(target).and_then(Value::as_object_mut) {
-                if path::is_zero(t.get("bus")) {
-                    t.insert("bus".into(), Value::String(bus.into()));
-                }
+            if let Some(t) = disk.get_mut(target).and_then(Value::as_object_mut)
+                && path::is_zero(t.get("bus"))
+            {
+                t.insert("bus".into(), Value::String(bus.into()));
             }
         }
     }
@@ -290,18 +290,18 @@ fn set_watchdog_action(spec: &mut Value, model: &str) {
     let m = watchdog
         .entry(model)
         .or_insert_with(|| Value::Object(Map::new()));
-    if let Some(m) = m.as_object_mut() {
-        if path::is_zero(m.get("action")) {
-            m.insert("action".into(), Value::String("reset".into()));
-        }
+    if let Some(m) = m.as_object_mut()
+        && path::is_zero(m.get("action"))
+    {
+        m.insert("action".into(), Value::String("reset".into()));
     }
 }
 
 fn set_arm64_defaults(spec: &mut Value) {
-    if let Some(cpu) = path::ensure_map(spec, &["domain", "cpu"]) {
-        if path::is_zero(cpu.get("model")) {
-            cpu.insert("model".into(), Value::String("host-passthrough".into()));
-        }
+    if let Some(cpu) = path::ensure_map(spec, &["domain", "cpu"])
+        && path::is_zero(cpu.get("model"))
+    {
+        cpu.insert("model".into(), Value::String("host-passthrough".into()));
     }
     if !path::is_set(spec, &["domain", "firmware", "bootloader"]) {
         path::set(
@@ -317,11 +317,11 @@ fn set_arm64_defaults(spec: &mut Value) {
 }
 
 fn set_cpu_model(profile: &ClusterProfile, spec: &mut Value) {
-    if let Some(cpu) = path::ensure_map(spec, &["domain", "cpu"]) {
-        if path::is_zero(cpu.get("model")) {
-            let model = profile.cpu_model.as_deref().unwrap_or("host-model");
-            cpu.insert("model".into(), Value::String(model.into()));
-        }
+    if let Some(cpu) = path::ensure_map(spec, &["domain", "cpu"])
+        && path::is_zero(cpu.get("model"))
+    {
+        let model = profile.cpu_model.as_deref().unwrap_or("host-model");
+        cpu.insert("model".into(), Value::String(model.into()));
     }
 }
 
@@ -343,10 +343,10 @@ fn set_cpu_hotplug(spec: &mut Value) {
     if max_sockets * cores * threads > 512 {
         max_sockets = (512 / (cores * threads)).max(sockets);
     }
-    if max_sockets != 0 {
-        if let Some(cpu) = path::ensure_map(spec, &["domain", "cpu"]) {
-            cpu.insert("maxSockets".into(), json!(max_sockets));
-        }
+    if max_sockets != 0
+        && let Some(cpu) = path::ensure_map(spec, &["domain", "cpu"])
+    {
+        cpu.insert("maxSockets".into(), json!(max_sockets));
     }
 }
 
