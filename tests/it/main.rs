@@ -2,5 +2,6 @@
 
 mod common;
 mod expand;
+mod infer;
 mod presets;
 mod render;
