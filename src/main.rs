@@ -8,6 +8,9 @@ use kvrender::cli::{Cli, Command};
 use kvrender::commands::{self, Outcome};
 use kvrender::emit;
 
+/// Stack size of the worker threads.
+const WORKER_STACK: usize = 16 << 20;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(&cli) {
@@ -20,11 +23,13 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: &Cli) -> anyhow::Result<Outcome> {
+    // Parsing a deeply nested document recurses; give workers room so that the parser's own
+    // depth budget, not the stack, is what stops a hostile input.
+    let mut pool = rayon::ThreadPoolBuilder::new().stack_size(WORKER_STACK);
     if let Some(n) = cli.threads {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(n.max(1))
-            .build_global()?;
+        pool = pool.num_threads(n.max(1));
     }
+    pool.build_global()?;
     let outcome = match &cli.command {
         Command::Expand(args) => commands::expand::run(args)?,
         _ => anyhow::bail!("this subcommand is not available yet"),

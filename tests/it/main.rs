@@ -5,3 +5,4 @@ mod expand;
 mod infer;
 mod presets;
 mod render;
+mod yaml;
