@@ -3,15 +3,16 @@
 //!
 //! `cargo run --release --example floor -- [--threads N] PATH... > out.yaml`
 
+#[path = "../benches/support/floor.rs"]
+mod floor;
+
 use std::io::Write;
 use std::path::PathBuf;
 
-use kvrender::emit;
-use kvrender::load::{self, Document};
-use rayon::prelude::*;
+use kvrender::load;
 
 fn main() {
-    let mut args = std::env::args().skip(1).peekable();
+    let mut args = std::env::args().skip(1);
     let mut pool = rayon::ThreadPoolBuilder::new().stack_size(16 << 20);
     let mut paths = Vec::new();
     while let Some(a) = args.next() {
@@ -32,27 +33,7 @@ fn main() {
             std::process::exit(2);
         }
     };
-    // Each document parsed and printed on a worker, as `expand` does with VirtualMachines.
-    let docs = load::documents(&sources, &|_, _| true);
-    let printed: Vec<Result<String, String>> = docs
-        .par_iter()
-        .map(|doc| match doc {
-            Document::Object(o) => emit::stream_document(&o.value).map_err(|e| e.to_string()),
-            Document::Deferred(d) => match d.parse() {
-                Ok(o) => emit::stream_document(&o.value).map_err(|e| e.to_string()),
-                Err(d) => Err(d.message),
-            },
-            Document::Problem(d) => Err(d.message.clone()),
-        })
-        .collect();
-    let mut out = String::new();
-    let mut problems = 0;
-    for p in printed {
-        match p {
-            Ok(s) => out.push_str(&s),
-            Err(_) => problems += 1,
-        }
-    }
+    let (out, problems) = floor::parse_and_emit(&sources);
     let mut stdout = std::io::stdout().lock();
     if stdout.write_all(out.as_bytes()).is_err() {
         std::process::exit(2);

@@ -1,7 +1,7 @@
 //! Print COUNT generated VirtualMachines (default 1000) as one YAML stream, for benchmarks and
 //! load tests: `cargo run --release --example gen_vms -- 10000 [SEED] > vms.yaml`.
 
-#[path = "../benches/gen.rs"]
+#[path = "../benches/support/gen.rs"]
 mod vm_gen;
 
 use std::io::Write;

@@ -14,7 +14,7 @@ use crate::commands::inputs::Inputs;
 use crate::diagnostic::{self, Diagnostic};
 use crate::emit;
 use crate::error::{Error, Result};
-use crate::load::{self, Document};
+use crate::load::{self, Document, Source};
 use crate::model::{Kind, Object};
 use crate::pipeline;
 
@@ -34,15 +34,21 @@ enum Step {
 pub fn run(args: &ExpandArgs) -> Result<Outcome> {
     let sources = load::read_paths(&args.paths)?;
     let inputs = Inputs::resolution(&args.resolve)?;
-    let lazy = load::documents(&sources, &|api, kind| {
+    expand_sources(&sources, &inputs)
+}
+
+/// Expand every VirtualMachine of `sources`, resolving against them and then `inputs`
+/// (`--catalog` objects, the embedded catalog) with `inputs.profile`.
+pub fn expand_sources(sources: &[Source], inputs: &Inputs) -> Result<Outcome> {
+    let lazy = load::documents(sources, &|api, kind| {
         kind == "VirtualMachine" && api.starts_with("kubevirt.io/")
     });
-    if let Some(out) = expand_documents(&lazy, &inputs)? {
+    if let Some(out) = expand_documents(&lazy, inputs)? {
         return Ok(out);
     }
     drop(lazy);
-    let eager = load::documents(&sources, &|_, _| false);
-    expand_documents(&eager, &inputs)?
+    let eager = load::documents(sources, &|_, _| false);
+    expand_documents(&eager, inputs)?
         .ok_or_else(|| Error::Usage("internal error: a parsed document was deferred".into()))
 }
 
