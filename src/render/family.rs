@@ -72,10 +72,17 @@ impl<'a> Family<'a> {
     pub fn parse(doc: Doc<'a>) -> Result<Family<'a>, RenderError> {
         let name = doc.obj.name();
         if name.is_empty() {
-            return Err(doc.invalid(
-                &[Step::Key("metadata")],
-                "an InstancetypeFamily needs `metadata.name` (its class prefix, e.g. `u`)".into(),
-            ));
+            let message = if doc
+                .obj
+                .value
+                .pointer("/metadata/name")
+                .is_some_and(Value::is_boolean)
+            {
+                "`metadata.name` must be a string; quote it (YAML reads a bare `y` or `n` as a boolean)"
+            } else {
+                "an InstancetypeFamily needs `metadata.name` (its class prefix, e.g. `u`)"
+            };
+            return Err(doc.invalid(&[Step::Key("metadata"), Step::Key("name")], message.into()));
         }
         let spec = doc.spec_map(SPEC_KEYS)?;
         let version = match spec.get("version") {

@@ -43,7 +43,7 @@ use lines::Step;
 use merge::deep_merge;
 use parts::{Part, PartLibrary};
 use preference::Preference;
-use template::{Engine, FieldStep, LeafError, LeafErrorKind, context, field_to_string};
+use template::{FieldStep, LeafError, LeafErrorKind, Templates, context, field_to_string};
 
 /// The API group of kvrender's own catalog kinds.
 pub const CATALOG_GROUP: &str = "kvrender.io";
@@ -273,6 +273,7 @@ pub fn render(objects: &[Object], options: &RenderOptions<'_>) -> Result<Rendere
     let mut family_parts = Vec::with_capacity(families.len());
     for family in &families {
         let parts = library.resolve(&family.parts, &family.doc, &spec_parts)?;
+        check_traits(family, &parts)?;
         let traits = merged_defaults(&parts, family.traits);
         family_parts.push((parts, traits));
     }
@@ -305,10 +306,34 @@ pub fn render(objects: &[Object], options: &RenderOptions<'_>) -> Result<Rendere
         });
     }
 
-    let engine = Engine::new();
+    // Compile every template leaf once, then evaluate it for each combination.
+    let env = template::sandbox();
+    let mut templates = Templates::new(&env);
+    for part in library.parts() {
+        part.metadata
+            .into_iter()
+            .chain(part.spec)
+            .for_each(|t| templates.add_tree(t));
+    }
+    for family in &families {
+        [family.template, family.labels, family.annotations]
+            .into_iter()
+            .flatten()
+            .for_each(|t| templates.add_tree(t));
+    }
+    for preference in &preferences {
+        [
+            preference.template,
+            preference.labels,
+            preference.annotations,
+        ]
+        .into_iter()
+        .flatten()
+        .for_each(|t| templates.add_tree(t));
+    }
     let results: Vec<Result<Vec<(Object, Combination)>, RenderError>> = jobs
         .par_iter()
-        .map(|job| render_job(&engine, job, options))
+        .map(|job| render_job(&templates, job, options))
         .collect();
     let mut generated = Vec::new();
     for result in results {
@@ -334,6 +359,55 @@ pub fn render(objects: &[Object], options: &RenderOptions<'_>) -> Result<Rendere
     })
 }
 
+/// When the family's parts declare trait defaults, the family and its variants may only set
+/// declared traits: a misspelt trait would otherwise be ignored without a word.
+fn check_traits(family: &Family<'_>, parts: &[&Part<'_>]) -> Result<(), RenderError> {
+    let declared: Vec<&String> = parts
+        .iter()
+        .filter_map(|p| p.defaults.and_then(Value::as_object))
+        .flat_map(|d| d.keys())
+        .collect();
+    if declared.is_empty() {
+        return Ok(());
+    }
+    let mut sets: Vec<(Vec<Step<'_>>, &Value)> = Vec::new();
+    if let Some(traits) = family.traits {
+        sets.push((vec![Step::Key("spec"), Step::Key("traits")], traits));
+    }
+    for (i, variant) in family.variants.iter().enumerate() {
+        if let Some(traits) = &variant.traits {
+            sets.push((
+                vec![
+                    Step::Key("spec"),
+                    Step::Key("variants"),
+                    Step::Index(i),
+                    Step::Key("traits"),
+                ],
+                traits,
+            ));
+        }
+    }
+    for (steps, traits) in sets {
+        for key in traits.as_object().into_iter().flat_map(|m| m.keys()) {
+            if !declared.contains(&key) {
+                let mut at = steps.clone();
+                at.push(Step::Key(key));
+                let mut names: Vec<&str> = declared.iter().map(|k| k.as_str()).collect();
+                names.sort_unstable();
+                names.dedup();
+                return Err(family.doc.invalid(
+                    &at,
+                    format!(
+                        "unknown trait `{key}`; the family's parts declare: {}",
+                        names.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The parts' defaults in order, then the object's own traits or vars.
 fn merged_defaults(parts: &[&Part<'_>], own: Option<&Value>) -> Value {
     let mut merged = Value::Object(Map::new());
@@ -354,9 +428,9 @@ struct Site<'d, 'a> {
     steps: Vec<Step<'d>>,
 }
 
-fn render_job(
-    engine: &Engine,
-    job: &Job<'_, '_>,
+fn render_job<'a>(
+    templates: &Templates<'_, 'a>,
+    job: &Job<'_, 'a>,
     options: &RenderOptions<'_>,
 ) -> Result<Vec<(Object, Combination)>, RenderError> {
     let (doc, name, ctx, combination, parts, origin, scopes, own, kinds) = match job {
@@ -449,18 +523,22 @@ fn render_job(
         "kind": "",
         "metadata": {"name": name},
     });
-    let render = |tree: &Value, site: &Site<'_, '_>| -> Result<Option<Value>, RenderError> {
-        engine
+    let render = |tree: &'a Value, site: &Site<'_, '_>| -> Result<Option<Value>, RenderError> {
+        templates
             .render_tree(tree, &ctx)
             .map_err(|e| leaf_error(site, e, &combination))
     };
     for part in parts {
-        let site = Site {
-            doc: &part.doc,
-            steps: part.steps(&[]),
-        };
-        if let Some(fragment) = render(&part.fragment, &site)? {
-            deep_merge(&mut object, &fragment);
+        for (tree, key) in [(part.metadata, "metadata"), (part.spec, "spec")] {
+            let Some(tree) = tree else { continue };
+            let rest = [Step::Key(key)];
+            let site = Site {
+                doc: &part.doc,
+                steps: part.steps(&rest),
+            };
+            if let Some(fragment) = render(tree, &site)? {
+                deep_merge(&mut object, &json!({ key: fragment }));
+            }
         }
     }
     for (tree, key) in own {

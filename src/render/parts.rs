@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::lines::Step;
 use super::{Doc, RenderError};
@@ -19,8 +19,10 @@ pub struct Part<'a> {
     pub parts: Vec<(&'a str, usize)>,
     /// Default traits (families) or vars (preferences).
     pub defaults: Option<&'a Value>,
-    /// The object fragment (`metadata` and `spec`), template leaves unrendered.
-    pub fragment: Value,
+    /// The `metadata` fragment, template leaves unrendered.
+    pub metadata: Option<&'a Value>,
+    /// The `spec` fragment, template leaves unrendered.
+    pub spec: Option<&'a Value>,
 }
 
 impl Part<'_> {
@@ -65,8 +67,7 @@ impl<'a> PartLibrary<'a> {
             let Some(body) = body.as_object() else {
                 return Err(doc.invalid(&at, format!("part `{name}` must be a mapping")));
             };
-            let mut fragment = Map::new();
-            for (key, value) in body {
+            for key in body.keys() {
                 if !PART_KEYS.contains(&key.as_str()) {
                     return Err(doc.invalid(
                         &[at[0], at[1], Step::Key(key)],
@@ -75,9 +76,6 @@ impl<'a> PartLibrary<'a> {
                             PART_KEYS.join(", ")
                         ),
                     ));
-                }
-                if key == "metadata" || key == "spec" {
-                    fragment.insert(key.clone(), value.clone());
                 }
             }
             let sub = name_list(&doc, &[at[0], at[1], Step::Key("parts")], body.get("parts"))?;
@@ -93,7 +91,8 @@ impl<'a> PartLibrary<'a> {
                 doc: doc.clone(),
                 parts: sub,
                 defaults,
-                fragment: Value::Object(fragment),
+                metadata: body.get("metadata"),
+                spec: body.get("spec"),
             };
             if let Some(first) = self.parts.get(name.as_str()) {
                 return Err(doc.invalid(
@@ -107,6 +106,11 @@ impl<'a> PartLibrary<'a> {
             self.parts.insert(name, part);
         }
         Ok(())
+    }
+
+    /// Every part, in no particular order.
+    pub fn parts(&self) -> impl Iterator<Item = &Part<'a>> {
+        self.parts.values()
     }
 
     /// The parts named by `roots`, each preceded by the parts it names, each part once, in

@@ -12,6 +12,8 @@
 //! environment access, strict undefined handling (a misspelt field is an error, not an empty
 //! string), no auto-escaping, and limits on fuel, recursion and output size.
 
+use std::collections::HashMap;
+
 use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 use serde_json::{Map, Value};
 
@@ -56,6 +58,12 @@ pub fn field_to_string(field: &[FieldStep]) -> String {
     let mut out = String::new();
     for step in field {
         match step {
+            // Label keys such as `example.com/tier` would make a dotted path ambiguous.
+            FieldStep::Key(k) if k.contains(['.', '/', '[', ']', ' ']) => {
+                out.push_str("[\"");
+                out.push_str(k);
+                out.push_str("\"]");
+            }
             FieldStep::Key(k) => {
                 if !out.is_empty() {
                     out.push('.');
@@ -72,35 +80,73 @@ pub fn field_to_string(field: &[FieldStep]) -> String {
     out
 }
 
-/// The sandboxed environment of one run.
-pub struct Engine {
-    env: Environment<'static>,
+/// The sandboxed environment of one run: strict undefined, no auto-escaping, no loader (so no
+/// file access), no `debug()`, fuel and recursion limits.
+pub fn sandbox<'s>() -> Environment<'s> {
+    let mut env = Environment::new();
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    env.set_auto_escape_callback(|_| AutoEscape::None);
+    env.set_fuel(Some(FUEL));
+    env.set_recursion_limit(RECURSION_LIMIT);
+    // `debug()` dumps the whole context; it has no place in a manifest.
+    env.remove_global("debug");
+    env
 }
 
-impl Default for Engine {
-    fn default() -> Self {
-        Engine::new()
+/// One template leaf, compiled once and evaluated for every combination.
+enum Leaf<'e, 's> {
+    Expression(minijinja::Expression<'e, 's>),
+    Text(minijinja::Template<'e, 's>),
+    /// Does not compile; rendering it again reports the error with the combination.
+    Broken,
+}
+
+/// The template leaves of a catalog, compiled once per run.
+pub struct Templates<'e, 's> {
+    env: &'e Environment<'s>,
+    leaves: HashMap<&'s str, Leaf<'e, 's>>,
+}
+
+impl<'e, 's> Templates<'e, 's> {
+    /// An empty set of compiled leaves for `env`.
+    pub fn new(env: &'e Environment<'s>) -> Self {
+        Templates {
+            env,
+            leaves: HashMap::new(),
+        }
     }
-}
 
-impl Engine {
-    /// A sandboxed environment: strict undefined, no auto-escaping, fuel and recursion limits.
-    pub fn new() -> Self {
-        let mut env = Environment::new();
-        env.set_undefined_behavior(UndefinedBehavior::Strict);
-        env.set_auto_escape_callback(|_| AutoEscape::None);
-        env.set_fuel(Some(FUEL));
-        env.set_recursion_limit(RECURSION_LIMIT);
-        // `debug()` dumps the whole context; it has no place in a manifest.
-        env.remove_global("debug");
-        Engine { env }
+    /// Compile every template leaf of `tree`.
+    pub fn add_tree(&mut self, tree: &'s Value) {
+        match tree {
+            Value::String(s) => self.add_leaf(s),
+            Value::Object(map) => map.values().for_each(|v| self.add_tree(v)),
+            Value::Array(items) => items.iter().for_each(|v| self.add_tree(v)),
+            _ => {}
+        }
+    }
+
+    fn add_leaf(&mut self, s: &'s str) {
+        if is_template(s) && !self.leaves.contains_key(s) {
+            self.leaves.insert(s, self.compile(s));
+        }
+    }
+
+    fn compile(&self, s: &'s str) -> Leaf<'e, 's> {
+        // A leaf that is exactly `{{ … }}` keeps its type. If it does not parse as one
+        // expression (`{{ a }} and {{ b }}`), it is ordinary template text.
+        single_expression(s)
+            .and_then(|inner| self.env.compile_expression(inner).ok())
+            .map(Leaf::Expression)
+            .or_else(|| self.env.template_from_str(s).ok().map(Leaf::Text))
+            .unwrap_or(Leaf::Broken)
     }
 
     /// Render every template leaf of `tree` with `ctx` in scope. `None` means the whole tree
     /// was dropped (it was a single `{{ … }}` that gave `none`).
     pub fn render_tree(
         &self,
-        tree: &Value,
+        tree: &'s Value,
         ctx: &minijinja::Value,
     ) -> Result<Option<Value>, LeafError> {
         let mut field = Vec::new();
@@ -110,7 +156,7 @@ impl Engine {
 
     fn render_node(
         &self,
-        node: &Value,
+        node: &'s Value,
         ctx: &minijinja::Value,
         field: &mut Vec<FieldStep>,
     ) -> Result<Option<Value>, LeafErrorKind> {
@@ -145,26 +191,36 @@ impl Engine {
         }
     }
 
-    fn render_leaf(&self, s: &str, ctx: &minijinja::Value) -> Result<Option<Value>, LeafErrorKind> {
+    fn render_leaf(
+        &self,
+        s: &'s str,
+        ctx: &minijinja::Value,
+    ) -> Result<Option<Value>, LeafErrorKind> {
         if !is_template(s) {
             return Ok(Some(Value::String(s.to_string())));
         }
-        if let Some(inner) = single_expression(s) {
-            // A leaf that is exactly `{{ … }}` keeps its type. If it does not parse as one
-            // expression (`{{ a }} and {{ b }}`), it is ordinary template text.
-            if let Ok(expr) = self.env.compile_expression(inner) {
+        let compiled_now;
+        let leaf = match self.leaves.get(s) {
+            Some(leaf) => leaf,
+            None => {
+                compiled_now = self.compile(s);
+                &compiled_now
+            }
+        };
+        let text = match leaf {
+            Leaf::Expression(expr) => {
                 let value = expr.eval(ctx).map_err(LeafErrorKind::Template)?;
                 // An expression may evaluate to undefined without failing; rendering it as
                 // text below raises the strict-mode error with minijinja's own message.
                 if !value.is_undefined() {
                     return to_json(&value);
                 }
+                self.env.render_str(s, ctx)
             }
+            Leaf::Text(template) => template.render(ctx),
+            Leaf::Broken => self.env.render_str(s, ctx),
         }
-        let text = self
-            .env
-            .render_str(s, ctx)
-            .map_err(LeafErrorKind::Template)?;
+        .map_err(LeafErrorKind::Template)?;
         if text.len() > MAX_LEAF_BYTES {
             return Err(LeafErrorKind::TooLarge(text.len()));
         }
@@ -208,7 +264,14 @@ mod tests {
     use serde_json::json;
 
     fn render(tree: Value, ctx: Value) -> Result<Option<Value>, LeafError> {
-        Engine::new().render_tree(&tree, &context(&ctx))
+        let env = sandbox();
+        let mut templates = Templates::new(&env);
+        templates.add_tree(&tree);
+        let first = templates.render_tree(&tree, &context(&ctx));
+        // Leaves that were not compiled up front render the same way.
+        let uncompiled = Templates::new(&env).render_tree(&tree, &context(&ctx));
+        assert_eq!(format!("{first:?}"), format!("{uncompiled:?}"));
+        first
     }
 
     #[test]
