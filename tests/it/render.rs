@@ -412,3 +412,33 @@ spec: {}
 ";
     insta::assert_snapshot!("render__catalog_error_duplicate_name", render_error(text));
 }
+
+/// The worked example of `docs/catalog-format.md`: its first YAML block renders to the object
+/// shown in the second.
+#[test]
+fn documented_example_renders_as_shown() {
+    let doc = std::fs::read_to_string(repo("docs/catalog-format.md")).expect("readable");
+    let blocks: Vec<&str> = doc
+        .split("```yaml\n")
+        .skip(1)
+        .filter_map(|b| b.split("```").next())
+        .collect();
+    let path: Arc<str> = Arc::from("docs/catalog-format.md");
+    let input = load::parse_text(&path, blocks[0]);
+    assert!(input.diagnostics.is_empty(), "{:?}", input.diagnostics);
+    let rendered = render::render(&input.objects, &RenderOptions::default())
+        .unwrap_or_else(|e| panic!("{}", report(&e)));
+    let names: Vec<String> = rendered
+        .objects
+        .iter()
+        .map(|o| format!("{}/{}", o.kind_str(), o.name()))
+        .collect();
+    assert_eq!(rendered.objects.len(), 9, "{names:?}");
+    let shown = load::parse_text(&path, blocks[1]).objects;
+    let got = rendered
+        .objects
+        .iter()
+        .find(|o| o.kind_str() == "VirtualMachineClusterInstancetype" && o.name() == "g2.largehp")
+        .expect("g2.largehp");
+    assert_eq!(got.value, shown[0].value);
+}
