@@ -30,6 +30,41 @@ pub fn deep_merge(base: &mut Value, overlay: &Value) {
     }
 }
 
+/// Merge `overlay` into `base` in place, taking ownership of the overlay (no copies).
+pub fn deep_merge_owned(base: &mut Value, overlay: Value) {
+    match (base, overlay) {
+        (Value::Object(base), Value::Object(overlay)) => {
+            for (key, value) in overlay {
+                if value.is_null() {
+                    base.shift_remove(&key);
+                    continue;
+                }
+                match base.get_mut(&key) {
+                    Some(existing) if existing.is_object() && value.is_object() => {
+                        deep_merge_owned(existing, value);
+                    }
+                    _ => {
+                        base.insert(key, strip_nulls_owned(value));
+                    }
+                }
+            }
+        }
+        (base, overlay) => *base = strip_nulls_owned(overlay),
+    }
+}
+
+fn strip_nulls_owned(value: Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k, strip_nulls_owned(v)))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
 /// A copy of `value` whose mappings carry no `null` entries (a `null` asks for removal, so it
 /// never reaches the output even when there was nothing to remove).
 fn strip_nulls(value: &Value) -> Value {
@@ -72,6 +107,17 @@ mod tests {
         let keys: Vec<&String> = base["spec"].as_object().unwrap().keys().collect();
         assert_eq!(keys, ["cpu", "memory"]);
         assert_eq!(base["spec"]["cpu"], 3);
+    }
+
+    #[test]
+    fn owned_merge_agrees_with_borrowed_merge() {
+        let base = json!({"a": {"x": 1, "y": [1, 2]}, "b": "keep", "c": true});
+        let overlay = json!({"a": {"y": [3], "z": {"n": null, "m": 1}}, "c": null, "d": 4});
+        let mut borrowed = base.clone();
+        deep_merge(&mut borrowed, &overlay);
+        let mut owned = base;
+        deep_merge_owned(&mut owned, overlay);
+        assert_eq!(owned, borrowed);
     }
 
     #[test]

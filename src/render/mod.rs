@@ -40,7 +40,7 @@ pub use error::{Combination, RenderError};
 
 use family::Family;
 use lines::Step;
-use merge::deep_merge;
+use merge::{deep_merge, deep_merge_owned};
 use parts::{Part, PartLibrary};
 use preference::Preference;
 use template::{FieldStep, LeafError, LeafErrorKind, Templates, context, field_to_string};
@@ -537,7 +537,7 @@ fn render_job<'a>(
                 steps: part.steps(&rest),
             };
             if let Some(fragment) = render(tree, &site)? {
-                deep_merge(&mut object, &json!({ key: fragment }));
+                deep_merge_owned(&mut object, json!({ key: fragment }));
             }
         }
     }
@@ -554,7 +554,7 @@ fn render_job<'a>(
             "template" => fragment,
             _ => json!({"metadata": {key: fragment}}),
         };
-        deep_merge(&mut object, &fragment);
+        deep_merge_owned(&mut object, fragment);
     }
     // Identity is not the templates' to change.
     object["apiVersion"] = json!(OUTPUT_API_VERSION);
