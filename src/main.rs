@@ -27,6 +27,7 @@ fn run(cli: &Cli) -> anyhow::Result<Outcome> {
     }
     let outcome = match &cli.command {
         Command::Expand(args) => commands::expand::run(args)?,
+        Command::Validate(args) => commands::validate::run(args)?,
         _ => anyhow::bail!("this subcommand is not available yet"),
     };
     Ok(outcome)

@@ -3,6 +3,7 @@
 
 pub mod expand;
 pub mod inputs;
+pub mod validate;
 
 use crate::diagnostic::Diagnostic;
 
