@@ -4,9 +4,12 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
-use kvrender::cli::{Cli, Command};
+use kvrender::cli::{Cli, Command, MigrateCommand};
 use kvrender::commands::{self, Outcome};
 use kvrender::emit;
+
+/// Stack size of the worker threads.
+const WORKER_STACK: usize = 16 << 20;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -20,14 +23,19 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: &Cli) -> anyhow::Result<Outcome> {
+    // Parsing a deeply nested document recurses; give workers room so that the parser's own
+    // depth budget, not the stack, is what stops a hostile input.
+    let mut pool = rayon::ThreadPoolBuilder::new().stack_size(WORKER_STACK);
     if let Some(n) = cli.threads {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(n.max(1))
-            .build_global()?;
+        pool = pool.num_threads(n.max(1));
     }
+    pool.build_global()?;
     let outcome = match &cli.command {
         Command::Expand(args) => commands::expand::run(args)?,
         Command::Validate(args) => commands::validate::run(args)?,
+        Command::Vmi(args) => commands::vmi::run(args)?,
+        Command::Diff(args) => commands::vmi::run_diff(args)?,
+        Command::Migrate(MigrateCommand::Presets(args)) => commands::migrate::run_presets(args)?,
         _ => anyhow::bail!("this subcommand is not available yet"),
     };
     Ok(outcome)

@@ -4,6 +4,8 @@
 pub mod expand;
 pub mod inputs;
 pub mod validate;
+pub mod migrate;
+pub mod vmi;
 
 use crate::diagnostic::Diagnostic;
 
