@@ -3,8 +3,8 @@
 
 pub mod expand;
 pub mod inputs;
-pub mod validate;
 pub mod migrate;
+pub mod validate;
 pub mod vmi;
 
 use crate::diagnostic::Diagnostic;

@@ -155,8 +155,77 @@ fn check_memory(
     })
 }
 
-/// Compare two quantities by value (absent = 0). Whole units are exact for memory sizes.
+/// Compare two quantities by value, as Go's `Quantity.Cmp` (absent = 0).
 fn compare(a: Option<&Quantity>, b: Option<&Quantity>) -> Ordering {
-    let value = |q: Option<&Quantity>| q.map_or(0, Quantity::value);
-    value(a).cmp(&value(b))
+    match (a, b) {
+        (Some(a), Some(b)) => a.cmp_value(b),
+        (Some(a), None) if a.is_zero() => Ordering::Equal,
+        (Some(a), None) => {
+            if a.is_negative() {
+                Ordering::Less
+            } else {
+                Ordering::Greater
+            }
+        }
+        (None, Some(b)) if b.is_zero() => Ordering::Equal,
+        (None, Some(b)) => {
+            if b.is_negative() {
+                Ordering::Greater
+            } else {
+                Ordering::Less
+            }
+        }
+        (None, None) => Ordering::Equal,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn memory_uses_the_vm_guest_after_application() {
+        let pref = json!({"requirements": {"memory": {"guest": "2Gi"}}});
+        let vmi = json!({"domain": {"memory": {"guest": "1024Mi"}}});
+        let f = check(None, Some(&pref), &vmi).unwrap();
+        assert_eq!(f.paths, ["spec.template.spec.domain.memory"]);
+        assert_eq!(
+            f.reason,
+            "insufficient Memory resources of 1Gi provided by VirtualMachine, preference requires 2Gi"
+        );
+        let it = json!({"memory": {"guest": "4Gi"}});
+        let vmi = json!({"domain": {"memory": {"guest": "4Gi"}}});
+        assert!(check(Some(&it), Some(&pref), &vmi).is_none());
+    }
+
+    #[test]
+    fn no_memory_counts_as_zero() {
+        let pref = json!({"requirements": {"memory": {"guest": "1Mi"}}});
+        let f = check(None, Some(&pref), &json!({"domain": {}})).unwrap();
+        assert!(
+            f.reason
+                .starts_with("insufficient Memory resources of 0 provided")
+        );
+    }
+
+    #[test]
+    fn cpu_first_then_memory_then_architecture() {
+        let pref = json!({"requirements": {"cpu": {"guest": 4}, "memory": {"guest": "8Gi"},
+                                           "architecture": "arm64"}});
+        let it = json!({"cpu": {"guest": 2}, "memory": {"guest": "1Gi"}});
+        let f = check(Some(&it), Some(&pref), &json!({"architecture": "amd64"})).unwrap();
+        assert_eq!(f.paths, ["spec.instancetype"]);
+        assert!(f.reason.contains("CPU"));
+    }
+
+    #[test]
+    fn any_topology_multiplies_and_lists_three_paths() {
+        let pref = json!({"requirements": {"cpu": {"guest": 9}},
+                          "cpu": {"preferredCPUTopology": "any"}});
+        let vmi = json!({"domain": {"cpu": {"sockets": 2, "cores": 2, "threads": 2}}});
+        let f = check(None, Some(&pref), &vmi).unwrap();
+        assert_eq!(f.paths.len(), 3);
+        assert!(f.reason.contains("of 8 vCPU"));
+    }
 }
