@@ -26,8 +26,11 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
     }
     if obj.kind() == Kind::VirtualMachine {
         let before = out.len();
+        // KubeVirt looks at the preference matcher only when the instancetype one is fine.
         check_matcher(obj, "instancetype", "InstancetypeMatcher", out);
-        check_matcher(obj, "preference", "PreferenceMatcher", out);
+        if out.len() == before {
+            check_matcher(obj, "preference", "PreferenceMatcher", out);
+        }
         if out.len() > before {
             return;
         }

@@ -89,9 +89,7 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
             } => Diagnostic::error(
                 super::wrong_type::RULE.code,
                 obj.origin.clone(),
-                format!(
-                    "`{path}` must be {expected}, not {found}: the API server refuses the object"
-                ),
+                format!("must be {expected}, not {found}: the API server refuses the object"),
             )
             .with_field(path),
         };
