@@ -4,4 +4,5 @@ mod common;
 mod expand;
 mod presets;
 mod render;
+mod validate;
 mod yaml;
