@@ -2,6 +2,7 @@
 
 mod common;
 mod expand;
+mod infer;
 mod presets;
 mod render;
 mod validate;
