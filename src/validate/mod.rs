@@ -84,7 +84,6 @@ pub fn validate(ctx: &Context<'_>) -> Vec<Diagnostic> {
             rules::missing_name::check(obj, &mut d);
             rules::unknown_field::check(obj, &mut d);
             rules::admission::check(obj, ctx, &mut d);
-            rules::infer_from_volume::check(obj, ctx, &mut d);
             d
         })
         .collect();

@@ -10,12 +10,13 @@
 use serde_json::Value;
 
 use super::{
-    bad_matcher, deprecated, instancetype_conflict, invalid_spec, reference_not_found,
-    requirements, spread,
+    bad_matcher, deprecated, infer_from_volume, instancetype_conflict, invalid_spec,
+    reference_not_found, requirements, spread,
 };
 use crate::diagnostic::Diagnostic;
 use crate::kubevirt::admission::{self, Reason};
 use crate::kubevirt::expand::ExpandError;
+use crate::kubevirt::infer;
 use crate::model::{Kind, Object, path};
 use crate::validate::Context;
 
@@ -35,6 +36,19 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
             return;
         }
     }
+    // The mutating webhook infers the matchers first; the validating one sees its result.
+    let inferred;
+    let obj = if obj.kind() == Kind::VirtualMachine && infer::uses_inference(&obj.value) {
+        match infer_from_volume::infer(obj, ctx, out) {
+            Some(vm) => {
+                inferred = vm;
+                &inferred
+            }
+            None => return,
+        }
+    } else {
+        obj
+    };
     let Some(response) = admission::admit(obj, ctx.index, ctx.profile) else {
         return;
     };

@@ -1,11 +1,14 @@
 //! `KV013` infer-from-volume.
 //!
 //! ## What it checks
-//! A matcher's `inferFromVolume`: the named volume must exist in `spec.template.spec.volumes`
-//! (else KubeVirt refuses the VM whatever the failure policy), be a `persistentVolumeClaim` or
-//! `dataVolume` volume (else the VM is refused unless the policy is `Ignore`), and the claim or
-//! DataVolume it names should be among the manifests (a `dataVolumeTemplates` entry, a
-//! DataVolume or a PersistentVolumeClaim).
+//! A matcher's `inferFromVolume`, followed as KubeVirt's mutating webhook does
+//! ([`crate::kubevirt::infer`]): the named template volume, then the PVC, DataVolume (or
+//! `dataVolumeTemplates` entry), DataSource or VolumeSnapshot behind it, whose labels name the
+//! default instancetype and preference. A failure KubeVirt refuses the VM for is an error (no
+//! such volume, an unsupported volume type or a missing label under the `Reject` policy); an
+//! object that is not among the manifests is a warning (the cluster may hold it). A matcher
+//! the `Ignore` policy drops is reported for information. The VM the inference produces is
+//! what the admission checks then see.
 //!
 //! ## Why
 //! Inference runs in the cluster when the VM is created; offline we can only follow it through
@@ -24,98 +27,80 @@
 //! ## Fix
 //! Name an existing volume, or add the DataVolume/PVC (or its directory with `--catalog`).
 
-use serde_json::Value;
-
 use crate::diagnostic::{Diagnostic, Severity, codes};
-use crate::model::{Kind, Object, path};
+use crate::kubevirt::infer::{self, InferError, Inference};
+use crate::model::Object;
 use crate::validate::{Context, Rule};
 
 /// The rule.
 pub const RULE: Rule = Rule {
     code: codes::INFERENCE,
     name: "infer-from-volume",
-    summary: "An `inferFromVolume` that names no volume, an unsupported one, or a source not among the manifests.",
+    summary: "An `inferFromVolume` KubeVirt cannot resolve (error), or whose source is not among the manifests (warning).",
     severity: Severity::Error,
 };
 
-/// Check both matchers of a VirtualMachine.
-pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
-    if obj.kind() != Kind::VirtualMachine {
-        return;
+/// Infer the matchers of a VM that asks for it. Returns the VM as the mutating webhook leaves
+/// it when inference succeeds (the admission checks run on that), `None` when the VM does not
+/// use inference or inference cannot go on offline.
+pub fn infer(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) -> Option<Object> {
+    if !infer::uses_inference(&obj.value) {
+        return None;
     }
-    for side in ["instancetype", "preference"] {
-        if let Some(d) = check_side(obj, ctx, side) {
-            out.push(d.with_object(obj.object_ref()));
+    match infer::infer_and_mutate(obj, ctx.index) {
+        Ok(inferred) => {
+            for (side, what) in [
+                ("instancetype", &inferred.instancetype),
+                ("preference", &inferred.preference),
+            ] {
+                if let Some(Inference::Cleared { volume, reason }) = what {
+                    out.push(
+                        Diagnostic::error(
+                            RULE.code,
+                            obj.origin.clone(),
+                            format!(
+                                "no {side} inferred from volume {volume} ({reason}): the \
+                                 `Ignore` policy drops the matcher"
+                            ),
+                        )
+                        .with_severity(Severity::Info)
+                        .with_object(obj.object_ref())
+                        .with_field(format!("spec.{side}")),
+                    );
+                }
+            }
+            Some(Object::new(inferred.vm, obj.origin.clone()))
+        }
+        Err(err) => {
+            out.push(finding(obj, &err));
+            None
         }
     }
 }
 
-fn check_side(obj: &Object, ctx: &Context<'_>, side: &str) -> Option<Diagnostic> {
-    let volume_name = path::str_at(&obj.value, &["spec", side, "inferFromVolume"])?;
-    if volume_name.is_empty() {
-        return None;
-    }
-    let field = format!("spec.{side}.inferFromVolume");
-    let error = |message: String| {
-        Some(Diagnostic::error(RULE.code, obj.origin.clone(), message).with_field(field.clone()))
-    };
-    let volumes = path::get(&obj.value, &["spec", "template", "spec", "volumes"])
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    let Some(volume) = volumes
-        .iter()
-        .find(|v| v.get("name").and_then(Value::as_str) == Some(volume_name))
-    else {
-        return error(format!(
-            "unable to find volume {volume_name} to infer defaults: `spec.template.spec.volumes` \
-             has no volume of that name, so KubeVirt refuses the VM"
-        ));
-    };
-    let policy = path::str_at(&obj.value, &["spec", side, "inferFromVolumeFailurePolicy"]);
-    let namespace = obj.effective_namespace();
-    let found = |kind: &str, name: &str| ctx.index.get_str(kind, namespace, name).is_some();
-    let (what, name, present) =
-        if let Some(claim) = path::str_at(volume, &["persistentVolumeClaim", "claimName"]) {
-            (
-                "PersistentVolumeClaim",
-                claim,
-                found("PersistentVolumeClaim", claim),
-            )
-        } else if let Some(dv) = path::str_at(volume, &["dataVolume", "name"]) {
-            let templated = path::get(&obj.value, &["spec", "dataVolumeTemplates"])
-                .and_then(Value::as_array)
-                .is_some_and(|t| {
-                    t.iter()
-                        .any(|t| path::str_at(t, &["metadata", "name"]) == Some(dv))
-                });
-            (
-                "DataVolume",
-                dv,
-                templated || found("DataVolume", dv) || found("PersistentVolumeClaim", dv),
-            )
-        } else {
-            if policy == Some("Ignore") {
-                return None;
-            }
-            return error(format!(
-                "volume {volume_name} is neither a persistentVolumeClaim nor a dataVolume, so \
-             nothing can be inferred from it and KubeVirt refuses the VM (set \
-             `inferFromVolumeFailurePolicy: Ignore` to drop the matcher instead)"
-            ));
-        };
-    if present {
-        return None;
-    }
-    Some(
+fn finding(obj: &Object, err: &InferError) -> Diagnostic {
+    let field = err
+        .side
+        .map(|s| format!("spec.{}.inferFromVolume", s.key()))
+        .or_else(|| err.causes.first().map(|c| c.field.clone()));
+    // A missing PVC, DataVolume, DataSource or snapshot may exist in the cluster only.
+    let elsewhere = err.object.is_some() && err.message.ends_with(" not found");
+    let d = if elsewhere {
         Diagnostic::warning(
             RULE.code,
             obj.origin.clone(),
             format!(
-                "cannot infer the {side} from volume {volume_name}: {what} `{name}` is not among \
-                 the manifests (the cluster may hold it)"
+                "cannot infer from the manifests present: {} (the cluster may hold it; KubeVirt \
+                 refuses the VM if it does not)",
+                err.message
             ),
         )
-        .with_field(field),
-    )
+    } else {
+        Diagnostic::error(RULE.code, obj.origin.clone(), err.message.clone())
+    };
+    let d = d.with_object(obj.object_ref());
+    match field {
+        Some(f) => d.with_field(f),
+        None => d,
+    }
 }
