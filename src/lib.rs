@@ -25,3 +25,4 @@ pub mod origin;
 pub mod pipeline;
 pub mod render;
 pub mod resolve;
+pub mod validate;

@@ -32,6 +32,7 @@ fn run(cli: &Cli) -> anyhow::Result<Outcome> {
     pool.build_global()?;
     let outcome = match &cli.command {
         Command::Expand(args) => commands::expand::run(args)?,
+        Command::Validate(args) => commands::validate::run(args)?,
         Command::Vmi(args) => commands::vmi::run(args)?,
         Command::Diff(args) => commands::vmi::run_diff(args)?,
         Command::Migrate(MigrateCommand::Presets(args)) => commands::migrate::run_presets(args)?,

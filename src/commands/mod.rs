@@ -4,6 +4,7 @@
 pub mod expand;
 pub mod inputs;
 pub mod migrate;
+pub mod validate;
 pub mod vmi;
 
 use crate::diagnostic::Diagnostic;

@@ -1,6 +1,9 @@
 //! Output: YAML streams and diagnostics. Only this module (and `main`) writes.
 
 pub mod diagnostics;
+pub mod github;
+pub mod json;
+pub mod sarif;
 
 use serde_json::Value;
 

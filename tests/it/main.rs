@@ -5,4 +5,5 @@ mod expand;
 mod infer;
 mod presets;
 mod render;
+mod validate;
 mod yaml;
