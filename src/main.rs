@@ -9,6 +9,18 @@ use kvrender::commands::{self, Outcome};
 use kvrender::emit;
 
 fn main() -> ExitCode {
+    // Started as a kustomize plugin (`KVRender`) or an exec function (no arguments, piped
+    // stdin): the function, without a subcommand.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(fn_args) = commands::fn_cmd::implicit(&args) {
+        return match commands::fn_cmd::run(&fn_args) {
+            Ok(outcome) => print(&outcome),
+            Err(err) => {
+                let _ = writeln!(std::io::stderr(), "kvrender: error: {err:#}");
+                ExitCode::from(2)
+            }
+        };
+    }
     let cli = Cli::parse();
     match run(&cli) {
         Ok(outcome) => print(&outcome),
@@ -27,6 +39,7 @@ fn run(cli: &Cli) -> anyhow::Result<Outcome> {
     }
     let outcome = match &cli.command {
         Command::Expand(args) => commands::expand::run(args)?,
+        Command::Fn(args) => commands::fn_cmd::run(args)?,
         _ => anyhow::bail!("this subcommand is not available yet"),
     };
     Ok(outcome)
