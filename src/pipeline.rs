@@ -27,14 +27,20 @@ pub fn expand_diagnostic(vm: &Object, err: &ExpandError) -> Diagnostic {
         ),
         ExpandError::Other { field, .. } => (codes::BAD_MATCHER, field.clone()),
     };
-    let mut d =
-        Diagnostic::error(code, vm.origin.clone(), err.to_string()).with_object(vm.object_ref());
-    if let ExpandError::Conflicts(_) = err {
-        // The paths are in the message already; keep the field for machine formats only.
-        d.field = field;
-    } else if let Some(f) = field {
-        d.field = Some(f);
-    }
+    // Point at the line of the (first) field concerned.
+    let line_field = match err {
+        ExpandError::Conflicts(c) => c.first().map(|c| {
+            c.path.strip_prefix("annotations.").map_or_else(
+                || c.path.clone(),
+                |k| format!("spec.template.metadata.annotations.{k}"),
+            )
+        }),
+        ExpandError::NotFound { field, .. } => Some(format!("{field}.name")),
+        ExpandError::Other { field, .. } => field.clone(),
+    };
+    let origin = line_field.map_or_else(|| vm.origin.clone(), |f| vm.field_origin(&f));
+    let mut d = Diagnostic::error(code, origin, err.to_string()).with_object(vm.object_ref());
+    d.field = field;
     d
 }
 

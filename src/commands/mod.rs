@@ -4,6 +4,8 @@
 pub mod expand;
 pub mod fn_cmd;
 pub mod inputs;
+pub mod migrate;
+pub mod vmi;
 
 use crate::diagnostic::Diagnostic;
 

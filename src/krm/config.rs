@@ -200,10 +200,12 @@ impl FnConfig {
             }),
             "strict" => bool_value(&raw).map(|b| self.strict = b),
             k if KUSTOMIZE_KEYS.contains(&k) => Ok(()),
-            _ => Err(format!(
-                "unknown key (expected one of render, expand, defaultCatalog, emitDefaultCatalog, \
-                 paths, catalogs, clusterConfig, versionLabel, versionLabelKey, severity, strict)"
-            )),
+            _ => Err(
+                "unknown key (expected one of render, expand, defaultCatalog, \
+                 emitDefaultCatalog, paths, catalogs, clusterConfig, versionLabel, \
+                 versionLabelKey, severity, strict)"
+                    .to_string(),
+            ),
         };
         if let Err(message) = result {
             errors.push(format!("functionConfig `{key}`: {message}"));

@@ -260,7 +260,9 @@ pub fn expand(
     profile: &ClusterProfile,
 ) -> Result<Value, ExpandError> {
     if !has_matchers(&vm.value) {
-        return Ok(vm.value.clone());
+        let mut out = vm.value.clone();
+        add_acpi(&mut out);
+        return Ok(out);
     }
     let (instancetype, preference) = find_specs(vm, index)?;
     expand_with(
@@ -317,9 +319,23 @@ pub fn expand_with(
     }
     let spec = template.get_mut("spec").expect("checked above");
     defaults::apply(profile, spec).map_err(|e| ExpandError::other(e.0, "spec.template.spec"))?;
+    add_acpi(&mut out);
     path::remove(&mut out, &["spec", "instancetype"]);
     path::remove(&mut out, &["spec", "preference"]);
     path::remove(&mut out, &["status", "instancetypeRef"]);
     path::remove(&mut out, &["status", "preferenceRef"]);
     Ok(out)
+}
+
+/// `features.acpi` is a plain struct in KubeVirt's Go types, so whenever a VM has `features`,
+/// KubeVirt's answer carries `acpi: {}` (ACPI is on unless disabled). We write it too, so the
+/// expanded VM says what the guest gets.
+fn add_acpi(vm: &mut Value) {
+    if let Some(features) = path::get_mut(vm, &["spec", "template", "spec", "domain", "features"])
+        .and_then(Value::as_object_mut)
+    {
+        features
+            .entry("acpi")
+            .or_insert_with(|| Value::Object(serde_json::Map::new()));
+    }
 }

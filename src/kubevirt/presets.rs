@@ -1,1 +1,1415 @@
-//! VirtualMachineInstancePresets (deprecated upstream). Being written.
+//! VirtualMachineInstancePresets (`kubevirt.io/v1`, deprecated upstream), applied to a
+//! VirtualMachineInstance the way KubeVirt's VMI mutating webhook does on create.
+//!
+//! Mirrors `pkg/virt-api/webhooks/mutating-webhook/mutators/preset.go` (and the deprecation
+//! warning of `vmi-mutator.go`):
+//!
+//! 1. a VMI annotated `virtualmachineinstancepresets.admission.kubevirt.io/exclude: "true"` is
+//!    left alone;
+//! 2. every preset of the VMI's namespace has its label selector parsed with Kubernetes' rules;
+//!    one that does not parse refuses the VMI, matching or not;
+//! 3. the presets whose selector matches the VMI's labels are compared pairwise, and any
+//!    conflict between two of them refuses the VMI;
+//! 4. each matching preset is merged: seven parts of the domain (cpu, resource requests,
+//!    firmware, clock offset and timer, features, watchdog, ioThreadsPolicy) are copied whole
+//!    where the VMI has none. A preset with at least one part equal to the VMI's afterwards is
+//!    *applied* and annotates the VMI; parts where the VMI differs are skipped silently;
+//! 5. when an annotation key of the result mentions `virtualmachinepreset`, the deprecation
+//!    warning is returned.
+//!
+//! KubeVirt walks the presets in Go map order, which is unspecified; we walk them sorted by
+//! name, one of the orders KubeVirt may use.
+//!
+//! Equality follows Go: the parts are compared as decoded Go structs (`equality.Semantic`), where
+//! a zero non-pointer field equals an absent one and quantities compare by value; but two
+//! presets' resource requests conflict when their parsed `resource.Quantity` structs differ, so
+//! `1Gi` and `1024Mi` conflict there.
+
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+use crate::model::path;
+use crate::model::{Kind, Object};
+use crate::origin::ObjectRef;
+
+/// The annotation that keeps a VMI out of preset processing (value exactly `"true"`).
+pub const EXCLUDE_ANNOTATION: &str = "virtualmachineinstancepresets.admission.kubevirt.io/exclude";
+
+/// The prefix of the annotation an applied preset adds (`<prefix><preset name>`).
+pub const APPLIED_ANNOTATION_PREFIX: &str = "virtualmachinepreset.kubevirt.io/";
+
+/// The value of the applied-preset annotation.
+pub const APPLIED_ANNOTATION_VALUE: &str = "kubevirt.io/v1";
+
+/// The warning KubeVirt returns when the VMI carries a preset annotation.
+pub const DEPRECATION_WARNING: &str =
+    "kubevirt.io/v1 VirtualMachineInstancePresets is now deprecated and will be removed in v2.";
+
+/// A part of a matching preset that was not applied because the VMI sets it differently.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SkippedField {
+    /// The preset's name.
+    pub preset: String,
+    /// The field, as KubeVirt names it (`spec.cpu`, `spec.resources.requests[memory]`, ...).
+    pub field: String,
+    /// The preset's value and the VMI's, `<preset> != <vmi>`, as Go's `%v` prints them.
+    pub detail: String,
+}
+
+impl fmt::Display for SkippedField {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "VirtualMachineInstancePreset '{}': {} not applied, the VMI sets it differently ({})",
+            self.preset, self.field, self.detail
+        )
+    }
+}
+
+/// What the preset step did to an admitted VMI.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PresetOutcome {
+    /// The VMI carries the exclusion annotation: nothing was looked at.
+    pub excluded: bool,
+    /// Matching presets that were applied (and annotated), in application order.
+    pub applied: Vec<String>,
+    /// Matching presets that contributed nothing (no annotation), in order.
+    pub unapplied: Vec<String>,
+    /// Parts of matching presets the VMI already sets differently.
+    pub skipped: Vec<SkippedField>,
+    /// The warnings KubeVirt's webhook returns (the deprecation warning).
+    pub warnings: Vec<String>,
+}
+
+/// Why the webhook refuses the VMI (HTTP 422).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PresetRefusal {
+    /// KubeVirt's message (nested pointers, which Go prints as addresses, shown as `<ptr>`).
+    pub message: String,
+    /// Pairs of matching presets that conflict, with the fields they conflict on.
+    pub conflicts: Vec<(String, String, Vec<String>)>,
+    /// Presets of the namespace whose selector does not parse.
+    pub invalid_selectors: Vec<String>,
+}
+
+impl fmt::Display for PresetRefusal {
+    /// KubeVirt's message, followed by the presets whose selector does not parse (KubeVirt's
+    /// message names only the error of the first one, not the preset).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)?;
+        if !self.invalid_selectors.is_empty() {
+            write!(
+                f,
+                " (invalid label selector in VirtualMachineInstancePreset {})",
+                self.invalid_selectors
+                    .iter()
+                    .map(|n| format!("'{n}'"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for PresetRefusal {}
+
+/// Apply the presets of `namespace` (among `presets`; other kinds and namespaces are ignored)
+/// to `vmi`, a VirtualMachineInstance document, as KubeVirt's VMI mutating webhook does on
+/// create. On refusal `vmi` is left unchanged.
+pub fn apply_presets(
+    vmi: &mut Value,
+    namespace: &str,
+    presets: &[&Object],
+) -> Result<PresetOutcome, PresetRefusal> {
+    let mut outcome = PresetOutcome::default();
+    if is_excluded(vmi) {
+        outcome.excluded = true;
+        outcome.warnings = deprecation_warnings(vmi);
+        return Ok(outcome);
+    }
+
+    let mut in_namespace: Vec<&Object> = presets
+        .iter()
+        .copied()
+        .filter(|p| {
+            p.kind() == Kind::VirtualMachineInstancePreset && p.effective_namespace() == namespace
+        })
+        .collect();
+    in_namespace.sort_by(|a, b| a.name().cmp(b.name()));
+
+    let labels = vmi_labels(vmi);
+    let mut matching = Vec::new();
+    let mut invalid = Vec::new();
+    let mut first_error = None;
+    for preset in &in_namespace {
+        let selector = path::get(&preset.value, &["spec", "selector"]);
+        match selector::parse(selector) {
+            Ok(sel) => {
+                if sel.matches(&labels) {
+                    matching.push(*preset);
+                }
+            }
+            Err(e) => {
+                invalid.push(preset.name().to_string());
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    if let Some(message) = first_error {
+        return Err(PresetRefusal {
+            message,
+            conflicts: Vec::new(),
+            invalid_selectors: invalid,
+        });
+    }
+    if matching.is_empty() {
+        outcome.warnings = deprecation_warnings(vmi);
+        return Ok(outcome);
+    }
+
+    check_preset_conflicts(&matching)?;
+
+    for preset in matching {
+        let domain = preset_domain(preset);
+        if path::ensure_map(vmi, &["spec", "domain"]).is_none() {
+            // A VMI whose spec or domain is not a mapping has nothing a preset could merge into.
+            outcome.unapplied.push(preset.name().to_string());
+            continue;
+        }
+        let Some(vmi_domain) = path::get_mut(vmi, &["spec", "domain"]) else {
+            continue;
+        };
+        let (applied, conflicts) = merge_domain(domain, vmi_domain);
+        outcome
+            .skipped
+            .extend(conflicts.into_iter().map(|(field, detail)| SkippedField {
+                preset: preset.name().to_string(),
+                field,
+                detail,
+            }));
+        if applied {
+            if let Some(annotations) = path::ensure_map(vmi, &["metadata", "annotations"]) {
+                annotations.insert(
+                    format!("{APPLIED_ANNOTATION_PREFIX}{}", preset.name()),
+                    Value::String(APPLIED_ANNOTATION_VALUE.to_string()),
+                );
+            }
+            outcome.applied.push(preset.name().to_string());
+        } else {
+            outcome.unapplied.push(preset.name().to_string());
+        }
+    }
+    outcome.warnings = deprecation_warnings(vmi);
+    Ok(outcome)
+}
+
+/// One VMI produced by [`vmi_stage_presets`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct StagedVmi {
+    /// The VirtualMachine or VirtualMachineInstance it was built from.
+    pub source: ObjectRef,
+    /// The VirtualMachineInstance after the preset step.
+    pub vmi: Value,
+    /// What the preset step did.
+    pub outcome: PresetOutcome,
+}
+
+/// For every VirtualMachine and VirtualMachineInstance of `objects`, in input order, the VMI
+/// KubeVirt creates (see [`crate::kubevirt::vmi::vmi_for`]) after the presets of its namespace
+/// found in `objects` were applied, or the webhook's refusal. Instancetypes and preferences are
+/// not applied here (the full VMI pipeline applies them before this step), nor VMI defaults.
+pub fn vmi_stage_presets(objects: &[Object]) -> Vec<Result<StagedVmi, (ObjectRef, PresetRefusal)>> {
+    let presets: Vec<&Object> = objects
+        .iter()
+        .filter(|o| o.kind() == Kind::VirtualMachineInstancePreset)
+        .collect();
+    objects
+        .iter()
+        .filter_map(|object| {
+            let mut vmi = crate::kubevirt::vmi::vmi_for(object)?;
+            let namespace = object.effective_namespace();
+            Some(match apply_presets(&mut vmi, namespace, &presets) {
+                Ok(outcome) => Ok(StagedVmi {
+                    vmi: {
+                        crate::kubevirt::vmi::omit_empty_resources_and_devices(&mut vmi);
+                        vmi
+                    },
+                    source: object.object_ref(),
+                    outcome,
+                }),
+                Err(refusal) => Err((object.object_ref(), refusal)),
+            })
+        })
+        .collect()
+}
+
+fn is_excluded(vmi: &Value) -> bool {
+    path::get(vmi, &["metadata", "annotations", EXCLUDE_ANNOTATION]).and_then(Value::as_str)
+        == Some("true")
+}
+
+fn deprecation_warnings(vmi: &Value) -> Vec<String> {
+    let annotated = path::get(vmi, &["metadata", "annotations"])
+        .and_then(Value::as_object)
+        .is_some_and(|a| a.keys().any(|k| k.contains("virtualmachinepreset")));
+    if annotated {
+        vec![DEPRECATION_WARNING.to_string()]
+    } else {
+        Vec::new()
+    }
+}
+
+fn vmi_labels(vmi: &Value) -> Vec<(String, String)> {
+    path::get(vmi, &["metadata", "labels"])
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+const NULL: Value = Value::Null;
+
+fn preset_domain(preset: &Object) -> &Value {
+    path::get(&preset.value, &["spec", "domain"]).unwrap_or(&NULL)
+}
+
+/// KubeVirt's pairwise check: each preset against every one before it.
+fn check_preset_conflicts(presets: &[&Object]) -> Result<(), PresetRefusal> {
+    let mut errors = Vec::new();
+    let mut conflicts = Vec::new();
+    for (i, preset) in presets.iter().enumerate() {
+        for visited in &presets[..i] {
+            let found = merge_conflicts(preset_domain(preset), preset_domain(visited));
+            if found.is_empty() {
+                continue;
+            }
+            let details: Vec<String> = found.iter().map(|(f, d)| format!("{f}: {d}")).collect();
+            errors.push(format!(
+                "presets '{}' and '{}' conflict: {}",
+                preset.name(),
+                visited.name(),
+                aggregate(&details)
+            ));
+            conflicts.push((
+                preset.name().to_string(),
+                visited.name().to_string(),
+                found.into_iter().map(|(f, _)| f).collect(),
+            ));
+        }
+    }
+    if errors.is_empty() {
+        return Ok(());
+    }
+    Err(PresetRefusal {
+        message: format!(
+            "VirtualMachinePresets cannot be applied due to conflicts: {}",
+            aggregate(&errors)
+        ),
+        conflicts,
+        invalid_selectors: Vec::new(),
+    })
+}
+
+/// Go's aggregate error text: the message itself, or `[a, b, ...]`.
+fn aggregate(messages: &[String]) -> String {
+    if messages.len() == 1 {
+        messages[0].clone()
+    } else {
+        format!("[{}]", messages.join(", "))
+    }
+}
+
+/// Go's `%v` of a non-nil pointer to a value of type `ty`.
+fn pointer_format(v: &Value, ty: &schema::Ty) -> String {
+    match ty {
+        schema::Ty::Struct(_) => format!("&{}", schema::go_format(Some(v), ty)),
+        _ => "<ptr>".to_string(),
+    }
+}
+
+/// A pointer field of the domain: set when present and not null.
+fn set_at<'a>(domain: &'a Value, at: &[&str]) -> Option<&'a Value> {
+    path::get(domain, at).filter(|v| !v.is_null())
+}
+
+/// The pointer parts of the domain other than requests and clock: KubeVirt's field name, the
+/// path under the domain and the Go type.
+const POINTER_PARTS: [(&str, &[&str], &schema::Ty); 5] = [
+    ("spec.cpu", &["cpu"], &schema::CPU),
+    ("spec.firmware", &["firmware"], &schema::FIRMWARE),
+    ("spec.features", &["features"], &schema::FEATURES),
+    (
+        "spec.devices.watchdog",
+        &["devices", "watchdog"],
+        &schema::WATCHDOG,
+    ),
+    (
+        "spec.ioThreadsPolicy",
+        &["ioThreadsPolicy"],
+        &schema::Ty::Str,
+    ),
+];
+
+/// The parts of `a` that conflict with `b` (KubeVirt's `checkMergeConflicts`), each with a
+/// `<a> != <b>` detail. The order is KubeVirt's.
+fn merge_conflicts(a: &Value, b: &Value) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let a_requests = requests(a);
+    let b_requests = requests(b);
+    if let (Some(ar), Some(br)) = (a_requests, b_requests)
+        && !ar.is_empty()
+    {
+        let mut keys: Vec<&String> = ar.keys().collect();
+        keys.sort();
+        for key in keys {
+            if let Some(bv) = br.get(key)
+                && !quantity::struct_eq(&ar[key], bv)
+            {
+                out.push((
+                    format!("spec.resources.requests[{key}]"),
+                    format!(
+                        "{} != {}",
+                        quantity::go_format(&ar[key]),
+                        quantity::go_format(bv)
+                    ),
+                ));
+            }
+        }
+    }
+    for (name, at, ty) in &POINTER_PARTS[..2] {
+        push_pointer_conflict(&mut out, a, b, name, at, ty);
+    }
+    if let (Some(ac), Some(bc)) = (set_at(a, &["clock"]), set_at(b, &["clock"])) {
+        if !schema::semantic_eq(ac, bc, &schema::CLOCK_OFFSET) {
+            out.push((
+                "spec.clock.clockoffset".to_string(),
+                format!(
+                    "{} != {}",
+                    schema::go_format(Some(ac), &schema::CLOCK_OFFSET),
+                    schema::go_format(Some(bc), &schema::CLOCK_OFFSET)
+                ),
+            ));
+        }
+        if let (Some(at), Some(bt)) = (set_at(ac, &["timer"]), set_at(bc, &["timer"]))
+            && !schema::semantic_eq(at, bt, &schema::TIMER)
+        {
+            out.push((
+                "spec.clock.timer".to_string(),
+                format!(
+                    "{} != {}",
+                    pointer_format(at, &schema::TIMER),
+                    pointer_format(bt, &schema::TIMER)
+                ),
+            ));
+        }
+    }
+    for (name, at, ty) in &POINTER_PARTS[2..] {
+        push_pointer_conflict(&mut out, a, b, name, at, ty);
+    }
+    out
+}
+
+fn push_pointer_conflict(
+    out: &mut Vec<(String, String)>,
+    a: &Value,
+    b: &Value,
+    name: &str,
+    at: &[&str],
+    ty: &schema::Ty,
+) {
+    if let (Some(av), Some(bv)) = (set_at(a, at), set_at(b, at))
+        && !schema::semantic_eq(av, bv, ty)
+    {
+        out.push((
+            name.to_string(),
+            format!("{} != {}", pointer_format(av, ty), pointer_format(bv, ty)),
+        ));
+    }
+}
+
+fn requests(domain: &Value) -> Option<&Map<String, Value>> {
+    path::get(domain, &["resources", "requests"]).and_then(Value::as_object)
+}
+
+/// The offset part of a clock (`utc`, `timezone`).
+fn clock_offset(clock: &Value) -> Value {
+    let mut m = Map::new();
+    if let Some(c) = clock.as_object() {
+        for key in ["utc", "timezone"] {
+            if let Some(v) = c.get(key).filter(|v| !v.is_null()) {
+                m.insert(key.to_string(), v.clone());
+            }
+        }
+    }
+    Value::Object(m)
+}
+
+/// Merge one preset's domain into the VMI's (KubeVirt's `mergeDomainSpec`): whether the preset
+/// counts as applied, and its conflicts with the VMI as it was before the merge.
+fn merge_domain(preset: &Value, vmi: &mut Value) -> (bool, Vec<(String, String)>) {
+    let conflicts = merge_conflicts(preset, vmi);
+    let mut applied = false;
+
+    if let Some(preset_requests) = requests(preset).filter(|r| !r.is_empty()) {
+        if !path::is_set(vmi, &["resources", "requests"]) {
+            let copy = schema::go_copy(&Value::Object(preset_requests.clone()), &schema::REQUESTS);
+            path::set(vmi, &["resources", "requests"], copy);
+        }
+        if let Some(vmi_requests) = path::get(vmi, &["resources", "requests"])
+            && schema::semantic_eq(
+                vmi_requests,
+                &Value::Object(preset_requests.clone()),
+                &schema::REQUESTS,
+            )
+        {
+            applied = true;
+        }
+    }
+
+    for (_, at, ty) in &POINTER_PARTS[..2] {
+        applied |= merge_pointer(preset, vmi, at, ty);
+    }
+
+    if let Some(preset_clock) = set_at(preset, &["clock"]) {
+        if !path::is_set(vmi, &["clock"]) {
+            let offset = schema::go_copy(&clock_offset(preset_clock), &schema::CLOCK_OFFSET);
+            path::set(vmi, &["clock"], offset);
+        }
+        if let Some(vmi_clock) = set_at(vmi, &["clock"])
+            && schema::semantic_eq(vmi_clock, preset_clock, &schema::CLOCK)
+        {
+            applied = true;
+        }
+        if let Some(preset_timer) = set_at(preset_clock, &["timer"]) {
+            if set_at(vmi, &["clock"]).is_some_and(Value::is_object)
+                && !path::is_set(vmi, &["clock", "timer"])
+            {
+                let copy = schema::go_copy(preset_timer, &schema::TIMER);
+                path::set(vmi, &["clock", "timer"], copy);
+            }
+            if let Some(vmi_timer) = set_at(vmi, &["clock", "timer"])
+                && schema::semantic_eq(vmi_timer, preset_timer, &schema::TIMER)
+            {
+                applied = true;
+            }
+        }
+    }
+
+    for (_, at, ty) in &POINTER_PARTS[2..] {
+        applied |= merge_pointer(preset, vmi, at, ty);
+    }
+
+    (applied, conflicts)
+}
+
+/// Copy a pointer part when the VMI lacks it; whether the VMI's part then equals the preset's.
+fn merge_pointer(preset: &Value, vmi: &mut Value, at: &[&str], ty: &schema::Ty) -> bool {
+    let Some(preset_value) = set_at(preset, at) else {
+        return false;
+    };
+    if !path::is_set(vmi, at) {
+        path::set(vmi, at, schema::go_copy(preset_value, ty));
+    }
+    set_at(vmi, at).is_some_and(|v| schema::semantic_eq(v, preset_value, ty))
+}
+
+/// Resource quantities as the preset rules compare them.
+mod quantity {
+    use serde_json::Value;
+
+    use crate::model::quantity::Quantity;
+
+    /// Whether two quantities decode to equal Go structs (`==` on `resource.Quantity`).
+    /// Values that do not decode compare as written.
+    pub(super) fn struct_eq(a: &Value, b: &Value) -> bool {
+        match (Quantity::from_json(a), Quantity::from_json(b)) {
+            (Some(qa), Some(qb)) => qa.go_struct_eq(&qb),
+            _ => a == b,
+        }
+    }
+
+    /// Whether two quantities have the same value (`Quantity.Cmp` is 0).
+    pub(super) fn value_eq(a: &Value, b: &Value) -> bool {
+        match (Quantity::from_json(a), Quantity::from_json(b)) {
+            (Some(qa), Some(qb)) => qa.eq_value(&qb),
+            _ => a == b,
+        }
+    }
+
+    /// Go's `%v` of the decoded `resource.Quantity` struct.
+    pub(super) fn go_format(v: &Value) -> String {
+        Quantity::from_json(v).map_or_else(|| v.to_string(), |q| q.go_struct_repr())
+    }
+}
+
+/// The Go types of the merged domain parts: which fields exist, which are pointers.
+mod schema {
+    use serde_json::{Map, Value};
+
+    /// A Go type, as far as decoding, encoding and semantic equality care.
+    pub(super) enum Ty {
+        /// A struct with its JSON fields.
+        Struct(&'static [Field]),
+        /// A string (or string-based type).
+        Str,
+        /// An integer.
+        Int,
+        /// A boolean.
+        Bool,
+        /// A `resource.Quantity`.
+        Qty,
+        /// A slice.
+        List(&'static Ty),
+        /// A map with string keys.
+        Map(&'static Ty),
+    }
+
+    /// A struct field: JSON name, pointer or not, type.
+    pub(super) struct Field {
+        name: &'static str,
+        pointer: bool,
+        ty: &'static Ty,
+    }
+
+    const fn p(name: &'static str, ty: &'static Ty) -> Field {
+        Field {
+            name,
+            pointer: true,
+            ty,
+        }
+    }
+
+    const fn v(name: &'static str, ty: &'static Ty) -> Field {
+        Field {
+            name,
+            pointer: false,
+            ty,
+        }
+    }
+
+    /// An embedded struct whose fields sit in the parent's JSON mapping (`json:",inline"`).
+    const fn inline(ty: &'static Ty) -> Field {
+        Field {
+            name: "",
+            pointer: false,
+            ty,
+        }
+    }
+
+    /// The field `key` of a struct, looking through inline structs.
+    fn find_field(fields: &'static [Field], key: &str) -> Option<&'static Field> {
+        fields.iter().find_map(|f| match (f.name, f.ty) {
+            ("", Ty::Struct(inner)) => find_field(inner, key),
+            (name, _) if name == key => Some(f),
+            _ => None,
+        })
+    }
+
+    const S: Ty = Ty::Str;
+    const I: Ty = Ty::Int;
+    const B: Ty = Ty::Bool;
+    const EMPTY: Ty = Ty::Struct(&[]);
+    const FEATURE_STATE: Ty = Ty::Struct(&[p("enabled", &B)]);
+
+    pub(super) const REQUESTS: Ty = Ty::Map(&Ty::Qty);
+
+    const CPU_FEATURE: Ty = Ty::Struct(&[v("name", &S), v("policy", &S)]);
+    pub(super) const CPU: Ty = Ty::Struct(&[
+        v("cores", &I),
+        v("sockets", &I),
+        v("maxSockets", &I),
+        v("threads", &I),
+        v("model", &S),
+        v("features", &Ty::List(&CPU_FEATURE)),
+        v("dedicatedCpuPlacement", &B),
+        p("numa", &Ty::Struct(&[p("guestMappingPassthrough", &EMPTY)])),
+        v("isolateEmulatorThread", &B),
+        p("realtime", &Ty::Struct(&[v("mask", &S)])),
+    ]);
+
+    pub(super) const FIRMWARE: Ty = Ty::Struct(&[
+        v("uuid", &S),
+        p(
+            "bootloader",
+            &Ty::Struct(&[
+                p("bios", &Ty::Struct(&[p("useSerial", &B)])),
+                p(
+                    "efi",
+                    &Ty::Struct(&[p("secureBoot", &B), p("persistent", &B)]),
+                ),
+            ]),
+        ),
+        v("serial", &S),
+        p(
+            "kernelBoot",
+            &Ty::Struct(&[
+                v("kernelArgs", &S),
+                p(
+                    "container",
+                    &Ty::Struct(&[
+                        v("image", &S),
+                        v("imagePullSecret", &S),
+                        v("imagePullPolicy", &S),
+                        v("kernelPath", &S),
+                        v("initrdPath", &S),
+                    ]),
+                ),
+            ]),
+        ),
+        p(
+            "acpi",
+            &Ty::Struct(&[v("slicNameRef", &S), v("msdmNameRef", &S)]),
+        ),
+    ]);
+
+    const UTC: Ty = Ty::Struct(&[p("offsetSeconds", &I)]);
+    const TICKING: Ty = Ty::Struct(&[v("tickPolicy", &S), p("present", &B)]);
+    const PRESENT: Ty = Ty::Struct(&[p("present", &B)]);
+    pub(super) const TIMER: Ty = Ty::Struct(&[
+        p("hpet", &TICKING),
+        p("kvm", &PRESENT),
+        p("pit", &TICKING),
+        p(
+            "rtc",
+            &Ty::Struct(&[v("tickPolicy", &S), p("present", &B), v("track", &S)]),
+        ),
+        p("hyperv", &PRESENT),
+    ]);
+    pub(super) const CLOCK_OFFSET: Ty = Ty::Struct(&[p("utc", &UTC), p("timezone", &S)]);
+    pub(super) const CLOCK: Ty = Ty::Struct(&[inline(&CLOCK_OFFSET), p("timer", &TIMER)]);
+
+    const HYPERV: Ty = Ty::Struct(&[
+        p("relaxed", &FEATURE_STATE),
+        p("vapic", &FEATURE_STATE),
+        p(
+            "spinlocks",
+            &Ty::Struct(&[inline(&FEATURE_STATE), p("spinlocks", &I)]),
+        ),
+        p("vpindex", &FEATURE_STATE),
+        p("runtime", &FEATURE_STATE),
+        p("synic", &FEATURE_STATE),
+        p(
+            "synictimer",
+            &Ty::Struct(&[inline(&FEATURE_STATE), p("direct", &FEATURE_STATE)]),
+        ),
+        p("reset", &FEATURE_STATE),
+        p(
+            "vendorid",
+            &Ty::Struct(&[inline(&FEATURE_STATE), v("vendorid", &S)]),
+        ),
+        p("frequencies", &FEATURE_STATE),
+        p("reenlightenment", &FEATURE_STATE),
+        p(
+            "tlbflush",
+            &Ty::Struct(&[
+                inline(&FEATURE_STATE),
+                p("direct", &FEATURE_STATE),
+                p("extended", &FEATURE_STATE),
+            ]),
+        ),
+        p("ipi", &FEATURE_STATE),
+        p("evmcs", &FEATURE_STATE),
+    ]);
+    pub(super) const FEATURES: Ty = Ty::Struct(&[
+        v("acpi", &FEATURE_STATE),
+        p(
+            "apic",
+            &Ty::Struct(&[inline(&FEATURE_STATE), v("endOfInterrupt", &B)]),
+        ),
+        p("hypervPassthrough", &FEATURE_STATE),
+        p("hyperv", &HYPERV),
+        p("smm", &FEATURE_STATE),
+        p("kvm", &Ty::Struct(&[v("hidden", &B)])),
+        p("pvspinlock", &FEATURE_STATE),
+    ]);
+
+    const WATCHDOG_ACTION: Ty = Ty::Struct(&[v("action", &S)]);
+    pub(super) const WATCHDOG: Ty = Ty::Struct(&[
+        v("name", &S),
+        inline(&Ty::Struct(&[
+            p("i6300esb", &WATCHDOG_ACTION),
+            p("diag288", &WATCHDOG_ACTION),
+        ])),
+    ]);
+
+    /// What [`go_value`] prepares a value for.
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    enum Mode {
+        /// Copying into the VMI: scalars as written.
+        Copy,
+        /// Comparison: integers in one numeric form.
+        Compare,
+    }
+
+    /// Whether Go would treat the value as its type's zero value.
+    fn is_zero(v: &Value) -> bool {
+        match v {
+            Value::Null => true,
+            Value::Bool(b) => !b,
+            Value::Number(n) => n.as_f64() == Some(0.0),
+            Value::String(s) => s.is_empty(),
+            Value::Array(a) => a.is_empty(),
+            Value::Object(m) => m.is_empty(),
+        }
+    }
+
+    /// The value as Go decodes it into `ty` and encodes it back: unknown fields dropped, zero
+    /// non-pointer fields dropped, pointer fields kept even when empty. A value of the wrong
+    /// JSON type is kept as it is.
+    fn go_value(value: &Value, ty: &Ty, mode: Mode) -> Value {
+        match (ty, value) {
+            (Ty::Struct(fields), Value::Object(map)) => {
+                let mut out = Map::new();
+                for (key, field_value) in map {
+                    let Some(field) = find_field(fields, key) else {
+                        continue;
+                    };
+                    if field_value.is_null() {
+                        continue;
+                    }
+                    let normalized = go_value(field_value, field.ty, mode);
+                    if !field.pointer && is_zero(&normalized) {
+                        continue;
+                    }
+                    out.insert(key.clone(), normalized);
+                }
+                Value::Object(out)
+            }
+            (Ty::List(item), Value::Array(items)) => {
+                Value::Array(items.iter().map(|i| go_value(i, item, mode)).collect())
+            }
+            (Ty::Map(item), Value::Object(map)) => Value::Object(
+                map.iter()
+                    .map(|(k, v)| (k.clone(), go_value(v, item, mode)))
+                    .collect(),
+            ),
+            (Ty::Int, Value::Number(n)) if mode == Mode::Compare => {
+                match n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15) {
+                    #[allow(clippy::cast_possible_truncation)]
+                    Some(f) => Value::from(f as i64),
+                    None => value.clone(),
+                }
+            }
+            (_, v) => v.clone(),
+        }
+    }
+
+    /// The value as Go's `%v` prints the decoded struct, nested pointers shown as `<ptr>` (Go
+    /// prints their address) and nil ones as `<nil>`.
+    pub(super) fn go_format(value: Option<&Value>, ty: &Ty) -> String {
+        let value = value.filter(|v| !v.is_null());
+        match ty {
+            Ty::Struct(fields) => {
+                if let Some(other) = value.filter(|v| !v.is_object()) {
+                    return other.to_string();
+                }
+                let parts: Vec<String> = fields
+                    .iter()
+                    .map(|f| {
+                        if f.name.is_empty() {
+                            return go_format(value, f.ty);
+                        }
+                        let fv = value.and_then(|v| v.get(f.name)).filter(|v| !v.is_null());
+                        match (f.pointer, fv) {
+                            (true, Some(_)) => "<ptr>".to_string(),
+                            (true, None) => "<nil>".to_string(),
+                            (false, fv) => go_format(fv, f.ty),
+                        }
+                    })
+                    .collect();
+                format!("{{{}}}", parts.join(" "))
+            }
+            Ty::Str => match value {
+                Some(Value::String(s)) => s.clone(),
+                Some(other) => other.to_string(),
+                None => String::new(),
+            },
+            Ty::Int | Ty::Qty => value.map_or_else(|| "0".to_string(), ToString::to_string),
+            Ty::Bool => value.map_or_else(|| "false".to_string(), ToString::to_string),
+            Ty::List(item) => match value {
+                Some(Value::Array(items)) => {
+                    let parts: Vec<String> =
+                        items.iter().map(|i| go_format(Some(i), item)).collect();
+                    format!("[{}]", parts.join(" "))
+                }
+                Some(other) => other.to_string(),
+                None => "[]".to_string(),
+            },
+            Ty::Map(item) => match value {
+                Some(Value::Object(map)) => {
+                    let mut keys: Vec<&String> = map.keys().collect();
+                    keys.sort();
+                    let parts: Vec<String> = keys
+                        .into_iter()
+                        .map(|k| format!("{k}:{}", go_format(map.get(k), item)))
+                        .collect();
+                    format!("map[{}]", parts.join(" "))
+                }
+                Some(other) => other.to_string(),
+                None => "map[]".to_string(),
+            },
+        }
+    }
+
+    /// The value a preset part takes in the VMI when KubeVirt copies it.
+    pub(super) fn go_copy(value: &Value, ty: &Ty) -> Value {
+        go_value(value, ty, Mode::Copy)
+    }
+
+    /// `equality.Semantic.DeepEqual` on the decoded Go values.
+    pub(super) fn semantic_eq(a: &Value, b: &Value, ty: &Ty) -> bool {
+        typed_eq(
+            &go_value(a, ty, Mode::Compare),
+            &go_value(b, ty, Mode::Compare),
+            ty,
+        )
+    }
+
+    /// Equality of two normalised values, quantities compared by value.
+    fn typed_eq(a: &Value, b: &Value, ty: &Ty) -> bool {
+        match (ty, a, b) {
+            (Ty::Qty, a, b) => super::quantity::value_eq(a, b),
+            (Ty::Struct(fields), Value::Object(ma), Value::Object(mb)) => {
+                ma.len() == mb.len()
+                    && ma.iter().all(|(k, va)| {
+                        mb.get(k).is_some_and(|vb| match find_field(fields, k) {
+                            Some(f) => typed_eq(va, vb, f.ty),
+                            None => va == vb,
+                        })
+                    })
+            }
+            (Ty::Map(item), Value::Object(ma), Value::Object(mb)) => {
+                ma.len() == mb.len()
+                    && ma
+                        .iter()
+                        .all(|(k, va)| mb.get(k).is_some_and(|vb| typed_eq(va, vb, item)))
+            }
+            (Ty::List(item), Value::Array(la), Value::Array(lb)) => {
+                la.len() == lb.len() && la.iter().zip(lb).all(|(x, y)| typed_eq(x, y, item))
+            }
+            _ => a == b,
+        }
+    }
+}
+
+/// Kubernetes label selectors (`metav1.LabelSelectorAsSelector` and `labels.Requirement`).
+pub mod selector {
+    use serde_json::Value;
+
+    /// A selector operator.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Op {
+        /// `matchLabels` entry: the label has exactly this value.
+        Equals,
+        /// The label is one of the values.
+        In,
+        /// The label is absent or none of the values.
+        NotIn,
+        /// The label is present.
+        Exists,
+        /// The label is absent.
+        DoesNotExist,
+    }
+
+    /// One requirement of a selector.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct Requirement {
+        /// The label key.
+        pub key: String,
+        /// The operator.
+        pub op: Op,
+        /// The values.
+        pub values: Vec<String>,
+    }
+
+    /// A parsed selector: every requirement must hold (none = matches everything).
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct Selector {
+        /// The requirements.
+        pub requirements: Vec<Requirement>,
+    }
+
+    impl Selector {
+        /// Whether the labels satisfy every requirement.
+        pub fn matches(&self, labels: &[(String, String)]) -> bool {
+            self.requirements.iter().all(|r| {
+                let value = labels.iter().find(|(k, _)| *k == r.key).map(|(_, v)| v);
+                match r.op {
+                    Op::Equals | Op::In => value.is_some_and(|v| r.values.contains(v)),
+                    Op::NotIn => value.is_none_or(|v| !r.values.contains(v)),
+                    Op::Exists => value.is_some(),
+                    Op::DoesNotExist => value.is_none(),
+                }
+            })
+        }
+    }
+
+    /// Parse a `metav1.LabelSelector` (absent or null = empty = everything). The error is
+    /// Kubernetes' message for the first invalid requirement.
+    pub fn parse(selector: Option<&Value>) -> Result<Selector, String> {
+        let mut out = Selector::default();
+        let Some(selector) = selector.filter(|s| !s.is_null()) else {
+            return Ok(out);
+        };
+        let Some(map) = selector.as_object() else {
+            return Err(format!(
+                "selector: Invalid value: {}: must be a label selector",
+                json(selector)
+            ));
+        };
+        match map.get("matchLabels") {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(labels)) => {
+                for (key, value) in labels {
+                    let Some(value) = value.as_str() else {
+                        return Err(format!(
+                            "matchLabels[{key}]: Invalid value: {}: must be a string",
+                            json(value)
+                        ));
+                    };
+                    out.requirements
+                        .push(requirement(key, Op::Equals, vec![value.to_string()])?);
+                }
+            }
+            Some(other) => {
+                return Err(format!(
+                    "matchLabels: Invalid value: {}: must be a map of strings",
+                    json(other)
+                ));
+            }
+        }
+        match map.get("matchExpressions") {
+            None | Some(Value::Null) => {}
+            Some(Value::Array(exprs)) => {
+                for expr in exprs {
+                    let key = expr.get("key").and_then(Value::as_str).unwrap_or("");
+                    let op = match expr.get("operator").and_then(Value::as_str).unwrap_or("") {
+                        "In" => Op::In,
+                        "NotIn" => Op::NotIn,
+                        "Exists" => Op::Exists,
+                        "DoesNotExist" => Op::DoesNotExist,
+                        other => {
+                            return Err(format!(
+                                "{} is not a valid label selector operator",
+                                json(&Value::String(other.to_string()))
+                            ));
+                        }
+                    };
+                    let values = match expr.get("values") {
+                        None | Some(Value::Null) => Vec::new(),
+                        Some(Value::Array(vs)) => {
+                            let mut values = Vec::new();
+                            for v in vs {
+                                let Some(s) = v.as_str() else {
+                                    return Err(format!(
+                                        "values: Invalid value: {}: must be strings",
+                                        json(v)
+                                    ));
+                                };
+                                values.push(s.to_string());
+                            }
+                            values
+                        }
+                        Some(other) => {
+                            return Err(format!(
+                                "values: Invalid value: {}: must be a list of strings",
+                                json(other)
+                            ));
+                        }
+                    };
+                    out.requirements.push(requirement(key, op, values)?);
+                }
+            }
+            Some(other) => {
+                return Err(format!(
+                    "matchExpressions: Invalid value: {}: must be a list",
+                    json(other)
+                ));
+            }
+        }
+        Ok(out)
+    }
+
+    fn json(v: &Value) -> String {
+        serde_json::to_string(v).unwrap_or_default()
+    }
+
+    fn values_json(values: &[String]) -> String {
+        if values.is_empty() {
+            "null".to_string()
+        } else {
+            json(&Value::from(values.to_vec()))
+        }
+    }
+
+    /// `labels.NewRequirement`: validate the key, the number of values and each value.
+    fn requirement(key: &str, op: Op, values: Vec<String>) -> Result<Requirement, String> {
+        let mut errors = Vec::new();
+        let key_errors = qualified_name_errors(key);
+        if !key_errors.is_empty() {
+            errors.push(format!(
+                "key: Invalid value: {}: {}",
+                json(&Value::String(key.to_string())),
+                key_errors.join("; ")
+            ));
+        }
+        match op {
+            Op::In | Op::NotIn if values.is_empty() => errors.push(format!(
+                "values: Invalid value: {}: for 'in', 'notin' operators, values set can't be empty",
+                values_json(&values)
+            )),
+            Op::Equals if values.len() != 1 => errors.push(format!(
+                "values: Invalid value: {}: exact-match compatibility requires one single value",
+                values_json(&values)
+            )),
+            Op::Exists | Op::DoesNotExist if !values.is_empty() => errors.push(format!(
+                "values: Invalid value: {}: values set must be empty for exists and does not exist",
+                values_json(&values)
+            )),
+            _ => {}
+        }
+        for (i, value) in values.iter().enumerate() {
+            let value_errors = label_value_errors(value);
+            if !value_errors.is_empty() {
+                errors.push(format!(
+                    "values[{i}][{key}]: Invalid value: {}: {}",
+                    json(&Value::String(value.clone())),
+                    value_errors.join("; ")
+                ));
+            }
+        }
+        match errors.len() {
+            0 => Ok(Requirement {
+                key: key.to_string(),
+                op,
+                values,
+            }),
+            1 => Err(errors.remove(0)),
+            _ => Err(format!("[{}]", errors.join(", "))),
+        }
+    }
+
+    const QUALIFIED_NAME_MSG: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName', or 'my.name', or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+    const LABEL_VALUE_MSG: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue', or 'my_value', or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
+    const SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+
+    /// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`
+    fn is_qualified_name_part(s: &str) -> bool {
+        let b = s.as_bytes();
+        !b.is_empty()
+            && b[0].is_ascii_alphanumeric()
+            && b[b.len() - 1].is_ascii_alphanumeric()
+            && b.iter()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+    }
+
+    /// `[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*`
+    fn is_dns1123_subdomain(s: &str) -> bool {
+        s.split('.').all(|label| {
+            let b = label.as_bytes();
+            let ok = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+            !b.is_empty()
+                && ok(&b[0])
+                && ok(&b[b.len() - 1])
+                && b.iter().all(|c| ok(c) || *c == b'-')
+        })
+    }
+
+    /// `validation.IsQualifiedName`.
+    fn qualified_name_errors(value: &str) -> Vec<String> {
+        let mut errs = Vec::new();
+        let parts: Vec<&str> = value.split('/').collect();
+        let name = match parts.as_slice() {
+            [name] => *name,
+            [prefix, name] => {
+                if prefix.is_empty() {
+                    errs.push("prefix part must be non-empty".to_string());
+                } else {
+                    if prefix.len() > 253 {
+                        errs.push("prefix part must be no more than 253 characters".to_string());
+                    }
+                    if !is_dns1123_subdomain(prefix) {
+                        errs.push(format!("prefix part {SUBDOMAIN_MSG}"));
+                    }
+                }
+                *name
+            }
+            _ => {
+                errs.push(format!(
+                    "a qualified name {QUALIFIED_NAME_MSG} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+                ));
+                return errs;
+            }
+        };
+        if name.is_empty() {
+            errs.push("name part must be non-empty".to_string());
+        } else if name.len() > 63 {
+            errs.push("name part must be no more than 63 characters".to_string());
+        }
+        if !is_qualified_name_part(name) {
+            errs.push(format!("name part {QUALIFIED_NAME_MSG}"));
+        }
+        errs
+    }
+
+    /// `validation.IsValidLabelValue`.
+    fn label_value_errors(value: &str) -> Vec<String> {
+        let mut errs = Vec::new();
+        if value.len() > 63 {
+            errs.push("must be no more than 63 characters".to_string());
+        }
+        if !value.is_empty() && !is_qualified_name_part(value) {
+            errs.push(LABEL_VALUE_MSG.to_string());
+        }
+        errs
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+        use serde_json::json;
+
+        fn labels(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+                .collect()
+        }
+
+        #[test]
+        fn operators_match_like_kubernetes() {
+            let sel = parse(Some(&json!({
+                "matchLabels": {"app": "web"},
+                "matchExpressions": [
+                    {"key": "tier", "operator": "NotIn", "values": ["db"]},
+                    {"key": "os", "operator": "Exists"},
+                    {"key": "gpu", "operator": "DoesNotExist"},
+                    {"key": "zone", "operator": "In", "values": ["a", "b"]}
+                ]
+            })))
+            .unwrap();
+            let ok = labels(&[("app", "web"), ("os", "x"), ("zone", "b")]);
+            assert!(sel.matches(&ok));
+            let mut bad = ok.clone();
+            bad.push(("tier".into(), "db".into()));
+            assert!(!sel.matches(&bad));
+            assert!(!sel.matches(&labels(&[("app", "web"), ("os", "x")])));
+            assert!(parse(None).unwrap().matches(&[]));
+            assert!(parse(Some(&json!({}))).unwrap().matches(&[]));
+        }
+
+        #[test]
+        fn invalid_selectors_are_refused() {
+            let e = parse(Some(&json!({"matchExpressions": [
+                {"key": "team", "operator": "In", "values": []}]})))
+            .unwrap_err();
+            assert_eq!(
+                e,
+                "values: Invalid value: null: for 'in', 'notin' operators, values set can't be empty"
+            );
+            let e = parse(Some(&json!({"matchExpressions": [
+                {"key": "app", "operator": "Exists", "values": ["web"]}]})))
+            .unwrap_err();
+            assert_eq!(
+                e,
+                "values: Invalid value: [\"web\"]: values set must be empty for exists and does not exist"
+            );
+            assert!(parse(Some(&json!({"matchLabels": {"bad key": "v"}}))).is_err());
+            assert!(parse(Some(&json!({"matchLabels": {"k": "bad value!"}}))).is_err());
+            assert!(parse(Some(&json!({"matchLabels": {"Example.com/k": "v"}}))).is_err());
+            assert!(parse(Some(&json!({"matchLabels": {"example.com/k": ""}}))).is_ok());
+            assert!(
+                parse(Some(
+                    &json!({"matchExpressions": [{"key": "k", "operator": "Gt"}]})
+                ))
+                .unwrap_err()
+                .contains("\"Gt\" is not a valid label selector operator")
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::origin::Origin;
+    use serde_json::json;
+
+    fn preset(name: &str, namespace: Option<&str>, selector: Value, domain: Value) -> Object {
+        let mut metadata = json!({"name": name});
+        if let Some(ns) = namespace {
+            metadata["namespace"] = json!(ns);
+        }
+        Object::new(
+            json!({
+                "apiVersion": "kubevirt.io/v1",
+                "kind": "VirtualMachineInstancePreset",
+                "metadata": metadata,
+                "spec": {"selector": selector, "domain": domain}
+            }),
+            Origin::default(),
+        )
+    }
+
+    fn vmi(labels: Value, domain: Value) -> Value {
+        json!({
+            "apiVersion": "kubevirt.io/v1",
+            "kind": "VirtualMachineInstance",
+            "metadata": {"name": "v", "labels": labels},
+            "spec": {"domain": domain}
+        })
+    }
+
+    fn web() -> Value {
+        json!({"matchLabels": {"app": "web"}})
+    }
+
+    #[test]
+    fn copies_missing_parts_and_annotates() {
+        let p = preset(
+            "p",
+            None,
+            web(),
+            json!({
+                "cpu": {"cores": 2, "model": "", "dedicatedCPUPlacement": true},
+                "ioThreadsPolicy": "shared",
+                "memory": {"guest": "1Gi"}
+            }),
+        );
+        let mut v = vmi(json!({"app": "web"}), json!({}));
+        let out = apply_presets(&mut v, "default", &[&p]).unwrap();
+        assert_eq!(out.applied, ["p"]);
+        assert_eq!(out.warnings, [DEPRECATION_WARNING]);
+        // Unknown fields (wrong case) and zero values are dropped as Go's decoder and encoder
+        // do; `memory` is not one of the merged parts.
+        assert_eq!(
+            v["spec"]["domain"],
+            json!({"cpu": {"cores": 2}, "ioThreadsPolicy": "shared"})
+        );
+        assert_eq!(
+            v["metadata"]["annotations"],
+            json!({"virtualmachinepreset.kubevirt.io/p": "kubevirt.io/v1"})
+        );
+    }
+
+    #[test]
+    fn requests_equal_by_value_are_applied_but_reported_as_skipped() {
+        let p = preset(
+            "mem",
+            None,
+            web(),
+            json!({"resources": {"requests": {"memory": "1024Mi"}}}),
+        );
+        let mut v = vmi(
+            json!({"app": "web"}),
+            json!({"resources": {"requests": {"memory": "1Gi"}}}),
+        );
+        let out = apply_presets(&mut v, "default", &[&p]).unwrap();
+        assert_eq!(out.applied, ["mem"]);
+        assert_eq!(out.skipped.len(), 1);
+        assert_eq!(out.skipped[0].field, "spec.resources.requests[memory]");
+        assert_eq!(
+            v["spec"]["domain"]["resources"],
+            json!({"requests": {"memory": "1Gi"}})
+        );
+    }
+
+    #[test]
+    fn clock_offset_and_timer_merge_separately() {
+        let p = preset(
+            "clock",
+            None,
+            web(),
+            json!({"clock": {"utc": {}, "timer": {"rtc": {"tickPolicy": "catchup"}}}}),
+        );
+        let mut v = vmi(json!({"app": "web"}), json!({"clock": {"timezone": "UTC"}}));
+        let out = apply_presets(&mut v, "default", &[&p]).unwrap();
+        // The offset conflicts, the timer is still copied, so the preset counts as applied.
+        assert_eq!(out.applied, ["clock"]);
+        assert_eq!(out.skipped[0].field, "spec.clock.clockoffset");
+        assert_eq!(
+            v["spec"]["domain"]["clock"],
+            json!({"timezone": "UTC", "timer": {"rtc": {"tickPolicy": "catchup"}}})
+        );
+    }
+
+    #[test]
+    fn features_acpi_empty_equals_absent() {
+        let p = preset(
+            "f",
+            None,
+            web(),
+            json!({"features": {"acpi": {}, "apic": {}}}),
+        );
+        let mut v = vmi(json!({"app": "web"}), json!({"features": {"apic": {}}}));
+        let out = apply_presets(&mut v, "default", &[&p]).unwrap();
+        assert_eq!(out.applied, ["f"]);
+        assert!(out.skipped.is_empty());
+    }
+
+    #[test]
+    fn conflicting_presets_refuse_the_vmi() {
+        let a = preset("a", None, web(), json!({"cpu": {"cores": 1}}));
+        let b = preset("b", None, json!({}), json!({"cpu": {"cores": 2}}));
+        let mut v = vmi(json!({"app": "web"}), json!({}));
+        let before = v.clone();
+        let refusal = apply_presets(&mut v, "default", &[&b, &a]).unwrap_err();
+        assert_eq!(
+            refusal.message,
+            "VirtualMachinePresets cannot be applied due to conflicts: presets 'b' and 'a' \
+             conflict: spec.cpu: &{2 0 0 0  [] false <nil> false <nil>} != \
+             &{1 0 0 0  [] false <nil> false <nil>}"
+        );
+        assert_eq!(
+            refusal.conflicts,
+            [(
+                "b".to_string(),
+                "a".to_string(),
+                vec!["spec.cpu".to_string()]
+            )]
+        );
+        assert_eq!(v, before);
+    }
+
+    #[test]
+    fn invalid_selector_in_namespace_refuses_and_is_named() {
+        let ok = preset("ok", Some("ns"), web(), json!({"cpu": {"cores": 1}}));
+        let bad = preset(
+            "bad",
+            Some("ns"),
+            json!({"matchExpressions": [{"key": "x", "operator": "In"}]}),
+            json!({}),
+        );
+        let elsewhere = preset(
+            "elsewhere",
+            None,
+            json!({"matchExpressions": [{"key": "x", "operator": "In"}]}),
+            json!({}),
+        );
+        let mut v = vmi(json!({"app": "db"}), json!({}));
+        let refusal = apply_presets(&mut v, "ns", &[&ok, &bad, &elsewhere]).unwrap_err();
+        assert_eq!(refusal.invalid_selectors, ["bad"]);
+        assert!(refusal.to_string().contains("'bad'"));
+        // In the default namespace only `elsewhere` counts.
+        let mut v = vmi(json!({"app": "web"}), json!({}));
+        let refusal = apply_presets(&mut v, "default", &[&ok, &bad, &elsewhere]).unwrap_err();
+        assert_eq!(refusal.invalid_selectors, ["elsewhere"]);
+    }
+
+    #[test]
+    fn exclusion_needs_the_exact_value() {
+        let p = preset("p", None, json!({}), json!({"cpu": {"cores": 1}}));
+        let mut v = vmi(json!({}), json!({}));
+        v["metadata"]["annotations"] = json!({EXCLUDE_ANNOTATION: "true"});
+        let out = apply_presets(&mut v, "default", &[&p]).unwrap();
+        assert!(out.excluded && out.applied.is_empty());
+        v["metadata"]["annotations"] = json!({EXCLUDE_ANNOTATION: "True"});
+        let out = apply_presets(&mut v, "default", &[&p]).unwrap();
+        assert_eq!(out.applied, ["p"]);
+    }
+}

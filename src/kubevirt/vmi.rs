@@ -1,1 +1,316 @@
-//! The VirtualMachineInstance a VirtualMachine produces. Being written.
+//! The VirtualMachineInstance a VirtualMachine's controller creates when the VM starts, before
+//! any admission webhook sees it.
+//!
+//! Mirrors `SetupVMIFromVM` of `pkg/virt-controller/watch/vm/vm.go` in KubeVirt: the VMI takes
+//! the template's metadata and spec, the VM's name and namespace, a stable firmware UUID derived
+//! from the VM name (`pkg/virt-controller/watch/vm/firmware.go`) and a default disk for every
+//! volume that has neither a disk nor a filesystem (`SetDefaultVolumeDisk` of `pkg/util/util.go`).
+//! A start request asking for a paused start sets `startStrategy: Paused`, and a completed memory
+//! dump drops the dump volume, both read from the VM's status.
+
+use serde_json::{Map, Value, json};
+use uuid::Uuid;
+
+use crate::model::Object;
+use crate::model::path;
+
+/// The UUIDv5 namespace KubeVirt derives a VM's stable firmware UUID in.
+pub const FIRMWARE_UUID_NAMESPACE: Uuid = Uuid::from_u128(0x6a1a24a1_4061_4607_8bf4_a3963d0c5895);
+
+/// The stable firmware UUID KubeVirt gives a VM named `vm_name` whose template sets none.
+pub fn firmware_uuid(vm_name: &str) -> String {
+    Uuid::new_v5(&FIRMWARE_UUID_NAMESPACE, vm_name.as_bytes()).to_string()
+}
+
+/// Build the VirtualMachineInstance the controller creates from `vm` (a `VirtualMachine`).
+///
+/// The result has `apiVersion`, `kind`, `metadata` (the template's metadata with the VM's name
+/// and namespace) and `spec` (the template's spec with the controller's additions). Nothing is
+/// read from fields of the wrong type; they are carried over untouched or skipped.
+pub fn vm_to_vmi(vm: &Object) -> Value {
+    let template = path::get(&vm.value, &["spec", "template"]);
+    let template_meta = template
+        .and_then(|t| t.get("metadata"))
+        .and_then(Value::as_object);
+
+    let mut metadata = Map::new();
+    metadata.insert("name".into(), Value::String(vm.name().to_string()));
+    if let Some(ns) = vm.namespace() {
+        metadata.insert("namespace".into(), Value::String(ns.to_string()));
+    }
+    if let Some(meta) = template_meta {
+        for (k, v) in meta {
+            if matches!(k.as_str(), "name" | "namespace" | "generateName") || v.is_null() {
+                continue;
+            }
+            metadata.insert(k.clone(), v.clone());
+        }
+    }
+
+    let mut spec = template
+        .and_then(|t| t.get("spec"))
+        .filter(|s| s.is_object())
+        .cloned()
+        .unwrap_or_else(|| Value::Object(Map::new()));
+
+    if has_paused_start_request(&vm.value) {
+        path::set(&mut spec, &["startStrategy"], json!("Paused"));
+    }
+    if let Some(claim) = completed_memory_dump_claim(&vm.value) {
+        remove_volume(&mut spec, claim);
+    }
+    set_stable_firmware_uuid(&mut spec, vm.name());
+    set_default_volume_disks(&mut spec);
+
+    let mut vmi = Map::new();
+    vmi.insert("apiVersion".into(), json!("kubevirt.io/v1"));
+    vmi.insert("kind".into(), json!("VirtualMachineInstance"));
+    vmi.insert("metadata".into(), Value::Object(metadata));
+    vmi.insert("spec".into(), spec);
+    Value::Object(vmi)
+}
+
+/// The VMI as it reaches the VMI admission webhook: for a `VirtualMachine` the one
+/// [`vm_to_vmi`] builds, for a `VirtualMachineInstance` the object itself with `apiVersion`
+/// and `kind` normalised and without `status`. `None` for other kinds.
+pub fn vmi_for(object: &Object) -> Option<Value> {
+    use crate::model::Kind;
+    match object.kind() {
+        Kind::VirtualMachine => Some(vm_to_vmi(object)),
+        Kind::VirtualMachineInstance => {
+            let mut vmi = Map::new();
+            vmi.insert("apiVersion".into(), json!("kubevirt.io/v1"));
+            vmi.insert("kind".into(), json!("VirtualMachineInstance"));
+            if let Some(map) = object.value.as_object() {
+                for (k, v) in map {
+                    if !matches!(k.as_str(), "apiVersion" | "kind" | "status") {
+                        vmi.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+            Some(Value::Object(vmi))
+        }
+        _ => None,
+    }
+}
+
+/// Set `domain.firmware.uuid` of a VMI spec to [`firmware_uuid`] when it is empty. A VMI built
+/// this way always has a `firmware`.
+pub fn set_stable_firmware_uuid(spec: &mut Value, vm_name: &str) {
+    let Some(firmware) = path::ensure_map(spec, &["domain", "firmware"]) else {
+        return;
+    };
+    if path::is_zero(firmware.get("uuid")) {
+        firmware.insert("uuid".into(), Value::String(firmware_uuid(vm_name)));
+    }
+}
+
+/// Append a disk `{name: <volume>}` for every volume of a VMI spec that has no disk or
+/// filesystem of its name, in volume order.
+pub fn set_default_volume_disks(spec: &mut Value) {
+    let Some(volumes) = path::get(spec, &["volumes"]).and_then(Value::as_array) else {
+        return;
+    };
+    let names_of = |key: &str| -> Vec<String> {
+        path::get(spec, &["domain", "devices", key])
+            .and_then(Value::as_array)
+            .map(|items| {
+                items
+                    .iter()
+                    .map(|d| {
+                        d.get("name")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_string()
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut taken = names_of("disks");
+    taken.extend(names_of("filesystems"));
+    let missing: Vec<String> = volumes
+        .iter()
+        .map(|v| {
+            v.get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        })
+        .filter(|name| !taken.contains(name))
+        .collect();
+    if missing.is_empty() {
+        return;
+    }
+    let Some(devices) = path::ensure_map(spec, &["domain", "devices"]) else {
+        return;
+    };
+    let disks = devices
+        .entry("disks")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if disks.is_null() {
+        *disks = Value::Array(Vec::new());
+    }
+    let Some(disks) = disks.as_array_mut() else {
+        return;
+    };
+    for name in missing {
+        let mut disk = Map::new();
+        disk.insert("name".into(), Value::String(name));
+        disks.push(Value::Object(disk));
+    }
+}
+
+/// Drop from `spec.domain.resources` and `spec.domain.devices` of a VMI the values Go's
+/// encoder omits (`omitempty` on a nil pointer, an empty list or map, a `false` non-pointer
+/// bool). Those two are plain structs in KubeVirt's types, so once emptied they mean "unset";
+/// leaving `requests: {}` in them would make them look set.
+pub fn omit_empty_resources_and_devices(vmi: &mut Value) {
+    if let Some(resources) =
+        path::get_mut(vmi, &["spec", "domain", "resources"]).and_then(Value::as_object_mut)
+    {
+        resources.retain(|key, v| match key.as_str() {
+            "requests" | "limits" => !path::is_zero(Some(v)),
+            "overcommitGuestOverhead" => v != &Value::Bool(false),
+            _ => !v.is_null(),
+        });
+    }
+    if let Some(devices) =
+        path::get_mut(vmi, &["spec", "domain", "devices"]).and_then(Value::as_object_mut)
+    {
+        devices.retain(|key, v| match v {
+            Value::Null => false,
+            Value::Array(a) => !a.is_empty(),
+            Value::Bool(false) => key != "disableHotplug",
+            _ => true,
+        });
+    }
+}
+
+/// Whether the first state change request of the VM's status is a start asking for a paused
+/// start.
+fn has_paused_start_request(vm: &Value) -> bool {
+    let Some(first) = path::get(vm, &["status", "stateChangeRequests"])
+        .and_then(Value::as_array)
+        .and_then(|a| a.first())
+    else {
+        return false;
+    };
+    first.get("action").and_then(Value::as_str) == Some("Start")
+        && path::str_at(first, &["data", "paused"]) == Some("true")
+}
+
+/// The claim of a memory dump request in the VM's status that is past its in-progress phases.
+fn completed_memory_dump_claim(vm: &Value) -> Option<&str> {
+    let request = path::get(vm, &["status", "memoryDumpRequest"]).filter(|r| r.is_object())?;
+    let phase = request.get("phase").and_then(Value::as_str).unwrap_or("");
+    if matches!(phase, "Associating" | "InProgress") {
+        return None;
+    }
+    Some(
+        request
+            .get("claimName")
+            .and_then(Value::as_str)
+            .unwrap_or(""),
+    )
+}
+
+fn remove_volume(spec: &mut Value, name: &str) {
+    if let Some(volumes) = path::get_mut(spec, &["volumes"]).and_then(Value::as_array_mut) {
+        volumes.retain(|v| v.get("name").and_then(Value::as_str).unwrap_or("") != name);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::origin::Origin;
+
+    fn obj(v: Value) -> Object {
+        Object::new(v, Origin::default())
+    }
+
+    #[test]
+    fn firmware_uuid_matches_kubevirt() {
+        // Values taken from KubeVirt's answers in the presets corpus.
+        assert_eq!(firmware_uuid("vm1"), "133bf63e-9459-5126-9b21-b56e9b3d17b3");
+        assert_eq!(
+            firmware_uuid("vm-disks"),
+            "853258e6-fe53-5d07-8aac-430ea9d62ddb"
+        );
+    }
+
+    #[test]
+    fn vm_becomes_vmi_with_template_metadata_uuid_and_disks() {
+        let vm = obj(json!({
+            "apiVersion": "kubevirt.io/v1",
+            "kind": "VirtualMachine",
+            "metadata": {"name": "vm1", "namespace": "ns", "labels": {"vm": "label"}},
+            "spec": {"template": {
+                "metadata": {"labels": {"app": "web"}, "generateName": "x-"},
+                "spec": {
+                    "domain": {"devices": {"disks": [{"name": "root"}],
+                                           "filesystems": [{"name": "fs"}]}},
+                    "volumes": [{"name": "root"}, {"name": "fs"}, {"name": "ci"}]
+                }
+            }}
+        }));
+        let vmi = vm_to_vmi(&vm);
+        assert_eq!(
+            vmi,
+            json!({
+                "apiVersion": "kubevirt.io/v1",
+                "kind": "VirtualMachineInstance",
+                "metadata": {"name": "vm1", "namespace": "ns", "labels": {"app": "web"}},
+                "spec": {
+                    "domain": {
+                        "devices": {"disks": [{"name": "root"}, {"name": "ci"}],
+                                    "filesystems": [{"name": "fs"}]},
+                        "firmware": {"uuid": "133bf63e-9459-5126-9b21-b56e9b3d17b3"}
+                    },
+                    "volumes": [{"name": "root"}, {"name": "fs"}, {"name": "ci"}]
+                }
+            })
+        );
+    }
+
+    #[test]
+    fn existing_uuid_is_kept_and_status_requests_are_honoured() {
+        let vm = obj(json!({
+            "apiVersion": "kubevirt.io/v1",
+            "kind": "VirtualMachine",
+            "metadata": {"name": "vm1"},
+            "spec": {"template": {"spec": {
+                "domain": {"firmware": {"uuid": "fixed"}},
+                "volumes": [{"name": "dump"}]
+            }}},
+            "status": {
+                "stateChangeRequests": [{"action": "Start", "data": {"paused": "true"}}],
+                "memoryDumpRequest": {"claimName": "dump", "phase": "Completed"}
+            }
+        }));
+        let vmi = vm_to_vmi(&vm);
+        assert_eq!(
+            path::str_at(&vmi, &["spec", "domain", "firmware", "uuid"]),
+            Some("fixed")
+        );
+        assert_eq!(
+            path::str_at(&vmi, &["spec", "startStrategy"]),
+            Some("Paused")
+        );
+        assert_eq!(path::get(&vmi, &["spec", "volumes"]), Some(&json!([])));
+        assert!(path::get(&vmi, &["metadata", "namespace"]).is_none());
+    }
+
+    #[test]
+    fn wrong_types_do_not_panic() {
+        let vm = obj(json!({
+            "apiVersion": "kubevirt.io/v1",
+            "kind": "VirtualMachine",
+            "metadata": {"name": "vm1"},
+            "spec": {"template": {"spec": {"domain": "oops", "volumes": [{"name": "a"}]}}}
+        }));
+        let vmi = vm_to_vmi(&vm);
+        assert_eq!(path::get(&vmi, &["spec", "domain"]), Some(&json!("oops")));
+    }
+}

@@ -2,6 +2,7 @@
 //! path) and `-` for stdin. Multi-document streams are split at their boundaries and the
 //! documents parsed in parallel; every object keeps its [`Origin`].
 
+pub mod locate;
 pub mod split;
 pub mod walk;
 pub mod yaml;
@@ -139,8 +140,8 @@ pub fn parse_text(path: &Arc<str>, text: &str) -> Loaded {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if path.ends_with(".json") {
         let parsed: std::result::Result<Value, _> = serde_json::from_str(text);
-        let results = vec![match parsed {
-            Ok(v) => Ok((v, Some(1))),
+        let results: Vec<Parsed> = vec![match parsed {
+            Ok(v) => Ok((v, Some(1), None)),
             Err(e) => Err(Diagnostic::error(
                 codes::YAML_SYNTAX,
                 Origin::new(path.clone(), 0, u32::try_from(e.line()).ok()),
@@ -151,11 +152,15 @@ pub fn parse_text(path: &Arc<str>, text: &str) -> Loaded {
         return collect(path, results);
     }
     let chunks = split::split(text);
-    let results: Vec<std::result::Result<(Value, Option<u32>), Diagnostic>> = chunks
+    let results: Vec<Parsed> = chunks
         .par_iter()
         .enumerate()
         .map(|(index, chunk)| match yaml::parse_document(chunk.text) {
-            Ok(v) => Ok((v, chunk.content_line)),
+            Ok(v) => Ok((
+                v,
+                chunk.content_line,
+                Some((Arc::from(chunk.text), chunk.first_line)),
+            )),
             Err(e) => {
                 let line = e
                     .line
@@ -173,17 +178,21 @@ pub fn parse_text(path: &Arc<str>, text: &str) -> Loaded {
     collect(path, results)
 }
 
-fn collect(
-    path: &Arc<str>,
-    results: Vec<std::result::Result<(Value, Option<u32>), Diagnostic>>,
-) -> Loaded {
+/// A parsed document (value, content line, text and first line) or its syntax error.
+type Parsed = std::result::Result<(Value, Option<u32>, Option<(Arc<str>, u32)>), Diagnostic>;
+
+fn collect(path: &Arc<str>, results: Vec<Parsed>) -> Loaded {
     let mut loaded = Loaded::default();
     for (index, r) in results.into_iter().enumerate() {
         match r {
-            Ok((value, line)) => {
+            Ok((value, line, source)) => {
                 let origin = Origin::new(path.clone(), index, line);
                 match check_object(&value) {
-                    None => loaded.objects.push(Object::new(value, origin)),
+                    None => {
+                        let mut obj = Object::new(value, origin);
+                        obj.source = source;
+                        loaded.objects.push(obj);
+                    }
                     Some(problem) => loaded.diagnostics.push(Diagnostic::error(
                         codes::NOT_AN_OBJECT,
                         origin,

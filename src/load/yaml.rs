@@ -28,7 +28,7 @@ pub struct YamlError {
 const MAX_ALIASES: usize = 10_000;
 const MAX_NODES: usize = 2_000_000;
 /// Nesting deeper than this is not a Kubernetes object; refuse it instead of recursing.
-const MAX_DEPTH: usize = 256;
+const MAX_DEPTH: usize = 128;
 
 fn options() -> serde_saphyr::Options {
     let mut budget = serde_saphyr::Budget::default();
@@ -57,9 +57,17 @@ fn convert_error(e: &serde_saphyr::Error) -> YamlError {
         Some(rest) => rest.split_once(": ").map_or(first, |(_, m)| m).to_string(),
         None => first.to_string(),
     };
-    let message = message
-        .replace(", set DuplicateKeyPolicy in Options if acceptable", "")
-        .replace(" rejected by the configured policy", "");
+    let message = if message.starts_with("budget breached: Depth") {
+        format!("the document nests deeper than {MAX_DEPTH} levels")
+    } else if let Some(detail) = message.strip_prefix("budget breached: ") {
+        format!(
+            "the document expands beyond kvrender's limits (aliases that multiply each other?): {detail}"
+        )
+    } else {
+        message
+            .replace(", set DuplicateKeyPolicy in Options if acceptable", "")
+            .replace(" rejected by the configured policy", "")
+    };
     YamlError {
         message,
         line: line.filter(|l| *l > 0),

@@ -1,7 +1,10 @@
 //! [`Object`]: one Kubernetes document and its origin.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
+use crate::load::locate;
 use crate::origin::{ObjectRef, Origin};
 
 /// The API group of instancetypes and preferences.
@@ -86,12 +89,40 @@ pub struct Object {
     pub value: Value,
     /// Where it came from.
     pub origin: Origin,
+    /// The document's text and the file line it starts on, when it was read from a file; used
+    /// to point diagnostics at the line of a field.
+    pub source: Option<(Arc<str>, u32)>,
 }
 
 impl Object {
     /// Wrap a document.
     pub fn new(value: Value, origin: Origin) -> Self {
-        Object { value, origin }
+        Object {
+            value,
+            origin,
+            source: None,
+        }
+    }
+
+    /// Remember the document's text (starting at file line `first_line`).
+    #[must_use]
+    pub fn with_source(mut self, text: Arc<str>, first_line: u32) -> Self {
+        self.source = Some((text, first_line));
+        self
+    }
+
+    /// The file line of `field` (a dotted path), or of its deepest existing parent, falling back
+    /// to the document's first line.
+    pub fn field_line(&self, field: &str) -> Option<u32> {
+        self.source
+            .as_ref()
+            .and_then(|(text, first)| locate::field_line(text, *first, field))
+            .or(self.origin.line)
+    }
+
+    /// The origin pointing at the line of `field`.
+    pub fn field_origin(&self, field: &str) -> Origin {
+        self.origin.at_line(self.field_line(field))
     }
 
     fn str_at(&self, a: &str, b: Option<&str>) -> &str {

@@ -4,3 +4,4 @@ mod common;
 mod expand;
 mod presets;
 mod render;
+mod yaml;

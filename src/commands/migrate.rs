@@ -1,0 +1,76 @@
+//! `kvrender migrate presets`: VirtualMachineInstancePresets to preferences (and instancetypes).
+
+use std::fmt::Write;
+
+use crate::cli::MigrateArgs;
+use crate::commands::Outcome;
+use crate::diagnostic::{self, Diagnostic, codes};
+use crate::emit;
+use crate::error::Result;
+use crate::kubevirt::migrate;
+use crate::load;
+
+/// Run `migrate presets`: the new objects on stdout; on stderr, for every VM or VMI a preset
+/// selected, the matchers to add, and every preset field that has no equivalent.
+pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
+    let sources = load::read_paths(&args.paths)?;
+    let loaded = load::parse_sources(&sources);
+    let result = migrate::migrate_presets(&loaded.objects);
+    let mut out = Outcome {
+        diagnostics: loaded.diagnostics,
+        ..Outcome::default()
+    };
+    out.stdout = emit::yaml_stream(&result.objects)?;
+    for u in &result.unmapped {
+        let origin = loaded
+            .objects
+            .iter()
+            .find(|o| o.object_ref() == u.preset)
+            .map(|o| o.field_origin(&u.field))
+            .unwrap_or_default();
+        out.diagnostics.push(
+            Diagnostic::warning(
+                codes::PRESET,
+                origin,
+                format!("no instancetype or preference equivalent: {}", u.reason),
+            )
+            .with_object(u.preset.clone())
+            .with_field(u.field.clone()),
+        );
+    }
+    for m in &result.matchers {
+        let _ = writeln!(
+            out.stderr,
+            "{}: selected by preset `{}`; add:",
+            m.target, m.preset
+        );
+        let mut spec = serde_json::Map::new();
+        if let Some(it) = &m.instancetype {
+            spec.insert("instancetype".into(), it.clone());
+        }
+        if let Some(p) = &m.preference {
+            spec.insert("preference".into(), p.clone());
+        }
+        let snippet = emit::yaml_document(&serde_json::json!({ "spec": spec }))?;
+        for line in snippet.lines() {
+            let _ = writeln!(out.stderr, "    {line}");
+        }
+        if !m.remove_fields.is_empty() {
+            let _ = writeln!(
+                out.stderr,
+                "  and remove what the instancetype now owns: {}",
+                m.remove_fields.join(", ")
+            );
+        }
+        if !m.also_selected_by.is_empty() {
+            let _ = writeln!(
+                out.stderr,
+                "  note: also selected by {}",
+                m.also_selected_by.join(", ")
+            );
+        }
+    }
+    diagnostic::sort(&mut out.diagnostics);
+    out.exit_from_diagnostics();
+    Ok(out)
+}

@@ -1,0 +1,157 @@
+//! `kvrender vmi` and `kvrender diff`: the VirtualMachineInstance each VirtualMachine produces.
+//!
+//! The order is KubeVirt's: the VM's instancetype and preference are applied (the VM controller
+//! does it when it creates the VMI), the controller's additions (firmware UUID from the VM name,
+//! default disks), the VMI webhook's VirtualMachineInstancePresets, then its defaults.
+//! `--stage presets` stops after the presets, with no defaults and no default network.
+
+use std::io::IsTerminal;
+
+use serde_json::Value;
+
+use crate::cli::{Stage, VmiArgs};
+use crate::commands::Outcome;
+use crate::commands::inputs::Inputs;
+use crate::diagnostic::{self, Diagnostic, codes};
+use crate::emit;
+use crate::error::Result;
+use crate::kubevirt::{expand, presets, vmi, vmi_defaults};
+use crate::model::{Kind, Object};
+use crate::pipeline;
+
+/// One VMI and what produced it.
+struct Built {
+    source: Object,
+    vmi: Value,
+}
+
+fn build_all(inputs: &Inputs, stage: Stage, out: &mut Outcome) -> Vec<Built> {
+    let index = inputs.index();
+    let preset_objects: Vec<&Object> = inputs
+        .objects
+        .iter()
+        .filter(|o| o.kind() == Kind::VirtualMachineInstancePreset)
+        .collect();
+    let mut built = Vec::new();
+    for obj in &inputs.objects {
+        let kind = obj.kind();
+        if kind != Kind::VirtualMachine && kind != Kind::VirtualMachineInstance {
+            continue;
+        }
+        // The instancetype and preference, applied as the VM controller does.
+        let source = if kind == Kind::VirtualMachine && expand::has_matchers(&obj.value) {
+            match pipeline::expand_vm(obj, &index, &inputs.profile) {
+                Ok(v) => Object {
+                    value: v,
+                    ..obj.clone()
+                },
+                Err(d) => {
+                    out.diagnostics.push(d);
+                    continue;
+                }
+            }
+        } else {
+            obj.clone()
+        };
+        let Some(mut vmi) = vmi::vmi_for(&source) else {
+            continue;
+        };
+        match presets::apply_presets(&mut vmi, obj.effective_namespace(), &preset_objects) {
+            Ok(outcome) => {
+                for skipped in &outcome.skipped {
+                    out.diagnostics.push(
+                        Diagnostic::warning(codes::PRESET, obj.origin.clone(), skipped.to_string())
+                            .with_object(obj.object_ref())
+                            .with_field(skipped.field.clone()),
+                    );
+                }
+                for warning in &outcome.warnings {
+                    out.diagnostics.push(
+                        Diagnostic::warning(codes::PRESET, obj.origin.clone(), warning.clone())
+                            .with_object(obj.object_ref()),
+                    );
+                }
+            }
+            Err(refusal) => {
+                out.diagnostics.push(
+                    Diagnostic::error(
+                        codes::PRESET,
+                        obj.origin.clone(),
+                        format!("the VirtualMachineInstance would be refused: {refusal}"),
+                    )
+                    .with_object(obj.object_ref()),
+                );
+                continue;
+            }
+        }
+        vmi::omit_empty_resources_and_devices(&mut vmi);
+        if stage == Stage::Full {
+            if let Some(spec) = vmi.get_mut("spec") {
+                if let Err(e) = vmi_defaults::apply(&inputs.profile, spec) {
+                    out.diagnostics.push(
+                        Diagnostic::error(codes::BAD_MATCHER, obj.origin.clone(), e.0)
+                            .with_object(obj.object_ref()),
+                    );
+                    continue;
+                }
+            }
+        }
+        built.push(Built {
+            source: obj.clone(),
+            vmi,
+        });
+    }
+    built
+}
+
+/// Run `vmi`.
+pub fn run(args: &VmiArgs) -> Result<Outcome> {
+    let inputs = Inputs::load(&args.paths, &args.resolve)?;
+    let mut out = Outcome {
+        diagnostics: inputs.diagnostics.clone(),
+        ..Outcome::default()
+    };
+    let built = build_all(&inputs, args.stage, &mut out);
+    out.stdout = emit::yaml_stream(built.iter().map(|b| &b.vmi))?;
+    diagnostic::sort(&mut out.diagnostics);
+    out.exit_from_diagnostics();
+    Ok(out)
+}
+
+/// Run `diff`: for each VM, a unified diff from the template's spec to the VMI's spec.
+pub fn run_diff(args: &VmiArgs) -> Result<Outcome> {
+    let inputs = Inputs::load(&args.paths, &args.resolve)?;
+    let mut out = Outcome {
+        diagnostics: inputs.diagnostics.clone(),
+        ..Outcome::default()
+    };
+    let color = match args.color.as_str() {
+        "always" => true,
+        "never" => false,
+        _ => std::io::stdout().is_terminal(),
+    };
+    let built = build_all(&inputs, args.stage, &mut out);
+    for b in &built {
+        let before = if b.source.kind() == Kind::VirtualMachine {
+            crate::model::path::get(&b.source.value, &["spec", "template", "spec"])
+        } else {
+            b.source.value.get("spec")
+        }
+        .cloned()
+        .unwrap_or(Value::Null);
+        let after = b.vmi.get("spec").cloned().unwrap_or(Value::Null);
+        let before = emit::yaml_document(&before)?;
+        let after = emit::yaml_document(&after)?;
+        let name = b.source.object_ref().to_string();
+        out.stdout.push_str(&emit::unified_diff(
+            &before,
+            &after,
+            &format!("{name} (template spec)"),
+            &format!("{name} (VirtualMachineInstance spec)"),
+            color,
+        ));
+    }
+    diagnostic::sort(&mut out.diagnostics);
+    out.exit_from_diagnostics();
+    Ok(out)
+}

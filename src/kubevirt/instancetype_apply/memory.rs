@@ -1,0 +1,178 @@
+//! The instancetype's memory (mirrors KubeVirt's `pkg/instancetype/apply/memory.go`).
+//!
+//! Only the first memory conflict is reported, checked in the order guest, hugepages, maxGuest,
+//! memory request, memory limit. Without a conflict the guest size (and hugepages and maxGuest
+//! when the instancetype has them) is copied, and an overcommit percentage lowers the memory
+//! request below the guest size using KubeVirt's single-precision arithmetic.
+
+use serde_json::Value;
+
+use super::domain_map;
+use crate::kubevirt::conflict::Conflict;
+use crate::model::path;
+use crate::model::quantity::Quantity;
+
+/// Check the VM against the instancetype's memory, then copy it.
+pub(super) fn apply(instancetype: &Value, spec: &mut Value) -> Option<Conflict> {
+    if let Some(c) = validate(instancetype, spec) {
+        return Some(c);
+    }
+    let it_mem = instancetype.get("memory");
+    let owned = |key: &str| it_mem.and_then(|m| m.get(key)).filter(|v| !v.is_null());
+    // The guest size is a required non-pointer quantity: absent means zero.
+    let guest = owned("guest").map_or_else(|| Value::from("0"), canonical);
+    let overcommit = owned("overcommitPercent")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    if overcommit > 0 {
+        let request = overcommitted_request(&guest, overcommit);
+        if let Some(requests) = domain_map(spec, &["resources", "requests"]) {
+            requests.insert("memory".to_string(), Value::from(request));
+        }
+    }
+    let memory = domain_map(spec, &["memory"])?;
+    memory.insert("guest".to_string(), guest);
+    if let Some(hugepages) = owned("hugepages") {
+        memory.insert("hugepages".to_string(), hugepages.clone());
+    }
+    if let Some(max_guest) = owned("maxGuest") {
+        memory.insert("maxGuest".to_string(), canonical(max_guest));
+    }
+    None
+}
+
+fn validate(instancetype: &Value, spec: &Value) -> Option<Conflict> {
+    let it_has = |key: &str| path::is_set(instancetype, &["memory", key]);
+    let vm_has = |key: &str| path::is_set(spec, &["domain", "memory", key]);
+    if vm_has("guest") {
+        return Some(Conflict::spec("domain.memory.guest"));
+    }
+    if vm_has("hugepages") && it_has("hugepages") {
+        return Some(Conflict::spec("domain.memory.hugepages"));
+    }
+    if vm_has("maxGuest") && it_has("maxGuest") {
+        return Some(Conflict::spec("domain.memory.maxGuest"));
+    }
+    for list in ["requests", "limits"] {
+        let has_memory = path::get(spec, &["domain", "resources", list])
+            .and_then(Value::as_object)
+            .is_some_and(|m| m.contains_key("memory"));
+        if has_memory {
+            return Some(Conflict::spec(&format!("domain.resources.{list}.memory")));
+        }
+    }
+    None
+}
+
+/// A quantity in canonical form; a value that does not parse is kept as written.
+fn canonical(v: &Value) -> Value {
+    Quantity::from_json(v).map_or_else(|| v.clone(), |q| q.to_json())
+}
+
+/// The memory request KubeVirt derives from a guest size and an overcommit percentage, in
+/// canonical form: the guest's bytes (rounded up) times `1 - percent/100`, every step in `f32`,
+/// truncated to an integer and printed in the guest quantity's format.
+pub fn overcommitted_request(guest: &Value, percent: i64) -> String {
+    let Some(guest) = Quantity::from_json(guest) else {
+        return "0".to_string();
+    };
+    let bytes = guest.value() as f32;
+    let keep = 1.0f32 - (percent as f32) / 100.0f32;
+    let request = (bytes * keep) as i64;
+    Quantity::new(request, guest.format()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn run(it: Value, spec: Value) -> (Option<String>, Value) {
+        let mut spec = spec;
+        let c = apply(&it, &mut spec);
+        (c.map(|c| c.path), spec)
+    }
+
+    #[test]
+    fn copies_guest_canonical() {
+        let (c, spec) = run(json!({"memory": {"guest": "1024Mi"}}), json!({}));
+        assert!(c.is_none());
+        assert_eq!(spec, json!({"domain": {"memory": {"guest": "1Gi"}}}));
+    }
+
+    #[test]
+    fn copies_hugepages_and_max_guest() {
+        let it = json!({"memory": {"guest": "2Gi", "hugepages": {"pageSize": "1Gi"}, "maxGuest": "4096Mi"}});
+        let (c, spec) = run(it, json!({"domain": {"memory": {}}}));
+        assert!(c.is_none());
+        assert_eq!(
+            spec["domain"]["memory"],
+            json!({"guest": "2Gi", "hugepages": {"pageSize": "1Gi"}, "maxGuest": "4Gi"})
+        );
+    }
+
+    #[test]
+    fn only_first_conflict_is_reported() {
+        let it = json!({"memory": {"guest": "1Gi", "hugepages": {"pageSize": "2Mi"}}});
+        let spec = json!({"domain": {
+            "memory": {"hugepages": {"pageSize": "2Mi"}},
+            "resources": {"requests": {"memory": "1Gi"}},
+        }});
+        let (c, _) = run(it.clone(), spec);
+        assert_eq!(
+            c.as_deref(),
+            Some("spec.template.spec.domain.memory.hugepages")
+        );
+        let spec = json!({"domain": {"resources": {"requests": {"memory": "1Gi"}, "limits": {"memory": "1Gi"}}}});
+        let (c, _) = run(it.clone(), spec);
+        assert_eq!(
+            c.as_deref(),
+            Some("spec.template.spec.domain.resources.requests.memory")
+        );
+        let spec = json!({"domain": {"memory": {"guest": "1Gi"}, "resources": {"limits": {"memory": "1Gi"}}}});
+        let (c, _) = run(it, spec);
+        assert_eq!(c.as_deref(), Some("spec.template.spec.domain.memory.guest"));
+    }
+
+    #[test]
+    fn vm_hugepages_without_instancetype_hugepages_is_kept() {
+        let (c, spec) = run(
+            json!({"memory": {"guest": "1Gi"}}),
+            json!({"domain": {"memory": {"hugepages": {"pageSize": "2Mi"}, "maxGuest": "2Gi"}}}),
+        );
+        assert!(c.is_none());
+        assert_eq!(
+            spec["domain"]["memory"],
+            json!({"hugepages": {"pageSize": "2Mi"}, "maxGuest": "2Gi", "guest": "1Gi"})
+        );
+    }
+
+    #[test]
+    fn overcommit_uses_single_precision() {
+        assert_eq!(overcommitted_request(&json!("128Mi"), 80), "26843544");
+        assert_eq!(overcommitted_request(&json!("1G"), 1), "990M");
+        assert_eq!(overcommitted_request(&json!("1Gi"), 100), "0");
+        assert_eq!(overcommitted_request(&json!("2Gi"), 50), "1Gi");
+        assert_eq!(overcommitted_request(&json!("4G"), 50), "2G");
+    }
+
+    #[test]
+    fn overcommit_writes_request() {
+        let (c, spec) = run(
+            json!({"memory": {"guest": "2Gi", "overcommitPercent": 50}}),
+            json!({"domain": {"resources": {"requests": {"cpu": "1"}}}}),
+        );
+        assert!(c.is_none());
+        assert_eq!(
+            spec["domain"]["resources"]["requests"],
+            json!({"cpu": "1", "memory": "1Gi"})
+        );
+    }
+
+    #[test]
+    fn missing_guest_is_zero() {
+        let (c, spec) = run(json!({}), json!({}));
+        assert!(c.is_none());
+        assert_eq!(spec["domain"]["memory"]["guest"], json!("0"));
+    }
+}

@@ -1,0 +1,565 @@
+//! `migrate presets`: turn VirtualMachineInstancePresets into instancetypes and preferences.
+//!
+//! Nothing upstream does this; the mapping is ours and is documented, field by field, in
+//! `docs/migrate-presets.md`. For every preset we write a namespaced `VirtualMachinePreference`
+//! (when some part maps to one) and, when the preset fixes both the vCPU count and the memory, a
+//! namespaced `VirtualMachineInstancetype` (an instancetype needs both). Every part of the
+//! preset's domain that ends in neither is reported in [`MigrateResult::unmapped`] with the
+//! reason, never dropped silently. For every VirtualMachine / VirtualMachineInstance a preset
+//! selects (with the rules of [`crate::kubevirt::presets`]), [`MigrateResult::matchers`] gives
+//! the matchers to add and the fields of the VM the new instancetype would conflict with.
+
+use serde_json::{Map, Value, json};
+
+use crate::kubevirt::presets::{EXCLUDE_ANNOTATION, selector};
+use crate::kubevirt::vmi::vmi_for;
+use crate::model::path;
+use crate::model::quantity::Quantity;
+use crate::model::{Kind, Object};
+use crate::origin::ObjectRef;
+
+/// A part of a preset with no instancetype or preference equivalent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unmapped {
+    /// The preset.
+    pub preset: ObjectRef,
+    /// The field, under the preset (`spec.domain.firmware.serial`).
+    pub field: String,
+    /// Why it was not carried over, and what to do instead.
+    pub reason: String,
+}
+
+/// The matchers to add to a VM (or VMI) a preset selects.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MatcherSuggestion {
+    /// The VirtualMachine or VirtualMachineInstance.
+    pub target: ObjectRef,
+    /// The preset that selects it.
+    pub preset: String,
+    /// `spec.instancetype` to add, when an instancetype was written for the preset.
+    pub instancetype: Option<Value>,
+    /// `spec.preference` to add, when a preference was written for the preset.
+    pub preference: Option<Value>,
+    /// Fields of the target the instancetype also sets: KubeVirt refuses a VM that sets them,
+    /// so they must be removed when the matcher is added.
+    pub remove_fields: Vec<String>,
+    /// Other presets selecting the same target (a VM takes one instancetype and one preference:
+    /// they must be merged by hand).
+    pub also_selected_by: Vec<String>,
+}
+
+/// What [`migrate_presets`] produced.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MigrateResult {
+    /// The new objects, per preset: the instancetype (if any), then the preference (if any).
+    pub objects: Vec<Value>,
+    /// Parts of presets with no equivalent.
+    pub unmapped: Vec<Unmapped>,
+    /// Matchers to add, per selected VM/VMI and preset.
+    pub matchers: Vec<MatcherSuggestion>,
+}
+
+/// Migrate every VirtualMachineInstancePreset of `objects`.
+pub fn migrate_presets(objects: &[Object]) -> MigrateResult {
+    let mut result = MigrateResult::default();
+    let mut presets: Vec<&Object> = objects
+        .iter()
+        .filter(|o| o.kind() == Kind::VirtualMachineInstancePreset)
+        .collect();
+    presets.sort_by(|a, b| {
+        (a.effective_namespace(), a.name()).cmp(&(b.effective_namespace(), b.name()))
+    });
+
+    let mut written = Vec::new();
+    for preset in &presets {
+        let converted = convert(preset);
+        result.unmapped.extend(converted.unmapped);
+        let instancetype = converted.instancetype.map(|spec| {
+            result
+                .objects
+                .push(object(preset, "VirtualMachineInstancetype", spec));
+            json!({"kind": "VirtualMachineInstancetype", "name": preset.name()})
+        });
+        let preference = converted.preference.map(|spec| {
+            result
+                .objects
+                .push(object(preset, "VirtualMachinePreference", spec));
+            json!({"kind": "VirtualMachinePreference", "name": preset.name()})
+        });
+        written.push((
+            *preset,
+            instancetype,
+            preference,
+            converted.instancetype_owns,
+        ));
+    }
+
+    for target in objects {
+        let Some(vmi) = vmi_for(target) else {
+            continue;
+        };
+        if path::str_at(&vmi, &["metadata", "annotations", EXCLUDE_ANNOTATION]) == Some("true") {
+            continue;
+        }
+        let labels: Vec<(String, String)> = path::get(&vmi, &["metadata", "labels"])
+            .and_then(Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let selecting: Vec<&Written> = written
+            .iter()
+            .filter(|(p, ..)| {
+                p.effective_namespace() == target.effective_namespace()
+                    && selector::parse(path::get(&p.value, &["spec", "selector"]))
+                        .is_ok_and(|s| s.matches(&labels))
+            })
+            .collect();
+        for (preset, instancetype, preference, owns) in &selecting {
+            let domain = path::get(&vmi, &["spec", "domain"]);
+            let remove_fields = if instancetype.is_some() {
+                owns.iter()
+                    .filter(|at| domain.is_some_and(|d| path::is_set(d, at)))
+                    .map(|at| format!("spec.template.spec.domain.{}", at.join(".")))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            result.matchers.push(MatcherSuggestion {
+                target: target.object_ref(),
+                preset: preset.name().to_string(),
+                instancetype: instancetype.clone(),
+                preference: preference.clone(),
+                remove_fields,
+                also_selected_by: selecting
+                    .iter()
+                    .map(|(p, ..)| p.name().to_string())
+                    .filter(|n| n != preset.name())
+                    .collect(),
+            });
+        }
+    }
+    result
+}
+
+/// A migrated preset: the preset, its instancetype and preference matchers, the domain paths
+/// the instancetype owns.
+type Written<'a> = (
+    &'a Object,
+    Option<Value>,
+    Option<Value>,
+    Vec<&'static [&'static str]>,
+);
+
+fn object(preset: &Object, kind: &str, spec: Map<String, Value>) -> Value {
+    let mut metadata = Map::new();
+    metadata.insert("name".into(), json!(preset.name()));
+    if let Some(ns) = preset.namespace() {
+        metadata.insert("namespace".into(), json!(ns));
+    }
+    json!({
+        "apiVersion": "instancetype.kubevirt.io/v1beta1",
+        "kind": kind,
+        "metadata": metadata,
+        "spec": spec,
+    })
+}
+
+struct Converted {
+    instancetype: Option<Map<String, Value>>,
+    preference: Option<Map<String, Value>>,
+    /// Domain paths the instancetype sets (a VM setting them conflicts with it).
+    instancetype_owns: Vec<&'static [&'static str]>,
+    unmapped: Vec<Unmapped>,
+}
+
+/// CPU fields that move to the instancetype unchanged: preset name, instancetype name.
+const CPU_TO_INSTANCETYPE: [(&str, &str); 5] = [
+    ("model", "model"),
+    ("dedicatedCpuPlacement", "dedicatedCPUPlacement"),
+    ("numa", "numa"),
+    ("isolateEmulatorThread", "isolateEmulatorThread"),
+    ("realtime", "realtime"),
+];
+
+/// Feature fields and their preference names.
+const FEATURES_TO_PREFERENCE: [(&str, &str); 6] = [
+    ("acpi", "preferredAcpi"),
+    ("apic", "preferredApic"),
+    ("hyperv", "preferredHyperv"),
+    ("kvm", "preferredKvm"),
+    ("pvspinlock", "preferredPvspinlock"),
+    ("smm", "preferredSmm"),
+];
+
+/// The seven domain parts KubeVirt merges from a preset.
+const MERGED_PARTS: [&str; 7] = [
+    "cpu",
+    "resources",
+    "firmware",
+    "clock",
+    "features",
+    "devices",
+    "ioThreadsPolicy",
+];
+
+fn convert(preset: &Object) -> Converted {
+    let who = preset.object_ref();
+    let mut unmapped = Vec::new();
+    let mut note = |field: String, reason: &str| {
+        unmapped.push(Unmapped {
+            preset: who.clone(),
+            field,
+            reason: reason.to_string(),
+        });
+    };
+    let empty = Map::new();
+    let domain = path::get(&preset.value, &["spec", "domain"])
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+
+    if let Err(e) = selector::parse(path::get(&preset.value, &["spec", "selector"])) {
+        note(
+            "spec.selector".into(),
+            &format!("the selector is invalid ({e}); KubeVirt refuses every VMI of the namespace"),
+        );
+    }
+
+    let mut it_cpu = Map::new();
+    let mut it_memory = Map::new();
+    let mut it_spec = Map::new();
+    let mut owns: Vec<&'static [&'static str]> = Vec::new();
+    let mut pref = Map::new();
+    let mut insert_pref = |group: &str, key: &str, v: Value| {
+        let entry = pref
+            .entry(group.to_string())
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Some(m) = entry.as_object_mut() {
+            m.insert(key.to_string(), v);
+        }
+    };
+
+    for (key, value) in domain {
+        if !MERGED_PARTS.contains(&key.as_str()) && !value.is_null() {
+            note(
+                format!("spec.domain.{key}"),
+                "KubeVirt does not apply this part of a preset either (it merges only cpu, \
+                 resources.requests, firmware, clock, features, devices.watchdog and \
+                 ioThreadsPolicy); nothing to migrate",
+            );
+        }
+    }
+
+    // cpu
+    if let Some(cpu) = domain.get("cpu").and_then(Value::as_object) {
+        let axis = |k: &str| cpu.get(k).and_then(Value::as_u64).filter(|n| *n > 0);
+        let (sockets, cores, threads) = (axis("sockets"), axis("cores"), axis("threads"));
+        if sockets.is_some() || cores.is_some() || threads.is_some() {
+            let guest = sockets.unwrap_or(1) * cores.unwrap_or(1) * threads.unwrap_or(1);
+            it_cpu.insert("guest".into(), json!(guest));
+            owns.extend([
+                &["cpu", "sockets"][..],
+                &["cpu", "cores"][..],
+                &["cpu", "threads"][..],
+            ]);
+            let set: Vec<(&str, u64)> =
+                [("sockets", sockets), ("cores", cores), ("threads", threads)]
+                    .into_iter()
+                    .filter_map(|(n, v)| v.filter(|v| *v > 1).map(|v| (n, v)))
+                    .collect();
+            match set.as_slice() {
+                [] => {}
+                [(axis, _)] => insert_pref("cpu", "preferredCPUTopology", json!(axis)),
+                _ => note(
+                    "spec.domain.cpu".into(),
+                    &format!(
+                        "the topology {} has no exact equivalent: the instancetype gets {guest} \
+                         guest vCPUs and the preference cannot split them over several axes; \
+                         set preferredCPUTopology by hand",
+                        set.iter()
+                            .map(|(n, v)| format!("{n}={v}"))
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    ),
+                ),
+            }
+        }
+        for (from, to) in CPU_TO_INSTANCETYPE {
+            if let Some(v) = cpu.get(from).filter(|v| !path::is_zero(Some(v))) {
+                it_cpu.insert(to.into(), v.clone());
+                owns.push(match from {
+                    "model" => &["cpu", "model"],
+                    "dedicatedCpuPlacement" => &["cpu", "dedicatedCpuPlacement"],
+                    "numa" => &["cpu", "numa"],
+                    "isolateEmulatorThread" => &["cpu", "isolateEmulatorThread"],
+                    _ => &["cpu", "realtime"],
+                });
+            }
+        }
+        if let Some(v) = cpu.get("maxSockets").filter(|v| !path::is_zero(Some(v))) {
+            it_cpu.insert("maxSockets".into(), v.clone());
+        }
+        if let Some(v) = cpu.get("features").filter(|v| !path::is_zero(Some(v))) {
+            insert_pref("cpu", "preferredCPUFeatures", v.clone());
+        }
+        for key in cpu.keys() {
+            let known = matches!(
+                key.as_str(),
+                "sockets" | "cores" | "threads" | "maxSockets" | "features"
+            ) || CPU_TO_INSTANCETYPE.iter().any(|(f, _)| f == key);
+            if !known {
+                note(
+                    format!("spec.domain.cpu.{key}"),
+                    "not a field of a VMI cpu; KubeVirt ignores it",
+                );
+            }
+        }
+    }
+
+    // resources.requests
+    if let Some(requests) = path::get(&Value::Object(domain.clone()), &["resources", "requests"])
+        .and_then(Value::as_object)
+        .cloned()
+    {
+        for (key, value) in &requests {
+            match key.as_str() {
+                "memory" => {
+                    let canonical =
+                        Quantity::from_json(value).map_or_else(|| value.clone(), |q| q.to_json());
+                    it_memory.insert("guest".into(), canonical);
+                    owns.extend([
+                        &["resources", "requests", "memory"][..],
+                        &["memory", "guest"][..],
+                    ]);
+                }
+                _ => note(
+                    format!("spec.domain.resources.requests.{key}"),
+                    "an instancetype sets guest vCPUs and memory, not pod resource requests; \
+                     keep it in the VM template",
+                ),
+            }
+        }
+    }
+    if let Some(resources) = domain.get("resources").and_then(Value::as_object) {
+        for key in resources.keys().filter(|k| *k != "requests") {
+            note(
+                format!("spec.domain.resources.{key}"),
+                "KubeVirt does not apply this part of a preset (only resources.requests)",
+            );
+        }
+    }
+
+    // ioThreadsPolicy
+    if let Some(v) = domain.get("ioThreadsPolicy").filter(|v| !v.is_null()) {
+        it_spec.insert("ioThreadsPolicy".into(), v.clone());
+        owns.push(&["ioThreadsPolicy"]);
+    }
+
+    // firmware
+    if let Some(firmware) = domain.get("firmware").and_then(Value::as_object) {
+        for (key, value) in firmware {
+            match key.as_str() {
+                "bootloader" => {
+                    if let Some(bios) = value.get("bios").filter(|v| !v.is_null()) {
+                        insert_pref("firmware", "preferredUseBios", json!(true));
+                        if let Some(serial) = bios.get("useSerial").filter(|v| !v.is_null()) {
+                            insert_pref("firmware", "preferredUseBiosSerial", serial.clone());
+                        }
+                    }
+                    if let Some(efi) = value.get("efi").filter(|v| !v.is_null()) {
+                        insert_pref("firmware", "preferredEfi", efi.clone());
+                    }
+                }
+                "uuid" | "serial" => note(
+                    format!("spec.domain.firmware.{key}"),
+                    "identifies one machine; a preference is shared, so keep it in the VM \
+                     template",
+                ),
+                _ => note(
+                    format!("spec.domain.firmware.{key}"),
+                    "no preference or instancetype field; keep it in the VM template",
+                ),
+            }
+        }
+    }
+
+    // clock
+    if let Some(clock) = domain.get("clock").and_then(Value::as_object) {
+        let mut offset = Map::new();
+        for (key, value) in clock {
+            match key.as_str() {
+                "utc" | "timezone" => {
+                    offset.insert(key.clone(), value.clone());
+                }
+                "timer" => insert_pref("clock", "preferredTimer", value.clone()),
+                _ => note(
+                    format!("spec.domain.clock.{key}"),
+                    "not a field of a VMI clock; KubeVirt ignores it",
+                ),
+            }
+        }
+        if !offset.is_empty() {
+            insert_pref("clock", "preferredClockOffset", Value::Object(offset));
+        }
+    }
+
+    // features
+    if let Some(features) = domain.get("features").and_then(Value::as_object) {
+        for (key, value) in features {
+            match FEATURES_TO_PREFERENCE.iter().find(|(f, _)| f == key) {
+                Some((_, to)) => insert_pref("features", to, value.clone()),
+                None => note(
+                    format!("spec.domain.features.{key}"),
+                    "no preference field; keep it in the VM template",
+                ),
+            }
+        }
+    }
+
+    // devices
+    if let Some(devices) = domain.get("devices").and_then(Value::as_object) {
+        for key in devices.keys() {
+            let reason = if key == "watchdog" {
+                "preferences have no watchdog; keep it in the VM template"
+            } else {
+                "KubeVirt does not apply this part of a preset (only devices.watchdog)"
+            };
+            note(format!("spec.domain.devices.{key}"), reason);
+        }
+    }
+
+    // The instancetype needs both guest vCPUs and memory.
+    let has_cpu = it_cpu.contains_key("guest");
+    let has_memory = it_memory.contains_key("guest");
+    let instancetype = if has_cpu && has_memory {
+        let mut spec = Map::new();
+        spec.insert("cpu".into(), Value::Object(it_cpu));
+        spec.insert("memory".into(), Value::Object(it_memory));
+        spec.extend(it_spec);
+        Some(spec)
+    } else {
+        let mut fields: Vec<String> = Vec::new();
+        if has_cpu {
+            fields.push("spec.domain.cpu (sockets/cores/threads)".into());
+        }
+        fields.extend(
+            it_cpu
+                .keys()
+                .filter(|k| *k != "guest")
+                .map(|k| format!("spec.domain.cpu.{k}")),
+        );
+        if has_memory {
+            fields.push("spec.domain.resources.requests.memory".into());
+        }
+        fields.extend(it_spec.keys().map(|k| format!("spec.domain.{k}")));
+        for field in fields {
+            note(
+                field,
+                "belongs in an instancetype, but an instancetype needs both the vCPU count and \
+                 the memory and the preset does not fix both; keep it in the VM template",
+            );
+        }
+        owns.clear();
+        None
+    };
+    let preference = (!pref.is_empty()).then_some(pref);
+    Converted {
+        instancetype,
+        preference,
+        instancetype_owns: owns,
+        unmapped,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::origin::Origin;
+
+    fn obj(v: Value) -> Object {
+        Object::new(v, Origin::default())
+    }
+
+    #[test]
+    fn preset_becomes_instancetype_and_preference() {
+        let preset = obj(json!({
+            "apiVersion": "kubevirt.io/v1",
+            "kind": "VirtualMachineInstancePreset",
+            "metadata": {"name": "win", "namespace": "ns"},
+            "spec": {
+                "selector": {"matchLabels": {"os": "win"}},
+                "domain": {
+                    "cpu": {"cores": 4, "model": "host-passthrough"},
+                    "resources": {"requests": {"memory": "4096Mi", "cpu": "2"}},
+                    "features": {"apic": {}, "smm": {"enabled": true}},
+                    "firmware": {"serial": "s1", "bootloader": {"efi": {"secureBoot": true}}},
+                    "clock": {"utc": {}, "timer": {"rtc": {}}},
+                    "devices": {"watchdog": {"name": "w"}},
+                    "machine": {"type": "q35"}
+                }
+            }
+        }));
+        let vm = obj(json!({
+            "apiVersion": "kubevirt.io/v1",
+            "kind": "VirtualMachine",
+            "metadata": {"name": "vm", "namespace": "ns"},
+            "spec": {"template": {
+                "metadata": {"labels": {"os": "win"}},
+                "spec": {"domain": {"cpu": {"cores": 2}, "devices": {}}}
+            }}
+        }));
+        let r = migrate_presets(&[preset, vm]);
+        assert_eq!(r.objects.len(), 2);
+        assert_eq!(
+            r.objects[0]["spec"],
+            json!({"cpu": {"guest": 4, "model": "host-passthrough"}, "memory": {"guest": "4Gi"}})
+        );
+        assert_eq!(
+            r.objects[1]["spec"],
+            json!({
+                "cpu": {"preferredCPUTopology": "cores"},
+                "features": {"preferredApic": {}, "preferredSmm": {"enabled": true}},
+                "firmware": {"preferredEfi": {"secureBoot": true}},
+                "clock": {"preferredClockOffset": {"utc": {}}, "preferredTimer": {"rtc": {}}}
+            })
+        );
+        let fields: Vec<&str> = r.unmapped.iter().map(|u| u.field.as_str()).collect();
+        assert_eq!(
+            fields,
+            [
+                "spec.domain.machine",
+                "spec.domain.resources.requests.cpu",
+                "spec.domain.firmware.serial",
+                "spec.domain.devices.watchdog"
+            ]
+        );
+        assert_eq!(r.matchers.len(), 1);
+        assert_eq!(
+            r.matchers[0].remove_fields,
+            ["spec.template.spec.domain.cpu.cores"]
+        );
+    }
+
+    #[test]
+    fn cpu_without_memory_stays_on_the_vm() {
+        let preset = obj(json!({
+            "apiVersion": "kubevirt.io/v1",
+            "kind": "VirtualMachineInstancePreset",
+            "metadata": {"name": "p"},
+            "spec": {"selector": {}, "domain": {"cpu": {"cores": 2}}}
+        }));
+        let r = migrate_presets(&[preset]);
+        assert!(
+            r.objects
+                .iter()
+                .all(|o| o["kind"] != "VirtualMachineInstancetype")
+        );
+        assert!(
+            r.unmapped
+                .iter()
+                .any(|u| u.field == "spec.domain.cpu (sockets/cores/threads)")
+        );
+    }
+}

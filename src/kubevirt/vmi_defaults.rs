@@ -1,0 +1,455 @@
+//! The defaults KubeVirt's VMI mutating webhook applies when a VirtualMachineInstance is created,
+//! for `kvrender vmi`.
+//!
+//! Mirrors `SetDefaultVirtualMachineInstance` in KubeVirt's `pkg/defaults/defaults.go`
+//! (d923fdb815): the spec defaults shared with expansion ([`crate::kubevirt::defaults`]), the
+//! generated object defaults (`zz_generated.defaults.go`: feature and timer states enabled,
+//! spinlock retries, disk targets, cdrom read-only and tray, input bus and type, probe
+//! thresholds), the Hyper-V feature dependencies (`hyperv.go`), the per-architecture defaults
+//! (`amd64.go`, `arm64.go`, `s390x.go`), the CPU model and, with the default `LiveUpdate`
+//! rollout strategy, the CPU and memory hotplug limits.
+//!
+//! Differences, on purpose: a VMI written without `firmware.uuid` keeps none (KubeVirt draws a
+//! random one, which would make the output change from run to run); VMIs made from a
+//! VirtualMachine get the UUID KubeVirt derives from the VM's name.
+
+use serde_json::{Map, Value, json};
+
+use crate::kubevirt::defaults::{self, DefaultsError};
+use crate::kubevirt::profile::ClusterProfile;
+use crate::model::path;
+use crate::model::quantity::{Format, Quantity};
+
+/// KubeVirt's `DefaultMaxHotplugRatio`.
+const MAX_HOTPLUG_RATIO: u64 = 4;
+/// Memory hotplug alignment: 2Mi, or 1Gi with 1Gi hugepages.
+const HOTPLUG_ALIGNMENT: i64 = 0x20_0000;
+const HOTPLUG_ALIGNMENT_1G: i64 = 0x4000_0000;
+/// Memory hotplug needs at least 1Gi of guest memory.
+const HOTPLUG_MIN_GUEST: i64 = 0x4000_0000;
+
+/// Apply every VMI default to `spec` (a VMI's `spec`).
+pub fn apply(profile: &ClusterProfile, spec: &mut Value) -> Result<(), DefaultsError> {
+    defaults::apply(profile, spec)?;
+    let arch = path::str_at(spec, &["architecture"])
+        .unwrap_or("")
+        .to_string();
+    if arch == "s390x" {
+        set_s390x_features(spec);
+    }
+    set_object_defaults(spec);
+    set_hyperv_dependencies(spec);
+    match arch.as_str() {
+        "arm64" => set_arm64_defaults(spec),
+        "s390x" => {
+            set_disk_bus(spec, "virtio");
+            set_watchdog_action(spec, "diag288");
+        }
+        _ => {
+            set_disk_bus(spec, "sata");
+            set_watchdog_action(spec, "i6300esb");
+        }
+    }
+    set_cpu_model(profile, spec);
+    if arch != "arm64" {
+        set_cpu_hotplug(spec);
+        set_memory_hotplug(spec);
+    }
+    Ok(())
+}
+
+fn map_at<'a>(spec: &'a mut Value, p: &[&str]) -> Option<&'a mut Map<String, Value>> {
+    path::get_mut(spec, p).and_then(Value::as_object_mut)
+}
+
+/// `enabled: true` where a feature state is present without `enabled`.
+fn enable_state(state: &mut Value) {
+    if let Some(m) = state.as_object_mut() {
+        m.entry("enabled").or_insert(Value::Bool(true));
+    }
+}
+
+fn set_object_defaults(spec: &mut Value) {
+    for key in ["firmware", "features"] {
+        if let Some(domain) = map_at(spec, &["domain"]) {
+            let entry = domain
+                .entry(key)
+                .or_insert_with(|| Value::Object(Map::new()));
+            if entry.is_null() {
+                *entry = Value::Object(Map::new());
+            }
+        }
+    }
+    if let Some(timer) = map_at(spec, &["domain", "clock", "timer"]) {
+        for t in ["hpet", "kvm", "pit", "rtc", "hyperv"] {
+            if let Some(v) = timer.get_mut(t) {
+                enable_state(v);
+            }
+        }
+    }
+    if let Some(features) = map_at(spec, &["domain", "features"]) {
+        let acpi = features
+            .entry("acpi")
+            .or_insert_with(|| Value::Object(Map::new()));
+        enable_state(acpi);
+        for f in ["apic", "smm", "pvspinlock"] {
+            if let Some(v) = features.get_mut(f) {
+                enable_state(v);
+            }
+        }
+        if let Some(hyperv) = features.get_mut("hyperv").and_then(Value::as_object_mut) {
+            for f in [
+                "relaxed",
+                "vapic",
+                "vpindex",
+                "runtime",
+                "synic",
+                "reset",
+                "vendorid",
+                "frequencies",
+                "reenlightenment",
+                "ipi",
+                "evmcs",
+            ] {
+                if let Some(v) = hyperv.get_mut(f) {
+                    enable_state(v);
+                }
+            }
+            if let Some(spinlocks) = hyperv.get_mut("spinlocks").and_then(Value::as_object_mut) {
+                spinlocks.entry("enabled").or_insert(Value::Bool(true));
+                if spinlocks.get("enabled") == Some(&Value::Bool(true)) {
+                    spinlocks.entry("spinlocks").or_insert(json!(4096));
+                }
+            }
+            if let Some(timer) = hyperv.get_mut("synictimer").and_then(Value::as_object_mut) {
+                timer.entry("enabled").or_insert(Value::Bool(true));
+                if let Some(direct) = timer.get_mut("direct") {
+                    enable_state(direct);
+                }
+            }
+            if let Some(tlb) = hyperv.get_mut("tlbflush").and_then(Value::as_object_mut) {
+                tlb.entry("enabled").or_insert(Value::Bool(true));
+                for f in ["direct", "extended"] {
+                    if let Some(v) = tlb.get_mut(f) {
+                        enable_state(v);
+                    }
+                }
+            }
+        }
+    }
+    if let Some(disks) =
+        path::get_mut(spec, &["domain", "devices", "disks"]).and_then(Value::as_array_mut)
+    {
+        for disk in disks.iter_mut().filter_map(Value::as_object_mut) {
+            if !["disk", "cdrom", "lun"]
+                .iter()
+                .any(|t| disk.get(*t).is_some_and(|v| !v.is_null()))
+            {
+                disk.insert("disk".into(), Value::Object(Map::new()));
+            }
+            if let Some(cdrom) = disk.get_mut("cdrom").and_then(Value::as_object_mut) {
+                cdrom.entry("readonly").or_insert(Value::Bool(true));
+                if path::is_zero(cdrom.get("tray")) {
+                    cdrom.insert("tray".into(), Value::String("closed".into()));
+                }
+            }
+            if let Some(mv) = disk
+                .get_mut("blockSize")
+                .and_then(|b| b.get_mut("matchVolume"))
+            {
+                enable_state(mv);
+            }
+        }
+    }
+    if let Some(inputs) =
+        path::get_mut(spec, &["domain", "devices", "inputs"]).and_then(Value::as_array_mut)
+    {
+        for input in inputs.iter_mut().filter_map(Value::as_object_mut) {
+            if path::is_zero(input.get("bus")) {
+                input.insert("bus".into(), Value::String("usb".into()));
+            }
+            if path::is_zero(input.get("type")) {
+                input.insert("type".into(), Value::String("tablet".into()));
+            }
+        }
+    }
+    for probe in ["readinessProbe", "livenessProbe"] {
+        if let Some(p) = map_at(spec, &[probe]) {
+            for (field, min) in [
+                ("timeoutSeconds", 1),
+                ("periodSeconds", 10),
+                ("successThreshold", 1),
+                ("failureThreshold", 3),
+            ] {
+                if p.get(field).and_then(Value::as_i64).unwrap_or(0) < 1 {
+                    p.insert(field.into(), json!(min));
+                }
+            }
+        }
+    }
+}
+
+fn set_s390x_features(spec: &mut Value) {
+    if let Some(features) = path::ensure_map(spec, &["domain", "features"]) {
+        let acpi = features
+            .entry("acpi")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Some(acpi) = acpi.as_object_mut() {
+            acpi.entry("enabled").or_insert(Value::Bool(false));
+        }
+    }
+}
+
+fn state_enabled(v: Option<&Value>) -> Option<bool> {
+    v.filter(|v| !v.is_null())
+        .map(|v| v.get("enabled").and_then(Value::as_bool))
+        .unwrap_or(None)
+}
+
+/// Hyper-V features that need another one enabled (`hyperv.go`): a feature that is on turns
+/// its requirement on when the VM left the requirement unset. A requirement the VM turned off is
+/// left for admission to reject.
+fn set_hyperv_dependencies(spec: &mut Value) {
+    let Some(hyperv) = map_at(spec, &["domain", "features", "hyperv"]) else {
+        return;
+    };
+    // (feature, requirement); order as upstream: evmcs, ipi, tlbflush, synictimer, synic.
+    for (feature, requirement) in [
+        ("evmcs", "vapic"),
+        ("ipi", "vpindex"),
+        ("tlbflush", "vpindex"),
+        ("synictimer", "synic"),
+        ("synic", "vpindex"),
+    ] {
+        if state_enabled(hyperv.get(feature)) != Some(true) {
+            continue;
+        }
+        let req = hyperv.get(requirement).filter(|v| !v.is_null());
+        if state_enabled(req).is_none() {
+            let entry = hyperv
+                .entry(requirement)
+                .or_insert_with(|| Value::Object(Map::new()));
+            if let Some(m) = entry.as_object_mut() {
+                m.insert("enabled".into(), Value::Bool(true));
+            } else {
+                *entry = json!({"enabled": true});
+            }
+        } else if state_enabled(req) == Some(false) {
+            return;
+        }
+    }
+    let evmcs_on = hyperv
+        .get("evmcs")
+        .filter(|v| !v.is_null())
+        .is_some_and(|v| v.get("enabled").and_then(Value::as_bool) != Some(false));
+    if evmcs_on {
+        require_cpu_feature(spec, "vmx", "require");
+    }
+}
+
+fn require_cpu_feature(spec: &mut Value, name: &str, policy: &str) {
+    let Some(cpu) = path::ensure_map(spec, &["domain", "cpu"]) else {
+        return;
+    };
+    let features = cpu
+        .entry("features")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    let Some(list) = features.as_array_mut() else {
+        return;
+    };
+    for f in list.iter_mut() {
+        if f.get("name").and_then(Value::as_str) == Some(name) {
+            f["policy"] = Value::String(policy.into());
+            return;
+        }
+    }
+    list.push(json!({"name": name, "policy": policy}));
+}
+
+fn set_disk_bus(spec: &mut Value, bus: &str) {
+    let Some(disks) =
+        path::get_mut(spec, &["domain", "devices", "disks"]).and_then(Value::as_array_mut)
+    else {
+        return;
+    };
+    for disk in disks.iter_mut().filter_map(Value::as_object_mut) {
+        for target in ["disk", "cdrom", "lun"] {
+            if let Some(t) = disk.get_mut(target).and_then(Value::as_object_mut)
+                && path::is_zero(t.get("bus"))
+            {
+                t.insert("bus".into(), Value::String(bus.into()));
+            }
+        }
+    }
+}
+
+fn set_watchdog_action(spec: &mut Value, model: &str) {
+    let Some(watchdog) = map_at(spec, &["domain", "devices", "watchdog"]) else {
+        return;
+    };
+    let m = watchdog
+        .entry(model)
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Some(m) = m.as_object_mut()
+        && path::is_zero(m.get("action"))
+    {
+        m.insert("action".into(), Value::String("reset".into()));
+    }
+}
+
+fn set_arm64_defaults(spec: &mut Value) {
+    if let Some(cpu) = path::ensure_map(spec, &["domain", "cpu"])
+        && path::is_zero(cpu.get("model"))
+    {
+        cpu.insert("model".into(), Value::String("host-passthrough".into()));
+    }
+    if !path::is_set(spec, &["domain", "firmware", "bootloader"]) {
+        path::set(
+            spec,
+            &["domain", "firmware", "bootloader"],
+            json!({"efi": {}}),
+        );
+    }
+    if let Some(efi) = map_at(spec, &["domain", "firmware", "bootloader", "efi"]) {
+        efi.entry("secureBoot").or_insert(Value::Bool(false));
+    }
+    set_disk_bus(spec, "virtio");
+}
+
+fn set_cpu_model(profile: &ClusterProfile, spec: &mut Value) {
+    if let Some(cpu) = path::ensure_map(spec, &["domain", "cpu"])
+        && path::is_zero(cpu.get("model"))
+    {
+        let model = profile.cpu_model.as_deref().unwrap_or("host-model");
+        cpu.insert("model".into(), Value::String(model.into()));
+    }
+}
+
+fn cpu_u64(spec: &Value, field: &str) -> u64 {
+    path::get(spec, &["domain", "cpu", field])
+        .and_then(Value::as_u64)
+        .unwrap_or(0)
+}
+
+fn set_cpu_hotplug(spec: &mut Value) {
+    if cpu_u64(spec, "maxSockets") != 0 {
+        return;
+    }
+    let sockets = cpu_u64(spec, "sockets");
+    let cores = cpu_u64(spec, "cores").max(1);
+    let threads = cpu_u64(spec, "threads").max(1);
+    let mut max_sockets = sockets * MAX_HOTPLUG_RATIO;
+    // An upper bound of 512 vCPUs, as KubeVirt chooses.
+    if max_sockets * cores * threads > 512 {
+        max_sockets = (512 / (cores * threads)).max(sockets);
+    }
+    if max_sockets != 0
+        && let Some(cpu) = path::ensure_map(spec, &["domain", "cpu"])
+    {
+        cpu.insert("maxSockets".into(), json!(max_sockets));
+    }
+}
+
+fn set_memory_hotplug(spec: &mut Value) {
+    if path::is_set(spec, &["domain", "memory", "maxGuest"]) {
+        return;
+    }
+    let Some(guest) = path::get(spec, &["domain", "memory", "guest"]).and_then(Quantity::from_json)
+    else {
+        return;
+    };
+    let max_guest = guest.value().saturating_mul(MAX_HOTPLUG_RATIO as i64);
+    if path::is_set(spec, &["domain", "cpu", "realtime"])
+        || path::is_set(spec, &["domain", "cpu", "numa", "guestMappingPassthrough"])
+        || path::is_set(spec, &["domain", "launchSecurity"])
+    {
+        return;
+    }
+    let alignment =
+        if path::str_at(spec, &["domain", "memory", "hugepages", "pageSize"]) == Some("1Gi") {
+            HOTPLUG_ALIGNMENT_1G
+        } else {
+            HOTPLUG_ALIGNMENT
+        };
+    if guest.value() % alignment != 0
+        || max_guest % alignment != 0
+        || path::str_at(spec, &["architecture"]) != Some("amd64")
+        || guest.value() < HOTPLUG_MIN_GUEST
+    {
+        return;
+    }
+    if let Some(memory) = path::ensure_map(spec, &["domain", "memory"]) {
+        memory.insert(
+            "maxGuest".into(),
+            Quantity::new(max_guest, Format::BinarySi).to_json(),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn defaulted(spec: Value) -> Value {
+        let mut spec = spec;
+        apply(&ClusterProfile::default(), &mut spec).unwrap();
+        spec
+    }
+
+    #[test]
+    fn amd64_disks_get_sata_and_cdroms_are_read_only() {
+        let spec = defaulted(json!({"domain": {"devices": {"disks": [
+            {"name": "a"}, {"name": "b", "cdrom": {}}, {"name": "c", "disk": {"bus": "virtio"}}
+        ]}}}));
+        let disks = &spec["domain"]["devices"]["disks"];
+        assert_eq!(disks[0]["disk"]["bus"], "sata");
+        assert_eq!(
+            disks[1]["cdrom"],
+            json!({"bus": "sata", "readonly": true, "tray": "closed"})
+        );
+        assert_eq!(disks[2]["disk"]["bus"], "virtio");
+    }
+
+    #[test]
+    fn cpu_model_and_hotplug_limits() {
+        let spec = defaulted(json!({"domain": {
+            "cpu": {"sockets": 2, "cores": 1, "threads": 1},
+            "memory": {"guest": "2Gi"}
+        }}));
+        assert_eq!(spec["domain"]["cpu"]["model"], "host-model");
+        assert_eq!(spec["domain"]["cpu"]["maxSockets"], 8);
+        assert_eq!(spec["domain"]["memory"]["maxGuest"], "8Gi");
+    }
+
+    #[test]
+    fn no_memory_hotplug_below_one_gibibyte() {
+        let spec = defaulted(json!({"domain": {"memory": {"guest": "512Mi"}}}));
+        assert!(spec["domain"]["memory"].get("maxGuest").is_none());
+    }
+
+    #[test]
+    fn hyperv_requirements_are_switched_on() {
+        let spec = defaulted(json!({"domain": {"features": {"hyperv": {
+            "synic": {}, "evmcs": {}
+        }}}}));
+        let hv = &spec["domain"]["features"]["hyperv"];
+        assert_eq!(hv["vpindex"]["enabled"], true);
+        assert_eq!(hv["vapic"]["enabled"], true);
+        assert_eq!(spec["domain"]["features"]["acpi"]["enabled"], true);
+        assert_eq!(
+            spec["domain"]["cpu"]["features"],
+            json!([{"name": "vmx", "policy": "require"}])
+        );
+    }
+
+    #[test]
+    fn arm64_gets_efi_and_host_passthrough() {
+        let spec = defaulted(json!({"architecture": "arm64", "domain": {}}));
+        assert_eq!(spec["domain"]["cpu"]["model"], "host-passthrough");
+        assert_eq!(
+            spec["domain"]["firmware"]["bootloader"],
+            json!({"efi": {"secureBoot": false}})
+        );
+        assert_eq!(spec["domain"]["machine"]["type"], "virt");
+    }
+}

@@ -1,0 +1,134 @@
+//! The YAML layer round trip: strings that a YAML 1.1 reader would take for booleans, numbers,
+//! nulls or times stay strings; integers stay integers; duplicate keys and alias bombs are errors.
+
+use std::process::Command;
+
+use kvrender::load::yaml;
+use serde_json::{Value, json};
+
+const TRICKY: &[&str] = &[
+    "on",
+    "off",
+    "yes",
+    "no",
+    "y",
+    "n",
+    "Y",
+    "N",
+    "ON",
+    "Yes",
+    "true",
+    "True",
+    "false",
+    "0644",
+    "1e3",
+    "null",
+    "Null",
+    "~",
+    "0x1A",
+    "0o17",
+    "12:30",
+    "12:30:45",
+    "1_000",
+    ".5",
+    "-",
+    "",
+    "2024-01-01",
+    ".inf",
+    ".NaN",
+    "=",
+    "<<",
+    "1.0",
+    "+1",
+    "0b101",
+];
+
+fn document() -> Value {
+    let mut map = serde_json::Map::new();
+    for (i, s) in TRICKY.iter().enumerate() {
+        map.insert(format!("k{i}"), Value::String((*s).to_string()));
+    }
+    map.insert("int".into(), json!(42));
+    map.insert("negative".into(), json!(-7));
+    map.insert("big".into(), json!(9_007_199_254_740_993_u64));
+    map.insert("float".into(), json!(1.5));
+    map.insert("bool".into(), json!(true));
+    map.insert("multiline".into(), json!("line one\nline two\n"));
+    Value::Object(map)
+}
+
+#[test]
+fn tricky_strings_survive_our_own_round_trip() {
+    let doc = document();
+    let text = yaml::to_string(&doc).unwrap();
+    let back = yaml::parse_document(&text).unwrap();
+    assert_eq!(back, doc, "printed:\n{text}");
+}
+
+#[test]
+fn a_yaml_1_1_reader_reads_the_same_values() {
+    // PyYAML implements YAML 1.1, the dialect of kubectl's and Go's yaml.v2 readers.
+    let doc = document();
+    let text = yaml::to_string(&doc).unwrap();
+    let script = "import sys, json, yaml\nprint(json.dumps(yaml.safe_load(sys.stdin.read())))";
+    let mut child = Command::new("python3")
+        .args(["-c", script])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 with PyYAML is needed for this test");
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), text.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "PyYAML failed to read:\n{text}");
+    let read: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for (i, s) in TRICKY.iter().enumerate() {
+        assert_eq!(
+            read[format!("k{i}")],
+            Value::String((*s).to_string()),
+            "a YAML 1.1 reader changed {s:?}; printed:\n{text}"
+        );
+    }
+    assert_eq!(read["int"], json!(42));
+    assert_eq!(read["big"], json!(9_007_199_254_740_993_u64));
+    assert_eq!(read["bool"], json!(true));
+}
+
+#[test]
+fn duplicate_keys_are_an_error_with_a_line() {
+    let err = yaml::parse_document("a: 1\nb: 2\na: 3\n").unwrap_err();
+    assert!(err.message.contains("duplicate"), "{err:?}");
+    assert_eq!(err.line, Some(3));
+}
+
+#[test]
+fn alias_expansion_is_bounded() {
+    let mut text = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for i in 1..12 {
+        let prev = i - 1;
+        text.push_str(&format!(
+            "a{i}: &a{i} [*a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}]\n"
+        ));
+    }
+    let err = yaml::parse_document(&text).unwrap_err();
+    assert!(err.message.contains("limits"), "{err:?}");
+}
+
+#[test]
+fn deep_nesting_is_an_error_not_a_stack_overflow() {
+    // The binary parses on worker threads with a 16 MiB stack; do the same here.
+    std::thread::Builder::new()
+        .stack_size(16 << 20)
+        .spawn(deep_nesting)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+fn deep_nesting() {
+    let text = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+    assert!(yaml::parse_document(&text).is_err());
+    let block: String = (0..10_000)
+        .map(|i| format!("{}k:\n", " ".repeat(i)))
+        .collect();
+    assert!(yaml::parse_document(&block).is_err());
+}
