@@ -68,8 +68,8 @@ fn input_error(origin: &str, message: String) -> Diagnostic {
 pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput> {
     let list = match resource_list::parse(input) {
         Ok(list) => list,
-        Err(message) => {
-            let d = input_error("-", message);
+        Err(e) => {
+            let d = Diagnostic::error(e.code, Origin::new("-", 0, None), e.message);
             let results = resource_list::results(&d);
             let out = resource_list::write(resource_list::V1, Vec::new(), results)?;
             return Ok(FnOutput::finish(out, vec![d]));
@@ -149,7 +149,9 @@ pub fn run_stream(config: &Value, input: &str) -> Result<FnOutput> {
         .into_iter()
         .map(|mut o| {
             if let Some(p) = annotations::file_path(&o.value) {
+                // The stream's line numbers mean nothing in the named file.
                 o.origin = Origin::new(p, annotations::file_index(&o.value).unwrap_or(0), None);
+                o.source = None;
             }
             o
         })

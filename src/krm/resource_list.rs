@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Diagnostic, codes};
 use crate::error::{Error, Result};
 use crate::load::{split, yaml};
 
@@ -25,22 +25,43 @@ pub struct ResourceList {
     pub function_config: Option<Value>,
 }
 
+/// Why an input is not a usable ResourceList.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseError {
+    /// [`codes::YAML_SYNTAX`] for broken YAML, [`codes::NOT_AN_OBJECT`] otherwise.
+    pub code: &'static str,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl From<String> for ParseError {
+    fn from(message: String) -> Self {
+        ParseError {
+            code: codes::NOT_AN_OBJECT,
+            message,
+        }
+    }
+}
+
 /// Parse the text of a ResourceList (YAML or JSON).
 ///
 /// # Errors
 /// A message saying what is wrong: empty input, broken YAML, more than one document, not a
 /// ResourceList, an unsupported apiVersion, `items` not a list or an item that is not an object.
-pub fn parse(text: &str) -> std::result::Result<ResourceList, String> {
+pub fn parse(text: &str) -> std::result::Result<ResourceList, ParseError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let chunks = split::split(text);
     let chunk = match chunks.as_slice() {
-        [] => return Err("the input is empty: expected a ResourceList on stdin".into()),
+        [] => {
+            return Err(String::from("the input is empty: expected a ResourceList on stdin").into());
+        }
         [one] => one,
         more => {
             return Err(format!(
                 "the input has {} YAML documents: expected a single ResourceList",
                 more.len()
-            ));
+            )
+            .into());
         }
     };
     let doc = yaml::parse_document(chunk.text).map_err(|e| {
@@ -49,10 +70,13 @@ pub fn parse(text: &str) -> std::result::Result<ResourceList, String> {
             (Some(l), None) => format!(" at line {}", l + chunk.first_line - 1),
             _ => String::new(),
         };
-        format!("the input is not valid YAML{at}: {}", e.message)
+        ParseError {
+            code: codes::YAML_SYNTAX,
+            message: format!("the input is not valid YAML{at}: {}", e.message),
+        }
     })?;
     let Some(map) = doc.as_object() else {
-        return Err("the input is not a ResourceList (not a mapping)".into());
+        return Err(String::from("the input is not a ResourceList (not a mapping)").into());
     };
     let kind = map.get("kind").and_then(Value::as_str).unwrap_or("");
     let api_version = map.get("apiVersion").and_then(Value::as_str).unwrap_or("");
@@ -60,21 +84,23 @@ pub fn parse(text: &str) -> std::result::Result<ResourceList, String> {
         return Err(format!(
             "the input is not a ResourceList (kind `{kind}`); kvrender fn reads a \
              `{V1}` ResourceList on stdin"
-        ));
+        )
+        .into());
     }
     if api_version != V1 && api_version != V1BETA1 {
         return Err(format!(
             "unsupported ResourceList apiVersion `{api_version}` (expected `{V1}` or `{V1BETA1}`)"
-        ));
+        )
+        .into());
     }
     let items = match map.get("items") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(items)) => items.clone(),
-        Some(_) => return Err("`items` must be a list".into()),
+        Some(_) => return Err(String::from("`items` must be a list").into()),
     };
     for (i, item) in items.iter().enumerate() {
         if let Some(problem) = item_problem(item) {
-            return Err(format!("items[{i}]: {problem}"));
+            return Err(format!("items[{i}]: {problem}").into());
         }
     }
     let function_config = map.get("functionConfig").filter(|v| !v.is_null()).cloned();
@@ -162,7 +188,6 @@ pub fn results(d: &Diagnostic) -> Vec<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diagnostic::codes;
     use crate::origin::{ObjectRef, Origin};
 
     #[test]
@@ -182,30 +207,35 @@ mod tests {
 
     #[test]
     fn malformed_input_says_why() {
-        assert!(parse("").unwrap_err().contains("empty"));
+        assert!(parse("").unwrap_err().message.contains("empty"));
         assert!(
             parse("a: [\n")
                 .unwrap_err()
+                .message
                 .contains("not valid YAML at line")
         );
         assert!(
             parse("apiVersion: v1\nkind: List\n")
                 .unwrap_err()
+                .message
                 .contains("not a ResourceList")
         );
         assert!(
             parse("apiVersion: config.kubernetes.io/v2\nkind: ResourceList\n")
                 .unwrap_err()
+                .message
                 .contains("unsupported ResourceList apiVersion")
         );
         assert!(
             parse("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: [1]\n")
                 .unwrap_err()
+                .message
                 .starts_with("items[0]:")
         );
         assert!(
             parse("a: 1\n---\nb: 2\n")
                 .unwrap_err()
+                .message
                 .contains("2 YAML documents")
         );
     }
