@@ -274,6 +274,46 @@ fn the_function_config_item_stays_and_is_marked_local() {
 }
 
 #[test]
+fn kustomize_exec_function_generator_protocol() {
+    // kustomize sends a generator its own config, marked local, as the only item.
+    let catalog = testdata("catalog/catalog.yaml");
+    let config = format!(
+        "apiVersion: kvrender.io/v1alpha1\n  kind: KVRender\n  metadata:\n    name: gen\n    annotations:\n      config.kubernetes.io/local-config: 'true'\n  paths: ['{}']\n",
+        catalog.display()
+    );
+    let input = format!(
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- {config}functionConfig:\n  {config}"
+    );
+    let (code, out, _, stderr) = krm(&input);
+    assert_eq!(code, 0, "{stderr}");
+    let items = out["items"].as_array().unwrap();
+    assert_eq!(items[0]["kind"], "KVRender");
+    let names: Vec<String> = items[1..]
+        .iter()
+        .map(|i| {
+            format!(
+                "{}/{}",
+                i["kind"].as_str().unwrap(),
+                i["metadata"]["name"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert!(
+        names.contains(&"VirtualMachineClusterInstancetype/team1.small".to_string()),
+        "{names:?}"
+    );
+    assert!(
+        names.contains(&"VirtualMachinePreference/team.linux".to_string()),
+        "{names:?}"
+    );
+    assert!(
+        items[1..].iter().all(|i| {
+            i["metadata"]["annotations"]["internal.config.kubernetes.io/path"].is_string()
+        })
+    );
+}
+
+#[test]
 fn malformed_input_is_an_error_result() {
     let cases = [
         (
