@@ -32,6 +32,7 @@ use crate::origin::Origin;
 
 use config::FnConfig;
 use engine::Placement;
+use resource_list::OutItem;
 
 /// What a function run produced.
 #[derive(Debug, Default)]
@@ -85,6 +86,7 @@ pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput
             return Ok(FnOutput::finish(out, diags));
         }
     };
+    let inputs = list.items.clone();
     let items: Vec<Object> = list
         .items
         .into_iter()
@@ -100,8 +102,35 @@ pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput
         .iter()
         .flat_map(resource_list::results)
         .collect();
-    let out = resource_list::write(&list.api_version, processed.items, results)?;
+    let out_items = processed
+        .items
+        .into_iter()
+        .enumerate()
+        .map(|(i, value)| keep_text(inputs.get(i), list.raw_items.get(i), value))
+        .collect();
+    let out = resource_list::write_items(&list.api_version, out_items, results)?;
     Ok(FnOutput::finish(out, processed.diagnostics))
+}
+
+/// An output item as the input's text when the function left it unchanged (or only marked it
+/// local), so its comments and style survive; otherwise the value.
+fn keep_text(input: Option<&Value>, raw: Option<&Option<String>>, value: Value) -> OutItem {
+    let (Some(input), Some(Some(raw))) = (input, raw) else {
+        return OutItem::Value(value);
+    };
+    if *input == value {
+        return OutItem::Raw(raw.clone());
+    }
+    let local = annotations::LOCAL_CONFIG;
+    let mut marked = input.clone();
+    annotations::mark_local_config(&mut marked);
+    if marked == value
+        && let Some(text) = resource_list::raw_with_annotation(raw, local, "true")
+        && resource_list::raw_matches(&text, &value)
+    {
+        return OutItem::Raw(text);
+    }
+    OutItem::Value(value)
 }
 
 /// Parse a function config file (the first document that is a mapping).

@@ -23,6 +23,125 @@ pub struct ResourceList {
     pub items: Vec<Value>,
     /// The `functionConfig`, when present.
     pub function_config: Option<Value>,
+    /// The text of each item as it appeared in the input (a `- ` sequence entry), when it
+    /// could be cut out and parses to exactly the item: untouched items are written back from
+    /// it, keeping their comments, quoting and flow style.
+    pub raw_items: Vec<Option<String>>,
+}
+
+/// One output item: text kept from the input, or a value to print.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OutItem {
+    /// A `- ` sequence entry, verbatim.
+    Raw(String),
+    /// A value to print.
+    Value(Value),
+}
+
+/// Whether `raw` (a one-entry YAML sequence) parses to exactly `value`.
+pub fn raw_matches(raw: &str, value: &Value) -> bool {
+    match yaml::parse_document(raw) {
+        Ok(Value::Array(a)) => a.len() == 1 && a[0] == *value,
+        _ => false,
+    }
+}
+
+/// Cut the text of each item out of a ResourceList document as printed by kpt and kustomize
+/// (block style). Any item that cannot be cut out cleanly, or whose text does not parse to the
+/// item, gets `None`.
+fn slice_items(doc: &str, items: &[Value]) -> Vec<Option<String>> {
+    let none = || vec![None; items.len()];
+    let lines: Vec<&str> = doc.split_inclusive('\n').collect();
+    let Some(start) = lines.iter().position(|l| l.trim_end() == "items:") else {
+        return none();
+    };
+    let mut slices: Vec<Vec<&str>> = Vec::new();
+    let mut indent: Option<usize> = None;
+    for line in &lines[start + 1..] {
+        let content = line.trim_end_matches(['\n', '\r']);
+        let trimmed = content.trim_start_matches(' ');
+        let ind = content.len() - trimmed.len();
+        if trimmed.is_empty() {
+            if let Some(s) = slices.last_mut() {
+                s.push(line);
+            }
+            continue;
+        }
+        let comment = trimmed.starts_with('#');
+        if ind == 0 && !trimmed.starts_with('-') && !comment {
+            break;
+        }
+        let entry = trimmed == "-" || trimmed.starts_with("- ");
+        match indent {
+            None if comment => {}
+            None if entry => {
+                indent = Some(ind);
+                slices.push(vec![line]);
+            }
+            None => return none(),
+            Some(n) if entry && ind == n => slices.push(vec![line]),
+            Some(n) if ind < n && !comment => break,
+            Some(_) => {
+                if let Some(s) = slices.last_mut() {
+                    s.push(line);
+                }
+            }
+        }
+    }
+    if slices.len() != items.len() {
+        return none();
+    }
+    let n = indent.unwrap_or(0);
+    slices
+        .into_iter()
+        .zip(items)
+        .map(|(slice, item)| {
+            let mut text = String::new();
+            for line in slice {
+                if line.trim().is_empty() {
+                    text.push('\n');
+                    continue;
+                }
+                text.push_str(line.get(n..).filter(|_| line[..n].trim().is_empty())?);
+            }
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+            while text.ends_with("\n\n") {
+                text.pop();
+            }
+            raw_matches(&text, item).then_some(text)
+        })
+        .collect()
+}
+
+/// Add an annotation to the text of an item (a `- ` entry as [`slice_items`] cuts it), when
+/// its metadata is in block style. The caller checks the result with [`raw_matches`].
+pub fn raw_with_annotation(raw: &str, key: &str, value: &str) -> Option<String> {
+    let lines: Vec<&str> = raw.split_inclusive('\n').collect();
+    let meta = lines
+        .iter()
+        .position(|l| l.trim_end() == "  metadata:" || l.trim_end() == "- metadata:")?;
+    let mut out: Vec<String> = lines.iter().map(|l| (*l).to_string()).collect();
+    let entry = format!("{key}: {}\n", serde_json::to_string(value).ok()?);
+    match lines
+        .iter()
+        .enumerate()
+        .skip(meta + 1)
+        .take_while(|(_, l)| l.starts_with("   ") || l.trim().is_empty())
+        .find(|(_, l)| l.trim_end() == "    annotations:")
+    {
+        Some((i, _)) => {
+            let next = lines.get(i + 1)?;
+            let ind = next.len() - next.trim_start_matches(' ').len();
+            if ind <= 4 {
+                return None;
+            }
+            out.insert(i + 1, format!("{}{entry}", " ".repeat(ind)));
+        }
+        None => out.insert(meta + 1, format!("    annotations:\n      {entry}")),
+    }
+    Some(out.concat())
 }
 
 /// Why an input is not a usable ResourceList.
@@ -53,7 +172,9 @@ pub fn parse(text: &str) -> std::result::Result<ResourceList, ParseError> {
     let chunks = split::split(text);
     let chunk = match chunks.as_slice() {
         [] => {
-            return Err(String::from("the input is empty: expected a ResourceList on stdin").into());
+            return Err(
+                String::from("the input is empty: expected a ResourceList on stdin").into(),
+            );
         }
         [one] => one,
         more => {
@@ -104,10 +225,12 @@ pub fn parse(text: &str) -> std::result::Result<ResourceList, ParseError> {
         }
     }
     let function_config = map.get("functionConfig").filter(|v| !v.is_null()).cloned();
+    let raw_items = slice_items(chunk.text, &items);
     Ok(ResourceList {
         api_version: api_version.to_string(),
         items,
         function_config,
+        raw_items,
     })
 }
 
@@ -141,6 +264,65 @@ pub fn write(api_version: &str, items: Vec<Value>, results: Vec<Value>) -> Resul
         map.insert("results".into(), Value::Array(results));
     }
     yaml::to_string(&Value::Object(map)).map_err(Error::Serialize)
+}
+
+/// Print a ResourceList from output items, raw ones verbatim. Falls back to printing every
+/// item as a value if the assembled text does not read back as the intended list.
+///
+/// # Errors
+/// When the YAML cannot be printed.
+pub fn write_items(api_version: &str, items: Vec<OutItem>, results: Vec<Value>) -> Result<String> {
+    let mut out = format!("apiVersion: {api_version}\nkind: {KIND}\n");
+    if items.is_empty() {
+        out.push_str("items: []\n");
+    } else {
+        out.push_str("items:\n");
+    }
+    for item in &items {
+        match item {
+            OutItem::Raw(text) => out.push_str(text),
+            OutItem::Value(v) => {
+                let doc = yaml::to_string(v).map_err(Error::Serialize)?;
+                for (i, line) in doc.lines().enumerate() {
+                    if i == 0 {
+                        out.push_str("- ");
+                    } else if !line.is_empty() {
+                        out.push_str("  ");
+                    }
+                    out.push_str(line);
+                    out.push('\n');
+                }
+            }
+        }
+    }
+    if !results.is_empty() {
+        let mut map = Map::new();
+        map.insert("results".into(), Value::Array(results.clone()));
+        out.push_str(&yaml::to_string(&Value::Object(map)).map_err(Error::Serialize)?);
+    }
+    let values: Vec<Value> = items
+        .into_iter()
+        .map(|i| match i {
+            OutItem::Raw(text) => match yaml::parse_document(&text) {
+                Ok(Value::Array(mut a)) if a.len() == 1 => a.remove(0),
+                _ => Value::Null,
+            },
+            OutItem::Value(v) => v,
+        })
+        .collect();
+    let reads_back = yaml::parse_document(&out).is_ok_and(|doc| {
+        doc.get("items").and_then(Value::as_array) == Some(&values)
+            && doc
+                .get("results")
+                .cloned()
+                .unwrap_or(Value::Array(Vec::new()))
+                == Value::Array(results.clone())
+    });
+    if reads_back && !values.contains(&Value::Null) {
+        Ok(out)
+    } else {
+        write(api_version, values, results)
+    }
 }
 
 /// The `results` entries for a diagnostic: one per field path (a conflict names several).
@@ -238,6 +420,35 @@ mod tests {
                 .message
                 .contains("2 YAML documents")
         );
+    }
+
+    #[test]
+    fn items_are_cut_out_verbatim() {
+        let text = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- # first\n  apiVersion: v1\n  kind: A\n  metadata:\n    name: a\n    annotations:\n      x: 'on'\n  data: {k: [1, 2]}\n\n# between\n- apiVersion: v1\n  kind: B\n  metadata: {name: b}\n  text: |\n    line\n\n    more\nfunctionConfig: {}\n";
+        let rl = parse(text).unwrap();
+        let raw: Vec<&str> = rl.raw_items.iter().map(|r| r.as_deref().unwrap()).collect();
+        assert!(raw[0].starts_with("- # first\n"));
+        assert!(raw[0].contains("data: {k: [1, 2]}"));
+        assert!(raw[1].contains("metadata: {name: b}"));
+        let with =
+            raw_with_annotation(raw[0], "config.kubernetes.io/local-config", "true").unwrap();
+        let mut expected = rl.items[0].clone();
+        expected["metadata"]["annotations"]["config.kubernetes.io/local-config"] = json!("true");
+        assert!(raw_matches(&with, &expected), "{with}");
+        // Flow-style metadata cannot take the annotation textually.
+        let with = raw_with_annotation(raw[1], "k", "v");
+        assert!(with.is_none_or(|w| !raw_matches(&w, &rl.items[1])));
+        let out = write_items(
+            V1,
+            vec![
+                OutItem::Raw(raw[0].to_string()),
+                OutItem::Value(rl.items[1].clone()),
+            ],
+            Vec::new(),
+        )
+        .unwrap();
+        assert!(out.contains("- # first\n"));
+        assert_eq!(parse(&out).unwrap().items, rl.items);
     }
 
     #[test]

@@ -143,8 +143,10 @@ fn untouched_items_keep_every_annotation_byte_for_byte() {
     float: '1.10'
 "#;
     let input = list("config.kubernetes.io/v1", items, "");
-    let (code, out, _, stderr) = krm(&input);
+    let (code, out, text, stderr) = krm(&input);
     assert_eq!(code, 0, "{stderr}");
+    // The item's text comes back verbatim: quoting, order and all.
+    assert!(text.contains(items.trim_start()), "{text}");
     let expected: Value = serde_saphyr::from_str(&input).unwrap();
     assert_eq!(out["items"], expected["items"]);
     assert!(out.get("results").is_none());
@@ -306,11 +308,9 @@ fn kustomize_exec_function_generator_protocol() {
         names.contains(&"VirtualMachinePreference/team.linux".to_string()),
         "{names:?}"
     );
-    assert!(
-        items[1..].iter().all(|i| {
-            i["metadata"]["annotations"]["internal.config.kubernetes.io/path"].is_string()
-        })
-    );
+    assert!(items[1..].iter().all(|i| {
+        i["metadata"]["annotations"]["internal.config.kubernetes.io/path"].is_string()
+    }));
 }
 
 #[test]
