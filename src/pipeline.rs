@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use crate::diagnostic::{Diagnostic, codes};
 use crate::kubevirt::expand::{self, ExpandError};
+use crate::kubevirt::infer::{self, InferError, Inference, Inferred};
 use crate::kubevirt::profile::ClusterProfile;
 use crate::model::{Kind, Object};
 use crate::resolve::Index;
@@ -69,7 +70,80 @@ pub fn expand_vm(
     if let Some(d) = precheck(vm) {
         return Err(d);
     }
-    expand::expand(vm, index, profile).map_err(|e| expand_diagnostic(vm, &e))
+    if !infer::uses_inference(&vm.value) {
+        return expand::expand(vm, index, profile).map_err(|e| expand_diagnostic(vm, &e));
+    }
+    let inferred = infer::infer_and_mutate(vm, index).map_err(|e| infer_diagnostic(vm, &e))?;
+    let mutated = Object::new(inferred.vm.clone(), vm.origin.clone());
+    expand::expand(&mutated, index, profile).map_err(|e| {
+        let mut d = expand_diagnostic(&mutated, &e);
+        let notes = inference_notes(&inferred);
+        if !notes.is_empty() {
+            d.message = format!("{} ({notes})", d.message);
+        }
+        d
+    })
+}
+
+/// The diagnostic for a VM the instancetype step of the mutating webhook refuses (matcher
+/// validation or `inferFromVolume`). The message keeps KubeVirt's text, which names the missing
+/// object, label, volume or invalid value, and adds the volume and the object looked at.
+pub fn infer_diagnostic(vm: &Object, err: &InferError) -> Diagnostic {
+    let mut d = Diagnostic::error(codes::INFERENCE, vm.origin.clone(), String::new())
+        .with_object(vm.object_ref());
+    if err.causes.is_empty() {
+        let side = err.side.map_or("matchers", |s| s.key());
+        let mut msg = match &err.volume {
+            Some(v) => format!("cannot infer the {side} from volume `{v}`: {}", err.message),
+            None => format!("cannot infer the {side}: {}", err.message),
+        };
+        if let Some(obj) = &err.object {
+            msg.push_str(&format!(" (looked at {obj})"));
+        }
+        d.message = msg;
+        if let Some(s) = err.side {
+            d.field = Some(format!("spec.{}.inferFromVolume", s.key()));
+        }
+    } else {
+        d.message = format!("the matchers are invalid: {}", err.message);
+        d.field = Some(
+            err.causes
+                .iter()
+                .map(|c| c.field.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        );
+    }
+    if let Some(field) = d.field.as_deref().and_then(|f| f.split(", ").next()) {
+        d.origin = vm.field_origin(field);
+    }
+    d
+}
+
+/// What inference did, in words, for messages about the expansion that follows.
+fn inference_notes(inferred: &Inferred) -> String {
+    let mut notes = Vec::new();
+    for (side, what) in [
+        ("instancetype", &inferred.instancetype),
+        ("preference", &inferred.preference),
+    ] {
+        match what {
+            Some(Inference::Inferred { volume, object, .. }) => {
+                let mut n = format!("{side} inferred from volume `{volume}`");
+                if let Some(o) = object {
+                    n.push_str(&format!(" via {o}"));
+                }
+                notes.push(n);
+            }
+            Some(Inference::Cleared { volume, .. }) => {
+                notes.push(format!(
+                    "{side} matcher dropped: nothing to infer from volume `{volume}`"
+                ));
+            }
+            None => {}
+        }
+    }
+    notes.join("; ")
 }
 
 /// Expand every VirtualMachine among `objects` in parallel. The result has one entry per object,

@@ -85,16 +85,15 @@ fn build_all(inputs: &Inputs, stage: Stage, out: &mut Outcome) -> Vec<Built> {
             }
         }
         vmi::omit_empty_resources_and_devices(&mut vmi);
-        if stage == Stage::Full {
-            if let Some(spec) = vmi.get_mut("spec") {
-                if let Err(e) = vmi_defaults::apply(&inputs.profile, spec) {
-                    out.diagnostics.push(
-                        Diagnostic::error(codes::BAD_MATCHER, obj.origin.clone(), e.0)
-                            .with_object(obj.object_ref()),
-                    );
-                    continue;
-                }
-            }
+        if stage == Stage::Full
+            && let Some(spec) = vmi.get_mut("spec")
+            && let Err(e) = vmi_defaults::apply(&inputs.profile, spec)
+        {
+            out.diagnostics.push(
+                Diagnostic::error(codes::BAD_MATCHER, obj.origin.clone(), e.0)
+                    .with_object(obj.object_ref()),
+            );
+            continue;
         }
         built.push(Built {
             source: obj.clone(),

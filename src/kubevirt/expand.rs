@@ -320,6 +320,7 @@ pub fn expand_with(
     let spec = template.get_mut("spec").expect("checked above");
     defaults::apply(profile, spec).map_err(|e| ExpandError::other(e.0, "spec.template.spec"))?;
     add_acpi(&mut out);
+    omit_go_empty(&mut out);
     path::remove(&mut out, &["spec", "instancetype"]);
     path::remove(&mut out, &["spec", "preference"]);
     path::remove(&mut out, &["status", "instancetypeRef"]);
@@ -337,5 +338,20 @@ fn add_acpi(vm: &mut Value) {
         features
             .entry("acpi")
             .or_insert_with(|| Value::Object(serde_json::Map::new()));
+    }
+}
+
+/// KubeVirt answers with a Go re-serialization of the VM. Inside the plain structs that are
+/// always printed (`domain.resources`, `domain.devices`, the template's metadata) an empty map,
+/// an empty list or a `false` non-pointer bool is dropped, and so must we drop it: left in,
+/// `resources: {requests: {}}` would read as "set".
+fn omit_go_empty(vm: &mut Value) {
+    if let Some(template) = path::get_mut(vm, &["spec", "template"]) {
+        crate::kubevirt::vmi::omit_empty_resources_and_devices(template);
+        if let Some(meta) = template.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.retain(|k, v| {
+                !(matches!(k.as_str(), "labels" | "annotations") && path::is_zero(Some(v)))
+            });
+        }
     }
 }

@@ -4,6 +4,7 @@
 pub mod conflict;
 pub mod defaults;
 pub mod expand;
+pub mod infer;
 pub mod instancetype_apply;
 pub mod migrate;
 pub mod preference_apply;

@@ -2,6 +2,7 @@
 
 mod common;
 mod expand;
+mod infer;
 mod krm;
 mod presets;
 mod render;

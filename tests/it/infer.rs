@@ -1,0 +1,114 @@
+//! `inferFromVolume` through `kvrender expand`: refusals as diagnostics, and the webhook's
+//! preference-driven mutations only for VMs that ask for inference.
+
+use std::io::Write;
+use std::process::Command;
+
+const CLUSTER: &str = r#"
+apiVersion: instancetype.kubevirt.io/v1beta1
+kind: VirtualMachineClusterPreference
+metadata:
+  name: storage-pref
+spec:
+  volumes:
+    preferredStorageClassName: fast-ssd
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: root-pvc
+  labels:
+    instancetype.kubevirt.io/default-preference: storage-pref
+---
+"#;
+
+fn vm(preference: &str, claim: &str) -> String {
+    format!(
+        r#"apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata:
+  name: vm1
+spec:
+  preference: {preference}
+  dataVolumeTemplates:
+  - metadata:
+      name: data
+    spec:
+      storage:
+        resources:
+          requests:
+            storage: 1Gi
+      source:
+        blank: {{}}
+  template:
+    spec:
+      domain:
+        devices: {{}}
+      volumes:
+      - name: root
+        persistentVolumeClaim:
+          claimName: {claim}
+"#
+    )
+}
+
+fn expand(doc: &str) -> (i32, String, String) {
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    file.write_all(CLUSTER.as_bytes()).unwrap();
+    file.write_all(doc.as_bytes()).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
+        .args(["expand", "--no-default-catalog"])
+        .arg(file.path())
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn inferred_preference_fills_the_storage_class_of_data_volume_templates() {
+    let (code, stdout, stderr) = expand(&vm("{inferFromVolume: root}", "root-pvc"));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("storageClassName: fast-ssd"), "{stdout}");
+}
+
+#[test]
+fn named_preference_is_expanded_as_expand_spec_does() {
+    let (code, stdout, stderr) = expand(&vm("{name: storage-pref}", "root-pvc"));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stdout.contains("storageClassName"), "{stdout}");
+}
+
+#[test]
+fn failed_inference_names_volume_and_missing_object() {
+    let (code, stdout, stderr) = expand(&vm(
+        "{inferFromVolume: root, inferFromVolumeFailurePolicy: Ignore}",
+        "absent-pvc",
+    ));
+    assert_ne!(code, 0);
+    assert!(stdout.trim().is_empty(), "{stdout}");
+    assert!(stderr.contains("KV013"), "{stderr}");
+    assert!(stderr.contains("VirtualMachine/vm1"), "{stderr}");
+    assert!(stderr.contains("volume `root`"), "{stderr}");
+    assert!(
+        stderr.contains("persistentvolumeclaims \"absent-pvc\" not found"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn invalid_failure_policy_is_refused_with_the_field() {
+    let (code, _, stderr) = expand(&vm(
+        "{inferFromVolume: root, inferFromVolumeFailurePolicy: Bogus}",
+        "root-pvc",
+    ));
+    assert_ne!(code, 0);
+    assert!(
+        stderr.contains("spec.preference.inferFromVolumeFailurePolicy"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("'Bogus'"), "{stderr}");
+}
