@@ -18,6 +18,7 @@ pub mod commands;
 pub mod diagnostic;
 pub mod emit;
 pub mod error;
+pub mod krm;
 pub mod kubevirt;
 pub mod load;
 pub mod model;

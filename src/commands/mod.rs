@@ -2,6 +2,7 @@
 //! stdout, the diagnostics for stderr and the exit code. Nothing here prints; `main` does.
 
 pub mod expand;
+pub mod fn_cmd;
 pub mod inputs;
 pub mod migrate;
 pub mod validate;

@@ -3,6 +3,7 @@
 mod common;
 mod expand;
 mod infer;
+mod krm;
 mod presets;
 mod render;
 mod validate;
