@@ -43,13 +43,13 @@ fn build_pool(threads: Option<usize>) -> anyhow::Result<()> {
 fn run(cli: &Cli) -> anyhow::Result<Outcome> {
     build_pool(cli.threads)?;
     let outcome = match &cli.command {
+        Command::Build(args) => commands::build::run(args)?,
         Command::Expand(args) => commands::expand::run(args)?,
         Command::Validate(args) => commands::validate::run(args)?,
         Command::Vmi(args) => commands::vmi::run(args)?,
         Command::Diff(args) => commands::vmi::run_diff(args)?,
         Command::Migrate(MigrateCommand::Presets(args)) => commands::migrate::run_presets(args)?,
         Command::Fn(args) => commands::fn_cmd::run(args)?,
-        _ => anyhow::bail!("this subcommand is not available yet"),
     };
     Ok(outcome)
 }

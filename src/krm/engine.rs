@@ -34,6 +34,9 @@ pub enum Placement {
     Files,
     /// Leave new objects as they are (kustomize's legacy plugins: a stream, no files).
     Stream,
+    /// `kvrender build`: rendered objects first, catalog documents and kvrender's own
+    /// configuration dropped, no annotations added.
+    Build,
 }
 
 /// The items after the function ran, and its findings.
@@ -243,17 +246,22 @@ pub fn process(items: Vec<Object>, config: &FnConfig, placement: Placement) -> P
     }
 
     // Assemble.
-    let mut values: Vec<Value> = out
-        .into_iter()
-        .zip(&roles)
-        .map(|(o, r)| {
-            let mut value = o.value;
-            if *r != Role::Object && (config.render || *r == Role::Config) {
-                annotations::mark_local_config(&mut value);
-            }
-            value
-        })
-        .collect();
+    let mut values: Vec<Value> = Vec::new();
+    if placement == Placement::Build {
+        values.extend(new_objects.drain(..).map(|o| o.value));
+    }
+    values.extend(
+        out.into_iter()
+            .zip(&roles)
+            .filter(|(_, r)| placement != Placement::Build || **r == Role::Object)
+            .map(|(o, r)| {
+                let mut value = o.value;
+                if *r != Role::Object && (config.render || *r == Role::Config) {
+                    annotations::mark_local_config(&mut value);
+                }
+                value
+            }),
+    );
     for obj in path_objects {
         let mut value = obj.value;
         if placement == Placement::Files && annotations::file_path(&value).is_none() {
