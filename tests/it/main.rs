@@ -7,4 +7,5 @@ mod krm;
 mod presets;
 mod render;
 mod validate;
+mod vmi;
 mod yaml;
