@@ -160,4 +160,16 @@ pub mod codes {
     pub const PRESET: &str = "KV014";
     /// The same kind, namespace and name defined twice.
     pub const DUPLICATE: &str = "KV020";
+    /// An unknown or outdated `apiVersion` for a kind kvrender knows.
+    pub const API_VERSION: &str = "KV021";
+    /// A field the KubeVirt API does not know (the cluster drops it silently).
+    pub const UNKNOWN_FIELD: &str = "KV022";
+    /// An instancetype or preference spec KubeVirt's webhook refuses.
+    pub const INVALID_SPEC: &str = "KV030";
+    /// A deprecation warning KubeVirt's webhook returns with an admitted object.
+    pub const DEPRECATED: &str = "KV031";
+    /// The instancetype's vCPUs do not fit the preference's spread topology.
+    pub const SPREAD: &str = "KV032";
+    /// The VM does not meet its preference's requirements.
+    pub const REQUIREMENTS: &str = "KV033";
 }

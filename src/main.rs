@@ -12,8 +12,15 @@ use kvrender::emit;
 const WORKER_STACK: usize = 16 << 20;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match run(&cli) {
+    // Started as a kustomize plugin (`KVRender`) or an exec function (no arguments, piped
+    // stdin): the function, without a subcommand.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let result = match commands::fn_cmd::implicit(&args) {
+        Some(fn_args) => build_pool(None)
+            .and_then(|()| commands::fn_cmd::run(&fn_args).map_err(anyhow::Error::from)),
+        None => run(&Cli::parse()),
+    };
+    match result {
         Ok(outcome) => print(&outcome),
         Err(err) => {
             let _ = writeln!(std::io::stderr(), "kvrender: error: {err:#}");
@@ -22,20 +29,27 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: &Cli) -> anyhow::Result<Outcome> {
+fn build_pool(threads: Option<usize>) -> anyhow::Result<()> {
     // Parsing a deeply nested document recurses; give workers room so that the parser's own
     // depth budget, not the stack, is what stops a hostile input.
     let mut pool = rayon::ThreadPoolBuilder::new().stack_size(WORKER_STACK);
-    if let Some(n) = cli.threads {
+    if let Some(n) = threads {
         pool = pool.num_threads(n.max(1));
     }
     pool.build_global()?;
+    Ok(())
+}
+
+fn run(cli: &Cli) -> anyhow::Result<Outcome> {
+    build_pool(cli.threads)?;
     let outcome = match &cli.command {
+        Command::Build(args) => commands::build::run(args)?,
         Command::Expand(args) => commands::expand::run(args)?,
+        Command::Validate(args) => commands::validate::run(args)?,
         Command::Vmi(args) => commands::vmi::run(args)?,
         Command::Diff(args) => commands::vmi::run_diff(args)?,
         Command::Migrate(MigrateCommand::Presets(args)) => commands::migrate::run_presets(args)?,
-        _ => anyhow::bail!("this subcommand is not available yet"),
+        Command::Fn(args) => commands::fn_cmd::run(args)?,
     };
     Ok(outcome)
 }

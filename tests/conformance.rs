@@ -480,7 +480,24 @@ fn check_presets(expected: &Value, input_vm: &Value, run: &Run) -> Result<(), Fa
         for p in err["invalidSelectors"].as_array().into_iter().flatten() {
             named.extend(p.as_str().map(String::from));
         }
-        return require_failure(run, &named, "a refused VMI");
+        require_failure(run, &named, "a refused VMI")?;
+        // Stricter than the reference checker: KubeVirt's message itself (one of the possible
+        // ones when it depends on Go's map order) must be in the diagnostic.
+        let mut messages: Vec<&str> = err["messageAnyOf"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        messages.extend(err["message"].as_str());
+        if !messages.is_empty() && !messages.iter().any(|m| run.stderr.contains(m)) {
+            return Err(format!(
+                "the refusal does not carry KubeVirt's message (one of {messages:?})\nstderr: {}",
+                run.stderr
+            )
+            .into());
+        }
+        return Ok(());
     }
     let got = vmi_view(&require_success(run)?);
     let options: Vec<Value> = match expected.get("vmi") {

@@ -77,7 +77,8 @@ impl Inputs {
     }
 }
 
-fn load_profile(file: &PathBuf) -> Result<ClusterProfile> {
+/// Read the cluster profile from `--cluster-config FILE`.
+pub fn load_profile(file: &PathBuf) -> Result<ClusterProfile> {
     let bytes = std::fs::read(file).map_err(|source| Error::Read {
         path: file.clone(),
         source,

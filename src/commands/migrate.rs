@@ -39,6 +39,14 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
         );
     }
     for m in &result.matchers {
+        if m.instancetype.is_none() && m.preference.is_none() {
+            let _ = writeln!(
+                out.stderr,
+                "{}: selected by preset `{}`, which has nothing a matcher can carry",
+                m.target, m.preset
+            );
+            continue;
+        }
         let _ = writeln!(
             out.stderr,
             "{}: selected by preset `{}`; add:",

@@ -1,9 +1,12 @@
 //! The subcommands. Each takes its parsed arguments and returns an [`Outcome`]: the bytes for
 //! stdout, the diagnostics for stderr and the exit code. Nothing here prints; `main` does.
 
+pub mod build;
 pub mod expand;
+pub mod fn_cmd;
 pub mod inputs;
 pub mod migrate;
+pub mod validate;
 pub mod vmi;
 
 use crate::diagnostic::Diagnostic;

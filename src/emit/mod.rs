@@ -1,6 +1,10 @@
 //! Output: YAML streams and diagnostics. Only this module (and `main`) writes.
 
 pub mod diagnostics;
+pub mod files;
+pub mod github;
+pub mod json;
+pub mod sarif;
 
 use serde_json::Value;
 

@@ -1,6 +1,7 @@
 //! KubeVirt's semantics, reproduced offline. One module per upstream concept; each opens with
 //! the upstream file it mirrors.
 
+pub mod admission;
 pub mod conflict;
 pub mod defaults;
 pub mod expand;

@@ -106,59 +106,9 @@ pub fn set_stable_firmware_uuid(spec: &mut Value, vm_name: &str) {
 }
 
 /// Append a disk `{name: <volume>}` for every volume of a VMI spec that has no disk or
-/// filesystem of its name, in volume order.
+/// filesystem of its name, in volume order (the same rule expansion applies).
 pub fn set_default_volume_disks(spec: &mut Value) {
-    let Some(volumes) = path::get(spec, &["volumes"]).and_then(Value::as_array) else {
-        return;
-    };
-    let names_of = |key: &str| -> Vec<String> {
-        path::get(spec, &["domain", "devices", key])
-            .and_then(Value::as_array)
-            .map(|items| {
-                items
-                    .iter()
-                    .map(|d| {
-                        d.get("name")
-                            .and_then(Value::as_str)
-                            .unwrap_or("")
-                            .to_string()
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let mut taken = names_of("disks");
-    taken.extend(names_of("filesystems"));
-    let missing: Vec<String> = volumes
-        .iter()
-        .map(|v| {
-            v.get("name")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string()
-        })
-        .filter(|name| !taken.contains(name))
-        .collect();
-    if missing.is_empty() {
-        return;
-    }
-    let Some(devices) = path::ensure_map(spec, &["domain", "devices"]) else {
-        return;
-    };
-    let disks = devices
-        .entry("disks")
-        .or_insert_with(|| Value::Array(Vec::new()));
-    if disks.is_null() {
-        *disks = Value::Array(Vec::new());
-    }
-    let Some(disks) = disks.as_array_mut() else {
-        return;
-    };
-    for name in missing {
-        let mut disk = Map::new();
-        disk.insert("name".into(), Value::String(name));
-        disks.push(Value::Object(disk));
-    }
+    crate::kubevirt::defaults::set_default_volume_disks(spec);
 }
 
 /// Drop from `spec.domain.resources` and `spec.domain.devices` of a VMI the values Go's

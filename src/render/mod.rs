@@ -1,8 +1,660 @@
-//! Rendering instancetype families and composed preferences. Being written.
+//! Rendering kvrender's compact catalog: instancetype families × sizes × variants and
+//! preferences composed from named parts, each emitted cluster-scoped and namespaced.
+//!
+//! The catalog kinds (`apiVersion: kvrender.io/v1alpha1`):
+//! - `Parts`: named object fragments (`metadata`, `spec`) that may include other parts and
+//!   give default `traits`/`vars`;
+//! - `InstancetypeFamily`: a class prefix and version (`u` + `1` = `u1`), a size table and
+//!   optional variants; every size × variant becomes an instancetype named
+//!   `<class><version>.<size><suffix>`;
+//! - `Preference`: a preference built from parts by name.
+//!
+//! An object is built by deep-merging (see [`merge`]) the parts in order (each part after the
+//! parts it includes, every part once), then the inline `template`, then the `labels` and
+//! `annotations` shorthands. Leaves are minijinja templates (see [`template`]) with the
+//! combination in scope. Label and annotation values are turned into strings.
+//!
+//! Combinations render in parallel; the output is sorted by kind then name, so it is the same
+//! at any thread count. The format is described for users in `docs/catalog-format.md`.
 
+mod embedded;
+mod error;
+mod family;
+mod lines;
+pub mod merge;
+mod parts;
+mod preference;
+pub mod template;
+
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+use serde_json::{Map, Value, json};
+
+use crate::load::Source;
 use crate::model::Object;
+use crate::origin::Origin;
 
-/// The embedded common catalog, rendered once.
-pub fn embedded_catalog() -> &'static [Object] {
-    &[]
+pub use embedded::{embedded_catalog, embedded_sources, render_embedded};
+pub use error::{Combination, RenderError};
+
+use family::Family;
+use lines::Step;
+use merge::{deep_merge, deep_merge_owned};
+use parts::{Part, PartLibrary};
+use preference::Preference;
+use template::{FieldStep, LeafError, LeafErrorKind, Templates, context, field_to_string};
+
+/// The API group of kvrender's own catalog kinds.
+pub const CATALOG_GROUP: &str = "kvrender.io";
+/// The apiVersion of kvrender's own catalog kinds.
+pub const CATALOG_API_VERSION: &str = "kvrender.io/v1alpha1";
+/// The label stamped with the catalog version when one is given.
+pub const VERSION_LABEL: &str = "instancetype.kubevirt.io/common-instancetypes-version";
+/// The apiVersion of rendered instancetypes and preferences.
+pub const OUTPUT_API_VERSION: &str = "instancetype.kubevirt.io/v1beta1";
+
+/// Whether `object` is one of kvrender's catalog kinds (any kind of the `kvrender.io` group).
+pub fn is_catalog_kind(object: &Object) -> bool {
+    object
+        .api_version()
+        .split_once('/')
+        .is_some_and(|(group, _)| group == CATALOG_GROUP)
+}
+
+/// Options of a render run.
+#[derive(Clone, Debug, Default)]
+pub struct RenderOptions<'a> {
+    /// When set, every rendered object gets the version label with this value.
+    pub version: Option<&'a str>,
+    /// The label key for `version`; [`VERSION_LABEL`] when unset.
+    pub version_label: Option<&'a str>,
+    /// The texts the objects were parsed from. Optional: with them, errors and origins point
+    /// at the exact line of a size row or template leaf instead of the document's first line.
+    pub sources: &'a [Source],
+}
+
+/// The result of a render run.
+#[derive(Clone, Debug, Default)]
+pub struct Rendered {
+    /// The generated objects, sorted by kind then name.
+    pub objects: Vec<Object>,
+    /// What produced each object: `combinations[i]` belongs to `objects[i]`.
+    pub combinations: Vec<Combination>,
+    /// The input objects that are not catalog kinds, untouched and in input order.
+    pub passthrough: Vec<Object>,
+}
+
+/// Which kinds a family or preference is emitted as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Scopes {
+    /// `VirtualMachineCluster…`
+    pub cluster: bool,
+    /// `VirtualMachine…` (namespaced)
+    pub namespaced: bool,
+}
+
+impl Scopes {
+    fn parse(doc: &Doc<'_>, value: Option<&Value>) -> Result<Scopes, RenderError> {
+        let at = [Step::Key("spec"), Step::Key("scopes")];
+        let Some(value) = value else {
+            return Ok(Scopes {
+                cluster: true,
+                namespaced: true,
+            });
+        };
+        let mut scopes = Scopes {
+            cluster: false,
+            namespaced: false,
+        };
+        let items = value.as_array().filter(|a| !a.is_empty()).ok_or_else(|| {
+            doc.invalid(
+                &at,
+                "`scopes` must be a non-empty list of `cluster` and `namespaced`".into(),
+            )
+        })?;
+        for item in items {
+            match item.as_str() {
+                Some("cluster") => scopes.cluster = true,
+                Some("namespaced") => scopes.namespaced = true,
+                _ => {
+                    return Err(doc.invalid(
+                        &at,
+                        format!("unknown scope {item} (expected `cluster` or `namespaced`)"),
+                    ));
+                }
+            }
+        }
+        Ok(scopes)
+    }
+
+    fn kinds(self, cluster: &'static str, namespaced: &'static str) -> Vec<&'static str> {
+        let mut kinds = Vec::new();
+        if self.cluster {
+            kinds.push(cluster);
+        }
+        if self.namespaced {
+            kinds.push(namespaced);
+        }
+        kinds
+    }
+}
+
+/// One catalog document and the text it came from (when known).
+#[derive(Clone, Debug)]
+pub(crate) struct Doc<'a> {
+    obj: &'a Object,
+    text: Option<&'a str>,
+}
+
+impl<'a> Doc<'a> {
+    /// The origin of the field at `steps`, as precise as the source text allows.
+    fn at(&self, steps: &[Step<'_>]) -> Origin {
+        match (self.text, self.obj.origin.line) {
+            (Some(text), Some(line)) => self
+                .obj
+                .origin
+                .at_line(Some(lines::locate(text, line, steps))),
+            _ => self.obj.origin.clone(),
+        }
+    }
+
+    fn invalid(&self, steps: &[Step<'_>], message: String) -> RenderError {
+        RenderError::Invalid {
+            location: self.at(steps),
+            message,
+        }
+    }
+
+    /// `spec` as a mapping whose keys are all in `allowed`.
+    fn spec_map(&self, allowed: &[&str]) -> Result<&'a Map<String, Value>, RenderError> {
+        let kind = self.obj.kind_str();
+        for key in self
+            .obj
+            .value
+            .as_object()
+            .into_iter()
+            .flat_map(|m| m.keys())
+        {
+            if !matches!(key.as_str(), "apiVersion" | "kind" | "metadata" | "spec") {
+                return Err(self.invalid(
+                    &[Step::Key(key)],
+                    format!("unknown field `{key}` in {kind} (its definition goes under `spec`)"),
+                ));
+            }
+        }
+        let spec = self
+            .obj
+            .value
+            .get("spec")
+            .and_then(Value::as_object)
+            .ok_or_else(|| self.invalid(&[], format!("{kind} needs a `spec` mapping")))?;
+        for key in spec.keys() {
+            if !allowed.contains(&key.as_str()) {
+                return Err(self.invalid(
+                    &[Step::Key("spec"), Step::Key(key)],
+                    format!(
+                        "unknown field `spec.{key}` in {kind} (expected one of {})",
+                        allowed.join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(spec)
+    }
+}
+
+/// What one unit of parallel work renders.
+enum Job<'c, 'a> {
+    Size {
+        family: &'c Family<'a>,
+        parts: &'c [&'c Part<'a>],
+        traits: &'c Value,
+        size: usize,
+        variant: usize,
+    },
+    Preference {
+        preference: &'c Preference<'a>,
+        parts: &'c [&'c Part<'a>],
+        vars: &'c Value,
+    },
+}
+
+/// Render the catalog documents among `objects`; other objects pass through untouched.
+///
+/// # Errors
+/// The first failure in catalog order: a malformed document, an unknown part, a template that
+/// does not render, or two definitions of the same kind and name.
+pub fn render(objects: &[Object], options: &RenderOptions<'_>) -> Result<Rendered, RenderError> {
+    let texts: HashMap<&str, &str> = options
+        .sources
+        .iter()
+        .filter_map(|s| Some((s.path.as_ref(), std::str::from_utf8(&s.bytes).ok()?)))
+        .collect();
+    let mut library = PartLibrary::default();
+    let mut families = Vec::new();
+    let mut preferences = Vec::new();
+    let mut passthrough = Vec::new();
+    for obj in objects {
+        if !is_catalog_kind(obj) {
+            passthrough.push(obj.clone());
+            continue;
+        }
+        let doc = Doc {
+            obj,
+            text: texts.get(obj.origin.path.as_ref()).copied(),
+        };
+        if obj.api_version() != CATALOG_API_VERSION {
+            return Err(doc.invalid(
+                &[Step::Key("apiVersion")],
+                format!(
+                    "unsupported apiVersion `{}` (expected `{CATALOG_API_VERSION}`)",
+                    obj.api_version()
+                ),
+            ));
+        }
+        match obj.kind_str() {
+            "Parts" => library.add(doc)?,
+            "InstancetypeFamily" => families.push(Family::parse(doc)?),
+            "Preference" => preferences.push(Preference::parse(doc)?),
+            other => {
+                return Err(doc.invalid(
+                    &[Step::Key("kind")],
+                    format!(
+                        "unknown catalog kind `{other}` (expected Parts, InstancetypeFamily or Preference)"
+                    ),
+                ));
+            }
+        }
+    }
+
+    // Resolve parts and defaults up front, serially: cheap, and errors come out in order.
+    let spec_parts = [Step::Key("spec"), Step::Key("parts")];
+    let mut family_parts = Vec::with_capacity(families.len());
+    for family in &families {
+        let parts = library.resolve(&family.parts, &family.doc, &spec_parts)?;
+        check_traits(family, &parts)?;
+        let traits = merged_defaults(&parts, family.traits);
+        family_parts.push((parts, traits));
+    }
+    let mut preference_parts = Vec::with_capacity(preferences.len());
+    for preference in &preferences {
+        let parts = library.resolve(&preference.parts, &preference.doc, &spec_parts)?;
+        let vars = merged_defaults(&parts, preference.vars);
+        preference_parts.push((parts, vars));
+    }
+
+    let mut jobs = Vec::new();
+    for (family, (parts, traits)) in families.iter().zip(&family_parts) {
+        for size in 0..family.sizes.len() {
+            for variant in 0..family.variants.len() {
+                jobs.push(Job::Size {
+                    family,
+                    parts,
+                    traits,
+                    size,
+                    variant,
+                });
+            }
+        }
+    }
+    for (preference, (parts, vars)) in preferences.iter().zip(&preference_parts) {
+        jobs.push(Job::Preference {
+            preference,
+            parts,
+            vars,
+        });
+    }
+
+    // Compile every template leaf once, then evaluate it for each combination.
+    let env = template::sandbox();
+    let mut templates = Templates::new(&env);
+    for part in library.parts() {
+        part.metadata
+            .into_iter()
+            .chain(part.spec)
+            .for_each(|t| templates.add_tree(t));
+    }
+    for family in &families {
+        [family.template, family.labels, family.annotations]
+            .into_iter()
+            .flatten()
+            .for_each(|t| templates.add_tree(t));
+    }
+    for preference in &preferences {
+        [
+            preference.template,
+            preference.labels,
+            preference.annotations,
+        ]
+        .into_iter()
+        .flatten()
+        .for_each(|t| templates.add_tree(t));
+    }
+    let results: Vec<Result<Vec<(Object, Combination)>, RenderError>> = jobs
+        .par_iter()
+        .map(|job| render_job(&templates, job, options))
+        .collect();
+    let mut generated = Vec::new();
+    for result in results {
+        generated.extend(result?);
+    }
+    generated.sort_by(|(a, _), (b, _)| (a.kind_str(), a.name()).cmp(&(b.kind_str(), b.name())));
+    for pair in generated.windows(2) {
+        let (first, second) = (&pair[0].0, &pair[1].0);
+        if first.kind_str() == second.kind_str() && first.name() == second.name() {
+            return Err(RenderError::Duplicate {
+                location: second.origin.clone(),
+                kind: second.kind_str().to_string(),
+                name: second.name().to_string(),
+                other: Box::new(first.origin.clone()),
+            });
+        }
+    }
+    let (objects, combinations) = generated.into_iter().unzip();
+    Ok(Rendered {
+        objects,
+        combinations,
+        passthrough,
+    })
+}
+
+/// When the family's parts declare trait defaults, the family and its variants may only set
+/// declared traits: a misspelt trait would otherwise be ignored without a word.
+fn check_traits(family: &Family<'_>, parts: &[&Part<'_>]) -> Result<(), RenderError> {
+    let declared: Vec<&String> = parts
+        .iter()
+        .filter_map(|p| p.defaults.and_then(Value::as_object))
+        .flat_map(|d| d.keys())
+        .collect();
+    if declared.is_empty() {
+        return Ok(());
+    }
+    let mut sets: Vec<(Vec<Step<'_>>, &Value)> = Vec::new();
+    if let Some(traits) = family.traits {
+        sets.push((vec![Step::Key("spec"), Step::Key("traits")], traits));
+    }
+    for (i, variant) in family.variants.iter().enumerate() {
+        if let Some(traits) = &variant.traits {
+            sets.push((
+                vec![
+                    Step::Key("spec"),
+                    Step::Key("variants"),
+                    Step::Index(i),
+                    Step::Key("traits"),
+                ],
+                traits,
+            ));
+        }
+    }
+    for (steps, traits) in sets {
+        for key in traits.as_object().into_iter().flat_map(|m| m.keys()) {
+            if !declared.contains(&key) {
+                let mut at = steps.clone();
+                at.push(Step::Key(key));
+                let mut names: Vec<&str> = declared.iter().map(|k| k.as_str()).collect();
+                names.sort_unstable();
+                names.dedup();
+                return Err(family.doc.invalid(
+                    &at,
+                    format!(
+                        "unknown trait `{key}`; the family's parts declare: {}",
+                        names.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The parts' defaults in order, then the object's own traits or vars.
+fn merged_defaults(parts: &[&Part<'_>], own: Option<&Value>) -> Value {
+    let mut merged = Value::Object(Map::new());
+    for part in parts {
+        if let Some(defaults) = part.defaults {
+            deep_merge(&mut merged, defaults);
+        }
+    }
+    if let Some(own) = own {
+        deep_merge(&mut merged, own);
+    }
+    merged
+}
+
+/// Where a fragment sits, for error messages: its document and the path to it there.
+struct Site<'d, 'a> {
+    doc: &'d Doc<'a>,
+    steps: Vec<Step<'d>>,
+}
+
+fn render_job<'a>(
+    templates: &Templates<'_, 'a>,
+    job: &Job<'_, 'a>,
+    options: &RenderOptions<'_>,
+) -> Result<Vec<(Object, Combination)>, RenderError> {
+    let (doc, name, ctx, combination, parts, origin, scopes, own, kinds) = match job {
+        Job::Size {
+            family,
+            parts,
+            traits,
+            size,
+            variant,
+        } => {
+            let size_row = &family.sizes[*size];
+            let variant = &family.variants[*variant];
+            let name = format!("{}.{}{}", family.id, size_row.name, variant.suffix);
+            let mut traits = (*traits).clone();
+            if let Some(t) = &variant.traits {
+                deep_merge(&mut traits, t);
+            }
+            let ctx = json!({
+                "family": family.info,
+                "size": size_row.value,
+                "variant": variant.value,
+                "traits": traits,
+                "name": name,
+            });
+            let combination = Combination::Instancetype {
+                family: family.id.clone(),
+                size: size_row.name.clone(),
+                variant: variant.suffix.clone(),
+            };
+            let origin =
+                family
+                    .doc
+                    .at(&[Step::Key("spec"), Step::Key("sizes"), Step::Index(*size)]);
+            let own = [
+                (family.template, "template"),
+                (family.labels, "labels"),
+                (family.annotations, "annotations"),
+            ];
+            (
+                &family.doc,
+                name,
+                ctx,
+                combination,
+                *parts,
+                origin,
+                family.scopes,
+                own,
+                (
+                    "VirtualMachineClusterInstancetype",
+                    "VirtualMachineInstancetype",
+                ),
+            )
+        }
+        Job::Preference {
+            preference,
+            parts,
+            vars,
+        } => {
+            let name = preference.name.to_string();
+            let ctx = json!({
+                "preference": preference.info,
+                "vars": vars,
+                "name": name,
+            });
+            let combination = Combination::Preference { name: name.clone() };
+            let own = [
+                (preference.template, "template"),
+                (preference.labels, "labels"),
+                (preference.annotations, "annotations"),
+            ];
+            (
+                &preference.doc,
+                name,
+                ctx,
+                combination,
+                *parts,
+                preference.doc.at(&[]),
+                preference.scopes,
+                own,
+                (
+                    "VirtualMachineClusterPreference",
+                    "VirtualMachinePreference",
+                ),
+            )
+        }
+    };
+    let ctx = context(&ctx);
+    let mut object = json!({
+        "apiVersion": OUTPUT_API_VERSION,
+        "kind": "",
+        "metadata": {"name": name},
+    });
+    let render = |tree: &'a Value, site: &Site<'_, '_>| -> Result<Option<Value>, RenderError> {
+        templates
+            .render_tree(tree, &ctx)
+            .map_err(|e| leaf_error(site, e, &combination))
+    };
+    for part in parts {
+        for (tree, key) in [(part.metadata, "metadata"), (part.spec, "spec")] {
+            let Some(tree) = tree else { continue };
+            let rest = [Step::Key(key)];
+            let site = Site {
+                doc: &part.doc,
+                steps: part.steps(&rest),
+            };
+            if let Some(fragment) = render(tree, &site)? {
+                deep_merge_owned(&mut object, json!({ key: fragment }));
+            }
+        }
+    }
+    for (tree, key) in own {
+        let Some(tree) = tree else { continue };
+        let site = Site {
+            doc,
+            steps: vec![Step::Key("spec"), Step::Key(key)],
+        };
+        let Some(fragment) = render(tree, &site)? else {
+            continue;
+        };
+        let fragment = match key {
+            "template" => fragment,
+            _ => json!({"metadata": {key: fragment}}),
+        };
+        deep_merge_owned(&mut object, fragment);
+    }
+    // Identity is not the templates' to change.
+    object["apiVersion"] = json!(OUTPUT_API_VERSION);
+    object["metadata"]["name"] = json!(name);
+    for key in ["labels", "annotations"] {
+        stringify(&mut object, key).map_err(|message| RenderError::Output {
+            location: origin.clone(),
+            combination: Box::new(combination.clone()),
+            field: format!("metadata.{key}"),
+            message,
+        })?;
+    }
+    if let Some(version) = options.version {
+        let label = options.version_label.unwrap_or(VERSION_LABEL);
+        if let Some(labels) = crate::model::path::ensure_map(&mut object, &["metadata", "labels"]) {
+            labels.insert(label.to_string(), json!(version));
+        }
+    }
+    let (cluster, namespaced) = kinds;
+    Ok(scopes
+        .kinds(cluster, namespaced)
+        .into_iter()
+        .map(|kind| {
+            let mut value = object.clone();
+            value["kind"] = json!(kind);
+            (Object::new(value, origin.clone()), combination.clone())
+        })
+        .collect())
+}
+
+/// Label and annotation values are strings in Kubernetes: turn numbers and booleans into
+/// their text, refuse anything else.
+fn stringify(object: &mut Value, key: &str) -> Result<(), String> {
+    let Some(map) = object.get_mut("metadata").and_then(|m| m.get_mut(key)) else {
+        return Ok(());
+    };
+    let Some(map) = map.as_object_mut() else {
+        return Err(format!("`metadata.{key}` must be a mapping"));
+    };
+    for (k, v) in map.iter_mut() {
+        match v {
+            Value::String(_) => {}
+            Value::Number(n) => *v = json!(n.to_string()),
+            Value::Bool(b) => *v = json!(b.to_string()),
+            _ => {
+                return Err(format!(
+                    "the value of `{k}` must be a string, number or boolean"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn leaf_error(site: &Site<'_, '_>, error: LeafError, combination: &Combination) -> RenderError {
+    let mut steps = site.steps.clone();
+    let mut field = Vec::new();
+    for step in &site.steps {
+        field.push(match step {
+            Step::Key(k) => FieldStep::Key((*k).to_string()),
+            Step::Index(i) => FieldStep::Index(*i),
+        });
+    }
+    field.extend(error.field.iter().cloned());
+    steps.extend(error.field.iter().map(|f| match f {
+        FieldStep::Key(k) => Step::Key(k),
+        FieldStep::Index(i) => Step::Index(*i),
+    }));
+    let mut location = site.doc.at(&steps);
+    let field = field_to_string(&field);
+    match error.kind {
+        LeafErrorKind::Template(source) => {
+            // A block scalar's first template line is the line after its key.
+            if let (Some(text), Some(line), Some(n)) = (site.doc.text, location.line, source.line())
+                && n > 0
+                && lines::is_block_scalar(text, line)
+            {
+                location.line = u32::try_from(n).ok().map(|n| line + n);
+            }
+            RenderError::Template {
+                location,
+                combination: Box::new(combination.clone()),
+                field,
+                source: Box::new(source),
+            }
+        }
+        LeafErrorKind::TooLarge(size) => RenderError::Output {
+            location,
+            combination: Box::new(combination.clone()),
+            field,
+            message: format!(
+                "the output is {size} bytes, more than the limit of {}",
+                template::MAX_LEAF_BYTES
+            ),
+        },
+        LeafErrorKind::Convert(message) => RenderError::Output {
+            location,
+            combination: Box::new(combination.clone()),
+            field,
+            message,
+        },
+    }
 }

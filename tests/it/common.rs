@@ -1,1 +1,44 @@
 //! Helpers shared by the integration tests.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The `kvrender` binary under test.
+pub fn kvrender() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_kvrender"))
+}
+
+/// The repository root.
+pub fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A path under `testdata/`.
+pub fn testdata(rel: &str) -> PathBuf {
+    root().join("testdata").join(rel)
+}
+
+/// insta settings for this repository: snapshots in the top-level `snapshots/` folder, and
+/// absolute paths of the checkout and of temporary folders replaced by stable placeholders.
+/// Keep the returned guard alive for the duration of the assertions.
+pub fn snapshot_settings() -> insta::internals::SettingsBindDropGuard {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(concat!(env!("CARGO_MANIFEST_DIR"), "/snapshots"));
+    settings.set_prepend_module_to_snapshot(true);
+    let root = regex_escape(env!("CARGO_MANIFEST_DIR"));
+    settings.add_filter(&format!("{root}/"), "[ROOT]/");
+    settings.add_filter(r"/tmp/\.tmp[A-Za-z0-9]+", "[TMP]");
+    settings.add_filter(r"/tmp/[A-Za-z0-9_.-]*kvrender[A-Za-z0-9_.-]*", "[TMP]");
+    settings.bind_to_scope()
+}
+
+fn regex_escape(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        if "\\.+*?()|[]{}^$".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}

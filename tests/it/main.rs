@@ -3,6 +3,9 @@
 mod common;
 mod expand;
 mod infer;
+mod krm;
 mod presets;
 mod render;
+mod validate;
+mod vmi;
 mod yaml;

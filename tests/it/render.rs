@@ -1,1 +1,444 @@
-//! Tests (being written).
+//! The catalog renderer: the shipped catalog against kustomize's build of upstream
+//! common-instancetypes, determinism across thread counts, the embedded copy, and snapshots
+//! of a small example catalog and of template errors.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use kvrender::load::{self, Source};
+use kvrender::model::Object;
+use kvrender::render::{self, RenderError, RenderOptions, Rendered};
+use serde_json::Value;
+
+/// A path inside the repository, relative (cargo runs tests from the package root), so
+/// origins in snapshots do not depend on where the checkout lives.
+fn repo(path: &str) -> PathBuf {
+    assert!(
+        Path::new(path).exists(),
+        "run from the package root: {path} not found"
+    );
+    PathBuf::from(path)
+}
+
+/// Read and parse `paths`, failing the test on any load diagnostic.
+fn load_paths(paths: &[PathBuf]) -> (Vec<Source>, Vec<Object>) {
+    let sources = load::read_paths(paths).expect("inputs are readable");
+    let loaded = load::parse_sources(&sources);
+    assert!(
+        loaded.diagnostics.is_empty(),
+        "load diagnostics: {:?}",
+        loaded.diagnostics
+    );
+    (sources, loaded.objects)
+}
+
+fn render_dir(dir: &str) -> Rendered {
+    let (sources, objects) = load_paths(&[repo(dir)]);
+    let options = RenderOptions {
+        sources: &sources,
+        ..RenderOptions::default()
+    };
+    match render::render(&objects, &options) {
+        Ok(r) => r,
+        Err(e) => panic!("{}", report(&e)),
+    }
+}
+
+/// An error with its causes, one per line.
+fn report(e: &RenderError) -> String {
+    let mut out = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        out.push_str("\n  caused by: ");
+        out.push_str(&s.to_string());
+        source = s.source();
+    }
+    out
+}
+
+fn stream(objects: &[Object]) -> String {
+    let mut out = String::new();
+    for o in objects {
+        out.push_str("---\n");
+        out.push_str(&load::yaml::to_string(&o.value).expect("serializable"));
+    }
+    out
+}
+
+fn keyed(objects: &[Object]) -> BTreeMap<(String, String), &Object> {
+    objects
+        .iter()
+        .map(|o| ((o.kind_str().to_string(), o.name().to_string()), o))
+        .collect()
+}
+
+fn field<'v>(o: &'v Object, path: &[&str]) -> Option<&'v Value> {
+    kvrender::model::path::get(&o.value, path)
+}
+
+#[test]
+fn catalog_renders_the_upstream_bundle() {
+    let rendered = render_dir("catalog");
+    let (_, bundle) = load_paths(&[repo("testdata/anchors/common-instancetypes-bundle.yaml")]);
+    assert_eq!(bundle.len(), 244);
+    let ours = keyed(&rendered.objects);
+    let theirs = keyed(&bundle);
+    let mut problems = Vec::new();
+    for key in theirs.keys() {
+        if !ours.contains_key(key) {
+            problems.push(format!("missing {}/{}", key.0, key.1));
+        }
+    }
+    for key in ours.keys() {
+        if !theirs.contains_key(key) {
+            problems.push(format!("extra {}/{}", key.0, key.1));
+        }
+    }
+    let mut equal = 0;
+    for (key, want) in &theirs {
+        let Some(got) = ours.get(key) else { continue };
+        let before = problems.len();
+        for path in [&["spec"][..], &["metadata", "labels"][..]] {
+            if field(got, path) != field(want, path) {
+                problems.push(format!(
+                    "{}/{}: `{}` differs\n  ours:     {}\n  upstream: {}",
+                    key.0,
+                    key.1,
+                    path.join("."),
+                    serde_json::to_string(&field(got, path)).unwrap_or_default(),
+                    serde_json::to_string(&field(want, path)).unwrap_or_default(),
+                ));
+            }
+        }
+        let annotation_keys = |o: &Object| -> Vec<String> {
+            let mut keys: Vec<String> = field(o, &["metadata", "annotations"])
+                .and_then(Value::as_object)
+                .map(|m| m.keys().cloned().collect())
+                .unwrap_or_default();
+            keys.sort();
+            keys
+        };
+        if annotation_keys(got) != annotation_keys(want) {
+            problems.push(format!(
+                "{}/{}: annotation keys differ: ours {:?}, upstream {:?}",
+                key.0,
+                key.1,
+                annotation_keys(got),
+                annotation_keys(want)
+            ));
+        }
+        if got.api_version() != want.api_version() {
+            problems.push(format!("{}/{}: apiVersion differs", key.0, key.1));
+        }
+        if problems.len() == before {
+            equal += 1;
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "{equal}/{} objects equal; differences:\n{}",
+        theirs.len(),
+        problems.join("\n")
+    );
+    assert_eq!(equal, 244);
+    // Same order as kustomize's output: by kind, then name.
+    let order = |objects: &[Object]| -> Vec<(String, String)> {
+        objects
+            .iter()
+            .map(|o| (o.kind_str().to_string(), o.name().to_string()))
+            .collect()
+    };
+    assert_eq!(order(&rendered.objects), order(&bundle));
+}
+
+#[test]
+fn catalog_annotations_carry_no_stray_quotes_or_newlines() {
+    let rendered = render_dir("catalog");
+    for o in &rendered.objects {
+        let Some(annotations) = field(o, &["metadata", "annotations"]).and_then(Value::as_object)
+        else {
+            continue;
+        };
+        for key in ["openshift.io/documentation-url", "openshift.io/support-url"] {
+            if let Some(url) = annotations.get(key).and_then(Value::as_str) {
+                assert!(
+                    url.starts_with("https://") && !url.contains(['"', '\n']),
+                    "{}: {key} = {url:?}",
+                    o.name()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn output_is_byte_identical_at_any_thread_count() {
+    let (sources, objects) = load_paths(&[repo("catalog")]);
+    let run = |threads: usize| -> String {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("thread pool");
+        pool.install(|| {
+            let options = RenderOptions {
+                sources: &sources,
+                version: Some("v1.2.3"),
+                ..RenderOptions::default()
+            };
+            let rendered = render::render(&objects, &options).expect("renders");
+            stream(&rendered.objects)
+        })
+    };
+    let one = run(1);
+    assert_eq!(one, run(2));
+    assert_eq!(one, run(2));
+    assert_eq!(one, run(1));
+    assert!(one.contains("instancetype.kubevirt.io/common-instancetypes-version: v1.2.3"));
+}
+
+#[test]
+fn embedded_catalog_is_the_rendered_catalog_dir() {
+    let rendered = render_dir("catalog");
+    let embedded = render::embedded_catalog();
+    assert_eq!(embedded.len(), 244);
+    let values =
+        |objects: &[Object]| -> Vec<Value> { objects.iter().map(|o| o.value.clone()).collect() };
+    assert_eq!(values(embedded), values(&rendered.objects));
+    assert!(embedded.iter().any(|o| o.name() == "u1.medium"));
+    assert!(embedded.iter().any(|o| o.name() == "fedora"));
+    // Origins point into the embedded file, at the size row.
+    let medium = embedded
+        .iter()
+        .find(|o| o.name() == "u1.medium")
+        .expect("u1.medium");
+    assert_eq!(medium.origin.path.as_ref(), "catalog/instancetypes/u.yaml");
+    let text = std::fs::read_to_string(repo("catalog/instancetypes/u.yaml")).expect("readable");
+    let line = medium.origin.line.expect("line") as usize;
+    assert!(
+        text.lines()
+            .nth(line - 1)
+            .unwrap_or("")
+            .contains("[medium,")
+    );
+}
+
+#[test]
+fn other_objects_pass_through_untouched() {
+    let (sources, mut objects) = load_paths(&[repo("examples/catalog")]);
+    let text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: keep, namespace: ns}\ndata: {z: '1', a: '2'}\n";
+    let extra = load::parse_text(&Arc::from("extra.yaml"), text).objects;
+    objects.insert(0, extra[0].clone());
+    let rendered = render::render(
+        &objects,
+        &RenderOptions {
+            sources: &sources,
+            ..RenderOptions::default()
+        },
+    )
+    .expect("renders");
+    assert_eq!(rendered.passthrough, extra);
+    assert!(rendered.objects.iter().all(|o| o.kind_str() != "ConfigMap"));
+}
+
+// ---- snapshots --------------------------------------------------------------------------
+
+fn snapshot_settings() -> insta::internals::SettingsBindDropGuard {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(concat!(env!("CARGO_MANIFEST_DIR"), "/snapshots"));
+    settings.set_prepend_module_to_snapshot(false);
+    settings.bind_to_scope()
+}
+
+#[test]
+fn example_catalog_output() {
+    let _guard = snapshot_settings();
+    let rendered = render_dir("examples/catalog");
+    let mut out = String::new();
+    for (object, combination) in rendered.objects.iter().zip(&rendered.combinations) {
+        out.push_str(&format!("# {} ({combination})\n", object.origin));
+        out.push_str("---\n");
+        out.push_str(&load::yaml::to_string(&object.value).expect("serializable"));
+    }
+    insta::assert_snapshot!("render__example_catalog_output", out);
+}
+
+/// Render one in-memory catalog file, expecting an error; return the report with the file's
+/// numbered lines around the reported one.
+fn render_error(text: &str) -> String {
+    let path: Arc<str> = Arc::from("bad/catalog.yaml");
+    let sources = [Source {
+        path: path.clone(),
+        bytes: text.as_bytes().to_vec(),
+    }];
+    let loaded = load::parse_text(&path, text);
+    assert!(loaded.diagnostics.is_empty(), "{:?}", loaded.diagnostics);
+    let options = RenderOptions {
+        sources: &sources,
+        ..RenderOptions::default()
+    };
+    let err = render::render(&loaded.objects, &options).expect_err("the catalog is broken");
+    let mut out = report(&err);
+    if let Some(line) = err.location().line {
+        let line = line as usize;
+        out.push_str("\n\n");
+        for (i, l) in text.lines().enumerate() {
+            let n = i + 1;
+            if n + 2 >= line && n <= line + 1 {
+                let mark = if n == line { ">" } else { " " };
+                out.push_str(&format!("{mark}{n:3} | {l}\n"));
+            }
+        }
+    }
+    out
+}
+
+const FAMILY_HEAD: &str = "\
+apiVersion: kvrender.io/v1alpha1
+kind: InstancetypeFamily
+metadata:
+  name: t
+spec:
+  version: 1
+  sizes:
+    - [small, 1, 2Gi]
+    - [large, 4, 8Gi, {disk: 10Gi}]
+";
+
+#[test]
+fn template_error_undefined_size_field() {
+    let _guard = snapshot_settings();
+    let text = format!(
+        "{FAMILY_HEAD}  template:\n    spec:\n      cpu:\n        guest: \"{{{{ size.cpu }}}}\"\n      disk: \"{{{{ size.disk }}}}\"\n"
+    );
+    insta::assert_snapshot!(
+        "render__template_error_undefined_size_field",
+        render_error(&text)
+    );
+}
+
+#[test]
+fn template_error_in_a_block_scalar_of_a_part() {
+    let _guard = snapshot_settings();
+    let text = "\
+apiVersion: kvrender.io/v1alpha1
+kind: Parts
+metadata: {name: p}
+parts:
+  notes:
+    metadata:
+      annotations:
+        note: |
+          Built for {{ preference.name }}
+          on {{ vars.site }}.
+---
+apiVersion: kvrender.io/v1alpha1
+kind: Preference
+metadata: {name: office}
+spec:
+  parts: [notes]
+";
+    insta::assert_snapshot!(
+        "render__template_error_in_a_block_scalar_of_a_part",
+        render_error(text)
+    );
+}
+
+#[test]
+fn template_error_syntax() {
+    let _guard = snapshot_settings();
+    let text = format!(
+        "{FAMILY_HEAD}  variants:\n    - suffix: \"\"\n    - suffix: hp\n  labels:\n    example.com/tier: \"{{% if size.cpu > 2 %}}big\"\n"
+    );
+    insta::assert_snapshot!("render__template_error_syntax", render_error(&text));
+}
+
+#[test]
+fn catalog_error_unknown_part() {
+    let _guard = snapshot_settings();
+    let text = "\
+apiVersion: kvrender.io/v1alpha1
+kind: Parts
+metadata: {name: p}
+parts:
+  linux: {spec: {annotations: {os: linux}}}
+---
+apiVersion: kvrender.io/v1alpha1
+kind: Preference
+metadata: {name: office}
+spec:
+  parts:
+    - linux
+    - linx
+";
+    insta::assert_snapshot!("render__catalog_error_unknown_part", render_error(text));
+}
+
+#[test]
+fn catalog_error_unknown_trait() {
+    let _guard = snapshot_settings();
+    let text = "\
+apiVersion: kvrender.io/v1alpha1
+kind: Parts
+metadata: {name: p}
+parts:
+  it: {defaults: {numa: false}}
+---
+apiVersion: kvrender.io/v1alpha1
+kind: InstancetypeFamily
+metadata: {name: t}
+spec:
+  parts: [it]
+  traits:
+    nmua: true
+  sizes: [[small, 1, 1Gi]]
+";
+    insta::assert_snapshot!("render__catalog_error_unknown_trait", render_error(text));
+}
+
+#[test]
+fn catalog_error_duplicate_name() {
+    let _guard = snapshot_settings();
+    let text = "\
+apiVersion: kvrender.io/v1alpha1
+kind: Preference
+metadata: {name: same}
+spec: {}
+---
+apiVersion: kvrender.io/v1alpha1
+kind: Preference
+metadata: {name: same}
+spec: {}
+";
+    insta::assert_snapshot!("render__catalog_error_duplicate_name", render_error(text));
+}
+
+/// The worked example of `docs/catalog-format.md`: its first YAML block renders to the object
+/// shown in the second.
+#[test]
+fn documented_example_renders_as_shown() {
+    let doc = std::fs::read_to_string(repo("docs/catalog-format.md")).expect("readable");
+    let blocks: Vec<&str> = doc
+        .split("```yaml\n")
+        .skip(1)
+        .filter_map(|b| b.split("```").next())
+        .collect();
+    let path: Arc<str> = Arc::from("docs/catalog-format.md");
+    let input = load::parse_text(&path, blocks[0]);
+    assert!(input.diagnostics.is_empty(), "{:?}", input.diagnostics);
+    let rendered = render::render(&input.objects, &RenderOptions::default())
+        .unwrap_or_else(|e| panic!("{}", report(&e)));
+    let names: Vec<String> = rendered
+        .objects
+        .iter()
+        .map(|o| format!("{}/{}", o.kind_str(), o.name()))
+        .collect();
+    assert_eq!(rendered.objects.len(), 9, "{names:?}");
+    let shown = load::parse_text(&path, blocks[1]).objects;
+    let got = rendered
+        .objects
+        .iter()
+        .find(|o| o.kind_str() == "VirtualMachineClusterInstancetype" && o.name() == "g2.largehp")
+        .expect("g2.largehp");
+    assert_eq!(got.value, shown[0].value);
+}

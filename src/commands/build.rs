@@ -1,0 +1,176 @@
+//! `kvrender build`: the main job. Render the catalog families and preferences found in PATH,
+//! expand every VirtualMachine (against what was rendered, then the inputs, `--catalog`, and the
+//! embedded catalog), pass every other object through, and print one YAML stream or write files.
+//!
+//! This runs the same engine as the KRM function ([`crate::krm::engine`]), so a package gives
+//! the same objects and findings whichever door it came through.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::path::PathBuf;
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::cli::BuildArgs;
+use crate::commands::Outcome;
+use crate::commands::inputs::load_profile;
+use crate::diagnostic;
+use crate::emit::{self, files};
+use crate::error::Result;
+use crate::krm::config::{ExpandMode, FnConfig};
+use crate::krm::engine::{self, Placement};
+use crate::load;
+
+/// The release bundles, as the upstream catalog publishes them: file name and the kinds in it
+/// (`None`: everything).
+const BUNDLES: [(&str, Option<&str>); 5] = [
+    ("common-instancetypes-all-bundle.yaml", None),
+    (
+        "common-clusterinstancetypes-bundle.yaml",
+        Some("VirtualMachineClusterInstancetype"),
+    ),
+    (
+        "common-instancetypes-bundle.yaml",
+        Some("VirtualMachineInstancetype"),
+    ),
+    (
+        "common-clusterpreferences-bundle.yaml",
+        Some("VirtualMachineClusterPreference"),
+    ),
+    (
+        "common-preferences-bundle.yaml",
+        Some("VirtualMachinePreference"),
+    ),
+];
+
+/// Run `build`.
+pub fn run(args: &BuildArgs) -> Result<Outcome> {
+    let paths = if args.paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        args.paths.clone()
+    };
+    let sources = load::read_paths(&paths)?;
+    let loaded = load::parse_sources(&sources);
+    let mut config = FnConfig {
+        render: true,
+        expand: if args.catalog_only {
+            ExpandMode::Off
+        } else {
+            ExpandMode::Replace
+        },
+        default_catalog: !args.resolve.no_default_catalog,
+        catalogs: args
+            .resolve
+            .catalogs
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect(),
+        version_label: args.version_label.clone(),
+        version_label_key: Some(args.version_label_key.clone()),
+        ..FnConfig::default()
+    };
+    if let Some(file) = &args.resolve.cluster_config {
+        config.profile = load_profile(file)?;
+    }
+    let processed = engine::process(loaded.objects, &config, Placement::Build);
+    let mut out = Outcome {
+        diagnostics: loaded.diagnostics,
+        ..Outcome::default()
+    };
+    out.diagnostics.extend(processed.diagnostics);
+    diagnostic::sort(&mut out.diagnostics);
+    out.exit_from_diagnostics();
+    // Tool configuration (kustomizations, Kptfiles, anything marked local) is not a cluster
+    // resource: kustomize and kpt never apply it, and neither does `build` print it.
+    let items: Vec<Value> = processed
+        .items
+        .into_iter()
+        .filter(|v| !is_local_config(v))
+        .collect();
+    let items: Vec<Value> = if args.catalog_only {
+        items.into_iter().filter(is_catalog_object).collect()
+    } else {
+        items
+    };
+    // Nothing half-done: with an error finding, no output at all.
+    if out.exit != 0 {
+        return Ok(out);
+    }
+    match &args.output {
+        None => out.stdout = emit::yaml_stream(&items)?,
+        Some(dir) => {
+            let tree = if args.bundles {
+                bundles(&items)?
+            } else {
+                one_file_per_object(&items)?
+            };
+            files::write_all(dir, &tree)?;
+            let _ = writeln!(
+                out.stderr,
+                "wrote {} file{} to {}",
+                tree.len(),
+                if tree.len() == 1 { "" } else { "s" },
+                dir.display()
+            );
+        }
+    }
+    Ok(out)
+}
+
+fn is_local_config(v: &Value) -> bool {
+    let group = v
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .and_then(|a| a.split_once('/'))
+        .map_or("", |(g, _)| g);
+    matches!(group, "kustomize.config.k8s.io" | "kpt.dev")
+        || crate::model::path::str_at(
+            v,
+            &[
+                "metadata",
+                "annotations",
+                "config.kubernetes.io/local-config",
+            ],
+        ) == Some("true")
+}
+
+fn is_catalog_object(v: &Value) -> bool {
+    BUNDLES
+        .iter()
+        .filter_map(|(_, kind)| *kind)
+        .any(|k| v.get("kind").and_then(Value::as_str) == Some(k))
+}
+
+fn one_file_per_object(items: &[Value]) -> Result<BTreeMap<String, String>> {
+    let mut tree = BTreeMap::new();
+    for item in items {
+        let name = files::kustomize_file_name(item);
+        let text = emit::yaml_stream(std::iter::once(item))?;
+        if tree.insert(name.clone(), text).is_some() {
+            return Err(crate::error::Error::Usage(format!(
+                "two objects would be written to the same file `{name}`"
+            )));
+        }
+    }
+    Ok(tree)
+}
+
+fn bundles(items: &[Value]) -> Result<BTreeMap<String, String>> {
+    let mut tree = BTreeMap::new();
+    let mut checksums = String::new();
+    for (file, kind) in BUNDLES {
+        let selected = items.iter().filter(|v| match kind {
+            None => is_catalog_object(v),
+            Some(k) => v.get("kind").and_then(Value::as_str) == Some(k),
+        });
+        let text = emit::yaml_stream(selected)?;
+        let digest = Sha256::digest(text.as_bytes());
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        let _ = writeln!(checksums, "{hex}  {file}");
+        tree.insert(file.to_string(), text);
+    }
+    tree.insert("CHECKSUMS.sha256".to_string(), checksums);
+    Ok(tree)
+}

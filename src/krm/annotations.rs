@@ -1,0 +1,209 @@
+//! The annotations orchestrators (kpt, kustomize) put on items, and what kvrender does with them.
+//!
+//! kpt and kustomize record where an item was read from (`internal.config.kubernetes.io/path`
+//! and `index`, with the legacy `config.kubernetes.io/path`/`index` spellings), a per-run id
+//! used to restore comments and field order (`internal.config.kubernetes.io/id`,
+//! `config.k8s.io/id`), and kustomize's own bookkeeping (`kustomize.config.k8s.io/*`,
+//! `config.kubernetes.io/origin`). kvrender reads the file annotations for the `file` of its
+//! results, copies every orchestration annotation from an input item to the item that replaces
+//! it, and names new items with both path spellings so `kpt fn eval` writes them to files.
+
+use serde_json::{Map, Value};
+
+use crate::model::{Kind, Object, path};
+use crate::origin::Origin;
+
+/// Where an item was read from (current spelling).
+pub const PATH: &str = "internal.config.kubernetes.io/path";
+/// The document index inside that file (current spelling).
+pub const INDEX: &str = "internal.config.kubernetes.io/index";
+/// Where an item was read from (legacy spelling, still written by kpt and read by kustomize).
+pub const LEGACY_PATH: &str = "config.kubernetes.io/path";
+/// The document index (legacy spelling).
+pub const LEGACY_INDEX: &str = "config.kubernetes.io/index";
+/// kustomize's `buildMetadata: [originAnnotations]`: a small YAML mapping with `path:`.
+pub const ORIGIN: &str = "config.kubernetes.io/origin";
+/// Objects the orchestrator keeps in the package but never applies to a cluster.
+pub const LOCAL_CONFIG: &str = "config.kubernetes.io/local-config";
+
+/// Whether an annotation key belongs to the orchestrator rather than to the object.
+pub fn is_orchestration(key: &str) -> bool {
+    key.starts_with("internal.config.kubernetes.io/")
+        || key.starts_with("config.kubernetes.io/")
+        || key.starts_with("config.k8s.io/")
+        || key.starts_with("kustomize.config.k8s.io/")
+}
+
+/// The annotation mapping of an item, when it has one.
+pub fn annotations(value: &Value) -> Option<&Map<String, Value>> {
+    path::get(value, &["metadata", "annotations"]).and_then(Value::as_object)
+}
+
+fn annotation<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
+    annotations(value)?.get(key)?.as_str()
+}
+
+/// The file an item was read from: the path annotations, else kustomize's origin annotation.
+pub fn file_path(value: &Value) -> Option<String> {
+    if let Some(p) = annotation(value, PATH).or_else(|| annotation(value, LEGACY_PATH)) {
+        return Some(p.to_string());
+    }
+    // `config.kubernetes.io/origin: "path: vm.yaml\n"` (plus `repo:`/`ref:` for remote bases).
+    let origin = annotation(value, ORIGIN)?;
+    origin.lines().find_map(|line| {
+        let rest = line.strip_prefix("path:")?.trim();
+        let rest = rest.trim_matches(|c| c == '"' || c == '\'');
+        (!rest.is_empty()).then(|| rest.to_string())
+    })
+}
+
+/// The index of an item inside its file, from the index annotations.
+pub fn file_index(value: &Value) -> Option<usize> {
+    annotation(value, INDEX)
+        .or_else(|| annotation(value, LEGACY_INDEX))?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// The origin of item `position` of a ResourceList or stream: its file annotations when present
+/// (`-` and the position otherwise, as for stdin on the command line).
+pub fn origin_of(value: &Value, position: usize) -> Origin {
+    match file_path(value) {
+        Some(p) => Origin::new(p, file_index(value).unwrap_or(0), None),
+        None => Origin::new("-", position, None),
+    }
+}
+
+/// Copy every orchestration annotation of `from` onto `to`, byte for byte, replacing what `to`
+/// has under the same keys. Other annotations of `to` are left as they are.
+pub fn copy_orchestration(from: &Value, to: &mut Value) {
+    let Some(source) = annotations(from) else {
+        return;
+    };
+    let keep: Vec<(String, Value)> = source
+        .iter()
+        .filter(|(k, _)| is_orchestration(k))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    if keep.is_empty() {
+        return;
+    }
+    if let Some(target) = path::ensure_map(to, &["metadata", "annotations"]) {
+        for (k, v) in keep {
+            target.insert(k, v);
+        }
+    }
+}
+
+/// Mark an item as local configuration (kept in the package, never applied), unless it says
+/// so already (or says `false` on purpose).
+pub fn mark_local_config(value: &mut Value) {
+    if annotation(value, LOCAL_CONFIG).is_some() {
+        return;
+    }
+    if let Some(map) = path::ensure_map(value, &["metadata", "annotations"]) {
+        map.insert(LOCAL_CONFIG.to_string(), Value::String("true".into()));
+    }
+}
+
+/// Set both spellings of the path and index annotations on a new item.
+pub fn set_file(value: &mut Value, file: &str, index: usize) {
+    if let Some(map) = path::ensure_map(value, &["metadata", "annotations"]) {
+        for key in [PATH, LEGACY_PATH] {
+            map.insert(key.to_string(), Value::String(file.to_string()));
+        }
+        for key in [INDEX, LEGACY_INDEX] {
+            map.insert(key.to_string(), Value::String(index.to_string()));
+        }
+    }
+}
+
+/// The file a new object goes to: one file per object in a directory named after its kind,
+/// e.g. `instancetypes/u1.medium.yaml`, `cluster-preferences/fedora.yaml`.
+pub fn file_for(object: &Object) -> String {
+    let dir = match object.kind() {
+        Kind::Instancetype => "instancetypes".to_string(),
+        Kind::ClusterInstancetype => "cluster-instancetypes".to_string(),
+        Kind::Preference => "preferences".to_string(),
+        Kind::ClusterPreference => "cluster-preferences".to_string(),
+        Kind::VirtualMachine => "virtualmachines".to_string(),
+        _ => {
+            let kind = object.kind_str().to_ascii_lowercase();
+            if kind.is_empty() {
+                "objects".to_string()
+            } else {
+                format!("{kind}s")
+            }
+        }
+    };
+    let mut dir = file_name_part(&dir);
+    if let Some(ns) = object.namespace() {
+        dir = format!("{}/{dir}", file_name_part(ns));
+    }
+    format!("{dir}/{}.yaml", file_name_part(object.name()))
+}
+
+/// A name made safe as one path component: no separators, no leading dot, never empty.
+fn file_name_part(name: &str) -> String {
+    let mut s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if s.starts_with('.') || s.is_empty() {
+        s.insert(0, '_');
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn path_prefers_internal_then_legacy_then_origin() {
+        let v = json!({"metadata": {"annotations": {
+            LEGACY_PATH: "old.yaml", PATH: "new.yaml", INDEX: "2"}}});
+        assert_eq!(file_path(&v).as_deref(), Some("new.yaml"));
+        assert_eq!(file_index(&v), Some(2));
+        let v = json!({"metadata": {"annotations": {LEGACY_PATH: "old.yaml", LEGACY_INDEX: "1"}}});
+        assert_eq!(file_path(&v).as_deref(), Some("old.yaml"));
+        assert_eq!(file_index(&v), Some(1));
+        let v = json!({"metadata": {"annotations": {ORIGIN: "path: base/vm.yaml\n"}}});
+        assert_eq!(file_path(&v).as_deref(), Some("base/vm.yaml"));
+        assert_eq!(origin_of(&json!({}), 4), Origin::new("-", 4, None));
+    }
+
+    #[test]
+    fn copy_keeps_values_and_other_annotations() {
+        let from = json!({"metadata": {"annotations": {
+            "config.k8s.io/id": "3", PATH: "vm.yaml", "team": "a"}}});
+        let mut to = json!({"metadata": {"annotations": {"team": "b"}}});
+        copy_orchestration(&from, &mut to);
+        assert_eq!(
+            to["metadata"]["annotations"],
+            json!({"team": "b", "config.k8s.io/id": "3", PATH: "vm.yaml"})
+        );
+    }
+
+    #[test]
+    fn new_file_names_are_safe() {
+        let o = |v: Value| Object::new(v, Origin::default());
+        let it = o(json!({"apiVersion": "instancetype.kubevirt.io/v1beta1",
+            "kind": "VirtualMachineInstancetype", "metadata": {"name": "u1.medium"}}));
+        assert_eq!(file_for(&it), "instancetypes/u1.medium.yaml");
+        let cp = o(json!({"apiVersion": "instancetype.kubevirt.io/v1beta1",
+            "kind": "VirtualMachineClusterPreference", "metadata": {"name": "../../etc"}}));
+        assert_eq!(file_for(&cp), "cluster-preferences/_.._.._etc.yaml");
+        let ns = o(json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "x", "namespace": "team-a"}}));
+        assert_eq!(file_for(&ns), "team-a/configmaps/x.yaml");
+    }
+}

@@ -1,0 +1,339 @@
+//! The function configuration: kvrender's own `KVRender` kind, or a `ConfigMap` whose `data`
+//! holds the same keys as strings (what `kpt fn eval -- key=value` builds).
+//!
+//! ```yaml
+//! apiVersion: kvrender.io/v1alpha1
+//! kind: KVRender
+//! metadata:
+//!   name: kvrender
+//! render: true              # render the catalog families and preferences among the items
+//! expand: replace           # replace | validate | off
+//! defaultCatalog: true      # resolve against the embedded common catalog too
+//! emitDefaultCatalog: false # add the embedded common catalog's objects to the output
+//! paths: [catalog/]         # more inputs read from disk (relative to the working directory)
+//! catalogs: [shared/]       # resolution-only inputs read from disk, never emitted
+//! clusterConfig: {...}      # a KubeVirt resource or its spec.configuration
+//! versionLabel: v1.4.0      # stamp this version on every rendered object
+//! versionLabelKey: instancetype.kubevirt.io/common-instancetypes-version
+//! severity: error           # the most severe a finding is reported: error | warning | info
+//! strict: false             # report warnings as errors
+//! ```
+//!
+//! Every key is optional; an unknown key, a wrong type or an unknown value is an error naming
+//! the key. `docs/krm.md` documents the keys for users.
+
+use serde_json::Value;
+
+use crate::diagnostic::Severity;
+use crate::kubevirt::profile::ClusterProfile;
+use crate::load::yaml;
+
+/// The apiVersion of kvrender's function configuration kind.
+pub const API_VERSION: &str = "kvrender.io/v1alpha1";
+/// The kind of kvrender's function configuration.
+pub const KIND: &str = "KVRender";
+
+/// What to do with the VirtualMachines among the items.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ExpandMode {
+    /// Replace each VM by its expanded form (the default).
+    #[default]
+    Replace,
+    /// Keep each VM as it is and only report what expansion finds.
+    Validate,
+    /// Leave VMs alone.
+    Off,
+}
+
+/// The parsed function configuration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FnConfig {
+    /// Render catalog families and preferences among the items.
+    pub render: bool,
+    /// What to do with VirtualMachines.
+    pub expand: ExpandMode,
+    /// Resolve against the embedded common catalog.
+    pub default_catalog: bool,
+    /// Emit the embedded common catalog's objects as new items.
+    pub emit_default_catalog: bool,
+    /// Files or directories whose objects are processed as if they were items.
+    pub paths: Vec<String>,
+    /// Files or directories used to resolve references only.
+    pub catalogs: Vec<String>,
+    /// The cluster profile.
+    pub profile: ClusterProfile,
+    /// The version stamped on rendered objects.
+    pub version_label: Option<String>,
+    /// The label key for `version_label`.
+    pub version_label_key: Option<String>,
+    /// The most severe a finding is reported with.
+    pub severity: Severity,
+    /// Report warnings as errors.
+    pub strict: bool,
+}
+
+impl Default for FnConfig {
+    fn default() -> Self {
+        FnConfig {
+            render: true,
+            expand: ExpandMode::Replace,
+            default_catalog: true,
+            emit_default_catalog: false,
+            paths: Vec::new(),
+            catalogs: Vec::new(),
+            profile: ClusterProfile::default(),
+            version_label: None,
+            version_label_key: None,
+            severity: Severity::Error,
+            strict: false,
+        }
+    }
+}
+
+/// Keys kustomize's legacy exec plugins read from the same file; kvrender ignores them.
+const KUSTOMIZE_KEYS: [&str; 2] = ["argsOneLiner", "argsFromFile"];
+
+/// Where a key's value came from: a typed mapping or a ConfigMap string.
+enum Raw<'a> {
+    Typed(&'a Value),
+    Text(&'a str),
+}
+
+impl FnConfig {
+    /// Parse a `functionConfig`. `None`, `null` and `{}` give the defaults. A mapping without
+    /// `kind` but with `data` is read as a ConfigMap (kpt builds one like that when no
+    /// configuration is given).
+    ///
+    /// # Errors
+    /// Every problem found, one message each, naming the key.
+    pub fn parse(value: Option<&Value>) -> Result<FnConfig, Vec<String>> {
+        let Some(value) = value.filter(|v| !v.is_null()) else {
+            return Ok(FnConfig::default());
+        };
+        let Some(map) = value.as_object() else {
+            return Err(vec!["`functionConfig` must be a mapping".into()]);
+        };
+        if map.is_empty() {
+            return Ok(FnConfig::default());
+        }
+        let api_version = map.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+        let kind = map.get("kind").and_then(Value::as_str).unwrap_or("");
+        let mut errors = Vec::new();
+        let mut config = FnConfig::default();
+        match kind {
+            KIND if api_version == API_VERSION => {
+                for (key, v) in map {
+                    if matches!(key.as_str(), "apiVersion" | "kind" | "metadata") {
+                        continue;
+                    }
+                    config.set(key, Raw::Typed(v), &mut errors);
+                }
+            }
+            KIND => errors.push(format!(
+                "unsupported apiVersion `{api_version}` for KVRender (expected `{API_VERSION}`)"
+            )),
+            "ConfigMap" | "" if kind == "ConfigMap" || map.contains_key("data") => {
+                for key in map.keys() {
+                    if !matches!(key.as_str(), "apiVersion" | "kind" | "metadata" | "data") {
+                        errors.push(format!(
+                            "unknown field `{key}` in the ConfigMap functionConfig (the keys go under `data`)"
+                        ));
+                    }
+                }
+                match map.get("data") {
+                    None | Some(Value::Null) => {}
+                    Some(Value::Object(data)) => {
+                        for (key, v) in data {
+                            match v {
+                                Value::String(s) => config.set(key, Raw::Text(s), &mut errors),
+                                _ => errors.push(format!("`data.{key}` must be a string")),
+                            }
+                        }
+                    }
+                    Some(_) => errors.push("`data` must be a mapping of strings".into()),
+                }
+            }
+            _ => errors.push(format!(
+                "unsupported functionConfig `{api_version}, Kind={kind}` (expected `{API_VERSION}, Kind={KIND}` or a ConfigMap)"
+            )),
+        }
+        if errors.is_empty() {
+            Ok(config)
+        } else {
+            Err(errors)
+        }
+    }
+
+    fn set(&mut self, key: &str, raw: Raw<'_>, errors: &mut Vec<String>) {
+        let result = match key {
+            "render" => bool_value(&raw).map(|b| self.render = b),
+            "expand" => string_value(&raw).and_then(|s| {
+                self.expand = match s.as_str() {
+                    "replace" => ExpandMode::Replace,
+                    "validate" => ExpandMode::Validate,
+                    "off" => ExpandMode::Off,
+                    _ => return Err(format!("`{s}` is not one of replace, validate, off")),
+                };
+                Ok(())
+            }),
+            "defaultCatalog" => bool_value(&raw).map(|b| self.default_catalog = b),
+            "emitDefaultCatalog" => bool_value(&raw).map(|b| self.emit_default_catalog = b),
+            "paths" => list_value(&raw).map(|l| self.paths = l),
+            "catalogs" => list_value(&raw).map(|l| self.catalogs = l),
+            "clusterConfig" => profile_value(&raw).map(|p| self.profile = p),
+            "versionLabel" => string_value(&raw).map(|s| self.version_label = Some(s)),
+            "versionLabelKey" => string_value(&raw).and_then(|s| {
+                if s.is_empty() {
+                    return Err("must not be empty".into());
+                }
+                self.version_label_key = Some(s);
+                Ok(())
+            }),
+            "severity" => string_value(&raw).and_then(|s| {
+                self.severity = match s.as_str() {
+                    "error" => Severity::Error,
+                    "warning" => Severity::Warning,
+                    "info" => Severity::Info,
+                    _ => return Err(format!("`{s}` is not one of error, warning, info")),
+                };
+                Ok(())
+            }),
+            "strict" => bool_value(&raw).map(|b| self.strict = b),
+            k if KUSTOMIZE_KEYS.contains(&k) => Ok(()),
+            _ => Err(
+                "unknown key (expected one of render, expand, defaultCatalog, \
+                 emitDefaultCatalog, paths, catalogs, clusterConfig, versionLabel, \
+                 versionLabelKey, severity, strict)"
+                    .to_string(),
+            ),
+        };
+        if let Err(message) = result {
+            errors.push(format!("functionConfig `{key}`: {message}"));
+        }
+    }
+}
+
+fn bool_value(raw: &Raw<'_>) -> Result<bool, String> {
+    match raw {
+        Raw::Typed(Value::Bool(b)) => Ok(*b),
+        Raw::Text("true") => Ok(true),
+        Raw::Text("false") => Ok(false),
+        Raw::Text(s) => Err(format!("`{s}` is not `true` or `false`")),
+        Raw::Typed(_) => Err("must be `true` or `false`".into()),
+    }
+}
+
+fn string_value(raw: &Raw<'_>) -> Result<String, String> {
+    match raw {
+        Raw::Typed(Value::String(s)) => Ok(s.clone()),
+        Raw::Text(s) => Ok((*s).to_string()),
+        Raw::Typed(_) => Err("must be a string".into()),
+    }
+}
+
+/// A list of strings; in a ConfigMap, comma-separated.
+fn list_value(raw: &Raw<'_>) -> Result<Vec<String>, String> {
+    match raw {
+        Raw::Typed(Value::Array(items)) => items
+            .iter()
+            .map(|i| {
+                i.as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| "must be a list of strings".to_string())
+            })
+            .collect(),
+        Raw::Typed(Value::String(s)) => Ok(split_list(s)),
+        Raw::Text(s) => Ok(split_list(s)),
+        Raw::Typed(_) => Err("must be a list of strings".into()),
+    }
+}
+
+fn split_list(s: &str) -> Vec<String> {
+    s.split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// A KubeVirt resource or configuration: a mapping, or (in a ConfigMap) its YAML text.
+fn profile_value(raw: &Raw<'_>) -> Result<ClusterProfile, String> {
+    let parsed;
+    let text = match raw {
+        Raw::Text(s) => Some(*s),
+        Raw::Typed(Value::String(s)) => Some(s.as_str()),
+        _ => None,
+    };
+    let doc = match (raw, text) {
+        (Raw::Typed(v @ Value::Object(_)), _) => *v,
+        (_, Some(s)) => {
+            parsed = yaml::parse_document(s).map_err(|e| match e.line {
+                Some(l) => format!("line {l}: {}", e.message),
+                None => e.message,
+            })?;
+            if !parsed.is_object() {
+                return Err("must be a KubeVirt resource or its configuration mapping".into());
+            }
+            &parsed
+        }
+        _ => {
+            return Err("must be a KubeVirt resource or its configuration mapping".into());
+        }
+    };
+    ClusterProfile::from_kubevirt(doc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn empty_and_absent_configs_are_the_defaults() {
+        assert_eq!(FnConfig::parse(None).unwrap(), FnConfig::default());
+        assert_eq!(
+            FnConfig::parse(Some(&json!({}))).unwrap(),
+            FnConfig::default()
+        );
+        // kpt's config when none is given: no kind, empty data.
+        let kpt = json!({"metadata": {"name": "function-input"}, "data": {}});
+        assert_eq!(FnConfig::parse(Some(&kpt)).unwrap(), FnConfig::default());
+    }
+
+    #[test]
+    fn kvrender_kind_and_config_map_agree() {
+        let typed = json!({"apiVersion": API_VERSION, "kind": KIND, "metadata": {"name": "x"},
+            "render": false, "expand": "validate", "defaultCatalog": false,
+            "paths": ["a", "b"], "versionLabel": "v1", "severity": "warning", "strict": true,
+            "clusterConfig": {"developerConfiguration": {"memoryOvercommit": 150}}});
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {
+            "render": "false", "expand": "validate", "defaultCatalog": "false",
+            "paths": "a, b", "versionLabel": "v1", "severity": "warning", "strict": "true",
+            "clusterConfig": "developerConfiguration:\n  memoryOvercommit: 150\n"}});
+        let a = FnConfig::parse(Some(&typed)).unwrap();
+        let b = FnConfig::parse(Some(&cm)).unwrap();
+        assert_eq!(a, b);
+        assert!(!a.render);
+        assert_eq!(a.expand, ExpandMode::Validate);
+        assert_eq!(a.paths, ["a", "b"]);
+        assert_eq!(a.profile.memory_overcommit, 150);
+        assert_eq!(a.severity, Severity::Warning);
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_are_named() {
+        let bad = json!({"apiVersion": API_VERSION, "kind": KIND,
+            "rendr": true, "expand": "sometimes", "strict": "yes"});
+        let errors = FnConfig::parse(Some(&bad)).unwrap_err();
+        assert_eq!(errors.len(), 3, "{errors:?}");
+        assert!(errors[0].contains("`rendr`: unknown key"));
+        assert!(errors[1].contains("`expand`: `sometimes` is not one of"));
+        assert!(errors[2].contains("`strict`: must be"));
+        let other = json!({"apiVersion": "v1", "kind": "Secret"});
+        assert!(
+            FnConfig::parse(Some(&other)).unwrap_err()[0].contains("unsupported functionConfig")
+        );
+        let cm = json!({"kind": "ConfigMap", "data": {"render": "maybe", "x": "1"}});
+        assert_eq!(FnConfig::parse(Some(&cm)).unwrap_err().len(), 2);
+    }
+}

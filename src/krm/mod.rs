@@ -1,0 +1,198 @@
+//! kvrender as a KRM function (kpt, kustomize) and as a kustomize legacy exec plugin.
+//!
+//! Two wire formats, one engine ([`engine::process`], the stages `kvrender build` runs):
+//!
+//! - **ResourceList** ([`run_resource_list`]), the KRM Functions Specification: a
+//!   `config.kubernetes.io/v1` (or `v1beta1`) `ResourceList` on stdin, the same on stdout, with
+//!   every finding in `results` and exit code 1 when one is an error (the list is written
+//!   first). This is what `kpt fn eval --exec`, a Kptfile `exec:` step and kustomize's exec KRM
+//!   functions send.
+//! - **Plain stream** ([`run_stream`]), kustomize's legacy exec plugins: the plugin's config
+//!   file path in argv[1], the resources as a YAML stream on stdin (empty for a generator), a
+//!   YAML stream expected back; findings go to stderr, exit code 1 on errors.
+//!
+//! Malformed input (not a ResourceList, broken YAML, a bad functionConfig) is an error result
+//! and exit code 1, never a crash. The function configuration is described in [`config`].
+
+pub mod annotations;
+pub mod config;
+pub mod engine;
+pub mod resource_list;
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::diagnostic::{Diagnostic, codes};
+use crate::emit;
+use crate::error::Result;
+use crate::load::{self, split, yaml};
+use crate::model::Object;
+use crate::origin::Origin;
+
+use config::FnConfig;
+use engine::Placement;
+use resource_list::OutItem;
+
+/// What a function run produced.
+#[derive(Debug, Default)]
+pub struct FnOutput {
+    /// The ResourceList (or, for legacy plugins, the YAML stream) for stdout.
+    pub stdout: String,
+    /// The findings, for stderr.
+    pub diagnostics: Vec<Diagnostic>,
+    /// 0, or 1 when a finding is an error.
+    pub exit: u8,
+}
+
+impl FnOutput {
+    fn finish(stdout: String, diagnostics: Vec<Diagnostic>) -> FnOutput {
+        let exit = u8::from(diagnostics.iter().any(Diagnostic::is_error));
+        FnOutput {
+            stdout,
+            diagnostics,
+            exit,
+        }
+    }
+}
+
+/// A problem with the input or configuration as a whole (no object, no file).
+fn input_error(origin: &str, message: String) -> Diagnostic {
+    Diagnostic::error(codes::NOT_AN_OBJECT, Origin::new(origin, 0, None), message)
+}
+
+/// Run on the text of a ResourceList. `config` (a parsed function config file) replaces the
+/// list's `functionConfig` when given.
+///
+/// # Errors
+/// Only when the output cannot be serialized; every input problem is a result.
+pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput> {
+    let list = match resource_list::parse(input) {
+        Ok(list) => list,
+        Err(e) => {
+            let d = Diagnostic::error(e.code, Origin::new("-", 0, None), e.message);
+            let results = resource_list::results(&d);
+            let out = resource_list::write(resource_list::V1, Vec::new(), results)?;
+            return Ok(FnOutput::finish(out, vec![d]));
+        }
+    };
+    let fn_config = match FnConfig::parse(config.or(list.function_config.as_ref())) {
+        Ok(c) => c,
+        Err(messages) => {
+            let diags: Vec<Diagnostic> =
+                messages.into_iter().map(|m| input_error("-", m)).collect();
+            let results = diags.iter().flat_map(resource_list::results).collect();
+            let out = resource_list::write(&list.api_version, list.items, results)?;
+            return Ok(FnOutput::finish(out, diags));
+        }
+    };
+    let inputs = list.items.clone();
+    let items: Vec<Object> = list
+        .items
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let origin = annotations::origin_of(&v, i);
+            Object::new(v, origin)
+        })
+        .collect();
+    let processed = engine::process(items, &fn_config, Placement::Files);
+    let results = processed
+        .diagnostics
+        .iter()
+        .flat_map(resource_list::results)
+        .collect();
+    let out_items = processed
+        .items
+        .into_iter()
+        .enumerate()
+        .map(|(i, value)| keep_text(inputs.get(i), list.raw_items.get(i), value))
+        .collect();
+    let out = resource_list::write_items(&list.api_version, out_items, results)?;
+    Ok(FnOutput::finish(out, processed.diagnostics))
+}
+
+/// An output item as the input's text when the function left it unchanged (or only marked it
+/// local), so its comments and style survive; otherwise the value.
+fn keep_text(input: Option<&Value>, raw: Option<&Option<String>>, value: Value) -> OutItem {
+    let (Some(input), Some(Some(raw))) = (input, raw) else {
+        return OutItem::Value(value);
+    };
+    if *input == value {
+        return OutItem::Raw(raw.clone());
+    }
+    let local = annotations::LOCAL_CONFIG;
+    let mut marked = input.clone();
+    annotations::mark_local_config(&mut marked);
+    if marked == value
+        && let Some(text) = resource_list::raw_with_annotation(raw, local, "true")
+        && resource_list::raw_matches(&text, &value)
+    {
+        return OutItem::Raw(text);
+    }
+    OutItem::Value(value)
+}
+
+/// Parse a function config file (the first document that is a mapping).
+///
+/// # Errors
+/// A message naming the file when it is empty or not valid YAML.
+pub fn parse_config_file(path: &str, text: &str) -> std::result::Result<Value, String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let chunk = split::split(text)
+        .into_iter()
+        .next()
+        .ok_or_else(|| format!("the function config `{path}` is empty"))?;
+    yaml::parse_document(chunk.text).map_err(|e| {
+        format!(
+            "the function config `{path}` is not valid YAML{}: {}",
+            e.line
+                .map(|l| format!(" at line {}", l + chunk.first_line - 1))
+                .unwrap_or_default(),
+            e.message
+        )
+    })
+}
+
+/// Run as a kustomize legacy exec plugin: `config` is the plugin's configuration (the file
+/// kustomize passes in argv[1]), `input` the resources as a YAML stream (empty for a
+/// generator). The output is a YAML stream.
+///
+/// # Errors
+/// Only when the output cannot be serialized.
+pub fn run_stream(config: &Value, input: &str) -> Result<FnOutput> {
+    let fn_config = match FnConfig::parse(Some(config)) {
+        Ok(c) => c,
+        Err(messages) => {
+            let diags = messages
+                .into_iter()
+                .map(|m| input_error("<plugin config>", m))
+                .collect();
+            return Ok(FnOutput::finish(String::new(), diags));
+        }
+    };
+    let loaded = load::parse_text(&Arc::from("-"), input);
+    let mut diagnostics = loaded.diagnostics;
+    let items: Vec<Object> = loaded
+        .objects
+        .into_iter()
+        .map(|mut o| {
+            if let Some(p) = annotations::file_path(&o.value) {
+                // The stream's line numbers mean nothing in the named file.
+                o.origin = Origin::new(p, annotations::file_index(&o.value).unwrap_or(0), None);
+                o.source = None;
+            }
+            o
+        })
+        .collect();
+    if diagnostics.iter().any(Diagnostic::is_error) {
+        // Broken input: say so and give nothing back, so the build stops here.
+        crate::diagnostic::sort(&mut diagnostics);
+        return Ok(FnOutput::finish(String::new(), diagnostics));
+    }
+    let processed = engine::process(items, &fn_config, Placement::Stream);
+    diagnostics.extend(processed.diagnostics);
+    crate::diagnostic::sort(&mut diagnostics);
+    let out = emit::yaml_stream(&processed.items)?;
+    Ok(FnOutput::finish(out, diagnostics))
+}

@@ -1,0 +1,84 @@
+//! The spread check of the VM webhook (`CheckSpreadCPUTopology` in
+//! `pkg/instancetype/preference/validation/cpu.go`): with an instancetype and a spread topology,
+//! the instancetype's guest vCPUs must split evenly over the preference's axes.
+
+use serde_json::Value;
+
+use super::{Cause, Reason, topology, uint32_at};
+
+/// The field KubeVirt names in a spread failure.
+pub const FIELD: &str = "instancetype.spec.cpu.guest";
+
+/// Check the instancetype `spec` against the preference `spec`.
+pub fn check(instancetype: Option<&Value>, preference: Option<&Value>) -> Option<Cause> {
+    let instancetype = instancetype?;
+    let preference = preference?;
+    if !topology::is_spread(topology::preferred(Some(preference))) {
+        return None;
+    }
+    let guest = uint32_at(Some(instancetype), &["cpu", "guest"]);
+    let (ratio, across) = topology::spread_options(preference);
+    let cause = |message: String| Cause {
+        reason: Reason::Spread,
+        field: FIELD.into(),
+        message,
+    };
+    // Go would divide by a zero ratio and panic; the webhook call then fails and the VM is
+    // refused. We say so instead.
+    if ratio == 0 && SPREADS.contains(&across.as_str()) {
+        return Some(cause(
+            "the preference's spread ratio is 0: KubeVirt's webhook fails on it".into(),
+        ));
+    }
+    match across.as_str() {
+        "SocketsCores" if !guest.is_multiple_of(ratio) => Some(cause(format!(
+            "{guest} vCPUs provided by the instance type are not divisible by the \
+             Spec.PreferSpreadSocketToCoreRatio or Spec.CPU.PreferSpreadOptions.Ratio of {ratio} \
+             provided by the preference"
+        ))),
+        "CoresThreads" if !guest.is_multiple_of(ratio) => Some(cause(format!(
+            "{guest} vCPUs provided by the instance type are not divisible by the number of \
+             threads per core {ratio}"
+        ))),
+        "SocketsCoresThreads" if !guest.is_multiple_of(2) || !(guest / 2).is_multiple_of(ratio) => {
+            Some(cause(format!(
+                "{guest} vCPUs provided by the instance type are not divisible by the number of \
+             threads per core 2 and Spec.PreferSpreadSocketToCoreRatio or \
+             Spec.CPU.PreferSpreadOptions.Ratio of {ratio}"
+            )))
+        }
+        _ => None,
+    }
+}
+
+const SPREADS: [&str; 3] = ["SocketsCores", "CoresThreads", "SocketsCoresThreads"];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn guest_must_divide_by_ratio() {
+        let it = json!({"cpu": {"guest": 3}});
+        let pref = json!({"cpu": {"preferredCPUTopology": "spread"}});
+        let c = check(Some(&it), Some(&pref)).unwrap();
+        assert_eq!(c.field, FIELD);
+        assert!(c.message.starts_with("3 vCPUs"));
+        assert!(check(Some(&json!({"cpu": {"guest": 4}})), Some(&pref)).is_none());
+    }
+
+    #[test]
+    fn sockets_cores_threads_needs_even_guest() {
+        let pref = json!({"cpu": {"preferredCPUTopology": "preferSpread",
+                                  "spreadOptions": {"across": "SocketsCoresThreads"}}});
+        assert!(check(Some(&json!({"cpu": {"guest": 6}})), Some(&pref)).is_some());
+        assert!(check(Some(&json!({"cpu": {"guest": 8}})), Some(&pref)).is_none());
+    }
+
+    #[test]
+    fn no_instancetype_no_check() {
+        let pref = json!({"cpu": {"preferredCPUTopology": "spread"}});
+        assert!(check(None, Some(&pref)).is_none());
+    }
+}

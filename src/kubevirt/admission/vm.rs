@@ -1,0 +1,91 @@
+//! The instancetype/preference part of KubeVirt's VirtualMachine validating webhook
+//! (`pkg/instancetype/webhooks/vm/admitter.go`, called from the VM admitter in
+//! `pkg/virt-api/webhooks/validating-webhook/admitters/vms-admitter.go`), in upstream order:
+//!
+//! 1. look up the instancetype and the preference; a failed lookup is ignored (that side counts
+//!    as absent) and neither found means admitted;
+//! 2. the spread check;
+//! 3. apply the instancetype (every conflict is a cause) and the preference to a copy of the
+//!    template;
+//! 4. the cluster defaults on the copy;
+//! 5. the preference requirements (first failure only).
+
+use serde_json::{Map, Value};
+
+use super::{Cause, Reason, Response, requirements, spread};
+use crate::kubevirt::conflict;
+use crate::kubevirt::expand::{self, ExpandError};
+use crate::kubevirt::profile::ClusterProfile;
+use crate::kubevirt::{defaults, instancetype_apply, preference_apply};
+use crate::model::{Object, path};
+use crate::resolve::Index;
+
+/// Find one side's spec; `other` is the matcher to hide so that its failure cannot mask ours.
+fn lookup(vm: &Object, index: &Index<'_>, other: &str) -> Result<Option<Value>, ExpandError> {
+    let mut alone = vm.clone();
+    path::remove(&mut alone.value, &["spec", other]);
+    let (instancetype, preference) = expand::find_specs(&alone, index)?;
+    Ok(instancetype.or(preference))
+}
+
+/// Check a VirtualMachine's instancetype and preference as KubeVirt's webhook does on create.
+pub fn admit(vm: &Object, index: &Index<'_>, profile: &ClusterProfile) -> Response {
+    let mut response = Response::default();
+    let mut found = |r: Result<Option<Value>, ExpandError>| match r {
+        Ok(spec) => spec,
+        Err(e) => {
+            response.ignored_lookups.push(e);
+            None
+        }
+    };
+    let instancetype = found(lookup(vm, index, "preference"));
+    let preference = found(lookup(vm, index, "instancetype"));
+    if instancetype.is_none() && preference.is_none() {
+        return response;
+    }
+    if let Some(cause) = spread::check(instancetype.as_ref(), preference.as_ref()) {
+        response.causes.push(cause);
+        return response;
+    }
+    let mut template = path::get(&vm.value, &["spec", "template"])
+        .filter(|t| t.is_object())
+        .cloned()
+        .unwrap_or_else(|| Value::Object(Map::new()));
+    if let Some(it) = &instancetype {
+        let conflicts = instancetype_apply::apply(it, preference.as_ref(), &mut template);
+        if !conflicts.is_empty() {
+            response.causes = conflicts
+                .iter()
+                .map(|c| Cause {
+                    reason: Reason::Conflict,
+                    field: c.path.clone(),
+                    message: conflict::message(std::slice::from_ref(c)),
+                })
+                .collect();
+            return response;
+        }
+    }
+    if let Some(pref) = &preference {
+        preference_apply::apply(pref, &mut template);
+    }
+    if path::ensure_map(&mut template, &["spec"]).is_none() {
+        return response;
+    }
+    let Some(spec) = template.get_mut("spec") else {
+        return response;
+    };
+    // KubeVirt refuses the request when defaulting fails; the only failure we reproduce is a
+    // cluster profile problem, which every VM would share, so it is not this VM's finding.
+    let _ = defaults::apply(profile, spec);
+    if let Some(failure) = requirements::check(instancetype.as_ref(), preference.as_ref(), spec) {
+        response.causes.push(Cause {
+            reason: Reason::Requirements,
+            field: failure.paths.join(", "),
+            message: format!(
+                "failure checking preference requirements: {}",
+                failure.reason
+            ),
+        });
+    }
+    response
+}

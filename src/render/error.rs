@@ -1,0 +1,105 @@
+//! [`RenderError`]: why a catalog could not be rendered.
+
+use std::fmt;
+
+use crate::origin::Origin;
+
+/// The combination being rendered when something failed.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Combination {
+    /// One size (and variant) of an instancetype family.
+    Instancetype {
+        /// The family with its version, e.g. `u1`.
+        family: String,
+        /// The size, e.g. `medium`.
+        size: String,
+        /// The variant suffix, empty for the plain variant.
+        variant: String,
+    },
+    /// One preference.
+    Preference {
+        /// The preference's name.
+        name: String,
+    },
+}
+
+impl fmt::Display for Combination {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Combination::Instancetype {
+                family,
+                size,
+                variant,
+            } if variant.is_empty() => write!(f, "family `{family}` size `{size}`"),
+            Combination::Instancetype {
+                family,
+                size,
+                variant,
+            } => write!(f, "family `{family}` size `{size}` variant `{variant}`"),
+            Combination::Preference { name } => write!(f, "preference `{name}`"),
+        }
+    }
+}
+
+/// Why a catalog could not be rendered. Every variant names the catalog file and line.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RenderError {
+    /// A template leaf failed: an undefined variable, a syntax error, a runaway loop.
+    #[error("{location}: cannot render `{field}` for {combination}")]
+    Template {
+        /// The file and line of the failing leaf.
+        location: Origin,
+        /// What was being rendered.
+        combination: Box<Combination>,
+        /// The field holding the template, e.g. `parts.linux.spec.annotations`.
+        field: String,
+        /// minijinja's own error.
+        #[source]
+        source: Box<minijinja::Error>,
+    },
+    /// A template leaf rendered to something we refuse to emit (too large, not representable).
+    #[error("{location}: cannot render `{field}` for {combination}: {message}")]
+    Output {
+        /// The file and line of the failing leaf.
+        location: Origin,
+        /// What was being rendered.
+        combination: Box<Combination>,
+        /// The field holding the template.
+        field: String,
+        /// What is wrong with the output.
+        message: String,
+    },
+    /// A catalog document does not follow the format.
+    #[error("{location}: {message}")]
+    Invalid {
+        /// The file and line of the offending field.
+        location: Origin,
+        /// What is wrong.
+        message: String,
+    },
+    /// Two catalog entries render an object of the same kind and name.
+    #[error("{location}: {kind} `{name}` is rendered twice, also from {other}")]
+    Duplicate {
+        /// The second definition.
+        location: Origin,
+        /// The kind.
+        kind: String,
+        /// The name.
+        name: String,
+        /// The first definition.
+        other: Box<Origin>,
+    },
+}
+
+impl RenderError {
+    /// The file and line the error is about.
+    pub fn location(&self) -> &Origin {
+        match self {
+            RenderError::Template { location, .. }
+            | RenderError::Output { location, .. }
+            | RenderError::Invalid { location, .. }
+            | RenderError::Duplicate { location, .. } => location,
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! `kvrender validate`: KubeVirt's admission checks plus the repository-level checks a GitOps
+//! tree needs, as a registry of rules with stable codes.
+//!
+//! Each rule lives in its own file under [`rules`] with a [`Rule`] describing it (code, name,
+//! one-line summary, default severity) and rustdoc sections *What it checks*, *Why*, *Example*
+//! and *Fix*; `docs/validate.md` lists them. Some rules are found by the loader (YAML syntax,
+//! documents that are not objects) and only documented here.
+//!
+//! [`validate`] runs the per-object rules in parallel and the cross-object ones once, then
+//! [`finish`] applies `--strict` and sorts, so the output is the same at any thread count.
+
+pub mod rules;
+pub mod schema;
+
+use rayon::prelude::*;
+
+use crate::diagnostic::{self, Diagnostic, Severity};
+use crate::kubevirt::profile::ClusterProfile;
+use crate::model::Object;
+use crate::resolve::Index;
+
+/// A rule's identity and documentation summary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rule {
+    /// The stable code, e.g. `KV010`.
+    pub code: &'static str,
+    /// A short kebab-case name, e.g. `instancetype-conflict`.
+    pub name: &'static str,
+    /// What the rule checks, in one sentence.
+    pub summary: &'static str,
+    /// The severity of its findings without `--strict` (some rules use both).
+    pub severity: Severity,
+}
+
+/// Every rule, in code order.
+pub const RULES: &[Rule] = &[
+    rules::yaml_syntax::RULE,
+    rules::not_an_object::RULE,
+    rules::missing_name::RULE,
+    rules::wrong_type::RULE,
+    rules::instancetype_conflict::RULE,
+    rules::reference_not_found::RULE,
+    rules::bad_matcher::RULE,
+    rules::infer_from_volume::RULE,
+    rules::duplicate::RULE,
+    rules::api_version::RULE,
+    rules::unknown_field::RULE,
+    rules::invalid_spec::RULE,
+    rules::deprecated::RULE,
+    rules::spread::RULE,
+    rules::requirements::RULE,
+];
+
+/// The rule with this code.
+pub fn rule(code: &str) -> Option<&'static Rule> {
+    RULES.iter().find(|r| r.code == code)
+}
+
+/// What the rules look at besides the object itself.
+pub struct Context<'a> {
+    /// Every object of the inputs (not the catalogs).
+    pub objects: &'a [Object],
+    /// Resolution over the inputs, `--catalog` and the embedded catalog.
+    pub index: &'a Index<'a>,
+    /// The cluster profile (defaults applied before preference requirements).
+    pub profile: &'a ClusterProfile,
+}
+
+/// Options of a run.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    /// Turn every warning into an error.
+    pub strict: bool,
+}
+
+/// Run every rule on every object of `ctx.objects`. The result is unsorted.
+pub fn validate(ctx: &Context<'_>) -> Vec<Diagnostic> {
+    let mut out: Vec<Diagnostic> = ctx
+        .objects
+        .par_iter()
+        .flat_map_iter(|obj| {
+            let mut d = Vec::new();
+            rules::api_version::check(obj, &mut d);
+            rules::missing_name::check(obj, &mut d);
+            rules::unknown_field::check(obj, &mut d);
+            rules::admission::check(obj, ctx, &mut d);
+            d
+        })
+        .collect();
+    rules::duplicate::check(ctx.objects, &mut out);
+    out
+}
+
+/// Apply the options and sort into printing order.
+pub fn finish(mut diags: Vec<Diagnostic>, options: Options) -> Vec<Diagnostic> {
+    if options.strict {
+        for d in &mut diags {
+            if d.severity == Severity::Warning {
+                d.severity = Severity::Error;
+            }
+        }
+    }
+    diagnostic::sort(&mut diags);
+    diags
+}

@@ -1,0 +1,162 @@
+//! The pass that runs KubeVirt's admission checks ([`crate::kubevirt::admission`]) on each
+//! instancetype, preference and VirtualMachine and turns the webhook's answer into findings:
+//! a refusal gives one error per cause under the code of the check that refused, a webhook
+//! warning a `KV031` warning, and an instancetype or preference lookup that KubeVirt ignores a
+//! `KV011`/`KV012` warning (the VM is admitted but will not start).
+//!
+//! Before the validating webhook, KubeVirt's mutating webhook validates the matchers themselves
+//! (`pkg/instancetype/webhooks/vm/mutator.go`); a VM it refuses never reaches the checks after.
+
+use serde_json::Value;
+
+use super::{
+    bad_matcher, deprecated, infer_from_volume, instancetype_conflict, invalid_spec,
+    reference_not_found, requirements, spread,
+};
+use crate::diagnostic::Diagnostic;
+use crate::kubevirt::admission::{self, Reason};
+use crate::kubevirt::expand::ExpandError;
+use crate::kubevirt::infer;
+use crate::model::{Kind, Object, path};
+use crate::validate::Context;
+
+/// Check one object; objects of other kinds are skipped.
+pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
+    if obj.kind() == Kind::Other || obj.name().is_empty() {
+        return;
+    }
+    if obj.kind() == Kind::VirtualMachine {
+        let before = out.len();
+        // KubeVirt looks at the preference matcher only when the instancetype one is fine.
+        check_matcher(obj, "instancetype", "InstancetypeMatcher", out);
+        if out.len() == before {
+            check_matcher(obj, "preference", "PreferenceMatcher", out);
+        }
+        if out.len() > before {
+            return;
+        }
+    }
+    // The mutating webhook infers the matchers first; the validating one sees its result.
+    let inferred;
+    let obj = if obj.kind() == Kind::VirtualMachine && infer::uses_inference(&obj.value) {
+        match infer_from_volume::infer(obj, ctx, out) {
+            Some(vm) => {
+                inferred = vm;
+                &inferred
+            }
+            None => return,
+        }
+    } else {
+        obj
+    };
+    let Some(response) = admission::admit(obj, ctx.index, ctx.profile) else {
+        return;
+    };
+    for cause in &response.causes {
+        let code = match cause.reason {
+            Reason::InvalidSpec => invalid_spec::RULE.code,
+            Reason::Spread => spread::RULE.code,
+            Reason::Conflict => instancetype_conflict::RULE.code,
+            Reason::Requirements => requirements::RULE.code,
+        };
+        out.push(
+            Diagnostic::error(code, obj.origin.clone(), cause.message.clone())
+                .with_object(obj.object_ref())
+                .with_field(cause.field.clone()),
+        );
+    }
+    for warning in &response.warnings {
+        out.push(
+            Diagnostic::warning(deprecated::RULE.code, obj.origin.clone(), warning.clone())
+                .with_object(obj.object_ref()),
+        );
+    }
+    for err in &response.ignored_lookups {
+        if let Some(d) = lookup_finding(obj, err) {
+            out.push(d);
+        }
+    }
+}
+
+fn infers(obj: &Object, side: &str) -> bool {
+    !path::is_zero(path::get(&obj.value, &["spec", side, "inferFromVolume"]))
+}
+
+fn lookup_finding(obj: &Object, err: &ExpandError) -> Option<Diagnostic> {
+    let (code, field, message) = match err {
+        ExpandError::NotFound { field, .. } => (
+            reference_not_found::RULE.code,
+            (*field).to_string(),
+            format!(
+                "{err}: it is not in the inputs, `--catalog` or the embedded catalog; KubeVirt \
+                 admits the VM, but it will not start unless the cluster holds it"
+            ),
+        ),
+        ExpandError::Other { field, message } => (
+            bad_matcher::RULE.code,
+            field.clone().unwrap_or_default(),
+            format!("{message}: KubeVirt admits the VM, but it will not start"),
+        ),
+        ExpandError::Conflicts(_) => return None,
+    };
+    // With `inferFromVolume` the matcher has no name yet: inference fills it (KV013 checks it).
+    if ["instancetype", "preference"]
+        .iter()
+        .any(|side| field.starts_with(&format!("spec.{side}")) && infers(obj, side))
+    {
+        return None;
+    }
+    Some(
+        Diagnostic::warning(code, obj.origin.clone(), message)
+            .with_object(obj.object_ref())
+            .with_field(field),
+    )
+}
+
+/// The matcher checks of KubeVirt's VM mutating webhook.
+fn check_matcher(obj: &Object, side: &str, go_name: &str, out: &mut Vec<Diagnostic>) {
+    let Some(matcher) = path::get(&obj.value, &["spec", side]).filter(|m| m.is_object()) else {
+        return;
+    };
+    let text = |key: &str| matcher.get(key).and_then(Value::as_str).unwrap_or("");
+    let mut refuse = |field: String, message: String| {
+        out.push(
+            Diagnostic::error(bad_matcher::RULE.code, obj.origin.clone(), message)
+                .with_object(obj.object_ref())
+                .with_field(field),
+        );
+    };
+    let (name, kind, infer) = (text("name"), text("kind"), text("inferFromVolume"));
+    if name.is_empty() && infer.is_empty() {
+        refuse(
+            format!("spec.{side}"),
+            format!("Either Name or InferFromVolume should be provided within the {go_name}"),
+        );
+    }
+    if !infer.is_empty() {
+        if !name.is_empty() {
+            refuse(
+                format!("spec.{side}.name"),
+                "Name already set, should be cleared before setting inferFromVolume".into(),
+            );
+        }
+        if !kind.is_empty() {
+            refuse(
+                format!("spec.{side}.kind"),
+                "Kind already set, should be cleared before setting inferFromVolume".into(),
+            );
+        }
+    }
+    if let Some(policy) = matcher
+        .get("inferFromVolumeFailurePolicy")
+        .filter(|v| !v.is_null())
+    {
+        let policy = policy.as_str().unwrap_or("");
+        if policy != "Ignore" && policy != "Reject" {
+            refuse(
+                format!("spec.{side}.inferFromVolumeFailurePolicy"),
+                format!("Invalid value '{policy}' for InferFromVolumeFailurePolicy"),
+            );
+        }
+    }
+}

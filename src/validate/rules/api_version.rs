@@ -1,0 +1,159 @@
+//! `KV021` api-version.
+//!
+//! ## What it checks
+//! The `apiVersion` of the kinds kvrender knows: instancetypes and preferences must be
+//! `instancetype.kubevirt.io/v1beta1`, VirtualMachines (and VMIs, presets) `kubevirt.io/v1`.
+//! The old `flavor.kubevirt.io` kinds are reported with their replacements.
+//!
+//! ## Why
+//! KubeVirt no longer serves `instancetype.kubevirt.io/v1alpha1` and `v1alpha2`, nor the
+//! `flavor.kubevirt.io` group: applying such a manifest fails with "no matches for kind". A
+//! wrong group on a known kind usually means a typo, and `kubevirt.io/v1alpha3` is deprecated.
+//!
+//! ## Example
+//! ```yaml
+//! apiVersion: instancetype.kubevirt.io/v1alpha1
+//! kind: VirtualMachineClusterInstancetype
+//! ```
+//!
+//! ## Fix
+//! Use the apiVersion (and kind) the message names; the v1beta1 spec is a superset of the
+//! alpha ones for the fields instancetypes set.
+
+use crate::diagnostic::{Diagnostic, Severity, codes};
+use crate::model::Object;
+use crate::model::object::INSTANCETYPE_GROUP;
+use crate::validate::Rule;
+
+/// The rule.
+pub const RULE: Rule = Rule {
+    code: codes::API_VERSION,
+    name: "api-version",
+    summary: "An unknown or outdated apiVersion for a KubeVirt kind (e.g. `instancetype.kubevirt.io/v1alpha1`, `flavor.kubevirt.io`).",
+    severity: Severity::Error,
+};
+
+const INSTANCETYPE_VERSION: &str = "instancetype.kubevirt.io/v1beta1";
+const CORE_VERSION: &str = "kubevirt.io/v1";
+
+/// The kind that replaces an old `flavor.kubevirt.io` kind.
+fn flavor_replacement(kind: &str) -> Option<&'static str> {
+    match kind {
+        "VirtualMachineFlavor" => Some("VirtualMachineInstancetype"),
+        "VirtualMachineClusterFlavor" => Some("VirtualMachineClusterInstancetype"),
+        _ => None,
+    }
+}
+
+/// Report an unknown or outdated apiVersion.
+pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
+    let api_version = obj.api_version();
+    let kind = obj.kind_str();
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    let report = |severity: Severity, message: String| {
+        Diagnostic::error(RULE.code, obj.origin.clone(), message)
+            .with_severity(severity)
+            .with_object(obj.object_ref())
+            .with_field("apiVersion")
+    };
+    if group == "flavor.kubevirt.io" || flavor_replacement(kind).is_some() {
+        let message = match flavor_replacement(kind) {
+            Some(new) => format!(
+                "`{api_version}` {kind} no longer exists: flavors were renamed instancetypes; \
+                 use `apiVersion: {INSTANCETYPE_VERSION}` and `kind: {new}`"
+            ),
+            None => format!(
+                "the `flavor.kubevirt.io` group no longer exists: flavors were renamed \
+                 instancetypes (`{INSTANCETYPE_VERSION}`)"
+            ),
+        };
+        out.push(report(Severity::Error, message));
+        return;
+    }
+    let wanted = match kind {
+        "VirtualMachineInstancetype"
+        | "VirtualMachineClusterInstancetype"
+        | "VirtualMachinePreference"
+        | "VirtualMachineClusterPreference" => INSTANCETYPE_VERSION,
+        "VirtualMachine" | "VirtualMachineInstance" | "VirtualMachineInstancePreset" => {
+            CORE_VERSION
+        }
+        _ => return,
+    };
+    if api_version == wanted {
+        return;
+    }
+    let wanted_group = wanted.split_once('/').map_or("", |(g, _)| g);
+    let message = if group == wanted_group {
+        match (group, version) {
+            ("kubevirt.io", "v1alpha3") => {
+                out.push(report(
+                    Severity::Warning,
+                    format!(
+                        "`kubevirt.io/v1alpha3` is deprecated and will be removed; use \
+                         `apiVersion: {CORE_VERSION}`"
+                    ),
+                ));
+                return;
+            }
+            (INSTANCETYPE_GROUP, "v1alpha1" | "v1alpha2") => format!(
+                "`{api_version}` is no longer served by KubeVirt; use `apiVersion: \
+                 {INSTANCETYPE_VERSION}`"
+            ),
+            _ => format!(
+                "KubeVirt does not serve {kind} as `{api_version}`; use `apiVersion: {wanted}`"
+            ),
+        }
+    } else {
+        format!("{kind} belongs to `{wanted}`, not `{api_version}`; use `apiVersion: {wanted}`")
+    };
+    out.push(report(Severity::Error, message));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::origin::Origin;
+    use serde_json::json;
+
+    fn run(api_version: &str, kind: &str) -> Vec<Diagnostic> {
+        let obj = Object::new(
+            json!({"apiVersion": api_version, "kind": kind, "metadata": {"name": "x"}}),
+            Origin::default(),
+        );
+        let mut out = Vec::new();
+        check(&obj, &mut out);
+        out
+    }
+
+    #[test]
+    fn current_versions_pass() {
+        assert!(
+            run(
+                "instancetype.kubevirt.io/v1beta1",
+                "VirtualMachinePreference"
+            )
+            .is_empty()
+        );
+        assert!(run("kubevirt.io/v1", "VirtualMachine").is_empty());
+        assert!(run("v1", "ConfigMap").is_empty());
+    }
+
+    #[test]
+    fn alpha_instancetypes_and_flavors_name_the_replacement() {
+        let d = run(
+            "instancetype.kubevirt.io/v1alpha1",
+            "VirtualMachineInstancetype",
+        );
+        assert!(d[0].is_error());
+        assert!(d[0].message.contains(INSTANCETYPE_VERSION));
+        let d = run("flavor.kubevirt.io/v1alpha1", "VirtualMachineClusterFlavor");
+        assert!(d[0].message.contains("VirtualMachineClusterInstancetype"));
+    }
+
+    #[test]
+    fn v1alpha3_vm_is_a_warning() {
+        let d = run("kubevirt.io/v1alpha3", "VirtualMachine");
+        assert_eq!(d[0].severity, Severity::Warning);
+    }
+}

@@ -1,0 +1,120 @@
+//! `KV020` duplicate.
+//!
+//! ## What it checks
+//! That no two documents of the inputs define the same object: same API group, kind, namespace
+//! (unset = `default` for namespaced KubeVirt kinds) and name.
+//!
+//! ## Why
+//! Applied one after the other, the last silently wins; kustomize refuses the pair outright.
+//! Either way one of the two definitions is dead, and which one depends on file order.
+//!
+//! ## Example
+//! Two files both defining `VirtualMachineClusterInstancetype/u1.small`.
+//!
+//! ## Fix
+//! Delete or rename one of them.
+
+use std::collections::HashMap;
+
+use crate::diagnostic::{Diagnostic, Severity, codes};
+use crate::model::{Kind, Object};
+use crate::validate::Rule;
+
+/// The rule.
+pub const RULE: Rule = Rule {
+    code: codes::DUPLICATE,
+    name: "duplicate",
+    summary: "The same kind, namespace and name is defined twice.",
+    severity: Severity::Error,
+};
+
+fn identity(obj: &Object) -> (String, String, String, String) {
+    let group = obj
+        .api_version()
+        .split_once('/')
+        .map_or("", |(g, _)| g)
+        .to_string();
+    let namespace = match obj.kind() {
+        Kind::ClusterInstancetype | Kind::ClusterPreference => String::new(),
+        Kind::Other => obj.namespace().unwrap_or("").to_string(),
+        _ => obj.effective_namespace().to_string(),
+    };
+    (
+        group,
+        obj.kind_str().to_string(),
+        namespace,
+        obj.name().to_string(),
+    )
+}
+
+/// Report every definition after the first of the same object.
+pub fn check(objects: &[Object], out: &mut Vec<Diagnostic>) {
+    let mut seen: HashMap<_, &Object> = HashMap::new();
+    for obj in objects {
+        if obj.name().is_empty() {
+            continue;
+        }
+        match seen.get(&identity(obj)) {
+            Some(first) => out.push(
+                Diagnostic::error(
+                    RULE.code,
+                    obj.origin.clone(),
+                    format!(
+                        "{} is defined twice: first at {} (document {})",
+                        obj.object_ref(),
+                        first.origin,
+                        first.origin.index + 1
+                    ),
+                )
+                .with_object(obj.object_ref()),
+            ),
+            None => {
+                seen.insert(identity(obj), obj);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::origin::Origin;
+    use serde_json::json;
+
+    fn obj(kind: &str, ns: Option<&str>, line: u32) -> Object {
+        let mut meta = json!({"name": "a"});
+        if let Some(ns) = ns {
+            meta["namespace"] = json!(ns);
+        }
+        Object::new(
+            json!({"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": kind,
+                   "metadata": meta}),
+            Origin::new("f.yaml", 0, Some(line)),
+        )
+    }
+
+    #[test]
+    fn unset_namespace_is_default_for_namespaced_kinds() {
+        let objs = [
+            obj("VirtualMachinePreference", None, 1),
+            obj("VirtualMachinePreference", Some("default"), 9),
+            obj("VirtualMachinePreference", Some("other"), 20),
+        ];
+        let mut out = Vec::new();
+        check(&objs, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].origin.line, Some(9));
+        assert!(out[0].message.contains("f.yaml:1"));
+    }
+
+    #[test]
+    fn different_kinds_are_different_objects() {
+        let objs = [
+            obj("VirtualMachinePreference", None, 1),
+            obj("VirtualMachineInstancetype", None, 5),
+        ];
+        let mut out = Vec::new();
+        check(&objs, &mut out);
+        assert!(out.is_empty());
+    }
+}

@@ -1,0 +1,19 @@
+//! One file per rule. Rules found by KubeVirt's admission checks share one pass
+//! ([`admission`]); their files hold the documentation and the [`super::Rule`].
+
+pub mod admission;
+pub mod api_version;
+pub mod bad_matcher;
+pub mod deprecated;
+pub mod duplicate;
+pub mod infer_from_volume;
+pub mod instancetype_conflict;
+pub mod invalid_spec;
+pub mod missing_name;
+pub mod not_an_object;
+pub mod reference_not_found;
+pub mod requirements;
+pub mod spread;
+pub mod unknown_field;
+pub mod wrong_type;
+pub mod yaml_syntax;

@@ -1,0 +1,30 @@
+//! `KV011` reference-not-found.
+//!
+//! ## What it checks
+//! That the instancetype, preference or ControllerRevision a VirtualMachine names exists in the
+//! inputs, in a `--catalog` path or in the embedded common catalog.
+//!
+//! ## Why
+//! KubeVirt's webhook ignores a failed lookup and admits the VM, which then fails to start. The
+//! object may live in the cluster only, so this is a warning; `--strict` makes it an error.
+//! pre-commit passes changed files only: give the unchanged catalog with `--catalog DIR`.
+//!
+//! ## Example
+//! ```yaml
+//! spec:
+//!   instancetype: {name: u1.mediun}
+//! ```
+//!
+//! ## Fix
+//! Correct the name or kind, add the object, or pass its directory with `--catalog`.
+
+use crate::diagnostic::{Severity, codes};
+use crate::validate::Rule;
+
+/// The rule (found by [`super::admission`]).
+pub const RULE: Rule = Rule {
+    code: codes::REFERENCE_NOT_FOUND,
+    name: "reference-not-found",
+    summary: "An instancetype or preference the VM names exists nowhere (warning; error with --strict).",
+    severity: Severity::Warning,
+};

@@ -1,0 +1,98 @@
+//! `KV022` unknown-field (and the walk that also finds `KV004` wrong types).
+//!
+//! ## What it checks
+//! Field names in instancetype and preference specs and in the parts of a VirtualMachine that
+//! instancetypes and preferences touch (`spec`, the matchers, `template.spec`, `domain`, `cpu`,
+//! `memory`, `resources`, `devices`, ...), against the json names of KubeVirt's Go types.
+//! Names are case-sensitive.
+//!
+//! ## Why
+//! The API server prunes fields its schema does not know, without an error: the setting silently
+//! does nothing. The classic case is the instancetype spelling `dedicatedCPUPlacement` in a VM's
+//! `domain.cpu`, where the field is `dedicatedCpuPlacement`.
+//!
+//! ## Example
+//! ```yaml
+//! kind: VirtualMachine
+//! spec:
+//!   template:
+//!     spec:
+//!       domain:
+//!         cpu:
+//!           dedicatedCPUPlacement: true   # dropped: the VM field is dedicatedCpuPlacement
+//! ```
+//!
+//! ## Fix
+//! Use the field name the message suggests, or remove the field.
+
+use crate::diagnostic::{Diagnostic, Severity, codes};
+use crate::model::{Kind, Object};
+use crate::validate::Rule;
+use crate::validate::schema::{self, Problem, Ty};
+
+/// The rule.
+pub const RULE: Rule = Rule {
+    code: codes::UNKNOWN_FIELD,
+    name: "unknown-field",
+    summary: "A field KubeVirt does not know (e.g. a wrong case): the cluster drops it silently.",
+    severity: Severity::Warning,
+};
+
+fn schema_for(kind: Kind) -> Option<Ty> {
+    match kind {
+        Kind::Instancetype | Kind::ClusterInstancetype => Some(schema::INSTANCETYPE),
+        Kind::Preference | Kind::ClusterPreference => Some(schema::PREFERENCE),
+        Kind::VirtualMachine => Some(schema::VIRTUAL_MACHINE),
+        _ => None,
+    }
+}
+
+/// Report unknown fields (`KV022`) and wrong types (`KV004`) in a KubeVirt object.
+pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
+    let Some(ty) = schema_for(obj.kind()) else {
+        return;
+    };
+    let mut problems = Vec::new();
+    schema::check(&obj.value, ty, "", &mut problems);
+    for p in problems {
+        let d = match p {
+            Problem::Unknown {
+                parent,
+                key,
+                suggestion,
+            } => {
+                let field = if parent.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{parent}.{key}")
+                };
+                let place = if parent.is_empty() {
+                    "at the top level".to_string()
+                } else {
+                    format!("in `{parent}`")
+                };
+                let mut message = format!(
+                    "unknown field `{key}` {place}: the cluster drops it silently, so it does \
+                     nothing"
+                );
+                if let Some(s) = suggestion {
+                    message.push_str(&format!(
+                        "; did you mean `{s}`? (field names are case-sensitive)"
+                    ));
+                }
+                Diagnostic::warning(RULE.code, obj.origin.clone(), message).with_field(field)
+            }
+            Problem::WrongType {
+                path,
+                expected,
+                found,
+            } => Diagnostic::error(
+                super::wrong_type::RULE.code,
+                obj.origin.clone(),
+                format!("must be {expected}, not {found}: the API server refuses the object"),
+            )
+            .with_field(path),
+        };
+        out.push(d.with_object(obj.object_ref()));
+    }
+}

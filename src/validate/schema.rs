@@ -1,0 +1,489 @@
+//! A small schema of the fields kvrender reasons about, taken from the Go types and their json
+//! tags in KubeVirt's API (`staging/src/kubevirt.io/api/instancetype/v1beta1/types.go`,
+//! `core/v1/types.go`, `core/v1/schema.go`, at d923fdb815).
+//!
+//! It covers instancetype and preference specs and the parts of a VirtualMachine that
+//! instancetypes and preferences touch. Everything below those parts (volume sources, features,
+//! affinity, ...) is [`Ty::Opaque`]: we check neither its names nor its types. Field names are
+//! case-sensitive, as the API server treats them: an unknown field is pruned without a word.
+
+use serde_json::Value;
+
+/// The type of a field.
+#[derive(Clone, Copy, Debug)]
+pub enum Ty {
+    /// A string.
+    Str,
+    /// A boolean.
+    Bool,
+    /// A signed integer (Go `int`, `int64`).
+    Int,
+    /// An unsigned 32-bit integer (Go `uint32`).
+    Uint32,
+    /// A resource quantity: a string or a number.
+    Quantity,
+    /// A mapping of strings to strings.
+    StrMap,
+    /// A mapping of resource names to quantities.
+    QuantityMap,
+    /// A mapping with known fields.
+    Struct(&'static [Field]),
+    /// A list whose items are all of one type.
+    List(&'static Ty),
+    /// A mapping we do not look into.
+    OpaqueMap,
+    /// Anything; not checked.
+    Opaque,
+}
+
+impl Ty {
+    /// How the type is named in messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Ty::Str => "a string",
+            Ty::Bool => "a boolean",
+            Ty::Int => "an integer",
+            Ty::Uint32 => "a non-negative integer",
+            Ty::Quantity => "a quantity (a string like `2Gi`, or a number)",
+            Ty::StrMap => "a mapping of strings",
+            Ty::QuantityMap => "a mapping of quantities",
+            Ty::Struct(_) | Ty::OpaqueMap => "a mapping",
+            Ty::List(_) => "a list",
+            Ty::Opaque => "anything",
+        }
+    }
+}
+
+/// A field: its json name and type.
+#[derive(Clone, Copy, Debug)]
+pub struct Field(pub &'static str, pub Ty);
+
+/// What the walk found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Problem {
+    /// A key the type does not have.
+    Unknown {
+        /// The dotted path of the mapping holding the key.
+        parent: String,
+        /// The key.
+        key: String,
+        /// A known field of the same name in another case, if any.
+        suggestion: Option<&'static str>,
+    },
+    /// A value of the wrong type.
+    WrongType {
+        /// The dotted path of the value.
+        path: String,
+        /// What the type should be.
+        expected: &'static str,
+        /// What it is.
+        found: &'static str,
+    },
+}
+
+fn found(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "an integer",
+        Value::Number(_) => "a decimal number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
+    }
+}
+
+fn fits(v: &Value, ty: Ty) -> bool {
+    match ty {
+        Ty::Str => v.is_string(),
+        Ty::Bool => v.is_boolean(),
+        Ty::Int => v.is_i64() || v.is_u64(),
+        Ty::Uint32 => v.as_u64().is_some_and(|n| u32::try_from(n).is_ok()),
+        Ty::Quantity => v.is_string() || v.is_number(),
+        Ty::StrMap => v
+            .as_object()
+            .is_some_and(|m| m.values().all(Value::is_string)),
+        Ty::QuantityMap => v
+            .as_object()
+            .is_some_and(|m| m.values().all(|q| q.is_string() || q.is_number())),
+        Ty::Struct(_) | Ty::OpaqueMap => v.is_object(),
+        Ty::List(_) => v.is_array(),
+        Ty::Opaque => true,
+    }
+}
+
+fn join(parent: &str, key: &str) -> String {
+    if parent.is_empty() {
+        key.to_string()
+    } else {
+        format!("{parent}.{key}")
+    }
+}
+
+/// Check `v` against `ty`; `path` is where `v` sits. Nulls are accepted everywhere: the API
+/// server drops them.
+pub fn check(v: &Value, ty: Ty, path: &str, out: &mut Vec<Problem>) {
+    if v.is_null() {
+        return;
+    }
+    if !fits(v, ty) {
+        let expected = match (ty, v) {
+            (Ty::Uint32, Value::Number(n)) if n.is_i64() || n.is_u64() => {
+                "a non-negative integer below 2^32"
+            }
+            _ => ty.describe(),
+        };
+        out.push(Problem::WrongType {
+            path: path.to_string(),
+            expected,
+            found: found(v),
+        });
+        return;
+    }
+    match ty {
+        Ty::Struct(fields) => {
+            let Some(map) = v.as_object() else { return };
+            for (key, child) in map {
+                match fields.iter().find(|f| f.0 == key) {
+                    Some(f) => check(child, f.1, &join(path, key), out),
+                    None => out.push(Problem::Unknown {
+                        parent: path.to_string(),
+                        key: key.clone(),
+                        suggestion: fields
+                            .iter()
+                            .find(|f| f.0.eq_ignore_ascii_case(key))
+                            .map(|f| f.0),
+                    }),
+                }
+            }
+        }
+        Ty::List(item) => {
+            if let Some(items) = v.as_array() {
+                for (i, child) in items.iter().enumerate() {
+                    check(child, *item, &format!("{path}[{i}]"), out);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+const MAP_LIST: Ty = Ty::List(&Ty::OpaqueMap);
+
+const NUMA: &[Field] = &[Field("guestMappingPassthrough", Ty::OpaqueMap)];
+const REALTIME: &[Field] = &[Field("mask", Ty::Str)];
+const HUGEPAGES: &[Field] = &[Field("pageSize", Ty::Str)];
+const IO_THREADS: &[Field] = &[Field("supplementalPoolThreadCount", Ty::Uint32)];
+
+const CPU_INSTANCETYPE: &[Field] = &[
+    Field("guest", Ty::Uint32),
+    Field("model", Ty::Str),
+    Field("dedicatedCPUPlacement", Ty::Bool),
+    Field("numa", Ty::Struct(NUMA)),
+    Field("isolateEmulatorThread", Ty::Bool),
+    Field("realtime", Ty::Struct(REALTIME)),
+    Field("maxSockets", Ty::Uint32),
+];
+
+const MEMORY_INSTANCETYPE: &[Field] = &[
+    Field("guest", Ty::Quantity),
+    Field("hugepages", Ty::Struct(HUGEPAGES)),
+    Field("overcommitPercent", Ty::Int),
+    Field("maxGuest", Ty::Quantity),
+];
+
+/// `VirtualMachineInstancetypeSpec`.
+pub const INSTANCETYPE_SPEC: &[Field] = &[
+    Field("nodeSelector", Ty::StrMap),
+    Field("schedulerName", Ty::Str),
+    Field("cpu", Ty::Struct(CPU_INSTANCETYPE)),
+    Field("memory", Ty::Struct(MEMORY_INSTANCETYPE)),
+    Field("gpus", MAP_LIST),
+    Field("hostDevices", MAP_LIST),
+    Field("ioThreadsPolicy", Ty::Str),
+    Field("ioThreads", Ty::Struct(IO_THREADS)),
+    Field("launchSecurity", Ty::OpaqueMap),
+    Field("annotations", Ty::StrMap),
+];
+
+const SPREAD_OPTIONS: &[Field] = &[Field("across", Ty::Str), Field("ratio", Ty::Uint32)];
+
+const CPU_PREFERENCES: &[Field] = &[
+    Field("preferredCPUTopology", Ty::Str),
+    Field("spreadOptions", Ty::Struct(SPREAD_OPTIONS)),
+    Field("preferredCPUFeatures", MAP_LIST),
+];
+
+const DEVICE_PREFERENCES: &[Field] = &[
+    Field("preferredAutoattachGraphicsDevice", Ty::Bool),
+    Field("preferredAutoattachMemBalloon", Ty::Bool),
+    Field("preferredAutoattachPodInterface", Ty::Bool),
+    Field("preferredAutoattachSerialConsole", Ty::Bool),
+    Field("preferredAutoattachInputDevice", Ty::Bool),
+    Field("preferredDisableHotplug", Ty::Bool),
+    Field("preferredVirtualGPUOptions", Ty::OpaqueMap),
+    Field("preferredSoundModel", Ty::Str),
+    Field("preferredUseVirtioTransitional", Ty::Bool),
+    Field("preferredInputBus", Ty::Str),
+    Field("preferredInputType", Ty::Str),
+    Field("preferredDiskBus", Ty::Str),
+    Field("preferredLunBus", Ty::Str),
+    Field("preferredCdromBus", Ty::Str),
+    Field("preferredDiskDedicatedIoThread", Ty::Bool),
+    Field("preferredDiskCache", Ty::Str),
+    Field("preferredDiskIO", Ty::Str),
+    Field("preferredDiskBlockSize", Ty::OpaqueMap),
+    Field("preferredInterfaceModel", Ty::Str),
+    Field("preferredRng", Ty::OpaqueMap),
+    Field("preferredBlockMultiQueue", Ty::Bool),
+    Field("preferredNetworkInterfaceMultiQueue", Ty::Bool),
+    Field("preferredTPM", Ty::OpaqueMap),
+    Field("preferredInterfaceMasquerade", Ty::OpaqueMap),
+    Field("preferredPanicDeviceModel", Ty::Str),
+    Field("preferredVideoType", Ty::Str),
+];
+
+const FEATURE_PREFERENCES: &[Field] = &[
+    Field("preferredAcpi", Ty::OpaqueMap),
+    Field("preferredApic", Ty::OpaqueMap),
+    Field("preferredHyperv", Ty::OpaqueMap),
+    Field("preferredKvm", Ty::OpaqueMap),
+    Field("preferredPvspinlock", Ty::OpaqueMap),
+    Field("preferredSmm", Ty::OpaqueMap),
+];
+
+const FIRMWARE_PREFERENCES: &[Field] = &[
+    Field("preferredUseBios", Ty::Bool),
+    Field("preferredUseBiosSerial", Ty::Bool),
+    Field("preferredUseEfi", Ty::Bool),
+    Field("preferredUseSecureBoot", Ty::Bool),
+    Field("preferredEfi", Ty::OpaqueMap),
+];
+
+const MACHINE_PREFERENCES: &[Field] = &[Field("preferredMachineType", Ty::Str)];
+const CLOCK_PREFERENCES: &[Field] = &[
+    Field("preferredClockOffset", Ty::OpaqueMap),
+    Field("preferredTimer", Ty::OpaqueMap),
+];
+const VOLUME_PREFERENCES: &[Field] = &[Field("preferredStorageClassName", Ty::Str)];
+const CPU_REQUIREMENT: &[Field] = &[Field("guest", Ty::Uint32)];
+const MEMORY_REQUIREMENT: &[Field] = &[Field("guest", Ty::Quantity)];
+const REQUIREMENTS: &[Field] = &[
+    Field("cpu", Ty::Struct(CPU_REQUIREMENT)),
+    Field("memory", Ty::Struct(MEMORY_REQUIREMENT)),
+    Field("architecture", Ty::Str),
+];
+
+/// `VirtualMachinePreferenceSpec`.
+pub const PREFERENCE_SPEC: &[Field] = &[
+    Field("clock", Ty::Struct(CLOCK_PREFERENCES)),
+    Field("cpu", Ty::Struct(CPU_PREFERENCES)),
+    Field("devices", Ty::Struct(DEVICE_PREFERENCES)),
+    Field("features", Ty::Struct(FEATURE_PREFERENCES)),
+    Field("firmware", Ty::Struct(FIRMWARE_PREFERENCES)),
+    Field("machine", Ty::Struct(MACHINE_PREFERENCES)),
+    Field("volumes", Ty::Struct(VOLUME_PREFERENCES)),
+    Field("preferredSubdomain", Ty::Str),
+    Field("preferredTerminationGracePeriodSeconds", Ty::Int),
+    Field("requirements", Ty::Struct(REQUIREMENTS)),
+    Field("annotations", Ty::StrMap),
+    Field("preferSpreadSocketToCoreRatio", Ty::Uint32),
+    Field("preferredArchitecture", Ty::Str),
+    Field("preferredLaunchSecurity", Ty::OpaqueMap),
+];
+
+const VM_CPU: &[Field] = &[
+    Field("cores", Ty::Uint32),
+    Field("sockets", Ty::Uint32),
+    Field("maxSockets", Ty::Uint32),
+    Field("threads", Ty::Uint32),
+    Field("model", Ty::Str),
+    Field("features", MAP_LIST),
+    Field("dedicatedCpuPlacement", Ty::Bool),
+    Field("numa", Ty::Struct(NUMA)),
+    Field("isolateEmulatorThread", Ty::Bool),
+    Field("realtime", Ty::Struct(REALTIME)),
+];
+
+const VM_MEMORY: &[Field] = &[
+    Field("hugepages", Ty::Struct(HUGEPAGES)),
+    Field("guest", Ty::Quantity),
+    Field("maxGuest", Ty::Quantity),
+    Field("reservedOverhead", Ty::OpaqueMap),
+];
+
+const RESOURCES: &[Field] = &[
+    Field("requests", Ty::QuantityMap),
+    Field("limits", Ty::QuantityMap),
+    Field("overcommitGuestOverhead", Ty::Bool),
+];
+
+const DEVICES: &[Field] = &[
+    Field("useVirtioTransitional", Ty::Bool),
+    Field("disableHotplug", Ty::Bool),
+    Field("disks", MAP_LIST),
+    Field("watchdog", Ty::OpaqueMap),
+    Field("interfaces", MAP_LIST),
+    Field("inputs", MAP_LIST),
+    Field("autoattachPodInterface", Ty::Bool),
+    Field("autoattachGraphicsDevice", Ty::Bool),
+    Field("autoattachSerialConsole", Ty::Bool),
+    Field("logSerialConsole", Ty::Bool),
+    Field("autoattachMemBalloon", Ty::Bool),
+    Field("autoattachInputDevice", Ty::Bool),
+    Field("autoattachVSOCK", Ty::Bool),
+    Field("rng", Ty::OpaqueMap),
+    Field("blockMultiQueue", Ty::Bool),
+    Field("networkInterfaceMultiqueue", Ty::Bool),
+    Field("gpus", MAP_LIST),
+    Field("downwardMetrics", Ty::OpaqueMap),
+    Field("panicDevices", MAP_LIST),
+    Field("filesystems", MAP_LIST),
+    Field("hostDevices", MAP_LIST),
+    Field("clientPassthrough", Ty::OpaqueMap),
+    Field("sound", Ty::OpaqueMap),
+    Field("tpm", Ty::OpaqueMap),
+    Field("video", Ty::OpaqueMap),
+];
+
+const MACHINE: &[Field] = &[Field("type", Ty::Str)];
+
+const DOMAIN: &[Field] = &[
+    Field("resources", Ty::Struct(RESOURCES)),
+    Field("cpu", Ty::Struct(VM_CPU)),
+    Field("memory", Ty::Struct(VM_MEMORY)),
+    Field("machine", Ty::Struct(MACHINE)),
+    Field("firmware", Ty::OpaqueMap),
+    Field("clock", Ty::OpaqueMap),
+    Field("features", Ty::OpaqueMap),
+    Field("devices", Ty::Struct(DEVICES)),
+    Field("ioThreadsPolicy", Ty::Str),
+    Field("ioThreads", Ty::Struct(IO_THREADS)),
+    Field("chassis", Ty::OpaqueMap),
+    Field("launchSecurity", Ty::OpaqueMap),
+    Field("rebootPolicy", Ty::Str),
+];
+
+const VMI_SPEC: &[Field] = &[
+    Field("priorityClassName", Ty::Str),
+    Field("domain", Ty::Struct(DOMAIN)),
+    Field("nodeSelector", Ty::StrMap),
+    Field("affinity", Ty::OpaqueMap),
+    Field("schedulerName", Ty::Str),
+    Field("serviceAccountName", Ty::Str),
+    Field("tolerations", MAP_LIST),
+    Field("topologySpreadConstraints", MAP_LIST),
+    Field("evictionStrategy", Ty::Str),
+    Field("startStrategy", Ty::Str),
+    Field("terminationGracePeriodSeconds", Ty::Int),
+    Field("volumes", MAP_LIST),
+    Field("livenessProbe", Ty::OpaqueMap),
+    Field("readinessProbe", Ty::OpaqueMap),
+    Field("hostname", Ty::Str),
+    Field("subdomain", Ty::Str),
+    Field("networks", MAP_LIST),
+    Field("dnsPolicy", Ty::Str),
+    Field("dnsConfig", Ty::OpaqueMap),
+    Field("accessCredentials", MAP_LIST),
+    Field("architecture", Ty::Str),
+    Field("resourceClaims", MAP_LIST),
+    Field("utilityVolumes", MAP_LIST),
+];
+
+const TEMPLATE: &[Field] = &[
+    Field("metadata", Ty::OpaqueMap),
+    Field("spec", Ty::Struct(VMI_SPEC)),
+];
+
+const MATCHER: &[Field] = &[
+    Field("name", Ty::Str),
+    Field("kind", Ty::Str),
+    Field("revisionName", Ty::Str),
+    Field("inferFromVolume", Ty::Str),
+    Field("inferFromVolumeFailurePolicy", Ty::Str),
+];
+
+const VM_SPEC: &[Field] = &[
+    Field("running", Ty::Bool),
+    Field("runStrategy", Ty::Str),
+    Field("instancetype", Ty::Struct(MATCHER)),
+    Field("preference", Ty::Struct(MATCHER)),
+    Field("template", Ty::Struct(TEMPLATE)),
+    Field("dataVolumeTemplates", MAP_LIST),
+    Field("updateVolumesStrategy", Ty::Str),
+];
+
+/// A whole instancetype or cluster instancetype.
+pub const INSTANCETYPE: Ty = Ty::Struct(&[
+    Field("apiVersion", Ty::Str),
+    Field("kind", Ty::Str),
+    Field("metadata", Ty::OpaqueMap),
+    Field("spec", Ty::Struct(INSTANCETYPE_SPEC)),
+]);
+
+/// A whole preference or cluster preference.
+pub const PREFERENCE: Ty = Ty::Struct(&[
+    Field("apiVersion", Ty::Str),
+    Field("kind", Ty::Str),
+    Field("metadata", Ty::OpaqueMap),
+    Field("spec", Ty::Struct(PREFERENCE_SPEC)),
+]);
+
+/// A whole VirtualMachine.
+pub const VIRTUAL_MACHINE: Ty = Ty::Struct(&[
+    Field("apiVersion", Ty::Str),
+    Field("kind", Ty::Str),
+    Field("metadata", Ty::OpaqueMap),
+    Field("spec", Ty::Struct(VM_SPEC)),
+    Field("status", Ty::Opaque),
+]);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn instancetype_spelling_in_a_vm_cpu_is_unknown_with_a_suggestion() {
+        let vm = json!({"spec": {"template": {"spec": {"domain": {
+            "cpu": {"dedicatedCPUPlacement": true}}}}}});
+        let mut out = Vec::new();
+        check(&vm, VIRTUAL_MACHINE, "", &mut out);
+        assert_eq!(
+            out,
+            vec![Problem::Unknown {
+                parent: "spec.template.spec.domain.cpu".into(),
+                key: "dedicatedCPUPlacement".into(),
+                suggestion: Some("dedicatedCpuPlacement"),
+            }]
+        );
+    }
+
+    #[test]
+    fn wrong_types_are_reported_with_their_path() {
+        let it = json!({"spec": {"cpu": {"guest": "2"}, "memory": {"guest": true},
+                                 "gpus": [{"name": "a"}, "b"]}});
+        let mut out = Vec::new();
+        check(&it, INSTANCETYPE, "", &mut out);
+        let paths: Vec<String> = out
+            .iter()
+            .map(|p| match p {
+                Problem::WrongType { path, .. } => path.clone(),
+                Problem::Unknown { key, .. } => key.clone(),
+            })
+            .collect();
+        assert_eq!(
+            paths,
+            ["spec.cpu.guest", "spec.memory.guest", "spec.gpus[1]"]
+        );
+    }
+
+    #[test]
+    fn opaque_parts_and_nulls_are_not_checked() {
+        let vm = json!({"spec": {"template": {"spec": {"affinity": {"whatever": 1},
+                        "volumes": [{"name": "x", "anything": {}}], "hostname": null}}}});
+        let mut out = Vec::new();
+        check(&vm, VIRTUAL_MACHINE, "", &mut out);
+        assert!(out.is_empty());
+    }
+}

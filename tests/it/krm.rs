@@ -1,0 +1,705 @@
+//! kvrender as a KRM function and kustomize plugin: protocol tests on raw ResourceLists, and
+//! end-to-end runs of the real `kpt` and `kubectl kustomize` on the packages in
+//! `testdata/krm/`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_kvrender");
+
+fn testdata(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata/krm")
+        .join(name)
+}
+
+/// Snapshot settings: the repository's `snapshots/`.
+fn settings() -> insta::Settings {
+    let mut s = insta::Settings::clone_current();
+    s.set_snapshot_path(concat!(env!("CARGO_MANIFEST_DIR"), "/snapshots"));
+    s.set_prepend_module_to_snapshot(false);
+    s
+}
+
+/// Text for a snapshot: temp paths, the binary's path, timings and log prefixes filtered.
+fn scrub(text: &str, tmp: Option<&Path>) -> String {
+    let mut text = text.replace(BIN, "[KVRENDER]");
+    if let Some(tmp) = tmp {
+        text = text.replace(tmp.to_string_lossy().as_ref(), "[TMP]");
+    }
+    for (pattern, with) in [
+        (r"/tmp/kust-plugin-config-\d+", "[PLUGIN-CONFIG]"),
+        (r"in \d+m?s\b", "in [TIME]"),
+        (r"(?m)^E\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ ", "E[LOG] "),
+    ] {
+        text = regex::Regex::new(pattern)
+            .unwrap()
+            .replace_all(&text, with)
+            .into_owned();
+    }
+    text
+}
+
+fn run_with_stdin(mut cmd: Command, stdin: &str) -> Output {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start kvrender");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// `kvrender fn` on a ResourceList: (exit code, stdout parsed, stdout text, stderr).
+fn krm(input: &str) -> (i32, Value, String, String) {
+    let mut cmd = Command::new(BIN);
+    cmd.arg("fn");
+    let out = run_with_stdin(cmd, input);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let parsed: Value = serde_saphyr::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("output is not YAML: {e}\n{stdout}"));
+    (
+        out.status.code().unwrap(),
+        parsed,
+        stdout,
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+const VM_AND_SIZE: &str = r#"
+- apiVersion: instancetype.kubevirt.io/v1beta1
+  kind: VirtualMachineClusterInstancetype
+  metadata:
+    name: team.small
+    annotations:
+      config.kubernetes.io/path: 'sizes.yaml'
+      internal.config.kubernetes.io/path: 'sizes.yaml'
+  spec:
+    cpu: {guest: 2}
+    memory: {guest: 2Gi}
+- apiVersion: kubevirt.io/v1
+  kind: VirtualMachine
+  metadata:
+    name: worker
+    namespace: shop
+    annotations:
+      config.kubernetes.io/index: '1'
+      config.kubernetes.io/path: 'vms/worker.yaml'
+      internal.config.kubernetes.io/index: '1'
+      internal.config.kubernetes.io/path: 'vms/worker.yaml'
+      internal.config.kubernetes.io/id: '7'
+      config.k8s.io/id: '7'
+  spec:
+    instancetype: {name: team.small}
+    template:
+      spec:
+        domain:
+          cpu: {sockets: 4, cores: 2}
+          devices: {}
+"#;
+
+fn list(api_version: &str, items: &str, function_config: &str) -> String {
+    format!("apiVersion: {api_version}\nkind: ResourceList\nitems:{items}\n{function_config}")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Protocol
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn untouched_items_keep_every_annotation_byte_for_byte() {
+    let items = r#"
+- apiVersion: v1
+  kind: ConfigMap
+  metadata:
+    name: settings
+    annotations:
+      config.kubernetes.io/index: '0'
+      config.kubernetes.io/path: 'dir/settings.yaml'
+      internal.config.kubernetes.io/index: '0'
+      internal.config.kubernetes.io/path: 'dir/settings.yaml'
+      internal.config.kubernetes.io/seqindent: 'compact'
+      internal.config.kubernetes.io/annotations-migration-resource-id: '0'
+      internal.config.kubernetes.io/id: '1'
+      config.k8s.io/id: '1'
+      kustomize.config.k8s.io/id: |
+        kind: ConfigMap
+        name: settings
+        version: v1
+      note: "  spaces, a trailing newline and ünïcödé\n"
+      mode: '0644'
+      yes-ish: 'on'
+  data:
+    big: '12345678901234567890'
+    float: '1.10'
+"#;
+    let input = list("config.kubernetes.io/v1", items, "");
+    let (code, out, text, stderr) = krm(&input);
+    assert_eq!(code, 0, "{stderr}");
+    // The item's text comes back verbatim: quoting, order and all.
+    assert!(text.contains(items.trim_start()), "{text}");
+    let expected: Value = serde_saphyr::from_str(&input).unwrap();
+    assert_eq!(out["items"], expected["items"]);
+    assert!(out.get("results").is_none());
+}
+
+#[test]
+fn expanded_vms_keep_their_orchestration_annotations() {
+    let items = VM_AND_SIZE.replace("cpu: {sockets: 4, cores: 2}", "cpu: {}");
+    let input = list("config.kubernetes.io/v1", &items, "");
+    let (code, out, _, stderr) = krm(&input);
+    assert_eq!(code, 0, "{stderr}");
+    let vm = &out["items"][1];
+    assert!(
+        vm["spec"].get("instancetype").is_none(),
+        "not expanded: {vm}"
+    );
+    assert_eq!(
+        vm["spec"]["template"]["spec"]["domain"]["cpu"]["sockets"],
+        2
+    );
+    let before: Value = serde_saphyr::from_str(&input).unwrap();
+    assert_eq!(
+        vm["metadata"]["annotations"],
+        before["items"][1]["metadata"]["annotations"]
+    );
+}
+
+#[test]
+fn conflict_results_name_the_vm_field_and_file() {
+    let input = list("config.kubernetes.io/v1", VM_AND_SIZE, "");
+    let (code, out, text, stderr) = krm(&input);
+    assert_eq!(code, 1, "an error result exits 1");
+    // The list is still written, the VM left as it was.
+    assert_eq!(
+        out["items"][1]["spec"]["instancetype"]["name"],
+        "team.small"
+    );
+    let results = out["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2, "one result per conflicting path");
+    assert_eq!(
+        results[0],
+        json!({
+            "message": results[0]["message"],
+            "severity": "error",
+            "resourceRef": {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+                            "name": "worker", "namespace": "shop"},
+            "field": {"path": "spec.template.spec.domain.cpu.sockets"},
+            "file": {"path": "vms/worker.yaml", "index": 1},
+            "tags": {"code": "KV010"},
+        })
+    );
+    assert_eq!(
+        results[1]["field"]["path"],
+        "spec.template.spec.domain.cpu.cores"
+    );
+    assert!(stderr.contains("vms/worker.yaml: error[KV010] VirtualMachine/shop/worker"));
+    let _g = settings().bind_to_scope();
+    insta::assert_snapshot!("krm_conflict_resource_list", text);
+}
+
+#[test]
+fn v1beta1_in_v1beta1_out() {
+    let input = list(
+        "config.kubernetes.io/v1beta1",
+        "\n- {apiVersion: v1, kind: Namespace, metadata: {name: shop}}",
+        "",
+    );
+    let (code, out, _, _) = krm(&input);
+    assert_eq!(code, 0);
+    assert_eq!(out["apiVersion"], "config.kubernetes.io/v1beta1");
+    assert_eq!(out["items"][0]["metadata"]["name"], "shop");
+}
+
+#[test]
+fn empty_items_give_an_empty_list() {
+    for input in [
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n",
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n",
+    ] {
+        let (code, out, _, _) = krm(input);
+        assert_eq!(code, 0);
+        assert_eq!(
+            out,
+            json!({"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList", "items": []})
+        );
+    }
+}
+
+#[test]
+fn function_config_as_config_map_or_kvrender() {
+    let validate_cm = "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: x}\n  data: {expand: validate, severity: warning}\n";
+    let input = list("config.kubernetes.io/v1", VM_AND_SIZE, validate_cm);
+    let (code, out, _, _) = krm(&input);
+    // The conflict is reported as a warning and the VM is kept.
+    assert_eq!(code, 0);
+    assert_eq!(out["results"][0]["severity"], "warning");
+    assert_eq!(
+        out["items"][1]["spec"]["instancetype"]["name"],
+        "team.small"
+    );
+
+    let off = "functionConfig:\n  apiVersion: kvrender.io/v1alpha1\n  kind: KVRender\n  metadata: {name: x}\n  expand: 'off'\n";
+    let (code, out, _, _) = krm(&list("config.kubernetes.io/v1", VM_AND_SIZE, off));
+    assert_eq!(code, 0);
+    assert!(out.get("results").is_none());
+    let before: Value =
+        serde_saphyr::from_str(&list("config.kubernetes.io/v1", VM_AND_SIZE, "")).unwrap();
+    assert_eq!(out["items"], before["items"]);
+
+    // kpt's functionConfig when none is given: no kind, empty data.
+    let kpt = "functionConfig:\n  metadata: {name: function-input}\n  data: {}\n";
+    let ok = VM_AND_SIZE.replace("cpu: {sockets: 4, cores: 2}", "cpu: {}");
+    let (code, out, _, _) = krm(&list("config.kubernetes.io/v1", &ok, kpt));
+    assert_eq!(code, 0);
+    assert!(out["items"][1]["spec"].get("instancetype").is_none());
+}
+
+#[test]
+fn the_function_config_item_stays_and_is_marked_local() {
+    // kpt passes the --fn-config file among the items too; removing it would delete the file.
+    let items = "\n- apiVersion: kvrender.io/v1alpha1\n  kind: KVRender\n  metadata:\n    name: cfg\n    annotations: {config.kubernetes.io/path: kvrender.yaml}\n  expand: replace\n";
+    let (code, out, _, _) = krm(&list("config.kubernetes.io/v1", items, ""));
+    assert_eq!(code, 0);
+    let annotations = &out["items"][0]["metadata"]["annotations"];
+    assert_eq!(annotations["config.kubernetes.io/local-config"], "true");
+    assert_eq!(annotations["config.kubernetes.io/path"], "kvrender.yaml");
+}
+
+#[test]
+fn kustomize_exec_function_generator_protocol() {
+    // kustomize sends a generator its own config, marked local, as the only item.
+    let catalog = testdata("catalog/catalog.yaml");
+    let config = format!(
+        "apiVersion: kvrender.io/v1alpha1\n  kind: KVRender\n  metadata:\n    name: gen\n    annotations:\n      config.kubernetes.io/local-config: 'true'\n  paths: ['{}']\n",
+        catalog.display()
+    );
+    let input = format!(
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- {config}functionConfig:\n  {config}"
+    );
+    let (code, out, _, stderr) = krm(&input);
+    assert_eq!(code, 0, "{stderr}");
+    let items = out["items"].as_array().unwrap();
+    assert_eq!(items[0]["kind"], "KVRender");
+    let names: Vec<String> = items[1..]
+        .iter()
+        .map(|i| {
+            format!(
+                "{}/{}",
+                i["kind"].as_str().unwrap(),
+                i["metadata"]["name"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert!(
+        names.contains(&"VirtualMachineClusterInstancetype/team1.small".to_string()),
+        "{names:?}"
+    );
+    assert!(
+        names.contains(&"VirtualMachinePreference/team.linux".to_string()),
+        "{names:?}"
+    );
+    assert!(items[1..].iter().all(|i| {
+        i["metadata"]["annotations"]["internal.config.kubernetes.io/path"].is_string()
+    }));
+}
+
+#[test]
+fn malformed_input_is_an_error_result() {
+    let cases = [
+        (
+            "not_a_resource_list",
+            "apiVersion: v1\nkind: List\nitems: []\n",
+        ),
+        (
+            "broken_yaml",
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: [\n",
+        ),
+        (
+            "unknown_config_key",
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nfunctionConfig:\n  apiVersion: kvrender.io/v1alpha1\n  kind: KVRender\n  metadata: {name: x}\n  expnad: replace\n",
+        ),
+        ("empty", ""),
+        (
+            "bad_item",
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- just a string\n",
+        ),
+    ];
+    let _g = settings().bind_to_scope();
+    for (name, input) in cases {
+        let (code, out, text, stderr) = krm(input);
+        assert_eq!(code, 1, "{name}");
+        assert_eq!(out["kind"], "ResourceList", "{name}");
+        let results = out["results"].as_array().unwrap();
+        assert_eq!(results[0]["severity"], "error", "{name}");
+        assert!(stderr.contains("error["), "{name}: {stderr}");
+        insta::assert_snapshot!(format!("krm_malformed_{name}"), text);
+    }
+}
+
+#[test]
+fn running_twice_changes_nothing() {
+    let items = VM_AND_SIZE.replace("cpu: {sockets: 4, cores: 2}", "cpu: {}");
+    let (_, _, first, _) = krm(&list("config.kubernetes.io/v1", &items, ""));
+    let (code, _, second, _) = krm(&first);
+    assert_eq!(code, 0);
+    assert_eq!(first, second);
+}
+
+#[test]
+fn no_arguments_and_piped_stdin_is_the_function() {
+    let input = list("config.kubernetes.io/v1", VM_AND_SIZE, "");
+    let out = run_with_stdin(Command::new(BIN), &input);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let with_fn = krm(&input).2;
+    assert_eq!(stdout, with_fn);
+}
+
+#[test]
+fn legacy_plugin_reads_a_stream_and_writes_a_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("kust-plugin-config-1");
+    std::fs::write(
+        &config,
+        "apiVersion: kvrender.io/v1alpha1\nkind: KVRender\nmetadata: {name: t}\n",
+    )
+    .unwrap();
+    let stream = std::fs::read_to_string(testdata("vms/sizes.yaml")).unwrap()
+        + "---\n"
+        + &std::fs::read_to_string(testdata("vms/web.yaml")).unwrap();
+    let mut cmd = Command::new(BIN);
+    cmd.arg("fn").arg(&config);
+    let out = run_with_stdin(cmd, &stream);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(!text.contains("kind: ResourceList"));
+    assert_eq!(text.matches("---\n").count(), 3);
+
+    // The same under the plugin's own name, as kustomize starts it.
+    let link = dir.path().join("KVRender");
+    std::os::unix::fs::symlink(BIN, &link).unwrap();
+    let mut cmd = Command::new(&link);
+    cmd.arg(&config);
+    let out = run_with_stdin(cmd, &stream);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), text);
+
+    // And the same objects as `kvrender expand` gives for the VM.
+    let expand = Command::new(BIN)
+        .arg("expand")
+        .arg(testdata("vms"))
+        .output()
+        .unwrap();
+    let expanded: Vec<Value> = docs(&String::from_utf8(expand.stdout).unwrap());
+    let web = expanded
+        .iter()
+        .find(|v| v["metadata"]["name"] == "web")
+        .unwrap();
+    assert_eq!(&docs(&text)[2], web);
+}
+
+fn docs(stream: &str) -> Vec<Value> {
+    stream
+        .split("---\n")
+        .filter(|d| !d.trim().is_empty())
+        .map(|d| serde_saphyr::from_str(d).unwrap())
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// End to end: kpt and kubectl kustomize
+// ---------------------------------------------------------------------------------------------
+
+/// The path of a tool the end-to-end tests need; a clear failure when it is not installed.
+fn tool(name: &str) -> PathBuf {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| {
+            panic!(
+                "`{name}` is not installed: the KRM end-to-end tests run the real kpt and \
+                 kubectl (kustomize); install them or put them on PATH"
+            )
+        })
+}
+
+/// Copy a package from testdata into a temp dir (kpt writes into it).
+fn package(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dest = tmp.path().join(name.replace('/', "-"));
+    copy_dir(&testdata(name), &dest);
+    (tmp, dest)
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// Every file of a directory, sorted, as `# path` and the content.
+fn dump(dir: &Path) -> String {
+    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .map(|e| e.unwrap().into_path())
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    let mut out = String::new();
+    for f in files {
+        let rel = f.strip_prefix(dir).unwrap().to_string_lossy().to_string();
+        out.push_str(&format!("# {rel}\n"));
+        out.push_str(&std::fs::read_to_string(&f).unwrap());
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn show(out: &Output) -> String {
+    format!(
+        "exit: {}\n--- stdout\n{}--- stderr\n{}",
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn kpt_eval(pkg: &Path, extra: &[&str]) -> Output {
+    Command::new(tool("kpt"))
+        .args(["fn", "eval"])
+        .arg(pkg)
+        .arg("--exec")
+        .arg(format!("{BIN} fn"))
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn kpt_fn_eval_expands_a_package_with_fn_config() {
+    let (tmp, pkg) = package("vms");
+    let results = tmp.path().join("results");
+    let out = kpt_eval(
+        &pkg,
+        &[
+            "--fn-config",
+            pkg.join("kvrender.yaml").to_str().unwrap(),
+            "--results-dir",
+            results.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let _g = settings().bind_to_scope();
+    insta::assert_snapshot!(
+        "krm_kpt_eval_vms_output",
+        scrub(&show(&out), Some(tmp.path()))
+    );
+    insta::assert_snapshot!(
+        "krm_kpt_eval_vms_package",
+        scrub(&dump(&pkg), Some(tmp.path()))
+    );
+}
+
+#[test]
+fn kpt_fn_eval_with_key_value_config_validates_only() {
+    let (tmp, pkg) = package("conflict");
+    let results = tmp.path().join("results");
+    let out = kpt_eval(
+        &pkg,
+        &[
+            "--results-dir",
+            results.to_str().unwrap(),
+            "--",
+            "expand=validate",
+            "severity=warning",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    // Nothing was changed but the files kpt reformats: the VM still names its instancetype.
+    let vm = std::fs::read_to_string(pkg.join("bad-vm.yaml")).unwrap();
+    assert!(vm.contains("name: team.small"));
+    let results = std::fs::read_to_string(results.join("results.yaml")).unwrap();
+    assert!(results.contains("severity: warning"), "{results}");
+    assert!(results.contains("path: spec.template.spec.domain.cpu.sockets"));
+}
+
+#[test]
+fn kpt_fn_eval_fails_on_an_instancetype_conflict() {
+    let (tmp, pkg) = package("conflict");
+    let results = tmp.path().join("results");
+    let out = kpt_eval(&pkg, &["--results-dir", results.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let results = std::fs::read_to_string(results.join("results.yaml")).unwrap();
+    for expected in [
+        "name: worker",
+        "path: spec.template.spec.domain.cpu.sockets",
+        "path: bad-vm.yaml",
+        "severity: error",
+    ] {
+        assert!(results.contains(expected), "{expected}: {results}");
+    }
+    let _g = settings().bind_to_scope();
+    insta::assert_snapshot!(
+        "krm_kpt_eval_conflict_output",
+        scrub(&show(&out), Some(tmp.path()))
+    );
+    insta::assert_snapshot!(
+        "krm_kpt_eval_conflict_results",
+        scrub(&results, Some(tmp.path()))
+    );
+}
+
+#[test]
+fn kpt_fn_eval_renders_a_catalog_into_files() {
+    let (tmp, pkg) = package("catalog");
+    let out = kpt_eval(
+        &pkg,
+        &["--fn-config", pkg.join("kvrender.yaml").to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    for file in [
+        "instancetypes/team1.small.yaml",
+        "cluster-instancetypes/team1.medium.yaml",
+        "preferences/team.linux.yaml",
+        "cluster-preferences/team.linux.yaml",
+        "catalog.yaml",
+    ] {
+        assert!(pkg.join(file).is_file(), "{file} missing:\n{}", dump(&pkg));
+    }
+    let _g = settings().bind_to_scope();
+    insta::assert_snapshot!(
+        "krm_kpt_eval_catalog_package",
+        scrub(&dump(&pkg), Some(tmp.path()))
+    );
+}
+
+#[test]
+fn kpt_fn_render_runs_the_kptfile_pipeline() {
+    let (tmp, pkg) = package("pipeline");
+    let kptfile = pkg.join("Kptfile");
+    let text = std::fs::read_to_string(&kptfile).unwrap();
+    std::fs::write(
+        &kptfile,
+        text.replace("exec: kvrender fn", &format!("exec: {BIN} fn")),
+    )
+    .unwrap();
+    let results = tmp.path().join("results");
+    let out = Command::new(tool("kpt"))
+        .args(["fn", "render"])
+        .arg(&pkg)
+        .arg("--allow-exec")
+        .arg("--results-dir")
+        .arg(&results)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let web = std::fs::read_to_string(pkg.join("web.yaml")).unwrap();
+    assert!(!web.contains("instancetype:"), "not expanded:\n{web}");
+    assert!(
+        web.starts_with("# The web front end."),
+        "comment lost:\n{web}"
+    );
+    let _g = settings().bind_to_scope();
+    insta::assert_snapshot!(
+        "krm_kpt_render_pipeline_output",
+        scrub(&show(&out), Some(tmp.path()))
+    );
+    insta::assert_snapshot!("krm_kpt_render_pipeline_web", scrub(&web, Some(tmp.path())));
+}
+
+/// A kustomize plugin home holding the legacy exec plugin (a link to the binary).
+fn plugin_home() -> tempfile::TempDir {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join("kvrender.io/v1alpha1/kvrender");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::os::unix::fs::symlink(BIN, dir.join("KVRender")).unwrap();
+    home
+}
+
+fn kustomize(dir: &Path) -> Output {
+    let home = plugin_home();
+    Command::new(tool("kubectl"))
+        .args(["kustomize", "--enable-alpha-plugins"])
+        .arg(dir)
+        .env("KUSTOMIZE_PLUGIN_HOME", home.path())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn kustomize_legacy_plugin_expands_vms() {
+    let (tmp, dir) = package("kustomize/vms");
+    let out = kustomize(&dir);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let built = docs(&format!("---\n{}", String::from_utf8_lossy(&out.stdout)));
+    // The same objects `kvrender expand` gives for the VMs.
+    let expand = Command::new(BIN)
+        .arg("expand")
+        .arg(testdata("vms"))
+        .output()
+        .unwrap();
+    let expanded = docs(&String::from_utf8(expand.stdout).unwrap());
+    for vm in &expanded {
+        assert!(built.contains(vm), "missing from kustomize output: {vm}");
+    }
+    let _g = settings().bind_to_scope();
+    insta::assert_snapshot!("krm_kustomize_vms", scrub(&show(&out), Some(tmp.path())));
+}
+
+#[test]
+fn kustomize_legacy_plugin_fails_on_an_instancetype_conflict() {
+    let (tmp, dir) = package("kustomize/conflict");
+    let out = kustomize(&dir);
+    assert_ne!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "bad-vm.yaml: error[KV010] VirtualMachine/shop/worker: spec.template.spec.domain.cpu.sockets"
+        ),
+        "{stderr}"
+    );
+    let _g = settings().bind_to_scope();
+    insta::assert_snapshot!(
+        "krm_kustomize_conflict",
+        scrub(&show(&out), Some(tmp.path()))
+    );
+}
+
+#[test]
+fn kustomize_legacy_plugin_generates_a_catalog() {
+    let (tmp, dir) = package("kustomize/catalog");
+    let out = kustomize(&dir);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("name: team1.medium"), "{text}");
+    assert!(
+        !text.contains("kvrender.io"),
+        "catalog documents leaked: {text}"
+    );
+    assert!(!text.contains("config.kubernetes.io/path"), "{text}");
+    let _g = settings().bind_to_scope();
+    insta::assert_snapshot!(
+        "krm_kustomize_catalog",
+        scrub(&show(&out), Some(tmp.path()))
+    );
+}

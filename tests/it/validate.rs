@@ -1,0 +1,309 @@
+//! `kvrender validate`: every output format on a small tree with one finding of every code
+//! (`testdata/validate/`), and the pre-commit hook end to end.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// Keep snapshots in the top-level `snapshots/` folder while the guard lives.
+fn snapshots() -> insta::internals::SettingsBindDropGuard {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(concat!(env!("CARGO_MANIFEST_DIR"), "/snapshots"));
+    settings.set_prepend_module_to_snapshot(true);
+    settings.bind_to_scope()
+}
+
+/// Run `kvrender validate testdata/validate` with `args` from the crate root and describe the
+/// result: exit code, stdout, stderr.
+fn validate(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
+        .current_dir(ROOT)
+        .arg("validate")
+        .args(args)
+        .arg("testdata/validate")
+        .output()
+        .expect("kvrender runs");
+    format!(
+        "exit: {}\n----- stdout -----\n{}----- stderr -----\n{}",
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+    .replace(env!("CARGO_PKG_VERSION"), "[VERSION]")
+}
+
+#[test]
+fn human() {
+    let _guard = snapshots();
+    insta::assert_snapshot!(validate(&["--no-default-catalog"]));
+}
+
+#[test]
+fn json() {
+    let _guard = snapshots();
+    insta::assert_snapshot!(validate(&["--no-default-catalog", "--format", "json"]));
+}
+
+#[test]
+fn github() {
+    let _guard = snapshots();
+    insta::assert_snapshot!(validate(&["--no-default-catalog", "--format", "github"]));
+}
+
+#[test]
+fn sarif() {
+    let _guard = snapshots();
+    insta::assert_snapshot!(validate(&["--no-default-catalog", "--format", "sarif"]));
+}
+
+#[test]
+fn every_rule_fires_in_the_fixture_tree() {
+    let out = validate(&["--no-default-catalog", "--format", "json"]);
+    let json = out
+        .split("----- stdout -----\n")
+        .nth(1)
+        .and_then(|s| s.split("----- stderr -----").next())
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_str(json).unwrap();
+    let mut codes: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap())
+        .collect();
+    codes.sort_unstable();
+    codes.dedup();
+    let mut all: Vec<&str> = kvrender::validate::RULES.iter().map(|r| r.code).collect();
+    all.sort_unstable();
+    assert_eq!(codes, all);
+}
+
+#[test]
+fn strict_turns_warnings_into_errors() {
+    let out = validate(&["--no-default-catalog", "--strict"]);
+    assert!(out.contains("error[KV011]"), "{out}");
+    assert!(!out.contains("warning["), "{out}");
+}
+
+#[test]
+fn broken_yaml_has_line_and_column_and_exit_1_in_every_format() {
+    for format in ["human", "json", "github", "sarif"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
+            .current_dir(ROOT)
+            .args([
+                "validate",
+                "--format",
+                format,
+                "testdata/validate/broken.yaml",
+            ])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{format}: {stdout}");
+        let has_position = match format {
+            "human" => stdout.contains("broken.yaml:6:13:"),
+            "json" => stdout.contains("\"line\": 6") && stdout.contains("column 13"),
+            "github" => stdout.contains("line=6,col=13"),
+            _ => stdout.contains("\"startLine\": 6") && stdout.contains("\"startColumn\": 13"),
+        };
+        assert!(has_position, "{format}: {stdout}");
+    }
+}
+
+#[test]
+fn a_missing_path_cannot_run() {
+    let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
+        .args(["validate", "/nonexistent/kvrender-input.yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn catalog_resolves_references_from_unchanged_files() {
+    let vm = Path::new(ROOT).join("testdata/validate/vms.yaml");
+    let run = |extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
+            .current_dir(ROOT)
+            .args(["validate", "--no-default-catalog", "--format", "json"])
+            .args(extra)
+            .arg(&vm)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    // Without the catalog, `small` exists nowhere; with it, the conflict is found.
+    let without = run(&[]);
+    assert!(without.contains("\"code\": \"KV011\""), "{without}");
+    assert!(!without.contains("\"code\": \"KV010\""), "{without}");
+    let with = run(&["--catalog", "testdata/validate/catalog.yaml"]);
+    assert!(with.contains("\"code\": \"KV010\""), "{with}");
+    assert!(
+        with.contains("conflicts with selected instance type"),
+        "{with}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// pre-commit, for real
+
+fn on_path(program: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join(program))
+            .find(|p| p.is_file())
+    })
+}
+
+fn git(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new("git")
+        .current_dir(dir)
+        .args([
+            "-c",
+            "user.name=kvrender",
+            "-c",
+            "user.email=kvrender@example.com",
+        ])
+        .args([
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .output()
+        .expect("git runs")
+}
+
+const INSTANCETYPE: &str = "\
+apiVersion: instancetype.kubevirt.io/v1beta1
+kind: VirtualMachineClusterInstancetype
+metadata:
+  name: small
+spec:
+  cpu:
+    guest: 2
+  memory:
+    guest: 2Gi
+";
+
+fn vm(name: &str, cpu: &str) -> String {
+    format!(
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: {name}\nspec:\n  \
+         instancetype:\n    name: small\n  template:\n    spec:\n      domain:\n{cpu}        \
+         devices: {{}}\n"
+    )
+}
+
+/// The hook of this repository, installed by pre-commit from this checkout's HEAD (so it
+/// builds kvrender with cargo inside pre-commit's cache: slow the first time), refuses a commit
+/// with a conflicting VM whose instancetype lives in an unchanged file, and lets a good one in.
+#[test]
+fn pre_commit_hook_blocks_a_bad_vm() {
+    let Some(pre_commit) = on_path("pre-commit") else {
+        println!("note: `pre-commit` is not on PATH; skipping the pre-commit end-to-end test");
+        return;
+    };
+    let head = git(Path::new(ROOT), &["rev-parse", "HEAD"]);
+    if !head.status.success() {
+        println!("note: {ROOT} is not a git checkout; skipping the pre-commit end-to-end test");
+        return;
+    }
+    let sha = String::from_utf8_lossy(&head.stdout).trim().to_string();
+    let scratch = tempfile::tempdir().unwrap();
+    let repo = scratch.path();
+    assert!(git(repo, &["init", "-q"]).status.success());
+    std::fs::create_dir_all(repo.join("catalog")).unwrap();
+    std::fs::create_dir_all(repo.join("vms")).unwrap();
+    std::fs::write(repo.join("catalog/small.yaml"), INSTANCETYPE).unwrap();
+    std::fs::write(
+        repo.join(".pre-commit-config.yaml"),
+        format!(
+            "repos:\n- repo: {ROOT}\n  rev: {sha}\n  hooks:\n  - id: kvrender-validate\n    \
+             args: [--no-default-catalog, --catalog, catalog]\n"
+        ),
+    )
+    .unwrap();
+    // One cache for every run: pre-commit builds the hook once per revision, and a shared
+    // target directory keeps the rebuilds incremental. Debug-level release builds are enough.
+    let cache = Path::new(ROOT).join("target/pre-commit");
+    let run = |args: &[&str]| {
+        Command::new(&pre_commit)
+            .current_dir(repo)
+            .env("PRE_COMMIT_HOME", cache.join("home"))
+            .env("CARGO_TARGET_DIR", cache.join("target"))
+            .env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "0")
+            .env("CARGO_PROFILE_RELEASE_LTO", "false")
+            .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "16")
+            .args(args)
+            .output()
+            .expect("pre-commit runs")
+    };
+    let install = run(&["install"]);
+    assert!(install.status.success(), "{install:?}");
+    let commit = |files: &[&str], message: &str| {
+        assert!(git(repo, &[&["add"], files].concat()).status.success());
+        let mut cmd = Command::new("git");
+        cmd.current_dir(repo)
+            .env("PRE_COMMIT_HOME", cache.join("home"))
+            .env("CARGO_TARGET_DIR", cache.join("target"))
+            .env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "0")
+            .env("CARGO_PROFILE_RELEASE_LTO", "false")
+            .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "16")
+            .args([
+                "-c",
+                "user.name=kvrender",
+                "-c",
+                "user.email=kvrender@example.com",
+            ])
+            .args(["-c", "commit.gpgsign=false", "commit", "-q", "-m", message]);
+        let out = cmd.output().expect("git commit runs");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success(), text)
+    };
+
+    let (ok, log) = commit(
+        &[".pre-commit-config.yaml", "catalog/small.yaml"],
+        "catalog",
+    );
+    assert!(ok, "the catalog commit should pass:\n{log}");
+
+    std::fs::write(
+        repo.join("vms/bad.yaml"),
+        vm("bad", "        cpu:\n          sockets: 4\n"),
+    )
+    .unwrap();
+    let (ok, log) = commit(&["vms/bad.yaml"], "bad vm");
+    assert!(!ok, "the bad VM must fail the commit:\n{log}");
+    assert!(log.contains("error[KV010]"), "{log}");
+    assert!(
+        log.contains(
+            "VM field(s) spec.template.spec.domain.cpu.sockets conflicts with selected instance \
+             type"
+        ),
+        "{log}"
+    );
+    assert!(git(repo, &["reset", "-q", "vms/bad.yaml"]).status.success());
+    std::fs::remove_file(repo.join("vms/bad.yaml")).unwrap();
+
+    std::fs::write(repo.join("vms/good.yaml"), vm("good", "")).unwrap();
+    let (ok, log) = commit(&["vms/good.yaml"], "good vm");
+    assert!(ok, "the good VM should pass:\n{log}");
+}
+
+#[test]
+fn docs_list_every_rule() {
+    let docs = std::fs::read_to_string(Path::new(ROOT).join("docs/validate.md")).unwrap();
+    for rule in kvrender::validate::RULES {
+        assert!(
+            docs.contains(&format!("| `{}` | {} |", rule.code, rule.summary)),
+            "docs/validate.md lacks {}",
+            rule.code
+        );
+    }
+}

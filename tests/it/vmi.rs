@@ -1,0 +1,79 @@
+//! `kvrender vmi`, `kvrender diff` and `kvrender migrate presets` through the binary.
+
+use insta_cmd::assert_cmd_snapshot;
+
+use crate::common::{kvrender, snapshot_settings, testdata};
+
+#[test]
+fn full_vmi_with_presets_instancetype_and_defaults() {
+    let _guard = snapshot_settings();
+    assert_cmd_snapshot!(kvrender().current_dir(testdata("vmi")).args([
+        "vmi",
+        "--no-default-catalog",
+        "cluster.yaml"
+    ]));
+}
+
+#[test]
+fn presets_stage_only() {
+    let _guard = snapshot_settings();
+    assert_cmd_snapshot!(kvrender().current_dir(testdata("vmi")).args([
+        "vmi",
+        "--no-default-catalog",
+        "--stage",
+        "presets",
+        "cluster.yaml",
+    ]));
+}
+
+#[test]
+fn preset_conflicting_with_the_vmi_is_skipped_with_a_warning() {
+    let _guard = snapshot_settings();
+    assert_cmd_snapshot!(kvrender().current_dir(testdata("vmi")).args([
+        "vmi",
+        "--no-default-catalog",
+        "--stage",
+        "presets",
+        "cpu-conflict.yaml",
+    ]));
+}
+
+#[test]
+fn diff_without_colour() {
+    let _guard = snapshot_settings();
+    assert_cmd_snapshot!(kvrender().current_dir(testdata("vmi")).args([
+        "diff",
+        "--no-default-catalog",
+        "--color",
+        "never",
+        "cluster.yaml",
+    ]));
+}
+
+#[test]
+fn diff_colour_is_ansi_when_asked() {
+    let out = kvrender()
+        .current_dir(testdata("vmi"))
+        .args([
+            "diff",
+            "--no-default-catalog",
+            "--color",
+            "always",
+            "cluster.yaml",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("\u{1b}[32m+"), "{text}");
+}
+
+#[test]
+fn migrate_presets_to_preferences() {
+    let _guard = snapshot_settings();
+    assert_cmd_snapshot!(kvrender().current_dir(testdata("vmi")).args([
+        "migrate",
+        "presets",
+        "cluster.yaml",
+        "cpu-conflict.yaml"
+    ]));
+}
