@@ -26,8 +26,8 @@ fn main() {
 fn inputs() -> &'static Inputs {
     static INPUTS: OnceLock<Inputs> = OnceLock::new();
     INPUTS.get_or_init(|| {
-        let bundle =
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/anchors/common-instancetypes-bundle.yaml");
+        let bundle = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("testdata/anchors/common-instancetypes-bundle.yaml");
         let sources = load::read_paths(&[bundle]).expect("the bundle is readable");
         Inputs {
             catalog: load::parse_sources(&sources).objects,
@@ -67,8 +67,8 @@ fn parse_emit_floor(bencher: Bencher, count: usize) {
 
 #[divan::bench(sample_count = 10)]
 fn load_catalog_bundle(bencher: Bencher) {
-    let bundle =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/anchors/common-instancetypes-bundle.yaml");
+    let bundle = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata/anchors/common-instancetypes-bundle.yaml");
     let sources = load::read_paths(&[bundle]).expect("the bundle is readable");
     bencher.bench(|| load::parse_sources(&sources).objects.len());
 }

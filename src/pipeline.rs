@@ -60,13 +60,18 @@ fn precheck(vm: &Object, index: &Index<'_>) -> Option<Diagnostic> {
         ));
     }
     if let Err(why) = check_name(vm.name()) {
+        // Shown quoted, escaped and shortened: the name may hold `/`, control characters or
+        // hundreds of characters.
         let mut shown: String = vm.name().chars().take(64).collect();
         if shown.len() < vm.name().len() {
             shown.push_str("...");
         }
-        return Some(bad_name(format!(
-            "{shown:?} is not a valid Kubernetes name: {why}"
-        )));
+        let shown = format!("{shown:?}");
+        let mut d = bad_name(format!("{shown} is not a valid Kubernetes name: {why}"));
+        if let Some(obj) = &mut d.object {
+            obj.name = shown;
+        }
+        return Some(d);
     }
     let wrong = typecheck::virtual_machine(&vm.value);
     if let Some(d) = wrong_type_diagnostic(vm, &wrong, "") {

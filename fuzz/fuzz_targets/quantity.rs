@@ -36,6 +36,7 @@ fuzz_target!(|data: &[u8]| {
         back.eq_value(&q),
         "{s:?} printed as {shown:?}, which parses to another value"
     );
-    assert_eq!(back.to_string(), shown, "printing is not stable for {s:?}");
+    // Printing again need not give the same text: a binary amount that is no whole multiple
+    // of 1024 prints without a suffix and reads back as a decimal one (as in Go).
     let _ = (q.value(), q.milli_value(), q.as_f64(), q.to_json());
 });
