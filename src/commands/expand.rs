@@ -3,8 +3,8 @@
 //! VirtualMachines are the bulk of a repository and nothing resolves against them, so their
 //! documents are left unparsed while everything else is loaded and indexed; then each VM is
 //! parsed, expanded and printed on a worker and its trees dropped at once. Only the input text
-//! and the printed output are ever held for all VMs together. When any error is found, nothing
-//! is printed on stdout: a half-expanded stream must not reach `kubectl apply`.
+//! and the printed output are ever held for all VMs together. The VMs that expand are printed
+//! whole, in input order, even when others fail (the exit code says so).
 
 use rayon::prelude::*;
 
@@ -98,12 +98,10 @@ fn expand_documents(docs: &[Document<'_>], inputs: &Inputs) -> Result<Option<Out
     }
     diagnostic::sort(&mut out.diagnostics);
     out.exit_from_diagnostics();
-    if out.exit == 0 {
-        out.stdout
-            .reserve_exact(printed.iter().map(String::len).sum());
-        for s in printed {
-            out.stdout.push_str(&s);
-        }
+    out.stdout
+        .reserve_exact(printed.iter().map(String::len).sum());
+    for s in printed {
+        out.stdout.push_str(&s);
     }
     Ok(Some(out))
 }

@@ -1,11 +1,13 @@
 //! The hostile-input corpus (`testdata/hostile/`) through the binary: each case gives a clear
 //! diagnostic naming the file (and the line, where there is one), exits 1 or 2, never panics
-//! and prints nothing on stdout. Cases that cannot be committed are made in a temporary folder.
+//! and prints nothing but whole expanded VMs (of the documents that are fine) on stdout. Cases that cannot be committed are made in a temporary folder.
 
 use std::fs;
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output};
+
+use kvrender::load::{self, yaml};
 
 use crate::common::{kvrender, snapshot_settings, testdata};
 
@@ -15,12 +17,21 @@ fn summary(out: &Output) -> String {
     assert!(!stderr.contains("panicked"), "kvrender panicked:\n{stderr}");
     let code = out.status.code().expect("kvrender exited normally");
     assert!(code == 1 || code == 2, "exit code {code}:\n{stderr}");
-    assert!(
-        out.stdout.is_empty(),
-        "output on stdout despite errors: {} bytes",
-        out.stdout.len()
-    );
-    format!("exit: {code}\nstdout: empty\n{stderr}")
+    // No partial output: stdout holds only whole expanded VMs (of the documents that are
+    // fine), never a truncated document.
+    let stdout = String::from_utf8(out.stdout.clone()).expect("stdout is UTF-8");
+    let mut names = Vec::new();
+    for doc in load::split::split(&stdout) {
+        let v = yaml::parse_document(doc.text).expect("stdout holds whole YAML documents");
+        assert_eq!(v["kind"], "VirtualMachine", "{stdout}");
+        names.push(v["metadata"]["name"].as_str().unwrap_or("?").to_string());
+    }
+    let printed = if names.is_empty() {
+        "nothing".to_string()
+    } else {
+        names.join(", ")
+    };
+    format!("exit: {code}\nstdout: {printed}\n{stderr}")
 }
 
 fn run(cmd: &mut Command) -> Output {
@@ -85,7 +96,7 @@ fn a_100_mb_file() {
         text.contains(&format!("big.yaml:{broken_line}:")),
         "expected line {broken_line}:\n{text}"
     );
-    assert!(text.contains("exit: 1"), "{text}");
+    assert!(text.contains("exit: 1\nstdout: ok\n"), "{text}");
 }
 
 #[test]
@@ -172,4 +183,32 @@ fn output_directory_that_is_a_file() {
     );
     let _guard = snapshot_settings();
     insta::assert_snapshot!(text);
+}
+
+#[test]
+fn build_with_errors_writes_no_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    fs::write(
+        tmp.path().join("fine.yaml"),
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: fine\nspec:\n  template:\n    spec: {}\n",
+    )
+    .unwrap();
+    fs::copy(
+        testdata("hostile/wrong-type-vm.yaml"),
+        tmp.path().join("wrong-type-vm.yaml"),
+    )
+    .unwrap();
+    let out = run(kvrender().current_dir(tmp.path()).args([
+        "build",
+        "-o",
+        "out",
+        "fine.yaml",
+        "wrong-type-vm.yaml",
+    ]));
+    let text = summary(&out);
+    assert!(text.starts_with("exit: 1\nstdout: nothing\n"), "{text}");
+    assert!(
+        !tmp.path().join("out").exists(),
+        "either every file is written or none"
+    );
 }
