@@ -1,14 +1,11 @@
 //! The same input with 1, 2 and 8 worker threads gives byte-identical output, for a clean run
 //! (the expanded stream) and for one full of findings (the sorted diagnostics).
 
-#[path = "../../benches/support/gen.rs"]
-#[allow(dead_code)]
-mod vm_gen;
-
 use std::fs;
 use std::process::Output;
 
 use crate::common::kvrender;
+use crate::vm_gen;
 
 fn expand(threads: &str, dir: &std::path::Path) -> Output {
     kvrender()

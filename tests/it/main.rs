@@ -12,3 +12,8 @@ mod render;
 mod validate;
 mod vmi;
 mod yaml;
+
+/// The VM generator of the benchmarks.
+#[path = "../../benches/support/gen.rs"]
+#[allow(dead_code)]
+mod vm_gen;

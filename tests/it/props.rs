@@ -10,10 +10,6 @@
 //!   has no matchers left and expands to itself; applying its preference again changes nothing
 //!   (preferences only fill what is unset); applying the cluster defaults again changes nothing.
 
-#[path = "../../benches/support/gen.rs"]
-#[allow(dead_code)]
-mod vm_gen;
-
 use std::sync::Arc;
 
 use kvrender::kubevirt::expand::{self, has_matchers};
@@ -25,6 +21,8 @@ use kvrender::resolve::Index;
 use kvrender::{emit, pipeline, render};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
+
+use crate::vm_gen;
 
 /// Strings that stress a YAML printer: YAML 1.1 booleans and numbers, indicators, quotes,
 /// line breaks, control characters and non-ASCII text, plus anything proptest makes up.
