@@ -197,6 +197,28 @@ pub fn expand_vm(
     })
 }
 
+/// As [`expand_vm`], for a VM the caller drops afterwards: its tree becomes the result instead
+/// of being copied.
+pub fn expand_vm_owned(
+    mut vm: Object,
+    index: &Index<'_>,
+    profile: &ClusterProfile,
+) -> Result<Value, Diagnostic> {
+    if infer::uses_inference(&vm.value) {
+        return expand_vm(&vm, index, profile);
+    }
+    if let Some(d) = precheck(&vm, index) {
+        return Err(d);
+    }
+    // Taken before the value is: the diagnostic names the VM.
+    let object = vm.object_ref();
+    expand::expand_taking(&mut vm, index, profile).map_err(|e| {
+        let mut d = expand_diagnostic(&vm, &e);
+        d.object = Some(object);
+        d
+    })
+}
+
 /// The diagnostic for a VM the instancetype step of the mutating webhook refuses (matcher
 /// validation or `inferFromVolume`). The message keeps KubeVirt's text, which names the missing
 /// object, label, volume or invalid value, and adds the volume and the object looked at.

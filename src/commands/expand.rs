@@ -15,7 +15,7 @@ use crate::diagnostic::{self, Diagnostic};
 use crate::emit;
 use crate::error::{Error, Result};
 use crate::load::{self, Document, Source};
-use crate::model::{Kind, Object};
+use crate::model::Kind;
 use crate::pipeline;
 
 /// What became of one document.
@@ -61,23 +61,22 @@ fn expand_documents(docs: &[Document<'_>], inputs: &Inputs) -> Result<Option<Out
     let steps: Vec<Result<Step>> = docs
         .par_iter()
         .map(|doc| {
-            let parsed: Object;
-            let vm = match doc {
-                Document::Object(o) => o,
+            let result = match doc {
                 Document::Problem(d) => return Ok(Step::Failed(d.clone())),
+                Document::Object(vm) if vm.kind() == Kind::VirtualMachine => {
+                    pipeline::expand_vm(vm, &index, &inputs.profile)
+                }
+                Document::Object(_) => return Ok(Step::Skip),
                 Document::Deferred(text) => match text.parse() {
-                    Ok(o) if o.kind() == Kind::VirtualMachine => {
-                        parsed = o;
-                        &parsed
+                    // Parsed here, used once: the expansion takes its tree.
+                    Ok(vm) if vm.kind() == Kind::VirtualMachine => {
+                        pipeline::expand_vm_owned(vm, &index, &inputs.profile)
                     }
                     Ok(_) => return Ok(Step::Reparse),
                     Err(d) => return Ok(Step::Failed(d)),
                 },
             };
-            if vm.kind() != Kind::VirtualMachine {
-                return Ok(Step::Skip);
-            }
-            match pipeline::expand_vm(vm, &index, &inputs.profile) {
+            match result {
                 Ok(v) => emit::stream_document(&v).map(Step::Printed),
                 Err(d) => Ok(Step::Failed(d)),
             }

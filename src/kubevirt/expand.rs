@@ -285,6 +285,28 @@ pub fn expand(
     )
 }
 
+/// As [`expand`], taking the VM's value out of `vm` instead of copying it (for a caller that
+/// drops the VM afterwards). On failure `vm.value` may have been taken (left `null`).
+pub fn expand_taking(
+    vm: &mut Object,
+    index: &Index<'_>,
+    profile: &ClusterProfile,
+) -> Result<Value, ExpandError> {
+    if !has_matchers(&vm.value) {
+        let mut out = std::mem::take(&mut vm.value);
+        add_acpi(&mut out);
+        return Ok(out);
+    }
+    let instancetype = find_spec(Side::Instancetype, vm, index)?;
+    let preference = find_spec(Side::Preference, vm, index)?;
+    expand_owned(
+        std::mem::take(&mut vm.value),
+        instancetype.as_deref(),
+        preference.as_deref(),
+        profile,
+    )
+}
+
 /// Expand a VM with already-resolved specs (steps 3 to 6).
 pub fn expand_with(
     vm: &Value,
@@ -292,7 +314,16 @@ pub fn expand_with(
     preference: Option<&Value>,
     profile: &ClusterProfile,
 ) -> Result<Value, ExpandError> {
-    let mut out = vm.clone();
+    expand_owned(vm.clone(), instancetype, preference, profile)
+}
+
+/// [`expand_with`] on a VM value the caller gives away.
+fn expand_owned(
+    mut out: Value,
+    instancetype: Option<&Value>,
+    preference: Option<&Value>,
+    profile: &ClusterProfile,
+) -> Result<Value, ExpandError> {
     let template = match path::get_mut(&mut out, &["spec", "template"]) {
         Some(t) if t.is_object() => t,
         _ => {
