@@ -255,3 +255,44 @@ proptest! {
         }
     }
 }
+
+/// Findings of the `quantity` fuzz target, kept as regression tests. None was a defect of the
+/// port; each showed where "the printed form parses back to the same value" stops holding.
+#[test]
+fn quantity_round_trip_edge_cases_found_by_fuzzing() {
+    use kvrender::model::quantity::Quantity;
+    // Go prints a decimal-SI amount of 10^21 or more without a suffix, so `1000E` prints as
+    // `1`; kept for fidelity.
+    assert_eq!(Quantity::parse("1000E").unwrap().to_string(), "1");
+    // A 17-digit mantissa with a huge exponent fits Go's int64 form; its canonical text has 19
+    // digits, takes the arbitrary-precision path and is refused by the digit limit.
+    let q = Quantity::parse("92233720368547588.E5872301").unwrap();
+    assert_eq!(q.to_string(), "9223372036854758800e5872299");
+    assert!(Quantity::parse(&q.to_string()).is_err());
+    // A binary amount that is no whole multiple of 1024 prints without a suffix and reads back
+    // as a decimal amount: same value, other text the second time.
+    let q = Quantity::parse("023456789345687.5Ki").unwrap();
+    assert_eq!(q.to_string(), "24019752289984000");
+    let back = Quantity::parse(&q.to_string()).unwrap();
+    assert!(back.eq_value(&q));
+    assert_eq!(back.to_string(), "24019752289984k");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    #[test]
+    fn quantities_print_to_text_that_parses_to_the_same_value(
+        s in "[+-]?([0-9]{1,20}(\\.[0-9]{0,12})?|\\.[0-9]{1,12})(|n|u|m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei|[eE][+-]?[0-9]{1,3})"
+    ) {
+        use kvrender::model::quantity::{Format, Quantity};
+        let Ok(q) = Quantity::parse(&s) else { return Ok(()); };
+        let shown = q.to_string();
+        let back = Quantity::parse(&shown)
+            .map_err(|_| TestCaseError::fail(format!("{s} printed as {shown}, which does not parse")))?;
+        if q.format() == Format::DecimalSi && q.as_f64().abs() >= 1e21 {
+            return Ok(());
+        }
+        prop_assert!(back.eq_value(&q), "{} printed as {}", s, shown);
+    }
+}
