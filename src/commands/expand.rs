@@ -17,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::load::{self, Document, Source};
 use crate::model::Kind;
 use crate::pipeline;
+use crate::render;
 
 /// What became of one document.
 enum Step {
@@ -40,9 +41,19 @@ pub fn run(args: &ExpandArgs) -> Result<Outcome> {
 /// Expand every VirtualMachine of `sources`, resolving against them and then `inputs`
 /// (`--catalog` objects, the embedded catalog) with `inputs.profile`.
 pub fn expand_sources(sources: &[Source], inputs: &Inputs) -> Result<Outcome> {
-    let lazy = load::documents(sources, &|api, kind| {
-        kind == "VirtualMachine" && api.starts_with("kubevirt.io/")
-    });
+    // Rendering the embedded catalog (once per process) overlaps with splitting the inputs.
+    let (lazy, ()) = rayon::join(
+        || {
+            load::documents(sources, &|api, kind| {
+                kind == "VirtualMachine" && api.starts_with("kubevirt.io/")
+            })
+        },
+        || {
+            if inputs.embedded {
+                render::embedded_catalog();
+            }
+        },
+    );
     if let Some(out) = expand_documents(&lazy, inputs)? {
         return Ok(out);
     }
