@@ -1,5 +1,6 @@
-//! Library benchmarks (divan): expanding generated VirtualMachines through the same function
-//! `kvrender expand` runs, and the floor: parsing and re-emitting the same YAML with no rules.
+//! Library benchmarks (divan): rendering the shipped catalog, expanding generated
+//! VirtualMachines through the same function `kvrender expand` runs, and the floor: parsing and
+//! re-emitting the same YAML with no rules.
 //!
 //! `cargo bench --bench pipeline`. Whole-command comparisons (kustomize, memory, threads) are
 //! in `bench/compare.sh`.
@@ -71,4 +72,13 @@ fn load_catalog_bundle(bencher: Bencher) {
         .join("testdata/anchors/common-instancetypes-bundle.yaml");
     let sources = load::read_paths(&[bundle]).expect("the bundle is readable");
     bencher.bench(|| load::parse_sources(&sources).objects.len());
+}
+
+#[divan::bench(sample_count = 10)]
+fn render_shipped_catalog() -> usize {
+    let rendered = kvrender::render::render_embedded(&kvrender::render::RenderOptions::default())
+        .expect("the shipped catalog renders");
+    let text =
+        kvrender::emit::yaml_stream(rendered.objects.iter().map(|o| &o.value)).expect("prints");
+    text.len()
 }
