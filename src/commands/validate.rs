@@ -31,6 +31,11 @@ pub fn run(args: &ValidateArgs) -> Result<Outcome> {
         },
     );
     let stdout = match args.format {
+        Format::Human if diags.is_empty() => format!(
+            "No problems found in {} object{}.\n",
+            inputs.objects.len(),
+            if inputs.objects.len() == 1 { "" } else { "s" }
+        ),
         Format::Human => emit::diagnostics::human(&diags, true),
         Format::Json => emit::json::report(&diags),
         Format::Github => emit::github::report(&diags),
