@@ -186,22 +186,21 @@ fn conflict_results_name_the_vm_field_and_file() {
     );
     let results = out["results"].as_array().unwrap();
     assert_eq!(results.len(), 2, "one result per conflicting path");
-    assert_eq!(
-        results[0],
-        json!({
-            "message": results[0]["message"],
-            "severity": "error",
-            "resourceRef": {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
-                            "name": "worker", "namespace": "shop"},
-            "field": {"path": "spec.template.spec.domain.cpu.sockets"},
-            "file": {"path": "vms/worker.yaml", "index": 1},
-            "tags": {"code": "KV010"},
-        })
-    );
-    assert_eq!(
-        results[1]["field"]["path"],
-        "spec.template.spec.domain.cpu.cores"
-    );
+    for (result, field) in results.iter().zip(["cores", "sockets"]) {
+        let path = format!("spec.template.spec.domain.cpu.{field}");
+        assert_eq!(
+            result,
+            &json!({
+                "message": format!("VM field(s) {path} conflicts with selected instance type"),
+                "severity": "error",
+                "resourceRef": {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+                                "name": "worker", "namespace": "shop"},
+                "field": {"path": path},
+                "file": {"path": "vms/worker.yaml", "index": 1},
+                "tags": {"code": "KV010"},
+            })
+        );
+    }
     assert!(stderr.contains("vms/worker.yaml: error[KV010] VirtualMachine/shop/worker"));
     let _g = settings().bind_to_scope();
     insta::assert_snapshot!("krm_conflict_resource_list", text);
