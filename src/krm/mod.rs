@@ -70,10 +70,11 @@ pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput
     let list = match resource_list::parse(input) {
         Ok(list) => list,
         Err(e) => {
-            let d = Diagnostic::error(e.code, Origin::new("-", 0, None), e.message);
-            let results = resource_list::results(&d);
-            let out = resource_list::write(resource_list::V1, Vec::new(), results)?;
-            return Ok(FnOutput::finish(out, vec![d]));
+            return failed_list(Diagnostic::error(
+                e.code,
+                Origin::new("-", 0, None),
+                e.message,
+            ));
         }
     };
     let fn_config = match FnConfig::parse(config.or(list.function_config.as_ref())) {
@@ -110,6 +111,28 @@ pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput
         .collect();
     let out = resource_list::write_items(&list.api_version, out_items, results)?;
     Ok(FnOutput::finish(out, processed.diagnostics))
+}
+
+/// An empty ResourceList whose one result is `d`.
+fn failed_list(d: Diagnostic) -> Result<FnOutput> {
+    let results = resource_list::results(&d);
+    let out = resource_list::write(resource_list::V1, Vec::new(), results)?;
+    Ok(FnOutput::finish(out, vec![d]))
+}
+
+/// The answer to a ResourceList input that cannot be read at all (e.g. too large): an empty
+/// list with `message` as its error result.
+///
+/// # Errors
+/// Only when the output cannot be serialized.
+pub fn failed_resource_list(message: String) -> Result<FnOutput> {
+    failed_list(input_error("-", message))
+}
+
+/// The answer to a legacy plugin's stream that cannot be read at all: nothing on stdout,
+/// `message` as an error.
+pub fn failed_stream(message: String) -> FnOutput {
+    FnOutput::finish(String::new(), vec![input_error("-", message)])
 }
 
 /// An output item as the input's text when the function left it unchanged (or only marked it

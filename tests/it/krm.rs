@@ -702,3 +702,109 @@ fn kustomize_legacy_plugin_generates_a_catalog() {
         scrub(&show(&out), Some(tmp.path()))
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Started with no arguments
+// ---------------------------------------------------------------------------------------------
+
+/// Wait for a child, failing the test (and killing the child) if it takes longer than `secs`.
+fn wait_at_most(child: &mut std::process::Child, secs: u64) -> std::process::ExitStatus {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("kvrender still runs after {secs}s: it hangs");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn no_arguments_on_a_terminal_prints_the_help() {
+    // `script` gives the child a terminal as stdin, as an interactive shell does.
+    let out = Command::new(tool("script"))
+        .args(["-qec", BIN, "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let plain = regex::Regex::new(r"\x1b\[[0-9;]*m")
+        .unwrap()
+        .replace_all(&text, "");
+    assert!(
+        plain.contains("Usage: kvrender [OPTIONS] <COMMAND>"),
+        "{plain}"
+    );
+    assert!(plain.contains("build "), "{plain}");
+    assert_eq!(out.status.code(), Some(2), "{plain}");
+}
+
+#[test]
+fn no_arguments_and_empty_stdin_prints_the_usage() {
+    // A CI step with stdin closed or /dev/null: no ResourceList, no hang, the usage.
+    for stdin in [Stdio::null(), Stdio::piped()] {
+        let mut child = Command::new(BIN)
+            .stdin(stdin)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdin.take());
+        let status = wait_at_most(&mut child, 30);
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(status.code(), Some(2), "{stderr}");
+        assert!(out.stdout.is_empty());
+        assert!(
+            stderr.starts_with("kvrender: no command given and nothing on stdin"),
+            "{stderr}"
+        );
+        assert!(stderr.contains("Usage: kvrender [OPTIONS] <COMMAND>"));
+    }
+    // `kvrender fn` asked for a function on purpose: an empty input is an error result.
+    let out = Command::new(BIN)
+        .arg("fn")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("the input is empty"));
+}
+
+#[test]
+fn no_arguments_and_silent_stdin_says_what_it_waits_for() {
+    let mut child = Command::new(BIN)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = std::io::BufRead::read_line(&mut stderr, &mut line);
+        let _ = tx.send((line, stderr));
+    });
+    let (line, mut rest) = rx
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("no word on stderr while waiting for stdin");
+    assert!(
+        line.starts_with("kvrender: waiting for a ResourceList on stdin"),
+        "{line}"
+    );
+    // The input still counts when it comes late.
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(list("config.kubernetes.io/v1", VM_AND_SIZE, "").as_bytes())
+        .unwrap();
+    drop(stdin);
+    let status = wait_at_most(&mut child, 30);
+    let mut errors = String::new();
+    std::io::Read::read_to_string(&mut rest, &mut errors).unwrap();
+    assert_eq!(status.code(), Some(1), "{errors}");
+    assert!(errors.contains("error[KV010]"), "{errors}");
+}
