@@ -645,22 +645,85 @@ fn kustomize(dir: &Path) -> Output {
         .unwrap()
 }
 
+/// The annotation prefixes kpt and kustomize own.
+const ORCHESTRATION: [&str; 4] = [
+    "config.kubernetes.io/",
+    "internal.config.kubernetes.io/",
+    "config.k8s.io/",
+    "kustomize.config.k8s.io/",
+];
+
+/// An object as data for comparing outputs: without the annotations orchestrators add
+/// (kustomize's origin and ids, kpt's paths), and without an annotation map left empty.
+fn without_orchestration(mut v: Value) -> Value {
+    if let Some(meta) = v.get_mut("metadata").and_then(Value::as_object_mut)
+        && let Some(Value::Object(a)) = meta.get_mut("annotations")
+    {
+        a.retain(|k, _| !ORCHESTRATION.iter().any(|p| k.starts_with(p)));
+        if a.is_empty() {
+            meta.remove("annotations");
+        }
+    }
+    v
+}
+
+/// Objects as data, order ignored (kustomize sorts its output, `build` does not).
+fn as_set(objects: Vec<Value>) -> Vec<String> {
+    let mut keys: Vec<String> = objects
+        .into_iter()
+        .map(|v| sorted_json(&without_orchestration(v)))
+        .collect();
+    keys.sort();
+    keys
+}
+
+/// JSON text with every mapping's keys sorted (kustomize reorders keys).
+fn sorted_json(v: &Value) -> String {
+    match v {
+        Value::Object(m) => {
+            let mut entries: Vec<(&String, &Value)> = m.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            let inner: Vec<String> = entries
+                .into_iter()
+                .map(|(k, v)| format!("{}:{}", Value::String(k.clone()), sorted_json(v)))
+                .collect();
+            format!("{{{}}}", inner.join(","))
+        }
+        Value::Array(a) => format!(
+            "[{}]",
+            a.iter().map(sorted_json).collect::<Vec<_>>().join(",")
+        ),
+        other => other.to_string(),
+    }
+}
+
+/// `kvrender build ARGS DIR`: its objects, its stderr and exit code.
+fn build(dir: &Path, args: &[&str]) -> (Vec<Value>, String, i32) {
+    let out = Command::new(BIN)
+        .arg("build")
+        .args(args)
+        .arg(dir)
+        .output()
+        .unwrap();
+    (
+        docs(&String::from_utf8(out.stdout).unwrap()),
+        String::from_utf8(out.stderr).unwrap(),
+        out.status.code().unwrap(),
+    )
+}
+
 #[test]
 fn kustomize_legacy_plugin_expands_vms() {
     let (tmp, dir) = package("kustomize/vms");
     let out = kustomize(&dir);
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let built = docs(&format!("---\n{}", String::from_utf8_lossy(&out.stdout)));
-    // The same objects `kvrender expand` gives for the VMs.
-    let expand = Command::new(BIN)
-        .arg("expand")
-        .arg(testdata("vms"))
-        .output()
-        .unwrap();
-    let expanded = docs(&String::from_utf8(expand.stdout).unwrap());
-    for vm in &expanded {
-        assert!(built.contains(vm), "missing from kustomize output: {vm}");
-    }
+    // The same objects as `kvrender build` on the same directory (the kustomization and the
+    // plugin config are tool configuration, which `build` leaves out).
+    let (expected, stderr, code) = build(&dir, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(expected.len(), 4);
+    assert_eq!(as_set(built), as_set(expected));
     let _g = settings().bind_to_scope();
     insta::assert_snapshot!("krm_kustomize_vms", scrub(&show(&out), Some(tmp.path())));
 }
@@ -671,12 +734,22 @@ fn kustomize_legacy_plugin_fails_on_an_instancetype_conflict() {
     let out = kustomize(&dir);
     assert_ne!(out.status.code(), Some(0));
     let stderr = String::from_utf8_lossy(&out.stderr);
+    // The VM, the field path and the file (kustomize's origin annotation).
     assert!(
         stderr.contains(
             "bad-vm.yaml: error[KV010] VirtualMachine/shop/worker: spec.template.spec.domain.cpu.sockets"
         ),
         "{stderr}"
     );
+    // The same finding as `kvrender build` on the same directory.
+    let (objects, built, code) = build(&dir, &[]);
+    assert_eq!(code, 1);
+    assert!(objects.is_empty());
+    let finding = built
+        .lines()
+        .find_map(|l| l.split_once(" error[KV010] ").map(|(_, f)| f))
+        .unwrap_or_else(|| panic!("{built}"));
+    assert!(stderr.contains(finding), "{finding}\n{stderr}");
     let _g = settings().bind_to_scope();
     insta::assert_snapshot!(
         "krm_kustomize_conflict",
@@ -696,115 +769,16 @@ fn kustomize_legacy_plugin_generates_a_catalog() {
         "catalog documents leaked: {text}"
     );
     assert!(!text.contains("config.kubernetes.io/path"), "{text}");
+    // The same objects as `kvrender build` with the flags that say what the plugin config says
+    // (`versionLabel: v1.0.0`; its `paths: [catalog/]` is under the directory built).
+    let built = docs(&format!("---\n{text}"));
+    let (expected, stderr, code) = build(&dir, &["--version-label", "v1.0.0"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(expected.len(), 6);
+    assert_eq!(as_set(built), as_set(expected));
     let _g = settings().bind_to_scope();
     insta::assert_snapshot!(
         "krm_kustomize_catalog",
         scrub(&show(&out), Some(tmp.path()))
     );
-}
-
-// ---------------------------------------------------------------------------------------------
-// Started with no arguments
-// ---------------------------------------------------------------------------------------------
-
-/// Wait for a child, failing the test (and killing the child) if it takes longer than `secs`.
-fn wait_at_most(child: &mut std::process::Child, secs: u64) -> std::process::ExitStatus {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("kvrender still runs after {secs}s: it hangs");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-}
-
-#[test]
-fn no_arguments_on_a_terminal_prints_the_help() {
-    // `script` gives the child a terminal as stdin, as an interactive shell does.
-    let out = Command::new(tool("script"))
-        .args(["-qec", BIN, "/dev/null"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    let plain = regex::Regex::new(r"\x1b\[[0-9;]*m")
-        .unwrap()
-        .replace_all(&text, "");
-    assert!(
-        plain.contains("Usage: kvrender [OPTIONS] <COMMAND>"),
-        "{plain}"
-    );
-    assert!(plain.contains("build "), "{plain}");
-    assert_eq!(out.status.code(), Some(2), "{plain}");
-}
-
-#[test]
-fn no_arguments_and_empty_stdin_prints_the_usage() {
-    // A CI step with stdin closed or /dev/null: no ResourceList, no hang, the usage.
-    for stdin in [Stdio::null(), Stdio::piped()] {
-        let mut child = Command::new(BIN)
-            .stdin(stdin)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        drop(child.stdin.take());
-        let status = wait_at_most(&mut child, 30);
-        let out = child.wait_with_output().unwrap();
-        let stderr = String::from_utf8(out.stderr).unwrap();
-        assert_eq!(status.code(), Some(2), "{stderr}");
-        assert!(out.stdout.is_empty());
-        assert!(
-            stderr.starts_with("kvrender: no command given and nothing on stdin"),
-            "{stderr}"
-        );
-        assert!(stderr.contains("Usage: kvrender [OPTIONS] <COMMAND>"));
-    }
-    // `kvrender fn` asked for a function on purpose: an empty input is an error result.
-    let out = Command::new(BIN)
-        .arg("fn")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("the input is empty"));
-}
-
-#[test]
-fn no_arguments_and_silent_stdin_says_what_it_waits_for() {
-    let mut child = Command::new(BIN)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = std::io::BufRead::read_line(&mut stderr, &mut line);
-        let _ = tx.send((line, stderr));
-    });
-    let (line, mut rest) = rx
-        .recv_timeout(std::time::Duration::from_secs(30))
-        .expect("no word on stderr while waiting for stdin");
-    assert!(
-        line.starts_with("kvrender: waiting for a ResourceList on stdin"),
-        "{line}"
-    );
-    // The input still counts when it comes late.
-    let mut stdin = child.stdin.take().unwrap();
-    stdin
-        .write_all(list("config.kubernetes.io/v1", VM_AND_SIZE, "").as_bytes())
-        .unwrap();
-    drop(stdin);
-    let status = wait_at_most(&mut child, 30);
-    let mut errors = String::new();
-    std::io::Read::read_to_string(&mut rest, &mut errors).unwrap();
-    assert_eq!(status.code(), Some(1), "{errors}");
-    assert!(errors.contains("error[KV010]"), "{errors}");
 }
