@@ -782,3 +782,223 @@ fn kustomize_legacy_plugin_generates_a_catalog() {
         scrub(&show(&out), Some(tmp.path()))
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// One pipeline, two doors: `kvrender build` and `kvrender fn`
+// ---------------------------------------------------------------------------------------------
+
+/// The ResourceList kpt would send for a directory: every document of every YAML file, with
+/// its path (relative to `dir`) and index annotations. JSON, which is YAML.
+fn resource_list_of(dir: &Path, function_config: Option<Value>) -> String {
+    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .map(|e| e.unwrap().into_path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    files.sort();
+    let mut items = Vec::new();
+    for file in files {
+        let rel = file
+            .strip_prefix(dir)
+            .unwrap()
+            .to_string_lossy()
+            .to_string();
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (i, mut doc) in docs(&text).into_iter().enumerate() {
+            let annotations = doc["metadata"]
+                .as_object_mut()
+                .unwrap()
+                .entry("annotations")
+                .or_insert_with(|| json!({}));
+            for key in [
+                "internal.config.kubernetes.io/path",
+                "config.kubernetes.io/path",
+            ] {
+                annotations[key] = json!(rel);
+            }
+            for key in [
+                "internal.config.kubernetes.io/index",
+                "config.kubernetes.io/index",
+            ] {
+                annotations[key] = json!(i.to_string());
+            }
+            items.push(doc);
+        }
+    }
+    let mut list = json!({"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList",
+                          "items": items});
+    if let Some(config) = function_config {
+        list["functionConfig"] = config;
+    }
+    list.to_string()
+}
+
+/// The findings a run printed on stderr, without their location (`file[:line]: `), sorted,
+/// each with the file it names relative to `dir`.
+fn findings(stderr: &str, dir: &Path) -> Vec<(String, String)> {
+    let re = regex::Regex::new(r"^(\S+?)(:\d+)?: ((error|warning|info)\[KV\d+\] .*)$").unwrap();
+    let prefix = format!("{}/", dir.display());
+    let mut out: Vec<(String, String)> = stderr
+        .lines()
+        .filter_map(|l| re.captures(l))
+        .map(|c| {
+            let file = c[1].strip_prefix(&prefix).unwrap_or(&c[1]).to_string();
+            (file, c[3].to_string())
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Every result about an object names the object, its file (path and index) and the field.
+fn assert_results_are_complete(results: &[Value]) {
+    for r in results {
+        assert!(r["resourceRef"]["kind"].is_string(), "{r}");
+        assert!(r["file"]["path"].is_string(), "no file.path: {r}");
+        assert!(r["file"]["index"].is_u64(), "no file.index: {r}");
+        assert!(r["field"]["path"].is_string(), "no field.path: {r}");
+        assert!(r["tags"]["code"].is_string(), "{r}");
+    }
+}
+
+#[test]
+fn build_and_fn_give_the_same_objects_and_findings() {
+    let dir = testdata("parity/clean");
+    let (built, built_stderr, code) = build(&dir, &[]);
+    assert_eq!(code, 0, "{built_stderr}");
+    let (code, out, _, fn_stderr) = krm(&resource_list_of(&dir, None));
+    assert_eq!(code, 0, "{fn_stderr}");
+    // The same objects: the rendered catalog, the expanded VMs, the rest passed through. The
+    // function also keeps the catalog documents, marked local (kpt would delete their files).
+    let items: Vec<Value> = out["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| {
+            i["metadata"]["annotations"]["config.kubernetes.io/local-config"] != json!("true")
+        })
+        .cloned()
+        .collect();
+    assert_eq!(built.len(), 10, "{built:#?}");
+    assert_eq!(as_set(items), as_set(built.clone()));
+    let app = built
+        .iter()
+        .find(|v| v["metadata"]["name"] == "app")
+        .unwrap();
+    assert_eq!(
+        app["spec"]["template"]["spec"]["domain"]["memory"]["guest"],
+        "4Gi"
+    );
+    // The same findings (warnings here: the pipeline goes on), the same words.
+    let from_build = findings(&built_stderr, &dir);
+    assert_eq!(from_build.len(), 2, "{built_stderr}");
+    assert_eq!(findings(&fn_stderr, &dir), from_build);
+    let results = out["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    assert_results_are_complete(results);
+}
+
+#[test]
+fn build_and_fn_fail_the_same_way() {
+    let dir = testdata("parity/failing");
+    let (built, built_stderr, code) = build(&dir, &[]);
+    assert_eq!(code, 1);
+    assert!(built.is_empty(), "build prints nothing half-done");
+    let input = resource_list_of(&dir, None);
+    let (code, out, _, fn_stderr) = krm(&input);
+    assert_eq!(code, 1);
+    let from_build = findings(&built_stderr, &dir);
+    let codes: Vec<&str> = from_build
+        .iter()
+        .map(|(_, f)| &f[f.find('[').unwrap() + 1..f.find(']').unwrap()])
+        .collect();
+    assert_eq!(
+        codes,
+        ["KV030", "KV003", "KV010", "KV011", "KV012", "KV013"],
+        "{built_stderr}"
+    );
+    assert_eq!(findings(&fn_stderr, &dir), from_build);
+    let results = out["results"].as_array().unwrap();
+    assert_eq!(results.len(), from_build.len());
+    assert_results_are_complete(results);
+    // The function still writes the list: the VMs it could not expand as they were, the one
+    // it could expanded.
+    let before: Value = serde_json::from_str(&input).unwrap();
+    let items = out["items"].as_array().unwrap();
+    for (old, new) in before["items"].as_array().unwrap().iter().zip(items) {
+        if old["metadata"]["name"] == "fine" {
+            assert!(new["spec"].get("instancetype").is_none(), "{new}");
+        } else {
+            assert_eq!(old, new);
+        }
+    }
+}
+
+/// `kvrender validate --format json` on `dir`: (severity, code, object, field, message) tuples,
+/// one per field.
+fn validate_findings(dir: &Path) -> Vec<(String, String, String, String, String)> {
+    let out = Command::new(BIN)
+        .args(["validate", "--format", "json"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut all = Vec::new();
+    for f in report["findings"].as_array().unwrap() {
+        let object = format!(
+            "{}/{}/{}",
+            f["object"]["kind"].as_str().unwrap_or(""),
+            f["object"]["namespace"].as_str().unwrap_or(""),
+            f["object"]["name"].as_str().unwrap_or("")
+        );
+        for field in f["field"].as_str().unwrap_or("").split(", ") {
+            all.push((
+                f["severity"].as_str().unwrap().to_string(),
+                f["code"].as_str().unwrap().to_string(),
+                object.clone(),
+                field.to_string(),
+                f["message"].as_str().unwrap().to_string(),
+            ));
+        }
+    }
+    all.sort();
+    all
+}
+
+#[test]
+fn validate_mode_reports_what_kvrender_validate_reports() {
+    for dir in [testdata("parity/failing"), testdata("conflict")] {
+        let config = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"},
+                            "data": {"expand": "validate", "render": "false"}});
+        let input = resource_list_of(&dir, Some(config));
+        let (code, out, _, stderr) = krm(&input);
+        assert_eq!(code, 1, "{stderr}");
+        // Nothing changed: validate keeps the VMs.
+        let before: Value = serde_json::from_str(&input).unwrap();
+        assert_eq!(out["items"], before["items"]);
+        let results = out["results"].as_array().unwrap();
+        assert_results_are_complete(results);
+        let mut from_fn: Vec<_> = results
+            .iter()
+            .map(|r| {
+                let o = &r["resourceRef"];
+                (
+                    r["severity"].as_str().unwrap().to_string(),
+                    r["tags"]["code"].as_str().unwrap().to_string(),
+                    format!(
+                        "{}/{}/{}",
+                        o["kind"].as_str().unwrap(),
+                        o["namespace"].as_str().unwrap_or(""),
+                        o["name"].as_str().unwrap()
+                    ),
+                    r["field"]["path"].as_str().unwrap().to_string(),
+                    r["message"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        from_fn.sort();
+        let expected = validate_findings(&dir);
+        assert!(!expected.is_empty());
+        assert_eq!(from_fn, expected);
+    }
+}
