@@ -32,7 +32,7 @@ fn scrub(text: &str, tmp: Option<&Path>) -> String {
     }
     for (pattern, with) in [
         (r"/tmp/kust-plugin-config-\d+", "[PLUGIN-CONFIG]"),
-        (r"in \d+m?s\b", "in [TIME]"),
+        (r"in \d+(\.\d+)?(m|µ)?s\b", "in [TIME]"),
         (r"(?m)^E\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ ", "E[LOG] "),
     ] {
         text = regex::Regex::new(pattern)
@@ -548,6 +548,13 @@ fn kpt_fn_eval_fails_on_an_instancetype_conflict() {
     let results = tmp.path().join("results");
     let out = kpt_eval(&pkg, &["--results-dir", results.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let entries = kpt_results(&results);
+    assert_eq!(entries.len(), 1);
+    assert_eq!(entries[0]["resourceRef"]["name"], "worker");
+    assert_eq!(entries[0]["file"]["path"], "bad-vm.yaml");
+    assert!(
+        show(&out).contains("VirtualMachine/shop/worker spec.template.spec.domain.cpu.sockets")
+    );
     let results = std::fs::read_to_string(results.join("results.yaml")).unwrap();
     for expected in [
         "name: worker",
@@ -624,6 +631,71 @@ fn kpt_fn_render_runs_the_kptfile_pipeline() {
         scrub(&show(&out), Some(tmp.path()))
     );
     insta::assert_snapshot!("krm_kpt_render_pipeline_web", scrub(&web, Some(tmp.path())));
+}
+
+/// The entries of kvrender's step in a kpt results file (`--results-dir`).
+fn kpt_results(results_dir: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(results_dir.join("results.yaml")).unwrap();
+    let list: Value = serde_saphyr::from_str(&text).unwrap();
+    assert_eq!(list["kind"], "FunctionResultList", "{text}");
+    list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["exec"].as_str().is_some_and(|e| e.starts_with(BIN)))
+        .flat_map(|i| i["results"].as_array().cloned().unwrap_or_default())
+        .collect()
+}
+
+#[test]
+fn kpt_fn_render_fails_on_an_instancetype_conflict() {
+    let (tmp, pkg) = package("render-conflict");
+    let kptfile = pkg.join("Kptfile");
+    let text = std::fs::read_to_string(&kptfile).unwrap();
+    std::fs::write(
+        &kptfile,
+        text.replace("exec: kvrender fn", &format!("exec: {BIN} fn")),
+    )
+    .unwrap();
+    let before = dump(&pkg);
+    let results = tmp.path().join("results");
+    let out = Command::new(tool("kpt"))
+        .args(["fn", "render"])
+        .arg(&pkg)
+        .arg("--allow-exec")
+        .arg("--results-dir")
+        .arg(&results)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    // What kpt prints names the VM, the field and (in kvrender's stderr) the file.
+    let shown = show(&out);
+    assert!(
+        shown.contains("VirtualMachine/shop/worker spec.template.spec.domain.cpu.sockets"),
+        "{shown}"
+    );
+    assert!(shown.contains("vms.yaml: error[KV010] VirtualMachine/shop/worker"));
+    // A failing pipeline writes nothing.
+    assert_eq!(dump(&pkg), before);
+    // The results file holds kvrender's result: the VM, the field, the file and document.
+    let entries = kpt_results(&results);
+    assert_eq!(
+        entries,
+        [json!({
+            "message": "VM field(s) spec.template.spec.domain.cpu.sockets conflicts with selected instance type",
+            "severity": "error",
+            "resourceRef": {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+                            "name": "worker", "namespace": "shop"},
+            "field": {"path": "spec.template.spec.domain.cpu.sockets"},
+            "file": {"path": "vms.yaml", "index": 1},
+            "tags": {"code": "KV010"},
+        })]
+    );
+    let _g = settings().bind_to_scope();
+    insta::assert_snapshot!(
+        "krm_kpt_render_conflict_output",
+        scrub(&shown, Some(tmp.path()))
+    );
 }
 
 /// A kustomize plugin home holding the legacy exec plugin (a link to the binary).
@@ -1001,4 +1073,110 @@ fn validate_mode_reports_what_kvrender_validate_reports() {
         assert!(!expected.is_empty());
         assert_eq!(from_fn, expected);
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Started with no arguments
+// ---------------------------------------------------------------------------------------------
+
+/// Wait for a child, failing the test (and killing the child) if it takes longer than `secs`.
+fn wait_at_most(child: &mut std::process::Child, secs: u64) -> std::process::ExitStatus {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("kvrender still runs after {secs}s: it hangs");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn no_arguments_on_a_terminal_prints_the_help() {
+    // `script` gives the child a terminal as stdin, as an interactive shell does.
+    let out = Command::new(tool("script"))
+        .args(["-qec", BIN, "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let plain = regex::Regex::new(r"\x1b\[[0-9;]*m")
+        .unwrap()
+        .replace_all(&text, "");
+    assert!(
+        plain.contains("Usage: kvrender [OPTIONS] <COMMAND>"),
+        "{plain}"
+    );
+    assert!(plain.contains("build "), "{plain}");
+    assert_eq!(out.status.code(), Some(2), "{plain}");
+}
+
+#[test]
+fn no_arguments_and_empty_stdin_prints_the_usage() {
+    // A CI step with stdin closed or /dev/null: no ResourceList, no hang, the usage.
+    for stdin in [Stdio::null(), Stdio::piped()] {
+        let mut child = Command::new(BIN)
+            .stdin(stdin)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdin.take());
+        let status = wait_at_most(&mut child, 30);
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(status.code(), Some(2), "{stderr}");
+        assert!(out.stdout.is_empty());
+        assert!(
+            stderr.starts_with("kvrender: no command given and nothing on stdin"),
+            "{stderr}"
+        );
+        assert!(stderr.contains("Usage: kvrender [OPTIONS] <COMMAND>"));
+    }
+    // `kvrender fn` asked for a function on purpose: an empty input is an error result.
+    let out = Command::new(BIN)
+        .arg("fn")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("the input is empty"));
+}
+
+#[test]
+fn no_arguments_and_silent_stdin_says_what_it_waits_for() {
+    let mut child = Command::new(BIN)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = std::io::BufRead::read_line(&mut stderr, &mut line);
+        let _ = tx.send((line, stderr));
+    });
+    let (line, mut rest) = rx
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("no word on stderr while waiting for stdin");
+    assert!(
+        line.starts_with("kvrender: waiting for a ResourceList on stdin"),
+        "{line}"
+    );
+    // The input still counts when it comes late.
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(list("config.kubernetes.io/v1", VM_AND_SIZE, "").as_bytes())
+        .unwrap();
+    drop(stdin);
+    let status = wait_at_most(&mut child, 30);
+    let mut errors = String::new();
+    std::io::Read::read_to_string(&mut rest, &mut errors).unwrap();
+    assert_eq!(status.code(), Some(1), "{errors}");
+    assert!(errors.contains("error[KV010]"), "{errors}");
 }
