@@ -219,3 +219,78 @@ pub fn run_stream(config: &Value, input: &str) -> Result<FnOutput> {
     let out = emit::yaml_stream(&processed.items)?;
     Ok(FnOutput::finish(out, diagnostics))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LIST: &str = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: instancetype.kubevirt.io/v1beta1\n  kind: VirtualMachineClusterInstancetype\n  metadata:\n    name: s\n    annotations: {config.kubernetes.io/path: s.yaml, config.kubernetes.io/index: '0'}\n  spec: {cpu: {guest: 2}, memory: {guest: 2Gi}}\n- apiVersion: kubevirt.io/v1\n  kind: VirtualMachine\n  metadata: {name: vm, namespace: ns}\n  spec:\n    instancetype: {name: s}\n    template: {spec: {domain: {cpu: {sockets: 4}, devices: {}}}}\nfunctionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  data: {expand: replace, severity: error}\n";
+
+    /// Whatever the input, the answer is a ResourceList that reads back, and an error result
+    /// comes with exit code 1.
+    fn check(input: &str) {
+        let out = run_resource_list(input, None).expect("serializes");
+        let list = resource_list::parse(&out.stdout)
+            .unwrap_or_else(|e| panic!("output unreadable for {input:?}: {e:?}\n{}", out.stdout));
+        assert_eq!(
+            out.exit == 1,
+            out.diagnostics.iter().any(Diagnostic::is_error)
+        );
+        assert!(
+            list.items
+                .iter()
+                .all(|i| resource_list::item_problem(i).is_none())
+        );
+    }
+
+    #[test]
+    fn every_truncation_and_mutation_is_answered() {
+        check(LIST);
+        let cut_points: Vec<usize> = LIST.char_indices().map(|(i, _)| i).collect();
+        for &at in cut_points.iter().step_by(2) {
+            check(&LIST[..at]);
+        }
+        for &at in cut_points.iter().step_by(9) {
+            for with in [
+                "", ":", "- ", "[", "{", "'", "\"", "\n", "&a ", "*a", "!!map ", "\t",
+            ] {
+                let mut text = LIST.to_string();
+                text.replace_range(at..at + 1, with);
+                check(&text);
+            }
+        }
+    }
+
+    #[test]
+    fn shapes_a_reader_might_trip_over_are_errors() {
+        let head = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n";
+        for body in [
+            "items: 5\n",
+            "items: {a: 1}\n",
+            "items: [[1]]\n",
+            "items: [null]\n",
+            "items: [{kind: A}]\n",
+            "items: [{apiVersion: 1, kind: A}]\n",
+            "items: [{apiVersion: v1, kind: A, metadata: [1]}]\n",
+            "items: []\nfunctionConfig: hello\n",
+            "items: []\nfunctionConfig: [1, 2]\n",
+            "items: []\nfunctionConfig: 42\n",
+            "items: []\nfunctionConfig: {kind: ConfigMap, data: [1]}\n",
+            "items: []\nfunctionConfig: {kind: ConfigMap, data: {expand: 3}}\n",
+            "items: []\nfunctionConfig: {kind: KVRender, paths: 7}\n",
+        ] {
+            let out = run_resource_list(&format!("{head}{body}"), None).unwrap();
+            assert_eq!(out.exit, 1, "{body}: {}", out.stdout);
+            assert!(out.stdout.contains("severity: error"), "{body}");
+        }
+        // Items whose inner shapes are odd are objects all the same: passed through.
+        for body in [
+            "items: [{apiVersion: v1, kind: A, metadata: {name: a, annotations: 5}}]\n",
+            "items: [{apiVersion: v1, kind: A, metadata: {annotations: {config.kubernetes.io/index: 5, internal.config.kubernetes.io/path: [1]}}}]\n",
+            "items: [{apiVersion: kubevirt.io/v1, kind: VirtualMachine, metadata: {name: a}, spec: 5}]\n",
+            "items: [{apiVersion: kubevirt.io/v1, kind: VirtualMachine, metadata: {name: [a]}, spec: {instancetype: 7}}]\n",
+        ] {
+            check(&format!("{head}{body}"));
+        }
+    }
+}

@@ -346,6 +346,81 @@ fn malformed_input_is_an_error_result() {
 }
 
 #[test]
+fn malformed_shapes_are_error_results() {
+    let cases = [
+        ("items_not_a_list", "items: {a: 1}\n"),
+        ("item_not_a_mapping", "items:\n- [1, 2]\n"),
+        (
+            "function_config_scalar",
+            "items: []\nfunctionConfig: hello\n",
+        ),
+        (
+            "function_config_data_not_a_mapping",
+            "items: []\nfunctionConfig: {apiVersion: v1, kind: ConfigMap, data: [1]}\n",
+        ),
+    ];
+    for (name, body) in cases {
+        let input = format!("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n{body}");
+        let (code, out, _, stderr) = krm(&input);
+        assert_eq!(code, 1, "{name}: {stderr}");
+        assert_eq!(out["kind"], "ResourceList", "{name}");
+        assert_eq!(out["results"][0]["severity"], "error", "{name}");
+        assert!(!stderr.contains("panicked"), "{name}: {stderr}");
+    }
+}
+
+#[test]
+fn huge_and_deep_input_is_answered() {
+    let head = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n";
+    // Nesting far beyond the parser's depth budget: an error result, not a stack overflow.
+    let deep = format!(
+        "{head}- {{apiVersion: v1, kind: ConfigMap, metadata: {{name: a}}, data: {}{}}}\n",
+        "[".repeat(200_000),
+        "]".repeat(200_000)
+    );
+    let (code, out, _, stderr) = krm(&deep);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(out["results"][0]["tags"]["code"], "KV001");
+    let json_deep = format!(
+        "{{\"apiVersion\": \"config.kubernetes.io/v1\", \"kind\": \"ResourceList\", \"items\": [{}1{}]}}",
+        "{\"a\": ".repeat(100_000),
+        "}".repeat(100_000)
+    );
+    assert_eq!(krm(&json_deep).0, 1);
+    // Aliases that multiply each other: refused, not expanded into gigabytes.
+    let mut bomb = format!("{head}- apiVersion: v1\n  kind: ConfigMap\n  metadata: {{name: c}}\n");
+    bomb.push_str("  a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+    for (name, prev) in ["b", "c", "d", "e", "f", "g", "h", "i"]
+        .iter()
+        .zip(["a", "b", "c", "d", "e", "f", "g", "h"])
+    {
+        bomb.push_str(&format!(
+            "  {name}: &{name} [{}]\n",
+            vec![format!("*{prev}"); 10].join(", ")
+        ));
+    }
+    let (code, out, _, _) = krm(&bomb);
+    assert_eq!(code, 1);
+    assert_eq!(out["results"][0]["severity"], "error");
+    // Many items and a long value come back whole.
+    let mut many = head.to_string();
+    for i in 0..2000 {
+        many.push_str(&format!(
+            "- {{apiVersion: v1, kind: ConfigMap, metadata: {{name: c{i}}}, data: {{k: v}}}}\n"
+        ));
+    }
+    many.push_str(&format!(
+        "- {{apiVersion: v1, kind: ConfigMap, metadata: {{name: long}}, data: {{k: {}}}}}\n",
+        "x".repeat(4 << 20)
+    ));
+    let (code, out, _, stderr) = krm(&many);
+    assert_eq!(code, 0, "{stderr}");
+    let items = out["items"].as_array().unwrap();
+    assert_eq!(items.len(), 2001);
+    assert_eq!(items[2000]["data"]["k"].as_str().unwrap().len(), 4 << 20);
+}
+
+#[test]
 fn running_twice_changes_nothing() {
     let items = VM_AND_SIZE.replace("cpu: {sockets: 4, cores: 2}", "cpu: {}");
     let (_, _, first, _) = krm(&list("config.kubernetes.io/v1", &items, ""));
