@@ -1,7 +1,7 @@
 //! `kvrender fn [CONFIG]`: kvrender as a KRM function or a kustomize legacy exec plugin.
 //!
 //! Without CONFIG, stdin is a ResourceList and so is stdout. With CONFIG (what kustomize's
-//! legacy exec plugins pass as argv[1]), the file is the function configuration and stdin is
+//! legacy exec plugins pass as `argv[1]`), the file is the function configuration and stdin is
 //! either a ResourceList (answered with one) or a plain YAML stream (answered with a stream).
 //! The same happens when the binary is started under the name `KVRender` (the layout
 //! `$KUSTOMIZE_PLUGIN_HOME/kvrender.io/v1alpha1/kvrender/KVRender`), or with no arguments

@@ -1,7 +1,9 @@
-//! What the function does to its items: the same stages as `kvrender build` (render the
-//! catalog documents, expand the VirtualMachines against what was rendered, the items, the
-//! extra catalogs and the embedded catalog), driven by a [`FnConfig`] and keeping every item's
-//! place and orchestration annotations.
+//! What the function does to its items: the stages `kvrender build` runs (render the catalog
+//! documents; check the cluster objects with the per-object rules of [`crate::validate`] and
+//! its duplicate rule; expand the VirtualMachines the checks let through, against what was
+//! rendered, the items, the extra catalogs and the embedded catalog), driven by a [`FnConfig`]
+//! and keeping every item's place and orchestration annotations. Which checks run in which
+//! mode is described in `docs/krm.md` ("What runs in each mode").
 //!
 //! Output order: the items in input order (a VM replaced by its expanded form in place, a
 //! rendered object replacing an item of the same kind, namespace and name in place, so running

@@ -8,7 +8,7 @@
 //!   first). This is what `kpt fn eval --exec`, a Kptfile `exec:` step and kustomize's exec KRM
 //!   functions send.
 //! - **Plain stream** ([`run_stream`]), kustomize's legacy exec plugins: the plugin's config
-//!   file path in argv[1], the resources as a YAML stream on stdin (empty for a generator), a
+//!   file path in `argv[1]`, the resources as a YAML stream on stdin (empty for a generator), a
 //!   YAML stream expected back; findings go to stderr, exit code 1 on errors.
 //!
 //! Malformed input (not a ResourceList, broken YAML, a bad functionConfig) is an error result
@@ -178,7 +178,7 @@ pub fn parse_config_file(path: &str, text: &str) -> std::result::Result<Value, S
 }
 
 /// Run as a kustomize legacy exec plugin: `config` is the plugin's configuration (the file
-/// kustomize passes in argv[1]), `input` the resources as a YAML stream (empty for a
+/// kustomize passes in `argv[1]`), `input` the resources as a YAML stream (empty for a
 /// generator). The output is a YAML stream.
 ///
 /// # Errors
