@@ -1255,3 +1255,33 @@ fn no_arguments_and_silent_stdin_says_what_it_waits_for() {
     assert_eq!(status.code(), Some(1), "{errors}");
     assert!(errors.contains("error[KV010]"), "{errors}");
 }
+
+#[test]
+fn kubectl_kustomize_skips_exec_functions_as_documented() {
+    // docs/krm.md tells kubectl users to use the legacy plugin: kubectl's kustomize has no
+    // --enable-exec and leaves an exec KRM function out silently. Should that change, so
+    // should the docs.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("transformer");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/krm/kustomize-fn/transformer"),
+        &dir,
+    );
+    let bin_dir = Path::new(BIN).parent().unwrap();
+    let path = std::env::join_paths(std::iter::once(bin_dir.to_path_buf()).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
+    .unwrap();
+    let out = Command::new(tool("kubectl"))
+        .args(["kustomize", "--enable-alpha-plugins"])
+        .arg(&dir)
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("instancetype:"),
+        "expanded after all:\n{text}"
+    );
+}
