@@ -78,17 +78,20 @@ pub fn validate(ctx: &Context<'_>) -> Vec<Diagnostic> {
     let mut out: Vec<Diagnostic> = ctx
         .objects
         .par_iter()
-        .flat_map_iter(|obj| {
-            let mut d = Vec::new();
-            rules::api_version::check(obj, &mut d);
-            rules::missing_name::check(obj, &mut d);
-            rules::unknown_field::check(obj, &mut d);
-            rules::admission::check(obj, ctx, &mut d);
-            d
-        })
+        .flat_map_iter(|obj| check_object(obj, ctx))
         .collect();
     rules::duplicate::check(ctx.objects, &mut out);
     out
+}
+
+/// Run the per-object rules on one object (every rule but the cross-object ones).
+pub fn check_object(obj: &Object, ctx: &Context<'_>) -> Vec<Diagnostic> {
+    let mut d = Vec::new();
+    rules::api_version::check(obj, &mut d);
+    rules::missing_name::check(obj, &mut d);
+    rules::unknown_field::check(obj, &mut d);
+    rules::admission::check(obj, ctx, &mut d);
+    d
 }
 
 /// Apply the options and sort into printing order.
