@@ -224,7 +224,7 @@ pub fn process(items: Vec<Object>, config: &FnConfig, placement: Placement) -> P
             index.add_layer(&path_objects);
             index.add_layer(&catalogs.objects);
             if config.default_catalog {
-                index.add_layer(render::embedded_catalog());
+                index.set_fallback(render::embedded_lookup);
             }
             pipeline::expand_all(&vms, &index, &config.profile)
         };

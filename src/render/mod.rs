@@ -31,11 +31,13 @@ use std::collections::HashMap;
 use rayon::prelude::*;
 use serde_json::{Map, Value, json};
 
+use crate::diagnostic::Diagnostic;
 use crate::load::Source;
 use crate::model::Object;
 use crate::origin::Origin;
+use crate::validate::rules::{size_labels, unmet_requirements};
 
-pub use embedded::{embedded_catalog, embedded_sources, render_embedded};
+pub use embedded::{embedded_catalog, embedded_lookup, embedded_sources, render_embedded};
 pub use error::{Combination, RenderError};
 
 use family::Family;
