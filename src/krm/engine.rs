@@ -24,8 +24,8 @@ use crate::pipeline;
 use crate::render::{self, RenderError, RenderOptions};
 use crate::resolve::Index;
 
-/// The code of a catalog that does not render (until the renderer defines its own).
-pub const RENDER_CODE: &str = "KV030";
+/// The code of a catalog that does not render (a duplicate is [`codes::DUPLICATE`]).
+pub const RENDER_CODE: &str = codes::CATALOG_RENDER;
 
 /// How new objects are placed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,7 +115,7 @@ pub fn render_diagnostic(err: &RenderError) -> Diagnostic {
         message.push_str(&s.to_string());
         source = s.source();
     }
-    Diagnostic::error(RENDER_CODE, location, message)
+    Diagnostic::error(err.code(), location, message)
 }
 
 /// Run the function over `items` (whose origins the caller set from their annotations).
@@ -151,7 +151,10 @@ pub fn process(items: Vec<Object>, config: &FnConfig, placement: Placement) -> P
         };
         if !catalog_docs.is_empty() {
             match render::render(&catalog_docs, &options) {
-                Ok(r) => rendered.extend(r.objects),
+                Ok(r) => {
+                    diagnostics.extend(r.diagnostics);
+                    rendered.extend(r.objects);
+                }
                 Err(e) => diagnostics.push(render_diagnostic(&e)),
             }
         }

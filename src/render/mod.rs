@@ -85,6 +85,9 @@ pub struct Rendered {
     pub combinations: Vec<Combination>,
     /// The input objects that are not catalog kinds, untouched and in input order.
     pub passthrough: Vec<Object>,
+    /// The catalog checks' findings on the generated objects: labels that disagree with the
+    /// spec (`KV041`), preference requirements no generated instancetype meets (`KV042`).
+    pub diagnostics: Vec<Diagnostic>,
 }
 
 /// Which kinds a family or preference is emitted as.
@@ -146,19 +149,35 @@ impl Scopes {
 #[derive(Clone, Debug)]
 pub(crate) struct Doc<'a> {
     obj: &'a Object,
-    text: Option<&'a str>,
+    /// The text holding the document and the file line that text starts on: the whole file
+    /// (line 1) when the caller passed the sources, else the document's own text.
+    text: Option<(&'a str, u32)>,
 }
 
 impl<'a> Doc<'a> {
+    fn new(obj: &'a Object, file: Option<&'a str>) -> Doc<'a> {
+        let text = file
+            .map(|t| (t, 1))
+            .or_else(|| obj.source.as_ref().map(|(t, first)| (t.as_ref(), *first)));
+        Doc { obj, text }
+    }
+
     /// The origin of the field at `steps`, as precise as the source text allows.
     fn at(&self, steps: &[Step<'_>]) -> Origin {
         match (self.text, self.obj.origin.line) {
-            (Some(text), Some(line)) => self
-                .obj
-                .origin
-                .at_line(Some(lines::locate(text, line, steps))),
+            (Some((text, first)), Some(line)) if line >= first => {
+                let found = lines::locate(text, line - first + 1, steps);
+                self.obj.origin.at_line(Some(found + first - 1))
+            }
             _ => self.obj.origin.clone(),
         }
+    }
+
+    /// Whether the file line `line` holds a key whose value is a block scalar (`|`, `>`).
+    fn is_block_scalar(&self, line: u32) -> bool {
+        self.text.is_some_and(|(text, first)| {
+            line >= first && lines::is_block_scalar(text, line - first + 1)
+        })
     }
 
     fn invalid(&self, steps: &[Step<'_>], message: String) -> RenderError {
@@ -242,10 +261,7 @@ pub fn render(objects: &[Object], options: &RenderOptions<'_>) -> Result<Rendere
             passthrough.push(obj.clone());
             continue;
         }
-        let doc = Doc {
-            obj,
-            text: texts.get(obj.origin.path.as_ref()).copied(),
-        };
+        let doc = Doc::new(obj, texts.get(obj.origin.path.as_ref()).copied());
         if obj.api_version() != CATALOG_API_VERSION {
             return Err(doc.invalid(
                 &[Step::Key("apiVersion")],
@@ -353,12 +369,30 @@ pub fn render(objects: &[Object], options: &RenderOptions<'_>) -> Result<Rendere
             });
         }
     }
-    let (objects, combinations) = generated.into_iter().unzip();
+    let (objects, combinations): (Vec<Object>, Vec<Combination>) = generated.into_iter().unzip();
+    let diagnostics = check(&objects);
     Ok(Rendered {
         objects,
         combinations,
         passthrough,
+        diagnostics,
     })
+}
+
+/// The catalog checks on rendered objects (see [`Rendered::diagnostics`]), in printing order.
+/// Duplicates are not among them: [`render`] refuses those outright.
+pub fn check(objects: &[Object]) -> Vec<Diagnostic> {
+    let mut out: Vec<Diagnostic> = objects
+        .par_iter()
+        .flat_map_iter(|obj| {
+            let mut d = Vec::new();
+            size_labels::check(obj, &mut d);
+            d
+        })
+        .collect();
+    unmet_requirements::check(objects, &mut out);
+    crate::diagnostic::sort(&mut out);
+    out
 }
 
 /// When the family's parts declare trait defaults, the family and its variants may only set
@@ -630,9 +664,9 @@ fn leaf_error(site: &Site<'_, '_>, error: LeafError, combination: &Combination) 
     match error.kind {
         LeafErrorKind::Template(source) => {
             // A block scalar's first template line is the line after its key.
-            if let (Some(text), Some(line), Some(n)) = (site.doc.text, location.line, source.line())
+            if let (Some(line), Some(n)) = (location.line, source.line())
                 && n > 0
-                && lines::is_block_scalar(text, line)
+                && site.doc.is_block_scalar(line)
             {
                 location.line = u32::try_from(n).ok().map(|n| line + n);
             }
