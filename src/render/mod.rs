@@ -230,7 +230,7 @@ enum Job<'c, 'a> {
     Size {
         family: &'c Family<'a>,
         parts: &'c [&'c Part<'a>],
-        traits: &'c Value,
+        scope: &'c FamilyScope,
         size: usize,
         variant: usize,
     },
@@ -239,6 +239,39 @@ enum Job<'c, 'a> {
         parts: &'c [&'c Part<'a>],
         vars: &'c Value,
     },
+}
+
+/// A family's values as templates see them, converted once and shared (minijinja values
+/// are reference-counted) by every size × variant combination.
+struct FamilyScope {
+    info: minijinja::Value,
+    sizes: Vec<minijinja::Value>,
+    /// Per variant: the variant's own fields and the traits in force for it.
+    variants: Vec<(minijinja::Value, minijinja::Value)>,
+}
+
+impl FamilyScope {
+    fn new(family: &Family<'_>, traits: &Value) -> FamilyScope {
+        FamilyScope {
+            info: context(&family.info),
+            sizes: family.sizes.iter().map(|s| context(&s.value)).collect(),
+            variants: family
+                .variants
+                .iter()
+                .map(|v| {
+                    let traits = match &v.traits {
+                        Some(own) => {
+                            let mut merged = traits.clone();
+                            deep_merge(&mut merged, own);
+                            context(&merged)
+                        }
+                        None => context(traits),
+                    };
+                    (context(&v.value), traits)
+                })
+                .collect(),
+        }
+    }
 }
 
 /// Render the catalog documents among `objects`; other objects pass through untouched.
@@ -302,14 +335,19 @@ pub fn render(objects: &[Object], options: &RenderOptions<'_>) -> Result<Rendere
         preference_parts.push((parts, vars));
     }
 
+    let scopes: Vec<FamilyScope> = families
+        .iter()
+        .zip(&family_parts)
+        .map(|(family, (_, traits))| FamilyScope::new(family, traits))
+        .collect();
     let mut jobs = Vec::new();
-    for (family, (parts, traits)) in families.iter().zip(&family_parts) {
+    for ((family, (parts, _)), scope) in families.iter().zip(&family_parts).zip(&scopes) {
         for size in 0..family.sizes.len() {
             for variant in 0..family.variants.len() {
                 jobs.push(Job::Size {
                     family,
                     parts,
-                    traits,
+                    scope,
                     size,
                     variant,
                 });
@@ -357,7 +395,7 @@ pub fn render(objects: &[Object], options: &RenderOptions<'_>) -> Result<Rendere
     for result in results {
         generated.extend(result?);
     }
-    generated.sort_by(|(a, _), (b, _)| (a.kind_str(), a.name()).cmp(&(b.kind_str(), b.name())));
+    generated.sort_by_cached_key(|(o, _)| (o.kind_str().to_string(), o.name().to_string()));
     for pair in generated.windows(2) {
         let (first, second) = (&pair[0].0, &pair[1].0);
         if first.kind_str() == second.kind_str() && first.name() == second.name() {
@@ -473,24 +511,21 @@ fn render_job<'a>(
         Job::Size {
             family,
             parts,
-            traits,
+            scope,
             size,
             variant,
         } => {
             let size_row = &family.sizes[*size];
+            let (variant_value, traits) = &scope.variants[*variant];
             let variant = &family.variants[*variant];
             let name = format!("{}.{}{}", family.id, size_row.name, variant.suffix);
-            let mut traits = (*traits).clone();
-            if let Some(t) = &variant.traits {
-                deep_merge(&mut traits, t);
-            }
-            let ctx = json!({
-                "family": family.info,
-                "size": size_row.value,
-                "variant": variant.value,
-                "traits": traits,
-                "name": name,
-            });
+            let ctx = minijinja::context! {
+                family => scope.info.clone(),
+                size => scope.sizes[*size].clone(),
+                variant => variant_value.clone(),
+                traits => traits.clone(),
+                name => name.clone(),
+            };
             let combination = Combination::Instancetype {
                 family: family.id.clone(),
                 size: size_row.name.clone(),
@@ -526,11 +561,11 @@ fn render_job<'a>(
             vars,
         } => {
             let name = preference.name.to_string();
-            let ctx = json!({
-                "preference": preference.info,
-                "vars": vars,
-                "name": name,
-            });
+            let ctx = minijinja::context! {
+                preference => context(&preference.info),
+                vars => context(vars),
+                name => name.clone(),
+            };
             let combination = Combination::Preference { name: name.clone() };
             let own = [
                 (preference.template, "template"),
@@ -553,7 +588,6 @@ fn render_job<'a>(
             )
         }
     };
-    let ctx = context(&ctx);
     let mut object = json!({
         "apiVersion": OUTPUT_API_VERSION,
         "kind": "",
@@ -610,15 +644,19 @@ fn render_job<'a>(
         }
     }
     let (cluster, namespaced) = kinds;
-    Ok(scopes
-        .kinds(cluster, namespaced)
-        .into_iter()
-        .map(|kind| {
-            let mut value = object.clone();
-            value["kind"] = json!(kind);
-            (Object::new(value, origin.clone()), combination.clone())
-        })
-        .collect())
+    let kinds = scopes.kinds(cluster, namespaced);
+    let mut out = Vec::with_capacity(kinds.len());
+    let mut object = Some(object);
+    for (i, kind) in kinds.iter().enumerate() {
+        let mut value = if i + 1 == kinds.len() {
+            object.take().unwrap_or_default()
+        } else {
+            object.clone().unwrap_or_default()
+        };
+        value["kind"] = json!(kind);
+        out.push((Object::new(value, origin.clone()), combination.clone()));
+    }
+    Ok(out)
 }
 
 /// Label and annotation values are strings in Kubernetes: turn numbers and booleans into
