@@ -183,10 +183,14 @@ mod tests {
         )];
         let mut idx = Index::new();
         idx.set_fallback(fallback);
-        let found = idx.get(Kind::ClusterInstancetype, "ns", "u1.small").unwrap();
+        let found = idx
+            .get(Kind::ClusterInstancetype, "ns", "u1.small")
+            .unwrap();
         assert_eq!(found.value["spec"]["marker"], 2);
         idx.add_layer(&user);
-        let found = idx.get(Kind::ClusterInstancetype, "ns", "u1.small").unwrap();
+        let found = idx
+            .get(Kind::ClusterInstancetype, "ns", "u1.small")
+            .unwrap();
         assert_eq!(found.value["spec"]["marker"], 1);
         assert!(idx.get(Kind::ClusterInstancetype, "", "u1.large").is_none());
     }
