@@ -61,7 +61,7 @@ impl Inputs {
         index.add_layer(&self.objects);
         index.add_layer(&self.catalog);
         if self.embedded {
-            index.add_layer(render::embedded_catalog());
+            index.set_fallback(render::embedded_lookup);
         }
         index
     }

@@ -28,8 +28,8 @@ use crate::render::{self, RenderError, RenderOptions};
 use crate::resolve::Index;
 use crate::validate;
 
-/// The code of a catalog that does not render (until the renderer defines its own).
-pub const RENDER_CODE: &str = "KV030";
+/// The code of a catalog that does not render (a duplicate is [`codes::DUPLICATE`]).
+pub const RENDER_CODE: &str = codes::CATALOG_RENDER;
 
 /// How new objects are placed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,7 +119,7 @@ pub fn render_diagnostic(err: &RenderError) -> Diagnostic {
         message.push_str(&s.to_string());
         source = s.source();
     }
-    Diagnostic::error(RENDER_CODE, location, message)
+    Diagnostic::error(err.code(), location, message)
 }
 
 /// Which checks run (see `docs/krm.md`, "What runs in each mode").
@@ -214,7 +214,10 @@ pub fn process(items: Vec<Object>, config: &FnConfig, placement: Placement) -> P
         };
         if !catalog_docs.is_empty() {
             match render::render(&catalog_docs, &options) {
-                Ok(r) => rendered.extend(r.objects),
+                Ok(r) => {
+                    diagnostics.extend(r.diagnostics);
+                    rendered.extend(r.objects);
+                }
                 Err(e) => diagnostics.push(render_diagnostic(&e)),
             }
         }
@@ -288,7 +291,7 @@ pub fn process(items: Vec<Object>, config: &FnConfig, placement: Placement) -> P
             index.add_layer(&path_objects);
             index.add_layer(&catalogs.objects);
             if config.default_catalog {
-                index.add_layer(render::embedded_catalog());
+                index.set_fallback(render::embedded_lookup);
             }
             let ctx = validate::Context {
                 objects: &checked,

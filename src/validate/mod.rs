@@ -49,6 +49,8 @@ pub const RULES: &[Rule] = &[
     rules::deprecated::RULE,
     rules::spread::RULE,
     rules::requirements::RULE,
+    rules::size_labels::RULE,
+    rules::unmet_requirements::RULE,
 ];
 
 /// The rule with this code.
@@ -81,6 +83,7 @@ pub fn validate(ctx: &Context<'_>) -> Vec<Diagnostic> {
         .flat_map_iter(|obj| check_object(obj, ctx))
         .collect();
     rules::duplicate::check(ctx.objects, &mut out);
+    rules::unmet_requirements::check(ctx.objects, &mut out);
     out
 }
 
@@ -91,6 +94,7 @@ pub fn check_object(obj: &Object, ctx: &Context<'_>) -> Vec<Diagnostic> {
     rules::missing_name::check(obj, &mut d);
     rules::unknown_field::check(obj, &mut d);
     rules::admission::check(obj, ctx, &mut d);
+    rules::size_labels::check(obj, &mut d);
     d
 }
 
