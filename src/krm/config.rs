@@ -20,7 +20,7 @@
 //! ```
 //!
 //! Every key is optional; an unknown key, a wrong type or an unknown value is an error naming
-//! the key. `docs/krm.md` documents the keys for users.
+//! the key. The README documents the keys for users.
 
 use serde_json::Value;
 

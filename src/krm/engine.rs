@@ -3,7 +3,7 @@
 //! its duplicate rule; expand the VirtualMachines the checks let through, against what was
 //! rendered, the items, the extra catalogs and the embedded catalog), driven by a [`FnConfig`]
 //! and keeping every item's place and orchestration annotations. Which checks run in which
-//! mode is described in `docs/krm.md` ("What runs in each mode").
+//! mode is described in the README ("What runs in each mode").
 //!
 //! Output order: the items in input order (a VM replaced by its expanded form in place, a
 //! rendered object replacing an item of the same kind, namespace and name in place, so running
@@ -122,7 +122,7 @@ pub fn render_diagnostic(err: &RenderError) -> Diagnostic {
     Diagnostic::error(err.code(), location, message)
 }
 
-/// Which checks run (see `docs/krm.md`, "What runs in each mode").
+/// Which checks run (see the README, "What runs in each mode").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Stage {
     /// `expand: off` with `render: true`: the rendered objects are checked.

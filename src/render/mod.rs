@@ -15,7 +15,7 @@
 //! combination in scope. Label and annotation values are turned into strings.
 //!
 //! Combinations render in parallel; the output is sorted by kind then name, so it is the same
-//! at any thread count. The format is described for users in `docs/catalog-format.md`.
+//! at any thread count. The format is described for users in the README.
 
 mod embedded;
 mod error;

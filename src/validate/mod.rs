@@ -3,7 +3,7 @@
 //!
 //! Each rule lives in its own file under [`rules`] with a [`Rule`] describing it (code, name,
 //! one-line summary, default severity) and rustdoc sections *What it checks*, *Why*, *Example*
-//! and *Fix*; `docs/validate.md` lists them. Some rules are found by the loader (YAML syntax,
+//! and *Fix*; the README lists them. Some rules are found by the loader (YAML syntax,
 //! documents that are not objects) and only documented here.
 //!
 //! [`validate`] runs the per-object rules in parallel and the cross-object ones once, then

@@ -1258,7 +1258,7 @@ fn no_arguments_and_silent_stdin_says_what_it_waits_for() {
 
 #[test]
 fn kubectl_kustomize_skips_exec_functions_as_documented() {
-    // docs/krm.md tells kubectl users to use the legacy plugin: kubectl's kustomize has no
+    // The README tells kubectl users to use the legacy plugin: kubectl's kustomize has no
     // --enable-exec and leaves an exec KRM function out silently. Should that change, so
     // should the docs.
     let tmp = tempfile::tempdir().unwrap();
