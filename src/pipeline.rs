@@ -8,6 +8,7 @@ use crate::diagnostic::{Diagnostic, codes};
 use crate::kubevirt::expand::{self, ExpandError};
 use crate::kubevirt::infer::{self, InferError, Inference, Inferred};
 use crate::kubevirt::profile::ClusterProfile;
+use crate::kubevirt::typecheck::{self, WrongType};
 use crate::model::{Kind, Object};
 use crate::resolve::Index;
 
@@ -45,20 +46,131 @@ pub fn expand_diagnostic(vm: &Object, err: &ExpandError) -> Diagnostic {
     d
 }
 
-/// Check what expansion needs of a VM before it runs: a name.
-fn precheck(vm: &Object) -> Option<Diagnostic> {
-    if vm.name().is_empty() {
-        return Some(
-            Diagnostic::error(
-                codes::BAD_NAME,
-                vm.origin.clone(),
-                "the VirtualMachine has no `metadata.name`",
-            )
+/// Check what expansion needs of a VM before it runs: a valid name, and fields of the right
+/// type in the VM and in the instancetype and preference it names.
+fn precheck(vm: &Object, index: &Index<'_>) -> Option<Diagnostic> {
+    let bad_name = |message: String| {
+        Diagnostic::error(codes::BAD_NAME, vm.field_origin("metadata.name"), message)
             .with_object(vm.object_ref())
-            .with_field("metadata.name"),
-        );
+            .with_field("metadata.name")
+    };
+    if vm.name().is_empty() {
+        return Some(bad_name(
+            "the VirtualMachine has no `metadata.name`".to_string(),
+        ));
+    }
+    if let Err(why) = check_name(vm.name()) {
+        // Shown quoted, escaped and shortened: the name may hold `/`, control characters or
+        // hundreds of characters.
+        let mut shown: String = vm.name().chars().take(64).collect();
+        if shown.len() < vm.name().len() {
+            shown.push_str("...");
+        }
+        let shown = format!("{shown:?}");
+        let mut d = bad_name(format!("{shown} is not a valid Kubernetes name: {why}"));
+        if let Some(obj) = &mut d.object {
+            obj.name = shown;
+        }
+        return Some(d);
+    }
+    let wrong = typecheck::virtual_machine(&vm.value);
+    if let Some(d) = wrong_type_diagnostic(vm, &wrong, "") {
+        return Some(d);
+    }
+    for (side, namespaced) in [
+        ("instancetype", Kind::Instancetype),
+        ("preference", Kind::Preference),
+    ] {
+        let Some(obj) = referenced(vm, index, side, namespaced) else {
+            continue;
+        };
+        let Some(spec) = obj.value.get("spec") else {
+            continue;
+        };
+        let wrong = if side == "instancetype" {
+            typecheck::instancetype_spec(spec)
+        } else {
+            typecheck::preference_spec(spec)
+        };
+        let note = format!(" (the VirtualMachines using this {side} are not expanded)");
+        if let Some(d) = wrong_type_diagnostic(obj, &wrong, &note) {
+            return Some(d);
+        }
     }
     None
+}
+
+/// Why `name` is not a DNS-1123 subdomain (what Kubernetes accepts as an object name), if not.
+fn check_name(name: &str) -> Result<(), &'static str> {
+    if name.len() > 253 {
+        return Err("it is longer than 253 characters");
+    }
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-' || *c == '.'))
+    {
+        return Err(match c {
+            '/' => "it contains `/`",
+            '\0' => "it contains a NUL character",
+            c if c.is_ascii_uppercase() => "it contains an uppercase letter",
+            _ => "only lowercase letters, digits, `-` and `.` are allowed",
+        });
+    }
+    if name
+        .split('.')
+        .any(|label| label.is_empty() || label.starts_with('-') || label.ends_with('-'))
+    {
+        return Err(
+            "each `.`-separated part must be non-empty and start and end with a letter or digit",
+        );
+    }
+    Ok(())
+}
+
+/// The instancetype or preference object a VM's matcher names by `name` (and `kind`), when the
+/// index holds it. Revisions and inference are left to expansion.
+fn referenced<'a>(
+    vm: &Object,
+    index: &Index<'a>,
+    side: &str,
+    namespaced: Kind,
+) -> Option<&'a Object> {
+    let matcher = vm.value.get("spec")?.get(side)?;
+    let name = matcher.get("name")?.as_str()?;
+    let kind = matcher
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let plural = format!("{}s", namespaced.as_str().to_ascii_lowercase());
+    if kind == namespaced.as_str().to_ascii_lowercase() || kind == plural {
+        index.get(namespaced, vm.effective_namespace(), name)
+    } else {
+        let cluster = match namespaced {
+            Kind::Instancetype => Kind::ClusterInstancetype,
+            _ => Kind::ClusterPreference,
+        };
+        index.get(cluster, "", name)
+    }
+}
+
+/// A `WRONG_TYPE` error for the first of `wrong` (fields of `obj`), mentioning how many more.
+fn wrong_type_diagnostic(obj: &Object, wrong: &[WrongType], note: &str) -> Option<Diagnostic> {
+    let first = wrong.first()?;
+    let mut message = format!("must be {}, not {}", first.expected, first.found);
+    if wrong.len() > 1 {
+        message.push_str(&format!(
+            " (and {} more wrongly typed field{})",
+            wrong.len() - 1,
+            if wrong.len() == 2 { "" } else { "s" }
+        ));
+    }
+    message.push_str(note);
+    Some(
+        Diagnostic::error(codes::WRONG_TYPE, obj.field_origin(&first.field), message)
+            .with_object(obj.object_ref())
+            .with_field(first.field.clone()),
+    )
 }
 
 /// Expand one VirtualMachine, as a value or a diagnostic.
@@ -67,7 +179,7 @@ pub fn expand_vm(
     index: &Index<'_>,
     profile: &ClusterProfile,
 ) -> Result<Value, Diagnostic> {
-    if let Some(d) = precheck(vm) {
+    if let Some(d) = precheck(vm, index) {
         return Err(d);
     }
     if !infer::uses_inference(&vm.value) {
@@ -81,6 +193,28 @@ pub fn expand_vm(
         if !notes.is_empty() {
             d.message = format!("{} ({notes})", d.message);
         }
+        d
+    })
+}
+
+/// As [`expand_vm`], for a VM the caller drops afterwards: its tree becomes the result instead
+/// of being copied.
+pub fn expand_vm_owned(
+    mut vm: Object,
+    index: &Index<'_>,
+    profile: &ClusterProfile,
+) -> Result<Value, Diagnostic> {
+    if infer::uses_inference(&vm.value) {
+        return expand_vm(&vm, index, profile);
+    }
+    if let Some(d) = precheck(&vm, index) {
+        return Err(d);
+    }
+    // Taken before the value is: the diagnostic names the VM.
+    let object = vm.object_ref();
+    expand::expand_taking(&mut vm, index, profile).map_err(|e| {
+        let mut d = expand_diagnostic(&vm, &e);
+        d.object = Some(object);
         d
     })
 }

@@ -1,31 +1,106 @@
 //! `kvrender expand`: every VirtualMachine in the inputs, expanded, as one YAML stream.
+//!
+//! VirtualMachines are the bulk of a repository and nothing resolves against them, so their
+//! documents are left unparsed while everything else is loaded and indexed; then each VM is
+//! parsed, expanded and printed on a worker and its trees dropped at once. Only the input text
+//! and the printed output are ever held for all VMs together. The VMs that expand are printed
+//! whole, in input order, even when others fail (the exit code says so).
+
+use rayon::prelude::*;
 
 use crate::cli::ExpandArgs;
 use crate::commands::Outcome;
 use crate::commands::inputs::Inputs;
-use crate::diagnostic;
+use crate::diagnostic::{self, Diagnostic};
 use crate::emit;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::load::{self, Document, Source};
+use crate::model::Kind;
 use crate::pipeline;
+
+/// What became of one document.
+enum Step {
+    /// Not a VirtualMachine.
+    Skip,
+    /// The printed expanded VM.
+    Printed(String),
+    /// Why the document is not an expanded VM.
+    Failed(Diagnostic),
+    /// A document guessed to be a VM parsed as something else: start again, parsing everything.
+    Reparse,
+}
 
 /// Run `expand`.
 pub fn run(args: &ExpandArgs) -> Result<Outcome> {
-    let inputs = Inputs::load(&args.paths, &args.resolve)?;
-    let index = inputs.index();
-    let results = pipeline::expand_all(&inputs.objects, &index, &inputs.profile);
+    let sources = load::read_paths(&args.paths)?;
+    let inputs = Inputs::resolution(&args.resolve)?;
+    expand_sources(&sources, &inputs)
+}
+
+/// Expand every VirtualMachine of `sources`, resolving against them and then `inputs`
+/// (`--catalog` objects, the embedded catalog) with `inputs.profile`.
+pub fn expand_sources(sources: &[Source], inputs: &Inputs) -> Result<Outcome> {
+    let lazy = load::documents(sources, &|api, kind| {
+        kind == "VirtualMachine" && api.starts_with("kubevirt.io/")
+    });
+    if let Some(out) = expand_documents(&lazy, inputs)? {
+        return Ok(out);
+    }
+    drop(lazy);
+    let eager = load::documents(sources, &|_, _| false);
+    expand_documents(&eager, inputs)?
+        .ok_or_else(|| Error::Usage("internal error: a parsed document was deferred".into()))
+}
+
+/// Expand the VMs among `docs`; `None` when a deferred document turned out not to be a VM.
+fn expand_documents(docs: &[Document<'_>], inputs: &Inputs) -> Result<Option<Outcome>> {
+    let index = inputs.index_with(docs.iter().filter_map(|d| match d {
+        Document::Object(o) => Some(o),
+        _ => None,
+    }));
+    let steps: Vec<Result<Step>> = docs
+        .par_iter()
+        .map(|doc| {
+            let result = match doc {
+                Document::Problem(d) => return Ok(Step::Failed(d.clone())),
+                Document::Object(vm) if vm.kind() == Kind::VirtualMachine => {
+                    pipeline::expand_vm(vm, &index, &inputs.profile)
+                }
+                Document::Object(_) => return Ok(Step::Skip),
+                Document::Deferred(text) => match text.parse() {
+                    // Parsed here, used once: the expansion takes its tree.
+                    Ok(vm) if vm.kind() == Kind::VirtualMachine => {
+                        pipeline::expand_vm_owned(vm, &index, &inputs.profile)
+                    }
+                    Ok(_) => return Ok(Step::Reparse),
+                    Err(d) => return Ok(Step::Failed(d)),
+                },
+            };
+            match result {
+                Ok(v) => emit::stream_document(&v).map(Step::Printed),
+                Err(d) => Ok(Step::Failed(d)),
+            }
+        })
+        .collect();
     let mut out = Outcome {
         diagnostics: inputs.diagnostics.clone(),
         ..Outcome::default()
     };
-    let mut expanded = Vec::new();
-    for r in results.into_iter().flatten() {
-        match r {
-            Ok(v) => expanded.push(v),
-            Err(d) => out.diagnostics.push(d),
+    let mut printed = Vec::new();
+    for step in steps {
+        match step? {
+            Step::Skip => {}
+            Step::Printed(s) => printed.push(s),
+            Step::Failed(d) => out.diagnostics.push(d),
+            Step::Reparse => return Ok(None),
         }
     }
-    out.stdout = emit::yaml_stream(&expanded)?;
     diagnostic::sort(&mut out.diagnostics);
     out.exit_from_diagnostics();
-    Ok(out)
+    out.stdout
+        .reserve_exact(printed.iter().map(String::len).sum());
+    for s in printed {
+        out.stdout.push_str(&s);
+    }
+    Ok(Some(out))
 }

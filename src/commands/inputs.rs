@@ -36,9 +36,16 @@ impl Inputs {
             mut diagnostics,
         } = load::parse_sources(&sources);
         render_families(&mut objects, &sources, &mut diagnostics);
+        let mut inputs = Inputs::resolution(resolve)?;
+        inputs.objects = objects;
+        inputs.diagnostics.splice(0..0, diagnostics);
+        Ok(inputs)
+    }
+
+    /// Only what resolution needs besides the PATH arguments: `--catalog` objects, the embedded
+    /// catalog switch and the cluster profile (`objects` stays empty).
+    pub fn resolution(resolve: &ResolveArgs) -> Result<Inputs> {
         let mut inputs = Inputs {
-            objects,
-            diagnostics,
             embedded: !resolve.no_default_catalog,
             ..Inputs::default()
         };
@@ -57,8 +64,13 @@ impl Inputs {
 
     /// The resolution index: inputs, then `--catalog`, then the embedded catalog.
     pub fn index(&self) -> Index<'_> {
+        self.index_with(&self.objects)
+    }
+
+    /// The resolution index with `objects` in place of [`Inputs::objects`].
+    pub fn index_with<'a>(&'a self, objects: impl IntoIterator<Item = &'a Object>) -> Index<'a> {
         let mut index = Index::new();
-        index.add_layer(&self.objects);
+        index.add_layer(objects);
         index.add_layer(&self.catalog);
         if self.embedded {
             index.set_fallback(render::embedded_lookup);

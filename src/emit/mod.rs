@@ -15,12 +15,20 @@ use crate::load::yaml;
 pub fn yaml_stream<'a>(values: impl IntoIterator<Item = &'a Value>) -> Result<String> {
     let mut out = String::new();
     for v in values {
-        out.push_str("---\n");
-        let doc = yaml::to_string(v).map_err(Error::Serialize)?;
-        out.push_str(&doc);
-        if !doc.ends_with('\n') {
-            out.push('\n');
-        }
+        out.push_str(&stream_document(v)?);
+    }
+    Ok(out)
+}
+
+/// Print one value as a document of a YAML stream: `---`, the document, a final newline.
+/// Documents printed in parallel and concatenated make the same stream as [`yaml_stream`].
+pub fn stream_document(value: &Value) -> Result<String> {
+    let doc = yaml::to_string(value).map_err(Error::Serialize)?;
+    let mut out = String::with_capacity(doc.len() + 5);
+    out.push_str("---\n");
+    out.push_str(&doc);
+    if !doc.ends_with('\n') {
+        out.push('\n');
     }
     Ok(out)
 }

@@ -11,6 +11,8 @@
 //! 5. apply the cluster defaults;
 //! 6. drop the matchers and the status references.
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 
 use crate::kubevirt::conflict::{self, Conflict};
@@ -120,7 +122,11 @@ pub fn has_matchers(vm: &Value) -> bool {
 const REVISION_OBJECT_NAME_LABEL: &str = "instancetype.kubevirt.io/object-name";
 
 /// Find the spec the matcher of `side` points at (`None` when the VM has no such matcher).
-fn find_spec(side: Side, vm: &Object, index: &Index<'_>) -> Result<Option<Value>, ExpandError> {
+fn find_spec<'a>(
+    side: Side,
+    vm: &Object,
+    index: &Index<'a>,
+) -> Result<Option<Cow<'a, Value>>, ExpandError> {
     let Some(matcher) = path::get(&vm.value, &["spec", side.field()]).filter(|m| !m.is_null())
     else {
         return Ok(None);
@@ -163,7 +169,7 @@ fn find_spec(side: Side, vm: &Object, index: &Index<'_>) -> Result<Option<Value>
         ));
     }
     match index.get(kind, namespace, &name) {
-        Some(obj) => Ok(Some(obj.value.get("spec").cloned().unwrap_or(Value::Null))),
+        Some(obj) => Ok(Some(spec_of(obj.value.get("spec")))),
         None => Err(ExpandError::NotFound {
             resource: kind.resource(),
             name,
@@ -175,13 +181,13 @@ fn find_spec(side: Side, vm: &Object, index: &Index<'_>) -> Result<Option<Value>
 
 /// KubeVirt first looks for a ControllerRevision: the matcher's `revisionName`, else the one in
 /// `status.<side>Ref.controllerRevisionRef` when it holds the object the matcher names.
-fn find_revision(
+fn find_revision<'a>(
     side: Side,
     vm: &Object,
     name: &str,
     revision_name: &str,
-    index: &Index<'_>,
-) -> Result<Option<Value>, ExpandError> {
+    index: &Index<'a>,
+) -> Result<Option<Cow<'a, Value>>, ExpandError> {
     let namespace = vm.effective_namespace();
     let lookup = |rev: &str| {
         index
@@ -227,11 +233,7 @@ fn find_revision(
         ],
     };
     match data_kind {
-        Some(k) if expected.contains(&k) => Ok(Some(
-            data.and_then(|d| d.get("spec"))
-                .cloned()
-                .unwrap_or(Value::Null),
-        )),
+        Some(k) if expected.contains(&k) => Ok(Some(spec_of(data.and_then(|d| d.get("spec"))))),
         _ => Err(ExpandError::other(
             format!(
                 "unexpected object in ControllerRevision {}: {}",
@@ -250,7 +252,15 @@ pub fn find_specs(
 ) -> Result<(Option<Value>, Option<Value>), ExpandError> {
     let instancetype = find_spec(Side::Instancetype, vm, index)?;
     let preference = find_spec(Side::Preference, vm, index)?;
-    Ok((instancetype, preference))
+    Ok((
+        instancetype.map(Cow::into_owned),
+        preference.map(Cow::into_owned),
+    ))
+}
+
+/// A found object's `spec`, borrowed from the index (`null` when it has none).
+fn spec_of(spec: Option<&Value>) -> Cow<'_, Value> {
+    spec.map_or(Cow::Owned(Value::Null), Cow::Borrowed)
 }
 
 /// Expand one VirtualMachine against the objects in `index`.
@@ -264,11 +274,35 @@ pub fn expand(
         add_acpi(&mut out);
         return Ok(out);
     }
-    let (instancetype, preference) = find_specs(vm, index)?;
+    // Borrowed from the index: the specs are only read.
+    let instancetype = find_spec(Side::Instancetype, vm, index)?;
+    let preference = find_spec(Side::Preference, vm, index)?;
     expand_with(
         &vm.value,
-        instancetype.as_ref(),
-        preference.as_ref(),
+        instancetype.as_deref(),
+        preference.as_deref(),
+        profile,
+    )
+}
+
+/// As [`expand`], taking the VM's value out of `vm` instead of copying it (for a caller that
+/// drops the VM afterwards). On failure `vm.value` may have been taken (left `null`).
+pub fn expand_taking(
+    vm: &mut Object,
+    index: &Index<'_>,
+    profile: &ClusterProfile,
+) -> Result<Value, ExpandError> {
+    if !has_matchers(&vm.value) {
+        let mut out = std::mem::take(&mut vm.value);
+        add_acpi(&mut out);
+        return Ok(out);
+    }
+    let instancetype = find_spec(Side::Instancetype, vm, index)?;
+    let preference = find_spec(Side::Preference, vm, index)?;
+    expand_owned(
+        std::mem::take(&mut vm.value),
+        instancetype.as_deref(),
+        preference.as_deref(),
         profile,
     )
 }
@@ -280,7 +314,16 @@ pub fn expand_with(
     preference: Option<&Value>,
     profile: &ClusterProfile,
 ) -> Result<Value, ExpandError> {
-    let mut out = vm.clone();
+    expand_owned(vm.clone(), instancetype, preference, profile)
+}
+
+/// [`expand_with`] on a VM value the caller gives away.
+fn expand_owned(
+    mut out: Value,
+    instancetype: Option<&Value>,
+    preference: Option<&Value>,
+    profile: &ClusterProfile,
+) -> Result<Value, ExpandError> {
     let template = match path::get_mut(&mut out, &["spec", "template"]) {
         Some(t) if t.is_object() => t,
         _ => {

@@ -11,5 +11,6 @@ pub mod migrate;
 pub mod preference_apply;
 pub mod presets;
 pub mod profile;
+pub mod typecheck;
 pub mod vmi;
 pub mod vmi_defaults;

@@ -140,59 +140,12 @@ pub fn parse_text(path: &Arc<str>, text: &str) -> Loaded {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if path.ends_with(".json") {
         let parsed: std::result::Result<Value, _> = serde_json::from_str(text);
-        let results: Vec<Parsed> = vec![match parsed {
-            Ok(v) => Ok((v, Some(1), None)),
-            Err(e) => Err(Diagnostic::error(
-                codes::YAML_SYNTAX,
-                Origin::new(path.clone(), 0, u32::try_from(e.line()).ok()),
-                format!("invalid JSON: {e}"),
-            )
-            .with_column(u32::try_from(e.column()).ok())),
-        }];
-        return collect(path, results);
-    }
-    let chunks = split::split(text);
-    let results: Vec<Parsed> = chunks
-        .par_iter()
-        .enumerate()
-        .map(|(index, chunk)| match yaml::parse_document(chunk.text) {
-            Ok(v) => Ok((
-                v,
-                chunk.content_line,
-                Some((Arc::from(chunk.text), chunk.first_line)),
-            )),
-            Err(e) => {
-                let line = e
-                    .line
-                    .map(|l| l + chunk.first_line - 1)
-                    .or(chunk.content_line);
-                Err(Diagnostic::error(
-                    codes::YAML_SYNTAX,
-                    Origin::new(path.clone(), index, line),
-                    format!("invalid YAML: {}", e.message),
-                )
-                .with_column(e.column))
-            }
-        })
-        .collect();
-    collect(path, results)
-}
-
-/// A parsed document (value, content line, text and first line) or its syntax error.
-type Parsed = std::result::Result<(Value, Option<u32>, Option<(Arc<str>, u32)>), Diagnostic>;
-
-fn collect(path: &Arc<str>, results: Vec<Parsed>) -> Loaded {
-    let mut loaded = Loaded::default();
-    for (index, r) in results.into_iter().enumerate() {
-        match r {
-            Ok((value, line, source)) => {
-                let origin = Origin::new(path.clone(), index, line);
+        let mut loaded = Loaded::default();
+        match parsed {
+            Ok(value) => {
+                let origin = Origin::new(path.clone(), 0, Some(1));
                 match check_object(&value) {
-                    None => {
-                        let mut obj = Object::new(value, origin);
-                        obj.source = source;
-                        loaded.objects.push(obj);
-                    }
+                    None => loaded.objects.push(Object::new(value, origin)),
                     Some(problem) => loaded.diagnostics.push(Diagnostic::error(
                         codes::NOT_AN_OBJECT,
                         origin,
@@ -200,14 +153,148 @@ fn collect(path: &Arc<str>, results: Vec<Parsed>) -> Loaded {
                     )),
                 }
             }
-            Err(d) => {
-                let mut d = d;
-                d.origin.index = index;
-                loaded.diagnostics.push(d);
-            }
+            Err(e) => loaded.diagnostics.push(
+                Diagnostic::error(
+                    codes::YAML_SYNTAX,
+                    Origin::new(path.clone(), 0, u32::try_from(e.line()).ok()),
+                    format!("invalid JSON: {e}"),
+                )
+                .with_column(u32::try_from(e.column()).ok()),
+            ),
+        }
+        return loaded;
+    }
+    let chunks = split::split(text);
+    let results: Vec<Result<Object, Diagnostic>> = chunks
+        .par_iter()
+        .enumerate()
+        .map(|(index, chunk)| parse_chunk(path, index, chunk))
+        .collect();
+    let mut loaded = Loaded::default();
+    for r in results {
+        match r {
+            Ok(obj) => loaded.objects.push(obj),
+            Err(d) => loaded.diagnostics.push(d),
         }
     }
     loaded
+}
+
+/// Parse document `index` of the file `path`: an object, or why it is not one.
+fn parse_chunk(
+    path: &Arc<str>,
+    index: usize,
+    chunk: &split::Chunk<'_>,
+) -> Result<Object, Diagnostic> {
+    match yaml::parse_document(chunk.text) {
+        Ok(value) => {
+            let origin = Origin::new(path.clone(), index, chunk.content_line);
+            match check_object(&value) {
+                None => {
+                    Ok(Object::new(value, origin)
+                        .with_source(Arc::from(chunk.text), chunk.first_line))
+                }
+                Some(problem) => Err(Diagnostic::error(codes::NOT_AN_OBJECT, origin, problem)),
+            }
+        }
+        Err(e) => {
+            let line = e
+                .line
+                .map(|l| l + chunk.first_line - 1)
+                .or(chunk.content_line);
+            Err(Diagnostic::error(
+                codes::YAML_SYNTAX,
+                Origin::new(path.clone(), index, line),
+                format!("invalid YAML: {}", e.message),
+            )
+            .with_column(e.column))
+        }
+    }
+}
+
+/// One document of the inputs, in input order: parsed, or kept as text to parse when needed.
+#[derive(Debug)]
+pub enum Document<'a> {
+    /// A parsed object.
+    Object(Object),
+    /// A document that does not parse or is not an object.
+    Problem(Diagnostic),
+    /// A document left unparsed (see [`documents`]).
+    Deferred(Deferred<'a>),
+}
+
+/// The text of a document that has not been parsed yet.
+#[derive(Debug)]
+pub struct Deferred<'a> {
+    path: Arc<str>,
+    index: usize,
+    chunk: split::Chunk<'a>,
+}
+
+impl Deferred<'_> {
+    /// Parse the document now, exactly as [`parse_sources`] would have.
+    pub fn parse(&self) -> Result<Object, Diagnostic> {
+        parse_chunk(&self.path, self.index, &self.chunk)
+    }
+}
+
+/// Split every source into documents, in input order, and parse them in parallel, except the
+/// YAML documents for which `defer(apiVersion, kind)` (read from the document's top-level lines
+/// without parsing) says yes: those are left as text, so that a caller can parse, use and drop
+/// them one at a time instead of holding every parsed tree at once.
+///
+/// The top-level line scan is a guess: a deferred document parses to whatever its text says,
+/// which a caller must check.
+pub fn documents<'a>(
+    sources: &'a [Source],
+    defer: &(dyn Fn(&str, &str) -> bool + Sync),
+) -> Vec<Document<'a>> {
+    let per_file: Vec<Vec<Document<'a>>> = sources
+        .par_iter()
+        .map(|s| file_documents(s, defer))
+        .collect();
+    per_file.into_iter().flatten().collect()
+}
+
+fn file_documents<'a>(
+    source: &'a Source,
+    defer: &(dyn Fn(&str, &str) -> bool + Sync),
+) -> Vec<Document<'a>> {
+    let text = match std::str::from_utf8(&source.bytes) {
+        Ok(text) if !source.path.ends_with(".json") => text,
+        _ => {
+            let Loaded {
+                objects,
+                diagnostics,
+            } = parse_bytes(&source.path, &source.bytes);
+            return objects
+                .into_iter()
+                .map(Document::Object)
+                .chain(diagnostics.into_iter().map(Document::Problem))
+                .collect();
+        }
+    };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    split::split(text)
+        .into_par_iter()
+        .enumerate()
+        .map(|(index, chunk)| {
+            let scanned = split::top_level_scalar(chunk.text, "apiVersion")
+                .zip(split::top_level_scalar(chunk.text, "kind"));
+            if scanned.is_some_and(|(api, kind)| defer(api, kind)) {
+                Document::Deferred(Deferred {
+                    path: source.path.clone(),
+                    index,
+                    chunk,
+                })
+            } else {
+                match parse_chunk(&source.path, index, &chunk) {
+                    Ok(obj) => Document::Object(obj),
+                    Err(d) => Document::Problem(d),
+                }
+            }
+        })
+        .collect()
 }
 
 /// Why a parsed document is not a Kubernetes object, if it is not.
@@ -289,5 +376,37 @@ mod tests {
     fn non_utf8_is_a_diagnostic() {
         let l = parse_bytes(&Arc::from("x.yaml"), b"a: 1\nb: \xff\n");
         assert_eq!(l.diagnostics[0].origin.line, Some(2));
+    }
+
+    #[test]
+    fn deferred_documents_parse_as_the_eager_loader_would() {
+        let text = "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: a\n---\n\
+                    apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachinePreference\n\
+                    metadata: {name: p}\n---\napiVersion: kubevirt.io/v1\nkind: VirtualMachine\n\
+                    metadata: [\n---\n- a\n";
+        let sources = [Source {
+            path: Arc::from("s.yaml"),
+            bytes: text.as_bytes().to_vec(),
+        }];
+        let eager = parse_sources(&sources);
+        let docs = documents(&sources, &|_, kind| kind == "VirtualMachine");
+        assert_eq!(docs.len(), 4);
+        assert!(matches!(docs[0], Document::Deferred(_)));
+        assert!(matches!(docs[1], Document::Object(_)));
+        let mut objects = Vec::new();
+        let mut diagnostics = Vec::new();
+        for doc in docs {
+            match doc {
+                Document::Object(o) => objects.push(o),
+                Document::Problem(d) => diagnostics.push(d),
+                Document::Deferred(d) => match d.parse() {
+                    Ok(o) => objects.push(o),
+                    Err(d) => diagnostics.push(d),
+                },
+            }
+        }
+        assert_eq!(objects, eager.objects);
+        assert_eq!(diagnostics, eager.diagnostics);
+        assert_eq!(diagnostics.len(), 2);
     }
 }

@@ -87,6 +87,34 @@ fn push<'a>(chunks: &mut Vec<Chunk<'a>>, text: &'a str, first_line: u32, content
     }
 }
 
+/// The value of the top-level `key` of a block-style document, read from its lines without
+/// parsing: the one line that starts (in column 0) with `key:` followed by a plain or simply
+/// quoted scalar. `None` when there is no such line, more than one, or the value is not a plain
+/// scalar. This is a guess for routing documents; only the parser has the last word.
+pub fn top_level_scalar<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    let mut found = None;
+    for line in text.lines() {
+        let Some(rest) = line.strip_prefix(key).and_then(|r| r.strip_prefix(':')) else {
+            continue;
+        };
+        if found.is_some() {
+            return None;
+        }
+        let value = rest.split(" #").next().unwrap_or(rest).trim();
+        let value = value
+            .strip_prefix('"')
+            .and_then(|v| v.strip_suffix('"'))
+            .or_else(|| value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
+            .unwrap_or(value);
+        if value.is_empty() || value.contains(['"', '\'', '\\', '{', '[', '&', '*', '!', '|', '>'])
+        {
+            return None;
+        }
+        found = Some(value);
+    }
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,5 +147,17 @@ mod tests {
     fn empty_and_comment_only_streams_have_no_documents() {
         assert!(split("").is_empty());
         assert!(split("# nothing\n---\n---\n").is_empty());
+    }
+
+    #[test]
+    fn top_level_scalars_are_read_from_column_zero() {
+        let doc = "apiVersion: kubevirt.io/v1\nkind: VirtualMachine # vm\nmetadata:\n  kind: x\n";
+        assert_eq!(top_level_scalar(doc, "kind"), Some("VirtualMachine"));
+        assert_eq!(top_level_scalar(doc, "apiVersion"), Some("kubevirt.io/v1"));
+        assert_eq!(top_level_scalar("kind: 'A'\n", "kind"), Some("A"));
+        assert_eq!(top_level_scalar("kinds: A\n", "kind"), None);
+        assert_eq!(top_level_scalar("kind: A\nkind: B\n", "kind"), None);
+        assert_eq!(top_level_scalar("kind: *a\n", "kind"), None);
+        assert_eq!(top_level_scalar("{kind: A}\n", "kind"), None);
     }
 }

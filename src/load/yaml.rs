@@ -57,7 +57,9 @@ fn convert_error(e: &serde_saphyr::Error) -> YamlError {
         Some(rest) => rest.split_once(": ").map_or(first, |(_, m)| m).to_string(),
         None => first.to_string(),
     };
-    let message = if message.starts_with("budget breached: Depth") {
+    let message = if message.starts_with("budget breached: Depth")
+        || message == "recursion limit exceeded"
+    {
         format!("the document nests deeper than {MAX_DEPTH} levels")
     } else if let Some(detail) = message.strip_prefix("budget breached: ") {
         format!(

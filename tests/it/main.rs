@@ -2,11 +2,19 @@
 
 mod build;
 mod common;
+mod determinism;
 mod expand;
+mod hostile;
 mod infer;
 mod krm;
 mod presets;
+mod props;
 mod render;
 mod validate;
 mod vmi;
 mod yaml;
+
+/// The VM generator of the benchmarks.
+#[path = "../../benches/support/gen.rs"]
+#[allow(dead_code)]
+mod vm_gen;

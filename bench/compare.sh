@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Whole-command benchmarks, side by side in one run, with the ratios issue 7 asks for:
+#
+#   kvrender expand on 1k/2k/10k/100k generated VMs, the parse+emit floor on the same files,
+#   `kubectl kustomize` merely listing the same VMs (1k and 2k: it grows with the square of the
+#   count), `kvrender build catalog/` against kustomize listing the 244 catalog objects, peak
+#   memory, and the speed-up from 1 to 2 threads.
+#
+# Usage: bench/compare.sh [--quick]     (--quick: fewer runs, no 100k)
+# Needs: cargo; hyperfine (else a loop with /usr/bin/time is used); kubectl (else the kustomize
+# rows are skipped); GNU time at /usr/bin/time for peak memory.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+QUICK=0
+[[ "${1:-}" == "--quick" ]] && QUICK=1
+RUNS=$((QUICK ? 3 : 10))
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/kvrender-bench.XXXXXX")"
+trap 'rm -rf "$WORK"' EXIT
+
+say() { printf '%s\n' "$*" >&2; }
+
+say "building (release) ..."
+(cd "$ROOT" && cargo build --release --quiet --bin kvrender --example gen_vms --example floor)
+KV="$ROOT/target/release/kvrender"
+FLOOR="$ROOT/target/release/examples/floor"
+GEN="$ROOT/target/release/examples/gen_vms"
+BUNDLE="$ROOT/testdata/anchors/common-instancetypes-bundle.yaml"
+
+COUNTS=(1000 2000 10000 100000)
+((QUICK)) && COUNTS=(1000 2000 10000)
+for n in "${COUNTS[@]}"; do
+  "$GEN" "$n" > "$WORK/vms-$n.yaml"
+done
+
+# Resolve against the embedded catalog when the binary has one, else against the bundle.
+CATALOG=()
+if ! "$KV" expand "$WORK/vms-1000.yaml" > /dev/null 2>&1; then
+  CATALOG=(--catalog "$BUNDLE")
+  say "note: the embedded catalog does not resolve the generated VMs; using --catalog $BUNDLE"
+fi
+if ! "$KV" expand "${CATALOG[@]}" "$WORK/vms-1000.yaml" > /dev/null; then
+  say "error: kvrender expand fails on the generated VMs"; exit 1
+fi
+
+HAVE_HYPERFINE=0
+if command -v hyperfine > /dev/null; then
+  HAVE_HYPERFINE=1
+else
+  say "NOTE: hyperfine is not installed (apt-get install hyperfine); falling back to a loop"
+  say "      with /usr/bin/time: medians of $RUNS runs, no warm-up statistics."
+fi
+
+declare -A MEDIAN RSS
+
+# median NAME CMD...: the median wall time in seconds of CMD (stdout to /dev/null).
+median() {
+  local name="$1"; shift
+  local m
+  if ((HAVE_HYPERFINE)); then
+    hyperfine --style none --warmup 1 --runs "$RUNS" --output null \
+      --export-json "$WORK/$name.json" -- "$(printf '%q ' "$@")" > /dev/null
+    m=$(python3 -c 'import json,sys; print("%.4f" % json.load(open(sys.argv[1]))["results"][0]["median"])' "$WORK/$name.json")
+  else
+    local times=()
+    for ((i = 0; i < RUNS; i++)); do
+      /usr/bin/time -f '%e' -o "$WORK/t" "$@" > /dev/null 2>> "$WORK/stderr" || true
+      times+=("$(tail -1 "$WORK/t")")
+    done
+    m=$(printf '%s\n' "${times[@]}" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}')
+  fi
+  MEDIAN[$name]=$m
+  /usr/bin/time -v -o "$WORK/rss" "$@" > /dev/null 2>> "$WORK/stderr" || true
+  RSS[$name]=$(awk -F': ' '/Maximum resident set size/ {printf "%.1f", $2/1024}' "$WORK/rss")
+  printf '  %-28s %9.3f s  %8s MiB\n' "$name" "$m" "${RSS[$name]}" >&2
+}
+
+say "timing ($RUNS runs each) ..."
+for n in "${COUNTS[@]}"; do
+  median "expand-$n" "$KV" expand "${CATALOG[@]}" "$WORK/vms-$n.yaml"
+  median "floor-$n" "$FLOOR" "$WORK/vms-$n.yaml"
+done
+median "expand-10000-t1" "$KV" --threads 1 expand "${CATALOG[@]}" "$WORK/vms-10000.yaml"
+median "expand-10000-t2" "$KV" --threads 2 expand "${CATALOG[@]}" "$WORK/vms-10000.yaml"
+
+HAVE_KUBECTL=0
+if command -v kubectl > /dev/null; then
+  HAVE_KUBECTL=1
+  for n in 1000 2000; do
+    mkdir -p "$WORK/kust-$n"
+    cp "$WORK/vms-$n.yaml" "$WORK/kust-$n/"
+    printf 'resources:\n- vms-%s.yaml\n' "$n" > "$WORK/kust-$n/kustomization.yaml"
+    median "kustomize-$n" kubectl kustomize "$WORK/kust-$n"
+  done
+  mkdir -p "$WORK/kust-catalog"
+  cp "$BUNDLE" "$WORK/kust-catalog/bundle.yaml"
+  printf 'resources:\n- bundle.yaml\n' > "$WORK/kust-catalog/kustomization.yaml"
+  median "kustomize-catalog" kubectl kustomize "$WORK/kust-catalog"
+else
+  say "NOTE: kubectl is not installed; the kustomize comparisons are skipped"
+fi
+
+HAVE_BUILD=0
+if [[ -d "$ROOT/catalog" ]] && "$KV" build "$ROOT/catalog" > /dev/null 2>&1; then
+  HAVE_BUILD=1
+  median "build-catalog" "$KV" build "$ROOT/catalog"
+else
+  say "NOTE: \`kvrender build catalog/\` is not available in this tree; its row is skipped"
+fi
+
+ratio() { python3 -c "import sys; print('%.2f' % (float(sys.argv[1]) / float(sys.argv[2])))" "$1" "$2"; }
+FAILED=0
+# check LABEL VALUE OP LIMIT
+check() {
+  local ok
+  ok=$(python3 -c "import sys; v,l=float(sys.argv[1]),float(sys.argv[3]); print('PASS' if (v<=l if sys.argv[2]=='<=' else v>=l) else 'FAIL')" "$2" "$3" "$4")
+  [[ $ok == FAIL ]] && FAILED=1
+  printf '%-58s %8s  (target %s %s)  %s\n' "$1" "$2" "$3" "$4" "$ok"
+}
+
+echo
+echo "kvrender $("$KV" --version | awk '{print $2}') on $(nproc) cores, $RUNS runs, medians"
+echo
+printf '%-28s %10s %10s\n' command "median s" "peak MiB"
+for k in $(printf '%s\n' "${!MEDIAN[@]}" | sort -V); do
+  printf '%-28s %10s %10s\n' "$k" "${MEDIAN[$k]}" "${RSS[$k]}"
+done
+echo
+check "expand 10k / parse+emit floor 10k" "$(ratio "${MEDIAN[expand-10000]}" "${MEDIAN[floor-10000]}")" "<=" 1.5
+check "expand 10k / expand 1k (linearity)" "$(ratio "${MEDIAN[expand-10000]}" "${MEDIAN[expand-1000]}")" "<=" 12
+if [[ -n "${MEDIAN[expand-100000]:-}" ]]; then
+  check "expand 100k / expand 10k (linearity)" "$(ratio "${MEDIAN[expand-100000]}" "${MEDIAN[expand-10000]}")" "<=" 12
+fi
+check "peak memory, expand 10k (MiB)" "${RSS[expand-10000]}" "<=" 100
+check "speed-up 1 -> 2 threads, expand 10k" "$(ratio "${MEDIAN[expand-10000-t1]}" "${MEDIAN[expand-10000-t2]}")" ">=" 1.7
+if ((HAVE_KUBECTL)); then
+  printf '%-58s %8s\n' "kustomize 1k / expand 1k (no target)" "$(ratio "${MEDIAN[kustomize-1000]}" "${MEDIAN[expand-1000]}")"
+  check "kustomize 2k / expand 2k" "$(ratio "${MEDIAN[kustomize-2000]}" "${MEDIAN[expand-2000]}")" ">=" 30
+  if ((HAVE_BUILD)); then
+    check "kustomize 244 objects / build catalog/" "$(ratio "${MEDIAN[kustomize-catalog]}" "${MEDIAN[build-catalog]}")" ">=" 50
+  fi
+fi
+exit $FAILED

@@ -1,0 +1,45 @@
+//! The floor `kvrender expand` is measured against: read the same files, parse every document
+//! and print it again as YAML, with no rule applied. Same loader, same emitter, same thread pool.
+//!
+//! `cargo run --release --example floor -- [--threads N] PATH... > out.yaml`
+
+#[path = "../benches/support/floor.rs"]
+mod floor;
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use kvrender::load;
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let mut pool = rayon::ThreadPoolBuilder::new().stack_size(16 << 20);
+    let mut paths = Vec::new();
+    while let Some(a) = args.next() {
+        if a == "--threads" {
+            let n: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(1);
+            pool = pool.num_threads(n.max(1));
+        } else {
+            paths.push(PathBuf::from(a));
+        }
+    }
+    if pool.build_global().is_err() {
+        std::process::exit(2);
+    }
+    let sources = match load::read_paths(&paths) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("floor: {e}");
+            std::process::exit(2);
+        }
+    };
+    let (out, problems) = floor::parse_and_emit(&sources);
+    let mut stdout = std::io::stdout().lock();
+    if stdout.write_all(out.as_bytes()).is_err() {
+        std::process::exit(2);
+    }
+    if problems > 0 {
+        eprintln!("floor: {problems} documents did not parse");
+        std::process::exit(1);
+    }
+}

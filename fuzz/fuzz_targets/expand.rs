@@ -1,0 +1,30 @@
+//! Arbitrary objects: parse the bytes as a YAML stream, then expand every VirtualMachine against
+//! the other objects (no embedded catalog) and print the results. Nothing may panic.
+#![no_main]
+
+use std::sync::Arc;
+
+use kvrender::kubevirt::profile::ClusterProfile;
+use kvrender::resolve::Index;
+use kvrender::{emit, load, pipeline};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let loaded = load::parse_bytes(&Arc::from("in.yaml"), data);
+    let mut index = Index::new();
+    index.add_layer(&loaded.objects);
+    let profile = ClusterProfile::default();
+    for result in pipeline::expand_all(&loaded.objects, &index, &profile)
+        .into_iter()
+        .flatten()
+    {
+        match result {
+            Ok(v) => {
+                emit::yaml_stream([&v]).expect("an expanded VM always prints");
+            }
+            Err(d) => {
+                let _ = emit::diagnostics::human_line(&d);
+            }
+        }
+    }
+});

@@ -1,0 +1,29 @@
+//! Bytes → objects: the loader must turn any input into objects and diagnostics, never panic,
+//! and every object it returns must print as YAML that parses back to the same value.
+#![no_main]
+
+use std::sync::Arc;
+
+use kvrender::load::{self, yaml};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    // The first byte picks the file type the path claims.
+    let (path, bytes): (Arc<str>, &[u8]) = match data.split_first() {
+        Some((b, rest)) if b % 4 == 0 => (Arc::from("in.json"), rest),
+        Some((_, rest)) => (Arc::from("in.yaml"), rest),
+        None => (Arc::from("in.yaml"), data),
+    };
+    let loaded = load::parse_bytes(&path, bytes);
+    for obj in &loaded.objects {
+        let _ = obj.object_ref();
+        let _ = obj.field_line("spec.template.spec.domain.cpu");
+        let text = yaml::to_string(&obj.value).expect("an object always prints");
+        let back = yaml::parse_document(&text)
+            .unwrap_or_else(|e| panic!("printed YAML does not parse: {e:?}\n{text}"));
+        assert_eq!(back, obj.value, "round trip changed the value:\n{text}");
+    }
+    for d in &loaded.diagnostics {
+        let _ = kvrender::emit::diagnostics::human_line(d);
+    }
+});

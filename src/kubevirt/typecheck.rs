@@ -1,0 +1,301 @@
+//! Type checks of the fields expansion reads, run before any rule.
+//!
+//! KubeVirt never sees a wrongly typed field: the API server refuses to decode the object. Our
+//! rules work on untyped trees and skip what they cannot read, so without this check a
+//! `cpu.guest: "two"` in an instancetype would silently expand to a VM without its vCPUs. The
+//! field types come from the schema `validate` uses (taken from KubeVirt's Go types); only wrong
+//! types are reported here, unknown fields are `validate`'s business.
+
+use std::fmt::Write;
+
+use serde_json::Value;
+
+use crate::model::path;
+use crate::validate::schema::{self, Field, Ty};
+
+/// One field whose value has the wrong type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WrongType {
+    /// The dotted path of the field from the object's root, with list indices (`a.b[0].c`).
+    pub field: String,
+    /// What the field must be.
+    pub expected: &'static str,
+    /// What it is.
+    pub found: &'static str,
+}
+
+impl std::fmt::Display for WrongType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "`{}` must be {}, not {}",
+            self.field, self.expected, self.found
+        )
+    }
+}
+
+fn found(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "an integer",
+        Value::Number(_) => "a decimal number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
+    }
+}
+
+const QUANTITY: &str = "a quantity (a string like `2Gi`, or a number)";
+
+/// Whether `v` (not null) has type `ty` at its own level (the items of lists and the entries
+/// of mappings are looked at by [`walk`]).
+fn fits_here(v: &Value, ty: Ty) -> bool {
+    match ty {
+        Ty::Str => v.is_string(),
+        Ty::Bool => v.is_boolean(),
+        Ty::Int => v.is_i64() || v.is_u64(),
+        Ty::Uint32 => v.as_u64().is_some_and(|n| u32::try_from(n).is_ok()),
+        Ty::Quantity => v.is_string() || v.is_number(),
+        Ty::StrMap | Ty::QuantityMap | Ty::Struct(_) | Ty::OpaqueMap => v.is_object(),
+        Ty::List(_) => v.is_array(),
+        Ty::Opaque => true,
+    }
+}
+
+/// Check `v` against `ty`; `at` is the path of `v` (restored on return). Nulls are accepted:
+/// Go reads them as unset. Nothing is allocated unless a field is wrong.
+fn walk(v: &Value, ty: Ty, at: &mut String, out: &mut Vec<WrongType>) {
+    if v.is_null() {
+        return;
+    }
+    let mut push = |at: &str, expected: &'static str, v: &Value| {
+        out.push(WrongType {
+            field: at.to_string(),
+            expected,
+            found: found(v),
+        });
+    };
+    if !fits_here(v, ty) {
+        let expected = match (ty, v) {
+            (Ty::Uint32, Value::Number(n)) if n.is_i64() || n.is_u64() => {
+                "a non-negative integer below 2^32"
+            }
+            (Ty::StrMap | Ty::QuantityMap, _) => "a mapping",
+            (Ty::Quantity, _) => QUANTITY,
+            _ => ty.describe(),
+        };
+        push(at, expected, v);
+        return;
+    }
+    let len = at.len();
+    match (ty, v) {
+        (Ty::StrMap | Ty::QuantityMap, Value::Object(map)) => {
+            for (key, item) in map {
+                let ok = item.is_null()
+                    || item.is_string()
+                    || matches!(ty, Ty::QuantityMap) && item.is_number();
+                if !ok {
+                    at.push('.');
+                    at.push_str(key);
+                    let expected = if matches!(ty, Ty::StrMap) {
+                        "a string"
+                    } else {
+                        QUANTITY
+                    };
+                    push(at, expected, item);
+                    at.truncate(len);
+                }
+            }
+        }
+        (Ty::Struct(fields), Value::Object(map)) => {
+            for (key, child) in map {
+                if let Some(f) = fields.iter().find(|f| f.0 == key) {
+                    if !at.is_empty() {
+                        at.push('.');
+                    }
+                    at.push_str(key);
+                    walk(child, f.1, at, out);
+                    at.truncate(len);
+                }
+            }
+        }
+        (Ty::List(item), Value::Array(items)) => {
+            for (i, child) in items.iter().enumerate() {
+                let _ = write!(at, "[{i}]");
+                walk(child, *item, at, out);
+                at.truncate(len);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn wrong_types(v: &Value, ty: Ty, path: &str) -> Vec<WrongType> {
+    let mut out = Vec::new();
+    let mut at = String::with_capacity(96);
+    at.push_str(path);
+    walk(v, ty, &mut at, &mut out);
+    out
+}
+
+/// The wrongly typed fields of a VirtualMachine: its matchers and the parts of its template
+/// that instancetypes, preferences and defaults read, list items included.
+pub fn virtual_machine(vm: &Value) -> Vec<WrongType> {
+    let mut out = wrong_types(vm, schema::VIRTUAL_MACHINE, "");
+    if let Some(meta) = path::get(vm, &["spec", "template", "metadata"]) {
+        out.extend(wrong_types(
+            meta,
+            Ty::Struct(TEMPLATE_METADATA),
+            "spec.template.metadata",
+        ));
+    }
+    let Some(spec) = path::get(vm, &["spec", "template", "spec"]) else {
+        return out;
+    };
+    for (at, ty) in LISTS {
+        let mut steps = at.split('.');
+        let found = steps.try_fold(spec, |v, key| v.get(key));
+        // The list itself has been checked by the schema; here its items.
+        if let Some(list @ Value::Array(_)) = found {
+            out.extend(wrong_types(
+                list,
+                Ty::List(ty),
+                &format!("spec.template.spec.{at}"),
+            ));
+        }
+    }
+    out
+}
+
+/// The lists of the template spec whose items the rules read, with the item fields read.
+const LISTS: &[(&str, &Ty)] = &[
+    ("domain.devices.disks", &Ty::Struct(DISK)),
+    ("domain.devices.interfaces", &Ty::Struct(INTERFACE)),
+    ("domain.devices.inputs", &Ty::Struct(INPUT)),
+    ("domain.devices.gpus", &Ty::Struct(DEVICE)),
+    ("domain.devices.hostDevices", &Ty::Struct(DEVICE)),
+    ("networks", &Ty::Struct(NAMED)),
+    ("volumes", &Ty::Struct(NAMED)),
+];
+
+const DISK_TARGET: &[Field] = &[
+    Field("bus", Ty::Str),
+    Field("readonly", Ty::Bool),
+    Field("pciAddress", Ty::Str),
+    Field("tray", Ty::Str),
+    Field("reservation", Ty::Bool),
+];
+
+const DISK: &[Field] = &[
+    Field("name", Ty::Str),
+    Field("disk", Ty::Struct(DISK_TARGET)),
+    Field("lun", Ty::Struct(DISK_TARGET)),
+    Field("cdrom", Ty::Struct(DISK_TARGET)),
+    Field("bootOrder", Ty::Uint32),
+    Field("serial", Ty::Str),
+    Field("dedicatedIOThread", Ty::Bool),
+    Field("cache", Ty::Str),
+    Field("io", Ty::Str),
+    Field("tag", Ty::Str),
+    Field("blockSize", Ty::OpaqueMap),
+    Field("shareable", Ty::Bool),
+    Field("errorPolicy", Ty::Str),
+];
+
+const INTERFACE: &[Field] = &[
+    Field("name", Ty::Str),
+    Field("model", Ty::Str),
+    Field("masquerade", Ty::OpaqueMap),
+    Field("bridge", Ty::OpaqueMap),
+    Field("sriov", Ty::OpaqueMap),
+    Field("slirp", Ty::OpaqueMap),
+    Field("macvtap", Ty::OpaqueMap),
+    Field("passt", Ty::OpaqueMap),
+    Field("binding", Ty::OpaqueMap),
+    Field("macAddress", Ty::Str),
+    Field("bootOrder", Ty::Uint32),
+    Field("pciAddress", Ty::Str),
+    Field("tag", Ty::Str),
+    Field("state", Ty::Str),
+];
+
+const INPUT: &[Field] = &[
+    Field("name", Ty::Str),
+    Field("bus", Ty::Str),
+    Field("type", Ty::Str),
+];
+
+const DEVICE: &[Field] = &[
+    Field("name", Ty::Str),
+    Field("deviceName", Ty::Str),
+    Field("tag", Ty::Str),
+];
+
+const NAMED: &[Field] = &[Field("name", Ty::Str)];
+
+/// The template metadata instancetypes and preferences write annotations into.
+const TEMPLATE_METADATA: &[Field] = &[
+    Field("annotations", Ty::StrMap),
+    Field("labels", Ty::StrMap),
+];
+
+/// The wrongly typed fields of an instancetype `spec`, as paths from the object's root
+/// (`spec.cpu.guest`).
+pub fn instancetype_spec(spec: &Value) -> Vec<WrongType> {
+    wrong_types(spec, Ty::Struct(schema::INSTANCETYPE_SPEC), "spec")
+}
+
+/// The wrongly typed fields of a preference `spec`, as paths from the object's root.
+pub fn preference_spec(spec: &Value) -> Vec<WrongType> {
+    wrong_types(spec, Ty::Struct(schema::PREFERENCE_SPEC), "spec")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn vm_fields_the_rules_read_are_checked() {
+        let vm = json!({"spec": {"template": {"spec": {"domain": {
+            "cpu": {"sockets": {"n": 1}},
+            "memory": {"guest": ["1Gi"]},
+            "devices": {"disks": [{"name": "a", "disk": {"bus": 5}}]}}}}}});
+        let got: Vec<String> = virtual_machine(&vm)
+            .iter()
+            .map(|w| w.field.clone())
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "spec.template.spec.domain.cpu.sockets",
+                "spec.template.spec.domain.memory.guest",
+                "spec.template.spec.domain.devices.disks[0].disk.bus",
+            ]
+        );
+    }
+
+    #[test]
+    fn spec_paths_start_at_the_object_root() {
+        let w = instancetype_spec(&json!({"cpu": {"guest": "two"}}));
+        assert_eq!(w.len(), 1);
+        assert_eq!(
+            w[0].to_string(),
+            "`spec.cpu.guest` must be a non-negative integer, not a string"
+        );
+        let w = preference_spec(&json!({"devices": {"preferredDiskBus": true}, "extra": 1}));
+        assert_eq!(w[0].field, "spec.devices.preferredDiskBus");
+        assert_eq!(w.len(), 1, "unknown fields are not type errors");
+    }
+
+    #[test]
+    fn well_typed_objects_and_nulls_pass() {
+        let vm = json!({"spec": {"instancetype": {"name": "u1.small"},
+            "template": {"spec": {"domain": {"cpu": {"cores": 2, "model": null}}}}}});
+        assert!(virtual_machine(&vm).is_empty());
+        assert!(
+            instancetype_spec(&json!({"cpu": {"guest": 2}, "memory": {"guest": "2Gi"}})).is_empty()
+        );
+    }
+}

@@ -1,0 +1,76 @@
+//! The same input with 1, 2 and 8 worker threads gives byte-identical output, for a clean run
+//! (the expanded stream) and for one full of findings (the sorted diagnostics).
+
+use std::fs;
+use std::process::Output;
+
+use crate::common::kvrender;
+use crate::vm_gen;
+
+fn expand(threads: &str, dir: &std::path::Path) -> Output {
+    kvrender()
+        .current_dir(dir)
+        .args(["--threads", threads, "expand", "."])
+        .output()
+        .expect("kvrender runs")
+}
+
+fn same_at_every_thread_count(dir: &std::path::Path) -> Output {
+    let one = expand("1", dir);
+    for threads in ["2", "8"] {
+        let other = expand(threads, dir);
+        assert_eq!(
+            one.status.code(),
+            other.status.code(),
+            "--threads {threads}"
+        );
+        assert!(
+            one.stdout == other.stdout,
+            "stdout differs between --threads 1 and --threads {threads}"
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&one.stderr),
+            String::from_utf8_lossy(&other.stderr),
+            "stderr differs between --threads 1 and --threads {threads}"
+        );
+    }
+    one
+}
+
+#[test]
+fn expanded_stream_is_identical_with_1_2_and_8_threads() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Several files (read and parsed in parallel), each with many documents.
+    for (i, seed) in [1u64, 2, 3].iter().enumerate() {
+        fs::write(
+            tmp.path().join(format!("vms-{i}.yaml")),
+            vm_gen::generate(150, *seed),
+        )
+        .unwrap();
+    }
+    let out = same_at_every_thread_count(tmp.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(stdout.matches("\nkind: VirtualMachine\n").count(), 450);
+}
+
+#[test]
+fn diagnostics_are_identical_with_1_2_and_8_threads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut text = vm_gen::generate(100, 9);
+    // Break a few documents in different ways, spread through the stream.
+    text = text.replacen("name: u1.", "name: nope.", 3);
+    text = text.replacen("name: fedora", "name: [", 2);
+    text.push_str("---\n- not an object\n");
+    fs::write(tmp.path().join("vms.yaml"), text).unwrap();
+    fs::write(
+        tmp.path().join("more.yaml"),
+        vm_gen::generate(50, 10).replacen("cores: 1", "cores: one", 2),
+    )
+    .unwrap();
+    let out = same_at_every_thread_count(tmp.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.lines().count() >= 6, "{stderr}");
+}

@@ -1,0 +1,214 @@
+//! The hostile-input corpus (`testdata/hostile/`) through the binary: each case gives a clear
+//! diagnostic naming the file (and the line, where there is one), exits 1 or 2, never panics
+//! and prints nothing but whole expanded VMs (of the documents that are fine) on stdout. Cases that cannot be committed are made in a temporary folder.
+
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use kvrender::load::{self, yaml};
+
+use crate::common::{kvrender, snapshot_settings, testdata};
+
+/// The exit code, whether stdout stayed empty, and stderr: what each snapshot holds.
+fn summary(out: &Output) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "kvrender panicked:\n{stderr}");
+    let code = out.status.code().expect("kvrender exited normally");
+    assert!(code == 1 || code == 2, "exit code {code}:\n{stderr}");
+    // No partial output: stdout holds only whole expanded VMs (of the documents that are
+    // fine), never a truncated document.
+    let stdout = String::from_utf8(out.stdout.clone()).expect("stdout is UTF-8");
+    let mut names = Vec::new();
+    for doc in load::split::split(&stdout) {
+        let v = yaml::parse_document(doc.text).expect("stdout holds whole YAML documents");
+        assert_eq!(v["kind"], "VirtualMachine", "{stdout}");
+        names.push(v["metadata"]["name"].as_str().unwrap_or("?").to_string());
+    }
+    let printed = if names.is_empty() {
+        "nothing".to_string()
+    } else {
+        names.join(", ")
+    };
+    format!("exit: {code}\nstdout: {printed}\n{stderr}")
+}
+
+fn run(cmd: &mut Command) -> Output {
+    cmd.output().expect("kvrender runs")
+}
+
+fn expand_in(dir: &Path, args: &[&str]) -> Output {
+    run(kvrender().current_dir(dir).arg("expand").args(args))
+}
+
+#[test]
+fn every_committed_case() {
+    let dir = testdata("hostile");
+    let mut names: Vec<String> = fs::read_dir(&dir)
+        .expect("testdata/hostile exists")
+        .map(|e| {
+            e.expect("readable entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .filter(|n| n.ends_with(".yaml"))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 13, "cases: {names:?}");
+    let _guard = snapshot_settings();
+    for name in names {
+        let out = expand_in(&dir, &[&name]);
+        let text = summary(&out);
+        // Every finding names the file, and, for parse and type errors, the line.
+        for line in text.lines().skip(2) {
+            assert!(line.starts_with(&format!("{name}:")), "{name}: {line}");
+        }
+        insta::assert_snapshot!(name.trim_end_matches(".yaml").to_string(), text);
+    }
+}
+
+#[test]
+fn a_100_mb_file() {
+    // A valid VM, then ~100 MB of comments (so the test stays fast in a debug build: the
+    // splitter and the line counting see every byte, the parser only the documents), then a
+    // broken document whose line must be reported exactly.
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("big.yaml");
+    let mut f = std::io::BufWriter::new(fs::File::create(&path).unwrap());
+    f.write_all(
+        b"apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: ok\nspec:\n  template:\n    spec: {}\n---\n",
+    )
+    .unwrap();
+    let filler = format!("# {}\n", "x".repeat(97));
+    let lines = 100 * 1024 * 1024 / filler.len();
+    for _ in 0..lines {
+        f.write_all(filler.as_bytes()).unwrap();
+    }
+    f.write_all(b"---\napiVersion: v1\nkind: [\n").unwrap();
+    f.into_inner().unwrap().sync_all().unwrap();
+    assert!(fs::metadata(&path).unwrap().len() >= 100 * 1024 * 1024);
+    let out = expand_in(tmp.path(), &["big.yaml"]);
+    let text = summary(&out);
+    let broken_line = 8 + lines + 3;
+    assert!(
+        text.contains(&format!("big.yaml:{broken_line}:")),
+        "expected line {broken_line}:\n{text}"
+    );
+    assert!(text.contains("exit: 1\nstdout: ok\n"), "{text}");
+}
+
+#[test]
+fn ten_thousand_nested_block_lists() {
+    let tmp = tempfile::tempdir().unwrap();
+    // `- - - ... x`: ten thousand block sequences, each inside the previous one.
+    let text = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: deep\ndata:\n{}x\n",
+        "- ".repeat(10_000)
+    );
+    fs::write(tmp.path().join("deep.yaml"), text).unwrap();
+    let out = expand_in(tmp.path(), &["deep.yaml"]);
+    let text = summary(&out);
+    assert!(text.contains("deep.yaml:"), "{text}");
+}
+
+#[cfg(unix)]
+#[test]
+fn symlink_loop_under_a_walked_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("repo");
+    fs::create_dir_all(dir.join("vms")).unwrap();
+    fs::write(
+        dir.join("vms/vm.yaml"),
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: vm\nspec: {}\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("..", dir.join("vms/loop")).unwrap();
+    let out = expand_in(tmp.path(), &["repo"]);
+    let _guard = snapshot_settings();
+    insta::assert_snapshot!(summary(&out));
+}
+
+#[cfg(unix)]
+#[test]
+fn unreadable_files() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("repo");
+    fs::create_dir_all(&dir).unwrap();
+    // A link to nothing: found by the walk, impossible to read.
+    std::os::unix::fs::symlink("nowhere.yaml", dir.join("dangling.yaml")).unwrap();
+    let out = expand_in(tmp.path(), &["repo"]);
+    let _guard = snapshot_settings();
+    insta::assert_snapshot!("dangling_symlink", summary(&out));
+
+    // Mode 000 stops everyone but root (these tests often run as root, which reads anyway:
+    // then there is nothing to test and the case is skipped).
+    let locked = tmp.path().join("locked.yaml");
+    fs::write(
+        &locked,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n",
+    )
+    .unwrap();
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o000)).unwrap();
+    if fs::read(&locked).is_ok() {
+        eprintln!("unreadable_files: running as root, mode 000 does not stop reads; skipped");
+        return;
+    }
+    let out = expand_in(tmp.path(), &["locked.yaml"]);
+    let text = summary(&out);
+    assert!(text.contains("locked.yaml"), "{text}");
+    assert!(text.contains("exit: 2"), "{text}");
+}
+
+#[test]
+fn output_directory_that_is_a_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    fs::write(tmp.path().join("out"), "not a directory\n").unwrap();
+    fs::write(
+        tmp.path().join("vm.yaml"),
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: vm\nspec:\n  template:\n    spec: {}\n",
+    )
+    .unwrap();
+    let out = run(kvrender()
+        .current_dir(tmp.path())
+        .args(["build", "-o", "out", "vm.yaml"]));
+    let text = summary(&out);
+    assert!(text.contains("out"), "{text}");
+    assert_eq!(
+        fs::read_to_string(tmp.path().join("out")).unwrap(),
+        "not a directory\n",
+        "the file in the way is left alone"
+    );
+    let _guard = snapshot_settings();
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn build_with_errors_writes_no_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    fs::write(
+        tmp.path().join("fine.yaml"),
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: fine\nspec:\n  template:\n    spec: {}\n",
+    )
+    .unwrap();
+    fs::copy(
+        testdata("hostile/wrong-type-vm.yaml"),
+        tmp.path().join("wrong-type-vm.yaml"),
+    )
+    .unwrap();
+    let out = run(kvrender().current_dir(tmp.path()).args([
+        "build",
+        "-o",
+        "out",
+        "fine.yaml",
+        "wrong-type-vm.yaml",
+    ]));
+    let text = summary(&out);
+    assert!(text.starts_with("exit: 1\nstdout: nothing\n"), "{text}");
+    assert!(
+        !tmp.path().join("out").exists(),
+        "either every file is written or none"
+    );
+}
