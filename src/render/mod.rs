@@ -188,6 +188,34 @@ impl<'a> Doc<'a> {
     }
 
     /// `spec` as a mapping whose keys are all in `allowed`.
+    /// Copy the display fields of `spec` into `info`, check that each of `maps` is a mapping
+    /// where present, and read the `parts` list: what families and preferences share.
+    fn common_fields(
+        &self,
+        spec: &'a Map<String, Value>,
+        info: &mut Map<String, Value>,
+        maps: &[&str],
+    ) -> Result<Vec<(&'a str, usize)>, RenderError> {
+        for key in ["displayName", "description"] {
+            if let Some(v) = spec.get(key) {
+                info.insert(key.into(), v.clone());
+            }
+        }
+        for key in maps {
+            if spec.get(*key).is_some_and(|v| !v.is_object()) {
+                return Err(self.invalid(
+                    &[Step::Key("spec"), Step::Key(key)],
+                    format!("`{key}` must be a mapping"),
+                ));
+            }
+        }
+        parts::name_list(
+            self,
+            &[Step::Key("spec"), Step::Key("parts")],
+            spec.get("parts"),
+        )
+    }
+
     fn spec_map(&self, allowed: &[&str]) -> Result<&'a Map<String, Value>, RenderError> {
         let kind = self.obj.kind_str();
         for key in self
