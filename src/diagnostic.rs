@@ -172,4 +172,11 @@ pub mod codes {
     pub const SPREAD: &str = "KV032";
     /// The VM does not meet its preference's requirements.
     pub const REQUIREMENTS: &str = "KV033";
+    /// A catalog (families, parts, preferences) that does not render: a malformed document,
+    /// an unknown part or trait, a template error.
+    pub const CATALOG_RENDER: &str = "KV040";
+    /// An instancetype or preference label that disagrees with its spec.
+    pub const LABEL_MISMATCH: &str = "KV041";
+    /// A preference whose requirements no instancetype of the catalog meets.
+    pub const UNMET_REQUIREMENTS: &str = "KV042";
 }

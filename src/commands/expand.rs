@@ -15,7 +15,7 @@ use crate::diagnostic::{self, Diagnostic};
 use crate::emit;
 use crate::error::{Error, Result};
 use crate::load::{self, Document, Source};
-use crate::model::Kind;
+use crate::model::{Kind, Object};
 use crate::pipeline;
 use crate::render;
 
@@ -65,10 +65,32 @@ pub fn expand_sources(sources: &[Source], inputs: &Inputs) -> Result<Outcome> {
 
 /// Expand the VMs among `docs`; `None` when a deferred document turned out not to be a VM.
 fn expand_documents(docs: &[Document<'_>], inputs: &Inputs) -> Result<Option<Outcome>> {
-    let index = inputs.index_with(docs.iter().filter_map(|d| match d {
-        Document::Object(o) => Some(o),
-        _ => None,
-    }));
+    let objects: Vec<&Object> = docs
+        .iter()
+        .filter_map(|d| match d {
+            Document::Object(o) => Some(o),
+            _ => None,
+        })
+        .collect();
+    // Catalog families and preferences among the inputs resolve like any instancetype.
+    let mut render_diags = Vec::new();
+    let catalog_docs: Vec<Object> = objects
+        .iter()
+        .filter(|o| render::is_catalog_kind(o))
+        .map(|o| (*o).clone())
+        .collect();
+    let rendered = if catalog_docs.is_empty() {
+        Vec::new()
+    } else {
+        match render::render(&catalog_docs, &render::RenderOptions::default()) {
+            Ok(r) => r.objects,
+            Err(e) => {
+                render_diags.push(crate::krm::engine::render_diagnostic(&e));
+                Vec::new()
+            }
+        }
+    };
+    let index = inputs.index_with(objects.iter().copied().chain(rendered.iter()));
     let steps: Vec<Result<Step>> = docs
         .par_iter()
         .map(|doc| {
@@ -97,6 +119,7 @@ fn expand_documents(docs: &[Document<'_>], inputs: &Inputs) -> Result<Option<Out
         diagnostics: inputs.diagnostics.clone(),
         ..Outcome::default()
     };
+    out.diagnostics.extend(render_diags);
     let mut printed = Vec::new();
     for step in steps {
         match step? {

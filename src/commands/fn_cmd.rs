@@ -1,15 +1,23 @@
 //! `kvrender fn [CONFIG]`: kvrender as a KRM function or a kustomize legacy exec plugin.
 //!
 //! Without CONFIG, stdin is a ResourceList and so is stdout. With CONFIG (what kustomize's
-//! legacy exec plugins pass as argv[1]), the file is the function configuration and stdin is
+//! legacy exec plugins pass as `argv[1]`), the file is the function configuration and stdin is
 //! either a ResourceList (answered with one) or a plain YAML stream (answered with a stream).
 //! The same happens when the binary is started under the name `KVRender` (the layout
 //! `$KUSTOMIZE_PLUGIN_HOME/kvrender.io/v1alpha1/kvrender/KVRender`), or with no arguments
-//! and stdin not a terminal (how kpt and kustomize start an exec function).
+//! and stdin not a terminal (how kpt and kustomize start an exec function). Started that way
+//! with nothing on stdin (a CI step with stdin closed or `/dev/null`), kvrender prints its
+//! usage and exits 2; when stdin stays open and silent, it says on stderr what it waits for.
+//! Stdin is read up to [`MAX_INPUT`] bytes.
 
 use std::ffi::OsString;
-use std::io::{IsTerminal, Read};
+use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use clap::CommandFactory;
 
 use crate::cli::FnArgs;
 use crate::commands::Outcome;
@@ -88,15 +96,94 @@ pub fn run_on(args: &FnArgs, input: &[u8]) -> Result<Outcome> {
     Ok(into_outcome(out))
 }
 
+/// The most kvrender reads from stdin: far beyond any real package, small enough that an
+/// endless stream (`/dev/zero`, a runaway generator) fails clearly instead of eating memory.
+pub const MAX_INPUT: u64 = 256 << 20;
+
+/// How long kvrender started with no arguments waits for stdin before saying what it waits for.
+pub const HINT_AFTER: Duration = Duration::from_secs(2);
+
+/// Whether the process was started with no arguments at all (not as the `KVRender` plugin):
+/// the implicit function mode, where empty stdin means "nobody meant to run a function".
+fn started_without_arguments() -> bool {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    args.len() == 1
+        && Path::new(&args[0])
+            .file_name()
+            .is_none_or(|n| n != PLUGIN_NAME)
+}
+
+/// Read stdin, at most [`MAX_INPUT`] bytes (plus one, to notice more). With `hint`, say on
+/// stderr what kvrender waits for when nothing arrives within [`HINT_AFTER`]: a shell or CI
+/// step that leaves stdin open would otherwise wait in silence.
+fn read_stdin(hint: bool) -> std::io::Result<Vec<u8>> {
+    let arrived = Arc::new(AtomicBool::new(false));
+    if hint {
+        let arrived = Arc::clone(&arrived);
+        std::thread::spawn(move || {
+            std::thread::sleep(HINT_AFTER);
+            if !arrived.load(Ordering::SeqCst) {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "kvrender: waiting for a ResourceList on stdin (started with no arguments \
+                     and stdin not a terminal, so running as a KRM function); close stdin or \
+                     run `kvrender --help` for usage"
+                );
+            }
+        });
+    }
+    let mut stdin = std::io::stdin().lock().take(MAX_INPUT + 1);
+    let mut input = Vec::new();
+    let mut chunk = [0u8; 8192];
+    let n = loop {
+        match stdin.read(&mut chunk) {
+            Ok(n) => break n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    };
+    arrived.store(true, Ordering::SeqCst);
+    input.extend_from_slice(&chunk[..n]);
+    if n > 0 {
+        stdin.read_to_end(&mut input)?;
+    }
+    Ok(input)
+}
+
+/// What kvrender started with no arguments says when stdin holds nothing: the usage, exit 2
+/// (as for any other usage error).
+fn usage() -> Outcome {
+    let help = crate::cli::Cli::command().render_help().to_string();
+    Outcome {
+        stderr: format!(
+            "kvrender: no command given and nothing on stdin (with no arguments and a piped \
+             stdin, kvrender runs as a KRM function and reads a ResourceList)\n\n{help}"
+        ),
+        exit: 2,
+        ..Outcome::default()
+    }
+}
+
 /// Run `fn`, reading stdin.
 pub fn run(args: &FnArgs) -> Result<Outcome> {
-    let mut input = Vec::new();
-    std::io::stdin()
-        .read_to_end(&mut input)
-        .map_err(|source| Error::Read {
-            path: PathBuf::from("-"),
-            source,
-        })?;
+    let implicit = args.config.is_none() && started_without_arguments();
+    let input = read_stdin(implicit).map_err(|source| Error::Read {
+        path: PathBuf::from("-"),
+        source,
+    })?;
+    if implicit && input.iter().all(u8::is_ascii_whitespace) {
+        return Ok(usage());
+    }
+    if input.len() as u64 > MAX_INPUT {
+        let message = format!(
+            "stdin holds more than {} MiB: kvrender reads at most that much",
+            MAX_INPUT >> 20
+        );
+        return Ok(match &args.config {
+            Some(_) => into_outcome(krm::failed_stream(message)),
+            None => into_outcome(krm::failed_resource_list(message)?),
+        });
+    }
     run_on(args, &input)
 }
 

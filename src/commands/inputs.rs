@@ -32,9 +32,10 @@ impl Inputs {
     pub fn load(paths: &[PathBuf], resolve: &ResolveArgs) -> Result<Inputs> {
         let sources = load::read_paths(paths)?;
         let Loaded {
-            objects,
-            diagnostics,
+            mut objects,
+            mut diagnostics,
         } = load::parse_sources(&sources);
+        render_families(&mut objects, &sources, &mut diagnostics);
         let mut inputs = Inputs::resolution(resolve)?;
         inputs.objects = objects;
         inputs.diagnostics.splice(0..0, diagnostics);
@@ -53,6 +54,7 @@ impl Inputs {
             let loaded = load::parse_sources(&sources);
             inputs.catalog = loaded.objects;
             inputs.diagnostics.extend(loaded.diagnostics);
+            render_families(&mut inputs.catalog, &sources, &mut inputs.diagnostics);
         }
         if let Some(file) = &resolve.cluster_config {
             inputs.profile = load_profile(file)?;
@@ -71,9 +73,30 @@ impl Inputs {
         index.add_layer(objects);
         index.add_layer(&self.catalog);
         if self.embedded {
-            index.add_layer(render::embedded_catalog());
+            index.set_fallback(render::embedded_lookup);
         }
         index
+    }
+}
+
+/// Render the catalog families and preferences among `objects` and append what they produce,
+/// so they resolve like any other instancetype or preference.
+fn render_families(
+    objects: &mut Vec<Object>,
+    sources: &[load::Source],
+    diags: &mut Vec<Diagnostic>,
+) {
+    if !objects.iter().any(render::is_catalog_kind) {
+        return;
+    }
+    let options = render::RenderOptions {
+        version: None,
+        version_label: None,
+        sources,
+    };
+    match render::render(objects, &options) {
+        Ok(rendered) => objects.extend(rendered.objects),
+        Err(e) => diags.push(crate::krm::engine::render_diagnostic(&e)),
     }
 }
 

@@ -20,7 +20,7 @@
 //! ```
 //!
 //! Every key is optional; an unknown key, a wrong type or an unknown value is an error naming
-//! the key. `docs/krm.md` documents the keys for users.
+//! the key. The README documents the keys for users.
 
 use serde_json::Value;
 
@@ -36,10 +36,12 @@ pub const KIND: &str = "KVRender";
 /// What to do with the VirtualMachines among the items.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ExpandMode {
-    /// Replace each VM by its expanded form (the default).
+    /// Check every object, then replace each VM that passes by its expanded form (the
+    /// default).
     #[default]
     Replace,
-    /// Keep each VM as it is and only report what expansion finds.
+    /// Keep each VM as it is and only report what the checks find (what `kvrender validate`
+    /// reports).
     Validate,
     /// Leave VMs alone.
     Off,

@@ -1,7 +1,9 @@
-//! What the function does to its items: the same stages as `kvrender build` (render the
-//! catalog documents, expand the VirtualMachines against what was rendered, the items, the
-//! extra catalogs and the embedded catalog), driven by a [`FnConfig`] and keeping every item's
-//! place and orchestration annotations.
+//! What the function does to its items: the stages `kvrender build` runs (render the catalog
+//! documents; check the cluster objects with the per-object rules of [`crate::validate`] and
+//! its duplicate rule; expand the VirtualMachines the checks let through, against what was
+//! rendered, the items, the extra catalogs and the embedded catalog), driven by a [`FnConfig`]
+//! and keeping every item's place and orchestration annotations. Which checks run in which
+//! mode is described in the README ("What runs in each mode").
 //!
 //! Output order: the items in input order (a VM replaced by its expanded form in place, a
 //! rendered object replacing an item of the same kind, namespace and name in place, so running
@@ -13,6 +15,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::diagnostic::{Diagnostic, Severity, codes};
@@ -23,9 +26,10 @@ use crate::model::{Kind, Object};
 use crate::pipeline;
 use crate::render::{self, RenderError, RenderOptions};
 use crate::resolve::Index;
+use crate::validate;
 
-/// The code of a catalog that does not render (until the renderer defines its own).
-pub const RENDER_CODE: &str = "KV030";
+/// The code of a catalog that does not render (a duplicate is [`codes::DUPLICATE`]).
+pub const RENDER_CODE: &str = codes::CATALOG_RENDER;
 
 /// How new objects are placed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,7 +119,66 @@ pub fn render_diagnostic(err: &RenderError) -> Diagnostic {
         message.push_str(&s.to_string());
         source = s.source();
     }
-    Diagnostic::error(RENDER_CODE, location, message)
+    Diagnostic::error(err.code(), location, message)
+}
+
+/// Which checks run (see the README, "What runs in each mode").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    /// `expand: off` with `render: true`: the rendered objects are checked.
+    RenderedOnly,
+    /// `expand: validate`: every cluster object is checked, nothing is changed.
+    Validate,
+    /// `expand: replace`: every cluster object is checked, then the VMs the checks let
+    /// through are expanded.
+    Replace,
+}
+
+impl Stage {
+    fn of(config: &FnConfig) -> Option<Stage> {
+        match config.expand {
+            ExpandMode::Replace => Some(Stage::Replace),
+            ExpandMode::Validate => Some(Stage::Validate),
+            ExpandMode::Off if config.render => Some(Stage::RenderedOnly),
+            ExpandMode::Off => None,
+        }
+    }
+}
+
+/// A checked object: an item, an object read from `paths`, or a new rendered object.
+#[derive(Clone, Copy, Debug)]
+enum Subject {
+    Item(usize),
+    Path(usize),
+    New(usize),
+}
+
+impl Subject {
+    fn get<'a>(self, items: &'a [Object], paths: &'a [Object], new: &'a [Object]) -> &'a Object {
+        match self {
+            Subject::Item(i) => &items[i],
+            Subject::Path(i) => &paths[i],
+            Subject::New(i) => &new[i],
+        }
+    }
+}
+
+/// Point a finding about `obj` at the line of its field (when the text is known), and name
+/// the field of the findings whose rule does not (KubeVirt's warnings are plain text).
+fn complete(d: &mut Diagnostic, obj: &Object) {
+    if d.field.is_none() && d.code == codes::DEPRECATED {
+        let field = match obj.kind() {
+            Kind::Instancetype | Kind::ClusterInstancetype => Some("spec.launchSecurity"),
+            Kind::Preference | Kind::ClusterPreference => Some("spec.cpu.preferredCPUTopology"),
+            _ => None,
+        };
+        d.field = field.map(str::to_string);
+    }
+    if d.origin == obj.origin
+        && let Some(first) = d.field.as_deref().and_then(|f| f.split(", ").next())
+    {
+        d.origin = obj.field_origin(first);
+    }
 }
 
 /// Run the function over `items` (whose origins the caller set from their annotations).
@@ -151,7 +214,10 @@ pub fn process(items: Vec<Object>, config: &FnConfig, placement: Placement) -> P
         };
         if !catalog_docs.is_empty() {
             match render::render(&catalog_docs, &options) {
-                Ok(r) => rendered.extend(r.objects),
+                Ok(r) => {
+                    diagnostics.extend(r.diagnostics);
+                    rendered.extend(r.objects);
+                }
                 Err(e) => diagnostics.push(render_diagnostic(&e)),
             }
         }
@@ -175,43 +241,44 @@ pub fn process(items: Vec<Object>, config: &FnConfig, placement: Placement) -> P
         .map(|(i, o)| (key(o), i))
         .collect();
     let mut new_objects = Vec::new();
+    let mut replaced = Vec::new();
     for obj in rendered {
         match positions.get(&key(&obj)) {
             Some(&i) => {
                 let mut value = obj.value;
                 annotations::copy_orchestration(&out[i].value, &mut value);
                 out[i].value = value;
+                out[i].origin = obj.origin;
+                out[i].source = obj.source;
+                replaced.push(i);
             }
             None => new_objects.push(obj),
         }
     }
 
-    // Expand.
-    if config.expand != ExpandMode::Off {
-        let subjects: Vec<(bool, usize)> = out
+    // Check, then expand.
+    if let Some(stage) = Stage::of(config) {
+        // What is checked: every cluster object when VMs are processed, else only what was
+        // rendered (a generator checks what it generates and passes the rest through).
+        let subjects: Vec<Subject> = out
             .iter()
             .enumerate()
-            .filter(|(i, o)| roles[*i] == Role::Object && o.kind() == Kind::VirtualMachine)
-            .map(|(i, _)| (true, i))
-            .chain(
-                path_objects
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, o)| o.kind() == Kind::VirtualMachine)
-                    .map(|(i, _)| (false, i)),
-            )
-            .collect();
-        let vms: Vec<Object> = subjects
-            .iter()
-            .map(|&(item, i)| {
-                if item {
-                    out[i].clone()
-                } else {
-                    path_objects[i].clone()
-                }
+            .filter(|(i, _)| {
+                roles[*i] == Role::Object && (stage != Stage::RenderedOnly || replaced.contains(i))
             })
+            .map(|(i, _)| Subject::Item(i))
+            .chain(
+                (0..path_objects.len())
+                    .filter(|_| stage != Stage::RenderedOnly)
+                    .map(Subject::Path),
+            )
+            .chain((0..new_objects.len()).map(Subject::New))
             .collect();
-        let results = {
+        let checked: Vec<Object> = subjects
+            .iter()
+            .map(|s| s.get(&out, &path_objects, &new_objects).clone())
+            .collect();
+        let (mut findings, duplicates, expanded) = {
             let item_objects: Vec<&Object> = out
                 .iter()
                 .zip(&roles)
@@ -224,25 +291,68 @@ pub fn process(items: Vec<Object>, config: &FnConfig, placement: Placement) -> P
             index.add_layer(&path_objects);
             index.add_layer(&catalogs.objects);
             if config.default_catalog {
-                index.add_layer(render::embedded_catalog());
+                index.set_fallback(render::embedded_lookup);
             }
-            pipeline::expand_all(&vms, &index, &config.profile)
+            let ctx = validate::Context {
+                objects: &checked,
+                index: &index,
+                profile: &config.profile,
+            };
+            let findings: Vec<Vec<Diagnostic>> = checked
+                .par_iter()
+                .map(|o| {
+                    let mut found = validate::check_object(o, &ctx);
+                    for d in &mut found {
+                        complete(d, o);
+                    }
+                    found
+                })
+                .collect();
+            let mut duplicates = Vec::new();
+            validate::rules::duplicate::check(&checked, &mut duplicates);
+            // Replace: expand the VMs the checks let through; a VM KubeVirt would refuse stays
+            // as it was, its findings say why.
+            let expanded: Vec<Option<Result<Value, Diagnostic>>> = checked
+                .par_iter()
+                .zip(&findings)
+                .zip(&subjects)
+                .map(|((o, found), s)| {
+                    let expand = stage == Stage::Replace
+                        && !matches!(s, Subject::New(_))
+                        && o.kind() == Kind::VirtualMachine
+                        && !found.iter().any(Diagnostic::is_error);
+                    expand.then(|| pipeline::expand_vm(o, &index, &config.profile))
+                })
+                .collect();
+            (findings, duplicates, expanded)
         };
-        for ((item, i), result) in subjects.into_iter().zip(results) {
+        for ((subject, result), found) in subjects.iter().zip(expanded).zip(&mut findings) {
             match result {
-                Some(Ok(mut value)) if config.expand == ExpandMode::Replace => {
-                    let target = if item {
-                        &mut out[i]
-                    } else {
-                        &mut path_objects[i]
+                Some(Ok(mut value)) => {
+                    let target = match *subject {
+                        Subject::Item(i) => &mut out[i],
+                        Subject::Path(i) => &mut path_objects[i],
+                        Subject::New(i) => &mut new_objects[i],
                     };
                     annotations::copy_orchestration(&target.value, &mut value);
                     target.value = value;
                 }
-                Some(Err(d)) => diagnostics.push(d),
-                _ => {}
+                Some(Err(d)) => {
+                    // The failure supersedes a warning about the same thing (a reference
+                    // KubeVirt would admit but kvrender cannot expand without).
+                    found.retain(|f| f.is_error() || f.code != d.code);
+                    found.push(d);
+                }
+                None => {}
             }
         }
+        diagnostics.extend(findings.into_iter().flatten());
+        diagnostics.extend(duplicates.into_iter().map(|mut d| {
+            if d.field.is_none() {
+                d.field = Some("metadata.name".to_string());
+            }
+            d
+        }));
     }
 
     // Assemble.

@@ -8,7 +8,7 @@
 //!   first). This is what `kpt fn eval --exec`, a Kptfile `exec:` step and kustomize's exec KRM
 //!   functions send.
 //! - **Plain stream** ([`run_stream`]), kustomize's legacy exec plugins: the plugin's config
-//!   file path in argv[1], the resources as a YAML stream on stdin (empty for a generator), a
+//!   file path in `argv[1]`, the resources as a YAML stream on stdin (empty for a generator), a
 //!   YAML stream expected back; findings go to stderr, exit code 1 on errors.
 //!
 //! Malformed input (not a ResourceList, broken YAML, a bad functionConfig) is an error result
@@ -70,10 +70,11 @@ pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput
     let list = match resource_list::parse(input) {
         Ok(list) => list,
         Err(e) => {
-            let d = Diagnostic::error(e.code, Origin::new("-", 0, None), e.message);
-            let results = resource_list::results(&d);
-            let out = resource_list::write(resource_list::V1, Vec::new(), results)?;
-            return Ok(FnOutput::finish(out, vec![d]));
+            return failed_list(Diagnostic::error(
+                e.code,
+                Origin::new("-", 0, None),
+                e.message,
+            ));
         }
     };
     let fn_config = match FnConfig::parse(config.or(list.function_config.as_ref())) {
@@ -110,6 +111,28 @@ pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput
         .collect();
     let out = resource_list::write_items(&list.api_version, out_items, results)?;
     Ok(FnOutput::finish(out, processed.diagnostics))
+}
+
+/// An empty ResourceList whose one result is `d`.
+fn failed_list(d: Diagnostic) -> Result<FnOutput> {
+    let results = resource_list::results(&d);
+    let out = resource_list::write(resource_list::V1, Vec::new(), results)?;
+    Ok(FnOutput::finish(out, vec![d]))
+}
+
+/// The answer to a ResourceList input that cannot be read at all (e.g. too large): an empty
+/// list with `message` as its error result.
+///
+/// # Errors
+/// Only when the output cannot be serialized.
+pub fn failed_resource_list(message: String) -> Result<FnOutput> {
+    failed_list(input_error("-", message))
+}
+
+/// The answer to a legacy plugin's stream that cannot be read at all: nothing on stdout,
+/// `message` as an error.
+pub fn failed_stream(message: String) -> FnOutput {
+    FnOutput::finish(String::new(), vec![input_error("-", message)])
 }
 
 /// An output item as the input's text when the function left it unchanged (or only marked it
@@ -155,7 +178,7 @@ pub fn parse_config_file(path: &str, text: &str) -> std::result::Result<Value, S
 }
 
 /// Run as a kustomize legacy exec plugin: `config` is the plugin's configuration (the file
-/// kustomize passes in argv[1]), `input` the resources as a YAML stream (empty for a
+/// kustomize passes in `argv[1]`), `input` the resources as a YAML stream (empty for a
 /// generator). The output is a YAML stream.
 ///
 /// # Errors
@@ -195,4 +218,79 @@ pub fn run_stream(config: &Value, input: &str) -> Result<FnOutput> {
     crate::diagnostic::sort(&mut diagnostics);
     let out = emit::yaml_stream(&processed.items)?;
     Ok(FnOutput::finish(out, diagnostics))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LIST: &str = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: instancetype.kubevirt.io/v1beta1\n  kind: VirtualMachineClusterInstancetype\n  metadata:\n    name: s\n    annotations: {config.kubernetes.io/path: s.yaml, config.kubernetes.io/index: '0'}\n  spec: {cpu: {guest: 2}, memory: {guest: 2Gi}}\n- apiVersion: kubevirt.io/v1\n  kind: VirtualMachine\n  metadata: {name: vm, namespace: ns}\n  spec:\n    instancetype: {name: s}\n    template: {spec: {domain: {cpu: {sockets: 4}, devices: {}}}}\nfunctionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  data: {expand: replace, severity: error}\n";
+
+    /// Whatever the input, the answer is a ResourceList that reads back, and an error result
+    /// comes with exit code 1.
+    fn check(input: &str) {
+        let out = run_resource_list(input, None).expect("serializes");
+        let list = resource_list::parse(&out.stdout)
+            .unwrap_or_else(|e| panic!("output unreadable for {input:?}: {e:?}\n{}", out.stdout));
+        assert_eq!(
+            out.exit == 1,
+            out.diagnostics.iter().any(Diagnostic::is_error)
+        );
+        assert!(
+            list.items
+                .iter()
+                .all(|i| resource_list::item_problem(i).is_none())
+        );
+    }
+
+    #[test]
+    fn every_truncation_and_mutation_is_answered() {
+        check(LIST);
+        let cut_points: Vec<usize> = LIST.char_indices().map(|(i, _)| i).collect();
+        for &at in cut_points.iter().step_by(2) {
+            check(&LIST[..at]);
+        }
+        for &at in cut_points.iter().step_by(9) {
+            for with in [
+                "", ":", "- ", "[", "{", "'", "\"", "\n", "&a ", "*a", "!!map ", "\t",
+            ] {
+                let mut text = LIST.to_string();
+                text.replace_range(at..at + 1, with);
+                check(&text);
+            }
+        }
+    }
+
+    #[test]
+    fn shapes_a_reader_might_trip_over_are_errors() {
+        let head = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n";
+        for body in [
+            "items: 5\n",
+            "items: {a: 1}\n",
+            "items: [[1]]\n",
+            "items: [null]\n",
+            "items: [{kind: A}]\n",
+            "items: [{apiVersion: 1, kind: A}]\n",
+            "items: [{apiVersion: v1, kind: A, metadata: [1]}]\n",
+            "items: []\nfunctionConfig: hello\n",
+            "items: []\nfunctionConfig: [1, 2]\n",
+            "items: []\nfunctionConfig: 42\n",
+            "items: []\nfunctionConfig: {kind: ConfigMap, data: [1]}\n",
+            "items: []\nfunctionConfig: {kind: ConfigMap, data: {expand: 3}}\n",
+            "items: []\nfunctionConfig: {kind: KVRender, paths: 7}\n",
+        ] {
+            let out = run_resource_list(&format!("{head}{body}"), None).unwrap();
+            assert_eq!(out.exit, 1, "{body}: {}", out.stdout);
+            assert!(out.stdout.contains("severity: error"), "{body}");
+        }
+        // Items whose inner shapes are odd are objects all the same: passed through.
+        for body in [
+            "items: [{apiVersion: v1, kind: A, metadata: {name: a, annotations: 5}}]\n",
+            "items: [{apiVersion: v1, kind: A, metadata: {annotations: {config.kubernetes.io/index: 5, internal.config.kubernetes.io/path: [1]}}}]\n",
+            "items: [{apiVersion: kubevirt.io/v1, kind: VirtualMachine, metadata: {name: a}, spec: 5}]\n",
+            "items: [{apiVersion: kubevirt.io/v1, kind: VirtualMachine, metadata: {name: [a]}, spec: {instancetype: 7}}]\n",
+        ] {
+            check(&format!("{head}{body}"));
+        }
+    }
 }

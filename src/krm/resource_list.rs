@@ -115,7 +115,7 @@ fn slice_items(doc: &str, items: &[Value]) -> Vec<Option<String>> {
         .collect()
 }
 
-/// Add an annotation to the text of an item (a `- ` entry as [`slice_items`] cuts it), when
+/// Add an annotation to the text of an item (a `- ` entry as `slice_items` cuts it), when
 /// its metadata is in block style. The caller checks the result with [`raw_matches`].
 pub fn raw_with_annotation(raw: &str, key: &str, value: &str) -> Option<String> {
     let lines: Vec<&str> = raw.split_inclusive('\n').collect();

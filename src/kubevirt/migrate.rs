@@ -1,7 +1,7 @@
 //! `migrate presets`: turn VirtualMachineInstancePresets into instancetypes and preferences.
 //!
 //! Nothing upstream does this; the mapping is ours and is documented, field by field, in
-//! `docs/migrate-presets.md`. For every preset we write a namespaced `VirtualMachinePreference`
+//! the README. For every preset we write a namespaced `VirtualMachinePreference`
 //! (when some part maps to one) and, when the preset fixes both the vCPU count and the memory, a
 //! namespaced `VirtualMachineInstancetype` (an instancetype needs both). Every part of the
 //! preset's domain that ends in neither is reported in [`MigrateResult::unmapped`] with the

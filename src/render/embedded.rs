@@ -5,6 +5,7 @@ use std::sync::{Arc, OnceLock};
 
 use crate::load::{self, Source};
 use crate::model::Object;
+use crate::resolve::Index;
 
 use super::{RenderOptions, Rendered, render};
 
@@ -59,4 +60,19 @@ pub fn embedded_catalog() -> &'static [Object] {
             Err(message) => panic!("the embedded catalog does not render: {message}"),
         }
     })
+}
+
+/// Look an object up in the embedded catalog by kind, namespace and name, with the resolution
+/// index's rules (namespaced objects live in `default`). The catalog is rendered on the first
+/// call, so a run whose references all resolve in the user's files never renders it: pass this
+/// to [`crate::resolve::Index::set_fallback`].
+pub fn embedded_lookup(kind: &str, namespace: &str, name: &str) -> Option<&'static Object> {
+    static INDEX: OnceLock<Index<'static>> = OnceLock::new();
+    INDEX
+        .get_or_init(|| {
+            let mut index = Index::new();
+            index.add_layer(embedded_catalog());
+            index
+        })
+        .get_str(kind, namespace, name)
 }

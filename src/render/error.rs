@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use crate::diagnostic::codes;
 use crate::origin::Origin;
 
 /// The combination being rendered when something failed.
@@ -100,6 +101,16 @@ impl RenderError {
             | RenderError::Output { location, .. }
             | RenderError::Invalid { location, .. }
             | RenderError::Duplicate { location, .. } => location,
+        }
+    }
+
+    /// The diagnostic code the error is reported under: [`codes::DUPLICATE`] for two
+    /// definitions of one object (the same finding `validate` gives for two files), else
+    /// [`codes::CATALOG_RENDER`].
+    pub fn code(&self) -> &'static str {
+        match self {
+            RenderError::Duplicate { .. } => codes::DUPLICATE,
+            _ => codes::CATALOG_RENDER,
         }
     }
 }

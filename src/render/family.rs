@@ -3,7 +3,6 @@
 use serde_json::{Map, Value, json};
 
 use super::lines::Step;
-use super::parts::name_list;
 use super::{Doc, RenderError, Scopes};
 
 /// One row of a size table.
@@ -101,23 +100,10 @@ impl<'a> Family<'a> {
         info.insert("name".into(), json!(name));
         info.insert("version".into(), json!(version));
         info.insert("id".into(), json!(id));
-        for key in ["displayName", "description"] {
-            if let Some(v) = spec.get(key) {
-                info.insert(key.into(), v.clone());
-            }
-        }
-        for key in ["template", "labels", "annotations", "traits"] {
-            if spec.get(key).is_some_and(|v| !v.is_object()) {
-                return Err(doc.invalid(
-                    &[Step::Key("spec"), Step::Key(key)],
-                    format!("`{key}` must be a mapping"),
-                ));
-            }
-        }
-        let parts = name_list(
-            &doc,
-            &[Step::Key("spec"), Step::Key("parts")],
-            spec.get("parts"),
+        let parts = doc.common_fields(
+            spec,
+            &mut info,
+            &["template", "labels", "annotations", "traits"],
         )?;
         let sizes = parse_sizes(&doc, spec.get("sizes"))?;
         let variants = parse_variants(&doc, spec.get("variants"))?;

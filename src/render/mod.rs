@@ -15,7 +15,7 @@
 //! combination in scope. Label and annotation values are turned into strings.
 //!
 //! Combinations render in parallel; the output is sorted by kind then name, so it is the same
-//! at any thread count. The format is described for users in `docs/catalog-format.md`.
+//! at any thread count. The format is described for users in the README.
 
 mod embedded;
 mod error;
@@ -31,11 +31,13 @@ use std::collections::HashMap;
 use rayon::prelude::*;
 use serde_json::{Map, Value, json};
 
+use crate::diagnostic::Diagnostic;
 use crate::load::Source;
 use crate::model::Object;
 use crate::origin::Origin;
+use crate::validate::rules::{size_labels, unmet_requirements};
 
-pub use embedded::{embedded_catalog, embedded_sources, render_embedded};
+pub use embedded::{embedded_catalog, embedded_lookup, embedded_sources, render_embedded};
 pub use error::{Combination, RenderError};
 
 use family::Family;
@@ -83,6 +85,9 @@ pub struct Rendered {
     pub combinations: Vec<Combination>,
     /// The input objects that are not catalog kinds, untouched and in input order.
     pub passthrough: Vec<Object>,
+    /// The catalog checks' findings on the generated objects: labels that disagree with the
+    /// spec (`KV041`), preference requirements no generated instancetype meets (`KV042`).
+    pub diagnostics: Vec<Diagnostic>,
 }
 
 /// Which kinds a family or preference is emitted as.
@@ -144,19 +149,35 @@ impl Scopes {
 #[derive(Clone, Debug)]
 pub(crate) struct Doc<'a> {
     obj: &'a Object,
-    text: Option<&'a str>,
+    /// The text holding the document and the file line that text starts on: the whole file
+    /// (line 1) when the caller passed the sources, else the document's own text.
+    text: Option<(&'a str, u32)>,
 }
 
 impl<'a> Doc<'a> {
+    fn new(obj: &'a Object, file: Option<&'a str>) -> Doc<'a> {
+        let text = file
+            .map(|t| (t, 1))
+            .or_else(|| obj.source.as_ref().map(|(t, first)| (t.as_ref(), *first)));
+        Doc { obj, text }
+    }
+
     /// The origin of the field at `steps`, as precise as the source text allows.
     fn at(&self, steps: &[Step<'_>]) -> Origin {
         match (self.text, self.obj.origin.line) {
-            (Some(text), Some(line)) => self
-                .obj
-                .origin
-                .at_line(Some(lines::locate(text, line, steps))),
+            (Some((text, first)), Some(line)) if line >= first => {
+                let found = lines::locate(text, line - first + 1, steps);
+                self.obj.origin.at_line(Some(found + first - 1))
+            }
             _ => self.obj.origin.clone(),
         }
+    }
+
+    /// Whether the file line `line` holds a key whose value is a block scalar (`|`, `>`).
+    fn is_block_scalar(&self, line: u32) -> bool {
+        self.text.is_some_and(|(text, first)| {
+            line >= first && lines::is_block_scalar(text, line - first + 1)
+        })
     }
 
     fn invalid(&self, steps: &[Step<'_>], message: String) -> RenderError {
@@ -167,6 +188,34 @@ impl<'a> Doc<'a> {
     }
 
     /// `spec` as a mapping whose keys are all in `allowed`.
+    /// Copy the display fields of `spec` into `info`, check that each of `maps` is a mapping
+    /// where present, and read the `parts` list: what families and preferences share.
+    fn common_fields(
+        &self,
+        spec: &'a Map<String, Value>,
+        info: &mut Map<String, Value>,
+        maps: &[&str],
+    ) -> Result<Vec<(&'a str, usize)>, RenderError> {
+        for key in ["displayName", "description"] {
+            if let Some(v) = spec.get(key) {
+                info.insert(key.into(), v.clone());
+            }
+        }
+        for key in maps {
+            if spec.get(*key).is_some_and(|v| !v.is_object()) {
+                return Err(self.invalid(
+                    &[Step::Key("spec"), Step::Key(key)],
+                    format!("`{key}` must be a mapping"),
+                ));
+            }
+        }
+        parts::name_list(
+            self,
+            &[Step::Key("spec"), Step::Key("parts")],
+            spec.get("parts"),
+        )
+    }
+
     fn spec_map(&self, allowed: &[&str]) -> Result<&'a Map<String, Value>, RenderError> {
         let kind = self.obj.kind_str();
         for key in self
@@ -209,7 +258,7 @@ enum Job<'c, 'a> {
     Size {
         family: &'c Family<'a>,
         parts: &'c [&'c Part<'a>],
-        traits: &'c Value,
+        scope: &'c FamilyScope,
         size: usize,
         variant: usize,
     },
@@ -218,6 +267,39 @@ enum Job<'c, 'a> {
         parts: &'c [&'c Part<'a>],
         vars: &'c Value,
     },
+}
+
+/// A family's values as templates see them, converted once and shared (minijinja values
+/// are reference-counted) by every size × variant combination.
+struct FamilyScope {
+    info: minijinja::Value,
+    sizes: Vec<minijinja::Value>,
+    /// Per variant: the variant's own fields and the traits in force for it.
+    variants: Vec<(minijinja::Value, minijinja::Value)>,
+}
+
+impl FamilyScope {
+    fn new(family: &Family<'_>, traits: &Value) -> FamilyScope {
+        FamilyScope {
+            info: context(&family.info),
+            sizes: family.sizes.iter().map(|s| context(&s.value)).collect(),
+            variants: family
+                .variants
+                .iter()
+                .map(|v| {
+                    let traits = match &v.traits {
+                        Some(own) => {
+                            let mut merged = traits.clone();
+                            deep_merge(&mut merged, own);
+                            context(&merged)
+                        }
+                        None => context(traits),
+                    };
+                    (context(&v.value), traits)
+                })
+                .collect(),
+        }
+    }
 }
 
 /// Render the catalog documents among `objects`; other objects pass through untouched.
@@ -240,10 +322,7 @@ pub fn render(objects: &[Object], options: &RenderOptions<'_>) -> Result<Rendere
             passthrough.push(obj.clone());
             continue;
         }
-        let doc = Doc {
-            obj,
-            text: texts.get(obj.origin.path.as_ref()).copied(),
-        };
+        let doc = Doc::new(obj, texts.get(obj.origin.path.as_ref()).copied());
         if obj.api_version() != CATALOG_API_VERSION {
             return Err(doc.invalid(
                 &[Step::Key("apiVersion")],
@@ -284,14 +363,19 @@ pub fn render(objects: &[Object], options: &RenderOptions<'_>) -> Result<Rendere
         preference_parts.push((parts, vars));
     }
 
+    let scopes: Vec<FamilyScope> = families
+        .iter()
+        .zip(&family_parts)
+        .map(|(family, (_, traits))| FamilyScope::new(family, traits))
+        .collect();
     let mut jobs = Vec::new();
-    for (family, (parts, traits)) in families.iter().zip(&family_parts) {
+    for ((family, (parts, _)), scope) in families.iter().zip(&family_parts).zip(&scopes) {
         for size in 0..family.sizes.len() {
             for variant in 0..family.variants.len() {
                 jobs.push(Job::Size {
                     family,
                     parts,
-                    traits,
+                    scope,
                     size,
                     variant,
                 });
@@ -339,7 +423,7 @@ pub fn render(objects: &[Object], options: &RenderOptions<'_>) -> Result<Rendere
     for result in results {
         generated.extend(result?);
     }
-    generated.sort_by(|(a, _), (b, _)| (a.kind_str(), a.name()).cmp(&(b.kind_str(), b.name())));
+    generated.sort_by_cached_key(|(o, _)| (o.kind_str().to_string(), o.name().to_string()));
     for pair in generated.windows(2) {
         let (first, second) = (&pair[0].0, &pair[1].0);
         if first.kind_str() == second.kind_str() && first.name() == second.name() {
@@ -351,12 +435,30 @@ pub fn render(objects: &[Object], options: &RenderOptions<'_>) -> Result<Rendere
             });
         }
     }
-    let (objects, combinations) = generated.into_iter().unzip();
+    let (objects, combinations): (Vec<Object>, Vec<Combination>) = generated.into_iter().unzip();
+    let diagnostics = check(&objects);
     Ok(Rendered {
         objects,
         combinations,
         passthrough,
+        diagnostics,
     })
+}
+
+/// The catalog checks on rendered objects (see [`Rendered::diagnostics`]), in printing order.
+/// Duplicates are not among them: [`render`] refuses those outright.
+pub fn check(objects: &[Object]) -> Vec<Diagnostic> {
+    let mut out: Vec<Diagnostic> = objects
+        .par_iter()
+        .flat_map_iter(|obj| {
+            let mut d = Vec::new();
+            size_labels::check(obj, &mut d);
+            d
+        })
+        .collect();
+    unmet_requirements::check(objects, &mut out);
+    crate::diagnostic::sort(&mut out);
+    out
 }
 
 /// When the family's parts declare trait defaults, the family and its variants may only set
@@ -437,24 +539,21 @@ fn render_job<'a>(
         Job::Size {
             family,
             parts,
-            traits,
+            scope,
             size,
             variant,
         } => {
             let size_row = &family.sizes[*size];
+            let (variant_value, traits) = &scope.variants[*variant];
             let variant = &family.variants[*variant];
             let name = format!("{}.{}{}", family.id, size_row.name, variant.suffix);
-            let mut traits = (*traits).clone();
-            if let Some(t) = &variant.traits {
-                deep_merge(&mut traits, t);
-            }
-            let ctx = json!({
-                "family": family.info,
-                "size": size_row.value,
-                "variant": variant.value,
-                "traits": traits,
-                "name": name,
-            });
+            let ctx = minijinja::context! {
+                family => scope.info.clone(),
+                size => scope.sizes[*size].clone(),
+                variant => variant_value.clone(),
+                traits => traits.clone(),
+                name => name.clone(),
+            };
             let combination = Combination::Instancetype {
                 family: family.id.clone(),
                 size: size_row.name.clone(),
@@ -490,11 +589,11 @@ fn render_job<'a>(
             vars,
         } => {
             let name = preference.name.to_string();
-            let ctx = json!({
-                "preference": preference.info,
-                "vars": vars,
-                "name": name,
-            });
+            let ctx = minijinja::context! {
+                preference => context(&preference.info),
+                vars => context(vars),
+                name => name.clone(),
+            };
             let combination = Combination::Preference { name: name.clone() };
             let own = [
                 (preference.template, "template"),
@@ -517,7 +616,6 @@ fn render_job<'a>(
             )
         }
     };
-    let ctx = context(&ctx);
     let mut object = json!({
         "apiVersion": OUTPUT_API_VERSION,
         "kind": "",
@@ -574,15 +672,19 @@ fn render_job<'a>(
         }
     }
     let (cluster, namespaced) = kinds;
-    Ok(scopes
-        .kinds(cluster, namespaced)
-        .into_iter()
-        .map(|kind| {
-            let mut value = object.clone();
-            value["kind"] = json!(kind);
-            (Object::new(value, origin.clone()), combination.clone())
-        })
-        .collect())
+    let kinds = scopes.kinds(cluster, namespaced);
+    let mut out = Vec::with_capacity(kinds.len());
+    let mut object = Some(object);
+    for (i, kind) in kinds.iter().enumerate() {
+        let mut value = if i + 1 == kinds.len() {
+            object.take().unwrap_or_default()
+        } else {
+            object.clone().unwrap_or_default()
+        };
+        value["kind"] = json!(kind);
+        out.push((Object::new(value, origin.clone()), combination.clone()));
+    }
+    Ok(out)
 }
 
 /// Label and annotation values are strings in Kubernetes: turn numbers and booleans into
@@ -628,9 +730,9 @@ fn leaf_error(site: &Site<'_, '_>, error: LeafError, combination: &Combination) 
     match error.kind {
         LeafErrorKind::Template(source) => {
             // A block scalar's first template line is the line after its key.
-            if let (Some(text), Some(line), Some(n)) = (site.doc.text, location.line, source.line())
+            if let (Some(line), Some(n)) = (location.line, source.line())
                 && n > 0
-                && lines::is_block_scalar(text, line)
+                && site.doc.is_block_scalar(line)
             {
                 location.line = u32::try_from(n).ok().map(|n| line + n);
             }

@@ -3,7 +3,6 @@
 use serde_json::{Map, Value, json};
 
 use super::lines::Step;
-use super::parts::name_list;
 use super::{Doc, RenderError, Scopes};
 
 /// A preference definition.
@@ -53,23 +52,10 @@ impl<'a> Preference<'a> {
         let spec = doc.spec_map(SPEC_KEYS)?;
         let mut info = Map::new();
         info.insert("name".into(), json!(name));
-        for key in ["displayName", "description"] {
-            if let Some(v) = spec.get(key) {
-                info.insert(key.into(), v.clone());
-            }
-        }
-        for key in ["template", "labels", "annotations", "vars"] {
-            if spec.get(key).is_some_and(|v| !v.is_object()) {
-                return Err(doc.invalid(
-                    &[Step::Key("spec"), Step::Key(key)],
-                    format!("`{key}` must be a mapping"),
-                ));
-            }
-        }
-        let parts = name_list(
-            &doc,
-            &[Step::Key("spec"), Step::Key("parts")],
-            spec.get("parts"),
+        let parts = doc.common_fields(
+            spec,
+            &mut info,
+            &["template", "labels", "annotations", "vars"],
         )?;
         let scopes = Scopes::parse(&doc, spec.get("scopes"))?;
         Ok(Preference {

@@ -20,11 +20,17 @@ fn is_cluster_scoped(kind: &str) -> bool {
     )
 }
 
+/// A last layer consulted only when a lookup misses every other one: kind, namespace (`""` for
+/// cluster-scoped kinds) and name in, object out. It lets an expensive layer such as the
+/// embedded catalog be built on the first miss instead of up front.
+pub type Fallback = fn(&str, &str, &str) -> Option<&'static Object>;
+
 /// An index of objects for lookups by kind, namespace and name.
 #[derive(Debug, Default)]
 pub struct Index<'a> {
     map: HashMap<Key, &'a Object>,
     duplicates: Vec<(&'a Object, &'a Object)>,
+    fallback: Option<Fallback>,
 }
 
 impl<'a> Index<'a> {
@@ -61,6 +67,11 @@ impl<'a> Index<'a> {
         }
     }
 
+    /// Set the layer consulted after every other one (see [`Fallback`]).
+    pub fn set_fallback(&mut self, fallback: Fallback) {
+        self.fallback = Some(fallback);
+    }
+
     /// Look up a namespaced object (`namespace` ignored for cluster-scoped kinds).
     pub fn get(&self, kind: Kind, namespace: &str, name: &str) -> Option<&'a Object> {
         self.get_str(kind.as_str(), namespace, name)
@@ -77,6 +88,7 @@ impl<'a> Index<'a> {
         self.map
             .get(&(kind.to_string(), ns.to_string(), name.to_string()))
             .copied()
+            .or_else(|| self.fallback.and_then(|f| f(kind, ns, name)))
     }
 
     /// Pairs of objects with the same kind, namespace and name within one layer.
@@ -153,6 +165,34 @@ mod tests {
         assert!(idx.get(Kind::Instancetype, "default", "a").is_some());
         assert!(idx.get(Kind::Instancetype, "default", "b").is_none());
         assert!(idx.get(Kind::Instancetype, "other", "b").is_some());
+    }
+
+    fn fallback(kind: &str, ns: &str, name: &str) -> Option<&'static Object> {
+        static OBJ: std::sync::OnceLock<Object> = std::sync::OnceLock::new();
+        (kind == "VirtualMachineClusterInstancetype" && ns.is_empty() && name == "u1.small")
+            .then(|| OBJ.get_or_init(|| obj("VirtualMachineClusterInstancetype", None, name, 2)))
+    }
+
+    #[test]
+    fn the_fallback_answers_only_what_every_layer_misses() {
+        let user = [obj(
+            "VirtualMachineClusterInstancetype",
+            None,
+            "u1.small",
+            1,
+        )];
+        let mut idx = Index::new();
+        idx.set_fallback(fallback);
+        let found = idx
+            .get(Kind::ClusterInstancetype, "ns", "u1.small")
+            .unwrap();
+        assert_eq!(found.value["spec"]["marker"], 2);
+        idx.add_layer(&user);
+        let found = idx
+            .get(Kind::ClusterInstancetype, "ns", "u1.small")
+            .unwrap();
+        assert_eq!(found.value["spec"]["marker"], 1);
+        assert!(idx.get(Kind::ClusterInstancetype, "", "u1.large").is_none());
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //!
 //! Each rule lives in its own file under [`rules`] with a [`Rule`] describing it (code, name,
 //! one-line summary, default severity) and rustdoc sections *What it checks*, *Why*, *Example*
-//! and *Fix*; `docs/validate.md` lists them. Some rules are found by the loader (YAML syntax,
+//! and *Fix*; the README lists them. Some rules are found by the loader (YAML syntax,
 //! documents that are not objects) and only documented here.
 //!
 //! [`validate`] runs the per-object rules in parallel and the cross-object ones once, then
@@ -49,6 +49,8 @@ pub const RULES: &[Rule] = &[
     rules::deprecated::RULE,
     rules::spread::RULE,
     rules::requirements::RULE,
+    rules::size_labels::RULE,
+    rules::unmet_requirements::RULE,
 ];
 
 /// The rule with this code.
@@ -78,17 +80,22 @@ pub fn validate(ctx: &Context<'_>) -> Vec<Diagnostic> {
     let mut out: Vec<Diagnostic> = ctx
         .objects
         .par_iter()
-        .flat_map_iter(|obj| {
-            let mut d = Vec::new();
-            rules::api_version::check(obj, &mut d);
-            rules::missing_name::check(obj, &mut d);
-            rules::unknown_field::check(obj, &mut d);
-            rules::admission::check(obj, ctx, &mut d);
-            d
-        })
+        .flat_map_iter(|obj| check_object(obj, ctx))
         .collect();
     rules::duplicate::check(ctx.objects, &mut out);
+    rules::unmet_requirements::check(ctx.objects, &mut out);
     out
+}
+
+/// Run the per-object rules on one object (every rule but the cross-object ones).
+pub fn check_object(obj: &Object, ctx: &Context<'_>) -> Vec<Diagnostic> {
+    let mut d = Vec::new();
+    rules::api_version::check(obj, &mut d);
+    rules::missing_name::check(obj, &mut d);
+    rules::unknown_field::check(obj, &mut d);
+    rules::admission::check(obj, ctx, &mut d);
+    rules::size_labels::check(obj, &mut d);
+    d
 }
 
 /// Apply the options and sort into printing order.

@@ -81,3 +81,29 @@ fn missing_input_file_is_exit_2() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("does/not/exist.yaml"), "{stderr}");
 }
+
+#[test]
+fn catalog_families_in_the_inputs_resolve() {
+    let out = kvrender()
+        .current_dir(crate::common::root())
+        .args([
+            "expand",
+            "--no-default-catalog",
+            "examples/catalog",
+            "examples/vms/vision-workstation.yaml",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // g2.small brings a passthrough GPU and pinned vCPUs.
+    assert!(
+        stdout.contains("deviceName: nvidia.com/TU104GL_Tesla_T4"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("dedicatedCpuPlacement: true"), "{stdout}");
+}

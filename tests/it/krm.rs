@@ -32,7 +32,7 @@ fn scrub(text: &str, tmp: Option<&Path>) -> String {
     }
     for (pattern, with) in [
         (r"/tmp/kust-plugin-config-\d+", "[PLUGIN-CONFIG]"),
-        (r"in \d+m?s\b", "in [TIME]"),
+        (r"in \d+(\.\d+)?(m|µ)?s\b", "in [TIME]"),
         (r"(?m)^E\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ ", "E[LOG] "),
     ] {
         text = regex::Regex::new(pattern)
@@ -186,22 +186,21 @@ fn conflict_results_name_the_vm_field_and_file() {
     );
     let results = out["results"].as_array().unwrap();
     assert_eq!(results.len(), 2, "one result per conflicting path");
-    assert_eq!(
-        results[0],
-        json!({
-            "message": results[0]["message"],
-            "severity": "error",
-            "resourceRef": {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
-                            "name": "worker", "namespace": "shop"},
-            "field": {"path": "spec.template.spec.domain.cpu.sockets"},
-            "file": {"path": "vms/worker.yaml", "index": 1},
-            "tags": {"code": "KV010"},
-        })
-    );
-    assert_eq!(
-        results[1]["field"]["path"],
-        "spec.template.spec.domain.cpu.cores"
-    );
+    for (result, field) in results.iter().zip(["cores", "sockets"]) {
+        let path = format!("spec.template.spec.domain.cpu.{field}");
+        assert_eq!(
+            result,
+            &json!({
+                "message": format!("VM field(s) {path} conflicts with selected instance type"),
+                "severity": "error",
+                "resourceRef": {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+                                "name": "worker", "namespace": "shop"},
+                "field": {"path": path},
+                "file": {"path": "vms/worker.yaml", "index": 1},
+                "tags": {"code": "KV010"},
+            })
+        );
+    }
     assert!(stderr.contains("vms/worker.yaml: error[KV010] VirtualMachine/shop/worker"));
     let _g = settings().bind_to_scope();
     insta::assert_snapshot!("krm_conflict_resource_list", text);
@@ -344,6 +343,81 @@ fn malformed_input_is_an_error_result() {
         assert!(stderr.contains("error["), "{name}: {stderr}");
         insta::assert_snapshot!(format!("krm_malformed_{name}"), text);
     }
+}
+
+#[test]
+fn malformed_shapes_are_error_results() {
+    let cases = [
+        ("items_not_a_list", "items: {a: 1}\n"),
+        ("item_not_a_mapping", "items:\n- [1, 2]\n"),
+        (
+            "function_config_scalar",
+            "items: []\nfunctionConfig: hello\n",
+        ),
+        (
+            "function_config_data_not_a_mapping",
+            "items: []\nfunctionConfig: {apiVersion: v1, kind: ConfigMap, data: [1]}\n",
+        ),
+    ];
+    for (name, body) in cases {
+        let input = format!("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n{body}");
+        let (code, out, _, stderr) = krm(&input);
+        assert_eq!(code, 1, "{name}: {stderr}");
+        assert_eq!(out["kind"], "ResourceList", "{name}");
+        assert_eq!(out["results"][0]["severity"], "error", "{name}");
+        assert!(!stderr.contains("panicked"), "{name}: {stderr}");
+    }
+}
+
+#[test]
+fn huge_and_deep_input_is_answered() {
+    let head = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n";
+    // Nesting far beyond the parser's depth budget: an error result, not a stack overflow.
+    let deep = format!(
+        "{head}- {{apiVersion: v1, kind: ConfigMap, metadata: {{name: a}}, data: {}{}}}\n",
+        "[".repeat(200_000),
+        "]".repeat(200_000)
+    );
+    let (code, out, _, stderr) = krm(&deep);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(out["results"][0]["tags"]["code"], "KV001");
+    let json_deep = format!(
+        "{{\"apiVersion\": \"config.kubernetes.io/v1\", \"kind\": \"ResourceList\", \"items\": [{}1{}]}}",
+        "{\"a\": ".repeat(100_000),
+        "}".repeat(100_000)
+    );
+    assert_eq!(krm(&json_deep).0, 1);
+    // Aliases that multiply each other: refused, not expanded into gigabytes.
+    let mut bomb = format!("{head}- apiVersion: v1\n  kind: ConfigMap\n  metadata: {{name: c}}\n");
+    bomb.push_str("  a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+    for (name, prev) in ["b", "c", "d", "e", "f", "g", "h", "i"]
+        .iter()
+        .zip(["a", "b", "c", "d", "e", "f", "g", "h"])
+    {
+        bomb.push_str(&format!(
+            "  {name}: &{name} [{}]\n",
+            vec![format!("*{prev}"); 10].join(", ")
+        ));
+    }
+    let (code, out, _, _) = krm(&bomb);
+    assert_eq!(code, 1);
+    assert_eq!(out["results"][0]["severity"], "error");
+    // Many items and a long value come back whole.
+    let mut many = head.to_string();
+    for i in 0..2000 {
+        many.push_str(&format!(
+            "- {{apiVersion: v1, kind: ConfigMap, metadata: {{name: c{i}}}, data: {{k: v}}}}\n"
+        ));
+    }
+    many.push_str(&format!(
+        "- {{apiVersion: v1, kind: ConfigMap, metadata: {{name: long}}, data: {{k: {}}}}}\n",
+        "x".repeat(4 << 20)
+    ));
+    let (code, out, _, stderr) = krm(&many);
+    assert_eq!(code, 0, "{stderr}");
+    let items = out["items"].as_array().unwrap();
+    assert_eq!(items.len(), 2001);
+    assert_eq!(items[2000]["data"]["k"].as_str().unwrap().len(), 4 << 20);
 }
 
 #[test]
@@ -549,6 +623,13 @@ fn kpt_fn_eval_fails_on_an_instancetype_conflict() {
     let results = tmp.path().join("results");
     let out = kpt_eval(&pkg, &["--results-dir", results.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let entries = kpt_results(&results);
+    assert_eq!(entries.len(), 1);
+    assert_eq!(entries[0]["resourceRef"]["name"], "worker");
+    assert_eq!(entries[0]["file"]["path"], "bad-vm.yaml");
+    assert!(
+        show(&out).contains("VirtualMachine/shop/worker spec.template.spec.domain.cpu.sockets")
+    );
     let results = std::fs::read_to_string(results.join("results.yaml")).unwrap();
     for expected in [
         "name: worker",
@@ -627,6 +708,71 @@ fn kpt_fn_render_runs_the_kptfile_pipeline() {
     insta::assert_snapshot!("krm_kpt_render_pipeline_web", scrub(&web, Some(tmp.path())));
 }
 
+/// The entries of kvrender's step in a kpt results file (`--results-dir`).
+fn kpt_results(results_dir: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(results_dir.join("results.yaml")).unwrap();
+    let list: Value = serde_saphyr::from_str(&text).unwrap();
+    assert_eq!(list["kind"], "FunctionResultList", "{text}");
+    list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["exec"].as_str().is_some_and(|e| e.starts_with(BIN)))
+        .flat_map(|i| i["results"].as_array().cloned().unwrap_or_default())
+        .collect()
+}
+
+#[test]
+fn kpt_fn_render_fails_on_an_instancetype_conflict() {
+    let (tmp, pkg) = package("render-conflict");
+    let kptfile = pkg.join("Kptfile");
+    let text = std::fs::read_to_string(&kptfile).unwrap();
+    std::fs::write(
+        &kptfile,
+        text.replace("exec: kvrender fn", &format!("exec: {BIN} fn")),
+    )
+    .unwrap();
+    let before = dump(&pkg);
+    let results = tmp.path().join("results");
+    let out = Command::new(tool("kpt"))
+        .args(["fn", "render"])
+        .arg(&pkg)
+        .arg("--allow-exec")
+        .arg("--results-dir")
+        .arg(&results)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    // What kpt prints names the VM, the field and (in kvrender's stderr) the file.
+    let shown = show(&out);
+    assert!(
+        shown.contains("VirtualMachine/shop/worker spec.template.spec.domain.cpu.sockets"),
+        "{shown}"
+    );
+    assert!(shown.contains("vms.yaml: error[KV010] VirtualMachine/shop/worker"));
+    // A failing pipeline writes nothing.
+    assert_eq!(dump(&pkg), before);
+    // The results file holds kvrender's result: the VM, the field, the file and document.
+    let entries = kpt_results(&results);
+    assert_eq!(
+        entries,
+        [json!({
+            "message": "VM field(s) spec.template.spec.domain.cpu.sockets conflicts with selected instance type",
+            "severity": "error",
+            "resourceRef": {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+                            "name": "worker", "namespace": "shop"},
+            "field": {"path": "spec.template.spec.domain.cpu.sockets"},
+            "file": {"path": "vms.yaml", "index": 1},
+            "tags": {"code": "KV010"},
+        })]
+    );
+    let _g = settings().bind_to_scope();
+    insta::assert_snapshot!(
+        "krm_kpt_render_conflict_output",
+        scrub(&shown, Some(tmp.path()))
+    );
+}
+
 /// A kustomize plugin home holding the legacy exec plugin (a link to the binary).
 fn plugin_home() -> tempfile::TempDir {
     let home = tempfile::tempdir().unwrap();
@@ -646,22 +792,85 @@ fn kustomize(dir: &Path) -> Output {
         .unwrap()
 }
 
+/// The annotation prefixes kpt and kustomize own.
+const ORCHESTRATION: [&str; 4] = [
+    "config.kubernetes.io/",
+    "internal.config.kubernetes.io/",
+    "config.k8s.io/",
+    "kustomize.config.k8s.io/",
+];
+
+/// An object as data for comparing outputs: without the annotations orchestrators add
+/// (kustomize's origin and ids, kpt's paths), and without an annotation map left empty.
+fn without_orchestration(mut v: Value) -> Value {
+    if let Some(meta) = v.get_mut("metadata").and_then(Value::as_object_mut)
+        && let Some(Value::Object(a)) = meta.get_mut("annotations")
+    {
+        a.retain(|k, _| !ORCHESTRATION.iter().any(|p| k.starts_with(p)));
+        if a.is_empty() {
+            meta.remove("annotations");
+        }
+    }
+    v
+}
+
+/// Objects as data, order ignored (kustomize sorts its output, `build` does not).
+fn as_set(objects: Vec<Value>) -> Vec<String> {
+    let mut keys: Vec<String> = objects
+        .into_iter()
+        .map(|v| sorted_json(&without_orchestration(v)))
+        .collect();
+    keys.sort();
+    keys
+}
+
+/// JSON text with every mapping's keys sorted (kustomize reorders keys).
+fn sorted_json(v: &Value) -> String {
+    match v {
+        Value::Object(m) => {
+            let mut entries: Vec<(&String, &Value)> = m.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            let inner: Vec<String> = entries
+                .into_iter()
+                .map(|(k, v)| format!("{}:{}", Value::String(k.clone()), sorted_json(v)))
+                .collect();
+            format!("{{{}}}", inner.join(","))
+        }
+        Value::Array(a) => format!(
+            "[{}]",
+            a.iter().map(sorted_json).collect::<Vec<_>>().join(",")
+        ),
+        other => other.to_string(),
+    }
+}
+
+/// `kvrender build ARGS DIR`: its objects, its stderr and exit code.
+fn build(dir: &Path, args: &[&str]) -> (Vec<Value>, String, i32) {
+    let out = Command::new(BIN)
+        .arg("build")
+        .args(args)
+        .arg(dir)
+        .output()
+        .unwrap();
+    (
+        docs(&String::from_utf8(out.stdout).unwrap()),
+        String::from_utf8(out.stderr).unwrap(),
+        out.status.code().unwrap(),
+    )
+}
+
 #[test]
 fn kustomize_legacy_plugin_expands_vms() {
     let (tmp, dir) = package("kustomize/vms");
     let out = kustomize(&dir);
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let built = docs(&format!("---\n{}", String::from_utf8_lossy(&out.stdout)));
-    // The same objects `kvrender expand` gives for the VMs.
-    let expand = Command::new(BIN)
-        .arg("expand")
-        .arg(testdata("vms"))
-        .output()
-        .unwrap();
-    let expanded = docs(&String::from_utf8(expand.stdout).unwrap());
-    for vm in &expanded {
-        assert!(built.contains(vm), "missing from kustomize output: {vm}");
-    }
+    // The same objects as `kvrender build` on the same directory (the kustomization and the
+    // plugin config are tool configuration, which `build` leaves out).
+    let (expected, stderr, code) = build(&dir, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(expected.len(), 4);
+    assert_eq!(as_set(built), as_set(expected));
     let _g = settings().bind_to_scope();
     insta::assert_snapshot!("krm_kustomize_vms", scrub(&show(&out), Some(tmp.path())));
 }
@@ -672,12 +881,22 @@ fn kustomize_legacy_plugin_fails_on_an_instancetype_conflict() {
     let out = kustomize(&dir);
     assert_ne!(out.status.code(), Some(0));
     let stderr = String::from_utf8_lossy(&out.stderr);
+    // The VM, the field path and the file (kustomize's origin annotation).
     assert!(
         stderr.contains(
             "bad-vm.yaml: error[KV010] VirtualMachine/shop/worker: spec.template.spec.domain.cpu.sockets"
         ),
         "{stderr}"
     );
+    // The same finding as `kvrender build` on the same directory.
+    let (objects, built, code) = build(&dir, &[]);
+    assert_eq!(code, 1);
+    assert!(objects.is_empty());
+    let finding = built
+        .lines()
+        .find_map(|l| l.split_once(" error[KV010] ").map(|(_, f)| f))
+        .unwrap_or_else(|| panic!("{built}"));
+    assert!(stderr.contains(finding), "{finding}\n{stderr}");
     let _g = settings().bind_to_scope();
     insta::assert_snapshot!(
         "krm_kustomize_conflict",
@@ -697,9 +916,372 @@ fn kustomize_legacy_plugin_generates_a_catalog() {
         "catalog documents leaked: {text}"
     );
     assert!(!text.contains("config.kubernetes.io/path"), "{text}");
+    // The same objects as `kvrender build` with the flags that say what the plugin config says
+    // (`versionLabel: v1.0.0`; its `paths: [catalog/]` is under the directory built).
+    let built = docs(&format!("---\n{text}"));
+    let (expected, stderr, code) = build(&dir, &["--version-label", "v1.0.0"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(expected.len(), 6);
+    assert_eq!(as_set(built), as_set(expected));
     let _g = settings().bind_to_scope();
     insta::assert_snapshot!(
         "krm_kustomize_catalog",
         scrub(&show(&out), Some(tmp.path()))
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// One pipeline, two doors: `kvrender build` and `kvrender fn`
+// ---------------------------------------------------------------------------------------------
+
+/// The ResourceList kpt would send for a directory: every document of every YAML file, with
+/// its path (relative to `dir`) and index annotations. JSON, which is YAML.
+fn resource_list_of(dir: &Path, function_config: Option<Value>) -> String {
+    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .map(|e| e.unwrap().into_path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    files.sort();
+    let mut items = Vec::new();
+    for file in files {
+        let rel = file
+            .strip_prefix(dir)
+            .unwrap()
+            .to_string_lossy()
+            .to_string();
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (i, mut doc) in docs(&text).into_iter().enumerate() {
+            let annotations = doc["metadata"]
+                .as_object_mut()
+                .unwrap()
+                .entry("annotations")
+                .or_insert_with(|| json!({}));
+            for key in [
+                "internal.config.kubernetes.io/path",
+                "config.kubernetes.io/path",
+            ] {
+                annotations[key] = json!(rel);
+            }
+            for key in [
+                "internal.config.kubernetes.io/index",
+                "config.kubernetes.io/index",
+            ] {
+                annotations[key] = json!(i.to_string());
+            }
+            items.push(doc);
+        }
+    }
+    let mut list = json!({"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList",
+                          "items": items});
+    if let Some(config) = function_config {
+        list["functionConfig"] = config;
+    }
+    list.to_string()
+}
+
+/// The findings a run printed on stderr, without their location (`file[:line]: `), sorted,
+/// each with the file it names relative to `dir`.
+fn findings(stderr: &str, dir: &Path) -> Vec<(String, String)> {
+    let re = regex::Regex::new(r"^(\S+?)(:\d+)?: ((error|warning|info)\[KV\d+\] .*)$").unwrap();
+    let prefix = format!("{}/", dir.display());
+    let mut out: Vec<(String, String)> = stderr
+        .lines()
+        .filter_map(|l| re.captures(l))
+        .map(|c| {
+            let file = c[1].strip_prefix(&prefix).unwrap_or(&c[1]).to_string();
+            (file, c[3].to_string())
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Every result about an object names the object, its file (path and index) and the field.
+fn assert_results_are_complete(results: &[Value]) {
+    for r in results {
+        assert!(r["resourceRef"]["kind"].is_string(), "{r}");
+        assert!(r["file"]["path"].is_string(), "no file.path: {r}");
+        assert!(r["file"]["index"].is_u64(), "no file.index: {r}");
+        assert!(r["field"]["path"].is_string(), "no field.path: {r}");
+        assert!(r["tags"]["code"].is_string(), "{r}");
+    }
+}
+
+#[test]
+fn build_and_fn_give_the_same_objects_and_findings() {
+    let dir = testdata("parity/clean");
+    let (built, built_stderr, code) = build(&dir, &[]);
+    assert_eq!(code, 0, "{built_stderr}");
+    let (code, out, _, fn_stderr) = krm(&resource_list_of(&dir, None));
+    assert_eq!(code, 0, "{fn_stderr}");
+    // The same objects: the rendered catalog, the expanded VMs, the rest passed through. The
+    // function also keeps the catalog documents, marked local (kpt would delete their files).
+    let items: Vec<Value> = out["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| {
+            i["metadata"]["annotations"]["config.kubernetes.io/local-config"] != json!("true")
+        })
+        .cloned()
+        .collect();
+    assert_eq!(built.len(), 10, "{built:#?}");
+    assert_eq!(as_set(items), as_set(built.clone()));
+    let app = built
+        .iter()
+        .find(|v| v["metadata"]["name"] == "app")
+        .unwrap();
+    assert_eq!(
+        app["spec"]["template"]["spec"]["domain"]["memory"]["guest"],
+        "4Gi"
+    );
+    // The same findings (warnings here: the pipeline goes on), the same words.
+    let from_build = findings(&built_stderr, &dir);
+    assert_eq!(from_build.len(), 2, "{built_stderr}");
+    assert_eq!(findings(&fn_stderr, &dir), from_build);
+    let results = out["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    assert_results_are_complete(results);
+}
+
+#[test]
+fn build_and_fn_fail_the_same_way() {
+    let dir = testdata("parity/failing");
+    let (built, built_stderr, code) = build(&dir, &[]);
+    assert_eq!(code, 1);
+    assert!(built.is_empty(), "build prints nothing half-done");
+    let input = resource_list_of(&dir, None);
+    let (code, out, _, fn_stderr) = krm(&input);
+    assert_eq!(code, 1);
+    let from_build = findings(&built_stderr, &dir);
+    let codes: Vec<&str> = from_build
+        .iter()
+        .map(|(_, f)| &f[f.find('[').unwrap() + 1..f.find(']').unwrap()])
+        .collect();
+    assert_eq!(
+        codes,
+        ["KV030", "KV003", "KV010", "KV011", "KV012", "KV013"],
+        "{built_stderr}"
+    );
+    assert_eq!(findings(&fn_stderr, &dir), from_build);
+    let results = out["results"].as_array().unwrap();
+    assert_eq!(results.len(), from_build.len());
+    assert_results_are_complete(results);
+    // The function still writes the list: the VMs it could not expand as they were, the one
+    // it could expanded.
+    let before: Value = serde_json::from_str(&input).unwrap();
+    let items = out["items"].as_array().unwrap();
+    for (old, new) in before["items"].as_array().unwrap().iter().zip(items) {
+        if old["metadata"]["name"] == "fine" {
+            assert!(new["spec"].get("instancetype").is_none(), "{new}");
+        } else {
+            assert_eq!(old, new);
+        }
+    }
+}
+
+/// `kvrender validate --format json` on `dir`: (severity, code, object, field, message) tuples,
+/// one per field.
+fn validate_findings(dir: &Path) -> Vec<(String, String, String, String, String)> {
+    let out = Command::new(BIN)
+        .args(["validate", "--format", "json"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut all = Vec::new();
+    for f in report["findings"].as_array().unwrap() {
+        let object = format!(
+            "{}/{}/{}",
+            f["object"]["kind"].as_str().unwrap_or(""),
+            f["object"]["namespace"].as_str().unwrap_or(""),
+            f["object"]["name"].as_str().unwrap_or("")
+        );
+        for field in f["field"].as_str().unwrap_or("").split(", ") {
+            all.push((
+                f["severity"].as_str().unwrap().to_string(),
+                f["code"].as_str().unwrap().to_string(),
+                object.clone(),
+                field.to_string(),
+                f["message"].as_str().unwrap().to_string(),
+            ));
+        }
+    }
+    all.sort();
+    all
+}
+
+#[test]
+fn validate_mode_reports_what_kvrender_validate_reports() {
+    for dir in [testdata("parity/failing"), testdata("conflict")] {
+        let config = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"},
+                            "data": {"expand": "validate", "render": "false"}});
+        let input = resource_list_of(&dir, Some(config));
+        let (code, out, _, stderr) = krm(&input);
+        assert_eq!(code, 1, "{stderr}");
+        // Nothing changed: validate keeps the VMs.
+        let before: Value = serde_json::from_str(&input).unwrap();
+        assert_eq!(out["items"], before["items"]);
+        let results = out["results"].as_array().unwrap();
+        assert_results_are_complete(results);
+        let mut from_fn: Vec<_> = results
+            .iter()
+            .map(|r| {
+                let o = &r["resourceRef"];
+                (
+                    r["severity"].as_str().unwrap().to_string(),
+                    r["tags"]["code"].as_str().unwrap().to_string(),
+                    format!(
+                        "{}/{}/{}",
+                        o["kind"].as_str().unwrap(),
+                        o["namespace"].as_str().unwrap_or(""),
+                        o["name"].as_str().unwrap()
+                    ),
+                    r["field"]["path"].as_str().unwrap().to_string(),
+                    r["message"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        from_fn.sort();
+        let expected = validate_findings(&dir);
+        assert!(!expected.is_empty());
+        assert_eq!(from_fn, expected);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Started with no arguments
+// ---------------------------------------------------------------------------------------------
+
+/// Wait for a child, failing the test (and killing the child) if it takes longer than `secs`.
+fn wait_at_most(child: &mut std::process::Child, secs: u64) -> std::process::ExitStatus {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("kvrender still runs after {secs}s: it hangs");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn no_arguments_on_a_terminal_prints_the_help() {
+    // `script` gives the child a terminal as stdin, as an interactive shell does.
+    let out = Command::new(tool("script"))
+        .args(["-qec", BIN, "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let plain = regex::Regex::new(r"\x1b\[[0-9;]*m")
+        .unwrap()
+        .replace_all(&text, "");
+    assert!(
+        plain.contains("Usage: kvrender [OPTIONS] <COMMAND>"),
+        "{plain}"
+    );
+    assert!(plain.contains("build "), "{plain}");
+    assert_eq!(out.status.code(), Some(2), "{plain}");
+}
+
+#[test]
+fn no_arguments_and_empty_stdin_prints_the_usage() {
+    // A CI step with stdin closed or /dev/null: no ResourceList, no hang, the usage.
+    for stdin in [Stdio::null(), Stdio::piped()] {
+        let mut child = Command::new(BIN)
+            .stdin(stdin)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdin.take());
+        let status = wait_at_most(&mut child, 30);
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(status.code(), Some(2), "{stderr}");
+        assert!(out.stdout.is_empty());
+        assert!(
+            stderr.starts_with("kvrender: no command given and nothing on stdin"),
+            "{stderr}"
+        );
+        assert!(stderr.contains("Usage: kvrender [OPTIONS] <COMMAND>"));
+    }
+    // `kvrender fn` asked for a function on purpose: an empty input is an error result.
+    let out = Command::new(BIN)
+        .arg("fn")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("the input is empty"));
+}
+
+#[test]
+fn no_arguments_and_silent_stdin_says_what_it_waits_for() {
+    let mut child = Command::new(BIN)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = std::io::BufRead::read_line(&mut stderr, &mut line);
+        let _ = tx.send((line, stderr));
+    });
+    let (line, mut rest) = rx
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("no word on stderr while waiting for stdin");
+    assert!(
+        line.starts_with("kvrender: waiting for a ResourceList on stdin"),
+        "{line}"
+    );
+    // The input still counts when it comes late.
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(list("config.kubernetes.io/v1", VM_AND_SIZE, "").as_bytes())
+        .unwrap();
+    drop(stdin);
+    let status = wait_at_most(&mut child, 30);
+    let mut errors = String::new();
+    std::io::Read::read_to_string(&mut rest, &mut errors).unwrap();
+    assert_eq!(status.code(), Some(1), "{errors}");
+    assert!(errors.contains("error[KV010]"), "{errors}");
+}
+
+#[test]
+fn kubectl_kustomize_skips_exec_functions_as_documented() {
+    // The README tells kubectl users to use the legacy plugin: kubectl's kustomize has no
+    // --enable-exec and leaves an exec KRM function out silently. Should that change, so
+    // should the docs.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("transformer");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/krm/kustomize-fn/transformer"),
+        &dir,
+    );
+    let bin_dir = Path::new(BIN).parent().unwrap();
+    let path = std::env::join_paths(std::iter::once(bin_dir.to_path_buf()).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
+    .unwrap();
+    let out = Command::new(tool("kubectl"))
+        .args(["kustomize", "--enable-alpha-plugins"])
+        .arg(&dir)
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("instancetype:"),
+        "expanded after all:\n{text}"
     );
 }

@@ -413,17 +413,21 @@ spec: {}
     insta::assert_snapshot!("render__catalog_error_duplicate_name", render_error(text));
 }
 
-/// The worked example of `docs/catalog-format.md`: its first YAML block renders to the object
-/// shown in the second.
+/// The worked example of the README's catalog section: its first YAML block renders to the
+/// object shown in the second.
 #[test]
 fn documented_example_renders_as_shown() {
-    let doc = std::fs::read_to_string(repo("docs/catalog-format.md")).expect("readable");
+    let readme = std::fs::read_to_string(repo("README.md")).expect("readable");
+    let doc = readme
+        .split("## The catalog format")
+        .nth(1)
+        .expect("the README has a catalog section");
     let blocks: Vec<&str> = doc
         .split("```yaml\n")
         .skip(1)
         .filter_map(|b| b.split("```").next())
         .collect();
-    let path: Arc<str> = Arc::from("docs/catalog-format.md");
+    let path: Arc<str> = Arc::from("README.md");
     let input = load::parse_text(&path, blocks[0]);
     assert!(input.diagnostics.is_empty(), "{:?}", input.diagnostics);
     let rendered = render::render(&input.objects, &RenderOptions::default())

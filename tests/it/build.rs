@@ -1,0 +1,387 @@
+//! `kvrender build` end to end: the printed stream, `-o DIR` and `--bundles`, what happens when
+//! the output cannot be written or the catalog does not render, the catalog checks, the
+//! shipped catalog against the upstream bundle, and the embedded catalog behind `expand`.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::Output;
+use std::sync::Arc;
+
+use kvrender::load;
+use kvrender::model::Object;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::common::{kvrender, root, snapshot_settings};
+
+/// The upstream common-instancetypes bundle (kustomize's build of the release).
+const BUNDLE: &str = "testdata/anchors/common-instancetypes-bundle.yaml";
+
+/// Run kvrender from the repository root (so paths in findings are relative).
+fn run(args: &[&str]) -> Output {
+    kvrender()
+        .current_dir(root())
+        .args(args)
+        .output()
+        .expect("kvrender runs")
+}
+
+/// Exit code, stdout and stderr, for snapshots.
+fn describe(out: &Output) -> String {
+    format!(
+        "exit: {}\n----- stdout -----\n{}----- stderr -----\n{}",
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).expect("stdout is UTF-8")
+}
+
+/// Parse a YAML stream into objects, failing on any load finding.
+fn parse(text: &str, name: &str) -> Vec<Object> {
+    let loaded = load::parse_text(&Arc::from(name), text);
+    assert!(
+        loaded.diagnostics.is_empty(),
+        "{name}: {:?}",
+        loaded.diagnostics
+    );
+    loaded.objects
+}
+
+/// Every file under `dir`, relative, with its content.
+fn tree(dir: &Path) -> BTreeMap<String, String> {
+    fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(base, &path, out);
+            } else {
+                let rel = path
+                    .strip_prefix(base)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                out.insert(rel, std::fs::read_to_string(&path).unwrap());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    if dir.exists() {
+        walk(dir, dir, &mut out);
+    }
+    out
+}
+
+fn hex_sha256(text: &str) -> String {
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .fold(String::new(), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+}
+
+#[test]
+fn example_catalog_and_vm() {
+    let _guard = snapshot_settings();
+    let out = run(&[
+        "build",
+        "examples/catalog",
+        "examples/vms/vision-workstation.yaml",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    insta::assert_snapshot!(describe(&out));
+}
+
+#[test]
+fn output_dir_is_kustomize_layout_and_idempotent() {
+    let _guard = snapshot_settings();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("out");
+    let dir_arg = dir.to_str().unwrap();
+    let args = [
+        "build",
+        "examples/catalog",
+        "examples/vms/vision-workstation.yaml",
+        "-o",
+        dir_arg,
+    ];
+    let first = run(&args);
+    assert_eq!(first.status.code(), Some(0), "{}", describe(&first));
+    assert!(first.stdout.is_empty(), "nothing printed with -o");
+    let written = tree(&dir);
+    let listing: Vec<&str> = written.keys().map(String::as_str).collect();
+    let one = "instancetype.kubevirt.io_v1beta1_virtualmachineinstancetype_g2.small.yaml";
+    insta::assert_snapshot!(format!(
+        "{}\n----- stderr -----\n{}----- {one} -----\n{}",
+        listing.join("\n"),
+        String::from_utf8_lossy(&first.stderr),
+        written[one]
+    ));
+    // The files are the printed stream, one object each.
+    let stream = stdout(&run(&args[..3]));
+    let mut from_files: Vec<Object> = written
+        .iter()
+        .flat_map(|(name, text)| parse(text, name))
+        .collect();
+    let mut from_stream = parse(&stream, "stream");
+    let by_identity = |o: &Object| (o.kind_str().to_string(), o.name().to_string());
+    from_files.sort_by_key(by_identity);
+    from_stream.sort_by_key(by_identity);
+    let values = |v: &[Object]| v.iter().map(|o| o.value.clone()).collect::<Vec<Value>>();
+    assert_eq!(values(&from_files), values(&from_stream));
+
+    let second = run(&args);
+    assert_eq!(second.status.code(), Some(0), "{}", describe(&second));
+    assert_eq!(tree(&dir), written, "a second run changes nothing");
+    // No temporary files left behind by the atomic writes, beside or inside DIR.
+    let siblings: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(siblings, ["out"]);
+}
+
+#[test]
+fn bundles_and_checksums() {
+    let _guard = snapshot_settings();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("release");
+    let out = run(&[
+        "build",
+        "catalog",
+        "--bundles",
+        "--version-label",
+        "v1.4.0",
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let written = tree(&dir);
+    let mut summary = String::new();
+    for (name, text) in &written {
+        if name == "CHECKSUMS.sha256" {
+            continue;
+        }
+        let objects = parse(text, name);
+        assert!(objects.iter().all(|o| {
+            o.value["metadata"]["labels"]["instancetype.kubevirt.io/common-instancetypes-version"]
+                == "v1.4.0"
+        }));
+        let _ = writeln!(summary, "{name}: {} objects", objects.len());
+    }
+    insta::assert_snapshot!(summary);
+    // CHECKSUMS.sha256 is `sha256sum` output for every bundle, verified here independently.
+    let mut expected = String::new();
+    for name in [
+        "common-instancetypes-all-bundle.yaml",
+        "common-clusterinstancetypes-bundle.yaml",
+        "common-instancetypes-bundle.yaml",
+        "common-clusterpreferences-bundle.yaml",
+        "common-preferences-bundle.yaml",
+    ] {
+        let _ = writeln!(expected, "{}  {name}", hex_sha256(&written[name]));
+    }
+    assert_eq!(written["CHECKSUMS.sha256"], expected);
+}
+
+#[test]
+fn output_path_that_is_a_file_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("taken");
+    std::fs::write(&file, "keep me\n").unwrap();
+    let out = run(&["build", "examples/catalog", "-o", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(out.stdout.is_empty());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("taken"),
+        "{}",
+        describe(&out)
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep me\n");
+    let entries: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(entries, ["taken"], "nothing else written");
+}
+
+#[test]
+fn hostile_names_stay_inside_the_output_dir() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("in.yaml");
+    std::fs::write(
+        &input,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ../x\n---\n\
+         apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a/b\n---\n\
+         apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ..\n  namespace: ../../etc\n",
+    )
+    .unwrap();
+    let dir = tmp.path().join("deep").join("out");
+    let out = run(&[
+        "build",
+        "--no-default-catalog",
+        input.to_str().unwrap(),
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let written = tree(&dir);
+    assert_eq!(written.len(), 3, "{:?}", written.keys());
+    for name in written.keys() {
+        // One plain file name each, directly in DIR.
+        assert!(!name.contains('/') && name.ends_with(".yaml"), "{name}");
+    }
+    // Nothing anywhere else in the temporary folder.
+    let mut everything: Vec<String> = tree(tmp.path()).into_keys().collect();
+    everything.retain(|p| !p.starts_with("deep/out/"));
+    assert_eq!(everything, ["in.yaml"]);
+}
+
+#[test]
+fn render_error_prints_and_writes_nothing() {
+    let _guard = snapshot_settings();
+    let tmp = tempfile::tempdir().unwrap();
+    let catalog = tmp.path().join("broken.yaml");
+    std::fs::write(
+        &catalog,
+        "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata:\n  name: z\n\
+         spec:\n  sizes:\n    - [small, 1, 2Gi]\n  template:\n    spec:\n\
+         \x20     cpu: {guest: \"{{ size.cpus }}\"}\n",
+    )
+    .unwrap();
+    let printed = run(&["build", catalog.to_str().unwrap()]);
+    assert_eq!(printed.status.code(), Some(1));
+    assert!(printed.stdout.is_empty());
+    let dir = tmp.path().join("out");
+    let written = run(&[
+        "build",
+        catalog.to_str().unwrap(),
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(written.status.code(), Some(1));
+    assert!(!dir.exists(), "nothing written");
+    assert_eq!(printed.stderr, written.stderr);
+    insta::assert_snapshot!(describe(&printed));
+}
+
+#[test]
+fn catalog_checks_name_file_and_line() {
+    let _guard = snapshot_settings();
+    let out = run(&["build", "testdata/build/checks"]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(out.stdout.is_empty());
+    insta::assert_snapshot!(describe(&out));
+}
+
+#[test]
+fn duplicates_across_catalog_files_are_kv020() {
+    let _guard = snapshot_settings();
+    let out = run(&["build", "testdata/build/duplicate"]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    insta::assert_snapshot!(describe(&out));
+}
+
+#[test]
+fn shipped_catalog_is_the_upstream_bundle_and_passes_the_checks() {
+    let out = run(&["build", "catalog/"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(
+        out.stderr.is_empty(),
+        "the shipped catalog has findings:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ours = parse(&stdout(&out), "stdout");
+    let theirs = parse(
+        &std::fs::read_to_string(root().join(BUNDLE)).unwrap(),
+        BUNDLE,
+    );
+    assert_eq!(ours.len(), 244);
+    assert_eq!(theirs.len(), 244);
+    let annotation_keys = |o: &Object| -> Vec<String> {
+        let mut keys: Vec<String> = o.value["metadata"]["annotations"]
+            .as_object()
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default();
+        keys.sort();
+        keys
+    };
+    // Same order too: kustomize sorts by kind, then name.
+    for (got, want) in ours.iter().zip(&theirs) {
+        let id = format!("{}/{}", want.kind_str(), want.name());
+        assert_eq!(
+            (got.kind_str(), got.name(), got.api_version()),
+            (want.kind_str(), want.name(), want.api_version()),
+            "{id}"
+        );
+        assert_eq!(got.value["spec"], want.value["spec"], "{id}: spec");
+        assert_eq!(
+            got.value["metadata"]["labels"], want.value["metadata"]["labels"],
+            "{id}: labels"
+        );
+        assert_eq!(annotation_keys(got), annotation_keys(want), "{id}");
+    }
+}
+
+/// A VM naming `u1.medium` and `fedora` (cluster-scoped, the defaults) in its own namespace.
+const FEDORA_VM: &str = "examples/vms/fedora-server.yaml";
+
+#[test]
+fn embedded_catalog_expands_like_the_upstream_bundle() {
+    let embedded = run(&["expand", FEDORA_VM]);
+    assert_eq!(embedded.status.code(), Some(0), "{}", describe(&embedded));
+    assert!(embedded.stderr.is_empty(), "{}", describe(&embedded));
+    let bundle = run(&["expand", "--no-default-catalog", FEDORA_VM, BUNDLE]);
+    assert_eq!(bundle.status.code(), Some(0), "{}", describe(&bundle));
+    assert_eq!(stdout(&embedded), stdout(&bundle));
+    // The expansion really used the catalog: u1.medium's vCPU and memory, fedora's disk bus.
+    let vm = parse(&stdout(&embedded), "stdout").remove(0);
+    let domain = &vm.value["spec"]["template"]["spec"]["domain"];
+    assert_eq!(domain["cpu"]["sockets"], 1, "{domain}");
+    assert_eq!(domain["memory"]["guest"], "4Gi", "{domain}");
+    assert_eq!(domain["devices"]["disks"][0]["disk"]["bus"], "virtio");
+}
+
+#[test]
+fn user_files_shadow_the_embedded_catalog() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mine = tmp.path().join("mine.yaml");
+    std::fs::write(
+        &mine,
+        "apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineClusterInstancetype\n\
+         metadata:\n  name: u1.medium\nspec:\n  cpu:\n    guest: 3\n  memory:\n    guest: 6Gi\n",
+    )
+    .unwrap();
+    for command in ["expand", "build"] {
+        let out = run(&[command, FEDORA_VM, mine.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(0), "{command}: {}", describe(&out));
+        let vm = parse(&stdout(&out), "stdout")
+            .into_iter()
+            .find(|o| o.kind_str() == "VirtualMachine")
+            .unwrap();
+        let domain = &vm.value["spec"]["template"]["spec"]["domain"];
+        assert_eq!(domain["cpu"]["sockets"], 3, "{command}: {domain}");
+        assert_eq!(domain["memory"]["guest"], "6Gi", "{command}: {domain}");
+        // The preference still comes from the embedded catalog.
+        assert_eq!(domain["devices"]["disks"][0]["disk"]["bus"], "virtio");
+    }
+}
+
+#[test]
+fn no_default_catalog_turns_the_embedded_catalog_off() {
+    for command in ["expand", "build"] {
+        let out = run(&[command, "--no-default-catalog", FEDORA_VM]);
+        assert_eq!(out.status.code(), Some(1), "{command}: {}", describe(&out));
+        assert!(out.stdout.is_empty(), "{command}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("error[KV011]") && stderr.contains("\"u1.medium\" not found"),
+            "{command}: {stderr}"
+        );
+    }
+}
