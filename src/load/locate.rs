@@ -1,92 +1,201 @@
-//! Finding the line of a field inside a document's text, for diagnostics.
+//! Finding the line of a field inside a document's text, for diagnostics and for rendered
+//! objects that point at the size row or template leaf they came from.
 //!
-//! The parser gives us values, not positions, so we scan the block-style YAML that people write
-//! (and that every tool in the Kubernetes world prints): each `key:` line, its indentation, and
-//! `- ` list items. The answer is the line of the deepest key of the path that exists, so a
-//! missing leaf still points at its parent. Flow-style documents and JSON fall back to the
-//! document's first line.
+//! The YAML layer gives us value trees without spans, so we walk the source text instead:
+//! block mappings and block sequences are matched by indentation, each key searched only among
+//! the entries of its parent. Flow collections (`{a: 1}`, `[a, 1]`) are not entered; the
+//! search then stops at the deepest line it found. This is a best-effort locator: it never
+//! fails, at worst it answers the line of the deepest ancestor, or the document's first line.
 
-/// The 1-based line (in the whole file) of `field` (a dotted path like
-/// `spec.template.spec.domain.cpu.cores`; `[n]` list indices are skipped), inside `text`, whose
-/// first line is line `first_line` of the file.
-pub fn field_line(text: &str, first_line: u32, field: &str) -> Option<u32> {
-    let wanted: Vec<&str> = field
-        .split('.')
-        .map(|k| k.split('[').next().unwrap_or(k))
-        .filter(|k| !k.is_empty())
-        .collect();
-    if wanted.is_empty() {
-        return None;
-    }
-    // Stack of (indentation, key) for the mapping keys enclosing the current line.
-    let mut stack: Vec<(usize, String)> = Vec::new();
-    let mut best: Option<(usize, u32)> = None;
-    let mut in_block_scalar: Option<usize> = None;
-    for (i, raw) in text.lines().enumerate() {
-        let line_no = first_line + u32::try_from(i).unwrap_or(u32::MAX - first_line);
-        let trimmed = raw.trim_start();
-        if trimmed.is_empty() || trimmed.starts_with('#') {
-            continue;
-        }
-        let mut indent = raw.len() - trimmed.len();
-        if let Some(block_indent) = in_block_scalar {
-            if indent > block_indent {
-                continue;
-            }
-            in_block_scalar = None;
-        }
-        if trimmed.starts_with("---") || trimmed.starts_with("...") {
-            stack.clear();
-            continue;
-        }
-        // `- key: value` opens a mapping inside a list item, indented past the dash.
-        let mut rest = trimmed;
-        while let Some(after) = rest.strip_prefix("- ") {
-            indent += 2;
-            rest = after.trim_start();
-        }
-        let Some((key, value)) = split_key(rest) else {
-            continue;
-        };
-        while stack.last().is_some_and(|(ind, _)| *ind >= indent) {
-            stack.pop();
-        }
-        stack.push((indent, key.to_string()));
-        let depth = stack.len();
-        if depth <= wanted.len()
-            && stack.iter().zip(&wanted).all(|((_, k), w)| k == w)
-            && best.is_none_or(|(d, _)| depth > d)
-        {
-            best = Some((depth, line_no));
-        }
-        let v = value.trim();
-        if v.starts_with('|') || v.starts_with('>') {
-            in_block_scalar = Some(indent);
-        }
-    }
-    best.map(|(_, line)| line)
+/// One step of a path into a document.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step<'a> {
+    /// A mapping key.
+    Key(&'a str),
+    /// A position in a sequence.
+    Index(usize),
 }
 
-/// `key: value` or `key:` → (key, value), unquoting simple quoted keys.
-fn split_key(s: &str) -> Option<(&str, &str)> {
-    let (key, value) = if let Some(stripped) = s.strip_prefix('"') {
-        let end = stripped.find('"')?;
-        let after = stripped[end + 1..].strip_prefix(':')?;
-        (&stripped[..end], after)
-    } else if let Some(stripped) = s.strip_prefix('\'') {
-        let end = stripped.find('\'')?;
-        let after = stripped[end + 1..].strip_prefix(':')?;
-        (&stripped[..end], after)
-    } else {
-        let pos = s
-            .find(": ")
-            .or_else(|| s.strip_suffix(':').map(|k| k.len()))?;
-        (&s[..pos], &s[pos + 1..])
-    };
-    if key.is_empty() || key.starts_with(['{', '[']) {
+struct Line<'t> {
+    indent: usize,
+    text: &'t str,
+}
+
+fn classify(raw: &str) -> Option<Line<'_>> {
+    let trimmed = raw.trim_start_matches(' ');
+    let text = trimmed.trim_end();
+    if text.is_empty() || text.starts_with('#') {
         return None;
     }
-    Some((key, value))
+    Some(Line {
+        indent: raw.len() - trimmed.len(),
+        text,
+    })
+}
+
+fn is_boundary(text: &str) -> bool {
+    text == "---" || text == "..." || text.starts_with("--- ")
+}
+
+/// Whether `text` (a line's content) starts with the mapping key `key`.
+fn starts_with_key(text: &str, key: &str) -> bool {
+    let rest = if let Some(r) = text.strip_prefix(key) {
+        r
+    } else if let Some(r) = text
+        .strip_prefix('"')
+        .and_then(|t| t.strip_prefix(key))
+        .and_then(|t| t.strip_prefix('"'))
+    {
+        r
+    } else if let Some(r) = text
+        .strip_prefix('\'')
+        .and_then(|t| t.strip_prefix(key))
+        .and_then(|t| t.strip_prefix('\''))
+    {
+        r
+    } else {
+        return false;
+    };
+    rest == ":" || rest.starts_with(": ")
+}
+
+/// The 1-based line of the value at `path` in the document whose first content line is
+/// `doc_line`, or the deepest ancestor found.
+pub fn locate(text: &str, doc_line: u32, path: &[Step<'_>]) -> u32 {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut found = doc_line;
+    // The position to scan from and the indentation of the entries of the current node, which
+    // we learn from the first entry we meet.
+    let mut pos = (doc_line as usize).saturating_sub(1);
+    // For an entry that begins on a `- ` line, the first key sits after the dash.
+    let mut first_after_dash = false;
+    for step in path {
+        let result = match step {
+            Step::Key(key) => find_key(&lines, pos, first_after_dash, key),
+            Step::Index(n) => find_item(&lines, pos, *n),
+        };
+        let Some((line_index, dash_item)) = result else {
+            return found;
+        };
+        found = u32::try_from(line_index + 1).unwrap_or(found);
+        first_after_dash = dash_item;
+        pos = if dash_item {
+            line_index
+        } else {
+            line_index + 1
+        };
+    }
+    found
+}
+
+/// The line of `key` among the entries that start at `pos`. Returns (line index, false).
+fn find_key(
+    lines: &[&str],
+    pos: usize,
+    first_after_dash: bool,
+    key: &str,
+) -> Option<(usize, bool)> {
+    let mut entry_indent: Option<usize> = None;
+    for (i, raw) in lines.iter().enumerate().skip(pos) {
+        let Some(line) = classify(raw) else { continue };
+        if is_boundary(line.text) {
+            return None;
+        }
+        let (indent, text) = if first_after_dash && i == pos {
+            let after = line.text.strip_prefix('-')?.trim_start_matches(' ');
+            (line.indent + (line.text.len() - after.len()), after)
+        } else {
+            (line.indent, line.text)
+        };
+        let want = *entry_indent.get_or_insert(indent);
+        if indent < want {
+            return None;
+        }
+        if indent == want && starts_with_key(text, key) {
+            return Some((i, false));
+        }
+    }
+    None
+}
+
+/// The line of item `n` of the block sequence that starts at `pos`. Returns (line index, true).
+fn find_item(lines: &[&str], pos: usize, n: usize) -> Option<(usize, bool)> {
+    let mut item_indent: Option<usize> = None;
+    let mut seen = 0usize;
+    for (i, raw) in lines.iter().enumerate().skip(pos) {
+        let Some(line) = classify(raw) else { continue };
+        if is_boundary(line.text) {
+            return None;
+        }
+        let want = *item_indent.get_or_insert(line.indent);
+        if line.indent < want {
+            return None;
+        }
+        if line.indent == want {
+            if !(line.text == "-" || line.text.starts_with("- ")) {
+                return None;
+            }
+            if seen == n {
+                return Some((i, true));
+            }
+            seen += 1;
+        }
+    }
+    None
+}
+
+/// Whether the value at a key line is a block scalar (`key: |` or `key: >`), whose content
+/// starts on the next line.
+pub fn is_block_scalar(text: &str, line: u32) -> bool {
+    let Some(raw) = text.lines().nth((line as usize).saturating_sub(1)) else {
+        return false;
+    };
+    raw.split_once(": ")
+        .map(|(_, v)| v.trim_start())
+        .or_else(|| raw.trim_end().strip_suffix(':').map(|_| ""))
+        .is_some_and(|v| v.starts_with('|') || v.starts_with('>'))
+}
+
+/// Split a dotted field path (`spec.template.spec.domain.devices.disks[0].disk.bus`, or with
+/// quoted keys: `metadata.labels["instancetype.kubevirt.io/cpu"]`) into steps.
+pub fn parse_path(field: &str) -> Vec<Step<'_>> {
+    let mut steps = Vec::new();
+    let mut rest = field;
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix('.') {
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix("[\"") {
+            let Some(end) = r.find("\"]") else { break };
+            steps.push(Step::Key(&r[..end]));
+            rest = &r[end + 2..];
+        } else if let Some(r) = rest.strip_prefix('[') {
+            let Some(end) = r.find(']') else { break };
+            match r[..end].parse() {
+                Ok(n) => steps.push(Step::Index(n)),
+                Err(_) => break,
+            }
+            rest = &r[end + 1..];
+        } else {
+            let end = rest.find(['.', '[']).unwrap_or(rest.len());
+            steps.push(Step::Key(&rest[..end]));
+            rest = &rest[end..];
+        }
+    }
+    steps
+}
+
+/// The 1-based line (in the whole file) of `field`, a dotted path (see [`parse_path`]), or of
+/// its deepest existing ancestor (the document's first content line when nothing matches),
+/// inside `text`, a document whose first line is line `first_line` of the file. `None` for a
+/// document without content.
+pub fn field_line(text: &str, first_line: u32, field: &str) -> Option<u32> {
+    let steps = parse_path(field);
+    let content = text.lines().position(|l| {
+        let t = l.trim();
+        !(t.is_empty() || t.starts_with('#') || t.starts_with('%') || is_boundary(t))
+    })?;
+    let doc_line = u32::try_from(content + 1).ok()?;
+    Some(locate(text, doc_line, &steps) + first_line - 1)
 }
 
 #[cfg(test)]
@@ -156,5 +265,73 @@ mod more_tests {
     fn after_a_marker() {
         let t = "---\napiVersion: v1\nspec:\n  instancetype:\n    name: x\n";
         assert_eq!(super::field_line(t, 9, "spec.instancetype.name"), Some(13));
+    }
+}
+
+#[cfg(test)]
+mod locator_tests {
+    use super::*;
+
+    const DOC: &str = "\
+# comment
+apiVersion: x
+kind: Family
+spec:
+  sizes:
+  - [a, 1, 1Gi]
+  # between rows
+  - [b, 2, 2Gi]
+  -   name: c
+      cpu: 3
+  template:
+    metadata:
+      labels:
+        x: \"{{ a }}\"
+    spec:
+      description: |
+        line one
+        {{ oops }}
+---
+spec:
+  other: 1
+";
+
+    #[test]
+    fn finds_nested_keys() {
+        let path = [
+            Step::Key("spec"),
+            Step::Key("template"),
+            Step::Key("spec"),
+            Step::Key("description"),
+        ];
+        assert_eq!(locate(DOC, 2, &path), 16);
+        assert!(is_block_scalar(DOC, 16));
+        assert!(!is_block_scalar(DOC, 14));
+    }
+
+    #[test]
+    fn finds_sequence_items_and_keys_inside_them() {
+        let sizes = [Step::Key("spec"), Step::Key("sizes")];
+        assert_eq!(locate(DOC, 2, &[sizes[0], sizes[1], Step::Index(0)]), 6);
+        assert_eq!(locate(DOC, 2, &[sizes[0], sizes[1], Step::Index(1)]), 8);
+        assert_eq!(
+            locate(
+                DOC,
+                2,
+                &[sizes[0], sizes[1], Step::Index(2), Step::Key("cpu")]
+            ),
+            10
+        );
+    }
+
+    #[test]
+    fn stops_at_the_deepest_match_and_the_document_end() {
+        assert_eq!(locate(DOC, 2, &[Step::Key("spec"), Step::Key("nope")]), 4);
+        // `other` belongs to the next document.
+        assert_eq!(locate(DOC, 2, &[Step::Key("spec"), Step::Key("other")]), 4);
+        assert_eq!(
+            locate(DOC, 20, &[Step::Key("spec"), Step::Key("other")]),
+            21
+        );
     }
 }

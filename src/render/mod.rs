@@ -20,7 +20,6 @@
 mod embedded;
 mod error;
 mod family;
-mod lines;
 pub mod merge;
 mod parts;
 mod preference;
@@ -40,8 +39,8 @@ use crate::validate::rules::{size_labels, unmet_requirements};
 pub use embedded::{embedded_catalog, embedded_lookup, embedded_sources, render_embedded};
 pub use error::{Combination, RenderError};
 
+use crate::load::locate::{self, Step};
 use family::Family;
-use lines::Step;
 use merge::{deep_merge, deep_merge_owned};
 use parts::{Part, PartLibrary};
 use preference::Preference;
@@ -166,7 +165,7 @@ impl<'a> Doc<'a> {
     fn at(&self, steps: &[Step<'_>]) -> Origin {
         match (self.text, self.obj.origin.line) {
             (Some((text, first)), Some(line)) if line >= first => {
-                let found = lines::locate(text, line - first + 1, steps);
+                let found = locate::locate(text, line - first + 1, steps);
                 self.obj.origin.at_line(Some(found + first - 1))
             }
             _ => self.obj.origin.clone(),
@@ -176,7 +175,7 @@ impl<'a> Doc<'a> {
     /// Whether the file line `line` holds a key whose value is a block scalar (`|`, `>`).
     fn is_block_scalar(&self, line: u32) -> bool {
         self.text.is_some_and(|(text, first)| {
-            line >= first && lines::is_block_scalar(text, line - first + 1)
+            line >= first && locate::is_block_scalar(text, line - first + 1)
         })
     }
 

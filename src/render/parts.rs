@@ -5,8 +5,8 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::lines::Step;
 use super::{Doc, RenderError};
+use crate::load::locate::Step;
 
 /// One named fragment.
 #[derive(Debug)]

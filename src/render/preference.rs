@@ -2,8 +2,8 @@
 
 use serde_json::{Map, Value, json};
 
-use super::lines::Step;
 use super::{Doc, RenderError, Scopes};
+use crate::load::locate::Step;
 
 /// A preference definition.
 #[derive(Debug)]
