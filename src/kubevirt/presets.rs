@@ -746,18 +746,6 @@ mod schema {
         Compare,
     }
 
-    /// Whether Go would treat the value as its type's zero value.
-    fn is_zero(v: &Value) -> bool {
-        match v {
-            Value::Null => true,
-            Value::Bool(b) => !b,
-            Value::Number(n) => n.as_f64() == Some(0.0),
-            Value::String(s) => s.is_empty(),
-            Value::Array(a) => a.is_empty(),
-            Value::Object(m) => m.is_empty(),
-        }
-    }
-
     /// The value as Go decodes it into `ty` and encodes it back: unknown fields dropped, zero
     /// non-pointer fields dropped, pointer fields kept even when empty. A value of the wrong
     /// JSON type is kept as it is.
@@ -773,7 +761,7 @@ mod schema {
                         continue;
                     }
                     let normalized = go_value(field_value, field.ty, mode);
-                    if !field.pointer && is_zero(&normalized) {
+                    if !field.pointer && crate::model::path::is_zero(Some(&normalized)) {
                         continue;
                     }
                     out.insert(key.clone(), normalized);
