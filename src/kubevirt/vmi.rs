@@ -60,7 +60,7 @@ pub fn vm_to_vmi(vm: &Object) -> Value {
         remove_volume(&mut spec, claim);
     }
     set_stable_firmware_uuid(&mut spec, vm.name());
-    set_default_volume_disks(&mut spec);
+    crate::kubevirt::defaults::set_default_volume_disks(&mut spec);
 
     let mut vmi = Map::new();
     vmi.insert("apiVersion".into(), json!("kubevirt.io/v1"));
@@ -103,12 +103,6 @@ pub fn set_stable_firmware_uuid(spec: &mut Value, vm_name: &str) {
     if path::is_zero(firmware.get("uuid")) {
         firmware.insert("uuid".into(), Value::String(firmware_uuid(vm_name)));
     }
-}
-
-/// Append a disk `{name: <volume>}` for every volume of a VMI spec that has no disk or
-/// filesystem of its name, in volume order (the same rule expansion applies).
-pub fn set_default_volume_disks(spec: &mut Value) {
-    crate::kubevirt::defaults::set_default_volume_disks(spec);
 }
 
 /// Drop from `spec.domain.resources` and `spec.domain.devices` of a VMI the values Go's
