@@ -28,9 +28,6 @@ pub enum Error {
     /// The command line or a configuration is unusable.
     #[error("{0}")]
     Usage(String),
-    /// The output could not be serialized.
-    #[error("failed to serialize output: {0}")]
-    Serialize(String),
 }
 
 /// Short for `Result<T, Error>`.

@@ -12,11 +12,8 @@ pub fn parse_and_emit(sources: &[Source]) -> (String, usize) {
     let printed: Vec<Option<String>> = docs
         .par_iter()
         .map(|doc| match doc {
-            Document::Object(o) => emit::stream_document(&o.value).ok(),
-            Document::Deferred(d) => d
-                .parse()
-                .ok()
-                .and_then(|o| emit::stream_document(&o.value).ok()),
+            Document::Object(o) => Some(emit::stream_document(&o.value)),
+            Document::Deferred(d) => d.parse().ok().map(|o| emit::stream_document(&o.value)),
             Document::Problem(_) => None,
         })
         .collect();

@@ -99,7 +99,7 @@ pub fn run(args: &BuildArgs) -> Result<Outcome> {
         return Ok(out);
     }
     match &args.output {
-        None => out.stdout = emit::yaml_stream(&items)?,
+        None => out.stdout = emit::yaml_stream(&items),
         Some(dir) => {
             let tree = if args.bundles {
                 bundles(&items)?
@@ -147,7 +147,7 @@ fn one_file_per_object(items: &[Value]) -> Result<BTreeMap<String, String>> {
     let mut tree = BTreeMap::new();
     for item in items {
         let name = files::kustomize_file_name(item);
-        let text = emit::yaml_stream(std::iter::once(item))?;
+        let text = emit::stream_document(item);
         if tree.insert(name.clone(), text).is_some() {
             return Err(crate::error::Error::Usage(format!(
                 "two objects would be written to the same file `{name}`"
@@ -165,7 +165,7 @@ fn bundles(items: &[Value]) -> Result<BTreeMap<String, String>> {
             None => is_catalog_object(v),
             Some(k) => v.get("kind").and_then(Value::as_str) == Some(k),
         });
-        let text = emit::yaml_stream(selected)?;
+        let text = emit::yaml_stream(selected);
         let digest = Sha256::digest(text.as_bytes());
         let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
         let _ = writeln!(checksums, "{hex}  {file}");

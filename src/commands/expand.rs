@@ -110,7 +110,7 @@ fn expand_documents(docs: &[Document<'_>], inputs: &Inputs) -> Result<Option<Out
                 },
             };
             match result {
-                Ok(v) => emit::stream_document(&v).map(Step::Printed),
+                Ok(v) => Ok(Step::Printed(emit::stream_document(&v))),
                 Err(d) => Ok(Step::Failed(d)),
             }
         })

@@ -20,7 +20,7 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
         diagnostics: loaded.diagnostics,
         ..Outcome::default()
     };
-    out.stdout = emit::yaml_stream(&result.objects)?;
+    out.stdout = emit::yaml_stream(&result.objects);
     for u in &result.unmapped {
         let origin = loaded
             .objects
@@ -59,7 +59,7 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
         if let Some(p) = &m.preference {
             spec.insert("preference".into(), p.clone());
         }
-        let snippet = emit::yaml_document(&serde_json::json!({ "spec": spec }))?;
+        let snippet = emit::yaml_document(&serde_json::json!({ "spec": spec }));
         for line in snippet.lines() {
             let _ = writeln!(out.stderr, "    {line}");
         }

@@ -17,12 +17,11 @@ pub fn run(args: &ValidateArgs) -> Result<Outcome> {
     let inputs = Inputs::load(&args.paths, &args.resolve)?;
     let index = inputs.index();
     let ctx = Context {
-        objects: &inputs.objects,
         index: &index,
         profile: &inputs.profile,
     };
     let mut diags = inputs.diagnostics.clone();
-    diags.extend(validate::validate(&ctx));
+    diags.extend(validate::validate(&inputs.objects, &ctx));
     point_at_fields(&inputs.objects, &mut diags);
     let diags = validate::finish(
         diags,

@@ -111,7 +111,7 @@ pub fn run(args: &VmiArgs) -> Result<Outcome> {
         ..Outcome::default()
     };
     let built = build_all(&inputs, args.stage, &mut out);
-    out.stdout = emit::yaml_stream(built.iter().map(|b| &b.vmi))?;
+    out.stdout = emit::yaml_stream(built.iter().map(|b| &b.vmi));
     diagnostic::sort(&mut out.diagnostics);
     out.exit_from_diagnostics();
     Ok(out)
@@ -139,8 +139,8 @@ pub fn run_diff(args: &VmiArgs) -> Result<Outcome> {
         .cloned()
         .unwrap_or(Value::Null);
         let after = b.vmi.get("spec").cloned().unwrap_or(Value::Null);
-        let before = emit::yaml_document(&before)?;
-        let after = emit::yaml_document(&after)?;
+        let before = emit::yaml_document(&before);
+        let after = emit::yaml_document(&after);
         let name = b.source.object_ref().to_string();
         out.stdout.push_str(&emit::unified_diff(
             &before,

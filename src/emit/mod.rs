@@ -6,36 +6,47 @@ pub mod github;
 pub mod json;
 pub mod sarif;
 
+use rayon::prelude::*;
 use serde_json::Value;
 
-use crate::error::{Error, Result};
 use crate::load::yaml;
 
-/// Print values as one YAML stream, each document introduced by `---`.
-pub fn yaml_stream<'a>(values: impl IntoIterator<Item = &'a Value>) -> Result<String> {
-    let mut out = String::new();
-    for v in values {
-        out.push_str(&stream_document(v)?);
-    }
-    Ok(out)
+/// Documents printed per parallel task: enough that the task costs more than handing it out.
+const CHUNK: usize = 16;
+
+/// Print values as one YAML stream, each document introduced by `---`. Documents are printed
+/// in parallel and joined in order.
+pub fn yaml_stream<'a>(values: impl IntoIterator<Item = &'a Value>) -> String {
+    let values: Vec<&Value> = values.into_iter().collect();
+    let parts: Vec<String> = values
+        .par_chunks(CHUNK)
+        .map(|chunk| {
+            let mut out = String::with_capacity(chunk.len() * 1024);
+            for v in chunk {
+                write_stream_document(&mut out, v);
+            }
+            out
+        })
+        .collect();
+    parts.concat()
 }
 
 /// Print one value as a document of a YAML stream: `---`, the document, a final newline.
 /// Documents printed in parallel and concatenated make the same stream as [`yaml_stream`].
-pub fn stream_document(value: &Value) -> Result<String> {
-    let doc = yaml::to_string(value).map_err(Error::Serialize)?;
-    let mut out = String::with_capacity(doc.len() + 5);
+pub fn stream_document(value: &Value) -> String {
+    let mut out = String::with_capacity(1024);
+    write_stream_document(&mut out, value);
+    out
+}
+
+fn write_stream_document(out: &mut String, value: &Value) {
     out.push_str("---\n");
-    out.push_str(&doc);
-    if !doc.ends_with('\n') {
-        out.push('\n');
-    }
-    Ok(out)
+    yaml::write(out, value);
 }
 
 /// Print one value as a YAML document without a leading `---`.
-pub fn yaml_document(value: &Value) -> Result<String> {
-    yaml::to_string(value).map_err(Error::Serialize)
+pub fn yaml_document(value: &Value) -> String {
+    yaml::to_string(value)
 }
 
 /// A unified diff of two texts, with ANSI colours when `color` is set.

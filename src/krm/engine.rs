@@ -274,9 +274,9 @@ pub fn process(items: Vec<Object>, config: &FnConfig, placement: Placement) -> P
             )
             .chain((0..new_objects.len()).map(Subject::New))
             .collect();
-        let checked: Vec<Object> = subjects
+        let checked: Vec<&Object> = subjects
             .iter()
-            .map(|s| s.get(&out, &path_objects, &new_objects).clone())
+            .map(|s| s.get(&out, &path_objects, &new_objects))
             .collect();
         let (mut findings, duplicates, expanded) = {
             let item_objects: Vec<&Object> = out
@@ -294,7 +294,6 @@ pub fn process(items: Vec<Object>, config: &FnConfig, placement: Placement) -> P
                 index.set_fallback(render::embedded_lookup);
             }
             let ctx = validate::Context {
-                objects: &checked,
                 index: &index,
                 profile: &config.profile,
             };
@@ -309,7 +308,7 @@ pub fn process(items: Vec<Object>, config: &FnConfig, placement: Placement) -> P
                 })
                 .collect();
             let mut duplicates = Vec::new();
-            validate::rules::duplicate::check(&checked, &mut duplicates);
+            validate::rules::duplicate::check(checked.iter().copied(), &mut duplicates);
             // Replace: expand the VMs the checks let through; a VM KubeVirt would refuse stays
             // as it was, its findings say why.
             let expanded: Vec<Option<Result<Value, Diagnostic>>> = checked

@@ -83,7 +83,7 @@ pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput
             let diags: Vec<Diagnostic> =
                 messages.into_iter().map(|m| input_error("-", m)).collect();
             let results = diags.iter().flat_map(resource_list::results).collect();
-            let out = resource_list::write(&list.api_version, list.items, results)?;
+            let out = resource_list::write(&list.api_version, list.items, results);
             return Ok(FnOutput::finish(out, diags));
         }
     };
@@ -109,14 +109,14 @@ pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput
         .enumerate()
         .map(|(i, value)| keep_text(inputs.get(i), list.raw_items.get(i), value))
         .collect();
-    let out = resource_list::write_items(&list.api_version, out_items, results)?;
+    let out = resource_list::write_items(&list.api_version, out_items, results);
     Ok(FnOutput::finish(out, processed.diagnostics))
 }
 
 /// An empty ResourceList whose one result is `d`.
 fn failed_list(d: Diagnostic) -> Result<FnOutput> {
     let results = resource_list::results(&d);
-    let out = resource_list::write(resource_list::V1, Vec::new(), results)?;
+    let out = resource_list::write(resource_list::V1, Vec::new(), results);
     Ok(FnOutput::finish(out, vec![d]))
 }
 
@@ -216,7 +216,7 @@ pub fn run_stream(config: &Value, input: &str) -> Result<FnOutput> {
     let processed = engine::process(items, &fn_config, Placement::Stream);
     diagnostics.extend(processed.diagnostics);
     crate::diagnostic::sort(&mut diagnostics);
-    let out = emit::yaml_stream(&processed.items)?;
+    let out = emit::yaml_stream(&processed.items);
     Ok(FnOutput::finish(out, diagnostics))
 }
 

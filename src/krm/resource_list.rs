@@ -4,7 +4,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::diagnostic::{Diagnostic, codes};
-use crate::error::{Error, Result};
+
 use crate::load::{split, yaml};
 
 /// The current ResourceList apiVersion.
@@ -252,10 +252,7 @@ pub fn item_problem(item: &Value) -> Option<String> {
 }
 
 /// Print a ResourceList with `items` and `results` (left out when empty).
-///
-/// # Errors
-/// When the YAML cannot be printed.
-pub fn write(api_version: &str, items: Vec<Value>, results: Vec<Value>) -> Result<String> {
+pub fn write(api_version: &str, items: Vec<Value>, results: Vec<Value>) -> String {
     let mut map = Map::new();
     map.insert("apiVersion".into(), Value::String(api_version.to_string()));
     map.insert("kind".into(), Value::String(KIND.into()));
@@ -263,15 +260,12 @@ pub fn write(api_version: &str, items: Vec<Value>, results: Vec<Value>) -> Resul
     if !results.is_empty() {
         map.insert("results".into(), Value::Array(results));
     }
-    yaml::to_string(&Value::Object(map)).map_err(Error::Serialize)
+    yaml::to_string(&Value::Object(map))
 }
 
 /// Print a ResourceList from output items, raw ones verbatim. Falls back to printing every
 /// item as a value if the assembled text does not read back as the intended list.
-///
-/// # Errors
-/// When the YAML cannot be printed.
-pub fn write_items(api_version: &str, items: Vec<OutItem>, results: Vec<Value>) -> Result<String> {
+pub fn write_items(api_version: &str, items: Vec<OutItem>, results: Vec<Value>) -> String {
     let mut out = format!("apiVersion: {api_version}\nkind: {KIND}\n");
     if items.is_empty() {
         out.push_str("items: []\n");
@@ -282,7 +276,7 @@ pub fn write_items(api_version: &str, items: Vec<OutItem>, results: Vec<Value>) 
         match item {
             OutItem::Raw(text) => out.push_str(text),
             OutItem::Value(v) => {
-                let doc = yaml::to_string(v).map_err(Error::Serialize)?;
+                let doc = yaml::to_string(v);
                 for (i, line) in doc.lines().enumerate() {
                     if i == 0 {
                         out.push_str("- ");
@@ -298,7 +292,7 @@ pub fn write_items(api_version: &str, items: Vec<OutItem>, results: Vec<Value>) 
     if !results.is_empty() {
         let mut map = Map::new();
         map.insert("results".into(), Value::Array(results.clone()));
-        out.push_str(&yaml::to_string(&Value::Object(map)).map_err(Error::Serialize)?);
+        out.push_str(&yaml::to_string(&Value::Object(map)));
     }
     let values: Vec<Value> = items
         .into_iter()
@@ -319,7 +313,7 @@ pub fn write_items(api_version: &str, items: Vec<OutItem>, results: Vec<Value>) 
                 == Value::Array(results.clone())
     });
     if reads_back && !values.contains(&Value::Null) {
-        Ok(out)
+        out
     } else {
         write(api_version, values, results)
     }
@@ -445,8 +439,7 @@ mod tests {
                 OutItem::Value(rl.items[1].clone()),
             ],
             Vec::new(),
-        )
-        .unwrap();
+        );
         assert!(out.contains("- # first\n"));
         assert_eq!(parse(&out).unwrap().items, rl.items);
     }

@@ -88,6 +88,9 @@ pub fn sandbox<'s>() -> Environment<'s> {
     env.set_auto_escape_callback(|_| AutoEscape::None);
     env.set_fuel(Some(FUEL));
     env.set_recursion_limit(RECURSION_LIMIT);
+    // Name the undefined variable in errors in release builds too (minijinja only does it in
+    // debug builds by default).
+    env.set_debug(true);
     // `debug()` dumps the whole context; it has no place in a manifest.
     env.remove_global("debug");
     env

@@ -60,8 +60,6 @@ pub fn rule(code: &str) -> Option<&'static Rule> {
 
 /// What the rules look at besides the object itself.
 pub struct Context<'a> {
-    /// Every object of the inputs (not the catalogs).
-    pub objects: &'a [Object],
     /// Resolution over the inputs, `--catalog` and the embedded catalog.
     pub index: &'a Index<'a>,
     /// The cluster profile (defaults applied before preference requirements).
@@ -75,15 +73,15 @@ pub struct Options {
     pub strict: bool,
 }
 
-/// Run every rule on every object of `ctx.objects`. The result is unsorted.
-pub fn validate(ctx: &Context<'_>) -> Vec<Diagnostic> {
-    let mut out: Vec<Diagnostic> = ctx
-        .objects
+/// Run every rule on every object of `objects` (the inputs, not the catalogs). The result is
+/// unsorted.
+pub fn validate(objects: &[Object], ctx: &Context<'_>) -> Vec<Diagnostic> {
+    let mut out: Vec<Diagnostic> = objects
         .par_iter()
         .flat_map_iter(|obj| check_object(obj, ctx))
         .collect();
-    rules::duplicate::check(ctx.objects, &mut out);
-    rules::unmet_requirements::check(ctx.objects, &mut out);
+    rules::duplicate::check(objects, &mut out);
+    rules::unmet_requirements::check(objects, &mut out);
     out
 }
 

@@ -28,7 +28,7 @@ fn report(staged: &StagedVmi) -> String {
         warnings,
         ..
     } = &staged.outcome;
-    let mut out = load::yaml::to_string(&staged.vmi).expect("serialises");
+    let mut out = load::yaml::to_string(&staged.vmi);
     out.push_str(&format!("# applied: {applied:?}\n"));
     for s in skipped {
         out.push_str(&format!("# skipped: {s}\n"));

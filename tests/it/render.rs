@@ -61,7 +61,7 @@ fn stream(objects: &[Object]) -> String {
     let mut out = String::new();
     for o in objects {
         out.push_str("---\n");
-        out.push_str(&load::yaml::to_string(&o.value).expect("serializable"));
+        out.push_str(&load::yaml::to_string(&o.value));
     }
     out
 }
@@ -258,7 +258,7 @@ fn example_catalog_output() {
     for (object, combination) in rendered.objects.iter().zip(&rendered.combinations) {
         out.push_str(&format!("# {} ({combination})\n", object.origin));
         out.push_str("---\n");
-        out.push_str(&load::yaml::to_string(&object.value).expect("serializable"));
+        out.push_str(&load::yaml::to_string(&object.value));
     }
     insta::assert_snapshot!("render__example_catalog_output", out);
 }

@@ -60,7 +60,7 @@ fn document() -> Value {
 #[test]
 fn tricky_strings_survive_our_own_round_trip() {
     let doc = document();
-    let text = yaml::to_string(&doc).unwrap();
+    let text = yaml::to_string(&doc);
     let back = yaml::parse_document(&text).unwrap();
     assert_eq!(back, doc, "printed:\n{text}");
 }
@@ -69,7 +69,7 @@ fn tricky_strings_survive_our_own_round_trip() {
 fn a_yaml_1_1_reader_reads_the_same_values() {
     // PyYAML implements YAML 1.1, the dialect of kubectl's and Go's yaml.v2 readers.
     let doc = document();
-    let text = yaml::to_string(&doc).unwrap();
+    let text = yaml::to_string(&doc);
     let script = "import sys, json, yaml\nprint(json.dumps(yaml.safe_load(sys.stdin.read())))";
     let mut child = Command::new("python3")
         .args(["-c", script])
@@ -131,4 +131,71 @@ fn deep_nesting() {
         .map(|i| format!("{}k:\n", " ".repeat(i)))
         .collect();
     assert!(yaml::parse_document(&block).is_err());
+}
+
+/// Short strings over YAML's significant characters (digits, signs, dots, colons, indicators,
+/// spaces, line breaks), from a fixed seed: every one must read back as the same string in a
+/// YAML 1.1 reader, as a value and as a key.
+#[test]
+fn short_strings_over_yaml_syntax_read_back_in_yaml_1_1() {
+    const ALPHABET: &[char] = &[
+        '0', '1', '9', '+', '-', '.', '_', ':', 'e', 'E', 'x', 'o', 'b', 'n', 'y', 'N', 'Y', 'T',
+        'Z', ' ', '\t', '\n', '#', '&', '*', '!', '|', '>', '\'', '"', '%', '@', '`', ',', '?',
+        '[', ']', '{', '}', '~', '<', '=', 'é',
+    ];
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut doc = serde_json::Map::new();
+    let mut strings = Vec::new();
+    for i in 0..20_000 {
+        let len = 1 + (next() % 7) as usize;
+        let s: String = (0..len)
+            .map(|_| ALPHABET[(next() % ALPHABET.len() as u64) as usize])
+            .collect();
+        doc.insert(format!("v{i}"), Value::String(s.clone()));
+        strings.push(s);
+    }
+    let mut keys = serde_json::Map::new();
+    for s in &strings {
+        keys.insert(s.clone(), Value::Bool(true));
+    }
+    let text = format!(
+        "{}---\n{}",
+        yaml::to_string(&Value::Object(doc)),
+        yaml::to_string(&Value::Object(keys.clone()))
+    );
+    let script = "import sys, json, yaml\n\
+                  print(json.dumps(list(yaml.safe_load_all(sys.stdin.read()))))";
+    let mut child = Command::new("python3")
+        .args(["-c", script])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 with PyYAML is needed for this test");
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), text.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "PyYAML failed to read our output: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let read: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    for (i, s) in strings.iter().enumerate() {
+        assert_eq!(
+            read[0][format!("v{i}")],
+            Value::String(s.clone()),
+            "a YAML 1.1 reader changed the value {s:?}"
+        );
+    }
+    assert_eq!(
+        read[1],
+        Value::Object(keys),
+        "a YAML 1.1 reader changed a key"
+    );
 }

@@ -48,7 +48,7 @@ fn identity(obj: &Object) -> (String, String, String, String) {
 }
 
 /// Report every definition after the first of the same object.
-pub fn check(objects: &[Object], out: &mut Vec<Diagnostic>) {
+pub fn check<'a>(objects: impl IntoIterator<Item = &'a Object>, out: &mut Vec<Diagnostic>) {
     let mut seen: HashMap<_, &Object> = HashMap::new();
     for obj in objects {
         if obj.name().is_empty() {

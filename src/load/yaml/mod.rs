@@ -1,15 +1,18 @@
 //! The YAML layer. Every other module goes through these functions, so the YAML crate is an
 //! implementation detail.
 //!
-//! We use `serde-saphyr`: it is maintained, written in safe Rust, reports line and column for
-//! every error, rejects duplicate keys, bounds alias expansion with a budget (so an alias bomb is
-//! an error, not an out-of-memory kill), and quotes on output every string a YAML 1.1 reader
-//! (kubectl, yq, Go's yaml.v2) would read as something else (`"on"`, `"yes"`, `"n"`, `"0644"`,
-//! `"1e3"`, `"12:30"`, ...).
+//! Printing is our own ([`print`]): block style in the layout of `kubectl get -o yaml`, with
+//! quoting that keeps every string a string for YAML 1.1 and 1.2 readers alike.
+//!
+//! For parsing we use `serde-saphyr`: it is maintained, written in safe Rust, reports line and
+//! column for every error, rejects duplicate keys, and bounds alias expansion with a budget (so
+//! an alias bomb is an error, not an out-of-memory kill).
 //!
 //! Comments do not survive: documents become [`Value`] trees. The KRM specification asks a
 //! function to preserve comments where it can; kvrender leaves every item it does not change
 //! untouched in KRM mode and says in the README that rewritten objects lose their comments.
+
+mod print;
 
 use serde_json::Value;
 
@@ -77,7 +80,12 @@ fn convert_error(e: &serde_saphyr::Error) -> YamlError {
     }
 }
 
-/// Print one value as a YAML document (no leading `---`).
-pub fn to_string(value: &Value) -> Result<String, String> {
-    serde_saphyr::to_string(value).map_err(|e| e.to_string())
+/// Print one value as a YAML document (no leading `---`), ending in a newline.
+pub fn to_string(value: &Value) -> String {
+    print::document(value)
+}
+
+/// Append one value as a YAML document (no leading `---`), ending in a newline.
+pub fn write(out: &mut String, value: &Value) {
+    print::write_document(out, value);
 }
