@@ -131,10 +131,6 @@ fn expand_documents(docs: &[Document<'_>], inputs: &Inputs) -> Result<Option<Out
     }
     diagnostic::sort(&mut out.diagnostics);
     out.exit_from_diagnostics();
-    out.stdout
-        .reserve_exact(printed.iter().map(String::len).sum());
-    for s in printed {
-        out.stdout.push_str(&s);
-    }
+    out.stdout_parts = printed;
     Ok(Some(out))
 }

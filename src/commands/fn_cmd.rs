@@ -191,7 +191,7 @@ fn into_outcome(out: FnOutput) -> Outcome {
     Outcome {
         stdout: out.stdout,
         diagnostics: out.diagnostics,
-        stderr: String::new(),
         exit: out.exit,
+        ..Outcome::default()
     }
 }

@@ -16,6 +16,9 @@ use crate::diagnostic::Diagnostic;
 pub struct Outcome {
     /// Data for stdout.
     pub stdout: String,
+    /// More data for stdout, printed after `stdout` piece by piece (large outputs are not
+    /// copied into one string first).
+    pub stdout_parts: Vec<String>,
     /// Findings for stderr (already sorted).
     pub diagnostics: Vec<Diagnostic>,
     /// Extra text for stderr (e.g. a summary), printed after the diagnostics.

@@ -38,6 +38,11 @@ pub fn split(text: &str) -> Vec<Chunk<'_>> {
     let mut in_doc_directives = false;
     for line in text.split_inclusive('\n') {
         line_no += 1;
+        // Once a document has content, only a marker line can end it.
+        if content_line.is_some() && !matches!(line.as_bytes()[0], b'-' | b'.') {
+            offset += line.len();
+            continue;
+        }
         let bare = line.trim_end_matches(['\n', '\r']);
         if is_marker(bare, "---") {
             if !in_doc_directives && offset > start {
@@ -93,8 +98,15 @@ fn push<'a>(chunks: &mut Vec<Chunk<'a>>, text: &'a str, first_line: u32, content
 /// scalar. This is a guess for routing documents; only the parser has the last word.
 pub fn top_level_scalar<'a>(text: &'a str, key: &str) -> Option<&'a str> {
     let mut found = None;
-    for line in text.lines() {
-        let Some(rest) = line.strip_prefix(key).and_then(|r| r.strip_prefix(':')) else {
+    // Search for the key itself (a fast substring search) rather than walking every line.
+    for (at, _) in text.match_indices(key) {
+        if at > 0 && text.as_bytes()[at - 1] != b'\n' {
+            continue;
+        }
+        let line = &text[at..];
+        let line = line.split_once('\n').map_or(line, |(l, _)| l);
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let Some(rest) = line[key.len()..].strip_prefix(':') else {
             continue;
         };
         if found.is_some() {
@@ -159,5 +171,8 @@ mod tests {
         assert_eq!(top_level_scalar("kind: A\nkind: B\n", "kind"), None);
         assert_eq!(top_level_scalar("kind: *a\n", "kind"), None);
         assert_eq!(top_level_scalar("{kind: A}\n", "kind"), None);
+        assert_eq!(top_level_scalar("a:\n  kind: A\n", "kind"), None);
+        assert_eq!(top_level_scalar("x: kind: A\nkind: B\r\n", "kind"), Some("B"));
+        assert_eq!(top_level_scalar("kind: A # c\nakind: B\n", "kind"), Some("A"));
     }
 }
