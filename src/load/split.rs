@@ -172,7 +172,13 @@ mod tests {
         assert_eq!(top_level_scalar("kind: *a\n", "kind"), None);
         assert_eq!(top_level_scalar("{kind: A}\n", "kind"), None);
         assert_eq!(top_level_scalar("a:\n  kind: A\n", "kind"), None);
-        assert_eq!(top_level_scalar("x: kind: A\nkind: B\r\n", "kind"), Some("B"));
-        assert_eq!(top_level_scalar("kind: A # c\nakind: B\n", "kind"), Some("A"));
+        assert_eq!(
+            top_level_scalar("x: kind: A\nkind: B\r\n", "kind"),
+            Some("B")
+        );
+        assert_eq!(
+            top_level_scalar("kind: A # c\nakind: B\n", "kind"),
+            Some("A")
+        );
     }
 }

@@ -97,6 +97,12 @@ pub fn sandbox<'s>() -> Environment<'s> {
 }
 
 /// One template leaf, compiled once and evaluated for every combination.
+///
+/// The shapes most catalog leaves have (`{{ size.cpu }}`, `{{ traits.numa or none }}`,
+/// `{{ size.name }}{{ variant.suffix }}`) are also kept as [`Shortcut`]s, answered by looking
+/// the variables up directly; whenever a shortcut cannot answer (a variable is missing, a value
+/// is not a plain string or integer), minijinja evaluates the leaf, so results and errors are
+/// minijinja's.
 enum Leaf<'e, 's> {
     Expression(minijinja::Expression<'e, 's>),
     Text(minijinja::Template<'e, 's>),
@@ -104,10 +110,81 @@ enum Leaf<'e, 's> {
     Broken,
 }
 
+/// A leaf answered without minijinja when its variables are there (see [`Leaf`]).
+enum Shortcut<'s> {
+    /// `{{ a.b }}`.
+    Path(Vec<&'s str>),
+    /// `{{ a.b or none }}`.
+    PathOrNone(Vec<&'s str>),
+    /// Text and `{{ a.b }}` pieces on one line, printed as strings.
+    Concat(Vec<Piece<'s>>),
+}
+
+/// A piece of a [`Shortcut::Concat`].
+enum Piece<'s> {
+    Text(&'s str),
+    Path(Vec<&'s str>),
+}
+
 /// The template leaves of a catalog, compiled once per run.
 pub struct Templates<'e, 's> {
     env: &'e Environment<'s>,
-    leaves: HashMap<&'s str, Leaf<'e, 's>>,
+    leaves: HashMap<&'s str, (Leaf<'e, 's>, Option<Shortcut<'s>>)>,
+    /// The trees given to [`Templates::add_tree`], by address, with their template leaves
+    /// found: rendering walks these instead of testing every string again.
+    trees: HashMap<usize, Node<'s>>,
+    shortcuts: bool,
+}
+
+/// A fragment tree with its template leaves marked.
+enum Node<'s> {
+    /// A subtree without any template: copied as it is.
+    Plain(&'s Value),
+    Map(&'s Map<String, Value>, Vec<Node<'s>>),
+    List(Vec<Node<'s>>),
+    Leaf(&'s str),
+}
+
+impl<'s> Node<'s> {
+    fn of(tree: &'s Value) -> Node<'s> {
+        match tree {
+            Value::String(s) if is_template(s) => Node::Leaf(s),
+            Value::Object(map) => {
+                let nodes: Vec<Node<'s>> = map.values().map(Node::of).collect();
+                if nodes.iter().all(|n| matches!(n, Node::Plain(_))) {
+                    Node::Plain(tree)
+                } else {
+                    Node::Map(map, nodes)
+                }
+            }
+            Value::Array(items) => {
+                let nodes: Vec<Node<'s>> = items.iter().map(Node::of).collect();
+                if nodes.iter().all(|n| matches!(n, Node::Plain(_))) {
+                    Node::Plain(tree)
+                } else {
+                    Node::List(nodes)
+                }
+            }
+            other => Node::Plain(other),
+        }
+    }
+}
+
+/// One step of the way to a leaf, borrowed while rendering ([`FieldStep`] once it failed).
+#[derive(Clone, Copy)]
+enum Step<'s> {
+    Key(&'s str),
+    Index(usize),
+}
+
+fn owned(steps: &[Step<'_>]) -> Vec<FieldStep> {
+    steps
+        .iter()
+        .map(|s| match s {
+            Step::Key(k) => FieldStep::Key((*k).to_string()),
+            Step::Index(i) => FieldStep::Index(*i),
+        })
+        .collect()
 }
 
 impl<'e, 's> Templates<'e, 's> {
@@ -116,22 +193,41 @@ impl<'e, 's> Templates<'e, 's> {
         Templates {
             env,
             leaves: HashMap::new(),
+            trees: HashMap::new(),
+            shortcuts: true,
+        }
+    }
+
+    /// Like [`Templates::new`], but every leaf goes through minijinja (to test the shortcuts).
+    #[cfg(test)]
+    fn without_shortcuts(env: &'e Environment<'s>) -> Self {
+        Templates {
+            shortcuts: false,
+            ..Templates::new(env)
         }
     }
 
     /// Compile every template leaf of `tree`.
     pub fn add_tree(&mut self, tree: &'s Value) {
+        self.trees
+            .entry(std::ptr::from_ref(tree) as usize)
+            .or_insert_with(|| Node::of(tree));
+        self.add_leaves(tree);
+    }
+
+    fn add_leaves(&mut self, tree: &'s Value) {
         match tree {
             Value::String(s) => self.add_leaf(s),
-            Value::Object(map) => map.values().for_each(|v| self.add_tree(v)),
-            Value::Array(items) => items.iter().for_each(|v| self.add_tree(v)),
+            Value::Object(map) => map.values().for_each(|v| self.add_leaves(v)),
+            Value::Array(items) => items.iter().for_each(|v| self.add_leaves(v)),
             _ => {}
         }
     }
 
     fn add_leaf(&mut self, s: &'s str) {
         if is_template(s) && !self.leaves.contains_key(s) {
-            self.leaves.insert(s, self.compile(s));
+            let shortcut = if self.shortcuts { shortcut(s) } else { None };
+            self.leaves.insert(s, (self.compile(s), shortcut));
         }
     }
 
@@ -153,22 +249,65 @@ impl<'e, 's> Templates<'e, 's> {
         ctx: &minijinja::Value,
     ) -> Result<Option<Value>, LeafError> {
         let mut field = Vec::new();
-        self.render_node(tree, ctx, &mut field)
-            .map_err(|kind| LeafError { field, kind })
+        match self.trees.get(&(std::ptr::from_ref(tree) as usize)) {
+            Some(node) => self.render_marked(node, ctx, &mut field),
+            None => self.render_node(tree, ctx, &mut field),
+        }
+        .map_err(|kind| LeafError {
+            field: owned(&field),
+            kind,
+        })
+    }
+
+    fn render_marked(
+        &self,
+        node: &Node<'s>,
+        ctx: &minijinja::Value,
+        field: &mut Vec<Step<'s>>,
+    ) -> Result<Option<Value>, LeafErrorKind> {
+        match node {
+            Node::Plain(value) => Ok(Some((*value).clone())),
+            Node::Leaf(s) => self.render_leaf(s, ctx),
+            Node::Map(map, nodes) => {
+                let mut out = Map::new();
+                for ((key, _), node) in map.iter().zip(nodes) {
+                    field.push(Step::Key(key));
+                    let rendered = self.render_marked(node, ctx, field)?;
+                    field.pop();
+                    if let Some(v) = rendered {
+                        out.insert(key.clone(), v);
+                    }
+                }
+                if out.is_empty() && !map.is_empty() {
+                    return Ok(None);
+                }
+                Ok(Some(Value::Object(out)))
+            }
+            Node::List(nodes) => {
+                let mut out = Vec::with_capacity(nodes.len());
+                for (i, node) in nodes.iter().enumerate() {
+                    field.push(Step::Index(i));
+                    let rendered = self.render_marked(node, ctx, field)?;
+                    field.pop();
+                    out.extend(rendered);
+                }
+                Ok(Some(Value::Array(out)))
+            }
+        }
     }
 
     fn render_node(
         &self,
         node: &'s Value,
         ctx: &minijinja::Value,
-        field: &mut Vec<FieldStep>,
+        field: &mut Vec<Step<'s>>,
     ) -> Result<Option<Value>, LeafErrorKind> {
         match node {
             Value::String(s) => self.render_leaf(s, ctx),
             Value::Object(map) => {
                 let mut out = Map::new();
                 for (key, value) in map {
-                    field.push(FieldStep::Key(key.clone()));
+                    field.push(Step::Key(key));
                     let rendered = self.render_node(value, ctx, field)?;
                     field.pop();
                     if let Some(v) = rendered {
@@ -183,7 +322,7 @@ impl<'e, 's> Templates<'e, 's> {
             Value::Array(items) => {
                 let mut out = Vec::with_capacity(items.len());
                 for (i, item) in items.iter().enumerate() {
-                    field.push(FieldStep::Index(i));
+                    field.push(Step::Index(i));
                     let rendered = self.render_node(item, ctx, field)?;
                     field.pop();
                     out.extend(rendered);
@@ -204,7 +343,12 @@ impl<'e, 's> Templates<'e, 's> {
         }
         let compiled_now;
         let leaf = match self.leaves.get(s) {
-            Some(leaf) => leaf,
+            Some((leaf, shortcut)) => {
+                if let Some(answer) = shortcut.as_ref().and_then(|sc| answer(sc, ctx)) {
+                    return answer;
+                }
+                leaf
+            }
             None => {
                 compiled_now = self.compile(s);
                 &compiled_now
@@ -228,6 +372,131 @@ impl<'e, 's> Templates<'e, 's> {
             return Err(LeafErrorKind::TooLarge(text.len()));
         }
         Ok(Some(Value::String(text)))
+    }
+}
+
+/// The shortcut for a leaf of one of the shapes [`Leaf`] names, if it has one.
+fn shortcut(s: &str) -> Option<Shortcut<'_>> {
+    if let Some(inner) = s.strip_prefix("{{").and_then(|r| r.strip_suffix("}}")) {
+        if let Some(path) = variable_path(inner) {
+            return Some(Shortcut::Path(path));
+        }
+        if let Some(path) = inner
+            .trim_end()
+            .strip_suffix(" or none")
+            .and_then(variable_path)
+        {
+            return Some(Shortcut::PathOrNone(path));
+        }
+    }
+    // Text pieces hold no braces and no line breaks (minijinja drops a final line break).
+    let mut pieces = Vec::new();
+    let mut rest = s;
+    while !rest.is_empty() {
+        match rest.find("{{") {
+            Some(0) => {
+                let end = rest.find("}}")?;
+                pieces.push(Piece::Path(variable_path(&rest[2..end])?));
+                rest = &rest[end + 2..];
+            }
+            found => {
+                let end = found.unwrap_or(rest.len());
+                let text = &rest[..end];
+                if text.contains(['{', '}', '\n', '\r']) {
+                    return None;
+                }
+                pieces.push(Piece::Text(text));
+                rest = &rest[end..];
+            }
+        }
+    }
+    Some(Shortcut::Concat(pieces))
+}
+
+/// `a.b.c` between optional spaces: identifiers joined by dots, not starting with a word
+/// minijinja reserves.
+fn variable_path(expr: &str) -> Option<Vec<&str>> {
+    let expr = expr.trim_matches(' ');
+    let path: Vec<&str> = expr.split('.').collect();
+    let ident = |p: &&str| {
+        let mut chars = p.chars();
+        chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    let reserved = [
+        "true", "false", "none", "True", "False", "None", "loop", "self",
+    ];
+    (path.iter().all(ident) && !reserved.contains(&path[0])).then_some(path)
+}
+
+/// Look `path` up in `ctx`; `None` when a step is missing.
+fn lookup(ctx: &minijinja::Value, path: &[&str]) -> Option<minijinja::Value> {
+    let mut value = ctx.clone();
+    for step in path {
+        value = value.get_attr(step).ok()?;
+        if value.is_undefined() {
+            return None;
+        }
+    }
+    Some(value)
+}
+
+/// A shortcut's answer, or `None` when minijinja must evaluate the leaf.
+fn answer(shortcut: &Shortcut<'_>, ctx: &minijinja::Value) -> Option<LeafResult> {
+    match shortcut {
+        Shortcut::Path(path) => Some(typed(&lookup(ctx, path)?)),
+        Shortcut::PathOrNone(path) => {
+            let value = lookup(ctx, path)?;
+            Some(if value.is_true() {
+                typed(&value)
+            } else {
+                Ok(None)
+            })
+        }
+        Shortcut::Concat(pieces) => {
+            let mut out = String::new();
+            for piece in pieces {
+                match piece {
+                    Piece::Text(t) => out.push_str(t),
+                    Piece::Path(path) => {
+                        let value = lookup(ctx, path)?;
+                        if let Some(s) = string(&value) {
+                            out.push_str(s);
+                        } else if value.is_integer()
+                            && let Some(i) = value.as_i64()
+                        {
+                            out.push_str(&i.to_string());
+                        } else {
+                            return None;
+                        }
+                    }
+                }
+            }
+            if out.len() > MAX_LEAF_BYTES {
+                return Some(Err(LeafErrorKind::TooLarge(out.len())));
+            }
+            Some(Ok(Some(Value::String(out))))
+        }
+    }
+}
+
+/// The text of a string value (not of bytes, which minijinja prints differently).
+fn string(value: &minijinja::Value) -> Option<&str> {
+    (value.kind() == minijinja::value::ValueKind::String)
+        .then(|| value.as_str())
+        .flatten()
+}
+
+type LeafResult = Result<Option<Value>, LeafErrorKind>;
+
+/// A single expression's value, typed as the leaf keeps it.
+fn typed(value: &minijinja::Value) -> LeafResult {
+    match string(value) {
+        Some(s) if s.len() > MAX_LEAF_BYTES => Err(LeafErrorKind::TooLarge(s.len())),
+        Some(s) => Ok(Some(Value::String(s.to_string()))),
+        None => to_json(value),
     }
 }
 
@@ -275,6 +544,83 @@ mod tests {
         let uncompiled = Templates::new(&env).render_tree(&tree, &context(&ctx));
         assert_eq!(format!("{first:?}"), format!("{uncompiled:?}"));
         first
+    }
+
+    /// Every shortcut gives what minijinja gives, value or error, whatever the context holds.
+    #[test]
+    fn shortcuts_answer_as_minijinja_does() {
+        let leaves = [
+            "{{ size.cpu }}",
+            "{{size.cpu}}",
+            "{{ size.name }}",
+            "{{ size.missing }}",
+            "{{ nope.x }}",
+            "{{ size.cpu or none }}",
+            "{{ traits.on or none }}",
+            "{{ traits.off or none }}",
+            "{{ traits.zero or none }}",
+            "{{ traits.empty or none }}",
+            "{{ traits.map or none }}",
+            "{{ traits.list or none }}",
+            "{{ traits.float or none }}",
+            "{{ traits.missing or none }}",
+            "{{ traits.nil }}",
+            "{{ traits.float }}",
+            "{{ traits.big }}",
+            "{{ size.name }}{{ variant.suffix }}",
+            "{{ size.name }}.{{ size.cpu }}x",
+            "hidden,kubevirt,{{ size.name }}",
+            "a {{ traits.on }} b",
+            "a {{ traits.float }} b",
+            "a {{ traits.nil }} b",
+            "a {{ traits.map }} b",
+            "{{ size.missing }} b",
+            "{{ none }}",
+            "{{ true }}",
+            "{{ loop.index }}",
+            "x{{ size.cpu }}\n",
+            "{{ size.name }}}",
+            "{{ size.name|upper }}",
+            "{{- size.name }}",
+        ];
+        let contexts = [
+            json!({"size": {"cpu": 4, "name": "large"}, "variant": {"suffix": "1gi"},
+                   "traits": {"on": true, "off": false, "zero": 0, "empty": "", "map": {"a": 1},
+                              "list": [1], "float": 1.0, "nil": null,
+                              "big": 18_446_744_073_709_551_615_u64}}),
+            json!({"size": {"cpu": "4", "name": 7}, "variant": {"suffix": ""},
+                   "traits": {"on": "yes", "off": [], "zero": 0.0, "empty": {}, "map": {},
+                              "list": [], "float": -2.5, "nil": false, "big": -1}}),
+            json!({"size": "flat", "traits": 3}),
+        ];
+        let env = sandbox();
+        for leaf in leaves {
+            let tree = Value::String(leaf.to_string());
+            let mut fast = Templates::new(&env);
+            fast.add_tree(&tree);
+            let mut slow = Templates::without_shortcuts(&env);
+            slow.add_tree(&tree);
+            for ctx in &contexts {
+                let ctx = context(ctx);
+                let (a, b) = (fast.render_tree(&tree, &ctx), slow.render_tree(&tree, &ctx));
+                assert_eq!(format!("{a:?}"), format!("{b:?}"), "{leaf} with {ctx:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_common_shapes_have_shortcuts() {
+        assert!(
+            matches!(shortcut("{{ size.cpu }}"), Some(Shortcut::Path(p)) if p == ["size", "cpu"])
+        );
+        assert!(matches!(
+            shortcut("{{ t.numa or none }}"),
+            Some(Shortcut::PathOrNone(_))
+        ));
+        assert!(matches!(shortcut("{{ a }}.{{ b }}"), Some(Shortcut::Concat(p)) if p.len() == 3));
+        assert!(shortcut("{{ a | upper }}").is_none());
+        assert!(shortcut("{% if a %}x{% endif %}").is_none());
+        assert!(shortcut("{{ a }}\n").is_none());
     }
 
     #[test]
