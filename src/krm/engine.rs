@@ -215,7 +215,10 @@ pub fn process(items: Vec<Object>, config: &FnConfig, placement: Placement) -> P
         if !catalog_docs.is_empty() {
             match render::render(&catalog_docs, &options) {
                 Ok(r) => {
-                    diagnostics.extend(r.diagnostics);
+                    // Labels that disagree with the spec (KV041) are among the per-object
+                    // checks below; requirements no rendered instancetype meets (KV042) look
+                    // at the rendered catalog as a whole.
+                    validate::rules::unmet_requirements::check(&r.objects, &mut diagnostics);
                     rendered.extend(r.objects);
                 }
                 Err(e) => diagnostics.push(render_diagnostic(&e)),

@@ -30,11 +30,9 @@ use std::collections::HashMap;
 use rayon::prelude::*;
 use serde_json::{Map, Value, json};
 
-use crate::diagnostic::Diagnostic;
 use crate::load::Source;
 use crate::model::Object;
 use crate::origin::Origin;
-use crate::validate::rules::{size_labels, unmet_requirements};
 
 pub use embedded::{embedded_catalog, embedded_lookup, embedded_sources, render_embedded};
 pub use error::{Combination, RenderError};
@@ -84,9 +82,6 @@ pub struct Rendered {
     pub combinations: Vec<Combination>,
     /// The input objects that are not catalog kinds, untouched and in input order.
     pub passthrough: Vec<Object>,
-    /// The catalog checks' findings on the generated objects: labels that disagree with the
-    /// spec (`KV041`), preference requirements no generated instancetype meets (`KV042`).
-    pub diagnostics: Vec<Diagnostic>,
 }
 
 /// Which kinds a family or preference is emitted as.
@@ -435,29 +430,11 @@ pub fn render(objects: &[Object], options: &RenderOptions<'_>) -> Result<Rendere
         }
     }
     let (objects, combinations): (Vec<Object>, Vec<Combination>) = generated.into_iter().unzip();
-    let diagnostics = check(&objects);
     Ok(Rendered {
         objects,
         combinations,
         passthrough,
-        diagnostics,
     })
-}
-
-/// The catalog checks on rendered objects (see [`Rendered::diagnostics`]), in printing order.
-/// Duplicates are not among them: [`render`] refuses those outright.
-pub fn check(objects: &[Object]) -> Vec<Diagnostic> {
-    let mut out: Vec<Diagnostic> = objects
-        .par_iter()
-        .flat_map_iter(|obj| {
-            let mut d = Vec::new();
-            size_labels::check(obj, &mut d);
-            d
-        })
-        .collect();
-    unmet_requirements::check(objects, &mut out);
-    crate::diagnostic::sort(&mut out);
-    out
 }
 
 /// When the family's parts declare trait defaults, the family and its variants may only set

@@ -280,6 +280,18 @@ fn catalog_checks_name_file_and_line() {
 }
 
 #[test]
+fn each_catalog_finding_is_reported_once() {
+    let out = run(&["build", "--no-default-catalog", "testdata/build/label-once"]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    // One KV041 per rendered object (cluster-scoped and namespaced), each once.
+    assert_eq!(lines.len(), 2, "{stderr}");
+    assert!(lines.iter().all(|l| l.contains("error[KV041]")), "{stderr}");
+    assert_ne!(lines[0], lines[1], "{stderr}");
+}
+
+#[test]
 fn duplicates_across_catalog_files_are_kv020() {
     let _guard = snapshot_settings();
     let out = run(&["build", "testdata/build/duplicate"]);
