@@ -36,7 +36,7 @@ pub fn split(text: &str) -> Vec<Chunk<'_>> {
     let mut offset = 0usize;
     let mut line_no = 0u32;
     let mut in_doc_directives = false;
-    for line in text.split_inclusive('\n') {
+    for line in lines(text) {
         line_no += 1;
         // Once a document has content, only a marker line can end it.
         if content_line.is_some() && !matches!(line.as_bytes()[0], b'-' | b'.') {
@@ -82,6 +82,22 @@ pub fn split(text: &str) -> Vec<Chunk<'_>> {
     chunks
 }
 
+/// The lines of `text`, each with its line break (as `str::split_inclusive('\n')`), found with
+/// a vectorised search: this loop runs over every line of every input.
+fn lines(text: &str) -> impl Iterator<Item = &str> {
+    let mut breaks = memchr::memchr_iter(b'\n', text.as_bytes());
+    let mut start = 0;
+    std::iter::from_fn(move || {
+        if start >= text.len() {
+            return None;
+        }
+        let end = breaks.next().map_or(text.len(), |i| i + 1);
+        let line = &text[start..end];
+        start = end;
+        Some(line)
+    })
+}
+
 fn push<'a>(chunks: &mut Vec<Chunk<'a>>, text: &'a str, first_line: u32, content: Option<u32>) {
     if content.is_some() {
         chunks.push(Chunk {
@@ -99,7 +115,7 @@ fn push<'a>(chunks: &mut Vec<Chunk<'a>>, text: &'a str, first_line: u32, content
 pub fn top_level_scalar<'a>(text: &'a str, key: &str) -> Option<&'a str> {
     let mut found = None;
     // Search for the key itself (a fast substring search) rather than walking every line.
-    for (at, _) in text.match_indices(key) {
+    for at in memchr::memmem::find_iter(text.as_bytes(), key.as_bytes()) {
         if at > 0 && text.as_bytes()[at - 1] != b'\n' {
             continue;
         }
