@@ -20,7 +20,7 @@ fuzz_target!(|data: &[u8]| {
     {
         match result {
             Ok(v) => {
-                emit::yaml_stream([&v]).expect("an expanded VM always prints");
+                emit::yaml_stream([&v]);
             }
             Err(d) => {
                 let _ = emit::diagnostics::human_line(&d);
