@@ -53,6 +53,19 @@ fn expanded_stream_is_identical_with_1_2_and_8_threads() {
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert_eq!(stdout.matches("\nkind: VirtualMachine\n").count(), 450);
+    // Half a megabyte through a pipe is written in several partial writes: every document must
+    // still arrive whole, once, in order.
+    let printed = kvrender::load::parse_text(&std::sync::Arc::from("stdout"), &stdout);
+    assert!(printed.diagnostics.is_empty(), "{:?}", printed.diagnostics);
+    let names: Vec<&str> = printed.objects.iter().map(|o| o.name()).collect();
+    assert_eq!(names.len(), 450);
+    let mut deduped = names.clone();
+    deduped.dedup();
+    assert_eq!(
+        deduped.len(),
+        names.len(),
+        "a document was printed twice in a row"
+    );
 }
 
 #[test]
