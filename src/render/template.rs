@@ -248,15 +248,21 @@ impl<'e, 's> Templates<'e, 's> {
         tree: &'s Value,
         ctx: &minijinja::Value,
     ) -> Result<Option<Value>, LeafError> {
+        // A tree not given to `add_tree` is marked now (and its leaves compiled when met).
+        let marked_now;
+        let node = match self.trees.get(&(std::ptr::from_ref(tree) as usize)) {
+            Some(node) => node,
+            None => {
+                marked_now = Node::of(tree);
+                &marked_now
+            }
+        };
         let mut field = Vec::new();
-        match self.trees.get(&(std::ptr::from_ref(tree) as usize)) {
-            Some(node) => self.render_marked(node, ctx, &mut field),
-            None => self.render_node(tree, ctx, &mut field),
-        }
-        .map_err(|kind| LeafError {
-            field: owned(&field),
-            kind,
-        })
+        self.render_marked(node, ctx, &mut field)
+            .map_err(|kind| LeafError {
+                field: owned(&field),
+                kind,
+            })
     }
 
     fn render_marked(
@@ -293,43 +299,6 @@ impl<'e, 's> Templates<'e, 's> {
                 }
                 Ok(Some(Value::Array(out)))
             }
-        }
-    }
-
-    fn render_node(
-        &self,
-        node: &'s Value,
-        ctx: &minijinja::Value,
-        field: &mut Vec<Step<'s>>,
-    ) -> Result<Option<Value>, LeafErrorKind> {
-        match node {
-            Value::String(s) => self.render_leaf(s, ctx),
-            Value::Object(map) => {
-                let mut out = Map::new();
-                for (key, value) in map {
-                    field.push(Step::Key(key));
-                    let rendered = self.render_node(value, ctx, field)?;
-                    field.pop();
-                    if let Some(v) = rendered {
-                        out.insert(key.clone(), v);
-                    }
-                }
-                if out.is_empty() && !map.is_empty() {
-                    return Ok(None);
-                }
-                Ok(Some(Value::Object(out)))
-            }
-            Value::Array(items) => {
-                let mut out = Vec::with_capacity(items.len());
-                for (i, item) in items.iter().enumerate() {
-                    field.push(Step::Index(i));
-                    let rendered = self.render_node(item, ctx, field)?;
-                    field.pop();
-                    out.extend(rendered);
-                }
-                Ok(Some(Value::Array(out)))
-            }
-            other => Ok(Some(other.clone())),
         }
     }
 
