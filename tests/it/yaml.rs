@@ -65,22 +65,33 @@ fn tricky_strings_survive_our_own_round_trip() {
     assert_eq!(back, doc, "printed:\n{text}");
 }
 
-#[test]
-fn a_yaml_1_1_reader_reads_the_same_values() {
-    // PyYAML implements YAML 1.1, the dialect of kubectl's and Go's yaml.v2 readers.
-    let doc = document();
-    let text = yaml::to_string(&doc);
-    let script = "import sys, json, yaml\nprint(json.dumps(yaml.safe_load(sys.stdin.read())))";
+/// The documents of `text` as PyYAML reads them. PyYAML implements YAML 1.1, the dialect of
+/// kubectl's and Go's yaml.v2 readers.
+fn read_with_pyyaml(text: &str) -> Vec<Value> {
+    let script = "import sys, json, yaml\n\
+                  print(json.dumps(list(yaml.safe_load_all(sys.stdin.read()))))";
     let mut child = Command::new("python3")
         .args(["-c", script])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("python3 with PyYAML is needed for this test");
     std::io::Write::write_all(child.stdin.as_mut().unwrap(), text.as_bytes()).unwrap();
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "PyYAML failed to read:\n{text}");
-    let read: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        out.status.success(),
+        "PyYAML failed to read our output: {}\n{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn a_yaml_1_1_reader_reads_the_same_values() {
+    let doc = document();
+    let text = yaml::to_string(&doc);
+    let read = read_with_pyyaml(&text).remove(0);
     for (i, s) in TRICKY.iter().enumerate() {
         assert_eq!(
             read[format!("k{i}")],
@@ -169,23 +180,7 @@ fn short_strings_over_yaml_syntax_read_back_in_yaml_1_1() {
         yaml::to_string(&Value::Object(doc)),
         yaml::to_string(&Value::Object(keys.clone()))
     );
-    let script = "import sys, json, yaml\n\
-                  print(json.dumps(list(yaml.safe_load_all(sys.stdin.read()))))";
-    let mut child = Command::new("python3")
-        .args(["-c", script])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("python3 with PyYAML is needed for this test");
-    std::io::Write::write_all(child.stdin.as_mut().unwrap(), text.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "PyYAML failed to read our output: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let read: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let read = read_with_pyyaml(&text);
     for (i, s) in strings.iter().enumerate() {
         assert_eq!(
             read[0][format!("v{i}")],
