@@ -148,7 +148,7 @@ fn float(out: &mut String, f: f64) {
 }
 
 fn string(out: &mut String, s: &str, body: usize) {
-    if plain(s, &VALUE_STOPS) {
+    if plain(s, false) {
         out.push_str(s);
     } else if matches!(s, "." | "#" | "-") {
         out.push('\'');
@@ -162,7 +162,7 @@ fn string(out: &mut String, s: &str, body: usize) {
 }
 
 fn write_key(out: &mut String, key: &str) {
-    if plain(key, &KEY_STOPS) && key != "<<" {
+    if plain(key, true) {
         out.push_str(key);
     } else {
         double_quoted(out, key);
@@ -310,8 +310,9 @@ const fn stops(extra: &[u8]) -> [bool; 256] {
 }
 
 /// Whether `s` can be written as a plain scalar: in a block mapping value or sequence item
-/// with [`VALUE_STOPS`], as a mapping key with [`KEY_STOPS`].
-fn plain(s: &str, stops: &[bool; 256]) -> bool {
+/// (scanned with [`VALUE_STOPS`]) or, with `key`, as a mapping key ([`KEY_STOPS`]).
+fn plain(s: &str, key: bool) -> bool {
+    let stops = if key { &KEY_STOPS } else { &VALUE_STOPS };
     let bytes = s.as_bytes();
     let (Some(&first), Some(&last)) = (bytes.first(), bytes.last()) else {
         return false;
@@ -328,7 +329,6 @@ fn plain(s: &str, stops: &[bool; 256]) -> bool {
     // One pass over the bytes, looking closer only at the stop bytes: characters that need
     // escapes, `: ` (a mapping inside), `#` after whitespace (a comment), and in keys any
     // `:` or flow indicator.
-    let key = stops[b',' as usize];
     for (i, &b) in bytes.iter().enumerate() {
         if !stops[b as usize] {
             continue;
