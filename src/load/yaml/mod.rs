@@ -12,6 +12,7 @@
 //! function to preserve comments where it can; kvrender leaves every item it does not change
 //! untouched in KRM mode and says in the README that rewritten objects lose their comments.
 
+mod fast;
 mod print;
 
 use serde_json::Value;
@@ -45,6 +46,9 @@ fn options() -> serde_saphyr::Options {
 
 /// Parse one YAML document into a value tree.
 pub fn parse_document(text: &str) -> Result<Value, YamlError> {
+    if let Some(value) = fast::parse(text) {
+        return Ok(value);
+    }
     serde_saphyr::from_str_with_options::<Value>(text, options()).map_err(|e| convert_error(&e))
 }
 
