@@ -9,6 +9,7 @@ use crate::kubevirt::expand::{self, ExpandError};
 use crate::kubevirt::infer::{self, InferError, Inference, Inferred};
 use crate::kubevirt::profile::ClusterProfile;
 use crate::kubevirt::typecheck::{self, WrongType};
+use crate::model::path::Fields;
 use crate::model::{Kind, Object};
 use crate::resolve::Index;
 
@@ -84,7 +85,7 @@ fn precheck(vm: &Object, index: &Index<'_>) -> Option<Diagnostic> {
         let Some(obj) = referenced(vm, index, side, namespaced) else {
             continue;
         };
-        let Some(spec) = obj.value.get("spec") else {
+        let Some(spec) = obj.value.field("spec") else {
             continue;
         };
         let wrong = if side == "instancetype" {
@@ -135,10 +136,10 @@ fn referenced<'a>(
     side: &str,
     namespaced: Kind,
 ) -> Option<&'a Object> {
-    let matcher = vm.value.get("spec")?.get(side)?;
-    let name = matcher.get("name")?.as_str()?;
+    let matcher = vm.value.field("spec")?.field(side)?;
+    let name = matcher.field("name")?.as_str()?;
     let kind = matcher
-        .get("kind")
+        .field("kind")
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_ascii_lowercase();

@@ -18,6 +18,7 @@ use serde_json::{Map, Value, json};
 
 use crate::kubevirt::profile::ClusterProfile;
 use crate::model::path;
+use crate::model::path::Fields;
 use crate::model::quantity::Quantity;
 
 /// A failure KubeVirt itself would report while defaulting.
@@ -49,7 +50,7 @@ pub fn apply(profile: &ClusterProfile, spec: &mut Value) -> Result<(), DefaultsE
 }
 
 fn set_architecture(profile: &ClusterProfile, spec: &mut Value) {
-    if path::is_zero(spec.get("architecture")) {
+    if path::is_zero(spec.field("architecture")) {
         path::set(
             spec,
             &["architecture"],
@@ -170,20 +171,20 @@ fn set_cpu_topology(spec: &mut Value) {
 }
 
 fn set_pull_policies(spec: &mut Value) {
-    let Some(volumes) = spec.get_mut("volumes").and_then(Value::as_array_mut) else {
+    let Some(volumes) = spec.field_mut("volumes").and_then(Value::as_array_mut) else {
         return;
     };
     for volume in volumes {
         let Some(cd) = volume
-            .get_mut("containerDisk")
+            .field_mut("containerDisk")
             .and_then(Value::as_object_mut)
         else {
             continue;
         };
-        if !path::is_zero(cd.get("imagePullPolicy")) {
+        if !path::is_zero(cd.field("imagePullPolicy")) {
             continue;
         }
-        let image = cd.get("image").and_then(Value::as_str).unwrap_or("");
+        let image = cd.field("image").and_then(Value::as_str).unwrap_or("");
         let policy = if image.ends_with(":latest") || !image.contains([':', '@']) {
             "Always"
         } else {
@@ -258,7 +259,7 @@ pub fn set_default_volume_disks(spec: &mut Value) {
             .and_then(Value::as_array)
             .map(|a| {
                 a.iter()
-                    .filter_map(|d| d.get("name").and_then(Value::as_str).map(str::to_string))
+                    .filter_map(|d| d.field("name").and_then(Value::as_str).map(str::to_string))
                     .collect()
             })
             .unwrap_or_default()

@@ -18,6 +18,7 @@ use serde_json::Value;
 use crate::kubevirt::conflict::{self, Conflict};
 use crate::kubevirt::profile::ClusterProfile;
 use crate::kubevirt::{defaults, instancetype_apply, preference_apply};
+use crate::model::path::Fields;
 use crate::model::{Kind, Object, path};
 use crate::resolve::Index;
 
@@ -139,7 +140,7 @@ fn find_spec<'a>(
         ));
     }
     let text = |key: &str| -> Result<String, ExpandError> {
-        match matcher.get(key) {
+        match matcher.field(key) {
             None | Some(Value::Null) => Ok(String::new()),
             Some(Value::String(s)) => Ok(s.clone()),
             Some(_) => Err(ExpandError::other(
@@ -169,7 +170,7 @@ fn find_spec<'a>(
         ));
     }
     match index.get(kind, namespace, &name) {
-        Some(obj) => Ok(Some(spec_of(obj.value.get("spec")))),
+        Some(obj) => Ok(Some(spec_of(obj.value.field("spec")))),
         None => Err(ExpandError::NotFound {
             resource: kind.resource(),
             name,
@@ -220,8 +221,8 @@ fn find_revision<'a>(
     } else {
         lookup(revision_name)?
     };
-    let data = revision.value.get("data");
-    let data_kind = data.and_then(|d| d.get("kind")).and_then(Value::as_str);
+    let data = revision.value.field("data");
+    let data_kind = data.and_then(|d| d.field("kind")).and_then(Value::as_str);
     let expected: &[&str] = match side {
         Side::Instancetype => &[
             "VirtualMachineInstancetype",
@@ -233,7 +234,7 @@ fn find_revision<'a>(
         ],
     };
     match data_kind {
-        Some(k) if expected.contains(&k) => Ok(Some(spec_of(data.and_then(|d| d.get("spec"))))),
+        Some(k) if expected.contains(&k) => Ok(Some(spec_of(data.and_then(|d| d.field("spec"))))),
         _ => Err(ExpandError::other(
             format!(
                 "unexpected object in ControllerRevision {}: {}",
@@ -333,7 +334,7 @@ fn expand_owned(
             ));
         }
     };
-    match template.get("spec") {
+    match template.field("spec") {
         Some(Value::Object(_)) => {}
         None | Some(Value::Null) => {
             path::set(template, &["spec"], Value::Object(serde_json::Map::new()));
@@ -346,7 +347,7 @@ fn expand_owned(
         }
     }
     {
-        let spec = template.get_mut("spec").expect("checked above");
+        let spec = template.field_mut("spec").expect("checked above");
         defaults::set_default_volume_disks(spec);
         defaults::set_default_network_interface(profile, spec)
             .map_err(|e| ExpandError::other(e.0, "spec.template.spec"))?;
@@ -360,7 +361,7 @@ fn expand_owned(
     if let Some(pref) = preference {
         preference_apply::apply(pref, template);
     }
-    let spec = template.get_mut("spec").expect("checked above");
+    let spec = template.field_mut("spec").expect("checked above");
     defaults::apply(profile, spec).map_err(|e| ExpandError::other(e.0, "spec.template.spec"))?;
     add_acpi(&mut out);
     omit_go_empty(&mut out);
@@ -391,7 +392,10 @@ fn add_acpi(vm: &mut Value) {
 fn omit_go_empty(vm: &mut Value) {
     if let Some(template) = path::get_mut(vm, &["spec", "template"]) {
         crate::kubevirt::vmi::omit_empty_resources_and_devices(template);
-        if let Some(meta) = template.get_mut("metadata").and_then(Value::as_object_mut) {
+        if let Some(meta) = template
+            .field_mut("metadata")
+            .and_then(Value::as_object_mut)
+        {
             meta.retain(|k, v| {
                 !(matches!(k.as_str(), "labels" | "annotations") && path::is_zero(Some(v)))
             });

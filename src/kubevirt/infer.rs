@@ -22,6 +22,7 @@ use std::fmt;
 use serde_json::{Map, Value};
 
 use crate::kubevirt::expand;
+use crate::model::path::Fields;
 use crate::model::{Object, path};
 use crate::resolve::Index;
 
@@ -214,8 +215,8 @@ pub fn uses_inference(vm: &Value) -> bool {
         path::get(vm, &["spec", side.key()])
             .and_then(Value::as_object)
             .is_some_and(|m| {
-                m.get("inferFromVolume").is_some_and(|v| !v.is_null())
-                    || m.get("inferFromVolumeFailurePolicy")
+                m.field("inferFromVolume").is_some_and(|v| !v.is_null())
+                    || m.field("inferFromVolumeFailurePolicy")
                         .is_some_and(|v| !v.is_null())
             })
     })
@@ -258,7 +259,7 @@ fn matcher_str(
     key: &str,
     field: &str,
 ) -> Result<Option<String>, Cause> {
-    match matcher.get(key) {
+    match matcher.field(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
         Some(other) => Err(type_cause(&format!("{field}.{key}"), other, "string")),
@@ -304,7 +305,7 @@ fn validate_matcher(vm: &Value, side: Side) -> Vec<Cause> {
     let name = read("name");
     let kind = read("kind");
     let infer_from = read("inferFromVolume");
-    let policy = match matcher.get("inferFromVolumeFailurePolicy") {
+    let policy = match matcher.field("inferFromVolumeFailurePolicy") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.clone()),
         Some(other) => {
@@ -370,7 +371,7 @@ fn infer_side(
         return Ok(None);
     };
     let volume = matcher
-        .get("inferFromVolume")
+        .field("inferFromVolume")
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_string();
@@ -378,7 +379,7 @@ fn infer_side(
         return Ok(None);
     }
     let ignore = matcher
-        .get("inferFromVolumeFailurePolicy")
+        .field("inferFromVolumeFailurePolicy")
         .and_then(Value::as_str)
         == Some(POLICY_IGNORE);
 
@@ -512,12 +513,12 @@ struct Walk<'v, 'i, 'a> {
 
 /// A string field of a reference (`""` when absent or of another type, as an unset Go string).
 fn ref_str<'x>(v: &'x Value, key: &str) -> &'x str {
-    v.get(key).and_then(Value::as_str).unwrap_or("")
+    v.field(key).and_then(Value::as_str).unwrap_or("")
 }
 
 /// Whether `v[key]` is set in Go's pointer sense.
 fn has(v: &Value, key: &str) -> bool {
-    v.get(key).is_some_and(|x| !x.is_null())
+    v.field(key).is_some_and(|x| !x.is_null())
 }
 
 impl<'a> Walk<'_, '_, 'a> {
@@ -530,11 +531,14 @@ impl<'a> Walk<'_, '_, 'a> {
             if ref_str(volume, "name") != volume_name {
                 continue;
             }
-            if let Some(pvc) = volume.get("persistentVolumeClaim").filter(|v| !v.is_null()) {
+            if let Some(pvc) = volume
+                .field("persistentVolumeClaim")
+                .filter(|v| !v.is_null())
+            {
                 let ns = self.namespace.to_string();
                 return self.follow_pvc(ref_str(pvc, "claimName"), &ns);
             }
-            if let Some(dv) = volume.get("dataVolume").filter(|v| !v.is_null()) {
+            if let Some(dv) = volume.field("dataVolume").filter(|v| !v.is_null()) {
                 return self.follow_data_volume(ref_str(dv, "name"));
             }
             return Err(Failure::ignorable(format!(
@@ -575,7 +579,7 @@ impl<'a> Walk<'_, '_, 'a> {
 
     fn read_labels(&self, obj: &Value) -> Found {
         let labels = path::get(obj, &["metadata", "labels"]).and_then(Value::as_object);
-        let label = |key: &str| labels.and_then(|l| l.get(key)).and_then(label_text);
+        let label = |key: &str| labels.and_then(|l| l.field(key)).and_then(label_text);
         match label(self.side.name_label()) {
             Some(name) => Ok((name, label(self.side.kind_label()).unwrap_or_default())),
             None => Err(Failure::ignorable(format!(
@@ -609,7 +613,7 @@ impl<'a> Walk<'_, '_, 'a> {
                 namespace: self.namespace.to_string(),
                 name: dv_name.to_string(),
             });
-            return self.follow_data_volume_spec(dvt.get("spec"));
+            return self.follow_data_volume_spec(dvt.field("spec"));
         }
         let ns = self.namespace.to_string();
         let dv = match self.lookup(Target::DataVolume, &ns, dv_name) {
@@ -621,20 +625,20 @@ impl<'a> Walk<'_, '_, 'a> {
         if let Ok(found) = self.read_labels(&dv.value) {
             return Ok(found);
         }
-        self.follow_data_volume_spec(dv.value.get("spec"))
+        self.follow_data_volume_spec(dv.value.field("spec"))
     }
 
     fn follow_data_volume_spec(&mut self, spec: Option<&Value>) -> Found {
         let spec = spec.unwrap_or(&Value::Null);
-        if let Some(source) = spec.get("source").filter(|v| !v.is_null()) {
-            if let Some(pvc) = source.get("pvc").filter(|v| !v.is_null()) {
+        if let Some(source) = spec.field("source").filter(|v| !v.is_null()) {
+            if let Some(pvc) = source.field("pvc").filter(|v| !v.is_null()) {
                 return self.follow_pvc(ref_str(pvc, "name"), ref_str(pvc, "namespace"));
             }
-            if let Some(snap) = source.get("snapshot").filter(|v| !v.is_null()) {
+            if let Some(snap) = source.field("snapshot").filter(|v| !v.is_null()) {
                 return self.follow_snapshot(ref_str(snap, "name"), ref_str(snap, "namespace"));
             }
         }
-        if let Some(source_ref) = spec.get("sourceRef").filter(|v| !v.is_null()) {
+        if let Some(source_ref) = spec.field("sourceRef").filter(|v| !v.is_null()) {
             return self.follow_source_ref(source_ref);
         }
         Err(Failure::ignorable(
@@ -664,10 +668,10 @@ impl<'a> Walk<'_, '_, 'a> {
             return Ok(found);
         }
         let source = path::get(&ds.value, &["spec", "source"]).unwrap_or(&Value::Null);
-        if let Some(pvc) = source.get("pvc").filter(|v| !v.is_null()) {
+        if let Some(pvc) = source.field("pvc").filter(|v| !v.is_null()) {
             return self.follow_pvc(ref_str(pvc, "name"), ref_str(pvc, "namespace"));
         }
-        if let Some(snap) = source.get("snapshot").filter(|v| !v.is_null()) {
+        if let Some(snap) = source.field("snapshot").filter(|v| !v.is_null()) {
             return self.follow_snapshot(ref_str(snap, "name"), ref_str(snap, "namespace"));
         }
         Err(Failure::ignorable(
@@ -760,7 +764,7 @@ fn mutate_data_volume_templates(vm: &mut Value, pref: &Value) {
     for dvt in templates {
         for key in ["pvc", "storage"] {
             if let Some(claim) = path::get_mut(dvt, &["spec", key]).and_then(Value::as_object_mut)
-                && claim.get("storageClassName").is_none_or(Value::is_null)
+                && claim.field("storageClassName").is_none_or(Value::is_null)
             {
                 claim.insert("storageClassName".into(), Value::String(class.into()));
             }
@@ -870,7 +874,7 @@ mod tests {
         assert_eq!(err.object.unwrap().name, "disk");
 
         let out = run(&vm(spec("Ignore")), &no_labels).unwrap();
-        assert!(out.vm["spec"].get("instancetype").is_none());
+        assert!(out.vm["spec"].field("instancetype").is_none());
         // Memory is only dropped after a successful inference.
         assert!(out.vm["spec"]["template"]["spec"]["domain"]["memory"].is_object());
 
@@ -879,7 +883,7 @@ mod tests {
         assert_eq!(out.vm["spec"]["instancetype"], json!({"name": "u1.small"}));
         assert!(
             out.vm["spec"]["template"]["spec"]["domain"]
-                .get("memory")
+                .field("memory")
                 .is_none()
         );
     }
@@ -996,7 +1000,7 @@ mod tests {
             "template": template_with(json!({"name": "root", "containerDisk": {"image": "x"}})),
         });
         let out = run(&vm(spec), &[]).unwrap();
-        assert!(out.vm["spec"].get("preference").is_none());
+        assert!(out.vm["spec"].field("preference").is_none());
         assert!(matches!(out.preference, Some(Inference::Cleared { .. })));
         // The preference side never drops memory.
         assert!(out.vm["spec"]["template"]["spec"]["domain"]["memory"].is_object());

@@ -14,6 +14,7 @@ use serde_json::{Map, Value, json};
 use crate::kubevirt::presets::{EXCLUDE_ANNOTATION, selector};
 use crate::kubevirt::vmi::vmi_for;
 use crate::model::path;
+use crate::model::path::Fields;
 use crate::model::quantity::Quantity;
 use crate::model::{Kind, Object};
 use crate::origin::ObjectRef;
@@ -253,8 +254,8 @@ fn convert(preset: &Object) -> Converted {
     }
 
     // cpu
-    if let Some(cpu) = domain.get("cpu").and_then(Value::as_object) {
-        let axis = |k: &str| cpu.get(k).and_then(Value::as_u64).filter(|n| *n > 0);
+    if let Some(cpu) = domain.field("cpu").and_then(Value::as_object) {
+        let axis = |k: &str| cpu.field(k).and_then(Value::as_u64).filter(|n| *n > 0);
         let (sockets, cores, threads) = (axis("sockets"), axis("cores"), axis("threads"));
         if sockets.is_some() || cores.is_some() || threads.is_some() {
             let guest = sockets.unwrap_or(1) * cores.unwrap_or(1) * threads.unwrap_or(1);
@@ -287,7 +288,7 @@ fn convert(preset: &Object) -> Converted {
             }
         }
         for (from, to) in CPU_TO_INSTANCETYPE {
-            if let Some(v) = cpu.get(from).filter(|v| !path::is_zero(Some(v))) {
+            if let Some(v) = cpu.field(from).filter(|v| !path::is_zero(Some(v))) {
                 it_cpu.insert(to.into(), v.clone());
                 owns.push(match from {
                     "model" => &["cpu", "model"],
@@ -298,10 +299,10 @@ fn convert(preset: &Object) -> Converted {
                 });
             }
         }
-        if let Some(v) = cpu.get("maxSockets").filter(|v| !path::is_zero(Some(v))) {
+        if let Some(v) = cpu.field("maxSockets").filter(|v| !path::is_zero(Some(v))) {
             it_cpu.insert("maxSockets".into(), v.clone());
         }
-        if let Some(v) = cpu.get("features").filter(|v| !path::is_zero(Some(v))) {
+        if let Some(v) = cpu.field("features").filter(|v| !path::is_zero(Some(v))) {
             insert_pref("cpu", "preferredCPUFeatures", v.clone());
         }
         for key in cpu.keys() {
@@ -342,7 +343,7 @@ fn convert(preset: &Object) -> Converted {
             }
         }
     }
-    if let Some(resources) = domain.get("resources").and_then(Value::as_object) {
+    if let Some(resources) = domain.field("resources").and_then(Value::as_object) {
         for key in resources.keys().filter(|k| *k != "requests") {
             note(
                 format!("spec.domain.resources.{key}"),
@@ -352,23 +353,23 @@ fn convert(preset: &Object) -> Converted {
     }
 
     // ioThreadsPolicy
-    if let Some(v) = domain.get("ioThreadsPolicy").filter(|v| !v.is_null()) {
+    if let Some(v) = domain.field("ioThreadsPolicy").filter(|v| !v.is_null()) {
         it_spec.insert("ioThreadsPolicy".into(), v.clone());
         owns.push(&["ioThreadsPolicy"]);
     }
 
     // firmware
-    if let Some(firmware) = domain.get("firmware").and_then(Value::as_object) {
+    if let Some(firmware) = domain.field("firmware").and_then(Value::as_object) {
         for (key, value) in firmware {
             match key.as_str() {
                 "bootloader" => {
-                    if let Some(bios) = value.get("bios").filter(|v| !v.is_null()) {
+                    if let Some(bios) = value.field("bios").filter(|v| !v.is_null()) {
                         insert_pref("firmware", "preferredUseBios", json!(true));
-                        if let Some(serial) = bios.get("useSerial").filter(|v| !v.is_null()) {
+                        if let Some(serial) = bios.field("useSerial").filter(|v| !v.is_null()) {
                             insert_pref("firmware", "preferredUseBiosSerial", serial.clone());
                         }
                     }
-                    if let Some(efi) = value.get("efi").filter(|v| !v.is_null()) {
+                    if let Some(efi) = value.field("efi").filter(|v| !v.is_null()) {
                         insert_pref("firmware", "preferredEfi", efi.clone());
                     }
                 }
@@ -386,7 +387,7 @@ fn convert(preset: &Object) -> Converted {
     }
 
     // clock
-    if let Some(clock) = domain.get("clock").and_then(Value::as_object) {
+    if let Some(clock) = domain.field("clock").and_then(Value::as_object) {
         let mut offset = Map::new();
         for (key, value) in clock {
             match key.as_str() {
@@ -406,7 +407,7 @@ fn convert(preset: &Object) -> Converted {
     }
 
     // features
-    if let Some(features) = domain.get("features").and_then(Value::as_object) {
+    if let Some(features) = domain.field("features").and_then(Value::as_object) {
         for (key, value) in features {
             match FEATURES_TO_PREFERENCE.iter().find(|(f, _)| f == key) {
                 Some((_, to)) => insert_pref("features", to, value.clone()),
@@ -419,7 +420,7 @@ fn convert(preset: &Object) -> Converted {
     }
 
     // devices
-    if let Some(devices) = domain.get("devices").and_then(Value::as_object) {
+    if let Some(devices) = domain.field("devices").and_then(Value::as_object) {
         for key in devices.keys() {
             let reason = if key == "watchdog" {
                 "preferences have no watchdog; keep it in the VM template"

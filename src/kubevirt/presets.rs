@@ -30,6 +30,7 @@ use std::fmt;
 use serde_json::{Map, Value};
 
 use crate::model::path;
+use crate::model::path::Fields;
 use crate::model::{Kind, Object};
 use crate::origin::ObjectRef;
 
@@ -367,7 +368,7 @@ fn merge_conflicts(a: &Value, b: &Value) -> Vec<(String, String)> {
         let mut keys: Vec<&String> = ar.keys().collect();
         keys.sort();
         for key in keys {
-            if let Some(bv) = br.get(key)
+            if let Some(bv) = br.field(key)
                 && !quantity::struct_eq(&ar[key], bv)
             {
                 out.push((
@@ -441,7 +442,7 @@ fn clock_offset(clock: &Value) -> Value {
     let mut m = Map::new();
     if let Some(c) = clock.as_object() {
         for key in ["utc", "timezone"] {
-            if let Some(v) = c.get(key).filter(|v| !v.is_null()) {
+            if let Some(v) = c.field(key).filter(|v| !v.is_null()) {
                 m.insert(key.to_string(), v.clone());
             }
         }
@@ -550,6 +551,8 @@ mod quantity {
 /// The Go types of the merged domain parts: which fields exist, which are pointers.
 mod schema {
     use serde_json::{Map, Value};
+
+    use crate::model::path::Fields;
 
     /// A Go type, as far as decoding, encoding and semantic equality care.
     pub(super) enum Ty {
@@ -802,7 +805,7 @@ mod schema {
                         if f.name.is_empty() {
                             return go_format(value, f.ty);
                         }
-                        let fv = value.and_then(|v| v.get(f.name)).filter(|v| !v.is_null());
+                        let fv = value.and_then(|v| v.field(f.name)).filter(|v| !v.is_null());
                         match (f.pointer, fv) {
                             (true, Some(_)) => "<ptr>".to_string(),
                             (true, None) => "<nil>".to_string(),
@@ -834,7 +837,7 @@ mod schema {
                     keys.sort();
                     let parts: Vec<String> = keys
                         .into_iter()
-                        .map(|k| format!("{k}:{}", go_format(map.get(k), item)))
+                        .map(|k| format!("{k}:{}", go_format(map.field(k), item)))
                         .collect();
                     format!("map[{}]", parts.join(" "))
                 }
@@ -865,7 +868,7 @@ mod schema {
             (Ty::Struct(fields), Value::Object(ma), Value::Object(mb)) => {
                 ma.len() == mb.len()
                     && ma.iter().all(|(k, va)| {
-                        mb.get(k).is_some_and(|vb| match find_field(fields, k) {
+                        mb.field(k).is_some_and(|vb| match find_field(fields, k) {
                             Some(f) => typed_eq(va, vb, f.ty),
                             None => va == vb,
                         })
@@ -875,7 +878,7 @@ mod schema {
                 ma.len() == mb.len()
                     && ma
                         .iter()
-                        .all(|(k, va)| mb.get(k).is_some_and(|vb| typed_eq(va, vb, item)))
+                        .all(|(k, va)| mb.field(k).is_some_and(|vb| typed_eq(va, vb, item)))
             }
             (Ty::List(item), Value::Array(la), Value::Array(lb)) => {
                 la.len() == lb.len() && la.iter().zip(lb).all(|(x, y)| typed_eq(x, y, item))
@@ -888,6 +891,8 @@ mod schema {
 /// Kubernetes label selectors (`metav1.LabelSelectorAsSelector` and `labels.Requirement`).
 pub mod selector {
     use serde_json::Value;
+
+    use crate::model::path::Fields;
 
     /// A selector operator.
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -950,7 +955,7 @@ pub mod selector {
                 json(selector)
             ));
         };
-        match map.get("matchLabels") {
+        match map.field("matchLabels") {
             None | Some(Value::Null) => {}
             Some(Value::Object(labels)) => {
                 for (key, value) in labels {
@@ -971,12 +976,12 @@ pub mod selector {
                 ));
             }
         }
-        match map.get("matchExpressions") {
+        match map.field("matchExpressions") {
             None | Some(Value::Null) => {}
             Some(Value::Array(exprs)) => {
                 for expr in exprs {
-                    let key = expr.get("key").and_then(Value::as_str).unwrap_or("");
-                    let op = match expr.get("operator").and_then(Value::as_str).unwrap_or("") {
+                    let key = expr.field("key").and_then(Value::as_str).unwrap_or("");
+                    let op = match expr.field("operator").and_then(Value::as_str).unwrap_or("") {
                         "In" => Op::In,
                         "NotIn" => Op::NotIn,
                         "Exists" => Op::Exists,
@@ -988,7 +993,7 @@ pub mod selector {
                             ));
                         }
                     };
-                    let values = match expr.get("values") {
+                    let values = match expr.field("values") {
                         None | Some(Value::Null) => Vec::new(),
                         Some(Value::Array(vs)) => {
                             let mut values = Vec::new();

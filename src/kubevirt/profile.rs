@@ -10,6 +10,7 @@
 use serde_json::Value;
 
 use crate::model::path;
+use crate::model::path::Fields;
 use crate::model::quantity::Quantity;
 
 /// Everything expansion needs to know about the cluster.
@@ -75,10 +76,10 @@ impl ClusterProfile {
     /// `KubeVirtConfiguration` mapping. Unknown fields are ignored; wrong types are errors naming
     /// the field.
     pub fn from_kubevirt(doc: &Value) -> Result<ClusterProfile, String> {
-        let (config, status) = if doc.get("kind").and_then(Value::as_str) == Some("KubeVirt") {
+        let (config, status) = if doc.field("kind").and_then(Value::as_str) == Some("KubeVirt") {
             (
                 path::get(doc, &["spec", "configuration"]).cloned(),
-                doc.get("status"),
+                doc.field("status"),
             )
         } else {
             (Some(doc.clone()), None)
@@ -97,7 +98,7 @@ impl ClusterProfile {
             }
         };
         if let Some(arch) = status
-            .and_then(|s| s.get("defaultArchitecture"))
+            .and_then(|s| s.field("defaultArchitecture"))
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty())
         {

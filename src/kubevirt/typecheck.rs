@@ -11,6 +11,7 @@ use std::fmt::Write;
 use serde_json::Value;
 
 use crate::model::path;
+use crate::model::path::Fields;
 use crate::validate::schema::{self, Field, Ty};
 
 /// One field whose value has the wrong type.
@@ -155,7 +156,7 @@ pub fn virtual_machine(vm: &Value) -> Vec<WrongType> {
     };
     for (at, ty) in LISTS {
         let mut steps = at.split('.');
-        let found = steps.try_fold(spec, |v, key| v.get(key));
+        let found = steps.try_fold(spec, |v, key| v.field(key));
         // The list itself has been checked by the schema; here its items.
         if let Some(list @ Value::Array(_)) = found {
             out.extend(wrong_types(

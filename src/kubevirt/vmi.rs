@@ -13,6 +13,7 @@ use uuid::Uuid;
 
 use crate::model::Object;
 use crate::model::path;
+use crate::model::path::Fields;
 
 /// The UUIDv5 namespace KubeVirt derives a VM's stable firmware UUID in.
 pub const FIRMWARE_UUID_NAMESPACE: Uuid = Uuid::from_u128(0x6a1a24a1_4061_4607_8bf4_a3963d0c5895);
@@ -30,7 +31,7 @@ pub fn firmware_uuid(vm_name: &str) -> String {
 pub fn vm_to_vmi(vm: &Object) -> Value {
     let template = path::get(&vm.value, &["spec", "template"]);
     let template_meta = template
-        .and_then(|t| t.get("metadata"))
+        .and_then(|t| t.field("metadata"))
         .and_then(Value::as_object);
 
     let mut metadata = Map::new();
@@ -48,7 +49,7 @@ pub fn vm_to_vmi(vm: &Object) -> Value {
     }
 
     let mut spec = template
-        .and_then(|t| t.get("spec"))
+        .and_then(|t| t.field("spec"))
         .filter(|s| s.is_object())
         .cloned()
         .unwrap_or_else(|| Value::Object(Map::new()));
@@ -100,7 +101,7 @@ pub fn set_stable_firmware_uuid(spec: &mut Value, vm_name: &str) {
     let Some(firmware) = path::ensure_map(spec, &["domain", "firmware"]) else {
         return;
     };
-    if path::is_zero(firmware.get("uuid")) {
+    if path::is_zero(firmware.field("uuid")) {
         firmware.insert("uuid".into(), Value::String(firmware_uuid(vm_name)));
     }
 }
@@ -140,20 +141,20 @@ fn has_paused_start_request(vm: &Value) -> bool {
     else {
         return false;
     };
-    first.get("action").and_then(Value::as_str) == Some("Start")
+    first.field("action").and_then(Value::as_str) == Some("Start")
         && path::str_at(first, &["data", "paused"]) == Some("true")
 }
 
 /// The claim of a memory dump request in the VM's status that is past its in-progress phases.
 fn completed_memory_dump_claim(vm: &Value) -> Option<&str> {
     let request = path::get(vm, &["status", "memoryDumpRequest"]).filter(|r| r.is_object())?;
-    let phase = request.get("phase").and_then(Value::as_str).unwrap_or("");
+    let phase = request.field("phase").and_then(Value::as_str).unwrap_or("");
     if matches!(phase, "Associating" | "InProgress") {
         return None;
     }
     Some(
         request
-            .get("claimName")
+            .field("claimName")
             .and_then(Value::as_str)
             .unwrap_or(""),
     )
@@ -161,7 +162,7 @@ fn completed_memory_dump_claim(vm: &Value) -> Option<&str> {
 
 fn remove_volume(spec: &mut Value, name: &str) {
     if let Some(volumes) = path::get_mut(spec, &["volumes"]).and_then(Value::as_array_mut) {
-        volumes.retain(|v| v.get("name").and_then(Value::as_str).unwrap_or("") != name);
+        volumes.retain(|v| v.field("name").and_then(Value::as_str).unwrap_or("") != name);
     }
 }
 

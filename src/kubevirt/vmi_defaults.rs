@@ -18,6 +18,7 @@ use serde_json::{Map, Value, json};
 use crate::kubevirt::defaults::{self, DefaultsError};
 use crate::kubevirt::profile::ClusterProfile;
 use crate::model::path;
+use crate::model::path::Fields;
 use crate::model::quantity::{Format, Quantity};
 
 /// KubeVirt's `DefaultMaxHotplugRatio`.
@@ -82,7 +83,7 @@ fn set_object_defaults(spec: &mut Value) {
     }
     if let Some(timer) = map_at(spec, &["domain", "clock", "timer"]) {
         for t in ["hpet", "kvm", "pit", "rtc", "hyperv"] {
-            if let Some(v) = timer.get_mut(t) {
+            if let Some(v) = timer.field_mut(t) {
                 enable_state(v);
             }
         }
@@ -93,11 +94,11 @@ fn set_object_defaults(spec: &mut Value) {
             .or_insert_with(|| Value::Object(Map::new()));
         enable_state(acpi);
         for f in ["apic", "smm", "pvspinlock"] {
-            if let Some(v) = features.get_mut(f) {
+            if let Some(v) = features.field_mut(f) {
                 enable_state(v);
             }
         }
-        if let Some(hyperv) = features.get_mut("hyperv").and_then(Value::as_object_mut) {
+        if let Some(hyperv) = features.field_mut("hyperv").and_then(Value::as_object_mut) {
             for f in [
                 "relaxed",
                 "vapic",
@@ -111,26 +112,29 @@ fn set_object_defaults(spec: &mut Value) {
                 "ipi",
                 "evmcs",
             ] {
-                if let Some(v) = hyperv.get_mut(f) {
+                if let Some(v) = hyperv.field_mut(f) {
                     enable_state(v);
                 }
             }
-            if let Some(spinlocks) = hyperv.get_mut("spinlocks").and_then(Value::as_object_mut) {
+            if let Some(spinlocks) = hyperv.field_mut("spinlocks").and_then(Value::as_object_mut) {
                 spinlocks.entry("enabled").or_insert(Value::Bool(true));
-                if spinlocks.get("enabled") == Some(&Value::Bool(true)) {
+                if spinlocks.field("enabled") == Some(&Value::Bool(true)) {
                     spinlocks.entry("spinlocks").or_insert(json!(4096));
                 }
             }
-            if let Some(timer) = hyperv.get_mut("synictimer").and_then(Value::as_object_mut) {
+            if let Some(timer) = hyperv
+                .field_mut("synictimer")
+                .and_then(Value::as_object_mut)
+            {
                 timer.entry("enabled").or_insert(Value::Bool(true));
-                if let Some(direct) = timer.get_mut("direct") {
+                if let Some(direct) = timer.field_mut("direct") {
                     enable_state(direct);
                 }
             }
-            if let Some(tlb) = hyperv.get_mut("tlbflush").and_then(Value::as_object_mut) {
+            if let Some(tlb) = hyperv.field_mut("tlbflush").and_then(Value::as_object_mut) {
                 tlb.entry("enabled").or_insert(Value::Bool(true));
                 for f in ["direct", "extended"] {
-                    if let Some(v) = tlb.get_mut(f) {
+                    if let Some(v) = tlb.field_mut(f) {
                         enable_state(v);
                     }
                 }
@@ -143,19 +147,19 @@ fn set_object_defaults(spec: &mut Value) {
         for disk in disks.iter_mut().filter_map(Value::as_object_mut) {
             if !["disk", "cdrom", "lun"]
                 .iter()
-                .any(|t| disk.get(*t).is_some_and(|v| !v.is_null()))
+                .any(|t| disk.field(t).is_some_and(|v| !v.is_null()))
             {
                 disk.insert("disk".into(), Value::Object(Map::new()));
             }
-            if let Some(cdrom) = disk.get_mut("cdrom").and_then(Value::as_object_mut) {
+            if let Some(cdrom) = disk.field_mut("cdrom").and_then(Value::as_object_mut) {
                 cdrom.entry("readonly").or_insert(Value::Bool(true));
-                if path::is_zero(cdrom.get("tray")) {
+                if path::is_zero(cdrom.field("tray")) {
                     cdrom.insert("tray".into(), Value::String("closed".into()));
                 }
             }
             if let Some(mv) = disk
-                .get_mut("blockSize")
-                .and_then(|b| b.get_mut("matchVolume"))
+                .field_mut("blockSize")
+                .and_then(|b| b.field_mut("matchVolume"))
             {
                 enable_state(mv);
             }
@@ -165,10 +169,10 @@ fn set_object_defaults(spec: &mut Value) {
         path::get_mut(spec, &["domain", "devices", "inputs"]).and_then(Value::as_array_mut)
     {
         for input in inputs.iter_mut().filter_map(Value::as_object_mut) {
-            if path::is_zero(input.get("bus")) {
+            if path::is_zero(input.field("bus")) {
                 input.insert("bus".into(), Value::String("usb".into()));
             }
-            if path::is_zero(input.get("type")) {
+            if path::is_zero(input.field("type")) {
                 input.insert("type".into(), Value::String("tablet".into()));
             }
         }
@@ -181,7 +185,7 @@ fn set_object_defaults(spec: &mut Value) {
                 ("successThreshold", 1),
                 ("failureThreshold", 3),
             ] {
-                if p.get(field).and_then(Value::as_i64).unwrap_or(0) < 1 {
+                if p.field(field).and_then(Value::as_i64).unwrap_or(0) < 1 {
                     p.insert(field.into(), json!(min));
                 }
             }
@@ -202,7 +206,7 @@ fn set_s390x_features(spec: &mut Value) {
 
 fn state_enabled(v: Option<&Value>) -> Option<bool> {
     v.filter(|v| !v.is_null())
-        .map(|v| v.get("enabled").and_then(Value::as_bool))
+        .map(|v| v.field("enabled").and_then(Value::as_bool))
         .unwrap_or(None)
 }
 
@@ -221,10 +225,10 @@ fn set_hyperv_dependencies(spec: &mut Value) {
         ("synictimer", "synic"),
         ("synic", "vpindex"),
     ] {
-        if state_enabled(hyperv.get(feature)) != Some(true) {
+        if state_enabled(hyperv.field(feature)) != Some(true) {
             continue;
         }
-        let req = hyperv.get(requirement).filter(|v| !v.is_null());
+        let req = hyperv.field(requirement).filter(|v| !v.is_null());
         if state_enabled(req).is_none() {
             let entry = hyperv
                 .entry(requirement)
@@ -239,9 +243,9 @@ fn set_hyperv_dependencies(spec: &mut Value) {
         }
     }
     let evmcs_on = hyperv
-        .get("evmcs")
+        .field("evmcs")
         .filter(|v| !v.is_null())
-        .is_some_and(|v| v.get("enabled").and_then(Value::as_bool) != Some(false));
+        .is_some_and(|v| v.field("enabled").and_then(Value::as_bool) != Some(false));
     if evmcs_on {
         require_cpu_feature(spec, "vmx", "require");
     }
@@ -258,7 +262,7 @@ fn require_cpu_feature(spec: &mut Value, name: &str, policy: &str) {
         return;
     };
     for f in list.iter_mut() {
-        if f.get("name").and_then(Value::as_str) == Some(name) {
+        if f.field("name").and_then(Value::as_str) == Some(name) {
             f["policy"] = Value::String(policy.into());
             return;
         }
@@ -274,8 +278,8 @@ fn set_disk_bus(spec: &mut Value, bus: &str) {
     };
     for disk in disks.iter_mut().filter_map(Value::as_object_mut) {
         for target in ["disk", "cdrom", "lun"] {
-            if let Some(t) = disk.get_mut(target).and_then(Value::as_object_mut)
-                && path::is_zero(t.get("bus"))
+            if let Some(t) = disk.field_mut(target).and_then(Value::as_object_mut)
+                && path::is_zero(t.field("bus"))
             {
                 t.insert("bus".into(), Value::String(bus.into()));
             }
@@ -291,7 +295,7 @@ fn set_watchdog_action(spec: &mut Value, model: &str) {
         .entry(model)
         .or_insert_with(|| Value::Object(Map::new()));
     if let Some(m) = m.as_object_mut()
-        && path::is_zero(m.get("action"))
+        && path::is_zero(m.field("action"))
     {
         m.insert("action".into(), Value::String("reset".into()));
     }
@@ -299,7 +303,7 @@ fn set_watchdog_action(spec: &mut Value, model: &str) {
 
 fn set_arm64_defaults(spec: &mut Value) {
     if let Some(cpu) = path::ensure_map(spec, &["domain", "cpu"])
-        && path::is_zero(cpu.get("model"))
+        && path::is_zero(cpu.field("model"))
     {
         cpu.insert("model".into(), Value::String("host-passthrough".into()));
     }
@@ -318,7 +322,7 @@ fn set_arm64_defaults(spec: &mut Value) {
 
 fn set_cpu_model(profile: &ClusterProfile, spec: &mut Value) {
     if let Some(cpu) = path::ensure_map(spec, &["domain", "cpu"])
-        && path::is_zero(cpu.get("model"))
+        && path::is_zero(cpu.field("model"))
     {
         let model = profile.cpu_model.as_deref().unwrap_or("host-model");
         cpu.insert("model".into(), Value::String(model.into()));
@@ -424,7 +428,7 @@ mod tests {
     #[test]
     fn no_memory_hotplug_below_one_gibibyte() {
         let spec = defaulted(json!({"domain": {"memory": {"guest": "512Mi"}}}));
-        assert!(spec["domain"]["memory"].get("maxGuest").is_none());
+        assert!(spec["domain"]["memory"].field("maxGuest").is_none());
     }
 
     #[test]

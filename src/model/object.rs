@@ -5,6 +5,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::load::locate;
+use crate::model::path::Fields;
 use crate::origin::{ObjectRef, Origin};
 
 /// The API group of instancetypes and preferences.
@@ -126,9 +127,9 @@ impl Object {
     }
 
     fn str_at(&self, a: &str, b: Option<&str>) -> &str {
-        let v = self.value.get(a);
+        let v = self.value.field(a);
         let v = match b {
-            Some(b) => v.and_then(|m| m.get(b)),
+            Some(b) => v.and_then(|m| m.field(b)),
             None => v,
         };
         v.and_then(Value::as_str).unwrap_or("")
@@ -197,6 +198,6 @@ impl Object {
 
     /// `spec` when it is a mapping.
     pub fn spec(&self) -> Option<&Value> {
-        self.value.get("spec").filter(|v| v.is_object())
+        self.value.field("spec").filter(|v| v.is_object())
     }
 }

@@ -6,11 +6,56 @@
 
 use serde_json::{Map, Value};
 
+/// Mappings up to this size are searched key by key instead of through their hash table.
+const SCAN: usize = 12;
+
+/// Field lookup for mappings and values, cheaper than `Map::get` on the small mappings
+/// Kubernetes objects are made of: comparing a dozen short keys costs less than hashing one
+/// (serde_json's maps hash every lookup with SipHash).
+pub trait Fields {
+    /// The value of field `key`, if this is a mapping that has it.
+    fn field(&self, key: &str) -> Option<&Value>;
+    /// The value of field `key`, mutable, if this is a mapping that has it.
+    fn field_mut(&mut self, key: &str) -> Option<&mut Value>;
+}
+
+impl Fields for Map<String, Value> {
+    #[inline]
+    fn field(&self, key: &str) -> Option<&Value> {
+        if self.len() <= SCAN {
+            self.iter().find_map(|(k, v)| (k == key).then_some(v))
+        } else {
+            self.get(key)
+        }
+    }
+
+    #[inline]
+    fn field_mut(&mut self, key: &str) -> Option<&mut Value> {
+        if self.len() <= SCAN {
+            self.iter_mut().find_map(|(k, v)| (k == key).then_some(v))
+        } else {
+            self.get_mut(key)
+        }
+    }
+}
+
+impl Fields for Value {
+    #[inline]
+    fn field(&self, key: &str) -> Option<&Value> {
+        self.as_object()?.field(key)
+    }
+
+    #[inline]
+    fn field_mut(&mut self, key: &str) -> Option<&mut Value> {
+        self.as_object_mut()?.field_mut(key)
+    }
+}
+
 /// The value at `path`, if every step exists.
 pub fn get<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
     let mut cur = v;
     for key in path {
-        cur = cur.as_object()?.get(*key)?;
+        cur = cur.field(key)?;
     }
     Some(cur)
 }
@@ -19,7 +64,7 @@ pub fn get<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
 pub fn get_mut<'a>(v: &'a mut Value, path: &[&str]) -> Option<&'a mut Value> {
     let mut cur = v;
     for key in path {
-        cur = cur.as_object_mut()?.get_mut(*key)?;
+        cur = cur.field_mut(key)?;
     }
     Some(cur)
 }
@@ -33,9 +78,10 @@ pub fn ensure_map<'a>(v: &'a mut Value, path: &[&str]) -> Option<&'a mut Map<Str
     }
     for key in path {
         let map = cur.as_object_mut()?;
-        let entry = map
-            .entry((*key).to_string())
-            .or_insert_with(|| Value::Object(Map::new()));
+        if map.field(key).is_none() {
+            map.insert((*key).to_string(), Value::Object(Map::new()));
+        }
+        let entry = map.field_mut(key)?;
         if entry.is_null() {
             *entry = Value::Object(Map::new());
         }

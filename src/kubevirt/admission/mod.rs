@@ -23,6 +23,7 @@ pub mod vm;
 
 use crate::kubevirt::expand::ExpandError;
 use crate::kubevirt::profile::ClusterProfile;
+use crate::model::path::Fields;
 use crate::model::{Kind, Object};
 use crate::resolve::Index;
 
@@ -71,7 +72,7 @@ impl Response {
 
 /// Run the validating webhook KubeVirt has for `obj`'s kind; `None` for kinds without one here.
 pub fn admit(obj: &Object, index: &Index<'_>, profile: &ClusterProfile) -> Option<Response> {
-    let spec = obj.value.get("spec");
+    let spec = obj.value.field("spec");
     match obj.kind() {
         Kind::Instancetype | Kind::ClusterInstancetype => Some(instancetype::admit(spec)),
         Kind::Preference | Kind::ClusterPreference => Some(preference::admit(spec)),

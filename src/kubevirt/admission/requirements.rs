@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::{topology, uint32_at};
 use crate::model::path;
+use crate::model::path::Fields;
 use crate::model::quantity::Quantity;
 
 /// A failed requirement: the involved field paths and KubeVirt's reason.
@@ -29,18 +30,18 @@ pub fn check(
     preference: Option<&Value>,
     vmi_spec: &Value,
 ) -> Option<Failure> {
-    let requirements = preference?.get("requirements").filter(|v| !v.is_null())?;
-    if requirements.get("cpu").is_some_and(|v| !v.is_null())
+    let requirements = preference?.field("requirements").filter(|v| !v.is_null())?;
+    if requirements.field("cpu").is_some_and(|v| !v.is_null())
         && let Some(f) = check_cpu(instancetype, preference, requirements, vmi_spec)
     {
         return Some(f);
     }
-    if requirements.get("memory").is_some_and(|v| !v.is_null())
+    if requirements.field("memory").is_some_and(|v| !v.is_null())
         && let Some(f) = check_memory(instancetype, requirements, vmi_spec)
     {
         return Some(f);
     }
-    if let Some(arch) = requirements.get("architecture").filter(|v| !v.is_null()) {
+    if let Some(arch) = requirements.field("architecture").filter(|v| !v.is_null()) {
         let wanted = arch.as_str().unwrap_or("");
         let actual = path::str_at(vmi_spec, &["architecture"]).unwrap_or("");
         if wanted != actual {

@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use super::uint32_at;
 use crate::model::path;
+use crate::model::path::Fields;
 
 /// The preferred topology: `spec.cpu.preferredCPUTopology`, `sockets` when unset.
 pub fn preferred(preference: Option<&Value>) -> &str {
@@ -29,10 +30,10 @@ pub fn spread_options(preference: &Value) -> (u32, String) {
     let mut across = "SocketsCores".to_string();
     if let Some(options) = path::get(preference, &["cpu", "spreadOptions"]).filter(|v| !v.is_null())
     {
-        if let Some(a) = options.get("across").filter(|v| !v.is_null()) {
+        if let Some(a) = options.field("across").filter(|v| !v.is_null()) {
             across = a.as_str().unwrap_or("").to_string();
         }
-        if options.get("ratio").is_some_and(|v| !v.is_null()) {
+        if options.field("ratio").is_some_and(|v| !v.is_null()) {
             ratio = uint32_at(Some(options), &["ratio"]);
         }
     }

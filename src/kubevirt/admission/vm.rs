@@ -17,6 +17,7 @@ use crate::kubevirt::conflict;
 use crate::kubevirt::expand::{self, ExpandError};
 use crate::kubevirt::profile::ClusterProfile;
 use crate::kubevirt::{defaults, instancetype_apply, preference_apply};
+use crate::model::path::Fields;
 use crate::model::{Object, path};
 use crate::resolve::Index;
 
@@ -71,7 +72,7 @@ pub fn admit(vm: &Object, index: &Index<'_>, profile: &ClusterProfile) -> Respon
     if path::ensure_map(&mut template, &["spec"]).is_none() {
         return response;
     }
-    let Some(spec) = template.get_mut("spec") else {
+    let Some(spec) = template.field_mut("spec") else {
         return response;
     };
     // KubeVirt refuses the request when defaulting fails; the only failure we reproduce is a

@@ -8,18 +8,19 @@ use serde_json::{Map, Value};
 
 use crate::kubevirt::conflict::Conflict;
 use crate::model::path;
+use crate::model::path::Fields;
 
 /// Merge the instancetype's `annotations` into `template.metadata.annotations`; `metadata` and
 /// `annotations` are created only when an annotation is added.
 pub(super) fn apply(instancetype: &Value, template: &mut Value) -> Vec<Conflict> {
     let mut conflicts = Vec::new();
-    let Some(wanted) = instancetype.get("annotations").and_then(Value::as_object) else {
+    let Some(wanted) = instancetype.field("annotations").and_then(Value::as_object) else {
         return conflicts;
     };
     for (key, value) in wanted {
         match path::get(template, &["metadata", "annotations"]) {
             Some(Value::Object(have)) if have.contains_key(key) => {
-                if have.get(key) != Some(value) {
+                if have.field(key) != Some(value) {
                     conflicts.push(Conflict::annotation(key));
                 }
                 continue;

@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 use super::{domain_map, set_omitempty};
 use crate::kubevirt::conflict::Conflict;
 use crate::model::path;
+use crate::model::path::Fields;
 
 /// The socket-to-core ratio used by the spread topology when the preference names none.
 pub const DEFAULT_SPREAD_RATIO: u32 = 2;
@@ -41,7 +42,7 @@ const OWNED: [(&str, &str, &str); 5] = [
 fn vm_field_set(cpu: &Value, key: &str) -> bool {
     match key {
         "numa" | "realtime" => path::is_set(cpu, &[key]),
-        _ => !path::is_zero(cpu.get(key)),
+        _ => !path::is_zero(cpu.field(key)),
     }
 }
 
@@ -58,9 +59,12 @@ pub(super) fn apply(
     let Some(cpu) = domain_map(spec, &["cpu"]) else {
         return conflicts;
     };
-    let it_cpu = instancetype.get("cpu");
+    let it_cpu = instancetype.field("cpu");
     for (it_key, vm_key, _) in OWNED {
-        let Some(value) = it_cpu.and_then(|c| c.get(it_key)).filter(|v| !v.is_null()) else {
+        let Some(value) = it_cpu
+            .and_then(|c| c.field(it_key))
+            .filter(|v| !v.is_null())
+        else {
             continue;
         };
         match vm_key {
@@ -72,12 +76,12 @@ pub(super) fn apply(
         }
     }
     if let Some(max) = it_cpu
-        .and_then(|c| c.get("maxSockets"))
+        .and_then(|c| c.field("maxSockets"))
         .filter(|v| !v.is_null())
     {
         set_omitempty(cpu, "maxSockets", max.clone());
     }
-    let vcpus = it_cpu.and_then(|c| c.get("guest")).map_or(0, as_u32);
+    let vcpus = it_cpu.and_then(|c| c.field("guest")).map_or(0, as_u32);
     write_topology(cpu, topology(vcpus, preference));
     conflicts
 }
@@ -95,7 +99,7 @@ fn validate(instancetype: &Value, spec: &Value) -> Vec<Conflict> {
     let empty = Value::Object(Map::new());
     let cpu = path::get(spec, &["domain", "cpu"]).unwrap_or(&empty);
     for key in ["sockets", "cores", "threads"] {
-        if !path::is_zero(cpu.get(key)) {
+        if !path::is_zero(cpu.field(key)) {
             conflicts.push(Conflict::spec(&format!("domain.cpu.{key}")));
         }
     }
@@ -177,7 +181,9 @@ pub fn spread_options(preference: Option<&Value>) -> (u32, &str) {
     let Some(pref) = preference else {
         return (ratio, across);
     };
-    let legacy = pref.get("preferSpreadSocketToCoreRatio").map_or(0, as_u32);
+    let legacy = pref
+        .field("preferSpreadSocketToCoreRatio")
+        .map_or(0, as_u32);
     if legacy != 0 {
         ratio = legacy;
     }
@@ -372,7 +378,7 @@ mod tests {
             json!({"domain": {"cpu": {"maxSockets": 8}}}),
         );
         assert!(c.is_empty());
-        assert!(spec["domain"]["cpu"].get("maxSockets").is_none());
+        assert!(spec["domain"]["cpu"].field("maxSockets").is_none());
     }
 
     #[test]

@@ -5,12 +5,13 @@ use serde_json::Value;
 use super::{domain_map, non_empty_list};
 use crate::kubevirt::conflict::Conflict;
 use crate::model::path;
+use crate::model::path::Fields;
 
 /// Copy a non-empty `hostDevices` list into `domain.devices`, or report the conflict when the VM
 /// lists host devices too.
 pub(super) fn apply(instancetype: &Value, spec: &mut Value) -> Option<Conflict> {
     let list = instancetype
-        .get("hostDevices")
+        .field("hostDevices")
         .filter(|v| non_empty_list(Some(v)))?;
     if non_empty_list(path::get(spec, &["domain", "devices", "hostDevices"])) {
         return Some(Conflict::spec("domain.devices.hostDevices"));

@@ -6,6 +6,7 @@ use serde_json::Value;
 use super::domain_map;
 use crate::kubevirt::conflict::Conflict;
 use crate::model::path;
+use crate::model::path::Fields;
 
 /// Copy `ioThreads.supplementalPoolThreadCount`, or report the conflict when the VM sets it.
 pub(super) fn apply_io_threads(instancetype: &Value, spec: &mut Value) -> Option<Conflict> {
@@ -27,7 +28,7 @@ pub(super) fn apply_io_threads(instancetype: &Value, spec: &mut Value) -> Option
 /// Copy `ioThreadsPolicy`, or report the conflict when the VM sets one.
 pub(super) fn apply_policy(instancetype: &Value, spec: &mut Value) -> Option<Conflict> {
     let policy = instancetype
-        .get("ioThreadsPolicy")
+        .field("ioThreadsPolicy")
         .filter(|v| !v.is_null())?;
     if path::is_set(spec, &["domain", "ioThreadsPolicy"]) {
         return Some(Conflict::spec("domain.ioThreadsPolicy"));

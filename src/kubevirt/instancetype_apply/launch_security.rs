@@ -6,11 +6,12 @@ use serde_json::Value;
 use super::domain_map;
 use crate::kubevirt::conflict::Conflict;
 use crate::model::path;
+use crate::model::path::Fields;
 
 /// Copy `launchSecurity`, or report the conflict when the VM has one.
 pub(super) fn apply(instancetype: &Value, spec: &mut Value) -> Option<Conflict> {
     let security = instancetype
-        .get("launchSecurity")
+        .field("launchSecurity")
         .filter(|v| !v.is_null())?;
     if path::is_set(spec, &["domain", "launchSecurity"]) {
         return Some(Conflict::spec("domain.launchSecurity"));

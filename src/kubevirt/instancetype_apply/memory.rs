@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::domain_map;
 use crate::kubevirt::conflict::Conflict;
 use crate::model::path;
+use crate::model::path::Fields;
 use crate::model::quantity::Quantity;
 
 /// Check the VM against the instancetype's memory, then copy it.
@@ -17,8 +18,8 @@ pub(super) fn apply(instancetype: &Value, spec: &mut Value) -> Option<Conflict> 
     if let Some(c) = validate(instancetype, spec) {
         return Some(c);
     }
-    let it_mem = instancetype.get("memory");
-    let owned = |key: &str| it_mem.and_then(|m| m.get(key)).filter(|v| !v.is_null());
+    let it_mem = instancetype.field("memory");
+    let owned = |key: &str| it_mem.and_then(|m| m.field(key)).filter(|v| !v.is_null());
     // The guest size is a required non-pointer quantity: absent means zero.
     let guest = owned("guest").map_or_else(|| Value::from("0"), canonical);
     let overcommit = owned("overcommitPercent")

@@ -84,6 +84,7 @@ fn non_empty_list(v: Option<&Value>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::path::Fields;
     use serde_json::json;
 
     fn paths(c: &[Conflict]) -> Vec<&str> {
@@ -147,7 +148,7 @@ mod tests {
         let it = json!({"cpu": {"guest": 1}, "memory": {"guest": "1Gi"}});
         let mut t = json!({});
         assert!(apply(&it, None, &mut t).is_empty());
-        assert!(t.get("metadata").is_none());
+        assert!(t.field("metadata").is_none());
         assert_eq!(
             t["spec"]["domain"]["cpu"],
             json!({"cores": 1, "sockets": 1, "threads": 1})

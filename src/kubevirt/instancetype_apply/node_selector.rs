@@ -7,10 +7,13 @@ use serde_json::Value;
 
 use crate::kubevirt::conflict::Conflict;
 use crate::model::path;
+use crate::model::path::Fields;
 
 /// Copy `nodeSelector` into the template spec, or report the conflict.
 pub(super) fn apply(instancetype: &Value, spec: &mut Value) -> Option<Conflict> {
-    let selector = instancetype.get("nodeSelector").filter(|v| !v.is_null())?;
+    let selector = instancetype
+        .field("nodeSelector")
+        .filter(|v| !v.is_null())?;
     if path::is_set(spec, &["nodeSelector"]) {
         return Some(Conflict::spec("nodeSelector"));
     }

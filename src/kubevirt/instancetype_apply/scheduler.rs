@@ -4,15 +4,16 @@ use serde_json::Value;
 
 use crate::kubevirt::conflict::Conflict;
 use crate::model::path;
+use crate::model::path::Fields;
 
 /// Copy a non-empty `schedulerName` into the template spec, or report the conflict when the VM
 /// names one too.
 pub(super) fn apply(instancetype: &Value, spec: &mut Value) -> Option<Conflict> {
-    let name = instancetype.get("schedulerName");
+    let name = instancetype.field("schedulerName");
     if path::is_zero(name) {
         return None;
     }
-    if !path::is_zero(spec.get("schedulerName")) {
+    if !path::is_zero(spec.field("schedulerName")) {
         return Some(Conflict::spec("schedulerName"));
     }
     path::set(spec, &["schedulerName"], name?.clone());

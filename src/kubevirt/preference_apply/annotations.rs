@@ -4,11 +4,12 @@
 use serde_json::Value;
 
 use crate::model::path;
+use crate::model::path::Fields;
 
 /// Copy `annotations` of the preference into `template.metadata.annotations`, keeping the
 /// template's own values.
 pub(super) fn apply(preference: &Value, template: &mut Value) {
-    let Some(wanted) = preference.get("annotations").and_then(Value::as_object) else {
+    let Some(wanted) = preference.field("annotations").and_then(Value::as_object) else {
         return;
     };
     if wanted.is_empty() {

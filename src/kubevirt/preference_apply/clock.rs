@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::{copy, fill_ptr_go, present, ptr_unset};
 use crate::model::path;
+use crate::model::path::Fields;
 
 /// Apply `clock.preferredClockOffset` and `clock.preferredTimer`.
 pub(super) fn apply(preference: &Value, spec: &mut Value) {
@@ -17,8 +18,8 @@ pub(super) fn apply(preference: &Value, spec: &mut Value) {
         return;
     };
     if let Some(offset) = present(clock, &["preferredClockOffset"])
-        && ptr_unset(target.get("utc"))
-        && ptr_unset(target.get("timezone"))
+        && ptr_unset(target.field("utc"))
+        && ptr_unset(target.field("timezone"))
     {
         for key in ["utc", "timezone"] {
             if let Some(v) = present(offset, &[key]) {
@@ -30,7 +31,7 @@ pub(super) fn apply(preference: &Value, spec: &mut Value) {
         spec,
         &["domain", "clock"],
         "timer",
-        clock.get("preferredTimer"),
+        clock.field("preferredTimer"),
         &["tickPolicy", "track"],
     );
 }

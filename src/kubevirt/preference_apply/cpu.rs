@@ -8,6 +8,7 @@
 use serde_json::Value;
 
 use crate::model::path;
+use crate::model::path::Fields;
 
 /// Append the preferred CPU features the VM does not name.
 pub(super) fn apply(preference: &Value, spec: &mut Value) {
@@ -44,7 +45,7 @@ pub(super) fn apply(preference: &Value, spec: &mut Value) {
 
 /// The `name` of a CPU feature entry (Go's zero string when absent).
 fn feature_name(feature: &Value) -> &str {
-    feature.get("name").and_then(Value::as_str).unwrap_or("")
+    feature.field("name").and_then(Value::as_str).unwrap_or("")
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 
 use super::{copy, fill_key, fill_ptr, fill_str, nonempty_str, present, ptr_unset, str_unset};
 use crate::model::path;
+use crate::model::path::Fields;
 
 const DEVICES: &[&str] = &["domain", "devices"];
 
@@ -45,7 +46,7 @@ pub(super) fn apply(preference: &Value, spec: &mut Value) {
         return;
     };
     for (pref_key, key) in POINTER_FIELDS {
-        fill_ptr(spec, DEVICES, key, prefs.get(*pref_key));
+        fill_ptr(spec, DEVICES, key, prefs.field(pref_key));
     }
     disable_hotplug(prefs, spec);
     if let Some(model) = nonempty_str(prefs, &["preferredSoundModel"])
@@ -53,11 +54,11 @@ pub(super) fn apply(preference: &Value, spec: &mut Value) {
     {
         fill_str(spec, &["domain", "devices", "sound"], "model", Some(model));
     }
-    fill_ptr(spec, DEVICES, "rng", prefs.get("preferredRng"));
-    fill_ptr(spec, DEVICES, "tpm", prefs.get("preferredTPM"));
+    fill_ptr(spec, DEVICES, "rng", prefs.field("preferredRng"));
+    fill_ptr(spec, DEVICES, "tpm", prefs.field("preferredTPM"));
     video(prefs, spec);
     for (pref_key, key) in AUTOATTACH_FIELDS {
-        fill_ptr(spec, DEVICES, key, prefs.get(*pref_key));
+        fill_ptr(spec, DEVICES, key, prefs.field(pref_key));
     }
     super::disks::apply(prefs, spec);
     super::interfaces::apply(prefs, spec);
@@ -68,7 +69,7 @@ pub(super) fn apply(preference: &Value, spec: &mut Value) {
 /// `preferredDisableHotplug` replaces the VM's value, whatever it is.
 fn disable_hotplug(prefs: &Value, spec: &mut Value) {
     let Some(wanted) = prefs
-        .get("preferredDisableHotplug")
+        .field("preferredDisableHotplug")
         .and_then(Value::as_bool)
     else {
         return;
@@ -93,7 +94,7 @@ fn video(prefs: &Value, spec: &mut Value) {
         return;
     };
     if let Some(kind) = kind.as_str().filter(|k| !k.is_empty())
-        && str_unset(video.get("type"))
+        && str_unset(video.field("type"))
     {
         video.insert("type".to_string(), Value::String(kind.to_string()));
     }
@@ -139,7 +140,7 @@ fn panic_devices(prefs: &Value, spec: &mut Value) {
         return;
     }
     for device in list.iter_mut().filter_map(Value::as_object_mut) {
-        if ptr_unset(device.get("model")) {
+        if ptr_unset(device.field("model")) {
             device.insert("model".to_string(), copy(model));
         }
     }

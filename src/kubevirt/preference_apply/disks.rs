@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use super::{copy_go, fill_key, nonempty_str, present, ptr_unset};
 use crate::model::path;
+use crate::model::path::Fields;
 
 /// Apply disk preferences to every disk; `prefs` is the preference's `devices` block.
 pub(super) fn apply(prefs: &Value, spec: &mut Value) {
@@ -23,17 +24,17 @@ pub(super) fn apply(prefs: &Value, spec: &mut Value) {
 
 fn apply_one(prefs: &Value, disk: &mut Map<String, Value>) {
     let targets = ["disk", "cdrom", "lun"];
-    if targets.iter().all(|t| ptr_unset(disk.get(*t))) {
+    if targets.iter().all(|t| ptr_unset(disk.field(t))) {
         disk.insert("disk".to_string(), Value::Object(Map::new()));
     }
-    if !ptr_unset(disk.get("disk")) {
-        let Some(target) = disk.get_mut("disk").and_then(Value::as_object_mut) else {
+    if !ptr_unset(disk.field("disk")) {
+        let Some(target) = disk.field_mut("disk").and_then(Value::as_object_mut) else {
             return;
         };
         fill_key(target, "bus", nonempty_str(prefs, &["preferredDiskBus"]));
-        let virtio = target.get("bus").and_then(Value::as_str) == Some("virtio");
+        let virtio = target.field("bus").and_then(Value::as_str) == Some("virtio");
         if let Some(size) = present(prefs, &["preferredDiskBlockSize"])
-            && ptr_unset(disk.get("blockSize"))
+            && ptr_unset(disk.field("blockSize"))
         {
             disk.insert(
                 "blockSize".to_string(),
@@ -43,16 +44,16 @@ fn apply_one(prefs: &Value, disk: &mut Map<String, Value>) {
         fill_key(disk, "cache", nonempty_str(prefs, &["preferredDiskCache"]));
         fill_key(disk, "io", nonempty_str(prefs, &["preferredDiskIO"]));
         if let Some(dedicated) = present(prefs, &["preferredDiskDedicatedIoThread"])
-            && ptr_unset(disk.get("dedicatedIOThread"))
+            && ptr_unset(disk.field("dedicatedIOThread"))
             && virtio
         {
             disk.insert("dedicatedIOThread".to_string(), dedicated.clone());
         }
-    } else if !ptr_unset(disk.get("cdrom")) {
-        if let Some(target) = disk.get_mut("cdrom").and_then(Value::as_object_mut) {
+    } else if !ptr_unset(disk.field("cdrom")) {
+        if let Some(target) = disk.field_mut("cdrom").and_then(Value::as_object_mut) {
             fill_key(target, "bus", nonempty_str(prefs, &["preferredCdromBus"]));
         }
-    } else if let Some(target) = disk.get_mut("lun").and_then(Value::as_object_mut) {
+    } else if let Some(target) = disk.field_mut("lun").and_then(Value::as_object_mut) {
         fill_key(target, "bus", nonempty_str(prefs, &["preferredLunBus"]));
     }
 }

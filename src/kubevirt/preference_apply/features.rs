@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use super::{copy, fill_ptr_go, present};
 use crate::model::path;
+use crate::model::path::Fields;
 
 const FEATURES: &[&str] = &["domain", "features"];
 const HYPERV: &[&str] = &["domain", "features", "hyperv"];
@@ -62,18 +63,18 @@ pub(super) fn apply(preference: &Value, spec: &mut Value) {
         }
     }
     for (pref_key, key, omit) in BEFORE_HYPERV {
-        fill_ptr_go(spec, FEATURES, key, prefs.get(*pref_key), omit);
+        fill_ptr_go(spec, FEATURES, key, prefs.field(pref_key), omit);
     }
     if let Some(hyperv) = present(prefs, &["preferredHyperv"])
         && path::ensure_map(spec, HYPERV).is_some()
     {
         for key in HYPERV_FIELDS {
             // Only the vendor id carries a non-pointer member (the id string itself).
-            fill_ptr_go(spec, HYPERV, key, hyperv.get(*key), &["vendorid"]);
+            fill_ptr_go(spec, HYPERV, key, hyperv.field(key), &["vendorid"]);
         }
     }
     for (pref_key, key, omit) in AFTER_HYPERV {
-        fill_ptr_go(spec, FEATURES, key, prefs.get(*pref_key), omit);
+        fill_ptr_go(spec, FEATURES, key, prefs.field(pref_key), omit);
     }
 }
 

@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use super::{copy, present, ptr_unset};
 use crate::model::path;
+use crate::model::path::Fields;
 
 /// Apply the `firmware` block of the preference.
 pub(super) fn apply(preference: &Value, spec: &mut Value) {
@@ -18,30 +19,31 @@ pub(super) fn apply(preference: &Value, spec: &mut Value) {
     let Some(boot) = path::ensure_map(spec, &["domain", "firmware", "bootloader"]) else {
         return;
     };
-    let is_true = |key: &str| prefs.get(key).and_then(Value::as_bool) == Some(true);
+    let is_true = |key: &str| prefs.field(key).and_then(Value::as_bool) == Some(true);
 
-    if is_true("preferredUseBios") && ptr_unset(boot.get("bios")) && ptr_unset(boot.get("efi")) {
+    if is_true("preferredUseBios") && ptr_unset(boot.field("bios")) && ptr_unset(boot.field("efi"))
+    {
         boot.insert("bios".to_string(), Value::Object(Map::new()));
     }
     if let Some(serial) = present(prefs, &["preferredUseBiosSerial"])
-        && let Some(bios) = boot.get_mut("bios").and_then(Value::as_object_mut)
-        && ptr_unset(bios.get("useSerial"))
+        && let Some(bios) = boot.field_mut("bios").and_then(Value::as_object_mut)
+        && ptr_unset(bios.field("useSerial"))
     {
         bios.insert("useSerial".to_string(), serial.clone());
     }
-    if ptr_unset(boot.get("efi"))
-        && ptr_unset(boot.get("bios"))
+    if ptr_unset(boot.field("efi"))
+        && ptr_unset(boot.field("bios"))
         && let Some(efi) = present(prefs, &["preferredEfi"])
     {
         boot.insert("efi".to_string(), copy(efi));
         return;
     }
-    if is_true("preferredUseEfi") && ptr_unset(boot.get("efi")) && ptr_unset(boot.get("bios")) {
+    if is_true("preferredUseEfi") && ptr_unset(boot.field("efi")) && ptr_unset(boot.field("bios")) {
         boot.insert("efi".to_string(), Value::Object(Map::new()));
     }
     if let Some(secure) = present(prefs, &["preferredUseSecureBoot"])
-        && let Some(efi) = boot.get_mut("efi").and_then(Value::as_object_mut)
-        && ptr_unset(efi.get("secureBoot"))
+        && let Some(efi) = boot.field_mut("efi").and_then(Value::as_object_mut)
+        && ptr_unset(efi.field("secureBoot"))
     {
         efi.insert("secureBoot".to_string(), secure.clone());
     }

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::{copy, nonempty_str, present, ptr_unset, str_unset};
 use crate::model::path;
+use crate::model::path::Fields;
 
 /// The binding-method keys of an interface (Go's inlined `InterfaceBindingMethod`) and the
 /// plugin `binding`.
@@ -33,14 +34,14 @@ pub(super) fn apply(prefs: &Value, spec: &mut Value) {
     };
     for iface in ifaces.iter_mut().filter_map(Value::as_object_mut) {
         if let Some(model) = model
-            && str_unset(iface.get("model"))
+            && str_unset(iface.field("model"))
         {
             iface.insert("model".to_string(), Value::String(model.to_string()));
         }
         if let Some(masquerade) = masquerade
-            && BINDINGS.iter().all(|b| ptr_unset(iface.get(*b)))
+            && BINDINGS.iter().all(|b| ptr_unset(iface.field(b)))
         {
-            let name = iface.get("name").and_then(Value::as_str).unwrap_or("");
+            let name = iface.field("name").and_then(Value::as_str).unwrap_or("");
             if on_pod_network(&networks, name) {
                 iface.insert("masquerade".to_string(), copy(masquerade));
             }
@@ -55,8 +56,8 @@ fn networks(spec: &Value) -> Vec<(String, bool)> {
         .map(|nets| {
             nets.iter()
                 .map(|n| {
-                    let name = n.get("name").and_then(Value::as_str).unwrap_or("");
-                    (name.to_string(), !ptr_unset(n.get("pod")))
+                    let name = n.field("name").and_then(Value::as_str).unwrap_or("");
+                    (name.to_string(), !ptr_unset(n.field("pod")))
                 })
                 .collect()
         })

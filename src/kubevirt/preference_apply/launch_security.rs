@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 use super::fill_ptr_go;
+use crate::model::path::Fields;
 
 /// Fill `domain.launchSecurity` from `preferredLaunchSecurity`.
 pub(super) fn apply(preference: &Value, spec: &mut Value) {
@@ -11,7 +12,7 @@ pub(super) fn apply(preference: &Value, spec: &mut Value) {
         spec,
         &["domain"],
         "launchSecurity",
-        preference.get("preferredLaunchSecurity"),
+        preference.field("preferredLaunchSecurity"),
         &["session", "dhCert"],
     );
 }

@@ -25,6 +25,7 @@ mod termination;
 use serde_json::{Map, Value};
 
 use crate::model::path;
+use crate::model::path::Fields;
 
 /// Apply the preference `spec` to `template` (the VM's `spec.template`: `{metadata, spec}`) in
 /// place, only where the VM is silent (with KubeVirt's few exceptions).
@@ -35,7 +36,7 @@ pub fn apply(preference: &Value, template: &mut Value) {
     if !preference.is_object() {
         return;
     }
-    let mut spec = match tmpl.get_mut("spec") {
+    let mut spec = match tmpl.field_mut("spec") {
         Some(slot) => std::mem::take(slot),
         None => Value::Null,
     };
@@ -56,7 +57,7 @@ pub fn apply(preference: &Value, template: &mut Value) {
         launch_security::apply(preference, &mut spec);
     }
     let written = spec.as_object().is_none_or(|m| !m.is_empty());
-    match tmpl.get_mut("spec") {
+    match tmpl.field_mut("spec") {
         Some(slot) if had_spec || written => *slot = spec,
         Some(slot) => *slot = Value::Null,
         None if written => {
@@ -146,7 +147,7 @@ fn fill_ptr_go(
     let Some(pref) = pref.filter(|p| !p.is_null()) else {
         return;
     };
-    if !ptr_unset(path::get(target, parent).and_then(|m| m.get(key))) {
+    if !ptr_unset(path::get(target, parent).and_then(|m| m.field(key))) {
         return;
     }
     if let Some(map) = path::ensure_map(target, parent) {
@@ -160,7 +161,7 @@ fn fill_str(target: &mut Value, parent: &[&str], key: &str, pref: Option<&str>) 
     let Some(pref) = pref.filter(|p| !p.is_empty()) else {
         return;
     };
-    if !str_unset(path::get(target, parent).and_then(|m| m.get(key))) {
+    if !str_unset(path::get(target, parent).and_then(|m| m.field(key))) {
         return;
     }
     if let Some(map) = path::ensure_map(target, parent) {
@@ -172,7 +173,7 @@ fn fill_str(target: &mut Value, parent: &[&str], key: &str, pref: Option<&str>) 
 /// string.
 fn fill_key(map: &mut Map<String, Value>, key: &str, value: Option<&str>) {
     if let Some(value) = value.filter(|v| !v.is_empty())
-        && str_unset(map.get(key))
+        && str_unset(map.field(key))
     {
         map.insert(key.to_string(), Value::String(value.to_string()));
     }

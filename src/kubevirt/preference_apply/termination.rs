@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use super::fill_ptr;
+use crate::model::path::Fields;
 
 /// Fill `terminationGracePeriodSeconds` from `preferredTerminationGracePeriodSeconds`.
 pub(super) fn apply(preference: &Value, spec: &mut Value) {
@@ -12,7 +13,7 @@ pub(super) fn apply(preference: &Value, spec: &mut Value) {
         spec,
         &[],
         "terminationGracePeriodSeconds",
-        preference.get("preferredTerminationGracePeriodSeconds"),
+        preference.field("preferredTerminationGracePeriodSeconds"),
     );
 }
 
