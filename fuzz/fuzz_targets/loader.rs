@@ -1,5 +1,6 @@
 //! Bytes → objects: the loader must turn any input into objects and diagnostics, never panic,
-//! and every object it returns must print as YAML that parses back to the same value.
+//! and every object it returns must print as YAML that parses back to the same value. Every
+//! document must also read the same through the quick reader as through serde-saphyr alone.
 #![no_main]
 
 use std::sync::Arc;
@@ -14,6 +15,13 @@ fuzz_target!(|data: &[u8]| {
         Some((_, rest)) => (Arc::from("in.yaml"), rest),
         None => (Arc::from("in.yaml"), data),
     };
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        for chunk in load::split::split(text) {
+            let quick = yaml::parse_document(chunk.text);
+            let full = yaml::parse_document_full(chunk.text);
+            assert_eq!(quick, full, "the two readers disagree on:\n{}", chunk.text);
+        }
+    }
     let loaded = load::parse_bytes(&path, bytes);
     for obj in &loaded.objects {
         let _ = obj.object_ref();

@@ -46,9 +46,16 @@ fn options() -> serde_saphyr::Options {
 
 /// Parse one YAML document into a value tree.
 pub fn parse_document(text: &str) -> Result<Value, YamlError> {
-    if let Some(value) = fast::parse(text) {
-        return Ok(value);
+    match fast::parse(text) {
+        Some(value) => Ok(value),
+        None => parse_document_full(text),
     }
+}
+
+/// Parse with serde-saphyr alone, skipping the quick reader: the fuzzers and tests use it to
+/// hold both paths to the same answers.
+#[doc(hidden)]
+pub fn parse_document_full(text: &str) -> Result<Value, YamlError> {
     serde_saphyr::from_str_with_options::<Value>(text, options()).map_err(|e| convert_error(&e))
 }
 
