@@ -93,9 +93,9 @@ fn precheck(vm: &Object, index: &Index<'_>) -> Option<Diagnostic> {
         } else {
             typecheck::preference_spec(spec)
         };
-        let note = format!(" (the VirtualMachines using this {side} are not expanded)");
-        if let Some(d) = wrong_type_diagnostic(obj, &wrong, &note) {
-            return Some(d);
+        if !wrong.is_empty() {
+            let note = format!(" (the VirtualMachines using this {side} are not expanded)");
+            return wrong_type_diagnostic(obj, &wrong, &note);
         }
     }
     None
@@ -138,13 +138,8 @@ fn referenced<'a>(
 ) -> Option<&'a Object> {
     let matcher = vm.value.field("spec")?.field(side)?;
     let name = matcher.field("name")?.as_str()?;
-    let kind = matcher
-        .field("kind")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    let plural = format!("{}s", namespaced.as_str().to_ascii_lowercase());
-    if kind == namespaced.as_str().to_ascii_lowercase() || kind == plural {
+    let kind = matcher.field("kind").and_then(Value::as_str).unwrap_or("");
+    if names_kind(kind, namespaced) {
         index.get(namespaced, vm.effective_namespace(), name)
     } else {
         let cluster = match namespaced {
@@ -153,6 +148,18 @@ fn referenced<'a>(
         };
         index.get(cluster, "", name)
     }
+}
+
+/// Whether a matcher's `kind` names `kind`, singular or plural, in any ASCII case.
+fn names_kind(matcher_kind: &str, kind: Kind) -> bool {
+    let singular = kind.as_str().as_bytes();
+    matcher_kind
+        .as_bytes()
+        .split_at_checked(singular.len())
+        .is_some_and(|(head, tail)| {
+            head.eq_ignore_ascii_case(singular)
+                && (tail.is_empty() || tail.eq_ignore_ascii_case(b"s"))
+        })
 }
 
 /// A `WRONG_TYPE` error for the first of `wrong` (fields of `obj`), mentioning how many more.
@@ -211,13 +218,7 @@ pub fn expand_vm_owned(
     if let Some(d) = precheck(&vm, index) {
         return Err(d);
     }
-    // Taken before the value is: the diagnostic names the VM.
-    let object = vm.object_ref();
-    expand::expand_taking(&mut vm, index, profile).map_err(|e| {
-        let mut d = expand_diagnostic(&vm, &e);
-        d.object = Some(object);
-        d
-    })
+    expand::expand_taking(&mut vm, index, profile).map_err(|e| expand_diagnostic(&vm, &e))
 }
 
 /// The diagnostic for a VM the instancetype step of the mutating webhook refuses (matcher

@@ -60,17 +60,13 @@ fn set_architecture(profile: &ClusterProfile, spec: &mut Value) {
 }
 
 fn set_machine_type(profile: &ClusterProfile, spec: &mut Value) {
-    let arch = path::str_at(spec, &["architecture"])
-        .unwrap_or("")
-        .to_string();
     if !path::is_zero(path::get(spec, &["domain", "machine", "type"])) {
         return;
     }
+    let arch = path::str_at(spec, &["architecture"]).unwrap_or("");
+    let machine_type = profile.machine_type_for(arch).to_string();
     if let Some(machine) = path::ensure_map(spec, &["domain", "machine"]) {
-        machine.insert(
-            "type".into(),
-            Value::String(profile.machine_type_for(&arch).to_string()),
-        );
+        machine.insert("type".into(), Value::String(machine_type));
     }
 }
 
@@ -254,21 +250,27 @@ pub fn set_default_network_interface(
 /// Append a disk `{name}` for every volume that has no disk or filesystem of the same name, in
 /// volume order (`SetDefaultVolumeDisk`).
 pub fn set_default_volume_disks(spec: &mut Value) {
-    let names = |p: &[&str]| -> Vec<String> {
+    let list = |p: &[&str]| {
         path::get(spec, p)
             .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|d| d.field("name").and_then(Value::as_str).map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default()
+            .map_or(&[][..], Vec::as_slice)
     };
-    let mut taken = names(&["domain", "devices", "disks"]);
-    taken.extend(names(&["domain", "devices", "filesystems"]));
-    let missing: Vec<String> = names(&["volumes"])
-        .into_iter()
-        .filter(|v| !taken.contains(v))
+    fn name(d: &Value) -> Option<&str> {
+        d.field("name").and_then(Value::as_str)
+    }
+    let disks = list(&["domain", "devices", "disks"]);
+    let filesystems = list(&["domain", "devices", "filesystems"]);
+    let taken = |volume: &str| {
+        disks
+            .iter()
+            .chain(filesystems)
+            .any(|d| name(d) == Some(volume))
+    };
+    let missing: Vec<String> = list(&["volumes"])
+        .iter()
+        .filter_map(name)
+        .filter(|v| !taken(v))
+        .map(str::to_string)
         .collect();
     if missing.is_empty() {
         return;

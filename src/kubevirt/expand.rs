@@ -93,22 +93,34 @@ impl Side {
     }
     /// The kind a matcher `kind` names (compared case-insensitively with the resource names).
     fn kind_for(self, kind: &str) -> Option<Kind> {
-        let k = kind.to_ascii_lowercase();
-        match (self, k.as_str()) {
-            (Side::Instancetype, "virtualmachineinstancetype" | "virtualmachineinstancetypes") => {
+        let is = |names: &[&str]| names.iter().any(|n| kind.eq_ignore_ascii_case(n));
+        match self {
+            Side::Instancetype
+                if is(&["virtualmachineinstancetype", "virtualmachineinstancetypes"]) =>
+            {
                 Some(Kind::Instancetype)
             }
-            (
-                Side::Instancetype,
-                "virtualmachineclusterinstancetype" | "virtualmachineclusterinstancetypes" | "",
-            ) => Some(Kind::ClusterInstancetype),
-            (Side::Preference, "virtualmachinepreference" | "virtualmachinepreferences") => {
+            Side::Instancetype
+                if is(&[
+                    "virtualmachineclusterinstancetype",
+                    "virtualmachineclusterinstancetypes",
+                    "",
+                ]) =>
+            {
+                Some(Kind::ClusterInstancetype)
+            }
+            Side::Preference if is(&["virtualmachinepreference", "virtualmachinepreferences"]) => {
                 Some(Kind::Preference)
             }
-            (
-                Side::Preference,
-                "virtualmachineclusterpreference" | "virtualmachineclusterpreferences" | "",
-            ) => Some(Kind::ClusterPreference),
+            Side::Preference
+                if is(&[
+                    "virtualmachineclusterpreference",
+                    "virtualmachineclusterpreferences",
+                    "",
+                ]) =>
+            {
+                Some(Kind::ClusterPreference)
+            }
             _ => None,
         }
     }
@@ -139,10 +151,10 @@ fn find_spec<'a>(
             field,
         ));
     }
-    let text = |key: &str| -> Result<String, ExpandError> {
+    let text = |key: &str| -> Result<&str, ExpandError> {
         match matcher.field(key) {
-            None | Some(Value::Null) => Ok(String::new()),
-            Some(Value::String(s)) => Ok(s.clone()),
+            None | Some(Value::Null) => Ok(""),
+            Some(Value::String(s)) => Ok(s),
             Some(_) => Err(ExpandError::other(
                 format!("`{field}.{key}` must be a string"),
                 field,
@@ -154,10 +166,10 @@ fn find_spec<'a>(
     let revision_name = text("revisionName")?;
     let namespace = vm.effective_namespace();
 
-    if let Some(spec) = find_revision(side, vm, &name, &revision_name, index)? {
+    if let Some(spec) = find_revision(side, vm, name, revision_name, index)? {
         return Ok(Some(spec));
     }
-    let Some(kind) = side.kind_for(&kind) else {
+    let Some(kind) = side.kind_for(kind) else {
         return Err(ExpandError::other(
             format!("got unexpected kind in {}: {kind}", side.matcher_name()),
             &format!("{field}.kind"),
@@ -169,11 +181,11 @@ fn find_spec<'a>(
             &format!("{field}.name"),
         ));
     }
-    match index.get(kind, namespace, &name) {
+    match index.get(kind, namespace, name) {
         Some(obj) => Ok(Some(spec_of(obj.value.field("spec")))),
         None => Err(ExpandError::NotFound {
             resource: kind.resource(),
-            name,
+            name: name.to_string(),
             namespace: kind.is_namespaced().then(|| namespace.to_string()),
             field,
         }),
@@ -287,7 +299,8 @@ pub fn expand(
 }
 
 /// As [`expand`], taking the VM's value out of `vm` instead of copying it (for a caller that
-/// drops the VM afterwards). On failure `vm.value` may have been taken (left `null`).
+/// drops the VM afterwards). On failure `vm.value` may have been partly expanded; what names
+/// the VM (`apiVersion`, `kind`, `metadata`) is left as it was.
 pub fn expand_taking(
     vm: &mut Object,
     index: &Index<'_>,
@@ -300,12 +313,13 @@ pub fn expand_taking(
     }
     let instancetype = find_spec(Side::Instancetype, vm, index)?;
     let preference = find_spec(Side::Preference, vm, index)?;
-    expand_owned(
-        std::mem::take(&mut vm.value),
+    expand_in_place(
+        &mut vm.value,
         instancetype.as_deref(),
         preference.as_deref(),
         profile,
-    )
+    )?;
+    Ok(std::mem::take(&mut vm.value))
 }
 
 /// Expand a VM with already-resolved specs (steps 3 to 6).
@@ -315,17 +329,19 @@ pub fn expand_with(
     preference: Option<&Value>,
     profile: &ClusterProfile,
 ) -> Result<Value, ExpandError> {
-    expand_owned(vm.clone(), instancetype, preference, profile)
+    let mut out = vm.clone();
+    expand_in_place(&mut out, instancetype, preference, profile)?;
+    Ok(out)
 }
 
-/// [`expand_with`] on a VM value the caller gives away.
-fn expand_owned(
-    mut out: Value,
+/// [`expand_with`] on the VM value `out`, changed in place.
+fn expand_in_place(
+    out: &mut Value,
     instancetype: Option<&Value>,
     preference: Option<&Value>,
     profile: &ClusterProfile,
-) -> Result<Value, ExpandError> {
-    let template = match path::get_mut(&mut out, &["spec", "template"]) {
+) -> Result<(), ExpandError> {
+    let template = match path::get_mut(out, &["spec", "template"]) {
         Some(t) if t.is_object() => t,
         _ => {
             return Err(ExpandError::other(
@@ -363,13 +379,13 @@ fn expand_owned(
     }
     let spec = template.field_mut("spec").expect("checked above");
     defaults::apply(profile, spec).map_err(|e| ExpandError::other(e.0, "spec.template.spec"))?;
-    add_acpi(&mut out);
-    omit_go_empty(&mut out);
-    path::remove(&mut out, &["spec", "instancetype"]);
-    path::remove(&mut out, &["spec", "preference"]);
-    path::remove(&mut out, &["status", "instancetypeRef"]);
-    path::remove(&mut out, &["status", "preferenceRef"]);
-    Ok(out)
+    add_acpi(out);
+    omit_go_empty(out);
+    path::remove(out, &["spec", "instancetype"]);
+    path::remove(out, &["spec", "preference"]);
+    path::remove(out, &["status", "instancetypeRef"]);
+    path::remove(out, &["status", "preferenceRef"]);
+    Ok(())
 }
 
 /// `features.acpi` is a plain struct in KubeVirt's Go types, so whenever a VM has `features`,

@@ -64,15 +64,52 @@ fn fits_here(v: &Value, ty: Ty) -> bool {
     }
 }
 
-/// Check `v` against `ty`; `at` is the path of `v` (restored on return). Nulls are accepted:
-/// Go reads them as unset. Nothing is allocated unless a field is wrong.
-fn walk(v: &Value, ty: Ty, at: &mut String, out: &mut Vec<WrongType>) {
+/// Where a value sits: a path prefix, or a key or list index under its parent. Spelled out as a
+/// dotted path (`a.b[0].c`) only when a field is reported.
+#[derive(Clone, Copy)]
+enum At<'a> {
+    /// The path of the value a check starts from (may be empty, or dotted).
+    Root(&'a str),
+    /// Field `key` (possibly dotted) of the parent mapping.
+    Key(&'a At<'a>, &'a str),
+    /// Item `index` of the parent list.
+    Index(&'a At<'a>, usize),
+}
+
+impl At<'_> {
+    fn write(&self, out: &mut String) {
+        match *self {
+            At::Root(path) => out.push_str(path),
+            At::Key(parent, key) => {
+                parent.write(out);
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(key);
+            }
+            At::Index(parent, index) => {
+                parent.write(out);
+                let _ = write!(out, "[{index}]");
+            }
+        }
+    }
+
+    fn path(&self) -> String {
+        let mut out = String::new();
+        self.write(&mut out);
+        out
+    }
+}
+
+/// Check `v` against `ty`; `at` is where `v` sits. Nulls are accepted: Go reads them as unset.
+/// Nothing is allocated unless a field is wrong.
+fn walk(v: &Value, ty: Ty, at: &At<'_>, out: &mut Vec<WrongType>) {
     if v.is_null() {
         return;
     }
-    let mut push = |at: &str, expected: &'static str, v: &Value| {
+    let mut push = |at: &At<'_>, expected: &'static str, v: &Value| {
         out.push(WrongType {
-            field: at.to_string(),
+            field: at.path(),
             expected,
             found: found(v),
         });
@@ -89,7 +126,6 @@ fn walk(v: &Value, ty: Ty, at: &mut String, out: &mut Vec<WrongType>) {
         push(at, expected, v);
         return;
     }
-    let len = at.len();
     match (ty, v) {
         (Ty::StrMap | Ty::QuantityMap, Value::Object(map)) => {
             for (key, item) in map {
@@ -97,35 +133,25 @@ fn walk(v: &Value, ty: Ty, at: &mut String, out: &mut Vec<WrongType>) {
                     || item.is_string()
                     || matches!(ty, Ty::QuantityMap) && item.is_number();
                 if !ok {
-                    at.push('.');
-                    at.push_str(key);
                     let expected = if matches!(ty, Ty::StrMap) {
                         "a string"
                     } else {
                         QUANTITY
                     };
-                    push(at, expected, item);
-                    at.truncate(len);
+                    push(&At::Key(at, key), expected, item);
                 }
             }
         }
         (Ty::Struct(fields), Value::Object(map)) => {
             for (key, child) in map {
                 if let Some(f) = fields.iter().find(|f| f.0 == key) {
-                    if !at.is_empty() {
-                        at.push('.');
-                    }
-                    at.push_str(key);
-                    walk(child, f.1, at, out);
-                    at.truncate(len);
+                    walk(child, f.1, &At::Key(at, key), out);
                 }
             }
         }
         (Ty::List(item), Value::Array(items)) => {
             for (i, child) in items.iter().enumerate() {
-                let _ = write!(at, "[{i}]");
-                walk(child, *item, at, out);
-                at.truncate(len);
+                walk(child, *item, &At::Index(at, i), out);
             }
         }
         _ => {}
@@ -134,9 +160,7 @@ fn walk(v: &Value, ty: Ty, at: &mut String, out: &mut Vec<WrongType>) {
 
 fn wrong_types(v: &Value, ty: Ty, path: &str) -> Vec<WrongType> {
     let mut out = Vec::new();
-    let mut at = String::with_capacity(96);
-    at.push_str(path);
-    walk(v, ty, &mut at, &mut out);
+    walk(v, ty, &At::Root(path), &mut out);
     out
 }
 
@@ -145,25 +169,23 @@ fn wrong_types(v: &Value, ty: Ty, path: &str) -> Vec<WrongType> {
 pub fn virtual_machine(vm: &Value) -> Vec<WrongType> {
     let mut out = wrong_types(vm, schema::VIRTUAL_MACHINE, "");
     if let Some(meta) = path::get(vm, &["spec", "template", "metadata"]) {
-        out.extend(wrong_types(
+        walk(
             meta,
             Ty::Struct(TEMPLATE_METADATA),
-            "spec.template.metadata",
-        ));
+            &At::Root("spec.template.metadata"),
+            &mut out,
+        );
     }
     let Some(spec) = path::get(vm, &["spec", "template", "spec"]) else {
         return out;
     };
+    let template_spec = At::Root("spec.template.spec");
     for (at, ty) in LISTS {
         let mut steps = at.split('.');
         let found = steps.try_fold(spec, |v, key| v.field(key));
         // The list itself has been checked by the schema; here its items.
         if let Some(list @ Value::Array(_)) = found {
-            out.extend(wrong_types(
-                list,
-                Ty::List(ty),
-                &format!("spec.template.spec.{at}"),
-            ));
+            walk(list, Ty::List(ty), &At::Key(&template_spec, at), &mut out);
         }
     }
     out

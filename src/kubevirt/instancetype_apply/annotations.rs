@@ -18,16 +18,17 @@ pub(super) fn apply(instancetype: &Value, template: &mut Value) -> Vec<Conflict>
         return conflicts;
     };
     for (key, value) in wanted {
-        match path::get(template, &["metadata", "annotations"]) {
-            Some(Value::Object(have)) if have.contains_key(key) => {
-                if have.field(key) != Some(value) {
-                    conflicts.push(Conflict::annotation(key));
-                }
-                continue;
-            }
-            None | Some(Value::Null | Value::Object(_)) => {}
+        let have = match path::get(template, &["metadata", "annotations"]) {
+            Some(Value::Object(have)) => have.field(key),
+            None | Some(Value::Null) => None,
             // Annotations of the wrong type: leave them alone.
             Some(_) => return conflicts,
+        };
+        if let Some(have) = have {
+            if have != value {
+                conflicts.push(Conflict::annotation(key));
+            }
+            continue;
         }
         if let Some(map) = annotations_mut(template) {
             map.insert(key.clone(), value.clone());

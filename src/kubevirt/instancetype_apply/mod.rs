@@ -61,9 +61,11 @@ fn template_spec(template: &mut Value) -> Option<&mut Value> {
 
 /// The mapping at `domain.<rest>` of the template spec, created where missing.
 fn domain_map<'a>(spec: &'a mut Value, rest: &[&str]) -> Option<&'a mut Map<String, Value>> {
-    let mut full = vec!["domain"];
-    full.extend_from_slice(rest);
-    path::ensure_map(spec, &full)
+    // `["domain", rest..]` without allocating: `rest` is at most two steps.
+    let mut full = ["domain"; 3];
+    let full = &mut full[..=rest.len()];
+    full[1..].copy_from_slice(rest);
+    path::ensure_map(spec, full)
 }
 
 /// Store `value` under `key` as Go's `omitempty` would serialise a non-pointer field: a zero

@@ -19,7 +19,7 @@ pub(super) fn apply(preference: &Value, template: &mut Value) {
         return;
     };
     for (key, value) in wanted {
-        if !target.contains_key(key) {
+        if target.field(key).is_none() {
             target.insert(key.clone(), value.clone());
         }
     }

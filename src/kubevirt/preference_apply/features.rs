@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{copy, fill_ptr_go, present};
+use super::{copy, fill_member_go, fill_ptr_go, present};
 use crate::model::path;
 use crate::model::path::Fields;
 
@@ -65,12 +65,12 @@ pub(super) fn apply(preference: &Value, spec: &mut Value) {
     for (pref_key, key, omit) in BEFORE_HYPERV {
         fill_ptr_go(spec, FEATURES, key, prefs.field(pref_key), omit);
     }
-    if let Some(hyperv) = present(prefs, &["preferredHyperv"])
-        && path::ensure_map(spec, HYPERV).is_some()
+    if let Some(hyperv_prefs) = present(prefs, &["preferredHyperv"])
+        && let Some(hyperv) = path::ensure_map(spec, HYPERV)
     {
         for key in HYPERV_FIELDS {
             // Only the vendor id carries a non-pointer member (the id string itself).
-            fill_ptr_go(spec, HYPERV, key, hyperv.field(key), &["vendorid"]);
+            fill_member_go(hyperv, key, hyperv_prefs.field(key), &["vendorid"]);
         }
     }
     for (pref_key, key, omit) in AFTER_HYPERV {

@@ -26,7 +26,12 @@ const BINDINGS: &[&str] = &[
 pub(super) fn apply(prefs: &Value, spec: &mut Value) {
     let model = nonempty_str(prefs, &["preferredInterfaceModel"]);
     let masquerade = present(prefs, &["preferredInterfaceMasquerade"]);
-    let networks = networks(spec);
+    // Only a masquerade preference looks at the networks.
+    let networks = if masquerade.is_some() {
+        networks(spec)
+    } else {
+        Vec::new()
+    };
     let Some(ifaces) =
         path::get_mut(spec, &["domain", "devices", "interfaces"]).and_then(Value::as_array_mut)
     else {

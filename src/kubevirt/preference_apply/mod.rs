@@ -103,6 +103,9 @@ fn copy(v: &Value) -> Value {
 /// (`false`, `""`, `0`): the non-pointer `omitempty` fields of the copied Go type, which Go
 /// never writes when zero.
 fn copy_go(v: &Value, omit: &[&str]) -> Value {
+    if !drops_members(v, omit) {
+        return v.clone();
+    }
     match v {
         Value::Object(m) => Value::Object(
             m.iter()
@@ -115,6 +118,17 @@ fn copy_go(v: &Value, omit: &[&str]) -> Value {
         ),
         Value::Array(a) => Value::Array(a.iter().map(|x| copy_go(x, omit)).collect()),
         other => other.clone(),
+    }
+}
+
+/// Whether [`copy_go`] leaves anything of `v` out (a null or omitted member at any depth).
+fn drops_members(v: &Value, omit: &[&str]) -> bool {
+    match v {
+        Value::Object(m) => m.iter().any(|(k, x)| {
+            x.is_null() || omit.contains(&k.as_str()) && is_zero_scalar(x) || drops_members(x, omit)
+        }),
+        Value::Array(a) => a.iter().any(|x| drops_members(x, omit)),
+        _ => false,
     }
 }
 
@@ -151,6 +165,16 @@ fn fill_ptr_go(
         return;
     }
     if let Some(map) = path::ensure_map(target, parent) {
+        map.insert(key.to_string(), copy_go(pref, omit));
+    }
+}
+
+/// [`fill_ptr_go`] on a mapping already at hand: copy the preference value `pref` (when set)
+/// into `key` of `map` when that key is unset there.
+fn fill_member_go(map: &mut Map<String, Value>, key: &str, pref: Option<&Value>, omit: &[&str]) {
+    if let Some(pref) = pref.filter(|p| !p.is_null())
+        && ptr_unset(map.field(key))
+    {
         map.insert(key.to_string(), copy_go(pref, omit));
     }
 }
