@@ -67,7 +67,30 @@ fn validate(instancetype: &Value, spec: &Value) -> Option<Conflict> {
 
 /// A quantity in canonical form; a value that does not parse is kept as written.
 fn canonical(v: &Value) -> Value {
+    if v.as_str().is_some_and(canonical_binary) {
+        return v.clone();
+    }
     Quantity::from_json(v).map_or_else(|| v.clone(), |q| q.to_json())
+}
+
+/// Whether `s` is a binary-SI quantity already in canonical form, as instancetypes write their
+/// memory (`4Gi`, `512Mi`): a whole number without leading zeros that a larger suffix could
+/// not express (not a multiple of 1024), and a suffix below `Ei`.
+fn canonical_binary(s: &str) -> bool {
+    let Some(digits) = ["Ki", "Mi", "Gi", "Ti", "Pi"]
+        .iter()
+        .find_map(|suffix| s.strip_suffix(suffix))
+    else {
+        return false;
+    };
+    if digits.is_empty()
+        || digits.len() > 15
+        || digits.starts_with('0')
+        || !digits.bytes().all(|b| b.is_ascii_digit())
+    {
+        return false;
+    }
+    digits.parse::<u64>().is_ok_and(|n| n % 1024 != 0)
 }
 
 /// The memory request KubeVirt derives from a guest size and an overcommit percentage, in
@@ -175,5 +198,35 @@ mod tests {
         let (c, spec) = run(json!({}), json!({}));
         assert!(c.is_none());
         assert_eq!(spec["domain"]["memory"]["guest"], json!("0"));
+    }
+
+    #[test]
+    fn canonical_binary_quantities_are_kept_as_the_parser_would_print_them() {
+        for s in [
+            "4Gi",
+            "512Mi",
+            "1Ki",
+            "1023Pi",
+            "1024Mi",
+            "2048Gi",
+            "0Gi",
+            "01Gi",
+            "1.5Gi",
+            "1Ei",
+            "1024Ei",
+            "4G",
+            "4gi",
+            "Gi",
+            "123456789012345Ki",
+            "1e3Gi",
+            "+4Gi",
+        ] {
+            let v = Value::from(s);
+            let slow = Quantity::from_json(&v).map_or_else(|| v.clone(), |q| q.to_json());
+            assert_eq!(canonical(&v), slow, "{s}");
+            if canonical_binary(s) {
+                assert_eq!(slow, v, "{s} is not canonical");
+            }
+        }
     }
 }
