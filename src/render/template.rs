@@ -275,7 +275,7 @@ impl<'e, 's> Templates<'e, 's> {
             Node::Plain(value) => Ok(Some((*value).clone())),
             Node::Leaf(s) => self.render_leaf(s, ctx),
             Node::Map(map, nodes) => {
-                let mut out = Map::new();
+                let mut out = Map::with_capacity(nodes.len());
                 for ((key, _), node) in map.iter().zip(nodes) {
                     field.push(Step::Key(key));
                     let rendered = self.render_marked(node, ctx, field)?;
