@@ -21,6 +21,7 @@
 //! more than [`MAX_DIGITS`] digits (e.g. a 20-digit mantissa with an `e100000` exponent) is
 //! rejected instead of exhausting memory.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::fmt;
 
@@ -125,7 +126,11 @@ impl Quantity {
         if precision >= 0 {
             scale = scale.wrapping_sub(parts.denom.len() as i32);
             if scale >= -9 {
-                let shifted = format!("{}{}", parts.num, parts.denom);
+                let shifted: Cow<'_, str> = if parts.denom.is_empty() {
+                    Cow::Borrowed(parts.num)
+                } else {
+                    Cow::Owned(format!("{}{}", parts.num, parts.denom))
+                };
                 let value: i64 = shifted.parse().map_err(|_| QuantityError)?;
                 if let Some(mut result) = value.checked_mul(mantissa) {
                     if !parts.positive {
