@@ -5,6 +5,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::load::locate;
+use crate::model::path;
 use crate::origin::{ObjectRef, Origin};
 
 /// The API group of instancetypes and preferences.
@@ -126,9 +127,11 @@ impl Object {
     }
 
     fn str_at(&self, a: &str, b: Option<&str>) -> &str {
-        let v = self.value.get(a);
+        let v = self.value.as_object().and_then(|m| path::lookup(m, a));
         let v = match b {
-            Some(b) => v.and_then(|m| m.get(b)),
+            Some(b) => v
+                .and_then(Value::as_object)
+                .and_then(|m| path::lookup(m, b)),
             None => v,
         };
         v.and_then(Value::as_str).unwrap_or("")

@@ -6,11 +6,24 @@
 
 use serde_json::{Map, Value};
 
+/// Mappings up to this many entries are searched in order by [`lookup`].
+const SCAN_MAX: usize = 8;
+
+/// `map[key]`. A small mapping (most Kubernetes mappings are) is searched in order: comparing
+/// a few keys costs less than hashing one.
+pub fn lookup<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+    if map.len() <= SCAN_MAX {
+        map.iter().find_map(|(k, v)| (k == key).then_some(v))
+    } else {
+        map.get(key)
+    }
+}
+
 /// The value at `path`, if every step exists.
 pub fn get<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
     let mut cur = v;
     for key in path {
-        cur = cur.as_object()?.get(*key)?;
+        cur = lookup(cur.as_object()?, key)?;
     }
     Some(cur)
 }
@@ -86,4 +99,20 @@ pub fn is_set(v: &Value, path: &[&str]) -> bool {
 /// The string at `path`, if it is one.
 pub fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
     get(v, path).and_then(Value::as_str)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lookup_finds_what_get_finds_in_small_and_large_mappings() {
+        for len in [0, 1, SCAN_MAX, SCAN_MAX + 1, 40] {
+            let map: Map<String, Value> = (0..len).map(|i| (format!("k{i}"), i.into())).collect();
+            for i in 0..len + 2 {
+                let key = format!("k{i}");
+                assert_eq!(lookup(&map, &key), map.get(&key), "{len} {key}");
+            }
+        }
+    }
 }

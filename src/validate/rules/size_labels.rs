@@ -148,7 +148,7 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
         return;
     };
     for (key, field, compare) in table {
-        let Some(label) = labels.get(*key) else {
+        let Some(label) = path::lookup(labels, key) else {
             continue;
         };
         let label: Cow<'_, str> = match label {
