@@ -10,7 +10,8 @@ use std::collections::HashMap;
 use crate::model::{Kind, Object};
 
 /// The lookup key: kind string, namespace (`""` for cluster-scoped kinds) and name.
-type Key = (String, String, String);
+/// Kind, namespace (empty for cluster-scoped kinds) and name.
+type Key<'a> = (&'a str, &'a str, &'a str);
 
 /// Kinds that are cluster-scoped among those kvrender looks up.
 fn is_cluster_scoped(kind: &str) -> bool {
@@ -28,7 +29,7 @@ pub type Fallback = fn(&str, &str, &str) -> Option<&'static Object>;
 /// An index of objects for lookups by kind, namespace and name.
 #[derive(Debug, Default)]
 pub struct Index<'a> {
-    map: HashMap<Key, &'a Object>,
+    map: HashMap<Key<'a>, &'a Object>,
     duplicates: Vec<(&'a Object, &'a Object)>,
     fallback: Option<Fallback>,
 }
@@ -39,20 +40,20 @@ impl<'a> Index<'a> {
         Index::default()
     }
 
-    fn key(obj: &Object) -> Key {
-        let kind = obj.kind_str().to_string();
-        let ns = if is_cluster_scoped(&kind) {
-            String::new()
+    fn key(obj: &Object) -> Key<'_> {
+        let kind = obj.kind_str();
+        let ns = if is_cluster_scoped(kind) {
+            ""
         } else {
-            obj.effective_namespace().to_string()
+            obj.effective_namespace()
         };
-        (kind, ns, obj.name().to_string())
+        (kind, ns, obj.name())
     }
 
     /// Add a layer of objects. Objects already present (from an earlier layer) win; within one
     /// layer, the first definition wins and the pair is remembered as a duplicate.
     pub fn add_layer(&mut self, objects: impl IntoIterator<Item = &'a Object>) {
-        let mut this_layer: HashMap<Key, &'a Object> = HashMap::new();
+        let mut this_layer: HashMap<Key<'a>, &'a Object> = HashMap::new();
         for obj in objects {
             if obj.name().is_empty() || !indexed(obj) {
                 continue;
@@ -62,7 +63,7 @@ impl<'a> Index<'a> {
                 self.duplicates.push((first, obj));
                 continue;
             }
-            this_layer.insert(key.clone(), obj);
+            this_layer.insert(key, obj);
             self.map.entry(key).or_insert(obj);
         }
     }
@@ -86,7 +87,7 @@ impl<'a> Index<'a> {
             namespace
         };
         self.map
-            .get(&(kind.to_string(), ns.to_string(), name.to_string()))
+            .get(&(kind, ns, name))
             .copied()
             .or_else(|| self.fallback.and_then(|f| f(kind, ns, name)))
     }
