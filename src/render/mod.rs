@@ -301,7 +301,10 @@ impl FamilyScope {
 /// # Errors
 /// The first failure in catalog order: a malformed document, an unknown part, a template that
 /// does not render, or two definitions of the same kind and name.
-pub fn render(objects: &[Object], options: &RenderOptions<'_>) -> Result<Rendered, RenderError> {
+pub fn render<'o>(
+    objects: impl IntoIterator<Item = &'o Object>,
+    options: &RenderOptions<'_>,
+) -> Result<Rendered, RenderError> {
     let texts: HashMap<&str, &str> = options
         .sources
         .iter()
