@@ -158,6 +158,10 @@ impl<'a> Doc<'a> {
 
     /// The origin of the field at `steps`, as precise as the source text allows.
     fn at(&self, steps: &[Step<'_>]) -> Origin {
+        if steps.is_empty() {
+            // The document itself: its own line, nothing to search.
+            return self.obj.origin.clone();
+        }
         match (self.text, self.obj.origin.line) {
             (Some((text, first)), Some(line)) if line >= first => {
                 let found = locate::locate(text, line - first + 1, steps);
