@@ -6,6 +6,7 @@
 //! live in `default`, as they would once applied with `kubectl apply` in that namespace.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 
 use crate::model::{Kind, Object};
 
@@ -53,18 +54,22 @@ impl<'a> Index<'a> {
     /// Add a layer of objects. Objects already present (from an earlier layer) win; within one
     /// layer, the first definition wins and the pair is remembered as a duplicate.
     pub fn add_layer(&mut self, objects: impl IntoIterator<Item = &'a Object>) {
-        let mut this_layer: HashMap<Key<'a>, &'a Object> = HashMap::new();
+        let objects: Vec<&'a Object> = objects
+            .into_iter()
+            .filter(|obj| !obj.name().is_empty() && indexed(obj))
+            .collect();
+        // Sized once: growing the tables rehashes every key.
+        self.map.reserve(objects.len());
+        let mut this_layer: HashMap<Key<'a>, &'a Object> = HashMap::with_capacity(objects.len());
         for obj in objects {
-            if obj.name().is_empty() || !indexed(obj) {
-                continue;
-            }
             let key = Self::key(obj);
-            if let Some(first) = this_layer.get(&key) {
-                self.duplicates.push((first, obj));
-                continue;
+            match this_layer.entry(key) {
+                Entry::Occupied(first) => self.duplicates.push((first.get(), obj)),
+                Entry::Vacant(entry) => {
+                    entry.insert(obj);
+                    self.map.entry(key).or_insert(obj);
+                }
             }
-            this_layer.insert(key, obj);
-            self.map.entry(key).or_insert(obj);
         }
     }
 

@@ -42,7 +42,9 @@ fn identity(obj: &Object) -> (&str, &str, &str, &str) {
 
 /// Report every definition after the first of the same object.
 pub fn check<'a>(objects: impl IntoIterator<Item = &'a Object>, out: &mut Vec<Diagnostic>) {
-    let mut seen: HashMap<_, &Object> = HashMap::new();
+    let objects = objects.into_iter();
+    // Nearly every object is seen once: size the table once instead of growing it.
+    let mut seen: HashMap<_, &Object> = HashMap::with_capacity(objects.size_hint().0);
     for obj in objects {
         if obj.name().is_empty() {
             continue;
