@@ -19,6 +19,15 @@ pub fn lookup<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
     }
 }
 
+/// `map[key]`, mutably, found as [`lookup`] finds it.
+pub fn lookup_mut<'a>(map: &'a mut Map<String, Value>, key: &str) -> Option<&'a mut Value> {
+    if map.len() <= SCAN_MAX {
+        map.iter_mut().find_map(|(k, v)| (k == key).then_some(v))
+    } else {
+        map.get_mut(key)
+    }
+}
+
 /// The value at `path`, if every step exists.
 pub fn get<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
     let mut cur = v;
@@ -108,10 +117,13 @@ mod tests {
     #[test]
     fn lookup_finds_what_get_finds_in_small_and_large_mappings() {
         for len in [0, 1, SCAN_MAX, SCAN_MAX + 1, 40] {
-            let map: Map<String, Value> = (0..len).map(|i| (format!("k{i}"), i.into())).collect();
+            let mut map: Map<String, Value> =
+                (0..len).map(|i| (format!("k{i}"), i.into())).collect();
             for i in 0..len + 2 {
                 let key = format!("k{i}");
                 assert_eq!(lookup(&map, &key), map.get(&key), "{len} {key}");
+                let expected = map.get(&key).cloned();
+                assert_eq!(lookup_mut(&mut map, &key).cloned(), expected, "{len} {key}");
             }
         }
     }

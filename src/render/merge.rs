@@ -5,8 +5,9 @@
 //! `null` removes the key. New keys are appended, so the first fragment that mentions a key
 //! decides where it appears in the output.
 
-use serde_json::map::Entry;
 use serde_json::{Map, Value};
+
+use crate::model::path;
 
 /// Merge `overlay` into `base` in place.
 pub fn deep_merge(base: &mut Value, overlay: &Value) {
@@ -50,17 +51,13 @@ pub fn merge_entry(base: &mut Map<String, Value>, key: String, value: Value) {
         base.shift_remove(&key);
         return;
     }
-    match base.entry(key) {
-        Entry::Occupied(mut entry) => {
-            let existing = entry.get_mut();
-            if existing.is_object() && value.is_object() {
-                deep_merge_owned(existing, value);
-            } else {
-                *existing = strip_nulls_owned(value);
-            }
+    match path::lookup_mut(base, &key) {
+        Some(existing) if existing.is_object() && value.is_object() => {
+            deep_merge_owned(existing, value);
         }
-        Entry::Vacant(entry) => {
-            entry.insert(strip_nulls_owned(value));
+        Some(existing) => *existing = strip_nulls_owned(value),
+        None => {
+            base.insert(key, strip_nulls_owned(value));
         }
     }
 }
