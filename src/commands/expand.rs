@@ -74,15 +74,15 @@ fn expand_documents(docs: &[Document<'_>], inputs: &Inputs) -> Result<Option<Out
         .collect();
     // Catalog families and preferences among the inputs resolve like any instancetype.
     let mut render_diags = Vec::new();
-    let catalog_docs: Vec<Object> = objects
+    let catalog_docs: Vec<&Object> = objects
         .iter()
+        .copied()
         .filter(|o| render::is_catalog_kind(o))
-        .map(|o| (*o).clone())
         .collect();
     let rendered = if catalog_docs.is_empty() {
         Vec::new()
     } else {
-        match render::render(&catalog_docs, &render::RenderOptions::default()) {
+        match render::render(catalog_docs, &render::RenderOptions::default()) {
             Ok(r) => r.objects,
             Err(e) => {
                 render_diags.push(crate::krm::engine::render_diagnostic(&e));

@@ -94,7 +94,7 @@ fn render_families(
         version_label: None,
         sources,
     };
-    match render::render(objects, &options) {
+    match render::render(objects.iter(), &options) {
         Ok(rendered) => objects.extend(rendered.objects),
         Err(e) => diags.push(crate::krm::engine::render_diagnostic(&e)),
     }

@@ -73,15 +73,16 @@ fn role(obj: &Object) -> Role {
     }
 }
 
-type Key = (String, String, String);
+/// Kind, namespace (empty for cluster-scoped kinds) and name.
+type Key<'a> = (&'a str, &'a str, &'a str);
 
-fn key(obj: &Object) -> Key {
+fn key(obj: &Object) -> Key<'_> {
     let ns = if obj.kind().is_namespaced() {
-        obj.namespace().unwrap_or("").to_string()
+        obj.namespace().unwrap_or("")
     } else {
-        String::new()
+        ""
     };
-    (obj.kind_str().to_string(), ns, obj.name().to_string())
+    (obj.kind_str(), ns, obj.name())
 }
 
 /// Read `paths` from disk; failures become findings.
@@ -200,12 +201,12 @@ pub fn process(items: Vec<Object>, config: &FnConfig, placement: Placement) -> P
     // Render.
     let mut rendered = Vec::new();
     if config.render {
-        let catalog_docs: Vec<Object> = out
+        let catalog_docs: Vec<&Object> = out
             .iter()
             .zip(&roles)
             .filter(|(_, r)| **r == Role::Catalog)
-            .map(|(o, _)| o.clone())
-            .chain(path_catalog)
+            .map(|(o, _)| o)
+            .chain(&path_catalog)
             .collect();
         let options = RenderOptions {
             version: config.version_label.as_deref(),
@@ -213,7 +214,7 @@ pub fn process(items: Vec<Object>, config: &FnConfig, placement: Placement) -> P
             sources: &path_sources,
         };
         if !catalog_docs.is_empty() {
-            match render::render(&catalog_docs, &options) {
+            match render::render(catalog_docs, &options) {
                 Ok(r) => {
                     // Labels that disagree with the spec (KV041) are among the per-object
                     // checks below; requirements no rendered instancetype meets (KV042) look
@@ -237,17 +238,27 @@ pub fn process(items: Vec<Object>, config: &FnConfig, placement: Placement) -> P
     }
 
     // Rendered objects replace items of the same identity (an earlier run's output) in place.
-    let positions: HashMap<Key, usize> = out
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| roles[*i] == Role::Object)
-        .map(|(i, o)| (key(o), i))
-        .collect();
+    let targets: Vec<Option<usize>> = {
+        let positions: HashMap<Key<'_>, usize> = out
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| roles[*i] == Role::Object)
+            .map(|(i, o)| (key(o), i))
+            .collect();
+        if positions.is_empty() {
+            vec![None; rendered.len()]
+        } else {
+            rendered
+                .iter()
+                .map(|o| positions.get(&key(o)).copied())
+                .collect()
+        }
+    };
     let mut new_objects = Vec::new();
     let mut replaced = Vec::new();
-    for obj in rendered {
-        match positions.get(&key(&obj)) {
-            Some(&i) => {
+    for (obj, target) in rendered.into_iter().zip(targets) {
+        match target {
+            Some(i) => {
                 let mut value = obj.value;
                 annotations::copy_orchestration(&out[i].value, &mut value);
                 out[i].value = value;

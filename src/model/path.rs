@@ -133,3 +133,25 @@ pub fn is_set(v: &Value, path: &[&str]) -> bool {
 pub fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
     get(v, path).and_then(Value::as_str)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_finds_what_get_finds_in_small_and_large_mappings() {
+        for len in [0, 1, SCAN, SCAN + 1, 40] {
+            let mut map: Map<String, Value> =
+                (0..len).map(|i| (format!("k{i}"), i.into())).collect();
+            for i in 0..len + 2 {
+                let key = format!("k{i}");
+                assert_eq!(map.field(&key), map.get(&key), "{len} {key}");
+                let expected = map.get(&key).cloned();
+                assert_eq!(map.field_mut(&key).cloned(), expected, "{len} {key}");
+                let value = Value::Object(map.clone());
+                assert_eq!(value.field(&key), map.get(&key), "{len} {key}");
+            }
+        }
+        assert_eq!(Value::from(1).field("k0"), None);
+    }
+}

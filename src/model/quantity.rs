@@ -21,8 +21,10 @@
 //! more than [`MAX_DIGITS`] digits (e.g. a 20-digit mantissa with an `e100000` exponent) is
 //! rejected instead of exhausting memory.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::fmt;
+use std::ops::RangeInclusive;
 
 use serde_json::Value;
 
@@ -125,7 +127,11 @@ impl Quantity {
         if precision >= 0 {
             scale = scale.wrapping_sub(parts.denom.len() as i32);
             if scale >= -9 {
-                let shifted = format!("{}{}", parts.num, parts.denom);
+                let shifted: Cow<'_, str> = if parts.denom.is_empty() {
+                    Cow::Borrowed(parts.num)
+                } else {
+                    Cow::Owned(format!("{}{}", parts.num, parts.denom))
+                };
                 let value: i64 = shifted.parse().map_err(|_| QuantityError)?;
                 if let Some(mut result) = value.checked_mul(mantissa) {
                     if !parts.positive {
@@ -262,6 +268,20 @@ impl Quantity {
 
     /// Go's `Cmp`: the exact numeric comparison of two quantities (formats ignored).
     pub fn cmp_value(&self, other: &Quantity) -> Ordering {
+        if let (
+            Amount::Int {
+                value: a,
+                scale: sa,
+            },
+            Amount::Int {
+                value: b,
+                scale: sb,
+            },
+        ) = (&self.amount, &other.amount)
+            && let Some(ordering) = cmp_small(*a, *sa, *b, *sb)
+        {
+            return ordering;
+        }
         self.as_dec().cmp_num(&other.as_dec())
     }
 
@@ -435,6 +455,21 @@ struct Parts<'a> {
     /// The fractional digits.
     denom: &'a str,
     suffix: &'a str,
+}
+
+/// `a × 10^sa` against `b × 10^sb` in `i128` arithmetic, when the scales are small and the
+/// scaled values fit (the common case); `None` leaves the comparison to [`BigDec`].
+fn cmp_small(a: i64, sa: i32, b: i64, sb: i32) -> Option<Ordering> {
+    const SMALL: RangeInclusive<i32> = -38..=38;
+    if !SMALL.contains(&sa) || !SMALL.contains(&sb) {
+        return None;
+    }
+    let low = sa.min(sb);
+    let scaled = |v: i64, s: i32| -> Option<i128> {
+        let power = 10i128.checked_pow(u32::try_from(s - low).ok()?)?;
+        i128::from(v).checked_mul(power)
+    };
+    Some(scaled(a, sa)?.cmp(&scaled(b, sb)?))
 }
 
 /// Splits a quantity string the way Go's `parseQuantityString` does.
@@ -1309,5 +1344,58 @@ mod tests {
         assert_eq!(q("-100m").as_f64(), -0.1);
         assert_eq!(q("1.5Gi").as_f64(), 1610612736.0);
         assert_eq!(q("0").as_f64(), 0.0);
+    }
+
+    #[test]
+    fn small_comparison_agrees_with_the_exact_decimal_one() {
+        let values = [
+            0,
+            1,
+            -1,
+            7,
+            10,
+            1000,
+            1024,
+            -4096,
+            999_999_999,
+            i64::MAX,
+            i64::MIN,
+            i64::MAX / 10,
+        ];
+        let scales = [
+            0,
+            1,
+            -1,
+            3,
+            -3,
+            9,
+            -9,
+            18,
+            -18,
+            37,
+            38,
+            -38,
+            39,
+            -39,
+            i32::MAX,
+            i32::MIN,
+        ];
+        for &a in &values {
+            for &b in &values {
+                for &sa in &scales {
+                    for &sb in &scales {
+                        let exact = BigDec::from_int(a, sa).cmp_num(&BigDec::from_int(b, sb));
+                        if let Some(small) = cmp_small(a, sa, b, sb) {
+                            assert_eq!(small, exact, "{a}e{sa} vs {b}e{sb}");
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(cmp_small(1, 0, 1, 0), Some(Ordering::Equal));
+        let q = |s: &str| Quantity::parse(s).unwrap();
+        assert!(q("1Gi").eq_value(&q("1024Mi")));
+        assert!(q("1G").cmp_value(&q("1Gi")).is_lt());
+        assert!(q("1500m").eq_value(&q("1.5")));
     }
 }

@@ -5,7 +5,9 @@
 //! `null` removes the key. New keys are appended, so the first fragment that mentions a key
 //! decides where it appears in the output.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
+
+use crate::model::path::Fields;
 
 /// Merge `overlay` into `base` in place.
 pub fn deep_merge(base: &mut Value, overlay: &Value) {
@@ -35,33 +37,41 @@ pub fn deep_merge_owned(base: &mut Value, overlay: Value) {
     match (base, overlay) {
         (Value::Object(base), Value::Object(overlay)) => {
             for (key, value) in overlay {
-                if value.is_null() {
-                    base.shift_remove(&key);
-                    continue;
-                }
-                match base.get_mut(&key) {
-                    Some(existing) if existing.is_object() && value.is_object() => {
-                        deep_merge_owned(existing, value);
-                    }
-                    _ => {
-                        base.insert(key, strip_nulls_owned(value));
-                    }
-                }
+                merge_entry(base, key, value);
             }
         }
         (base, overlay) => *base = strip_nulls_owned(overlay),
     }
 }
 
-fn strip_nulls_owned(value: Value) -> Value {
-    match value {
-        Value::Object(map) => Value::Object(
-            map.into_iter()
-                .filter(|(_, v)| !v.is_null())
-                .map(|(k, v)| (k, strip_nulls_owned(v)))
-                .collect(),
-        ),
-        other => other,
+/// Merge `value` into the entry `key` of `base`, as [`deep_merge_owned`] merges each entry of
+/// a mapping: the same as merging `{key: value}` into `base`, without building that mapping.
+pub fn merge_entry(base: &mut Map<String, Value>, key: String, value: Value) {
+    if value.is_null() {
+        base.shift_remove(&key);
+        return;
+    }
+    match base.field_mut(&key) {
+        Some(existing) if existing.is_object() && value.is_object() => {
+            deep_merge_owned(existing, value);
+        }
+        Some(existing) => *existing = strip_nulls_owned(value),
+        None => {
+            base.insert(key, strip_nulls_owned(value));
+        }
+    }
+}
+
+/// `value` without `null` entries in its mappings, removed in place (no rebuilt mappings).
+fn strip_nulls_owned(mut value: Value) -> Value {
+    strip_nulls_in_place(&mut value);
+    value
+}
+
+fn strip_nulls_in_place(value: &mut Value) {
+    if let Value::Object(map) = value {
+        map.retain(|_, v| !v.is_null());
+        map.values_mut().for_each(strip_nulls_in_place);
     }
 }
 
@@ -118,6 +128,31 @@ mod tests {
         let mut owned = base;
         deep_merge_owned(&mut owned, overlay);
         assert_eq!(owned, borrowed);
+    }
+
+    #[test]
+    fn merging_an_entry_is_merging_a_one_entry_map() {
+        let base = json!({"a": {"x": 1, "y": {"k": 1}}, "b": "keep", "c": {"d": 1}});
+        let values = [
+            json!({"y": {"k": null, "n": {"m": null, "o": 2}}, "x": null, "z": [null]}),
+            json!(null),
+            json!("text"),
+            json!({"n": null}),
+        ];
+        for key in ["a", "b", "c", "new"] {
+            for value in &values {
+                let mut whole = base.clone();
+                deep_merge_owned(&mut whole, json!({ key: value.clone() }));
+                let mut entry = base.clone();
+                merge_entry(
+                    entry.as_object_mut().unwrap(),
+                    key.to_string(),
+                    value.clone(),
+                );
+                // The text compares key order too.
+                assert_eq!(entry.to_string(), whole.to_string(), "{key}: {value}");
+            }
+        }
     }
 
     #[test]

@@ -39,7 +39,7 @@ pub use error::{Combination, RenderError};
 
 use crate::load::locate::{self, Step};
 use family::Family;
-use merge::{deep_merge, deep_merge_owned};
+use merge::{deep_merge, deep_merge_owned, merge_entry};
 use parts::{Part, PartLibrary};
 use preference::Preference;
 use template::{FieldStep, LeafError, LeafErrorKind, Templates, context, field_to_string};
@@ -158,6 +158,10 @@ impl<'a> Doc<'a> {
 
     /// The origin of the field at `steps`, as precise as the source text allows.
     fn at(&self, steps: &[Step<'_>]) -> Origin {
+        if steps.is_empty() {
+            // The document itself: its own line, nothing to search.
+            return self.obj.origin.clone();
+        }
         match (self.text, self.obj.origin.line) {
             (Some((text, first)), Some(line)) if line >= first => {
                 let found = locate::locate(text, line - first + 1, steps);
@@ -301,7 +305,10 @@ impl FamilyScope {
 /// # Errors
 /// The first failure in catalog order: a malformed document, an unknown part, a template that
 /// does not render, or two definitions of the same kind and name.
-pub fn render(objects: &[Object], options: &RenderOptions<'_>) -> Result<Rendered, RenderError> {
+pub fn render<'o>(
+    objects: impl IntoIterator<Item = &'o Object>,
+    options: &RenderOptions<'_>,
+) -> Result<Rendered, RenderError> {
     let texts: HashMap<&str, &str> = options
         .sources
         .iter()
@@ -503,7 +510,14 @@ fn merged_defaults(parts: &[&Part<'_>], own: Option<&Value>) -> Value {
 /// Where a fragment sits, for error messages: its document and the path to it there.
 struct Site<'d, 'a> {
     doc: &'d Doc<'a>,
-    steps: Vec<Step<'d>>,
+    steps: &'d [Step<'d>],
+}
+
+/// The mapping `{key: value}`.
+fn single(key: &str, value: Value) -> Value {
+    let mut map = Map::with_capacity(1);
+    map.insert(key.to_string(), value);
+    Value::Object(map)
 }
 
 fn render_job<'a>(
@@ -592,11 +606,13 @@ fn render_job<'a>(
             )
         }
     };
-    let mut object = json!({
-        "apiVersion": OUTPUT_API_VERSION,
-        "kind": "",
-        "metadata": {"name": name},
-    });
+    let mut object = Map::new();
+    object.insert("apiVersion".into(), Value::from(OUTPUT_API_VERSION));
+    object.insert("kind".into(), Value::from(""));
+    object.insert(
+        "metadata".into(),
+        single("name", Value::from(name.as_str())),
+    );
     let render = |tree: &'a Value, site: &Site<'_, '_>| -> Result<Option<Value>, RenderError> {
         templates
             .render_tree(tree, &ctx)
@@ -605,34 +621,34 @@ fn render_job<'a>(
     for part in parts {
         for (tree, key) in [(part.metadata, "metadata"), (part.spec, "spec")] {
             let Some(tree) = tree else { continue };
-            let rest = [Step::Key(key)];
             let site = Site {
                 doc: &part.doc,
-                steps: part.steps(&rest),
+                steps: &[Step::Key("parts"), Step::Key(part.name), Step::Key(key)],
             };
             if let Some(fragment) = render(tree, &site)? {
-                deep_merge_owned(&mut object, json!({ key: fragment }));
+                merge_entry(&mut object, key.to_string(), fragment);
             }
         }
     }
+    let mut object = Value::Object(object);
     for (tree, key) in own {
         let Some(tree) = tree else { continue };
         let site = Site {
             doc,
-            steps: vec![Step::Key("spec"), Step::Key(key)],
+            steps: &[Step::Key("spec"), Step::Key(key)],
         };
         let Some(fragment) = render(tree, &site)? else {
             continue;
         };
         let fragment = match key {
             "template" => fragment,
-            _ => json!({"metadata": {key: fragment}}),
+            _ => single("metadata", single(key, fragment)),
         };
         deep_merge_owned(&mut object, fragment);
     }
     // Identity is not the templates' to change.
-    object["apiVersion"] = json!(OUTPUT_API_VERSION);
-    object["metadata"]["name"] = json!(name);
+    object["apiVersion"] = Value::from(OUTPUT_API_VERSION);
+    object["metadata"]["name"] = Value::String(name);
     for key in ["labels", "annotations"] {
         stringify(&mut object, key).map_err(|message| RenderError::Output {
             location: origin.clone(),
@@ -657,7 +673,7 @@ fn render_job<'a>(
         } else {
             object.clone().unwrap_or_default()
         };
-        value["kind"] = json!(kind);
+        value["kind"] = Value::from(*kind);
         out.push((Object::new(value, origin.clone()), combination.clone()));
     }
     Ok(out)
@@ -675,8 +691,8 @@ fn stringify(object: &mut Value, key: &str) -> Result<(), String> {
     for (k, v) in map.iter_mut() {
         match v {
             Value::String(_) => {}
-            Value::Number(n) => *v = json!(n.to_string()),
-            Value::Bool(b) => *v = json!(b.to_string()),
+            Value::Number(n) => *v = Value::String(n.to_string()),
+            Value::Bool(b) => *v = Value::String(b.to_string()),
             _ => {
                 return Err(format!(
                     "the value of `{k}` must be a string, number or boolean"
@@ -688,9 +704,9 @@ fn stringify(object: &mut Value, key: &str) -> Result<(), String> {
 }
 
 fn leaf_error(site: &Site<'_, '_>, error: LeafError, combination: &Combination) -> RenderError {
-    let mut steps = site.steps.clone();
+    let mut steps = site.steps.to_vec();
     let mut field = Vec::new();
-    for step in &site.steps {
+    for step in site.steps {
         field.push(match step {
             Step::Key(k) => FieldStep::Key((*k).to_string()),
             Step::Index(i) => FieldStep::Index(*i),

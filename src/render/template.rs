@@ -129,7 +129,9 @@ enum Piece<'s> {
 /// The template leaves of a catalog, compiled once per run.
 pub struct Templates<'e, 's> {
     env: &'e Environment<'s>,
-    leaves: HashMap<&'s str, (Leaf<'e, 's>, Option<Shortcut<'s>>)>,
+    /// Where each leaf text is in `compiled` (a text met twice is compiled once).
+    leaves: HashMap<&'s str, usize>,
+    compiled: Vec<(Leaf<'e, 's>, Option<Shortcut<'s>>)>,
     /// The trees given to [`Templates::add_tree`], by address, with their template leaves
     /// found: rendering walks these instead of testing every string again.
     trees: HashMap<usize, Node<'s>>,
@@ -142,15 +144,16 @@ enum Node<'s> {
     Plain(&'s Value),
     Map(&'s Map<String, Value>, Vec<Node<'s>>),
     List(Vec<Node<'s>>),
-    Leaf(&'s str),
+    /// A template leaf and where it is in [`Templates::compiled`], if it was compiled.
+    Leaf(&'s str, Option<usize>),
 }
 
 impl<'s> Node<'s> {
-    fn of(tree: &'s Value) -> Node<'s> {
+    fn of(tree: &'s Value, leaves: &HashMap<&'s str, usize>) -> Node<'s> {
         match tree {
-            Value::String(s) if is_template(s) => Node::Leaf(s),
+            Value::String(s) if is_template(s) => Node::Leaf(s, leaves.get(s.as_str()).copied()),
             Value::Object(map) => {
-                let nodes: Vec<Node<'s>> = map.values().map(Node::of).collect();
+                let nodes: Vec<Node<'s>> = map.values().map(|v| Node::of(v, leaves)).collect();
                 if nodes.iter().all(|n| matches!(n, Node::Plain(_))) {
                     Node::Plain(tree)
                 } else {
@@ -158,7 +161,7 @@ impl<'s> Node<'s> {
                 }
             }
             Value::Array(items) => {
-                let nodes: Vec<Node<'s>> = items.iter().map(Node::of).collect();
+                let nodes: Vec<Node<'s>> = items.iter().map(|v| Node::of(v, leaves)).collect();
                 if nodes.iter().all(|n| matches!(n, Node::Plain(_))) {
                     Node::Plain(tree)
                 } else {
@@ -193,6 +196,7 @@ impl<'e, 's> Templates<'e, 's> {
         Templates {
             env,
             leaves: HashMap::new(),
+            compiled: Vec::new(),
             trees: HashMap::new(),
             shortcuts: true,
         }
@@ -209,10 +213,10 @@ impl<'e, 's> Templates<'e, 's> {
 
     /// Compile every template leaf of `tree`.
     pub fn add_tree(&mut self, tree: &'s Value) {
+        self.add_leaves(tree);
         self.trees
             .entry(std::ptr::from_ref(tree) as usize)
-            .or_insert_with(|| Node::of(tree));
-        self.add_leaves(tree);
+            .or_insert_with(|| Node::of(tree, &self.leaves));
     }
 
     fn add_leaves(&mut self, tree: &'s Value) {
@@ -227,7 +231,8 @@ impl<'e, 's> Templates<'e, 's> {
     fn add_leaf(&mut self, s: &'s str) {
         if is_template(s) && !self.leaves.contains_key(s) {
             let shortcut = if self.shortcuts { shortcut(s) } else { None };
-            self.leaves.insert(s, (self.compile(s), shortcut));
+            self.leaves.insert(s, self.compiled.len());
+            self.compiled.push((self.compile(s), shortcut));
         }
     }
 
@@ -253,7 +258,7 @@ impl<'e, 's> Templates<'e, 's> {
         let node = match self.trees.get(&(std::ptr::from_ref(tree) as usize)) {
             Some(node) => node,
             None => {
-                marked_now = Node::of(tree);
+                marked_now = Node::of(tree, &self.leaves);
                 &marked_now
             }
         };
@@ -273,9 +278,9 @@ impl<'e, 's> Templates<'e, 's> {
     ) -> Result<Option<Value>, LeafErrorKind> {
         match node {
             Node::Plain(value) => Ok(Some((*value).clone())),
-            Node::Leaf(s) => self.render_leaf(s, ctx),
+            Node::Leaf(s, compiled) => self.render_leaf(s, *compiled, ctx),
             Node::Map(map, nodes) => {
-                let mut out = Map::new();
+                let mut out = Map::with_capacity(nodes.len());
                 for ((key, _), node) in map.iter().zip(nodes) {
                     field.push(Step::Key(key));
                     let rendered = self.render_marked(node, ctx, field)?;
@@ -302,16 +307,15 @@ impl<'e, 's> Templates<'e, 's> {
         }
     }
 
+    /// Render the template leaf `s` (its index in `compiled`, if it was compiled).
     fn render_leaf(
         &self,
         s: &'s str,
+        compiled: Option<usize>,
         ctx: &minijinja::Value,
     ) -> Result<Option<Value>, LeafErrorKind> {
-        if !is_template(s) {
-            return Ok(Some(Value::String(s.to_string())));
-        }
         let compiled_now;
-        let leaf = match self.leaves.get(s) {
+        let leaf = match compiled.map(|i| &self.compiled[i]) {
             Some((leaf, shortcut)) => {
                 if let Some(answer) = shortcut.as_ref().and_then(|sc| answer(sc, ctx)) {
                     return answer;

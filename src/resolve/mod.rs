@@ -6,11 +6,13 @@
 //! live in `default`, as they would once applied with `kubectl apply` in that namespace.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 
 use crate::model::{Kind, Object};
 
 /// The lookup key: kind string, namespace (`""` for cluster-scoped kinds) and name.
-type Key = (String, String, String);
+/// Kind, namespace (empty for cluster-scoped kinds) and name.
+type Key<'a> = (&'a str, &'a str, &'a str);
 
 /// Kinds that are cluster-scoped among those kvrender looks up.
 fn is_cluster_scoped(kind: &str) -> bool {
@@ -28,7 +30,7 @@ pub type Fallback = fn(&str, &str, &str) -> Option<&'static Object>;
 /// An index of objects for lookups by kind, namespace and name.
 #[derive(Debug, Default)]
 pub struct Index<'a> {
-    map: HashMap<Key, &'a Object>,
+    map: HashMap<Key<'a>, &'a Object>,
     duplicates: Vec<(&'a Object, &'a Object)>,
     fallback: Option<Fallback>,
 }
@@ -39,31 +41,35 @@ impl<'a> Index<'a> {
         Index::default()
     }
 
-    fn key(obj: &Object) -> Key {
-        let kind = obj.kind_str().to_string();
-        let ns = if is_cluster_scoped(&kind) {
-            String::new()
+    fn key(obj: &Object) -> Key<'_> {
+        let kind = obj.kind_str();
+        let ns = if is_cluster_scoped(kind) {
+            ""
         } else {
-            obj.effective_namespace().to_string()
+            obj.effective_namespace()
         };
-        (kind, ns, obj.name().to_string())
+        (kind, ns, obj.name())
     }
 
     /// Add a layer of objects. Objects already present (from an earlier layer) win; within one
     /// layer, the first definition wins and the pair is remembered as a duplicate.
     pub fn add_layer(&mut self, objects: impl IntoIterator<Item = &'a Object>) {
-        let mut this_layer: HashMap<Key, &'a Object> = HashMap::new();
+        let objects: Vec<&'a Object> = objects
+            .into_iter()
+            .filter(|obj| !obj.name().is_empty() && indexed(obj))
+            .collect();
+        // Sized once: growing the tables rehashes every key.
+        self.map.reserve(objects.len());
+        let mut this_layer: HashMap<Key<'a>, &'a Object> = HashMap::with_capacity(objects.len());
         for obj in objects {
-            if obj.name().is_empty() || !indexed(obj) {
-                continue;
-            }
             let key = Self::key(obj);
-            if let Some(first) = this_layer.get(&key) {
-                self.duplicates.push((first, obj));
-                continue;
+            match this_layer.entry(key) {
+                Entry::Occupied(first) => self.duplicates.push((first.get(), obj)),
+                Entry::Vacant(entry) => {
+                    entry.insert(obj);
+                    self.map.entry(key).or_insert(obj);
+                }
             }
-            this_layer.insert(key.clone(), obj);
-            self.map.entry(key).or_insert(obj);
         }
     }
 
@@ -86,7 +92,7 @@ impl<'a> Index<'a> {
             namespace
         };
         self.map
-            .get(&(kind.to_string(), ns.to_string(), name.to_string()))
+            .get(&(kind, ns, name))
             .copied()
             .or_else(|| self.fallback.and_then(|f| f(kind, ns, name)))
     }

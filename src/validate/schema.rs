@@ -112,17 +112,42 @@ fn fits(v: &Value, ty: Ty) -> bool {
     }
 }
 
-fn join(parent: &str, key: &str) -> String {
-    if parent.is_empty() {
-        key.to_string()
-    } else {
-        format!("{parent}.{key}")
+/// One step from the root of a walk to a value, borrowed from the value.
+#[derive(Clone, Copy)]
+enum Step<'v> {
+    Key(&'v str),
+    Index(usize),
+}
+
+/// The dotted path of the steps after `root` (built only for a problem, never on the way).
+fn path_of(root: &str, steps: &[Step<'_>]) -> String {
+    let mut path = root.to_string();
+    for step in steps {
+        match step {
+            Step::Key(key) => {
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(key);
+            }
+            Step::Index(i) => {
+                path.push('[');
+                path.push_str(&i.to_string());
+                path.push(']');
+            }
+        }
     }
+    path
 }
 
 /// Check `v` against `ty`; `path` is where `v` sits. Nulls are accepted everywhere: the API
 /// server drops them.
 pub fn check(v: &Value, ty: Ty, path: &str, out: &mut Vec<Problem>) {
+    walk(v, ty, path, &mut Vec::new(), out);
+}
+
+/// [`check`] of the value at `steps` below `root`.
+fn walk<'v>(v: &'v Value, ty: Ty, root: &str, steps: &mut Vec<Step<'v>>, out: &mut Vec<Problem>) {
     if v.is_null() {
         return;
     }
@@ -134,7 +159,7 @@ pub fn check(v: &Value, ty: Ty, path: &str, out: &mut Vec<Problem>) {
             _ => ty.describe(),
         };
         out.push(Problem::WrongType {
-            path: path.to_string(),
+            path: path_of(root, steps),
             expected,
             found: found(v),
         });
@@ -145,9 +170,13 @@ pub fn check(v: &Value, ty: Ty, path: &str, out: &mut Vec<Problem>) {
             let Some(map) = v.as_object() else { return };
             for (key, child) in map {
                 match fields.iter().find(|f| f.0 == key) {
-                    Some(f) => check(child, f.1, &join(path, key), out),
+                    Some(f) => {
+                        steps.push(Step::Key(key));
+                        walk(child, f.1, root, steps, out);
+                        steps.pop();
+                    }
                     None => out.push(Problem::Unknown {
-                        parent: path.to_string(),
+                        parent: path_of(root, steps),
                         key: key.clone(),
                         suggestion: fields
                             .iter()
@@ -160,7 +189,9 @@ pub fn check(v: &Value, ty: Ty, path: &str, out: &mut Vec<Problem>) {
         Ty::List(item) => {
             if let Some(items) = v.as_array() {
                 for (i, child) in items.iter().enumerate() {
-                    check(child, *item, &format!("{path}[{i}]"), out);
+                    steps.push(Step::Index(i));
+                    walk(child, *item, root, steps, out);
+                    steps.pop();
                 }
             }
         }
@@ -476,6 +507,31 @@ mod tests {
             paths,
             ["spec.cpu.guest", "spec.memory.guest", "spec.gpus[1]"]
         );
+    }
+
+    #[test]
+    fn paths_start_at_the_given_root() {
+        const ITEM: Ty = Ty::Struct(&[Field("a", Ty::Struct(&[]))]);
+        let list = json!([{"a": {"x": 1}}, {"a": 2}]);
+        for (root, parent, path) in [("", "[0].a", "[1].a"), ("r", "r[0].a", "r[1].a")] {
+            let mut out = Vec::new();
+            check(&list, Ty::List(&ITEM), root, &mut out);
+            assert_eq!(
+                out,
+                vec![
+                    Problem::Unknown {
+                        parent: parent.into(),
+                        key: "x".into(),
+                        suggestion: None,
+                    },
+                    Problem::WrongType {
+                        path: path.into(),
+                        expected: "a mapping",
+                        found: "an integer",
+                    },
+                ]
+            );
+        }
     }
 
     #[test]

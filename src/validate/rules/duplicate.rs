@@ -15,6 +15,7 @@
 //! Delete or rename one of them.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 
 use crate::diagnostic::{Diagnostic, Severity, codes};
 use crate::model::{Kind, Object};
@@ -28,48 +29,45 @@ pub const RULE: Rule = Rule {
     severity: Severity::Error,
 };
 
-fn identity(obj: &Object) -> (String, String, String, String) {
-    let group = obj
-        .api_version()
-        .split_once('/')
-        .map_or("", |(g, _)| g)
-        .to_string();
+/// API group, kind, namespace and name.
+fn identity(obj: &Object) -> (&str, &str, &str, &str) {
+    let group = obj.api_version().split_once('/').map_or("", |(g, _)| g);
     let namespace = match obj.kind() {
-        Kind::ClusterInstancetype | Kind::ClusterPreference => String::new(),
-        Kind::Other => obj.namespace().unwrap_or("").to_string(),
-        _ => obj.effective_namespace().to_string(),
+        Kind::ClusterInstancetype | Kind::ClusterPreference => "",
+        Kind::Other => obj.namespace().unwrap_or(""),
+        _ => obj.effective_namespace(),
     };
-    (
-        group,
-        obj.kind_str().to_string(),
-        namespace,
-        obj.name().to_string(),
-    )
+    (group, obj.kind_str(), namespace, obj.name())
 }
 
 /// Report every definition after the first of the same object.
 pub fn check<'a>(objects: impl IntoIterator<Item = &'a Object>, out: &mut Vec<Diagnostic>) {
-    let mut seen: HashMap<_, &Object> = HashMap::new();
+    let objects = objects.into_iter();
+    // Nearly every object is seen once: size the table once instead of growing it.
+    let mut seen: HashMap<_, &Object> = HashMap::with_capacity(objects.size_hint().0);
     for obj in objects {
         if obj.name().is_empty() {
             continue;
         }
-        match seen.get(&identity(obj)) {
-            Some(first) => out.push(
-                Diagnostic::error(
-                    RULE.code,
-                    obj.origin.clone(),
-                    format!(
-                        "{} is defined twice: first at {} (document {})",
-                        obj.object_ref(),
-                        first.origin,
-                        first.origin.index + 1
-                    ),
-                )
-                .with_object(obj.object_ref()),
-            ),
-            None => {
-                seen.insert(identity(obj), obj);
+        match seen.entry(identity(obj)) {
+            Entry::Occupied(first) => {
+                let first = first.get();
+                out.push(
+                    Diagnostic::error(
+                        RULE.code,
+                        obj.origin.clone(),
+                        format!(
+                            "{} is defined twice: first at {} (document {})",
+                            obj.object_ref(),
+                            first.origin,
+                            first.origin.index + 1
+                        ),
+                    )
+                    .with_object(obj.object_ref()),
+                );
+            }
+            Entry::Vacant(entry) => {
+                entry.insert(obj);
             }
         }
     }

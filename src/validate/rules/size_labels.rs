@@ -39,9 +39,12 @@
 //! Correct the label or the spec; in a catalog family, take both from the same size cell
 //! (`"{{ size.cpu }}"`).
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 
 use crate::diagnostic::{Diagnostic, Severity, codes};
+use crate::model::path::Fields;
 use crate::model::quantity::Quantity;
 use crate::model::{Kind, Object, path};
 use crate::validate::Rule;
@@ -53,9 +56,6 @@ pub const RULE: Rule = Rule {
     summary: "An instancetype or preference label (cpu, memory, hugepages, dedicatedCPUPlacement, required-cpu, ...) disagrees with its spec.",
     severity: Severity::Error,
 };
-
-/// The label prefix of every checked label.
-const PREFIX: &str = "instancetype.kubevirt.io/";
 
 /// How a label's value is compared with the spec.
 #[derive(Clone, Copy)]
@@ -70,55 +70,71 @@ enum Compare {
     Flag,
 }
 
-/// Label (without the prefix), spec field, comparison.
+/// Label, spec field, comparison.
 const INSTANCETYPE_LABELS: &[(&str, &[&str], Compare)] = &[
-    ("cpu", &["spec", "cpu", "guest"], Compare::Count),
-    ("memory", &["spec", "memory", "guest"], Compare::Quantity),
     (
-        "hugepages",
+        "instancetype.kubevirt.io/cpu",
+        &["spec", "cpu", "guest"],
+        Compare::Count,
+    ),
+    (
+        "instancetype.kubevirt.io/memory",
+        &["spec", "memory", "guest"],
+        Compare::Quantity,
+    ),
+    (
+        "instancetype.kubevirt.io/hugepages",
         &["spec", "memory", "hugepages", "pageSize"],
         Compare::Quantity,
     ),
     (
-        "dedicatedCPUPlacement",
+        "instancetype.kubevirt.io/dedicatedCPUPlacement",
         &["spec", "cpu", "dedicatedCPUPlacement"],
         Compare::Flag,
     ),
     (
-        "isolateEmulatorThread",
+        "instancetype.kubevirt.io/isolateEmulatorThread",
         &["spec", "cpu", "isolateEmulatorThread"],
         Compare::Flag,
     ),
     (
-        "numa",
+        "instancetype.kubevirt.io/numa",
         &["spec", "cpu", "numa", "guestMappingPassthrough"],
         Compare::Flag,
     ),
-    ("realtime", &["spec", "cpu", "realtime"], Compare::Flag),
+    (
+        "instancetype.kubevirt.io/realtime",
+        &["spec", "cpu", "realtime"],
+        Compare::Flag,
+    ),
 ];
 
 const PREFERENCE_LABELS: &[(&str, &[&str], Compare)] = &[
     (
-        "required-cpu",
+        "instancetype.kubevirt.io/required-cpu",
         &["spec", "requirements", "cpu", "guest"],
         Compare::Count,
     ),
     (
-        "required-memory",
+        "instancetype.kubevirt.io/required-memory",
         &["spec", "requirements", "memory", "guest"],
         Compare::Quantity,
     ),
     (
-        "required-architecture",
+        "instancetype.kubevirt.io/required-architecture",
         &["spec", "requirements", "architecture"],
         Compare::Text,
     ),
     (
-        "preferred-architecture",
+        "instancetype.kubevirt.io/preferred-architecture",
         &["spec", "preferredArchitecture"],
         Compare::Text,
     ),
-    ("arch", &["spec", "preferredArchitecture"], Compare::Text),
+    (
+        "instancetype.kubevirt.io/arch",
+        &["spec", "preferredArchitecture"],
+        Compare::Text,
+    ),
 ];
 
 /// Check one object's labels against its spec; other kinds are skipped.
@@ -132,15 +148,14 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
     else {
         return;
     };
-    for (suffix, field, compare) in table {
-        let key = format!("{PREFIX}{suffix}");
-        let Some(label) = labels.get(&key) else {
+    for (key, field, compare) in table {
+        let Some(label) = labels.field(key) else {
             continue;
         };
-        let label = match label {
-            Value::String(s) => s.clone(),
-            Value::Number(n) => n.to_string(),
-            Value::Bool(b) => b.to_string(),
+        let label: Cow<'_, str> = match label {
+            Value::String(s) => Cow::Borrowed(s),
+            Value::Number(n) => Cow::Owned(n.to_string()),
+            Value::Bool(b) => Cow::Owned(b.to_string()),
             // A label that is not a scalar is the schema checks' business.
             _ => continue,
         };
