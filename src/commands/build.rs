@@ -116,6 +116,9 @@ pub fn run(args: &BuildArgs) -> Result<Outcome> {
             );
         }
     }
+    // Freeing every tree takes longer than printing them; let a worker do it while the output
+    // is written.
+    rayon::spawn(move || drop(items));
     Ok(out)
 }
 
