@@ -29,6 +29,86 @@ fn has_content(line: &str) -> bool {
 /// Split `text` into documents. Chunks without any content (only comments, blank lines or
 /// markers) are dropped, as a YAML parser yields no object for them.
 pub fn split(text: &str) -> Vec<Chunk<'_>> {
+    split_in(text, rayon::current_num_threads() * 4, PARALLEL_FROM)
+}
+
+/// Texts at least this long are cut into pieces that are split in parallel.
+const PARALLEL_FROM: usize = 1 << 20;
+
+/// [`split`], cutting `text` into up to `pieces` pieces when it is at least `min_len` bytes long.
+///
+/// A piece ends just before a `---` marker line, where a serial scan would end a document too:
+/// YAML allows such a line only at a document boundary. Streams with directives (`%YAML`) are
+/// split serially, since a directive belongs to the document that the next marker opens.
+fn split_in(text: &str, pieces: usize, min_len: usize) -> Vec<Chunk<'_>> {
+    use rayon::prelude::*;
+
+    let cuts = if text.len() >= min_len && pieces > 1 && !has_directive(text) {
+        cut_points(text, pieces)
+    } else {
+        Vec::new()
+    };
+    if cuts.is_empty() {
+        return split_serial(text).0;
+    }
+    let bounds: Vec<(usize, usize)> = std::iter::once(0)
+        .chain(cuts.iter().copied())
+        .zip(cuts.iter().copied().chain(std::iter::once(text.len())))
+        .collect();
+    let parts: Vec<(Vec<Chunk<'_>>, u32)> = bounds
+        .par_iter()
+        .map(|&(from, to)| split_serial(&text[from..to]))
+        .collect();
+    let mut chunks = Vec::with_capacity(parts.iter().map(|(c, _)| c.len()).sum());
+    let mut lines_before = 0u32;
+    for (part, lines) in parts {
+        chunks.extend(part.into_iter().map(|mut c| {
+            c.first_line += lines_before;
+            c.content_line = c.content_line.map(|l| l + lines_before);
+            c
+        }));
+        lines_before += lines;
+    }
+    chunks
+}
+
+/// Whether a line of `text` starts with `%`.
+fn has_directive(text: &str) -> bool {
+    text.starts_with('%') || memchr::memmem::find(text.as_bytes(), b"\n%").is_some()
+}
+
+/// Up to `pieces - 1` offsets, increasing, each the start of a `---` marker line.
+fn cut_points(text: &str, pieces: usize) -> Vec<usize> {
+    let bytes = text.as_bytes();
+    let mut cuts = Vec::new();
+    let mut from = 0usize;
+    for i in 1..pieces {
+        let target = (text.len() / pieces * i).max(from);
+        let mut at = target;
+        let found = loop {
+            let Some(hit) = memchr::memmem::find(&bytes[at..], b"\n---") else {
+                break None;
+            };
+            let line = at + hit + 1;
+            if is_marker(text[line..].split('\n').next().unwrap_or(""), "---") {
+                break Some(line);
+            }
+            at = line;
+        };
+        match found {
+            Some(line) if line > from => {
+                cuts.push(line);
+                from = line;
+            }
+            Some(_) => {}
+            None => break,
+        }
+    }
+    cuts
+}
+
+/// Split serially; also returns how many lines `text` has.
+fn split_serial(text: &str) -> (Vec<Chunk<'_>>, u32) {
     let mut chunks = Vec::new();
     let mut start = 0usize;
     let mut start_line = 1u32;
@@ -79,7 +159,7 @@ pub fn split(text: &str) -> Vec<Chunk<'_>> {
     if offset > start {
         push(&mut chunks, &text[start..offset], start_line, content_line);
     }
-    chunks
+    (chunks, line_no)
 }
 
 /// The lines of `text`, each with its line break (as `str::split_inclusive('\n')`), found with
@@ -157,6 +237,53 @@ mod tests {
             .collect();
         assert_eq!(got, vec![(1, Some(2)), (3, Some(5)), (6, Some(6))]);
         assert_eq!(chunks[1].text, "---\n# c\nb: 2\n");
+    }
+
+    /// A stream with every construct the splitter looks at, many times over.
+    fn tricky_stream(copies: usize) -> String {
+        let mut text = String::from("# head\n");
+        for i in 0..copies {
+            match i % 7 {
+                0 => text.push_str(&format!("---\na: {i}\nb: |\n  ---x\n  text\n")),
+                1 => text.push_str(&format!("--- # c\n\n# only comments\nc: {i}\n...\n")),
+                2 => text.push_str("---\n---\n"),
+                3 => text.push_str(&format!("--- {{d: {i}}}\n")),
+                4 => text.push_str(&format!("---\r\ne: {i}\r\n")),
+                5 => text.push_str(&format!("----\nf: {i}\n--- \ng: 1\n")),
+                _ => text.push_str(&format!("---\t\nh:\n  - {i}\n")),
+            }
+        }
+        text
+    }
+
+    #[test]
+    fn parallel_split_equals_serial_split() {
+        let text = tricky_stream(500);
+        let serial = split_serial(&text).0;
+        assert!(serial.len() > 300);
+        for pieces in [2, 3, 8, 64, 1000] {
+            assert_eq!(split_in(&text, pieces, 0), serial, "{pieces} pieces");
+        }
+        // Directives keep the split serial, and the result is the same.
+        let with_directive = format!("{text}%YAML 1.2\n---\nz: 1\n");
+        assert_eq!(
+            split_in(&with_directive, 8, 0),
+            split_serial(&with_directive).0
+        );
+        assert!(has_directive(&with_directive));
+        assert!(!has_directive(&text));
+    }
+
+    #[test]
+    fn cut_points_start_marker_lines() {
+        let text = tricky_stream(100);
+        let cuts = cut_points(&text, 16);
+        assert!(cuts.len() > 4);
+        assert!(cuts.windows(2).all(|w| w[0] < w[1]));
+        for at in cuts {
+            assert_eq!(text.as_bytes()[at - 1], b'\n');
+            assert!(is_marker(text[at..].lines().next().unwrap_or(""), "---"));
+        }
     }
 
     #[test]
