@@ -452,21 +452,11 @@ fn plain(text: &str) -> Option<Value> {
                 "null" => return Some(Value::Null),
                 _ => {}
             }
-            let lower = text.to_ascii_lowercase();
-            if matches!(
-                lower.as_str(),
-                "y" | "n"
-                    | "yes"
-                    | "no"
-                    | "on"
-                    | "off"
-                    | "true"
-                    | "false"
-                    | "null"
-                    | "nan"
-                    | "inf"
-                    | "infinity"
-            ) {
+            const RETYPED: [&str; 12] = [
+                "y", "n", "yes", "no", "on", "off", "true", "false", "null", "nan", "inf",
+                "infinity",
+            ];
+            if RETYPED.iter().any(|w| w.eq_ignore_ascii_case(text)) {
                 return None;
             }
         }
