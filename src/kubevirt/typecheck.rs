@@ -6,12 +6,10 @@
 //! field types come from the schema `validate` uses (taken from KubeVirt's Go types); only wrong
 //! types are reported here, unknown fields are `validate`'s business.
 
-use std::fmt::Write;
-
 use serde_json::Value;
 
 use crate::model::path;
-use crate::model::path::Fields;
+use crate::model::path::{At, Fields};
 use crate::validate::schema::{self, Field, Ty};
 
 /// One field whose value has the wrong type.
@@ -61,43 +59,6 @@ fn fits_here(v: &Value, ty: Ty) -> bool {
         Ty::StrMap | Ty::QuantityMap | Ty::Struct(_) | Ty::OpaqueMap => v.is_object(),
         Ty::List(_) => v.is_array(),
         Ty::Opaque => true,
-    }
-}
-
-/// Where a value sits: a path prefix, or a key or list index under its parent. Spelled out as a
-/// dotted path (`a.b[0].c`) only when a field is reported.
-#[derive(Clone, Copy)]
-enum At<'a> {
-    /// The path of the value a check starts from (may be empty, or dotted).
-    Root(&'a str),
-    /// Field `key` (possibly dotted) of the parent mapping.
-    Key(&'a At<'a>, &'a str),
-    /// Item `index` of the parent list.
-    Index(&'a At<'a>, usize),
-}
-
-impl At<'_> {
-    fn write(&self, out: &mut String) {
-        match *self {
-            At::Root(path) => out.push_str(path),
-            At::Key(parent, key) => {
-                parent.write(out);
-                if !out.is_empty() {
-                    out.push('.');
-                }
-                out.push_str(key);
-            }
-            At::Index(parent, index) => {
-                parent.write(out);
-                let _ = write!(out, "[{index}]");
-            }
-        }
-    }
-
-    fn path(&self) -> String {
-        let mut out = String::new();
-        self.write(&mut out);
-        out
     }
 }
 

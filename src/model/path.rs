@@ -51,6 +51,46 @@ impl Fields for Value {
     }
 }
 
+/// Where a value sits in a walk: a path prefix, or a key or list index under its parent. Kept on
+/// the stack while walking and spelled out as a dotted path (`a.b[0].c`) only for a finding.
+#[derive(Clone, Copy)]
+pub enum At<'a> {
+    /// The path of the value a walk starts from (may be empty, or dotted).
+    Root(&'a str),
+    /// Field `key` of the parent mapping.
+    Key(&'a At<'a>, &'a str),
+    /// Item `index` of the parent list.
+    Index(&'a At<'a>, usize),
+}
+
+impl At<'_> {
+    fn write(&self, out: &mut String) {
+        match *self {
+            At::Root(path) => out.push_str(path),
+            At::Key(parent, key) => {
+                parent.write(out);
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(key);
+            }
+            At::Index(parent, index) => {
+                parent.write(out);
+                out.push('[');
+                out.push_str(&index.to_string());
+                out.push(']');
+            }
+        }
+    }
+
+    /// The dotted path.
+    pub fn path(&self) -> String {
+        let mut out = String::new();
+        self.write(&mut out);
+        out
+    }
+}
+
 /// The value at `path`, if every step exists.
 pub fn get<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
     let mut cur = v;
@@ -153,5 +193,16 @@ mod tests {
             }
         }
         assert_eq!(Value::from(1).field("k0"), None);
+    }
+
+    #[test]
+    fn at_spells_dotted_paths() {
+        let root = At::Root("spec");
+        let list = At::Key(&root, "disks");
+        let item = At::Index(&list, 2);
+        assert_eq!(At::Key(&item, "name").path(), "spec.disks[2].name");
+        let empty = At::Root("");
+        assert_eq!(At::Key(&empty, "a").path(), "a");
+        assert_eq!(At::Index(&empty, 0).path(), "[0]");
     }
 }

@@ -9,6 +9,8 @@
 
 use serde_json::Value;
 
+use crate::model::path::At;
+
 /// The type of a field.
 #[derive(Clone, Copy, Debug)]
 pub enum Ty {
@@ -112,42 +114,14 @@ fn fits(v: &Value, ty: Ty) -> bool {
     }
 }
 
-/// One step from the root of a walk to a value, borrowed from the value.
-#[derive(Clone, Copy)]
-enum Step<'v> {
-    Key(&'v str),
-    Index(usize),
-}
-
-/// The dotted path of the steps after `root` (built only for a problem, never on the way).
-fn path_of(root: &str, steps: &[Step<'_>]) -> String {
-    let mut path = root.to_string();
-    for step in steps {
-        match step {
-            Step::Key(key) => {
-                if !path.is_empty() {
-                    path.push('.');
-                }
-                path.push_str(key);
-            }
-            Step::Index(i) => {
-                path.push('[');
-                path.push_str(&i.to_string());
-                path.push(']');
-            }
-        }
-    }
-    path
-}
-
 /// Check `v` against `ty`; `path` is where `v` sits. Nulls are accepted everywhere: the API
 /// server drops them.
 pub fn check(v: &Value, ty: Ty, path: &str, out: &mut Vec<Problem>) {
-    walk(v, ty, path, &mut Vec::new(), out);
+    walk(v, ty, &At::Root(path), out);
 }
 
-/// [`check`] of the value at `steps` below `root`.
-fn walk<'v>(v: &'v Value, ty: Ty, root: &str, steps: &mut Vec<Step<'v>>, out: &mut Vec<Problem>) {
+/// [`check`] of the value at `at`.
+fn walk(v: &Value, ty: Ty, at: &At<'_>, out: &mut Vec<Problem>) {
     if v.is_null() {
         return;
     }
@@ -159,7 +133,7 @@ fn walk<'v>(v: &'v Value, ty: Ty, root: &str, steps: &mut Vec<Step<'v>>, out: &m
             _ => ty.describe(),
         };
         out.push(Problem::WrongType {
-            path: path_of(root, steps),
+            path: at.path(),
             expected,
             found: found(v),
         });
@@ -170,13 +144,9 @@ fn walk<'v>(v: &'v Value, ty: Ty, root: &str, steps: &mut Vec<Step<'v>>, out: &m
             let Some(map) = v.as_object() else { return };
             for (key, child) in map {
                 match fields.iter().find(|f| f.0 == key) {
-                    Some(f) => {
-                        steps.push(Step::Key(key));
-                        walk(child, f.1, root, steps, out);
-                        steps.pop();
-                    }
+                    Some(f) => walk(child, f.1, &At::Key(at, key), out),
                     None => out.push(Problem::Unknown {
-                        parent: path_of(root, steps),
+                        parent: at.path(),
                         key: key.clone(),
                         suggestion: fields
                             .iter()
@@ -189,9 +159,7 @@ fn walk<'v>(v: &'v Value, ty: Ty, root: &str, steps: &mut Vec<Step<'v>>, out: &m
         Ty::List(item) => {
             if let Some(items) = v.as_array() {
                 for (i, child) in items.iter().enumerate() {
-                    steps.push(Step::Index(i));
-                    walk(child, *item, root, steps, out);
-                    steps.pop();
+                    walk(child, *item, &At::Index(at, i), out);
                 }
             }
         }
