@@ -117,12 +117,31 @@ fn inline(out: &mut String, value: &Value, body: usize) {
 }
 
 fn number(out: &mut String, n: &serde_json::Number) {
-    if let Some(i) = n.as_i64() {
-        let _ = write!(out, "{i}");
-    } else if let Some(u) = n.as_u64() {
-        let _ = write!(out, "{u}");
+    if let Some(u) = n.as_u64() {
+        decimal(out, u);
+    } else if let Some(i) = n.as_i64() {
+        out.push('-');
+        decimal(out, i.unsigned_abs());
     } else if let Some(f) = n.as_f64() {
         float(out, f);
+    }
+}
+
+/// The decimal digits of `n`, without the formatting machinery: numbers are most of what a
+/// catalog prints besides strings.
+fn decimal(out: &mut String, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &d in &digits[at..] {
+        out.push(char::from(d));
     }
 }
 
@@ -326,6 +345,11 @@ fn plain(s: &str, key: bool) -> bool {
         b'-' | b'?' if bytes.get(1).is_none_or(u8::is_ascii_whitespace) => return false,
         _ => {}
     }
+    // Most strings hold no stop byte at all: a loop without an early exit finds that out
+    // faster than the one below.
+    if !bytes.iter().fold(false, |any, &b| any | stops[b as usize]) {
+        return !document_marker(s) && !resolves_to_non_string(s);
+    }
     // One pass over the bytes, looking closer only at the stop bytes: characters that need
     // escapes, `: ` (a mapping inside), `#` after whitespace (a comment), and in keys any
     // `:` or flow indicator.
@@ -360,10 +384,18 @@ fn resolves_to_non_string(s: &str) -> bool {
         "null", "true", "false", "yes", "no", "y", "n", "on", "off", "nan", "inf", "+inf", "-inf",
         ".nan", ".inf", "+.inf", "-.inf", "<<", "=",
     ];
-    if s.len() <= 5 && (s == "~" || WORDS.iter().any(|w| s.eq_ignore_ascii_case(w))) {
+    let first = s.as_bytes()[0];
+    // Every word starts with one of these bytes (in either case); most strings do not.
+    if s.len() <= 5
+        && matches!(
+            first.to_ascii_lowercase(),
+            b'~' | b'n' | b't' | b'f' | b'y' | b'o' | b'i' | b'+' | b'-' | b'.' | b'<' | b'='
+        )
+        && (s == "~" || WORDS.iter().any(|w| s.eq_ignore_ascii_case(w)))
+    {
         return true;
     }
-    match s.as_bytes()[0] {
+    match first {
         b'0'..=b'9' => number_like(s) || timestamp_like(s),
         b'+' | b'-' | b'.' | b'_' => number_like(s),
         _ => false,
@@ -373,6 +405,16 @@ fn resolves_to_non_string(s: &str) -> bool {
 /// Integers in any base, floats and base-60 numbers as YAML 1.1 reads them (underscores
 /// anywhere among the digits, a dot optional before an exponent), which covers YAML 1.2's.
 fn number_like(s: &str) -> bool {
+    // Every spelling below is made of these bytes; `2Gi` or `u1.medium` is not.
+    if !s.bytes().all(|b| {
+        b.is_ascii_hexdigit()
+            || matches!(
+                b,
+                b'x' | b'X' | b'o' | b'O' | b'+' | b'-' | b'.' | b'_' | b':'
+            )
+    }) {
+        return false;
+    }
     let unsigned = s.strip_prefix(['+', '-']).unwrap_or(s);
     if sexagesimal(unsigned) {
         return true;
@@ -398,10 +440,18 @@ fn number_like(s: &str) -> bool {
         }
         return any || digits.bytes().any(|b| b == b'_');
     }
-    let compact: String = unsigned.chars().filter(|&c| c != '_').collect();
+    let compact: std::borrow::Cow<'_, str> = if unsigned.contains('_') {
+        unsigned
+            .chars()
+            .filter(|&c| c != '_')
+            .collect::<String>()
+            .into()
+    } else {
+        unsigned.into()
+    };
     let (mantissa, exponent) = match compact.split_once(['e', 'E']) {
         Some((m, e)) => (m, Some(e)),
-        None => (compact.as_str(), None),
+        None => (&*compact, None),
     };
     if let Some(e) = exponent {
         let e = e.strip_prefix(['+', '-']).unwrap_or(e);
