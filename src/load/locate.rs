@@ -63,6 +63,12 @@ fn starts_with_key(text: &str, key: &str) -> bool {
 /// `doc_line`, or the deepest ancestor found.
 pub fn locate(text: &str, doc_line: u32, path: &[Step<'_>]) -> u32 {
     let lines: Vec<&str> = text.lines().collect();
+    locate_in_lines(&lines, doc_line, path)
+}
+
+/// [`locate`] on a text already cut into lines: for callers that look up many paths in the
+/// same text.
+pub fn locate_in_lines(lines: &[&str], doc_line: u32, path: &[Step<'_>]) -> u32 {
     let mut found = doc_line;
     // The position to scan from and the indentation of the entries of the current node, which
     // we learn from the first entry we meet.
@@ -71,8 +77,8 @@ pub fn locate(text: &str, doc_line: u32, path: &[Step<'_>]) -> u32 {
     let mut first_after_dash = false;
     for step in path {
         let result = match step {
-            Step::Key(key) => find_key(&lines, pos, first_after_dash, key),
-            Step::Index(n) => find_item(&lines, pos, *n),
+            Step::Key(key) => find_key(lines, pos, first_after_dash, key),
+            Step::Index(n) => find_item(lines, pos, *n),
         };
         let Some((line_index, dash_item)) = result else {
             return found;

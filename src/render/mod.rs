@@ -146,6 +146,8 @@ pub(crate) struct Doc<'a> {
     /// The text holding the document and the file line that text starts on: the whole file
     /// (line 1) when the caller passed the sources, else the document's own text.
     text: Option<(&'a str, u32)>,
+    /// `text` cut into lines, once, when the first field is looked up.
+    lines: std::sync::OnceLock<Vec<&'a str>>,
 }
 
 impl<'a> Doc<'a> {
@@ -153,7 +155,11 @@ impl<'a> Doc<'a> {
         let text = file
             .map(|t| (t, 1))
             .or_else(|| obj.source.as_ref().map(|(t, first)| (t.as_ref(), *first)));
-        Doc { obj, text }
+        Doc {
+            obj,
+            text,
+            lines: std::sync::OnceLock::new(),
+        }
     }
 
     /// The origin of the field at `steps`, as precise as the source text allows.
@@ -164,7 +170,8 @@ impl<'a> Doc<'a> {
         }
         match (self.text, self.obj.origin.line) {
             (Some((text, first)), Some(line)) if line >= first => {
-                let found = locate::locate(text, line - first + 1, steps);
+                let lines = self.lines.get_or_init(|| text.lines().collect());
+                let found = locate::locate_in_lines(lines, line - first + 1, steps);
                 self.obj.origin.at_line(Some(found + first - 1))
             }
             _ => self.obj.origin.clone(),
@@ -314,63 +321,87 @@ pub fn render<'o>(
         .iter()
         .filter_map(|s| Some((s.path.as_ref(), std::str::from_utf8(&s.bytes).ok()?)))
         .collect();
+    // Read the documents in parallel; errors still come out in input order.
+    let objects: Vec<&Object> = objects.into_iter().collect();
+    let read: Vec<Result<Read<'_>, RenderError>> = objects
+        .par_iter()
+        .map(|obj| read_document(obj, &texts))
+        .collect();
     let mut library = PartLibrary::default();
     let mut families = Vec::new();
     let mut preferences = Vec::new();
     let mut passthrough = Vec::new();
-    for obj in objects {
-        if !is_catalog_kind(obj) {
-            passthrough.push(obj.clone());
-            continue;
-        }
-        let doc = Doc::new(obj, texts.get(obj.origin.path.as_ref()).copied());
-        if obj.api_version() != CATALOG_API_VERSION {
-            return Err(doc.invalid(
-                &[Step::Key("apiVersion")],
-                format!(
-                    "unsupported apiVersion `{}` (expected `{CATALOG_API_VERSION}`)",
-                    obj.api_version()
-                ),
-            ));
-        }
-        match obj.kind_str() {
-            "Parts" => library.add(doc)?,
-            "InstancetypeFamily" => families.push(Family::parse(doc)?),
-            "Preference" => preferences.push(Preference::parse(doc)?),
-            other => {
-                return Err(doc.invalid(
-                    &[Step::Key("kind")],
-                    format!(
-                        "unknown catalog kind `{other}` (expected Parts, InstancetypeFamily or Preference)"
-                    ),
-                ));
-            }
+    for read in read {
+        match read? {
+            Read::Passthrough(obj) => passthrough.push(obj.clone()),
+            Read::Parts(doc) => library.add(doc)?,
+            Read::Family(family) => families.push(family),
+            Read::Preference(preference) => preferences.push(preference),
         }
     }
 
-    // Resolve parts and defaults up front, serially: cheap, and errors come out in order.
+    // Resolve parts and defaults up front (in parallel, first error in catalog order) while
+    // every template leaf is compiled once, to be evaluated for each combination.
+    let env = template::sandbox();
     let spec_parts = [Step::Key("spec"), Step::Key("parts")];
-    let mut family_parts = Vec::with_capacity(families.len());
-    for family in &families {
-        let parts = library.resolve(&family.parts, &family.doc, &spec_parts)?;
-        check_traits(family, &parts)?;
-        let traits = merged_defaults(&parts, family.traits);
-        family_parts.push((parts, traits));
-    }
-    let mut preference_parts = Vec::with_capacity(preferences.len());
-    for preference in &preferences {
-        let parts = library.resolve(&preference.parts, &preference.doc, &spec_parts)?;
-        let vars = merged_defaults(&parts, preference.vars);
-        preference_parts.push((parts, vars));
-    }
+    let (resolved, templates) = rayon::join(
+        || {
+            let families: Vec<Result<_, RenderError>> = families
+                .par_iter()
+                .map(|family| {
+                    let parts = library.resolve(&family.parts, &family.doc, &spec_parts)?;
+                    check_traits(family, &parts)?;
+                    let traits = merged_defaults(&parts, family.traits);
+                    let scope = FamilyScope::new(family, &traits);
+                    Ok((parts, scope))
+                })
+                .collect();
+            let preferences: Vec<Result<_, RenderError>> = preferences
+                .par_iter()
+                .map(|preference| {
+                    let parts = library.resolve(&preference.parts, &preference.doc, &spec_parts)?;
+                    let vars = merged_defaults(&parts, preference.vars);
+                    Ok((parts, vars))
+                })
+                .collect();
+            (families, preferences)
+        },
+        || {
+            let mut templates = Templates::new(&env);
+            for part in library.parts() {
+                part.metadata
+                    .into_iter()
+                    .chain(part.spec)
+                    .for_each(|t| templates.add_tree(t));
+            }
+            for family in &families {
+                [family.template, family.labels, family.annotations]
+                    .into_iter()
+                    .flatten()
+                    .for_each(|t| templates.add_tree(t));
+            }
+            for preference in &preferences {
+                [
+                    preference.template,
+                    preference.labels,
+                    preference.annotations,
+                ]
+                .into_iter()
+                .flatten()
+                .for_each(|t| templates.add_tree(t));
+            }
+            templates
+        },
+    );
+    let (family_parts, preference_parts) = resolved;
+    // The first error in catalog order, whichever thread met it first.
+    let family_parts = family_parts.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let preference_parts = preference_parts
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()?;
 
-    let scopes: Vec<FamilyScope> = families
-        .iter()
-        .zip(&family_parts)
-        .map(|(family, (_, traits))| FamilyScope::new(family, traits))
-        .collect();
     let mut jobs = Vec::new();
-    for ((family, (parts, _)), scope) in families.iter().zip(&family_parts).zip(&scopes) {
+    for (family, (parts, scope)) in families.iter().zip(&family_parts) {
         for size in 0..family.sizes.len() {
             for variant in 0..family.variants.len() {
                 jobs.push(Job::Size {
@@ -391,31 +422,6 @@ pub fn render<'o>(
         });
     }
 
-    // Compile every template leaf once, then evaluate it for each combination.
-    let env = template::sandbox();
-    let mut templates = Templates::new(&env);
-    for part in library.parts() {
-        part.metadata
-            .into_iter()
-            .chain(part.spec)
-            .for_each(|t| templates.add_tree(t));
-    }
-    for family in &families {
-        [family.template, family.labels, family.annotations]
-            .into_iter()
-            .flatten()
-            .for_each(|t| templates.add_tree(t));
-    }
-    for preference in &preferences {
-        [
-            preference.template,
-            preference.labels,
-            preference.annotations,
-        ]
-        .into_iter()
-        .flatten()
-        .for_each(|t| templates.add_tree(t));
-    }
     let results: Vec<Result<Vec<(Object, Combination)>, RenderError>> = jobs
         .par_iter()
         .map(|job| render_job(&templates, job, options))
@@ -442,6 +448,45 @@ pub fn render<'o>(
         combinations,
         passthrough,
     })
+}
+
+/// One input document, read.
+enum Read<'a> {
+    /// Not a catalog kind: passed through untouched.
+    Passthrough(&'a Object),
+    Parts(Doc<'a>),
+    Family(Family<'a>),
+    Preference(Preference<'a>),
+}
+
+fn read_document<'a>(
+    obj: &'a Object,
+    texts: &HashMap<&str, &'a str>,
+) -> Result<Read<'a>, RenderError> {
+    if !is_catalog_kind(obj) {
+        return Ok(Read::Passthrough(obj));
+    }
+    let doc = Doc::new(obj, texts.get(obj.origin.path.as_ref()).copied());
+    if obj.api_version() != CATALOG_API_VERSION {
+        return Err(doc.invalid(
+            &[Step::Key("apiVersion")],
+            format!(
+                "unsupported apiVersion `{}` (expected `{CATALOG_API_VERSION}`)",
+                obj.api_version()
+            ),
+        ));
+    }
+    match obj.kind_str() {
+        "Parts" => Ok(Read::Parts(doc)),
+        "InstancetypeFamily" => Family::parse(doc).map(Read::Family),
+        "Preference" => Preference::parse(doc).map(Read::Preference),
+        other => Err(doc.invalid(
+            &[Step::Key("kind")],
+            format!(
+                "unknown catalog kind `{other}` (expected Parts, InstancetypeFamily or Preference)"
+            ),
+        )),
+    }
 }
 
 /// When the family's parts declare trait defaults, the family and its variants may only set
