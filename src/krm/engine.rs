@@ -164,6 +164,22 @@ impl Subject {
     }
 }
 
+/// Preferences rendered from the inputs whose requirements no instancetype rendered with them
+/// meets (KV042); labels that disagree with the spec (KV041) are among the per-object checks.
+fn unmet_requirements(
+    rendered: &[Subject],
+    items: &[Object],
+    paths: &[Object],
+    new: &[Object],
+) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    validate::rules::unmet_requirements::check(
+        rendered.iter().map(|s| s.get(items, paths, new)),
+        &mut out,
+    );
+    out
+}
+
 /// Point a finding about `obj` at the line of its field (when the text is known), and name
 /// the field of the findings whose rule does not (KubeVirt's warnings are plain text).
 fn complete(d: &mut Diagnostic, obj: &Object) {
@@ -200,6 +216,8 @@ pub fn process(items: Vec<Object>, config: &FnConfig, placement: Placement) -> P
 
     // Render.
     let mut rendered = Vec::new();
+    // How many of `rendered` come from the inputs (the embedded catalog follows them).
+    let mut user_rendered = 0;
     if config.render {
         let catalog_docs: Vec<&Object> = out
             .iter()
@@ -216,10 +234,7 @@ pub fn process(items: Vec<Object>, config: &FnConfig, placement: Placement) -> P
         if !catalog_docs.is_empty() {
             match render::render(catalog_docs, &options) {
                 Ok(r) => {
-                    // Labels that disagree with the spec (KV041) are among the per-object
-                    // checks below; requirements no rendered instancetype meets (KV042) look
-                    // at the rendered catalog as a whole.
-                    validate::rules::unmet_requirements::check(&r.objects, &mut diagnostics);
+                    user_rendered = r.objects.len();
                     rendered.extend(r.objects);
                 }
                 Err(e) => diagnostics.push(render_diagnostic(&e)),
@@ -256,7 +271,15 @@ pub fn process(items: Vec<Object>, config: &FnConfig, placement: Placement) -> P
     };
     let mut new_objects = Vec::new();
     let mut replaced = Vec::new();
-    for (obj, target) in rendered.into_iter().zip(targets) {
+    // Where each object rendered from the inputs went: replacing item i, or new object i.
+    let mut from_inputs = Vec::with_capacity(user_rendered);
+    for (n, (obj, target)) in rendered.into_iter().zip(targets).enumerate() {
+        if n < user_rendered {
+            from_inputs.push(match target {
+                Some(i) => Subject::Item(i),
+                None => Subject::New(new_objects.len()),
+            });
+        }
         match target {
             Some(i) => {
                 let mut value = obj.value;
@@ -311,16 +334,24 @@ pub fn process(items: Vec<Object>, config: &FnConfig, placement: Placement) -> P
                 index: &index,
                 profile: &config.profile,
             };
-            let findings: Vec<Vec<Diagnostic>> = checked
-                .par_iter()
-                .map(|o| {
-                    let mut found = validate::check_object(o, &ctx);
-                    for d in &mut found {
-                        complete(d, o);
-                    }
-                    found
-                })
-                .collect();
+            // Requirements no rendered instancetype meets (KV042) look at the rendered catalog
+            // as a whole; they are checked while the per-object checks run.
+            let (findings, unmet): (Vec<Vec<Diagnostic>>, Vec<Diagnostic>) = rayon::join(
+                || {
+                    checked
+                        .par_iter()
+                        .map(|o| {
+                            let mut found = validate::check_object(o, &ctx);
+                            for d in &mut found {
+                                complete(d, o);
+                            }
+                            found
+                        })
+                        .collect()
+                },
+                || unmet_requirements(&from_inputs, &out, &path_objects, &new_objects),
+            );
+            diagnostics.extend(unmet);
             let mut duplicates = Vec::new();
             validate::rules::duplicate::check(checked.iter().copied(), &mut duplicates);
             // Replace: expand the VMs the checks let through; a VM KubeVirt would refuse stays
@@ -368,7 +399,14 @@ pub fn process(items: Vec<Object>, config: &FnConfig, placement: Placement) -> P
         }));
     }
 
-    // Assemble.
+    if Stage::of(config).is_none() {
+        diagnostics.extend(unmet_requirements(
+            &from_inputs,
+            &out,
+            &path_objects,
+            &new_objects,
+        ));
+    }
     let mut values: Vec<Value> = Vec::new();
     if placement == Placement::Build {
         values.extend(new_objects.drain(..).map(|o| o.value));

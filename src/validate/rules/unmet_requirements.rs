@@ -35,9 +35,13 @@ pub const RULE: Rule = Rule {
 
 /// Warn about every preference among `objects` whose requirements no instancetype among
 /// `objects` meets. Nothing is reported when `objects` holds no instancetype.
-pub fn check(objects: &[Object], out: &mut Vec<Diagnostic>) {
+pub fn check<'a, I>(objects: I, out: &mut Vec<Diagnostic>)
+where
+    I: IntoIterator<Item = &'a Object> + Clone,
+{
     let sizes: Vec<(Option<i64>, Option<Quantity>)> = objects
-        .iter()
+        .clone()
+        .into_iter()
         .filter(|o| matches!(o.kind(), Kind::Instancetype | Kind::ClusterInstancetype))
         .map(|o| {
             (
@@ -50,7 +54,7 @@ pub fn check(objects: &[Object], out: &mut Vec<Diagnostic>) {
         return;
     }
     for pref in objects
-        .iter()
+        .into_iter()
         .filter(|o| matches!(o.kind(), Kind::Preference | Kind::ClusterPreference))
     {
         let cpu = path::get(&pref.value, &["spec", "requirements", "cpu", "guest"])
