@@ -99,7 +99,7 @@ pub fn run(args: &BuildArgs) -> Result<Outcome> {
         return Ok(out);
     }
     match &args.output {
-        None => out.stdout = emit::yaml_stream(&items),
+        None => out.stdout_parts = emit::yaml_stream_parts(&items),
         Some(dir) => {
             let tree = if args.bundles {
                 bundles(&items)?

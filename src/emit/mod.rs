@@ -17,8 +17,14 @@ const CHUNK: usize = 16;
 /// Print values as one YAML stream, each document introduced by `---`. Documents are printed
 /// in parallel and joined in order.
 pub fn yaml_stream<'a>(values: impl IntoIterator<Item = &'a Value>) -> String {
+    yaml_stream_parts(values).concat()
+}
+
+/// [`yaml_stream`] in pieces, in order, for a caller that writes them one after the other
+/// instead of joining them.
+pub fn yaml_stream_parts<'a>(values: impl IntoIterator<Item = &'a Value>) -> Vec<String> {
     let values: Vec<&Value> = values.into_iter().collect();
-    let parts: Vec<String> = values
+    values
         .par_chunks(CHUNK)
         .map(|chunk| {
             let mut out = String::with_capacity(chunk.len() * 1024);
@@ -27,8 +33,7 @@ pub fn yaml_stream<'a>(values: impl IntoIterator<Item = &'a Value>) -> String {
             }
             out
         })
-        .collect();
-    parts.concat()
+        .collect()
 }
 
 /// Print one value as a document of a YAML stream: `---`, the document, a final newline.
