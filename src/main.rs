@@ -16,9 +16,13 @@ fn main() -> ExitCode {
     // stdin): the function, without a subcommand.
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let result = match commands::fn_cmd::implicit(&args) {
-        Some(fn_args) => build_pool(None)
-            .and_then(|()| commands::fn_cmd::run(&fn_args).map_err(anyhow::Error::from)),
-        None => run(&Cli::parse()),
+        Some(fn_args) => in_pool(None, || {
+            commands::fn_cmd::run(&fn_args).map_err(anyhow::Error::from)
+        }),
+        None => {
+            let cli = Cli::parse();
+            in_pool(cli.threads, || run(&cli))
+        }
     };
     match result {
         Ok(outcome) => {
@@ -35,19 +39,27 @@ fn main() -> ExitCode {
     }
 }
 
-fn build_pool(threads: Option<usize>) -> anyhow::Result<()> {
+/// Run `job` on a worker of a new thread pool (`threads` workers, or one per processor). The
+/// command runs on a worker rather than on the main thread, so each parallel step is handed
+/// out from a worker, and nothing waits for the workers to start.
+fn in_pool<T: Send>(
+    threads: Option<usize>,
+    job: impl FnOnce() -> anyhow::Result<T> + Send,
+) -> anyhow::Result<T> {
     // Parsing a deeply nested document recurses; give workers room so that the parser's own
     // depth budget, not the stack, is what stops a hostile input.
     let mut pool = rayon::ThreadPoolBuilder::new().stack_size(WORKER_STACK);
     if let Some(n) = threads {
         pool = pool.num_threads(n.max(1));
     }
-    pool.build_global()?;
-    Ok(())
+    let pool = pool.build()?;
+    let result = pool.install(job);
+    // Workers may still be freeing what the command left them; the process is about to end.
+    std::mem::forget(pool);
+    result
 }
 
 fn run(cli: &Cli) -> anyhow::Result<Outcome> {
-    build_pool(cli.threads)?;
     let outcome = match &cli.command {
         Command::Build(args) => commands::build::run(args)?,
         Command::Expand(args) => commands::expand::run(args)?,
