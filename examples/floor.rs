@@ -23,17 +23,20 @@ fn main() {
             paths.push(PathBuf::from(a));
         }
     }
-    if pool.build_global().is_err() {
+    // Run on a worker of the pool, as `kvrender` runs its commands.
+    let Ok(pool) = pool.build() else {
         std::process::exit(2);
-    }
-    let sources = match load::read_paths(&paths) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("floor: {e}");
-            std::process::exit(2);
-        }
     };
-    let (out, problems) = floor::parse_and_emit(&sources);
+    let (out, problems) = pool.install(|| {
+        let sources = match load::read_paths(&paths) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("floor: {e}");
+                std::process::exit(2);
+            }
+        };
+        floor::parse_and_emit(&sources)
+    });
     let mut stdout = std::io::stdout().lock();
     if stdout.write_all(out.as_bytes()).is_err() {
         std::process::exit(2);
