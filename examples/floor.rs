@@ -13,7 +13,9 @@ use kvrender::load;
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let mut pool = rayon::ThreadPoolBuilder::new().stack_size(16 << 20);
+    let mut pool = rayon::ThreadPoolBuilder::new()
+        .stack_size(16 << 20)
+        .use_current_thread();
     let mut paths = Vec::new();
     while let Some(a) = args.next() {
         if a == "--threads" {
@@ -23,7 +25,7 @@ fn main() {
             paths.push(PathBuf::from(a));
         }
     }
-    // Run on a worker of the pool, as `kvrender` runs its commands.
+    // The calling thread is a worker of the pool, as in `kvrender`.
     let Ok(pool) = pool.build() else {
         std::process::exit(2);
     };
