@@ -278,9 +278,7 @@ pub fn set_default_volume_disks(spec: &mut Value) {
     let Some(devices) = path::ensure_map(spec, &["domain", "devices"]) else {
         return;
     };
-    let disks = devices
-        .entry("disks")
-        .or_insert_with(|| Value::Array(Vec::new()));
+    let disks = path::field_or_insert_with(devices, "disks", || Value::Array(Vec::new()));
     if disks.is_null() {
         *disks = Value::Array(Vec::new());
     }

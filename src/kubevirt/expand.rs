@@ -435,9 +435,7 @@ fn add_acpi(vm: &mut Value) {
     if let Some(features) = path::get_mut(vm, &["spec", "template", "spec", "domain", "features"])
         .and_then(Value::as_object_mut)
     {
-        features
-            .entry("acpi")
-            .or_insert_with(|| Value::Object(serde_json::Map::new()));
+        path::field_or_insert_with(features, "acpi", || Value::Object(serde_json::Map::new()));
     }
 }
 

@@ -6,12 +6,11 @@
 
 use serde_json::{Map, Value};
 
-use super::{copy, fill_member_go, fill_ptr_go, present};
+use super::{copy, fill_member_go, present};
 use crate::model::path;
 use crate::model::path::Fields;
 
 const FEATURES: &[&str] = &["domain", "features"];
-const HYPERV: &[&str] = &["domain", "features", "hyperv"];
 
 /// Preference key and VM key of the features filled only where unset, in upstream order
 /// (Hyper-V sits between `apic` and `kvm`).
@@ -54,27 +53,30 @@ pub(super) fn apply(preference: &Value, spec: &mut Value) {
             features.insert("acpi".to_string(), copy(acpi));
         }
         None => {
-            let acpi = features
-                .entry("acpi")
-                .or_insert_with(|| Value::Object(Map::new()));
+            let acpi = path::field_or_insert_with(features, "acpi", || Value::Object(Map::new()));
             if acpi.is_null() {
                 *acpi = Value::Object(Map::new());
             }
         }
     }
+    // Every step below works on this `features` mapping, found once.
     for (pref_key, key, omit) in BEFORE_HYPERV {
-        fill_ptr_go(spec, FEATURES, key, prefs.field(pref_key), omit);
+        fill_member_go(features, key, prefs.field(pref_key), omit);
     }
-    if let Some(hyperv_prefs) = present(prefs, &["preferredHyperv"])
-        && let Some(hyperv) = path::ensure_map(spec, HYPERV)
-    {
-        for key in HYPERV_FIELDS {
-            // Only the vendor id carries a non-pointer member (the id string itself).
-            fill_member_go(hyperv, key, hyperv_prefs.field(key), &["vendorid"]);
+    if let Some(hyperv_prefs) = present(prefs, &["preferredHyperv"]) {
+        let hyperv = path::field_or_insert_with(features, "hyperv", || Value::Object(Map::new()));
+        if hyperv.is_null() {
+            *hyperv = Value::Object(Map::new());
+        }
+        if let Some(hyperv) = hyperv.as_object_mut() {
+            for key in HYPERV_FIELDS {
+                // Only the vendor id carries a non-pointer member (the id string itself).
+                fill_member_go(hyperv, key, hyperv_prefs.field(key), &["vendorid"]);
+            }
         }
     }
     for (pref_key, key, omit) in AFTER_HYPERV {
-        fill_ptr_go(spec, FEATURES, key, prefs.field(pref_key), omit);
+        fill_member_go(features, key, prefs.field(pref_key), omit);
     }
 }
 
