@@ -421,10 +421,11 @@ fn expand_in_place(
     defaults::apply(profile, spec).map_err(|e| ExpandError::other(e.0, "spec.template.spec"))?;
     add_acpi(out);
     omit_go_empty(out);
-    path::remove(out, &["spec", "instancetype"]);
-    path::remove(out, &["spec", "preference"]);
-    path::remove(out, &["status", "instancetypeRef"]);
-    path::remove(out, &["status", "preferenceRef"]);
+    path::remove_fields(out.field_mut("spec"), &["instancetype", "preference"]);
+    path::remove_fields(
+        out.field_mut("status"),
+        &["instancetypeRef", "preferenceRef"],
+    );
     Ok(())
 }
 
