@@ -60,16 +60,17 @@ fn precheck<'a, 'k>(
             .with_object(vm.object_ref())
             .with_field("metadata.name")
     };
-    if vm.name().is_empty() {
+    let name = vm.name();
+    if name.is_empty() {
         return Some(bad_name(
             "the VirtualMachine has no `metadata.name`".to_string(),
         ));
     }
-    if let Err(why) = check_name(vm.name()) {
+    if let Err(why) = check_name(name) {
         // Shown quoted, escaped and shortened: the name may hold `/`, control characters or
         // hundreds of characters.
-        let mut shown: String = vm.name().chars().take(64).collect();
-        if shown.len() < vm.name().len() {
+        let mut shown: String = name.chars().take(64).collect();
+        if shown.len() < name.len() {
             shown.push_str("...");
         }
         let shown = format!("{shown:?}");
@@ -146,8 +147,9 @@ fn check_name(name: &str) -> Result<(), &'static str> {
         });
     }
     if name
-        .split('.')
-        .any(|label| label.is_empty() || label.starts_with('-') || label.ends_with('-'))
+        .as_bytes()
+        .split(|b| *b == b'.')
+        .any(|label| label.is_empty() || label.starts_with(b"-") || label.ends_with(b"-"))
     {
         return Err(
             "each `.`-separated part must be non-empty and start and end with a letter or digit",
