@@ -11,7 +11,7 @@ use crate::kubevirt::profile::ClusterProfile;
 use crate::kubevirt::typecheck::{self, WrongType};
 use crate::model::path::Fields;
 use crate::model::{Kind, Object};
-use crate::resolve::Index;
+use crate::resolve::{Index, Lookups};
 
 /// The diagnostic for a VM that could not be expanded.
 pub fn expand_diagnostic(vm: &Object, err: &ExpandError) -> Diagnostic {
@@ -48,23 +48,29 @@ pub fn expand_diagnostic(vm: &Object, err: &ExpandError) -> Diagnostic {
 }
 
 /// Check what expansion needs of a VM before it runs: a valid name, and fields of the right
-/// type in the VM and in the instancetype and preference it names.
-fn precheck(vm: &Object, index: &Index<'_>) -> Option<Diagnostic> {
+/// type in the VM and in the instancetype and preference it names (looked up through
+/// `lookups`, so that expansion finds them there).
+fn precheck<'a, 'k>(
+    vm: &'k Object,
+    index: &Index<'a>,
+    lookups: &mut Lookups<'a, 'k>,
+) -> Option<Diagnostic> {
     let bad_name = |message: String| {
         Diagnostic::error(codes::BAD_NAME, vm.field_origin("metadata.name"), message)
             .with_object(vm.object_ref())
             .with_field("metadata.name")
     };
-    if vm.name().is_empty() {
+    let name = vm.name();
+    if name.is_empty() {
         return Some(bad_name(
             "the VirtualMachine has no `metadata.name`".to_string(),
         ));
     }
-    if let Err(why) = check_name(vm.name()) {
+    if let Err(why) = check_name(name) {
         // Shown quoted, escaped and shortened: the name may hold `/`, control characters or
         // hundreds of characters.
-        let mut shown: String = vm.name().chars().take(64).collect();
-        if shown.len() < vm.name().len() {
+        let mut shown: String = name.chars().take(64).collect();
+        if shown.len() < name.len() {
             shown.push_str("...");
         }
         let shown = format!("{shown:?}");
@@ -82,12 +88,21 @@ fn precheck(vm: &Object, index: &Index<'_>) -> Option<Diagnostic> {
         ("instancetype", Kind::Instancetype),
         ("preference", Kind::Preference),
     ] {
-        let Some(obj) = referenced(vm, index, side, namespaced) else {
+        let Some(obj) = referenced(vm, index, lookups, side, namespaced) else {
             continue;
         };
         let Some(spec) = obj.value.field("spec") else {
             continue;
         };
+        // Many VMs share an instancetype or preference: a well-typed one is checked once.
+        let well_typed = if side == "instancetype" {
+            instancetype_well_typed
+        } else {
+            preference_well_typed
+        };
+        if index.passes_once(obj, well_typed) {
+            continue;
+        }
         let wrong = if side == "instancetype" {
             typecheck::instancetype_spec(spec)
         } else {
@@ -99,6 +114,20 @@ fn precheck(vm: &Object, index: &Index<'_>) -> Option<Diagnostic> {
         }
     }
     None
+}
+
+/// Whether the `spec` of an instancetype has no wrongly typed field.
+fn instancetype_well_typed(obj: &Object) -> bool {
+    obj.value
+        .field("spec")
+        .is_none_or(|spec| typecheck::instancetype_spec(spec).is_empty())
+}
+
+/// Whether the `spec` of a preference has no wrongly typed field.
+fn preference_well_typed(obj: &Object) -> bool {
+    obj.value
+        .field("spec")
+        .is_none_or(|spec| typecheck::preference_spec(spec).is_empty())
 }
 
 /// Why `name` is not a DNS-1123 subdomain (what Kubernetes accepts as an object name), if not.
@@ -118,8 +147,9 @@ fn check_name(name: &str) -> Result<(), &'static str> {
         });
     }
     if name
-        .split('.')
-        .any(|label| label.is_empty() || label.starts_with('-') || label.ends_with('-'))
+        .as_bytes()
+        .split(|b| *b == b'.')
+        .any(|label| label.is_empty() || label.starts_with(b"-") || label.ends_with(b"-"))
     {
         return Err(
             "each `.`-separated part must be non-empty and start and end with a letter or digit",
@@ -130,9 +160,10 @@ fn check_name(name: &str) -> Result<(), &'static str> {
 
 /// The instancetype or preference object a VM's matcher names by `name` (and `kind`), when the
 /// index holds it. Revisions and inference are left to expansion.
-fn referenced<'a>(
-    vm: &Object,
+fn referenced<'a, 'k>(
+    vm: &'k Object,
     index: &Index<'a>,
+    lookups: &mut Lookups<'a, 'k>,
     side: &str,
     namespaced: Kind,
 ) -> Option<&'a Object> {
@@ -140,13 +171,13 @@ fn referenced<'a>(
     let name = matcher.field("name")?.as_str()?;
     let kind = matcher.field("kind").and_then(Value::as_str).unwrap_or("");
     if names_kind(kind, namespaced) {
-        index.get(namespaced, vm.effective_namespace(), name)
+        index.get_remembered(lookups, namespaced, vm.effective_namespace(), name)
     } else {
         let cluster = match namespaced {
             Kind::Instancetype => Kind::ClusterInstancetype,
             _ => Kind::ClusterPreference,
         };
-        index.get(cluster, "", name)
+        index.get_remembered(lookups, cluster, "", name)
     }
 }
 
@@ -187,11 +218,13 @@ pub fn expand_vm(
     index: &Index<'_>,
     profile: &ClusterProfile,
 ) -> Result<Value, Diagnostic> {
-    if let Some(d) = precheck(vm, index) {
+    let mut lookups = Lookups::default();
+    if let Some(d) = precheck(vm, index, &mut lookups) {
         return Err(d);
     }
     if !infer::uses_inference(&vm.value) {
-        return expand::expand(vm, index, profile).map_err(|e| expand_diagnostic(vm, &e));
+        return expand::expand_remembered(vm, index, profile, &mut lookups)
+            .map_err(|e| expand_diagnostic(vm, &e));
     }
     let inferred = infer::infer_and_mutate(vm, index).map_err(|e| infer_diagnostic(vm, &e))?;
     let mutated = Object::new(inferred.vm.clone(), vm.origin.clone());
@@ -215,10 +248,15 @@ pub fn expand_vm_owned(
     if infer::uses_inference(&vm.value) {
         return expand_vm(&vm, index, profile);
     }
-    if let Some(d) = precheck(&vm, index) {
-        return Err(d);
-    }
-    expand::expand_taking(&mut vm, index, profile).map_err(|e| expand_diagnostic(&vm, &e))
+    let found = {
+        let mut lookups = Lookups::default();
+        if let Some(d) = precheck(&vm, index, &mut lookups) {
+            return Err(d);
+        }
+        expand::find(&vm, index, &mut lookups)
+    };
+    let found = found.map_err(|e| expand_diagnostic(&vm, &e))?;
+    expand::expand_found(&mut vm, found, profile).map_err(|e| expand_diagnostic(&vm, &e))
 }
 
 /// The diagnostic for a VM the instancetype step of the mutating webhook refuses (matcher

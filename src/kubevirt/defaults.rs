@@ -14,6 +14,8 @@
 //! `maxSockets`/`maxGuest`, hyperv dependencies and the arch-specific disk bus defaults. The
 //! `vmi` view adds some of those separately.
 
+use std::sync::OnceLock;
+
 use serde_json::{Map, Value, json};
 
 use crate::kubevirt::profile::ClusterProfile;
@@ -237,14 +239,32 @@ pub fn set_default_network_interface(
             )));
         }
     };
-    let iface = json!({"name": "default", binding: {}});
+    let [bridge, masquerade, pod] = default_network();
+    let iface = if binding == "bridge" {
+        bridge
+    } else {
+        masquerade
+    };
     if let Some(devices) = path::ensure_map(spec, &["domain", "devices"]) {
-        devices.insert("interfaces".into(), Value::Array(vec![iface]));
+        devices.insert("interfaces".into(), Value::Array(vec![iface.clone()]));
     }
     if let Some(map) = spec.as_object_mut() {
-        map.insert("networks".into(), json!([{"name": "default", "pod": {}}]));
+        map.insert("networks".into(), Value::Array(vec![pod.clone()]));
     }
     Ok(())
+}
+
+/// The default pod interface (bridge or masquerade binding) and the pod network, built once:
+/// a clone copies a mapping's hash table where building it again would hash every key.
+fn default_network() -> &'static [Value; 3] {
+    static NETWORK: OnceLock<[Value; 3]> = OnceLock::new();
+    NETWORK.get_or_init(|| {
+        [
+            json!({"name": "default", "bridge": {}}),
+            json!({"name": "default", "masquerade": {}}),
+            json!({"name": "default", "pod": {}}),
+        ]
+    })
 }
 
 /// Append a disk `{name}` for every volume that has no disk or filesystem of the same name, in
@@ -278,9 +298,7 @@ pub fn set_default_volume_disks(spec: &mut Value) {
     let Some(devices) = path::ensure_map(spec, &["domain", "devices"]) else {
         return;
     };
-    let disks = devices
-        .entry("disks")
-        .or_insert_with(|| Value::Array(Vec::new()));
+    let disks = path::field_or_insert_with(devices, "disks", || Value::Array(Vec::new()));
     if disks.is_null() {
         *disks = Value::Array(Vec::new());
     }

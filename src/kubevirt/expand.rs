@@ -20,7 +20,7 @@ use crate::kubevirt::profile::ClusterProfile;
 use crate::kubevirt::{defaults, instancetype_apply, preference_apply};
 use crate::model::path::Fields;
 use crate::model::{Kind, Object, path};
-use crate::resolve::Index;
+use crate::resolve::{Index, Lookups};
 
 /// Why a VirtualMachine could not be expanded.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -135,10 +135,12 @@ pub fn has_matchers(vm: &Value) -> bool {
 const REVISION_OBJECT_NAME_LABEL: &str = "instancetype.kubevirt.io/object-name";
 
 /// Find the spec the matcher of `side` points at (`None` when the VM has no such matcher).
-fn find_spec<'a>(
+/// Objects already looked up in `lookups` are not searched for again.
+fn find_spec<'a, 'k>(
     side: Side,
-    vm: &Object,
+    vm: &'k Object,
     index: &Index<'a>,
+    lookups: &mut Lookups<'a, 'k>,
 ) -> Result<Option<Cow<'a, Value>>, ExpandError> {
     let Some(matcher) = path::get(&vm.value, &["spec", side.field()]).filter(|m| !m.is_null())
     else {
@@ -181,7 +183,7 @@ fn find_spec<'a>(
             &format!("{field}.name"),
         ));
     }
-    match index.get(kind, namespace, name) {
+    match index.get_remembered(lookups, kind, namespace, name) {
         Some(obj) => Ok(Some(spec_of(obj.value.field("spec")))),
         None => Err(ExpandError::NotFound {
             resource: kind.resource(),
@@ -263,12 +265,34 @@ pub fn find_specs(
     vm: &Object,
     index: &Index<'_>,
 ) -> Result<(Option<Value>, Option<Value>), ExpandError> {
-    let instancetype = find_spec(Side::Instancetype, vm, index)?;
-    let preference = find_spec(Side::Preference, vm, index)?;
+    let mut lookups = Lookups::default();
+    let instancetype = find_spec(Side::Instancetype, vm, index, &mut lookups)?;
+    let preference = find_spec(Side::Preference, vm, index, &mut lookups)?;
     Ok((
         instancetype.map(Cow::into_owned),
         preference.map(Cow::into_owned),
     ))
+}
+
+/// A spec found in the index (borrowed) or a revision (`null` when the object has none).
+type Spec<'a> = Option<Cow<'a, Value>>;
+
+/// The instancetype and preference specs a VM points at, borrowed from the index; `None` when
+/// the VM has no matchers (it expands to itself).
+pub struct Found<'a>(Option<(Spec<'a>, Spec<'a>)>);
+
+/// Find what a VM's matchers point at, reusing the answers of earlier lookups in `lookups`.
+pub fn find<'a, 'k>(
+    vm: &'k Object,
+    index: &Index<'a>,
+    lookups: &mut Lookups<'a, 'k>,
+) -> Result<Found<'a>, ExpandError> {
+    if !has_matchers(&vm.value) {
+        return Ok(Found(None));
+    }
+    let instancetype = find_spec(Side::Instancetype, vm, index, lookups)?;
+    let preference = find_spec(Side::Preference, vm, index, lookups)?;
+    Ok(Found(Some((instancetype, preference))))
 }
 
 /// A found object's `spec`, borrowed from the index (`null` when it has none).
@@ -282,14 +306,22 @@ pub fn expand(
     index: &Index<'_>,
     profile: &ClusterProfile,
 ) -> Result<Value, ExpandError> {
-    if !has_matchers(&vm.value) {
+    expand_remembered(vm, index, profile, &mut Lookups::default())
+}
+
+/// As [`expand`], reusing the answers of earlier lookups in `lookups`.
+pub fn expand_remembered<'a, 'k>(
+    vm: &'k Object,
+    index: &Index<'a>,
+    profile: &ClusterProfile,
+    lookups: &mut Lookups<'a, 'k>,
+) -> Result<Value, ExpandError> {
+    // Borrowed from the index: the specs are only read.
+    let Found(Some((instancetype, preference))) = find(vm, index, lookups)? else {
         let mut out = vm.value.clone();
         add_acpi(&mut out);
         return Ok(out);
-    }
-    // Borrowed from the index: the specs are only read.
-    let instancetype = find_spec(Side::Instancetype, vm, index)?;
-    let preference = find_spec(Side::Preference, vm, index)?;
+    };
     expand_with(
         &vm.value,
         instancetype.as_deref(),
@@ -306,13 +338,21 @@ pub fn expand_taking(
     index: &Index<'_>,
     profile: &ClusterProfile,
 ) -> Result<Value, ExpandError> {
-    if !has_matchers(&vm.value) {
+    let found = find(vm, index, &mut Lookups::default())?;
+    expand_found(vm, found, profile)
+}
+
+/// As [`expand_taking`], with the specs already found by [`find`].
+pub fn expand_found(
+    vm: &mut Object,
+    found: Found<'_>,
+    profile: &ClusterProfile,
+) -> Result<Value, ExpandError> {
+    let Found(Some((instancetype, preference))) = found else {
         let mut out = std::mem::take(&mut vm.value);
         add_acpi(&mut out);
         return Ok(out);
-    }
-    let instancetype = find_spec(Side::Instancetype, vm, index)?;
-    let preference = find_spec(Side::Preference, vm, index)?;
+    };
     expand_in_place(
         &mut vm.value,
         instancetype.as_deref(),
@@ -381,10 +421,11 @@ fn expand_in_place(
     defaults::apply(profile, spec).map_err(|e| ExpandError::other(e.0, "spec.template.spec"))?;
     add_acpi(out);
     omit_go_empty(out);
-    path::remove(out, &["spec", "instancetype"]);
-    path::remove(out, &["spec", "preference"]);
-    path::remove(out, &["status", "instancetypeRef"]);
-    path::remove(out, &["status", "preferenceRef"]);
+    path::remove_fields(out.field_mut("spec"), &["instancetype", "preference"]);
+    path::remove_fields(
+        out.field_mut("status"),
+        &["instancetypeRef", "preferenceRef"],
+    );
     Ok(())
 }
 
@@ -395,9 +436,7 @@ fn add_acpi(vm: &mut Value) {
     if let Some(features) = path::get_mut(vm, &["spec", "template", "spec", "domain", "features"])
         .and_then(Value::as_object_mut)
     {
-        features
-            .entry("acpi")
-            .or_insert_with(|| Value::Object(serde_json::Map::new()));
+        path::field_or_insert_with(features, "acpi", || Value::Object(serde_json::Map::new()));
     }
 }
 

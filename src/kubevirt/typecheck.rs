@@ -105,18 +105,42 @@ fn walk(v: &Value, ty: Ty, at: &At<'_>, out: &mut Vec<WrongType>) {
         }
         (Ty::Struct(fields), Value::Object(map)) => {
             for (key, child) in map {
-                if let Some(f) = fields.iter().find(|f| f.0 == key) {
+                if let Some(f) = find_field(fields, key)
+                    && needs_walk(child, f.1)
+                {
                     walk(child, f.1, &At::Key(at, key), out);
                 }
             }
         }
         (Ty::List(item), Value::Array(items)) => {
             for (i, child) in items.iter().enumerate() {
-                walk(child, *item, &At::Index(at, i), out);
+                if needs_walk(child, *item) {
+                    walk(child, *item, &At::Index(at, i), out);
+                }
             }
         }
         _ => {}
     }
+}
+
+/// Whether [`walk`] of `v` against `ty` could find anything: most fields are well-typed
+/// scalars or opaque mappings, settled here without a call.
+#[inline]
+fn needs_walk(v: &Value, ty: Ty) -> bool {
+    match ty {
+        Ty::Struct(_) | Ty::List(_) | Ty::StrMap | Ty::QuantityMap => !v.is_null(),
+        _ => !v.is_null() && !fits_here(v, ty),
+    }
+}
+
+/// The field named `key` among `fields`. Comparing the length and the first byte before the
+/// whole name settles most candidates without a call to `memcmp`.
+#[inline]
+fn find_field<'f>(fields: &'f [Field], key: &str) -> Option<&'f Field> {
+    let first = key.as_bytes().first();
+    fields
+        .iter()
+        .find(|f| f.0.len() == key.len() && f.0.as_bytes().first() == first && f.0 == key)
 }
 
 fn wrong_types(v: &Value, ty: Ty, path: &str) -> Vec<WrongType> {
@@ -128,39 +152,81 @@ fn wrong_types(v: &Value, ty: Ty, path: &str) -> Vec<WrongType> {
 /// The wrongly typed fields of a VirtualMachine: its matchers and the parts of its template
 /// that instancetypes, preferences and defaults read, list items included.
 pub fn virtual_machine(vm: &Value) -> Vec<WrongType> {
-    let mut out = wrong_types(vm, schema::VIRTUAL_MACHINE, "");
+    let mut out = Vec::new();
+    // Nearly every VM is well typed: a lean pass says so, and only a part it finds wrong is
+    // walked again to name the fields.
+    let mut check = |v: &Value, ty: Ty, at: &At<'_>| {
+        if !well_typed(v, ty) {
+            walk(v, ty, at, &mut out);
+        }
+    };
+    check(vm, schema::VIRTUAL_MACHINE, &At::Root(""));
     if let Some(meta) = path::get(vm, &["spec", "template", "metadata"]) {
-        walk(
+        check(
             meta,
             Ty::Struct(TEMPLATE_METADATA),
             &At::Root("spec.template.metadata"),
-            &mut out,
         );
     }
     let Some(spec) = path::get(vm, &["spec", "template", "spec"]) else {
         return out;
     };
     let template_spec = At::Root("spec.template.spec");
-    for (at, ty) in LISTS {
-        let mut steps = at.split('.');
-        let found = steps.try_fold(spec, |v, key| v.field(key));
+    let devices = path::get(spec, &["domain", "devices"]);
+    for (at, parent, key, ty) in LISTS {
+        let parent = if *parent { devices } else { Some(spec) };
         // The list itself has been checked by the schema; here its items.
-        if let Some(list @ Value::Array(_)) = found {
-            walk(list, Ty::List(ty), &At::Key(&template_spec, at), &mut out);
+        if let Some(list @ Value::Array(_)) = parent.and_then(|p| p.field(key)) {
+            check(list, Ty::List(ty), &At::Key(&template_spec, at));
         }
     }
     out
 }
 
-/// The lists of the template spec whose items the rules read, with the item fields read.
-const LISTS: &[(&str, &Ty)] = &[
-    ("domain.devices.disks", &Ty::Struct(DISK)),
-    ("domain.devices.interfaces", &Ty::Struct(INTERFACE)),
-    ("domain.devices.inputs", &Ty::Struct(INPUT)),
-    ("domain.devices.gpus", &Ty::Struct(DEVICE)),
-    ("domain.devices.hostDevices", &Ty::Struct(DEVICE)),
-    ("networks", &Ty::Struct(NAMED)),
-    ("volumes", &Ty::Struct(NAMED)),
+/// Whether [`walk`] of `v` against `ty` finds nothing, found without keeping track of where
+/// it is.
+fn well_typed(v: &Value, ty: Ty) -> bool {
+    if v.is_null() {
+        return true;
+    }
+    if !fits_here(v, ty) {
+        return false;
+    }
+    match (ty, v) {
+        (Ty::StrMap | Ty::QuantityMap, Value::Object(map)) => map.values().all(|item| {
+            item.is_null() || item.is_string() || matches!(ty, Ty::QuantityMap) && item.is_number()
+        }),
+        (Ty::Struct(fields), Value::Object(map)) => map.iter().all(|(key, child)| {
+            find_field(fields, key)
+                .is_none_or(|f| !needs_walk(child, f.1) || well_typed(child, f.1))
+        }),
+        (Ty::List(item), Value::Array(items)) => items
+            .iter()
+            .all(|child| !needs_walk(child, *item) || well_typed(child, *item)),
+        _ => true,
+    }
+}
+
+/// The lists of the template spec whose items the rules read, with the item fields read: the
+/// dotted path, whether the list is in `domain.devices` (else in the spec itself), its key.
+const LISTS: &[(&str, bool, &str, &Ty)] = &[
+    ("domain.devices.disks", true, "disks", &Ty::Struct(DISK)),
+    (
+        "domain.devices.interfaces",
+        true,
+        "interfaces",
+        &Ty::Struct(INTERFACE),
+    ),
+    ("domain.devices.inputs", true, "inputs", &Ty::Struct(INPUT)),
+    ("domain.devices.gpus", true, "gpus", &Ty::Struct(DEVICE)),
+    (
+        "domain.devices.hostDevices",
+        true,
+        "hostDevices",
+        &Ty::Struct(DEVICE),
+    ),
+    ("networks", false, "networks", &Ty::Struct(NAMED)),
+    ("volumes", false, "volumes", &Ty::Struct(NAMED)),
 ];
 
 const DISK_TARGET: &[Field] = &[

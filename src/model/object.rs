@@ -83,6 +83,21 @@ impl Kind {
     }
 }
 
+/// Whether `api_version` (`group/version`) is in the API group of `kind`, one of KubeVirt's.
+/// The group is what comes before the first `/`, so comparing the prefix up to and including
+/// the `/` says the same without searching for it.
+fn in_group_of(api_version: &str, kind: Kind) -> bool {
+    let group = match kind {
+        Kind::VirtualMachine
+        | Kind::VirtualMachineInstance
+        | Kind::VirtualMachineInstancePreset => "kubevirt.io",
+        _ => INSTANCETYPE_GROUP,
+    };
+    api_version
+        .strip_prefix(group)
+        .is_some_and(|rest| rest.starts_with('/'))
+}
+
 /// One Kubernetes document with its origin.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Object {
@@ -149,26 +164,18 @@ impl Object {
     /// `VirtualMachine` of some other group is [`Kind::Other`].
     pub fn kind(&self) -> Kind {
         let kind = Kind::from_kind(self.kind_str());
-        let group = self.api_version().split_once('/').map_or("", |(g, _)| g);
-        match kind {
-            Kind::Other => Kind::Other,
-            Kind::VirtualMachine
-            | Kind::VirtualMachineInstance
-            | Kind::VirtualMachineInstancePreset => {
-                if group == "kubevirt.io" {
-                    kind
-                } else {
-                    Kind::Other
-                }
-            }
-            _ => {
-                if group == INSTANCETYPE_GROUP {
-                    kind
-                } else {
-                    Kind::Other
-                }
-            }
+        if kind == Kind::Other || !in_group_of(self.api_version(), kind) {
+            return Kind::Other;
         }
+        kind
+    }
+
+    /// Whether the object is of kind `kind`: `kind() == kind`, without classifying the `kind`
+    /// string first.
+    pub fn is_kind(&self, kind: Kind) -> bool {
+        kind != Kind::Other
+            && self.kind_str() == kind.as_str()
+            && in_group_of(self.api_version(), kind)
     }
 
     /// `metadata.name`, or `""`.

@@ -109,6 +109,31 @@ pub fn get_mut<'a>(v: &'a mut Value, path: &[&str]) -> Option<&'a mut Value> {
     Some(cur)
 }
 
+/// The value of field `key` of `map`, inserted (at the end, as `Map::entry` would) from
+/// `default` when absent. Unlike `Map::entry`, the key is copied only when inserted, and a small
+/// mapping is searched once, without hashing.
+pub fn field_or_insert_with<'a>(
+    map: &'a mut Map<String, Value>,
+    key: &str,
+    default: impl FnOnce() -> Value,
+) -> &'a mut Value {
+    let found = if map.len() <= SCAN {
+        map.keys().position(|k| k == key)
+    } else {
+        map.contains_key(key).then_some(usize::MAX)
+    };
+    match found {
+        Some(usize::MAX) => map.get_mut(key),
+        Some(i) => map.values_mut().nth(i),
+        None => {
+            map.insert(key.to_string(), default());
+            // A new key goes last.
+            map.values_mut().next_back()
+        }
+    }
+    .expect("the field was found or inserted")
+}
+
 /// The mapping at `path`, created (as `{}`) where missing or null. Returns `None` when some step
 /// exists but is not a mapping (a wrong type we must not overwrite).
 pub fn ensure_map<'a>(v: &'a mut Value, path: &[&str]) -> Option<&'a mut Map<String, Value>> {
@@ -118,10 +143,7 @@ pub fn ensure_map<'a>(v: &'a mut Value, path: &[&str]) -> Option<&'a mut Map<Str
     }
     for key in path {
         let map = cur.as_object_mut()?;
-        if map.field(key).is_none() {
-            map.insert((*key).to_string(), Value::Object(Map::new()));
-        }
-        let entry = map.field_mut(key)?;
+        let entry = field_or_insert_with(map, key, || Value::Object(Map::new()));
         if entry.is_null() {
             *entry = Value::Object(Map::new());
         }
@@ -149,6 +171,16 @@ pub fn set(v: &mut Value, path: &[&str], value: Value) -> bool {
 pub fn remove(v: &mut Value, path: &[&str]) -> Option<Value> {
     let (last, parents) = path.split_last()?;
     get_mut(v, parents)?.as_object_mut()?.shift_remove(*last)
+}
+
+/// Remove the fields `keys` from `v` when it is a mapping, keeping the order of the others: as
+/// removing each in turn, with one pass over the mapping instead of hashing every key.
+pub fn remove_fields(v: Option<&mut Value>, keys: &[&str]) {
+    if let Some(map) = v.and_then(Value::as_object_mut)
+        && map.keys().any(|k| keys.contains(&k.as_str()))
+    {
+        map.retain(|k, _| !keys.contains(&k.as_str()));
+    }
 }
 
 /// Whether `v` is what Go would treat as "unset" for an `omitempty` field: absent, null, `false`,
@@ -193,6 +225,25 @@ mod tests {
             }
         }
         assert_eq!(Value::from(1).field("k0"), None);
+    }
+
+    #[test]
+    fn field_or_insert_with_finds_or_appends() {
+        for len in [0, 1, SCAN, SCAN + 1, 40] {
+            let mut map: Map<String, Value> =
+                (0..len).map(|i| (format!("k{i}"), i.into())).collect();
+            for i in 0..len {
+                let key = format!("k{i}");
+                assert_eq!(*field_or_insert_with(&mut map, &key, || Value::Null), i);
+            }
+            *field_or_insert_with(&mut map, "new", || Value::Null) = true.into();
+            assert_eq!(map.len(), len + 1);
+            assert_eq!(
+                map.iter().next_back(),
+                Some((&"new".to_string(), &true.into()))
+            );
+            assert_eq!(*field_or_insert_with(&mut map, "new", || Value::Null), true);
+        }
     }
 
     #[test]

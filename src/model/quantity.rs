@@ -285,6 +285,17 @@ impl Quantity {
         self.as_dec().cmp_num(&other.as_dec())
     }
 
+    /// The amount compared with the whole number `n`, without big decimals when both fit the
+    /// small comparison.
+    fn cmp_int(&self, n: i64) -> Ordering {
+        if let Amount::Int { value, scale } = self.amount
+            && let Some(ordering) = cmp_small(value, scale, n, 0)
+        {
+            return ordering;
+        }
+        self.as_dec().cmp_num(&BigDec::from_int(n, 0))
+    }
+
     /// Go's `Equal`: the two quantities are numerically equal (`1Gi` equals `1024Mi`).
     pub fn eq_value(&self, other: &Quantity) -> bool {
         self.cmp_value(other) == Ordering::Equal
@@ -371,10 +382,7 @@ impl Quantity {
         let mut format = self.format;
         let mut rounded = None;
         if format == Format::BinarySi {
-            let d = self.as_dec();
-            if d.cmp_num(&BigDec::from_int(-1024, 0)) == Ordering::Greater
-                && d.cmp_num(&BigDec::from_int(1024, 0)) == Ordering::Less
-            {
+            if self.cmp_int(-1024) == Ordering::Greater && self.cmp_int(1024) == Ordering::Less {
                 format = Format::DecimalSi;
             } else {
                 let (r, exact) = self.amount.as_scale_zero();

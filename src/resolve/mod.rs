@@ -5,8 +5,10 @@
 //! the user's manifests over the catalog would. Namespaced kinds without `metadata.namespace`
 //! live in `default`, as they would once applied with `kubectl apply` in that namespace.
 
-use std::collections::HashMap;
 use std::collections::hash_map::Entry;
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::RwLock;
 
 use crate::model::{Kind, Object};
 
@@ -27,12 +29,72 @@ fn is_cluster_scoped(kind: &str) -> bool {
 /// embedded catalog be built on the first miss instead of up front.
 pub type Fallback = fn(&str, &str, &str) -> Option<&'static Object>;
 
+/// The tables of the index. Keys are names from the user's own files, looked up once or
+/// twice per VM: a multiply-and-rotate hash costs a fraction of SipHash on them, and a crafted
+/// set of colliding names could only slow the run that reads them.
+type Table<'a> = HashMap<Key<'a>, &'a Object, BuildHasherDefault<WordHasher>>;
+
 /// An index of objects for lookups by kind, namespace and name.
 #[derive(Debug, Default)]
 pub struct Index<'a> {
-    map: HashMap<Key<'a>, &'a Object>,
+    map: Table<'a>,
     duplicates: Vec<(&'a Object, &'a Object)>,
     fallback: Option<Fallback>,
+    /// The objects (by address) and checks (by function address) for which
+    /// [`Index::passes_once`] has seen the check pass.
+    passed: RwLock<HashSet<(usize, usize), BuildHasherDefault<WordHasher>>>,
+}
+
+/// A hasher that folds its input in eight bytes at a time with a rotate, a xor and a multiply
+/// (the scheme of rustc's `FxHasher`): far cheaper than SipHash, and good enough for short keys
+/// that nobody chose to collide.
+#[derive(Default)]
+struct WordHasher(u64);
+
+impl Hasher for WordHasher {
+    fn finish(&self) -> u64 {
+        // The table takes its bucket from the low bits and a tag from the top ones; the
+        // multiply leaves its best-mixed bits at the top, so spread them to both ends.
+        self.0.rotate_left(26)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut words = bytes.chunks_exact(8);
+        for word in &mut words {
+            let mut w = [0; 8];
+            w.copy_from_slice(word);
+            self.write_u64(u64::from_le_bytes(w));
+        }
+        let rest = words.remainder();
+        if !rest.is_empty() {
+            let mut w = [0; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            self.write_u64(u64::from_le_bytes(w));
+        }
+    }
+
+    fn write_u8(&mut self, n: u8) {
+        self.write_u64(u64::from(n));
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+/// One lookup and its answer: kind, namespace (`""` for cluster-scoped kinds), name, object.
+type Answer<'a, 'k> = (Kind, &'k str, &'k str, Option<&'a Object>);
+
+/// The lookups made for one VM, kept so that asking again costs no second search. Cheap to
+/// create; holds the last few answers.
+#[derive(Debug, Default)]
+pub struct Lookups<'a, 'k> {
+    answers: [Option<Answer<'a, 'k>>; 2],
+    next: usize,
 }
 
 impl<'a> Index<'a> {
@@ -60,7 +122,8 @@ impl<'a> Index<'a> {
             .collect();
         // Sized once: growing the tables rehashes every key.
         self.map.reserve(objects.len());
-        let mut this_layer: HashMap<Key<'a>, &'a Object> = HashMap::with_capacity(objects.len());
+        let mut this_layer =
+            Table::with_capacity_and_hasher(objects.len(), BuildHasherDefault::default());
         for obj in objects {
             let key = Self::key(obj);
             match this_layer.entry(key) {
@@ -81,7 +144,27 @@ impl<'a> Index<'a> {
     /// Look up a namespaced object (`namespace` ignored for cluster-scoped kinds).
     pub fn get(&self, kind: Kind, namespace: &str, name: &str) -> Option<&'a Object> {
         self.get_str(kind.as_str(), namespace, name)
-            .filter(|o| o.kind() == kind)
+            .filter(|o| o.is_kind(kind))
+    }
+
+    /// As [`Index::get`], answering from `lookups` when the same object was asked for there
+    /// before, and remembering the answer otherwise.
+    pub fn get_remembered<'k>(
+        &self,
+        lookups: &mut Lookups<'a, 'k>,
+        kind: Kind,
+        namespace: &'k str,
+        name: &'k str,
+    ) -> Option<&'a Object> {
+        let namespace = if kind.is_namespaced() { namespace } else { "" };
+        let asked = |a: &&Answer<'a, '_>| a.0 == kind && a.1 == namespace && a.2 == name;
+        if let Some(answer) = lookups.answers.iter().flatten().find(asked) {
+            return answer.3;
+        }
+        let found = self.get(kind, namespace, name);
+        lookups.answers[lookups.next] = Some((kind, namespace, name, found));
+        lookups.next = (lookups.next + 1) % lookups.answers.len();
+        found
     }
 
     /// Look up by kind string (for kinds outside KubeVirt, e.g. `PersistentVolumeClaim`).
@@ -91,10 +174,29 @@ impl<'a> Index<'a> {
         } else {
             namespace
         };
-        self.map
-            .get(&(kind, ns, name))
-            .copied()
-            .or_else(|| self.fallback.and_then(|f| f(kind, ns, name)))
+        // An empty table (VMs that only use the embedded catalog) needs no hashing of the key.
+        let found = if self.map.is_empty() {
+            None
+        } else {
+            self.map.get(&(kind, ns, name)).copied()
+        };
+        found.or_else(|| self.fallback.and_then(|f| f(kind, ns, name)))
+    }
+
+    /// Whether `check` holds for `obj`, computed once per object: a pass is remembered for the
+    /// life of the index (the objects it hands out live as long, so an address names one object
+    /// throughout), a failure is computed again each time it is asked.
+    pub fn passes_once(&self, obj: &'a Object, check: fn(&Object) -> bool) -> bool {
+        let key = (std::ptr::from_ref(obj) as usize, check as usize);
+        let known = self.passed.read().is_ok_and(|passed| passed.contains(&key));
+        if known {
+            return true;
+        }
+        let passes = check(obj);
+        if passes && let Ok(mut passed) = self.passed.write() {
+            passed.insert(key);
+        }
+        passes
     }
 
     /// Pairs of objects with the same kind, namespace and name within one layer.

@@ -24,6 +24,7 @@ use serde_json::{Map, Value};
 
 use crate::kubevirt::conflict::Conflict;
 use crate::model::path;
+use crate::model::path::Fields;
 
 pub use cpu::{DEFAULT_SPREAD_RATIO, preferred_topology, spread_options};
 pub use memory::overcommitted_request;
@@ -72,7 +73,10 @@ fn domain_map<'a>(spec: &'a mut Value, rest: &[&str]) -> Option<&'a mut Map<Stri
 /// value removes the key instead.
 fn set_omitempty(map: &mut Map<String, Value>, key: &str, value: Value) {
     if path::is_zero(Some(&value)) {
-        map.shift_remove(key);
+        // Removing hashes the key; a zero value usually has nothing to remove.
+        if map.field(key).is_some() {
+            map.shift_remove(key);
+        }
     } else {
         map.insert(key.to_string(), value);
     }

@@ -18,6 +18,12 @@ pub(super) fn apply(preference: &Value, template: &mut Value) {
     let Some(target) = path::ensure_map(template, &["metadata", "annotations"]) else {
         return;
     };
+    if target.is_empty() {
+        // Every annotation goes in, in order: a clone copies the hash table instead of hashing
+        // each key again.
+        target.clone_from(wanted);
+        return;
+    }
     for (key, value) in wanted {
         if target.field(key).is_none() {
             target.insert(key.clone(), value.clone());

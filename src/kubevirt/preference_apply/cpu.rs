@@ -21,9 +21,7 @@ pub(super) fn apply(preference: &Value, spec: &mut Value) {
     let Some(cpu) = path::ensure_map(spec, &["domain", "cpu"]) else {
         return;
     };
-    let features = cpu
-        .entry("features")
-        .or_insert_with(|| Value::Array(Vec::new()));
+    let features = path::field_or_insert_with(cpu, "features", || Value::Array(Vec::new()));
     if features.is_null() {
         *features = Value::Array(Vec::new());
     }

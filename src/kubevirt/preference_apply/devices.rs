@@ -124,9 +124,7 @@ fn panic_devices(prefs: &Value, spec: &mut Value) {
     let Some(devices) = path::ensure_map(spec, DEVICES) else {
         return;
     };
-    let entry = devices
-        .entry("panicDevices")
-        .or_insert_with(|| Value::Array(Vec::new()));
+    let entry = path::field_or_insert_with(devices, "panicDevices", || Value::Array(Vec::new()));
     if entry.is_null() {
         *entry = Value::Array(Vec::new());
     }

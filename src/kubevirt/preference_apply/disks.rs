@@ -17,12 +17,33 @@ pub(super) fn apply(prefs: &Value, spec: &mut Value) {
     else {
         return;
     };
+    // Looked up once for all disks.
+    let prefs = DiskPrefs {
+        bus: nonempty_str(prefs, &["preferredDiskBus"]),
+        block_size: present(prefs, &["preferredDiskBlockSize"]),
+        cache: nonempty_str(prefs, &["preferredDiskCache"]),
+        io: nonempty_str(prefs, &["preferredDiskIO"]),
+        dedicated_io_thread: present(prefs, &["preferredDiskDedicatedIoThread"]),
+        cdrom_bus: nonempty_str(prefs, &["preferredCdromBus"]),
+        lun_bus: nonempty_str(prefs, &["preferredLunBus"]),
+    };
     for disk in disks.iter_mut().filter_map(Value::as_object_mut) {
-        apply_one(prefs, disk);
+        apply_one(&prefs, disk);
     }
 }
 
-fn apply_one(prefs: &Value, disk: &mut Map<String, Value>) {
+/// The disk preferences of a preference's `devices` block.
+struct DiskPrefs<'a> {
+    bus: Option<&'a str>,
+    block_size: Option<&'a Value>,
+    cache: Option<&'a str>,
+    io: Option<&'a str>,
+    dedicated_io_thread: Option<&'a Value>,
+    cdrom_bus: Option<&'a str>,
+    lun_bus: Option<&'a str>,
+}
+
+fn apply_one(prefs: &DiskPrefs<'_>, disk: &mut Map<String, Value>) {
     let targets = ["disk", "cdrom", "lun"];
     if targets.iter().all(|t| ptr_unset(disk.field(t))) {
         disk.insert("disk".to_string(), Value::Object(Map::new()));
@@ -31,9 +52,9 @@ fn apply_one(prefs: &Value, disk: &mut Map<String, Value>) {
         let Some(target) = disk.field_mut("disk").and_then(Value::as_object_mut) else {
             return;
         };
-        fill_key(target, "bus", nonempty_str(prefs, &["preferredDiskBus"]));
+        fill_key(target, "bus", prefs.bus);
         let virtio = target.field("bus").and_then(Value::as_str) == Some("virtio");
-        if let Some(size) = present(prefs, &["preferredDiskBlockSize"])
+        if let Some(size) = prefs.block_size
             && ptr_unset(disk.field("blockSize"))
         {
             disk.insert(
@@ -41,9 +62,9 @@ fn apply_one(prefs: &Value, disk: &mut Map<String, Value>) {
                 copy_go(size, &["logical", "physical"]),
             );
         }
-        fill_key(disk, "cache", nonempty_str(prefs, &["preferredDiskCache"]));
-        fill_key(disk, "io", nonempty_str(prefs, &["preferredDiskIO"]));
-        if let Some(dedicated) = present(prefs, &["preferredDiskDedicatedIoThread"])
+        fill_key(disk, "cache", prefs.cache);
+        fill_key(disk, "io", prefs.io);
+        if let Some(dedicated) = prefs.dedicated_io_thread
             && ptr_unset(disk.field("dedicatedIOThread"))
             && virtio
         {
@@ -51,10 +72,10 @@ fn apply_one(prefs: &Value, disk: &mut Map<String, Value>) {
         }
     } else if !ptr_unset(disk.field("cdrom")) {
         if let Some(target) = disk.field_mut("cdrom").and_then(Value::as_object_mut) {
-            fill_key(target, "bus", nonempty_str(prefs, &["preferredCdromBus"]));
+            fill_key(target, "bus", prefs.cdrom_bus);
         }
     } else if let Some(target) = disk.field_mut("lun").and_then(Value::as_object_mut) {
-        fill_key(target, "bus", nonempty_str(prefs, &["preferredLunBus"]));
+        fill_key(target, "bus", prefs.lun_bus);
     }
 }
 

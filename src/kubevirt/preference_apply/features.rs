@@ -6,12 +6,11 @@
 
 use serde_json::{Map, Value};
 
-use super::{copy, fill_member_go, fill_ptr_go, present};
+use super::{copy, drops_members, fill_member_go, present};
 use crate::model::path;
 use crate::model::path::Fields;
 
 const FEATURES: &[&str] = &["domain", "features"];
-const HYPERV: &[&str] = &["domain", "features", "hyperv"];
 
 /// Preference key and VM key of the features filled only where unset, in upstream order
 /// (Hyper-V sits between `apic` and `kvm`).
@@ -54,28 +53,55 @@ pub(super) fn apply(preference: &Value, spec: &mut Value) {
             features.insert("acpi".to_string(), copy(acpi));
         }
         None => {
-            let acpi = features
-                .entry("acpi")
-                .or_insert_with(|| Value::Object(Map::new()));
+            let acpi = path::field_or_insert_with(features, "acpi", || Value::Object(Map::new()));
             if acpi.is_null() {
                 *acpi = Value::Object(Map::new());
             }
         }
     }
+    // Every step below works on this `features` mapping, found once.
     for (pref_key, key, omit) in BEFORE_HYPERV {
-        fill_ptr_go(spec, FEATURES, key, prefs.field(pref_key), omit);
+        fill_member_go(features, key, prefs.field(pref_key), omit);
     }
-    if let Some(hyperv_prefs) = present(prefs, &["preferredHyperv"])
-        && let Some(hyperv) = path::ensure_map(spec, HYPERV)
-    {
-        for key in HYPERV_FIELDS {
-            // Only the vendor id carries a non-pointer member (the id string itself).
-            fill_member_go(hyperv, key, hyperv_prefs.field(key), &["vendorid"]);
+    if let Some(hyperv_prefs) = present(prefs, &["preferredHyperv"]) {
+        let hyperv = path::field_or_insert_with(features, "hyperv", || Value::Object(Map::new()));
+        if hyperv.is_null() {
+            *hyperv = Value::Object(Map::new());
+        }
+        if let Some(hyperv) = hyperv.as_object_mut() {
+            if hyperv.is_empty()
+                && let Some(whole) = hyperv_copy(hyperv_prefs)
+            {
+                *hyperv = whole;
+            } else {
+                for key in HYPERV_FIELDS {
+                    // Only the vendor id carries a non-pointer member (the id string itself).
+                    fill_member_go(hyperv, key, hyperv_prefs.field(key), &["vendorid"]);
+                }
+            }
         }
     }
     for (pref_key, key, omit) in AFTER_HYPERV {
-        fill_ptr_go(spec, FEATURES, key, prefs.field(pref_key), omit);
+        fill_member_go(features, key, prefs.field(pref_key), omit);
     }
+}
+
+/// What filling each enlightenment of `prefs` into an empty `hyperv` gives, made as one copy of
+/// the preference's mapping (a clone copies its hash table instead of hashing every key), when
+/// that is the same: every member is a known enlightenment, none is null, nothing inside would
+/// be dropped, and there is no `vendorid`, so that upstream order is alphabetical order.
+fn hyperv_copy(prefs: &Value) -> Option<Map<String, Value>> {
+    let members = prefs.as_object()?;
+    let plain = members
+        .iter()
+        .all(|(k, v)| k != "vendorid" && HYPERV_FIELDS.contains(&k.as_str()) && !v.is_null())
+        && !drops_members(prefs, &["vendorid"]);
+    if !plain {
+        return None;
+    }
+    let mut copy = members.clone();
+    copy.sort_keys();
+    Some(copy)
 }
 
 #[cfg(test)]
@@ -86,6 +112,38 @@ mod tests {
 
     fn features(s: &Value) -> &Value {
         path::get(s, FEATURES).expect("features")
+    }
+
+    #[test]
+    fn hyperv_copied_whole_matches_member_by_member() {
+        let sorted: Vec<&str> = HYPERV_FIELDS
+            .iter()
+            .copied()
+            .filter(|k| *k != "vendorid")
+            .collect();
+        let mut alphabetical = sorted.clone();
+        alphabetical.sort_unstable();
+        assert_eq!(sorted, alphabetical, "upstream order is alphabetical");
+        for prefs in [
+            json!({"relaxed": {}, "vapic": {}, "spinlocks": {"spinlocks": 8191},
+                   "synictimer": {"direct": {}}, "ipi": {}, "evmcs": {"enabled": false}}),
+            json!({"relaxed": {}, "vendorid": {"vendorid": "kvm"}, "ipi": {}}),
+            json!({"relaxed": null, "vapic": {}}),
+            json!({"relaxed": {}, "bogus": {}}),
+            json!({"vendorid": {"vendorid": ""}, "vapic": {}}),
+        ] {
+            let mut one_by_one = Map::new();
+            for key in HYPERV_FIELDS {
+                fill_member_go(&mut one_by_one, key, prefs.field(key), &["vendorid"]);
+            }
+            let mut whole = json!({"domain": {}});
+            apply(&json!({"features": {"preferredHyperv": prefs}}), &mut whole);
+            assert_eq!(
+                serde_json::to_string(&features(&whole)["hyperv"]).unwrap(),
+                serde_json::to_string(&Value::Object(one_by_one)).unwrap(),
+                "{prefs}"
+            );
+        }
     }
 
     #[test]
