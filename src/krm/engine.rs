@@ -356,18 +356,24 @@ pub fn process(items: Vec<Object>, config: &FnConfig, placement: Placement) -> P
             validate::rules::duplicate::check(checked.iter().copied(), &mut duplicates);
             // Replace: expand the VMs the checks let through; a VM KubeVirt would refuse stays
             // as it was, its findings say why.
-            let expanded: Vec<Option<Result<Value, Diagnostic>>> = checked
-                .par_iter()
-                .zip(&findings)
-                .zip(&subjects)
-                .map(|((o, found), s)| {
-                    let expand = stage == Stage::Replace
-                        && !matches!(s, Subject::New(_))
-                        && o.kind() == Kind::VirtualMachine
-                        && !found.iter().any(Diagnostic::is_error);
-                    expand.then(|| pipeline::expand_vm(o, &index, &config.profile))
+            // Only the VMs are handed to the workers: a catalog build has none.
+            let to_expand: Vec<usize> = (0..checked.len())
+                .filter(|&i| {
+                    stage == Stage::Replace
+                        && !matches!(subjects[i], Subject::New(_))
+                        && checked[i].kind() == Kind::VirtualMachine
+                        && !findings[i].iter().any(Diagnostic::is_error)
                 })
                 .collect();
+            let results: Vec<Result<Value, Diagnostic>> = to_expand
+                .par_iter()
+                .map(|&i| pipeline::expand_vm(checked[i], &index, &config.profile))
+                .collect();
+            let mut expanded: Vec<Option<Result<Value, Diagnostic>>> =
+                (0..checked.len()).map(|_| None).collect();
+            for (i, result) in to_expand.into_iter().zip(results) {
+                expanded[i] = Some(result);
+            }
             (findings, duplicates, expanded)
         };
         for ((subject, result), found) in subjects.iter().zip(expanded).zip(&mut findings) {

@@ -430,7 +430,7 @@ pub fn render<'o>(
     for result in results {
         generated.extend(result?);
     }
-    generated.sort_by_cached_key(|(o, _)| (o.kind_str().to_string(), o.name().to_string()));
+    generated.sort_by(|(a, _), (b, _)| (a.kind_str(), a.name()).cmp(&(b.kind_str(), b.name())));
     for pair in generated.windows(2) {
         let (first, second) = (&pair[0].0, &pair[1].0);
         if first.kind_str() == second.kind_str() && first.name() == second.name() {
