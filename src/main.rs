@@ -76,55 +76,12 @@ fn run(cli: &Cli) -> anyhow::Result<Outcome> {
     Ok(outcome)
 }
 
-/// Write `parts` to stdout in order, many at a time (`writev`), without joining them.
-fn write_parts(parts: &[String]) -> std::io::Result<()> {
-    /// At most this many buffers per call (below every system's `IOV_MAX`).
-    const BATCH: usize = 512;
-    let mut stdout = std::io::stdout().lock();
-    let mut rest = parts;
-    // How much of `rest[0]` is already written.
-    let mut done = 0usize;
-    loop {
-        while rest.first().is_some_and(|p| p.len() == done) {
-            rest = &rest[1..];
-            done = 0;
-        }
-        let Some(first) = rest.first() else { break };
-        let mut slices = Vec::with_capacity(BATCH.min(rest.len()));
-        slices.push(std::io::IoSlice::new(&first.as_bytes()[done..]));
-        slices.extend(
-            rest[1..]
-                .iter()
-                .take(BATCH - 1)
-                .map(|p| std::io::IoSlice::new(p.as_bytes())),
-        );
-        let mut written = match stdout.write_vectored(&slices) {
-            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        // Skip the parts written whole, remember how far into the next one it got.
-        while let Some(first) = rest.first() {
-            let left = first.len() - done;
-            if written < left {
-                done += written;
-                break;
-            }
-            written -= left;
-            done = 0;
-            rest = &rest[1..];
-        }
-    }
-    stdout.flush()
-}
-
 fn print(outcome: &Outcome) -> ExitCode {
     let mut stdout = std::io::stdout().lock();
     if let Err(e) = stdout
         .write_all(outcome.stdout.as_bytes())
         .and_then(|()| stdout.flush())
-        .and_then(|()| write_parts(&outcome.stdout_parts))
+        .and_then(|()| emit::write_parts(&mut stdout, &outcome.stdout_parts))
     {
         // A closed pipe (`kvrender ... | head`) is not a failure.
         if e.kind() != std::io::ErrorKind::BrokenPipe {

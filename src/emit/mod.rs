@@ -39,14 +39,65 @@ pub fn yaml_stream_parts<'a>(values: impl IntoIterator<Item = &'a Value>) -> Vec
 /// Print one value as a document of a YAML stream: `---`, the document, a final newline.
 /// Documents printed in parallel and concatenated make the same stream as [`yaml_stream`].
 pub fn stream_document(value: &Value) -> String {
-    let mut out = String::with_capacity(1024);
-    write_stream_document(&mut out, value);
-    out
+    // Printed into a buffer each thread keeps, then copied once at its exact size: no string
+    // grown by doubling (copying as it grows, and holding up to twice its length for as long
+    // as the output is kept).
+    thread_local! {
+        static SCRATCH: std::cell::RefCell<String> = std::cell::RefCell::new(String::with_capacity(16 << 10));
+    }
+    SCRATCH.with(|scratch| {
+        let mut scratch = scratch.borrow_mut();
+        scratch.clear();
+        write_stream_document(&mut scratch, value);
+        scratch.as_str().to_owned()
+    })
 }
 
 fn write_stream_document(out: &mut String, value: &Value) {
     out.push_str("---\n");
     yaml::write(out, value);
+}
+
+/// Write `parts` to `out` in order, many at a time (`writev`), without joining them.
+pub fn write_parts(out: &mut impl std::io::Write, parts: &[String]) -> std::io::Result<()> {
+    /// At most this many buffers per call (below every system's `IOV_MAX`).
+    const BATCH: usize = 512;
+    let mut rest = parts;
+    // How much of `rest[0]` is already written.
+    let mut done = 0usize;
+    loop {
+        while rest.first().is_some_and(|p| p.len() == done) {
+            rest = &rest[1..];
+            done = 0;
+        }
+        let Some(first) = rest.first() else { break };
+        let mut slices = Vec::with_capacity(BATCH.min(rest.len()));
+        slices.push(std::io::IoSlice::new(&first.as_bytes()[done..]));
+        slices.extend(
+            rest[1..]
+                .iter()
+                .take(BATCH - 1)
+                .map(|p| std::io::IoSlice::new(p.as_bytes())),
+        );
+        let mut written = match out.write_vectored(&slices) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        // Skip the parts written whole, remember how far into the next one it got.
+        while let Some(first) = rest.first() {
+            let left = first.len() - done;
+            if written < left {
+                done += written;
+                break;
+            }
+            written -= left;
+            done = 0;
+            rest = &rest[1..];
+        }
+    }
+    out.flush()
 }
 
 /// Print one value as a YAML document without a leading `---`.
