@@ -6,7 +6,6 @@
 #[path = "../benches/support/floor.rs"]
 mod floor;
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use kvrender::load;
@@ -39,10 +38,12 @@ fn main() {
         };
         floor::parse_and_emit(&sources)
     });
+    // Written and left to the system at exit, as `kvrender` does with its output.
     let mut stdout = std::io::stdout().lock();
-    if stdout.write_all(out.as_bytes()).is_err() {
+    if kvrender::emit::write_parts(&mut stdout, &out).is_err() {
         std::process::exit(2);
     }
+    std::mem::forget(out);
     if problems > 0 {
         eprintln!("floor: {problems} documents did not parse");
         std::process::exit(1);

@@ -6,8 +6,8 @@ use kvrender::emit;
 use kvrender::load::{self, Document, Source};
 use rayon::prelude::*;
 
-/// The re-emitted stream and the number of documents that did not parse.
-pub fn parse_and_emit(sources: &[Source]) -> (String, usize) {
+/// The re-emitted documents, in order, and the number of documents that did not parse.
+pub fn parse_and_emit(sources: &[Source]) -> (Vec<String>, usize) {
     let docs = load::documents(sources, &|_, _| true);
     let printed: Vec<Option<String>> = docs
         .par_iter()
@@ -17,13 +17,6 @@ pub fn parse_and_emit(sources: &[Source]) -> (String, usize) {
             Document::Problem(_) => None,
         })
         .collect();
-    let mut out = String::new();
-    let mut problems = 0;
-    for p in printed {
-        match p {
-            Some(s) => out.push_str(&s),
-            None => problems += 1,
-        }
-    }
-    (out, problems)
+    let problems = printed.iter().filter(|p| p.is_none()).count();
+    (printed.into_iter().flatten().collect(), problems)
 }
