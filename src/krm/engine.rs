@@ -413,6 +413,8 @@ pub fn process(items: Vec<Object>, config: &FnConfig, placement: Placement) -> P
             &new_objects,
         ));
     }
+
+    // Assemble.
     let mut values: Vec<Value> = Vec::new();
     if placement == Placement::Build {
         values.extend(new_objects.drain(..).map(|o| o.value));
