@@ -41,7 +41,8 @@ pub fn run(args: &ExpandArgs) -> Result<Outcome> {
 /// Expand every VirtualMachine of `sources`, resolving against them and then `inputs`
 /// (`--catalog` objects, the embedded catalog) with `inputs.profile`.
 pub fn expand_sources(sources: &[Source], inputs: &Inputs) -> Result<Outcome> {
-    // Rendering the embedded catalog (once per process) overlaps with splitting the inputs.
+    // The embedded catalog is read and compiled while the inputs are split; each of its
+    // combinations renders when a VM first names it.
     let (lazy, ()) = rayon::join(
         || {
             load::documents(sources, &|api, kind| {
@@ -50,7 +51,7 @@ pub fn expand_sources(sources: &[Source], inputs: &Inputs) -> Result<Outcome> {
         },
         || {
             if inputs.embedded {
-                render::embedded_catalog();
+                render::prepare_embedded();
             }
         },
     );

@@ -1,13 +1,19 @@
 //! The common catalog shipped in the binary: the files under `catalog/` are embedded at build
-//! time (see `build.rs`) and rendered once, on first use.
+//! time (see `build.rs`), read and compiled once, on first use, and each combination rendered
+//! when it is first asked for.
 
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::sync::{Arc, OnceLock};
+
+use rayon::prelude::*;
 
 use crate::load::{self, Source};
 use crate::model::Object;
-use crate::resolve::Index;
+use crate::resolve::WordHasher;
 
-use super::{RenderOptions, Rendered, render};
+use super::template::{Templates, sandbox};
+use super::{Catalog, Combination, Job, Prepared, RenderOptions, Rendered, render, render_job};
 
 include!(concat!(env!("OUT_DIR"), "/embedded_catalog.rs"));
 
@@ -50,29 +56,124 @@ pub fn render_embedded(options: &RenderOptions<'_>) -> Result<Rendered, String> 
 }
 
 /// The rendered common catalog (instancetypes and preferences, cluster-scoped and namespaced),
-/// sorted by kind then name. Rendered once per process, on first use.
-pub fn embedded_catalog() -> &'static [Object] {
-    static CATALOG: OnceLock<Vec<Object>> = OnceLock::new();
+/// sorted by kind then name. Every combination is rendered (in parallel) on the first call;
+/// the objects are the ones [`embedded_lookup`] hands out.
+pub fn embedded_catalog() -> &'static [&'static Object] {
+    static CATALOG: OnceLock<Vec<&'static Object>> = OnceLock::new();
     CATALOG.get_or_init(|| {
-        // The shipped catalog is covered by tests; failing here is a build defect, not bad input.
-        match render_embedded(&RenderOptions::default()) {
-            Ok(rendered) => rendered.objects,
-            Err(message) => panic!("the embedded catalog does not render: {message}"),
-        }
+        let lazy = lazy();
+        let mut all: Vec<&'static Object> = (0..lazy.jobs.len())
+            .into_par_iter()
+            .flat_map_iter(|job| lazy.rendered(job).iter().map(|(o, _)| o))
+            .collect();
+        all.sort_by(|a, b| (a.kind_str(), a.name()).cmp(&(b.kind_str(), b.name())));
+        all
     })
 }
 
 /// Look an object up in the embedded catalog by kind, namespace and name, with the resolution
-/// index's rules (namespaced objects live in `default`). The catalog is rendered on the first
-/// call, so a run whose references all resolve in the user's files never renders it: pass this
-/// to [`crate::resolve::Index::set_fallback`].
+/// index's rules (namespaced objects live in `default`). Only the combination asked for is
+/// rendered, once per process: a run that names two objects of the catalog renders two of its
+/// 122 combinations. Pass this to [`crate::resolve::Index::set_fallback`].
 pub fn embedded_lookup(kind: &str, namespace: &str, name: &str) -> Option<&'static Object> {
-    static INDEX: OnceLock<Index<'static>> = OnceLock::new();
-    INDEX
-        .get_or_init(|| {
-            let mut index = Index::new();
-            index.add_layer(embedded_catalog());
-            index
+    let lazy = lazy();
+    let (table, namespaced) = match kind {
+        "VirtualMachineClusterInstancetype" => (&lazy.instancetypes, false),
+        "VirtualMachineInstancetype" => (&lazy.instancetypes, true),
+        "VirtualMachineClusterPreference" => (&lazy.preferences, false),
+        "VirtualMachinePreference" => (&lazy.preferences, true),
+        _ => return None,
+    };
+    if namespaced && namespace != "default" {
+        return None;
+    }
+    let job = *table.get(name)?;
+    // A combination renders its cluster-scoped object first, then its namespaced one, each
+    // when its scope is on.
+    let (cluster, namespaced_kind) = lazy.jobs[job].kinds();
+    let position = if namespaced {
+        namespaced_kind?;
+        usize::from(cluster.is_some())
+    } else {
+        cluster?;
+        0
+    };
+    lazy.rendered(job).get(position).map(|(o, _)| o)
+}
+
+/// Read, resolve and compile the embedded catalog now (it is otherwise done on the first
+/// lookup), so that a caller can overlap it with other work.
+pub fn prepare_embedded() {
+    lazy();
+}
+
+/// Names to jobs, hashed cheaply: every lookup of a VM's instancetype or preference that the
+/// user's files do not answer comes here.
+type Names = HashMap<String, usize, BuildHasherDefault<WordHasher>>;
+
+/// The embedded catalog, prepared, with each combination rendered on first use.
+struct Lazy {
+    templates: &'static Templates<'static, 'static>,
+    jobs: Vec<Job<'static, 'static>>,
+    /// Instancetype and preference names: the job that renders each.
+    instancetypes: Names,
+    preferences: Names,
+    rendered: Vec<OnceLock<Vec<(Object, Combination)>>>,
+}
+
+impl Lazy {
+    /// The objects of combination `job`, rendered on the first call.
+    fn rendered(&self, job: usize) -> &[(Object, Combination)] {
+        self.rendered[job].get_or_init(|| {
+            match render_job(self.templates, &self.jobs[job], &RenderOptions::default()) {
+                Ok(objects) => objects,
+                // The shipped catalog is covered by tests; failing here is a build defect.
+                Err(e) => panic!("the embedded catalog does not render: {e}"),
+            }
         })
-        .get_str(kind, namespace, name)
+    }
+}
+
+/// The embedded catalog, read, resolved and compiled once per process. What it is built from
+/// lives as long as the process, as the objects handed out must.
+fn lazy() -> &'static Lazy {
+    static LAZY: OnceLock<Lazy> = OnceLock::new();
+    LAZY.get_or_init(|| {
+        // The shipped catalog is covered by tests; failing here is a build defect, not bad
+        // input.
+        let fail =
+            |message: String| -> ! { panic!("the embedded catalog does not render: {message}") };
+        let sources: &'static [Source] = Box::leak(embedded_sources().into_boxed_slice());
+        let loaded = load::parse_sources(sources);
+        if let Some(d) = loaded.diagnostics.first() {
+            fail(format!("{}: {}", d.origin, d.message));
+        }
+        let objects: &'static [Object] = Box::leak(loaded.objects.into_boxed_slice());
+        let texts: HashMap<&str, &'static str> = FILES.iter().copied().collect();
+        let refs: Vec<&'static Object> = objects.iter().collect();
+        let catalog: &'static Catalog<'static> = Box::leak(Box::new(
+            Catalog::read(&refs, &texts).unwrap_or_else(|e| fail(e.to_string())),
+        ));
+        let env: &'static minijinja::Environment<'static> = Box::leak(Box::new(sandbox()));
+        let prepared: &'static Prepared<'static, 'static, 'static> = Box::leak(Box::new(
+            catalog.prepare(env).unwrap_or_else(|e| fail(e.to_string())),
+        ));
+        let jobs = prepared.jobs(catalog);
+        let mut instancetypes = Names::default();
+        let mut preferences = Names::default();
+        for (i, job) in jobs.iter().enumerate() {
+            let table = match job {
+                Job::Size { .. } => &mut instancetypes,
+                Job::Preference { .. } => &mut preferences,
+            };
+            table.entry(job.name()).or_insert(i);
+        }
+        Lazy {
+            templates: &prepared.templates,
+            rendered: jobs.iter().map(|_| OnceLock::new()).collect(),
+            jobs,
+            instancetypes,
+            preferences,
+        }
+    })
 }

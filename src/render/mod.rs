@@ -34,7 +34,9 @@ use crate::load::Source;
 use crate::model::Object;
 use crate::origin::Origin;
 
-pub use embedded::{embedded_catalog, embedded_lookup, embedded_sources, render_embedded};
+pub use embedded::{
+    embedded_catalog, embedded_lookup, embedded_sources, prepare_embedded, render_embedded,
+};
 pub use error::{Combination, RenderError};
 
 use crate::load::locate::{self, Step};
@@ -125,17 +127,6 @@ impl Scopes {
             }
         }
         Ok(scopes)
-    }
-
-    fn kinds(self, cluster: &'static str, namespaced: &'static str) -> Vec<&'static str> {
-        let mut kinds = Vec::new();
-        if self.cluster {
-            kinds.push(cluster);
-        }
-        if self.namespaced {
-            kinds.push(namespaced);
-        }
-        kinds
     }
 }
 
@@ -274,6 +265,45 @@ enum Job<'c, 'a> {
     },
 }
 
+impl Job<'_, '_> {
+    /// The name of the objects this combination renders.
+    fn name(&self) -> String {
+        match self {
+            Job::Size {
+                family,
+                size,
+                variant,
+                ..
+            } => format!(
+                "{}.{}{}",
+                family.id, family.sizes[*size].name, family.variants[*variant].suffix
+            ),
+            Job::Preference { preference, .. } => preference.name.to_string(),
+        }
+    }
+
+    /// The kinds this combination is emitted as: (cluster-scoped, namespaced), each when its
+    /// scope is on.
+    fn kinds(&self) -> (Option<&'static str>, Option<&'static str>) {
+        let (scopes, cluster, namespaced) = match self {
+            Job::Size { family, .. } => (
+                family.scopes,
+                "VirtualMachineClusterInstancetype",
+                "VirtualMachineInstancetype",
+            ),
+            Job::Preference { preference, .. } => (
+                preference.scopes,
+                "VirtualMachineClusterPreference",
+                "VirtualMachinePreference",
+            ),
+        };
+        (
+            scopes.cluster.then_some(cluster),
+            scopes.namespaced.then_some(namespaced),
+        )
+    }
+}
+
 /// A family's values as templates see them, converted once and shared (minijinja values
 /// are reference-counted) by every size × variant combination.
 struct FamilyScope {
@@ -321,110 +351,15 @@ pub fn render<'o>(
         .iter()
         .filter_map(|s| Some((s.path.as_ref(), std::str::from_utf8(&s.bytes).ok()?)))
         .collect();
-    // Read the documents in parallel; errors still come out in input order.
     let objects: Vec<&Object> = objects.into_iter().collect();
-    let read: Vec<Result<Read<'_>, RenderError>> = objects
-        .par_iter()
-        .map(|obj| read_document(obj, &texts))
-        .collect();
-    let mut library = PartLibrary::default();
-    let mut families = Vec::new();
-    let mut preferences = Vec::new();
-    let mut passthrough = Vec::new();
-    for read in read {
-        match read? {
-            Read::Passthrough(obj) => passthrough.push(obj.clone()),
-            Read::Parts(doc) => library.add(doc)?,
-            Read::Family(family) => families.push(family),
-            Read::Preference(preference) => preferences.push(preference),
-        }
-    }
-
-    // Resolve parts and defaults up front (in parallel, first error in catalog order) while
-    // every template leaf is compiled once, to be evaluated for each combination.
+    let catalog = Catalog::read(&objects, &texts)?;
     let env = template::sandbox();
-    let spec_parts = [Step::Key("spec"), Step::Key("parts")];
-    let (resolved, templates) = rayon::join(
-        || {
-            let families: Vec<Result<_, RenderError>> = families
-                .par_iter()
-                .map(|family| {
-                    let parts = library.resolve(&family.parts, &family.doc, &spec_parts)?;
-                    check_traits(family, &parts)?;
-                    let traits = merged_defaults(&parts, family.traits);
-                    let scope = FamilyScope::new(family, &traits);
-                    Ok((parts, scope))
-                })
-                .collect();
-            let preferences: Vec<Result<_, RenderError>> = preferences
-                .par_iter()
-                .map(|preference| {
-                    let parts = library.resolve(&preference.parts, &preference.doc, &spec_parts)?;
-                    let vars = merged_defaults(&parts, preference.vars);
-                    Ok((parts, vars))
-                })
-                .collect();
-            (families, preferences)
-        },
-        || {
-            let mut templates = Templates::new(&env);
-            for part in library.parts() {
-                part.metadata
-                    .into_iter()
-                    .chain(part.spec)
-                    .for_each(|t| templates.add_tree(t));
-            }
-            for family in &families {
-                [family.template, family.labels, family.annotations]
-                    .into_iter()
-                    .flatten()
-                    .for_each(|t| templates.add_tree(t));
-            }
-            for preference in &preferences {
-                [
-                    preference.template,
-                    preference.labels,
-                    preference.annotations,
-                ]
-                .into_iter()
-                .flatten()
-                .for_each(|t| templates.add_tree(t));
-            }
-            templates
-        },
-    );
-    let (family_parts, preference_parts) = resolved;
-    // The first error in catalog order, whichever thread met it first.
-    let family_parts = family_parts.into_iter().collect::<Result<Vec<_>, _>>()?;
-    let preference_parts = preference_parts
-        .into_iter()
-        .collect::<Result<Vec<_>, _>>()?;
-
-    let mut jobs = Vec::new();
-    for (family, (parts, scope)) in families.iter().zip(&family_parts) {
-        for size in 0..family.sizes.len() {
-            for variant in 0..family.variants.len() {
-                jobs.push(Job::Size {
-                    family,
-                    parts,
-                    scope,
-                    size,
-                    variant,
-                });
-            }
-        }
-    }
-    for (preference, (parts, vars)) in preferences.iter().zip(&preference_parts) {
-        jobs.push(Job::Preference {
-            preference,
-            parts,
-            vars,
-        });
-    }
+    let prepared = catalog.prepare(&env)?;
+    let jobs = prepared.jobs(&catalog);
 
     let results: Vec<Result<Vec<(Object, Combination)>, RenderError>> = jobs
         .par_iter()
-        .map(|job| render_job(&templates, job, options))
+        .map(|job| render_job(&prepared.templates, job, options))
         .collect();
     let mut generated = Vec::new();
     for result in results {
@@ -446,8 +381,150 @@ pub fn render<'o>(
     Ok(Rendered {
         objects,
         combinations,
-        passthrough,
+        passthrough: catalog.passthrough.into_iter().cloned().collect(),
     })
+}
+
+/// The catalog documents among some objects, read: the parts, families and preferences they
+/// define, and the objects that are not catalog kinds.
+struct Catalog<'a> {
+    library: PartLibrary<'a>,
+    families: Vec<Family<'a>>,
+    preferences: Vec<Preference<'a>>,
+    passthrough: Vec<&'a Object>,
+}
+
+/// A catalog ready to render any of its combinations: the parts of every family and
+/// preference resolved, their defaults merged, and every template leaf compiled.
+struct Prepared<'c, 'e, 'a> {
+    /// Per family (in catalog order): its parts and its values as templates see them.
+    family_parts: Vec<(Vec<&'c Part<'a>>, FamilyScope)>,
+    /// Per preference (in catalog order): its parts and its merged `vars`.
+    preference_parts: Vec<(Vec<&'c Part<'a>>, Value)>,
+    templates: Templates<'e, 'a>,
+}
+
+impl<'a> Catalog<'a> {
+    /// Read the documents (in parallel; the first error in input order wins).
+    fn read(objects: &[&'a Object], texts: &HashMap<&str, &'a str>) -> Result<Self, RenderError> {
+        let read: Vec<Result<Read<'_>, RenderError>> = objects
+            .par_iter()
+            .map(|obj| read_document(obj, texts))
+            .collect();
+        let mut catalog = Catalog {
+            library: PartLibrary::default(),
+            families: Vec::new(),
+            preferences: Vec::new(),
+            passthrough: Vec::new(),
+        };
+        for read in read {
+            match read? {
+                Read::Passthrough(obj) => catalog.passthrough.push(obj),
+                Read::Parts(doc) => catalog.library.add(doc)?,
+                Read::Family(family) => catalog.families.push(family),
+                Read::Preference(preference) => catalog.preferences.push(preference),
+            }
+        }
+        Ok(catalog)
+    }
+
+    /// Resolve parts and defaults (in parallel, first error in catalog order) while every
+    /// template leaf is compiled once, to be evaluated for each combination.
+    fn prepare<'c, 'e>(
+        &'c self,
+        env: &'e minijinja::Environment<'a>,
+    ) -> Result<Prepared<'c, 'e, 'a>, RenderError> {
+        let spec_parts = [Step::Key("spec"), Step::Key("parts")];
+        let library = &self.library;
+        let (resolved, templates) = rayon::join(
+            || {
+                let families: Vec<Result<_, RenderError>> = self
+                    .families
+                    .par_iter()
+                    .map(|family| {
+                        let parts = library.resolve(&family.parts, &family.doc, &spec_parts)?;
+                        check_traits(family, &parts)?;
+                        let traits = merged_defaults(&parts, family.traits);
+                        let scope = FamilyScope::new(family, &traits);
+                        Ok((parts, scope))
+                    })
+                    .collect();
+                let preferences: Vec<Result<_, RenderError>> = self
+                    .preferences
+                    .par_iter()
+                    .map(|preference| {
+                        let parts =
+                            library.resolve(&preference.parts, &preference.doc, &spec_parts)?;
+                        let vars = merged_defaults(&parts, preference.vars);
+                        Ok((parts, vars))
+                    })
+                    .collect();
+                (families, preferences)
+            },
+            || {
+                let mut templates = Templates::new(env);
+                for part in library.parts() {
+                    part.metadata
+                        .into_iter()
+                        .chain(part.spec)
+                        .for_each(|t| templates.add_tree(t));
+                }
+                for family in &self.families {
+                    [family.template, family.labels, family.annotations]
+                        .into_iter()
+                        .flatten()
+                        .for_each(|t| templates.add_tree(t));
+                }
+                for preference in &self.preferences {
+                    [
+                        preference.template,
+                        preference.labels,
+                        preference.annotations,
+                    ]
+                    .into_iter()
+                    .flatten()
+                    .for_each(|t| templates.add_tree(t));
+                }
+                templates
+            },
+        );
+        let (family_parts, preference_parts) = resolved;
+        Ok(Prepared {
+            family_parts: family_parts.into_iter().collect::<Result<Vec<_>, _>>()?,
+            preference_parts: preference_parts
+                .into_iter()
+                .collect::<Result<Vec<_>, _>>()?,
+            templates,
+        })
+    }
+}
+
+impl<'c, 'a> Prepared<'c, '_, 'a> {
+    /// Every combination of `catalog` (the catalog this was prepared from), in catalog order.
+    fn jobs(&'c self, catalog: &'c Catalog<'a>) -> Vec<Job<'c, 'a>> {
+        let mut jobs = Vec::new();
+        for (family, (parts, scope)) in catalog.families.iter().zip(&self.family_parts) {
+            for size in 0..family.sizes.len() {
+                for variant in 0..family.variants.len() {
+                    jobs.push(Job::Size {
+                        family,
+                        parts,
+                        scope,
+                        size,
+                        variant,
+                    });
+                }
+            }
+        }
+        for (preference, (parts, vars)) in catalog.preferences.iter().zip(&self.preference_parts) {
+            jobs.push(Job::Preference {
+                preference,
+                parts,
+                vars,
+            });
+        }
+        jobs
+    }
 }
 
 /// One input document, read.
@@ -570,7 +647,7 @@ fn render_job<'a>(
     job: &Job<'_, 'a>,
     options: &RenderOptions<'_>,
 ) -> Result<Vec<(Object, Combination)>, RenderError> {
-    let (doc, name, ctx, combination, parts, origin, scopes, own, kinds) = match job {
+    let (doc, name, ctx, combination, parts, origin, own) = match job {
         Job::Size {
             family,
             parts,
@@ -581,7 +658,7 @@ fn render_job<'a>(
             let size_row = &family.sizes[*size];
             let (variant_value, traits) = &scope.variants[*variant];
             let variant = &family.variants[*variant];
-            let name = format!("{}.{}{}", family.id, size_row.name, variant.suffix);
+            let name = job.name();
             let ctx = minijinja::context! {
                 family => scope.info.clone(),
                 size => scope.sizes[*size].clone(),
@@ -603,27 +680,14 @@ fn render_job<'a>(
                 (family.labels, "labels"),
                 (family.annotations, "annotations"),
             ];
-            (
-                &family.doc,
-                name,
-                ctx,
-                combination,
-                *parts,
-                origin,
-                family.scopes,
-                own,
-                (
-                    "VirtualMachineClusterInstancetype",
-                    "VirtualMachineInstancetype",
-                ),
-            )
+            (&family.doc, name, ctx, combination, *parts, origin, own)
         }
         Job::Preference {
             preference,
             parts,
             vars,
         } => {
-            let name = preference.name.to_string();
+            let name = job.name();
             let ctx = minijinja::context! {
                 preference => context(&preference.info),
                 vars => context(vars),
@@ -642,12 +706,7 @@ fn render_job<'a>(
                 combination,
                 *parts,
                 preference.doc.at(&[]),
-                preference.scopes,
                 own,
-                (
-                    "VirtualMachineClusterPreference",
-                    "VirtualMachinePreference",
-                ),
             )
         }
     };
@@ -708,8 +767,8 @@ fn render_job<'a>(
             labels.insert(label.to_string(), json!(version));
         }
     }
-    let (cluster, namespaced) = kinds;
-    let kinds = scopes.kinds(cluster, namespaced);
+    let (cluster, namespaced) = job.kinds();
+    let kinds: Vec<&str> = cluster.into_iter().chain(namespaced).collect();
     let mut out = Vec::with_capacity(kinds.len());
     let mut object = Some(object);
     for (i, kind) in kinds.iter().enumerate() {

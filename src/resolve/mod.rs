@@ -49,7 +49,7 @@ pub struct Index<'a> {
 /// (the scheme of rustc's `FxHasher`): far cheaper than SipHash, and good enough for short keys
 /// that nobody chose to collide.
 #[derive(Default)]
-struct WordHasher(u64);
+pub(crate) struct WordHasher(u64);
 
 impl Hasher for WordHasher {
     fn finish(&self) -> u64 {

@@ -209,7 +209,7 @@ proptest! {
 /// The embedded catalog, indexed.
 fn catalog_index() -> Index<'static> {
     let mut index = Index::new();
-    index.add_layer(render::embedded_catalog());
+    index.add_layer(render::embedded_catalog().iter().copied());
     index
 }
 

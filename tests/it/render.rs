@@ -198,13 +198,37 @@ fn output_is_byte_identical_at_any_thread_count() {
 }
 
 #[test]
+fn embedded_lookup_finds_each_object_of_the_embedded_catalog() {
+    for object in render::embedded_catalog() {
+        let kind = object.kind_str();
+        let namespaced = matches!(
+            kind,
+            "VirtualMachineInstancetype" | "VirtualMachinePreference"
+        );
+        let namespace = if namespaced { "default" } else { "" };
+        let found = render::embedded_lookup(kind, namespace, object.name())
+            .unwrap_or_else(|| panic!("{kind} {} is not found", object.name()));
+        // The very object the catalog lists, not a second rendering of it.
+        assert!(std::ptr::eq(found, *object), "{kind} {}", object.name());
+        if namespaced {
+            assert!(render::embedded_lookup(kind, "team-a", object.name()).is_none());
+        }
+    }
+    // A name of the other side, an unknown kind or name: nothing.
+    assert!(render::embedded_lookup("VirtualMachineClusterPreference", "", "u1.medium").is_none());
+    assert!(render::embedded_lookup("VirtualMachineClusterInstancetype", "", "fedora").is_none());
+    assert!(render::embedded_lookup("ConfigMap", "default", "fedora").is_none());
+    assert!(render::embedded_lookup("VirtualMachineClusterInstancetype", "", "u1.huge").is_none());
+}
+
+#[test]
 fn embedded_catalog_is_the_rendered_catalog_dir() {
     let rendered = render_dir("catalog");
     let embedded = render::embedded_catalog();
     assert_eq!(embedded.len(), 244);
-    let values =
-        |objects: &[Object]| -> Vec<Value> { objects.iter().map(|o| o.value.clone()).collect() };
-    assert_eq!(values(embedded), values(&rendered.objects));
+    let embedded_values: Vec<&Value> = embedded.iter().map(|o| &o.value).collect();
+    let rendered_values: Vec<&Value> = rendered.objects.iter().map(|o| &o.value).collect();
+    assert_eq!(embedded_values, rendered_values);
     assert!(embedded.iter().any(|o| o.name() == "u1.medium"));
     assert!(embedded.iter().any(|o| o.name() == "fedora"));
     // Origins point into the embedded file, at the size row.
