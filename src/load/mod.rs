@@ -259,7 +259,7 @@ pub enum Document<'a> {
 /// The text of a document that has not been parsed yet.
 #[derive(Debug)]
 pub struct Deferred<'a> {
-    path: Arc<str>,
+    path: &'a Arc<str>,
     index: usize,
     chunk: split::Chunk<'a>,
 }
@@ -267,7 +267,7 @@ pub struct Deferred<'a> {
 impl Deferred<'_> {
     /// Parse the document now, exactly as [`parse_sources`] would have.
     pub fn parse(&self) -> Result<Object, Diagnostic> {
-        parse_chunk(&self.path, self.index, &self.chunk)
+        parse_chunk(self.path, self.index, &self.chunk)
     }
 }
 
@@ -319,7 +319,7 @@ fn file_documents<'a>(
                 .zip(split::top_level_scalar(chunk.text, "kind"));
             if scanned.is_some_and(|(api, kind)| defer(api, kind)) {
                 Document::Deferred(Deferred {
-                    path: source.path.clone(),
+                    path: &source.path,
                     index,
                     chunk,
                 })
