@@ -73,8 +73,8 @@ pub fn embedded_catalog() -> &'static [&'static Object] {
 
 /// Look an object up in the embedded catalog by kind, namespace and name, with the resolution
 /// index's rules (namespaced objects live in `default`). Only the combination asked for is
-/// rendered, once per process: a run that names two objects of the catalog renders two of its
-/// 122 combinations. Pass this to [`crate::resolve::Index::set_fallback`].
+/// rendered, once per process: a run that names two objects of the catalog renders two
+/// combinations, not all of them. Pass this to [`crate::resolve::Index::set_fallback`].
 pub fn embedded_lookup(kind: &str, namespace: &str, name: &str) -> Option<&'static Object> {
     let lazy = lazy();
     let (table, namespaced) = match kind {
