@@ -116,9 +116,7 @@ pub fn run(args: &BuildArgs) -> Result<Outcome> {
             );
         }
     }
-    // Freeing every tree takes longer than printing them; let a worker do it while the output
-    // is written.
-    rayon::spawn(move || drop(items));
+    out.printed_from = items;
     Ok(out)
 }
 

@@ -25,6 +25,9 @@ pub struct Outcome {
     pub stderr: String,
     /// 0: clean; 1: error findings.
     pub exit: u8,
+    /// The trees the output was printed or written from. They are handed back instead of freed
+    /// so that the caller chooses when: the binary lets the process end without freeing them.
+    pub printed_from: Vec<serde_json::Value>,
 }
 
 impl Outcome {
