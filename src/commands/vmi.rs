@@ -85,6 +85,7 @@ fn build_all(inputs: &Inputs, stage: Stage, out: &mut Outcome) -> Vec<Built> {
             }
         }
         vmi::omit_empty_resources_and_devices(&mut vmi);
+        vmi::write_go_zero_fields(&mut vmi);
         if stage == Stage::Full
             && let Some(spec) = vmi.get_mut("spec")
             && let Err(e) = vmi_defaults::apply(&inputs.profile, spec)

@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use crate::kubevirt::conflict::{self, Conflict};
 use crate::kubevirt::profile::ClusterProfile;
-use crate::kubevirt::{defaults, instancetype_apply, preference_apply};
+use crate::kubevirt::{defaults, instancetype_apply, preference_apply, vmi};
 use crate::model::path::Fields;
 use crate::model::{Kind, Object, path};
 use crate::resolve::{Index, Lookups};
@@ -319,7 +319,7 @@ pub fn expand_remembered<'a, 'k>(
     // Borrowed from the index: the specs are only read.
     let Found(Some((instancetype, preference))) = find(vm, index, lookups)? else {
         let mut out = vm.value.clone();
-        add_acpi(&mut out);
+        as_go_writes_it(&mut out);
         return Ok(out);
     };
     expand_with(
@@ -350,7 +350,7 @@ pub fn expand_found(
 ) -> Result<Value, ExpandError> {
     let Found(Some((instancetype, preference))) = found else {
         let mut out = std::mem::take(&mut vm.value);
-        add_acpi(&mut out);
+        as_go_writes_it(&mut out);
         return Ok(out);
     };
     expand_in_place(
@@ -419,7 +419,7 @@ fn expand_in_place(
     }
     let spec = template.field_mut("spec").expect("checked above");
     defaults::apply(profile, spec).map_err(|e| ExpandError::other(e.0, "spec.template.spec"))?;
-    add_acpi(out);
+    as_go_writes_it(out);
     omit_go_empty(out);
     path::remove_fields(out.field_mut("spec"), &["instancetype", "preference"]);
     path::remove_fields(
@@ -429,14 +429,28 @@ fn expand_in_place(
     Ok(())
 }
 
-/// `features.acpi` is a plain struct in KubeVirt's Go types, so whenever a VM has `features`,
-/// KubeVirt's answer carries `acpi: {}` (ACPI is on unless disabled). We write it too, so the
-/// expanded VM says what the guest gets.
-fn add_acpi(vm: &mut Value) {
+/// What KubeVirt's answer, re-encoded from its Go types, carries whatever the VM said:
+/// - `features.acpi` is a plain struct, so whenever a VM has `features` the answer has `acpi: {}`
+///   (ACPI is on unless disabled), also where the VM wrote `acpi: null`;
+/// - fields without `omitempty` are written with their zero value ([`vmi::write_go_zero_fields`]);
+/// - an empty namespace is the namespace `default`, where the VM was looked at.
+fn as_go_writes_it(vm: &mut Value) {
     if let Some(features) = path::get_mut(vm, &["spec", "template", "spec", "domain", "features"])
         .and_then(Value::as_object_mut)
     {
-        path::field_or_insert_with(features, "acpi", || Value::Object(serde_json::Map::new()));
+        let acpi =
+            path::field_or_insert_with(features, "acpi", || Value::Object(serde_json::Map::new()));
+        if acpi.is_null() {
+            *acpi = Value::Object(serde_json::Map::new());
+        }
+    }
+    if let Some(template) = path::get_mut(vm, &["spec", "template"]) {
+        vmi::write_go_zero_fields(template);
+    }
+    if let Some(namespace) = path::get_mut(vm, &["metadata", "namespace"])
+        && (namespace.is_null() || namespace.as_str() == Some(""))
+    {
+        *namespace = Value::from("default");
     }
 }
 

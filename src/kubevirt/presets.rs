@@ -235,6 +235,7 @@ pub fn vmi_stage_presets(objects: &[Object]) -> Vec<Result<StagedVmi, (ObjectRef
                 Ok(outcome) => Ok(StagedVmi {
                     vmi: {
                         crate::kubevirt::vmi::omit_empty_resources_and_devices(&mut vmi);
+                        crate::kubevirt::vmi::write_go_zero_fields(&mut vmi);
                         vmi
                     },
                     source: object.object_ref(),

@@ -132,6 +132,83 @@ pub fn omit_empty_resources_and_devices(vmi: &mut Value) {
     }
 }
 
+/// Write the fields of KubeVirt's Go types that have no `omitempty` where a VMI spec leaves them
+/// out (or sets them to `null`): Go's encoder writes them whether or not they were ever set, so
+/// KubeVirt's answer, re-encoded from those types, carries them with their zero value. An
+/// input device without a type comes back with `type: ""`, a sound device without a name with
+/// `name: ""`. `vmi` is a VMI or a VM's template (the spec is under `spec`).
+///
+/// The fields: `name` of disks, interfaces (and their `binding`), GPUs, host devices,
+/// filesystems, the sound and watchdog devices, CPU features, networks and volumes; `type` and
+/// `name` of input devices; `port` of an interface's ports.
+pub fn write_go_zero_fields(vmi: &mut Value) {
+    let Some(spec) = vmi.field_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for (key, v) in spec.iter_mut() {
+        match key.as_str() {
+            "networks" | "volumes" => each_item(v, |item| zero_text(item, "name")),
+            "domain" => {
+                if let Some(features) = v.field_mut("cpu").and_then(|c| c.field_mut("features")) {
+                    each_item(features, |f| zero_text(f, "name"));
+                }
+                if let Some(devices) = v.field_mut("devices").and_then(Value::as_object_mut) {
+                    devices_zero_fields(devices);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn devices_zero_fields(devices: &mut Map<String, Value>) {
+    for (key, v) in devices.iter_mut() {
+        match key.as_str() {
+            "inputs" => each_item(v, |input| {
+                zero_text(input, "type");
+                zero_text(input, "name");
+            }),
+            "sound" | "watchdog" => zero_text(v, "name"),
+            "disks" | "gpus" | "hostDevices" | "filesystems" => {
+                each_item(v, |item| zero_text(item, "name"));
+            }
+            "interfaces" => each_item(v, |iface| {
+                zero_text(iface, "name");
+                if let Some(binding) = iface.field_mut("binding") {
+                    zero_text(binding, "name");
+                }
+                if let Some(ports) = iface.field_mut("ports") {
+                    each_item(ports, |port| zero_field(port, "port", || Value::from(0)));
+                }
+            }),
+            _ => {}
+        }
+    }
+}
+
+/// Call `f` on every element of `v`, if it is a list.
+fn each_item(v: &mut Value, mut f: impl FnMut(&mut Value)) {
+    if let Some(items) = v.as_array_mut() {
+        items.iter_mut().for_each(&mut f);
+    }
+}
+
+/// Set `key` of the mapping `v` to `""` when it is missing or `null`.
+fn zero_text(v: &mut Value, key: &str) {
+    zero_field(v, key, || Value::String(String::new()));
+}
+
+/// Set `key` of the mapping `v` to `zero()` when it is missing or `null`.
+fn zero_field(v: &mut Value, key: &str, zero: impl Fn() -> Value) {
+    let Some(map) = v.as_object_mut() else {
+        return;
+    };
+    let slot = path::field_or_insert_with(map, key, &zero);
+    if slot.is_null() {
+        *slot = zero();
+    }
+}
+
 /// Whether the first state change request of the VM's status is a start asking for a paused
 /// start.
 fn has_paused_start_request(vm: &Value) -> bool {
@@ -173,6 +250,28 @@ mod tests {
 
     fn obj(v: Value) -> Object {
         Object::new(v, Origin::default())
+    }
+
+    #[test]
+    fn go_zero_fields_fill_missing_and_null_and_keep_the_rest() {
+        let mut vmi = json!({"spec": {
+            "domain": {"devices": {
+                "inputs": [{"name": "a", "type": "tablet"}, {"type": null}, "not a mapping"],
+                "disks": [{"disk": {}}]
+            }},
+            "volumes": [{"name": "root"}]
+        }});
+        write_go_zero_fields(&mut vmi);
+        assert_eq!(
+            vmi,
+            json!({"spec": {
+                "domain": {"devices": {
+                    "inputs": [{"name": "a", "type": "tablet"}, {"type": "", "name": ""}, "not a mapping"],
+                    "disks": [{"disk": {}, "name": ""}]
+                }},
+                "volumes": [{"name": "root"}]
+            }})
+        );
     }
 
     #[test]

@@ -107,3 +107,39 @@ fn catalog_families_in_the_inputs_resolve() {
     );
     assert!(stdout.contains("dedicatedCpuPlacement: true"), "{stdout}");
 }
+
+#[test]
+fn fields_go_always_writes_come_back_with_their_zero_value() {
+    let out = kvrender()
+        .current_dir(testdata("expand"))
+        .args(["expand", "--no-default-catalog", "go-zero-fields.yaml"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (with, without) = stdout
+        .split_once("name: without-references")
+        .expect("both VMs are printed");
+    // With a preference: the input's bus from it, its type and the sound device's name empty,
+    // the empty namespace the one the VM was looked at in.
+    for line in [
+        "namespace: default",
+        "- name: tablet\n            bus: virtio\n            type: \"\"",
+        "sound:\n            name: \"\"",
+    ] {
+        assert!(with.contains(line), "missing {line:?} in:\n{with}");
+    }
+    // Without references: ACPI on, a CPU feature's name and a binding's name empty, a port 0.
+    for line in [
+        "acpi: {}",
+        "- policy: require\n            name: \"\"",
+        "binding:\n              name: \"\"",
+        "- protocol: TCP\n              port: 0",
+    ] {
+        assert!(without.contains(line), "missing {line:?} in:\n{without}");
+    }
+}
