@@ -432,7 +432,8 @@ fn expand_in_place(
 /// What KubeVirt's answer, re-encoded from its Go types, carries whatever the VM said:
 /// - `features.acpi` is a plain struct, so whenever a VM has `features` the answer has `acpi: {}`
 ///   (ACPI is on unless disabled), also where the VM wrote `acpi: null`;
-/// - fields without `omitempty` are written with their zero value ([`vmi::write_go_zero_fields`]);
+/// - fields without `omitempty` are written with their zero value ([`vmi::write_go_zero_fields`]),
+///   and a `null` in a map of strings (labels, annotations, node selector) as `""`;
 /// - an empty namespace is the namespace `default`, where the VM was looked at.
 fn as_go_writes_it(vm: &mut Value) {
     if let Some(features) = path::get_mut(vm, &["spec", "template", "spec", "domain", "features"])
@@ -446,6 +447,20 @@ fn as_go_writes_it(vm: &mut Value) {
     }
     if let Some(template) = path::get_mut(vm, &["spec", "template"]) {
         vmi::write_go_zero_fields(template);
+    }
+    // Labels, annotations and node selectors are maps of Go strings: `null` is `""`.
+    for at in [
+        &["metadata", "labels"][..],
+        &["metadata", "annotations"],
+        &["spec", "template", "metadata", "labels"],
+        &["spec", "template", "metadata", "annotations"],
+        &["spec", "template", "spec", "nodeSelector"],
+    ] {
+        if let Some(map) = path::get_mut(vm, at).and_then(Value::as_object_mut) {
+            for v in map.values_mut().filter(|v| v.is_null()) {
+                *v = Value::String(String::new());
+            }
+        }
     }
     if let Some(namespace) = path::get_mut(vm, &["metadata", "namespace"])
         && (namespace.is_null() || namespace.as_str() == Some(""))

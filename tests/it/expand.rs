@@ -133,8 +133,10 @@ fn fields_go_always_writes_come_back_with_their_zero_value() {
     ] {
         assert!(with.contains(line), "missing {line:?} in:\n{with}");
     }
-    // Without references: ACPI on, a CPU feature's name and a binding's name empty, a port 0.
+    // Without references: a null label empty, ACPI on, a CPU feature's name and a binding's
+    // name empty, a port 0.
     for line in [
+        "team: \"\"",
         "acpi: {}",
         "- policy: require\n            name: \"\"",
         "binding:\n              name: \"\"",

@@ -2,7 +2,7 @@
 //!
 //! Each instancetype annotation is added to the template's metadata unless the VM already has
 //! that key; a different value there is a conflict reported as `annotations.<key>` (KubeVirt
-//! gives this path no `spec.template` prefix).
+//! gives this path no `spec.template` prefix). Values are Go strings there: `null` reads as `""`.
 
 use serde_json::{Map, Value};
 
@@ -25,16 +25,26 @@ pub(super) fn apply(instancetype: &Value, template: &mut Value) -> Vec<Conflict>
             Some(_) => return conflicts,
         };
         if let Some(have) = have {
-            if have != value {
+            if as_go_string(have) != as_go_string(value) {
                 conflicts.push(Conflict::annotation(key));
             }
             continue;
         }
         if let Some(map) = annotations_mut(template) {
-            map.insert(key.clone(), value.clone());
+            let value = if value.is_null() {
+                Value::String(String::new())
+            } else {
+                value.clone()
+            };
+            map.insert(key.clone(), value);
         }
     }
     conflicts
+}
+
+/// A map value as the Go string it decodes to: `null` is `""`; other values as they are.
+fn as_go_string(v: &Value) -> Option<&Value> {
+    (!v.is_null() && v.as_str() != Some("")).then_some(v)
 }
 
 fn annotations_mut(template: &mut Value) -> Option<&mut Map<String, Value>> {
@@ -45,6 +55,16 @@ fn annotations_mut(template: &mut Value) -> Option<&mut Map<String, Value>> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn null_and_empty_values_are_the_same_go_string() {
+        let mut t = json!({"metadata": {"annotations": {"a": ""}}});
+        let c = apply(&json!({"annotations": {"a": null, "b": null}}), &mut t);
+        assert!(c.is_empty());
+        assert_eq!(t, json!({"metadata": {"annotations": {"a": "", "b": ""}}}));
+        let c = apply(&json!({"annotations": {"a": "x"}}), &mut t);
+        assert_eq!(c.len(), 1);
+    }
 
     #[test]
     fn adds_missing_annotations_creating_metadata() {
