@@ -70,7 +70,7 @@ pub(super) fn apply(
         match vm_key {
             // Pointers in the VM: copied as they are, even when empty.
             "numa" | "realtime" => {
-                cpu.insert(vm_key.to_string(), value.clone());
+                cpu.insert(vm_key.to_string(), super::go_copy(value));
             }
             _ => set_omitempty(cpu, vm_key, value.clone()),
         }

@@ -16,7 +16,7 @@ pub(super) fn apply(instancetype: &Value, spec: &mut Value) -> Option<Conflict> 
     if non_empty_list(path::get(spec, &["domain", "devices", "gpus"])) {
         return Some(Conflict::spec("domain.devices.gpus"));
     }
-    domain_map(spec, &["devices"])?.insert("gpus".to_string(), list.clone());
+    domain_map(spec, &["devices"])?.insert("gpus".to_string(), super::go_copy(list));
     None
 }
 

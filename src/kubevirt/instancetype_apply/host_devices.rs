@@ -16,7 +16,7 @@ pub(super) fn apply(instancetype: &Value, spec: &mut Value) -> Option<Conflict> 
     if non_empty_list(path::get(spec, &["domain", "devices", "hostDevices"])) {
         return Some(Conflict::spec("domain.devices.hostDevices"));
     }
-    domain_map(spec, &["devices"])?.insert("hostDevices".to_string(), list.clone());
+    domain_map(spec, &["devices"])?.insert("hostDevices".to_string(), super::go_copy(list));
     None
 }
 

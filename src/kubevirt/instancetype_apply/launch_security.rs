@@ -16,7 +16,7 @@ pub(super) fn apply(instancetype: &Value, spec: &mut Value) -> Option<Conflict> 
     if path::is_set(spec, &["domain", "launchSecurity"]) {
         return Some(Conflict::spec("domain.launchSecurity"));
     }
-    domain_map(spec, &[])?.insert("launchSecurity".to_string(), security.clone());
+    domain_map(spec, &[])?.insert("launchSecurity".to_string(), super::go_copy(security));
     None
 }
 

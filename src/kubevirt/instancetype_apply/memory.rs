@@ -34,7 +34,7 @@ pub(super) fn apply(instancetype: &Value, spec: &mut Value) -> Option<Conflict> 
     let memory = domain_map(spec, &["memory"])?;
     memory.insert("guest".to_string(), guest);
     if let Some(hugepages) = owned("hugepages") {
-        memory.insert("hugepages".to_string(), hugepages.clone());
+        memory.insert("hugepages".to_string(), super::go_copy(hugepages));
     }
     if let Some(max_guest) = owned("maxGuest") {
         memory.insert("maxGuest".to_string(), canonical(max_guest));

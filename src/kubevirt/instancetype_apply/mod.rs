@@ -82,6 +82,27 @@ fn set_omitempty(map: &mut Map<String, Value>, key: &str, value: Value) {
     }
 }
 
+/// A copy of `v`, a struct the instancetype hands over whole (`realtime`, `numa`, `hugepages`,
+/// GPUs, host devices, launch security), as Go writes it back after decoding it: a key set to
+/// `null` is a nil pointer and is left out, and so is a key set to `""` (every string of these
+/// structs is `omitempty`, except `name` and the string pointers `claimName` and `requestName`).
+fn go_copy(v: &Value) -> Value {
+    match v {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, v)| {
+                    !(v.is_null()
+                        || (v.as_str() == Some("")
+                            && !matches!(k.as_str(), "name" | "claimName" | "requestName")))
+                })
+                .map(|(k, v)| (k.clone(), go_copy(v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(go_copy).collect()),
+        other => other.clone(),
+    }
+}
+
 /// Whether a Go list field is non-empty (a list with at least one element).
 fn non_empty_list(v: Option<&Value>) -> bool {
     v.and_then(Value::as_array).is_some_and(|a| !a.is_empty())
@@ -95,6 +116,27 @@ mod tests {
 
     fn paths(c: &[Conflict]) -> Vec<&str> {
         c.iter().map(|c| c.path.as_str()).collect()
+    }
+
+    #[test]
+    fn whole_structs_are_copied_as_go_writes_them() {
+        let it = json!({
+            "cpu": {"guest": 2, "realtime": {"mask": ""}, "numa": {"guestMappingPassthrough": null}},
+            "memory": {"guest": "1Gi", "hugepages": {"pageSize": ""}},
+            "gpus": [{"name": "", "deviceName": "d", "tag": "", "claimName": ""}],
+            "launchSecurity": {"sev": null, "snp": {}}
+        });
+        let mut t = json!({"spec": {"domain": {}}});
+        assert!(apply(&it, None, &mut t).is_empty());
+        let domain = &t["spec"]["domain"];
+        assert_eq!(domain["cpu"]["realtime"], json!({}));
+        assert_eq!(domain["cpu"]["numa"], json!({}));
+        assert_eq!(domain["memory"]["hugepages"], json!({}));
+        assert_eq!(
+            domain["devices"]["gpus"],
+            json!([{"name": "", "deviceName": "d", "claimName": ""}])
+        );
+        assert_eq!(domain["launchSecurity"], json!({"snp": {}}));
     }
 
     #[test]
