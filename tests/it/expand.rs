@@ -82,23 +82,28 @@ fn missing_input_file_is_exit_2() {
     assert!(stderr.contains("does/not/exist.yaml"), "{stderr}");
 }
 
-#[test]
-fn catalog_families_in_the_inputs_resolve() {
+/// What `kvrender expand --no-default-catalog PATH...` prints when run in `dir`, which must
+/// succeed.
+fn expanded(dir: &std::path::Path, paths: &[&str]) -> String {
     let out = kvrender()
-        .current_dir(crate::common::root())
-        .args([
-            "expand",
-            "--no-default-catalog",
-            "examples/catalog",
-            "examples/vms/vision-workstation.yaml",
-        ])
+        .current_dir(dir)
+        .args(["expand", "--no-default-catalog"])
+        .args(paths)
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn catalog_families_in_the_inputs_resolve() {
+    let stdout = expanded(
+        crate::common::root(),
+        &["examples/catalog", "examples/vms/vision-workstation.yaml"],
     );
     // g2.small brings a passthrough GPU and pinned vCPUs.
     assert!(
@@ -110,17 +115,7 @@ fn catalog_families_in_the_inputs_resolve() {
 
 #[test]
 fn fields_go_always_writes_come_back_with_their_zero_value() {
-    let out = kvrender()
-        .current_dir(testdata("expand"))
-        .args(["expand", "--no-default-catalog", "go-zero-fields.yaml"])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = expanded(&testdata("expand"), &["go-zero-fields.yaml"]);
     let (with, without) = stdout
         .split_once("name: without-references")
         .expect("both VMs are printed");
