@@ -448,6 +448,9 @@ fn as_go_writes_it(vm: &mut Value) {
     if let Some(template) = path::get_mut(vm, &["spec", "template"]) {
         vmi::write_go_zero_fields(template);
     }
+    if let Some(templates) = path::get_mut(vm, &["spec", "dataVolumeTemplates"]) {
+        data_volume_templates_as_go_writes_them(templates);
+    }
     // Labels, annotations and node selectors are maps of Go strings: `null` is `""`.
     for at in [
         &["metadata", "labels"][..],
@@ -466,6 +469,96 @@ fn as_go_writes_it(vm: &mut Value) {
         && (namespace.is_null() || namespace.as_str() == Some(""))
     {
         *namespace = Value::from("default");
+    }
+}
+
+/// Fields of a DataVolume template (`*` is every item of a list) that the Go types of KubeVirt
+/// and CDI write even when unset, with the zero value they are written with.
+const DATA_VOLUME_TEMPLATE_ZERO_FIELDS: &[(&[&str], vmi::GoZero)] = {
+    use vmi::GoZero::{Null, Struct, Text};
+    &[
+        (&["metadata"], Struct),
+        (&["spec"], Struct),
+        (&["spec", "pvc", "resources"], Struct),
+        (&["spec", "storage", "resources"], Struct),
+        (&["spec", "source", "http", "url"], Text),
+        (&["spec", "source", "s3", "url"], Text),
+        (&["spec", "source", "gcs", "url"], Text),
+        (&["spec", "source", "pvc", "namespace"], Text),
+        (&["spec", "source", "pvc", "name"], Text),
+        (&["spec", "source", "imageio", "url"], Text),
+        (&["spec", "source", "imageio", "diskId"], Text),
+        (&["spec", "source", "snapshot", "namespace"], Text),
+        (&["spec", "source", "snapshot", "name"], Text),
+        (&["spec", "sourceRef", "kind"], Text),
+        (&["spec", "sourceRef", "name"], Text),
+        (&["spec", "pvc", "dataSource", "apiGroup"], Null),
+        (&["spec", "pvc", "dataSource", "kind"], Text),
+        (&["spec", "pvc", "dataSource", "name"], Text),
+        (&["spec", "pvc", "dataSourceRef", "apiGroup"], Null),
+        (&["spec", "pvc", "dataSourceRef", "kind"], Text),
+        (&["spec", "pvc", "dataSourceRef", "name"], Text),
+        (&["spec", "storage", "dataSource", "apiGroup"], Null),
+        (&["spec", "storage", "dataSource", "kind"], Text),
+        (&["spec", "storage", "dataSource", "name"], Text),
+        (&["spec", "storage", "dataSourceRef", "apiGroup"], Null),
+        (&["spec", "storage", "dataSourceRef", "kind"], Text),
+        (&["spec", "storage", "dataSourceRef", "name"], Text),
+        (
+            &["spec", "pvc", "selector", "matchExpressions", "*", "key"],
+            Text,
+        ),
+        (
+            &[
+                "spec",
+                "pvc",
+                "selector",
+                "matchExpressions",
+                "*",
+                "operator",
+            ],
+            Text,
+        ),
+        (
+            &[
+                "spec",
+                "storage",
+                "selector",
+                "matchExpressions",
+                "*",
+                "key",
+            ],
+            Text,
+        ),
+        (
+            &[
+                "spec",
+                "storage",
+                "selector",
+                "matchExpressions",
+                "*",
+                "operator",
+            ],
+            Text,
+        ),
+        (&["spec", "checkpoints", "*", "previous"], Text),
+        (&["spec", "checkpoints", "*", "current"], Text),
+    ]
+};
+
+/// The DataVolume templates of a VM as Go re-encodes them: the fields without `omitempty` with
+/// their zero value.
+fn data_volume_templates_as_go_writes_them(templates: &mut Value) {
+    let Some(items) = templates.as_array_mut() else {
+        return;
+    };
+    for item in items.iter_mut().filter(|i| i.is_object()) {
+        for (at, zero) in DATA_VOLUME_TEMPLATE_ZERO_FIELDS {
+            let (last, parents) = at.split_last().expect("paths are not empty");
+            vmi::each_at(item, parents, &mut |parent| {
+                vmi::zero_field(parent, last, || zero.value());
+            });
+        }
     }
 }
 

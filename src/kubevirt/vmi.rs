@@ -136,70 +136,301 @@ pub fn omit_empty_resources_and_devices(vmi: &mut Value) {
 /// out (or sets them to `null`): Go's encoder writes them whether or not they were ever set, so
 /// KubeVirt's answer, re-encoded from those types, carries them with their zero value. An
 /// input device without a type comes back with `type: ""`, a sound device without a name with
-/// `name: ""`. `vmi` is a VMI or a VM's template (the spec is under `spec`).
-///
-/// The fields: `name` of disks, interfaces (and their `binding`), GPUs, host devices,
-/// filesystems, the sound and watchdog devices, CPU features, networks and volumes; `type` and
-/// `name` of input devices; `port` of an interface's ports.
+/// `name: ""`, a host disk without a capacity with `capacity: "0"` (a `resource.Quantity` is a
+/// plain struct, which `omitempty` never drops). `vmi` is a VMI or a VM's template (the spec is
+/// under `spec`). See [`GO_ZERO_FIELDS`] for the list.
 pub fn write_go_zero_fields(vmi: &mut Value) {
-    let Some(spec) = vmi.field_mut("spec").and_then(Value::as_object_mut) else {
+    let Some(spec) = vmi.field_mut("spec") else {
         return;
     };
-    for (key, v) in spec.iter_mut() {
-        match key.as_str() {
-            "networks" | "volumes" => each_item(v, |item| zero_text(item, "name")),
-            "domain" => {
-                if let Some(features) = v.field_mut("cpu").and_then(|c| c.field_mut("features")) {
-                    each_item(features, |f| zero_text(f, "name"));
-                }
-                if let Some(devices) = v.field_mut("devices").and_then(Value::as_object_mut) {
-                    devices_zero_fields(devices);
-                }
-            }
-            _ => {}
+    if !spec.is_object() {
+        return;
+    }
+    for (at, zero) in GO_ZERO_FIELDS {
+        let (last, parents) = at.split_last().expect("paths are not empty");
+        each_at(spec, parents, &mut |parent| {
+            zero_field(parent, last, || zero.value())
+        });
+    }
+}
+
+/// The zero value Go writes for a field without `omitempty`.
+#[derive(Clone, Copy)]
+pub enum GoZero {
+    /// `""`, a string.
+    Text,
+    /// `0`, a number.
+    Number,
+    /// `"0"`, a zero `resource.Quantity`.
+    Quantity,
+    /// `{}`, a plain struct.
+    Struct,
+    /// `null`, a nil pointer, slice or map.
+    Null,
+}
+
+impl GoZero {
+    pub fn value(self) -> Value {
+        match self {
+            GoZero::Text => Value::String(String::new()),
+            GoZero::Number => Value::from(0),
+            GoZero::Quantity => Value::String("0".into()),
+            GoZero::Struct => Value::Object(Map::new()),
+            GoZero::Null => Value::Null,
         }
     }
 }
 
-fn devices_zero_fields(devices: &mut Map<String, Value>) {
-    for (key, v) in devices.iter_mut() {
-        match key.as_str() {
-            "inputs" => each_item(v, |input| {
-                zero_text(input, "type");
-                zero_text(input, "name");
-            }),
-            "sound" | "watchdog" => zero_text(v, "name"),
-            "disks" | "gpus" | "hostDevices" | "filesystems" => {
-                each_item(v, |item| zero_text(item, "name"));
+/// Fields of a VMI spec (`*` is every item of a list) that KubeVirt's Go types write even when
+/// unset, and the zero value they are written with. They are only written where their parent
+/// is present (a mapping).
+pub const GO_ZERO_FIELDS: &[(&[&str], GoZero)] = &[
+    (&["domain", "cpu", "features", "*", "name"], GoZero::Text),
+    (&["domain", "machine", "type"], GoZero::Text),
+    (
+        &["domain", "firmware", "kernelBoot", "container", "image"],
+        GoZero::Text,
+    ),
+    (&["domain", "devices", "disks", "*", "name"], GoZero::Text),
+    (
+        &["domain", "devices", "interfaces", "*", "name"],
+        GoZero::Text,
+    ),
+    (
+        &["domain", "devices", "interfaces", "*", "binding", "name"],
+        GoZero::Text,
+    ),
+    (
+        &["domain", "devices", "interfaces", "*", "ports", "*", "port"],
+        GoZero::Number,
+    ),
+    (
+        &[
+            "domain",
+            "devices",
+            "interfaces",
+            "*",
+            "portRanges",
+            "*",
+            "protocol",
+        ],
+        GoZero::Text,
+    ),
+    (
+        &[
+            "domain",
+            "devices",
+            "interfaces",
+            "*",
+            "portRanges",
+            "*",
+            "start",
+        ],
+        GoZero::Number,
+    ),
+    (
+        &[
+            "domain",
+            "devices",
+            "interfaces",
+            "*",
+            "portRanges",
+            "*",
+            "end",
+        ],
+        GoZero::Number,
+    ),
+    (
+        &[
+            "domain",
+            "devices",
+            "interfaces",
+            "*",
+            "dhcpOptions",
+            "privateOptions",
+            "*",
+            "option",
+        ],
+        GoZero::Number,
+    ),
+    (
+        &[
+            "domain",
+            "devices",
+            "interfaces",
+            "*",
+            "dhcpOptions",
+            "privateOptions",
+            "*",
+            "value",
+        ],
+        GoZero::Text,
+    ),
+    (&["domain", "devices", "inputs", "*", "type"], GoZero::Text),
+    (&["domain", "devices", "inputs", "*", "name"], GoZero::Text),
+    (&["domain", "devices", "gpus", "*", "name"], GoZero::Text),
+    (
+        &["domain", "devices", "hostDevices", "*", "name"],
+        GoZero::Text,
+    ),
+    (
+        &["domain", "devices", "filesystems", "*", "name"],
+        GoZero::Text,
+    ),
+    (
+        &["domain", "devices", "filesystems", "*", "virtiofs"],
+        GoZero::Null,
+    ),
+    (&["domain", "devices", "sound", "name"], GoZero::Text),
+    (&["domain", "devices", "watchdog", "name"], GoZero::Text),
+    (&["volumes", "*", "name"], GoZero::Text),
+    (&["volumes", "*", "hostDisk", "path"], GoZero::Text),
+    (&["volumes", "*", "hostDisk", "type"], GoZero::Text),
+    (&["volumes", "*", "hostDisk", "capacity"], GoZero::Quantity),
+    (
+        &["volumes", "*", "persistentVolumeClaim", "claimName"],
+        GoZero::Text,
+    ),
+    (
+        &[
+            "volumes",
+            "*",
+            "ephemeral",
+            "persistentVolumeClaim",
+            "claimName",
+        ],
+        GoZero::Text,
+    ),
+    (&["volumes", "*", "containerDisk", "image"], GoZero::Text),
+    (&["volumes", "*", "emptyDisk", "capacity"], GoZero::Quantity),
+    (&["volumes", "*", "dataVolume", "name"], GoZero::Text),
+    (&["volumes", "*", "memoryDump", "claimName"], GoZero::Text),
+    (&["volumes", "*", "containerPath", "path"], GoZero::Text),
+    (
+        &["volumes", "*", "downwardAPI", "fields", "*", "path"],
+        GoZero::Text,
+    ),
+    (
+        &[
+            "volumes",
+            "*",
+            "downwardAPI",
+            "fields",
+            "*",
+            "fieldRef",
+            "fieldPath",
+        ],
+        GoZero::Text,
+    ),
+    (
+        &[
+            "volumes",
+            "*",
+            "downwardAPI",
+            "fields",
+            "*",
+            "resourceFieldRef",
+            "resource",
+        ],
+        GoZero::Text,
+    ),
+    (
+        &[
+            "volumes",
+            "*",
+            "downwardAPI",
+            "fields",
+            "*",
+            "resourceFieldRef",
+            "divisor",
+        ],
+        GoZero::Quantity,
+    ),
+    (&["networks", "*", "name"], GoZero::Text),
+    (&["networks", "*", "multus", "networkName"], GoZero::Text),
+    (
+        &["accessCredentials", "*", "sshPublicKey", "source"],
+        GoZero::Struct,
+    ),
+    (
+        &[
+            "accessCredentials",
+            "*",
+            "sshPublicKey",
+            "source",
+            "secret",
+            "secretName",
+        ],
+        GoZero::Text,
+    ),
+    (
+        &[
+            "accessCredentials",
+            "*",
+            "sshPublicKey",
+            "propagationMethod",
+        ],
+        GoZero::Struct,
+    ),
+    (
+        &[
+            "accessCredentials",
+            "*",
+            "sshPublicKey",
+            "propagationMethod",
+            "qemuGuestAgent",
+            "users",
+        ],
+        GoZero::Null,
+    ),
+    (
+        &["accessCredentials", "*", "userPassword", "source"],
+        GoZero::Struct,
+    ),
+    (
+        &[
+            "accessCredentials",
+            "*",
+            "userPassword",
+            "source",
+            "secret",
+            "secretName",
+        ],
+        GoZero::Text,
+    ),
+    (
+        &[
+            "accessCredentials",
+            "*",
+            "userPassword",
+            "propagationMethod",
+        ],
+        GoZero::Struct,
+    ),
+    (&["resourceClaims", "*", "name"], GoZero::Text),
+    (&["utilityVolumes", "*", "name"], GoZero::Text),
+    (&["utilityVolumes", "*", "claimName"], GoZero::Text),
+];
+
+/// Call `f` on every value at `path` under `v` (`*` is every item of a list).
+pub fn each_at(v: &mut Value, path: &[&str], f: &mut dyn FnMut(&mut Value)) {
+    let Some((first, rest)) = path.split_first() else {
+        f(v);
+        return;
+    };
+    if *first == "*" {
+        if let Some(items) = v.as_array_mut() {
+            for item in items {
+                each_at(item, rest, f);
             }
-            "interfaces" => each_item(v, |iface| {
-                zero_text(iface, "name");
-                if let Some(binding) = iface.field_mut("binding") {
-                    zero_text(binding, "name");
-                }
-                if let Some(ports) = iface.field_mut("ports") {
-                    each_item(ports, |port| zero_field(port, "port", || Value::from(0)));
-                }
-            }),
-            _ => {}
         }
+    } else if let Some(next) = v.field_mut(first) {
+        each_at(next, rest, f);
     }
-}
-
-/// Call `f` on every element of `v`, if it is a list.
-fn each_item(v: &mut Value, mut f: impl FnMut(&mut Value)) {
-    if let Some(items) = v.as_array_mut() {
-        items.iter_mut().for_each(&mut f);
-    }
-}
-
-/// Set `key` of the mapping `v` to `""` when it is missing or `null`.
-fn zero_text(v: &mut Value, key: &str) {
-    zero_field(v, key, || Value::String(String::new()));
 }
 
 /// Set `key` of the mapping `v` to `zero()` when it is missing or `null`.
-fn zero_field(v: &mut Value, key: &str, zero: impl Fn() -> Value) {
+pub fn zero_field(v: &mut Value, key: &str, zero: impl Fn() -> Value) {
     let Some(map) = v.as_object_mut() else {
         return;
     };

@@ -140,3 +140,23 @@ fn fields_go_always_writes_come_back_with_their_zero_value() {
         assert!(without.contains(line), "missing {line:?} in:\n{without}");
     }
 }
+
+#[test]
+fn volumes_networks_and_data_volume_templates_carry_the_fields_go_always_writes() {
+    let stdout = expanded(&testdata("expand"), &["go-zero-volumes.yaml"]);
+    for line in [
+        // A DataVolume template's metadata and a claim's resources are plain structs; a data
+        // source's API group is a pointer without `omitempty`.
+        "apiGroup: null\n        resources: {}\n    metadata: {}",
+        // An SSH key's source and propagation method are plain structs.
+        "sshPublicKey:\n          source: {}\n          propagationMethod: {}",
+        // A filesystem's `virtiofs` is a pointer without `omitempty`.
+        "- name: shared\n            virtiofs: null",
+        // A Multus network's name, a claim's name and a host disk's capacity (a zero quantity).
+        "multus:\n          networkName: \"\"",
+        "capacity: \"0\"",
+        "persistentVolumeClaim:\n          claimName: \"\"",
+    ] {
+        assert!(stdout.contains(line), "missing {line:?} in:\n{stdout}");
+    }
+}
