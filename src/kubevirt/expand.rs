@@ -547,7 +547,7 @@ const DATA_VOLUME_TEMPLATE_ZERO_FIELDS: &[(&[&str], vmi::GoZero)] = {
 };
 
 /// The DataVolume templates of a VM as Go re-encodes them: the fields without `omitempty` with
-/// their zero value.
+/// their zero value, quantities written as decimal numbers as canonical strings.
 fn data_volume_templates_as_go_writes_them(templates: &mut Value) {
     let Some(items) = templates.as_array_mut() else {
         return;
@@ -558,6 +558,15 @@ fn data_volume_templates_as_go_writes_them(templates: &mut Value) {
             vmi::each_at(item, parents, &mut |parent| {
                 vmi::zero_field(parent, last, || zero.value());
             });
+        }
+        for claim in ["pvc", "storage"] {
+            for list in ["requests", "limits"] {
+                if let Some(map) = path::get_mut(item, &["spec", claim, "resources", list])
+                    .and_then(Value::as_object_mut)
+                {
+                    map.values_mut().for_each(vmi::canonical_float_quantity);
+                }
+            }
         }
     }
 }

@@ -139,6 +139,9 @@ pub fn omit_empty_resources_and_devices(vmi: &mut Value) {
 /// `name: ""`, a host disk without a capacity with `capacity: "0"` (a `resource.Quantity` is a
 /// plain struct, which `omitempty` never drops). `vmi` is a VMI or a VM's template (the spec is
 /// under `spec`). See [`GO_ZERO_FIELDS`] for the list.
+///
+/// A quantity written as a decimal number (`memory: 3e9`, `cpu: 1.5`) comes back as Go's
+/// canonical string (`3G`, `1500m`), as every quantity Go re-encodes.
 pub fn write_go_zero_fields(vmi: &mut Value) {
     let Some(spec) = vmi.field_mut("spec") else {
         return;
@@ -150,6 +153,18 @@ pub fn write_go_zero_fields(vmi: &mut Value) {
         let (last, parents) = at.split_last().expect("paths are not empty");
         each_at(spec, parents, &mut |parent| {
             zero_field(parent, last, || zero.value())
+        });
+    }
+    for at in QUANTITY_FIELDS {
+        let (last, parents) = at.split_last().expect("paths are not empty");
+        each_at(spec, parents, &mut |parent| {
+            if let Some(map) = parent.as_object_mut() {
+                if *last == "*" {
+                    map.values_mut().for_each(canonical_float_quantity);
+                } else if let Some(v) = map.get_mut(*last) {
+                    canonical_float_quantity(v);
+                }
+            }
         });
     }
 }
@@ -412,6 +427,26 @@ pub const GO_ZERO_FIELDS: &[(&[&str], GoZero)] = &[
     (&["utilityVolumes", "*", "claimName"], GoZero::Text),
 ];
 
+/// Quantity fields of a VMI spec (`*` last: every value of the mapping).
+const QUANTITY_FIELDS: &[&[&str]] = &[
+    &["domain", "resources", "requests", "*"],
+    &["domain", "resources", "limits", "*"],
+    &["domain", "memory", "guest"],
+    &["domain", "memory", "maxGuest"],
+    &["domain", "memory", "reservedOverhead", "addedOverhead"],
+    &["volumes", "*", "emptyDisk", "capacity"],
+    &["volumes", "*", "hostDisk", "capacity"],
+    &[
+        "volumes",
+        "*",
+        "downwardAPI",
+        "fields",
+        "*",
+        "resourceFieldRef",
+        "divisor",
+    ],
+];
+
 /// Call `f` on every value at `path` under `v` (`*` is every item of a list).
 pub fn each_at(v: &mut Value, path: &[&str], f: &mut dyn FnMut(&mut Value)) {
     let Some((first, rest)) = path.split_first() else {
@@ -426,6 +461,17 @@ pub fn each_at(v: &mut Value, path: &[&str], f: &mut dyn FnMut(&mut Value)) {
         }
     } else if let Some(next) = v.field_mut(first) {
         each_at(next, rest, f);
+    }
+}
+
+/// A quantity written as a decimal number (not an integer) as the canonical string Go
+/// re-encodes it as; anything else is left alone (an integer is a spelling of the same amount).
+pub fn canonical_float_quantity(v: &mut Value) {
+    if let Value::Number(n) = v
+        && n.is_f64()
+        && let Some(q) = crate::model::quantity::Quantity::from_json(v)
+    {
+        *v = q.to_json();
     }
 }
 

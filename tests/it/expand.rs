@@ -160,3 +160,20 @@ fn volumes_networks_and_data_volume_templates_carry_the_fields_go_always_writes(
         assert!(stdout.contains(line), "missing {line:?} in:\n{stdout}");
     }
 }
+
+#[test]
+fn quantities_written_as_decimal_numbers_come_back_as_canonical_strings() {
+    let stdout = expanded(&testdata("expand"), &["decimal-quantities.yaml"]);
+    for line in [
+        // 1.5e9 bytes, 3e9 bytes, 1.5 CPUs (also copied to the request), 5e8 bytes.
+        "storage: 1500M",
+        "requests:\n            memory: 3G\n            cpu: 1500m",
+        "limits:\n            cpu: 1500m",
+        "guest: 3G",
+        "capacity: 500M",
+        // 1.5 CPUs round up to two sockets.
+        "sockets: 2",
+    ] {
+        assert!(stdout.contains(line), "missing {line:?} in:\n{stdout}");
+    }
+}
