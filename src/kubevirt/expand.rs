@@ -320,6 +320,7 @@ pub fn expand_remembered<'a, 'k>(
     let Found(Some((instancetype, preference))) = find(vm, index, lookups)? else {
         let mut out = vm.value.clone();
         as_go_writes_it(&mut out);
+        omit_go_empty(&mut out);
         return Ok(out);
     };
     expand_with(
@@ -351,6 +352,7 @@ pub fn expand_found(
     let Found(Some((instancetype, preference))) = found else {
         let mut out = std::mem::take(&mut vm.value);
         as_go_writes_it(&mut out);
+        omit_go_empty(&mut out);
         return Ok(out);
     };
     expand_in_place(

@@ -177,3 +177,24 @@ fn quantities_written_as_decimal_numbers_come_back_as_canonical_strings() {
         assert!(stdout.contains(line), "missing {line:?} in:\n{stdout}");
     }
 }
+
+#[test]
+fn a_vm_without_references_drops_what_go_omits_from_resources_and_devices() {
+    let stdout = expanded(&testdata("expand"), &["no-references-empty-resources.yaml"]);
+    // Empty requests and limits, `false` non-pointer bools and an empty disk list are omitted
+    // by Go's encoder; the structs holding them are always written.
+    assert!(
+        stdout.contains("domain:\n        resources: {}\n        devices: {}"),
+        "{stdout}"
+    );
+    for gone in [
+        "limits",
+        "requests",
+        "overcommitGuestOverhead",
+        "disableHotplug",
+        "disks",
+        "labels",
+    ] {
+        assert!(!stdout.contains(gone), "{gone} left in:\n{stdout}");
+    }
+}
