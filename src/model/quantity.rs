@@ -894,6 +894,28 @@ fn low_i64(neg: bool, d: &[u8]) -> i64 {
     if neg { v.wrapping_neg() } else { v }
 }
 
+/// Whether the integer with the decimal digits `d` (most significant first) and sign `neg` is
+/// below `i64::MAX`, as Go's `big.Int.Cmp(maxInt64) < 0`.
+fn unscaled_below_i64_max(neg: bool, d: &[u8]) -> bool {
+    const MAX: &[u8] = b"9223372036854775807";
+    let start = d.iter().position(|&b| b != 0).unwrap_or(d.len());
+    let d = &d[start..];
+    if neg && !d.is_empty() {
+        return true;
+    }
+    match d.len().cmp(&MAX.len()) {
+        Ordering::Less => true,
+        Ordering::Greater => false,
+        Ordering::Equal => {
+            d.iter()
+                .zip(MAX)
+                .map(|(&a, &m)| a.cmp(&(m - b'0')))
+                .find(|o| o.is_ne())
+                == Some(Ordering::Less)
+        }
+    }
+}
+
 impl BigDec {
     fn from_int(value: i64, scale: i32) -> BigDec {
         BigDec {
@@ -1021,8 +1043,8 @@ impl BigDec {
             };
             return unscaled.wrapping_mul(factor);
         }
-        let below_max = self.cmp_num(&BigDec::from_int(i64::MAX, 0)) == Ordering::Less;
-        if below_max && dif < 19 {
+        // Go compares the unscaled integer (not the amount) with the largest int64 here.
+        if unscaled_below_i64_max(self.neg, &self.mag) && dif < 19 {
             let divide = 10i64.pow(dif as u32);
             let result = unscaled / divide;
             return if unscaled % divide != 0 {
@@ -1213,7 +1235,7 @@ mod tests {
 
     #[test]
     fn values_and_rounding() {
-        let table: [(&str, i64, i64); 16] = [
+        let table: [(&str, i64, i64); 19] = [
             ("1Gi", 1 << 30, 1000 << 30),
             ("1.5", 2, 1500),
             ("-1.5", -2, -1500),
@@ -1231,6 +1253,15 @@ mod tests {
                 4807115922877858896,
             ),
             ("9Ei", i64::MAX, i64::MAX.wrapping_mul(1000)),
+            // Big amounts whose unscaled integer (the amount in nano units) passes int64 while
+            // the amount does not: the value is still exact.
+            ("1Pi", 1 << 50, 1000 << 50),
+            ("5Ei", 5 << 60, (5i64 << 60).wrapping_mul(1000)),
+            (
+                "5000000000000000000",
+                5_000_000_000_000_000_000,
+                5_000_000_000_000_000_000i64.wrapping_mul(1000),
+            ),
             ("10E", 0, 0),
             ("128Mi", 134217728, 134217728000),
             ("0", 0, 0),

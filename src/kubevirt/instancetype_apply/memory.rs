@@ -176,6 +176,8 @@ mod tests {
         assert_eq!(overcommitted_request(&json!("128Mi"), 80), "26843544");
         assert_eq!(overcommitted_request(&json!("1G"), 1), "990M");
         assert_eq!(overcommitted_request(&json!("1Gi"), 100), "0");
+        // A pebibyte guest is held as a big decimal; its size in bytes is still exact.
+        assert_eq!(overcommitted_request(&json!("1Pi"), 50), "512Ti");
         assert_eq!(overcommitted_request(&json!("2Gi"), 50), "1Gi");
         assert_eq!(overcommitted_request(&json!("4G"), 50), "2G");
     }
