@@ -447,7 +447,9 @@ fn as_go_writes_it(vm: &mut Value) {
             *acpi = Value::Object(serde_json::Map::new());
         }
     }
-    if let Some(template) = path::get_mut(vm, &["spec", "template"]) {
+    if let Some(template) = path::get_mut(vm, &["spec", "template"]).filter(|t| t.is_object()) {
+        // The template's spec is a plain struct: written even when the VM has none.
+        vmi::zero_field(template, "spec", || Value::Object(serde_json::Map::new()));
         vmi::write_go_zero_fields(template);
     }
     if let Some(templates) = path::get_mut(vm, &["spec", "dataVolumeTemplates"]) {

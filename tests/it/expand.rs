@@ -198,3 +198,28 @@ fn a_vm_without_references_drops_what_go_omits_from_resources_and_devices() {
         assert!(!stdout.contains(gone), "{gone} left in:\n{stdout}");
     }
 }
+
+#[test]
+fn scheduling_constraints_probes_and_a_missing_domain_carry_what_go_always_writes() {
+    let stdout = expanded(&testdata("expand"), &["go-zero-scheduling.yaml"]);
+    let (first, second) = stdout
+        .split_once("name: no-template-spec")
+        .expect("both VMs are printed");
+    for line in [
+        // Kubernetes' node selector terms, requirement keys and operators, weights, spread
+        // constraints and probe ports have no `omitempty`.
+        "requiredDuringSchedulingIgnoredDuringExecution:\n            nodeSelectorTerms: null",
+        "key: \"\"\n                operator: \"\"\n            weight: 0",
+        "maxSkew: 0\n        topologyKey: \"\"\n        whenUnsatisfiable: \"\"",
+        "tcpSocket:\n          port: 0",
+        // The domain is a plain struct.
+        "domain: {}",
+    ] {
+        assert!(first.contains(line), "missing {line:?} in:\n{first}");
+    }
+    // A template without a spec gets one, with its domain.
+    assert!(
+        second.contains("    spec:\n      domain: {}"),
+        "missing spec in:\n{second}"
+    );
+}
