@@ -568,7 +568,7 @@ fn data_volume_templates_as_go_writes_them(templates: &mut Value) {
                 if let Some(map) = path::get_mut(item, &["spec", claim, "resources", list])
                     .and_then(Value::as_object_mut)
                 {
-                    map.values_mut().for_each(vmi::canonical_float_quantity);
+                    map.values_mut().for_each(vmi::quantity_in_a_list);
                 }
             }
         }

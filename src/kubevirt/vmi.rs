@@ -116,7 +116,7 @@ pub fn omit_empty_resources_and_devices(vmi: &mut Value) {
     {
         resources.retain(|key, v| match key.as_str() {
             "requests" | "limits" => !path::is_zero(Some(v)),
-            "overcommitGuestOverhead" => v != &Value::Bool(false),
+            "overcommitGuestOverhead" => !matches!(v, Value::Bool(false) | Value::Null),
             _ => !v.is_null(),
         });
     }
@@ -160,7 +160,7 @@ pub fn write_go_zero_fields(vmi: &mut Value) {
         each_at(spec, parents, &mut |parent| {
             if let Some(map) = parent.as_object_mut() {
                 if *last == "*" {
-                    map.values_mut().for_each(canonical_float_quantity);
+                    map.values_mut().for_each(quantity_in_a_list);
                 } else if let Some(v) = map.get_mut(*last) {
                     canonical_float_quantity(v);
                 }
@@ -958,6 +958,16 @@ pub fn canonical_float_quantity(v: &mut Value) {
         && let Some(q) = crate::model::quantity::Quantity::from_json(v)
     {
         *v = q.to_json();
+    }
+}
+
+/// A quantity of a resource list (`requests`, `limits`) as Go re-encodes it: `null` reads as
+/// the zero quantity, which is written `"0"`; a decimal number as its canonical string.
+pub fn quantity_in_a_list(v: &mut Value) {
+    if v.is_null() {
+        *v = GoZero::Quantity.value();
+    } else {
+        canonical_float_quantity(v);
     }
 }
 

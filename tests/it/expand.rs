@@ -223,3 +223,19 @@ fn scheduling_constraints_probes_and_a_missing_domain_carry_what_go_always_write
         "missing spec in:\n{second}"
     );
 }
+
+#[test]
+fn null_quantities_in_resource_lists_are_zero_and_a_null_bool_is_false() {
+    let stdout = expanded(&testdata("expand"), &["null-quantities.yaml"]);
+    for line in [
+        "requests:\n            memory: \"0\"",
+        "limits:\n            cpu: \"0\"",
+        // A zero memory request does not give the guest size: the hugepage size does.
+        "guest: 2Mi",
+    ] {
+        assert!(stdout.contains(line), "missing {line:?} in:\n{stdout}");
+    }
+    assert!(!stdout.contains("overcommitGuestOverhead"), "{stdout}");
+    // A present cpu limit of zero leaves no sockets.
+    assert!(!stdout.contains("sockets"), "{stdout}");
+}
