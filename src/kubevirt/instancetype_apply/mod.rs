@@ -85,16 +85,12 @@ fn set_omitempty(map: &mut Map<String, Value>, key: &str, value: Value) {
 /// A copy of `v`, a struct the instancetype hands over whole (`realtime`, `numa`, `hugepages`,
 /// GPUs, host devices, launch security), as Go writes it back after decoding it: a key set to
 /// `null` is a nil pointer and is left out, and so is a key set to `""` (every string of these
-/// structs is `omitempty`, except `name` and the string pointers `claimName` and `requestName`).
+/// structs is `omitempty` except `name`; that includes a claim's `claimName` and `requestName`).
 fn go_copy(v: &Value) -> Value {
     match v {
         Value::Object(map) => Value::Object(
             map.iter()
-                .filter(|(k, v)| {
-                    !(v.is_null()
-                        || (v.as_str() == Some("")
-                            && !matches!(k.as_str(), "name" | "claimName" | "requestName")))
-                })
+                .filter(|(k, v)| !(v.is_null() || (v.as_str() == Some("") && k.as_str() != "name")))
                 .map(|(k, v)| (k.clone(), go_copy(v)))
                 .collect(),
         ),
@@ -123,7 +119,7 @@ mod tests {
         let it = json!({
             "cpu": {"guest": 2, "realtime": {"mask": ""}, "numa": {"guestMappingPassthrough": null}},
             "memory": {"guest": "1Gi", "hugepages": {"pageSize": ""}},
-            "gpus": [{"name": "", "deviceName": "d", "tag": "", "claimName": ""}],
+            "gpus": [{"name": "", "deviceName": "d", "tag": "", "claimName": "", "requestName": ""}],
             "launchSecurity": {"sev": null, "snp": {}}
         });
         let mut t = json!({"spec": {"domain": {}}});
@@ -134,7 +130,7 @@ mod tests {
         assert_eq!(domain["memory"]["hugepages"], json!({}));
         assert_eq!(
             domain["devices"]["gpus"],
-            json!([{"name": "", "deviceName": "d", "claimName": ""}])
+            json!([{"name": "", "deviceName": "d"}])
         );
         assert_eq!(domain["launchSecurity"], json!({"snp": {}}));
     }
