@@ -275,8 +275,12 @@ pub fn set_default_volume_disks(spec: &mut Value) {
             .and_then(Value::as_array)
             .map_or(&[][..], Vec::as_slice)
     };
+    // A Go string: an item without a name (or with `null`) is named "".
     fn name(d: &Value) -> Option<&str> {
-        d.field("name").and_then(Value::as_str)
+        match d.field("name") {
+            None | Some(Value::Null) => d.is_object().then_some(""),
+            Some(name) => name.as_str(),
+        }
     }
     let disks = list(&["domain", "devices", "disks"]);
     let filesystems = list(&["domain", "devices", "filesystems"]);

@@ -12,10 +12,12 @@
 //! 6. drop the matchers and the status references.
 
 use std::borrow::Cow;
+use std::sync::LazyLock;
 
 use serde_json::Value;
 
 use crate::kubevirt::conflict::{self, Conflict};
+use crate::kubevirt::go_shape::{GoZero, Shape, Tables};
 use crate::kubevirt::profile::ClusterProfile;
 use crate::kubevirt::{defaults, instancetype_apply, preference_apply, vmi};
 use crate::model::path::Fields;
@@ -406,6 +408,7 @@ fn expand_in_place(
     }
     {
         let spec = template.field_mut("spec").expect("checked above");
+        vmi::null_items_as_structs(spec);
         defaults::set_default_volume_disks(spec);
         defaults::set_default_network_interface(profile, spec)
             .map_err(|e| ExpandError::other(e.0, "spec.template.spec"))?;
@@ -478,8 +481,8 @@ fn as_go_writes_it(vm: &mut Value) {
 
 /// Fields of a DataVolume template (`*` is every item of a list) that the Go types of KubeVirt
 /// and CDI write even when unset, with the zero value they are written with.
-const DATA_VOLUME_TEMPLATE_ZERO_FIELDS: &[(&[&str], vmi::GoZero)] = {
-    use vmi::GoZero::{Null, Struct, Text};
+const DATA_VOLUME_TEMPLATE_ZERO_FIELDS: &[(&[&str], GoZero)] = {
+    use GoZero::{Null, Struct, Text};
     &[
         (&["metadata"], Struct),
         (&["spec"], Struct),
@@ -553,24 +556,28 @@ const DATA_VOLUME_TEMPLATE_ZERO_FIELDS: &[(&[&str], vmi::GoZero)] = {
 /// The DataVolume templates of a VM as Go re-encodes them: the fields without `omitempty` with
 /// their zero value, quantities written as decimal numbers as canonical strings.
 fn data_volume_templates_as_go_writes_them(templates: &mut Value) {
+    static SHAPE: LazyLock<Shape> = LazyLock::new(|| {
+        Shape::new(Tables {
+            zero: DATA_VOLUME_TEMPLATE_ZERO_FIELDS,
+            quantities: &[
+                &["spec", "pvc", "resources", "requests", "*"],
+                &["spec", "pvc", "resources", "limits", "*"],
+                &["spec", "storage", "resources", "requests", "*"],
+                &["spec", "storage", "resources", "limits", "*"],
+            ],
+            struct_lists: &[],
+        })
+    });
     let Some(items) = templates.as_array_mut() else {
         return;
     };
-    for item in items.iter_mut().filter(|i| i.is_object()) {
-        for (at, zero) in DATA_VOLUME_TEMPLATE_ZERO_FIELDS {
-            let (last, parents) = at.split_last().expect("paths are not empty");
-            vmi::each_at(item, parents, &mut |parent| {
-                vmi::zero_field(parent, last, || zero.value());
-            });
+    for item in items {
+        // A list of structs: a `null` template is an empty one.
+        if item.is_null() {
+            *item = Value::Object(serde_json::Map::new());
         }
-        for claim in ["pvc", "storage"] {
-            for list in ["requests", "limits"] {
-                if let Some(map) = path::get_mut(item, &["spec", claim, "resources", list])
-                    .and_then(Value::as_object_mut)
-                {
-                    map.values_mut().for_each(vmi::quantity_in_a_list);
-                }
-            }
+        if item.is_object() {
+            SHAPE.apply(item);
         }
     }
 }

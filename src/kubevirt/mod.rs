@@ -5,6 +5,7 @@ pub mod admission;
 pub mod conflict;
 pub mod defaults;
 pub mod expand;
+pub mod go_shape;
 pub mod infer;
 pub mod instancetype_apply;
 pub mod migrate;

@@ -8,12 +8,17 @@
 //! A start request asking for a paused start sets `startStrategy: Paused`, and a completed memory
 //! dump drops the dump volume, both read from the VM's status.
 
+use std::sync::LazyLock;
+
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
 use crate::model::Object;
 use crate::model::path;
 use crate::model::path::Fields;
+
+pub use crate::kubevirt::go_shape::GoZero;
+use crate::kubevirt::go_shape::{Shape, Tables};
 
 /// The UUIDv5 namespace KubeVirt derives a VM's stable firmware UUID in.
 pub const FIRMWARE_UUID_NAMESPACE: Uuid = Uuid::from_u128(0x6a1a24a1_4061_4607_8bf4_a3963d0c5895);
@@ -143,58 +148,61 @@ pub fn omit_empty_resources_and_devices(vmi: &mut Value) {
 /// A quantity written as a decimal number (`memory: 3e9`, `cpu: 1.5`) comes back as Go's
 /// canonical string (`3G`, `1500m`), as every quantity Go re-encodes.
 pub fn write_go_zero_fields(vmi: &mut Value) {
-    let Some(spec) = vmi.field_mut("spec") else {
-        return;
-    };
-    if !spec.is_object() {
-        return;
-    }
-    for (at, zero) in GO_ZERO_FIELDS {
-        let (last, parents) = at.split_last().expect("paths are not empty");
-        each_at(spec, parents, &mut |parent| {
-            zero_field(parent, last, || zero.value())
-        });
-    }
-    for at in QUANTITY_FIELDS {
-        let (last, parents) = at.split_last().expect("paths are not empty");
-        each_at(spec, parents, &mut |parent| {
-            if let Some(map) = parent.as_object_mut() {
-                if *last == "*" {
-                    map.values_mut().for_each(quantity_in_a_list);
-                } else if let Some(v) = map.get_mut(*last) {
-                    canonical_float_quantity(v);
-                }
-            }
-        });
+    static SHAPE: LazyLock<Shape> = LazyLock::new(|| {
+        Shape::new(Tables {
+            zero: GO_ZERO_FIELDS,
+            quantities: QUANTITY_FIELDS,
+            struct_lists: STRUCT_LISTS,
+        })
+    });
+    if let Some(spec) = vmi.field_mut("spec").filter(|s| s.is_object()) {
+        SHAPE.apply(spec);
     }
 }
 
-/// The zero value Go writes for a field without `omitempty`.
-#[derive(Clone, Copy)]
-pub enum GoZero {
-    /// `""`, a string.
-    Text,
-    /// `0`, a number.
-    Number,
-    /// `"0"`, a zero `resource.Quantity`.
-    Quantity,
-    /// `{}`, a plain struct.
-    Struct,
-    /// `null`, a nil pointer, slice or map.
-    Null,
+/// Read the `null` items of the lists of structs of a VMI spec (see [`STRUCT_LISTS`]) as Go
+/// does: as empty structs, which the rules then fill like any other item (a `null` disk gets
+/// the preferred bus).
+pub fn null_items_as_structs(spec: &mut Value) {
+    static SHAPE: LazyLock<Shape> = LazyLock::new(|| {
+        Shape::new(Tables {
+            struct_lists: STRUCT_LISTS,
+            ..Tables::default()
+        })
+    });
+    SHAPE.apply(spec);
 }
 
-impl GoZero {
-    pub fn value(self) -> Value {
-        match self {
-            GoZero::Text => Value::String(String::new()),
-            GoZero::Number => Value::from(0),
-            GoZero::Quantity => Value::String("0".into()),
-            GoZero::Struct => Value::Object(Map::new()),
-            GoZero::Null => Value::Null,
-        }
-    }
-}
+/// The lists of structs of a VMI spec: a `null` item is the empty struct to Go.
+pub const STRUCT_LISTS: &[&[&str]] = &[
+    &["domain", "cpu", "features"],
+    &["domain", "devices", "disks"],
+    &["domain", "devices", "interfaces"],
+    &["domain", "devices", "interfaces", "*", "ports"],
+    &["domain", "devices", "interfaces", "*", "portRanges"],
+    &[
+        "domain",
+        "devices",
+        "interfaces",
+        "*",
+        "dhcpOptions",
+        "privateOptions",
+    ],
+    &["domain", "devices", "inputs"],
+    &["domain", "devices", "gpus"],
+    &["domain", "devices", "hostDevices"],
+    &["domain", "devices", "filesystems"],
+    &["domain", "devices", "panicDevices"],
+    &["volumes"],
+    &["volumes", "*", "downwardAPI", "fields"],
+    &["networks"],
+    &["accessCredentials"],
+    &["resourceClaims"],
+    &["utilityVolumes"],
+    &["tolerations"],
+    &["topologySpreadConstraints"],
+    &["dnsConfig", "options"],
+];
 
 /// Fields of a VMI spec (`*` is every item of a list) that KubeVirt's Go types write even when
 /// unset, and the zero value they are written with. They are only written where their parent
@@ -932,44 +940,6 @@ const QUANTITY_FIELDS: &[&[&str]] = &[
         "divisor",
     ],
 ];
-
-/// Call `f` on every value at `path` under `v` (`*` is every item of a list).
-pub fn each_at(v: &mut Value, path: &[&str], f: &mut dyn FnMut(&mut Value)) {
-    let Some((first, rest)) = path.split_first() else {
-        f(v);
-        return;
-    };
-    if *first == "*" {
-        if let Some(items) = v.as_array_mut() {
-            for item in items {
-                each_at(item, rest, f);
-            }
-        }
-    } else if let Some(next) = v.field_mut(first) {
-        each_at(next, rest, f);
-    }
-}
-
-/// A quantity written as a decimal number (not an integer) as the canonical string Go
-/// re-encodes it as; anything else is left alone (an integer is a spelling of the same amount).
-pub fn canonical_float_quantity(v: &mut Value) {
-    if let Value::Number(n) = v
-        && n.is_f64()
-        && let Some(q) = crate::model::quantity::Quantity::from_json(v)
-    {
-        *v = q.to_json();
-    }
-}
-
-/// A quantity of a resource list (`requests`, `limits`) as Go re-encodes it: `null` reads as
-/// the zero quantity, which is written `"0"`; a decimal number as its canonical string.
-pub fn quantity_in_a_list(v: &mut Value) {
-    if v.is_null() {
-        *v = GoZero::Quantity.value();
-    } else {
-        canonical_float_quantity(v);
-    }
-}
 
 /// Set `key` of the mapping `v` to `zero()` when it is missing or `null`.
 pub fn zero_field(v: &mut Value, key: &str, zero: impl Fn() -> Value) {

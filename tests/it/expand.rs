@@ -239,3 +239,58 @@ fn null_quantities_in_resource_lists_are_zero_and_a_null_bool_is_false() {
     // A present cpu limit of zero leaves no sockets.
     assert!(!stdout.contains("sockets"), "{stdout}");
 }
+
+#[test]
+fn null_items_of_lists_of_structs_are_empty_structs_the_rules_fill() {
+    let stdout = expanded(&testdata("expand"), &["null-list-items.yaml"]);
+    let vm: serde_json::Value = serde_saphyr::from_str(&stdout).unwrap();
+    let spec = &vm["spec"]["template"]["spec"];
+    let devices = &spec["domain"]["devices"];
+    let virtio = serde_json::json!({"bus": "virtio"});
+    // The null disk is a disk named "" that gets the preferred bus; it also stands for the
+    // null volume (named "" too), which therefore gets no default disk of its own.
+    assert_eq!(devices["disks"][0]["name"], "", "{stdout}");
+    assert_eq!(devices["disks"][0]["disk"], virtio, "{stdout}");
+    assert_eq!(devices["disks"][1]["name"], "root", "{stdout}");
+    assert_eq!(
+        devices["disks"].as_array().map(Vec::len),
+        Some(2),
+        "{stdout}"
+    );
+    assert_eq!(devices["interfaces"][0]["name"], "", "{stdout}");
+    assert_eq!(devices["interfaces"][0]["model"], "e1000", "{stdout}");
+    assert_eq!(
+        spec["volumes"][1],
+        serde_json::json!({"name": ""}),
+        "{stdout}"
+    );
+    assert_eq!(spec["tolerations"], serde_json::json!([{}]), "{stdout}");
+}
+
+#[test]
+fn a_volume_without_a_name_gets_a_default_disk_named_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = std::fs::read_to_string(testdata("expand").join("null-list-items.yaml"))
+        .unwrap()
+        // No disks at all: every volume needs a default disk, the unnamed one included.
+        .replace(
+            "          disks:\n          - null\n          - name: root\n",
+            "",
+        );
+    std::fs::write(dir.path().join("vm.yaml"), input).unwrap();
+    let stdout = expanded(dir.path(), &["vm.yaml"]);
+    let vm: serde_json::Value = serde_saphyr::from_str(&stdout).unwrap();
+    let disks = &vm["spec"]["template"]["spec"]["domain"]["devices"]["disks"];
+    let names: Vec<&str> = disks
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["root", ""], "{stdout}");
+    assert_eq!(
+        disks[1]["disk"],
+        serde_json::json!({"bus": "virtio"}),
+        "{stdout}"
+    );
+}
