@@ -102,12 +102,15 @@ fn fits(v: &Value, ty: Ty) -> bool {
         Ty::Int => v.is_i64() || v.is_u64(),
         Ty::Uint32 => v.as_u64().is_some_and(|n| u32::try_from(n).is_ok()),
         Ty::Quantity => v.is_string() || v.is_number(),
+        // A `null` value in a map reads as the zero value of its type (`""`, the zero
+        // quantity): the API server takes it.
         Ty::StrMap => v
             .as_object()
-            .is_some_and(|m| m.values().all(Value::is_string)),
-        Ty::QuantityMap => v
-            .as_object()
-            .is_some_and(|m| m.values().all(|q| q.is_string() || q.is_number())),
+            .is_some_and(|m| m.values().all(|s| s.is_string() || s.is_null())),
+        Ty::QuantityMap => v.as_object().is_some_and(|m| {
+            m.values()
+                .all(|q| q.is_string() || q.is_number() || q.is_null())
+        }),
         Ty::Struct(_) | Ty::OpaqueMap => v.is_object(),
         Ty::List(_) => v.is_array(),
         Ty::Opaque => true,
@@ -456,6 +459,20 @@ mod tests {
                 suggestion: Some("dedicatedCpuPlacement"),
             }]
         );
+    }
+
+    #[test]
+    fn null_values_in_maps_are_the_zero_value_not_a_wrong_type() {
+        let vm = json!({"spec": {"template": {"spec": {
+            "nodeSelector": {"zone": null},
+            "domain": {"resources": {"requests": {"memory": null}, "limits": {"cpu": 2}}}}}}});
+        let mut out = Vec::new();
+        check(&vm, VIRTUAL_MACHINE, "", &mut out);
+        assert_eq!(out, vec![]);
+        let vm = json!({"spec": {"template": {"spec": {
+            "domain": {"resources": {"requests": {"memory": [1]}}}}}}});
+        check(&vm, VIRTUAL_MACHINE, "", &mut out);
+        assert_eq!(out.len(), 1, "{out:?}");
     }
 
     #[test]
