@@ -201,7 +201,146 @@ pub const STRUCT_LISTS: &[&[&str]] = &[
     &["utilityVolumes"],
     &["tolerations"],
     &["topologySpreadConstraints"],
+    &[
+        "topologySpreadConstraints",
+        "*",
+        "labelSelector",
+        "matchExpressions",
+    ],
     &["dnsConfig", "options"],
+    &["livenessProbe", "httpGet", "httpHeaders"],
+    &["readinessProbe", "httpGet", "httpHeaders"],
+    &[
+        "affinity",
+        "nodeAffinity",
+        "requiredDuringSchedulingIgnoredDuringExecution",
+        "nodeSelectorTerms",
+    ],
+    &[
+        "affinity",
+        "nodeAffinity",
+        "requiredDuringSchedulingIgnoredDuringExecution",
+        "nodeSelectorTerms",
+        "*",
+        "matchExpressions",
+    ],
+    &[
+        "affinity",
+        "nodeAffinity",
+        "requiredDuringSchedulingIgnoredDuringExecution",
+        "nodeSelectorTerms",
+        "*",
+        "matchFields",
+    ],
+    &[
+        "affinity",
+        "nodeAffinity",
+        "preferredDuringSchedulingIgnoredDuringExecution",
+    ],
+    &[
+        "affinity",
+        "nodeAffinity",
+        "preferredDuringSchedulingIgnoredDuringExecution",
+        "*",
+        "preference",
+        "matchExpressions",
+    ],
+    &[
+        "affinity",
+        "nodeAffinity",
+        "preferredDuringSchedulingIgnoredDuringExecution",
+        "*",
+        "preference",
+        "matchFields",
+    ],
+    &[
+        "affinity",
+        "podAffinity",
+        "requiredDuringSchedulingIgnoredDuringExecution",
+    ],
+    &[
+        "affinity",
+        "podAffinity",
+        "requiredDuringSchedulingIgnoredDuringExecution",
+        "*",
+        "labelSelector",
+        "matchExpressions",
+    ],
+    &[
+        "affinity",
+        "podAffinity",
+        "requiredDuringSchedulingIgnoredDuringExecution",
+        "*",
+        "namespaceSelector",
+        "matchExpressions",
+    ],
+    &[
+        "affinity",
+        "podAffinity",
+        "preferredDuringSchedulingIgnoredDuringExecution",
+    ],
+    &[
+        "affinity",
+        "podAffinity",
+        "preferredDuringSchedulingIgnoredDuringExecution",
+        "*",
+        "podAffinityTerm",
+        "labelSelector",
+        "matchExpressions",
+    ],
+    &[
+        "affinity",
+        "podAffinity",
+        "preferredDuringSchedulingIgnoredDuringExecution",
+        "*",
+        "podAffinityTerm",
+        "namespaceSelector",
+        "matchExpressions",
+    ],
+    &[
+        "affinity",
+        "podAntiAffinity",
+        "requiredDuringSchedulingIgnoredDuringExecution",
+    ],
+    &[
+        "affinity",
+        "podAntiAffinity",
+        "requiredDuringSchedulingIgnoredDuringExecution",
+        "*",
+        "labelSelector",
+        "matchExpressions",
+    ],
+    &[
+        "affinity",
+        "podAntiAffinity",
+        "requiredDuringSchedulingIgnoredDuringExecution",
+        "*",
+        "namespaceSelector",
+        "matchExpressions",
+    ],
+    &[
+        "affinity",
+        "podAntiAffinity",
+        "preferredDuringSchedulingIgnoredDuringExecution",
+    ],
+    &[
+        "affinity",
+        "podAntiAffinity",
+        "preferredDuringSchedulingIgnoredDuringExecution",
+        "*",
+        "podAffinityTerm",
+        "labelSelector",
+        "matchExpressions",
+    ],
+    &[
+        "affinity",
+        "podAntiAffinity",
+        "preferredDuringSchedulingIgnoredDuringExecution",
+        "*",
+        "podAffinityTerm",
+        "namespaceSelector",
+        "matchExpressions",
+    ],
 ];
 
 /// Fields of a VMI spec (`*` is every item of a list) that KubeVirt's Go types write even when
@@ -1015,6 +1154,28 @@ mod tests {
                 "volumes": [{"name": "root"}]
             }})
         );
+    }
+
+    #[test]
+    fn null_items_of_struct_lists_become_structs_with_their_zero_fields() {
+        let mut vmi = json!({"spec": {
+            "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [{"key": "a", "operator": "In"}, null]}, null]
+            }}},
+            "tolerations": [null]
+        }});
+        write_go_zero_fields(&mut vmi);
+        let spec = &vmi["spec"];
+        let terms = &spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+            ["nodeSelectorTerms"];
+        assert_eq!(
+            terms,
+            &json!([
+                {"matchExpressions": [{"key": "a", "operator": "In"}, {"key": "", "operator": ""}]},
+                {}
+            ])
+        );
+        assert_eq!(spec["tolerations"], json!([{}]));
     }
 
     #[test]
