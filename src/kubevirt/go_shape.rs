@@ -100,8 +100,21 @@ impl Shape {
         root
     }
 
-    /// The node at `path`, made on the way.
-    fn at(&mut self, path: &[&'static str]) -> &mut Shape {
+    /// Write `path` with `zero` where it is unset (see [`Tables::zero`]).
+    pub fn zero(&mut self, path: &[&'static str], zero: GoZero) -> &mut Shape {
+        self.at(path).zero = Some(zero);
+        self
+    }
+
+    /// Read the `null` items of the list at `path` as empty structs.
+    pub fn struct_list(&mut self, path: &[&'static str]) -> &mut Shape {
+        self.at(path).struct_items = true;
+        self
+    }
+
+    /// The node at `path`, made on the way: shapes that recur (a label selector, an affinity
+    /// term) are described once and added at each place.
+    pub fn at(&mut self, path: &[&'static str]) -> &mut Shape {
         let Some((first, rest)) = path.split_first() else {
             return self;
         };

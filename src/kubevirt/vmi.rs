@@ -149,11 +149,13 @@ pub fn omit_empty_resources_and_devices(vmi: &mut Value) {
 /// canonical string (`3G`, `1500m`), as every quantity Go re-encodes.
 pub fn write_go_zero_fields(vmi: &mut Value) {
     static SHAPE: LazyLock<Shape> = LazyLock::new(|| {
-        Shape::new(Tables {
+        let mut shape = Shape::new(Tables {
             zero: GO_ZERO_FIELDS,
             quantities: QUANTITY_FIELDS,
             struct_lists: STRUCT_LISTS,
-        })
+        });
+        scheduling(&mut shape, true);
+        shape
     });
     if let Some(spec) = vmi.field_mut("spec").filter(|s| s.is_object()) {
         SHAPE.apply(spec);
@@ -165,12 +167,84 @@ pub fn write_go_zero_fields(vmi: &mut Value) {
 /// the preferred bus).
 pub fn null_items_as_structs(spec: &mut Value) {
     static SHAPE: LazyLock<Shape> = LazyLock::new(|| {
-        Shape::new(Tables {
+        let mut shape = Shape::new(Tables {
             struct_lists: STRUCT_LISTS,
             ..Tables::default()
-        })
+        });
+        scheduling(&mut shape, false);
+        shape
     });
     SHAPE.apply(spec);
+}
+
+/// The Kubernetes types a VMI spec embeds for scheduling and probing (affinity, topology
+/// spread constraints, probes): their lists of structs and, with `zeros`, the fields they
+/// always write.
+fn scheduling(spec: &mut Shape, zeros: bool) {
+    use GoZero::{Null, Number, Struct, Text};
+    let zero = |shape: &mut Shape, path: &[&'static str], value: GoZero| {
+        if zeros {
+            shape.zero(path, value);
+        }
+    };
+    // A label selector's or node selector term's requirement lists.
+    let requirements = |shape: &mut Shape, lists: &[&'static str]| {
+        for list in lists {
+            let list = shape.struct_list(&[list]).at(&[list, "*"]);
+            zero(list, &["key"], Text);
+            zero(list, &["operator"], Text);
+        }
+    };
+    let pod_affinity_term = |term: &mut Shape| {
+        zero(term, &["topologyKey"], Text);
+        requirements(term.at(&["labelSelector"]), &["matchExpressions"]);
+        requirements(term.at(&["namespaceSelector"]), &["matchExpressions"]);
+    };
+    const REQUIRED: &str = "requiredDuringSchedulingIgnoredDuringExecution";
+    const PREFERRED: &str = "preferredDuringSchedulingIgnoredDuringExecution";
+
+    let node = spec.at(&["affinity", "nodeAffinity"]);
+    zero(node, &[REQUIRED, "nodeSelectorTerms"], Null);
+    let terms = node.struct_list(&[REQUIRED, "nodeSelectorTerms"]);
+    requirements(
+        terms.at(&[REQUIRED, "nodeSelectorTerms", "*"]),
+        &["matchExpressions", "matchFields"],
+    );
+    let preferred = node.struct_list(&[PREFERRED]).at(&[PREFERRED, "*"]);
+    zero(preferred, &["preference"], Struct);
+    zero(preferred, &["weight"], Number);
+    requirements(
+        preferred.at(&["preference"]),
+        &["matchExpressions", "matchFields"],
+    );
+    for kind in ["podAffinity", "podAntiAffinity"] {
+        let pod = spec.at(&["affinity", kind]);
+        pod_affinity_term(pod.struct_list(&[REQUIRED]).at(&[REQUIRED, "*"]));
+        let preferred = pod.struct_list(&[PREFERRED]).at(&[PREFERRED, "*"]);
+        zero(preferred, &["podAffinityTerm"], Struct);
+        zero(preferred, &["weight"], Number);
+        pod_affinity_term(preferred.at(&["podAffinityTerm"]));
+    }
+
+    let spread = spec
+        .struct_list(&["topologySpreadConstraints"])
+        .at(&["topologySpreadConstraints", "*"]);
+    zero(spread, &["maxSkew"], Number);
+    zero(spread, &["topologyKey"], Text);
+    zero(spread, &["whenUnsatisfiable"], Text);
+    requirements(spread.at(&["labelSelector"]), &["matchExpressions"]);
+
+    for probe in ["livenessProbe", "readinessProbe"] {
+        let probe = spec.at(&[probe]);
+        zero(probe, &["httpGet", "port"], Number);
+        let header =
+            probe
+                .struct_list(&["httpGet", "httpHeaders"])
+                .at(&["httpGet", "httpHeaders", "*"]);
+        zero(header, &["name"], Text);
+        zero(header, &["value"], Text);
+        zero(probe, &["tcpSocket", "port"], Number);
+    }
 }
 
 /// The lists of structs of a VMI spec: a `null` item is the empty struct to Go.
@@ -200,147 +274,7 @@ pub const STRUCT_LISTS: &[&[&str]] = &[
     &["resourceClaims"],
     &["utilityVolumes"],
     &["tolerations"],
-    &["topologySpreadConstraints"],
-    &[
-        "topologySpreadConstraints",
-        "*",
-        "labelSelector",
-        "matchExpressions",
-    ],
     &["dnsConfig", "options"],
-    &["livenessProbe", "httpGet", "httpHeaders"],
-    &["readinessProbe", "httpGet", "httpHeaders"],
-    &[
-        "affinity",
-        "nodeAffinity",
-        "requiredDuringSchedulingIgnoredDuringExecution",
-        "nodeSelectorTerms",
-    ],
-    &[
-        "affinity",
-        "nodeAffinity",
-        "requiredDuringSchedulingIgnoredDuringExecution",
-        "nodeSelectorTerms",
-        "*",
-        "matchExpressions",
-    ],
-    &[
-        "affinity",
-        "nodeAffinity",
-        "requiredDuringSchedulingIgnoredDuringExecution",
-        "nodeSelectorTerms",
-        "*",
-        "matchFields",
-    ],
-    &[
-        "affinity",
-        "nodeAffinity",
-        "preferredDuringSchedulingIgnoredDuringExecution",
-    ],
-    &[
-        "affinity",
-        "nodeAffinity",
-        "preferredDuringSchedulingIgnoredDuringExecution",
-        "*",
-        "preference",
-        "matchExpressions",
-    ],
-    &[
-        "affinity",
-        "nodeAffinity",
-        "preferredDuringSchedulingIgnoredDuringExecution",
-        "*",
-        "preference",
-        "matchFields",
-    ],
-    &[
-        "affinity",
-        "podAffinity",
-        "requiredDuringSchedulingIgnoredDuringExecution",
-    ],
-    &[
-        "affinity",
-        "podAffinity",
-        "requiredDuringSchedulingIgnoredDuringExecution",
-        "*",
-        "labelSelector",
-        "matchExpressions",
-    ],
-    &[
-        "affinity",
-        "podAffinity",
-        "requiredDuringSchedulingIgnoredDuringExecution",
-        "*",
-        "namespaceSelector",
-        "matchExpressions",
-    ],
-    &[
-        "affinity",
-        "podAffinity",
-        "preferredDuringSchedulingIgnoredDuringExecution",
-    ],
-    &[
-        "affinity",
-        "podAffinity",
-        "preferredDuringSchedulingIgnoredDuringExecution",
-        "*",
-        "podAffinityTerm",
-        "labelSelector",
-        "matchExpressions",
-    ],
-    &[
-        "affinity",
-        "podAffinity",
-        "preferredDuringSchedulingIgnoredDuringExecution",
-        "*",
-        "podAffinityTerm",
-        "namespaceSelector",
-        "matchExpressions",
-    ],
-    &[
-        "affinity",
-        "podAntiAffinity",
-        "requiredDuringSchedulingIgnoredDuringExecution",
-    ],
-    &[
-        "affinity",
-        "podAntiAffinity",
-        "requiredDuringSchedulingIgnoredDuringExecution",
-        "*",
-        "labelSelector",
-        "matchExpressions",
-    ],
-    &[
-        "affinity",
-        "podAntiAffinity",
-        "requiredDuringSchedulingIgnoredDuringExecution",
-        "*",
-        "namespaceSelector",
-        "matchExpressions",
-    ],
-    &[
-        "affinity",
-        "podAntiAffinity",
-        "preferredDuringSchedulingIgnoredDuringExecution",
-    ],
-    &[
-        "affinity",
-        "podAntiAffinity",
-        "preferredDuringSchedulingIgnoredDuringExecution",
-        "*",
-        "podAffinityTerm",
-        "labelSelector",
-        "matchExpressions",
-    ],
-    &[
-        "affinity",
-        "podAntiAffinity",
-        "preferredDuringSchedulingIgnoredDuringExecution",
-        "*",
-        "podAffinityTerm",
-        "namespaceSelector",
-        "matchExpressions",
-    ],
 ];
 
 /// Fields of a VMI spec (`*` is every item of a list) that KubeVirt's Go types write even when
@@ -570,491 +504,6 @@ pub const GO_ZERO_FIELDS: &[(&[&str], GoZero)] = &[
         ],
         GoZero::Struct,
     ),
-    (
-        &[
-            "affinity",
-            "nodeAffinity",
-            "requiredDuringSchedulingIgnoredDuringExecution",
-            "nodeSelectorTerms",
-        ],
-        GoZero::Null,
-    ),
-    (
-        &[
-            "affinity",
-            "nodeAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "preference",
-        ],
-        GoZero::Struct,
-    ),
-    (
-        &[
-            "affinity",
-            "podAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "podAffinityTerm",
-        ],
-        GoZero::Struct,
-    ),
-    (
-        &[
-            "affinity",
-            "podAntiAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "podAffinityTerm",
-        ],
-        GoZero::Struct,
-    ),
-    (
-        &[
-            "affinity",
-            "nodeAffinity",
-            "requiredDuringSchedulingIgnoredDuringExecution",
-            "nodeSelectorTerms",
-            "*",
-            "matchExpressions",
-            "*",
-            "key",
-        ],
-        GoZero::Text,
-    ),
-    (
-        &[
-            "affinity",
-            "nodeAffinity",
-            "requiredDuringSchedulingIgnoredDuringExecution",
-            "nodeSelectorTerms",
-            "*",
-            "matchExpressions",
-            "*",
-            "operator",
-        ],
-        GoZero::Text,
-    ),
-    (
-        &[
-            "affinity",
-            "nodeAffinity",
-            "requiredDuringSchedulingIgnoredDuringExecution",
-            "nodeSelectorTerms",
-            "*",
-            "matchFields",
-            "*",
-            "key",
-        ],
-        GoZero::Text,
-    ),
-    (
-        &[
-            "affinity",
-            "nodeAffinity",
-            "requiredDuringSchedulingIgnoredDuringExecution",
-            "nodeSelectorTerms",
-            "*",
-            "matchFields",
-            "*",
-            "operator",
-        ],
-        GoZero::Text,
-    ),
-    (
-        &[
-            "affinity",
-            "nodeAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "preference",
-            "matchExpressions",
-            "*",
-            "key",
-        ],
-        GoZero::Text,
-    ),
-    (
-        &[
-            "affinity",
-            "nodeAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "preference",
-            "matchExpressions",
-            "*",
-            "operator",
-        ],
-        GoZero::Text,
-    ),
-    (
-        &[
-            "affinity",
-            "nodeAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "preference",
-            "matchFields",
-            "*",
-            "key",
-        ],
-        GoZero::Text,
-    ),
-    (
-        &[
-            "affinity",
-            "nodeAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "preference",
-            "matchFields",
-            "*",
-            "operator",
-        ],
-        GoZero::Text,
-    ),
-    (
-        &[
-            "affinity",
-            "nodeAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "weight",
-        ],
-        GoZero::Number,
-    ),
-    (
-        &[
-            "affinity",
-            "podAffinity",
-            "requiredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "topologyKey",
-        ],
-        GoZero::Text,
-    ),
-    (
-        &[
-            "affinity",
-            "podAffinity",
-            "requiredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "labelSelector",
-            "matchExpressions",
-            "*",
-            "key",
-        ],
-        GoZero::Text,
-    ),
-    (
-        &[
-            "affinity",
-            "podAffinity",
-            "requiredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "labelSelector",
-            "matchExpressions",
-            "*",
-            "operator",
-        ],
-        GoZero::Text,
-    ),
-    (
-        &[
-            "affinity",
-            "podAffinity",
-            "requiredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "namespaceSelector",
-            "matchExpressions",
-            "*",
-            "key",
-        ],
-        GoZero::Text,
-    ),
-    (
-        &[
-            "affinity",
-            "podAffinity",
-            "requiredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "namespaceSelector",
-            "matchExpressions",
-            "*",
-            "operator",
-        ],
-        GoZero::Text,
-    ),
-    (
-        &[
-            "affinity",
-            "podAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "weight",
-        ],
-        GoZero::Number,
-    ),
-    (
-        &[
-            "affinity",
-            "podAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "podAffinityTerm",
-            "topologyKey",
-        ],
-        GoZero::Text,
-    ),
-    (
-        &[
-            "affinity",
-            "podAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "podAffinityTerm",
-            "labelSelector",
-            "matchExpressions",
-            "*",
-            "key",
-        ],
-        GoZero::Text,
-    ),
-    (
-        &[
-            "affinity",
-            "podAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "podAffinityTerm",
-            "labelSelector",
-            "matchExpressions",
-            "*",
-            "operator",
-        ],
-        GoZero::Text,
-    ),
-    (
-        &[
-            "affinity",
-            "podAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "podAffinityTerm",
-            "namespaceSelector",
-            "matchExpressions",
-            "*",
-            "key",
-        ],
-        GoZero::Text,
-    ),
-    (
-        &[
-            "affinity",
-            "podAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "podAffinityTerm",
-            "namespaceSelector",
-            "matchExpressions",
-            "*",
-            "operator",
-        ],
-        GoZero::Text,
-    ),
-    (
-        &[
-            "affinity",
-            "podAntiAffinity",
-            "requiredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "topologyKey",
-        ],
-        GoZero::Text,
-    ),
-    (
-        &[
-            "affinity",
-            "podAntiAffinity",
-            "requiredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "labelSelector",
-            "matchExpressions",
-            "*",
-            "key",
-        ],
-        GoZero::Text,
-    ),
-    (
-        &[
-            "affinity",
-            "podAntiAffinity",
-            "requiredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "labelSelector",
-            "matchExpressions",
-            "*",
-            "operator",
-        ],
-        GoZero::Text,
-    ),
-    (
-        &[
-            "affinity",
-            "podAntiAffinity",
-            "requiredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "namespaceSelector",
-            "matchExpressions",
-            "*",
-            "key",
-        ],
-        GoZero::Text,
-    ),
-    (
-        &[
-            "affinity",
-            "podAntiAffinity",
-            "requiredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "namespaceSelector",
-            "matchExpressions",
-            "*",
-            "operator",
-        ],
-        GoZero::Text,
-    ),
-    (
-        &[
-            "affinity",
-            "podAntiAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "weight",
-        ],
-        GoZero::Number,
-    ),
-    (
-        &[
-            "affinity",
-            "podAntiAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "podAffinityTerm",
-            "topologyKey",
-        ],
-        GoZero::Text,
-    ),
-    (
-        &[
-            "affinity",
-            "podAntiAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "podAffinityTerm",
-            "labelSelector",
-            "matchExpressions",
-            "*",
-            "key",
-        ],
-        GoZero::Text,
-    ),
-    (
-        &[
-            "affinity",
-            "podAntiAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "podAffinityTerm",
-            "labelSelector",
-            "matchExpressions",
-            "*",
-            "operator",
-        ],
-        GoZero::Text,
-    ),
-    (
-        &[
-            "affinity",
-            "podAntiAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "podAffinityTerm",
-            "namespaceSelector",
-            "matchExpressions",
-            "*",
-            "key",
-        ],
-        GoZero::Text,
-    ),
-    (
-        &[
-            "affinity",
-            "podAntiAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "podAffinityTerm",
-            "namespaceSelector",
-            "matchExpressions",
-            "*",
-            "operator",
-        ],
-        GoZero::Text,
-    ),
-    (
-        &["topologySpreadConstraints", "*", "maxSkew"],
-        GoZero::Number,
-    ),
-    (
-        &["topologySpreadConstraints", "*", "topologyKey"],
-        GoZero::Text,
-    ),
-    (
-        &["topologySpreadConstraints", "*", "whenUnsatisfiable"],
-        GoZero::Text,
-    ),
-    (
-        &[
-            "topologySpreadConstraints",
-            "*",
-            "labelSelector",
-            "matchExpressions",
-            "*",
-            "key",
-        ],
-        GoZero::Text,
-    ),
-    (
-        &[
-            "topologySpreadConstraints",
-            "*",
-            "labelSelector",
-            "matchExpressions",
-            "*",
-            "operator",
-        ],
-        GoZero::Text,
-    ),
-    (&["livenessProbe", "httpGet", "port"], GoZero::Number),
-    (
-        &["livenessProbe", "httpGet", "httpHeaders", "*", "name"],
-        GoZero::Text,
-    ),
-    (
-        &["livenessProbe", "httpGet", "httpHeaders", "*", "value"],
-        GoZero::Text,
-    ),
-    (&["livenessProbe", "tcpSocket", "port"], GoZero::Number),
-    (&["readinessProbe", "httpGet", "port"], GoZero::Number),
-    (
-        &["readinessProbe", "httpGet", "httpHeaders", "*", "name"],
-        GoZero::Text,
-    ),
-    (
-        &["readinessProbe", "httpGet", "httpHeaders", "*", "value"],
-        GoZero::Text,
-    ),
-    (&["readinessProbe", "tcpSocket", "port"], GoZero::Number),
     (&["resourceClaims", "*", "name"], GoZero::Text),
     (&["utilityVolumes", "*", "name"], GoZero::Text),
     (&["utilityVolumes", "*", "claimName"], GoZero::Text),
