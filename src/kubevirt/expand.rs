@@ -17,7 +17,7 @@ use std::sync::LazyLock;
 use serde_json::Value;
 
 use crate::kubevirt::conflict::{self, Conflict};
-use crate::kubevirt::go_shape::{GoZero, Shape, Tables};
+use crate::kubevirt::go_shape::{GoZero, Shape};
 use crate::kubevirt::profile::ClusterProfile;
 use crate::kubevirt::{defaults, instancetype_apply, preference_apply, vmi};
 use crate::model::path::Fields;
@@ -479,107 +479,53 @@ fn as_go_writes_it(vm: &mut Value) {
     }
 }
 
-/// Fields of a DataVolume template (`*` is every item of a list) that the Go types of KubeVirt
-/// and CDI write even when unset, with the zero value they are written with.
-const DATA_VOLUME_TEMPLATE_ZERO_FIELDS: &[(&[&str], GoZero)] = {
-    use GoZero::{Null, Struct, Text};
-    &[
-        (&["metadata"], Struct),
-        (&["spec"], Struct),
-        (&["spec", "pvc", "resources"], Struct),
-        (&["spec", "storage", "resources"], Struct),
-        (&["spec", "source", "http", "url"], Text),
-        (&["spec", "source", "s3", "url"], Text),
-        (&["spec", "source", "gcs", "url"], Text),
-        (&["spec", "source", "pvc", "namespace"], Text),
-        (&["spec", "source", "pvc", "name"], Text),
-        (&["spec", "source", "imageio", "url"], Text),
-        (&["spec", "source", "imageio", "diskId"], Text),
-        (&["spec", "source", "snapshot", "namespace"], Text),
-        (&["spec", "source", "snapshot", "name"], Text),
-        (&["spec", "sourceRef", "kind"], Text),
-        (&["spec", "sourceRef", "name"], Text),
-        (&["spec", "pvc", "dataSource", "apiGroup"], Null),
-        (&["spec", "pvc", "dataSource", "kind"], Text),
-        (&["spec", "pvc", "dataSource", "name"], Text),
-        (&["spec", "pvc", "dataSourceRef", "apiGroup"], Null),
-        (&["spec", "pvc", "dataSourceRef", "kind"], Text),
-        (&["spec", "pvc", "dataSourceRef", "name"], Text),
-        (&["spec", "storage", "dataSource", "apiGroup"], Null),
-        (&["spec", "storage", "dataSource", "kind"], Text),
-        (&["spec", "storage", "dataSource", "name"], Text),
-        (&["spec", "storage", "dataSourceRef", "apiGroup"], Null),
-        (&["spec", "storage", "dataSourceRef", "kind"], Text),
-        (&["spec", "storage", "dataSourceRef", "name"], Text),
-        (
-            &["spec", "pvc", "selector", "matchExpressions", "*", "key"],
-            Text,
-        ),
-        (
-            &[
-                "spec",
-                "pvc",
-                "selector",
-                "matchExpressions",
-                "*",
-                "operator",
-            ],
-            Text,
-        ),
-        (
-            &[
-                "spec",
-                "storage",
-                "selector",
-                "matchExpressions",
-                "*",
-                "key",
-            ],
-            Text,
-        ),
-        (
-            &[
-                "spec",
-                "storage",
-                "selector",
-                "matchExpressions",
-                "*",
-                "operator",
-            ],
-            Text,
-        ),
-        (&["spec", "checkpoints", "*", "previous"], Text),
-        (&["spec", "checkpoints", "*", "current"], Text),
-    ]
-};
-
-/// The DataVolume templates of a VM as Go re-encodes them: the fields without `omitempty` with
-/// their zero value, quantities written as decimal numbers as canonical strings.
+/// The DataVolume templates of a VM as the Go types of KubeVirt and CDI re-encode them: a
+/// `null` template is an empty one, the fields without `omitempty` are written with their zero
+/// value, and the quantities of claim resources written as decimal numbers come back as
+/// canonical strings.
 fn data_volume_templates_as_go_writes_them(templates: &mut Value) {
     static SHAPE: LazyLock<Shape> = LazyLock::new(|| {
-        Shape::new(Tables {
-            zero: DATA_VOLUME_TEMPLATE_ZERO_FIELDS,
-            quantities: &[
-                &["spec", "pvc", "resources", "requests", "*"],
-                &["spec", "pvc", "resources", "limits", "*"],
-                &["spec", "storage", "resources", "requests", "*"],
-                &["spec", "storage", "resources", "limits", "*"],
-            ],
-            struct_lists: &[],
-        })
+        use GoZero::{Null, Struct, Text};
+        let mut list = Shape::default();
+        let item = list.struct_list(&[]).at(&["*"]);
+        item.zero(&["metadata"], Struct).zero(&["spec"], Struct);
+        let spec = item.at(&["spec"]);
+        let sources: [(&str, &[&str]); 6] = [
+            ("http", &["url"]),
+            ("s3", &["url"]),
+            ("gcs", &["url"]),
+            ("pvc", &["namespace", "name"]),
+            ("imageio", &["url", "diskId"]),
+            ("snapshot", &["namespace", "name"]),
+        ];
+        for (source, fields) in sources {
+            for field in fields {
+                spec.zero(&["source", source, field], Text);
+            }
+        }
+        spec.zero(&["sourceRef", "kind"], Text)
+            .zero(&["sourceRef", "name"], Text);
+        for claim in ["pvc", "storage"] {
+            let claim = spec.at(&[claim]);
+            claim
+                .zero(&["resources"], Struct)
+                .quantity(&["resources", "requests", "*"])
+                .quantity(&["resources", "limits", "*"]);
+            for reference in ["dataSource", "dataSourceRef"] {
+                claim
+                    .zero(&[reference, "apiGroup"], Null)
+                    .zero(&[reference, "kind"], Text)
+                    .zero(&[reference, "name"], Text);
+            }
+            claim
+                .zero(&["selector", "matchExpressions", "*", "key"], Text)
+                .zero(&["selector", "matchExpressions", "*", "operator"], Text);
+        }
+        spec.zero(&["checkpoints", "*", "previous"], Text)
+            .zero(&["checkpoints", "*", "current"], Text);
+        list
     });
-    let Some(items) = templates.as_array_mut() else {
-        return;
-    };
-    for item in items {
-        // A list of structs: a `null` template is an empty one.
-        if item.is_null() {
-            *item = Value::Object(serde_json::Map::new());
-        }
-        if item.is_object() {
-            SHAPE.apply(item);
-        }
-    }
+    SHAPE.apply(templates);
 }
 
 /// KubeVirt answers with a Go re-serialization of the VM. Inside the plain structs that are

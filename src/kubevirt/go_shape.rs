@@ -89,10 +89,7 @@ impl Shape {
             root.at(at).zero = Some(*zero);
         }
         for at in tables.quantities {
-            match at.split_last() {
-                Some((&"*", parents)) => root.at(parents).quantities = Quantities::Values,
-                _ => root.at(at).quantities = Quantities::One,
-            }
+            root.quantity(at);
         }
         for at in tables.struct_lists {
             root.at(at).struct_items = true;
@@ -109,6 +106,15 @@ impl Shape {
     /// Read the `null` items of the list at `path` as empty structs.
     pub fn struct_list(&mut self, path: &[&'static str]) -> &mut Shape {
         self.at(path).struct_items = true;
+        self
+    }
+
+    /// Re-encode the quantity at `path` (see [`Tables::quantities`]).
+    pub fn quantity(&mut self, path: &[&'static str]) -> &mut Shape {
+        match path.split_last() {
+            Some((&"*", parents)) => self.at(parents).quantities = Quantities::Values,
+            _ => self.at(path).quantities = Quantities::One,
+        }
         self
     }
 
