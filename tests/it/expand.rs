@@ -99,6 +99,13 @@ fn expanded(dir: &std::path::Path, paths: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// Assert that `text` contains each of `lines`, naming the first one missing.
+fn assert_contains_all(text: &str, lines: &[&str]) {
+    for line in lines {
+        assert!(text.contains(line), "missing {line:?} in:\n{text}");
+    }
+}
+
 #[test]
 fn catalog_families_in_the_inputs_resolve() {
     let stdout = expanded(
@@ -121,61 +128,65 @@ fn fields_go_always_writes_come_back_with_their_zero_value() {
         .expect("both VMs are printed");
     // With a preference: the input's bus from it, its type and the sound device's name empty,
     // the empty namespace the one the VM was looked at in.
-    for line in [
-        "namespace: default",
-        "- name: tablet\n            bus: virtio\n            type: \"\"",
-        "sound:\n            name: \"\"",
-    ] {
-        assert!(with.contains(line), "missing {line:?} in:\n{with}");
-    }
+    assert_contains_all(
+        with,
+        &[
+            "namespace: default",
+            "- name: tablet\n            bus: virtio\n            type: \"\"",
+            "sound:\n            name: \"\"",
+        ],
+    );
     // Without references: a null label empty, ACPI on, a CPU feature's name and a binding's
     // name empty, a port 0.
-    for line in [
-        "team: \"\"",
-        "acpi: {}",
-        "- policy: require\n            name: \"\"",
-        "binding:\n              name: \"\"",
-        "- protocol: TCP\n              port: 0",
-    ] {
-        assert!(without.contains(line), "missing {line:?} in:\n{without}");
-    }
+    assert_contains_all(
+        without,
+        &[
+            "team: \"\"",
+            "acpi: {}",
+            "- policy: require\n            name: \"\"",
+            "binding:\n              name: \"\"",
+            "- protocol: TCP\n              port: 0",
+        ],
+    );
 }
 
 #[test]
 fn volumes_networks_and_data_volume_templates_carry_the_fields_go_always_writes() {
     let stdout = expanded(&testdata("expand"), &["go-zero-volumes.yaml"]);
-    for line in [
-        // A DataVolume template's metadata and a claim's resources are plain structs; a data
-        // source's API group is a pointer without `omitempty`.
-        "apiGroup: null\n        resources: {}\n    metadata: {}",
-        // An SSH key's source and propagation method are plain structs.
-        "sshPublicKey:\n          source: {}\n          propagationMethod: {}",
-        // A filesystem's `virtiofs` is a pointer without `omitempty`.
-        "- name: shared\n            virtiofs: null",
-        // A Multus network's name, a claim's name and a host disk's capacity (a zero quantity).
-        "multus:\n          networkName: \"\"",
-        "capacity: \"0\"",
-        "persistentVolumeClaim:\n          claimName: \"\"",
-    ] {
-        assert!(stdout.contains(line), "missing {line:?} in:\n{stdout}");
-    }
+    assert_contains_all(
+        &stdout,
+        &[
+            // A DataVolume template's metadata and a claim's resources are plain structs; a data
+            // source's API group is a pointer without `omitempty`.
+            "apiGroup: null\n        resources: {}\n    metadata: {}",
+            // An SSH key's source and propagation method are plain structs.
+            "sshPublicKey:\n          source: {}\n          propagationMethod: {}",
+            // A filesystem's `virtiofs` is a pointer without `omitempty`.
+            "- name: shared\n            virtiofs: null",
+            // A Multus network's name, a claim's name and a host disk's capacity (a zero quantity).
+            "multus:\n          networkName: \"\"",
+            "capacity: \"0\"",
+            "persistentVolumeClaim:\n          claimName: \"\"",
+        ],
+    );
 }
 
 #[test]
 fn quantities_written_as_decimal_numbers_come_back_as_canonical_strings() {
     let stdout = expanded(&testdata("expand"), &["decimal-quantities.yaml"]);
-    for line in [
-        // 1.5e9 bytes, 3e9 bytes, 1.5 CPUs (also copied to the request), 5e8 bytes.
-        "storage: 1500M",
-        "requests:\n            memory: 3G\n            cpu: 1500m",
-        "limits:\n            cpu: 1500m",
-        "guest: 3G",
-        "capacity: 500M",
-        // 1.5 CPUs round up to two sockets.
-        "sockets: 2",
-    ] {
-        assert!(stdout.contains(line), "missing {line:?} in:\n{stdout}");
-    }
+    assert_contains_all(
+        &stdout,
+        &[
+            // 1.5e9 bytes, 3e9 bytes, 1.5 CPUs (also copied to the request), 5e8 bytes.
+            "storage: 1500M",
+            "requests:\n            memory: 3G\n            cpu: 1500m",
+            "limits:\n            cpu: 1500m",
+            "guest: 3G",
+            "capacity: 500M",
+            // 1.5 CPUs round up to two sockets.
+            "sockets: 2",
+        ],
+    );
 }
 
 #[test]
@@ -205,18 +216,19 @@ fn scheduling_constraints_probes_and_a_missing_domain_carry_what_go_always_write
     let (first, second) = stdout
         .split_once("name: no-template-spec")
         .expect("both VMs are printed");
-    for line in [
-        // Kubernetes' node selector terms, requirement keys and operators, weights, spread
-        // constraints and probe ports have no `omitempty`.
-        "requiredDuringSchedulingIgnoredDuringExecution:\n            nodeSelectorTerms: null",
-        "key: \"\"\n                operator: \"\"\n            weight: 0",
-        "maxSkew: 0\n        topologyKey: \"\"\n        whenUnsatisfiable: \"\"",
-        "tcpSocket:\n          port: 0",
-        // The domain is a plain struct.
-        "domain: {}",
-    ] {
-        assert!(first.contains(line), "missing {line:?} in:\n{first}");
-    }
+    assert_contains_all(
+        first,
+        &[
+            // Kubernetes' node selector terms, requirement keys and operators, weights, spread
+            // constraints and probe ports have no `omitempty`.
+            "requiredDuringSchedulingIgnoredDuringExecution:\n            nodeSelectorTerms: null",
+            "key: \"\"\n                operator: \"\"\n            weight: 0",
+            "maxSkew: 0\n        topologyKey: \"\"\n        whenUnsatisfiable: \"\"",
+            "tcpSocket:\n          port: 0",
+            // The domain is a plain struct.
+            "domain: {}",
+        ],
+    );
     // A template without a spec gets one, with its domain.
     assert!(
         second.contains("    spec:\n      domain: {}"),
@@ -227,14 +239,15 @@ fn scheduling_constraints_probes_and_a_missing_domain_carry_what_go_always_write
 #[test]
 fn null_quantities_in_resource_lists_are_zero_and_a_null_bool_is_false() {
     let stdout = expanded(&testdata("expand"), &["null-quantities.yaml"]);
-    for line in [
-        "requests:\n            memory: \"0\"",
-        "limits:\n            cpu: \"0\"",
-        // A zero memory request does not give the guest size: the hugepage size does.
-        "guest: 2Mi",
-    ] {
-        assert!(stdout.contains(line), "missing {line:?} in:\n{stdout}");
-    }
+    assert_contains_all(
+        &stdout,
+        &[
+            "requests:\n            memory: \"0\"",
+            "limits:\n            cpu: \"0\"",
+            // A zero memory request does not give the guest size: the hugepage size does.
+            "guest: 2Mi",
+        ],
+    );
     assert!(!stdout.contains("overcommitGuestOverhead"), "{stdout}");
     // A present cpu limit of zero leaves no sockets.
     assert!(!stdout.contains("sockets"), "{stdout}");
