@@ -108,7 +108,14 @@ fn cut_points(text: &str, pieces: usize) -> Vec<usize> {
 }
 
 /// Split serially; also returns how many lines `text` has.
+///
+/// Lines are looked at one by one only until a document has content; after that only a line
+/// that starts with `-` or `.` can end it, and the scan jumps to the next such line with a
+/// vectorised search, counting the line breaks it passes over.
 fn split_serial(text: &str) -> (Vec<Chunk<'_>>, u32) {
+    let bytes = text.as_bytes();
+    let mut dash = Ahead::new(b"\n-");
+    let mut dot = Ahead::new(b"\n.");
     let mut chunks = Vec::new();
     let mut start = 0usize;
     let mut start_line = 1u32;
@@ -116,14 +123,26 @@ fn split_serial(text: &str) -> (Vec<Chunk<'_>>, u32) {
     let mut offset = 0usize;
     let mut line_no = 0u32;
     let mut in_doc_directives = false;
-    for line in lines(text) {
-        line_no += 1;
+    while offset < text.len() {
         // Once a document has content, only a marker line can end it.
-        if content_line.is_some() && !matches!(line.as_bytes()[0], b'-' | b'.') {
-            offset += line.len();
+        if content_line.is_some() && !matches!(bytes[offset], b'-' | b'.') {
+            let next = match (dash.find(bytes, offset), dot.find(bytes, offset)) {
+                (Some(a), Some(b)) => a.min(b) + 1,
+                (Some(a), None) | (None, Some(a)) => a + 1,
+                (None, None) => text.len(),
+            };
+            let skipped = &bytes[offset..next];
+            // A last line without a line break is a line too.
+            let unterminated = u32::from(skipped.last() != Some(&b'\n'));
+            line_no = line_no
+                .saturating_add(count_breaks(skipped))
+                .saturating_add(unterminated);
+            offset = next;
             continue;
         }
-        let bare = line.trim_end_matches(['\n', '\r']);
+        let end = memchr::memchr(b'\n', &bytes[offset..]).map_or(text.len(), |i| offset + i + 1);
+        line_no = line_no.saturating_add(1);
+        let bare = text[offset..end].trim_end_matches(['\n', '\r']);
         if is_marker(bare, "---") {
             if !in_doc_directives && offset > start {
                 push(&mut chunks, &text[start..offset], start_line, content_line);
@@ -137,12 +156,10 @@ fn split_serial(text: &str) -> (Vec<Chunk<'_>>, u32) {
                 content_line = Some(line_no);
             }
         } else if is_marker(bare, "...") {
-            offset += line.len();
-            push(&mut chunks, &text[start..offset], start_line, content_line);
-            start = offset;
-            start_line = line_no + 1;
+            push(&mut chunks, &text[start..end], start_line, content_line);
+            start = end;
+            start_line = line_no.saturating_add(1);
             content_line = None;
-            continue;
         } else if bare.starts_with('%') && content_line.is_none() {
             // A directive belongs to the document that the next `---` opens.
             if offset > start && !in_doc_directives {
@@ -154,7 +171,7 @@ fn split_serial(text: &str) -> (Vec<Chunk<'_>>, u32) {
         } else if content_line.is_none() && has_content(bare) {
             content_line = Some(line_no);
         }
-        offset += line.len();
+        offset = end;
     }
     if offset > start {
         push(&mut chunks, &text[start..offset], start_line, content_line);
@@ -162,20 +179,46 @@ fn split_serial(text: &str) -> (Vec<Chunk<'_>>, u32) {
     (chunks, line_no)
 }
 
-/// The lines of `text`, each with its line break (as `str::split_inclusive('\n')`), found with
-/// a vectorised search: this loop runs over every line of every input.
-fn lines(text: &str) -> impl Iterator<Item = &str> {
-    let mut breaks = memchr::memchr_iter(b'\n', text.as_bytes());
-    let mut start = 0;
-    std::iter::from_fn(move || {
-        if start >= text.len() {
-            return None;
+/// The next occurrence of a needle at or after a position, remembered so that a stream of many
+/// documents is searched once over, not once per document.
+struct Ahead {
+    finder: memchr::memmem::Finder<'static>,
+    /// The last search: where it started and what it found (`None`: nothing after the start).
+    last: Option<(usize, Option<usize>)>,
+}
+
+impl Ahead {
+    fn new(needle: &'static [u8]) -> Self {
+        Self {
+            finder: memchr::memmem::Finder::new(needle),
+            last: None,
         }
-        let end = breaks.next().map_or(text.len(), |i| i + 1);
-        let line = &text[start..end];
-        start = end;
-        Some(line)
-    })
+    }
+
+    /// The first occurrence at or after `from`.
+    fn find(&mut self, haystack: &[u8], from: usize) -> Option<usize> {
+        match self.last {
+            Some((searched, Some(at))) if searched <= from && at >= from => return Some(at),
+            Some((searched, None)) if searched <= from => return None,
+            _ => {}
+        }
+        let at = self.finder.find(&haystack[from..]).map(|i| from + i);
+        self.last = Some((from, at));
+        at
+    }
+}
+
+/// The number of line breaks in `bytes`, counted in blocks the compiler vectorises.
+fn count_breaks(bytes: &[u8]) -> u32 {
+    let mut total = 0usize;
+    // The sum over a block of at most 255 bytes fits a `u8`.
+    for block in bytes.chunks(255) {
+        let n = block
+            .iter()
+            .fold(0u8, |n, &b| n.wrapping_add(u8::from(b == b'\n')));
+        total += usize::from(n);
+    }
+    u32::try_from(total).unwrap_or(u32::MAX)
 }
 
 fn push<'a>(chunks: &mut Vec<Chunk<'a>>, text: &'a str, first_line: u32, content: Option<u32>) {
@@ -239,6 +282,77 @@ mod tests {
         assert_eq!(chunks[1].text, "---\n# c\nb: 2\n");
     }
 
+    /// The lines of `text`, each with its line break (as `str::split_inclusive('\n')`), found with
+    /// a vectorised search: this loop runs over every line of every input.
+    fn lines(text: &str) -> impl Iterator<Item = &str> {
+        let mut breaks = memchr::memchr_iter(b'\n', text.as_bytes());
+        let mut start = 0;
+        std::iter::from_fn(move || {
+            if start >= text.len() {
+                return None;
+            }
+            let end = breaks.next().map_or(text.len(), |i| i + 1);
+            let line = &text[start..end];
+            start = end;
+            Some(line)
+        })
+    }
+
+    /// The plain line-by-line split that [`split_serial`] must agree with.
+    fn split_by_lines(text: &str) -> (Vec<Chunk<'_>>, u32) {
+        let mut chunks = Vec::new();
+        let mut start = 0usize;
+        let mut start_line = 1u32;
+        let mut content_line: Option<u32> = None;
+        let mut offset = 0usize;
+        let mut line_no = 0u32;
+        let mut in_doc_directives = false;
+        for line in lines(text) {
+            line_no += 1;
+            // Once a document has content, only a marker line can end it.
+            if content_line.is_some() && !matches!(line.as_bytes()[0], b'-' | b'.') {
+                offset += line.len();
+                continue;
+            }
+            let bare = line.trim_end_matches(['\n', '\r']);
+            if is_marker(bare, "---") {
+                if !in_doc_directives && offset > start {
+                    push(&mut chunks, &text[start..offset], start_line, content_line);
+                    start = offset;
+                    start_line = line_no;
+                    content_line = None;
+                }
+                in_doc_directives = false;
+                // `--- value` carries content on the marker line itself.
+                if has_content(&bare[3..]) && content_line.is_none() {
+                    content_line = Some(line_no);
+                }
+            } else if is_marker(bare, "...") {
+                offset += line.len();
+                push(&mut chunks, &text[start..offset], start_line, content_line);
+                start = offset;
+                start_line = line_no + 1;
+                content_line = None;
+                continue;
+            } else if bare.starts_with('%') && content_line.is_none() {
+                // A directive belongs to the document that the next `---` opens.
+                if offset > start && !in_doc_directives {
+                    push(&mut chunks, &text[start..offset], start_line, content_line);
+                    start = offset;
+                    start_line = line_no;
+                }
+                in_doc_directives = true;
+            } else if content_line.is_none() && has_content(bare) {
+                content_line = Some(line_no);
+            }
+            offset += line.len();
+        }
+        if offset > start {
+            push(&mut chunks, &text[start..offset], start_line, content_line);
+        }
+        (chunks, line_no)
+    }
+
     /// A stream with every construct the splitter looks at, many times over.
     fn tricky_stream(copies: usize) -> String {
         let mut text = String::from("# head\n");
@@ -272,6 +386,49 @@ mod tests {
         );
         assert!(has_directive(&with_directive));
         assert!(!has_directive(&text));
+    }
+
+    #[test]
+    fn jumping_split_equals_line_by_line_split() {
+        for text in [
+            tricky_stream(300),
+            "a: 1".to_string(),
+            "a: 1\n---".to_string(),
+            "a: 1\nb: 2".to_string(),
+            "\n".repeat(1000) + "a: 1\n" + &"\n".repeat(600) + "---\nb: 2",
+            "items:\n- a\n- b\n...\n.x\n-\n---\n-- a\n".to_string(),
+        ] {
+            assert_eq!(split_serial(&text), split_by_lines(&text), "{text:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_mix_of_lines_splits_as_line_by_line(
+            lines in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "---", "--- ", "---\t", "----", "--- a: 1", "...", "... ", "....", ".a",
+                    "-", "- a", "-a", "%YAML 1.2", "# c", "", "  ", "a: 1", "b: |", "  ---",
+                    "\r", "---\r", "...\r", "c: 2\r",
+                ]),
+                0..60,
+            ),
+            newline_at_end in proptest::bool::ANY,
+        ) {
+            let mut text = lines.join("\n");
+            if newline_at_end {
+                text.push('\n');
+            }
+            proptest::prop_assert_eq!(split_serial(&text), split_by_lines(&text));
+        }
+    }
+
+    #[test]
+    fn line_breaks_are_counted_past_block_ends() {
+        for n in [0, 1, 254, 255, 256, 1000] {
+            assert_eq!(count_breaks("\n".repeat(n).as_bytes()), n as u32);
+            assert_eq!(count_breaks(format!("x{}y", "\nab".repeat(n)).as_bytes()), n as u32);
+        }
     }
 
     #[test]
