@@ -427,7 +427,10 @@ mod tests {
     fn line_breaks_are_counted_past_block_ends() {
         for n in [0, 1, 254, 255, 256, 1000] {
             assert_eq!(count_breaks("\n".repeat(n).as_bytes()), n as u32);
-            assert_eq!(count_breaks(format!("x{}y", "\nab".repeat(n)).as_bytes()), n as u32);
+            assert_eq!(
+                count_breaks(format!("x{}y", "\nab".repeat(n)).as_bytes()),
+                n as u32
+            );
         }
     }
 
