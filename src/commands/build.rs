@@ -146,8 +146,7 @@ fn is_catalog_object(v: &Value) -> bool {
 
 fn one_file_per_object(items: &[Value]) -> Result<BTreeMap<String, String>> {
     let mut tree = BTreeMap::new();
-    for item in items {
-        let name = files::kustomize_file_name(item);
+    for (item, name) in items.iter().zip(files::kustomize_file_names(items)) {
         let text = emit::stream_document(item);
         if tree.insert(name.clone(), text).is_some() {
             return Err(crate::error::Error::Usage(format!(

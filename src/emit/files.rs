@@ -1,7 +1,13 @@
 //! Writing objects as files under a directory, all or nothing.
 //!
 //! File names follow `kustomize build -o DIR`: `<group>_<version>_<kind>_<name>.yaml` in lower
-//! case (an empty group is left out), prefixed with `<namespace>_` for namespaced objects.
+//! case (an empty group is left out). When the namespaced objects span more than one namespace,
+//! each of them is prefixed with `<namespace>_`, a namespaced object without a namespace counting
+//! as `default`. Which kinds are cluster-scoped is what kustomize itself knows: the built-in
+//! Kubernetes kinds of [`CLUSTER_SCOPED`]. Any other kind, custom resources included, is
+//! namespaced to kustomize, so a `VirtualMachineClusterInstancetype` gets the `default_` prefix
+//! beside objects of two namespaces, as kustomize gives it.
+//!
 //! Every character outside `[a-z0-9._-]` becomes `_`, so no object name (`../x`, `a/b`, a NUL)
 //! can reach outside DIR.
 //!
@@ -9,38 +15,119 @@
 //! a staging folder inside DIR, and only when all of them are written are they moved into
 //! place. A failure midway leaves DIR as it was.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use crate::error::{Error, Result};
 
-/// The file name kustomize would give `obj`.
-pub fn kustomize_file_name(obj: &Value) -> String {
-    let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
-    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
-    let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
-    let meta = obj.get("metadata");
-    let name = meta
-        .and_then(|m| m.get("name"))
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    let namespace = meta
-        .and_then(|m| m.get("namespace"))
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    let mut parts: Vec<&str> = Vec::new();
-    if !namespace.is_empty() {
-        parts.push(namespace);
+/// The built-in kinds kustomize (v5) files without a namespace prefix: its API schema's
+/// cluster-scoped kinds, by API group, versions and kinds.
+const CLUSTER_SCOPED: &[(&str, &[&str], &[&str])] = &[
+    (
+        "",
+        &["v1"],
+        &["ComponentStatus", "Namespace", "Node", "PersistentVolume"],
+    ),
+    (
+        "admissionregistration.k8s.io",
+        &["v1", "v1beta1"],
+        &[
+            "MutatingWebhookConfiguration",
+            "ValidatingWebhookConfiguration",
+        ],
+    ),
+    (
+        "apiextensions.k8s.io",
+        &["v1", "v1beta1"],
+        &["CustomResourceDefinition"],
+    ),
+    (
+        "apiregistration.k8s.io",
+        &["v1", "v1beta1"],
+        &["APIService"],
+    ),
+    (
+        "certificates.k8s.io",
+        &["v1", "v1beta1"],
+        &["CertificateSigningRequest"],
+    ),
+    (
+        "flowcontrol.apiserver.k8s.io",
+        &["v1beta1"],
+        &["FlowSchema", "PriorityLevelConfiguration"],
+    ),
+    ("networking.k8s.io", &["v1", "v1beta1"], &["IngressClass"]),
+    ("node.k8s.io", &["v1", "v1beta1"], &["RuntimeClass"]),
+    ("policy", &["v1beta1"], &["PodSecurityPolicy"]),
+    (
+        "rbac.authorization.k8s.io",
+        &["v1", "v1beta1"],
+        &["ClusterRole", "ClusterRoleBinding"],
+    ),
+    ("scheduling.k8s.io", &["v1", "v1beta1"], &["PriorityClass"]),
+    (
+        "storage.k8s.io",
+        &["v1", "v1beta1"],
+        &["CSIDriver", "CSINode", "StorageClass", "VolumeAttachment"],
+    ),
+];
+
+/// An object's API group, version, kind, name and namespace, as strings (`""` when missing).
+struct Id<'a> {
+    group: &'a str,
+    version: &'a str,
+    kind: &'a str,
+    name: &'a str,
+    namespace: &'a str,
+}
+
+impl<'a> Id<'a> {
+    fn of(obj: &'a Value) -> Self {
+        let text = |v: Option<&'a Value>| v.and_then(Value::as_str).unwrap_or("");
+        let api_version = text(obj.get("apiVersion"));
+        let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+        let meta = obj.get("metadata");
+        Id {
+            group,
+            version,
+            kind: text(obj.get("kind")),
+            name: text(meta.and_then(|m| m.get("name"))),
+            namespace: text(meta.and_then(|m| m.get("namespace"))),
+        }
     }
-    parts.extend(
-        [group, version, kind, name]
-            .into_iter()
-            .filter(|p| !p.is_empty()),
-    );
-    let stem = sanitize(&parts.join("_"));
-    format!("{stem}.yaml")
+
+    /// The namespace kustomize files the object under: `None` for a cluster-scoped kind,
+    /// `default` for a namespaced object without one.
+    fn effective_namespace(&self) -> Option<&'a str> {
+        let cluster_scoped = CLUSTER_SCOPED.iter().any(|(group, versions, kinds)| {
+            *group == self.group && versions.contains(&self.version) && kinds.contains(&self.kind)
+        });
+        match (cluster_scoped, self.namespace) {
+            (true, _) => None,
+            (false, "") => Some("default"),
+            (false, namespace) => Some(namespace),
+        }
+    }
+}
+
+/// The file names kustomize would give `objects` written together, in their order.
+pub fn kustomize_file_names(objects: &[Value]) -> Vec<String> {
+    let ids: Vec<Id<'_>> = objects.iter().map(Id::of).collect();
+    let namespaces: BTreeSet<&str> = ids.iter().filter_map(Id::effective_namespace).collect();
+    let prefixed = namespaces.len() > 1;
+    ids.iter()
+        .map(|id| {
+            let namespace = id.effective_namespace().filter(|_| prefixed);
+            let parts: Vec<&str> = namespace
+                .into_iter()
+                .chain([id.group, id.version, id.kind, id.name])
+                .filter(|p| !p.is_empty())
+                .collect();
+            format!("{}.yaml", sanitize(&parts.join("_")))
+        })
+        .collect()
 }
 
 /// Lower-case and replace anything but `[a-z0-9._-]` with `_`; never `.` or `..` alone.
@@ -109,26 +196,115 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn names(objects: &[Value]) -> Vec<String> {
+        kustomize_file_names(objects)
+    }
+
+    fn obj(api_version: &str, kind: &str, name: &str, namespace: Option<&str>) -> Value {
+        let mut o = json!({"apiVersion": api_version, "kind": kind, "metadata": {"name": name}});
+        if let Some(ns) = namespace {
+            o["metadata"]["namespace"] = json!(ns);
+        }
+        o
+    }
+
     #[test]
-    fn names_follow_kustomize() {
-        let it = json!({"apiVersion": "instancetype.kubevirt.io/v1beta1",
-            "kind": "VirtualMachineClusterInstancetype", "metadata": {"name": "u1.medium"}});
-        assert_eq!(
-            kustomize_file_name(&it),
-            "instancetype.kubevirt.io_v1beta1_virtualmachineclusterinstancetype_u1.medium.yaml"
+    fn one_namespace_means_no_prefix() {
+        let it = obj(
+            "instancetype.kubevirt.io/v1beta1",
+            "VirtualMachineClusterInstancetype",
+            "u1.medium",
+            None,
         );
-        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": "x", "namespace": "Apps"}});
-        assert_eq!(kustomize_file_name(&cm), "apps_v1_configmap_x.yaml");
+        let cm = obj("v1", "ConfigMap", "X", Some("Apps"));
+        assert_eq!(
+            names(std::slice::from_ref(&it)),
+            ["instancetype.kubevirt.io_v1beta1_virtualmachineclusterinstancetype_u1.medium.yaml"]
+        );
+        assert_eq!(names(std::slice::from_ref(&cm)), ["v1_configmap_x.yaml"]);
+        // No namespace and `default` are the same namespace.
+        let plain = obj("v1", "ConfigMap", "a", None);
+        let default = obj("v1", "ConfigMap", "b", Some("default"));
+        assert_eq!(
+            names(&[plain, default]),
+            ["v1_configmap_a.yaml", "v1_configmap_b.yaml"]
+        );
+    }
+
+    #[test]
+    fn several_namespaces_prefix_every_namespaced_object() {
+        let objects = [
+            obj(
+                "instancetype.kubevirt.io/v1beta1",
+                "VirtualMachineClusterInstancetype",
+                "small",
+                None,
+            ),
+            obj(
+                "instancetype.kubevirt.io/v1beta1",
+                "VirtualMachineInstancetype",
+                "small",
+                Some("ns1"),
+            ),
+            obj("v1", "ConfigMap", "plain", None),
+            obj("v1", "Namespace", "ns1", None),
+            obj(
+                "rbac.authorization.k8s.io/v1",
+                "ClusterRole",
+                "cr",
+                Some("ns1"),
+            ),
+        ];
+        assert_eq!(
+            names(&objects),
+            [
+                "default_instancetype.kubevirt.io_v1beta1_virtualmachineclusterinstancetype_small.yaml",
+                "ns1_instancetype.kubevirt.io_v1beta1_virtualmachineinstancetype_small.yaml",
+                "default_v1_configmap_plain.yaml",
+                "v1_namespace_ns1.yaml",
+                "rbac.authorization.k8s.io_v1_clusterrole_cr.yaml",
+            ]
+        );
+    }
+
+    #[test]
+    fn cluster_scope_depends_on_group_and_version() {
+        let in_two = |o: Value| {
+            let other = obj("v1", "ConfigMap", "c", Some("b"));
+            names(&[o, other, obj("v1", "ConfigMap", "d", Some("a"))])[0].clone()
+        };
+        assert_eq!(
+            in_two(obj("storage.k8s.io/v1beta1", "StorageClass", "s", None)),
+            "storage.k8s.io_v1beta1_storageclass_s.yaml"
+        );
+        assert_eq!(
+            in_two(obj(
+                "flowcontrol.apiserver.k8s.io/v1",
+                "FlowSchema",
+                "f",
+                None
+            )),
+            "default_flowcontrol.apiserver.k8s.io_v1_flowschema_f.yaml"
+        );
+        assert_eq!(
+            in_two(obj("example.com/v1", "Namespace", "n", None)),
+            "default_example.com_v1_namespace_n.yaml"
+        );
     }
 
     #[test]
     fn hostile_names_stay_inside_the_directory() {
         for name in ["../../etc/passwd", "a/b", "..", "x\u{0}y", &"n".repeat(300)] {
-            let obj = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}});
-            let file = kustomize_file_name(&obj);
-            assert!(!file.contains('/') && !file.contains('\u{0}'), "{file}");
-            assert!(file.len() <= 250, "{}", file.len());
+            for namespace in [None, Some(".."), Some("a/b")] {
+                let objects = [
+                    obj("v1", "ConfigMap", name, namespace),
+                    obj("v1", "ConfigMap", "other", Some("x")),
+                ];
+                for file in names(&objects) {
+                    assert!(!file.contains('/') && !file.contains('\u{0}'), "{file}");
+                    assert!(file.len() <= 250, "{}", file.len());
+                }
+            }
         }
     }
 

@@ -13,7 +13,7 @@ use kvrender::model::Object;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::common::{kvrender, root, snapshot_settings};
+use crate::common::{kvrender, root, snapshot_settings, tool};
 
 /// The upstream common-instancetypes bundle (kustomize's build of the release).
 const BUNDLE: &str = "testdata/anchors/common-instancetypes-bundle.yaml";
@@ -95,6 +95,91 @@ fn example_catalog_and_vm() {
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     insta::assert_snapshot!(describe(&out));
+}
+
+/// `-o DIR` names files as the real `kubectl kustomize -o DIR` does, namespace prefixes included.
+#[test]
+fn output_dir_names_match_kubectl_kustomize() {
+    let objects = [
+        (
+            "instancetype.kubevirt.io/v1beta1",
+            "VirtualMachineClusterInstancetype",
+            "Small",
+            None,
+        ),
+        (
+            "instancetype.kubevirt.io/v1beta1",
+            "VirtualMachineInstancetype",
+            "small",
+            Some("team-a"),
+        ),
+        ("v1", "ConfigMap", "plain", None),
+        ("v1", "ConfigMap", "in-default", Some("default")),
+        ("v1", "ConfigMap", "b", Some("team-b")),
+        ("v1", "Namespace", "team-a", Some("ignored")),
+        (
+            "rbac.authorization.k8s.io/v1",
+            "ClusterRole",
+            "reader",
+            None,
+        ),
+        ("storage.k8s.io/v1", "StorageClass", "fast", None),
+        ("flowcontrol.apiserver.k8s.io/v1", "FlowSchema", "f", None),
+    ];
+    let mut stream = String::new();
+    for (api_version, kind, name, namespace) in objects {
+        let _ = write!(
+            stream,
+            "---\napiVersion: {api_version}\nkind: {kind}\nmetadata:\n  name: {name}\n"
+        );
+        if let Some(ns) = namespace {
+            let _ = writeln!(stream, "  namespace: {ns}");
+        }
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    // All in one namespace, then across several.
+    for (case, text) in [
+        (
+            "one",
+            stream
+                .replace("team-a", "default")
+                .replace("team-b", "default"),
+        ),
+        ("several", stream),
+    ] {
+        let input = tmp.path().join(case);
+        std::fs::create_dir_all(&input).unwrap();
+        std::fs::write(input.join("objects.yaml"), &text).unwrap();
+        std::fs::write(
+            input.join("kustomization.yaml"),
+            "resources:\n- objects.yaml\n",
+        )
+        .unwrap();
+        let ours = tmp.path().join(format!("{case}-kvrender"));
+        let theirs = tmp.path().join(format!("{case}-kustomize"));
+        std::fs::create_dir_all(&theirs).unwrap();
+        let out = run(&[
+            "build",
+            "--no-default-catalog",
+            input.join("objects.yaml").to_str().unwrap(),
+            "-o",
+            ours.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+        let out = std::process::Command::new(tool("kubectl"))
+            .args(["kustomize", input.to_str().unwrap(), "-o"])
+            .arg(&theirs)
+            .output()
+            .expect("kubectl runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let names = |dir: &Path| tree(dir).into_keys().collect::<Vec<String>>();
+        assert_eq!(names(&ours), names(&theirs), "{case}");
+        assert_eq!(names(&ours).len(), objects.len(), "{case}");
+    }
 }
 
 #[test]

@@ -18,6 +18,20 @@ pub fn testdata(rel: &str) -> PathBuf {
     root().join("testdata").join(rel)
 }
 
+/// The path of a tool the end-to-end tests need; a clear failure when it is not installed.
+pub fn tool(name: &str) -> PathBuf {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| {
+            panic!(
+                "`{name}` is not installed: the KRM end-to-end tests run the real kpt and \
+                 kubectl (kustomize); install them or put them on PATH"
+            )
+        })
+}
+
 /// insta settings for this repository: snapshots in the top-level `snapshots/` folder, and
 /// absolute paths of the checkout and of temporary folders replaced by stable placeholders.
 /// Keep the returned guard alive for the duration of the assertions.

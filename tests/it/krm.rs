@@ -8,6 +8,8 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
+use crate::common::tool;
+
 const BIN: &str = env!("CARGO_BIN_EXE_kvrender");
 
 fn testdata(name: &str) -> PathBuf {
@@ -493,20 +495,6 @@ fn docs(stream: &str) -> Vec<Value> {
 // ---------------------------------------------------------------------------------------------
 // End to end: kpt and kubectl kustomize
 // ---------------------------------------------------------------------------------------------
-
-/// The path of a tool the end-to-end tests need; a clear failure when it is not installed.
-fn tool(name: &str) -> PathBuf {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| {
-            panic!(
-                "`{name}` is not installed: the KRM end-to-end tests run the real kpt and \
-                 kubectl (kustomize); install them or put them on PATH"
-            )
-        })
-}
 
 /// Copy a package from testdata into a temp dir (kpt writes into it).
 fn package(name: &str) -> (tempfile::TempDir, PathBuf) {
