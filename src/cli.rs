@@ -127,7 +127,7 @@ pub struct ValidateArgs {
 /// How far `vmi` goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
 pub enum Stage {
-    /// Stop after VirtualMachineInstancePresets (no VMI defaults, no default interface).
+    /// Stop after VirtualMachineInstancePresets, before the VMI webhook's defaults.
     Presets,
     /// The whole VMI as the cluster creates it.
     #[default]

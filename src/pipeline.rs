@@ -5,7 +5,7 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::diagnostic::{Diagnostic, codes};
-use crate::kubevirt::expand::{self, ExpandError};
+use crate::kubevirt::expand::{self, ExpandError, Stage};
 use crate::kubevirt::infer::{self, InferError, Inference, Inferred};
 use crate::kubevirt::profile::ClusterProfile;
 use crate::kubevirt::typecheck::{self, WrongType};
@@ -218,24 +218,45 @@ pub fn expand_vm(
     index: &Index<'_>,
     profile: &ClusterProfile,
 ) -> Result<Value, Diagnostic> {
+    expand_vm_to(vm, index, profile, Stage::Expanded)
+}
+
+/// The VM as the VM controller has it when it creates the VirtualMachineInstance: as
+/// [`expand_vm`] without the VMI spec defaults, which the VMI webhook applies after the presets.
+pub fn controller_vm(
+    vm: &Object,
+    index: &Index<'_>,
+    profile: &ClusterProfile,
+) -> Result<Value, Diagnostic> {
+    expand_vm_to(vm, index, profile, Stage::Controller)
+}
+
+fn expand_vm_to(
+    vm: &Object,
+    index: &Index<'_>,
+    profile: &ClusterProfile,
+    stage: Stage,
+) -> Result<Value, Diagnostic> {
     let mut lookups = Lookups::default();
     if let Some(d) = precheck(vm, index, &mut lookups) {
         return Err(d);
     }
     if !infer::uses_inference(&vm.value) {
-        return expand::expand_remembered(vm, index, profile, &mut lookups)
+        return expand::expand_remembered(vm, index, profile, stage, &mut lookups)
             .map_err(|e| expand_diagnostic(vm, &e));
     }
     let inferred = infer::infer_and_mutate(vm, index).map_err(|e| infer_diagnostic(vm, &e))?;
     let mutated = Object::new(inferred.vm.clone(), vm.origin.clone());
-    expand::expand(&mutated, index, profile).map_err(|e| {
-        let mut d = expand_diagnostic(&mutated, &e);
-        let notes = inference_notes(&inferred);
-        if !notes.is_empty() {
-            d.message = format!("{} ({notes})", d.message);
-        }
-        d
-    })
+    expand::expand_remembered(&mutated, index, profile, stage, &mut Lookups::default()).map_err(
+        |e| {
+            let mut d = expand_diagnostic(&mutated, &e);
+            let notes = inference_notes(&inferred);
+            if !notes.is_empty() {
+                d.message = format!("{} ({notes})", d.message);
+            }
+            d
+        },
+    )
 }
 
 /// As [`expand_vm`], for a VM the caller drops afterwards: its tree becomes the result instead

@@ -1,9 +1,10 @@
 //! `kvrender vmi` and `kvrender diff`: the VirtualMachineInstance each VirtualMachine produces.
 //!
-//! The order is KubeVirt's: the VM's instancetype and preference are applied (the VM controller
-//! does it when it creates the VMI), the controller's additions (firmware UUID from the VM name,
-//! default disks), the VMI webhook's VirtualMachineInstancePresets, then its defaults.
-//! `--stage presets` stops after the presets, with no defaults and no default network.
+//! The order is KubeVirt's. The VM controller builds the VMI from the template (firmware UUID from
+//! the VM name, default disks) and, for a VM that names an instancetype or preference, adds the
+//! default network interface and applies them. The VMI webhook then applies the
+//! VirtualMachineInstancePresets, and only after them its defaults. `--stage presets` stops
+//! after the presets.
 
 use std::io::IsTerminal;
 
@@ -40,7 +41,7 @@ fn build_all(inputs: &Inputs, stage: Stage, out: &mut Outcome) -> Vec<Built> {
         }
         // The instancetype and preference, applied as the VM controller does.
         let source = if kind == Kind::VirtualMachine && expand::has_matchers(&obj.value) {
-            match pipeline::expand_vm(obj, &index, &inputs.profile) {
+            match pipeline::controller_vm(obj, &index, &inputs.profile) {
                 Ok(v) => Object {
                     value: v,
                     ..obj.clone()

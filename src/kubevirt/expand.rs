@@ -302,13 +302,24 @@ fn spec_of(spec: Option<&Value>) -> Cow<'_, Value> {
     spec.map_or(Cow::Owned(Value::Null), Cow::Borrowed)
 }
 
+/// How far an expansion goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// KubeVirt's `expand-spec`: everything, ending with the VMI spec defaults.
+    Expanded,
+    /// What the VM controller does before it creates the VMI: default disks and network
+    /// interface, then the instancetype and preference. The VMI spec defaults are left to the
+    /// VMI webhook, which applies them after the VirtualMachineInstancePresets.
+    Controller,
+}
+
 /// Expand one VirtualMachine against the objects in `index`.
 pub fn expand(
     vm: &Object,
     index: &Index<'_>,
     profile: &ClusterProfile,
 ) -> Result<Value, ExpandError> {
-    expand_remembered(vm, index, profile, &mut Lookups::default())
+    expand_remembered(vm, index, profile, Stage::Expanded, &mut Lookups::default())
 }
 
 /// As [`expand`], reusing the answers of earlier lookups in `lookups`.
@@ -316,6 +327,7 @@ pub fn expand_remembered<'a, 'k>(
     vm: &'k Object,
     index: &Index<'a>,
     profile: &ClusterProfile,
+    stage: Stage,
     lookups: &mut Lookups<'a, 'k>,
 ) -> Result<Value, ExpandError> {
     // Borrowed from the index: the specs are only read.
@@ -325,12 +337,15 @@ pub fn expand_remembered<'a, 'k>(
         omit_go_empty(&mut out);
         return Ok(out);
     };
-    expand_with(
-        &vm.value,
+    let mut out = vm.value.clone();
+    expand_in_place(
+        &mut out,
         instancetype.as_deref(),
         preference.as_deref(),
         profile,
-    )
+        stage,
+    )?;
+    Ok(out)
 }
 
 /// As [`expand`], taking the VM's value out of `vm` instead of copying it (for a caller that
@@ -362,6 +377,7 @@ pub fn expand_found(
         instancetype.as_deref(),
         preference.as_deref(),
         profile,
+        Stage::Expanded,
     )?;
     Ok(std::mem::take(&mut vm.value))
 }
@@ -374,7 +390,7 @@ pub fn expand_with(
     profile: &ClusterProfile,
 ) -> Result<Value, ExpandError> {
     let mut out = vm.clone();
-    expand_in_place(&mut out, instancetype, preference, profile)?;
+    expand_in_place(&mut out, instancetype, preference, profile, Stage::Expanded)?;
     Ok(out)
 }
 
@@ -384,6 +400,7 @@ fn expand_in_place(
     instancetype: Option<&Value>,
     preference: Option<&Value>,
     profile: &ClusterProfile,
+    stage: Stage,
 ) -> Result<(), ExpandError> {
     let template = match path::get_mut(out, &["spec", "template"]) {
         Some(t) if t.is_object() => t,
@@ -422,8 +439,11 @@ fn expand_in_place(
     if let Some(pref) = preference {
         preference_apply::apply(pref, template);
     }
-    let spec = template.field_mut("spec").expect("checked above");
-    defaults::apply(profile, spec).map_err(|e| ExpandError::other(e.0, "spec.template.spec"))?;
+    if stage == Stage::Expanded {
+        let spec = template.field_mut("spec").expect("checked above");
+        defaults::apply(profile, spec)
+            .map_err(|e| ExpandError::other(e.0, "spec.template.spec"))?;
+    }
     as_go_writes_it(out);
     omit_go_empty(out);
     path::remove_fields(out.field_mut("spec"), &["instancetype", "preference"]);

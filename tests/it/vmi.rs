@@ -26,6 +26,18 @@ fn presets_stage_only() {
     ]));
 }
 
+/// The VM controller applies the preference, the webhook the presets, then its defaults: the
+/// preset's cores win over the one-socket-one-core default instead of conflicting with it.
+#[test]
+fn presets_come_before_the_defaults_for_a_vm_with_a_preference() {
+    let _guard = snapshot_settings();
+    assert_cmd_snapshot!(kvrender().current_dir(testdata("vmi")).args([
+        "vmi",
+        "--no-default-catalog",
+        "preset-after-preference.yaml",
+    ]));
+}
+
 #[test]
 fn preset_conflicting_with_the_vmi_is_skipped_with_a_warning() {
     let _guard = snapshot_settings();
