@@ -85,7 +85,8 @@ pub struct BuildArgs {
         default_value = "instancetype.kubevirt.io/common-instancetypes-version"
     )]
     pub version_label_key: String,
-    /// Only render the catalog families and preferences found in PATH (no VMs, no pass-through).
+    /// Print only the catalog: the rendered objects and the instancetypes and preferences in PATH
+    /// (no VMs, no other objects).
     #[arg(long)]
     pub catalog_only: bool,
     /// Resolution and cluster profile.
