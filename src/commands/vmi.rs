@@ -1,7 +1,8 @@
 //! `kvrender vmi` and `kvrender diff`: the VirtualMachineInstance each VirtualMachine produces.
 //!
 //! The order is KubeVirt's. The VM controller builds the VMI from the template (firmware UUID from
-//! the VM name, default disks) and, for a VM that names an instancetype or preference, adds the
+//! the VM name, default disks, the input device `autoattachInputDevice` asks for) and, for a VM
+//! that names an instancetype or preference, takes the preference's autoattach flags, adds the
 //! default network interface and applies them. The VMI webhook then applies the
 //! VirtualMachineInstancePresets, and only after them its defaults. `--stage presets` stops
 //! after the presets.
@@ -87,6 +88,14 @@ fn build_all(inputs: &Inputs, stage: Stage, out: &mut Outcome) -> Vec<Built> {
         }
         vmi::omit_empty_resources_and_devices(&mut vmi);
         vmi::write_go_zero_fields(&mut vmi);
+        // The VM controller's input device, which no preset touches, for a VM that is not
+        // expanded (an expanded one has it already).
+        if stage == Stage::Full
+            && kind == Kind::VirtualMachine
+            && let Some(spec) = vmi.get_mut("spec")
+        {
+            vmi::autoattach_input_device(spec);
+        }
         if stage == Stage::Full
             && let Some(spec) = vmi.get_mut("spec")
             && let Err(e) = vmi_defaults::apply(&inputs.profile, spec)

@@ -427,6 +427,14 @@ fn expand_in_place(
         let spec = template.field_mut("spec").expect("checked above");
         vmi::null_items_as_structs(spec);
         defaults::set_default_volume_disks(spec);
+        if stage == Stage::Controller {
+            // The VM controller takes the preference's autoattach flags first, so that they
+            // decide whether the default interface and input device are added.
+            if let Some(pref) = preference {
+                preference_apply::apply_autoattach(pref, spec);
+            }
+            vmi::autoattach_input_device(spec);
+        }
         defaults::set_default_network_interface(profile, spec)
             .map_err(|e| ExpandError::other(e.0, "spec.template.spec"))?;
     }

@@ -100,6 +100,27 @@ pub fn vmi_for(object: &Object) -> Option<Value> {
     }
 }
 
+/// With `autoattachInputDevice: true` and no input device, the VM controller adds one named
+/// `default-0`, bus and type left to the preference and the VMI webhook
+/// (`AutoAttachInputDevice`).
+pub fn autoattach_input_device(spec: &mut Value) {
+    let wanted = path::get(spec, &["domain", "devices", "autoattachInputDevice"])
+        .and_then(Value::as_bool)
+        == Some(true);
+    let has_inputs = path::get(spec, &["domain", "devices", "inputs"])
+        .and_then(Value::as_array)
+        .is_some_and(|inputs| !inputs.is_empty());
+    if !wanted || has_inputs {
+        return;
+    }
+    if let Some(devices) = path::ensure_map(spec, &["domain", "devices"]) {
+        devices.insert(
+            "inputs".to_string(),
+            serde_json::json!([{"name": "default-0"}]),
+        );
+    }
+}
+
 /// Set `domain.firmware.uuid` of a VMI spec to [`firmware_uuid`] when it is empty. A VMI built
 /// this way always has a `firmware`.
 pub fn set_stable_firmware_uuid(spec: &mut Value, vm_name: &str) {
@@ -578,6 +599,26 @@ fn remove_volume(spec: &mut Value, name: &str) {
 mod tests {
     use super::*;
     use crate::origin::Origin;
+
+    #[test]
+    fn an_input_device_is_added_only_when_asked_and_none_exists() {
+        let mut asked = json!({"domain": {"devices": {"autoattachInputDevice": true}}});
+        autoattach_input_device(&mut asked);
+        assert_eq!(
+            path::get(&asked, &["domain", "devices", "inputs"]),
+            Some(&json!([{"name": "default-0"}]))
+        );
+        for spec in [
+            json!({"domain": {"devices": {"autoattachInputDevice": false}}}),
+            json!({"domain": {"devices": {}}}),
+            json!({"domain": {"devices": {"autoattachInputDevice": true,
+                "inputs": [{"name": "mine", "type": "tablet"}]}}}),
+        ] {
+            let mut changed = spec.clone();
+            autoattach_input_device(&mut changed);
+            assert_eq!(changed, spec);
+        }
+    }
 
     fn obj(v: Value) -> Object {
         Object::new(v, Origin::default())

@@ -38,6 +38,18 @@ fn presets_come_before_the_defaults_for_a_vm_with_a_preference() {
     ]));
 }
 
+/// The preference's autoattach flags decide, before the controller adds them, whether a VM gets
+/// the default interface and an input device.
+#[test]
+fn autoattach_flags_come_before_the_default_interface_and_input_device() {
+    let _guard = snapshot_settings();
+    assert_cmd_snapshot!(kvrender().current_dir(testdata("vmi")).args([
+        "vmi",
+        "--no-default-catalog",
+        "autoattach.yaml",
+    ]));
+}
+
 #[test]
 fn preset_conflicting_with_the_vmi_is_skipped_with_a_warning() {
     let _guard = snapshot_settings();

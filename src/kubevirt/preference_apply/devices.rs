@@ -66,6 +66,18 @@ pub(super) fn apply(preference: &Value, spec: &mut Value) {
     panic_devices(prefs, spec);
 }
 
+/// Only the `autoattach*` flags of the preference, filled where the VMI spec `spec` leaves them
+/// unset: what KubeVirt's VM controller applies before it adds the default network interface
+/// and input device (`ApplyAutoAttachPreferences`).
+pub(super) fn apply_autoattach(preference: &Value, spec: &mut Value) {
+    let Some(prefs) = present(preference, &["devices"]) else {
+        return;
+    };
+    for (pref_key, key) in AUTOATTACH_FIELDS {
+        fill_ptr(spec, DEVICES, key, prefs.field(pref_key));
+    }
+}
+
 /// `preferredDisableHotplug` replaces the VM's value, whatever it is.
 fn disable_hotplug(prefs: &Value, spec: &mut Value) {
     let Some(wanted) = prefs

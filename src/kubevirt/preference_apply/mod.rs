@@ -69,6 +69,14 @@ pub fn apply(preference: &Value, template: &mut Value) {
 }
 
 /// The value at `path` when it is set in Go's pointer sense (present and not null).
+/// The preference's `autoattach*` flags alone, on the VMI spec `spec` (see
+/// [`devices::apply_autoattach`]).
+pub fn apply_autoattach(preference: &Value, spec: &mut Value) {
+    if spec.is_object() {
+        devices::apply_autoattach(preference, spec);
+    }
+}
+
 fn present<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
     path::get(v, path).filter(|x| !x.is_null())
 }
