@@ -106,6 +106,9 @@ fn build_all(inputs: &Inputs, stage: Stage, out: &mut Outcome) -> Vec<Built> {
             );
             continue;
         }
+        if stage == Stage::Full {
+            vmi_defaults::set_new_vmi_annotations(&mut vmi);
+        }
         built.push(Built {
             source: obj.clone(),
             vmi,

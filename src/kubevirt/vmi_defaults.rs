@@ -29,6 +29,32 @@ const HOTPLUG_ALIGNMENT_1G: i64 = 0x4000_0000;
 /// Memory hotplug needs at least 1Gi of guest memory.
 const HOTPLUG_MIN_GUEST: i64 = 0x4000_0000;
 
+/// The annotation that records which PCI topology scheme a VMI was created with.
+pub const PCI_TOPOLOGY_ANNOTATION: &str = "kubevirt.io/pci-topology-version";
+
+/// What the VMI webhook writes in the metadata of a new VMI, after its defaults: the PCI
+/// topology version `v3` when the VMI supports PCIe hotplug (amd64 or arm64, a `q35` or `virt`
+/// machine type) and names no version yet (`ApplyNewVMIMutations`).
+pub fn set_new_vmi_annotations(vmi: &mut Value) {
+    let Some(spec) = vmi.get("spec") else {
+        return;
+    };
+    let arch = path::str_at(spec, &["architecture"]).unwrap_or("");
+    let machine_type = path::get(spec, &["domain", "machine"])
+        .filter(|m| !m.is_null())
+        .map(|m| path::str_at(m, &["type"]).unwrap_or(""));
+    let supports_pcie_hotplug = matches!(arch, "amd64" | "arm64" | "")
+        && machine_type.is_none_or(|t| t.contains("q35") || t.starts_with("virt"));
+    if !supports_pcie_hotplug {
+        return;
+    }
+    if let Some(annotations) = path::ensure_map(vmi, &["metadata", "annotations"])
+        && !annotations.contains_key(PCI_TOPOLOGY_ANNOTATION)
+    {
+        annotations.insert(PCI_TOPOLOGY_ANNOTATION.to_string(), json!("v3"));
+    }
+}
+
 /// Apply every VMI default to `spec` (a VMI's `spec`).
 pub fn apply(profile: &ClusterProfile, spec: &mut Value) -> Result<(), DefaultsError> {
     defaults::apply(profile, spec)?;
@@ -393,6 +419,36 @@ fn set_memory_hotplug(spec: &mut Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pci_topology_version_only_where_pcie_hotplug_is_supported() {
+        let annotation = |spec: Value, annotations: Value| {
+            let mut vmi = json!({"metadata": {"annotations": annotations}, "spec": spec});
+            set_new_vmi_annotations(&mut vmi);
+            vmi["metadata"]["annotations"][PCI_TOPOLOGY_ANNOTATION].clone()
+        };
+        let q35 = json!({"architecture": "amd64", "domain": {"machine": {"type": "q35"}}});
+        assert_eq!(annotation(q35.clone(), json!({})), json!("v3"));
+        assert_eq!(annotation(json!({}), json!({})), json!("v3"));
+        assert_eq!(
+            annotation(
+                json!({"architecture": "arm64", "domain": {"machine": {"type": "virt"}}}),
+                json!({})
+            ),
+            json!("v3")
+        );
+        assert_eq!(
+            annotation(q35, json!({PCI_TOPOLOGY_ANNOTATION: "v2"})),
+            json!("v2")
+        );
+        for spec in [
+            json!({"architecture": "s390x"}),
+            json!({"architecture": "amd64", "domain": {"machine": {"type": "pc-i440fx-2.10"}}}),
+            json!({"domain": {"machine": {}}}),
+        ] {
+            assert_eq!(annotation(spec.clone(), json!({})), Value::Null, "{spec}");
+        }
+    }
 
     fn defaulted(spec: Value) -> Value {
         let mut spec = spec;
