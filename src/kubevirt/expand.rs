@@ -438,6 +438,13 @@ fn expand_in_place(
         defaults::set_default_network_interface(profile, spec)
             .map_err(|e| ExpandError::other(e.0, "spec.template.spec"))?;
     }
+    if stage == Stage::Controller && (instancetype.is_some() || preference.is_some()) {
+        let matchers = out.field("spec").cloned().unwrap_or(Value::Null);
+        if let Some(template) = path::get_mut(out, &["spec", "template"]) {
+            name_annotations(&matchers, template);
+        }
+    }
+    let template = path::get_mut(out, &["spec", "template"]).expect("checked above");
     if let Some(it) = instancetype {
         let conflicts = instancetype_apply::apply(it, preference, template);
         if !conflicts.is_empty() {
@@ -460,6 +467,52 @@ fn expand_in_place(
         &["instancetypeRef", "preferenceRef"],
     );
     Ok(())
+}
+
+/// The annotations with which the VM controller records, on the VMI it creates, the names of the
+/// instancetype and preference: `kubevirt.io/instancetype-name` or
+/// `kubevirt.io/cluster-instancetype-name` after the matcher's kind (an empty kind is the
+/// cluster kind), likewise for the preference; a kind KubeVirt does not know gives none.
+fn name_annotations(vm_spec: &Value, template: &mut Value) {
+    for (matcher, namespaced, cluster, kinds) in [
+        (
+            "instancetype",
+            "kubevirt.io/instancetype-name",
+            "kubevirt.io/cluster-instancetype-name",
+            (
+                "virtualmachineinstancetype",
+                "virtualmachineclusterinstancetype",
+            ),
+        ),
+        (
+            "preference",
+            "kubevirt.io/preference-name",
+            "kubevirt.io/cluster-preference-name",
+            (
+                "virtualmachinepreference",
+                "virtualmachineclusterpreference",
+            ),
+        ),
+    ] {
+        let Some(m) = vm_spec.field(matcher).filter(|m| m.is_object()) else {
+            continue;
+        };
+        let kind = path::str_at(m, &["kind"])
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let kind = kind.strip_suffix('s').unwrap_or(&kind);
+        let key = if kind == kinds.0 {
+            namespaced
+        } else if kind.is_empty() || kind == kinds.1 {
+            cluster
+        } else {
+            continue;
+        };
+        let name = path::str_at(m, &["name"]).unwrap_or("").to_string();
+        if let Some(annotations) = path::ensure_map(template, &["metadata", "annotations"]) {
+            annotations.insert(key.to_string(), Value::String(name));
+        }
+    }
 }
 
 /// What KubeVirt's answer, re-encoded from its Go types, carries whatever the VM said:
@@ -571,5 +624,45 @@ fn omit_go_empty(vm: &mut Value) {
                 !(matches!(k.as_str(), "labels" | "annotations") && path::is_zero(Some(v)))
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn the_vmi_records_the_names_of_its_instancetype_and_preference() {
+        let annotations = |spec: Value| {
+            let mut template = json!({});
+            name_annotations(&spec, &mut template);
+            template["metadata"]["annotations"].clone()
+        };
+        assert_eq!(
+            annotations(json!({
+                "instancetype": {"name": "u1.medium"},
+                "preference": {"kind": "VirtualMachinePreferences", "name": "mine"}
+            })),
+            json!({
+                "kubevirt.io/cluster-instancetype-name": "u1.medium",
+                "kubevirt.io/preference-name": "mine"
+            })
+        );
+        assert_eq!(
+            annotations(json!({
+                "instancetype": {"kind": "virtualmachineinstancetype", "name": "a"},
+                "preference": {"kind": "VirtualMachineClusterPreference", "name": "b"}
+            })),
+            json!({
+                "kubevirt.io/instancetype-name": "a",
+                "kubevirt.io/cluster-preference-name": "b"
+            })
+        );
+        assert_eq!(
+            annotations(json!({"instancetype": {"kind": "Flavor", "name": "a"}})),
+            Value::Null
+        );
     }
 }
