@@ -107,7 +107,7 @@ fn build_all(inputs: &Inputs, stage: Stage, out: &mut Outcome) -> Vec<Built> {
             continue;
         }
         if stage == Stage::Full {
-            vmi_defaults::set_new_vmi_annotations(&mut vmi);
+            vmi_defaults::set_new_vmi_annotations(&inputs.profile, &mut vmi);
         }
         built.push(Built {
             source: obj.clone(),

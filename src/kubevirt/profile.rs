@@ -38,7 +38,13 @@ pub struct ClusterProfile {
     pub permit_bridge_on_pod_network: bool,
     /// `developerConfiguration.memoryOvercommit` (percent).
     pub memory_overcommit: i64,
+    /// `confidentialCompute.tdx.attestation.qgsSocketPath`, the socket of the TDX quote
+    /// generation service, which the VMI webhook writes on TDX VMIs.
+    pub qgs_socket_path: String,
 }
+
+/// KubeVirt's default `qgsSocketPath`.
+pub const DEFAULT_QGS_SOCKET_PATH: &str = "/var/run/tdx-qgs/qgs.socket";
 
 impl Default for ClusterProfile {
     /// KubeVirt's defaults on an amd64 cluster.
@@ -55,6 +61,7 @@ impl Default for ClusterProfile {
             network_interface: "bridge".into(),
             permit_bridge_on_pod_network: true,
             memory_overcommit: 100,
+            qgs_socket_path: DEFAULT_QGS_SOCKET_PATH.into(),
         }
     }
 }
@@ -125,6 +132,9 @@ impl ClusterProfile {
         if let Some(e) = text(&["evictionStrategy"])? {
             p.eviction_strategy = Some(e);
         }
+        if let Some(s) = text(&["confidentialCompute", "tdx", "attestation", "qgsSocketPath"])? {
+            p.qgs_socket_path = s;
+        }
         if let Some(n) = text(&["networkConfiguration", "defaultNetworkInterface"])? {
             match n.as_str() {
                 "bridge" | "masquerade" => p.network_interface = n,
@@ -190,7 +200,8 @@ mod tests {
             "spec": {"configuration": {
                 "architectureConfiguration": {"arm64": {"machineType": "virt-9.0"}},
                 "evictionStrategy": "LiveMigrate",
-                "networkConfiguration": {"defaultNetworkInterface": "masquerade"}
+                "networkConfiguration": {"defaultNetworkInterface": "masquerade"},
+                "confidentialCompute": {"tdx": {"attestation": {"qgsSocketPath": "/run/q.sock"}}}
             }},
             "status": {"defaultArchitecture": "arm64"}
         });
@@ -200,6 +211,11 @@ mod tests {
         assert_eq!(p.machine_type_for("amd64"), "q35");
         assert_eq!(p.eviction_strategy.as_deref(), Some("LiveMigrate"));
         assert_eq!(p.network_interface, "masquerade");
+        assert_eq!(p.qgs_socket_path, "/run/q.sock");
+        assert_eq!(
+            ClusterProfile::default().qgs_socket_path,
+            DEFAULT_QGS_SOCKET_PATH
+        );
     }
 
     #[test]

@@ -32,10 +32,27 @@ const HOTPLUG_MIN_GUEST: i64 = 0x4000_0000;
 /// The annotation that records which PCI topology scheme a VMI was created with.
 pub const PCI_TOPOLOGY_ANNOTATION: &str = "kubevirt.io/pci-topology-version";
 
-/// What the VMI webhook writes in the metadata of a new VMI, after its defaults: the PCI
-/// topology version `v3` when the VMI supports PCIe hotplug (amd64 or arm64, a `q35` or `virt`
-/// machine type) and names no version yet (`ApplyNewVMIMutations`).
-pub fn set_new_vmi_annotations(vmi: &mut Value) {
+/// The annotation with the TDX quote generation service's socket.
+pub const QGS_SOCKET_ANNOTATION: &str = "kubevirt.io/qgs-socket-path";
+
+/// What the VMI webhook writes in the metadata of a new VMI, after its defaults
+/// (`ApplyNewVMIMutations`): the PCI topology version `v3` when the VMI supports PCIe hotplug
+/// (amd64 or arm64, a `q35` or `virt` machine type) and names no version yet, and the cluster's
+/// quote generation socket on a TDX VMI.
+pub fn set_new_vmi_annotations(profile: &ClusterProfile, vmi: &mut Value) {
+    let Some(spec) = vmi.get("spec") else {
+        return;
+    };
+    let tdx = path::get(spec, &["domain", "launchSecurity", "tdx"]).is_some_and(|t| !t.is_null());
+    if tdx
+        && !profile.qgs_socket_path.is_empty()
+        && let Some(annotations) = path::ensure_map(vmi, &["metadata", "annotations"])
+    {
+        annotations.insert(
+            QGS_SOCKET_ANNOTATION.to_string(),
+            json!(profile.qgs_socket_path),
+        );
+    }
     let Some(spec) = vmi.get("spec") else {
         return;
     };
@@ -91,8 +108,17 @@ fn map_at<'a>(spec: &'a mut Value, p: &[&str]) -> Option<&'a mut Map<String, Val
 
 /// `enabled: true` where a feature state is present without `enabled`.
 fn enable_state(state: &mut Value) {
+    default_true(state, "enabled");
+}
+
+/// Set the pointer bool `key` of the struct `state` to true when it is unset (missing or
+/// `null`), as the generated defaults do.
+fn default_true(state: &mut Value, key: &str) {
     if let Some(m) = state.as_object_mut() {
-        m.entry("enabled").or_insert(Value::Bool(true));
+        let slot = m.entry(key).or_insert(Value::Null);
+        if slot.is_null() {
+            *slot = Value::Bool(true);
+        }
     }
 }
 
@@ -108,9 +134,10 @@ fn set_object_defaults(spec: &mut Value) {
         }
     }
     if let Some(timer) = map_at(spec, &["domain", "clock", "timer"]) {
+        // A timer's `Enabled` field is spelled `present` in YAML.
         for t in ["hpet", "kvm", "pit", "rtc", "hyperv"] {
             if let Some(v) = timer.field_mut(t) {
-                enable_state(v);
+                default_true(v, "present");
             }
         }
     }
@@ -421,10 +448,43 @@ mod tests {
     use super::*;
 
     #[test]
+    fn timers_are_present_unless_the_vmi_says_otherwise() {
+        let spec = defaulted(json!({"domain": {"clock": {"timer": {
+            "hpet": {"present": false},
+            "kvm": {},
+            "rtc": {"present": null, "tickPolicy": "catchup"}
+        }}}}));
+        assert_eq!(
+            path::get(&spec, &["domain", "clock", "timer"]),
+            Some(&json!({
+                "hpet": {"present": false},
+                "kvm": {"present": true},
+                "rtc": {"present": true, "tickPolicy": "catchup"}
+            }))
+        );
+    }
+
+    #[test]
+    fn a_tdx_vmi_names_the_quote_generation_socket() {
+        let mut vmi = json!({"spec": {"domain": {"launchSecurity": {"tdx": {}}}}});
+        set_new_vmi_annotations(&ClusterProfile::default(), &mut vmi);
+        assert_eq!(
+            vmi["metadata"]["annotations"][QGS_SOCKET_ANNOTATION],
+            json!("/var/run/tdx-qgs/qgs.socket")
+        );
+        let mut plain = json!({"spec": {"domain": {"launchSecurity": {"sev": {}}}}});
+        set_new_vmi_annotations(&ClusterProfile::default(), &mut plain);
+        assert_eq!(
+            plain["metadata"]["annotations"][QGS_SOCKET_ANNOTATION],
+            Value::Null
+        );
+    }
+
+    #[test]
     fn pci_topology_version_only_where_pcie_hotplug_is_supported() {
         let annotation = |spec: Value, annotations: Value| {
             let mut vmi = json!({"metadata": {"annotations": annotations}, "spec": spec});
-            set_new_vmi_annotations(&mut vmi);
+            set_new_vmi_annotations(&ClusterProfile::default(), &mut vmi);
             vmi["metadata"]["annotations"][PCI_TOPOLOGY_ANNOTATION].clone()
         };
         let q35 = json!({"architecture": "amd64", "domain": {"machine": {"type": "q35"}}});
