@@ -58,6 +58,7 @@ fn build_all(inputs: &Inputs, stage: Stage, out: &mut Outcome) -> Vec<Built> {
         let Some(mut vmi) = vmi::vmi_for(&source) else {
             continue;
         };
+        vmi::null_strings_as_empty(&mut vmi);
         match presets::apply_presets(&mut vmi, obj.effective_namespace(), &preset_objects) {
             Ok(outcome) => {
                 for skipped in &outcome.skipped {

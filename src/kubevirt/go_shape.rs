@@ -201,14 +201,24 @@ impl Shape {
     }
 }
 
-/// A quantity written as a decimal number (not an integer) as the canonical string Go
-/// re-encodes it as; anything else is left alone (an integer is a spelling of the same amount).
+/// A quantity as Go re-encodes it, where kvrender's spelling would read differently: a
+/// decimal number (not an integer) becomes its canonical string, and a string with blanks
+/// around it loses them (Go trims a quantity before parsing it). Anything else is left alone:
+/// an integer or another string is a spelling of the same amount.
 pub fn canonical_float_quantity(v: &mut Value) {
-    if let Value::Number(n) = v
-        && n.is_f64()
-        && let Some(q) = Quantity::from_json(v)
-    {
-        *v = q.to_json();
+    match v {
+        Value::Number(n) if n.is_f64() => {
+            if let Some(q) = Quantity::from_json(v) {
+                *v = q.to_json();
+            }
+        }
+        Value::String(s) if s.trim().len() != s.len() => {
+            let trimmed = s.trim();
+            if Quantity::parse(trimmed).is_ok() {
+                *s = trimmed.to_string();
+            }
+        }
+        _ => {}
     }
 }
 
@@ -227,6 +237,22 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn quantities_lose_blanks_and_decimal_numbers_as_go_reads_them() {
+        for (given, expected) in [
+            (json!(" 1Gi"), json!("1Gi")),
+            (json!("2Gi\t"), json!("2Gi")),
+            (json!("1024Mi"), json!("1024Mi")),
+            (json!(" not a quantity"), json!(" not a quantity")),
+            (json!(1.5), json!("1500m")),
+            (json!(3), json!(3)),
+        ] {
+            let mut v = given.clone();
+            canonical_float_quantity(&mut v);
+            assert_eq!(v, expected, "{given}");
+        }
+    }
 
     const ZERO: &[(&[&str], GoZero)] = &[
         (&["a"], GoZero::Struct),

@@ -100,6 +100,22 @@ pub fn vmi_for(object: &Object) -> Option<Value> {
     }
 }
 
+/// Labels, annotations and the node selector of a VMI are maps of Go strings: a `null` value
+/// reads as `""`, which is also what a preset's label selector sees.
+pub fn null_strings_as_empty(vmi: &mut Value) {
+    for at in [
+        &["metadata", "labels"][..],
+        &["metadata", "annotations"],
+        &["spec", "nodeSelector"],
+    ] {
+        if let Some(map) = path::get_mut(vmi, at).and_then(Value::as_object_mut) {
+            for v in map.values_mut().filter(|v| v.is_null()) {
+                *v = Value::String(String::new());
+            }
+        }
+    }
+}
+
 /// With `autoattachInputDevice: true` and no input device, the VM controller adds one named
 /// `default-0`, bus and type left to the preference and the VMI webhook
 /// (`AutoAttachInputDevice`).
@@ -599,6 +615,22 @@ fn remove_volume(spec: &mut Value, name: &str) {
 mod tests {
     use super::*;
     use crate::origin::Origin;
+
+    #[test]
+    fn null_labels_annotations_and_node_selectors_are_empty_strings() {
+        let mut vmi = json!({
+            "metadata": {"labels": {"a": null, "b": "x"}, "annotations": {"c": null}},
+            "spec": {"nodeSelector": {"d": null}, "domain": {"x": null}}
+        });
+        null_strings_as_empty(&mut vmi);
+        assert_eq!(
+            vmi,
+            json!({
+                "metadata": {"labels": {"a": "", "b": "x"}, "annotations": {"c": ""}},
+                "spec": {"nodeSelector": {"d": ""}, "domain": {"x": null}}
+            })
+        );
+    }
 
     #[test]
     fn an_input_device_is_added_only_when_asked_and_none_exists() {

@@ -115,10 +115,15 @@ fn enable_state(state: &mut Value) {
 /// `null`), as the generated defaults do.
 fn default_true(state: &mut Value, key: &str) {
     if let Some(m) = state.as_object_mut() {
-        let slot = m.entry(key).or_insert(Value::Null);
-        if slot.is_null() {
-            *slot = Value::Bool(true);
-        }
+        default_field(m, key, Value::Bool(true));
+    }
+}
+
+/// Set the pointer field `key` of `map` to `value` when it is unset (missing or `null`).
+fn default_field(map: &mut Map<String, Value>, key: &str, value: Value) {
+    let slot = map.entry(key).or_insert(Value::Null);
+    if slot.is_null() {
+        *slot = value;
     }
 }
 
@@ -170,22 +175,22 @@ fn set_object_defaults(spec: &mut Value) {
                 }
             }
             if let Some(spinlocks) = hyperv.field_mut("spinlocks").and_then(Value::as_object_mut) {
-                spinlocks.entry("enabled").or_insert(Value::Bool(true));
+                default_field(spinlocks, "enabled", Value::Bool(true));
                 if spinlocks.field("enabled") == Some(&Value::Bool(true)) {
-                    spinlocks.entry("spinlocks").or_insert(json!(4096));
+                    default_field(spinlocks, "spinlocks", json!(4096));
                 }
             }
             if let Some(timer) = hyperv
                 .field_mut("synictimer")
                 .and_then(Value::as_object_mut)
             {
-                timer.entry("enabled").or_insert(Value::Bool(true));
+                default_field(timer, "enabled", Value::Bool(true));
                 if let Some(direct) = timer.field_mut("direct") {
                     enable_state(direct);
                 }
             }
             if let Some(tlb) = hyperv.field_mut("tlbflush").and_then(Value::as_object_mut) {
-                tlb.entry("enabled").or_insert(Value::Bool(true));
+                default_field(tlb, "enabled", Value::Bool(true));
                 for f in ["direct", "extended"] {
                     if let Some(v) = tlb.field_mut(f) {
                         enable_state(v);
@@ -205,7 +210,7 @@ fn set_object_defaults(spec: &mut Value) {
                 disk.insert("disk".into(), Value::Object(Map::new()));
             }
             if let Some(cdrom) = disk.field_mut("cdrom").and_then(Value::as_object_mut) {
-                cdrom.entry("readonly").or_insert(Value::Bool(true));
+                default_field(cdrom, "readonly", Value::Bool(true));
                 if path::is_zero(cdrom.field("tray")) {
                     cdrom.insert("tray".into(), Value::String("closed".into()));
                 }
@@ -215,6 +220,15 @@ fn set_object_defaults(spec: &mut Value) {
                 .and_then(|b| b.field_mut("matchVolume"))
             {
                 enable_state(mv);
+            }
+        }
+    }
+    if let Some(gpus) =
+        path::get_mut(spec, &["domain", "devices", "gpus"]).and_then(Value::as_array_mut)
+    {
+        for gpu in gpus.iter_mut() {
+            if let Some(ram_fb) = path::get_mut(gpu, &["virtualGPUOptions", "display", "ramFB"]) {
+                enable_state(ram_fb);
             }
         }
     }
@@ -446,6 +460,35 @@ fn set_memory_hotplug(spec: &mut Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn null_pointer_fields_are_defaulted_like_missing_ones() {
+        let spec = defaulted(json!({"domain": {
+            "features": {"hyperv": {
+                "spinlocks": {"spinlocks": null},
+                "synictimer": {"enabled": null},
+                "tlbflush": {"enabled": null}
+            }},
+            "devices": {
+                "disks": [{"name": "cd", "cdrom": {"readonly": null}}],
+                "gpus": [{"name": "g", "deviceName": "d",
+                          "virtualGPUOptions": {"display": {"ramFB": {}}}}]
+            }
+        }}));
+        let hyperv = path::get(&spec, &["domain", "features", "hyperv"]).unwrap();
+        assert_eq!(
+            hyperv["spinlocks"],
+            json!({"spinlocks": 4096, "enabled": true})
+        );
+        assert_eq!(hyperv["synictimer"]["enabled"], json!(true));
+        assert_eq!(hyperv["tlbflush"]["enabled"], json!(true));
+        let devices = path::get(&spec, &["domain", "devices"]).unwrap();
+        assert_eq!(devices["disks"][0]["cdrom"]["readonly"], json!(true));
+        assert_eq!(
+            devices["gpus"][0]["virtualGPUOptions"]["display"]["ramFB"],
+            json!({"enabled": true})
+        );
+    }
 
     #[test]
     fn timers_are_present_unless_the_vmi_says_otherwise() {
