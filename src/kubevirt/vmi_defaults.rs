@@ -147,9 +147,11 @@ fn set_object_defaults(spec: &mut Value) {
         }
     }
     if let Some(features) = map_at(spec, &["domain", "features"]) {
-        let acpi = features
-            .entry("acpi")
-            .or_insert_with(|| Value::Object(Map::new()));
+        // ACPI is a plain struct: `null` is the empty one.
+        let acpi = features.entry("acpi").or_insert(Value::Null);
+        if acpi.is_null() {
+            *acpi = Value::Object(Map::new());
+        }
         enable_state(acpi);
         for f in ["apic", "smm", "pvspinlock"] {
             if let Some(v) = features.field_mut(f) {
@@ -262,11 +264,12 @@ fn set_object_defaults(spec: &mut Value) {
 
 fn set_s390x_features(spec: &mut Value) {
     if let Some(features) = path::ensure_map(spec, &["domain", "features"]) {
-        let acpi = features
-            .entry("acpi")
-            .or_insert_with(|| Value::Object(Map::new()));
+        let acpi = features.entry("acpi").or_insert(Value::Null);
+        if acpi.is_null() {
+            *acpi = Value::Object(Map::new());
+        }
         if let Some(acpi) = acpi.as_object_mut() {
-            acpi.entry("enabled").or_insert(Value::Bool(false));
+            default_field(acpi, "enabled", Value::Bool(false));
         }
     }
 }
@@ -358,9 +361,10 @@ fn set_watchdog_action(spec: &mut Value, model: &str) {
     let Some(watchdog) = map_at(spec, &["domain", "devices", "watchdog"]) else {
         return;
     };
-    let m = watchdog
-        .entry(model)
-        .or_insert_with(|| Value::Object(Map::new()));
+    let m = watchdog.entry(model).or_insert(Value::Null);
+    if m.is_null() {
+        *m = Value::Object(Map::new());
+    }
     if let Some(m) = m.as_object_mut()
         && path::is_zero(m.field("action"))
     {
@@ -487,6 +491,26 @@ mod tests {
         assert_eq!(
             devices["gpus"][0]["virtualGPUOptions"]["display"]["ramFB"],
             json!({"enabled": true})
+        );
+    }
+
+    #[test]
+    fn a_null_acpi_is_the_empty_struct_and_enabled() {
+        let spec = defaulted(json!({"domain": {"features": {"acpi": null}}}));
+        assert_eq!(
+            path::get(&spec, &["domain", "features", "acpi"]),
+            Some(&json!({"enabled": true}))
+        );
+    }
+
+    #[test]
+    fn a_null_watchdog_model_gets_the_default_action() {
+        let spec = defaulted(json!({"domain": {"devices": {
+            "watchdog": {"name": "wd", "i6300esb": null}
+        }}}));
+        assert_eq!(
+            path::get(&spec, &["domain", "devices", "watchdog"]),
+            Some(&json!({"name": "wd", "i6300esb": {"action": "reset"}}))
         );
     }
 
