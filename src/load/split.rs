@@ -116,16 +116,11 @@ fn split_serial(text: &str) -> (Vec<Chunk<'_>>, u32) {
     let bytes = text.as_bytes();
     let mut dash = Ahead::new(b"\n-");
     let mut dot = Ahead::new(b"\n.");
-    let mut chunks = Vec::new();
-    let mut start = 0usize;
-    let mut start_line = 1u32;
-    let mut content_line: Option<u32> = None;
+    let mut documents = Documents::new(text);
     let mut offset = 0usize;
     let mut line_no = 0u32;
-    let mut in_doc_directives = false;
     while offset < text.len() {
-        // Once a document has content, only a marker line can end it.
-        if content_line.is_some() && !matches!(bytes[offset], b'-' | b'.') {
+        if documents.only_markers_matter() && !matches!(bytes[offset], b'-' | b'.') {
             let next = match (dash.find(bytes, offset), dot.find(bytes, offset)) {
                 (Some(a), Some(b)) => a.min(b) + 1,
                 (Some(a), None) | (None, Some(a)) => a + 1,
@@ -142,41 +137,96 @@ fn split_serial(text: &str) -> (Vec<Chunk<'_>>, u32) {
         }
         let end = memchr::memchr(b'\n', &bytes[offset..]).map_or(text.len(), |i| offset + i + 1);
         line_no = line_no.saturating_add(1);
-        let bare = text[offset..end].trim_end_matches(['\n', '\r']);
-        if is_marker(bare, "---") {
-            if !in_doc_directives && offset > start {
-                push(&mut chunks, &text[start..offset], start_line, content_line);
-                start = offset;
-                start_line = line_no;
-                content_line = None;
-            }
-            in_doc_directives = false;
-            // `--- value` carries content on the marker line itself.
-            if has_content(&bare[3..]) && content_line.is_none() {
-                content_line = Some(line_no);
-            }
-        } else if is_marker(bare, "...") {
-            push(&mut chunks, &text[start..end], start_line, content_line);
-            start = end;
-            start_line = line_no.saturating_add(1);
-            content_line = None;
-        } else if bare.starts_with('%') && content_line.is_none() {
-            // A directive belongs to the document that the next `---` opens.
-            if offset > start && !in_doc_directives {
-                push(&mut chunks, &text[start..offset], start_line, content_line);
-                start = offset;
-                start_line = line_no;
-            }
-            in_doc_directives = true;
-        } else if content_line.is_none() && has_content(bare) {
-            content_line = Some(line_no);
-        }
+        documents.line(offset, end, line_no);
         offset = end;
     }
-    if offset > start {
-        push(&mut chunks, &text[start..offset], start_line, content_line);
+    (documents.finish(offset), line_no)
+}
+
+/// The documents of a stream, found line by line.
+struct Documents<'a> {
+    text: &'a str,
+    chunks: Vec<Chunk<'a>>,
+    /// Where the current document starts, and on which line.
+    start: usize,
+    start_line: u32,
+    /// The first line of the current document with content.
+    content_line: Option<u32>,
+    /// Directives have been seen since the last marker: the next `---` opens their document.
+    in_doc_directives: bool,
+}
+
+impl<'a> Documents<'a> {
+    fn new(text: &'a str) -> Self {
+        Documents {
+            text,
+            chunks: Vec::new(),
+            start: 0,
+            start_line: 1,
+            content_line: None,
+            in_doc_directives: false,
+        }
     }
-    (chunks, line_no)
+
+    /// Once the current document has content, only a marker line can end it: other lines
+    /// need not be looked at.
+    fn only_markers_matter(&self) -> bool {
+        self.content_line.is_some()
+    }
+
+    /// Take the line `text[offset..end]`, numbered `line_no`.
+    fn line(&mut self, offset: usize, end: usize, line_no: u32) {
+        let text = self.text;
+        let bare = text[offset..end].trim_end_matches(['\n', '\r']);
+        if is_marker(bare, "---") {
+            if !self.in_doc_directives && offset > self.start {
+                self.push(offset);
+                self.start = offset;
+                self.start_line = line_no;
+                self.content_line = None;
+            }
+            self.in_doc_directives = false;
+            // `--- value` carries content on the marker line itself.
+            if has_content(&bare[3..]) && self.content_line.is_none() {
+                self.content_line = Some(line_no);
+            }
+        } else if is_marker(bare, "...") {
+            self.push(end);
+            self.start = end;
+            self.start_line = line_no.saturating_add(1);
+            self.content_line = None;
+        } else if bare.starts_with('%') && self.content_line.is_none() {
+            // A directive belongs to the document that the next `---` opens.
+            if offset > self.start && !self.in_doc_directives {
+                self.push(offset);
+                self.start = offset;
+                self.start_line = line_no;
+            }
+            self.in_doc_directives = true;
+        } else if self.content_line.is_none() && has_content(bare) {
+            self.content_line = Some(line_no);
+        }
+    }
+
+    /// The current document, ending at `end`, when it has content (a parser yields no object
+    /// for one that has none).
+    fn push(&mut self, end: usize) {
+        if let Some(content_line) = self.content_line {
+            self.chunks.push(Chunk {
+                text: &self.text[self.start..end],
+                first_line: self.start_line,
+                content_line: Some(content_line),
+            });
+        }
+    }
+
+    /// The documents, the last one ending at `end`.
+    fn finish(mut self, end: usize) -> Vec<Chunk<'a>> {
+        if end > self.start {
+            self.push(end);
+        }
+        self.chunks
+    }
 }
 
 /// The next occurrence of a needle at or after a position, remembered so that a stream of many
@@ -219,16 +269,6 @@ fn count_breaks(bytes: &[u8]) -> u32 {
         total += usize::from(n);
     }
     u32::try_from(total).unwrap_or(u32::MAX)
-}
-
-fn push<'a>(chunks: &mut Vec<Chunk<'a>>, text: &'a str, first_line: u32, content: Option<u32>) {
-    if content.is_some() {
-        chunks.push(Chunk {
-            text,
-            first_line,
-            content_line: content,
-        });
-    }
 }
 
 /// The value of the top-level `key` of a block-style document, read from its lines without
@@ -282,75 +322,24 @@ mod tests {
         assert_eq!(chunks[1].text, "---\n# c\nb: 2\n");
     }
 
-    /// The lines of `text`, each with its line break (as `str::split_inclusive('\n')`), found with
-    /// a vectorised search: this loop runs over every line of every input.
+    /// The lines of `text`, each with its line break (as `str::split_inclusive('\n')`).
     fn lines(text: &str) -> impl Iterator<Item = &str> {
-        let mut breaks = memchr::memchr_iter(b'\n', text.as_bytes());
-        let mut start = 0;
-        std::iter::from_fn(move || {
-            if start >= text.len() {
-                return None;
-            }
-            let end = breaks.next().map_or(text.len(), |i| i + 1);
-            let line = &text[start..end];
-            start = end;
-            Some(line)
-        })
+        text.split_inclusive('\n')
     }
 
-    /// The plain line-by-line split that [`split_serial`] must agree with.
+    /// The split that looks at every line, which the jumping [`split_serial`] must agree with.
     fn split_by_lines(text: &str) -> (Vec<Chunk<'_>>, u32) {
-        let mut chunks = Vec::new();
-        let mut start = 0usize;
-        let mut start_line = 1u32;
-        let mut content_line: Option<u32> = None;
-        let mut offset = 0usize;
+        let mut documents = Documents::new(text);
+        let mut offset = 0;
         let mut line_no = 0u32;
-        let mut in_doc_directives = false;
         for line in lines(text) {
             line_no += 1;
-            // Once a document has content, only a marker line can end it.
-            if content_line.is_some() && !matches!(line.as_bytes()[0], b'-' | b'.') {
-                offset += line.len();
-                continue;
-            }
-            let bare = line.trim_end_matches(['\n', '\r']);
-            if is_marker(bare, "---") {
-                if !in_doc_directives && offset > start {
-                    push(&mut chunks, &text[start..offset], start_line, content_line);
-                    start = offset;
-                    start_line = line_no;
-                    content_line = None;
-                }
-                in_doc_directives = false;
-                // `--- value` carries content on the marker line itself.
-                if has_content(&bare[3..]) && content_line.is_none() {
-                    content_line = Some(line_no);
-                }
-            } else if is_marker(bare, "...") {
-                offset += line.len();
-                push(&mut chunks, &text[start..offset], start_line, content_line);
-                start = offset;
-                start_line = line_no + 1;
-                content_line = None;
-                continue;
-            } else if bare.starts_with('%') && content_line.is_none() {
-                // A directive belongs to the document that the next `---` opens.
-                if offset > start && !in_doc_directives {
-                    push(&mut chunks, &text[start..offset], start_line, content_line);
-                    start = offset;
-                    start_line = line_no;
-                }
-                in_doc_directives = true;
-            } else if content_line.is_none() && has_content(bare) {
-                content_line = Some(line_no);
+            if !documents.only_markers_matter() || matches!(line.as_bytes()[0], b'-' | b'.') {
+                documents.line(offset, offset + line.len(), line_no);
             }
             offset += line.len();
         }
-        if offset > start {
-            push(&mut chunks, &text[start..offset], start_line, content_line);
-        }
-        (chunks, line_no)
+        (documents.finish(offset), line_no)
     }
 
     /// A stream with every construct the splitter looks at, many times over.
