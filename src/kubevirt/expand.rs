@@ -439,9 +439,14 @@ fn expand_in_place(
             .map_err(|e| ExpandError::other(e.0, "spec.template.spec"))?;
     }
     if stage == Stage::Controller && (instancetype.is_some() || preference.is_some()) {
-        let matchers = out.field("spec").cloned().unwrap_or(Value::Null);
-        if let Some(template) = path::get_mut(out, &["spec", "template"]) {
-            name_annotations(&matchers, template);
+        let names = name_annotations(out.field("spec").unwrap_or(&Value::Null));
+        if !names.is_empty()
+            && let Some(annotations) = path::get_mut(out, &["spec", "template"])
+                .and_then(|t| path::ensure_map(t, &["metadata", "annotations"]))
+        {
+            for (key, name) in names {
+                annotations.insert(key.to_string(), Value::String(name));
+            }
         }
     }
     let template = path::get_mut(out, &["spec", "template"]).expect("checked above");
@@ -473,7 +478,9 @@ fn expand_in_place(
 /// instancetype and preference: `kubevirt.io/instancetype-name` or
 /// `kubevirt.io/cluster-instancetype-name` after the matcher's kind (an empty kind is the
 /// cluster kind), likewise for the preference; a kind KubeVirt does not know gives none.
-fn name_annotations(vm_spec: &Value, template: &mut Value) {
+/// Keys and values, read from the VM's `spec`.
+fn name_annotations(vm_spec: &Value) -> Vec<(&'static str, String)> {
+    let mut names = Vec::new();
     for (matcher, namespaced, cluster, kinds) in [
         (
             "instancetype",
@@ -508,11 +515,9 @@ fn name_annotations(vm_spec: &Value, template: &mut Value) {
         } else {
             continue;
         };
-        let name = path::str_at(m, &["name"]).unwrap_or("").to_string();
-        if let Some(annotations) = path::ensure_map(template, &["metadata", "annotations"]) {
-            annotations.insert(key.to_string(), Value::String(name));
-        }
+        names.push((key, path::str_at(m, &["name"]).unwrap_or("").to_string()));
     }
+    names
 }
 
 /// What KubeVirt's answer, re-encoded from its Go types, carries whatever the VM said:
@@ -540,19 +545,16 @@ fn as_go_writes_it(vm: &mut Value) {
         data_volume_templates_as_go_writes_them(templates);
     }
     // Labels, annotations and node selectors are maps of Go strings: `null` is `""`.
-    for at in [
-        &["metadata", "labels"][..],
-        &["metadata", "annotations"],
-        &["spec", "template", "metadata", "labels"],
-        &["spec", "template", "metadata", "annotations"],
-        &["spec", "template", "spec", "nodeSelector"],
-    ] {
-        if let Some(map) = path::get_mut(vm, at).and_then(Value::as_object_mut) {
-            for v in map.values_mut().filter(|v| v.is_null()) {
-                *v = Value::String(String::new());
-            }
-        }
-    }
+    vmi::null_strings_as_empty_at(
+        vm,
+        &[
+            &["metadata", "labels"],
+            &["metadata", "annotations"],
+            &["spec", "template", "metadata", "labels"],
+            &["spec", "template", "metadata", "annotations"],
+            &["spec", "template", "spec", "nodeSelector"],
+        ],
+    );
     if let Some(namespace) = path::get_mut(vm, &["metadata", "namespace"])
         && (namespace.is_null() || namespace.as_str() == Some(""))
     {
@@ -636,9 +638,16 @@ mod tests {
     #[test]
     fn the_vmi_records_the_names_of_its_instancetype_and_preference() {
         let annotations = |spec: Value| {
-            let mut template = json!({});
-            name_annotations(&spec, &mut template);
-            template["metadata"]["annotations"].clone()
+            let names = name_annotations(&spec);
+            if names.is_empty() {
+                return Value::Null;
+            }
+            Value::Object(
+                names
+                    .into_iter()
+                    .map(|(k, v)| (k.to_string(), Value::String(v)))
+                    .collect(),
+            )
         };
         assert_eq!(
             annotations(json!({

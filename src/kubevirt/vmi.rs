@@ -103,12 +103,20 @@ pub fn vmi_for(object: &Object) -> Option<Value> {
 /// Labels, annotations and the node selector of a VMI are maps of Go strings: a `null` value
 /// reads as `""`, which is also what a preset's label selector sees.
 pub fn null_strings_as_empty(vmi: &mut Value) {
-    for at in [
-        &["metadata", "labels"][..],
-        &["metadata", "annotations"],
-        &["spec", "nodeSelector"],
-    ] {
-        if let Some(map) = path::get_mut(vmi, at).and_then(Value::as_object_mut) {
+    null_strings_as_empty_at(
+        vmi,
+        &[
+            &["metadata", "labels"],
+            &["metadata", "annotations"],
+            &["spec", "nodeSelector"],
+        ],
+    );
+}
+
+/// The `null` values of the maps of Go strings at `maps` in `v` as `""`.
+pub fn null_strings_as_empty_at(v: &mut Value, maps: &[&[&str]]) {
+    for at in maps {
+        if let Some(map) = path::get_mut(v, at).and_then(Value::as_object_mut) {
             for v in map.values_mut().filter(|v| v.is_null()) {
                 *v = Value::String(String::new());
             }
