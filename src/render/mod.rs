@@ -365,10 +365,17 @@ pub fn render<'o>(
     for result in results {
         generated.extend(result?);
     }
-    generated.sort_by(|(a, _), (b, _)| (a.kind_str(), a.name()).cmp(&(b.kind_str(), b.name())));
-    for pair in generated.windows(2) {
-        let (first, second) = (&pair[0].0, &pair[1].0);
-        if first.kind_str() == second.kind_str() && first.name() == second.name() {
+    // Sort by kind, then name: the keys are read once, not at every comparison, and the
+    // objects move once, into their place.
+    let keys: Vec<(&str, &str)> = generated
+        .iter()
+        .map(|(o, _)| (o.kind_str(), o.name()))
+        .collect();
+    let mut order: Vec<usize> = (0..generated.len()).collect();
+    order.sort_by(|&a, &b| keys[a].cmp(&keys[b]));
+    for pair in order.windows(2) {
+        if keys[pair[0]] == keys[pair[1]] {
+            let (first, second) = (&generated[pair[0]].0, &generated[pair[1]].0);
             return Err(RenderError::Duplicate {
                 location: second.origin.clone(),
                 kind: second.kind_str().to_string(),
@@ -377,7 +384,10 @@ pub fn render<'o>(
             });
         }
     }
-    let (objects, combinations): (Vec<Object>, Vec<Combination>) = generated.into_iter().unzip();
+    drop(keys);
+    let mut slots: Vec<Option<(Object, Combination)>> = generated.into_iter().map(Some).collect();
+    let (objects, combinations): (Vec<Object>, Vec<Combination>) =
+        order.iter().filter_map(|&i| slots[i].take()).unzip();
     Ok(Rendered {
         objects,
         combinations,
