@@ -32,7 +32,9 @@ pub mod validate;
 /// mimalloc: trees of small maps and strings are most of what kvrender allocates, and mimalloc
 /// hands those out in a fraction of the system allocator's instructions. It is built without
 /// transparent huge pages: a run lasts milliseconds, and zeroing 2 MiB pages cost more than
-/// they saved.
+/// they saved. It is mimalloc's version 2 line: version 3 sets up the bitmaps of a 1 GiB arena
+/// when the process starts: `kvrender --version` faults in 240 pages with it, 184 with
+/// version 2.
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
