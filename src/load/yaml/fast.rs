@@ -65,8 +65,23 @@ fn only_comment(rest: &str) -> bool {
 
 /// A plain scalar's text on one line: up to a comment, without trailing blanks.
 fn strip_comment(s: &str) -> &str {
-    let cut = s.find(" #").unwrap_or(s.len());
+    let cut = comment_start(s).unwrap_or(s.len());
     s[..cut].trim_end_matches(' ')
+}
+
+/// Where ` #` first occurs in `s`. Found by looking for the rare `#` and checking the byte
+/// before it: a substring search costs more to set up than most lines are long.
+fn comment_start(s: &str) -> Option<usize> {
+    let bytes = s.as_bytes();
+    memchr::memchr_iter(b'#', bytes)
+        .find(|&i| i > 0 && bytes[i - 1] == b' ')
+        .map(|i| i - 1)
+}
+
+/// Whether `: ` occurs in `s` (found the same way, from the `:`).
+fn has_colon_space(s: &str) -> bool {
+    let bytes = s.as_bytes();
+    memchr::memchr_iter(b':', bytes).any(|i| bytes.get(i + 1) == Some(&b' '))
 }
 
 impl<'a> Reader<'a> {
@@ -198,7 +213,7 @@ impl<'a> Reader<'a> {
             b'|' | b'>' => return self.block_scalar(idx, s, parent),
             _ => {
                 let text = strip_comment(s);
-                if text.contains(": ") || text.ends_with(':') {
+                if has_colon_space(text) || text.ends_with(':') {
                     return None;
                 }
                 plain(text)?
@@ -310,7 +325,7 @@ fn split_key(content: &str) -> Option<(String, &str)> {
                 let end = colon + 1;
                 if end == bytes.len() || bytes[end] == b' ' {
                     let key = content[..colon].trim_end_matches(' ');
-                    if key.contains(" #") || key.eq_ignore_ascii_case("null") {
+                    if comment_start(key).is_some() || key.eq_ignore_ascii_case("null") {
                         return None;
                     }
                     break (key.to_string(), &content[end..]);
@@ -888,6 +903,15 @@ mod tests {
                     self.value(indent, depth, out);
                 }
             }
+        }
+    }
+
+    proptest::proptest! {
+        /// The byte searches find what a substring search finds.
+        #[test]
+        fn pair_searches_match_substring_search(s in "[ #:a]{0,12}") {
+            proptest::prop_assert_eq!(comment_start(&s), s.find(" #"));
+            proptest::prop_assert_eq!(has_colon_space(&s), s.contains(": "));
         }
     }
 
