@@ -82,19 +82,33 @@ fn strip_comment(s: &str) -> &str {
     s[..cut].trim_end_matches(' ')
 }
 
-/// Where ` #` first occurs in `s`. Found by looking for the rare `#` and checking the byte
-/// before it: a substring search costs more to set up than most lines are long.
+/// Where ` #` first occurs in `s`.
 fn comment_start(s: &str) -> Option<usize> {
-    let bytes = s.as_bytes();
-    memchr::memchr_iter(b'#', bytes)
-        .find(|&i| i > 0 && bytes[i - 1] == b' ')
-        .map(|i| i - 1)
+    find_pair(s.as_bytes(), b' ', b'#')
 }
 
-/// Whether `: ` occurs in `s` (found the same way, from the `:`).
+/// Whether `: ` occurs in `s`.
 fn has_colon_space(s: &str) -> bool {
-    let bytes = s.as_bytes();
-    memchr::memchr_iter(b':', bytes).any(|i| bytes.get(i + 1) == Some(&b' '))
+    find_pair(s.as_bytes(), b':', b' ').is_some()
+}
+
+/// Where the two bytes `first` `second` first occur together in `bytes`. Most scalars are
+/// shorter than what a search costs to set up, so they are scanned byte by byte; longer ones
+/// are searched with `memchr` for the rarer of the two, `rare` (`first` or `second`).
+fn find_pair(bytes: &[u8], first: u8, second: u8) -> Option<usize> {
+    const SHORT: usize = 48;
+    if bytes.len() < SHORT {
+        return bytes
+            .windows(2)
+            .position(|w| w[0] == first && w[1] == second);
+    }
+    if first == b' ' {
+        memchr::memchr_iter(second, bytes)
+            .find(|&i| i > 0 && bytes[i - 1] == first)
+            .map(|i| i - 1)
+    } else {
+        memchr::memchr_iter(first, bytes).find(|&i| bytes.get(i + 1) == Some(&second))
+    }
 }
 
 impl<'a> Reader<'a> {
@@ -332,19 +346,26 @@ fn split_key(content: &str) -> Option<(String, &str)> {
             (key, rest.strip_prefix(':')?)
         }
         b if b.is_ascii_alphanumeric() || *b == b'_' || *b == b'/' => {
-            let mut i = 0;
-            loop {
-                let colon = i + memchr::memchr(b':', &bytes[i..])?;
-                let end = colon + 1;
-                if end == bytes.len() || bytes[end] == b' ' {
-                    let key = content[..colon].trim_end_matches(' ');
-                    if comment_start(key).is_some() || key.eq_ignore_ascii_case("null") {
-                        return None;
+            // The key ends at the first `:` followed by a blank or the end of the line. Keys are
+            // short: one pass over their bytes, which also notes a ` #` (a comment) in them.
+            let mut comment = false;
+            let mut colon = None;
+            for (j, &c) in bytes.iter().enumerate() {
+                match c {
+                    b':' if bytes.get(j + 1).is_none_or(|&n| n == b' ') => {
+                        colon = Some(j);
+                        break;
                     }
-                    break (key.to_string(), &content[end..]);
+                    b'#' if j > 0 && bytes[j - 1] == b' ' => comment = true,
+                    _ => {}
                 }
-                i = end;
             }
+            let colon = colon?;
+            let key = content[..colon].trim_end_matches(' ');
+            if comment || key.eq_ignore_ascii_case("null") {
+                return None;
+            }
+            (key.to_string(), &content[colon + 1..])
         }
         _ => return None,
     };
@@ -922,7 +943,7 @@ mod tests {
     proptest::proptest! {
         /// The byte searches find what a substring search finds.
         #[test]
-        fn pair_searches_match_substring_search(s in "[ #:a]{0,12}") {
+        fn pair_searches_match_substring_search(s in "[ #:a]{0,12}|[ #:a]{40,120}") {
             proptest::prop_assert_eq!(comment_start(&s), s.find(" #"));
             proptest::prop_assert_eq!(has_colon_space(&s), s.contains(": "));
         }
