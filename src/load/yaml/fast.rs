@@ -94,7 +94,7 @@ fn has_colon_space(s: &str) -> bool {
 
 /// Where the two bytes `first` `second` first occur together in `bytes`. Most scalars are
 /// shorter than what a search costs to set up, so they are scanned byte by byte; longer ones
-/// are searched with `memchr` for the rarer of the two, `rare` (`first` or `second`).
+/// are searched with `memchr` for the byte of the pair that is not a space, the rarer one.
 fn find_pair(bytes: &[u8], first: u8, second: u8) -> Option<usize> {
     const SHORT: usize = 48;
     if bytes.len() < SHORT {
