@@ -5,6 +5,7 @@ pub mod files;
 pub mod github;
 pub mod json;
 pub mod sarif;
+mod twins;
 
 use rayon::prelude::*;
 use serde_json::Value;
@@ -24,16 +25,20 @@ pub fn yaml_stream<'a>(values: impl IntoIterator<Item = &'a Value>) -> String {
 /// instead of joining them.
 pub fn yaml_stream_parts<'a>(values: impl IntoIterator<Item = &'a Value>) -> Vec<String> {
     let values: Vec<&Value> = values.into_iter().collect();
-    values
-        .par_chunks(CHUNK)
-        .map(|chunk| {
-            let mut out = String::with_capacity(chunk.len() * 1024);
-            for v in chunk {
-                write_stream_document(&mut out, v);
-            }
-            out
-        })
-        .collect()
+    let twin_of = twins::find(&values);
+    if twin_of.iter().all(Option::is_none) {
+        return values
+            .par_chunks(CHUNK)
+            .map(|chunk| {
+                let mut out = String::with_capacity(chunk.len() * 1024);
+                for v in chunk {
+                    write_stream_document(&mut out, v);
+                }
+                out
+            })
+            .collect();
+    }
+    twins::print(&values, &twin_of)
 }
 
 /// Print one value as a document of a YAML stream: `---`, the document, a final newline.

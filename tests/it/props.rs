@@ -2,6 +2,8 @@
 //! fast:
 //!
 //! - any JSON-like value survives a trip through the YAML layer unchanged;
+//! - a stream prints as its documents printed one by one, also when it holds cluster-scoped and
+//!   namespaced twins (printed from each other) or near-twins;
 //! - no input makes the loader or the expansion panic: arbitrary text, YAML-looking text, and
 //!   VMs, instancetypes and preferences with arbitrary values in the fields the rules read;
 //! - expansion is idempotent on an expanded VM. Re-adding the matchers and expanding again is
@@ -69,6 +71,55 @@ proptest! {
         let back = yaml::parse_document(&text)
             .map_err(|e| TestCaseError::fail(format!("{e:?}\n{text}")))?;
         prop_assert_eq!(back, v, "printed as:\n{}", text);
+    }
+
+    #[test]
+    fn a_stream_prints_as_its_documents_one_by_one(
+        specs in prop::collection::vec(any_value(), 1..4),
+        pairs in prop::collection::vec(
+            (0usize..4, 0usize..4, any::<(bool, bool, bool)>(), prop::sample::select(vec![
+                ("VirtualMachineClusterInstancetype", "VirtualMachineInstancetype"),
+                ("VirtualMachineClusterPreference", "VirtualMachinePreference"),
+                ("VirtualMachineInstancetype", "VirtualMachineClusterInstancetype"),
+            ])),
+            1..24,
+        ),
+    ) {
+        // Objects of twin kinds whose specs are often equal, sometimes not, named so that
+        // names repeat, in an order that puts some twins before their pair and some in
+        // another chunk of the parallel printer.
+        let mut values = Vec::new();
+        for (n, (a, b, (reorder_a, reorder_b, reverse_b), (first, second))) in pairs.into_iter().enumerate() {
+            let object = |kind: &str, spec: &Value, reorder: bool| {
+                let mut metadata = Map::new();
+                metadata.insert("name".into(), Value::String(format!("o{}", n % 5)));
+                let mut m = Map::new();
+                m.insert("apiVersion".into(), json!("instancetype.kubevirt.io/v1beta1"));
+                m.insert("kind".into(), json!(kind));
+                if reorder {
+                    m.insert("spec".into(), spec.clone());
+                    m.insert("metadata".into(), Value::Object(metadata));
+                } else {
+                    m.insert("metadata".into(), Value::Object(metadata));
+                    m.insert("spec".into(), spec.clone());
+                }
+                Value::Object(m)
+            };
+            values.push(object(first, &specs[a % specs.len()], reorder_a));
+            // The same entries in another order print differently.
+            let spec_b = match &specs[b % specs.len()] {
+                Value::Object(m) if reverse_b => {
+                    Value::Object(m.iter().rev().map(|(k, v)| (k.clone(), v.clone())).collect())
+                }
+                other => other.clone(),
+            };
+            values.push(object(second, &spec_b, reorder_b));
+        }
+        let one_by_one: String = values
+            .iter()
+            .map(|v| format!("---\n{}", yaml::to_string(v)))
+            .collect();
+        prop_assert_eq!(emit::yaml_stream(&values), one_by_one);
     }
 
     #[test]

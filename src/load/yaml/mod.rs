@@ -15,6 +15,8 @@
 mod fast;
 mod print;
 
+pub use print::{write_document_marking, write_top_level_entry};
+
 use serde_json::Value;
 
 /// A YAML parse failure with its position inside the parsed text (1-based).

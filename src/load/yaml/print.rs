@@ -46,6 +46,39 @@ pub fn write_document(out: &mut String, value: &Value) {
     }
 }
 
+/// [`write_document`], also returning where the top-level entry `key` went in `out`, when
+/// `value` is a mapping that has one. A top-level mapping prints as its entries one after the
+/// other, each the same wherever it stands, so another mapping that differs from `value` only
+/// in that entry prints as `out` with the range replaced by [`write_top_level_entry`].
+pub fn write_document_marking(
+    out: &mut String,
+    value: &Value,
+    key: &str,
+) -> Option<std::ops::Range<usize>> {
+    let Value::Object(map) = value else {
+        write_document(out, value);
+        return None;
+    };
+    if map.is_empty() {
+        write_document(out, value);
+        return None;
+    }
+    let mut marked = None;
+    for (k, v) in map {
+        let start = out.len();
+        entry(out, k, v, 0);
+        if k == key {
+            marked = Some(start..out.len());
+        }
+    }
+    marked
+}
+
+/// One entry of a top-level mapping, as [`write_document`] prints it.
+pub fn write_top_level_entry(out: &mut String, key: &str, value: &Value) {
+    entry(out, key, value, 0);
+}
+
 fn indent(out: &mut String, n: usize) {
     const SPACES: &str = "                                                                ";
     let mut n = n;
@@ -63,22 +96,27 @@ fn mapping(out: &mut String, map: &Map<String, Value>, at: usize, inline_first: 
         if i > 0 || !inline_first {
             indent(out, at);
         }
-        write_key(out, key);
-        out.push(':');
-        match value {
-            Value::Object(inner) if !inner.is_empty() => {
-                out.push('\n');
-                mapping(out, inner, at + STEP, false);
-            }
-            Value::Array(items) if !items.is_empty() => {
-                out.push('\n');
-                sequence(out, items, at, false);
-            }
-            scalar => {
-                out.push(' ');
-                inline(out, scalar, at + STEP);
-                out.push('\n');
-            }
+        entry(out, key, value, at);
+    }
+}
+
+/// One mapping entry whose key is already indented to column `at`.
+fn entry(out: &mut String, key: &str, value: &Value, at: usize) {
+    write_key(out, key);
+    out.push(':');
+    match value {
+        Value::Object(inner) if !inner.is_empty() => {
+            out.push('\n');
+            mapping(out, inner, at + STEP, false);
+        }
+        Value::Array(items) if !items.is_empty() => {
+            out.push('\n');
+            sequence(out, items, at, false);
+        }
+        scalar => {
+            out.push(' ');
+            inline(out, scalar, at + STEP);
+            out.push('\n');
         }
     }
 }
