@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::CHUNK;
 use crate::load::yaml;
+use crate::model::path::Fields;
 
 /// The kinds whose objects may be printed from a twin, each with the kind of that twin.
 const PAIRS: [(&str, &str); 2] = [
@@ -24,22 +25,12 @@ const PAIRS: [(&str, &str); 2] = [
     ),
 ];
 
-/// The entry `key` of a mapping, found by walking its few top-level keys rather than by
-/// hashing the key.
-fn field<'v>(value: &'v Value, key: &str) -> Option<&'v Value> {
-    value
-        .as_object()?
-        .iter()
-        .find(|(k, _)| *k == key)
-        .map(|(_, v)| v)
-}
-
 fn kind(value: &Value) -> Option<&str> {
-    field(value, "kind")?.as_str()
+    value.field("kind")?.as_str()
 }
 
 fn name(value: &Value) -> Option<&str> {
-    field(field(value, "metadata")?, "name")?.as_str()
+    value.field("metadata")?.field("name")?.as_str()
 }
 
 /// For each value, the earlier value it equals in everything but `kind` (and that is not
@@ -164,7 +155,7 @@ pub(super) fn print(values: &[&Value], twin_of: &[Option<usize>]) -> Vec<String>
                         match twin {
                             Some((twin_text, range, Some(kind))) => {
                                 out.push_str(&twin_text[range.start..kind.start]);
-                                let key_value = field(values[i], "kind").unwrap_or(&Value::Null);
+                                let key_value = values[i].field("kind").unwrap_or(&Value::Null);
                                 yaml::write_top_level_entry(&mut out, "kind", key_value);
                                 out.push_str(&twin_text[kind.end..range.end]);
                             }
