@@ -55,14 +55,13 @@ pub fn write_document_marking(
     value: &Value,
     key: &str,
 ) -> Option<std::ops::Range<usize>> {
-    let Value::Object(map) = value else {
-        write_document(out, value);
-        return None;
+    let map = match value {
+        Value::Object(map) if !map.is_empty() => map,
+        _ => {
+            write_document(out, value);
+            return None;
+        }
     };
-    if map.is_empty() {
-        write_document(out, value);
-        return None;
-    }
     let mut marked = None;
     for (k, v) in map {
         let start = out.len();
