@@ -119,7 +119,8 @@ pub(super) fn print(values: &[&Value], twin_of: &[Option<usize>]) -> Vec<String>
         .par_chunks(CHUNK)
         .zip(twin_of.par_chunks(CHUNK))
         .map(|(chunk, twins)| {
-            let mut out = String::with_capacity(chunk.len() * 1024);
+            let own = twins.iter().filter(|t| t.is_none()).count();
+            let mut out = String::with_capacity(own * 1024);
             let mut placed = Vec::with_capacity(chunk.len());
             for (v, twin) in chunk.iter().zip(twins) {
                 if twin.is_some() {
@@ -145,7 +146,19 @@ pub(super) fn print(values: &[&Value], twin_of: &[Option<usize>]) -> Vec<String>
             if placed.iter().all(|p| matches!(p, Placed::Own(..))) {
                 return None;
             }
-            let mut out = String::with_capacity(text.len() * 2);
+            // Sized to what is copied (a `kind` entry printed anew is about as long as the one
+            // it replaces), so the text is not grown by doubling.
+            let size: usize = placed
+                .iter()
+                .enumerate()
+                .map(|(k, p)| match p {
+                    Placed::Own(range, _) => range.len(),
+                    Placed::Twin => twin_of[c * CHUNK + k]
+                        .and_then(text_of)
+                        .map_or(0, |(_, range, _)| range.len() + 16),
+                })
+                .sum();
+            let mut out = String::with_capacity(size);
             for (k, p) in placed.iter().enumerate() {
                 let i = c * CHUNK + k;
                 match p {
