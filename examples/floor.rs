@@ -12,20 +12,18 @@ use kvrender::load;
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let mut pool = rayon::ThreadPoolBuilder::new()
-        .stack_size(16 << 20)
-        .use_current_thread();
+    let mut threads = None;
     let mut paths = Vec::new();
     while let Some(a) = args.next() {
         if a == "--threads" {
             let n: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(1);
-            pool = pool.num_threads(n.max(1));
+            threads = Some(n);
         } else {
             paths.push(PathBuf::from(a));
         }
     }
-    // The calling thread is a worker of the pool, as in `kvrender`.
-    let Ok(pool) = pool.build() else {
+    // The same pool as `kvrender`'s: the calling thread is its first worker.
+    let Ok(pool) = kvrender::workers::pool(threads) else {
         std::process::exit(2);
     };
     let (out, problems) = pool.install(|| {

@@ -27,6 +27,7 @@ pub mod pipeline;
 pub mod render;
 pub mod resolve;
 pub mod validate;
+pub mod workers;
 
 /// Every kvrender binary (the tool, the floor it is measured against, the tests) allocates with
 /// mimalloc: trees of small maps and strings are most of what kvrender allocates, and mimalloc

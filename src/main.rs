@@ -8,9 +8,6 @@ use kvrender::cli::{Cli, Command, MigrateCommand};
 use kvrender::commands::{self, Outcome};
 use kvrender::emit;
 
-/// Stack size of the worker threads.
-const WORKER_STACK: usize = 16 << 20;
-
 fn main() -> ExitCode {
     // Started as a kustomize plugin (`KVRender`) or an exec function (no arguments, piped
     // stdin): the function, without a subcommand.
@@ -40,23 +37,12 @@ fn main() -> ExitCode {
 }
 
 /// Run `job` in a new thread pool (`threads` workers, or one per processor) whose first worker
-/// is the calling thread: the command hands out each parallel step itself and takes part in
-/// it, one thread fewer is started, and nothing waits for the others to start.
+/// is the calling thread (see [`kvrender::workers`]).
 fn in_pool<T: Send>(
     threads: Option<usize>,
     job: impl FnOnce() -> anyhow::Result<T> + Send,
 ) -> anyhow::Result<T> {
-    // Parsing a deeply nested document recurses; give workers room so that the parser's own
-    // depth budget, not the stack, is what stops a hostile input. The calling thread keeps its
-    // own stack (8 MiB by default), far more than 128 levels of nesting need; the hostile
-    // corpus runs 10,000-deep documents through it.
-    let mut pool = rayon::ThreadPoolBuilder::new()
-        .stack_size(WORKER_STACK)
-        .use_current_thread();
-    if let Some(n) = threads {
-        pool = pool.num_threads(n.max(1));
-    }
-    let pool = pool.build()?;
+    let pool = kvrender::workers::pool(threads)?;
     let result = pool.install(job);
     // Workers may still be freeing what the command left them; the process is about to end.
     std::mem::forget(pool);

@@ -1,0 +1,180 @@
+//! The thread pool every kvrender command runs in.
+//!
+//! The calling thread is the pool's first worker (`use_current_thread`): the command hands out
+//! each parallel step itself and takes part in it, one thread fewer is started, and nothing
+//! waits for the others to start.
+//!
+//! On Linux the new workers are also helped off the calling thread's processor. A new thread
+//! is often queued on the processor of the thread that created it, and there it waits until
+//! that busy thread is preempted: one to five milliseconds, longer than a whole catalog build
+//! spends rendering. So the calling thread steps aside once after starting the pool, and a
+//! worker that then finds itself on the caller's processor moves to another one and lets the
+//! system place it freely from there on. A worker that started elsewhere does nothing.
+
+use rayon::{ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder};
+
+/// Stack size of the worker threads. Parsing a deeply nested document recurses; the room is
+/// there so that the parser's own depth budget, not the stack, is what stops a hostile input.
+/// The calling thread keeps its own stack (8 MiB by default), far more than 128 levels of
+/// nesting need; the hostile corpus runs 10,000-deep documents through it.
+pub const WORKER_STACK: usize = 16 << 20;
+
+/// A pool of `threads` workers (one per processor when `None`) whose first worker is the
+/// calling thread.
+///
+/// # Errors
+/// When the system refuses to start a thread.
+pub fn pool(threads: Option<usize>) -> Result<ThreadPool, ThreadPoolBuildError> {
+    let mut builder = ThreadPoolBuilder::new()
+        .stack_size(WORKER_STACK)
+        .use_current_thread();
+    if let Some(n) = threads {
+        builder = builder.num_threads(n.max(1));
+    }
+    let spread = spread::Spread::here();
+    if let Some(spread) = spread.clone() {
+        builder = builder.start_handler(move |_| spread.leave_creator());
+    }
+    let pool = builder.build()?;
+    if spread.is_some() && pool.current_num_threads() > 1 {
+        std::thread::yield_now();
+    }
+    Ok(pool)
+}
+
+#[cfg(target_os = "linux")]
+mod spread {
+    use nix::sched::{CpuSet, sched_getaffinity, sched_getcpu, sched_setaffinity};
+    use nix::unistd::Pid;
+
+    /// Where the creating thread runs and which processors it may use.
+    #[derive(Clone)]
+    pub struct Spread {
+        cpu: usize,
+        allowed: CpuSet,
+    }
+
+    impl Spread {
+        /// The calling thread's processor and affinity, when it may run on more than one.
+        pub fn here() -> Option<Spread> {
+            let allowed = sched_getaffinity(Pid::from_raw(0)).ok()?;
+            let count = (0..CpuSet::count())
+                .filter(|&i| allowed.is_set(i).unwrap_or(false))
+                .take(2)
+                .count();
+            if count < 2 {
+                return None;
+            }
+            let cpu = sched_getcpu().ok()?;
+            Some(Spread { cpu, allowed })
+        }
+
+        /// Run on a new worker: when it shares the creator's processor, move to another of
+        /// the allowed ones, then allow them all again. Best effort: a refusal changes nothing.
+        pub fn leave_creator(&self) {
+            if sched_getcpu().ok() != Some(self.cpu) {
+                return;
+            }
+            let mut elsewhere = self.allowed;
+            if elsewhere.unset(self.cpu).is_ok()
+                && sched_setaffinity(Pid::from_raw(0), &elsewhere).is_ok()
+            {
+                let _ = sched_setaffinity(Pid::from_raw(0), &self.allowed);
+            }
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod spread {
+    /// Nothing to do where the placement of new threads is not known.
+    #[derive(Clone)]
+    pub struct Spread;
+
+    impl Spread {
+        pub fn here() -> Option<Spread> {
+            None
+        }
+
+        pub fn leave_creator(&self) {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_calling_thread_is_the_first_of_the_workers_asked_for() {
+        // On a thread of its own: a thread can be a worker of one pool only.
+        std::thread::spawn(|| {
+            let pool = pool(Some(3)).unwrap();
+            assert_eq!(pool.current_num_threads(), 3);
+            let caller = std::thread::current().id();
+            let (index, thread) =
+                pool.install(|| (rayon::current_thread_index(), std::thread::current().id()));
+            assert_eq!(index, Some(0));
+            assert_eq!(thread, caller);
+            // Every worker takes part: a broadcast runs once on each.
+            let mut seen = pool.broadcast(|ctx| ctx.index());
+            seen.sort_unstable();
+            assert_eq!(seen, vec![0, 1, 2]);
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn zero_threads_means_one() {
+        std::thread::spawn(|| {
+            let pool = pool(Some(0)).unwrap();
+            assert_eq!(pool.current_num_threads(), 1);
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[cfg(target_os = "linux")]
+    mod linux {
+        use nix::sched::{CpuSet, sched_getaffinity, sched_setaffinity};
+        use nix::unistd::Pid;
+
+        use super::super::spread::Spread;
+
+        fn allowed() -> CpuSet {
+            sched_getaffinity(Pid::from_raw(0)).unwrap()
+        }
+
+        fn same(a: &CpuSet, b: &CpuSet) -> bool {
+            (0..CpuSet::count()).all(|i| a.is_set(i).unwrap() == b.is_set(i).unwrap())
+        }
+
+        #[test]
+        fn a_worker_that_moves_may_then_run_anywhere_again() {
+            // On a thread of its own: the test changes the affinity of the thread it runs on.
+            std::thread::spawn(|| {
+                let before = allowed();
+                let Some(spread) = Spread::here() else {
+                    return; // one processor: nothing to spread over
+                };
+                spread.leave_creator();
+                assert!(same(&allowed(), &before), "the affinity was not given back");
+            })
+            .join()
+            .unwrap();
+        }
+
+        #[test]
+        fn a_thread_bound_to_one_processor_is_left_alone() {
+            std::thread::spawn(|| {
+                let cpu = nix::sched::sched_getcpu().unwrap();
+                let mut one = CpuSet::new();
+                one.set(cpu).unwrap();
+                sched_setaffinity(Pid::from_raw(0), &one).unwrap();
+                assert!(Spread::here().is_none());
+            })
+            .join()
+            .unwrap();
+        }
+    }
+}
