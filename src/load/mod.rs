@@ -101,15 +101,16 @@ const PARALLEL_READ_FROM: u64 = 4 << 20;
 
 /// Read a whole file. A large regular file is read in 1 MiB pieces in parallel: most of the
 /// time of reading a file that the system has cached goes into giving the buffer its memory
-/// pages, and that work spreads over the threads.
+/// pages, and that work spreads over the threads. Any other file is read from the handle
+/// already open, into a buffer of the size the system reported.
 fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    let file = std::fs::File::open(path)?;
+    let meta = file.metadata()?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileExt;
 
         const PIECE: usize = 1 << 20;
-        let file = std::fs::File::open(path)?;
-        let meta = file.metadata()?;
         if meta.is_file()
             && meta.len() >= PARALLEL_READ_FROM
             && let Ok(len) = usize::try_from(meta.len())
@@ -119,14 +120,23 @@ fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
                 .par_chunks_mut(PIECE)
                 .enumerate()
                 .try_for_each(|(i, piece)| file.read_exact_at(piece, (i * PIECE) as u64));
-            // A file that grew or shrank meanwhile is read again, the ordinary way.
+            // A file that grew or shrank meanwhile is read again, the ordinary way (these
+            // reads did not move the handle's position).
             let mut probe = [0u8; 1];
             if read.is_ok() && file.read_at(&mut probe, meta.len())? == 0 {
                 return Ok(bytes);
             }
         }
     }
-    std::fs::read(path)
+    // One byte more than the reported size, so that the read that finds the end needs no
+    // room of its own; `take` reads without asking the system for the size again.
+    let hint = usize::try_from(meta.len()).unwrap_or(0);
+    let mut bytes = Vec::new();
+    bytes
+        .try_reserve_exact(hint.saturating_add(1))
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::OutOfMemory))?;
+    Read::take(&file, u64::MAX).read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// Parse every source, documents in parallel, results in input order.
@@ -368,6 +378,23 @@ fn check_object(value: &Value) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn files_small_empty_and_large_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let large_len = usize::try_from(PARALLEL_READ_FROM).unwrap() + 12_345;
+        let large: Vec<u8> = (0..large_len).map(|i| (i % 251) as u8).collect();
+        for (name, bytes) in [
+            ("small.yaml", b"a: 1\n".to_vec()),
+            ("empty.yaml", Vec::new()),
+            ("large.yaml", large),
+        ] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, &bytes).unwrap();
+            assert_eq!(read_file(&path).unwrap(), bytes, "{name}");
+        }
+        assert!(read_file(&dir.path().join("missing.yaml")).is_err());
+    }
 
     fn load(text: &str) -> Loaded {
         parse_text(&Arc::from("t.yaml"), text)
