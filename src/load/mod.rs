@@ -321,12 +321,15 @@ fn file_documents<'a>(
         }
     };
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let (api_version, kind) = (
+        split::TopLevelKey::new("apiVersion"),
+        split::TopLevelKey::new("kind"),
+    );
     split::split(text)
         .into_par_iter()
         .enumerate()
         .map(|(index, chunk)| {
-            let scanned = split::top_level_scalar(chunk.text, "apiVersion")
-                .zip(split::top_level_scalar(chunk.text, "kind"));
+            let scanned = api_version.scalar(chunk.text).zip(kind.scalar(chunk.text));
             if scanned.is_some_and(|(api, kind)| defer(api, kind)) {
                 Document::Deferred(Deferred {
                     path: &source.path,

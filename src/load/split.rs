@@ -271,39 +271,53 @@ fn count_breaks(bytes: &[u8]) -> u32 {
     u32::try_from(total).unwrap_or(u32::MAX)
 }
 
-/// The value of the top-level `key` of a block-style document, read from its lines without
-/// parsing: the one line that starts (in column 0) with `key:` followed by a plain or simply
-/// quoted scalar. `None` when there is no such line, more than one, or the value is not a plain
-/// scalar. This is a guess for routing documents; only the parser has the last word.
-pub fn top_level_scalar<'a>(text: &'a str, key: &str) -> Option<&'a str> {
-    let mut found = None;
-    // Search for the key itself (a fast substring search) rather than walking every line.
-    for at in memchr::memmem::find_iter(text.as_bytes(), key.as_bytes()) {
-        if at > 0 && text.as_bytes()[at - 1] != b'\n' {
-            continue;
-        }
-        let line = &text[at..];
-        let line = line.split_once('\n').map_or(line, |(l, _)| l);
-        let line = line.strip_suffix('\r').unwrap_or(line);
-        let Some(rest) = line[key.len()..].strip_prefix(':') else {
-            continue;
-        };
-        if found.is_some() {
-            return None;
-        }
-        let value = rest.split(" #").next().unwrap_or(rest).trim();
-        let value = value
-            .strip_prefix('"')
-            .and_then(|v| v.strip_suffix('"'))
-            .or_else(|| value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
-            .unwrap_or(value);
-        if value.is_empty() || value.contains(['"', '\'', '\\', '{', '[', '&', '*', '!', '|', '>'])
-        {
-            return None;
-        }
-        found = Some(value);
+/// A top-level key to read from many documents (see [`TopLevelKey::scalar`]). Its search is
+/// prepared once: building a substring searcher costs more than running it over one document.
+pub struct TopLevelKey {
+    /// `key:`, what the first line of a document starts with when it is the key's line.
+    first: String,
+    /// Finds `\nkey:`, the start of any later line that is the key's.
+    later: memchr::memmem::Finder<'static>,
+}
+
+impl TopLevelKey {
+    /// Prepare the search for `key`.
+    pub fn new(key: &str) -> Self {
+        let first = format!("{key}:");
+        let later = memchr::memmem::Finder::new(format!("\n{first}").as_bytes()).into_owned();
+        TopLevelKey { first, later }
     }
-    found
+
+    /// The value of the key in a block-style document, read from its lines without parsing:
+    /// the one line that starts (in column 0) with `key:` followed by a plain or simply quoted
+    /// scalar. `None` when there is no such line, more than one, or the value is not a plain
+    /// scalar. This is a guess for routing documents; only the parser has the last word.
+    pub fn scalar<'a>(&self, text: &'a str) -> Option<&'a str> {
+        let first = text.starts_with(&self.first).then_some(0);
+        let later = self.later.find_iter(text.as_bytes()).map(|at| at + 1);
+        let mut found = None;
+        for at in first.into_iter().chain(later) {
+            let line = &text[at + self.first.len()..];
+            let rest = line.split_once('\n').map_or(line, |(l, _)| l);
+            let rest = rest.strip_suffix('\r').unwrap_or(rest);
+            if found.is_some() {
+                return None;
+            }
+            let value = rest.split(" #").next().unwrap_or(rest).trim();
+            let value = value
+                .strip_prefix('"')
+                .and_then(|v| v.strip_suffix('"'))
+                .or_else(|| value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
+                .unwrap_or(value);
+            if value.is_empty()
+                || value.contains(['"', '\'', '\\', '{', '[', '&', '*', '!', '|', '>'])
+            {
+                return None;
+            }
+            found = Some(value);
+        }
+        found
+    }
 }
 
 #[cfg(test)]
@@ -453,6 +467,10 @@ mod tests {
         assert!(split("# nothing\n---\n---\n").is_empty());
     }
 
+    fn top_level_scalar<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+        TopLevelKey::new(key).scalar(text)
+    }
+
     #[test]
     fn top_level_scalars_are_read_from_column_zero() {
         let doc = "apiVersion: kubevirt.io/v1\nkind: VirtualMachine # vm\nmetadata:\n  kind: x\n";
@@ -472,5 +490,8 @@ mod tests {
             top_level_scalar("kind: A # c\nakind: B\n", "kind"),
             Some("A")
         );
+        assert_eq!(top_level_scalar("kind: A\r\nkind: B\r\n", "kind"), None);
+        assert_eq!(top_level_scalar("a: 1\r\nkind: K\r\n", "kind"), Some("K"));
+        assert_eq!(top_level_scalar("a: 1\nkind:", "kind"), None);
     }
 }
