@@ -19,14 +19,14 @@ use crate::model::{Kind, Object};
 use crate::pipeline;
 use crate::render;
 
-/// What became of one document.
+/// What became of one document. Small (the diagnostic is boxed): there is one per document.
 enum Step {
     /// Not a VirtualMachine.
     Skip,
     /// The printed expanded VM.
     Printed(String),
     /// Why the document is not an expanded VM.
-    Failed(Diagnostic),
+    Failed(Box<Diagnostic>),
     /// A document guessed to be a VM parsed as something else: start again, parsing everything.
     Reparse,
 }
@@ -69,7 +69,7 @@ fn expand_documents(docs: &[Document<'_>], inputs: &Inputs) -> Result<Option<Out
     let objects: Vec<&Object> = docs
         .iter()
         .filter_map(|d| match d {
-            Document::Object(o) => Some(o),
+            Document::Object(o) => Some(&**o),
             _ => None,
         })
         .collect();
@@ -92,27 +92,27 @@ fn expand_documents(docs: &[Document<'_>], inputs: &Inputs) -> Result<Option<Out
         }
     };
     let index = inputs.index_with(objects.iter().copied().chain(rendered.iter()));
-    let steps: Vec<Result<Step>> = docs
+    let steps: Vec<Step> = docs
         .par_iter()
         .map(|doc| {
             let result = match doc {
-                Document::Problem(d) => return Ok(Step::Failed(d.clone())),
+                Document::Problem(d) => return Step::Failed(d.clone()),
                 Document::Object(vm) if vm.kind() == Kind::VirtualMachine => {
                     pipeline::expand_vm(vm, &index, &inputs.profile)
                 }
-                Document::Object(_) => return Ok(Step::Skip),
+                Document::Object(_) => return Step::Skip,
                 Document::Deferred(text) => match text.parse() {
                     // Parsed here, used once: the expansion takes its tree.
                     Ok(vm) if vm.kind() == Kind::VirtualMachine => {
                         pipeline::expand_vm_owned(vm, &index, &inputs.profile)
                     }
-                    Ok(_) => return Ok(Step::Reparse),
-                    Err(d) => return Ok(Step::Failed(d)),
+                    Ok(_) => return Step::Reparse,
+                    Err(d) => return Step::Failed(Box::new(d)),
                 },
             };
             match result {
-                Ok(v) => Ok(Step::Printed(emit::stream_document(&v))),
-                Err(d) => Ok(Step::Failed(d)),
+                Ok(v) => Step::Printed(emit::stream_document(&v)),
+                Err(d) => Step::Failed(Box::new(d)),
             }
         })
         .collect();
@@ -121,12 +121,12 @@ fn expand_documents(docs: &[Document<'_>], inputs: &Inputs) -> Result<Option<Out
         ..Outcome::default()
     };
     out.diagnostics.extend(render_diags);
-    let mut printed = Vec::new();
+    let mut printed = Vec::with_capacity(steps.len());
     for step in steps {
-        match step? {
+        match step {
             Step::Skip => {}
             Step::Printed(s) => printed.push(s),
-            Step::Failed(d) => out.diagnostics.push(d),
+            Step::Failed(d) => out.diagnostics.push(*d),
             Step::Reparse => return Ok(None),
         }
     }
