@@ -10,14 +10,26 @@
 //! spends rendering. So the calling thread steps aside once after starting the pool, and a
 //! worker that then finds itself on the caller's processor moves to another one and lets the
 //! system place it freely from there on. A worker that started elsewhere does nothing.
+//!
+//! A new worker then keeps looking for work until it has found none for [`FIRST_LOOK`], before
+//! it may sleep. A command's first parallel steps (reading, parsing, rendering) follow each
+//! other closely, with short serial stretches between them, while rayon puts an idle worker to
+//! sleep within about 50 µs, and waking one can take milliseconds when the system queues it
+//! behind the busy caller.
 
-use rayon::{ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder};
+use std::time::{Duration, Instant};
+
+use rayon::{ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder, Yield};
 
 /// Stack size of the worker threads. Parsing a deeply nested document recurses; the room is
 /// there so that the parser's own depth budget, not the stack, is what stops a hostile input.
 /// The calling thread keeps its own stack (8 MiB by default), far more than 128 levels of
 /// nesting need; the hostile corpus runs 10,000-deep documents through it.
 pub const WORKER_STACK: usize = 16 << 20;
+
+/// How long a new worker looks for work without finding any before it first goes idle the
+/// ordinary way.
+pub const FIRST_LOOK: Duration = Duration::from_micros(200);
 
 /// A pool of `threads` workers (one per processor when `None`) whose first worker is the
 /// calling thread.
@@ -32,14 +44,30 @@ pub fn pool(threads: Option<usize>) -> Result<ThreadPool, ThreadPoolBuildError> 
         builder = builder.num_threads(n.max(1));
     }
     let spread = spread::Spread::here();
-    if let Some(spread) = spread.clone() {
-        builder = builder.start_handler(move |_| spread.leave_creator());
-    }
+    let placement = spread.clone();
+    builder = builder.start_handler(move |_| {
+        if let Some(spread) = &placement {
+            spread.leave_creator();
+        }
+        look_for_work(FIRST_LOOK);
+    });
     let pool = builder.build()?;
     if spread.is_some() && pool.current_num_threads() > 1 {
         std::thread::yield_now();
     }
     Ok(pool)
+}
+
+/// On a worker: run the pool's jobs as they come, until none has come for `patience`.
+fn look_for_work(patience: Duration) {
+    let mut idle_since = Instant::now();
+    loop {
+        match rayon::yield_now() {
+            Some(Yield::Executed) => idle_since = Instant::now(),
+            Some(Yield::Idle) if idle_since.elapsed() < patience => std::hint::spin_loop(),
+            Some(Yield::Idle) | None => return,
+        }
+    }
 }
 
 #[cfg(target_os = "linux")]
@@ -122,6 +150,29 @@ mod tests {
         })
         .join()
         .unwrap();
+    }
+
+    #[test]
+    fn a_worker_looking_for_work_runs_what_comes_then_stops() {
+        // Not on a worker: nothing to look for.
+        look_for_work(Duration::from_secs(3600));
+
+        let pool = ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        let ran = std::sync::atomic::AtomicBool::new(false);
+        let patience = Duration::from_millis(5);
+        let (ran_while_looking, waited) = pool.install(|| {
+            rayon::scope(|s| {
+                s.spawn(|_| ran.store(true, std::sync::atomic::Ordering::SeqCst));
+                let started = Instant::now();
+                look_for_work(patience);
+                (
+                    ran.load(std::sync::atomic::Ordering::SeqCst),
+                    started.elapsed(),
+                )
+            })
+        });
+        assert!(ran_while_looking, "the job waiting was not run");
+        assert!(waited >= patience, "stopped looking after {waited:?}");
     }
 
     #[test]
