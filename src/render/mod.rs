@@ -356,26 +356,27 @@ pub fn render<'o>(
     let env = template::sandbox();
     let prepared = catalog.prepare(&env)?;
     let jobs = prepared.jobs(&catalog);
+    let (order, names) = output_order(&jobs);
 
     let results: Vec<Result<Vec<(Object, Combination)>, RenderError>> = jobs
         .par_iter()
         .map(|job| render_job(&prepared.templates, job, options))
         .collect();
-    let mut generated = Vec::new();
+    // Each job's objects, in the order of its kinds, to be taken into their places.
+    let mut rendered: Vec<[Option<(Object, Combination)>; 2]> = Vec::with_capacity(jobs.len());
     for result in results {
-        generated.extend(result?);
+        let mut slots = [None, None];
+        for (slot, item) in slots.iter_mut().zip(result?) {
+            *slot = Some(item);
+        }
+        rendered.push(slots);
     }
-    // Sort by kind, then name: the keys are read once, not at every comparison, and the
-    // objects move once, into their place.
-    let keys: Vec<(&str, &str)> = generated
-        .iter()
-        .map(|(o, _)| (o.kind_str(), o.name()))
-        .collect();
-    let mut order: Vec<usize> = (0..generated.len()).collect();
-    order.sort_by(|&a, &b| keys[a].cmp(&keys[b]));
     for pair in order.windows(2) {
-        if keys[pair[0]] == keys[pair[1]] {
-            let (first, second) = (&generated[pair[0]].0, &generated[pair[1]].0);
+        if pair[0].kind != pair[1].kind || names[pair[0].job] != names[pair[1].job] {
+            continue;
+        }
+        let [first, second] = [&pair[0], &pair[1]].map(|p| &rendered[p.job][p.slot]);
+        if let (Some((first, _)), Some((second, _))) = (first, second) {
             return Err(RenderError::Duplicate {
                 location: second.origin.clone(),
                 kind: second.kind_str().to_string(),
@@ -384,15 +385,44 @@ pub fn render<'o>(
             });
         }
     }
-    drop(keys);
-    let mut slots: Vec<Option<(Object, Combination)>> = generated.into_iter().map(Some).collect();
-    let (objects, combinations): (Vec<Object>, Vec<Combination>) =
-        order.iter().filter_map(|&i| slots[i].take()).unzip();
+    let mut objects = Vec::with_capacity(order.len());
+    let mut combinations = Vec::with_capacity(order.len());
+    for place in &order {
+        if let Some((object, combination)) = rendered[place.job][place.slot].take() {
+            objects.push(object);
+            combinations.push(combination);
+        }
+    }
     Ok(Rendered {
         objects,
         combinations,
         passthrough: catalog.passthrough.into_iter().cloned().collect(),
     })
+}
+
+/// Where one rendered object goes: the `slot`-th object of job `job` (cluster-scoped first),
+/// of kind `kind`.
+struct Place {
+    kind: &'static str,
+    job: usize,
+    slot: usize,
+}
+
+/// The output order of every object the jobs render, by kind then name, and the name of each
+/// job's objects. Kinds and names are known before anything renders (templates cannot change
+/// them), so the order is settled from the jobs and each object is moved once, into its
+/// place. Objects of the same kind and name stay in job order.
+fn output_order(jobs: &[Job<'_, '_>]) -> (Vec<Place>, Vec<String>) {
+    let names: Vec<String> = jobs.iter().map(Job::name).collect();
+    let mut order = Vec::with_capacity(jobs.len() * 2);
+    for (job, combination) in jobs.iter().enumerate() {
+        let (cluster, namespaced) = combination.kinds();
+        for (slot, kind) in cluster.into_iter().chain(namespaced).enumerate() {
+            order.push(Place { kind, job, slot });
+        }
+    }
+    order.sort_by(|a, b| (a.kind, &names[a.job]).cmp(&(b.kind, &names[b.job])));
+    (order, names)
 }
 
 /// The catalog documents among some objects, read: the parts, families and preferences they
