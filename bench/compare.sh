@@ -52,14 +52,20 @@ else
 fi
 
 declare -A MEDIAN RSS
+# Runs per command, where the default is too few: a catalog build lasts milliseconds, and a
+# moment of noise on a shared machine moves the median of 10 of them.
+declare -A RUNS_OF=([build-catalog]=$((QUICK ? 10 : 60)))
+WARMUP=1
 
 # median NAME CMD...: the median wall time in seconds of CMD (stdout to /dev/null).
 median() {
   local name="$1"; shift
   local m
   if ((HAVE_HYPERFINE)); then
-    hyperfine --style none --warmup 1 --runs "$RUNS" --output null \
-      --export-json "$WORK/$name.json" -- "$(printf '%q ' "$@")" > /dev/null
+    # -N: no shell in between. For a command of a few milliseconds, hyperfine's correction
+    # for the shell's own start-up is coarser than the command's time.
+    hyperfine -N --style none --warmup "$WARMUP" --runs "${RUNS_OF[$name]:-$RUNS}" \
+      --output null --export-json "$WORK/$name.json" -- "$(printf '%q ' "$@")" > /dev/null
     m=$(python3 -c 'import json,sys; print("%.4f" % json.load(open(sys.argv[1]))["results"][0]["median"])' "$WORK/$name.json")
   else
     local times=()
