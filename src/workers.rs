@@ -44,9 +44,9 @@ pub fn pool(threads: Option<usize>) -> Result<ThreadPool, ThreadPoolBuildError> 
         builder = builder.num_threads(n.max(1));
     }
     let spread = spread::Spread::here();
-    let placement = spread.clone();
+    let step_aside = spread.is_some();
     builder = builder.start_handler(move |_| {
-        if let Some(spread) = &placement {
+        if let Some(spread) = &spread {
             spread.leave_creator();
         }
         // memchr asks which vector instructions the processor has at its first search, and the
@@ -58,7 +58,7 @@ pub fn pool(threads: Option<usize>) -> Result<ThreadPool, ThreadPoolBuildError> 
         look_for_work(FIRST_LOOK);
     });
     let pool = builder.build()?;
-    if spread.is_some() && pool.current_num_threads() > 1 {
+    if step_aside && pool.current_num_threads() > 1 {
         std::thread::yield_now();
     }
     Ok(pool)
@@ -82,7 +82,6 @@ mod spread {
     use nix::unistd::Pid;
 
     /// Where the creating thread runs and which processors it may use.
-    #[derive(Clone)]
     pub struct Spread {
         cpu: usize,
         allowed: CpuSet,
@@ -122,7 +121,6 @@ mod spread {
 #[cfg(not(target_os = "linux"))]
 mod spread {
     /// Nothing to do where the placement of new threads is not known.
-    #[derive(Clone)]
     pub struct Spread;
 
     impl Spread {

@@ -415,10 +415,14 @@ struct Place {
 fn output_order(jobs: &[Job<'_, '_>]) -> (Vec<Place>, Vec<String>) {
     let names: Vec<String> = jobs.iter().map(Job::name).collect();
     let mut order = Vec::with_capacity(jobs.len() * 2);
-    for (job, combination) in jobs.iter().enumerate() {
-        let (cluster, namespaced) = combination.kinds();
+    for (index, job) in jobs.iter().enumerate() {
+        let (cluster, namespaced) = job.kinds();
         for (slot, kind) in cluster.into_iter().chain(namespaced).enumerate() {
-            order.push(Place { kind, job, slot });
+            order.push(Place {
+                kind,
+                job: index,
+                slot,
+            });
         }
     }
     order.sort_by(|a, b| (a.kind, &names[a.job]).cmp(&(b.kind, &names[b.job])));
