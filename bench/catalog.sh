@@ -2,10 +2,10 @@
 # Compare `kvrender build catalog/` with the least a kustomize pipeline does for the same output:
 # `kubectl kustomize` on a kustomization that only lists the 244 rendered objects as plain
 # resources. Prints both medians and the ratio. Works from a clean clone; needs kubectl (or a
-# standalone kustomize) and uses hyperfine when it is installed.
+# standalone kustomize) and uses hyperfine (with python3 to read its exports) when installed.
 #
-#   bench/catalog.sh            # 30 runs each
-#   RUNS=100 bench/catalog.sh
+#   bench/catalog.sh            # 30 runs each, in 5 alternating rounds
+#   RUNS=100 ROUNDS=10 bench/catalog.sh
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -55,28 +55,51 @@ median_ms() { # median of nanosecond samples on stdin, in milliseconds
         printf "%.2f", m / 1e6 }'
 }
 
-if command -v hyperfine >/dev/null 2>&1; then
-    json="$work/hyperfine.json"
-    hyperfine --style basic -N --warmup "$WARMUP" --runs "$RUNS" \
-        --command-name "kvrender build catalog/" "$KV_CMD" \
-        --command-name "${KUSTOMIZE[*]} (244 plain resources)" "$KZ_CMD" \
-        --export-json "$json" >&2
-    # The two medians, in seconds, in command order.
-    mapfile -t medians < <(grep -o '"median": *[0-9.e+-]*' "$json" | sed 's/.*: *//')
-    kv_ms="$(awk -v s="${medians[0]}" 'BEGIN { printf "%.2f", s * 1000 }')"
-    kz_ms="$(awk -v s="${medians[1]}" 'BEGIN { printf "%.2f", s * 1000 }')"
-else
-    sample() { # run "$@" RUNS times, print each duration in nanoseconds
-        for _ in $(seq "$WARMUP"); do "$@" >/dev/null 2>&1; done
-        for _ in $(seq "$RUNS"); do
-            start="$(date +%s%N)"
-            "$@" >/dev/null 2>&1
-            echo $(($(date +%s%N) - start))
-        done
+# The two commands are timed in ROUNDS alternating rounds, each of RUNS / ROUNDS runs of one
+# and then of the other: kvrender's runs alone last well under a second, and a slow moment on
+# a shared machine would otherwise fall on one side only.
+ROUNDS="${ROUNDS:-5}"
+per_round=$(((RUNS + ROUNDS - 1) / ROUNDS))
+
+if command -v hyperfine >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1; then
+    # -N: no shell in between; for a command of a few milliseconds hyperfine's correction for
+    # a shell's start-up is coarser than the command.
+    hyperfine -N --style none --warmup "$WARMUP" --runs 1 --output null "$KV_CMD" "$KZ_CMD" >/dev/null
+    for round in $(seq "$ROUNDS"); do
+        hyperfine -N --style none --runs "$per_round" --output null \
+            --export-json "$work/kv-$round.json" "$KV_CMD" >/dev/null
+        hyperfine -N --style none --runs "$per_round" --output null \
+            --export-json "$work/kz-$round.json" "$KZ_CMD" >/dev/null
+    done
+    times_ns() { # every run's wall time from the JSON exports named by a glob, in nanoseconds
+        python3 - "$@" <<'PY'
+import json, sys
+for path in sys.argv[1:]:
+    for t in json.load(open(path))["results"][0]["times"]:
+        print(int(t * 1e9))
+PY
     }
-    kv_ms="$(sample "$KVRENDER" build catalog/ | median_ms)"
-    kz_ms="$(sample "${KUSTOMIZE[@]}" "$work/kustomization" | median_ms)"
+    kv_ms="$(times_ns "$work"/kv-*.json | median_ms)"
+    kz_ms="$(times_ns "$work"/kz-*.json | median_ms)"
+else
+    time_once() { # run "$@" once, print its duration in nanoseconds
+        local start
+        start="$(date +%s%N)"
+        "$@" >/dev/null 2>&1
+        echo $(($(date +%s%N) - start))
+    }
+    for _ in $(seq "$WARMUP"); do
+        "$KVRENDER" build catalog/ >/dev/null 2>&1
+        "${KUSTOMIZE[@]}" "$work/kustomization" >/dev/null 2>&1
+    done
+    for _ in $(seq "$ROUNDS"); do
+        for _ in $(seq "$per_round"); do time_once "$KVRENDER" build catalog/ >>"$work/kv.ns"; done
+        for _ in $(seq "$per_round"); do time_once "${KUSTOMIZE[@]}" "$work/kustomization" >>"$work/kz.ns"; done
+    done
+    kv_ms="$(median_ms <"$work/kv.ns")"
+    kz_ms="$(median_ms <"$work/kz.ns")"
 fi
+echo "runs: $((ROUNDS * per_round)) of each, in $ROUNDS alternating rounds"
 
 ratio="$(awk -v a="$kz_ms" -v b="$kv_ms" 'BEGIN { printf "%.1f", a / b }')"
 echo "kvrender build catalog/:          median ${kv_ms} ms"
