@@ -297,12 +297,12 @@ impl TopLevelKey {
         let later = self.later.find_iter(text.as_bytes()).map(|at| at + 1);
         let mut found = None;
         for at in first.into_iter().chain(later) {
-            let line = &text[at + self.first.len()..];
-            let rest = line.split_once('\n').map_or(line, |(l, _)| l);
-            let rest = rest.strip_suffix('\r').unwrap_or(rest);
             if found.is_some() {
                 return None;
             }
+            let line = &text[at + self.first.len()..];
+            let rest = line.split_once('\n').map_or(line, |(l, _)| l);
+            let rest = rest.strip_suffix('\r').unwrap_or(rest);
             let value = rest.split(" #").next().unwrap_or(rest).trim();
             let value = value
                 .strip_prefix('"')
