@@ -290,8 +290,10 @@ impl Deferred<'_> {
 /// without parsing) says yes: those are left as text, so that a caller can parse, use and drop
 /// them one at a time instead of holding every parsed tree at once.
 ///
-/// The top-level line scan is a guess: a deferred document parses to whatever its text says,
-/// which a caller must check.
+/// The top-level line scan only defers a document when no flow collection opens before its
+/// `apiVersion:` and `kind:` lines: the lines are then the document's own keys, and it parses
+/// to the kind they say or not at all. Still, a deferred document parses to whatever its text
+/// says, which a caller must check.
 pub fn documents<'a>(
     sources: &'a [Source],
     defer: &(dyn Fn(&str, &str) -> bool + Sync),
@@ -338,7 +340,13 @@ fn file_documents<'a>(
         .enumerate()
         .map(|(index, chunk)| {
             let scanned = api_version.scalar(chunk.text).zip(kind.scalar(chunk.text));
-            if scanned.is_some_and(|(api, kind)| defer(api, kind)) {
+            // Deferred only when both lines are surely what they look like, so that the
+            // document parses to the kind it was deferred for (see `split::flow_before`).
+            let sure = |(api, kind): (&str, &str)| {
+                let end = |value: &str| value.as_ptr() as usize - chunk.text.as_ptr() as usize;
+                !split::flow_before(chunk.text, end(api).max(end(kind)))
+            };
+            if scanned.is_some_and(|pair| defer(pair.0, pair.1) && sure(pair)) {
                 Document::Deferred(Deferred {
                     path: &source.path,
                     index,
@@ -482,5 +490,29 @@ mod tests {
         assert_eq!(objects, eager.objects);
         assert_eq!(diagnostics, eager.diagnostics);
         assert_eq!(diagnostics.len(), 2);
+    }
+
+    #[test]
+    fn a_flow_collection_before_the_kind_line_keeps_a_document_from_being_deferred() {
+        // Inside a flow collection a line in column 0 is not a top-level key: the second
+        // document is an instancetype whose string has lines that read like a VM's.
+        let text = "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: a}\n---\n\
+                    {\"apiVersion\": instancetype.kubevirt.io/v1beta1, \"kind\": VirtualMachineInstancetype,\n\
+                    \x20metadata: {name: t}, note: \"\napiVersion: kubevirt.io/v1\nkind: VirtualMachine\n\"}\n\
+                    ---\n# {a comment}\napiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: b}\n";
+        let sources = [Source {
+            path: Arc::from("s.yaml"),
+            bytes: text.as_bytes().to_vec(),
+        }];
+        let docs = documents(&sources, &|_, kind| kind == "VirtualMachine");
+        assert_eq!(docs.len(), 3);
+        // A flow mapping after both lines does not matter.
+        assert!(matches!(docs[0], Document::Deferred(_)));
+        let Document::Object(tricky) = &docs[1] else {
+            panic!("the instancetype is parsed at once: {:?}", docs[1]);
+        };
+        assert_eq!(tricky.kind_str(), "VirtualMachineInstancetype");
+        // A brace in a comment is enough to parse at once: the scan does not read comments.
+        assert!(matches!(docs[2], Document::Object(_)));
     }
 }

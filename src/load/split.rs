@@ -271,6 +271,16 @@ fn count_breaks(bytes: &[u8]) -> u32 {
     u32::try_from(total).unwrap_or(u32::MAX)
 }
 
+/// Whether `text` has a `{` or `[` before byte `at` (anywhere: in a comment or a string too).
+///
+/// Only a flow collection lets a parser read a line that starts in column 0 as anything but a
+/// top-level key (it accepts such a line inside a collection opened on an earlier line), so
+/// without one, a line [`TopLevelKey::scalar`] reads before `at` is the key it looks like.
+pub fn flow_before(text: &str, at: usize) -> bool {
+    let head = &text.as_bytes()[..at.min(text.len())];
+    memchr::memchr2(b'{', b'[', head).is_some()
+}
+
 /// A top-level key to read from many documents (see [`TopLevelKey::scalar`]). Its search is
 /// prepared once: building a substring searcher costs more than running it over one document.
 pub struct TopLevelKey {
@@ -323,6 +333,16 @@ impl TopLevelKey {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn flow_before_looks_only_before_the_offset() {
+        let text = "a: 1\nb: {c: 2}\nd: [3]\n";
+        assert!(!flow_before(text, 0));
+        assert!(!flow_before(text, text.find('{').unwrap()));
+        assert!(flow_before(text, text.find('{').unwrap() + 1));
+        assert!(flow_before("x: [\n", 100));
+        assert!(!flow_before("x: 1\n", 100));
+    }
 
     #[test]
     fn splits_at_markers_and_keeps_lines() {
