@@ -26,7 +26,7 @@ fn main() {
     let Ok(pool) = kvrender::workers::pool(threads) else {
         std::process::exit(2);
     };
-    let (out, problems) = pool.install(|| {
+    let written = pool.install(|| {
         let sources = match load::read_paths(&paths) {
             Ok(s) => s,
             Err(e) => {
@@ -34,16 +34,20 @@ fn main() {
                 std::process::exit(2);
             }
         };
-        floor::parse_and_emit(&sources)
+        // Written as `kvrender expand` writes: each document once every one before it is.
+        floor::parse_and_emit(&sources, std::io::stdout())
     });
-    // Written and left to the system at exit, as `kvrender` does with its output.
-    let mut stdout = std::io::stdout().lock();
-    if kvrender::emit::write_parts(&mut stdout, &out).is_err() {
-        std::process::exit(2);
-    }
-    std::mem::forget(out);
-    if problems > 0 {
-        eprintln!("floor: {problems} documents did not parse");
-        std::process::exit(1);
+    // The pool may still hold a worker's leftovers; the process is about to end.
+    std::mem::forget(pool);
+    match written {
+        Ok(0) => {}
+        Ok(problems) => {
+            eprintln!("floor: {problems} documents did not parse");
+            std::process::exit(1);
+        }
+        Err(e) => {
+            eprintln!("floor: {e}");
+            std::process::exit(2);
+        }
     }
 }

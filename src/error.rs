@@ -25,6 +25,9 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// The output could not be written.
+    #[error("failed to write output")]
+    Output(#[source] std::io::Error),
     /// The command line or a configuration is unusable.
     #[error("{0}")]
     Usage(String),

@@ -52,7 +52,7 @@ fn in_pool<T: Send>(
 fn run(cli: &Cli) -> anyhow::Result<Outcome> {
     let outcome = match &cli.command {
         Command::Build(args) => commands::build::run(args)?,
-        Command::Expand(args) => commands::expand::run(args)?,
+        Command::Expand(args) => commands::expand::run(args, &mut std::io::stdout())?,
         Command::Validate(args) => commands::validate::run(args)?,
         Command::Vmi(args) => commands::vmi::run(args)?,
         Command::Diff(args) => commands::vmi::run_diff(args)?,

@@ -2,45 +2,39 @@
 //!
 //! VirtualMachines are the bulk of a repository and nothing resolves against them, so their
 //! documents are left unparsed while everything else is loaded and indexed; then each VM is
-//! parsed, expanded and printed on a worker and its trees dropped at once. Only the input text
-//! and the printed output are ever held for all VMs together. The VMs that expand are printed
-//! whole, in input order, even when others fail (the exit code says so).
+//! parsed, expanded and printed on a worker and its trees dropped at once, and the printed VM is
+//! written as soon as every VM before it is ([`crate::emit::ordered`]). Only the input text is
+//! ever held for all VMs together. The VMs that expand are printed whole, in input order, even
+//! when others fail (the exit code says so).
 
-use rayon::prelude::*;
+use std::io::Write;
 
 use crate::cli::ExpandArgs;
 use crate::commands::Outcome;
 use crate::commands::inputs::Inputs;
-use crate::diagnostic::{self, Diagnostic};
-use crate::emit;
+use crate::diagnostic;
+use crate::emit::{self, ordered, ordered::Piece};
 use crate::error::{Error, Result};
 use crate::load::{self, Document, Source};
 use crate::model::{Kind, Object};
 use crate::pipeline;
 use crate::render;
 
-/// What became of one document. Small (the diagnostic is boxed): there is one per document.
-enum Step {
-    /// Not a VirtualMachine.
-    Skip,
-    /// The printed expanded VM.
-    Printed(String),
-    /// Why the document is not an expanded VM.
-    Failed(Box<Diagnostic>),
-    /// A document guessed to be a VM parsed as something else: start again, parsing everything.
-    Reparse,
-}
-
-/// Run `expand`.
-pub fn run(args: &ExpandArgs) -> Result<Outcome> {
+/// Run `expand`, writing the expanded VMs to `out` as they are ready.
+pub fn run(args: &ExpandArgs, out: &mut (impl Write + Send)) -> Result<Outcome> {
     let sources = load::read_paths(&args.paths)?;
     let inputs = Inputs::resolution(&args.resolve)?;
-    expand_sources(&sources, &inputs)
+    expand_sources(&sources, &inputs, out)
 }
 
 /// Expand every VirtualMachine of `sources`, resolving against them and then `inputs`
-/// (`--catalog` objects, the embedded catalog) with `inputs.profile`.
-pub fn expand_sources(sources: &[Source], inputs: &Inputs) -> Result<Outcome> {
+/// (`--catalog` objects, the embedded catalog) with `inputs.profile`, and write them to `out`
+/// in input order. The outcome carries the findings; its stdout is empty.
+pub fn expand_sources(
+    sources: &[Source],
+    inputs: &Inputs,
+    out: &mut (impl Write + Send),
+) -> Result<Outcome> {
     // The embedded catalog is read and compiled while the inputs are split; each of its
     // combinations renders when a VM first names it.
     let (lazy, ()) = rayon::join(
@@ -55,17 +49,28 @@ pub fn expand_sources(sources: &[Source], inputs: &Inputs) -> Result<Outcome> {
             }
         },
     );
-    if let Some(out) = expand_documents(&lazy, inputs)? {
-        return Ok(out);
+    if let Some(outcome) = expand_documents(&lazy, inputs, out)? {
+        return Ok(outcome);
     }
     drop(lazy);
     let eager = load::documents(sources, &|_, _| false);
-    expand_documents(&eager, inputs)?
+    expand_documents(&eager, inputs, out)?
         .ok_or_else(|| Error::Usage("internal error: a parsed document was deferred".into()))
 }
 
-/// Expand the VMs among `docs`; `None` when a deferred document turned out not to be a VM.
-fn expand_documents(docs: &[Document<'_>], inputs: &Inputs) -> Result<Option<Outcome>> {
+/// Whether resolving or rendering would look at `object` had it been parsed up front: then a
+/// document deferred as a VM that parses as `object` changes what the VMs expand to.
+fn resolves_against(object: &Object) -> bool {
+    crate::resolve::indexed(object) || render::is_catalog_kind(object)
+}
+
+/// Expand the VMs among `docs` and write them to `out`; `None` when a deferred document turned
+/// out to be something the VMs resolve against, before anything was written.
+fn expand_documents(
+    docs: &[Document<'_>],
+    inputs: &Inputs,
+    out: &mut (impl Write + Send),
+) -> Result<Option<Outcome>> {
     let objects: Vec<&Object> = docs
         .iter()
         .filter_map(|d| match d {
@@ -92,46 +97,57 @@ fn expand_documents(docs: &[Document<'_>], inputs: &Inputs) -> Result<Option<Out
         }
     };
     let index = inputs.index_with(objects.iter().copied().chain(rendered.iter()));
-    let steps: Vec<Step> = docs
-        .par_iter()
-        .map(|doc| {
-            let result = match doc {
-                Document::Problem(d) => return Step::Failed(d.clone()),
-                Document::Object(vm) if vm.kind() == Kind::VirtualMachine => {
-                    pipeline::expand_vm(vm, &index, &inputs.profile)
-                }
-                Document::Object(_) => return Step::Skip,
-                Document::Deferred(text) => match text.parse() {
-                    // Parsed here, used once: the expansion takes its tree.
-                    Ok(vm) if vm.kind() == Kind::VirtualMachine => {
-                        pipeline::expand_vm_owned(vm, &index, &inputs.profile)
-                    }
-                    Ok(_) => return Step::Reparse,
-                    Err(d) => return Step::Failed(Box::new(d)),
-                },
-            };
-            match result {
-                Ok(v) => Step::Printed(emit::stream_document(&v)),
-                Err(d) => Step::Failed(Box::new(d)),
+    let streamed = ordered::stream(docs, out, |doc| {
+        let result = match doc {
+            Document::Problem(d) => return Piece::Keep(d.clone()),
+            Document::Object(vm) if vm.kind() == Kind::VirtualMachine => {
+                pipeline::expand_vm(vm, &index, &inputs.profile)
             }
-        })
-        .collect();
-    let mut out = Outcome {
+            Document::Object(_) => return Piece::Skip,
+            Document::Deferred(text) => match text.parse() {
+                // Parsed here, used once: the expansion takes its tree.
+                Ok(vm) if vm.kind() == Kind::VirtualMachine => {
+                    pipeline::expand_vm_owned(vm, &index, &inputs.profile)
+                }
+                // Not a VM after all, and nothing any VM could refer to: parsed up front, it
+                // would have been passed over just the same.
+                Ok(other) if !resolves_against(&other) => return Piece::Skip,
+                Ok(_) => return Piece::Stop,
+                Err(d) => return Piece::Keep(Box::new(d)),
+            },
+        };
+        match result {
+            Ok(v) => Piece::Print(emit::stream_document(&v)),
+            Err(d) => Piece::Keep(Box::new(d)),
+        }
+    });
+    if streamed.stopped {
+        if streamed.wrote {
+            // The line scan that defers a document only trusts plain top-level `kind:` and
+            // `apiVersion:` lines (see `load::documents`), which a parser reads the same way.
+            return Err(Error::Usage(
+                "internal error: a document read as a VirtualMachine from its top-level lines \
+                 parsed as something else after output was written"
+                    .into(),
+            ));
+        }
+        return Ok(None);
+    }
+    if let Some(e) = streamed.error {
+        // A closed pipe (`kvrender expand ... | head`) is not a failure.
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            return Err(Error::Output(e));
+        }
+    }
+    let mut outcome = Outcome {
         diagnostics: inputs.diagnostics.clone(),
         ..Outcome::default()
     };
-    out.diagnostics.extend(render_diags);
-    let mut printed = Vec::with_capacity(steps.len());
-    for step in steps {
-        match step {
-            Step::Skip => {}
-            Step::Printed(s) => printed.push(s),
-            Step::Failed(d) => out.diagnostics.push(*d),
-            Step::Reparse => return Ok(None),
-        }
-    }
-    diagnostic::sort(&mut out.diagnostics);
-    out.exit_from_diagnostics();
-    out.stdout_parts = printed;
-    Ok(Some(out))
+    outcome.diagnostics.extend(render_diags);
+    outcome
+        .diagnostics
+        .extend(streamed.kept.into_iter().map(|(_, d)| *d));
+    diagnostic::sort(&mut outcome.diagnostics);
+    outcome.exit_from_diagnostics();
+    Ok(Some(outcome))
 }

@@ -1,5 +1,6 @@
 //! The subcommands. Each takes its parsed arguments and returns an [`Outcome`]: the bytes for
-//! stdout, the diagnostics for stderr and the exit code. Nothing here prints; `main` does.
+//! stdout, the diagnostics for stderr and the exit code. Nothing here prints; `main` does, except
+//! that `expand` writes its VMs to the writer `main` hands it while they expand.
 
 pub mod build;
 pub mod expand;

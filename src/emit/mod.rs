@@ -4,6 +4,7 @@ pub mod diagnostics;
 pub mod files;
 pub mod github;
 pub mod json;
+pub mod ordered;
 pub mod sarif;
 mod twins;
 

@@ -206,7 +206,7 @@ impl<'a> Index<'a> {
 }
 
 /// Whether lookups ever ask for objects of this kind.
-fn indexed(obj: &Object) -> bool {
+pub fn indexed(obj: &Object) -> bool {
     matches!(
         obj.kind(),
         Kind::Instancetype | Kind::ClusterInstancetype | Kind::Preference | Kind::ClusterPreference

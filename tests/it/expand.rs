@@ -307,3 +307,100 @@ fn a_volume_without_a_name_gets_a_default_disk_named_empty() {
         "{stdout}"
     );
 }
+
+/// `count` VMs in namespace `default`, named `{prefix}-N`, each naming the namespaced
+/// instancetype `tiny` when `tiny` is set, or setting its own memory otherwise.
+fn vms(prefix: &str, count: usize, tiny: bool) -> String {
+    let spec = if tiny {
+        "  instancetype:\n    kind: VirtualMachineInstancetype\n    name: tiny\n  template:\n    \
+         spec:\n      domain:\n        devices: {}\n"
+    } else {
+        "  template:\n    spec:\n      domain:\n        devices: {}\n        memory:\n          \
+         guest: 1Gi\n"
+    };
+    (0..count)
+        .map(|i| {
+            format!(
+                "---\napiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  \
+                 name: {prefix}-{i}\n  namespace: default\nspec:\n{spec}"
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_document_that_only_looks_like_a_vm_is_read_as_what_it_is() {
+    // A flow mapping whose string spans lines: two of them start in column 0 and read like a
+    // VM's top-level keys. The document is the instancetype a VM before it names, so it must be
+    // indexed before that VM expands, while the many VMs before them are already written.
+    let tricky = "---\n{\"apiVersion\": instancetype.kubevirt.io/v1beta1, \"kind\": VirtualMachineInstancetype,\n \
+                  metadata: {name: tiny, namespace: default}, spec: {cpu: {guest: 3}, memory: {guest: 1Gi}},\n \
+                  note: \"reads like a VM:\napiVersion: kubevirt.io/v1\nkind: VirtualMachine\n\"}\n";
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("vms.yaml"),
+        format!(
+            "{}{}{tricky}",
+            vms("plain", 300, false),
+            vms("sized", 1, true)
+        ),
+    )
+    .unwrap();
+    for threads in ["1", "2"] {
+        let out = kvrender()
+            .current_dir(tmp.path())
+            .args([
+                "--threads",
+                threads,
+                "expand",
+                "--no-default-catalog",
+                "vms.yaml",
+            ])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(stdout.matches("kind: VirtualMachine\n").count(), 301);
+        let sized = &stdout[stdout.find("name: sized-0\n").expect("the sized VM")..];
+        assert!(sized.contains("\n          sockets: 3\n"), "{sized}");
+    }
+}
+
+#[test]
+fn a_reader_that_stops_early_is_not_an_error() {
+    // `kvrender expand ... | head`: the output is written while the VMs expand, and a closed
+    // pipe ends the writing, not the run's success.
+    let tmp = tempfile::tempdir().unwrap();
+    let tiny = "---\napiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineInstancetype\n\
+                metadata:\n  name: tiny\n  namespace: default\nspec:\n  cpu:\n    guest: 1\n  \
+                memory:\n    guest: 1Gi\n";
+    std::fs::write(
+        tmp.path().join("vms.yaml"),
+        format!("{tiny}{}", vms("vm", 5000, true)),
+    )
+    .unwrap();
+    let mut child = kvrender()
+        .current_dir(tmp.path())
+        .args(["expand", "--no-default-catalog", "vms.yaml"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 4];
+    std::io::Read::read_exact(child.stdout.as_mut().unwrap(), &mut first).unwrap();
+    assert_eq!(&first, b"---\n");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
