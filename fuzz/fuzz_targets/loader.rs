@@ -1,6 +1,8 @@
 //! Bytes → objects: the loader must turn any input into objects and diagnostics, never panic,
 //! and every object it returns must print as YAML that parses back to the same value. Every
-//! document must also read the same through the quick reader as through serde-saphyr alone.
+//! document must also read the same through the quick reader as through serde-saphyr alone, and a
+//! document that `load::documents` leaves as text for being a VirtualMachine must parse as one
+//! or not at all.
 #![no_main]
 
 use std::sync::Arc;
@@ -20,6 +22,17 @@ fuzz_target!(|data: &[u8]| {
             let quick = yaml::parse_document(chunk.text);
             let full = yaml::parse_document_full(chunk.text);
             assert_eq!(quick, full, "the two readers disagree on:\n{}", chunk.text);
+        }
+    }
+    let sources = [load::Source {
+        path: path.clone(),
+        bytes: bytes.to_vec(),
+    }];
+    for doc in load::documents(&sources, &|_, kind| kind == "VirtualMachine") {
+        if let load::Document::Deferred(d) = doc
+            && let Ok(o) = d.parse()
+        {
+            assert_eq!(o.kind_str(), "VirtualMachine", "deferred as a VM: {o:?}");
         }
     }
     let loaded = load::parse_bytes(&path, bytes);
