@@ -124,7 +124,8 @@ fn expand_documents(
     if streamed.stopped {
         if streamed.wrote {
             // The line scan that defers a document only trusts plain top-level `kind:` and
-            // `apiVersion:` lines (see `load::documents`), which a parser reads the same way.
+            // `apiVersion:` lines (see `split::TopLevelKey::scalar`), which a parser reads the
+            // same way.
             return Err(Error::Usage(
                 "internal error: a document read as a VirtualMachine from its top-level lines \
                  parsed as something else after output was written"

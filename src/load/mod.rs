@@ -290,10 +290,9 @@ impl Deferred<'_> {
 /// without parsing) says yes: those are left as text, so that a caller can parse, use and drop
 /// them one at a time instead of holding every parsed tree at once.
 ///
-/// The top-level line scan only defers a document when no flow collection opens before its
-/// `apiVersion:` and `kind:` lines: the lines are then the document's own keys, and it parses
-/// to the kind they say or not at all. Still, a deferred document parses to whatever its text
-/// says, which a caller must check.
+/// The top-level line scan ([`split::TopLevelKey::scalar`]) reads only lines that are the
+/// document's own keys, so a deferred document parses to the kind they say or not at all.
+/// Still, a deferred document parses to whatever its text says, which a caller must check.
 pub fn documents<'a>(
     sources: &'a [Source],
     defer: &(dyn Fn(&str, &str) -> bool + Sync),
@@ -340,13 +339,7 @@ fn file_documents<'a>(
         .enumerate()
         .map(|(index, chunk)| {
             let scanned = api_version.scalar(chunk.text).zip(kind.scalar(chunk.text));
-            // Deferred only when both lines are surely what they look like, so that the
-            // document parses to the kind it was deferred for (see `split::flow_before`).
-            let sure = |(api, kind): (&str, &str)| {
-                let end = |value: &str| value.as_ptr() as usize - chunk.text.as_ptr() as usize;
-                !split::flow_before(chunk.text, end(api).max(end(kind)))
-            };
-            if scanned.is_some_and(|pair| defer(pair.0, pair.1) && sure(pair)) {
+            if scanned.is_some_and(|(api, kind)| defer(api, kind)) {
                 Document::Deferred(Deferred {
                     path: &source.path,
                     index,

@@ -272,11 +272,7 @@ fn count_breaks(bytes: &[u8]) -> u32 {
 }
 
 /// Whether `text` has a `{` or `[` before byte `at` (anywhere: in a comment or a string too).
-///
-/// Only a flow collection lets a parser read a line that starts in column 0 as anything but a
-/// top-level key (it accepts such a line inside a collection opened on an earlier line), so
-/// without one, a line [`TopLevelKey::scalar`] reads before `at` is the key it looks like.
-pub fn flow_before(text: &str, at: usize) -> bool {
+fn flow_before(text: &str, at: usize) -> bool {
     let head = &text.as_bytes()[..at.min(text.len())];
     memchr::memchr2(b'{', b'[', head).is_some()
 }
@@ -300,14 +296,19 @@ impl TopLevelKey {
 
     /// The value of the key in a block-style document, read from its lines without parsing:
     /// the one line that starts (in column 0) with `key:` followed by a plain or simply quoted
-    /// scalar. `None` when there is no such line, more than one, or the value is not a plain
-    /// scalar. This is a guess for routing documents; only the parser has the last word.
+    /// scalar. `None` when there is no such line, more than one, the value is not a plain
+    /// scalar, or a `{` or `[` comes before the line.
+    ///
+    /// Only a flow collection lets a parser read a line that starts in column 0 as anything but
+    /// a top-level key: it accepts such a line inside a collection opened on an earlier line (in
+    /// a string, say). Without one, the line is the key it looks like, and a document read as a
+    /// given kind parses as that kind or not at all (a repeated key is an error).
     pub fn scalar<'a>(&self, text: &'a str) -> Option<&'a str> {
         let first = text.starts_with(&self.first).then_some(0);
         let later = self.later.find_iter(text.as_bytes()).map(|at| at + 1);
         let mut found = None;
         for at in first.into_iter().chain(later) {
-            if found.is_some() {
+            if found.is_some() || flow_before(text, at) {
                 return None;
             }
             let line = &text[at + self.first.len()..];
@@ -513,5 +514,9 @@ mod tests {
         assert_eq!(top_level_scalar("kind: A\r\nkind: B\r\n", "kind"), None);
         assert_eq!(top_level_scalar("a: 1\r\nkind: K\r\n", "kind"), Some("K"));
         assert_eq!(top_level_scalar("a: 1\nkind:", "kind"), None);
+        // After a flow collection opens, a line in column 0 may belong to it.
+        assert_eq!(top_level_scalar("a: {b: 1}\nkind: K\n", "kind"), None);
+        assert_eq!(top_level_scalar("# [x]\nkind: K\n", "kind"), None);
+        assert_eq!(top_level_scalar("kind: K\na: [1]\n", "kind"), Some("K"));
     }
 }
