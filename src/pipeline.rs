@@ -181,16 +181,19 @@ fn referenced<'a, 'k>(
     }
 }
 
-/// Whether a matcher's `kind` names `kind`, singular or plural, in any ASCII case.
+/// Whether a matcher's `kind` names `kind`, singular or plural, in any case (as Go lowers it).
 fn names_kind(matcher_kind: &str, kind: Kind) -> bool {
-    let singular = kind.as_str().as_bytes();
-    matcher_kind
-        .as_bytes()
-        .split_at_checked(singular.len())
-        .is_some_and(|(head, tail)| {
-            head.eq_ignore_ascii_case(singular)
-                && (tail.is_empty() || tail.eq_ignore_ascii_case(b"s"))
-        })
+    let singular = match kind {
+        Kind::Instancetype => "virtualmachineinstancetype",
+        Kind::ClusterInstancetype => "virtualmachineclusterinstancetype",
+        Kind::Preference => "virtualmachinepreference",
+        Kind::ClusterPreference => "virtualmachineclusterpreference",
+        _ => return false,
+    };
+    crate::kubevirt::go_lower_is(matcher_kind, singular)
+        || matcher_kind
+            .strip_suffix(['s', 'S'])
+            .is_some_and(|k| crate::kubevirt::go_lower_is(k, singular))
 }
 
 /// A `WRONG_TYPE` error for the first of `wrong` (fields of `obj`), mentioning how many more.

@@ -93,9 +93,10 @@ impl Side {
             Side::Preference => "spec.preference",
         }
     }
-    /// The kind a matcher `kind` names (compared case-insensitively with the resource names).
+    /// The kind a matcher `kind` names (lowered as Go lowers it, then compared with the resource
+    /// names).
     fn kind_for(self, kind: &str) -> Option<Kind> {
-        let is = |names: &[&str]| names.iter().any(|n| kind.eq_ignore_ascii_case(n));
+        let is = |names: &[&str]| names.iter().any(|n| super::go_lower_is(kind, n));
         match self {
             Side::Instancetype
                 if is(&["virtualmachineinstancetype", "virtualmachineinstancetypes"]) =>
@@ -504,13 +505,16 @@ fn name_annotations(vm_spec: &Value) -> Vec<(&'static str, String)> {
         let Some(m) = vm_spec.field(matcher).filter(|m| m.is_object()) else {
             continue;
         };
-        let kind = path::str_at(m, &["kind"])
-            .unwrap_or("")
-            .to_ascii_lowercase();
-        let kind = kind.strip_suffix('s').unwrap_or(&kind);
-        let key = if kind == kinds.0 {
+        let kind = path::str_at(m, &["kind"]).unwrap_or("");
+        let is = |name: &str| {
+            super::go_lower_is(kind, name)
+                || kind
+                    .strip_suffix(['s', 'S'])
+                    .is_some_and(|k| super::go_lower_is(k, name))
+        };
+        let key = if is(kinds.0) {
             namespaced
-        } else if kind.is_empty() || kind == kinds.1 {
+        } else if kind.is_empty() || is(kinds.1) {
             cluster
         } else {
             continue;
@@ -672,6 +676,34 @@ mod tests {
         assert_eq!(
             annotations(json!({"instancetype": {"kind": "Flavor", "name": "a"}})),
             Value::Null
+        );
+        // Go lowers `İ` to a plain `i`.
+        assert_eq!(
+            annotations(
+                json!({"instancetype": {"kind": "V\u{130}rtualMachineInstancetypeS", "name": "a"}})
+            ),
+            json!({"kubevirt.io/instancetype-name": "a"})
+        );
+    }
+
+    #[test]
+    fn matcher_kinds_are_lowered_as_go_lowers_them() {
+        let it = Side::Instancetype;
+        assert_eq!(it.kind_for(""), Some(Kind::ClusterInstancetype));
+        assert_eq!(
+            it.kind_for("VirtualMachineInstanceTypes"),
+            Some(Kind::Instancetype)
+        );
+        assert_eq!(
+            it.kind_for("V\u{130}rtualMachineInstancetype"),
+            Some(Kind::Instancetype)
+        );
+        // The full mapping's `i` + combining dot is not a plain `i`.
+        assert_eq!(it.kind_for("Vi\u{307}rtualMachineInstancetype"), None);
+        assert_eq!(it.kind_for("VirtualMachinePreference"), None);
+        assert_eq!(
+            Side::Preference.kind_for("virtualmachineclusterpreferences"),
+            Some(Kind::ClusterPreference)
         );
     }
 }
