@@ -88,7 +88,12 @@ fn build_all(inputs: &Inputs, stage: Stage, out: &mut Outcome) -> Vec<Built> {
             }
         }
         vmi::omit_empty_resources_and_devices(&mut vmi);
-        vmi::write_go_zero_fields(&mut vmi);
+        if stage == Stage::Full {
+            vmi::write_go_zero_fields(&mut vmi);
+        } else {
+            // The preset stage shows what the presets did: no zero values nobody wrote.
+            vmi::go_nulls_as_zero_values(&mut vmi);
+        }
         // The VM controller's input device, which no preset touches, for a VM that is not
         // expanded (an expanded one has it already).
         if stage == Stage::Full

@@ -141,6 +141,16 @@ impl Shape {
 
     /// Rewrite `v` (the value at this place) as Go would read and re-encode it.
     pub fn apply(&self, v: &mut Value) {
+        self.walk(v, true);
+    }
+
+    /// As [`Shape::apply`], but only where `v` says something: a `null` field or item becomes
+    /// its zero value and quantities are re-encoded, and no absent field is written.
+    pub fn apply_to_present(&self, v: &mut Value) {
+        self.walk(v, false);
+    }
+
+    fn walk(&self, v: &mut Value, write_absent: bool) {
         match v {
             Value::Array(items) => {
                 for item in items {
@@ -148,13 +158,13 @@ impl Shape {
                         *item = Value::Object(Map::new());
                     }
                     if let Some(shape) = &self.items {
-                        shape.apply(item);
+                        shape.walk(item, write_absent);
                     }
                 }
             }
             Value::Object(map) => {
                 if !self.fields.is_empty() {
-                    self.apply_fields(map);
+                    self.walk_fields(map, write_absent);
                 }
                 if self.quantities == Quantities::Values {
                     map.values_mut().for_each(quantity_in_a_list);
@@ -164,7 +174,7 @@ impl Shape {
         }
     }
 
-    fn apply_fields(&self, map: &mut Map<String, Value>) {
+    fn walk_fields(&self, map: &mut Map<String, Value>, write_absent: bool) {
         // Which fields the mapping has (the first 64; beyond, they are looked up).
         let mut seen = 0u64;
         for (key, value) in map.iter_mut() {
@@ -183,7 +193,10 @@ impl Shape {
             if shape.quantities == Quantities::One {
                 canonical_float_quantity(value);
             }
-            shape.apply(value);
+            shape.walk(value, write_absent);
+        }
+        if !write_absent {
+            return;
         }
         for (i, (key, shape)) in self.fields.iter().enumerate() {
             let Some(zero) = shape.zero else { continue };

@@ -65,6 +65,16 @@ pub fn vm_to_vmi(vm: &Object) -> Value {
     if let Some(claim) = completed_memory_dump_claim(&vm.value) {
         remove_volume(&mut spec, claim);
     }
+    // The controller creates the VMI through the API: Go drops an empty or `null` map of
+    // requests or limits on the way (`omitempty`), so the webhooks see none.
+    if let Some(resources) =
+        path::get_mut(&mut spec, &["domain", "resources"]).and_then(Value::as_object_mut)
+    {
+        resources.retain(|key, v| {
+            !matches!(key.as_str(), "requests" | "limits")
+                || !(v.is_null() || v.as_object().is_some_and(Map::is_empty))
+        });
+    }
     set_stable_firmware_uuid(&mut spec, vm.name());
     crate::kubevirt::defaults::set_default_volume_disks(&mut spec);
 
@@ -193,19 +203,32 @@ pub fn omit_empty_resources_and_devices(vmi: &mut Value) {
 /// A quantity written as a decimal number (`memory: 3e9`, `cpu: 1.5`) comes back as Go's
 /// canonical string (`3G`, `1500m`), as every quantity Go re-encodes.
 pub fn write_go_zero_fields(vmi: &mut Value) {
-    static SHAPE: LazyLock<Shape> = LazyLock::new(|| {
-        let mut shape = Shape::new(Tables {
-            zero: GO_ZERO_FIELDS,
-            quantities: QUANTITY_FIELDS,
-            struct_lists: STRUCT_LISTS,
-        });
-        scheduling(&mut shape, true);
-        shape
-    });
     if let Some(spec) = vmi.field_mut("spec").filter(|s| s.is_object()) {
-        SHAPE.apply(spec);
+        GO_SHAPE.apply(spec);
     }
 }
+
+/// As [`write_go_zero_fields`], but only for the fields a VMI spec has: a `null` is written as
+/// Go's zero value, and a field the spec leaves out stays out. This is KubeVirt's answer with
+/// the zero values nobody wrote taken out, the form in which the preset stage is compared (an
+/// input device without a type stays without one, where Go would write `type: ""`).
+pub fn go_nulls_as_zero_values(vmi: &mut Value) {
+    if let Some(spec) = vmi.field_mut("spec").filter(|s| s.is_object()) {
+        GO_SHAPE.apply_to_present(spec);
+    }
+}
+
+/// The Go shape of a VMI spec: [`GO_ZERO_FIELDS`], [`QUANTITY_FIELDS`], [`STRUCT_LISTS`] and the
+/// scheduling types.
+static GO_SHAPE: LazyLock<Shape> = LazyLock::new(|| {
+    let mut shape = Shape::new(Tables {
+        zero: GO_ZERO_FIELDS,
+        quantities: QUANTITY_FIELDS,
+        struct_lists: STRUCT_LISTS,
+    });
+    scheduling(&mut shape, true);
+    shape
+});
 
 /// Read the `null` items of the lists of structs of a VMI spec (see [`STRUCT_LISTS`]) as Go
 /// does: as empty structs, which the rules then fill like any other item (a `null` disk gets
@@ -749,6 +772,63 @@ mod tests {
                     "volumes": [{"name": "root"}, {"name": "fs"}, {"name": "ci"}]
                 }
             })
+        );
+    }
+
+    #[test]
+    fn empty_requests_and_limits_do_not_reach_the_vmi() {
+        let vm = obj(json!({
+            "apiVersion": "kubevirt.io/v1",
+            "kind": "VirtualMachine",
+            "metadata": {"name": "vm1"},
+            "spec": {"template": {"spec": {"domain": {"resources": {
+                "requests": {}, "limits": null, "overcommitGuestOverhead": true
+            }}}}}
+        }));
+        assert_eq!(
+            path::get(&vm_to_vmi(&vm), &["spec", "domain", "resources"]),
+            Some(&json!({"overcommitGuestOverhead": true}))
+        );
+        let vm = obj(json!({
+            "apiVersion": "kubevirt.io/v1",
+            "kind": "VirtualMachine",
+            "metadata": {"name": "vm1"},
+            "spec": {"template": {"spec": {"domain": {"resources": {
+                "requests": {"memory": "1Gi"}, "limits": {}
+            }}}}}
+        }));
+        assert_eq!(
+            path::get(&vm_to_vmi(&vm), &["spec", "domain", "resources"]),
+            Some(&json!({"requests": {"memory": "1Gi"}}))
+        );
+    }
+
+    #[test]
+    fn only_the_nulls_of_a_spec_become_go_zero_values_when_absent_fields_stay_out() {
+        let spec = json!({"spec": {"domain": {
+            "devices": {"watchdog": {"i6300esb": {}}, "sound": {"name": null},
+                        "inputs": [{"bus": "usb"}]},
+            "machine": {}
+        }}});
+        let mut present = spec.clone();
+        go_nulls_as_zero_values(&mut present);
+        assert_eq!(
+            present,
+            json!({"spec": {"domain": {
+                "devices": {"watchdog": {"i6300esb": {}}, "sound": {"name": ""},
+                            "inputs": [{"bus": "usb"}]},
+                "machine": {}
+            }}})
+        );
+        let mut all = spec;
+        write_go_zero_fields(&mut all);
+        assert_eq!(
+            path::get(&all, &["spec", "domain", "devices", "watchdog", "name"]),
+            Some(&json!(""))
+        );
+        assert_eq!(
+            path::get(&all, &["spec", "domain", "machine", "type"]),
+            Some(&json!(""))
         );
     }
 
