@@ -1,5 +1,5 @@
-//! The conformance corpora in `testdata/conformance/`, produced by running KubeVirt's own Go
-//! code, run against the `kvrender` binary: one named test per case.
+//! The conformance corpora in `testdata/conformance/` and `testdata/oracle/`, produced by running
+//! KubeVirt's own Go code, run against the `kvrender` binary: one named test per case.
 //!
 //! The pass rules are those of the corpora's READMEs (copied beside the cases): normalization of
 //! Go's non-pointer-struct artifacts, comparison as data, and three allowances for values
@@ -14,10 +14,15 @@ use serde_json::{Map, Value};
 
 fn main() {
     let args = Arguments::from_args();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/conformance");
+    let testdata = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
     let mut trials = Vec::new();
-    for mode in ["expand", "infer", "presets", "validate"] {
-        let dir = root.join(mode);
+    // `conformance/` holds the given corpora, `oracle/` cases of the same format made for
+    // kvrender (see its README); their test names start with `oracle::`.
+    for (corpus, mode) in ["conformance", "oracle"]
+        .into_iter()
+        .flat_map(|c| ["expand", "infer", "presets", "validate"].map(|m| (c, m)))
+    {
+        let dir = testdata.join(corpus).join(mode);
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
@@ -28,8 +33,9 @@ fn main() {
             .collect();
         cases.sort();
         for case in cases {
+            let prefix = if corpus == "oracle" { "oracle::" } else { "" };
             let name = format!(
-                "{mode}::{}",
+                "{prefix}{mode}::{}",
                 case.file_name()
                     .unwrap()
                     .to_string_lossy()
