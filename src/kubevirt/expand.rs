@@ -17,7 +17,7 @@ use std::sync::LazyLock;
 use serde_json::Value;
 
 use crate::kubevirt::conflict::{self, Conflict};
-use crate::kubevirt::go_shape::{GoZero, Shape};
+use crate::kubevirt::go_shape::{GoTime, GoZero, Shape};
 use crate::kubevirt::profile::ClusterProfile;
 use crate::kubevirt::{defaults, instancetype_apply, preference_apply, vmi};
 use crate::model::path::Fields;
@@ -563,6 +563,113 @@ fn as_go_writes_it(vm: &mut Value) {
         && (namespace.is_null() || namespace.as_str() == Some(""))
     {
         *namespace = Value::from("default");
+    }
+    metadata_and_status_as_go_writes_them(vm);
+}
+
+/// The metadata (the VM's, its template's and its DataVolume templates') and the status of a VM
+/// as Go re-encodes them: times in UTC to the second (see [`GoTime`]), and the fields without
+/// `omitempty` of owner references, conditions and the status's requests written with their
+/// zero value (a condition without times has `lastProbeTime: null`).
+fn metadata_and_status_as_go_writes_them(vm: &mut Value) {
+    static SHAPE: LazyLock<Shape> = LazyLock::new(|| {
+        use GoZero::{False, Null, Text};
+        let mut vm = Shape::default();
+        for at in [
+            &["metadata"][..],
+            &["spec", "template", "metadata"],
+            &["spec", "dataVolumeTemplates", "*", "metadata"],
+        ] {
+            let meta = vm.at(at);
+            meta.time(&["creationTimestamp"], GoTime::OmitZero)
+                .time(&["deletionTimestamp"], GoTime::Pointer)
+                .struct_list(&["managedFields"])
+                .time(&["managedFields", "*", "time"], GoTime::Pointer)
+                .struct_list(&["ownerReferences"]);
+            for field in ["apiVersion", "kind", "name", "uid"] {
+                meta.zero(&["ownerReferences", "*", field], Text);
+            }
+        }
+        let status = vm.at(&["status"]);
+        status.struct_list(&["conditions"]);
+        let condition = status.at(&["conditions", "*"]);
+        condition.zero(&["type"], Text).zero(&["status"], Text);
+        for time in ["lastProbeTime", "lastTransitionTime"] {
+            condition.zero(&[time], Null).time(&[time], GoTime::Plain);
+        }
+        status
+            .struct_list(&["stateChangeRequests"])
+            .zero(&["stateChangeRequests", "*", "action"], Text)
+            .struct_list(&["volumeRequests"]);
+        let request = status.at(&["volumeRequests", "*"]);
+        request
+            .zero(&["addVolumeOptions", "name"], Text)
+            .zero(&["addVolumeOptions", "disk"], Null)
+            .zero(&["addVolumeOptions", "disk", "name"], Text)
+            .zero(&["addVolumeOptions", "volumeSource"], Null)
+            .zero(
+                &[
+                    "addVolumeOptions",
+                    "volumeSource",
+                    "persistentVolumeClaim",
+                    "claimName",
+                ],
+                Text,
+            )
+            .zero(
+                &["addVolumeOptions", "volumeSource", "dataVolume", "name"],
+                Text,
+            )
+            .zero(&["removeVolumeOptions", "name"], Text);
+        status
+            .struct_list(&["volumeSnapshotStatuses"])
+            .zero(&["volumeSnapshotStatuses", "*", "name"], Text)
+            .zero(&["volumeSnapshotStatuses", "*", "enabled"], False)
+            .time(&["startFailure", "retryAfterTimestamp"], GoTime::Pointer)
+            .zero(&["memoryDumpRequest", "claimName"], Text)
+            .zero(&["memoryDumpRequest", "phase"], Text)
+            .time(&["memoryDumpRequest", "startTimestamp"], GoTime::Pointer)
+            .time(&["memoryDumpRequest", "endTimestamp"], GoTime::Pointer);
+        let migrated = [
+            "volumeUpdateState",
+            "volumeMigrationState",
+            "migratedVolumes",
+        ];
+        status.struct_list(&migrated).zero(
+            &[migrated[0], migrated[1], migrated[2], "*", "volumeName"],
+            Text,
+        );
+        let tracking = status.at(&["changedBlockTracking"]);
+        tracking
+            .zero(&["state"], Text)
+            .struct_list(&["backupStatus", "volumes"])
+            .zero(&["backupStatus", "volumes", "*", "volumeName"], Text)
+            .time(&["backupStatus", "startTimestamp"], GoTime::Pointer)
+            .time(&["backupStatus", "endTimestamp"], GoTime::Pointer);
+        vm
+    });
+    // Most VMs have none of it: a look at a few keys saves the walk.
+    let meta_has_any = |meta: Option<&Value>| {
+        meta.and_then(Value::as_object).is_some_and(|m| {
+            m.keys().any(|k| {
+                matches!(
+                    k.as_str(),
+                    "creationTimestamp" | "deletionTimestamp" | "managedFields" | "ownerReferences"
+                )
+            })
+        })
+    };
+    let spec = vm.field("spec");
+    let needed = vm
+        .field("status")
+        .is_some_and(|s| s.as_object().is_some_and(|s| !s.is_empty()))
+        || meta_has_any(vm.field("metadata"))
+        || meta_has_any(spec.and_then(|s| s.field("template")?.field("metadata")))
+        || spec
+            .and_then(|s| s.field("dataVolumeTemplates")?.as_array())
+            .is_some_and(|t| t.iter().any(|t| meta_has_any(t.field("metadata"))));
+    if needed {
+        SHAPE.apply(vm);
     }
 }
 

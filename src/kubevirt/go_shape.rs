@@ -29,6 +29,22 @@ pub enum GoZero {
     Struct,
     /// `null`, a nil pointer, slice or map.
     Null,
+    /// `false`, a bool.
+    False,
+}
+
+/// How a `metav1.Time` field is written back: always in UTC, to the second
+/// (`2024-01-01T10:00:00.5+02:00` comes back as `2024-01-01T08:00:00Z`), and its zero value
+/// (`null`, or the year 1 instant) as the field's kind has it. A value Go would not read is left
+/// as it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GoTime {
+    /// A plain `metav1.Time` (conditions): the zero time is written `null`.
+    Plain,
+    /// `ObjectMeta.creationTimestamp` (`omitzero`): the zero time is left out.
+    OmitZero,
+    /// A `*metav1.Time` (`omitempty`): `null` is left out, the zero time is written `null`.
+    Pointer,
 }
 
 impl GoZero {
@@ -40,6 +56,7 @@ impl GoZero {
             GoZero::Quantity => Value::String("0".into()),
             GoZero::Struct => Value::Object(Map::new()),
             GoZero::Null => Value::Null,
+            GoZero::False => Value::Bool(false),
         }
     }
 }
@@ -67,6 +84,8 @@ pub struct Shape {
     quantities: Quantities,
     /// A `null` item of the list here is the empty struct.
     struct_items: bool,
+    /// The value here is a time.
+    time: Option<GoTime>,
 }
 
 /// The tables a [`Shape`] is built from; paths use `*` for every item of a list.
@@ -106,6 +125,12 @@ impl Shape {
     /// Read the `null` items of the list at `path` as empty structs.
     pub fn struct_list(&mut self, path: &[&'static str]) -> &mut Shape {
         self.at(path).struct_items = true;
+        self
+    }
+
+    /// Re-encode the time at `path` (see [`GoTime`]).
+    pub fn time(&mut self, path: &[&'static str], time: GoTime) -> &mut Shape {
+        self.at(path).time = Some(time);
         self
     }
 
@@ -177,6 +202,8 @@ impl Shape {
     fn walk_fields(&self, map: &mut Map<String, Value>, write_absent: bool) {
         // Which fields the mapping has (the first 64; beyond, they are looked up).
         let mut seen = 0u64;
+        // Times Go leaves out.
+        let mut omitted: Vec<&'static str> = Vec::new();
         for (key, value) in map.iter_mut() {
             let Some(i) = self.fields.iter().position(|(k, _)| k == key) else {
                 continue;
@@ -185,6 +212,12 @@ impl Shape {
                 seen |= 1 << i;
             }
             let shape = &self.fields[i].1;
+            if let Some(time) = shape.time
+                && !go_time(value, time)
+            {
+                omitted.push(self.fields[i].0);
+                continue;
+            }
             if value.is_null()
                 && let Some(zero) = shape.zero
             {
@@ -194,6 +227,9 @@ impl Shape {
                 canonical_float_quantity(value);
             }
             shape.walk(value, write_absent);
+        }
+        for key in omitted {
+            map.shift_remove(key);
         }
         if !write_absent {
             return;
@@ -212,6 +248,148 @@ impl Shape {
             }
         }
     }
+}
+
+/// Rewrite the time `v` as Go writes back a `metav1.Time` of kind `kind` (see [`GoTime`]);
+/// `false` when Go leaves the field out.
+fn go_time(v: &mut Value, kind: GoTime) -> bool {
+    let zero = match v {
+        Value::Null => true,
+        Value::String(s) => match parse_rfc3339(s) {
+            Some(GoInstant::Zero) => true,
+            Some(GoInstant::Utc(utc)) => {
+                *s = utc;
+                false
+            }
+            None => return true,
+        },
+        _ => return true,
+    };
+    if !zero {
+        return true;
+    }
+    match kind {
+        GoTime::Plain => {
+            *v = Value::Null;
+            true
+        }
+        GoTime::OmitZero => false,
+        GoTime::Pointer if v.is_null() => false,
+        GoTime::Pointer => {
+            *v = Value::Null;
+            true
+        }
+    }
+}
+
+/// A time as `time.Parse(time.RFC3339, ...)` reads it.
+#[derive(Debug, PartialEq, Eq)]
+enum GoInstant {
+    /// January 1 of year 1, 00:00:00 UTC: Go's zero time.
+    Zero,
+    /// Any other instant, written as Go writes it back: in UTC, to the second.
+    Utc(String),
+}
+
+/// Parse `s` as Go's `time.Parse` does with the RFC 3339 layout:
+/// `YYYY-MM-DDTHH:MM:SS`, an optional fraction of a second (after `.` or `,`; nine digits
+/// count), then `Z` or an offset `±HH:MM` (up to 24 hours and 60 minutes, as Go's general
+/// parser allows). `None` for anything Go would refuse, or an instant Go cannot write back
+/// (outside the years 0 to 9999).
+fn parse_rfc3339(s: &str) -> Option<GoInstant> {
+    let b = s.as_bytes();
+    let num = |range: std::ops::Range<usize>| -> Option<i64> {
+        let digits = b.get(range)?;
+        digits.iter().try_fold(0i64, |n, d| {
+            d.is_ascii_digit().then(|| n * 10 + i64::from(d - b'0'))
+        })
+    };
+    if b.len() < 20
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || b[10] != b'T'
+        || b[13] != b':'
+        || b[16] != b':'
+    {
+        return None;
+    }
+    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let month_days = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return None,
+    };
+    if day < 1 || day > month_days || hour > 23 || minute > 59 || second > 59 {
+        return None;
+    }
+    let mut rest = &b[19..];
+    let mut fraction = false;
+    if rest.len() >= 2 && matches!(rest[0], b'.' | b',') && rest[1].is_ascii_digit() {
+        let digits = rest[1..].iter().take_while(|d| d.is_ascii_digit()).count();
+        fraction = rest[1..=digits.min(9)].iter().any(|d| *d != b'0');
+        rest = &rest[1 + digits..];
+    }
+    let offset = match rest {
+        [b'Z'] => 0,
+        [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2] => {
+            let two = |a: u8, b: u8| {
+                (a.is_ascii_digit() && b.is_ascii_digit())
+                    .then(|| i64::from(a - b'0') * 10 + i64::from(b - b'0'))
+            };
+            let (h, m) = (two(*h1, *h2)?, two(*m1, *m2)?);
+            if h > 24 || m > 60 {
+                return None;
+            }
+            let offset = (h * 60 + m) * 60;
+            if *sign == b'-' { -offset } else { offset }
+        }
+        _ => return None,
+    };
+    let seconds =
+        days_from_civil(year, month, day) * 86_400 + hour * 3_600 + minute * 60 + second - offset;
+    let (days, time) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
+    let (year, month, day) = civil_from_days(days);
+    if year == 1 && month == 1 && day == 1 && time == 0 && !fraction {
+        return Some(GoInstant::Zero);
+    }
+    if !(0..=9999).contains(&year) {
+        return None;
+    }
+    Some(GoInstant::Utc(format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        time / 3_600,
+        time % 3_600 / 60,
+        time % 60
+    )))
+}
+
+/// Days from 1970-01-01 to a date of the proleptic Gregorian calendar.
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let year_of_era = year - era * 400;
+    let day_of_year = (153 * ((month + 9) % 12) + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146_097 + day_of_era - 719_468
+}
+
+/// The date `days` days after 1970-01-01.
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let days = days + 719_468;
+    let era = days.div_euclid(146_097);
+    let day_of_era = days - era * 146_097;
+    let year_of_era =
+        (day_of_era - day_of_era / 1_460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let mp = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (year, month, day)
 }
 
 /// A quantity as Go re-encodes it, where kvrender's spelling would read differently: a
@@ -265,6 +443,55 @@ mod tests {
             canonical_float_quantity(&mut v);
             assert_eq!(v, expected, "{given}");
         }
+    }
+
+    #[test]
+    fn times_are_read_as_go_reads_rfc3339_and_written_in_utc_to_the_second() {
+        let utc = |s: &str| Some(GoInstant::Utc(s.to_string()));
+        for (given, expected) in [
+            ("2024-01-01T10:00:00Z", utc("2024-01-01T10:00:00Z")),
+            ("2024-01-01T10:00:00.999+02:00", utc("2024-01-01T08:00:00Z")),
+            ("2024-02-29T23:30:00,5-01:15", utc("2024-03-01T00:45:00Z")),
+            ("2024-01-01T00:00:00+24:60", utc("2023-12-30T23:00:00Z")),
+            ("1970-01-01T00:00:00-00:00", utc("1970-01-01T00:00:00Z")),
+            ("9999-12-31T23:59:59Z", utc("9999-12-31T23:59:59Z")),
+            ("0001-01-01T00:00:00Z", Some(GoInstant::Zero)),
+            ("0001-01-01T01:00:00+01:00", Some(GoInstant::Zero)),
+            // Only nine digits of a fraction count.
+            ("0001-01-01T00:00:00.0000000001Z", Some(GoInstant::Zero)),
+            ("0001-01-01T00:00:00.5Z", utc("0001-01-01T00:00:00Z")),
+            ("2023-02-29T00:00:00Z", None),
+            ("2024-01-01T24:00:00Z", None),
+            ("2024-01-01T10:00:60Z", None),
+            ("2024-01-01T10:00:00+25:00", None),
+            ("2024-01-01t10:00:00z", None),
+            ("2024-01-01T10:00:00", None),
+            ("2024-01-01T10:00:00.Z", None),
+            ("9999-12-31T23:59:59-01:00", None),
+            ("2024-1-01T10:00:00Z", None),
+        ] {
+            assert_eq!(parse_rfc3339(given), expected, "{given}");
+        }
+    }
+
+    #[test]
+    fn a_zero_time_is_null_or_left_out_as_its_field_says() {
+        let mut shape = Shape::default();
+        shape
+            .time(&["plain"], GoTime::Plain)
+            .time(&["omit"], GoTime::OmitZero)
+            .time(&["pointer"], GoTime::Pointer)
+            .time(&["nil"], GoTime::Pointer);
+        let zero = "0001-01-01T00:00:00Z";
+        let mut v = json!({"plain": zero, "omit": zero, "pointer": zero, "nil": null, "x": 1});
+        shape.apply(&mut v);
+        assert_eq!(v, json!({"plain": null, "pointer": null, "x": 1}));
+        let mut v = json!({"omit": null, "plain": "soon", "pointer": "2024-01-01T01:00:00+01:00"});
+        shape.apply(&mut v);
+        assert_eq!(
+            v,
+            json!({"plain": "soon", "pointer": "2024-01-01T00:00:00Z"})
+        );
     }
 
     const ZERO: &[(&[&str], GoZero)] = &[
