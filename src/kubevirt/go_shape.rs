@@ -175,6 +175,32 @@ impl Shape {
         self.walk(v, false);
     }
 
+    /// Drop every `null` under `v` that Go leaves out: a nil pointer, map or list of an
+    /// `omitempty` field, or a zero number, string or bool one. A `null` the shape knows as a
+    /// field Go always writes is kept (see [`Shape::apply_to_present`]).
+    pub fn drop_omitted_nulls(shape: Option<&Shape>, v: &mut Value) {
+        match v {
+            Value::Object(map) => {
+                map.retain(|key, value| {
+                    let child = shape.and_then(|s| s.fields.iter().find(|(k, _)| k == key));
+                    let child = child.map(|(_, c)| c);
+                    if value.is_null() {
+                        return child.is_some_and(|c| c.zero.is_some());
+                    }
+                    Shape::drop_omitted_nulls(child, value);
+                    true
+                });
+            }
+            Value::Array(items) => {
+                let child = shape.and_then(|s| s.items.as_deref());
+                for item in items {
+                    Shape::drop_omitted_nulls(child, item);
+                }
+            }
+            _ => {}
+        }
+    }
+
     fn walk(&self, v: &mut Value, write_absent: bool) {
         match v {
             Value::Array(items) => {

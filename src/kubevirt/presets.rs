@@ -960,7 +960,8 @@ pub mod selector {
             None | Some(Value::Null) => {}
             Some(Value::Object(labels)) => {
                 for (key, value) in labels {
-                    let Some(value) = value.as_str() else {
+                    // Go reads `null` into a string as "".
+                    let Some(value) = value.as_str().or(value.is_null().then_some("")) else {
                         return Err(format!(
                             "matchLabels[{key}]: Invalid value: {}: must be a string",
                             json(value)
@@ -999,7 +1000,7 @@ pub mod selector {
                         Some(Value::Array(vs)) => {
                             let mut values = Vec::new();
                             for v in vs {
-                                let Some(s) = v.as_str() else {
+                                let Some(s) = v.as_str().or(v.is_null().then_some("")) else {
                                     return Err(format!(
                                         "values: Invalid value: {}: must be strings",
                                         json(v)
@@ -1195,6 +1196,19 @@ pub mod selector {
             assert!(!sel.matches(&labels(&[("app", "web"), ("os", "x")])));
             assert!(parse(None).unwrap().matches(&[]));
             assert!(parse(Some(&json!({}))).unwrap().matches(&[]));
+        }
+
+        #[test]
+        fn a_null_label_value_is_the_empty_string() {
+            let empty = labels(&[("app", "")]);
+            let sel = parse(Some(&json!({"matchLabels": {"app": null}}))).unwrap();
+            assert!(sel.matches(&empty));
+            assert!(!sel.matches(&labels(&[("app", "web")])));
+            let sel = parse(Some(&json!({"matchExpressions": [
+                {"key": "app", "operator": "In", "values": [null, "web"]}]})))
+            .unwrap();
+            assert!(sel.matches(&empty));
+            assert!(parse(Some(&json!({"matchLabels": {"app": 1}}))).is_err());
         }
 
         #[test]

@@ -76,7 +76,25 @@ pub fn vm_to_vmi(vm: &Object) -> Value {
         });
     }
     set_stable_firmware_uuid(&mut spec, vm.name());
+    // Go reads a `null` volume, disk, ... as an empty one: a `null` volume gets a disk too.
+    null_items_as_structs(&mut spec);
+    let disks_before = path::get(&spec, &["domain", "devices", "disks"])
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
     crate::kubevirt::defaults::set_default_volume_disks(&mut spec);
+    // The disk of a volume without a name has no name either: `name: ""` is Go's zero value,
+    // written by [`write_go_zero_fields`] where the whole of Go's answer is wanted.
+    if let Some(disks) =
+        path::get_mut(&mut spec, &["domain", "devices", "disks"]).and_then(Value::as_array_mut)
+    {
+        for disk in disks.iter_mut().skip(disks_before) {
+            if let Some(disk) = disk.as_object_mut()
+                && disk.get("name").and_then(Value::as_str) == Some("")
+            {
+                disk.remove("name");
+            }
+        }
+    }
 
     let mut vmi = Map::new();
     vmi.insert("apiVersion".into(), json!("kubevirt.io/v1"));
@@ -103,6 +121,9 @@ pub fn vmi_for(object: &Object) -> Option<Value> {
                         vmi.insert(k.clone(), v.clone());
                     }
                 }
+            }
+            if let Some(spec) = vmi.get_mut("spec") {
+                null_items_as_structs(spec);
             }
             Some(Value::Object(vmi))
         }
@@ -209,12 +230,15 @@ pub fn write_go_zero_fields(vmi: &mut Value) {
 }
 
 /// As [`write_go_zero_fields`], but only for the fields a VMI spec has: a `null` is written as
-/// Go's zero value, and a field the spec leaves out stays out. This is KubeVirt's answer with
+/// Go's zero value (or left out, where Go leaves it out), and a field the spec leaves out stays
+/// out. This is KubeVirt's answer with
 /// the zero values nobody wrote taken out, the form in which the preset stage is compared (an
 /// input device without a type stays without one, where Go would write `type: ""`).
 pub fn go_nulls_as_zero_values(vmi: &mut Value) {
     if let Some(spec) = vmi.field_mut("spec").filter(|s| s.is_object()) {
         GO_SHAPE.apply_to_present(spec);
+        // Any other `null` is a field Go leaves out (`acpi: {enabled: null}` is `acpi: {}`).
+        Shape::drop_omitted_nulls(Some(&GO_SHAPE), spec);
     }
 }
 
@@ -804,20 +828,43 @@ mod tests {
     }
 
     #[test]
+    fn a_volume_without_a_name_gets_a_disk_without_one() {
+        for volumes in [json!([null]), json!([{}]), json!([{"name": ""}])] {
+            let vm = obj(json!({
+                "apiVersion": "kubevirt.io/v1",
+                "kind": "VirtualMachine",
+                "metadata": {"name": "vm1"},
+                "spec": {"template": {"spec": {"volumes": volumes}}}
+            }));
+            let vmi = vm_to_vmi(&vm);
+            assert_eq!(
+                path::get(&vmi, &["spec", "domain", "devices", "disks"]),
+                Some(&json!([{}])),
+                "{volumes}"
+            );
+        }
+    }
+
+    #[test]
     fn only_the_nulls_of_a_spec_become_go_zero_values_when_absent_fields_stay_out() {
         let spec = json!({"spec": {"domain": {
             "devices": {"watchdog": {"i6300esb": {}}, "sound": {"name": null},
                         "inputs": [{"bus": "usb"}]},
-            "machine": {}
+            "machine": {},
+            "features": {"acpi": {"enabled": null}},
+            "cpu": {"cores": null}
         }}});
         let mut present = spec.clone();
         go_nulls_as_zero_values(&mut present);
+        // Other nulls are fields Go leaves out.
         assert_eq!(
             present,
             json!({"spec": {"domain": {
                 "devices": {"watchdog": {"i6300esb": {}}, "sound": {"name": ""},
                             "inputs": [{"bus": "usb"}]},
-                "machine": {}
+                "machine": {},
+                "features": {"acpi": {}},
+                "cpu": {}
             }}})
         );
         let mut all = spec;
