@@ -711,6 +711,16 @@ mod tests {
         Object::new(v, Origin::default())
     }
 
+    /// A VM named `vm1` whose template's spec is `spec`.
+    fn vm_with(spec: Value) -> Object {
+        obj(json!({
+            "apiVersion": "kubevirt.io/v1",
+            "kind": "VirtualMachine",
+            "metadata": {"name": "vm1"},
+            "spec": {"template": {"spec": spec}}
+        }))
+    }
+
     #[test]
     fn go_zero_fields_fill_missing_and_null_and_keep_the_rest() {
         let mut vmi = json!({"spec": {
@@ -801,26 +811,16 @@ mod tests {
 
     #[test]
     fn empty_requests_and_limits_do_not_reach_the_vmi() {
-        let vm = obj(json!({
-            "apiVersion": "kubevirt.io/v1",
-            "kind": "VirtualMachine",
-            "metadata": {"name": "vm1"},
-            "spec": {"template": {"spec": {"domain": {"resources": {
-                "requests": {}, "limits": null, "overcommitGuestOverhead": true
-            }}}}}
-        }));
+        let vm = vm_with(json!({"domain": {"resources": {
+            "requests": {}, "limits": null, "overcommitGuestOverhead": true
+        }}}));
         assert_eq!(
             path::get(&vm_to_vmi(&vm), &["spec", "domain", "resources"]),
             Some(&json!({"overcommitGuestOverhead": true}))
         );
-        let vm = obj(json!({
-            "apiVersion": "kubevirt.io/v1",
-            "kind": "VirtualMachine",
-            "metadata": {"name": "vm1"},
-            "spec": {"template": {"spec": {"domain": {"resources": {
-                "requests": {"memory": "1Gi"}, "limits": {}
-            }}}}}
-        }));
+        let vm = vm_with(json!({"domain": {"resources": {
+            "requests": {"memory": "1Gi"}, "limits": {}
+        }}}));
         assert_eq!(
             path::get(&vm_to_vmi(&vm), &["spec", "domain", "resources"]),
             Some(&json!({"requests": {"memory": "1Gi"}}))
@@ -830,13 +830,7 @@ mod tests {
     #[test]
     fn a_volume_without_a_name_gets_a_disk_without_one() {
         for volumes in [json!([null]), json!([{}]), json!([{"name": ""}])] {
-            let vm = obj(json!({
-                "apiVersion": "kubevirt.io/v1",
-                "kind": "VirtualMachine",
-                "metadata": {"name": "vm1"},
-                "spec": {"template": {"spec": {"volumes": volumes}}}
-            }));
-            let vmi = vm_to_vmi(&vm);
+            let vmi = vm_to_vmi(&vm_with(json!({"volumes": volumes})));
             assert_eq!(
                 path::get(&vmi, &["spec", "domain", "devices", "disks"]),
                 Some(&json!([{}])),
