@@ -114,6 +114,9 @@ fn build_all(inputs: &Inputs, stage: Stage, out: &mut Outcome) -> Vec<Built> {
         }
         if stage == Stage::Full {
             vmi_defaults::set_new_vmi_annotations(&inputs.profile, &mut vmi);
+            if kind == Kind::VirtualMachine {
+                vmi::receiver_annotation(&obj.value, &mut vmi);
+            }
         }
         built.push(Built {
             source: obj.clone(),

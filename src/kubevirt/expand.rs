@@ -403,6 +403,12 @@ fn expand_in_place(
     profile: &ClusterProfile,
     stage: Stage,
 ) -> Result<(), ExpandError> {
+    // The controller drops a completed memory dump's volume before it adds the default disks.
+    let dump_claim = out
+        .field("status")
+        .filter(|_| stage == Stage::Controller)
+        .and_then(vmi::completed_memory_dump_claim)
+        .map(str::to_string);
     let template = match path::get_mut(out, &["spec", "template"]) {
         Some(t) if t.is_object() => t,
         _ => {
@@ -427,6 +433,9 @@ fn expand_in_place(
     {
         let spec = template.field_mut("spec").expect("checked above");
         vmi::null_items_as_structs(spec);
+        if let Some(claim) = &dump_claim {
+            vmi::remove_volume(spec, claim);
+        }
         defaults::set_default_volume_disks(spec);
         if stage == Stage::Controller {
             // The VM controller takes the preference's autoattach flags first, so that they

@@ -62,7 +62,11 @@ pub fn vm_to_vmi(vm: &Object) -> Value {
     if has_paused_start_request(&vm.value) {
         path::set(&mut spec, &["startStrategy"], json!("Paused"));
     }
-    if let Some(claim) = completed_memory_dump_claim(&vm.value) {
+    if let Some(claim) = vm
+        .value
+        .field("status")
+        .and_then(completed_memory_dump_claim)
+    {
         remove_volume(&mut spec, claim);
     }
     // The controller creates the VMI through the API: Go drops an empty or `null` map of
@@ -645,9 +649,25 @@ fn has_paused_start_request(vm: &Value) -> bool {
         && path::str_at(first, &["data", "paused"]) == Some("true")
 }
 
-/// The claim of a memory dump request in the VM's status that is past its in-progress phases.
-fn completed_memory_dump_claim(vm: &Value) -> Option<&str> {
-    let request = path::get(vm, &["status", "memoryDumpRequest"]).filter(|r| r.is_object())?;
+/// The annotation with which the VM controller starts the VMI of a VM whose run strategy is
+/// `WaitAsReceiver` as the target of a migration.
+pub fn receiver_annotation(vm: &Value, vmi: &mut Value) {
+    if path::str_at(vm, &["spec", "runStrategy"]) == Some("WaitAsReceiver")
+        && let Some(annotations) = path::ensure_map(vmi, &["metadata", "annotations"])
+    {
+        annotations.insert(
+            "kubevirt.io/create-migration-target".into(),
+            Value::from("true"),
+        );
+    }
+}
+
+/// The claim of a memory dump request in a VM's `status` that is past its in-progress phases:
+/// the volume the VM controller leaves out of the VMI.
+pub fn completed_memory_dump_claim(status: &Value) -> Option<&str> {
+    let request = status
+        .field("memoryDumpRequest")
+        .filter(|r| r.is_object())?;
     let phase = request.field("phase").and_then(Value::as_str).unwrap_or("");
     if matches!(phase, "Associating" | "InProgress") {
         return None;
@@ -660,9 +680,17 @@ fn completed_memory_dump_claim(vm: &Value) -> Option<&str> {
     )
 }
 
-fn remove_volume(spec: &mut Value, name: &str) {
-    if let Some(volumes) = path::get_mut(spec, &["volumes"]).and_then(Value::as_array_mut) {
+/// Remove the volume `name`; a list left empty goes (the controller's VMI reaches the API
+/// without it).
+pub fn remove_volume(spec: &mut Value, name: &str) {
+    let Some(map) = spec.as_object_mut() else {
+        return;
+    };
+    if let Some(volumes) = map.get_mut("volumes").and_then(Value::as_array_mut) {
         volumes.retain(|v| v.field("name").and_then(Value::as_str).unwrap_or("") != name);
+        if volumes.is_empty() {
+            map.shift_remove("volumes");
+        }
     }
 }
 
@@ -897,7 +925,8 @@ mod tests {
             path::str_at(&vmi, &["spec", "startStrategy"]),
             Some("Paused")
         );
-        assert_eq!(path::get(&vmi, &["spec", "volumes"]), Some(&json!([])));
+        // The dump volume was the only one, and Go drops the empty list on the way to the API.
+        assert_eq!(path::get(&vmi, &["spec", "volumes"]), None);
         assert!(path::get(&vmi, &["metadata", "namespace"]).is_none());
     }
 

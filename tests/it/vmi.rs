@@ -50,6 +50,18 @@ fn autoattach_flags_come_before_the_default_interface_and_input_device() {
     ]));
 }
 
+/// A completed memory dump's volume gets no disk, whether or not the VM names a preference, and a
+/// migration receiver carries the controller's annotation.
+#[test]
+fn the_controller_reads_the_memory_dump_and_the_run_strategy() {
+    let _guard = snapshot_settings();
+    assert_cmd_snapshot!(kvrender().current_dir(testdata("vmi")).args([
+        "vmi",
+        "--no-default-catalog",
+        "controller-status.yaml",
+    ]));
+}
+
 #[test]
 fn preset_conflicting_with_the_vmi_is_skipped_with_a_warning() {
     let _guard = snapshot_settings();
