@@ -20,7 +20,7 @@ fn main() {
     // kvrender (see its README); their test names start with `oracle::`.
     for (corpus, mode) in ["conformance", "oracle"]
         .into_iter()
-        .flat_map(|c| ["expand", "infer", "presets", "validate"].map(|m| (c, m)))
+        .flat_map(|c| ["expand", "infer", "presets", "validate", "vmi"].map(|m| (c, m)))
     {
         let dir = testdata.join(corpus).join(mode);
         let Ok(entries) = std::fs::read_dir(&dir) else {
@@ -93,6 +93,17 @@ fn run_case(mode: &str, case: &Path) -> Result<(), Failed> {
                 &input,
             );
             check_validate(&expected, &run)
+        }
+        "vmi" => {
+            // The whole VMI: the controller's, then presets, then the webhook's defaults. A
+            // refusal (an instancetype conflict, conflicting presets) only has to fail: the
+            // messages carry Go's formatting of pointers.
+            let run = run_kvrender(&["vmi", "--no-default-catalog"], &input);
+            if expected.get("error").is_some() {
+                require_failure(&run, &[], "a refused VMI")
+            } else {
+                check_presets(&expected, &input_vm, &run)
+            }
         }
         _ => unreachable!(),
     }
