@@ -268,7 +268,9 @@ fn default_network() -> &'static [Value; 3] {
 }
 
 /// Append a disk `{name}` for every volume that has no disk or filesystem of the same name, in
-/// volume order (`SetDefaultVolumeDisk`).
+/// volume order (`SetDefaultVolumeDisk`). The disk of a volume without a name has none either:
+/// `name: ""` is Go's zero value, which [`crate::kubevirt::vmi::write_go_zero_fields`] writes
+/// where the whole of Go's answer is wanted.
 pub fn set_default_volume_disks(spec: &mut Value) {
     let list = |p: &[&str]| {
         path::get(spec, p)
@@ -308,7 +310,11 @@ pub fn set_default_volume_disks(spec: &mut Value) {
     }
     if let Some(disks) = disks.as_array_mut() {
         for name in missing {
-            disks.push(json!({ "name": name }));
+            disks.push(if name.is_empty() {
+                json!({})
+            } else {
+                json!({ "name": name })
+            });
         }
     }
 }

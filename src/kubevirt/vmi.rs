@@ -82,23 +82,7 @@ pub fn vm_to_vmi(vm: &Object) -> Value {
     set_stable_firmware_uuid(&mut spec, vm.name());
     // Go reads a `null` volume, disk, ... as an empty one: a `null` volume gets a disk too.
     null_items_as_structs(&mut spec);
-    let disks_before = path::get(&spec, &["domain", "devices", "disks"])
-        .and_then(Value::as_array)
-        .map_or(0, Vec::len);
     crate::kubevirt::defaults::set_default_volume_disks(&mut spec);
-    // The disk of a volume without a name has no name either: `name: ""` is Go's zero value,
-    // written by [`write_go_zero_fields`] where the whole of Go's answer is wanted.
-    if let Some(disks) =
-        path::get_mut(&mut spec, &["domain", "devices", "disks"]).and_then(Value::as_array_mut)
-    {
-        for disk in disks.iter_mut().skip(disks_before) {
-            if let Some(disk) = disk.as_object_mut()
-                && disk.get("name").and_then(Value::as_str) == Some("")
-            {
-                disk.remove("name");
-            }
-        }
-    }
 
     let mut vmi = Map::new();
     vmi.insert("apiVersion".into(), json!("kubevirt.io/v1"));
