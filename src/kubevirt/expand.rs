@@ -684,8 +684,9 @@ fn metadata_and_status_as_go_writes_them(vm: &mut Value) {
 
 /// The DataVolume templates of a VM as the Go types of KubeVirt and CDI re-encode them: a
 /// `null` template is an empty one, the fields without `omitempty` are written with their zero
-/// value, and the quantities of claim resources written as decimal numbers come back as
-/// canonical strings.
+/// value, the quantities of claim resources written as decimal numbers come back as
+/// canonical strings, and a claim's `requests` or `limits` that is `null` or empty is left out
+/// (a nil or empty map under `omitempty`), as is any other `null` among its resources.
 fn data_volume_templates_as_go_writes_them(templates: &mut Value) {
     static SHAPE: LazyLock<Shape> = LazyLock::new(|| {
         use GoZero::{Null, Struct, Text};
@@ -729,6 +730,18 @@ fn data_volume_templates_as_go_writes_them(templates: &mut Value) {
         list
     });
     SHAPE.apply(templates);
+    for template in templates.as_array_mut().into_iter().flatten() {
+        for claim in ["pvc", "storage"] {
+            if let Some(resources) = path::get_mut(template, &["spec", claim, "resources"])
+                .and_then(Value::as_object_mut)
+            {
+                resources.retain(|key, v| match key.as_str() {
+                    "requests" | "limits" => !path::is_zero(Some(v)),
+                    _ => !v.is_null(),
+                });
+            }
+        }
+    }
 }
 
 /// KubeVirt answers with a Go re-serialization of the VM. Inside the plain structs that are
