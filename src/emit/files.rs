@@ -4,7 +4,7 @@
 //! case (an empty group is left out). When the namespaced objects span more than one namespace,
 //! each of them is prefixed with `<namespace>_`, a namespaced object without a namespace counting
 //! as `default`. Which kinds are cluster-scoped is what kustomize itself knows: the built-in
-//! Kubernetes kinds of [`CLUSTER_SCOPED`]. Any other kind, custom resources included, is
+//! Kubernetes kinds of `CLUSTER_SCOPED`. Any other kind, custom resources included, is
 //! namespaced to kustomize, so a `VirtualMachineClusterInstancetype` gets the `default_` prefix
 //! beside objects of two namespaces, as kustomize gives it.
 //!

@@ -70,7 +70,7 @@ pub fn apply(preference: &Value, template: &mut Value) {
 
 /// The value at `path` when it is set in Go's pointer sense (present and not null).
 /// The preference's `autoattach*` flags alone, on the VMI spec `spec` (see
-/// [`devices::apply_autoattach`]).
+/// `devices::apply_autoattach`).
 pub fn apply_autoattach(preference: &Value, spec: &mut Value) {
     if spec.is_object() {
         devices::apply_autoattach(preference, spec);

@@ -46,7 +46,7 @@ pub fn write_document(out: &mut String, value: &Value) {
     }
 }
 
-/// [`write_document`], also returning where the top-level entry `key` went in `out`, when
+/// `write_document`, also returning where the top-level entry `key` went in `out`, when
 /// `value` is a mapping that has one. A top-level mapping prints as its entries one after the
 /// other, each the same wherever it stands, so another mapping that differs from `value` only
 /// in that entry prints as `out` with the range replaced by [`write_top_level_entry`].
@@ -73,7 +73,7 @@ pub fn write_document_marking(
     marked
 }
 
-/// One entry of a top-level mapping, as [`write_document`] prints it.
+/// One entry of a top-level mapping, as `write_document` prints it.
 pub fn write_top_level_entry(out: &mut String, key: &str, value: &Value) {
     entry(out, key, value, 0);
 }
