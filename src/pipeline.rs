@@ -47,6 +47,39 @@ pub fn expand_diagnostic(vm: &Object, err: &ExpandError) -> Diagnostic {
     d
 }
 
+/// The `KV003` finding for an object whose `metadata.name` is missing or is not a name the API
+/// server accepts for KubeVirt's kinds (a DNS subdomain: at most 253 characters, lowercase
+/// letters, digits, `-` and `.`, each `.`-separated part starting and ending with a letter or
+/// digit). `expand`, `build` and `validate` report the same finding, so that a tree `validate`
+/// passes does not fail to build.
+pub fn name_diagnostic(obj: &Object) -> Option<Diagnostic> {
+    let bad_name = |message: String| {
+        Diagnostic::error(codes::BAD_NAME, obj.field_origin("metadata.name"), message)
+            .with_object(obj.object_ref())
+            .with_field("metadata.name")
+    };
+    let name = obj.name();
+    if name.is_empty() {
+        return Some(bad_name(format!(
+            "the {} has no `metadata.name`",
+            obj.kind_str()
+        )));
+    }
+    let why = check_name(name).err()?;
+    // Shown quoted, escaped and shortened: the name may hold `/`, control characters or
+    // hundreds of characters.
+    let mut shown: String = name.chars().take(64).collect();
+    if shown.len() < name.len() {
+        shown.push_str("...");
+    }
+    let shown = format!("{shown:?}");
+    let mut d = bad_name(format!("{shown} is not a valid Kubernetes name: {why}"));
+    if let Some(object) = &mut d.object {
+        object.name = shown;
+    }
+    Some(d)
+}
+
 /// Check what expansion needs of a VM before it runs: a valid name, and fields of the right
 /// type in the VM and in the instancetype and preference it names (looked up through
 /// `lookups`, so that expansion finds them there).
@@ -55,29 +88,7 @@ fn precheck<'a, 'k>(
     index: &Index<'a>,
     lookups: &mut Lookups<'a, 'k>,
 ) -> Option<Diagnostic> {
-    let bad_name = |message: String| {
-        Diagnostic::error(codes::BAD_NAME, vm.field_origin("metadata.name"), message)
-            .with_object(vm.object_ref())
-            .with_field("metadata.name")
-    };
-    let name = vm.name();
-    if name.is_empty() {
-        return Some(bad_name(
-            "the VirtualMachine has no `metadata.name`".to_string(),
-        ));
-    }
-    if let Err(why) = check_name(name) {
-        // Shown quoted, escaped and shortened: the name may hold `/`, control characters or
-        // hundreds of characters.
-        let mut shown: String = name.chars().take(64).collect();
-        if shown.len() < name.len() {
-            shown.push_str("...");
-        }
-        let shown = format!("{shown:?}");
-        let mut d = bad_name(format!("{shown} is not a valid Kubernetes name: {why}"));
-        if let Some(obj) = &mut d.object {
-            obj.name = shown;
-        }
+    if let Some(d) = name_diagnostic(vm) {
         return Some(d);
     }
     let wrong = typecheck::virtual_machine(&vm.value);

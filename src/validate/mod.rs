@@ -36,7 +36,7 @@ pub struct Rule {
 pub const RULES: &[Rule] = &[
     rules::yaml_syntax::RULE,
     rules::not_an_object::RULE,
-    rules::missing_name::RULE,
+    rules::bad_name::RULE,
     rules::wrong_type::RULE,
     rules::instancetype_conflict::RULE,
     rules::reference_not_found::RULE,
@@ -89,7 +89,7 @@ pub fn validate(objects: &[Object], ctx: &Context<'_>) -> Vec<Diagnostic> {
 pub fn check_object(obj: &Object, ctx: &Context<'_>) -> Vec<Diagnostic> {
     let mut d = Vec::new();
     rules::api_version::check(obj, &mut d);
-    rules::missing_name::check(obj, &mut d);
+    rules::bad_name::check(obj, &mut d);
     rules::unknown_field::check(obj, &mut d);
     rules::admission::check(obj, ctx, &mut d);
     rules::size_labels::check(obj, &mut d);

@@ -104,7 +104,7 @@ fn output_dir_names_match_kubectl_kustomize() {
         (
             "instancetype.kubevirt.io/v1beta1",
             "VirtualMachineClusterInstancetype",
-            "Small",
+            "small",
             None,
         ),
         (
@@ -114,6 +114,9 @@ fn output_dir_names_match_kubectl_kustomize() {
             Some("team-a"),
         ),
         ("v1", "ConfigMap", "plain", None),
+        // The API server refuses this name for a ConfigMap too, but kvrender only checks the
+        // names of KubeVirt's kinds: the file name is lower-cased as kustomize does it.
+        ("v1", "ConfigMap", "Upper", None),
         ("v1", "ConfigMap", "in-default", Some("default")),
         ("v1", "ConfigMap", "b", Some("team-b")),
         ("v1", "Namespace", "team-a", Some("ignored")),

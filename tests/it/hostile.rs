@@ -212,3 +212,78 @@ fn build_with_errors_writes_no_file() {
         "either every file is written or none"
     );
 }
+
+/// The `KV003` lines of a run's output, whichever stream they went to.
+fn bad_name_findings(out: &Output) -> Vec<String> {
+    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.push_str(&String::from_utf8_lossy(&out.stderr));
+    let mut lines: Vec<String> = text
+        .lines()
+        .filter(|l| l.contains("error[KV003]"))
+        .map(str::to_string)
+        .collect();
+    lines.sort();
+    lines
+}
+
+/// `validate` and `build` refuse the names `expand` refuses, with the same findings: a tree
+/// that passes the pre-commit check does not then fail to build.
+#[test]
+fn bad_names_fail_validate_and_build_as_they_fail_expand() {
+    let dir = testdata("hostile");
+    let expand = expand_in(&dir, &["bad-names.yaml"]);
+    let wanted = bad_name_findings(&expand);
+    assert_eq!(wanted.len(), 7, "{wanted:?}");
+    for command in ["validate", "build"] {
+        let out = run(kvrender()
+            .current_dir(&dir)
+            .args([command, "bad-names.yaml"]));
+        assert_eq!(out.status.code(), Some(1), "{command}");
+        assert_eq!(bad_name_findings(&out), wanted, "{command}");
+        if command == "build" {
+            assert!(out.stdout.is_empty(), "build printed something");
+        }
+    }
+}
+
+/// Instancetypes and preferences get the same name check as VMs.
+#[test]
+fn bad_names_of_instancetypes_and_preferences() {
+    let tmp = tempfile::tempdir().unwrap();
+    fs::write(
+        tmp.path().join("catalog.yaml"),
+        "apiVersion: instancetype.kubevirt.io/v1beta1\n\
+         kind: VirtualMachineClusterInstancetype\n\
+         metadata:\n  name: U1.Medium\n\
+         spec: {cpu: {guest: 1}, memory: {guest: 1Gi}}\n\
+         ---\n\
+         apiVersion: instancetype.kubevirt.io/v1beta1\n\
+         kind: VirtualMachinePreference\n\
+         metadata:\n  name: team/fedora\n  namespace: web\n\
+         spec: {}\n\
+         ---\n\
+         apiVersion: v1\n\
+         kind: ConfigMap\n\
+         metadata:\n  name: Not-Checked\n",
+    )
+    .unwrap();
+    for command in ["validate", "build"] {
+        let out = run(kvrender().current_dir(tmp.path()).args([
+            command,
+            "--no-default-catalog",
+            "catalog.yaml",
+        ]));
+        assert_eq!(out.status.code(), Some(1), "{command}");
+        assert_eq!(
+            bad_name_findings(&out),
+            [
+                "catalog.yaml:10: error[KV003] VirtualMachinePreference/web/\"team/fedora\": \
+                 metadata.name: \"team/fedora\" is not a valid Kubernetes name: it contains `/`",
+                "catalog.yaml:4: error[KV003] VirtualMachineClusterInstancetype/\"U1.Medium\": \
+                 metadata.name: \"U1.Medium\" is not a valid Kubernetes name: it contains an \
+                 uppercase letter",
+            ],
+            "{command}"
+        );
+    }
+}

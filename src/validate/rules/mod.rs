@@ -4,12 +4,12 @@
 pub mod admission;
 pub mod api_version;
 pub mod bad_matcher;
+pub mod bad_name;
 pub mod deprecated;
 pub mod duplicate;
 pub mod infer_from_volume;
 pub mod instancetype_conflict;
 pub mod invalid_spec;
-pub mod missing_name;
 pub mod not_an_object;
 pub mod reference_not_found;
 pub mod requirements;
