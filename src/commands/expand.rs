@@ -103,6 +103,16 @@ fn expand_documents(
             Document::Object(vm) if vm.kind() == Kind::VirtualMachine => {
                 pipeline::expand_vm(vm, &index, &inputs.profile)
             }
+            // A kind KubeVirt's groups do not have is most likely a misspelt VirtualMachine,
+            // which would otherwise vanish from the output without a word.
+            Document::Object(other) if other.kind() == Kind::Other => {
+                let mut found = Vec::new();
+                crate::validate::rules::api_version::check(other, &mut found);
+                return found
+                    .into_iter()
+                    .next()
+                    .map_or(Piece::Skip, |d| Piece::Keep(Box::new(d)));
+            }
             Document::Object(_) => return Piece::Skip,
             Document::Deferred(text) => match text.parse() {
                 // Parsed here, used once: the expansion takes its tree.

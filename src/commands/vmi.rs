@@ -37,6 +37,10 @@ fn build_all(inputs: &Inputs, stage: Stage, out: &mut Outcome) -> Vec<Built> {
     let mut built = Vec::new();
     for obj in &inputs.objects {
         let kind = obj.kind();
+        if kind == Kind::Other {
+            // A misspelt VirtualMachine kind is reported instead of passed over in silence.
+            crate::validate::rules::api_version::check(obj, &mut out.diagnostics);
+        }
         if kind != Kind::VirtualMachine && kind != Kind::VirtualMachineInstance {
             continue;
         }

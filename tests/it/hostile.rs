@@ -287,3 +287,25 @@ fn bad_names_of_instancetypes_and_preferences() {
         );
     }
 }
+
+/// A misspelt VirtualMachine kind fails every command that reads VMs, naming the kind meant.
+#[test]
+fn misspelt_kinds_fail_every_command() {
+    let dir = testdata("hostile");
+    for command in ["expand", "validate", "build", "vmi", "diff"] {
+        let out = run(kvrender()
+            .current_dir(&dir)
+            .args([command, "misspelt-kind.yaml"]));
+        assert_eq!(out.status.code(), Some(1), "{command}");
+        let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+        text.push_str(&String::from_utf8_lossy(&out.stderr));
+        for (line, kind) in [(5, "VirtualMachin"), (13, "virtualmachine")] {
+            let wanted = format!(
+                "misspelt-kind.yaml:{line}: error[KV021] {kind}/{name}: kind: KubeVirt's \
+                 `kubevirt.io` group has no kind `{kind}`; did you mean `VirtualMachine`?",
+                name = if line == 5 { "typo" } else { "lower" },
+            );
+            assert!(text.contains(&wanted), "{command}: {text}");
+        }
+    }
+}

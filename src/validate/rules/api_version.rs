@@ -3,7 +3,9 @@
 //! ## What it checks
 //! The `apiVersion` of the kinds kvrender knows: instancetypes and preferences must be
 //! `instancetype.kubevirt.io/v1beta1`, VirtualMachines (and VMIs, presets) `kubevirt.io/v1`.
-//! The old `flavor.kubevirt.io` kinds are reported with their replacements.
+//! The old `flavor.kubevirt.io` kinds are reported with their replacements, and a kind that
+//! the `kubevirt.io` or `instancetype.kubevirt.io` group does not have (`VirtualMachin`) with
+//! the nearest one it has.
 //!
 //! ## Why
 //! KubeVirt no longer serves `instancetype.kubevirt.io/v1alpha1` and `v1alpha2`, nor the
@@ -20,6 +22,8 @@
 //! Use the apiVersion (and kind) the message names; the v1beta1 spec is a superset of the
 //! alpha ones for the fields instancetypes set.
 
+use std::fmt::Write;
+
 use crate::diagnostic::{Diagnostic, Severity, codes};
 use crate::model::Object;
 use crate::model::object::INSTANCETYPE_GROUP;
@@ -29,12 +33,67 @@ use crate::validate::Rule;
 pub const RULE: Rule = Rule {
     code: codes::API_VERSION,
     name: "api-version",
-    summary: "An unknown or outdated apiVersion for a KubeVirt kind (e.g. `instancetype.kubevirt.io/v1alpha1`, `flavor.kubevirt.io`).",
+    summary: "An unknown or outdated apiVersion for a KubeVirt kind (e.g. `instancetype.kubevirt.io/v1alpha1`, `flavor.kubevirt.io`), or a kind KubeVirt's API groups do not have.",
     severity: Severity::Error,
 };
 
 const INSTANCETYPE_VERSION: &str = "instancetype.kubevirt.io/v1beta1";
 const CORE_VERSION: &str = "kubevirt.io/v1";
+
+/// The kinds KubeVirt serves in the two groups kvrender reads, as its CRDs define them.
+const GROUP_KINDS: [(&str, &[&str]); 2] = [
+    (
+        "kubevirt.io",
+        &[
+            "VirtualMachine",
+            "VirtualMachineInstance",
+            "VirtualMachineInstancePreset",
+            "VirtualMachineInstanceReplicaSet",
+            "VirtualMachineInstanceMigration",
+            "KubeVirt",
+        ],
+    ),
+    (
+        INSTANCETYPE_GROUP,
+        &[
+            "VirtualMachineInstancetype",
+            "VirtualMachineClusterInstancetype",
+            "VirtualMachinePreference",
+            "VirtualMachineClusterPreference",
+        ],
+    ),
+];
+
+/// The kind of either group nearest to `kind` (the same but for case, or at most three
+/// letters apart), to suggest for a misspelt one.
+fn nearest_kind(kind: &str) -> Option<&'static str> {
+    let all = GROUP_KINDS
+        .iter()
+        .flat_map(|(_, kinds)| kinds.iter().copied());
+    if let Some(same) = all.clone().find(|k| k.eq_ignore_ascii_case(kind)) {
+        return Some(same);
+    }
+    all.map(|k| (edit_distance(k, kind), k))
+        .filter(|(d, _)| *d <= 3)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+/// Levenshtein distance, by characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = diagonal + usize::from(ca != *cb);
+            diagonal = row[j + 1];
+            row[j + 1] = substitution.min(row[j] + 1).min(diagonal + 1);
+        }
+    }
+    row[b.len()]
+}
 
 /// The kind that replaces an old `flavor.kubevirt.io` kind.
 fn flavor_replacement(kind: &str) -> Option<&'static str> {
@@ -68,6 +127,23 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
             ),
         };
         out.push(report(Severity::Error, message));
+        return;
+    }
+    let known_anywhere = GROUP_KINDS.iter().any(|(_, kinds)| kinds.contains(&kind));
+    if !known_anywhere && let Some((_, kinds)) = GROUP_KINDS.iter().find(|(g, _)| *g == group) {
+        let mut message = format!("KubeVirt's `{group}` group has no kind `{kind}`");
+        match nearest_kind(kind) {
+            Some(near) => {
+                let _ = write!(message, "; did you mean `{near}`?");
+            }
+            None => {
+                let _ = write!(message, " (it has {})", kinds.join(", "));
+            }
+        }
+        let mut d = report(Severity::Error, message);
+        d.field = Some("kind".to_string());
+        d.origin = obj.field_origin("kind");
+        out.push(d);
         return;
     }
     let wanted = match kind {
@@ -149,6 +225,43 @@ mod tests {
         assert!(d[0].message.contains(INSTANCETYPE_VERSION));
         let d = run("flavor.kubevirt.io/v1alpha1", "VirtualMachineClusterFlavor");
         assert!(d[0].message.contains("VirtualMachineClusterInstancetype"));
+    }
+
+    #[test]
+    fn a_kind_the_group_does_not_have_is_an_error_with_the_nearest_kind() {
+        let d = run("kubevirt.io/v1", "VirtualMachin");
+        assert!(d[0].is_error());
+        assert_eq!(
+            d[0].message,
+            "KubeVirt's `kubevirt.io` group has no kind `VirtualMachin`; did you mean \
+             `VirtualMachine`?"
+        );
+        assert_eq!(d[0].field.as_deref(), Some("kind"));
+        let d = run(
+            "instancetype.kubevirt.io/v1beta1",
+            "virtualmachineclusterpreference",
+        );
+        assert!(
+            d[0].message
+                .ends_with("did you mean `VirtualMachineClusterPreference`?")
+        );
+        let d = run("instancetype.kubevirt.io/v1beta1", "Flavour");
+        assert!(
+            d[0].message
+                .contains("(it has VirtualMachineInstancetype, ")
+        );
+        // The other KubeVirt groups are not checked, nor other groups.
+        assert!(run("pool.kubevirt.io/v1beta1", "VirtualMachinePool").is_empty());
+        assert!(run("example.com/v1", "VirtualMachin").is_empty());
+        assert!(run("kubevirt.io/v1", "VirtualMachineInstanceMigration").is_empty());
+    }
+
+    #[test]
+    fn edit_distance_counts_characters() {
+        assert_eq!(edit_distance("VirtualMachine", "VirtualMachin"), 1);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("é", "e"), 1);
     }
 
     #[test]
