@@ -130,6 +130,51 @@ impl Diagnostic {
     }
 }
 
+/// Levenshtein distance between two strings, counted in characters.
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = diagonal + usize::from(ca != *cb);
+            diagonal = row[j + 1];
+            row[j + 1] = substitution.min(row[j] + 1).min(diagonal + 1);
+        }
+    }
+    row[b.len()]
+}
+
+/// The candidate nearest to `name`, to suggest for a name that was not found: the same but
+/// for case, or a few edits away (one for every four characters of the longer name, at least
+/// one and at most three). Ties go to the alphabetically first, so the answer does not depend on the order
+/// of `candidates`.
+pub fn nearest_name<'c>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'c str>,
+) -> Option<&'c str> {
+    candidates
+        .into_iter()
+        .filter(|c| *c != name)
+        .filter_map(|c| {
+            let (n, m) = (name.chars().count(), c.chars().count());
+            let allowed = (n.max(m) / 4).clamp(1, 3);
+            // Lengths further apart than the edits allowed cannot be near: skip the count.
+            if n.abs_diff(m) > allowed {
+                return None;
+            }
+            let distance = if c.eq_ignore_ascii_case(name) {
+                0
+            } else {
+                edit_distance(c, name)
+            };
+            (distance <= allowed).then_some((distance, c))
+        })
+        .min()
+        .map(|(_, c)| c)
+}
+
 /// Sort diagnostics into their printing order and drop exact duplicates.
 pub fn sort(diags: &mut Vec<Diagnostic>) {
     diags.sort_by(Diagnostic::sort_key_cmp);
@@ -179,4 +224,35 @@ pub mod codes {
     pub const LABEL_MISMATCH: &str = "KV041";
     /// A preference whose requirements no instancetype of the catalog meets.
     pub const UNMET_REQUIREMENTS: &str = "KV042";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edit_distance_counts_characters() {
+        assert_eq!(edit_distance("VirtualMachine", "VirtualMachin"), 1);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("é", "e"), 1);
+    }
+
+    #[test]
+    fn the_nearest_name_is_close_and_chosen_the_same_whatever_the_order() {
+        let names = ["u1.medium", "u1.large", "u1.small", "fedora", "rhel.9"];
+        assert_eq!(nearest_name("u1.medum", names), Some("u1.medium"));
+        assert_eq!(nearest_name("U1.Medium", names), Some("u1.medium"));
+        assert_eq!(nearest_name("rhel9", names), Some("rhel.9"));
+        assert_eq!(nearest_name("windows", names), None);
+        // Two edits in a short name are too many to guess from.
+        assert_eq!(nearest_name("fdra", names), None);
+        // Equally near: the alphabetically first, in any order.
+        let mut twins = ["ab.x", "ab.y"];
+        assert_eq!(nearest_name("ab.z", twins.iter().copied()), Some("ab.x"));
+        twins.reverse();
+        assert_eq!(nearest_name("ab.z", twins.iter().copied()), Some("ab.x"));
+        // The name itself is no suggestion.
+        assert_eq!(nearest_name("fedora", names), None);
+    }
 }

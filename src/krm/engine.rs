@@ -328,7 +328,7 @@ pub fn process(items: Vec<Object>, config: &FnConfig, placement: Placement) -> P
             index.add_layer(&path_objects);
             index.add_layer(&catalogs.objects);
             if config.default_catalog {
-                index.set_fallback(render::embedded_lookup);
+                index.set_fallback(render::embedded_lookup, render::embedded_names);
             }
             let ctx = validate::Context {
                 index: &index,

@@ -27,8 +27,9 @@ use crate::resolve::{Index, Lookups};
 /// Why a VirtualMachine could not be expanded.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ExpandError {
-    /// A referenced object does not exist (Kubernetes' NotFound).
-    #[error("{resource} \"{name}\" not found")]
+    /// A referenced object does not exist (Kubernetes' NotFound), with a hint at what may have
+    /// been meant, when something near it exists.
+    #[error("{resource} \"{name}\" not found{}", hint_suffix(.hint.as_deref()))]
     NotFound {
         /// The plural resource, e.g. `virtualmachineclusterinstancetypes.instancetype.kubevirt.io`.
         resource: &'static str,
@@ -38,6 +39,10 @@ pub enum ExpandError {
         namespace: Option<String>,
         /// The matcher field that names it.
         field: &'static str,
+        /// What may have been meant: a similar name of the same kind (`did you mean "x"?`), or
+        /// the same name in the other scope (`a VirtualMachinePreference of that name exists:
+        /// set ...`).
+        hint: Option<String>,
     },
     /// The VM sets fields the instancetype owns.
     #[error("{}", conflict::message(.0))]
@@ -50,6 +55,31 @@ pub enum ExpandError {
         /// The field concerned.
         field: Option<String>,
     },
+}
+
+/// `; <hint>` after a NotFound message, when there is a hint.
+pub fn hint_suffix(hint: Option<&str>) -> String {
+    hint.map_or_else(String::new, |h| format!("; {h}"))
+}
+
+/// What a VM naming a missing `kind` object `name` may have meant: an object of that kind with
+/// a similar name, or else one of that name in the other scope (a namespaced preference where a
+/// cluster-scoped one was asked for, say). Only asked once a lookup has failed.
+fn not_found_hint(index: &Index<'_>, kind: Kind, namespace: &str, name: &str) -> Option<String> {
+    if let Some(similar) = index.similar_name(kind, namespace, name) {
+        return Some(format!("did you mean \"{similar}\"?"));
+    }
+    let other = match kind {
+        Kind::Instancetype => Kind::ClusterInstancetype,
+        Kind::ClusterInstancetype => Kind::Instancetype,
+        Kind::Preference => Kind::ClusterPreference,
+        Kind::ClusterPreference => Kind::Preference,
+        _ => return None,
+    };
+    index.get(other, namespace, name).map(|_| {
+        let other = other.as_str();
+        format!("a {other} of that name exists: set `kind: {other}` in the matcher")
+    })
 }
 
 impl ExpandError {
@@ -193,6 +223,7 @@ fn find_spec<'a, 'k>(
             name: name.to_string(),
             namespace: kind.is_namespaced().then(|| namespace.to_string()),
             field,
+            hint: not_found_hint(index, kind, namespace, name),
         }),
     }
 }
@@ -215,6 +246,7 @@ fn find_revision<'a>(
                 name: rev.to_string(),
                 namespace: Some(namespace.to_string()),
                 field: side.spec_field(),
+                hint: None,
             })
     };
     let revision = if revision_name.is_empty() {

@@ -101,6 +101,35 @@ pub fn embedded_lookup(kind: &str, namespace: &str, name: &str) -> Option<&'stat
     lazy.rendered(job).get(position).map(|(o, _)| o)
 }
 
+/// The names of the embedded catalog's objects of `kind` in `namespace` (namespaced objects
+/// live in `default`), to suggest from when a lookup finds nothing. Pass this with
+/// [`embedded_lookup`] to [`crate::resolve::Index::set_fallback`].
+pub fn embedded_names(kind: &str, namespace: &str) -> Vec<&'static str> {
+    let lazy = lazy();
+    let (table, namespaced) = match kind {
+        "VirtualMachineClusterInstancetype" => (&lazy.instancetypes, false),
+        "VirtualMachineInstancetype" => (&lazy.instancetypes, true),
+        "VirtualMachineClusterPreference" => (&lazy.preferences, false),
+        "VirtualMachinePreference" => (&lazy.preferences, true),
+        _ => return Vec::new(),
+    };
+    if namespaced && namespace != "default" {
+        return Vec::new();
+    }
+    table
+        .iter()
+        .filter(|(_, job)| {
+            let (cluster, namespaced_kind) = lazy.jobs[**job].kinds();
+            if namespaced {
+                namespaced_kind.is_some()
+            } else {
+                cluster.is_some()
+            }
+        })
+        .map(|(name, _)| name.as_str())
+        .collect()
+}
+
 /// Read, resolve and compile the embedded catalog now (it is otherwise done on the first
 /// lookup), so that a caller can overlap it with other work.
 pub fn prepare_embedded() {

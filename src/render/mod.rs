@@ -35,7 +35,8 @@ use crate::model::Object;
 use crate::origin::Origin;
 
 pub use embedded::{
-    embedded_catalog, embedded_lookup, embedded_sources, prepare_embedded, render_embedded,
+    embedded_catalog, embedded_lookup, embedded_names, embedded_sources, prepare_embedded,
+    render_embedded,
 };
 pub use error::{Combination, RenderError};
 

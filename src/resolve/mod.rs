@@ -29,6 +29,10 @@ fn is_cluster_scoped(kind: &str) -> bool {
 /// embedded catalog be built on the first miss instead of up front.
 pub type Fallback = fn(&str, &str, &str) -> Option<&'static Object>;
 
+/// The names the [`Fallback`] layer holds for a kind and namespace, to suggest from when a
+/// lookup finds nothing.
+pub type FallbackNames = fn(&str, &str) -> Vec<&'static str>;
+
 /// The tables of the index. Keys are names from the user's own files, looked up once or
 /// twice per VM: a multiply-and-rotate hash costs a fraction of SipHash on them, and a crafted
 /// set of colliding names could only slow the run that reads them.
@@ -39,7 +43,7 @@ type Table<'a> = HashMap<Key<'a>, &'a Object, BuildHasherDefault<WordHasher>>;
 pub struct Index<'a> {
     map: Table<'a>,
     duplicates: Vec<(&'a Object, &'a Object)>,
-    fallback: Option<Fallback>,
+    fallback: Option<(Fallback, FallbackNames)>,
     /// The objects (by address) and checks (by function address) for which
     /// [`Index::passes_once`] has seen the check pass.
     passed: RwLock<HashSet<(usize, usize), BuildHasherDefault<WordHasher>>>,
@@ -136,9 +140,31 @@ impl<'a> Index<'a> {
         }
     }
 
-    /// Set the layer consulted after every other one (see [`Fallback`]).
-    pub fn set_fallback(&mut self, fallback: Fallback) {
-        self.fallback = Some(fallback);
+    /// Set the layer consulted after every other one (see [`Fallback`]), and how to list its
+    /// names.
+    pub fn set_fallback(&mut self, fallback: Fallback, names: FallbackNames) {
+        self.fallback = Some((fallback, names));
+    }
+
+    /// A name of an object of `kind` in `namespace` near `name`, for a lookup of `name` that
+    /// found nothing: "did you mean ...?".
+    pub fn similar_name(&self, kind: Kind, namespace: &str, name: &str) -> Option<&'a str> {
+        let kind = kind.as_str();
+        let ns = if is_cluster_scoped(kind) {
+            ""
+        } else {
+            namespace
+        };
+        let fallback = self
+            .fallback
+            .map(|(_, names)| names(kind, ns))
+            .unwrap_or_default();
+        let mine = self
+            .map
+            .keys()
+            .filter(|(k, n, _)| *k == kind && *n == ns)
+            .map(|(_, _, name)| *name);
+        crate::diagnostic::nearest_name(name, mine.chain(fallback))
     }
 
     /// Look up a namespaced object (`namespace` ignored for cluster-scoped kinds).
@@ -180,7 +206,7 @@ impl<'a> Index<'a> {
         } else {
             self.map.get(&(kind, ns, name)).copied()
         };
-        found.or_else(|| self.fallback.and_then(|f| f(kind, ns, name)))
+        found.or_else(|| self.fallback.and_then(|(f, _)| f(kind, ns, name)))
     }
 
     /// Whether `check` holds for `obj`, computed once per object: a pass is remembered for the
@@ -290,7 +316,7 @@ mod tests {
             1,
         )];
         let mut idx = Index::new();
-        idx.set_fallback(fallback);
+        idx.set_fallback(fallback, |_, _| Vec::new());
         let found = idx
             .get(Kind::ClusterInstancetype, "ns", "u1.small")
             .unwrap();

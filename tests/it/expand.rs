@@ -25,6 +25,18 @@ fn conflicts_missing_references_and_bad_kinds() {
     ]));
 }
 
+/// A reference that misses by a letter or names the wrong scope says what was probably meant,
+/// among the user's objects and the embedded catalog's.
+#[test]
+fn near_misses_get_a_hint() {
+    let _guard = snapshot_settings();
+    assert_cmd_snapshot!(
+        kvrender()
+            .current_dir(testdata("expand"))
+            .args(["expand", "near-misses.yaml"])
+    );
+}
+
 #[test]
 fn broken_yaml_names_file_line_and_column() {
     let _guard = snapshot_settings();

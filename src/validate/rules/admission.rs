@@ -84,12 +84,20 @@ fn infers(obj: &Object, side: &str) -> bool {
 
 fn lookup_finding(obj: &Object, err: &ExpandError) -> Option<Diagnostic> {
     let (code, field, message) = match err {
-        ExpandError::NotFound { field, .. } => (
+        ExpandError::NotFound {
+            resource,
+            name,
+            field,
+            hint,
+            ..
+        } => (
             reference_not_found::RULE.code,
             (*field).to_string(),
             format!(
-                "{err}: it is not in the inputs, `--catalog` or the embedded catalog; KubeVirt \
-                 admits the VM, but it will not start unless the cluster holds it"
+                "{resource} \"{name}\" not found: it is not in the inputs, `--catalog` or the \
+                 embedded catalog; KubeVirt admits the VM, but it will not start unless the \
+                 cluster holds it{}",
+                crate::kubevirt::expand::hint_suffix(hint.as_deref())
             ),
         ),
         ExpandError::Other { field, message } => (

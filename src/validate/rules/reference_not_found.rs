@@ -25,6 +25,6 @@ use crate::validate::Rule;
 pub const RULE: Rule = Rule {
     code: codes::REFERENCE_NOT_FOUND,
     name: "reference-not-found",
-    summary: "An instancetype or preference the VM names exists nowhere (warning; error with --strict).",
+    summary: "An instancetype or preference the VM names exists nowhere (warning; error with --strict); the message names a near match when there is one.",
     severity: Severity::Warning,
 };
