@@ -147,8 +147,8 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
 }
 
 /// The candidate nearest to `name`, to suggest for a name that was not found: the same but
-/// for case, or a few edits away (one for every four characters of the longer name, at least
-/// one and at most three). Ties go to the alphabetically first, so the answer does not depend on the order
+/// for case, or a few edits away (one for every four characters of the longer name, at most
+/// three: none in names shorter than four). Ties go to the alphabetically first, so the answer does not depend on the order
 /// of `candidates`.
 pub fn nearest_name<'c>(
     name: &str,
@@ -159,7 +159,7 @@ pub fn nearest_name<'c>(
         .filter(|c| *c != name)
         .filter_map(|c| {
             let (n, m) = (name.chars().count(), c.chars().count());
-            let allowed = (n.max(m) / 4).clamp(1, 3);
+            let allowed = (n.max(m) / 4).min(3);
             // Lengths further apart than the edits allowed cannot be near: skip the count.
             if n.abs_diff(m) > allowed {
                 return None;
@@ -252,6 +252,9 @@ mod tests {
         assert_eq!(nearest_name("ab.z", twins.iter().copied()), Some("ab.x"));
         twins.reverse();
         assert_eq!(nearest_name("ab.z", twins.iter().copied()), Some("ab.x"));
+        // Nor is a one-letter difference in a name of one letter.
+        assert_eq!(nearest_name("x", ["a"]), None);
+        assert_eq!(nearest_name("cpuu", ["cpu", "memory"]), Some("cpu"));
         // The name itself is no suggestion.
         assert_eq!(nearest_name("fedora", names), None);
     }

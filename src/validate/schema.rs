@@ -151,10 +151,10 @@ fn walk(v: &Value, ty: Ty, at: &At<'_>, out: &mut Vec<Problem>) {
                     None => out.push(Problem::Unknown {
                         parent: at.path(),
                         key: key.clone(),
-                        suggestion: fields
-                            .iter()
-                            .find(|f| f.0.eq_ignore_ascii_case(key))
-                            .map(|f| f.0),
+                        suggestion: crate::diagnostic::nearest_name(
+                            key,
+                            fields.iter().map(|f| f.0),
+                        ),
                     }),
                 }
             }
@@ -458,6 +458,31 @@ mod tests {
                 key: "dedicatedCPUPlacement".into(),
                 suggestion: Some("dedicatedCpuPlacement"),
             }]
+        );
+    }
+
+    #[test]
+    fn a_misspelt_field_is_unknown_with_the_nearest_known_one() {
+        let vm = json!({"spec": {"template": {"spec": {"domain": {
+            "cpuu": {"cores": 2}, "devicez": {}, "xyz": 1}}}}});
+        let mut out = Vec::new();
+        check(&vm, VIRTUAL_MACHINE, "", &mut out);
+        let suggestions: Vec<(String, Option<&str>)> = out
+            .into_iter()
+            .filter_map(|p| match p {
+                Problem::Unknown {
+                    key, suggestion, ..
+                } => Some((key, suggestion)),
+                Problem::WrongType { .. } => None,
+            })
+            .collect();
+        assert_eq!(
+            suggestions,
+            [
+                ("cpuu".to_string(), Some("cpu")),
+                ("devicez".to_string(), Some("devices")),
+                ("xyz".to_string(), None),
+            ]
         );
     }
 

@@ -76,9 +76,10 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
                      nothing"
                 );
                 if let Some(s) = suggestion {
-                    message.push_str(&format!(
-                        "; did you mean `{s}`? (field names are case-sensitive)"
-                    ));
+                    message.push_str(&format!("; did you mean `{s}`?"));
+                    if s.eq_ignore_ascii_case(&key) {
+                        message.push_str(" (field names are case-sensitive)");
+                    }
                 }
                 Diagnostic::warning(RULE.code, obj.origin.clone(), message).with_field(field)
             }
