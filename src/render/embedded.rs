@@ -77,16 +77,7 @@ pub fn embedded_catalog() -> &'static [&'static Object] {
 /// combinations, not all of them. Pass this to [`crate::resolve::Index::set_fallback`].
 pub fn embedded_lookup(kind: &str, namespace: &str, name: &str) -> Option<&'static Object> {
     let lazy = lazy();
-    let (table, namespaced) = match kind {
-        "VirtualMachineClusterInstancetype" => (&lazy.instancetypes, false),
-        "VirtualMachineInstancetype" => (&lazy.instancetypes, true),
-        "VirtualMachineClusterPreference" => (&lazy.preferences, false),
-        "VirtualMachinePreference" => (&lazy.preferences, true),
-        _ => return None,
-    };
-    if namespaced && namespace != "default" {
-        return None;
-    }
+    let (table, namespaced) = table_for(lazy, kind, namespace)?;
     let job = *table.get(name)?;
     // A combination renders its cluster-scoped object first, then its namespaced one, each
     // when its scope is on.
@@ -106,16 +97,9 @@ pub fn embedded_lookup(kind: &str, namespace: &str, name: &str) -> Option<&'stat
 /// [`embedded_lookup`] to [`crate::resolve::Index::set_fallback`].
 pub fn embedded_names(kind: &str, namespace: &str) -> Vec<&'static str> {
     let lazy = lazy();
-    let (table, namespaced) = match kind {
-        "VirtualMachineClusterInstancetype" => (&lazy.instancetypes, false),
-        "VirtualMachineInstancetype" => (&lazy.instancetypes, true),
-        "VirtualMachineClusterPreference" => (&lazy.preferences, false),
-        "VirtualMachinePreference" => (&lazy.preferences, true),
-        _ => return Vec::new(),
-    };
-    if namespaced && namespace != "default" {
+    let Some((table, namespaced)) = table_for(lazy, kind, namespace) else {
         return Vec::new();
-    }
+    };
     table
         .iter()
         .filter(|(_, job)| {
@@ -128,6 +112,19 @@ pub fn embedded_names(kind: &str, namespace: &str) -> Vec<&'static str> {
         })
         .map(|(name, _)| name.as_str())
         .collect()
+}
+
+/// The names table a lookup of `kind` in `namespace` searches, and whether the kind is
+/// namespaced; `None` for other kinds and for namespaces other than `default`.
+fn table_for<'l>(lazy: &'l Lazy, kind: &str, namespace: &str) -> Option<(&'l Names, bool)> {
+    let (table, namespaced) = match kind {
+        "VirtualMachineClusterInstancetype" => (&lazy.instancetypes, false),
+        "VirtualMachineInstancetype" => (&lazy.instancetypes, true),
+        "VirtualMachineClusterPreference" => (&lazy.preferences, false),
+        "VirtualMachinePreference" => (&lazy.preferences, true),
+        _ => return None,
+    };
+    (!namespaced || namespace == "default").then_some((table, namespaced))
 }
 
 /// Read, resolve and compile the embedded catalog now (it is otherwise done on the first
