@@ -130,6 +130,16 @@ impl Diagnostic {
     }
 }
 
+/// `text` cut to its first 64 characters, with `...` when something was cut: for showing an
+/// input string (a name, a kind) that may be any length in a one-line message.
+pub fn shortened(text: &str) -> String {
+    let mut shown: String = text.chars().take(64).collect();
+    if shown.len() < text.len() {
+        shown.push_str("...");
+    }
+    shown
+}
+
 /// Levenshtein distance between two strings, counted in characters.
 pub fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
@@ -160,8 +170,10 @@ pub fn nearest_name<'c>(
         .filter_map(|c| {
             let (n, m) = (name.chars().count(), c.chars().count());
             let allowed = (n.max(m) / 4).min(3);
-            // Lengths further apart than the edits allowed cannot be near: skip the count.
-            if n.abs_diff(m) > allowed {
+            // Lengths further apart than the edits allowed cannot be near: skip the count. No
+            // Kubernetes name or field is longer than 253 characters, and counting the edits
+            // between two hostile megabyte-long names would take hours.
+            if n.abs_diff(m) > allowed || n.max(m) > 253 {
                 return None;
             }
             let distance = if c.eq_ignore_ascii_case(name) {
@@ -231,6 +243,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn long_text_is_shortened_for_a_message() {
+        assert_eq!(shortened("short"), "short");
+        let long = "é".repeat(100);
+        assert_eq!(shortened(&long), format!("{}...", "é".repeat(64)));
+    }
+
+    #[test]
     fn edit_distance_counts_characters() {
         assert_eq!(edit_distance("VirtualMachine", "VirtualMachin"), 1);
         assert_eq!(edit_distance("kitten", "sitting"), 3);
@@ -255,6 +274,10 @@ mod tests {
         // Nor is a one-letter difference in a name of one letter.
         assert_eq!(nearest_name("x", ["a"]), None);
         assert_eq!(nearest_name("cpuu", ["cpu", "memory"]), Some("cpu"));
+        // Names longer than any Kubernetes name are not compared.
+        let long = "a".repeat(100_000);
+        let longer = format!("{long}b");
+        assert_eq!(nearest_name(&longer, [long.as_str()]), None);
         // The name itself is no suggestion.
         assert_eq!(nearest_name("fedora", names), None);
     }

@@ -64,19 +64,22 @@ pub struct ObjectRef {
 }
 
 impl fmt::Display for ObjectRef {
+    /// `kind/namespace/name`. A part longer than any Kubernetes name (253 characters) is shown
+    /// shortened: it came from hostile input, and a diagnostic stays one readable line.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let kind = if self.kind.is_empty() {
-            "<no kind>"
-        } else {
-            &self.kind
+        let part = |text: &str, empty: &str| -> String {
+            if text.is_empty() {
+                empty.to_string()
+            } else if text.len() > 253 {
+                crate::diagnostic::shortened(text)
+            } else {
+                text.to_string()
+            }
         };
-        let name = if self.name.is_empty() {
-            "<no name>"
-        } else {
-            &self.name
-        };
+        let kind = part(&self.kind, "<no kind>");
+        let name = part(&self.name, "<no name>");
         match &self.namespace {
-            Some(ns) => write!(f, "{kind}/{ns}/{name}"),
+            Some(ns) => write!(f, "{kind}/{}/{name}", part(ns, "")),
             None => write!(f, "{kind}/{name}"),
         }
     }

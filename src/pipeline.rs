@@ -68,11 +68,7 @@ pub fn name_diagnostic(obj: &Object) -> Option<Diagnostic> {
     let why = check_name(name).err()?;
     // Shown quoted, escaped and shortened: the name may hold `/`, control characters or
     // hundreds of characters.
-    let mut shown: String = name.chars().take(64).collect();
-    if shown.len() < name.len() {
-        shown.push_str("...");
-    }
-    let shown = format!("{shown:?}");
+    let shown = format!("{:?}", crate::diagnostic::shortened(name));
     let mut d = bad_name(format!("{shown} is not a valid Kubernetes name: {why}"));
     if let Some(object) = &mut d.object {
         object.name = shown;

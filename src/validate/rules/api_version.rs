@@ -73,9 +73,13 @@ fn nearest_kind(kind: &str) -> Option<&'static str> {
     if let Some(same) = all.clone().find(|k| k.eq_ignore_ascii_case(kind)) {
         return Some(same);
     }
-    all.map(|k| (edit_distance(k, kind), k))
+    // Lengths more than three apart are more than three edits apart: no count needed (and a
+    // hostile megabyte-long kind costs nothing).
+    let length = kind.chars().count();
+    all.filter(|k| k.len().abs_diff(length) <= 3)
+        .map(|k| (edit_distance(k, kind), k))
         .filter(|(d, _)| *d <= 3)
-        .min_by_key(|(d, _)| *d)
+        .min()
         .map(|(_, k)| k)
 }
 
@@ -115,7 +119,10 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
     }
     let known_anywhere = GROUP_KINDS.iter().any(|(_, kinds)| kinds.contains(&kind));
     if !known_anywhere && let Some((_, kinds)) = GROUP_KINDS.iter().find(|(g, _)| *g == group) {
-        let mut message = format!("KubeVirt's `{group}` group has no kind `{kind}`");
+        let mut message = format!(
+            "KubeVirt's `{group}` group has no kind `{}`",
+            crate::diagnostic::shortened(kind)
+        );
         match nearest_kind(kind) {
             Some(near) => {
                 let _ = write!(message, "; did you mean `{near}`?");
@@ -238,6 +245,20 @@ mod tests {
         assert!(run("pool.kubevirt.io/v1beta1", "VirtualMachinePool").is_empty());
         assert!(run("example.com/v1", "VirtualMachin").is_empty());
         assert!(run("kubevirt.io/v1", "VirtualMachineInstanceMigration").is_empty());
+    }
+
+    #[test]
+    fn a_hostile_kind_is_shown_shortened_and_costs_no_edit_count() {
+        let kind = "V".repeat(1 << 20);
+        let d = run("kubevirt.io/v1", &kind);
+        assert!(d[0].is_error());
+        assert!(d[0].message.len() < 400, "{}", d[0].message.len());
+        let shown = d[0]
+            .object
+            .as_ref()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        assert!(shown.len() < 100, "{}", shown.len());
     }
 
     #[test]
