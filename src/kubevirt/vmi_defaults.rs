@@ -328,6 +328,10 @@ fn require_cpu_feature(spec: &mut Value, name: &str, policy: &str) {
     let features = cpu
         .entry("features")
         .or_insert_with(|| Value::Array(Vec::new()));
+    // `features: null` is an empty list to Go.
+    if features.is_null() {
+        *features = Value::Array(Vec::new());
+    }
     let Some(list) = features.as_array_mut() else {
         return;
     };
@@ -623,6 +627,18 @@ mod tests {
         assert_eq!(hv["vpindex"]["enabled"], true);
         assert_eq!(hv["vapic"]["enabled"], true);
         assert_eq!(spec["domain"]["features"]["acpi"]["enabled"], true);
+        assert_eq!(
+            spec["domain"]["cpu"]["features"],
+            json!([{"name": "vmx", "policy": "require"}])
+        );
+    }
+
+    #[test]
+    fn evmcs_adds_vmx_to_a_null_feature_list() {
+        let spec = defaulted(json!({"domain": {
+            "cpu": {"features": null},
+            "features": {"hyperv": {"evmcs": {}}}
+        }}));
         assert_eq!(
             spec["domain"]["cpu"]["features"],
             json!([{"name": "vmx", "policy": "require"}])
