@@ -37,12 +37,13 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
     if obj.kind() == Kind::Other {
         return;
     }
-    let generate = obj
-        .value
-        .get("metadata")
-        .and_then(|m| m.get("generateName"))
-        .is_some();
-    if obj.name().is_empty() && generate && obj.kind() == Kind::VirtualMachine {
+    let generate = || {
+        obj.value
+            .get("metadata")
+            .and_then(|m| m.get("generateName"))
+            .is_some()
+    };
+    if obj.name().is_empty() && obj.kind() == Kind::VirtualMachine && generate() {
         // `kubectl create` accepts generateName for VMs; nothing references such a VM.
         return;
     }
