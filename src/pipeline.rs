@@ -28,6 +28,7 @@ pub fn expand_diagnostic(vm: &Object, err: &ExpandError) -> Diagnostic {
                     .join(", "),
             ),
         ),
+        ExpandError::SpreadByZero => (codes::SPREAD, Some("spec.preference".to_string())),
         ExpandError::Other { field, .. } => (codes::BAD_MATCHER, field.clone()),
     };
     // Point at the line of the (first) field concerned.
@@ -39,6 +40,7 @@ pub fn expand_diagnostic(vm: &Object, err: &ExpandError) -> Diagnostic {
             )
         }),
         ExpandError::NotFound { field, .. } => Some(format!("{field}.name")),
+        ExpandError::SpreadByZero => Some("spec.preference.name".to_string()),
         ExpandError::Other { field, .. } => field.clone(),
     };
     let origin = line_field.map_or_else(|| vm.origin.clone(), |f| vm.field_origin(&f));

@@ -47,6 +47,13 @@ pub enum ExpandError {
     /// The VM sets fields the instancetype owns.
     #[error("{}", conflict::message(.0))]
     Conflicts(Vec<Conflict>),
+    /// The preference spreads the vCPUs with a ratio of 0: KubeVirt's expansion divides by it
+    /// and fails.
+    #[error(
+        "the preference spreads the vCPUs with a ratio of 0: KubeVirt divides by it, and its \
+         expansion fails"
+    )]
+    SpreadByZero,
     /// Any other failure, with KubeVirt's message where there is one.
     #[error("{message}")]
     Other {
@@ -496,6 +503,9 @@ fn expand_in_place(
         let conflicts = instancetype_apply::apply(it, preference, template);
         if !conflicts.is_empty() {
             return Err(ExpandError::Conflicts(conflicts));
+        }
+        if crate::kubevirt::admission::spread::expansion_divides_by_zero(it, preference) {
+            return Err(ExpandError::SpreadByZero);
         }
     }
     if let Some(pref) = preference {

@@ -53,6 +53,22 @@ pub fn check(instancetype: Option<&Value>, preference: Option<&Value>) -> Option
 
 const SPREADS: [&str; 3] = ["SocketsCores", "CoresThreads", "SocketsCoresThreads"];
 
+/// Whether expanding a VM with the instancetype `spec` and the preference `spec` divides by a
+/// spread ratio of 0, as KubeVirt's expansion does (and fails): a spread topology, a ratio of
+/// 0, and more than one vCPU to lay out (a single vCPU is laid out before any division).
+pub fn expansion_divides_by_zero(instancetype: &Value, preference: Option<&Value>) -> bool {
+    let Some(preference) = preference else {
+        return false;
+    };
+    if !topology::is_spread(topology::preferred(Some(preference))) {
+        return false;
+    }
+    let (ratio, across) = topology::spread_options(preference);
+    ratio == 0
+        && SPREADS.contains(&across.as_str())
+        && uint32_at(Some(instancetype), &["cpu", "guest"]) > 1
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -141,7 +141,8 @@ fn topology(vcpus: u32, preference: Option<&Value>) -> Topology {
         "preferThreads" | "threads" => t.threads = vcpus,
         "preferSpread" | "spread" => {
             let (ratio, across) = spread_options(preference);
-            // A ratio of 0 makes KubeVirt divide by zero; the affected count becomes 0 here.
+            // A ratio of 0 makes KubeVirt divide by zero; the affected count becomes 0 here, and
+            // the expansion then fails (`ExpandError::SpreadByZero`).
             let div = |a: u32, b: u32| a.checked_div(b).unwrap_or(0);
             match across {
                 "SocketsCores" => {

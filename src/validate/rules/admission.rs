@@ -105,7 +105,8 @@ fn lookup_finding(obj: &Object, err: &ExpandError) -> Option<Diagnostic> {
             field.clone().unwrap_or_default(),
             format!("{message}: KubeVirt admits the VM, but it will not start"),
         ),
-        ExpandError::Conflicts(_) => return None,
+        // The spread check of the admission pass reports a zero ratio.
+        ExpandError::Conflicts(_) | ExpandError::SpreadByZero => return None,
     };
     // With `inferFromVolume` the matcher has no name yet: inference fills it (KV013 checks it).
     if ["instancetype", "preference"]
