@@ -145,6 +145,11 @@ struct Lazy {
     instancetypes: Names,
     preferences: Names,
     rendered: Vec<OnceLock<Vec<(Object, Combination)>>>,
+    /// What the catalog was built from, leaked to live as long as the process. Held here only
+    /// so that it stays reachable from a static: a leak checker (the fuzz targets run under
+    /// LeakSanitizer) then sees it as live, not lost.
+    _sources: &'static [Source],
+    _catalog: &'static Catalog<'static>,
 }
 
 impl Lazy {
@@ -200,6 +205,8 @@ fn lazy() -> &'static Lazy {
             jobs,
             instancetypes,
             preferences,
+            _sources: sources,
+            _catalog: catalog,
         }
     })
 }
