@@ -158,8 +158,8 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
 
 /// The candidate nearest to `name`, to suggest for a name that was not found: the same but
 /// for case, or a few edits away (one for every four characters of the longer name, at most
-/// three: none in names shorter than four). Ties go to the alphabetically first, so the answer does not depend on the order
-/// of `candidates`.
+/// three: none in names shorter than four). Ties go to the alphabetically first, so the answer
+/// does not depend on the order of `candidates`.
 pub fn nearest_name<'c>(
     name: &str,
     candidates: impl IntoIterator<Item = &'c str>,

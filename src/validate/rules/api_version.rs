@@ -24,7 +24,7 @@
 
 use std::fmt::Write;
 
-use crate::diagnostic::{Diagnostic, Severity, codes, edit_distance};
+use crate::diagnostic::{Diagnostic, Severity, codes, nearest_name};
 use crate::model::Object;
 use crate::model::object::INSTANCETYPE_GROUP;
 use crate::validate::Rule;
@@ -64,23 +64,15 @@ const GROUP_KINDS: [(&str, &[&str]); 2] = [
     ),
 ];
 
-/// The kind of either group nearest to `kind` (the same but for case, or at most three
-/// letters apart), to suggest for a misspelt one.
+/// The kind of either group nearest to `kind`, to suggest for a misspelt one (see
+/// [`nearest_name`]).
 fn nearest_kind(kind: &str) -> Option<&'static str> {
-    let all = GROUP_KINDS
-        .iter()
-        .flat_map(|(_, kinds)| kinds.iter().copied());
-    if let Some(same) = all.clone().find(|k| k.eq_ignore_ascii_case(kind)) {
-        return Some(same);
-    }
-    // Lengths more than three apart are more than three edits apart: no count needed (and a
-    // hostile megabyte-long kind costs nothing).
-    let length = kind.chars().count();
-    all.filter(|k| k.len().abs_diff(length) <= 3)
-        .map(|k| (edit_distance(k, kind), k))
-        .filter(|(d, _)| *d <= 3)
-        .min()
-        .map(|(_, k)| k)
+    nearest_name(
+        kind,
+        GROUP_KINDS
+            .iter()
+            .flat_map(|(_, kinds)| kinds.iter().copied()),
+    )
 }
 
 /// The kind that replaces an old `flavor.kubevirt.io` kind.
