@@ -19,7 +19,7 @@ use serde_json::Value;
 use crate::kubevirt::conflict::{self, Conflict};
 use crate::kubevirt::go_shape::{GoTime, GoZero, Shape};
 use crate::kubevirt::profile::ClusterProfile;
-use crate::kubevirt::{defaults, instancetype_apply, preference_apply, vmi};
+use crate::kubevirt::{defaults, instancetype_apply, preference_apply, revision, vmi};
 use crate::model::path::Fields;
 use crate::model::{Kind, Object, path};
 use crate::resolve::{Index, Lookups};
@@ -277,26 +277,14 @@ fn find_revision<'a>(
     } else {
         lookup(revision_name)?
     };
-    let data = revision.value.field("data");
-    let data_kind = data.and_then(|d| d.field("kind")).and_then(Value::as_str);
-    let expected: &[&str] = match side {
-        Side::Instancetype => &[
-            "VirtualMachineInstancetype",
-            "VirtualMachineClusterInstancetype",
-        ],
-        Side::Preference => &[
-            "VirtualMachinePreference",
-            "VirtualMachineClusterPreference",
-        ],
+    let holds = match side {
+        Side::Instancetype => revision::Holds::Instancetype,
+        Side::Preference => revision::Holds::Preference,
     };
-    match data_kind {
-        Some(k) if expected.contains(&k) => Ok(Some(spec_of(data.and_then(|d| d.field("spec"))))),
-        _ => Err(ExpandError::other(
-            format!(
-                "unexpected object in ControllerRevision {}: {}",
-                revision.name(),
-                data_kind.unwrap_or("<none>")
-            ),
+    match revision::spec(revision.value.field("data"), holds) {
+        Ok(spec) => Ok(Some(spec_of(spec))),
+        Err(message) => Err(ExpandError::other(
+            format!("{message} (ControllerRevision {})", revision.name()),
             side.spec_field(),
         )),
     }

@@ -12,6 +12,7 @@ pub mod migrate;
 pub mod preference_apply;
 pub mod presets;
 pub mod profile;
+pub mod revision;
 pub mod typecheck;
 pub mod vmi;
 pub mod vmi_defaults;

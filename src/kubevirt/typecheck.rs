@@ -290,6 +290,45 @@ const TEMPLATE_METADATA: &[Field] = &[
     Field("labels", Ty::StrMap),
 ];
 
+/// The object metadata a ControllerRevision's copy of an instancetype or preference carries:
+/// the fields of Go's `ObjectMeta` whose type a decoder checks and that are commonly written.
+const OBJECT_METADATA: &[Field] = &[
+    Field("name", Ty::Str),
+    Field("generateName", Ty::Str),
+    Field("namespace", Ty::Str),
+    Field("uid", Ty::Str),
+    Field("resourceVersion", Ty::Str),
+    Field("generation", Ty::Int),
+    Field("labels", Ty::StrMap),
+    Field("annotations", Ty::StrMap),
+    Field("finalizers", Ty::List(&Ty::Str)),
+];
+
+/// The wrongly typed fields of the instancetype a ControllerRevision stores (its `data`).
+pub fn instancetype_revision(data: &Value) -> Vec<WrongType> {
+    revision_data(data, schema::INSTANCETYPE_SPEC)
+}
+
+/// The wrongly typed fields of the preference a ControllerRevision stores (its `data`).
+pub fn preference_revision(data: &Value) -> Vec<WrongType> {
+    revision_data(data, schema::PREFERENCE_SPEC)
+}
+
+fn revision_data(data: &Value, spec: &'static [Field]) -> Vec<WrongType> {
+    let mut out = Vec::new();
+    for (key, ty) in [
+        ("apiVersion", Ty::Str),
+        ("kind", Ty::Str),
+        ("metadata", Ty::Struct(OBJECT_METADATA)),
+        ("spec", Ty::Struct(spec)),
+    ] {
+        if let Some(v) = data.field(key) {
+            walk(v, ty, &At::Root(key), &mut out);
+        }
+    }
+    out
+}
+
 /// The wrongly typed fields of an instancetype `spec`, as paths from the object's root
 /// (`spec.cpu.guest`).
 pub fn instancetype_spec(spec: &Value) -> Vec<WrongType> {
