@@ -247,7 +247,8 @@ fn group_version_kind(data: &Value) -> Result<(&str, &str, &str), String> {
 }
 
 /// Whether Go's `encoding/json` matches the key `key` to a field named `lower` (all lower-case
-/// ASCII letters): equal under Unicode simple case folding, where the Kelvin sign folds to `k`.
+/// ASCII letters): equal under Unicode simple case folding, where the Kelvin sign folds to `k`
+/// and the long `ſ` to `s`.
 fn folds_to(key: &str, lower: &str) -> bool {
     if key.len() == lower.len() {
         return key.eq_ignore_ascii_case(lower);
@@ -256,6 +257,7 @@ fn folds_to(key: &str, lower: &str) -> bool {
     key.chars().all(|c| {
         let c = match c {
             '\u{212a}' => 'k',
+            '\u{17f}' => 's',
             c => c.to_ascii_lowercase(),
         };
         want.next() == Some(c)
@@ -352,6 +354,9 @@ mod tests {
         assert_eq!(spec(Some(&d), Holds::Instancetype), Ok(None));
         let d = json!({"apiVersion": "instancetype.kubevirt.io/v1beta1",
             "\u{212a}ind": "VirtualMachineInstancetype"});
+        assert_eq!(spec(Some(&d), Holds::Instancetype), Ok(None));
+        let d = json!({"apiver\u{17f}ion": "instancetype.kubevirt.io/v1beta1",
+            "kind": "VirtualMachineInstancetype"});
         assert_eq!(spec(Some(&d), Holds::Instancetype), Ok(None));
         let d = json!({"apiVersion": 1, "kind": "VirtualMachineInstancetype"});
         let e = spec(Some(&d), Holds::Instancetype).unwrap_err();
