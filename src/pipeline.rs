@@ -29,6 +29,9 @@ pub fn expand_diagnostic(vm: &Object, err: &ExpandError) -> Diagnostic {
             ),
         ),
         ExpandError::SpreadByZero => (codes::SPREAD, Some("spec.preference".to_string())),
+        ExpandError::FeaturesWithoutCpu => {
+            (codes::INVALID_SPEC, Some("spec.preference".to_string()))
+        }
         ExpandError::Other { field, .. } => (codes::BAD_MATCHER, field.clone()),
     };
     // Point at the line of the (first) field concerned.
@@ -40,7 +43,9 @@ pub fn expand_diagnostic(vm: &Object, err: &ExpandError) -> Diagnostic {
             )
         }),
         ExpandError::NotFound { field, .. } => Some(format!("{field}.name")),
-        ExpandError::SpreadByZero => Some("spec.preference.name".to_string()),
+        ExpandError::SpreadByZero | ExpandError::FeaturesWithoutCpu => {
+            Some("spec.preference.name".to_string())
+        }
         ExpandError::Other { field, .. } => field.clone(),
     };
     let origin = line_field.map_or_else(|| vm.origin.clone(), |f| vm.field_origin(&f));

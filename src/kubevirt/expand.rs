@@ -54,6 +54,14 @@ pub enum ExpandError {
          expansion fails"
     )]
     SpreadByZero,
+    /// The preference prefers CPU features and the VM, which has no instancetype, sets no
+    /// `domain.cpu`: KubeVirt's preference step reads the missing `cpu` and fails.
+    #[error(
+        "the preference's `preferredCPUFeatures` need `spec.template.spec.domain.cpu`, which the \
+         VM does not set and no instancetype creates: KubeVirt reads the missing `cpu` when it \
+         applies the preference, and fails"
+    )]
+    FeaturesWithoutCpu,
     /// Any other failure, with KubeVirt's message where there is one.
     #[error("{message}")]
     Other {
@@ -497,6 +505,9 @@ fn expand_in_place(
         }
     }
     if let Some(pref) = preference {
+        if instancetype.is_none() && preference_apply::dereferences_missing_cpu(pref, template) {
+            return Err(ExpandError::FeaturesWithoutCpu);
+        }
         preference_apply::apply(pref, template);
     }
     if stage == Stage::Expanded {

@@ -67,6 +67,15 @@ pub fn admit(vm: &Object, index: &Index<'_>, profile: &ClusterProfile) -> Respon
         }
     }
     if let Some(pref) = &preference {
+        if instancetype.is_none() && preference_apply::dereferences_missing_cpu(pref, &template) {
+            // The webhook fails on a nil dereference, and the API server refuses the request.
+            response.causes.push(Cause {
+                reason: Reason::InvalidSpec,
+                field: "spec.preference".to_string(),
+                message: ExpandError::FeaturesWithoutCpu.to_string(),
+            });
+            return response;
+        }
         preference_apply::apply(pref, &mut template);
     }
     if path::ensure_map(&mut template, &["spec"]).is_none() {

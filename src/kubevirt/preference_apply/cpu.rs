@@ -2,13 +2,25 @@
 //! here: each preferred feature is appended to `domain.cpu.features` unless the VM already lists
 //! a feature of that name. Topology preferences are used by the instancetype step.
 //!
-//! KubeVirt dereferences `domain.cpu` without a nil check (and crashes when the VM has none and
-//! no instancetype created it); here a missing `cpu` is created instead.
+//! KubeVirt reads `domain.cpu` without a nil check: when the VM has none and no instancetype
+//! created it, its preference step fails on a nil dereference. Expansion and admission refuse
+//! that case before this step runs ([`dereferences_missing_cpu`]); `apply` itself creates a
+//! missing `cpu`.
 
 use serde_json::Value;
 
 use crate::model::path;
 use crate::model::path::Fields;
+
+/// Whether KubeVirt's preference step would read the `domain.cpu` of `template` (a VM's
+/// `spec.template`) and find none: the preference prefers CPU features, and the template has
+/// no `cpu` (which only an instancetype, applied first, would have created).
+pub fn dereferences_missing_cpu(preference: &Value, template: &Value) -> bool {
+    path::get(preference, &["cpu", "preferredCPUFeatures"])
+        .and_then(Value::as_array)
+        .is_some_and(|a| !a.is_empty())
+        && path::get(template, &["spec", "domain", "cpu"]).is_none_or(Value::is_null)
+}
 
 /// Append the preferred CPU features the VM does not name.
 pub(super) fn apply(preference: &Value, spec: &mut Value) {

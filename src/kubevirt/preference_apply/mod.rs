@@ -22,6 +22,8 @@ mod machine;
 mod subdomain;
 mod termination;
 
+pub use cpu::dereferences_missing_cpu;
+
 use serde_json::{Map, Value};
 
 use crate::model::path;

@@ -105,8 +105,10 @@ fn lookup_finding(obj: &Object, err: &ExpandError) -> Option<Diagnostic> {
             field.clone().unwrap_or_default(),
             format!("{message}: KubeVirt admits the VM, but it will not start"),
         ),
-        // The spread check of the admission pass reports a zero ratio.
-        ExpandError::Conflicts(_) | ExpandError::SpreadByZero => return None,
+        // The admission pass reports a zero ratio and features without a `cpu` itself.
+        ExpandError::Conflicts(_) | ExpandError::SpreadByZero | ExpandError::FeaturesWithoutCpu => {
+            return None;
+        }
     };
     // With `inferFromVolume` the matcher has no name yet: inference fills it (KV013 checks it).
     if ["instancetype", "preference"]

@@ -5,10 +5,12 @@
 //! 0..=100 and not with `memory.hugepages`; `cpu.preferredCPUTopology` one of `sockets`,
 //! `cores`, `threads`, `spread`, `any` (or a deprecated `prefer*` name); with a spread topology,
 //! `spreadOptions.across` one of `SocketsCores`, `CoresThreads`, `SocketsCoresThreads`, and a
-//! ratio of 2 for `CoresThreads`.
+//! ratio of 2 for `CoresThreads`. And, for a VirtualMachine, a preference KubeVirt fails to
+//! apply: `cpu.preferredCPUFeatures` when the VM has no instancetype and no `domain.cpu`.
 //!
 //! ## Why
-//! The webhook refuses the object with these messages.
+//! The webhook refuses the object with these messages. The VM webhook fails on the preference
+//! (it reads the missing `cpu`), and the cluster refuses the VM.
 //!
 //! ## Example
 //! ```yaml
@@ -27,6 +29,6 @@ use crate::validate::Rule;
 pub const RULE: Rule = Rule {
     code: codes::INVALID_SPEC,
     name: "invalid-spec",
-    summary: "An instancetype or preference spec KubeVirt's webhook refuses (overcommitPercent, preferredCPUTopology, spreadOptions).",
+    summary: "An instancetype or preference spec KubeVirt's webhook refuses (overcommitPercent, preferredCPUTopology, spreadOptions), or a preference KubeVirt fails to apply to a VM (CPU features for a VM without `domain.cpu` or an instancetype).",
     severity: Severity::Error,
 };
