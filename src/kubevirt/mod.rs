@@ -22,18 +22,31 @@ pub mod vmi_defaults;
 /// mapping, so `İ` (U+0130) becomes a plain `i` (Rust's full mapping adds a combining dot) and
 /// the Kelvin sign `K` a plain `k`; no other character lowers to ASCII.
 pub fn go_lower_is(s: &str, lower: &str) -> bool {
+    maps_to(s, lower, |c| match c {
+        '\u{130}' => 'i',
+        '\u{212a}' => 'k',
+        c => c.to_ascii_lowercase(),
+    })
+}
+
+/// Whether Go's `encoding/json` matches the key `s` to a field named `lower`, an all-lower-case
+/// ASCII word: equal under Unicode simple case folding, in which the Kelvin sign folds to `k`
+/// and the long `ſ` (U+017F) to `s`, and no other character to an ASCII letter.
+pub fn go_equal_fold(s: &str, lower: &str) -> bool {
+    maps_to(s, lower, |c| match c {
+        '\u{212a}' => 'k',
+        '\u{17f}' => 's',
+        c => c.to_ascii_lowercase(),
+    })
+}
+
+/// Whether `s`, each character mapped by `to_lower`, is `lower`.
+fn maps_to(s: &str, lower: &str, to_lower: impl Fn(char) -> char) -> bool {
     if s.is_ascii() {
         return s.eq_ignore_ascii_case(lower);
     }
     let mut want = lower.chars();
-    s.chars().all(|c| {
-        let c = match c {
-            '\u{130}' => 'i',
-            '\u{212a}' => 'k',
-            c => c.to_ascii_lowercase(),
-        };
-        want.next() == Some(c)
-    }) && want.next().is_none()
+    s.chars().all(|c| want.next() == Some(to_lower(c))) && want.next().is_none()
 }
 
 #[cfg(test)]

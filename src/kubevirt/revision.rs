@@ -9,7 +9,7 @@
 
 use serde_json::Value;
 
-use crate::kubevirt::typecheck;
+use crate::kubevirt::{go_equal_fold, typecheck};
 
 /// What a revision must hold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,6 +26,13 @@ const SCHEME: &str = "kubevirt.io/client-go/kubevirt/scheme/register.go:44";
 /// The group and version the four kinds are decoded from.
 const INSTANCETYPE_GROUP: &str = "instancetype.kubevirt.io";
 const INSTANCETYPE_VERSION: &str = "v1beta1";
+
+/// The kinds of both versions of `snapshot.kubevirt.io`.
+const SNAPSHOT_KINDS: &[&str] = &[
+    "VirtualMachineSnapshot",
+    "VirtualMachineSnapshotContent",
+    "VirtualMachineRestore",
+];
 
 /// The group versions KubeVirt's scheme registers, with their kinds (each also has its
 /// `...List`). The Go package of each type is named after its version.
@@ -65,24 +72,8 @@ const REGISTERED: &[(&str, &str, &[&str])] = &[
     ("plugin.kubevirt.io", "v1alpha1", &["Plugin"]),
     ("pool.kubevirt.io", "v1alpha1", &["VirtualMachinePool"]),
     ("pool.kubevirt.io", "v1beta1", &["VirtualMachinePool"]),
-    (
-        "snapshot.kubevirt.io",
-        "v1alpha1",
-        &[
-            "VirtualMachineSnapshot",
-            "VirtualMachineSnapshotContent",
-            "VirtualMachineRestore",
-        ],
-    ),
-    (
-        "snapshot.kubevirt.io",
-        "v1beta1",
-        &[
-            "VirtualMachineSnapshot",
-            "VirtualMachineSnapshotContent",
-            "VirtualMachineRestore",
-        ],
-    ),
+    ("snapshot.kubevirt.io", "v1alpha1", SNAPSHOT_KINDS),
+    ("snapshot.kubevirt.io", "v1beta1", SNAPSHOT_KINDS),
     // Registered for the meta kinds below only.
     ("", "v1", &[]),
 ];
@@ -214,9 +205,9 @@ fn group_version_kind(data: &Value) -> Result<(&str, &str, &str), String> {
     let mut kind = "";
     let mut first_error = None;
     for (key, value) in map {
-        let (field, slot) = if folds_to(key, "apiversion") {
+        let (field, slot) = if go_equal_fold(key, "apiversion") {
             ("apiVersion", &mut api_version)
-        } else if folds_to(key, "kind") {
+        } else if go_equal_fold(key, "kind") {
             ("kind", &mut kind)
         } else {
             continue;
@@ -244,24 +235,6 @@ fn group_version_kind(data: &Value) -> Result<(&str, &str, &str), String> {
         Some(_) => return Err(format!("unexpected GroupVersion string: {api_version}")),
     };
     Ok((group, version, kind))
-}
-
-/// Whether Go's `encoding/json` matches the key `key` to a field named `lower` (all lower-case
-/// ASCII letters): equal under Unicode simple case folding, where the Kelvin sign folds to `k`
-/// and the long `ſ` to `s`.
-fn folds_to(key: &str, lower: &str) -> bool {
-    if key.len() == lower.len() {
-        return key.eq_ignore_ascii_case(lower);
-    }
-    let mut want = lower.chars();
-    key.chars().all(|c| {
-        let c = match c {
-            '\u{212a}' => 'k',
-            '\u{17f}' => 's',
-            c => c.to_ascii_lowercase(),
-        };
-        want.next() == Some(c)
-    }) && want.next().is_none()
 }
 
 /// How Go's JSON errors name a value's type.
