@@ -82,11 +82,20 @@ PY
     kv_ms="$(times_ns "$work"/kv-*.json | median_ms)"
     kz_ms="$(times_ns "$work"/kz-*.json | median_ms)"
 else
+    now_us() { # set NOW_US to the wall clock in microseconds, without a process on bash 5
+        if [ -n "${EPOCHREALTIME:-}" ]; then
+            NOW_US=${EPOCHREALTIME//[^0-9]/}
+        else
+            NOW_US=$(($(date +%s%N) / 1000))
+        fi
+    }
     time_once() { # run "$@" once, print its duration in nanoseconds
         local start
-        start="$(date +%s%N)"
+        now_us
+        start=$NOW_US
         "$@" >/dev/null 2>&1
-        echo $(($(date +%s%N) - start))
+        now_us
+        echo $(((NOW_US - start) * 1000))
     }
     for _ in $(seq "$WARMUP"); do
         "$KVRENDER" build catalog/ >/dev/null 2>&1
