@@ -67,6 +67,14 @@ pub fn name_diagnostic(obj: &Object) -> Option<Diagnostic> {
     };
     let name = obj.name();
     if name.is_empty() {
+        let given = obj.value.get("metadata").and_then(|m| m.get("name"));
+        if let Some(v) = given.filter(|v| !v.is_null() && !v.is_string()) {
+            // `name: n` or `name: 0123`: YAML read the unquoted name as another type.
+            return Some(bad_name(format!(
+                "`metadata.name` must be a string, not {}; quote the name",
+                crate::validate::schema::found(v)
+            )));
+        }
         return Some(bad_name(format!(
             "the {} has no `metadata.name`",
             obj.kind_str()

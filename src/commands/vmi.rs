@@ -57,6 +57,13 @@ fn build_all(inputs: &Inputs, stage: Stage, out: &mut Outcome) -> Vec<Built> {
                 }
             }
         } else {
+            // The name check `expand` makes (the VMI's name and firmware UUID come from it).
+            if kind == Kind::VirtualMachine
+                && let Some(d) = pipeline::name_diagnostic(obj)
+            {
+                out.diagnostics.push(d);
+                continue;
+            }
             obj.clone()
         };
         let Some(mut vmi) = vmi::vmi_for(&source) else {

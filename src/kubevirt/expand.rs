@@ -581,6 +581,20 @@ fn name_annotations(vm_spec: &Value) -> Vec<(&'static str, String)> {
 ///   and a `null` in a map of strings (labels, annotations, node selector) as `""`;
 /// - an empty namespace is the namespace `default`, where the VM was looked at.
 fn as_go_writes_it(vm: &mut Value) {
+    // Neither `spec` nor its `template` (a pointer) is `omitempty`: a VM without them comes
+    // back as `spec: {template: null}`.
+    if let Some(object) = vm.as_object_mut() {
+        let spec =
+            path::field_or_insert_with(object, "spec", || Value::Object(serde_json::Map::new()));
+        if spec.is_null() {
+            *spec = Value::Object(serde_json::Map::new());
+        }
+        if let Some(spec) = spec.as_object_mut()
+            && !spec.contains_key("template")
+        {
+            spec.insert("template".to_string(), Value::Null);
+        }
+    }
     if let Some(features) = path::get_mut(vm, &["spec", "template", "spec", "domain", "features"])
         .and_then(Value::as_object_mut)
     {

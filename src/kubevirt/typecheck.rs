@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::model::path;
 use crate::model::path::{At, Fields};
-use crate::validate::schema::{self, Field, Ty};
+use crate::validate::schema::{self, Field, Ty, found};
 
 /// One field whose value has the wrong type.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -30,18 +30,6 @@ impl std::fmt::Display for WrongType {
             "`{}` must be {}, not {}",
             self.field, self.expected, self.found
         )
-    }
-}
-
-fn found(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(n) if n.is_i64() || n.is_u64() => "an integer",
-        Value::Number(_) => "a decimal number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "a mapping",
     }
 }
 

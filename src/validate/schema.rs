@@ -83,7 +83,8 @@ pub enum Problem {
     },
 }
 
-fn found(v: &Value) -> &'static str {
+/// What a value is, as a diagnostic says it ("a boolean", "a list", ...).
+pub(crate) fn found(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

@@ -1,6 +1,8 @@
 //! `kvrender expand` through the binary: representative expansions and the diagnostics of
 //! VMs that do not expand. The emitted text is snapshotted, so the emitter is covered too.
 
+use std::fs;
+
 use insta_cmd::assert_cmd_snapshot;
 
 use crate::common::{kvrender, snapshot_settings, testdata};
@@ -220,6 +222,38 @@ fn a_vm_without_references_drops_what_go_omits_from_resources_and_devices() {
     ] {
         assert!(!stdout.contains(gone), "{gone} left in:\n{stdout}");
     }
+}
+
+/// `spec` and its `template` are not `omitempty` in Go: a VM that names nothing comes back with
+/// `spec: {template: null}` when it has no template or no spec at all.
+#[test]
+fn a_vm_without_a_template_comes_back_with_a_null_template() {
+    let tmp = tempfile::tempdir().unwrap();
+    let vm = |name: &str, tail: &str| {
+        format!(
+            "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: {name}\n{tail}"
+        )
+    };
+    fs::write(
+        tmp.path().join("vms.yaml"),
+        [
+            vm("no-spec", ""),
+            vm("null-spec", "spec: null\n"),
+            vm("no-template", "spec:\n  runStrategy: Halted\n"),
+        ]
+        .join("---\n"),
+    )
+    .unwrap();
+    let stdout = expanded(tmp.path(), &["vms.yaml"]);
+    assert_eq!(
+        stdout.matches("spec:\n  template: null\n").count(),
+        2,
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("spec:\n  runStrategy: Halted\n  template: null\n"),
+        "{stdout}"
+    );
 }
 
 #[test]

@@ -233,7 +233,7 @@ fn bad_names_fail_validate_and_build_as_they_fail_expand() {
     let dir = testdata("hostile");
     let expand = expand_in(&dir, &["bad-names.yaml"]);
     let wanted = bad_name_findings(&expand);
-    assert_eq!(wanted.len(), 7, "{wanted:?}");
+    assert_eq!(wanted.len(), 8, "{wanted:?}");
     for command in ["validate", "build"] {
         let out = run(kvrender()
             .current_dir(&dir)

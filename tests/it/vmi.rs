@@ -113,3 +113,38 @@ fn migrate_presets_to_preferences() {
         "cpu-conflict.yaml"
     ]));
 }
+
+/// A VM that names no instancetype or preference gets the name check `expand` makes: the
+/// VMI's name and firmware UUID come from the VM's name.
+#[test]
+fn a_vm_without_a_valid_name_makes_no_vmi() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("vms.yaml"),
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  namespace: x\n\
+         spec:\n  template: {}\n---\n\
+         apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: n\n\
+         spec:\n  template: {}\n",
+    )
+    .unwrap();
+    let out = kvrender()
+        .current_dir(tmp.path())
+        .args(["vmi", "--no-default-catalog", "vms.yaml"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(
+        stderr.contains("vms.yaml:3: error[KV003] VirtualMachine/x/<no name>: metadata.name: the VirtualMachine has no `metadata.name`"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("vms.yaml:11: error[KV003] VirtualMachine/<no name>: metadata.name: `metadata.name` must be a string, not a boolean; quote the name"),
+        "{stderr}"
+    );
+}
