@@ -628,7 +628,36 @@ fn as_go_writes_it(vm: &mut Value) {
     {
         *namespace = Value::from("default");
     }
+    // Before the times are read: a zero `deletionTimestamp` is a set pointer Go writes as `null`.
+    object_meta_omits_empty(vm);
     metadata_and_status_as_go_writes_them(vm);
+}
+
+/// Every field of Go's `ObjectMeta` but `creationTimestamp` is `omitempty` (the pointers among
+/// them are left out when nil): Go does not write the VM's, its template's or its DataVolume
+/// templates' `labels: {}`, `finalizers: []`, `uid: ""` or `generation: 0`.
+fn object_meta_omits_empty(vm: &mut Value) {
+    fn omit(meta: Option<&mut Value>) {
+        let Some(meta) = meta.and_then(Value::as_object_mut) else {
+            return;
+        };
+        meta.retain(|key, v| match key.as_str() {
+            "name" | "generateName" | "namespace" | "selfLink" | "uid" | "resourceVersion"
+            | "generation" | "labels" | "annotations" | "ownerReferences" | "finalizers"
+            | "managedFields" => !path::is_zero(Some(v)),
+            "deletionTimestamp" | "deletionGracePeriodSeconds" => !v.is_null(),
+            _ => true,
+        });
+    }
+    omit(vm.field_mut("metadata"));
+    omit(path::get_mut(vm, &["spec", "template", "metadata"]));
+    if let Some(templates) =
+        path::get_mut(vm, &["spec", "dataVolumeTemplates"]).and_then(Value::as_array_mut)
+    {
+        for template in templates {
+            omit(template.field_mut("metadata"));
+        }
+    }
 }
 
 /// The metadata (the VM's, its template's and its DataVolume templates') and the status of a VM
