@@ -414,13 +414,18 @@ fn set_cpu_hotplug(spec: &mut Value) {
     if cpu_u64(spec, "maxSockets") != 0 {
         return;
     }
-    let sockets = cpu_u64(spec, "sockets");
-    let cores = cpu_u64(spec, "cores").max(1);
-    let threads = cpu_u64(spec, "threads").max(1);
-    let mut max_sockets = sockets * MAX_HOTPLUG_RATIO;
+    // The topology is `uint32` in Go, and its products wrap around as Go's do: a billion
+    // sockets times the ratio is 0, and no `maxSockets` is written. Cores and threads left at 0
+    // make the product 0 too, so the 512-vCPU bound does not apply to them.
+    let u32_of = |field| u32::try_from(cpu_u64(spec, field)).unwrap_or(u32::MAX);
+    let sockets = u32_of("sockets");
+    let cores = u32_of("cores");
+    let threads = u32_of("threads");
+    let mut max_sockets = sockets.wrapping_mul(MAX_HOTPLUG_RATIO as u32);
     // An upper bound of 512 vCPUs, as KubeVirt chooses.
-    if max_sockets * cores * threads > 512 {
-        max_sockets = (512 / (cores * threads)).max(sockets);
+    if max_sockets.wrapping_mul(cores).wrapping_mul(threads) > 512 {
+        let per_socket = cores.wrapping_mul(threads);
+        max_sockets = 512u32.checked_div(per_socket).unwrap_or(0).max(sockets);
     }
     if max_sockets != 0
         && let Some(cpu) = path::ensure_map(spec, &["domain", "cpu"])
@@ -437,7 +442,8 @@ fn set_memory_hotplug(spec: &mut Value) {
     else {
         return;
     };
-    let max_guest = guest.value().saturating_mul(MAX_HOTPLUG_RATIO as i64);
+    // `int64` in Go: a product past its range wraps around, below the guest memory.
+    let max_guest = guest.value().wrapping_mul(MAX_HOTPLUG_RATIO as i64);
     if path::is_set(spec, &["domain", "cpu", "realtime"])
         || path::is_set(spec, &["domain", "cpu", "numa", "guestMappingPassthrough"])
         || path::is_set(spec, &["domain", "launchSecurity"])
@@ -450,7 +456,8 @@ fn set_memory_hotplug(spec: &mut Value) {
         } else {
             HOTPLUG_ALIGNMENT
         };
-    if guest.value() % alignment != 0
+    if guest.value() > max_guest
+        || guest.value() % alignment != 0
         || max_guest % alignment != 0
         || path::str_at(spec, &["architecture"]) != Some("amd64")
         || guest.value() < HOTPLUG_MIN_GUEST
