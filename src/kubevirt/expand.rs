@@ -678,7 +678,8 @@ fn metadata_and_status_as_go_writes_them(vm: &mut Value) {
                 .time(&["deletionTimestamp"], GoTime::Pointer)
                 .struct_list(&["managedFields"])
                 .time(&["managedFields", "*", "time"], GoTime::Pointer)
-                .struct_list(&["ownerReferences"]);
+                .struct_list(&["ownerReferences"])
+                .string_list(&["finalizers"]);
             for field in ["apiVersion", "kind", "name", "uid"] {
                 meta.zero(&["ownerReferences", "*", field], Text);
             }
@@ -747,7 +748,11 @@ fn metadata_and_status_as_go_writes_them(vm: &mut Value) {
             m.keys().any(|k| {
                 matches!(
                     k.as_str(),
-                    "creationTimestamp" | "deletionTimestamp" | "managedFields" | "ownerReferences"
+                    "creationTimestamp"
+                        | "deletionTimestamp"
+                        | "managedFields"
+                        | "ownerReferences"
+                        | "finalizers"
                 )
             })
         })
@@ -797,6 +802,7 @@ fn data_volume_templates_as_go_writes_them(templates: &mut Value) {
             let claim = spec.at(&[claim]);
             claim
                 .zero(&["resources"], Struct)
+                .string_list(&["accessModes"])
                 .quantity(&["resources", "requests", "*"])
                 .quantity(&["resources", "limits", "*"]);
             for reference in ["dataSource", "dataSourceRef"] {

@@ -84,6 +84,8 @@ pub struct Shape {
     quantities: Quantities,
     /// A `null` item of the list here is the empty struct.
     struct_items: bool,
+    /// A `null` item of the list here is `""` (a list of strings).
+    text_items: bool,
     /// The value here is a time.
     time: Option<GoTime>,
 }
@@ -98,6 +100,8 @@ pub struct Tables<'t> {
     pub quantities: &'t [&'static [&'static str]],
     /// Lists of structs, whose `null` items are read as `{}`.
     pub struct_lists: &'t [&'static [&'static str]],
+    /// Lists of strings, whose `null` items are read as `""`.
+    pub string_lists: &'t [&'static [&'static str]],
 }
 
 impl Shape {
@@ -113,6 +117,9 @@ impl Shape {
         for at in tables.struct_lists {
             root.at(at).struct_items = true;
         }
+        for at in tables.string_lists {
+            root.string_list(at);
+        }
         root
     }
 
@@ -125,6 +132,12 @@ impl Shape {
     /// Read the `null` items of the list at `path` as empty structs.
     pub fn struct_list(&mut self, path: &[&'static str]) -> &mut Shape {
         self.at(path).struct_items = true;
+        self
+    }
+
+    /// Read the `null` items of the list of strings at `path` as `""`.
+    pub fn string_list(&mut self, path: &[&'static str]) -> &mut Shape {
+        self.at(path).text_items = true;
         self
     }
 
@@ -205,8 +218,12 @@ impl Shape {
         match v {
             Value::Array(items) => {
                 for item in items {
-                    if self.struct_items && item.is_null() {
-                        *item = Value::Object(Map::new());
+                    if item.is_null() {
+                        if self.struct_items {
+                            *item = Value::Object(Map::new());
+                        } else if self.text_items {
+                            *item = Value::String(String::new());
+                        }
                     }
                     if let Some(shape) = &self.items {
                         shape.walk(item, write_absent);
@@ -534,6 +551,7 @@ mod tests {
             zero: ZERO,
             quantities: QUANTITIES,
             struct_lists: STRUCT_LISTS,
+            ..Tables::default()
         })
     }
 
@@ -590,5 +608,27 @@ mod tests {
         let mut v = json!({"a": {"b": "x"}, "list": [null]});
         shape.apply(&mut v);
         assert_eq!(v["list"], json!([null]));
+    }
+
+    #[test]
+    fn null_items_of_string_lists_are_empty_strings() {
+        let shape = Shape::new(Tables {
+            string_lists: &[&["names"], &["terms", "*", "values"]],
+            ..Tables::default()
+        });
+        let mut v = json!({
+            "names": [null, "a"],
+            "terms": [{"values": [null]}, {"values": null}],
+            "other": [null],
+        });
+        shape.apply_to_present(&mut v);
+        assert_eq!(
+            v,
+            json!({
+                "names": ["", "a"],
+                "terms": [{"values": [""]}, {"values": null}],
+                "other": [null],
+            })
+        );
     }
 }

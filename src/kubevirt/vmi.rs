@@ -230,13 +230,14 @@ pub fn go_nulls_as_zero_values(vmi: &mut Value) {
     }
 }
 
-/// The Go shape of a VMI spec: [`GO_ZERO_FIELDS`], [`QUANTITY_FIELDS`], [`STRUCT_LISTS`] and the
-/// scheduling types.
+/// The Go shape of a VMI spec: [`GO_ZERO_FIELDS`], [`QUANTITY_FIELDS`], [`STRUCT_LISTS`],
+/// [`STRING_LISTS`] and the scheduling types.
 static GO_SHAPE: LazyLock<Shape> = LazyLock::new(|| {
     let mut shape = Shape::new(Tables {
         zero: GO_ZERO_FIELDS,
         quantities: QUANTITY_FIELDS,
         struct_lists: STRUCT_LISTS,
+        string_lists: STRING_LISTS,
     });
     scheduling(&mut shape, true);
     shape
@@ -273,9 +274,13 @@ fn scheduling(spec: &mut Shape, zeros: bool) {
             let list = shape.struct_list(&[list]).at(&[list, "*"]);
             zero(list, &["key"], Text);
             zero(list, &["operator"], Text);
+            list.string_list(&["values"]);
         }
     };
     let pod_affinity_term = |term: &mut Shape| {
+        term.string_list(&["namespaces"])
+            .string_list(&["matchLabelKeys"])
+            .string_list(&["mismatchLabelKeys"]);
         zero(term, &["topologyKey"], Text);
         requirements(term.at(&["labelSelector"]), &["matchExpressions"]);
         requirements(term.at(&["namespaceSelector"]), &["matchExpressions"]);
@@ -312,10 +317,12 @@ fn scheduling(spec: &mut Shape, zeros: bool) {
     zero(spread, &["maxSkew"], Number);
     zero(spread, &["topologyKey"], Text);
     zero(spread, &["whenUnsatisfiable"], Text);
+    spread.string_list(&["matchLabelKeys"]);
     requirements(spread.at(&["labelSelector"]), &["matchExpressions"]);
 
     for probe in ["livenessProbe", "readinessProbe"] {
         let probe = spec.at(&[probe]);
+        probe.string_list(&["exec", "command"]);
         zero(probe, &["httpGet", "port"], Number);
         let header =
             probe
@@ -355,6 +362,28 @@ pub const STRUCT_LISTS: &[&[&str]] = &[
     &["utilityVolumes"],
     &["tolerations"],
     &["dnsConfig", "options"],
+];
+
+/// The lists of strings of a VMI spec outside the scheduling types: a `null` item is `""` to Go.
+pub const STRING_LISTS: &[&[&str]] = &[
+    &["dnsConfig", "nameservers"],
+    &["dnsConfig", "searches"],
+    &[
+        "accessCredentials",
+        "*",
+        "sshPublicKey",
+        "propagationMethod",
+        "qemuGuestAgent",
+        "users",
+    ],
+    &[
+        "domain",
+        "devices",
+        "interfaces",
+        "*",
+        "dhcpOptions",
+        "ntpServers",
+    ],
 ];
 
 /// Fields of a VMI spec (`*` is every item of a list) that KubeVirt's Go types write even when
