@@ -364,18 +364,21 @@ pub const STRUCT_LISTS: &[&[&str]] = &[
     &["dnsConfig", "options"],
 ];
 
+/// The users an SSH key is propagated to by the guest agent: a list of strings Go always writes.
+const GUEST_AGENT_USERS: &[&str] = &[
+    "accessCredentials",
+    "*",
+    "sshPublicKey",
+    "propagationMethod",
+    "qemuGuestAgent",
+    "users",
+];
+
 /// The lists of strings of a VMI spec outside the scheduling types: a `null` item is `""` to Go.
 pub const STRING_LISTS: &[&[&str]] = &[
     &["dnsConfig", "nameservers"],
     &["dnsConfig", "searches"],
-    &[
-        "accessCredentials",
-        "*",
-        "sshPublicKey",
-        "propagationMethod",
-        "qemuGuestAgent",
-        "users",
-    ],
+    GUEST_AGENT_USERS,
     &[
         "domain",
         "devices",
@@ -578,17 +581,7 @@ pub const GO_ZERO_FIELDS: &[(&[&str], GoZero)] = &[
         ],
         GoZero::Struct,
     ),
-    (
-        &[
-            "accessCredentials",
-            "*",
-            "sshPublicKey",
-            "propagationMethod",
-            "qemuGuestAgent",
-            "users",
-        ],
-        GoZero::Null,
-    ),
+    (GUEST_AGENT_USERS, GoZero::Null),
     (
         &["accessCredentials", "*", "userPassword", "source"],
         GoZero::Struct,
