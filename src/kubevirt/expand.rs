@@ -835,20 +835,13 @@ fn data_volume_templates_as_go_writes_them(templates: &mut Value) {
 }
 
 /// KubeVirt answers with a Go re-serialization of the VM. Inside the plain structs that are
-/// always printed (`domain.resources`, `domain.devices`, the template's metadata) an empty map,
-/// an empty list or a `false` non-pointer bool is dropped, and so must we drop it: left in,
-/// `resources: {requests: {}}` would read as "set".
+/// always printed (`domain.resources`, `domain.devices`) an empty map, an empty list or a
+/// `false` non-pointer bool is dropped, and so must we drop it: left in,
+/// `resources: {requests: {}}` would read as "set". (The metadata's empty fields are dropped by
+/// [`as_go_writes_it`].)
 fn omit_go_empty(vm: &mut Value) {
     if let Some(template) = path::get_mut(vm, &["spec", "template"]) {
         crate::kubevirt::vmi::omit_empty_resources_and_devices(template);
-        if let Some(meta) = template
-            .field_mut("metadata")
-            .and_then(Value::as_object_mut)
-        {
-            meta.retain(|k, v| {
-                !(matches!(k.as_str(), "labels" | "annotations") && path::is_zero(Some(v)))
-            });
-        }
     }
 }
 
