@@ -172,6 +172,9 @@ pub fn apply_presets(
 
     check_preset_conflicts(&matching)?;
 
+    // Go's domain is a plain struct: one that only a preset's unmerged parts reached stays
+    // unwritten, as it was.
+    let had_domain = path::get(vmi, &["spec", "domain"]).is_some();
     for preset in matching {
         let domain = preset_domain(preset);
         if path::ensure_map(vmi, &["spec", "domain"]).is_none() {
@@ -201,6 +204,14 @@ pub fn apply_presets(
         } else {
             outcome.unapplied.push(preset.name().to_string());
         }
+    }
+    if !had_domain
+        && let Some(spec) = path::get_mut(vmi, &["spec"]).and_then(Value::as_object_mut)
+        && spec
+            .get("domain")
+            .is_some_and(|d| d.as_object().is_some_and(Map::is_empty))
+    {
+        spec.remove("domain");
     }
     outcome.warnings = deprecation_warnings(vmi);
     Ok(outcome)
