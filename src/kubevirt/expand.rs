@@ -782,7 +782,11 @@ fn data_volume_templates_as_go_writes_them(templates: &mut Value) {
         let mut list = Shape::default();
         let item = list.struct_list(&[]).at(&["*"]);
         item.zero(&["metadata"], Struct).zero(&["spec"], Struct);
+        item.string_map(&["metadata", "labels"])
+            .string_map(&["metadata", "annotations"]);
         let spec = item.at(&["spec"]);
+        spec.string_list(&["source", "http", "extraHeaders"])
+            .string_list(&["source", "http", "secretExtraHeaders"]);
         let sources: [(&str, &[&str]); 6] = [
             ("http", &["url"]),
             ("s3", &["url"]),
@@ -812,10 +816,14 @@ fn data_volume_templates_as_go_writes_them(templates: &mut Value) {
                     .zero(&[reference, "name"], Text);
             }
             claim
+                .string_map(&["selector", "matchLabels"])
+                .struct_list(&["selector", "matchExpressions"])
                 .zero(&["selector", "matchExpressions", "*", "key"], Text)
-                .zero(&["selector", "matchExpressions", "*", "operator"], Text);
+                .zero(&["selector", "matchExpressions", "*", "operator"], Text)
+                .string_list(&["selector", "matchExpressions", "*", "values"]);
         }
-        spec.zero(&["checkpoints", "*", "previous"], Text)
+        spec.struct_list(&["checkpoints"])
+            .zero(&["checkpoints", "*", "previous"], Text)
             .zero(&["checkpoints", "*", "current"], Text);
         list
     });

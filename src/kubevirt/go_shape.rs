@@ -86,6 +86,8 @@ pub struct Shape {
     struct_items: bool,
     /// A `null` item of the list here is `""` (a list of strings).
     text_items: bool,
+    /// A `null` value of the mapping here is `""` (a map of strings, such as labels).
+    text_values: bool,
     /// The value here is a time.
     time: Option<GoTime>,
 }
@@ -138,6 +140,12 @@ impl Shape {
     /// Read the `null` items of the list of strings at `path` as `""`.
     pub fn string_list(&mut self, path: &[&'static str]) -> &mut Shape {
         self.at(path).text_items = true;
+        self
+    }
+
+    /// Read the `null` values of the map of strings at `path` as `""`.
+    pub fn string_map(&mut self, path: &[&'static str]) -> &mut Shape {
+        self.at(path).text_values = true;
         self
     }
 
@@ -231,6 +239,11 @@ impl Shape {
                 }
             }
             Value::Object(map) => {
+                if self.text_values {
+                    for value in map.values_mut().filter(|v| v.is_null()) {
+                        *value = Value::String(String::new());
+                    }
+                }
                 if !self.fields.is_empty() {
                     self.walk_fields(map, write_absent);
                 }
@@ -628,6 +641,24 @@ mod tests {
                 "names": ["", "a"],
                 "terms": [{"values": [""]}, {"values": null}],
                 "other": [null],
+            })
+        );
+    }
+
+    #[test]
+    fn null_values_of_string_maps_are_empty_strings() {
+        let mut shape = Shape::default();
+        shape.string_map(&["selector", "matchLabels"]);
+        let mut v = json!({
+            "selector": {"matchLabels": {"a": null, "b": "x"}},
+            "other": {"c": null},
+        });
+        shape.apply_to_present(&mut v);
+        assert_eq!(
+            v,
+            json!({
+                "selector": {"matchLabels": {"a": "", "b": "x"}},
+                "other": {"c": null},
             })
         );
     }

@@ -282,8 +282,11 @@ fn scheduling(spec: &mut Shape, zeros: bool) {
             .string_list(&["matchLabelKeys"])
             .string_list(&["mismatchLabelKeys"]);
         zero(term, &["topologyKey"], Text);
-        requirements(term.at(&["labelSelector"]), &["matchExpressions"]);
-        requirements(term.at(&["namespaceSelector"]), &["matchExpressions"]);
+        for selector in ["labelSelector", "namespaceSelector"] {
+            let selector = term.at(&[selector]);
+            selector.string_map(&["matchLabels"]);
+            requirements(selector, &["matchExpressions"]);
+        }
     };
     const REQUIRED: &str = "requiredDuringSchedulingIgnoredDuringExecution";
     const PREFERRED: &str = "preferredDuringSchedulingIgnoredDuringExecution";
@@ -318,7 +321,9 @@ fn scheduling(spec: &mut Shape, zeros: bool) {
     zero(spread, &["topologyKey"], Text);
     zero(spread, &["whenUnsatisfiable"], Text);
     spread.string_list(&["matchLabelKeys"]);
-    requirements(spread.at(&["labelSelector"]), &["matchExpressions"]);
+    let selector = spread.at(&["labelSelector"]);
+    selector.string_map(&["matchLabels"]);
+    requirements(selector, &["matchExpressions"]);
 
     for probe in ["livenessProbe", "readinessProbe"] {
         let probe = spec.at(&[probe]);
