@@ -694,6 +694,7 @@ fn metadata_and_status_as_go_writes_them(vm: &mut Value) {
         status
             .struct_list(&["stateChangeRequests"])
             .zero(&["stateChangeRequests", "*", "action"], Text)
+            .string_map(&["stateChangeRequests", "*", "data"])
             .struct_list(&["volumeRequests"]);
         let request = status.at(&["volumeRequests", "*"]);
         request
@@ -768,6 +769,10 @@ fn metadata_and_status_as_go_writes_them(vm: &mut Value) {
             .is_some_and(|t| t.iter().any(|t| meta_has_any(t.field("metadata"))));
     if needed {
         SHAPE.apply(vm);
+        // Every field of the status is `omitempty`: a `null` one is left out.
+        if let Some(status) = vm.field_mut("status") {
+            Shape::drop_omitted_nulls(SHAPE.get(&["status"]), status);
+        }
     }
 }
 

@@ -185,6 +185,19 @@ impl Shape {
         next.at(rest)
     }
 
+    /// The node at `path`, if the shape has one.
+    pub fn get(&self, path: &[&str]) -> Option<&Shape> {
+        let Some((first, rest)) = path.split_first() else {
+            return Some(self);
+        };
+        let next = if *first == "*" {
+            self.items.as_deref()?
+        } else {
+            &self.fields.iter().find(|(k, _)| k == first)?.1
+        };
+        next.get(rest)
+    }
+
     /// Rewrite `v` (the value at this place) as Go would read and re-encode it.
     pub fn apply(&self, v: &mut Value) {
         self.walk(v, true);
