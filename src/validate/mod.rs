@@ -91,6 +91,7 @@ pub fn check_object(obj: &Object, ctx: &Context<'_>) -> Vec<Diagnostic> {
     rules::api_version::check(obj, &mut d);
     rules::bad_name::check(obj, &mut d);
     rules::unknown_field::check(obj, &mut d);
+    rules::wrong_type::check_required(obj, &mut d);
     rules::admission::check(obj, ctx, &mut d);
     rules::size_labels::check(obj, &mut d);
     d

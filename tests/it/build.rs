@@ -138,6 +138,9 @@ fn output_dir_names_match_kubectl_kustomize() {
         if let Some(ns) = namespace {
             let _ = writeln!(stream, "  namespace: {ns}");
         }
+        if kind.ends_with("Instancetype") {
+            stream.push_str("spec:\n  cpu: {guest: 1}\n  memory: {guest: 1Gi}\n");
+        }
     }
     let tmp = tempfile::tempdir().unwrap();
     // All in one namespace, then across several.

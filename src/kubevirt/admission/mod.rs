@@ -74,10 +74,31 @@ impl Response {
 pub fn admit(obj: &Object, index: &Index<'_>, profile: &ClusterProfile) -> Option<Response> {
     let spec = obj.value.field("spec");
     match obj.kind() {
+        Kind::Instancetype
+        | Kind::ClusterInstancetype
+        | Kind::Preference
+        | Kind::ClusterPreference
+            if spec.is_none() =>
+        {
+            Some(spec_required())
+        }
         Kind::Instancetype | Kind::ClusterInstancetype => Some(instancetype::admit(spec)),
         Kind::Preference | Kind::ClusterPreference => Some(preference::admit(spec)),
         Kind::VirtualMachine => Some(vm::admit(obj, index, profile)),
         _ => None,
+    }
+}
+
+/// The webhooks of the four instancetype and preference kinds check the object against its
+/// schema first, which requires `spec` (a `null` one passes): without it, that is the only cause.
+fn spec_required() -> Response {
+    Response {
+        causes: vec![Cause {
+            reason: Reason::InvalidSpec,
+            field: "spec".into(),
+            message: "spec in body is required".into(),
+        }],
+        ..Response::default()
     }
 }
 
