@@ -682,9 +682,11 @@ impl<'a> Walk<'_, '_, 'a> {
 }
 
 /// A label value as text. Label values are strings; a scalar of another type (an unquoted
-/// `true` or `2` in YAML) is taken as the text the user wrote.
+/// `true` or `2` in YAML) is taken as the text the user wrote, and a `null` is `""`, as Go
+/// reads it: the label is there, with an empty value.
 fn label_text(v: &Value) -> Option<String> {
     match v {
+        Value::Null => Some(String::new()),
         Value::String(s) => Some(s.clone()),
         Value::Bool(b) => Some(b.to_string()),
         Value::Number(n) => Some(n.to_string()),
