@@ -6,7 +6,8 @@
 //! And the fields the instancetype and preference schemas require: an instancetype's
 //! `spec.cpu.guest` and `spec.memory.guest`, the `name` of each of its GPUs and host devices,
 //! a preference's `guest` under `requirements.cpu` and `requirements.memory` when those are
-//! there, and the `name` of each preferred CPU feature. A `null` counts as missing.
+//! there, and the `name` of each preferred CPU feature. A `null` counts as missing, also a
+//! `null` spec (KubeVirt's webhook admits that one; the API server does not).
 //!
 //! ## Why
 //! The API server validates these types and required fields and refuses the object. kvrender's
@@ -56,22 +57,27 @@ const REQUIRED: &[(bool, &[&str], &str)] = &[
 ];
 
 /// Report the fields an instancetype's or preference's schema requires and the object lacks.
-/// Without a `spec` mapping there is nothing to say here: a missing `spec` is the webhook's
-/// own refusal (`KV030`), and a `spec` of another type a wrong type.
+/// A missing `spec` is the webhook's own refusal (`KV030`) and a `spec` of another type a wrong
+/// type, so only a `null` one is reported here.
 pub fn check_required(obj: &Object, out: &mut Vec<Diagnostic>) {
     let instancetype = match obj.kind() {
         Kind::Instancetype | Kind::ClusterInstancetype => true,
         Kind::Preference | Kind::ClusterPreference => false,
         _ => return,
     };
-    let Some(spec) = obj.value.get("spec").and_then(Value::as_object) else {
-        return;
-    };
     let mut missing = Vec::new();
-    for (kind, parent, field) in REQUIRED {
-        if *kind == instancetype {
-            absent_below(spec, parent, field, "spec".to_string(), &mut missing);
+    match obj.value.get("spec") {
+        Some(Value::Object(spec)) => {
+            for (kind, parent, field) in REQUIRED {
+                if *kind == instancetype {
+                    absent_below(spec, parent, field, "spec".to_string(), &mut missing);
+                }
+            }
         }
+        // KubeVirt's webhook lets a `null` spec through; the API server drops the `null` and
+        // then misses the field.
+        Some(Value::Null) => missing.push("spec".to_string()),
+        _ => return,
     }
     for path in missing {
         out.push(
@@ -141,6 +147,7 @@ mod tests {
     fn an_instancetype_needs_its_guest_cpu_and_memory_and_device_names() {
         let kind = "VirtualMachineInstancetype";
         assert_eq!(missing(kind, json!({})), ["spec.cpu", "spec.memory"]);
+        assert_eq!(missing(kind, Value::Null), ["spec"]);
         assert_eq!(
             missing(kind, json!({"cpu": {}, "memory": {"guest": null}})),
             ["spec.cpu.guest", "spec.memory.guest"]
