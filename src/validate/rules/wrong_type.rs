@@ -33,7 +33,8 @@ use crate::diagnostic::{Diagnostic, Severity, codes};
 use crate::model::{Kind, Object};
 use crate::validate::Rule;
 
-/// The rule (found by the walk in [`super::unknown_field`]).
+/// The rule: wrong types are found by the walk in [`super::unknown_field`], missing fields by
+/// [`check_required`].
 pub const RULE: Rule = Rule {
     code: codes::WRONG_TYPE,
     name: "wrong-type",
