@@ -1,8 +1,9 @@
 //! The YAML layer. Every other module goes through these functions, so the YAML crate is an
 //! implementation detail.
 //!
-//! Printing is our own ([`print`]): block style in the layout of `kubectl get -o yaml`, with
-//! quoting that keeps every string a string for YAML 1.1 and 1.2 readers alike.
+//! Printing is our own (the `print` module): block style in the layout of
+//! `kubectl get -o yaml`, with quoting that keeps every string a string for YAML 1.1 and 1.2
+//! readers alike.
 //!
 //! For parsing we use `serde-saphyr`: it is maintained, written in safe Rust, reports line and
 //! column for every error, rejects duplicate keys, and bounds alias expansion with a budget (so
