@@ -43,10 +43,12 @@ fn main() {
             .expect("catalog files are inside the crate")
             .to_string_lossy()
             .replace('\\', "/");
+        // The text is read from the crate that compiles this code, not from where the build
+        // script ran: two clones sharing one target directory may share this file.
         writeln!(
             code,
-            "    ({relative:?}, include_str!({:?})),",
-            file.to_string_lossy()
+            "    ({relative:?}, include_str!(concat!(env!(\"CARGO_MANIFEST_DIR\"), {:?}))),",
+            format!("/{relative}")
         )
         .expect("writing to a String cannot fail");
     }
