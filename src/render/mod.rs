@@ -775,6 +775,9 @@ fn render_job<'a>(
                 steps: &[Step::Key("parts"), Step::Key(part.name), Step::Key(key)],
             };
             if let Some(fragment) = render(tree, &site)? {
+                if key == "metadata" {
+                    must_be_mapping(&site, &[], &fragment, &combination)?;
+                }
                 merge_entry(&mut object, key.to_string(), fragment);
             }
         }
@@ -790,7 +793,11 @@ fn render_job<'a>(
             continue;
         };
         let fragment = match key {
-            "template" => fragment,
+            "template" => {
+                must_be_mapping(&site, &[], &fragment, &combination)?;
+                must_be_mapping(&site, &["metadata"], &fragment, &combination)?;
+                fragment
+            }
             _ => single("metadata", single(key, fragment)),
         };
         deep_merge_owned(&mut object, fragment);
@@ -830,6 +837,46 @@ fn render_job<'a>(
 
 /// Label and annotation values are strings in Kubernetes: turn numbers and booleans into
 /// their text, refuse anything else.
+/// Refuse a rendered fragment that would take the place of a mapping the object needs: the
+/// object itself (a `template`) or its `metadata` (a part's, or a template's), which must hold
+/// the name. `path` is where the mapping is expected below the fragment's own site.
+fn must_be_mapping(
+    site: &Site<'_, '_>,
+    path: &[&'static str],
+    fragment: &Value,
+    combination: &Combination,
+) -> Result<(), RenderError> {
+    let mut value = fragment;
+    for key in path {
+        match value.get(key) {
+            Some(inner) => value = inner,
+            None => return Ok(()),
+        }
+    }
+    if value.is_object() || value.is_null() {
+        return Ok(());
+    }
+    let mut steps = site.steps.to_vec();
+    steps.extend(path.iter().map(|k| Step::Key(k)));
+    let field: Vec<FieldStep> = steps
+        .iter()
+        .map(|step| match step {
+            Step::Key(k) => FieldStep::Key((*k).to_string()),
+            Step::Index(i) => FieldStep::Index(*i),
+        })
+        .collect();
+    let field = field_to_string(&field);
+    Err(RenderError::Output {
+        location: site.doc.at(&steps),
+        combination: Box::new(combination.clone()),
+        message: format!(
+            "must render to a mapping, not {}",
+            crate::validate::schema::found(value)
+        ),
+        field,
+    })
+}
+
 fn stringify(object: &mut Value, key: &str) -> Result<(), String> {
     let Some(map) = object.get_mut("metadata").and_then(|m| m.get_mut(key)) else {
         return Ok(());

@@ -437,6 +437,43 @@ spec: {}
     insta::assert_snapshot!("render__catalog_error_duplicate_name", render_error(text));
 }
 
+/// A part whose `metadata` renders to a list would leave the object nowhere to hold its
+/// name: a finding at the part's `metadata`, not a crash.
+#[test]
+fn catalog_error_part_metadata_not_a_mapping() {
+    let _guard = snapshot_settings();
+    let text = "\
+apiVersion: kvrender.io/v1alpha1
+kind: Parts
+metadata: {name: p}
+parts:
+  odd:
+    metadata: [a, b]
+    spec: {devices: {preferredDiskBus: virtio}}
+---
+apiVersion: kvrender.io/v1alpha1
+kind: Preference
+metadata: {name: office}
+spec:
+  parts: [odd]
+";
+    insta::assert_snapshot!(
+        "render__catalog_error_part_metadata_not_a_mapping",
+        render_error(text)
+    );
+}
+
+/// The same for a family's own template, whose `metadata` renders to a string.
+#[test]
+fn catalog_error_template_metadata_not_a_mapping() {
+    let _guard = snapshot_settings();
+    let text = format!("{FAMILY_HEAD}  template:\n    metadata: \"{{{{ name }}}}\"\n");
+    insta::assert_snapshot!(
+        "render__catalog_error_template_metadata_not_a_mapping",
+        render_error(&text)
+    );
+}
+
 /// The worked example of the README's catalog section: its first YAML block renders to the
 /// object shown in the second.
 #[test]
