@@ -835,8 +835,6 @@ fn render_job<'a>(
     Ok(out)
 }
 
-/// Label and annotation values are strings in Kubernetes: turn numbers and booleans into
-/// their text, refuse anything else.
 /// Refuse a rendered fragment that would take the place of a mapping the object needs: the
 /// object itself (a `template`) or its `metadata` (a part's, or a template's), which must hold
 /// the name. `path` is where the mapping is expected below the fragment's own site.
@@ -877,6 +875,8 @@ fn must_be_mapping(
     })
 }
 
+/// Label and annotation values are strings in Kubernetes: turn numbers and booleans into
+/// their text, refuse anything else.
 fn stringify(object: &mut Value, key: &str) -> Result<(), String> {
     let Some(map) = object.get_mut("metadata").and_then(|m| m.get_mut(key)) else {
         return Ok(());
