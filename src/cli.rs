@@ -76,13 +76,14 @@ pub struct BuildArgs {
     #[arg(long, requires = "output")]
     pub bundles: bool,
     /// Stamp this version label value on every rendered object.
-    #[arg(long, value_name = "VERSION")]
+    #[arg(long, value_name = "VERSION", value_parser = label_value)]
     pub version_label: Option<String>,
     /// The label key used by `--version-label`.
     #[arg(
         long,
         value_name = "KEY",
-        default_value = "instancetype.kubevirt.io/common-instancetypes-version"
+        default_value = "instancetype.kubevirt.io/common-instancetypes-version",
+        value_parser = label_key
     )]
     pub version_label_key: String,
     /// Print only the catalog: the rendered objects and the instancetypes and preferences in PATH
@@ -174,4 +175,18 @@ pub struct MigrateArgs {
     /// Files or directories, or `-` for stdin.
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
+}
+
+/// `--version-label`: a value the API server accepts on a label.
+fn label_value(text: &str) -> Result<String, String> {
+    crate::validate::rules::bad_label::label_value(text)
+        .map(|()| text.to_string())
+        .map_err(|why| format!("not a valid label value: it {why}"))
+}
+
+/// `--version-label-key`: a key the API server accepts on a label.
+fn label_key(text: &str) -> Result<String, String> {
+    crate::validate::rules::bad_label::label_key(text)
+        .map(|()| text.to_string())
+        .map_err(|why| format!("not a valid label key: it {why}"))
 }

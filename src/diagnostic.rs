@@ -205,6 +205,8 @@ pub mod codes {
     pub const WRONG_TYPE: &str = "KV004";
     /// A file or directory that could not be read.
     pub const IO: &str = "KV005";
+    /// A label or annotation the API server refuses (key, value or total size).
+    pub const BAD_LABEL: &str = "KV006";
     /// The VM sets a field its instancetype owns.
     pub const CONFLICT: &str = "KV010";
     /// The instancetype or preference a VM names does not exist.

@@ -156,7 +156,7 @@ fn preference_well_typed(obj: &Object) -> bool {
 /// Whether `name` is a DNS subdomain (RFC 1123) of at most 253 bytes, checked in one pass over
 /// its bytes: every valid name takes this path, and only an invalid one is looked at again to
 /// say why ([`check_name`]).
-fn is_dns_subdomain(name: &str) -> bool {
+pub(crate) fn is_dns_subdomain(name: &str) -> bool {
     if name.is_empty() || name.len() > 253 {
         return false;
     }

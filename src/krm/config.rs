@@ -27,6 +27,7 @@ use serde_json::Value;
 use crate::diagnostic::Severity;
 use crate::kubevirt::profile::ClusterProfile;
 use crate::load::yaml;
+use crate::validate::rules::bad_label;
 
 /// The apiVersion of kvrender's function configuration kind.
 pub const API_VERSION: &str = "kvrender.io/v1alpha1";
@@ -183,11 +184,15 @@ impl FnConfig {
             "paths" => list_value(&raw).map(|l| self.paths = l),
             "catalogs" => list_value(&raw).map(|l| self.catalogs = l),
             "clusterConfig" => profile_value(&raw).map(|p| self.profile = p),
-            "versionLabel" => string_value(&raw).map(|s| self.version_label = Some(s)),
+            "versionLabel" => string_value(&raw).and_then(|s| {
+                bad_label::label_value(&s)
+                    .map_err(|why| format!("not a valid label value: it {why}"))?;
+                self.version_label = Some(s);
+                Ok(())
+            }),
             "versionLabelKey" => string_value(&raw).and_then(|s| {
-                if s.is_empty() {
-                    return Err("must not be empty".into());
-                }
+                bad_label::label_key(&s)
+                    .map_err(|why| format!("not a valid label key: it {why}"))?;
                 self.version_label_key = Some(s);
                 Ok(())
             }),
@@ -337,5 +342,21 @@ mod tests {
         );
         let cm = json!({"kind": "ConfigMap", "data": {"render": "maybe", "x": "1"}});
         assert_eq!(FnConfig::parse(Some(&cm)).unwrap_err().len(), 2);
+    }
+
+    #[test]
+    fn the_version_label_must_be_one_the_api_server_accepts() {
+        let bad = json!({"apiVersion": API_VERSION, "kind": KIND,
+            "versionLabel": "release 1.4", "versionLabelKey": "Example.com/version"});
+        let errors = FnConfig::parse(Some(&bad)).unwrap_err();
+        assert_eq!(errors.len(), 2, "{errors:?}");
+        assert!(errors[0].contains("`versionLabel`: not a valid label value"));
+        assert!(errors[1].contains("`versionLabelKey`: not a valid label key"));
+        let empty = json!({"kind": "ConfigMap", "data": {"versionLabelKey": ""}});
+        assert!(FnConfig::parse(Some(&empty)).unwrap_err()[0].contains("empty name"));
+        let good = json!({"kind": "ConfigMap",
+            "data": {"versionLabel": "v1.4.0", "versionLabelKey": "example.com/version"}});
+        let config = FnConfig::parse(Some(&good)).unwrap();
+        assert_eq!(config.version_label.as_deref(), Some("v1.4.0"));
     }
 }

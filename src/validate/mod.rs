@@ -38,6 +38,7 @@ pub const RULES: &[Rule] = &[
     rules::not_an_object::RULE,
     rules::bad_name::RULE,
     rules::wrong_type::RULE,
+    rules::bad_label::RULE,
     rules::instancetype_conflict::RULE,
     rules::reference_not_found::RULE,
     rules::bad_matcher::RULE,
@@ -90,6 +91,7 @@ pub fn check_object(obj: &Object, ctx: &Context<'_>) -> Vec<Diagnostic> {
     let mut d = Vec::new();
     rules::api_version::check(obj, &mut d);
     rules::bad_name::check(obj, &mut d);
+    rules::bad_label::check(obj, &mut d);
     rules::unknown_field::check(obj, &mut d);
     rules::wrong_type::check_required(obj, &mut d);
     rules::admission::check(obj, ctx, &mut d);

@@ -488,3 +488,27 @@ fn no_default_catalog_turns_the_embedded_catalog_off() {
         );
     }
 }
+
+#[test]
+fn a_version_label_the_api_server_would_refuse_is_a_usage_error() {
+    for args in [
+        [
+            "build",
+            "examples/catalog",
+            "--version-label",
+            "release 1.4",
+        ],
+        [
+            "build",
+            "examples/catalog",
+            "--version-label-key",
+            "Example.com/v",
+        ],
+    ] {
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+        assert!(out.stdout.is_empty());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("not a valid label"), "{stderr}");
+    }
+}

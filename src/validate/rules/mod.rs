@@ -3,6 +3,7 @@
 
 pub mod admission;
 pub mod api_version;
+pub mod bad_label;
 pub mod bad_matcher;
 pub mod bad_name;
 pub mod deprecated;

@@ -1,0 +1,285 @@
+//! `KV006` bad-label.
+//!
+//! ## What it checks
+//! The labels and annotations of every instancetype, preference, VirtualMachine and other
+//! KubeVirt object, as the API server checks the metadata of any object:
+//! - a label or annotation key is an optional prefix and `/`, then a name. The name is 1 to 63
+//!   characters: letters, digits, `-`, `_` and `.`, starting and ending with a letter or digit.
+//!   The prefix is a DNS subdomain of at most 253 characters (lowercase for a label; an
+//!   annotation's key is checked lowercased);
+//! - a label value is empty, or 1 to 63 characters with the same rules as a key's name;
+//! - all annotations together (keys and values) take at most 256 KiB.
+//!
+//! Values that are not strings are the type checks' business (`KV004`). `kvrender validate`
+//! and the KRM function run this check on every input object, and `kvrender build` also on
+//! every rendered one; `expand` leaves labels to the cluster, as KubeVirt's expansion does.
+//!
+//! ## Why
+//! The API server refuses the whole object, so the VM or the catalog entry never reaches the
+//! cluster. The usual causes are a value longer than 63 characters (a long version or OS
+//! name), a space or a `:` in a value, and an uppercase prefix.
+//!
+//! ## Example
+//! ```yaml
+//! kind: VirtualMachineClusterPreference
+//! metadata:
+//!   name: rhel.9
+//!   labels:
+//!     instancetype.kubevirt.io/os-type: Red Hat Enterprise Linux 9
+//! ```
+//!
+//! ## Fix
+//! Shorten or respell the value (`rhel.9`), and keep prose in an annotation, whose values may
+//! be anything.
+
+use serde_json::Value;
+
+use crate::diagnostic::{Diagnostic, Severity, codes, shortened};
+use crate::model::{Kind, Object};
+use crate::validate::Rule;
+
+/// The rule.
+pub const RULE: Rule = Rule {
+    code: codes::BAD_LABEL,
+    name: "bad-label",
+    summary: "A label or annotation key, a label value, or the annotations' total size the API server refuses.",
+    severity: Severity::Error,
+};
+
+/// The most all annotations of one object may take, keys and values together.
+pub const ANNOTATIONS_MAX_BYTES: usize = 256 * 1024;
+
+/// Report the labels and annotations of a KubeVirt object the API server would refuse.
+pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
+    if obj.kind() == Kind::Other {
+        return;
+    }
+    let Some(metadata) = obj.value.get("metadata") else {
+        return;
+    };
+    let finding = |field: String, message: String| {
+        Diagnostic::error(RULE.code, obj.field_origin(&field), message)
+            .with_object(obj.object_ref())
+            .with_field(field)
+    };
+    if let Some(Value::Object(labels)) = metadata.get("labels") {
+        for (key, value) in labels {
+            let field = format!("metadata.labels[\"{key}\"]");
+            if let Err(why) = qualified_name(key, false) {
+                out.push(finding(field, format!("label key {} {why}", quoted(key))));
+                continue;
+            }
+            if let Value::String(value) = value
+                && let Err(why) = label_value(value)
+            {
+                out.push(finding(
+                    field,
+                    format!("label value {} {why}", quoted(value)),
+                ));
+            }
+        }
+    }
+    if let Some(Value::Object(annotations)) = metadata.get("annotations") {
+        let mut size = 0;
+        for (key, value) in annotations {
+            size += key.len() + value.as_str().map_or(0, str::len);
+            if let Err(why) = qualified_name(&key.to_ascii_lowercase(), true) {
+                out.push(finding(
+                    format!("metadata.annotations[\"{key}\"]"),
+                    format!("annotation key {} {why}", quoted(key)),
+                ));
+            }
+        }
+        if size > ANNOTATIONS_MAX_BYTES {
+            out.push(finding(
+                "metadata.annotations".to_string(),
+                format!(
+                    "the annotations take {size} bytes; the API server allows at most \
+                     {ANNOTATIONS_MAX_BYTES}"
+                ),
+            ));
+        }
+    }
+}
+
+/// A key or value as a message shows it: quoted, escaped, shortened.
+fn quoted(text: &str) -> String {
+    format!("{:?}", shortened(text))
+}
+
+/// Whether `key` is a qualified name: `[prefix/]name`. `annotation`: the prefix was lowercased
+/// by the caller, as the API server does for annotation keys, so only the message differs.
+fn qualified_name(key: &str, annotation: bool) -> Result<(), String> {
+    let (prefix, name) = match key.split_once('/') {
+        Some((prefix, name)) => (Some(prefix), name),
+        None => (None, key),
+    };
+    if let Some(prefix) = prefix {
+        if name.contains('/') {
+            return Err("has more than one `/`".to_string());
+        }
+        if prefix.is_empty() {
+            return Err("has an empty prefix before `/`".to_string());
+        }
+        if prefix.len() > 253 {
+            return Err("has a prefix longer than 253 characters".to_string());
+        }
+        if !crate::pipeline::is_dns_subdomain(prefix) {
+            let lowercase = if annotation { "" } else { "lowercase " };
+            return Err(format!(
+                "has a prefix that is not a DNS subdomain ({lowercase}letters, digits, `-` \
+                 and `.`, each `.`-separated part starting and ending with a letter or digit)"
+            ));
+        }
+    }
+    if name.is_empty() {
+        return Err("has an empty name".to_string());
+    }
+    name_part(name)
+}
+
+/// Whether `key` is a label key the API server accepts; else why not, as "it ..." completes it.
+pub fn label_key(key: &str) -> Result<(), String> {
+    qualified_name(key, false)
+}
+
+/// A label value: empty, or a name part; else why not, as "it ..." completes it.
+pub fn label_value(value: &str) -> Result<(), String> {
+    if value.is_empty() {
+        return Ok(());
+    }
+    name_part(value)
+}
+
+/// The rules shared by a key's name and a label value.
+fn name_part(text: &str) -> Result<(), String> {
+    let chars = text.chars().count();
+    if chars > 63 {
+        return Err(format!(
+            "is {chars} characters long; at most 63 are allowed"
+        ));
+    }
+    let bytes = text.as_bytes();
+    if let Some(c) = text
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+    {
+        return Err(format!(
+            "contains {c:?}; only letters, digits, `-`, `_` and `.` are allowed"
+        ));
+    }
+    if !bytes[0].is_ascii_alphanumeric() || !bytes[bytes.len() - 1].is_ascii_alphanumeric() {
+        return Err("must start and end with a letter or digit".to_string());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::origin::Origin;
+
+    fn findings(yaml: &str) -> Vec<Diagnostic> {
+        let value = crate::load::yaml::parse_document(yaml).expect("test YAML parses");
+        let obj =
+            Object::new(value, Origin::new("c.yaml", 0, Some(1))).with_source(Arc::from(yaml), 1);
+        let mut out = Vec::new();
+        check(&obj, &mut out);
+        out
+    }
+
+    fn pref(metadata: &str) -> String {
+        format!(
+            "apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineClusterPreference\n\
+             metadata:\n  name: p\n{metadata}spec: {{}}\n"
+        )
+    }
+
+    #[test]
+    fn valid_labels_and_annotations_pass() {
+        let yaml = pref(
+            "  labels:\n    instancetype.kubevirt.io/os-type: linux\n    app: \"\"\n    \
+             A_b.c-9: X.y_z-1\n  annotations:\n    Example.COM/Note: \"any text: at all\"\n    \
+             openshift.io/display-name: Red Hat\n",
+        );
+        assert_eq!(findings(&yaml), []);
+    }
+
+    #[test]
+    fn a_bad_label_value_names_its_key_and_line() {
+        let yaml = pref("  labels:\n    os: Red Hat Enterprise Linux 9\n    ok: \"yes\"\n");
+        let out = findings(&yaml);
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert_eq!(out[0].code, "KV006");
+        assert_eq!(out[0].origin.to_string(), "c.yaml:6");
+        assert_eq!(out[0].field.as_deref(), Some("metadata.labels[\"os\"]"));
+        assert!(
+            out[0].message.contains("contains ' '"),
+            "{}",
+            out[0].message
+        );
+    }
+
+    #[test]
+    fn label_values_longer_than_63_characters_are_refused() {
+        let ok = "v".repeat(63);
+        let long = "v".repeat(64);
+        assert_eq!(findings(&pref(&format!("  labels:\n    a: {ok}\n"))), []);
+        let out = findings(&pref(&format!("  labels:\n    a: {long}\n")));
+        assert!(
+            out[0].message.contains("64 characters"),
+            "{}",
+            out[0].message
+        );
+    }
+
+    #[test]
+    fn keys_follow_the_qualified_name_rules() {
+        for bad in [
+            "Example.com/x",
+            "/x",
+            "a/b/c",
+            "example.com/",
+            "-x",
+            "x-",
+            "ex ample",
+            "a..b/c",
+        ] {
+            let out = findings(&pref(&format!("  labels:\n    \"{bad}\": v\n")));
+            assert_eq!(out.len(), 1, "{bad}: {out:?}");
+            assert!(
+                out[0].message.starts_with("label key"),
+                "{}",
+                out[0].message
+            );
+        }
+        // An annotation key's prefix is checked lowercased; the rest of the rules hold.
+        assert_eq!(
+            findings(&pref("  annotations:\n    Example.com/x: v\n")),
+            []
+        );
+        assert_eq!(
+            findings(&pref("  annotations:\n    \"a/b/c\": v\n")).len(),
+            1
+        );
+    }
+
+    #[test]
+    fn annotations_over_256_kib_in_total_are_refused() {
+        let big = "x".repeat(ANNOTATIONS_MAX_BYTES / 2);
+        let yaml = pref(&format!("  annotations:\n    a: {big}\n    b: {big}\n"));
+        let out = findings(&yaml);
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert_eq!(out[0].field.as_deref(), Some("metadata.annotations"));
+    }
+
+    #[test]
+    fn other_kinds_and_non_string_values_are_left_alone() {
+        let other = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  labels:\n    \
+                     a: b c\n";
+        assert_eq!(findings(other), []);
+        assert_eq!(findings(&pref("  labels:\n    a: [1]\n    b: 5\n")), []);
+    }
+}
