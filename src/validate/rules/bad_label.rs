@@ -64,14 +64,17 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
     };
     if let Some(Value::Object(labels)) = metadata.get("labels") {
         for (key, value) in labels {
+            // Every valid label takes the quick path; only a bad one is looked at again.
+            let value = value.as_str().unwrap_or("");
+            if is_qualified_name(key.as_bytes(), false)
+                && (value.is_empty() || is_name_part(value.as_bytes()))
+            {
+                continue;
+            }
             let field = format!("metadata.labels[\"{key}\"]");
             if let Err(why) = qualified_name(key, false) {
                 out.push(finding(field, format!("label key {} {why}", quoted(key))));
-                continue;
-            }
-            if let Value::String(value) = value
-                && let Err(why) = label_value(value)
-            {
+            } else if let Err(why) = label_value(value) {
                 out.push(finding(
                     field,
                     format!("label value {} {why}", quoted(value)),
@@ -83,6 +86,9 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
         let mut size = 0;
         for (key, value) in annotations {
             size += key.len() + value.as_str().map_or(0, str::len);
+            if is_qualified_name(key.as_bytes(), true) {
+                continue;
+            }
             if let Err(why) = qualified_name(&key.to_ascii_lowercase(), true) {
                 out.push(finding(
                     format!("metadata.annotations[\"{key}\"]"),
@@ -99,6 +105,95 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
                 ),
             ));
         }
+    }
+}
+
+/// The quick check: whether `key` is a qualified name (`[prefix/]name`). `annotation`: the
+/// prefix may hold uppercase letters (the API server lowercases an annotation key first).
+fn is_qualified_name(key: &[u8], annotation: bool) -> bool {
+    for known in KNOWN_PREFIXES {
+        if key.len() > known.len() && key[known.len()] == b'/' && key.starts_with(known) {
+            // The name part holds no `/`: `is_name_part` refuses one.
+            return is_name_part(&key[known.len() + 1..]);
+        }
+    }
+    // Keys are short: a plain search beats setting up a vectorised one.
+    let (prefix, name) = match key.iter().position(|&b| b == b'/') {
+        Some(at) => (Some(&key[..at]), &key[at + 1..]),
+        None => (None, key),
+    };
+    is_name_part(name) && prefix.is_none_or(|p| is_subdomain(p, annotation))
+}
+
+/// Prefixes nearly every key of a catalog or a VM uses, valid as they are: a key that starts
+/// with one of them and `/` needs only its name checked.
+const KNOWN_PREFIXES: [&[u8]; 6] = [
+    b"instancetype.kubevirt.io",
+    b"kubevirt.io",
+    b"vm.kubevirt.io",
+    b"openshift.io",
+    b"app.kubernetes.io",
+    b"kubernetes.io",
+];
+
+/// Which bytes may appear in a key's name or a label value (`NAME`), in a label key's prefix
+/// (`PREFIX`) and in an annotation key's prefix, uppercase allowed (`PREFIX_ANY_CASE`).
+const NAME: u8 = 1;
+const PREFIX: u8 = 2;
+const PREFIX_ANY_CASE: u8 = 4;
+static CLASSES: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        let lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        let mut class = 0;
+        if c.is_ascii_alphanumeric() || c == b'-' || c == b'_' || c == b'.' {
+            class |= NAME;
+        }
+        if lower || c == b'-' || c == b'.' {
+            class |= PREFIX | PREFIX_ANY_CASE;
+        }
+        if c.is_ascii_uppercase() {
+            class |= PREFIX_ANY_CASE;
+        }
+        table[b] = class;
+        b += 1;
+    }
+    table
+};
+
+/// Every byte of `text` is in `class`.
+fn all_in(text: &[u8], class: u8) -> bool {
+    text.iter().all(|&b| CLASSES[usize::from(b)] & class != 0)
+}
+
+/// A DNS subdomain: parts of letters, digits and `-`, each starting and ending with a letter
+/// or digit, joined by `.`. `any_case`: uppercase letters count as lowercase.
+fn is_subdomain(text: &[u8], any_case: bool) -> bool {
+    let class = if any_case { PREFIX_ANY_CASE } else { PREFIX };
+    let (Some(first), Some(last)) = (text.first(), text.last()) else {
+        return false;
+    };
+    if text.len() > 253 || !first.is_ascii_alphanumeric() || !last.is_ascii_alphanumeric() {
+        return false;
+    }
+    // Around every `.`, a letter or digit (the first and last bytes are, so both exist).
+    text.iter().enumerate().all(|(i, &b)| {
+        CLASSES[usize::from(b)] & class != 0
+            && (b != b'.'
+                || (text[i - 1].is_ascii_alphanumeric() && text[i + 1].is_ascii_alphanumeric()))
+    })
+}
+
+/// A key's name or a non-empty label value: 1 to 63 letters, digits, `-`, `_` and `.`,
+/// starting and ending with a letter or digit.
+fn is_name_part(text: &[u8]) -> bool {
+    match (text.first(), text.last()) {
+        (Some(first), Some(last)) if text.len() <= 63 => {
+            first.is_ascii_alphanumeric() && last.is_ascii_alphanumeric() && all_in(text, NAME)
+        }
+        _ => false,
     }
 }
 
@@ -264,6 +359,50 @@ mod tests {
             findings(&pref("  annotations:\n    \"a/b/c\": v\n")).len(),
             1
         );
+    }
+
+    #[test]
+    fn the_quick_checks_agree_with_the_explaining_ones() {
+        let prefixes = [
+            "",
+            "instancetype.kubevirt.io/",
+            "kubevirt.io/",
+            "Kubevirt.io/",
+            "a.b-c.d/",
+            "a..b/",
+            "-a/",
+            "a-/",
+            "/",
+            "a/b/",
+            "x.example.com/",
+        ];
+        let names = [
+            "", "a", "a.b", "A_b-9", "-a", "a-", "a b", "a/b", "é", "_a", "a_", ".a",
+        ];
+        for prefix in prefixes {
+            for name in names {
+                let key = format!("{prefix}{name}");
+                for annotation in [false, true] {
+                    let checked = if annotation {
+                        key.to_ascii_lowercase()
+                    } else {
+                        key.clone()
+                    };
+                    assert_eq!(
+                        is_qualified_name(key.as_bytes(), annotation),
+                        qualified_name(&checked, annotation).is_ok(),
+                        "{key:?} (annotation: {annotation})"
+                    );
+                }
+                assert_eq!(
+                    name.is_empty() || is_name_part(name.as_bytes()),
+                    label_value(name).is_ok(),
+                    "{name:?}"
+                );
+            }
+        }
+        assert!(!is_name_part("a".repeat(64).as_bytes()));
+        assert!(label_value(&"a".repeat(64)).is_err());
     }
 
     #[test]
