@@ -437,29 +437,20 @@ spec: {}
     insta::assert_snapshot!("render__catalog_error_duplicate_name", render_error(text));
 }
 
+const API: &str = "kvrender.io/v1alpha1";
+
 /// A part whose `metadata` renders to a list would leave the object nowhere to hold its
 /// name: a finding at the part's `metadata`, not a crash.
 #[test]
 fn catalog_error_part_metadata_not_a_mapping() {
     let _guard = snapshot_settings();
-    let text = "\
-apiVersion: kvrender.io/v1alpha1
-kind: Parts
-metadata: {name: p}
-parts:
-  odd:
-    metadata: [a, b]
-    spec: {devices: {preferredDiskBus: virtio}}
----
-apiVersion: kvrender.io/v1alpha1
-kind: Preference
-metadata: {name: office}
-spec:
-  parts: [odd]
-";
+    let parts = "kind: Parts\nmetadata: {name: p}\n\
+                 parts: {odd: {metadata: [a, b], spec: {devices: {preferredDiskBus: virtio}}}}";
+    let preference = "kind: Preference\nmetadata: {name: office}\nspec: {parts: [odd]}";
+    let text = format!("apiVersion: {API}\n{parts}\n---\napiVersion: {API}\n{preference}\n");
     insta::assert_snapshot!(
         "render__catalog_error_part_metadata_not_a_mapping",
-        render_error(text)
+        render_error(&text)
     );
 }
 
