@@ -66,7 +66,7 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
         for (key, value) in labels {
             // Every valid label takes the quick path; only a bad one is looked at again.
             let value = value.as_str().unwrap_or("");
-            if is_qualified_name(key.as_bytes(), false)
+            if is_qualified_name(key.as_bytes())
                 && (value.is_empty() || is_name_part(value.as_bytes()))
             {
                 continue;
@@ -86,7 +86,8 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
         let mut size = 0;
         for (key, value) in annotations {
             size += key.len() + value.as_str().map_or(0, str::len);
-            if is_qualified_name(key.as_bytes(), true) {
+            // An uppercase prefix fails the quick check and is looked at again lowercased.
+            if is_qualified_name(key.as_bytes()) {
                 continue;
             }
             if let Err(why) = qualified_name(&key.to_ascii_lowercase(), true) {
@@ -108,9 +109,9 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
     }
 }
 
-/// The quick check: whether `key` is a qualified name (`[prefix/]name`). `annotation`: the
-/// prefix may hold uppercase letters (the API server lowercases an annotation key first).
-fn is_qualified_name(key: &[u8], annotation: bool) -> bool {
+/// The quick check: whether `key` is a qualified name (`[prefix/]name`) as a label key must
+/// be.
+fn is_qualified_name(key: &[u8]) -> bool {
     for known in KNOWN_PREFIXES {
         if key.len() > known.len() && key[known.len()] == b'/' && key.starts_with(known) {
             // The name part holds no `/`: `is_name_part` refuses one.
@@ -122,7 +123,9 @@ fn is_qualified_name(key: &[u8], annotation: bool) -> bool {
         Some(at) => (Some(&key[..at]), &key[at + 1..]),
         None => (None, key),
     };
-    is_name_part(name) && prefix.is_none_or(|p| is_subdomain(p, annotation))
+    is_name_part(name)
+        && prefix
+            .is_none_or(|p| std::str::from_utf8(p).is_ok_and(crate::pipeline::is_dns_subdomain))
 }
 
 /// Prefixes nearly every key of a catalog or a VM uses, valid as they are: a key that starts
@@ -136,62 +139,26 @@ const KNOWN_PREFIXES: [&[u8]; 6] = [
     b"kubernetes.io",
 ];
 
-/// Which bytes may appear in a key's name or a label value (`NAME`), in a label key's prefix
-/// (`PREFIX`) and in an annotation key's prefix, uppercase allowed (`PREFIX_ANY_CASE`).
-const NAME: u8 = 1;
-const PREFIX: u8 = 2;
-const PREFIX_ANY_CASE: u8 = 4;
-static CLASSES: [u8; 256] = {
-    let mut table = [0u8; 256];
+/// The bytes a key's name or a label value may hold.
+static NAME_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
     let mut b = 0;
     while b < 256 {
         let c = b as u8;
-        let lower = c.is_ascii_lowercase() || c.is_ascii_digit();
-        let mut class = 0;
-        if c.is_ascii_alphanumeric() || c == b'-' || c == b'_' || c == b'.' {
-            class |= NAME;
-        }
-        if lower || c == b'-' || c == b'.' {
-            class |= PREFIX | PREFIX_ANY_CASE;
-        }
-        if c.is_ascii_uppercase() {
-            class |= PREFIX_ANY_CASE;
-        }
-        table[b] = class;
+        table[b] = c.is_ascii_alphanumeric() || c == b'-' || c == b'_' || c == b'.';
         b += 1;
     }
     table
 };
-
-/// Every byte of `text` is in `class`.
-fn all_in(text: &[u8], class: u8) -> bool {
-    text.iter().all(|&b| CLASSES[usize::from(b)] & class != 0)
-}
-
-/// A DNS subdomain: parts of letters, digits and `-`, each starting and ending with a letter
-/// or digit, joined by `.`. `any_case`: uppercase letters count as lowercase.
-fn is_subdomain(text: &[u8], any_case: bool) -> bool {
-    let class = if any_case { PREFIX_ANY_CASE } else { PREFIX };
-    let (Some(first), Some(last)) = (text.first(), text.last()) else {
-        return false;
-    };
-    if text.len() > 253 || !first.is_ascii_alphanumeric() || !last.is_ascii_alphanumeric() {
-        return false;
-    }
-    // Around every `.`, a letter or digit (the first and last bytes are, so both exist).
-    text.iter().enumerate().all(|(i, &b)| {
-        CLASSES[usize::from(b)] & class != 0
-            && (b != b'.'
-                || (text[i - 1].is_ascii_alphanumeric() && text[i + 1].is_ascii_alphanumeric()))
-    })
-}
 
 /// A key's name or a non-empty label value: 1 to 63 letters, digits, `-`, `_` and `.`,
 /// starting and ending with a letter or digit.
 fn is_name_part(text: &[u8]) -> bool {
     match (text.first(), text.last()) {
         (Some(first), Some(last)) if text.len() <= 63 => {
-            first.is_ascii_alphanumeric() && last.is_ascii_alphanumeric() && all_in(text, NAME)
+            first.is_ascii_alphanumeric()
+                && last.is_ascii_alphanumeric()
+                && text.iter().all(|&b| NAME_BYTES[usize::from(b)])
         }
         _ => false,
     }
@@ -382,16 +349,16 @@ mod tests {
         for prefix in prefixes {
             for name in names {
                 let key = format!("{prefix}{name}");
-                for annotation in [false, true] {
-                    let checked = if annotation {
-                        key.to_ascii_lowercase()
-                    } else {
-                        key.clone()
-                    };
-                    assert_eq!(
-                        is_qualified_name(key.as_bytes(), annotation),
-                        qualified_name(&checked, annotation).is_ok(),
-                        "{key:?} (annotation: {annotation})"
+                assert_eq!(
+                    is_qualified_name(key.as_bytes()),
+                    qualified_name(&key, false).is_ok(),
+                    "{key:?}"
+                );
+                // What passes as a label key passes as an annotation key.
+                if is_qualified_name(key.as_bytes()) {
+                    assert!(
+                        qualified_name(&key.to_ascii_lowercase(), true).is_ok(),
+                        "{key:?}"
                     );
                 }
                 assert_eq!(
