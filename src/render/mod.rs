@@ -856,14 +856,7 @@ fn must_be_mapping(
     }
     let mut steps = site.steps.to_vec();
     steps.extend(path.iter().map(|k| Step::Key(k)));
-    let field: Vec<FieldStep> = steps
-        .iter()
-        .map(|step| match step {
-            Step::Key(k) => FieldStep::Key((*k).to_string()),
-            Step::Index(i) => FieldStep::Index(*i),
-        })
-        .collect();
-    let field = field_to_string(&field);
+    let field = field_name(&steps);
     Err(RenderError::Output {
         location: site.doc.at(&steps),
         combination: Box::new(combination.clone()),
@@ -899,22 +892,26 @@ fn stringify(object: &mut Value, key: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn leaf_error(site: &Site<'_, '_>, error: LeafError, combination: &Combination) -> RenderError {
-    let mut steps = site.steps.to_vec();
-    let mut field = Vec::new();
-    for step in site.steps {
-        field.push(match step {
+/// The dotted name of the field at `steps` (`spec.template.metadata`, `parts.linux.spec`).
+fn field_name(steps: &[Step<'_>]) -> String {
+    let field: Vec<FieldStep> = steps
+        .iter()
+        .map(|step| match step {
             Step::Key(k) => FieldStep::Key((*k).to_string()),
             Step::Index(i) => FieldStep::Index(*i),
-        });
-    }
-    field.extend(error.field.iter().cloned());
+        })
+        .collect();
+    field_to_string(&field)
+}
+
+fn leaf_error(site: &Site<'_, '_>, error: LeafError, combination: &Combination) -> RenderError {
+    let mut steps = site.steps.to_vec();
     steps.extend(error.field.iter().map(|f| match f {
         FieldStep::Key(k) => Step::Key(k),
         FieldStep::Index(i) => Step::Index(*i),
     }));
     let mut location = site.doc.at(&steps);
-    let field = field_to_string(&field);
+    let field = field_name(&steps);
     match error.kind {
         LeafErrorKind::Template(source) => {
             // A block scalar's first template line is the line after its key.
