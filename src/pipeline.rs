@@ -9,6 +9,7 @@ use crate::kubevirt::expand::{self, ExpandError, Stage};
 use crate::kubevirt::infer::{self, InferError, Inference, Inferred};
 use crate::kubevirt::profile::ClusterProfile;
 use crate::kubevirt::typecheck::{self, WrongType};
+use crate::model::names::is_dns_subdomain;
 use crate::model::path::Fields;
 use crate::model::{Kind, Object};
 use crate::resolve::{Index, Lookups};
@@ -153,29 +154,8 @@ fn preference_well_typed(obj: &Object) -> bool {
 }
 
 /// Why `name` is not a DNS-1123 subdomain (what Kubernetes accepts as an object name), if not.
-/// Whether `name` is a DNS subdomain (RFC 1123) of at most 253 bytes, checked in one pass over
-/// its bytes: every valid name takes this path, and only an invalid one is looked at again to
-/// say why ([`check_name`]).
-pub(crate) fn is_dns_subdomain(name: &str) -> bool {
-    if name.is_empty() || name.len() > 253 {
-        return false;
-    }
-    // The byte before the current one, `.` at the start: a label may not start or end with
-    // `-`, nor be empty.
-    let mut previous = b'.';
-    for &b in name.as_bytes() {
-        match b {
-            b'a'..=b'z' | b'0'..=b'9' => {}
-            b'-' if previous != b'.' => {}
-            b'.' if previous != b'.' && previous != b'-' => {}
-            _ => return false,
-        }
-        previous = b;
-    }
-    previous != b'.' && previous != b'-'
-}
-
 fn check_name(name: &str) -> Result<(), &'static str> {
+    // Every valid name takes this path; only an invalid one is looked at again to say why.
     if is_dns_subdomain(name) {
         return Ok(());
     }

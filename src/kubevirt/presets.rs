@@ -904,6 +904,7 @@ mod schema {
 pub mod selector {
     use serde_json::Value;
 
+    use crate::model::names::{matches_dns_subdomain, matches_name_part};
     use crate::model::path::Fields;
 
     /// A selector operator.
@@ -1104,28 +1105,6 @@ pub mod selector {
     const LABEL_VALUE_MSG: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
     const SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 
-    /// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`
-    fn is_qualified_name_part(s: &str) -> bool {
-        let b = s.as_bytes();
-        !b.is_empty()
-            && b[0].is_ascii_alphanumeric()
-            && b[b.len() - 1].is_ascii_alphanumeric()
-            && b.iter()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
-    }
-
-    /// `[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*`
-    fn is_dns1123_subdomain(s: &str) -> bool {
-        s.split('.').all(|label| {
-            let b = label.as_bytes();
-            let ok = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
-            !b.is_empty()
-                && ok(&b[0])
-                && ok(&b[b.len() - 1])
-                && b.iter().all(|c| ok(c) || *c == b'-')
-        })
-    }
-
     /// `validation.IsQualifiedName`.
     fn qualified_name_errors(value: &str) -> Vec<String> {
         let mut errs = Vec::new();
@@ -1139,7 +1118,7 @@ pub mod selector {
                     if prefix.len() > 253 {
                         errs.push("prefix part must be no more than 253 characters".to_string());
                     }
-                    if !is_dns1123_subdomain(prefix) {
+                    if !matches_dns_subdomain(prefix) {
                         errs.push(format!("prefix part {SUBDOMAIN_MSG}"));
                     }
                 }
@@ -1157,7 +1136,7 @@ pub mod selector {
         } else if name.len() > 63 {
             errs.push("name part must be no more than 63 characters".to_string());
         }
-        if !is_qualified_name_part(name) {
+        if !matches_name_part(name.as_bytes()) {
             errs.push(format!("name part {QUALIFIED_NAME_MSG}"));
         }
         errs
@@ -1169,7 +1148,7 @@ pub mod selector {
         if value.len() > 63 {
             errs.push("must be no more than 63 characters".to_string());
         }
-        if !value.is_empty() && !is_qualified_name_part(value) {
+        if !value.is_empty() && !matches_name_part(value.as_bytes()) {
             errs.push(LABEL_VALUE_MSG.to_string());
         }
         errs

@@ -35,6 +35,7 @@
 use serde_json::Value;
 
 use crate::diagnostic::{Diagnostic, Severity, codes, shortened};
+use crate::model::names::{is_dns_subdomain, is_name_part};
 use crate::model::{Kind, Object};
 use crate::validate::Rule;
 
@@ -123,9 +124,7 @@ fn is_qualified_name(key: &[u8]) -> bool {
         Some(at) => (Some(&key[..at]), &key[at + 1..]),
         None => (None, key),
     };
-    is_name_part(name)
-        && prefix
-            .is_none_or(|p| std::str::from_utf8(p).is_ok_and(crate::pipeline::is_dns_subdomain))
+    is_name_part(name) && prefix.is_none_or(|p| std::str::from_utf8(p).is_ok_and(is_dns_subdomain))
 }
 
 /// Prefixes nearly every key of a catalog or a VM uses, valid as they are: a key that starts
@@ -138,31 +137,6 @@ const KNOWN_PREFIXES: [&[u8]; 6] = [
     b"app.kubernetes.io",
     b"kubernetes.io",
 ];
-
-/// The bytes a key's name or a label value may hold.
-static NAME_BYTES: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut b = 0;
-    while b < 256 {
-        let c = b as u8;
-        table[b] = c.is_ascii_alphanumeric() || c == b'-' || c == b'_' || c == b'.';
-        b += 1;
-    }
-    table
-};
-
-/// A key's name or a non-empty label value: 1 to 63 letters, digits, `-`, `_` and `.`,
-/// starting and ending with a letter or digit.
-fn is_name_part(text: &[u8]) -> bool {
-    match (text.first(), text.last()) {
-        (Some(first), Some(last)) if text.len() <= 63 => {
-            first.is_ascii_alphanumeric()
-                && last.is_ascii_alphanumeric()
-                && text.iter().all(|&b| NAME_BYTES[usize::from(b)])
-        }
-        _ => false,
-    }
-}
 
 /// A key or value as a message shows it: quoted, escaped, shortened.
 fn quoted(text: &str) -> String {
@@ -186,7 +160,7 @@ fn qualified_name(key: &str, annotation: bool) -> Result<(), String> {
         if prefix.len() > 253 {
             return Err("has a prefix longer than 253 characters".to_string());
         }
-        if !crate::pipeline::is_dns_subdomain(prefix) {
+        if !is_dns_subdomain(prefix) {
             let lowercase = if annotation { "" } else { "lowercase " };
             return Err(format!(
                 "has a prefix that is not a DNS subdomain ({lowercase}letters, digits, `-` \

@@ -23,6 +23,7 @@
 //! Give the object a valid `metadata.name`.
 
 use crate::diagnostic::{Diagnostic, Severity, codes};
+use crate::model::names::is_dns_label;
 use crate::model::{Kind, Object};
 use crate::pipeline;
 use crate::validate::Rule;
@@ -69,18 +70,6 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
             .with_object(obj.object_ref())
             .with_field("metadata.namespace"),
         );
-    }
-}
-
-/// A DNS label (RFC 1123): 1 to 63 lowercase letters, digits and `-`, starting and ending
-/// with a letter or digit.
-fn is_dns_label(text: &[u8]) -> bool {
-    let alnum = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
-    match (text.first(), text.last()) {
-        (Some(first), Some(last)) if text.len() <= 63 => {
-            alnum(first) && alnum(last) && text.iter().all(|b| alnum(b) || *b == b'-')
-        }
-        _ => false,
     }
 }
 

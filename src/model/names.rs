@@ -1,0 +1,108 @@
+//! The shapes Kubernetes gives names: object names (DNS subdomains), namespaces (DNS labels),
+//! and the name part of label keys and label values. Each is a yes-or-no check in one pass
+//! over the bytes; the callers that explain a refusal say why in their own words (KubeVirt's
+//! preset selectors in Kubernetes' own, the lints in shorter ones).
+//!
+//! The `matches_*` checks are the pattern alone, for callers that report the length apart from
+//! the characters, as Kubernetes does; the `is_*` checks add the length limit.
+
+/// The bytes a label key's name or a label value may hold.
+static NAME_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric() || c == b'-' || c == b'_' || c == b'.';
+        b += 1;
+    }
+    table
+};
+
+/// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`: letters, digits, `-`, `_` and `.`, starting and
+/// ending with a letter or digit, of any length but not empty.
+pub fn matches_name_part(text: &[u8]) -> bool {
+    match (text.first(), text.last()) {
+        (Some(first), Some(last)) => {
+            first.is_ascii_alphanumeric()
+                && last.is_ascii_alphanumeric()
+                && text.iter().all(|&b| NAME_BYTES[usize::from(b)])
+        }
+        _ => false,
+    }
+}
+
+/// A label key's name or a non-empty label value: [`matches_name_part`] in at most 63 bytes.
+pub fn is_name_part(text: &[u8]) -> bool {
+    text.len() <= 63 && matches_name_part(text)
+}
+
+/// `[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*`: a DNS subdomain (RFC
+/// 1123) of any length but not empty.
+pub fn matches_dns_subdomain(name: &str) -> bool {
+    // The byte before the current one, `.` at the start: a label may not start or end with
+    // `-`, nor be empty.
+    let mut previous = b'.';
+    for &b in name.as_bytes() {
+        match b {
+            b'a'..=b'z' | b'0'..=b'9' => {}
+            b'-' if previous != b'.' => {}
+            b'.' if previous != b'.' && previous != b'-' => {}
+            _ => return false,
+        }
+        previous = b;
+    }
+    previous != b'.' && previous != b'-'
+}
+
+/// An object name: [`matches_dns_subdomain`] in at most 253 bytes.
+pub fn is_dns_subdomain(name: &str) -> bool {
+    name.len() <= 253 && matches_dns_subdomain(name)
+}
+
+/// A namespace: a DNS label (RFC 1123), 1 to 63 lowercase letters, digits and `-`, starting
+/// and ending with a letter or digit.
+pub fn is_dns_label(text: &[u8]) -> bool {
+    let alnum = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+    match (text.first(), text.last()) {
+        (Some(first), Some(last)) if text.len() <= 63 => {
+            alnum(first) && alnum(last) && text.iter().all(|b| alnum(b) || *b == b'-')
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn name_parts_follow_the_pattern_and_the_length_limit_is_apart() {
+        for good in ["a", "A9", "my.name", "my_value", "123-abc"] {
+            assert!(is_name_part(good.as_bytes()), "{good}");
+        }
+        for bad in ["", "-a", "a-", "a b", "a/b", "é", "a\0"] {
+            assert!(!matches_name_part(bad.as_bytes()), "{bad:?}");
+        }
+        let long = "a".repeat(64);
+        assert!(matches_name_part(long.as_bytes()));
+        assert!(!is_name_part(long.as_bytes()));
+    }
+
+    #[test]
+    fn subdomains_and_labels() {
+        for good in ["a", "a.b", "a-b.c0", "0"] {
+            assert!(is_dns_subdomain(good), "{good}");
+        }
+        for bad in ["", ".", "a.", ".a", "a..b", "-a", "a-", "a-.b", "A", "a_b"] {
+            assert!(!matches_dns_subdomain(bad), "{bad:?}");
+        }
+        assert!(is_dns_subdomain(&"a".repeat(253)));
+        assert!(matches_dns_subdomain(&"a".repeat(254)));
+        assert!(!is_dns_subdomain(&"a".repeat(254)));
+        assert!(is_dns_label(b"team-a"));
+        for bad in ["", "a.b", "Team", "-a", "a-"] {
+            assert!(!is_dns_label(bad.as_bytes()), "{bad:?}");
+        }
+        assert!(!is_dns_label("n".repeat(64).as_bytes()));
+    }
+}
