@@ -11,7 +11,7 @@ const SCAN: usize = 12;
 
 /// Field lookup for mappings and values, cheaper than `Map::get` on the small mappings
 /// Kubernetes objects are made of: comparing a dozen short keys costs less than hashing one
-/// (serde_json's maps hash every lookup with SipHash).
+/// (serde_json's maps hash the key of every lookup).
 pub trait Fields {
     /// The value of field `key`, if this is a mapping that has it.
     fn field(&self, key: &str) -> Option<&Value>;

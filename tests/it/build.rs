@@ -13,7 +13,7 @@ use kvrender::model::Object;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::common::{kvrender, root, snapshot_settings, tool};
+use crate::common::{describe, kvrender, root, snapshot_settings, tool};
 
 /// The upstream common-instancetypes bundle (kustomize's build of the release).
 const BUNDLE: &str = "testdata/anchors/common-instancetypes-bundle.yaml";
@@ -25,16 +25,6 @@ fn run(args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("kvrender runs")
-}
-
-/// Exit code, stdout and stderr, for snapshots.
-fn describe(out: &Output) -> String {
-    format!(
-        "exit: {}\n----- stdout -----\n{}----- stderr -----\n{}",
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 fn stdout(out: &Output) -> String {

@@ -1,11 +1,26 @@
 //! Helpers shared by the integration tests.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 /// The `kvrender` binary under test.
 pub fn kvrender() -> Command {
     Command::new(env!("CARGO_BIN_EXE_kvrender"))
+}
+
+/// Exit code, stdout and stderr of a finished command, for snapshots.
+pub fn describe(out: &Output) -> String {
+    format!(
+        "exit: {}\n----- stdout -----\n{}----- stderr -----\n{}",
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Run `cmd` to its end and [`describe`] what it did.
+pub fn outcome(cmd: &mut Command) -> String {
+    describe(&cmd.output().expect("the command runs"))
 }
 
 /// The repository root.

@@ -3,28 +3,26 @@
 
 use std::fs;
 
-use insta_cmd::assert_cmd_snapshot;
-
-use crate::common::{kvrender, snapshot_settings, testdata};
+use crate::common::{kvrender, outcome, snapshot_settings, testdata};
 
 #[test]
 fn namespaced_instancetype_and_cluster_preference() {
     let _guard = snapshot_settings();
-    assert_cmd_snapshot!(kvrender().current_dir(testdata("expand")).args([
+    insta::assert_snapshot!(outcome(kvrender().current_dir(testdata("expand")).args([
         "expand",
         "--no-default-catalog",
         "namespaced-instancetype.yaml"
-    ]));
+    ])));
 }
 
 #[test]
 fn conflicts_missing_references_and_bad_kinds() {
     let _guard = snapshot_settings();
-    assert_cmd_snapshot!(kvrender().current_dir(testdata("expand")).args([
+    insta::assert_snapshot!(outcome(kvrender().current_dir(testdata("expand")).args([
         "expand",
         "--no-default-catalog",
         "failures.yaml"
-    ]));
+    ])));
 }
 
 /// A reference that misses by a letter or names the wrong scope says what was probably meant,
@@ -32,33 +30,33 @@ fn conflicts_missing_references_and_bad_kinds() {
 #[test]
 fn near_misses_get_a_hint() {
     let _guard = snapshot_settings();
-    assert_cmd_snapshot!(
+    insta::assert_snapshot!(outcome(
         kvrender()
             .current_dir(testdata("expand"))
             .args(["expand", "near-misses.yaml"])
-    );
+    ));
 }
 
 #[test]
 fn broken_yaml_names_file_line_and_column() {
     let _guard = snapshot_settings();
-    assert_cmd_snapshot!(kvrender().current_dir(testdata("expand")).args([
+    insta::assert_snapshot!(outcome(kvrender().current_dir(testdata("expand")).args([
         "expand",
         "--no-default-catalog",
         "broken.yaml"
-    ]));
+    ])));
 }
 
 #[test]
 fn cluster_profile_from_a_kubevirt_resource() {
     let _guard = snapshot_settings();
-    assert_cmd_snapshot!(kvrender().current_dir(testdata("expand")).args([
+    insta::assert_snapshot!(outcome(kvrender().current_dir(testdata("expand")).args([
         "expand",
         "--no-default-catalog",
         "--cluster-config",
         "kubevirt-cr.yaml",
         "failures.yaml",
-    ]));
+    ])));
 }
 
 #[test]

@@ -1,29 +1,27 @@
 //! `kvrender vmi`, `kvrender diff` and `kvrender migrate presets` through the binary.
 
-use insta_cmd::assert_cmd_snapshot;
-
-use crate::common::{kvrender, snapshot_settings, testdata};
+use crate::common::{kvrender, outcome, snapshot_settings, testdata};
 
 #[test]
 fn full_vmi_with_presets_instancetype_and_defaults() {
     let _guard = snapshot_settings();
-    assert_cmd_snapshot!(kvrender().current_dir(testdata("vmi")).args([
+    insta::assert_snapshot!(outcome(kvrender().current_dir(testdata("vmi")).args([
         "vmi",
         "--no-default-catalog",
         "cluster.yaml"
-    ]));
+    ])));
 }
 
 #[test]
 fn presets_stage_only() {
     let _guard = snapshot_settings();
-    assert_cmd_snapshot!(kvrender().current_dir(testdata("vmi")).args([
+    insta::assert_snapshot!(outcome(kvrender().current_dir(testdata("vmi")).args([
         "vmi",
         "--no-default-catalog",
         "--stage",
         "presets",
         "cluster.yaml",
-    ]));
+    ])));
 }
 
 /// The VM controller applies the preference, the webhook the presets, then its defaults: the
@@ -31,11 +29,11 @@ fn presets_stage_only() {
 #[test]
 fn presets_come_before_the_defaults_for_a_vm_with_a_preference() {
     let _guard = snapshot_settings();
-    assert_cmd_snapshot!(kvrender().current_dir(testdata("vmi")).args([
+    insta::assert_snapshot!(outcome(kvrender().current_dir(testdata("vmi")).args([
         "vmi",
         "--no-default-catalog",
         "preset-after-preference.yaml",
-    ]));
+    ])));
 }
 
 /// The preference's autoattach flags decide, before the controller adds them, whether a VM gets
@@ -43,11 +41,11 @@ fn presets_come_before_the_defaults_for_a_vm_with_a_preference() {
 #[test]
 fn autoattach_flags_come_before_the_default_interface_and_input_device() {
     let _guard = snapshot_settings();
-    assert_cmd_snapshot!(kvrender().current_dir(testdata("vmi")).args([
+    insta::assert_snapshot!(outcome(kvrender().current_dir(testdata("vmi")).args([
         "vmi",
         "--no-default-catalog",
         "autoattach.yaml",
-    ]));
+    ])));
 }
 
 /// A completed memory dump's volume gets no disk, whether or not the VM names a preference, and a
@@ -55,35 +53,35 @@ fn autoattach_flags_come_before_the_default_interface_and_input_device() {
 #[test]
 fn the_controller_reads_the_memory_dump_and_the_run_strategy() {
     let _guard = snapshot_settings();
-    assert_cmd_snapshot!(kvrender().current_dir(testdata("vmi")).args([
+    insta::assert_snapshot!(outcome(kvrender().current_dir(testdata("vmi")).args([
         "vmi",
         "--no-default-catalog",
         "controller-status.yaml",
-    ]));
+    ])));
 }
 
 #[test]
 fn preset_conflicting_with_the_vmi_is_skipped_with_a_warning() {
     let _guard = snapshot_settings();
-    assert_cmd_snapshot!(kvrender().current_dir(testdata("vmi")).args([
+    insta::assert_snapshot!(outcome(kvrender().current_dir(testdata("vmi")).args([
         "vmi",
         "--no-default-catalog",
         "--stage",
         "presets",
         "cpu-conflict.yaml",
-    ]));
+    ])));
 }
 
 #[test]
 fn diff_without_colour() {
     let _guard = snapshot_settings();
-    assert_cmd_snapshot!(kvrender().current_dir(testdata("vmi")).args([
+    insta::assert_snapshot!(outcome(kvrender().current_dir(testdata("vmi")).args([
         "diff",
         "--no-default-catalog",
         "--color",
         "never",
         "cluster.yaml",
-    ]));
+    ])));
 }
 
 #[test]
@@ -106,12 +104,12 @@ fn diff_colour_is_ansi_when_asked() {
 #[test]
 fn migrate_presets_to_preferences() {
     let _guard = snapshot_settings();
-    assert_cmd_snapshot!(kvrender().current_dir(testdata("vmi")).args([
+    insta::assert_snapshot!(outcome(kvrender().current_dir(testdata("vmi")).args([
         "migrate",
         "presets",
         "cluster.yaml",
         "cpu-conflict.yaml"
-    ]));
+    ])));
 }
 
 /// A VM that names no instancetype or preference gets the name check `expand` makes: the
