@@ -27,6 +27,8 @@
 //! Write the value with the expected type (no quotes around numbers, quotes around quantities
 //! are fine).
 
+use std::fmt::Write as _;
+
 use serde_json::{Map, Value};
 
 use crate::diagnostic::{Diagnostic, Severity, codes};
@@ -69,9 +71,10 @@ pub fn check_required(obj: &Object, out: &mut Vec<Diagnostic>) {
     let mut missing = Vec::new();
     match obj.value.get("spec") {
         Some(Value::Object(spec)) => {
+            let mut at = String::from("spec");
             for (kind, parent, field) in REQUIRED {
                 if *kind == instancetype {
-                    absent_below(spec, parent, field, "spec".to_string(), &mut missing);
+                    absent_below(spec, parent, field, &mut at, &mut missing);
                 }
             }
         }
@@ -98,12 +101,13 @@ pub fn check_required(obj: &Object, out: &mut Vec<Diagnostic>) {
 
 /// Collect into `out` the paths of `field` missing (or `null`) in each mapping at `parent`
 /// below `map` (whose path is `at`). An absent parent is only reported when it is `spec`'s
-/// own field (`parent` empty, `field` itself is then what is required).
+/// own field (`parent` empty, `field` itself is then what is required). `at` grows and shrinks
+/// back as the walk goes down and up, so that nothing is allocated for what is present.
 fn absent_below(
     map: &Map<String, Value>,
     parent: &[&str],
     field: &str,
-    at: String,
+    at: &mut String,
     out: &mut Vec<String>,
 ) {
     let Some((first, rest)) = parent.split_first() else {
@@ -112,19 +116,24 @@ fn absent_below(
         }
         return;
     };
+    let len = at.len();
     match map.get(*first) {
         Some(Value::Object(child)) if *first != "*" => {
-            absent_below(child, rest, field, format!("{at}.{first}"), out);
+            let _ = write!(at, ".{first}");
+            absent_below(child, rest, field, at, out);
         }
         Some(Value::Array(items)) if rest.first() == Some(&"*") => {
             for (i, item) in items.iter().enumerate() {
                 if let Some(item) = item.as_object() {
-                    absent_below(item, &rest[1..], field, format!("{at}.{first}[{i}]"), out);
+                    let _ = write!(at, ".{first}[{i}]");
+                    absent_below(item, &rest[1..], field, at, out);
+                    at.truncate(len);
                 }
             }
         }
         _ => {}
     }
+    at.truncate(len);
 }
 
 #[cfg(test)]
