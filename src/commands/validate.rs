@@ -1,7 +1,7 @@
 //! `kvrender validate`: run every rule of [`crate::validate`] on the inputs and print the
 //! findings in the chosen format on stdout. Exit 1 when any finding is an error.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use crate::cli::{Format, ValidateArgs};
 use crate::commands::Outcome;

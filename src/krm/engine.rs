@@ -12,7 +12,7 @@
 //! items, marked `config.kubernetes.io/local-config: "true"`: kpt keeps them in the package and
 //! never applies them, kustomize drops them from its output.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::path::PathBuf;
 
 use rayon::prelude::*;

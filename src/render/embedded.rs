@@ -180,7 +180,7 @@ fn lazy() -> &'static Lazy {
             fail(format!("{}: {}", d.origin, d.message));
         }
         let objects: &'static [Object] = Box::leak(loaded.objects.into_boxed_slice());
-        let texts: HashMap<&str, &'static str> = FILES.iter().copied().collect();
+        let texts: foldhash::HashMap<&str, &'static str> = FILES.iter().copied().collect();
         let refs: Vec<&'static Object> = objects.iter().collect();
         let catalog: &'static Catalog<'static> = Box::leak(Box::new(
             Catalog::read(&refs, &texts).unwrap_or_else(|e| fail(e.to_string())),

@@ -25,7 +25,7 @@ mod parts;
 mod preference;
 pub mod template;
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use rayon::prelude::*;
 use serde_json::{Map, Value, json};

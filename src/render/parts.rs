@@ -1,7 +1,7 @@
 //! [`PartLibrary`]: the named fragments of every `Parts` document, and how a list of part
 //! names expands into the fragments to merge.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use serde_json::Value;
 

@@ -12,7 +12,7 @@
 //! environment access, strict undefined handling (a misspelt field is an error, not an empty
 //! string), no auto-escaping, and limits on fuel, recursion and output size.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 
 use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 use serde_json::{Map, Value};

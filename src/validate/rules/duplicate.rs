@@ -14,7 +14,7 @@
 //! ## Fix
 //! Delete or rename one of them.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 use std::collections::hash_map::Entry;
 
 use crate::diagnostic::{Diagnostic, Severity, codes};
