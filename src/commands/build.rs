@@ -53,6 +53,9 @@ pub fn run(args: &BuildArgs) -> Result<Outcome> {
     };
     let sources = load::read_paths(&paths)?;
     let loaded = load::parse_sources(&sources);
+    // Read here, not by the engine: a file that cannot be read stops the run (exit code 2),
+    // as a PATH argument does.
+    let catalog_sources = load::read_paths(&args.resolve.catalogs)?;
     let mut config = FnConfig {
         render: true,
         expand: if args.catalog_only {
@@ -61,12 +64,6 @@ pub fn run(args: &BuildArgs) -> Result<Outcome> {
             ExpandMode::Replace
         },
         default_catalog: !args.resolve.no_default_catalog,
-        catalogs: args
-            .resolve
-            .catalogs
-            .iter()
-            .map(|p| p.to_string_lossy().into_owned())
-            .collect(),
         version_label: args.version_label.clone(),
         version_label_key: Some(args.version_label_key.clone()),
         ..FnConfig::default()
@@ -74,7 +71,8 @@ pub fn run(args: &BuildArgs) -> Result<Outcome> {
     if let Some(file) = &args.resolve.cluster_config {
         config.profile = load_profile(file)?;
     }
-    let processed = engine::process(loaded.objects, &config, Placement::Build);
+    let processed =
+        engine::process_read(loaded.objects, &config, Placement::Build, &catalog_sources);
     let mut out = Outcome {
         diagnostics: loaded.diagnostics,
         ..Outcome::default()

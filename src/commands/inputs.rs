@@ -35,7 +35,7 @@ impl Inputs {
             mut objects,
             mut diagnostics,
         } = load::parse_sources(&sources);
-        render_families(&mut objects, &sources, &mut diagnostics);
+        crate::krm::engine::render_families(&mut objects, &sources, &mut diagnostics);
         let mut inputs = Inputs::resolution(resolve)?;
         inputs.objects = objects;
         inputs.diagnostics.splice(0..0, diagnostics);
@@ -54,7 +54,11 @@ impl Inputs {
             let loaded = load::parse_sources(&sources);
             inputs.catalog = loaded.objects;
             inputs.diagnostics.extend(loaded.diagnostics);
-            render_families(&mut inputs.catalog, &sources, &mut inputs.diagnostics);
+            crate::krm::engine::render_families(
+                &mut inputs.catalog,
+                &sources,
+                &mut inputs.diagnostics,
+            );
         }
         if let Some(file) = &resolve.cluster_config {
             inputs.profile = load_profile(file)?;
@@ -76,27 +80,6 @@ impl Inputs {
             index.set_fallback(render::embedded_lookup, render::embedded_names);
         }
         index
-    }
-}
-
-/// Render the catalog families and preferences among `objects` and append what they produce,
-/// so they resolve like any other instancetype or preference.
-fn render_families(
-    objects: &mut Vec<Object>,
-    sources: &[load::Source],
-    diags: &mut Vec<Diagnostic>,
-) {
-    if !objects.iter().any(render::is_catalog_kind) {
-        return;
-    }
-    let options = render::RenderOptions {
-        version: None,
-        version_label: None,
-        sources,
-    };
-    match render::render(objects.iter(), &options) {
-        Ok(rendered) => objects.extend(rendered.objects),
-        Err(e) => diags.push(crate::krm::engine::render_diagnostic(&e)),
     }
 }
 

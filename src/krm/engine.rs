@@ -91,21 +91,24 @@ fn read(paths: &[String], diagnostics: &mut Vec<Diagnostic>) -> (Vec<Source>, Lo
     for p in paths {
         match load::read_paths(&[PathBuf::from(p)]) {
             Ok(s) => sources.extend(s),
-            Err(e) => {
-                let mut message = e.to_string();
-                if let Some(source) = std::error::Error::source(&e) {
-                    message = format!("{message}: {source}");
-                }
-                diagnostics.push(Diagnostic::error(
-                    codes::IO,
-                    crate::origin::Origin::new(p.as_str(), 0, None),
-                    message,
-                ));
-            }
+            Err(e) => diagnostics.push(io_diagnostic(p, &e)),
         }
     }
     let loaded = load::parse_sources(&sources);
     (sources, loaded)
+}
+
+/// A path that could not be read, as a finding.
+fn io_diagnostic(path: &str, e: &crate::error::Error) -> Diagnostic {
+    let mut message = e.to_string();
+    if let Some(source) = std::error::Error::source(e) {
+        message = format!("{message}: {source}");
+    }
+    Diagnostic::error(
+        codes::IO,
+        crate::origin::Origin::new(path, 0, None),
+        message,
+    )
 }
 
 /// A render failure as a finding at the catalog file and line.
@@ -198,14 +201,57 @@ fn complete(d: &mut Diagnostic, obj: &Object) {
     }
 }
 
+/// Render the catalog families and preferences among `objects` (read from `sources`) and
+/// append what they produce, so that they resolve like any other instancetype or preference.
+pub fn render_families(objects: &mut Vec<Object>, sources: &[Source], diags: &mut Vec<Diagnostic>) {
+    if !objects.iter().any(render::is_catalog_kind) {
+        return;
+    }
+    let options = RenderOptions {
+        version: None,
+        version_label: None,
+        sources,
+    };
+    match render::render(objects.iter(), &options) {
+        Ok(rendered) => objects.extend(rendered.objects),
+        Err(e) => diags.push(render_diagnostic(&e)),
+    }
+}
+
 /// Run the function over `items` (whose origins the caller set from their annotations).
 pub fn process(items: Vec<Object>, config: &FnConfig, placement: Placement) -> Processed {
+    let mut diagnostics = Vec::new();
+    let mut catalog_sources = Vec::new();
+    for p in &config.catalogs {
+        match load::read_paths(&[PathBuf::from(p)]) {
+            Ok(s) => catalog_sources.extend(s),
+            Err(e) => diagnostics.push(io_diagnostic(p, &e)),
+        }
+    }
+    let mut processed = process_read(items, config, placement, &catalog_sources);
+    if !diagnostics.is_empty() {
+        diagnostics.append(&mut processed.diagnostics);
+        processed.diagnostics = diagnostics;
+    }
+    processed
+}
+
+/// [`process`] with the files of `config.catalogs` already read (`catalog_sources`): a
+/// caller that must stop on a file it cannot read reads them itself.
+pub fn process_read(
+    items: Vec<Object>,
+    config: &FnConfig,
+    placement: Placement,
+    catalog_sources: &[Source],
+) -> Processed {
     let mut diagnostics = Vec::new();
     let roles: Vec<Role> = items.iter().map(role).collect();
     let (path_sources, from_paths) = read(&config.paths, &mut diagnostics);
     diagnostics.extend(from_paths.diagnostics);
-    let (_, catalogs) = read(&config.catalogs, &mut diagnostics);
-    diagnostics.extend(catalogs.diagnostics);
+    // Resolution-only catalogs: their families and preferences are rendered, never emitted.
+    let mut catalogs = load::parse_sources(catalog_sources);
+    diagnostics.append(&mut catalogs.diagnostics);
+    render_families(&mut catalogs.objects, catalog_sources, &mut diagnostics);
     let (path_catalog, mut path_objects): (Vec<Object>, Vec<Object>) = from_paths
         .objects
         .into_iter()

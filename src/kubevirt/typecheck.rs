@@ -148,14 +148,8 @@ pub fn virtual_machine(vm: &Value) -> Vec<WrongType> {
             walk(v, ty, at, &mut out);
         }
     };
+    // The object's and the template's metadata included: Go decodes both as `ObjectMeta`.
     check(vm, schema::VIRTUAL_MACHINE, &At::Root(""));
-    if let Some(meta) = path::get(vm, &["spec", "template", "metadata"]) {
-        check(
-            meta,
-            Ty::Struct(TEMPLATE_METADATA),
-            &At::Root("spec.template.metadata"),
-        );
-    }
     let Some(spec) = path::get(vm, &["spec", "template", "spec"]) else {
         return out;
     };
@@ -271,12 +265,6 @@ const DEVICE: &[Field] = &[
 ];
 
 const NAMED: &[Field] = &[Field("name", Ty::Str)];
-
-/// The template metadata instancetypes and preferences write annotations into.
-const TEMPLATE_METADATA: &[Field] = &[
-    Field("annotations", Ty::StrMap),
-    Field("labels", Ty::StrMap),
-];
 
 /// The object metadata a ControllerRevision's copy of an instancetype or preference carries:
 /// the fields of Go's `ObjectMeta` whose type a decoder checks and that are commonly written.

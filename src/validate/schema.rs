@@ -129,6 +129,23 @@ fn walk(v: &Value, ty: Ty, at: &At<'_>, out: &mut Vec<Problem>) {
     if v.is_null() {
         return;
     }
+    if let (Ty::StrMap | Ty::QuantityMap, Value::Object(map)) = (ty, v) {
+        // A mapping of the wrong values: name each value, not the mapping.
+        let (value_ty, expected) = match ty {
+            Ty::StrMap => (Ty::Str, "a string"),
+            _ => (Ty::Quantity, Ty::Quantity.describe()),
+        };
+        for (key, child) in map {
+            if !child.is_null() && !fits(child, value_ty) {
+                out.push(Problem::WrongType {
+                    path: At::Key(at, key).path(),
+                    expected,
+                    found: found(child),
+                });
+            }
+        }
+        return;
+    }
     if !fits(v, ty) {
         let expected = match (ty, v) {
             (Ty::Uint32, Value::Number(n)) if n.is_i64() || n.is_u64() => {
@@ -393,8 +410,28 @@ const VMI_SPEC: &[Field] = &[
     Field("utilityVolumes", MAP_LIST),
 ];
 
+/// Go's `ObjectMeta`, every field of it: the API server refuses a wrongly typed one (a label
+/// value `yes` read as a boolean) and prunes one it does not know (`lables`).
+const OBJECT_META: &[Field] = &[
+    Field("name", Ty::Str),
+    Field("generateName", Ty::Str),
+    Field("namespace", Ty::Str),
+    Field("selfLink", Ty::Str),
+    Field("uid", Ty::Str),
+    Field("resourceVersion", Ty::Str),
+    Field("generation", Ty::Int),
+    Field("creationTimestamp", Ty::Opaque),
+    Field("deletionTimestamp", Ty::Opaque),
+    Field("deletionGracePeriodSeconds", Ty::Int),
+    Field("labels", Ty::StrMap),
+    Field("annotations", Ty::StrMap),
+    Field("ownerReferences", MAP_LIST),
+    Field("finalizers", Ty::List(&Ty::Str)),
+    Field("managedFields", MAP_LIST),
+];
+
 const TEMPLATE: &[Field] = &[
-    Field("metadata", Ty::OpaqueMap),
+    Field("metadata", Ty::Struct(OBJECT_META)),
     Field("spec", Ty::Struct(VMI_SPEC)),
 ];
 
@@ -420,7 +457,7 @@ const VM_SPEC: &[Field] = &[
 pub const INSTANCETYPE: Ty = Ty::Struct(&[
     Field("apiVersion", Ty::Str),
     Field("kind", Ty::Str),
-    Field("metadata", Ty::OpaqueMap),
+    Field("metadata", Ty::Struct(OBJECT_META)),
     Field("spec", Ty::Struct(INSTANCETYPE_SPEC)),
 ]);
 
@@ -428,7 +465,7 @@ pub const INSTANCETYPE: Ty = Ty::Struct(&[
 pub const PREFERENCE: Ty = Ty::Struct(&[
     Field("apiVersion", Ty::Str),
     Field("kind", Ty::Str),
-    Field("metadata", Ty::OpaqueMap),
+    Field("metadata", Ty::Struct(OBJECT_META)),
     Field("spec", Ty::Struct(PREFERENCE_SPEC)),
 ]);
 
@@ -436,7 +473,7 @@ pub const PREFERENCE: Ty = Ty::Struct(&[
 pub const VIRTUAL_MACHINE: Ty = Ty::Struct(&[
     Field("apiVersion", Ty::Str),
     Field("kind", Ty::Str),
-    Field("metadata", Ty::OpaqueMap),
+    Field("metadata", Ty::Struct(OBJECT_META)),
     Field("spec", Ty::Struct(VM_SPEC)),
     Field("status", Ty::Opaque),
 ]);

@@ -502,3 +502,69 @@ fn a_version_label_the_api_server_would_refuse_is_a_usage_error() {
         assert!(stderr.contains("not a valid label"), "{stderr}");
     }
 }
+
+/// Families and preferences under `--catalog` are rendered for resolution, by every command
+/// and by the KRM function's `catalogs:`, and never printed.
+#[test]
+fn families_under_catalog_resolve_everywhere() {
+    const VM: &str = "examples/vms/vision-workstation.yaml";
+    for command in ["build", "expand", "validate"] {
+        let out = run(&[command, "--catalog", "examples/catalog", VM]);
+        assert_eq!(out.status.code(), Some(0), "{command}: {}", describe(&out));
+    }
+    let out = run(&["build", "--catalog", "examples/catalog", VM]);
+    let objects = parse(&stdout(&out), "stdout");
+    assert_eq!(objects.len(), 1, "only the VM is printed: {}", stdout(&out));
+    let domain = &objects[0].value["spec"]["template"]["spec"]["domain"];
+    // g2.small is a family size of the example catalog: its GPU is applied.
+    assert!(
+        domain["devices"]["gpus"]
+            .as_array()
+            .is_some_and(|g| !g.is_empty()),
+        "{domain}"
+    );
+
+    let vm = std::fs::read_to_string(VM).unwrap();
+    let catalog = std::fs::canonicalize("examples/catalog").unwrap();
+    let mut items = String::new();
+    for line in vm
+        .lines()
+        .skip_while(|l| l.starts_with('#') || l.is_empty())
+    {
+        let prefix = if items.is_empty() { "- " } else { "  " };
+        items.push_str(&format!("{prefix}{line}\n"));
+    }
+    let input = format!(
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{items}\
+         functionConfig:\n  apiVersion: kvrender.io/v1alpha1\n  kind: KVRender\n  \
+         metadata: {{name: c}}\n  catalogs: [{}]\n",
+        catalog.display()
+    );
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kvrender"))
+        .arg("fn")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), input.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "fn: {}", describe(&out));
+    assert!(stdout(&out).contains("gpus:"), "{}", stdout(&out));
+}
+
+/// A `--catalog` path that cannot be read stops `build` with exit code 2, as it does the other
+/// commands and as a PATH argument does.
+#[test]
+fn unreadable_catalog_path_is_exit_code_2() {
+    for command in ["build", "expand", "validate"] {
+        let out = run(&[command, "--catalog", "no/such/dir", "examples/vms"]);
+        assert_eq!(out.status.code(), Some(2), "{command}: {}", describe(&out));
+        assert!(out.stdout.is_empty(), "{command}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("no/such/dir"),
+            "{command}: {}",
+            describe(&out)
+        );
+    }
+}

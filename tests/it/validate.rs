@@ -120,6 +120,66 @@ fn a_missing_path_cannot_run() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// Label and annotation values must be strings wherever Go reads an `ObjectMeta`: `validate`
+/// names each wrong value, as `expand` refuses it, for VMs, their templates and instancetypes.
+#[test]
+fn label_and_annotation_values_that_are_not_strings_are_kv004() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("meta.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: vm\n  labels:\n    \
+         exposed: yes\n  annotations:\n    replicas: 5\nspec:\n  template:\n    metadata:\n      \
+         labels: {tier: 1}\n    spec: {domain: {devices: {}}}\n---\n\
+         apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineClusterInstancetype\n\
+         metadata:\n  name: it\n  labels: {size: true}\n  lables: {a: b}\n\
+         spec: {cpu: {guest: 1}, memory: {guest: 1Gi}}\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
+        .args(["validate", "--no-default-catalog"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for (line, want) in [
+        (
+            6,
+            "VirtualMachine/vm: metadata.labels.exposed: must be a string, not a boolean",
+        ),
+        (
+            8,
+            "VirtualMachine/vm: metadata.annotations.replicas: must be a string, not an integer",
+        ),
+        (
+            12,
+            "spec.template.metadata.labels.tier: must be a string, not an integer",
+        ),
+        (19, "metadata.labels.size: must be a string, not a boolean"),
+    ] {
+        let prefix = format!("meta.yaml:{line}: error[KV004] ");
+        assert!(
+            text.lines()
+                .any(|l| l.contains(&prefix) && l.contains(want)),
+            "no `{prefix}… {want}` in:\n{text}"
+        );
+    }
+    // A misspelt metadata field is pruned by the API server without a word: a warning.
+    assert!(
+        text.lines()
+            .any(|l| l.contains("meta.yaml:20: warning[KV022]") && l.contains("lables")),
+        "{text}"
+    );
+    let expand = Command::new(env!("CARGO_BIN_EXE_kvrender"))
+        .args(["expand", "--no-default-catalog"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(expand.status.code(), Some(1));
+    assert!(expand.stdout.is_empty());
+}
+
 #[test]
 fn catalog_resolves_references_from_unchanged_files() {
     let vm = Path::new(ROOT).join("testdata/validate/vms.yaml");

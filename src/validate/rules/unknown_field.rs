@@ -1,9 +1,10 @@
 //! `KV022` unknown-field (and the walk that also finds `KV004` wrong types).
 //!
 //! ## What it checks
-//! Field names in instancetype and preference specs and in the parts of a VirtualMachine that
+//! Field names in instancetype and preference specs, in the parts of a VirtualMachine that
 //! instancetypes and preferences touch (`spec`, the matchers, `template.spec`, `domain`, `cpu`,
-//! `memory`, `resources`, `devices`, ...), against the json names of KubeVirt's Go types.
+//! `memory`, `resources`, `devices`, ...) and in the `metadata` of all three and of the VM's
+//! template, against the json names of KubeVirt's Go types and of Kubernetes' `ObjectMeta`.
 //! Names are case-sensitive.
 //!
 //! ## Why
