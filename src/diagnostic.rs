@@ -207,6 +207,9 @@ pub mod codes {
     pub const IO: &str = "KV005";
     /// A label or annotation the API server refuses (key, value or total size).
     pub const BAD_LABEL: &str = "KV006";
+    /// kvrender's configuration as a KRM function or kustomize plugin is invalid (an unknown
+    /// key or value in the `functionConfig`, a config file that does not parse).
+    pub const BAD_CONFIG: &str = "KV007";
     /// The VM sets a field its instancetype owns.
     pub const CONFLICT: &str = "KV010";
     /// The instancetype or preference a VM names does not exist.

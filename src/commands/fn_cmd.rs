@@ -59,8 +59,8 @@ fn is_resource_list(text: &str) -> bool {
 
 /// Run `fn` on `input` (stdin's bytes).
 pub fn run_on(args: &FnArgs, input: &[u8]) -> Result<Outcome> {
-    let fail = |message: String| {
-        let d = Diagnostic::error(codes::NOT_AN_OBJECT, Origin::new("-", 0, None), message);
+    let fail = |code: &'static str, message: String| {
+        let d = Diagnostic::error(code, Origin::new("-", 0, None), message);
         Outcome {
             exit: 1,
             diagnostics: vec![d],
@@ -69,7 +69,7 @@ pub fn run_on(args: &FnArgs, input: &[u8]) -> Result<Outcome> {
     };
     let Ok(text) = std::str::from_utf8(input) else {
         return Ok(match &args.config {
-            Some(_) => fail("stdin is not valid UTF-8".into()),
+            Some(_) => fail(codes::YAML_SYNTAX, "stdin is not valid UTF-8".into()),
             None => into_outcome(krm::run_resource_list("\u{0}", None)?),
         });
     };
@@ -86,7 +86,7 @@ pub fn run_on(args: &FnArgs, input: &[u8]) -> Result<Outcome> {
         .and_then(|t| krm::parse_config_file(&shown, t))
     {
         Ok(c) => c,
-        Err(message) => return Ok(fail(message)),
+        Err(message) => return Ok(fail(codes::BAD_CONFIG, message)),
     };
     let out = if is_resource_list(text) {
         krm::run_resource_list(text, Some(&config))?

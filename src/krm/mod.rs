@@ -56,9 +56,14 @@ impl FnOutput {
     }
 }
 
-/// A problem with the input or configuration as a whole (no object, no file).
+/// A problem with the input as a whole (no object, no file).
 fn input_error(origin: &str, message: String) -> Diagnostic {
     Diagnostic::error(codes::NOT_AN_OBJECT, Origin::new(origin, 0, None), message)
+}
+
+/// A problem with the function's configuration.
+fn config_error(origin: &str, message: String) -> Diagnostic {
+    Diagnostic::error(codes::BAD_CONFIG, Origin::new(origin, 0, None), message)
 }
 
 /// Run on the text of a ResourceList. `config` (a parsed function config file) replaces the
@@ -81,20 +86,33 @@ pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput
         Ok(c) => c,
         Err(messages) => {
             let diags: Vec<Diagnostic> =
-                messages.into_iter().map(|m| input_error("-", m)).collect();
+                messages.into_iter().map(|m| config_error("-", m)).collect();
             let results = diags.iter().flat_map(resource_list::results).collect();
             let out = resource_list::write(&list.api_version, list.items, results);
             return Ok(FnOutput::finish(out, diags));
         }
     };
-    let inputs = list.items.clone();
-    let items: Vec<Object> = list
-        .items
-        .into_iter()
+    // Files of the package that are no Kubernetes objects go round the engine, unchanged.
+    let mut inputs = Vec::with_capacity(list.items.len());
+    let mut raw_items = Vec::with_capacity(list.items.len());
+    let mut foreign = Vec::new();
+    for (item, raw) in list.items.into_iter().zip(list.raw_items) {
+        if resource_list::is_foreign(&item) {
+            foreign.push(match raw {
+                Some(text) => OutItem::Raw(text),
+                None => OutItem::Value(item),
+            });
+        } else {
+            inputs.push(item);
+            raw_items.push(raw);
+        }
+    }
+    let items: Vec<Object> = inputs
+        .iter()
         .enumerate()
         .map(|(i, v)| {
-            let origin = annotations::origin_of(&v, i);
-            Object::new(v, origin)
+            let origin = annotations::origin_of(v, i);
+            Object::new(v.clone(), origin)
         })
         .collect();
     let processed = engine::process(items, &fn_config, Placement::Files);
@@ -107,7 +125,8 @@ pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput
         .items
         .into_iter()
         .enumerate()
-        .map(|(i, value)| keep_text(inputs.get(i), list.raw_items.get(i), value))
+        .map(|(i, value)| keep_text(inputs.get(i), raw_items.get(i), value))
+        .chain(foreign)
         .collect();
     let out = resource_list::write_items(&list.api_version, out_items, results);
     Ok(FnOutput::finish(out, processed.diagnostics))
@@ -189,7 +208,7 @@ pub fn run_stream(config: &Value, input: &str) -> Result<FnOutput> {
         Err(messages) => {
             let diags = messages
                 .into_iter()
-                .map(|m| input_error("<plugin config>", m))
+                .map(|m| config_error("<plugin config>", m))
                 .collect();
             return Ok(FnOutput::finish(String::new(), diags));
         }

@@ -234,11 +234,22 @@ pub fn parse(text: &str) -> std::result::Result<ResourceList, ParseError> {
     })
 }
 
-/// Why an item is not a Kubernetes object, if it is not.
+/// Whether an item is a mapping with neither `apiVersion` nor `kind`: not a Kubernetes object
+/// at all but some other file of the package (kpt hands over a `kustomization.yaml` written
+/// without them, for one). The function passes it through untouched.
+pub fn is_foreign(item: &Value) -> bool {
+    item.as_object()
+        .is_some_and(|m| !m.contains_key("apiVersion") && !m.contains_key("kind"))
+}
+
+/// Why an item is neither a Kubernetes object nor [foreign](is_foreign), if it is not.
 pub fn item_problem(item: &Value) -> Option<String> {
     let Some(map) = item.as_object() else {
         return Some("not a Kubernetes object (a mapping with `apiVersion` and `kind`)".into());
     };
+    if is_foreign(item) {
+        return None;
+    }
     for key in ["apiVersion", "kind"] {
         match map.get(key) {
             Some(Value::String(s)) if !s.is_empty() => {}

@@ -73,6 +73,8 @@ pub fn read_paths(paths: &[PathBuf]) -> Result<Vec<Source>> {
         })?;
         let files = if meta.is_dir() {
             walk::walk(path)?
+        } else if walk::is_kustomization(path) {
+            Vec::new()
         } else {
             vec![path.clone()]
         };

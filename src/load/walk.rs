@@ -12,6 +12,16 @@ pub fn is_manifest(path: &Path) -> bool {
     )
 }
 
+/// Whether a file is kustomize's own configuration (`kustomization.yaml`, `kustomization.yml`,
+/// `Kustomization`), which is never a resource and is often written without `apiVersion` and
+/// `kind`: kvrender does not read it, whether found in a directory or named.
+pub fn is_kustomization(path: &Path) -> bool {
+    matches!(
+        path.file_name().and_then(|n| n.to_str()),
+        Some("kustomization.yaml" | "kustomization.yml" | "Kustomization")
+    )
+}
+
 /// The files below `root`, sorted by path, hidden entries (`.git`, ...) skipped. Symbolic links
 /// are followed; a loop is an error naming the link.
 pub fn walk(root: &Path) -> Result<Vec<PathBuf>> {
@@ -34,7 +44,10 @@ pub fn walk(root: &Path) -> Result<Vec<PathBuf>> {
             };
             Error::Read { path, source }
         })?;
-        if entry.file_type().is_file() && is_manifest(entry.path()) {
+        if entry.file_type().is_file()
+            && is_manifest(entry.path())
+            && !is_kustomization(entry.path())
+        {
             files.push(entry.into_path());
         }
     }

@@ -568,3 +568,38 @@ fn unreadable_catalog_path_is_exit_code_2() {
         );
     }
 }
+
+/// A `kustomization.yaml` is kustomize's configuration, never a resource, and often has no
+/// `apiVersion` or `kind`: no command reads it, whether found in a directory or named.
+#[test]
+fn kustomization_files_are_not_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("kustomization.yaml"),
+        "resources:\n- vm.yaml\n",
+    )
+    .unwrap();
+    std::fs::write(
+        tmp.path().join("kustomization.yml"),
+        "- not even a mapping\n",
+    )
+    .unwrap();
+    std::fs::copy(FEDORA_VM, tmp.path().join("vm.yaml")).unwrap();
+    let dir = tmp.path().to_str().unwrap();
+    let named = tmp.path().join("kustomization.yaml");
+    for args in [
+        vec!["build", dir],
+        vec!["validate", dir],
+        vec!["expand", dir],
+        vec!["validate", dir, named.to_str().unwrap()],
+    ] {
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", describe(&out));
+        let text = stdout(&out);
+        assert!(!text.contains("resources:"), "{args:?}: {text}");
+    }
+    let out = run(&["build", dir]);
+    let objects = parse(&stdout(&out), "stdout");
+    assert_eq!(objects.len(), 1);
+    assert_eq!(objects[0].kind_str(), "VirtualMachine");
+}

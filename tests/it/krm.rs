@@ -154,6 +154,48 @@ fn untouched_items_keep_every_annotation_byte_for_byte() {
     assert!(out.get("results").is_none());
 }
 
+/// kpt hands over every YAML file of a package, a `kustomization.yaml` written without
+/// `apiVersion` and `kind` among them: such an item is no object of the function's and comes
+/// back unchanged, while the VMs beside it are still expanded.
+#[test]
+fn items_without_api_version_and_kind_pass_through() {
+    let kustomization = r#"
+- resources:
+  - vms/worker.yaml
+  metadata:
+    annotations:
+      config.kubernetes.io/index: '0'
+      config.kubernetes.io/path: 'kustomization.yaml'
+      internal.config.kubernetes.io/index: '0'
+      internal.config.kubernetes.io/path: 'kustomization.yaml'
+"#;
+    let items = format!(
+        "{kustomization}{}",
+        VM_AND_SIZE.replace("cpu: {sockets: 4, cores: 2}", "cpu: {}")
+    );
+    let (code, out, text, stderr) = krm(&list("config.kubernetes.io/v1", &items, ""));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(text.contains(kustomization.trim_start()), "{text}");
+    let items = out["items"].as_array().unwrap();
+    assert_eq!(items.len(), 3, "{text}");
+    let vm = items
+        .iter()
+        .find(|i| i["kind"] == "VirtualMachine")
+        .unwrap();
+    assert_eq!(
+        vm["spec"]["template"]["spec"]["domain"]["cpu"]["sockets"], 2,
+        "{text}"
+    );
+    // An item with only one of the two is a broken object, and still an error.
+    let (code, _, _, stderr) = krm(&list(
+        "config.kubernetes.io/v1",
+        "\n- kind: ConfigMap\n  metadata: {name: x}\n",
+        "",
+    ));
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("no `apiVersion`"), "{stderr}");
+}
+
 #[test]
 fn expanded_vms_keep_their_orchestration_annotations() {
     let items = VM_AND_SIZE.replace("cpu: {sockets: 4, cores: 2}", "cpu: {}");
