@@ -8,9 +8,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 #[derive(Debug, Parser)]
 #[command(name = "kvrender", version, about, long_about = None)]
 pub struct Cli {
-    /// Worker threads (default: one per core). Output is the same for any count.
-    #[arg(long, global = true, value_name = "N")]
-    pub threads: Option<usize>,
+    /// Worker threads, 1 to 256 (default: one per core). Output is the same for any count.
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub threads: Option<u16>,
     /// The subcommand.
     #[command(subcommand)]
     pub command: Command,

@@ -18,7 +18,7 @@ fn main() -> ExitCode {
         }),
         None => {
             let cli = Cli::parse();
-            in_pool(cli.threads, || run(&cli))
+            in_pool(cli.threads.map(usize::from), || run(&cli))
         }
     };
     match result {

@@ -87,3 +87,26 @@ fn diagnostics_are_identical_with_1_2_and_8_threads() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.lines().count() >= 6, "{stderr}");
 }
+
+/// A thread count beyond what any machine can start is a usage error (exit code 2), not an
+/// abort while the pool is being built.
+#[test]
+fn thread_counts_out_of_range_are_usage_errors() {
+    for n in ["0", "257", "100000"] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_kvrender"))
+            .args(["--threads", n, "expand", "--no-default-catalog"])
+            .arg(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/examples/vms/fedora-server.yaml"
+            ))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "--threads {n}");
+        assert!(out.stdout.is_empty());
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("1..=256"),
+            "--threads {n}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
