@@ -54,20 +54,18 @@ pub fn run(args: &ValidateArgs) -> Result<Outcome> {
 /// Move findings that point at the start of their object to the line of their field, when the
 /// field can be found in the document's text.
 fn point_at_fields(objects: &[Object], diags: &mut [Diagnostic]) {
-    let by_origin: HashMap<(&str, usize), &Object> = objects
+    // The items of a list document share its index: the line tells them apart.
+    let by_origin: HashMap<(&str, usize, Option<u32>), &Object> = objects
         .iter()
-        .map(|o| ((&*o.origin.path, o.origin.index), o))
+        .map(|o| ((&*o.origin.path, o.origin.index, o.origin.line), o))
         .collect();
     for d in diags.iter_mut() {
         let Some(field) = d.field.as_deref() else {
             continue;
         };
-        let Some(obj) = by_origin.get(&(&*d.origin.path, d.origin.index)) else {
+        let Some(obj) = by_origin.get(&(&*d.origin.path, d.origin.index, d.origin.line)) else {
             continue;
         };
-        if d.origin.line != obj.origin.line {
-            continue;
-        }
         let first = field.split(", ").next().unwrap_or(field);
         d.origin = obj.field_origin(first);
     }

@@ -195,13 +195,17 @@ pub fn parse_path(field: &str) -> Vec<Step<'_>> {
 /// inside `text`, a document whose first line is line `first_line` of the file. `None` for a
 /// document without content.
 pub fn field_line(text: &str, first_line: u32, field: &str) -> Option<u32> {
-    let steps = parse_path(field);
+    field_line_of(text, first_line, &parse_path(field))
+}
+
+/// [`field_line`] of a path already split into steps.
+pub fn field_line_of(text: &str, first_line: u32, steps: &[Step<'_>]) -> Option<u32> {
     let content = text.lines().position(|l| {
         let t = l.trim();
         !(t.is_empty() || t.starts_with('#') || t.starts_with('%') || is_boundary(t))
     })?;
     let doc_line = u32::try_from(content + 1).ok()?;
-    Some(locate(text, doc_line, &steps) + first_line - 1)
+    Some(locate(text, doc_line, steps) + first_line - 1)
 }
 
 #[cfg(test)]

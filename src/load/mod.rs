@@ -17,6 +17,7 @@ use serde_json::Value;
 use crate::diagnostic::{Diagnostic, codes};
 use crate::error::{Error, Result};
 use crate::model::Object;
+use crate::model::path::Fields;
 use crate::origin::Origin;
 
 /// The text of one input file.
@@ -190,7 +191,14 @@ pub fn parse_text(path: &Arc<str>, text: &str) -> Loaded {
             Ok(value) => {
                 let origin = Origin::new(path.clone(), 0, Some(1));
                 match check_object(&value) {
-                    None => loaded.objects.push(Object::new(value, origin)),
+                    None => {
+                        for r in inline_lists(Object::new(value, origin)) {
+                            match r {
+                                Ok(obj) => loaded.objects.push(obj),
+                                Err(d) => loaded.diagnostics.push(d),
+                            }
+                        }
+                    }
                     Some(problem) => loaded.diagnostics.push(Diagnostic::error(
                         codes::NOT_AN_OBJECT,
                         origin,
@@ -213,7 +221,10 @@ pub fn parse_text(path: &Arc<str>, text: &str) -> Loaded {
     let results: Vec<Result<Object, Diagnostic>> = chunks
         .par_iter()
         .enumerate()
-        .map(|(index, chunk)| parse_chunk(path, index, chunk))
+        .flat_map_iter(|(index, chunk)| match parse_chunk(path, index, chunk) {
+            Ok(obj) => inline_lists(obj),
+            Err(d) => vec![Err(d)],
+        })
         .collect();
     let mut loaded = Loaded::default();
     for r in results {
@@ -270,6 +281,12 @@ pub enum Document<'a> {
     Problem(Box<Diagnostic>),
     /// A document left unparsed (see [`documents`]).
     Deferred(Deferred<'a>),
+}
+
+/// What one document of a file is to [`documents`]: itself, or the items of a list.
+enum Split<'a> {
+    One(Document<'a>),
+    Inlined(Vec<Document<'a>>),
 }
 
 /// The text of a document that has not been parsed yet.
@@ -336,25 +353,118 @@ fn file_documents<'a>(
         split::TopLevelKey::new("apiVersion"),
         split::TopLevelKey::new("kind"),
     );
-    split::split(text)
+    let split = split::split(text)
         .into_par_iter()
         .enumerate()
         .map(|(index, chunk)| {
             let scanned = api_version.scalar(chunk.text).zip(kind.scalar(chunk.text));
             if scanned.is_some_and(|(api, kind)| defer(api, kind)) {
-                Document::Deferred(Deferred {
+                Split::One(Document::Deferred(Deferred {
                     path: &source.path,
                     index,
                     chunk,
-                })
+                }))
             } else {
                 match parse_chunk(&source.path, index, &chunk) {
-                    Ok(obj) => Document::Object(Box::new(obj)),
-                    Err(d) => Document::Problem(Box::new(d)),
+                    Ok(obj) if is_list(&obj) => Split::Inlined(
+                        inline_lists(obj)
+                            .into_iter()
+                            .map(|r| match r {
+                                Ok(obj) => Document::Object(Box::new(obj)),
+                                Err(d) => Document::Problem(Box::new(d)),
+                            })
+                            .collect(),
+                    ),
+                    Ok(obj) => Split::One(Document::Object(Box::new(obj))),
+                    Err(d) => Split::One(Document::Problem(Box::new(d))),
                 }
             }
         })
-        .collect()
+        .collect::<Vec<Split<'a>>>();
+    let mut out = Vec::with_capacity(split.len());
+    for s in split {
+        match s {
+            Split::One(d) => out.push(d),
+            Split::Inlined(docs) => out.extend(docs),
+        }
+    }
+    out
+}
+
+/// Whether `obj` is a list of objects that kustomize reads as its items: a kind ending in
+/// `List` (`List`, `VirtualMachineList`, ... as `kubectl get -o yaml` prints them) with an
+/// `items` field. An object of such a kind without `items` is an object like any other.
+fn is_list(obj: &Object) -> bool {
+    obj.kind_str().ends_with("List") && obj.value.field("items").is_some()
+}
+
+/// The objects `obj` stands for: its items, each in its own right (and so on down, for a list
+/// of lists), when it is a list ([`is_list`]); else `obj` itself. An item that is no object
+/// is a finding at its line; `items: null` is an empty list.
+fn inline_lists(obj: Object) -> Vec<Result<Object, Diagnostic>> {
+    if !is_list(&obj) {
+        return vec![Ok(obj)];
+    }
+    let mut out = Vec::new();
+    inline_into(obj, &mut out, 0);
+    out
+}
+
+/// Lists nested deeper than this are refused rather than followed.
+const MAX_LIST_DEPTH: usize = 16;
+
+fn inline_into(mut list: Object, out: &mut Vec<Result<Object, Diagnostic>>, depth: usize) {
+    let prefix = list
+        .within
+        .as_deref()
+        .map_or(String::new(), |w| format!("{w}."));
+    let Value::Object(map) = &mut list.value else {
+        return;
+    };
+    let items = map.get_mut("items").map(std::mem::take);
+    let items = match items {
+        Some(Value::Array(items)) => items,
+        None | Some(Value::Null) => return,
+        Some(_) => {
+            out.push(Err(Diagnostic::error(
+                codes::NOT_AN_OBJECT,
+                list.field_origin("items"),
+                format!("`{prefix}items` of a {} must be a list", list.kind_str()),
+            )));
+            return;
+        }
+    };
+    for (i, item) in items.into_iter().enumerate() {
+        let within: Arc<str> = Arc::from(format!("{prefix}items[{i}]"));
+        let line = list
+            .source
+            .as_ref()
+            .and_then(|(text, first)| locate::field_line(text, *first, &within))
+            .or(list.origin.line);
+        let origin = Origin::new(list.origin.path.clone(), list.origin.index, line);
+        if let Some(problem) = check_object(&item) {
+            out.push(Err(Diagnostic::error(
+                codes::NOT_AN_OBJECT,
+                origin,
+                format!("`{within}` of a {}: {problem}", list.kind_str()),
+            )));
+            continue;
+        }
+        let mut obj = Object::new(item, origin);
+        obj.source.clone_from(&list.source);
+        obj.within = Some(within);
+        if !is_list(&obj) {
+            out.push(Ok(obj));
+        } else if depth + 1 >= MAX_LIST_DEPTH {
+            out.push(Err(Diagnostic::error(
+                codes::NOT_AN_OBJECT,
+                obj.origin.clone(),
+                format!("lists nested more than {MAX_LIST_DEPTH} deep are not read"),
+            )));
+        } else {
+            inline_into(obj, out, depth + 1);
+        }
+    }
 }
 
 /// Why a parsed document is not a Kubernetes object, if it is not.

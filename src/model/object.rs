@@ -108,6 +108,9 @@ pub struct Object {
     /// The document's text and the file line it starts on, when it was read from a file; used
     /// to point diagnostics at the line of a field.
     pub source: Option<(Arc<str>, u32)>,
+    /// For an item of a `List` document, its path in that document (`items[2]`): the fields
+    /// of the object are looked up below it in `source`.
+    pub within: Option<Arc<str>>,
 }
 
 impl Object {
@@ -117,6 +120,7 @@ impl Object {
             value,
             origin,
             source: None,
+            within: None,
         }
     }
 
@@ -132,7 +136,10 @@ impl Object {
     pub fn field_line(&self, field: &str) -> Option<u32> {
         self.source
             .as_ref()
-            .and_then(|(text, first)| locate::field_line(text, *first, field))
+            .and_then(|(text, first)| match &self.within {
+                None => locate::field_line(text, *first, field),
+                Some(within) => locate::field_line(text, *first, &format!("{within}.{field}")),
+            })
             .or(self.origin.line)
     }
 

@@ -144,6 +144,8 @@ pub(crate) struct Doc<'a> {
 
 impl<'a> Doc<'a> {
     fn new(obj: &'a Object, file: Option<&'a str>) -> Doc<'a> {
+        // An item of a list document is found through its own document's text (see `at`).
+        let file = file.filter(|_| obj.within.is_none());
         let text = file
             .map(|t| (t, 1))
             .or_else(|| obj.source.as_ref().map(|(t, first)| (t.as_ref(), *first)));
@@ -159,6 +161,12 @@ impl<'a> Doc<'a> {
         if steps.is_empty() {
             // The document itself: its own line, nothing to search.
             return self.obj.origin.clone();
+        }
+        if let (Some(within), Some((text, first))) = (&self.obj.within, self.text) {
+            let mut path = locate::parse_path(within);
+            path.extend_from_slice(steps);
+            let line = locate::field_line_of(text, first, &path);
+            return self.obj.origin.at_line(line.or(self.obj.origin.line));
         }
         match (self.text, self.obj.origin.line) {
             (Some((text, first)), Some(line)) if line >= first => {

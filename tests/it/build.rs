@@ -603,3 +603,53 @@ fn kustomization_files_are_not_read() {
     assert_eq!(objects.len(), 1);
     assert_eq!(objects[0].kind_str(), "VirtualMachine");
 }
+
+/// A `List` (or `VirtualMachineList`, as `kubectl get -o yaml` prints one) stands for its items,
+/// as kustomize reads it: each is expanded, checked and printed in its own right, and findings
+/// point at the item's own lines.
+#[test]
+fn list_documents_stand_for_their_items() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("vms.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: v1\nkind: List\nitems:\n- apiVersion: kubevirt.io/v1\n  kind: VirtualMachine\n  \
+         metadata: {name: a}\n  spec:\n    instancetype: {name: u1.small}\n    \
+         template: {spec: {domain: {devices: {}}}}\n- apiVersion: v1\n  kind: VirtualMachineList\n  \
+         items:\n  - apiVersion: kubevirt.io/v1\n    kind: VirtualMachine\n    metadata:\n      \
+         name: b\n    spec:\n      instancetype: {name: u1.small}\n      template:\n        \
+         spec:\n          domain:\n            cpu: {sockets: 3}\n            devices: {}\n\
+         ---\napiVersion: v1\nkind: List\nitems: null\n",
+    )
+    .unwrap();
+    let path = file.to_str().unwrap();
+    // The nested VM conflicts with its instancetype: reported at its `sockets` line, 22.
+    for command in ["build", "expand", "validate"] {
+        let out = run(&[command, path]);
+        assert_eq!(out.status.code(), Some(1), "{command}: {}", describe(&out));
+        let text = format!("{}{}", stdout(&out), String::from_utf8_lossy(&out.stderr));
+        assert!(
+            text.contains("vms.yaml:22: error[KV010] VirtualMachine/b:"),
+            "{command}: {text}"
+        );
+    }
+    let fixed = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace("cpu: {sockets: 3}", "cpu: {}");
+    std::fs::write(&file, fixed).unwrap();
+    for command in ["build", "expand"] {
+        let out = run(&[command, path]);
+        assert_eq!(out.status.code(), Some(0), "{command}: {}", describe(&out));
+        let objects = parse(&stdout(&out), "stdout");
+        let names: Vec<&str> = objects.iter().map(|o| o.name()).collect();
+        assert_eq!(names, ["a", "b"], "{command}");
+        for vm in &objects {
+            assert_eq!(vm.kind_str(), "VirtualMachine");
+            // Expanded: u1.small's vCPU is in the domain.
+            assert_eq!(
+                vm.value["spec"]["template"]["spec"]["domain"]["cpu"]["sockets"], 1,
+                "{command}"
+            );
+        }
+    }
+}
