@@ -81,20 +81,33 @@ pub fn hint_suffix(hint: Option<&str>) -> String {
 /// a similar name, or else one of that name in the other scope (a namespaced preference where a
 /// cluster-scoped one was asked for, say). Only asked once a lookup has failed.
 fn not_found_hint(index: &Index<'_>, kind: Kind, namespace: &str, name: &str) -> Option<String> {
-    if let Some(similar) = index.similar_name(kind, namespace, name) {
-        return Some(format!("did you mean \"{similar}\"?"));
-    }
+    // The exact name of the other scope's kind is the likelier intent than a near name.
     let other = match kind {
-        Kind::Instancetype => Kind::ClusterInstancetype,
-        Kind::ClusterInstancetype => Kind::Instancetype,
-        Kind::Preference => Kind::ClusterPreference,
-        Kind::ClusterPreference => Kind::Preference,
-        _ => return None,
+        Kind::Instancetype => Some(Kind::ClusterInstancetype),
+        Kind::ClusterInstancetype => Some(Kind::Instancetype),
+        Kind::Preference => Some(Kind::ClusterPreference),
+        Kind::ClusterPreference => Some(Kind::Preference),
+        _ => None,
     };
-    index.get(other, namespace, name).map(|_| {
+    if let Some(other) = other
+        && index.get(other, namespace, name).is_some()
+    {
         let other = other.as_str();
-        format!("a {other} of that name exists: set `kind: {other}` in the matcher")
-    })
+        return Some(format!(
+            "a {other} of that name exists: set `kind: {other}` in the matcher"
+        ));
+    }
+    // A namespaced object serves only the VMs of its own namespace.
+    if let Some(first) = index.other_namespaces(kind, namespace, name).first() {
+        return Some(format!(
+            "a {} of that name exists in namespace \"{first}\", but a VM can only use one of its \
+             own namespace, \"{namespace}\"",
+            kind.as_str()
+        ));
+    }
+    index
+        .similar_name(kind, namespace, name)
+        .map(|similar| format!("did you mean \"{similar}\"?"))
 }
 
 impl ExpandError {

@@ -167,6 +167,23 @@ impl<'a> Index<'a> {
         crate::diagnostic::nearest_name(name, mine.chain(fallback))
     }
 
+    /// The namespaces, other than `namespace`, whose objects of the namespaced `kind` include
+    /// one named `name` (the fallback layer aside), sorted: for a lookup that found nothing.
+    pub fn other_namespaces(&self, kind: Kind, namespace: &str, name: &str) -> Vec<&'a str> {
+        if !kind.is_namespaced() {
+            return Vec::new();
+        }
+        let kind = kind.as_str();
+        let mut found: Vec<&'a str> = self
+            .map
+            .keys()
+            .filter(|(k, ns, n)| *k == kind && *n == name && *ns != namespace)
+            .map(|(_, ns, _)| *ns)
+            .collect();
+        found.sort_unstable();
+        found
+    }
+
     /// Look up a namespaced object (`namespace` ignored for cluster-scoped kinds).
     pub fn get(&self, kind: Kind, namespace: &str, name: &str) -> Option<&'a Object> {
         self.get_str(kind.as_str(), namespace, name)

@@ -180,6 +180,58 @@ fn label_and_annotation_values_that_are_not_strings_are_kv004() {
     assert!(expand.stdout.is_empty());
 }
 
+/// A name that is not found is reported at the line of the name, by `validate` and `expand`
+/// alike, with the likeliest intent: the exact name in the other scope before a near name,
+/// and a namespaced object of another namespace named as such.
+#[test]
+fn not_found_hints_prefer_exact_names() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("ns.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineInstancetype\n\
+         metadata: {name: u1.smal, namespace: team-a}\nspec: {cpu: {guest: 1}, memory: {guest: 1Gi}}\n\
+         ---\napiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: v, namespace: team-b}\n\
+         spec:\n  instancetype:\n    kind: VirtualMachineInstancetype\n    name: u1.smal\n  \
+         template: {spec: {domain: {devices: {}}}}\n---\napiVersion: kubevirt.io/v1\n\
+         kind: VirtualMachine\nmetadata: {name: w, namespace: team-a}\nspec:\n  instancetype:\n    \
+         name: u1.smal\n  template: {spec: {domain: {devices: {}}}}\n",
+    )
+    .unwrap();
+    // A reference that misses is a warning for `validate`, an error for `expand`.
+    let run = |command: &str, code: i32| {
+        let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
+            .arg(command)
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(code), "{command}");
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    };
+    let validate = run("validate", 0);
+    let expand = run("expand", 1);
+    for text in [&validate, &expand] {
+        // `u1.small` of the embedded catalog is a letter away, but the exact names win.
+        assert!(
+            text.lines().any(|l| l.contains("ns.yaml:12: ")
+                && l.contains("VirtualMachine/team-b/v")
+                && l.contains("exists in namespace \"team-a\"")),
+            "{text}"
+        );
+        assert!(
+            text.lines().any(|l| l.contains("ns.yaml:20: ")
+                && l.contains("VirtualMachine/team-a/w")
+                && l.contains("set `kind: VirtualMachineInstancetype` in the matcher")),
+            "{text}"
+        );
+        assert!(!text.contains("did you mean"), "{text}");
+    }
+}
+
 #[test]
 fn catalog_resolves_references_from_unchanged_files() {
     let vm = Path::new(ROOT).join("testdata/validate/vms.yaml");

@@ -117,8 +117,14 @@ fn lookup_finding(obj: &Object, err: &ExpandError) -> Option<Diagnostic> {
     {
         return None;
     }
+    // A name that is not found is reported at the name's line, as `expand` reports it.
+    let origin = if code == reference_not_found::RULE.code {
+        obj.field_origin(&format!("{field}.name"))
+    } else {
+        obj.origin.clone()
+    };
     Some(
-        Diagnostic::warning(code, obj.origin.clone(), message)
+        Diagnostic::warning(code, origin, message)
             .with_object(obj.object_ref())
             .with_field(field),
     )
