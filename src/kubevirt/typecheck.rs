@@ -266,20 +266,6 @@ const DEVICE: &[Field] = &[
 
 const NAMED: &[Field] = &[Field("name", Ty::Str)];
 
-/// The object metadata a ControllerRevision's copy of an instancetype or preference carries:
-/// the fields of Go's `ObjectMeta` whose type a decoder checks and that are commonly written.
-const OBJECT_METADATA: &[Field] = &[
-    Field("name", Ty::Str),
-    Field("generateName", Ty::Str),
-    Field("namespace", Ty::Str),
-    Field("uid", Ty::Str),
-    Field("resourceVersion", Ty::Str),
-    Field("generation", Ty::Int),
-    Field("labels", Ty::StrMap),
-    Field("annotations", Ty::StrMap),
-    Field("finalizers", Ty::List(&Ty::Str)),
-];
-
 /// The wrongly typed fields of the instancetype a ControllerRevision stores (its `data`).
 pub fn instancetype_revision(data: &Value) -> Vec<WrongType> {
     revision_data(data, schema::INSTANCETYPE_SPEC)
@@ -294,7 +280,7 @@ pub fn preference_revision(data: &Value) -> Vec<WrongType> {
 fn revision_data(data: &Value, spec: &'static [Field]) -> Vec<WrongType> {
     let mut out = Vec::new();
     for (key, ty) in [
-        ("metadata", Ty::Struct(OBJECT_METADATA)),
+        ("metadata", Ty::Struct(schema::OBJECT_META)),
         ("spec", Ty::Struct(spec)),
     ] {
         if let Some(v) = data.field(key) {

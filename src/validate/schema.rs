@@ -412,7 +412,7 @@ const VMI_SPEC: &[Field] = &[
 
 /// Go's `ObjectMeta`, every field of it: the API server refuses a wrongly typed one (a label
 /// value `yes` read as a boolean) and prunes one it does not know (`lables`).
-const OBJECT_META: &[Field] = &[
+pub const OBJECT_META: &[Field] = &[
     Field("name", Ty::Str),
     Field("generateName", Ty::Str),
     Field("namespace", Ty::Str),
