@@ -87,28 +87,31 @@ fn key(obj: &Object) -> Key<'_> {
 
 /// Read `paths` from disk; failures become findings.
 fn read(paths: &[String], diagnostics: &mut Vec<Diagnostic>) -> (Vec<Source>, Loaded) {
-    let mut sources = Vec::new();
-    for p in paths {
-        match load::read_paths(&[PathBuf::from(p)]) {
-            Ok(s) => sources.extend(s),
-            Err(e) => diagnostics.push(io_diagnostic(p, &e)),
-        }
-    }
+    let sources = read_sources(paths, diagnostics);
     let loaded = load::parse_sources(&sources);
     (sources, loaded)
 }
 
-/// A path that could not be read, as a finding.
-fn io_diagnostic(path: &str, e: &crate::error::Error) -> Diagnostic {
-    let mut message = e.to_string();
-    if let Some(source) = std::error::Error::source(e) {
-        message = format!("{message}: {source}");
+/// Read the files of `paths`; a path that cannot be read becomes a finding.
+fn read_sources(paths: &[String], diagnostics: &mut Vec<Diagnostic>) -> Vec<Source> {
+    let mut sources = Vec::new();
+    for p in paths {
+        match load::read_paths(&[PathBuf::from(p)]) {
+            Ok(s) => sources.extend(s),
+            Err(e) => {
+                let mut message = e.to_string();
+                if let Some(source) = std::error::Error::source(&e) {
+                    message = format!("{message}: {source}");
+                }
+                diagnostics.push(Diagnostic::error(
+                    codes::IO,
+                    crate::origin::Origin::new(p.as_str(), 0, None),
+                    message,
+                ));
+            }
+        }
     }
-    Diagnostic::error(
-        codes::IO,
-        crate::origin::Origin::new(path, 0, None),
-        message,
-    )
+    sources
 }
 
 /// A render failure as a finding at the catalog file and line.
@@ -220,18 +223,12 @@ pub fn render_families(objects: &mut Vec<Object>, sources: &[Source], diags: &mu
 
 /// Run the function over `items` (whose origins the caller set from their annotations).
 pub fn process(items: Vec<Object>, config: &FnConfig, placement: Placement) -> Processed {
-    let mut diagnostics = Vec::new();
-    let mut catalog_sources = Vec::new();
-    for p in &config.catalogs {
-        match load::read_paths(&[PathBuf::from(p)]) {
-            Ok(s) => catalog_sources.extend(s),
-            Err(e) => diagnostics.push(io_diagnostic(p, &e)),
-        }
-    }
+    let mut unread = Vec::new();
+    let catalog_sources = read_sources(&config.catalogs, &mut unread);
     let mut processed = process_read(items, config, placement, &catalog_sources);
-    if !diagnostics.is_empty() {
-        diagnostics.append(&mut processed.diagnostics);
-        processed.diagnostics = diagnostics;
+    if !unread.is_empty() {
+        processed.diagnostics.append(&mut unread);
+        crate::diagnostic::sort(&mut processed.diagnostics);
     }
     processed
 }

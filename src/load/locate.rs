@@ -208,9 +208,93 @@ pub fn field_line_of(text: &str, first_line: u32, steps: &[Step<'_>]) -> Option<
     Some(locate(text, doc_line, steps) + first_line - 1)
 }
 
+/// The items of the block sequence at `field` (a dotted path) in `text`, in one pass: for each,
+/// the byte range of its entry (from its `- ` line to the next item's) and the 1-based line of
+/// that `- ` line in `text`. Empty when the value at `field` is not a block sequence (a flow
+/// `[...]`, say); stops where the text stops looking like one.
+pub fn sequence_items(text: &str, field: &str) -> Vec<(std::ops::Range<usize>, u32)> {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let Some(mut pos) = lines.iter().position(|l| {
+        let t = l.trim();
+        !(t.is_empty() || t.starts_with('#') || t.starts_with('%') || is_boundary(t))
+    }) else {
+        return Vec::new();
+    };
+    let mut first_after_dash = false;
+    for step in parse_path(field) {
+        let found = match step {
+            Step::Key(key) => find_key(&lines, pos, first_after_dash, key),
+            Step::Index(n) => find_item(&lines, pos, n),
+        };
+        let Some((line_index, dash_item)) = found else {
+            return Vec::new();
+        };
+        first_after_dash = dash_item;
+        pos = if dash_item {
+            line_index
+        } else {
+            line_index + 1
+        };
+    }
+    let mut starts = Vec::new();
+    let mut item_indent = None;
+    let mut end = lines.len();
+    for (i, raw) in lines.iter().enumerate().skip(pos) {
+        let Some(line) = classify(raw) else { continue };
+        let want = *item_indent.get_or_insert(line.indent);
+        if is_boundary(line.text) || line.indent < want {
+            end = i;
+            break;
+        }
+        if line.indent == want {
+            if !(line.text == "-" || line.text.starts_with("- ")) {
+                end = i;
+                break;
+            }
+            starts.push(i);
+        }
+    }
+    let offset = |line: usize| lines[..line].iter().map(|l| l.len()).sum::<usize>();
+    let mut items = Vec::with_capacity(starts.len());
+    let mut at = starts.first().map_or(0, |&i| offset(i));
+    for (n, &start) in starts.iter().enumerate() {
+        let next = starts.get(n + 1).copied().unwrap_or(end);
+        let len: usize = lines[start..next].iter().map(|l| l.len()).sum();
+        items.push((at..at + len, u32::try_from(start + 1).unwrap_or(u32::MAX)));
+        at += len;
+    }
+    items
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sequence_items_are_found_in_one_pass() {
+        let text = "apiVersion: v1\nkind: List\nitems:\n- a: 1\n  b:\n  - x\n\n- c: 2\n  # note\n\
+                    -   d: 3\nmetadata: {}\n";
+        let items = sequence_items(text, "items");
+        let texts: Vec<&str> = items.iter().map(|(r, _)| &text[r.clone()]).collect();
+        assert_eq!(
+            texts,
+            [
+                "- a: 1\n  b:\n  - x\n\n",
+                "- c: 2\n  # note\n",
+                "-   d: 3\n"
+            ]
+        );
+        let lines: Vec<u32> = items.iter().map(|(_, l)| *l).collect();
+        assert_eq!(lines, [4, 8, 10]);
+        // Nested: the items of the first item's own list.
+        let nested = "- kind: List\n  items:\n    - a: 1\n    - b: 2\n";
+        let items = sequence_items(nested, "[0].items");
+        let texts: Vec<&str> = items.iter().map(|(r, _)| &nested[r.clone()]).collect();
+        assert_eq!(texts, ["    - a: 1\n", "    - b: 2\n"]);
+        // Not a block list: nothing.
+        assert!(sequence_items("items: [{a: 1}]\n", "items").is_empty());
+        assert!(sequence_items("kind: List\n", "items").is_empty());
+    }
 
     const VM: &str = "apiVersion: kubevirt.io/v1
 kind: VirtualMachine

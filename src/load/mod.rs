@@ -11,6 +11,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use rayon::iter::Either;
 use rayon::prelude::*;
 use serde_json::Value;
 
@@ -222,8 +223,8 @@ pub fn parse_text(path: &Arc<str>, text: &str) -> Loaded {
         .par_iter()
         .enumerate()
         .flat_map_iter(|(index, chunk)| match parse_chunk(path, index, chunk) {
-            Ok(obj) => inline_lists(obj),
-            Err(d) => vec![Err(d)],
+            Ok(obj) if is_list(&obj) => Either::Right(inline_lists(obj).into_iter()),
+            parsed => Either::Left(std::iter::once(parsed)),
         })
         .collect();
     let mut loaded = Loaded::default();
@@ -281,12 +282,6 @@ pub enum Document<'a> {
     Problem(Box<Diagnostic>),
     /// A document left unparsed (see [`documents`]).
     Deferred(Deferred<'a>),
-}
-
-/// What one document of a file is to [`documents`]: itself, or the items of a list.
-enum Split<'a> {
-    One(Document<'a>),
-    Inlined(Vec<Document<'a>>),
 }
 
 /// The text of a document that has not been parsed yet.
@@ -353,42 +348,32 @@ fn file_documents<'a>(
         split::TopLevelKey::new("apiVersion"),
         split::TopLevelKey::new("kind"),
     );
-    let split = split::split(text)
+    split::split(text)
         .into_par_iter()
         .enumerate()
-        .map(|(index, chunk)| {
+        .flat_map_iter(|(index, chunk)| {
             let scanned = api_version.scalar(chunk.text).zip(kind.scalar(chunk.text));
-            if scanned.is_some_and(|(api, kind)| defer(api, kind)) {
-                Split::One(Document::Deferred(Deferred {
+            let one = if scanned.is_some_and(|(api, kind)| defer(api, kind)) {
+                Document::Deferred(Deferred {
                     path: &source.path,
                     index,
                     chunk,
-                }))
+                })
             } else {
                 match parse_chunk(&source.path, index, &chunk) {
-                    Ok(obj) if is_list(&obj) => Split::Inlined(
-                        inline_lists(obj)
-                            .into_iter()
-                            .map(|r| match r {
-                                Ok(obj) => Document::Object(Box::new(obj)),
-                                Err(d) => Document::Problem(Box::new(d)),
-                            })
-                            .collect(),
-                    ),
-                    Ok(obj) => Split::One(Document::Object(Box::new(obj))),
-                    Err(d) => Split::One(Document::Problem(Box::new(d))),
+                    Ok(obj) if is_list(&obj) => {
+                        return Either::Right(inline_lists(obj).into_iter().map(|r| match r {
+                            Ok(obj) => Document::Object(Box::new(obj)),
+                            Err(d) => Document::Problem(Box::new(d)),
+                        }));
+                    }
+                    Ok(obj) => Document::Object(Box::new(obj)),
+                    Err(d) => Document::Problem(Box::new(d)),
                 }
-            }
+            };
+            Either::Left(std::iter::once(one))
         })
-        .collect::<Vec<Split<'a>>>();
-    let mut out = Vec::with_capacity(split.len());
-    for s in split {
-        match s {
-            Split::One(d) => out.push(d),
-            Split::Inlined(docs) => out.extend(docs),
-        }
-    }
-    out
+        .collect()
 }
 
 /// Whether `obj` is a list of objects that kustomize reads as its items: a kind ending in
@@ -414,45 +399,47 @@ fn inline_lists(obj: Object) -> Vec<Result<Object, Diagnostic>> {
 const MAX_LIST_DEPTH: usize = 16;
 
 fn inline_into(mut list: Object, out: &mut Vec<Result<Object, Diagnostic>>, depth: usize) {
-    let prefix = list
-        .within
-        .as_deref()
-        .map_or(String::new(), |w| format!("{w}."));
     let Value::Object(map) = &mut list.value else {
         return;
     };
-    let items = map.get_mut("items").map(std::mem::take);
-    let items = match items {
+    let items = match map.get_mut("items").map(std::mem::take) {
         Some(Value::Array(items)) => items,
         None | Some(Value::Null) => return,
         Some(_) => {
             out.push(Err(Diagnostic::error(
                 codes::NOT_AN_OBJECT,
                 list.field_origin("items"),
-                format!("`{prefix}items` of a {} must be a list", list.kind_str()),
+                format!("`items` of a {} must be a list", list.kind_str()),
             )));
             return;
         }
     };
+    // Each item's own entry of the list's text, found in one pass, becomes its source.
+    let field = if list.entry { "[0].items" } else { "items" };
+    let entries = list
+        .source
+        .as_ref()
+        .map(|(text, first)| (locate::sequence_items(text, field), text, *first));
     for (i, item) in items.into_iter().enumerate() {
-        let within: Arc<str> = Arc::from(format!("{prefix}items[{i}]"));
-        let line = list
-            .source
-            .as_ref()
-            .and_then(|(text, first)| locate::field_line(text, *first, &within))
-            .or(list.origin.line);
+        let entry = entries.as_ref().and_then(|(spans, text, first)| {
+            let (range, line) = spans.get(i)?;
+            Some((Arc::<str>::from(&text[range.clone()]), line + first - 1))
+        });
+        let line = entry.as_ref().map(|(_, line)| *line).or(list.origin.line);
         let origin = Origin::new(list.origin.path.clone(), list.origin.index, line);
         if let Some(problem) = check_object(&item) {
             out.push(Err(Diagnostic::error(
                 codes::NOT_AN_OBJECT,
                 origin,
-                format!("`{within}` of a {}: {problem}", list.kind_str()),
+                format!("`items[{i}]` of a {}: {problem}", list.kind_str()),
             )));
             continue;
         }
         let mut obj = Object::new(item, origin);
-        obj.source.clone_from(&list.source);
-        obj.within = Some(within);
+        if let Some((text, line)) = entry {
+            obj = obj.with_source(text, line);
+            obj.entry = true;
+        }
         if !is_list(&obj) {
             out.push(Ok(obj));
         } else if depth + 1 >= MAX_LIST_DEPTH {

@@ -108,9 +108,9 @@ pub struct Object {
     /// The document's text and the file line it starts on, when it was read from a file; used
     /// to point diagnostics at the line of a field.
     pub source: Option<(Arc<str>, u32)>,
-    /// For an item of a `List` document, its path in that document (`items[2]`): the fields
-    /// of the object are looked up below it in `source`.
-    pub within: Option<Arc<str>>,
+    /// Whether `source` is the `- ` entry of an item of a list document rather than a document:
+    /// the object's fields are then looked up below the entry's first item.
+    pub entry: bool,
 }
 
 impl Object {
@@ -120,7 +120,7 @@ impl Object {
             value,
             origin,
             source: None,
-            within: None,
+            entry: false,
         }
     }
 
@@ -136,9 +136,12 @@ impl Object {
     pub fn field_line(&self, field: &str) -> Option<u32> {
         self.source
             .as_ref()
-            .and_then(|(text, first)| match &self.within {
-                None => locate::field_line(text, *first, field),
-                Some(within) => locate::field_line(text, *first, &format!("{within}.{field}")),
+            .and_then(|(text, first)| {
+                if self.entry {
+                    locate::field_line(text, *first, &format!("[0].{field}"))
+                } else {
+                    locate::field_line(text, *first, field)
+                }
             })
             .or(self.origin.line)
     }

@@ -145,7 +145,7 @@ pub(crate) struct Doc<'a> {
 impl<'a> Doc<'a> {
     fn new(obj: &'a Object, file: Option<&'a str>) -> Doc<'a> {
         // An item of a list document is found through its own document's text (see `at`).
-        let file = file.filter(|_| obj.within.is_none());
+        let file = file.filter(|_| !obj.entry);
         let text = file
             .map(|t| (t, 1))
             .or_else(|| obj.source.as_ref().map(|(t, first)| (t.as_ref(), *first)));
@@ -162,9 +162,10 @@ impl<'a> Doc<'a> {
             // The document itself: its own line, nothing to search.
             return self.obj.origin.clone();
         }
-        if let (Some(within), Some((text, first))) = (&self.obj.within, self.text) {
-            let mut path = locate::parse_path(within);
-            path.extend_from_slice(steps);
+        if let (true, Some((text, first))) = (self.obj.entry, self.text) {
+            let path: Vec<Step<'_>> = std::iter::once(Step::Index(0))
+                .chain(steps.iter().copied())
+                .collect();
             let line = locate::field_line_of(text, first, &path);
             return self.obj.origin.at_line(line.or(self.obj.origin.line));
         }
