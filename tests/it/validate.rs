@@ -232,6 +232,29 @@ fn not_found_hints_prefer_exact_names() {
     }
 }
 
+/// A name that is not a string is reported once, by the name rule, not again as a wrong type.
+#[test]
+fn a_name_that_is_not_a_string_is_reported_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("vm.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: 123\n\
+         spec:\n  template: {spec: {domain: {devices: {}}}}\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
+        .args(["validate", "--no-default-catalog"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let findings: Vec<&str> = text.lines().filter(|l| l.contains("error[")).collect();
+    assert_eq!(findings.len(), 1, "{text}");
+    assert!(findings[0].contains("error[KV003]") && findings[0].contains("quote the name"));
+}
+
 #[test]
 fn catalog_resolves_references_from_unchanged_files() {
     let vm = Path::new(ROOT).join("testdata/validate/vms.yaml");

@@ -56,6 +56,10 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
     let mut problems = Vec::new();
     schema::check(&obj.value, ty, "", &mut problems);
     for p in problems {
+        // A name that is not a string is the name rule's (`KV003`), which says to quote it.
+        if matches!(&p, Problem::WrongType { path, .. } if path == "metadata.name") {
+            continue;
+        }
         let d = match p {
             Problem::Unknown {
                 parent,
