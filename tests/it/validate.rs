@@ -120,27 +120,37 @@ fn a_missing_path_cannot_run() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// A new temporary directory holding one file, `name`, with `text`.
+fn temp_file(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join(name);
+    std::fs::write(&file, text).unwrap();
+    (tmp, file)
+}
+
+/// Run kvrender with `args`, then `file`.
+fn run_on(args: &[&str], file: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_kvrender"))
+        .args(args)
+        .arg(file)
+        .output()
+        .unwrap()
+}
+
 /// Label and annotation values must be strings wherever Go reads an `ObjectMeta`: `validate`
 /// names each wrong value, as `expand` refuses it, for VMs, their templates and instancetypes.
 #[test]
 fn label_and_annotation_values_that_are_not_strings_are_kv004() {
-    let tmp = tempfile::tempdir().unwrap();
-    let file = tmp.path().join("meta.yaml");
-    std::fs::write(
-        &file,
+    let (_tmp, file) = temp_file(
+        "meta.yaml",
         "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: vm\n  labels:\n    \
          exposed: yes\n  annotations:\n    replicas: 5\nspec:\n  template:\n    metadata:\n      \
          labels: {tier: 1}\n    spec: {domain: {devices: {}}}\n---\n\
          apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineClusterInstancetype\n\
          metadata:\n  name: it\n  labels: {size: true}\n  lables: {a: b}\n\
          spec: {cpu: {guest: 1}, memory: {guest: 1Gi}}\n",
-    )
-    .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
-        .args(["validate", "--no-default-catalog"])
-        .arg(&file)
-        .output()
-        .unwrap();
+    );
+    let out = run_on(&["validate", "--no-default-catalog"], &file);
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8_lossy(&out.stdout);
     for (line, want) in [
@@ -171,11 +181,7 @@ fn label_and_annotation_values_that_are_not_strings_are_kv004() {
             .any(|l| l.contains("meta.yaml:20: warning[KV022]") && l.contains("lables")),
         "{text}"
     );
-    let expand = Command::new(env!("CARGO_BIN_EXE_kvrender"))
-        .args(["expand", "--no-default-catalog"])
-        .arg(&file)
-        .output()
-        .unwrap();
+    let expand = run_on(&["expand", "--no-default-catalog"], &file);
     assert_eq!(expand.status.code(), Some(1));
     assert!(expand.stdout.is_empty());
 }
@@ -185,10 +191,8 @@ fn label_and_annotation_values_that_are_not_strings_are_kv004() {
 /// and a namespaced object of another namespace named as such.
 #[test]
 fn not_found_hints_prefer_exact_names() {
-    let tmp = tempfile::tempdir().unwrap();
-    let file = tmp.path().join("ns.yaml");
-    std::fs::write(
-        &file,
+    let (_tmp, file) = temp_file(
+        "ns.yaml",
         "apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineInstancetype\n\
          metadata: {name: u1.smal, namespace: team-a}\nspec: {cpu: {guest: 1}, memory: {guest: 1Gi}}\n\
          ---\napiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: v, namespace: team-b}\n\
@@ -196,15 +200,10 @@ fn not_found_hints_prefer_exact_names() {
          template: {spec: {domain: {devices: {}}}}\n---\napiVersion: kubevirt.io/v1\n\
          kind: VirtualMachine\nmetadata: {name: w, namespace: team-a}\nspec:\n  instancetype:\n    \
          name: u1.smal\n  template: {spec: {domain: {devices: {}}}}\n",
-    )
-    .unwrap();
+    );
     // A reference that misses is a warning for `validate`, an error for `expand`.
     let run = |command: &str, code: i32| {
-        let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
-            .arg(command)
-            .arg(&file)
-            .output()
-            .unwrap();
+        let out = run_on(&[command], &file);
         assert_eq!(out.status.code(), Some(code), "{command}");
         format!(
             "{}{}",
@@ -235,19 +234,12 @@ fn not_found_hints_prefer_exact_names() {
 /// A name that is not a string is reported once, by the name rule, not again as a wrong type.
 #[test]
 fn a_name_that_is_not_a_string_is_reported_once() {
-    let tmp = tempfile::tempdir().unwrap();
-    let file = tmp.path().join("vm.yaml");
-    std::fs::write(
-        &file,
+    let (_tmp, file) = temp_file(
+        "vm.yaml",
         "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: 123\n\
          spec:\n  template: {spec: {domain: {devices: {}}}}\n",
-    )
-    .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
-        .args(["validate", "--no-default-catalog"])
-        .arg(&file)
-        .output()
-        .unwrap();
+    );
+    let out = run_on(&["validate", "--no-default-catalog"], &file);
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8_lossy(&out.stdout);
     let findings: Vec<&str> = text.lines().filter(|l| l.contains("error[")).collect();
