@@ -90,8 +90,8 @@ fn expand_documents(
     } else {
         match render::render(catalog_docs, &render::RenderOptions::default()) {
             Ok(r) => r.objects,
-            Err(e) => {
-                render_diags.push(crate::krm::engine::render_diagnostic(&e));
+            Err(errors) => {
+                render_diags.extend(errors.iter().map(crate::krm::engine::render_diagnostic));
                 Vec::new()
             }
         }

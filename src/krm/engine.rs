@@ -217,7 +217,7 @@ pub fn render_families(objects: &mut Vec<Object>, sources: &[Source], diags: &mu
     };
     match render::render(objects.iter(), &options) {
         Ok(rendered) => objects.extend(rendered.objects),
-        Err(e) => diags.push(render_diagnostic(&e)),
+        Err(errors) => diags.extend(errors.iter().map(render_diagnostic)),
     }
 }
 
@@ -280,7 +280,7 @@ pub fn process_read(
                     user_rendered = r.objects.len();
                     rendered.extend(r.objects);
                 }
-                Err(e) => diagnostics.push(render_diagnostic(&e)),
+                Err(errors) => diagnostics.extend(errors.iter().map(render_diagnostic)),
             }
         }
         if config.emit_default_catalog {

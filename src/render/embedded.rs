@@ -43,16 +43,7 @@ pub fn render_embedded(options: &RenderOptions<'_>) -> Result<Rendered, String> 
         sources: &sources,
         ..options.clone()
     };
-    render(&loaded.objects, &options).map_err(|e| {
-        let mut message = e.to_string();
-        let mut source = std::error::Error::source(&e);
-        while let Some(s) = source {
-            message.push_str(": ");
-            message.push_str(&s.to_string());
-            source = s.source();
-        }
-        message
-    })
+    render(&loaded.objects, &options).map_err(|e| e.to_string())
 }
 
 /// The rendered common catalog (instancetypes and preferences, cluster-scoped and namespaced),

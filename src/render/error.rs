@@ -114,3 +114,74 @@ impl RenderError {
         }
     }
 }
+
+/// Every failure of one attempt to render a catalog, in catalog order; never empty.
+///
+/// Rendering goes through its steps (reading the documents, resolving parts, rendering the
+/// combinations, looking for duplicates) and stops after the first step that fails, having
+/// tried every document or combination of that step: a catalog with several mistakes shows
+/// them all at once, without the knock-on failures of a later step. A template leaf that
+/// fails for many combinations is reported once, for the first of them.
+#[derive(Debug)]
+pub struct RenderErrors(Vec<RenderError>);
+
+impl RenderErrors {
+    /// The failures of one step, or `None` when there are none.
+    pub(super) fn of(errors: Vec<RenderError>) -> Option<RenderErrors> {
+        (!errors.is_empty()).then_some(RenderErrors(errors))
+    }
+
+    /// The first failure in catalog order.
+    pub fn first(&self) -> &RenderError {
+        &self.0[0]
+    }
+
+    /// Every failure, in catalog order.
+    pub fn iter(&self) -> std::slice::Iter<'_, RenderError> {
+        self.0.iter()
+    }
+
+    /// How many failures there are (at least one).
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Always `false`: there is at least one failure.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl From<RenderError> for RenderErrors {
+    fn from(error: RenderError) -> Self {
+        RenderErrors(vec![error])
+    }
+}
+
+impl<'a> IntoIterator for &'a RenderErrors {
+    type Item = &'a RenderError;
+    type IntoIter = std::slice::Iter<'a, RenderError>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+impl fmt::Display for RenderErrors {
+    /// The first failure with its causes, and how many more there are.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let first = self.first();
+        write!(f, "{first}")?;
+        let mut source = std::error::Error::source(first);
+        while let Some(s) = source {
+            write!(f, ": {s}")?;
+            source = s.source();
+        }
+        match self.0.len() {
+            1 => Ok(()),
+            2 => write!(f, " (and 1 more error)"),
+            n => write!(f, " (and {} more errors)", n - 1),
+        }
+    }
+}
+
+impl std::error::Error for RenderErrors {}

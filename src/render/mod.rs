@@ -38,7 +38,7 @@ pub use embedded::{
     embedded_catalog, embedded_lookup, embedded_names, embedded_sources, prepare_embedded,
     render_embedded,
 };
-pub use error::{Combination, RenderError};
+pub use error::{Combination, RenderError, RenderErrors};
 
 use crate::load::locate::{self, Step};
 use family::Family;
@@ -350,12 +350,12 @@ impl FamilyScope {
 /// Render the catalog documents among `objects`; other objects pass through untouched.
 ///
 /// # Errors
-/// The first failure in catalog order: a malformed document, an unknown part, a template that
-/// does not render, or two definitions of the same kind and name.
+/// Every failure of the first step that fails (see [`RenderErrors`]): malformed documents,
+/// unknown parts, templates that do not render, or two definitions of the same kind and name.
 pub fn render<'o>(
     objects: impl IntoIterator<Item = &'o Object>,
     options: &RenderOptions<'_>,
-) -> Result<Rendered, RenderError> {
+) -> Result<Rendered, RenderErrors> {
     let texts: HashMap<&str, &str> = options
         .sources
         .iter()
@@ -374,12 +374,23 @@ pub fn render<'o>(
         .collect();
     // Each job's objects, in the order of its kinds, to be taken into their places.
     let mut rendered: Vec<[Option<(Object, Combination)>; 2]> = Vec::with_capacity(jobs.len());
+    let mut errors: Vec<RenderError> = Vec::new();
     for result in results {
         let mut slots = [None, None];
-        for (slot, item) in slots.iter_mut().zip(result?) {
-            *slot = Some(item);
+        match result {
+            Ok(objects) => {
+                for (slot, item) in slots.iter_mut().zip(objects) {
+                    *slot = Some(item);
+                }
+            }
+            // A leaf that fails for one size most likely fails for every size: once is enough.
+            Err(e) if errors.iter().any(|seen| same_leaf(seen, &e)) => {}
+            Err(e) => errors.push(e),
         }
         rendered.push(slots);
+    }
+    if let Some(errors) = RenderErrors::of(std::mem::take(&mut errors)) {
+        return Err(errors);
     }
     for pair in order.windows(2) {
         if pair[0].kind != pair[1].kind || names[pair[0].job] != names[pair[1].job] {
@@ -387,13 +398,26 @@ pub fn render<'o>(
         }
         let [first, second] = [&pair[0], &pair[1]].map(|p| &rendered[p.job][p.slot]);
         if let (Some((first, _)), Some((second, _))) = (first, second) {
-            return Err(RenderError::Duplicate {
+            // The two scopes of one pair of definitions clash alike: the first clash says it.
+            let seen = errors.iter().any(|e| {
+                matches!(e, RenderError::Duplicate { location, other, .. }
+                    if *location == second.origin && **other == first.origin)
+            });
+            if seen {
+                continue;
+            }
+            errors.push(RenderError::Duplicate {
                 location: second.origin.clone(),
                 kind: second.kind_str().to_string(),
                 name: second.name().to_string(),
                 other: Box::new(first.origin.clone()),
             });
         }
+    }
+    // Found in output order (kind, then name); reported in catalog order.
+    errors.sort_by(|a, b| a.location().cmp(b.location()));
+    if let Some(errors) = RenderErrors::of(errors) {
+        return Err(errors);
     }
     let mut objects = Vec::with_capacity(order.len());
     let mut combinations = Vec::with_capacity(order.len());
@@ -459,8 +483,8 @@ struct Prepared<'c, 'e, 'a> {
 }
 
 impl<'a> Catalog<'a> {
-    /// Read the documents (in parallel; the first error in input order wins).
-    fn read(objects: &[&'a Object], texts: &HashMap<&str, &'a str>) -> Result<Self, RenderError> {
+    /// Read the documents (in parallel; every failure is kept, in input order).
+    fn read(objects: &[&'a Object], texts: &HashMap<&str, &'a str>) -> Result<Self, RenderErrors> {
         let read: Vec<Result<Read<'_>, RenderError>> = objects
             .par_iter()
             .map(|obj| read_document(obj, texts))
@@ -471,23 +495,32 @@ impl<'a> Catalog<'a> {
             preferences: Vec::new(),
             passthrough: Vec::new(),
         };
+        let mut errors = Vec::new();
         for read in read {
-            match read? {
-                Read::Passthrough(obj) => catalog.passthrough.push(obj),
-                Read::Parts(doc) => catalog.library.add(doc)?,
-                Read::Family(family) => catalog.families.push(family),
-                Read::Preference(preference) => catalog.preferences.push(preference),
+            match read {
+                Ok(Read::Passthrough(obj)) => catalog.passthrough.push(obj),
+                Ok(Read::Parts(doc)) => {
+                    if let Err(e) = catalog.library.add(doc) {
+                        errors.push(e);
+                    }
+                }
+                Ok(Read::Family(family)) => catalog.families.push(family),
+                Ok(Read::Preference(preference)) => catalog.preferences.push(preference),
+                Err(e) => errors.push(e),
             }
         }
-        Ok(catalog)
+        match RenderErrors::of(errors) {
+            Some(errors) => Err(errors),
+            None => Ok(catalog),
+        }
     }
 
-    /// Resolve parts and defaults (in parallel, first error in catalog order) while every
-    /// template leaf is compiled once, to be evaluated for each combination.
+    /// Resolve parts and defaults (in parallel; every failure is kept, in catalog order)
+    /// while every template leaf is compiled once, to be evaluated for each combination.
     fn prepare<'c, 'e>(
         &'c self,
         env: &'e minijinja::Environment<'a>,
-    ) -> Result<Prepared<'c, 'e, 'a>, RenderError> {
+    ) -> Result<Prepared<'c, 'e, 'a>, RenderErrors> {
         let spec_parts = [Step::Key("spec"), Step::Key("parts")];
         let library = &self.library;
         let (resolved, templates) = rayon::join(
@@ -543,11 +576,15 @@ impl<'a> Catalog<'a> {
             },
         );
         let (family_parts, preference_parts) = resolved;
+        let mut errors = Vec::new();
+        let family_parts = keep_oks(family_parts, &mut errors);
+        let preference_parts = keep_oks(preference_parts, &mut errors);
+        if let Some(errors) = RenderErrors::of(errors) {
+            return Err(errors);
+        }
         Ok(Prepared {
-            family_parts: family_parts.into_iter().collect::<Result<Vec<_>, _>>()?,
-            preference_parts: preference_parts
-                .into_iter()
-                .collect::<Result<Vec<_>, _>>()?,
+            family_parts,
+            preference_parts,
             templates,
         })
     }
@@ -588,6 +625,43 @@ enum Read<'a> {
     Parts(Doc<'a>),
     Family(Family<'a>),
     Preference(Preference<'a>),
+}
+
+/// The values of `results`; their errors go to `errors`.
+fn keep_oks<T>(results: Vec<Result<T, RenderError>>, errors: &mut Vec<RenderError>) -> Vec<T> {
+    results
+        .into_iter()
+        .filter_map(|r| r.map_err(|e| errors.push(e)).ok())
+        .collect()
+}
+
+/// Whether two failures are the same template leaf failing (for two combinations).
+fn same_leaf(a: &RenderError, b: &RenderError) -> bool {
+    match (a, b) {
+        (
+            RenderError::Template {
+                location: la,
+                field: fa,
+                ..
+            }
+            | RenderError::Output {
+                location: la,
+                field: fa,
+                ..
+            },
+            RenderError::Template {
+                location: lb,
+                field: fb,
+                ..
+            }
+            | RenderError::Output {
+                location: lb,
+                field: fb,
+                ..
+            },
+        ) => la == lb && fa == fb,
+        _ => false,
+    }
 }
 
 fn read_document<'a>(

@@ -352,6 +352,40 @@ fn render_error_prints_and_writes_nothing() {
 }
 
 #[test]
+fn every_catalog_file_that_does_not_render_is_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (file, family) in [("a.yaml", "p"), ("b.yaml", "q")] {
+        std::fs::write(
+            tmp.path().join(file),
+            format!(
+                "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata:\n  \
+                 name: {family}\nspec:\n  sizes:\n    - [small, 1, 2Gi]\n    - [large, 2, 4Gi]\n  \
+                 template:\n    spec:\n      cpu: {{guest: \"{{{{ size.cpus }}}}\"}}\n"
+            ),
+        )
+        .unwrap();
+    }
+    let out = run(&["build", tmp.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let errors: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("error[KV040]"))
+        .collect();
+    // One per file, for the first size only.
+    assert_eq!(errors.len(), 2, "{stderr}");
+    assert!(
+        errors[0].contains("a.yaml:11:") && errors[0].contains("family `p` size `small`"),
+        "{stderr}"
+    );
+    assert!(
+        errors[1].contains("b.yaml:11:") && errors[1].contains("family `q` size `small`"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn catalog_checks_name_file_and_line() {
     let _guard = snapshot_settings();
     let out = run(&["build", "testdata/build/checks"]);

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use kvrender::load::{self, Source};
 use kvrender::model::Object;
-use kvrender::render::{self, RenderError, RenderOptions, Rendered};
+use kvrender::render::{self, RenderError, RenderErrors, RenderOptions, Rendered};
 use serde_json::Value;
 
 /// A path inside the repository, relative (cargo runs tests from the package root), so
@@ -45,8 +45,17 @@ fn render_dir(dir: &str) -> Rendered {
     }
 }
 
+/// Every error with its causes, one per line, errors apart by a blank line.
+fn report(errors: &RenderErrors) -> String {
+    errors
+        .iter()
+        .map(report_one)
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
 /// An error with its causes, one per line.
-fn report(e: &RenderError) -> String {
+fn report_one(e: &RenderError) -> String {
     let mut out = e.to_string();
     let mut source = std::error::Error::source(e);
     while let Some(s) = source {
@@ -301,20 +310,24 @@ fn render_error(text: &str) -> String {
         sources: &sources,
         ..RenderOptions::default()
     };
-    let err = render::render(&loaded.objects, &options).expect_err("the catalog is broken");
-    let mut out = report(&err);
-    if let Some(line) = err.location().line {
-        let line = line as usize;
-        out.push_str("\n\n");
-        for (i, l) in text.lines().enumerate() {
-            let n = i + 1;
-            if n + 2 >= line && n <= line + 1 {
-                let mark = if n == line { ">" } else { " " };
-                out.push_str(&format!("{mark}{n:3} | {l}\n"));
+    let errors = render::render(&loaded.objects, &options).expect_err("the catalog is broken");
+    let mut reports = Vec::new();
+    for err in &errors {
+        let mut out = report_one(err);
+        if let Some(line) = err.location().line {
+            let line = line as usize;
+            out.push_str("\n\n");
+            for (i, l) in text.lines().enumerate() {
+                let n = i + 1;
+                if n + 2 >= line && n <= line + 1 {
+                    let mark = if n == line { ">" } else { " " };
+                    out.push_str(&format!("{mark}{n:3} | {l}\n"));
+                }
             }
         }
+        reports.push(out);
     }
-    out
+    reports.join("\n")
 }
 
 const FAMILY_HEAD: &str = "\
@@ -338,6 +351,104 @@ fn template_error_undefined_size_field() {
     insta::assert_snapshot!(
         "render__template_error_undefined_size_field",
         render_error(&text)
+    );
+}
+
+/// Every mistake of a catalog is reported at once: two families and a preference that each
+/// fail, one of them for every size (reported once), and nothing from a later step.
+#[test]
+fn several_template_errors_are_reported_together() {
+    let _guard = snapshot_settings();
+    let text = "\
+apiVersion: kvrender.io/v1alpha1
+kind: InstancetypeFamily
+metadata: {name: a}
+spec:
+  version: 1
+  sizes:
+    - [small, 1, 2Gi]
+    - [large, 4, 8Gi]
+  template:
+    spec:
+      cpu:
+        guest: \"{{ size.cpus }}\"
+---
+apiVersion: kvrender.io/v1alpha1
+kind: InstancetypeFamily
+metadata: {name: b}
+spec:
+  version: 1
+  sizes:
+    - [small, 1, 2Gi]
+  template:
+    spec:
+      memory:
+        guest: \"{{ size.memory | nosuchfilter }}\"
+---
+apiVersion: kvrender.io/v1alpha1
+kind: Preference
+metadata: {name: office}
+spec:
+  template:
+    metadata:
+      annotations:
+        note: \"{{ vars.site }}\"
+";
+    let report = render_error(text);
+    assert_eq!(
+        report.matches("cannot render").count(),
+        3,
+        "one report per failing leaf:\n{report}"
+    );
+    insta::assert_snapshot!(
+        "render__several_template_errors_are_reported_together",
+        report
+    );
+}
+
+/// Documents that do not follow the format are all reported, and rendering stops there.
+#[test]
+fn several_malformed_documents_are_reported_together() {
+    let _guard = snapshot_settings();
+    let text = "\
+apiVersion: kvrender.io/v1alpha1
+kind: InstancetypeFamily
+metadata: {name: a}
+spec:
+  version: 1
+  sizes: 3
+---
+apiVersion: kvrender.io/v1alpha1
+kind: Preference
+metadata: {name: office}
+spec:
+  parts: [no-such-part]
+---
+apiVersion: kvrender.io/v1alpha1
+kind: Parts
+metadata: {name: p}
+parts: [one, two]
+";
+    let errors = {
+        let path: Arc<str> = Arc::from("bad/catalog.yaml");
+        let sources = [Source {
+            path: path.clone(),
+            bytes: text.as_bytes().to_vec(),
+        }];
+        let loaded = load::parse_text(&path, text);
+        let options = RenderOptions {
+            sources: &sources,
+            ..RenderOptions::default()
+        };
+        render::render(&loaded.objects, &options).expect_err("the catalog is broken")
+    };
+    let lines: Vec<Option<u32>> = errors.iter().map(|e| e.location().line).collect();
+    // The family's `sizes` and the Parts document's `parts`: the unknown part of the
+    // preference belongs to the next step, which does not run.
+    assert_eq!(lines, [Some(6), Some(17)], "{errors}");
+    assert!(
+        errors.to_string().ends_with("(and 1 more error)"),
+        "{errors}"
     );
 }
 
