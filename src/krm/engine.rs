@@ -76,6 +76,36 @@ fn role(obj: &Object) -> Role {
 /// Kind, namespace (empty for cluster-scoped kinds) and name.
 type Key<'a> = (&'a str, &'a str, &'a str);
 
+/// Where an identity is defined besides the rendered objects.
+#[derive(Clone, Copy)]
+enum Defined {
+    /// By item `i` of the input.
+    Item(usize),
+    /// By an object read from `paths`.
+    Path,
+}
+
+/// What a rendered object meets among the items and `paths` objects.
+enum Meeting {
+    /// Nothing of its identity.
+    Nothing,
+    /// Item `i`, an earlier run's output: it is replaced.
+    EarlierOutput(usize),
+    /// The user's own definition, which an object of the embedded catalog gives way to.
+    Shadowed,
+    /// The user's own definition (item `i`, or a `paths` object), which an object rendered
+    /// from the inputs clashes with.
+    Clash(Option<usize>),
+}
+
+/// Whether `item` is an earlier run's output of `rendered`: it sits in the file kvrender
+/// writes `rendered` to.
+fn is_earlier_output(item: &Object, rendered: &Object) -> bool {
+    annotations::file_path(&item.value).is_some_and(|path| {
+        path.strip_prefix("./").unwrap_or(&path) == annotations::file_for(rendered)
+    })
+}
+
 fn key(obj: &Object) -> Key<'_> {
     let ns = if obj.kind().is_namespaced() {
         obj.namespace().unwrap_or("")
@@ -295,28 +325,52 @@ pub fn process_read(
         }
     }
 
-    // Rendered objects replace items of the same identity (an earlier run's output) in place.
-    let targets: Vec<Option<usize>> = {
-        let positions: HashMap<Key<'_>, usize> = out
+    // A rendered object meets an item or a `paths` object of the same identity. In the file
+    // kvrender gives it (kpt's package, Files placement), the item is an earlier run's output
+    // and is replaced in place. Anywhere else it is the user's own definition: an object of
+    // the embedded catalog gives way to it, one rendered from the inputs clashes with it.
+    let meets: Vec<Meeting> = {
+        let mut positions: HashMap<Key<'_>, Defined> = HashMap::default();
+        for (i, o) in out.iter().enumerate() {
+            if roles[i] == Role::Object {
+                positions.entry(key(o)).or_insert(Defined::Item(i));
+            }
+        }
+        for o in &path_objects {
+            positions.entry(key(o)).or_insert(Defined::Path);
+        }
+        rendered
             .iter()
             .enumerate()
-            .filter(|(i, _)| roles[*i] == Role::Object)
-            .map(|(i, o)| (key(o), i))
-            .collect();
-        if positions.is_empty() {
-            vec![None; rendered.len()]
-        } else {
-            rendered
-                .iter()
-                .map(|o| positions.get(&key(o)).copied())
-                .collect()
-        }
+            .map(|(n, o)| match positions.get(&key(o)) {
+                None => Meeting::Nothing,
+                Some(&Defined::Item(i))
+                    if placement == Placement::Files && is_earlier_output(&out[i], o) =>
+                {
+                    Meeting::EarlierOutput(i)
+                }
+                Some(_) if n >= user_rendered => Meeting::Shadowed,
+                Some(&Defined::Item(i)) => Meeting::Clash(Some(i)),
+                Some(Defined::Path) => Meeting::Clash(None),
+            })
+            .collect()
     };
     let mut new_objects = Vec::new();
     let mut replaced = Vec::new();
+    // Items defined by the user under the identity of an object rendered from the inputs.
+    let mut clashing = Vec::new();
     // Where each object rendered from the inputs went: replacing item i, or new object i.
     let mut from_inputs = Vec::with_capacity(user_rendered);
-    for (n, (obj, target)) in rendered.into_iter().zip(targets).enumerate() {
+    for (n, (obj, meeting)) in rendered.into_iter().zip(meets).enumerate() {
+        let target = match meeting {
+            Meeting::Shadowed => continue,
+            Meeting::EarlierOutput(i) => Some(i),
+            Meeting::Clash(item) => {
+                clashing.extend(item);
+                None
+            }
+            Meeting::Nothing => None,
+        };
         if n < user_rendered {
             from_inputs.push(match target {
                 Some(i) => Subject::Item(i),
@@ -396,7 +450,16 @@ pub fn process_read(
             );
             diagnostics.extend(unmet);
             let mut duplicates = Vec::new();
-            validate::rules::duplicate::check(checked.iter().copied(), &mut duplicates);
+            // A user's item that clashes with a rendered object is a second definition even
+            // where items are not checked (a generator's run).
+            let unchecked_clashes = clashing
+                .iter()
+                .filter(|_| stage == Stage::RenderedOnly)
+                .map(|&i| &out[i]);
+            validate::rules::duplicate::check(
+                unchecked_clashes.chain(checked.iter().copied()),
+                &mut duplicates,
+            );
             // Replace: expand the VMs the checks let through; a VM KubeVirt would refuse stays
             // as it was, its findings say why.
             // Only the VMs are handed to the workers: a catalog build has none.

@@ -386,6 +386,32 @@ fn every_catalog_file_that_does_not_render_is_reported() {
 }
 
 #[test]
+fn a_hand_written_object_of_a_rendered_name_is_kv020() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("catalog.yaml"),
+        "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata: {name: team}\n\
+         spec:\n  version: 1\n  scopes: [cluster]\n  sizes: [[small, 1, 2Gi]]\n  template:\n    \
+         spec: {cpu: {guest: \"{{ size.cpu }}\"}, memory: {guest: \"{{ size.memory }}\"}}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        tmp.path().join("tuned.yaml"),
+        "apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineClusterInstancetype\n\
+         metadata: {name: team1.small}\nspec: {cpu: {guest: 8}, memory: {guest: 32Gi}}\n",
+    )
+    .unwrap();
+    let out = run(&["build", tmp.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("error[KV020]") && stderr.contains("tuned.yaml:1"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn catalog_checks_name_file_and_line() {
     let _guard = snapshot_settings();
     let out = run(&["build", "testdata/build/checks"]);

@@ -473,6 +473,114 @@ fn running_twice_changes_nothing() {
     assert_eq!(first, second);
 }
 
+/// A family rendering `team1.small`, and an item of that identity in `file`.
+fn family_and_item(file: &str, guest: u32) -> String {
+    format!(
+        r#"
+- apiVersion: kvrender.io/v1alpha1
+  kind: InstancetypeFamily
+  metadata:
+    name: team
+    annotations:
+      config.kubernetes.io/path: 'catalog.yaml'
+      internal.config.kubernetes.io/path: 'catalog.yaml'
+  spec:
+    version: 1
+    scopes: [cluster]
+    template: {{spec: {{cpu: {{guest: "{{{{ size.cpu }}}}"}}, memory: {{guest: "{{{{ size.memory }}}}"}}}}}}
+    sizes: [[small, 1, 2Gi]]
+- apiVersion: instancetype.kubevirt.io/v1beta1
+  kind: VirtualMachineClusterInstancetype
+  metadata:
+    name: team1.small
+    annotations:
+      config.kubernetes.io/path: '{file}'
+      internal.config.kubernetes.io/path: '{file}'
+  spec: {{cpu: {{guest: {guest}}}, memory: {{guest: 32Gi}}}}
+"#
+    )
+}
+
+/// The `team1.small` items of a function's output.
+fn team_small(out: &Value) -> Vec<&Value> {
+    out["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["metadata"]["name"] == "team1.small")
+        .collect()
+}
+
+#[test]
+fn a_users_own_object_of_a_rendered_name_is_a_second_definition() {
+    // Written by hand in another file: never overwritten, reported as KV020 in every mode.
+    for config in [
+        "",
+        "functionConfig: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {expand: 'off'}}",
+    ] {
+        let input = list(
+            "config.kubernetes.io/v1",
+            &family_and_item("tuned.yaml", 8),
+            config,
+        );
+        let (code, out, _, stderr) = krm(&input);
+        assert_eq!(code, 1, "{stderr}");
+        let results = out["results"].as_array().unwrap();
+        assert!(
+            results.iter().any(|r| r["tags"]["code"] == "KV020"
+                && r["message"].as_str().unwrap().contains("tuned.yaml")),
+            "{results:?}"
+        );
+        let mine = team_small(&out);
+        assert!(
+            mine.iter().any(|i| i["spec"]["cpu"]["guest"] == 8),
+            "{mine:?}"
+        );
+    }
+}
+
+#[test]
+fn an_earlier_runs_output_in_its_own_file_is_replaced() {
+    let input = list(
+        "config.kubernetes.io/v1",
+        &family_and_item("cluster-instancetypes/team1.small.yaml", 8),
+        "",
+    );
+    let (code, out, _, stderr) = krm(&input);
+    assert_eq!(code, 0, "{stderr}");
+    let mine = team_small(&out);
+    assert_eq!(mine.len(), 1, "{mine:?}");
+    assert_eq!(mine[0]["spec"]["cpu"]["guest"], 1);
+}
+
+#[test]
+fn the_embedded_catalog_gives_way_to_a_users_own_object() {
+    let items = r#"
+- apiVersion: instancetype.kubevirt.io/v1beta1
+  kind: VirtualMachineClusterInstancetype
+  metadata:
+    name: u1.medium
+    annotations:
+      config.kubernetes.io/path: 'custom/u1-medium.yaml'
+      internal.config.kubernetes.io/path: 'custom/u1-medium.yaml'
+  spec: {cpu: {guest: 16}, memory: {guest: 64Gi}}
+"#;
+    let config = "functionConfig: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {emitDefaultCatalog: 'true'}}";
+    let (code, out, _, stderr) = krm(&list("config.kubernetes.io/v1", items, config));
+    assert_eq!(code, 0, "{stderr}");
+    let all = out["items"].as_array().unwrap();
+    let medium: Vec<&Value> = all
+        .iter()
+        .filter(|i| {
+            i["metadata"]["name"] == "u1.medium" && i["kind"] == "VirtualMachineClusterInstancetype"
+        })
+        .collect();
+    assert_eq!(medium.len(), 1, "{medium:?}");
+    assert_eq!(medium[0]["spec"]["cpu"]["guest"], 16);
+    // The rest of the catalog is there.
+    assert!(all.iter().any(|i| i["metadata"]["name"] == "u1.large"));
+}
+
 #[test]
 fn no_arguments_and_piped_stdin_is_the_function() {
     let input = list("config.kubernetes.io/v1", VM_AND_SIZE, "");
