@@ -392,20 +392,31 @@ pub fn render<'o>(
     if let Some(errors) = RenderErrors::of(std::mem::take(&mut errors)) {
         return Err(errors);
     }
-    for pair in order.windows(2) {
-        if pair[0].kind != pair[1].kind || names[pair[0].job] != names[pair[1].job] {
+    // Objects of one kind and name are next to each other in `order`; within such a run, two
+    // in the same namespace (namespaced kinds) are two definitions of one object.
+    let mut run_start = 0;
+    for (at, place) in order.iter().enumerate() {
+        let head = &order[run_start];
+        if head.kind != place.kind || names[head.job] != names[place.job] {
+            run_start = at;
             continue;
         }
-        let [first, second] = [&pair[0], &pair[1]].map(|p| &rendered[p.job][p.slot]);
-        if let (Some((first, _)), Some((second, _))) = (first, second) {
-            // The two scopes of one pair of definitions clash alike: the first clash says it.
-            let seen = errors.iter().any(|e| {
-                matches!(e, RenderError::Duplicate { location, other, .. }
-                    if *location == second.origin && **other == first.origin)
+        let Some((second, _)) = &rendered[place.job][place.slot] else {
+            continue;
+        };
+        let first = order[run_start..at]
+            .iter()
+            .filter_map(|p| rendered[p.job][p.slot].as_ref().map(|(o, _)| o))
+            .find(|o| {
+                !o.kind().is_namespaced() || o.effective_namespace() == second.effective_namespace()
             });
-            if seen {
-                continue;
-            }
+        let Some(first) = first else { continue };
+        // The two scopes of one pair of definitions clash alike: the first clash says it.
+        let seen = errors.iter().any(|e| {
+            matches!(e, RenderError::Duplicate { location, other, .. }
+                if *location == second.origin && **other == first.origin)
+        });
+        if !seen {
             errors.push(RenderError::Duplicate {
                 location: second.origin.clone(),
                 kind: second.kind_str().to_string(),
@@ -681,6 +692,14 @@ fn read_document<'a>(
             ),
         ));
     }
+    if let Some(namespace) = obj.value.pointer("/metadata/namespace")
+        && !(namespace.is_string() || namespace.is_null())
+    {
+        return Err(doc.invalid(
+            &[Step::Key("metadata"), Step::Key("namespace")],
+            "`metadata.namespace` must be a string".into(),
+        ));
+    }
     match obj.kind_str() {
         "Parts" => Ok(Read::Parts(doc)),
         "InstancetypeFamily" => Family::parse(doc).map(Read::Family),
@@ -904,6 +923,9 @@ fn render_job<'a>(
     }
     let (cluster, namespaced) = job.kinds();
     let kinds: Vec<&str> = cluster.into_iter().chain(namespaced).collect();
+    // The namespace of the catalog document (its own, or one kustomize's `namespace:` set on
+    // it) is the namespaced object's, unless its template names one.
+    let namespace = doc.obj.namespace();
     let mut out = Vec::with_capacity(kinds.len());
     let mut object = Some(object);
     for (i, kind) in kinds.iter().enumerate() {
@@ -913,6 +935,15 @@ fn render_job<'a>(
             object.clone().unwrap_or_default()
         };
         value["kind"] = Value::from(*kind);
+        if let Some(namespace) = namespace
+            && namespaced == Some(*kind)
+            && value["metadata"]
+                .get("namespace")
+                .is_none_or(Value::is_null)
+            && let Some(metadata) = value["metadata"].as_object_mut()
+        {
+            metadata.shift_insert(1, "namespace".into(), Value::from(namespace));
+        }
         out.push((Object::new(value, origin.clone()), combination.clone()));
     }
     Ok(out)

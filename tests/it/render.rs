@@ -406,6 +406,99 @@ spec:
     );
 }
 
+/// Render one in-memory catalog file.
+fn render_text(text: &str) -> Result<Rendered, RenderErrors> {
+    let path: Arc<str> = Arc::from("ns/catalog.yaml");
+    let sources = [Source {
+        path: path.clone(),
+        bytes: text.as_bytes().to_vec(),
+    }];
+    let loaded = load::parse_text(&path, text);
+    assert!(loaded.diagnostics.is_empty(), "{:?}", loaded.diagnostics);
+    let options = RenderOptions {
+        sources: &sources,
+        ..RenderOptions::default()
+    };
+    render::render(&loaded.objects, &options)
+}
+
+fn preference_in(namespace: &str, scopes: &str) -> String {
+    format!(
+        "apiVersion: kvrender.io/v1alpha1\nkind: Preference\nmetadata: {{name: desk, namespace: {namespace}}}\n\
+         spec:\n  scopes: [{scopes}]\n  template: {{spec: {{devices: {{preferredDiskBus: virtio}}}}}}\n"
+    )
+}
+
+/// A catalog document's namespace (its own, or one kustomize's `namespace:` set) is its
+/// namespaced objects' namespace; the cluster-scoped ones have none.
+#[test]
+fn a_catalog_documents_namespace_is_its_namespaced_objects() {
+    let rendered = render_text(&preference_in("team-a", "cluster, namespaced")).expect("renders");
+    let found: Vec<(&str, Option<&str>)> = rendered
+        .objects
+        .iter()
+        .map(|o| (o.kind_str(), o.namespace()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("VirtualMachineClusterPreference", None),
+            ("VirtualMachinePreference", Some("team-a"))
+        ]
+    );
+    // A namespace the template names wins.
+    let text = preference_in("team-a", "namespaced").replace(
+        "template: {spec:",
+        "template: {metadata: {namespace: team-b}, spec:",
+    );
+    let rendered = render_text(&text).expect("renders");
+    assert_eq!(rendered.objects[0].namespace(), Some("team-b"));
+}
+
+#[test]
+fn one_name_in_two_namespaces_is_two_objects_in_one_namespace_a_duplicate() {
+    let two = format!(
+        "{}---\n{}",
+        preference_in("team-a", "namespaced"),
+        preference_in("team-b", "namespaced")
+    );
+    let rendered = render_text(&two).expect("two namespaces, two objects");
+    assert_eq!(rendered.objects.len(), 2);
+    let same = format!(
+        "{}---\n{}",
+        preference_in("team-a", "namespaced"),
+        preference_in("team-a", "namespaced")
+    );
+    let errors = render_text(&same).expect_err("one namespace, one object");
+    assert_eq!(errors.len(), 1, "{errors}");
+    assert_eq!(errors.first().code(), "KV020");
+    // Cluster-scoped objects have no namespace to tell them apart.
+    let both = format!(
+        "{}---\n{}",
+        preference_in("team-a", "cluster, namespaced"),
+        preference_in("team-b", "cluster, namespaced")
+    );
+    let errors = render_text(&both).expect_err("one cluster-scoped name, twice");
+    assert_eq!(errors.len(), 1, "{errors}");
+    assert!(
+        errors
+            .to_string()
+            .contains("VirtualMachineClusterPreference"),
+        "{errors}"
+    );
+}
+
+#[test]
+fn a_namespace_that_is_not_a_string_is_refused() {
+    let errors = render_text(&preference_in("[a]", "namespaced")).expect_err("a list");
+    assert!(
+        errors
+            .to_string()
+            .starts_with("ns/catalog.yaml:3: `metadata.namespace` must be a string"),
+        "{errors}"
+    );
+}
+
 /// Documents that do not follow the format are all reported, and rendering stops there.
 #[test]
 fn several_malformed_documents_are_reported_together() {
