@@ -3,10 +3,12 @@
 
 use std::path::PathBuf;
 
+use serde_json::Value;
+
 use crate::cli::ResolveArgs;
 use crate::diagnostic::Diagnostic;
 use crate::error::{Error, Result};
-use crate::kubevirt::profile::ClusterProfile;
+use crate::kubevirt::profile::{CONFIGURATION_FIELDS, ClusterProfile};
 use crate::load::{self, Loaded};
 use crate::model::Object;
 use crate::render;
@@ -91,8 +93,9 @@ pub fn load_profile(file: &PathBuf) -> Result<ClusterProfile> {
     })?;
     let usage = |msg: String| Error::Usage(format!("--cluster-config {}: {msg}", file.display()));
     let text = String::from_utf8(bytes).map_err(|_| usage("the file is not valid UTF-8".into()))?;
-    // The file may hold a KubeVirt resource among other documents, or a bare configuration.
-    let mut first = None;
+    // The file may hold a KubeVirt resource among other documents (or in a `List`, as
+    // `kubectl get kubevirt -A -o yaml` prints it), or a bare configuration.
+    let mut docs = Vec::new();
     for chunk in load::split::split(&text) {
         let doc = load::yaml::parse_document(chunk.text).map_err(|e| {
             usage(format!(
@@ -102,11 +105,70 @@ pub fn load_profile(file: &PathBuf) -> Result<ClusterProfile> {
                 e.message
             ))
         })?;
-        if doc.get("kind").and_then(serde_json::Value::as_str) == Some("KubeVirt") {
-            return ClusterProfile::from_kubevirt(&doc).map_err(usage);
-        }
-        first.get_or_insert(doc);
+        flatten_lists(doc, 0, &mut docs);
     }
-    let doc = first.ok_or_else(|| usage("the file is empty".into()))?;
-    ClusterProfile::from_kubevirt(&doc).map_err(usage)
+    let kind = |doc: &Value| doc.get("kind").and_then(Value::as_str).map(str::to_owned);
+    if let Some(kubevirt) = docs.iter().find(|d| kind(d).as_deref() == Some("KubeVirt")) {
+        return ClusterProfile::from_kubevirt(kubevirt).map_err(usage);
+    }
+    let expected = "expected a `kind: KubeVirt` document, as `kubectl get kubevirt -n kubevirt \
+                    -o yaml` prints it, or a bare `spec.configuration` mapping";
+    match docs.as_slice() {
+        [] => Err(usage("the file is empty".into())),
+        [doc] if kind(doc).is_none() && doc.get("apiVersion").is_none() => {
+            // A resource without its kind, a `configuration:` key, or the mapping itself.
+            if let Some(spec) = doc.get("spec") {
+                let mut resource = serde_json::json!({"kind": "KubeVirt", "spec": spec});
+                if let Some(status) = doc.get("status") {
+                    resource["status"] = status.clone();
+                }
+                return ClusterProfile::from_kubevirt(&resource).map_err(usage);
+            }
+            if let Some(config) = doc.get("configuration") {
+                return ClusterProfile::from_kubevirt(config).map_err(usage);
+            }
+            let Some(map) = doc.as_object() else {
+                return Err(usage(format!("not a mapping; {expected}")));
+            };
+            // `networkConfiguration` gets its own hint from the profile reader.
+            let known = |k: &String| {
+                CONFIGURATION_FIELDS.contains(&k.as_str()) || k == "networkConfiguration"
+            };
+            if !map.is_empty() && !map.keys().any(known) {
+                let keys: Vec<&str> = map.keys().map(String::as_str).collect();
+                return Err(usage(format!(
+                    "no KubeVirt configuration field among `{}`; {expected}",
+                    keys.join("`, `")
+                )));
+            }
+            ClusterProfile::from_kubevirt(doc).map_err(usage)
+        }
+        [doc] => Err(usage(format!(
+            "a {} is not a KubeVirt resource; {expected}",
+            kind(doc).unwrap_or_else(|| "document without a kind".into())
+        ))),
+        _ => Err(usage(format!(
+            "no KubeVirt resource among the documents; {expected}"
+        ))),
+    }
+}
+
+/// `doc`, or the items of a `…List` (nested lists followed, as the loader does), appended to
+/// `out`.
+fn flatten_lists(doc: Value, depth: usize, out: &mut Vec<Value>) {
+    let is_list = depth < 16
+        && doc
+            .get("kind")
+            .and_then(Value::as_str)
+            .is_some_and(|k| k.ends_with("List"))
+        && doc.get("items").is_some_and(Value::is_array);
+    if !is_list {
+        out.push(doc);
+        return;
+    }
+    if let Some(Value::Array(items)) = doc.get("items") {
+        for item in items {
+            flatten_lists(item.clone(), depth + 1, out);
+        }
+    }
 }

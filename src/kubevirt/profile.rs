@@ -32,9 +32,9 @@ pub struct ClusterProfile {
     pub cpu_request: Option<String>,
     /// `evictionStrategy`.
     pub eviction_strategy: Option<String>,
-    /// `networkConfiguration.defaultNetworkInterface` (`bridge`, `masquerade`, ...).
+    /// `network.defaultNetworkInterface` (`bridge`, `masquerade`, ...).
     pub network_interface: String,
-    /// `networkConfiguration.permitBridgeInterfaceOnPodNetwork`.
+    /// `network.permitBridgeInterfaceOnPodNetwork`.
     pub permit_bridge_on_pod_network: bool,
     /// `developerConfiguration.memoryOvercommit` (percent).
     pub memory_overcommit: i64,
@@ -66,6 +66,54 @@ impl Default for ClusterProfile {
     }
 }
 
+/// The fields of KubeVirt's `KubeVirtConfiguration` (`spec.configuration`), to recognise a
+/// bare configuration mapping.
+pub const CONFIGURATION_FIELDS: &[&str] = &[
+    "cpuModel",
+    "cpuRequest",
+    "developerConfiguration",
+    "emulatedMachines",
+    "imagePullPolicy",
+    "migrations",
+    "machineType",
+    "network",
+    "ovmfPath",
+    "selinuxLauncherType",
+    "defaultRuntimeClass",
+    "smbios",
+    "architectureConfiguration",
+    "evictionStrategy",
+    "additionalGuestMemoryOverheadRatio",
+    "supportContainerResources",
+    "supportedGuestAgentVersions",
+    "memBalloonStatsPeriod",
+    "permittedHostDevices",
+    "mediatedDevicesConfiguration",
+    "minCPUModel",
+    "obsoleteCPUModels",
+    "virtualMachineInstancesPerNode",
+    "apiConfiguration",
+    "webhookConfiguration",
+    "controllerConfiguration",
+    "handlerConfiguration",
+    "tlsConfiguration",
+    "seccompConfiguration",
+    "vmStateStorageClass",
+    "virtualMachineOptions",
+    "ksmConfiguration",
+    "autoCPULimitNamespaceLabelSelector",
+    "liveUpdateConfiguration",
+    "vmRolloutStrategy",
+    "commonInstancetypesDeployment",
+    "virtTemplateDeployment",
+    "instancetype",
+    "hypervisors",
+    "changedBlockTrackingLabelSelectors",
+    "persistentReservationConfiguration",
+    "confidentialCompute",
+    "roleAggregationStrategy",
+];
+
 impl ClusterProfile {
     /// The machine type for `arch` (KubeVirt's `GetMachineType`).
     pub fn machine_type_for(&self, arch: &str) -> &str {
@@ -92,6 +140,15 @@ impl ClusterProfile {
             (Some(doc.clone()), None)
         };
         let config = config.unwrap_or(Value::Null);
+        if !config.is_object() && !config.is_null() {
+            return Err("`spec.configuration` must be a mapping".into());
+        }
+        // A field name from another tool's schema would otherwise be ignored without a word.
+        if config.field("networkConfiguration").is_some() {
+            return Err("unknown field `spec.configuration.networkConfiguration`: \
+                 KubeVirt's field is `network` (`network.defaultNetworkInterface`)"
+                .into());
+        }
         let mut p = ClusterProfile::default();
         let text = |path: &[&str]| -> Result<Option<String>, String> {
             match path::get(&config, path) {
@@ -135,7 +192,7 @@ impl ClusterProfile {
         if let Some(s) = text(&["confidentialCompute", "tdx", "attestation", "qgsSocketPath"])? {
             p.qgs_socket_path = s;
         }
-        if let Some(n) = text(&["networkConfiguration", "defaultNetworkInterface"])? {
+        if let Some(n) = text(&["network", "defaultNetworkInterface"])? {
             match n.as_str() {
                 "bridge" | "masquerade" => p.network_interface = n,
                 "slirp" => {
@@ -145,20 +202,17 @@ impl ClusterProfile {
                 }
                 other => {
                     return Err(format!(
-                        "invalid `networkConfiguration.defaultNetworkInterface`: `{other}`"
+                        "invalid `spec.configuration.network.defaultNetworkInterface`: `{other}`"
                     ));
                 }
             }
         }
-        match path::get(
-            &config,
-            &["networkConfiguration", "permitBridgeInterfaceOnPodNetwork"],
-        ) {
+        match path::get(&config, &["network", "permitBridgeInterfaceOnPodNetwork"]) {
             None | Some(Value::Null) => {}
             Some(Value::Bool(b)) => p.permit_bridge_on_pod_network = *b,
             Some(_) => {
                 return Err(
-                    "`spec.configuration.networkConfiguration.permitBridgeInterfaceOnPodNetwork` must be a boolean"
+                    "`spec.configuration.network.permitBridgeInterfaceOnPodNetwork` must be a boolean"
                         .into(),
                 );
             }
@@ -200,7 +254,7 @@ mod tests {
             "spec": {"configuration": {
                 "architectureConfiguration": {"arm64": {"machineType": "virt-9.0"}},
                 "evictionStrategy": "LiveMigrate",
-                "networkConfiguration": {"defaultNetworkInterface": "masquerade"},
+                "network": {"defaultNetworkInterface": "masquerade"},
                 "confidentialCompute": {"tdx": {"attestation": {"qgsSocketPath": "/run/q.sock"}}}
             }},
             "status": {"defaultArchitecture": "arm64"}
@@ -229,7 +283,7 @@ mod tests {
         assert!(ClusterProfile::from_kubevirt(&json!({"machineType": 3})).is_err());
         assert!(
             ClusterProfile::from_kubevirt(
-                &json!({"networkConfiguration": {"defaultNetworkInterface": "slirp"}})
+                &json!({"network": {"defaultNetworkInterface": "slirp"}})
             )
             .is_err()
         );

@@ -59,6 +59,94 @@ fn cluster_profile_from_a_kubevirt_resource() {
     ])));
 }
 
+/// Every shape `--cluster-config` reads gives the same profile; any other file is a usage
+/// error, never a silent fall back to KubeVirt's defaults.
+#[test]
+fn cluster_config_shapes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let vm = tmp.path().join("vm.yaml");
+    fs::write(
+        &vm,
+        "apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineClusterInstancetype\n\
+         metadata: {name: small}\nspec: {cpu: {guest: 1}, memory: {guest: 1Gi}}\n---\n\
+         apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: v}\n\
+         spec: {instancetype: {name: small}, template: {spec: {}}}\n",
+    )
+    .unwrap();
+    let config = "{evictionStrategy: LiveMigrate, network: {defaultNetworkInterface: masquerade}}";
+    let resource = format!(
+        "apiVersion: kubevirt.io/v1\nkind: KubeVirt\nmetadata: {{name: kubevirt, namespace: kubevirt}}\n\
+         spec: {{configuration: {config}}}\n"
+    );
+    let indented: String = resource.lines().map(|l| format!("  {l}\n")).collect();
+    let run = |name: &str, text: &str| {
+        let file = tmp.path().join(name);
+        fs::write(&file, text).unwrap();
+        kvrender()
+            .args(["expand", "--no-default-catalog", "--cluster-config"])
+            .arg(&file)
+            .arg(&vm)
+            .output()
+            .unwrap()
+    };
+    for (name, text) in [
+        ("resource.yaml", resource.clone()),
+        (
+            "list.yaml",
+            format!("apiVersion: v1\nkind: List\nitems:\n-{}", &indented[1..]),
+        ),
+        (
+            "among-others.yaml",
+            format!("kind: ConfigMap\napiVersion: v1\n---\n{resource}"),
+        ),
+        ("bare.yaml", format!("{config}\n")),
+        ("configuration.yaml", format!("configuration: {config}\n")),
+        (
+            "no-kind.yaml",
+            format!("spec: {{configuration: {config}}}\n"),
+        ),
+    ] {
+        let out = run(name, &text);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            stdout.contains("masquerade: {}") && stdout.contains("evictionStrategy: LiveMigrate"),
+            "{name}:\n{stdout}"
+        );
+    }
+    for (name, text, says) in [
+        (
+            "a-vm.yaml",
+            fs::read_to_string(&vm).unwrap(),
+            "no KubeVirt resource among the documents",
+        ),
+        (
+            "typo.yaml",
+            "evictionStrategi: LiveMigrate\n".to_string(),
+            "no KubeVirt configuration field",
+        ),
+        (
+            "old-name.yaml",
+            "networkConfiguration: {defaultNetworkInterface: masquerade}\n".to_string(),
+            "KubeVirt's field is `network`",
+        ),
+        ("empty.yaml", String::new(), "the file is empty"),
+    ] {
+        let out = run(name, &text);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
+        assert!(
+            stderr.contains(name) && stderr.contains(says),
+            "{name}: {stderr}"
+        );
+        assert!(out.stdout.is_empty(), "{name}");
+    }
+}
+
 #[test]
 fn stdin_is_read_with_a_dash() {
     let input = std::fs::read(testdata("expand/namespaced-instancetype.yaml")).unwrap();
