@@ -155,6 +155,16 @@ fn expand_documents(
         ..Outcome::default()
     };
     outcome.diagnostics.extend(render_diags);
+    // Two definitions of what a VM resolves against: the index would take the first, a
+    // `kubectl apply` of the files the last. Reported as `build` and `validate` report it.
+    crate::validate::rules::duplicate::check(
+        objects
+            .iter()
+            .copied()
+            .filter(|o| crate::resolve::indexed(o))
+            .chain(rendered.iter()),
+        &mut outcome.diagnostics,
+    );
     outcome
         .diagnostics
         .extend(streamed.kept.into_iter().map(|(_, d)| *d));

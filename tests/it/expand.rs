@@ -147,6 +147,35 @@ fn cluster_config_shapes() {
     }
 }
 
+/// Two definitions of an instancetype: `expand` reports them as `build` and `validate` do,
+/// instead of quietly taking the first.
+#[test]
+fn duplicate_instancetypes_are_kv020() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("a.yaml");
+    fs::write(
+        &file,
+        "apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineInstancetype\n\
+         metadata: {name: it2}\nspec: {cpu: {guest: 5}, memory: {guest: 1Gi}}\n---\n\
+         apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: v2, namespace: default}\n\
+         spec: {instancetype: {kind: VirtualMachineInstancetype, name: it2}, template: {spec: {}}}\n---\n\
+         apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineInstancetype\n\
+         metadata: {name: it2, namespace: default}\nspec: {cpu: {guest: 6}, memory: {guest: 1Gi}}\n",
+    )
+    .unwrap();
+    let out = kvrender()
+        .args(["expand", "--no-default-catalog"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("a.yaml:11: error[KV020]") && stderr.contains("first at"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn stdin_is_read_with_a_dash() {
     let input = std::fs::read(testdata("expand/namespaced-instancetype.yaml")).unwrap();
