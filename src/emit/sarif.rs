@@ -1,10 +1,72 @@
 //! Findings as a SARIF 2.1.0 log, for code-scanning UIs. The tool's rules are every rule of
-//! [`crate::validate::RULES`], so rule indexes are stable across runs.
+//! [`crate::validate::RULES`] followed by the codes that are not per-object rules (unreadable
+//! files, configuration, presets, catalog rendering), so rule indexes are stable across runs.
+//! File locations are URI references (RFC 3986), as SARIF requires: relative paths with each
+//! segment percent-encoded, absolute ones as `file://` URIs.
 
 use serde_json::{Value, json};
 
-use crate::diagnostic::{Diagnostic, Severity};
-use crate::validate::RULES;
+use crate::diagnostic::{Diagnostic, Severity, codes};
+use crate::validate::{RULES, Rule};
+
+/// The codes findings can carry that are not rules of [`RULES`].
+const OTHER_CODES: &[Rule] = &[
+    Rule {
+        code: codes::IO,
+        name: "unreadable-input",
+        summary: "A file or directory could not be read.",
+        severity: Severity::Error,
+    },
+    Rule {
+        code: codes::BAD_CONFIG,
+        name: "bad-function-config",
+        summary: "kvrender's configuration as a KRM function or kustomize plugin is invalid.",
+        severity: Severity::Error,
+    },
+    Rule {
+        code: codes::PRESET,
+        name: "preset",
+        summary: "VirtualMachineInstancePresets refused the VMI or were partly skipped.",
+        severity: Severity::Warning,
+    },
+    Rule {
+        code: codes::CATALOG_RENDER,
+        name: "catalog-render",
+        summary: "A catalog that does not render: a malformed document, an unknown part or \
+                  trait, a template error.",
+        severity: Severity::Error,
+    },
+];
+
+/// Every rule of the log, in its order.
+fn rules() -> impl Iterator<Item = &'static Rule> {
+    RULES.iter().chain(OTHER_CODES)
+}
+
+/// `path` as a URI reference: `./` dropped, each segment percent-encoded, an absolute path
+/// as a `file://` URI.
+fn uri(path: &str) -> String {
+    let path = path.strip_prefix("./").unwrap_or(path);
+    let mut out = String::with_capacity(path.len() + 8);
+    if path.starts_with('/') {
+        out.push_str("file://");
+    }
+    // A colon in the first segment of a relative reference would read as a scheme.
+    let mut colon_ok = path.starts_with('/');
+    for byte in path.bytes() {
+        // RFC 3986 `pchar` without `%` (which must be escaped itself), plus the separator.
+        if byte.is_ascii_alphanumeric()
+            || b"-._~!$&'()*+,;=@/".contains(&byte)
+            || (byte == b':' && colon_ok)
+        {
+            colon_ok |= byte == b'/';
+            out.push(byte as char);
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
 
 fn level(s: Severity) -> &'static str {
     match s {
@@ -22,7 +84,7 @@ fn result(d: &Diagnostic) -> Value {
             region.insert("startColumn".into(), json!(col));
         }
     }
-    let mut physical = json!({"artifactLocation": {"uri": &*d.origin.path}});
+    let mut physical = json!({"artifactLocation": {"uri": uri(&d.origin.path)}});
     if !region.is_empty() {
         physical["region"] = Value::Object(region);
     }
@@ -46,7 +108,7 @@ fn result(d: &Diagnostic) -> Value {
         "message": {"text": text},
         "locations": [location],
     });
-    if let Some(i) = RULES.iter().position(|r| r.code == d.code) {
+    if let Some(i) = rules().position(|r| r.code == d.code) {
         r["ruleIndex"] = json!(i);
     }
     r
@@ -54,8 +116,7 @@ fn result(d: &Diagnostic) -> Value {
 
 /// The SARIF log, pretty-printed, with a final newline.
 pub fn report(diags: &[Diagnostic]) -> String {
-    let rules: Vec<Value> = RULES
-        .iter()
+    let rules: Vec<Value> = rules()
         .map(|r| {
             json!({
                 "id": r.code,
@@ -80,4 +141,31 @@ pub fn report(diags: &[Diagnostic]) -> String {
     let mut s = serde_json::to_string_pretty(&log).unwrap_or_default();
     s.push('\n');
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_uri_references() {
+        assert_eq!(uri("./vms/web 1.yaml"), "vms/web%201.yaml");
+        assert_eq!(uri("dir/ünï/a,1:2%.yaml"), "dir/%C3%BCn%C3%AF/a,1:2%25.yaml");
+        assert_eq!(uri("/tmp/a b.yaml"), "file:///tmp/a%20b.yaml");
+        // A colon in the first segment would read as a scheme.
+        assert_eq!(uri("c:d.yaml"), "c%3Ad.yaml");
+        assert_eq!(uri("-"), "-");
+    }
+
+    #[test]
+    fn every_code_is_a_rule_once() {
+        let all: Vec<&str> = rules().map(|r| r.code).collect();
+        let mut sorted = all.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), all.len(), "{all:?}");
+        for code in [codes::IO, codes::BAD_CONFIG, codes::PRESET, codes::CATALOG_RENDER] {
+            assert!(all.contains(&code), "{code}");
+        }
+    }
 }
