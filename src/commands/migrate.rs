@@ -70,6 +70,29 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
                 m.remove_fields.join(", ")
             );
         }
+        for (field, mine, theirs) in &m.overridden {
+            let origin = loaded
+                .objects
+                .iter()
+                .find(|o| o.object_ref() == m.target)
+                .map(|o| o.field_origin(field))
+                .unwrap_or_default();
+            out.diagnostics.push(
+                Diagnostic::warning(
+                    codes::PRESET,
+                    origin,
+                    format!(
+                        "set to {mine} where preset `{}` sets {theirs}: KubeVirt skips the \
+                         preset's value, so {mine} is what runs today; with the instancetype \
+                         `{}` it would be the preset's. Adjust the instancetype, or give this \
+                         one an instancetype of its own",
+                        m.preset, m.preset
+                    ),
+                )
+                .with_object(m.target.clone())
+                .with_field(field.clone()),
+            );
+        }
         if !m.also_selected_by.is_empty() {
             let _ = writeln!(
                 out.stderr,

@@ -150,7 +150,10 @@ mod tests {
     #[test]
     fn paths_are_uri_references() {
         assert_eq!(uri("./vms/web 1.yaml"), "vms/web%201.yaml");
-        assert_eq!(uri("dir/ünï/a,1:2%.yaml"), "dir/%C3%BCn%C3%AF/a,1:2%25.yaml");
+        assert_eq!(
+            uri("dir/ünï/a,1:2%.yaml"),
+            "dir/%C3%BCn%C3%AF/a,1:2%25.yaml"
+        );
         assert_eq!(uri("/tmp/a b.yaml"), "file:///tmp/a%20b.yaml");
         // A colon in the first segment would read as a scheme.
         assert_eq!(uri("c:d.yaml"), "c%3Ad.yaml");
@@ -164,7 +167,12 @@ mod tests {
         sorted.sort_unstable();
         sorted.dedup();
         assert_eq!(sorted.len(), all.len(), "{all:?}");
-        for code in [codes::IO, codes::BAD_CONFIG, codes::PRESET, codes::CATALOG_RENDER] {
+        for code in [
+            codes::IO,
+            codes::BAD_CONFIG,
+            codes::PRESET,
+            codes::CATALOG_RENDER,
+        ] {
             assert!(all.contains(&code), "{code}");
         }
     }

@@ -47,6 +47,11 @@ pub struct MatcherSuggestion {
     /// Other presets selecting the same target (a VM takes one instancetype and one preference:
     /// they must be merged by hand).
     pub also_selected_by: Vec<String>,
+    /// Fields of [`Self::remove_fields`] the target sets to another value than the preset:
+    /// KubeVirt skips a preset's value the VMI already sets differently, so the target runs
+    /// with its own value today, and would run with the instancetype's once migrated. Each is
+    /// (field, the target's value, the preset's value).
+    pub overridden: Vec<(String, Value, Value)>,
 }
 
 /// What [`migrate_presets`] produced.
@@ -120,14 +125,30 @@ pub fn migrate_presets(objects: &[Object]) -> MigrateResult {
             .collect();
         for (preset, instancetype, preference, owns) in &selecting {
             let domain = path::get(&vmi, &["spec", "domain"]);
-            let remove_fields = if instancetype.is_some() {
+            let set: Vec<&[&str]> = if instancetype.is_some() {
                 owns.iter()
                     .filter(|at| domain.is_some_and(|d| path::is_set(d, at)))
-                    .map(|at| format!("spec.template.spec.domain.{}", at.join(".")))
+                    .copied()
                     .collect()
             } else {
                 Vec::new()
             };
+            let prefix = if target.kind() == Kind::VirtualMachine {
+                "spec.template.spec.domain"
+            } else {
+                "spec.domain"
+            };
+            let field = |at: &[&str]| format!("{prefix}.{}", at.join("."));
+            let preset_domain = path::get(&preset.value, &["spec", "domain"]);
+            let overridden = set
+                .iter()
+                .filter_map(|at| {
+                    let mine = path::get(domain?, at)?;
+                    let theirs = path::get(preset_domain?, at).filter(|v| !v.is_null())?;
+                    (!same_value(mine, theirs)).then(|| (field(at), mine.clone(), theirs.clone()))
+                })
+                .collect();
+            let remove_fields = set.iter().map(|at| field(at)).collect();
             result.matchers.push(MatcherSuggestion {
                 target: target.object_ref(),
                 preset: preset.name().to_string(),
@@ -139,10 +160,22 @@ pub fn migrate_presets(objects: &[Object]) -> MigrateResult {
                     .map(|(p, ..)| p.name().to_string())
                     .filter(|n| n != preset.name())
                     .collect(),
+                overridden,
             });
         }
     }
     result
+}
+
+/// Whether two values of one field are the same, quantities by value (`1Gi` is `1024Mi`).
+fn same_value(a: &Value, b: &Value) -> bool {
+    if a == b {
+        return true;
+    }
+    match (Quantity::from_json(a), Quantity::from_json(b)) {
+        (Some(a), Some(b)) => a.eq_value(&b),
+        _ => false,
+    }
 }
 
 /// A migrated preset: the preset, its instancetype and preference matchers, the domain paths
@@ -541,6 +574,42 @@ mod tests {
             r.matchers[0].remove_fields,
             ["spec.template.spec.domain.cpu.cores"]
         );
+    }
+
+    #[test]
+    fn a_vm_that_overrides_its_preset_is_told() {
+        let preset = obj(json!({
+            "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstancePreset",
+            "metadata": {"name": "big", "namespace": "app"},
+            "spec": {"selector": {"matchLabels": {"size": "big"}},
+                     "domain": {"cpu": {"cores": 4}, "resources": {"requests": {"memory": "8Gi"}}}}
+        }));
+        let vm = |cores: i64, memory: &str| {
+            obj(json!({
+                "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+                "metadata": {"name": "vm", "namespace": "app"},
+                "spec": {"template": {"metadata": {"labels": {"size": "big"}},
+                         "spec": {"domain": {"cpu": {"cores": cores},
+                                  "resources": {"requests": {"memory": memory}}}}}}
+            }))
+        };
+        let r = migrate_presets(&[preset.clone(), vm(2, "2Gi")]);
+        let fields: Vec<&str> = r.matchers[0]
+            .overridden
+            .iter()
+            .map(|(f, ..)| f.as_str())
+            .collect();
+        assert_eq!(
+            fields,
+            [
+                "spec.template.spec.domain.cpu.cores",
+                "spec.template.spec.domain.resources.requests.memory"
+            ]
+        );
+        // The same values (a quantity written another way included) are no override.
+        let r = migrate_presets(&[preset, vm(4, "8192Mi")]);
+        assert!(r.matchers[0].overridden.is_empty(), "{:?}", r.matchers[0]);
+        assert_eq!(r.matchers[0].remove_fields.len(), 2);
     }
 
     #[test]
