@@ -478,12 +478,14 @@ fn convert(preset: &Object) -> Converted {
         if has_cpu {
             fields.push("spec.domain.cpu (sockets/cores/threads)".into());
         }
-        fields.extend(
-            it_cpu
-                .keys()
-                .filter(|k| *k != "guest")
-                .map(|k| format!("spec.domain.cpu.{k}")),
-        );
+        fields.extend(it_cpu.keys().filter(|k| *k != "guest").map(|k| {
+            // The preset's own spelling (`dedicatedCpuPlacement`), not the instancetype's.
+            let preset_name = CPU_TO_INSTANCETYPE
+                .iter()
+                .find(|(_, to)| to == k)
+                .map_or(k.as_str(), |(from, _)| from);
+            format!("spec.domain.cpu.{preset_name}")
+        }));
         if has_memory {
             fields.push("spec.domain.resources.requests.memory".into());
         }
@@ -618,9 +620,17 @@ mod tests {
             "apiVersion": "kubevirt.io/v1",
             "kind": "VirtualMachineInstancePreset",
             "metadata": {"name": "p"},
-            "spec": {"selector": {}, "domain": {"cpu": {"cores": 2}}}
+            "spec": {"selector": {}, "domain": {"cpu": {"cores": 2, "dedicatedCpuPlacement": true}}}
         }));
         let r = migrate_presets(&[preset]);
+        // Named as the preset spells it.
+        assert!(
+            r.unmapped
+                .iter()
+                .any(|u| u.field == "spec.domain.cpu.dedicatedCpuPlacement"),
+            "{:?}",
+            r.unmapped
+        );
         assert!(
             r.objects
                 .iter()
