@@ -66,9 +66,146 @@ pub fn locate(text: &str, doc_line: u32, path: &[Step<'_>]) -> u32 {
     locate_in_lines(&lines, doc_line, path)
 }
 
+/// One step of the way to the place a JSON scan is at.
+#[derive(Debug, PartialEq)]
+enum Here {
+    Key(String),
+    Index(usize),
+}
+
+/// A container the JSON scan is inside.
+enum Frame {
+    /// A mapping; `key` is whether a key comes next.
+    Object { key: bool },
+    /// A list; `index` is the position of the next item, `value` whether one comes next.
+    Array { index: usize, value: bool },
+}
+
+/// [`locate`] for a document written as JSON (its first content line starts with `{`): the
+/// text is scanned token by token, the line of each key and list item noted against `path`.
+fn locate_json(lines: &[&str], doc_line: u32, path: &[Step<'_>]) -> u32 {
+    let matches = |here: &[Here]| {
+        here.len() <= path.len()
+            && here.iter().zip(path).all(|(h, p)| match (h, p) {
+                (Here::Key(a), Step::Key(b)) => a == b,
+                (Here::Index(a), Step::Index(b)) => a == b,
+                _ => false,
+            })
+    };
+    let (mut best, mut best_depth) = (doc_line, 0);
+    let mut frames: Vec<Frame> = Vec::new();
+    let mut here: Vec<Here> = Vec::new();
+    // Whether the innermost frame pushed a step onto `here` for its current entry.
+    let mut pushed: Vec<bool> = Vec::new();
+    let start = (doc_line as usize).saturating_sub(1);
+    for (offset, line) in lines.iter().enumerate().skip(start) {
+        let number = u32::try_from(offset + 1).unwrap_or(u32::MAX);
+        let mut chars = line.char_indices().peekable();
+        while let Some((_, c)) = chars.next() {
+            if c.is_whitespace() {
+                continue;
+            }
+            // An item of a list begins here: note its place.
+            if let Some(Frame::Array { index, value }) = frames.last_mut()
+                && *value
+                && c != ']'
+            {
+                *value = false;
+                here.push(Here::Index(*index));
+                if let Some(p) = pushed.last_mut() {
+                    *p = true;
+                }
+                if matches(&here) && here.len() > best_depth {
+                    (best, best_depth) = (number, here.len());
+                    if best_depth == path.len() {
+                        return best;
+                    }
+                }
+            }
+            match c {
+                '"' => {
+                    let mut text = String::new();
+                    let mut escaped = false;
+                    for (_, c) in chars.by_ref() {
+                        match (escaped, c) {
+                            (true, _) => {
+                                text.push(c);
+                                escaped = false;
+                            }
+                            (false, '\\') => escaped = true,
+                            (false, '"') => break,
+                            (false, _) => text.push(c),
+                        }
+                    }
+                    if let Some(Frame::Object { key }) = frames.last_mut()
+                        && *key
+                    {
+                        *key = false;
+                        here.push(Here::Key(text));
+                        if let Some(p) = pushed.last_mut() {
+                            *p = true;
+                        }
+                        if matches(&here) && here.len() > best_depth {
+                            (best, best_depth) = (number, here.len());
+                            if best_depth == path.len() {
+                                return best;
+                            }
+                        }
+                    }
+                }
+                '{' | '[' => {
+                    frames.push(if c == '{' {
+                        Frame::Object { key: true }
+                    } else {
+                        Frame::Array {
+                            index: 0,
+                            value: true,
+                        }
+                    });
+                    pushed.push(false);
+                }
+                '}' | ']' => {
+                    frames.pop();
+                    if pushed.pop() == Some(true) {
+                        here.pop();
+                    }
+                    if frames.is_empty() {
+                        return best;
+                    }
+                }
+                ',' => {
+                    if pushed.last() == Some(&true) {
+                        here.pop();
+                    }
+                    if let Some(p) = pushed.last_mut() {
+                        *p = false;
+                    }
+                    match frames.last_mut() {
+                        Some(Frame::Object { key }) => *key = true,
+                        Some(Frame::Array { index, value }) => {
+                            *index += 1;
+                            *value = true;
+                        }
+                        None => {}
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    best
+}
+
 /// [`locate`] on a text already cut into lines: for callers that look up many paths in the
 /// same text.
 pub fn locate_in_lines(lines: &[&str], doc_line: u32, path: &[Step<'_>]) -> u32 {
+    let start = (doc_line as usize).saturating_sub(1);
+    if lines
+        .get(start)
+        .is_some_and(|l| l.trim_start().starts_with('{'))
+    {
+        return locate_json(lines, doc_line, path);
+    }
     let mut found = doc_line;
     // The position to scan from and the indentation of the entries of the current node, which
     // we learn from the first entry we meet.
@@ -268,6 +405,41 @@ pub fn sequence_items(text: &str, field: &str) -> Vec<(std::ops::Range<usize>, u
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn json_documents_are_located_by_their_tokens() {
+        let text = r#"{
+  "apiVersion": "kubevirt.io/v1",
+  "metadata": {"name": "j", "labels": {"a": "b,c"}},
+  "spec": {
+    "template": {
+      "spec": {
+        "domain": {"cpu": {"sockets": 3}},
+        "volumes": [
+          {"name": "root"},
+          {
+            "name": "data",
+            "dataVolume": {"name": "x\"y"}
+          }
+        ]
+      }
+    }
+  }
+}
+"#;
+        let line = |field: &str| field_line(text, 1, field);
+        assert_eq!(line("metadata.labels.a"), Some(3));
+        assert_eq!(line("spec.template.spec.domain.cpu.sockets"), Some(7));
+        assert_eq!(line("spec.template.spec.volumes[0].name"), Some(9));
+        assert_eq!(line("spec.template.spec.volumes[1]"), Some(10));
+        assert_eq!(
+            line("spec.template.spec.volumes[1].dataVolume.name"),
+            Some(12)
+        );
+        // A field that is not there: its deepest ancestor.
+        assert_eq!(line("spec.template.spec.domain.memory"), Some(7));
+        assert_eq!(line("status"), Some(1));
+    }
     use super::*;
 
     #[test]

@@ -193,7 +193,13 @@ pub fn parse_text(path: &Arc<str>, text: &str) -> Loaded {
                 let origin = Origin::new(path.clone(), 0, Some(1));
                 match check_object(&value) {
                     None => {
-                        for r in inline_lists(Object::new(value, origin)) {
+                        let mut object = Object::new(value, origin);
+                        // Fields are found in the text as YAML's are (see `locate`); the items
+                        // of a list are not, and keep the file's first line.
+                        if !is_list(&object) {
+                            object.source = Some((Arc::from(text), 1));
+                        }
+                        for r in inline_lists(object) {
                             match r {
                                 Ok(obj) => loaded.objects.push(obj),
                                 Err(d) => loaded.diagnostics.push(d),

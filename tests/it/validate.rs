@@ -434,3 +434,38 @@ fn docs_list_every_rule() {
         );
     }
 }
+
+/// A finding in a JSON manifest points at the field's line, as in YAML.
+#[test]
+fn findings_in_json_files_name_the_fields_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("vm.json");
+    std::fs::write(
+        &file,
+        r#"{
+  "apiVersion": "kubevirt.io/v1",
+  "kind": "VirtualMachine",
+  "metadata": {"name": "j", "namespace": "ns"},
+  "spec": {
+    "instancetype": {"name": "u1.medium"},
+    "template": {
+      "spec": {
+        "domain": {
+          "cpu": {"sockets": 3}
+        }
+      }
+    }
+  }
+}
+"#,
+    )
+    .unwrap();
+    let out = run_on(&["validate"], &file);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(
+        format!("{stdout}{stderr}").contains("vm.json:10: error[KV010]"),
+        "{stdout}{stderr}"
+    );
+}
