@@ -155,16 +155,25 @@ fn expand_documents(
         ..Outcome::default()
     };
     outcome.diagnostics.extend(render_diags);
-    // Two definitions of what a VM resolves against: the index would take the first, a
-    // `kubectl apply` of the files the last. Reported as `build` and `validate` report it.
+    // Two definitions of what a VM resolves against: expansion takes the first, a `kubectl
+    // apply` of the files the last. A warning (the output is KubeVirt's answer for the first);
+    // `build` and `validate`, which check a repository, refuse it.
+    let mut duplicates = Vec::new();
     crate::validate::rules::duplicate::check(
         objects
             .iter()
             .copied()
             .filter(|o| crate::resolve::indexed(o))
             .chain(rendered.iter()),
-        &mut outcome.diagnostics,
+        &mut duplicates,
     );
+    outcome
+        .diagnostics
+        .extend(duplicates.into_iter().map(|mut d| {
+            d.severity = diagnostic::Severity::Warning;
+            d.message.push_str("; expansion used the first");
+            d
+        }));
     outcome
         .diagnostics
         .extend(streamed.kept.into_iter().map(|(_, d)| *d));
