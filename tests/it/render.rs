@@ -299,18 +299,7 @@ fn example_catalog_output() {
 /// Render one in-memory catalog file, expecting an error; return the report with the file's
 /// numbered lines around the reported one.
 fn render_error(text: &str) -> String {
-    let path: Arc<str> = Arc::from("bad/catalog.yaml");
-    let sources = [Source {
-        path: path.clone(),
-        bytes: text.as_bytes().to_vec(),
-    }];
-    let loaded = load::parse_text(&path, text);
-    assert!(loaded.diagnostics.is_empty(), "{:?}", loaded.diagnostics);
-    let options = RenderOptions {
-        sources: &sources,
-        ..RenderOptions::default()
-    };
-    let errors = render::render(&loaded.objects, &options).expect_err("the catalog is broken");
+    let errors = render_at("bad/catalog.yaml", text).expect_err("the catalog is broken");
     let mut reports = Vec::new();
     for err in &errors {
         let mut out = report_one(err);
@@ -408,7 +397,12 @@ spec:
 
 /// Render one in-memory catalog file.
 fn render_text(text: &str) -> Result<Rendered, RenderErrors> {
-    let path: Arc<str> = Arc::from("ns/catalog.yaml");
+    render_at("ns/catalog.yaml", text)
+}
+
+/// Render one in-memory catalog file read from `path`.
+fn render_at(path: &str, text: &str) -> Result<Rendered, RenderErrors> {
+    let path: Arc<str> = Arc::from(path);
     let sources = [Source {
         path: path.clone(),
         bytes: text.as_bytes().to_vec(),
@@ -502,7 +496,6 @@ fn a_namespace_that_is_not_a_string_is_refused() {
 /// Documents that do not follow the format are all reported, and rendering stops there.
 #[test]
 fn several_malformed_documents_are_reported_together() {
-    let _guard = snapshot_settings();
     let text = "\
 apiVersion: kvrender.io/v1alpha1
 kind: InstancetypeFamily
@@ -522,19 +515,7 @@ kind: Parts
 metadata: {name: p}
 parts: [one, two]
 ";
-    let errors = {
-        let path: Arc<str> = Arc::from("bad/catalog.yaml");
-        let sources = [Source {
-            path: path.clone(),
-            bytes: text.as_bytes().to_vec(),
-        }];
-        let loaded = load::parse_text(&path, text);
-        let options = RenderOptions {
-            sources: &sources,
-            ..RenderOptions::default()
-        };
-        render::render(&loaded.objects, &options).expect_err("the catalog is broken")
-    };
+    let errors = render_at("bad/catalog.yaml", text).expect_err("the catalog is broken");
     let lines: Vec<Option<u32>> = errors.iter().map(|e| e.location().line).collect();
     // The family's `sizes` and the Parts document's `parts`: the unknown part of the
     // preference belongs to the next step, which does not run.
