@@ -81,8 +81,8 @@ type Key<'a> = (&'a str, &'a str, &'a str);
 enum Defined {
     /// By item `i` of the input.
     Item(usize),
-    /// By an object read from `paths`.
-    Path,
+    /// By object `j` read from `paths`.
+    Path(usize),
 }
 
 /// What a rendered object meets among the items and `paths` objects.
@@ -93,9 +93,8 @@ enum Meeting {
     EarlierOutput(usize),
     /// The user's own definition, which an object of the embedded catalog gives way to.
     Shadowed,
-    /// The user's own definition (item `i`, or a `paths` object), which an object rendered
-    /// from the inputs clashes with.
-    Clash(Option<usize>),
+    /// The user's own definition, which an object rendered from the inputs clashes with.
+    Clash(Defined),
 }
 
 /// Whether `item` is an earlier run's output of `rendered`: it sits in the file kvrender
@@ -336,8 +335,8 @@ pub fn process_read(
                 positions.entry(key(o)).or_insert(Defined::Item(i));
             }
         }
-        for o in &path_objects {
-            positions.entry(key(o)).or_insert(Defined::Path);
+        for (j, o) in path_objects.iter().enumerate() {
+            positions.entry(key(o)).or_insert(Defined::Path(j));
         }
         rendered
             .iter()
@@ -350,23 +349,22 @@ pub fn process_read(
                     Meeting::EarlierOutput(i)
                 }
                 Some(_) if n >= user_rendered => Meeting::Shadowed,
-                Some(&Defined::Item(i)) => Meeting::Clash(Some(i)),
-                Some(Defined::Path) => Meeting::Clash(None),
+                Some(&defined) => Meeting::Clash(defined),
             })
             .collect()
     };
     let mut new_objects = Vec::new();
     let mut replaced = Vec::new();
-    // Items defined by the user under the identity of an object rendered from the inputs.
-    let mut clashing = Vec::new();
+    // The user's own objects of the identity of an object rendered from the inputs.
+    let mut clashing: Vec<Defined> = Vec::new();
     // Where each object rendered from the inputs went: replacing item i, or new object i.
     let mut from_inputs = Vec::with_capacity(user_rendered);
     for (n, (obj, meeting)) in rendered.into_iter().zip(meets).enumerate() {
         let target = match meeting {
             Meeting::Shadowed => continue,
             Meeting::EarlierOutput(i) => Some(i),
-            Meeting::Clash(item) => {
-                clashing.extend(item);
+            Meeting::Clash(defined) => {
+                clashing.push(defined);
                 None
             }
             Meeting::Nothing => None,
@@ -450,12 +448,15 @@ pub fn process_read(
             );
             diagnostics.extend(unmet);
             let mut duplicates = Vec::new();
-            // A user's item that clashes with a rendered object is a second definition even
-            // where items are not checked (a generator's run).
+            // A user's object that clashes with a rendered one is a second definition even
+            // where the user's objects are not checked (a generator's run).
             let unchecked_clashes = clashing
                 .iter()
                 .filter(|_| stage == Stage::RenderedOnly)
-                .map(|&i| &out[i]);
+                .map(|defined| match *defined {
+                    Defined::Item(i) => &out[i],
+                    Defined::Path(j) => &path_objects[j],
+                });
             validate::rules::duplicate::check(
                 unchecked_clashes.chain(checked.iter().copied()),
                 &mut duplicates,

@@ -540,6 +540,31 @@ fn a_users_own_object_of_a_rendered_name_is_a_second_definition() {
 }
 
 #[test]
+fn a_users_own_object_under_paths_is_a_second_definition_too() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("tuned.yaml"),
+        "apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineClusterInstancetype\n\
+         metadata: {name: team1.small}\nspec: {cpu: {guest: 8}, memory: {guest: 32Gi}}\n",
+    )
+    .unwrap();
+    let items = family_and_item("other.yaml", 8).replace("team1.small", "someone.else");
+    let config = format!(
+        "functionConfig: {{apiVersion: v1, kind: ConfigMap, metadata: {{name: c}}, \
+         data: {{expand: 'off', paths: '{}'}}}}",
+        tmp.path().display()
+    );
+    let (code, out, _, stderr) = krm(&list("config.kubernetes.io/v1", &items, &config));
+    assert_eq!(code, 1, "{stderr}");
+    let results = out["results"].as_array().unwrap();
+    assert!(
+        results.iter().any(|r| r["tags"]["code"] == "KV020"
+            && r["message"].as_str().unwrap().contains("tuned.yaml")),
+        "{results:?}"
+    );
+}
+
+#[test]
 fn an_earlier_runs_output_in_its_own_file_is_replaced() {
     let input = list(
         "config.kubernetes.io/v1",
