@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::cli::ResolveArgs;
 use crate::diagnostic::Diagnostic;
 use crate::error::{Error, Result};
-use crate::kubevirt::profile::{CONFIGURATION_FIELDS, ClusterProfile};
+use crate::kubevirt::profile::ClusterProfile;
 use crate::load::{self, Loaded};
 use crate::model::Object;
 use crate::render;
@@ -111,44 +111,12 @@ pub fn load_profile(file: &PathBuf) -> Result<ClusterProfile> {
     if let Some(kubevirt) = docs.iter().find(|d| kind(d).as_deref() == Some("KubeVirt")) {
         return ClusterProfile::from_kubevirt(kubevirt).map_err(usage);
     }
-    let expected = "expected a `kind: KubeVirt` document, as `kubectl get kubevirt -n kubevirt \
-                    -o yaml` prints it, or a bare `spec.configuration` mapping";
     match docs.as_slice() {
         [] => Err(usage("the file is empty".into())),
-        [doc] if kind(doc).is_none() && doc.get("apiVersion").is_none() => {
-            // A resource without its kind, a `configuration:` key, or the mapping itself.
-            if let Some(spec) = doc.get("spec") {
-                let mut resource = serde_json::json!({"kind": "KubeVirt", "spec": spec});
-                if let Some(status) = doc.get("status") {
-                    resource["status"] = status.clone();
-                }
-                return ClusterProfile::from_kubevirt(&resource).map_err(usage);
-            }
-            if let Some(config) = doc.get("configuration") {
-                return ClusterProfile::from_kubevirt(config).map_err(usage);
-            }
-            let Some(map) = doc.as_object() else {
-                return Err(usage(format!("not a mapping; {expected}")));
-            };
-            // `networkConfiguration` gets its own hint from the profile reader.
-            let known = |k: &String| {
-                CONFIGURATION_FIELDS.contains(&k.as_str()) || k == "networkConfiguration"
-            };
-            if !map.is_empty() && !map.keys().any(known) {
-                let keys: Vec<&str> = map.keys().map(String::as_str).collect();
-                return Err(usage(format!(
-                    "no KubeVirt configuration field among `{}`; {expected}",
-                    keys.join("`, `")
-                )));
-            }
-            ClusterProfile::from_kubevirt(doc).map_err(usage)
-        }
-        [doc] => Err(usage(format!(
-            "a {} is not a KubeVirt resource; {expected}",
-            kind(doc).unwrap_or_else(|| "document without a kind".into())
-        ))),
+        [doc] => ClusterProfile::from_document(doc).map_err(usage),
         _ => Err(usage(format!(
-            "no KubeVirt resource among the documents; {expected}"
+            "no KubeVirt resource among the documents; {}",
+            crate::kubevirt::profile::EXPECTED
         ))),
     }
 }

@@ -278,16 +278,13 @@ fn profile_value(raw: &Raw<'_>) -> Result<ClusterProfile, String> {
                 Some(l) => format!("line {l}: {}", e.message),
                 None => e.message,
             })?;
-            if !parsed.is_object() {
-                return Err("must be a KubeVirt resource or its configuration mapping".into());
-            }
             &parsed
         }
         _ => {
             return Err("must be a KubeVirt resource or its configuration mapping".into());
         }
     };
-    ClusterProfile::from_kubevirt(doc)
+    ClusterProfile::from_document(doc)
 }
 
 #[cfg(test)]

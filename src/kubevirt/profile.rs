@@ -66,9 +66,13 @@ impl Default for ClusterProfile {
     }
 }
 
+/// What a cluster profile is read from, for error messages.
+pub const EXPECTED: &str = "expected a `kind: KubeVirt` document, as `kubectl get kubevirt -n \
+                            kubevirt -o yaml` prints it, or a bare `spec.configuration` mapping";
+
 /// The fields of KubeVirt's `KubeVirtConfiguration` (`spec.configuration`), to recognise a
 /// bare configuration mapping.
-pub const CONFIGURATION_FIELDS: &[&str] = &[
+const CONFIGURATION_FIELDS: &[&str] = &[
     "cpuModel",
     "cpuRequest",
     "developerConfiguration",
@@ -125,6 +129,47 @@ impl ClusterProfile {
             "s390x" => &self.machine_type_s390x,
             _ => &self.machine_type_amd64,
         }
+    }
+
+    /// Read one document that must be a KubeVirt resource or its configuration: a `KubeVirt`
+    /// resource, the same without its `kind` (a mapping with `spec`), a mapping with the
+    /// `configuration` key, or the configuration mapping itself (with at least one of its
+    /// fields, or empty). Anything else is an error, never a silent fall back to the defaults.
+    pub fn from_document(doc: &Value) -> Result<ClusterProfile, String> {
+        let kind = doc.field("kind").and_then(Value::as_str);
+        if kind == Some("KubeVirt") {
+            return ClusterProfile::from_kubevirt(doc);
+        }
+        if let Some(kind) = kind {
+            return Err(format!("a {kind} is not a KubeVirt resource; {EXPECTED}"));
+        }
+        let Some(map) = doc
+            .as_object()
+            .filter(|_| doc.field("apiVersion").is_none())
+        else {
+            return Err(format!("not a KubeVirt resource; {EXPECTED}"));
+        };
+        if let Some(spec) = map.get("spec") {
+            let mut resource = serde_json::json!({"kind": "KubeVirt", "spec": spec});
+            if let Some(status) = map.get("status") {
+                resource["status"] = status.clone();
+            }
+            return ClusterProfile::from_kubevirt(&resource);
+        }
+        if let Some(config) = map.get("configuration") {
+            return ClusterProfile::from_kubevirt(config);
+        }
+        // `networkConfiguration` gets its own hint from the field reader.
+        let known =
+            |k: &String| CONFIGURATION_FIELDS.contains(&k.as_str()) || k == "networkConfiguration";
+        if !map.is_empty() && !map.keys().any(known) {
+            let keys: Vec<&str> = map.keys().map(String::as_str).collect();
+            return Err(format!(
+                "no KubeVirt configuration field among `{}`; {EXPECTED}",
+                keys.join("`, `")
+            ));
+        }
+        ClusterProfile::from_kubevirt(doc)
     }
 
     /// Read a `KubeVirt` custom resource (as `kubectl get kubevirt -o yaml` prints it), or a bare
@@ -269,6 +314,21 @@ mod tests {
         assert_eq!(
             ClusterProfile::default().qgs_socket_path,
             DEFAULT_QGS_SOCKET_PATH
+        );
+    }
+
+    #[test]
+    fn documents_that_hold_no_configuration_are_refused() {
+        let vm = json!({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine"});
+        assert!(ClusterProfile::from_document(&vm).is_err());
+        assert!(ClusterProfile::from_document(&json!({"evictionStrategi": "x"})).is_err());
+        let nested = json!({"configuration": {"evictionStrategy": "LiveMigrate"}});
+        assert_eq!(
+            ClusterProfile::from_document(&nested)
+                .unwrap()
+                .eviction_strategy
+                .as_deref(),
+            Some("LiveMigrate")
         );
     }
 
