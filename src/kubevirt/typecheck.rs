@@ -6,11 +6,13 @@
 //! field types come from the schema `validate` uses (taken from KubeVirt's Go types); only wrong
 //! types are reported here, unknown fields are `validate`'s business.
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 
 use crate::model::path;
 use crate::model::path::{At, Fields};
-use crate::validate::schema::{self, Field, Ty, found};
+use crate::validate::schema::{self, Field, Ty, found_instead, is_quantity};
 
 /// One field whose value has the wrong type.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -20,7 +22,7 @@ pub struct WrongType {
     /// What the field must be.
     pub expected: &'static str,
     /// What it is.
-    pub found: &'static str,
+    pub found: Cow<'static, str>,
 }
 
 impl std::fmt::Display for WrongType {
@@ -43,7 +45,7 @@ fn fits_here(v: &Value, ty: Ty) -> bool {
         Ty::Bool => v.is_boolean(),
         Ty::Int => v.is_i64() || v.is_u64(),
         Ty::Uint32 => v.as_u64().is_some_and(|n| u32::try_from(n).is_ok()),
-        Ty::Quantity => v.is_string() || v.is_number(),
+        Ty::Quantity => is_quantity(v),
         Ty::StrMap | Ty::QuantityMap | Ty::Struct(_) | Ty::OpaqueMap => v.is_object(),
         Ty::List(_) => v.is_array(),
         Ty::Opaque => true,
@@ -56,11 +58,11 @@ fn walk(v: &Value, ty: Ty, at: &At<'_>, out: &mut Vec<WrongType>) {
     if v.is_null() {
         return;
     }
-    let mut push = |at: &At<'_>, expected: &'static str, v: &Value| {
+    let mut push = |at: &At<'_>, expected: &'static str, v: &Value, ty: Ty| {
         out.push(WrongType {
             field: at.path(),
             expected,
-            found: found(v),
+            found: found_instead(v, ty),
         });
     };
     if !fits_here(v, ty) {
@@ -72,22 +74,23 @@ fn walk(v: &Value, ty: Ty, at: &At<'_>, out: &mut Vec<WrongType>) {
             (Ty::Quantity, _) => QUANTITY,
             _ => ty.describe(),
         };
-        push(at, expected, v);
+        push(at, expected, v, ty);
         return;
     }
     match (ty, v) {
         (Ty::StrMap | Ty::QuantityMap, Value::Object(map)) => {
             for (key, item) in map {
-                let ok = item.is_null()
-                    || item.is_string()
-                    || matches!(ty, Ty::QuantityMap) && item.is_number();
+                let ok = match ty {
+                    Ty::StrMap => item.is_null() || item.is_string(),
+                    _ => item.is_null() || is_quantity(item),
+                };
                 if !ok {
                     let expected = if matches!(ty, Ty::StrMap) {
                         "a string"
                     } else {
                         QUANTITY
                     };
-                    push(&At::Key(at, key), expected, item);
+                    push(&At::Key(at, key), expected, item, ty);
                 }
             }
         }
@@ -175,9 +178,10 @@ fn well_typed(v: &Value, ty: Ty) -> bool {
         return false;
     }
     match (ty, v) {
-        (Ty::StrMap | Ty::QuantityMap, Value::Object(map)) => map.values().all(|item| {
-            item.is_null() || item.is_string() || matches!(ty, Ty::QuantityMap) && item.is_number()
-        }),
+        (Ty::StrMap, Value::Object(map)) => map.values().all(|i| i.is_null() || i.is_string()),
+        (Ty::QuantityMap, Value::Object(map)) => {
+            map.values().all(|i| i.is_null() || is_quantity(i))
+        }
         (Ty::Struct(fields), Value::Object(map)) => map.iter().all(|(key, child)| {
             find_field(fields, key)
                 .is_none_or(|f| !needs_walk(child, f.1) || well_typed(child, f.1))

@@ -7,6 +7,8 @@
 //! affinity, ...) is [`Ty::Opaque`]: we check neither its names nor its types. Field names are
 //! case-sensitive, as the API server treats them: an unknown field is pruned without a word.
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 
 use crate::model::path::At;
@@ -79,7 +81,7 @@ pub enum Problem {
         /// What the type should be.
         expected: &'static str,
         /// What it is.
-        found: &'static str,
+        found: Cow<'static, str>,
     },
 }
 
@@ -96,22 +98,89 @@ pub(crate) fn found(v: &Value) -> &'static str {
     }
 }
 
+/// Whether `v` is a quantity as the API server takes one: a number, or a string that has the
+/// shape KubeVirt's schema demands of a quantity (`2Gi`, `512M`, `1.5`, `2e9`, `.5`) and that
+/// the Go quantity parser reads.
+pub(crate) fn is_quantity(v: &Value) -> bool {
+    match v {
+        Value::Number(_) => true,
+        Value::String(s) => {
+            quantity_shaped(s) && crate::model::quantity::Quantity::parse(s).is_ok()
+        }
+        _ => false,
+    }
+}
+
+/// The schema's pattern for a quantity string: an optional sign, a decimal number (`1`, `1.`,
+/// `1.5`, `.5`), then nothing, a binary suffix (`Ki`..`Ei`), a decimal suffix (`n u m k M G T
+/// P E`) or an exponent (`e3`, `E-2`).
+fn quantity_shaped(s: &str) -> bool {
+    /// The length of the decimal number at the start of `s`, if there is one.
+    fn number(s: &[u8]) -> Option<usize> {
+        let int = s.iter().take_while(|c| c.is_ascii_digit()).count();
+        if s.get(int) != Some(&b'.') {
+            return (int > 0).then_some(int);
+        }
+        let frac = s[int + 1..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        (int > 0 || frac > 0).then_some(int + 1 + frac)
+    }
+    let b = s.as_bytes();
+    let b = b
+        .strip_prefix(b"+")
+        .or_else(|| b.strip_prefix(b"-"))
+        .unwrap_or(b);
+    let Some(n) = number(b) else {
+        return false;
+    };
+    match &b[n..] {
+        [] | [b'n' | b'u' | b'm' | b'k' | b'M' | b'G' | b'T' | b'P' | b'E'] => true,
+        [b'K' | b'M' | b'G' | b'T' | b'P' | b'E', b'i'] => true,
+        [b'e' | b'E', rest @ ..] => {
+            let rest = rest
+                .strip_prefix(b"+")
+                .or_else(|| rest.strip_prefix(b"-"))
+                .unwrap_or(rest);
+            number(rest) == Some(rest.len())
+        }
+        _ => false,
+    }
+}
+
+/// What `v`, found where a `ty` belongs, is: [`found`], or for a string that is not a quantity,
+/// the string itself (shortened).
+pub(crate) fn found_instead(v: &Value, ty: Ty) -> Cow<'static, str> {
+    match (ty, v) {
+        (Ty::Quantity | Ty::QuantityMap, Value::String(s)) => {
+            const LONGEST: usize = 40;
+            if s.chars().count() > LONGEST {
+                let head: String = s.chars().take(LONGEST).collect();
+                Cow::Owned(format!("{head:?}..."))
+            } else {
+                Cow::Owned(format!("{s:?}"))
+            }
+        }
+        _ => Cow::Borrowed(found(v)),
+    }
+}
+
 fn fits(v: &Value, ty: Ty) -> bool {
     match ty {
         Ty::Str => v.is_string(),
         Ty::Bool => v.is_boolean(),
         Ty::Int => v.is_i64() || v.is_u64(),
         Ty::Uint32 => v.as_u64().is_some_and(|n| u32::try_from(n).is_ok()),
-        Ty::Quantity => v.is_string() || v.is_number(),
+        Ty::Quantity => is_quantity(v),
         // A `null` value in a map reads as the zero value of its type (`""`, the zero
         // quantity): the API server takes it.
         Ty::StrMap => v
             .as_object()
             .is_some_and(|m| m.values().all(|s| s.is_string() || s.is_null())),
-        Ty::QuantityMap => v.as_object().is_some_and(|m| {
-            m.values()
-                .all(|q| q.is_string() || q.is_number() || q.is_null())
-        }),
+        Ty::QuantityMap => v
+            .as_object()
+            .is_some_and(|m| m.values().all(|q| q.is_null() || is_quantity(q))),
         Ty::Struct(_) | Ty::OpaqueMap => v.is_object(),
         Ty::List(_) => v.is_array(),
         Ty::Opaque => true,
@@ -140,7 +209,7 @@ fn walk(v: &Value, ty: Ty, at: &At<'_>, out: &mut Vec<Problem>) {
                 out.push(Problem::WrongType {
                     path: At::Key(at, key).path(),
                     expected,
-                    found: found(child),
+                    found: found_instead(child, value_ty),
                 });
             }
         }
@@ -156,7 +225,7 @@ fn walk(v: &Value, ty: Ty, at: &At<'_>, out: &mut Vec<Problem>) {
         out.push(Problem::WrongType {
             path: at.path(),
             expected,
-            found: found(v),
+            found: found_instead(v, ty),
         });
         return;
     }
@@ -558,6 +627,52 @@ mod tests {
     }
 
     #[test]
+    fn strings_that_are_not_quantities_are_wrong_types_quoted() {
+        let vm = json!({"spec": {"template": {"spec": {"domain": {
+            "memory": {"guest": "16GB"},
+            "resources": {"requests": {"memory": "2 Gi", "cpu": "500m"}, "limits": {"memory": 2e9}}}}}}});
+        let mut out = Vec::new();
+        check(&vm, VIRTUAL_MACHINE, "", &mut out);
+        let found: Vec<(String, String)> = out
+            .iter()
+            .map(|p| match p {
+                Problem::WrongType { path, found, .. } => (path.clone(), found.to_string()),
+                Problem::Unknown { key, .. } => (key.clone(), String::new()),
+            })
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (
+                    "spec.template.spec.domain.memory.guest".to_string(),
+                    "\"16GB\"".to_string()
+                ),
+                (
+                    "spec.template.spec.domain.resources.requests.memory".to_string(),
+                    "\"2 Gi\"".to_string()
+                ),
+            ]
+        );
+        let long = "x".repeat(100);
+        assert_eq!(
+            found_instead(&json!(long), Ty::Quantity),
+            format!("\"{}\"...", "x".repeat(40))
+        );
+        for good in [
+            "2Gi", "512M", "1.5", "2e9", "100m", "0", ".5", "5.", "+1", "-0", "1E-3", "3Ei",
+        ] {
+            assert!(is_quantity(&json!(good)), "{good}");
+        }
+        // `Gi`, `e3` and `.` read as zero in Go, but the schema's pattern refuses them;
+        // `1e1.5` fits the pattern, but Go cannot read it.
+        for bad in [
+            "16GB", "2 Gi", "", "Gi", "1.2.3", "lots", "e3", ".", "M", "1e", "1e1.5", "1Ki2", "- 1",
+        ] {
+            assert!(!is_quantity(&json!(bad)), "{bad}");
+        }
+    }
+
+    #[test]
     fn paths_start_at_the_given_root() {
         const ITEM: Ty = Ty::Struct(&[Field("a", Ty::Struct(&[]))]);
         let list = json!([{"a": {"x": 1}}, {"a": 2}]);
@@ -575,7 +690,7 @@ mod tests {
                     Problem::WrongType {
                         path: path.into(),
                         expected: "a mapping",
-                        found: "an integer",
+                        found: "an integer".into(),
                     },
                 ]
             );

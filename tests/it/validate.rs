@@ -469,3 +469,81 @@ fn findings_in_json_files_name_the_fields_line() {
         "{stdout}{stderr}"
     );
 }
+
+/// A quantity string the API server's pattern refuses (`16GB`, `2 Gi`, `lots`) is KV004 with
+/// the string quoted: in an instancetype, in a VM, and in a family's size table, where every
+/// rendered object is named. `expand` and `build` refuse it and print nothing.
+#[test]
+fn strings_that_are_not_quantities_are_kv004() {
+    let (_tmp, file) = temp_file(
+        "q.yaml",
+        "apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineClusterInstancetype\n\
+         metadata: {name: it}\nspec:\n  cpu: {guest: 1}\n  memory:\n    guest: lots\n---\n\
+         apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: vm}\nspec:\n  \
+         template:\n    spec:\n      domain:\n        devices: {}\n        \
+         memory: {guest: 16GB}\n        resources:\n          requests: {memory: 2 Gi, cpu: 500m}\n",
+    );
+    let out = run_on(&["validate", "--no-default-catalog"], &file);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for (line, want) in [
+        (
+            7,
+            "VirtualMachineClusterInstancetype/it: spec.memory.guest: must be a quantity",
+        ),
+        (
+            17,
+            "VirtualMachine/vm: spec.template.spec.domain.memory.guest: must be a quantity",
+        ),
+        (
+            19,
+            "spec.template.spec.domain.resources.requests.memory: must be a quantity",
+        ),
+    ] {
+        let prefix = format!("q.yaml:{line}: error[KV004] ");
+        assert!(
+            text.lines()
+                .any(|l| l.contains(&prefix) && l.contains(want)),
+            "no `{prefix}… {want}` in:\n{text}"
+        );
+    }
+    for quoted in ["not \"lots\"", "not \"16GB\"", "not \"2 Gi\""] {
+        assert!(text.contains(quoted), "no `{quoted}` in:\n{text}");
+    }
+    assert!(!text.contains("500m"), "{text}");
+    let expand = run_on(&["expand", "--no-default-catalog"], &file);
+    assert_eq!(expand.status.code(), Some(1));
+    assert!(expand.stdout.is_empty());
+
+    let (_tmp, family) = temp_file(
+        "fam.yaml",
+        "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata: {name: q}\n\
+         spec:\n  version: 1\n  scopes: [cluster]\n  sizes:\n    - [small, 1, 2Gi]\n    \
+         - [large, 2, 64GB]\n  template:\n    spec:\n      cpu: {guest: \"{{ size.cpu }}\"}\n      \
+         memory: {guest: \"{{ size.memory }}\"}\n",
+    );
+    let out = run_on(&["validate", "--no-default-catalog"], &family);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.lines().any(|l| l.contains("error[KV004]")
+            && l.contains("q1.large")
+            && l.contains("not \"64GB\"")),
+        "{text}"
+    );
+    assert!(!text.contains("q1.small"), "{text}");
+    let tmp = tempfile::tempdir().unwrap();
+    let build = Command::new(env!("CARGO_BIN_EXE_kvrender"))
+        .args(["build", "--no-default-catalog", "-o"])
+        .arg(tmp.path().join("out"))
+        .arg(&family)
+        .output()
+        .unwrap();
+    assert_eq!(
+        build.status.code(),
+        Some(1),
+        "{}",
+        crate::common::describe(&build)
+    );
+    assert!(!tmp.path().join("out").exists());
+}
