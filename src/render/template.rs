@@ -93,7 +93,64 @@ pub fn sandbox<'s>() -> Environment<'s> {
     env.set_debug(true);
     // `debug()` dumps the whole context; it has no place in a manifest.
     env.remove_global("debug");
+    // Strict mode stops `{{ nope }}` but prints `{{ {'a': nope} }}` as `{'a': undefined}`.
+    env.set_formatter(|out, state, value| match undefined_inside(value) {
+        Some(at) => Err(undefined_entry(&at)),
+        None => minijinja::escape_formatter(out, state, value),
+    });
     env
+}
+
+/// Where an undefined value hides inside a mapping or list a template built, such as
+/// `{'pageSize': traits.hugepage}` with a misspelt variable: `pageSize`, `[1].a`. Strict mode
+/// only catches an undefined value on its own; inside a container it would print as
+/// `undefined` or vanish from the YAML.
+fn undefined_inside(value: &minijinja::Value) -> Option<String> {
+    fn walk(value: &minijinja::Value, depth: usize, at: &mut String) -> bool {
+        use minijinja::value::ValueKind;
+        if depth > RECURSION_LIMIT {
+            return false;
+        }
+        let mut check = |item: &minijinja::Value, step: String| {
+            let len = at.len();
+            at.push_str(&step);
+            if item.is_undefined() || walk(item, depth + 1, at) {
+                return true;
+            }
+            at.truncate(len);
+            false
+        };
+        match value.kind() {
+            ValueKind::Map => value.try_iter().into_iter().flatten().any(|key| {
+                let item = value.get_item(&key).unwrap_or_default();
+                let step = match key.as_str() {
+                    Some(k) if variable_path(k).is_some_and(|p| p.len() == 1) => format!(".{k}"),
+                    _ => format!("[{key:?}]"),
+                };
+                check(&item, step)
+            }),
+            ValueKind::Seq => value
+                .try_iter()
+                .into_iter()
+                .flatten()
+                .enumerate()
+                .any(|(i, item)| check(&item, format!("[{i}]"))),
+            _ => false,
+        }
+    }
+    let mut at = String::new();
+    walk(value, 0, &mut at).then(|| at.trim_start_matches('.').to_string())
+}
+
+/// The error for an undefined value inside a mapping or list (see [`undefined_inside`]).
+fn undefined_entry(at: &str) -> minijinja::Error {
+    minijinja::Error::new(
+        minijinja::ErrorKind::UndefinedError,
+        format!(
+            "`{at}` inside the value is undefined (a misspelt variable? \
+             write `none` to leave an entry out)"
+        ),
+    )
 }
 
 /// One template leaf, compiled once and evaluated for every combination.
@@ -489,6 +546,9 @@ fn to_json(value: &minijinja::Value) -> Result<Option<Value>, LeafErrorKind> {
     if value.is_none() {
         return Ok(None);
     }
+    if let Some(at) = undefined_inside(value) {
+        return Err(LeafErrorKind::Template(undefined_entry(&at)));
+    }
     let json = serde_json::to_value(value).map_err(|e| LeafErrorKind::Convert(e.to_string()))?;
     if let Value::String(s) = &json
         && s.len() > MAX_LEAF_BYTES
@@ -641,6 +701,40 @@ mod tests {
         .unwrap_err();
         assert_eq!(field_to_string(&err.field), "spec.list[1]");
         assert!(matches!(err.kind, LeafErrorKind::Template(_)));
+    }
+
+    #[test]
+    fn undefined_inside_a_built_value_is_an_error() {
+        let ctx = json!({"traits": {"hugepages": true, "size": "2Mi"}, "l": [1]});
+        for leaf in [
+            "{{ {'pageSize': traits.hugepage} if traits.hugepages else none }}",
+            "{{ [1, {'a': traits.nope}] }}",
+            "x{{ {'a': traits.nope} }}",
+            "{{ {'a': [traits.nope]} }}",
+        ] {
+            let err = render(json!({"spec": {"hugepages": leaf}}), ctx.clone()).unwrap_err();
+            assert_eq!(field_to_string(&err.field), "spec.hugepages", "{leaf}");
+            let LeafErrorKind::Template(e) = err.kind else {
+                panic!("{leaf}: not a template error");
+            };
+            assert_eq!(e.kind(), minijinja::ErrorKind::UndefinedError, "{leaf}");
+        }
+        let err = render(json!("{{ [1, {'a': traits.nope}] }}"), ctx.clone()).unwrap_err();
+        let LeafErrorKind::Template(e) = err.kind else {
+            panic!("not a template error");
+        };
+        assert!(e.to_string().contains("`[1].a` inside the value"), "{e}");
+        // Defined values, and text that prints nothing for a missing `else`, still render.
+        let out = render(
+            json!({"a": "{{ {'pageSize': traits.size} }}", "b": "x{{ 1 if false }}", "c": "{{ [l, {'k': none}] }}"}),
+            ctx,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(
+            out,
+            json!({"a": {"pageSize": "2Mi"}, "b": "x", "c": [[1], {"k": null}]})
+        );
     }
 
     #[test]
