@@ -43,7 +43,8 @@ pub struct ResolveArgs {
     /// used to resolve references, but not printed.
     #[arg(long = "catalog", value_name = "PATH")]
     pub catalogs: Vec<PathBuf>,
-    /// Do not use the embedded common catalog: only the given inputs exist.
+    /// Do not use the embedded common catalog: only the given inputs exist, and catalog
+    /// documents cannot borrow its parts.
     #[arg(long)]
     pub no_default_catalog: bool,
     /// A `KubeVirt` custom resource (or its `spec.configuration`) whose configuration sets the

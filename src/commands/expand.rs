@@ -88,7 +88,7 @@ fn expand_documents(
     let rendered = if catalog_docs.is_empty() {
         Vec::new()
     } else {
-        match render::render(catalog_docs, &render::RenderOptions::default()) {
+        match render::render(catalog_docs, &inputs.render_options()) {
             Ok(r) => r.objects,
             Err(errors) => {
                 render_diags.extend(errors.iter().map(crate::krm::engine::render_diagnostic));

@@ -9,9 +9,9 @@ use crate::cli::ResolveArgs;
 use crate::diagnostic::Diagnostic;
 use crate::error::{Error, Result};
 use crate::kubevirt::profile::ClusterProfile;
-use crate::load::{self, Loaded};
+use crate::load::{self, Loaded, Source};
 use crate::model::Object;
-use crate::render;
+use crate::render::{self, RenderOptions};
 use crate::resolve::Index;
 
 /// Everything loaded for one run.
@@ -21,6 +21,8 @@ pub struct Inputs {
     pub objects: Vec<Object>,
     /// The objects of `--catalog` paths.
     pub catalog: Vec<Object>,
+    /// The files of `--catalog` paths, as read.
+    pub catalog_sources: Vec<Source>,
     /// Whether the embedded catalog takes part in resolution.
     pub embedded: bool,
     /// Parse findings.
@@ -37,8 +39,12 @@ impl Inputs {
             mut objects,
             mut diagnostics,
         } = load::parse_sources(&sources);
-        crate::krm::engine::render_families(&mut objects, &sources, &mut diagnostics);
         let mut inputs = Inputs::resolution(resolve)?;
+        let options = RenderOptions {
+            sources: &sources,
+            ..inputs.render_options()
+        };
+        crate::krm::engine::render_families(&mut objects, &options, &mut diagnostics);
         inputs.objects = objects;
         inputs.diagnostics.splice(0..0, diagnostics);
         Ok(inputs)
@@ -54,18 +60,33 @@ impl Inputs {
         if !resolve.catalogs.is_empty() {
             let sources = load::read_paths(&resolve.catalogs)?;
             let loaded = load::parse_sources(&sources);
-            inputs.catalog = loaded.objects;
+            let mut catalog = loaded.objects;
             inputs.diagnostics.extend(loaded.diagnostics);
-            crate::krm::engine::render_families(
-                &mut inputs.catalog,
-                &sources,
-                &mut inputs.diagnostics,
-            );
+            let options = RenderOptions {
+                sources: &sources,
+                shipped_parts: inputs.embedded,
+                ..RenderOptions::default()
+            };
+            crate::krm::engine::render_families(&mut catalog, &options, &mut inputs.diagnostics);
+            inputs.catalog = catalog;
+            inputs.catalog_sources = sources;
         }
         if let Some(file) = &resolve.cluster_config {
             inputs.profile = load_profile(file)?;
         }
         Ok(inputs)
+    }
+
+    /// How to render catalog families and preferences among the inputs: a part they do not
+    /// define comes from the `--catalog` files, then (unless `--no-default-catalog`) from the
+    /// shipped catalog.
+    pub fn render_options(&self) -> RenderOptions<'_> {
+        RenderOptions {
+            more_parts: &self.catalog,
+            more_sources: &self.catalog_sources,
+            shipped_parts: self.embedded,
+            ..RenderOptions::default()
+        }
     }
 
     /// The resolution index: inputs, then `--catalog`, then the embedded catalog.

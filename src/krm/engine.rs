@@ -233,18 +233,18 @@ fn complete(d: &mut Diagnostic, obj: &Object) {
     }
 }
 
-/// Render the catalog families and preferences among `objects` (read from `sources`) and
-/// append what they produce, so that they resolve like any other instancetype or preference.
-pub fn render_families(objects: &mut Vec<Object>, sources: &[Source], diags: &mut Vec<Diagnostic>) {
+/// Render the catalog families and preferences among `objects` and append what they produce,
+/// so that they resolve like any other instancetype or preference. `options` says where the
+/// objects were read from and where parts they do not define come from.
+pub fn render_families(
+    objects: &mut Vec<Object>,
+    options: &RenderOptions<'_>,
+    diags: &mut Vec<Diagnostic>,
+) {
     if !objects.iter().any(render::is_catalog_kind) {
         return;
     }
-    let options = RenderOptions {
-        version: None,
-        version_label: None,
-        sources,
-    };
-    match render::render(objects.iter(), &options) {
+    match render::render(objects.iter(), options) {
         Ok(rendered) => objects.extend(rendered.objects),
         Err(errors) => diags.extend(errors.iter().map(render_diagnostic)),
     }
@@ -277,7 +277,12 @@ pub fn process_read(
     // Resolution-only catalogs: their families and preferences are rendered, never emitted.
     let mut catalogs = load::parse_sources(catalog_sources);
     diagnostics.append(&mut catalogs.diagnostics);
-    render_families(&mut catalogs.objects, catalog_sources, &mut diagnostics);
+    let catalog_options = RenderOptions {
+        sources: catalog_sources,
+        shipped_parts: config.default_catalog,
+        ..RenderOptions::default()
+    };
+    render_families(&mut catalogs.objects, &catalog_options, &mut diagnostics);
     let (path_catalog, mut path_objects): (Vec<Object>, Vec<Object>) = from_paths
         .objects
         .into_iter()
@@ -302,6 +307,9 @@ pub fn process_read(
             version: config.version_label.as_deref(),
             version_label: config.version_label_key.as_deref(),
             sources: &path_sources,
+            more_parts: &catalogs.objects,
+            more_sources: catalog_sources,
+            shipped_parts: config.default_catalog,
         };
         if !catalog_docs.is_empty() {
             match render::render(catalog_docs, &options) {

@@ -28,6 +28,23 @@ pub fn embedded_sources() -> Vec<Source> {
         .collect()
 }
 
+/// The `Parts` documents of the shipped catalog and the texts of its files, parsed once: a
+/// user's catalog may name these parts without defining them.
+pub(super) fn shipped_parts()
+-> &'static (Vec<Object>, foldhash::HashMap<&'static str, &'static str>) {
+    static PARTS: OnceLock<(Vec<Object>, foldhash::HashMap<&'static str, &'static str>)> =
+        OnceLock::new();
+    PARTS.get_or_init(|| {
+        let sources = embedded_sources();
+        let objects = load::parse_sources(&sources)
+            .objects
+            .into_iter()
+            .filter(|o| o.kind_str() == "Parts")
+            .collect();
+        (objects, FILES.iter().copied().collect())
+    })
+}
+
 /// Render the embedded catalog sources with `options` (its `sources` field is ignored: the
 /// embedded texts are used).
 ///
@@ -40,8 +57,10 @@ pub fn render_embedded(options: &RenderOptions<'_>) -> Result<Rendered, String> 
         return Err(format!("{}: {}", d.origin, d.message));
     }
     let options = RenderOptions {
+        version: options.version,
+        version_label: options.version_label,
         sources: &sources,
-        ..options.clone()
+        ..RenderOptions::default()
     };
     render(&loaded.objects, &options).map_err(|e| e.to_string())
 }

@@ -74,6 +74,14 @@ pub struct RenderOptions<'a> {
     /// The texts the objects were parsed from. Optional: with them, errors and origins point
     /// at the exact line of a size row or template leaf instead of the document's first line.
     pub sources: &'a [Source],
+    /// Other catalog documents (the `--catalog` files) whose parts a family or preference may
+    /// name when the catalog being rendered does not define them; nothing else of them is
+    /// rendered here.
+    pub more_parts: &'a [Object],
+    /// The texts `more_parts` were parsed from (optional, as `sources`).
+    pub more_sources: &'a [Source],
+    /// Whether the shipped catalog's parts come last, after `more_parts`.
+    pub shipped_parts: bool,
 }
 
 /// The result of a render run.
@@ -362,7 +370,8 @@ pub fn render<'o>(
         .filter_map(|s| Some((s.path.as_ref(), std::str::from_utf8(&s.bytes).ok()?)))
         .collect();
     let objects: Vec<&Object> = objects.into_iter().collect();
-    let catalog = Catalog::read(&objects, &texts)?;
+    let mut catalog = Catalog::read(&objects, &texts)?;
+    catalog.add_fallbacks(options);
     let env = template::sandbox();
     let prepared = catalog.prepare(&env)?;
     let jobs = prepared.jobs(&catalog);
@@ -526,6 +535,48 @@ impl<'a> Catalog<'a> {
         }
     }
 
+    /// When a family, preference or part names a part the catalog does not define, look such
+    /// names up in `options.more_parts`, then (with `options.shipped_parts`) in the shipped
+    /// catalog's parts. Their own mistakes are reported where they are rendered, not here: a
+    /// `Parts` document that does not read is skipped.
+    fn add_fallbacks(&mut self, options: &RenderOptions<'a>) {
+        let named = self
+            .families
+            .iter()
+            .flat_map(|f| &f.parts)
+            .chain(self.preferences.iter().flat_map(|p| &p.parts))
+            .map(|(name, _)| *name);
+        if self.library.has_all(named) {
+            return;
+        }
+        fn library<'a>(
+            objects: impl Iterator<Item = &'a Object>,
+            texts: &HashMap<&str, &'a str>,
+        ) -> PartLibrary<'a> {
+            let mut library = PartLibrary::default();
+            for obj in objects {
+                if obj.kind_str() == "Parts"
+                    && let Ok(Read::Parts(doc)) = read_document(obj, texts)
+                {
+                    // A document with a mistake still lends the parts read before it.
+                    let _ = library.add(doc);
+                }
+            }
+            library
+        }
+        let texts: HashMap<&str, &str> = options
+            .more_sources
+            .iter()
+            .filter_map(|s| Some((s.path.as_ref(), std::str::from_utf8(&s.bytes).ok()?)))
+            .collect();
+        let mut more = library(options.more_parts.iter(), &texts);
+        if options.shipped_parts {
+            let (objects, texts) = embedded::shipped_parts();
+            more.set_fallback(library(objects.iter(), texts));
+        }
+        self.library.set_fallback(more);
+    }
+
     /// Resolve parts and defaults (in parallel; every failure is kept, in catalog order)
     /// while every template leaf is compiled once, to be evaluated for each combination.
     fn prepare<'c, 'e>(
@@ -536,23 +587,30 @@ impl<'a> Catalog<'a> {
         let library = &self.library;
         let (resolved, templates) = rayon::join(
             || {
-                let families: Vec<Result<_, RenderError>> = self
+                let families: Vec<Result<_, Vec<RenderError>>> = self
                     .families
                     .par_iter()
                     .map(|family| {
-                        let parts = library.resolve(&family.parts, &family.doc, &spec_parts)?;
+                        let who = format!("family `{}`", family.id);
+                        let parts =
+                            library.resolve(&family.parts, &family.doc, &who, &spec_parts)?;
                         check_traits(family, &parts)?;
                         let traits = merged_defaults(&parts, family.traits);
                         let scope = FamilyScope::new(family, &traits);
                         Ok((parts, scope))
                     })
                     .collect();
-                let preferences: Vec<Result<_, RenderError>> = self
+                let preferences: Vec<Result<_, Vec<RenderError>>> = self
                     .preferences
                     .par_iter()
                     .map(|preference| {
-                        let parts =
-                            library.resolve(&preference.parts, &preference.doc, &spec_parts)?;
+                        let who = format!("preference `{}`", preference.name);
+                        let parts = library.resolve(
+                            &preference.parts,
+                            &preference.doc,
+                            &who,
+                            &spec_parts,
+                        )?;
                         let vars = merged_defaults(&parts, preference.vars);
                         Ok((parts, vars))
                     })
@@ -592,6 +650,23 @@ impl<'a> Catalog<'a> {
         let preference_parts = keep_oks(preference_parts, &mut errors);
         if let Some(errors) = RenderErrors::of(errors) {
             return Err(errors);
+        }
+        // Parts taken from a fallback library are compiled here, once, like the catalog's own.
+        let mut templates = templates;
+        let mut borrowed: Vec<&Part<'a>> = Vec::new();
+        for part in family_parts
+            .iter()
+            .map(|(parts, _)| parts)
+            .chain(preference_parts.iter().map(|(parts, _)| parts))
+            .flatten()
+        {
+            if !library.defines(part) && !borrowed.iter().any(|p| std::ptr::eq(*p, *part)) {
+                borrowed.push(part);
+                part.metadata
+                    .into_iter()
+                    .chain(part.spec)
+                    .for_each(|t| templates.add_tree(t));
+            }
         }
         Ok(Prepared {
             family_parts,
@@ -639,10 +714,10 @@ enum Read<'a> {
 }
 
 /// The values of `results`; their errors go to `errors`.
-fn keep_oks<T>(results: Vec<Result<T, RenderError>>, errors: &mut Vec<RenderError>) -> Vec<T> {
+fn keep_oks<T>(results: Vec<Result<T, Vec<RenderError>>>, errors: &mut Vec<RenderError>) -> Vec<T> {
     results
         .into_iter()
-        .filter_map(|r| r.map_err(|e| errors.push(e)).ok())
+        .filter_map(|r| r.map_err(|e| errors.extend(e)).ok())
         .collect()
 }
 
@@ -715,7 +790,7 @@ fn read_document<'a>(
 
 /// When the family's parts declare trait defaults, the family and its variants may only set
 /// declared traits: a misspelt trait would otherwise be ignored without a word.
-fn check_traits(family: &Family<'_>, parts: &[&Part<'_>]) -> Result<(), RenderError> {
+fn check_traits(family: &Family<'_>, parts: &[&Part<'_>]) -> Result<(), Vec<RenderError>> {
     let declared: Vec<&String> = parts
         .iter()
         .filter_map(|p| p.defaults.and_then(Value::as_object))
@@ -741,15 +816,16 @@ fn check_traits(family: &Family<'_>, parts: &[&Part<'_>]) -> Result<(), RenderEr
             ));
         }
     }
+    let mut names: Vec<&str> = declared.iter().map(|k| k.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    let mut errors = Vec::new();
     for (steps, traits) in sets {
         for key in traits.as_object().into_iter().flat_map(|m| m.keys()) {
             if !declared.contains(&key) {
                 let mut at = steps.clone();
                 at.push(Step::Key(key));
-                let mut names: Vec<&str> = declared.iter().map(|k| k.as_str()).collect();
-                names.sort_unstable();
-                names.dedup();
-                return Err(family.doc.invalid(
+                errors.push(family.doc.invalid(
                     &at,
                     format!(
                         "unknown trait `{key}`; the family's parts declare: {}",
@@ -759,7 +835,11 @@ fn check_traits(family: &Family<'_>, parts: &[&Part<'_>]) -> Result<(), RenderEr
             }
         }
     }
-    Ok(())
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
 }
 
 /// The parts' defaults in order, then the object's own traits or vars.

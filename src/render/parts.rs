@@ -34,10 +34,12 @@ impl Part<'_> {
     }
 }
 
-/// Every part of a catalog, by name.
+/// Every part of a catalog, by name, and where to look for a name the catalog does not
+/// define: the parts of the `--catalog` files, then the shipped catalog's.
 #[derive(Debug, Default)]
 pub struct PartLibrary<'a> {
     parts: HashMap<&'a str, Part<'a>>,
+    fallback: Option<Box<PartLibrary<'a>>>,
 }
 
 const PART_KEYS: &[&str] = &["parts", "defaults", "metadata", "spec"];
@@ -108,72 +110,148 @@ impl<'a> PartLibrary<'a> {
         Ok(())
     }
 
-    /// Every part, in no particular order.
+    /// Every part this library defines (not its fallback's), in no particular order.
     pub fn parts(&self) -> impl Iterator<Item = &Part<'a>> {
         self.parts.values()
     }
 
+    /// Whether `part` is one this library defines (not one of its fallback's).
+    pub fn defines(&self, part: &Part<'a>) -> bool {
+        self.parts
+            .get(part.name)
+            .is_some_and(|own| std::ptr::eq(own, part))
+    }
+
+    /// Whether every part name the catalog's lists use (`names`, and those its parts
+    /// use) is defined here.
+    pub fn has_all<'n>(&self, mut names: impl Iterator<Item = &'n str>) -> bool {
+        let ok = |name: &str| self.parts.contains_key(name);
+        names.all(ok)
+            && self
+                .parts
+                .values()
+                .all(|p| p.parts.iter().all(|(n, _)| ok(n)))
+    }
+
+    /// Look names this library does not define up in `fallback` (which may have its own).
+    pub fn set_fallback(&mut self, fallback: PartLibrary<'a>) {
+        self.fallback = Some(Box::new(fallback));
+    }
+
+    /// The part named `name` and the library that defines it: this one, else a fallback.
+    fn find(&self, name: &str) -> Option<(&Part<'a>, &PartLibrary<'a>)> {
+        match self.parts.get(name) {
+            Some(part) => Some((part, self)),
+            None => self.fallback.as_deref()?.find(name),
+        }
+    }
+
+    /// Every name this library and its fallbacks define.
+    fn known(&self) -> Vec<&str> {
+        let mut known: Vec<&str> = self.parts.keys().copied().collect();
+        if let Some(fallback) = &self.fallback {
+            known.extend(fallback.known());
+        }
+        known.sort_unstable();
+        known.dedup();
+        known
+    }
+
     /// The parts named by `roots`, each preceded by the parts it names, each part once, in
-    /// first-use order. `referrer` and `at` locate the list for error messages.
+    /// first-use order. `referrer` (named `who` in messages) and `at` locate the list for
+    /// error messages. Every unknown name is reported.
+    ///
+    /// A name is looked up here, then in the fallbacks; the parts a fallback's part names are
+    /// looked up from that fallback on, so a catalog's own part never changes a shipped one.
     pub fn resolve(
         &self,
         roots: &[(&'a str, usize)],
         referrer: &Doc<'a>,
+        who: &str,
         at: &[Step<'_>],
-    ) -> Result<Vec<&Part<'a>>, RenderError> {
+    ) -> Result<Vec<&Part<'a>>, Vec<RenderError>> {
         let mut out: Vec<&Part<'a>> = Vec::new();
-        let mut stack: Vec<&str> = Vec::new();
+        let mut stack: Vec<&Part<'a>> = Vec::new();
+        let mut errors = Vec::new();
         for (name, index) in roots {
             let mut here = at.to_vec();
             here.push(Step::Index(*index));
-            self.visit(name, referrer, &here, &mut stack, &mut out)?;
+            let visit = Visit {
+                name,
+                referrer,
+                who,
+                at: &here,
+            };
+            if let Err(e) = self.visit(&visit, &mut stack, &mut out) {
+                errors.push(e);
+            }
         }
-        Ok(out)
+        if errors.is_empty() {
+            Ok(out)
+        } else {
+            Err(errors)
+        }
     }
 
     fn visit<'s>(
         &'s self,
-        name: &'s str,
-        referrer: &Doc<'a>,
-        at: &[Step<'_>],
-        stack: &mut Vec<&'s str>,
+        visit: &Visit<'_, 'a, '_>,
+        stack: &mut Vec<&'s Part<'a>>,
         out: &mut Vec<&'s Part<'a>>,
     ) -> Result<(), RenderError> {
-        if out.iter().any(|p| p.name == name) {
-            return Ok(());
-        }
-        if stack.contains(&name) {
-            stack.push(name);
-            return Err(referrer.invalid(
-                at,
-                format!(
-                    "parts include each other in a cycle: {}",
-                    stack.join(" -> ")
-                ),
-            ));
-        }
-        let Some(part) = self.parts.get(name) else {
-            let mut known: Vec<&&str> = self.parts.keys().collect();
-            known.sort();
-            let hint = closest(name, known.iter().map(|k| **k));
-            return Err(referrer.invalid(
-                at,
+        let name = visit.name;
+        let Some((part, library)) = self.find(name) else {
+            let known = self.known();
+            let hint = closest(name, known.iter().copied());
+            let who = visit.who;
+            return Err(visit.referrer.invalid(
+                visit.at,
                 match hint {
-                    Some(h) => format!("unknown part `{name}` (did you mean `{h}`?)"),
-                    None => format!("unknown part `{name}`"),
+                    Some(h) => format!("{who}: unknown part `{name}` (did you mean `{h}`?)"),
+                    None => format!("{who}: unknown part `{name}`"),
                 },
             ));
         };
-        stack.push(name);
+        if out.iter().any(|p| std::ptr::eq(*p, part)) {
+            return Ok(());
+        }
+        if stack.iter().any(|p| std::ptr::eq(*p, part)) {
+            let mut names: Vec<&str> = stack.iter().map(|p| p.name).collect();
+            names.push(name);
+            return Err(visit.referrer.invalid(
+                visit.at,
+                format!(
+                    "parts include each other in a cycle: {}",
+                    names.join(" -> ")
+                ),
+            ));
+        }
+        stack.push(part);
+        let who = format!("part `{}`", part.name);
         for (sub, index) in &part.parts {
             let rest = [Step::Key("parts"), Step::Index(*index)];
             let here = part.steps(&rest);
-            self.visit(sub, &part.doc, &here, stack, out)?;
+            let inner = Visit {
+                name: sub,
+                referrer: &part.doc,
+                who: &who,
+                at: &here,
+            };
+            library.visit(&inner, stack, out)?;
         }
         stack.pop();
         out.push(part);
         Ok(())
     }
+}
+
+/// One name of a parts list being resolved, and where it is written.
+struct Visit<'v, 'a, 's> {
+    name: &'v str,
+    referrer: &'v Doc<'a>,
+    /// Who names it, for messages: ``preference `windows.11` ``, ``part `rhel` ``.
+    who: &'v str,
+    at: &'v [Step<'s>],
 }
 
 /// A list of part names (with their positions, for messages).

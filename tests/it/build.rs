@@ -713,3 +713,69 @@ fn list_documents_stand_for_their_items() {
         }
     }
 }
+
+/// A user's preference may name shipped parts and parts of a `--catalog` file: `build` renders
+/// it and `expand` resolves a VM against it; with
+/// `--no-default-catalog` the shipped parts are not there.
+#[test]
+fn a_users_catalog_borrows_shipped_and_catalog_parts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mine = tmp.path().join("mine.yaml");
+    std::fs::write(
+        &mine,
+        "apiVersion: kvrender.io/v1alpha1\nkind: Preference\nmetadata: {name: office}\n\
+         spec:\n  displayName: Office desktop\n  scopes: [cluster]\n  \
+         parts: [windows, tpm, team]\n  vars: {cpu: 1, memory: 2Gi}\n---\n\
+         apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: desk}\nspec:\n  \
+         instancetype: {name: u1.medium}\n  preference: {name: office}\n  \
+         template: {spec: {domain: {devices: {}}}}\n",
+    )
+    .unwrap();
+    let team = tmp.path().join("team.yaml");
+    std::fs::write(
+        &team,
+        "apiVersion: kvrender.io/v1alpha1\nkind: Parts\nmetadata: {name: team}\nparts:\n  \
+         team:\n    metadata: {labels: {example.com/team: desktops}}\n",
+    )
+    .unwrap();
+    let (mine, team) = (mine.to_str().unwrap(), team.to_str().unwrap());
+
+    let built = run(&["build", "--catalog", team, mine]);
+    assert_eq!(built.status.code(), Some(0), "{}", describe(&built));
+    let objects = parse(&stdout(&built), "built");
+    let office = objects
+        .iter()
+        .find(|o| o.name() == "office")
+        .expect("the preference is rendered");
+    assert_eq!(
+        office.value["metadata"]["labels"]["example.com/team"],
+        "desktops"
+    );
+    assert_eq!(
+        office.value["spec"]["devices"]["preferredDiskBus"], "sata",
+        "from the shipped `windows` part"
+    );
+    let desk = objects.iter().find(|o| o.name() == "desk").unwrap();
+    let devices = &desk.value["spec"]["template"]["spec"]["domain"]["devices"];
+    assert_eq!(devices["tpm"]["persistent"], true, "{devices}");
+
+    let expanded = run(&["expand", "--catalog", team, mine]);
+    assert_eq!(expanded.status.code(), Some(0), "{}", describe(&expanded));
+    let vm = parse(&stdout(&expanded), "expanded");
+    assert_eq!(
+        vm[0].value["spec"]["template"]["spec"]["domain"]["devices"]["tpm"]["persistent"],
+        true
+    );
+
+    let hermetic = run(&["build", "--no-default-catalog", "--catalog", team, mine]);
+    assert_eq!(hermetic.status.code(), Some(1));
+    assert!(hermetic.stdout.is_empty());
+    let errors = String::from_utf8_lossy(&hermetic.stderr);
+    for part in ["windows", "tpm"] {
+        assert!(
+            errors.contains(&format!("preference `office`: unknown part `{part}`")),
+            "{errors}"
+        );
+    }
+    assert!(!errors.contains("unknown part `team`"), "{errors}");
+}

@@ -683,3 +683,109 @@ fn documented_example_renders_as_shown() {
         .expect("g2.largehp");
     assert_eq!(got.value, shown[0].value);
 }
+
+/// The Parts section's example in the README, which names shipped parts only.
+fn readme_parts_example() -> String {
+    let readme = std::fs::read_to_string(repo("README.md")).unwrap();
+    let start = readme
+        .find("```yaml\napiVersion: kvrender.io/v1alpha1\nkind: Preference\nmetadata: {name: windows.11}")
+        .expect("the README's Parts example");
+    let body = &readme[start + "```yaml\n".len()..];
+    body[..body.find("```").unwrap()].to_string()
+}
+
+/// Render `text` (at `user.yaml`) with `more` (at `more.yaml`) as `--catalog` parts and the
+/// shipped parts when `shipped`.
+fn render_borrowing(text: &str, more: &str, shipped: bool) -> Result<Rendered, RenderErrors> {
+    let source = |path: &str, text: &str| Source {
+        path: Arc::from(path),
+        bytes: text.as_bytes().to_vec(),
+    };
+    let sources = [source("user.yaml", text)];
+    let more_sources = [source("more.yaml", more)];
+    let objects = load::parse_sources(&sources).objects;
+    let more_parts = load::parse_sources(&more_sources).objects;
+    let options = RenderOptions {
+        sources: &sources,
+        more_parts: &more_parts,
+        more_sources: &more_sources,
+        shipped_parts: shipped,
+        ..RenderOptions::default()
+    };
+    render::render(&objects, &options)
+}
+
+/// A preference that names shipped parts without defining them renders as the shipped
+/// catalog's own preference of the same parts does; without the shipped parts, every unknown
+/// name is reported, naming the preference.
+#[test]
+fn a_catalog_borrows_the_shipped_parts() {
+    let example = readme_parts_example();
+    let rendered =
+        render_borrowing(&example, "", true).unwrap_or_else(|e| panic!("{}", report(&e)));
+    assert_eq!(rendered.objects.len(), 2);
+    for object in &rendered.objects {
+        let shipped = render::embedded_lookup(object.kind_str(), "default", object.name())
+            .expect("the shipped catalog has windows.11");
+        assert_eq!(object.value, shipped.value, "{}", object.kind_str());
+    }
+
+    let errors = render_borrowing(&example, "", false).unwrap_err();
+    let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        messages,
+        ["windows", "cores", "secureboot", "persistent-efi", "tpm"]
+            .map(|p| format!("user.yaml:6: preference `windows.11`: unknown part `{p}`")),
+    );
+}
+
+/// Parts come from the catalog itself first, then the `--catalog` files, then the shipped
+/// catalog; a borrowed part's own parts are looked up from where it came from.
+#[test]
+fn borrowed_parts_keep_their_own_dependencies() {
+    let user = "\
+apiVersion: kvrender.io/v1alpha1
+kind: Parts
+metadata: {name: mine}
+parts:
+  base:
+    metadata: {labels: {example.com/base: mine}}
+  tpm:
+    spec: {devices: {preferredTPM: {persistent: false}}}
+---
+apiVersion: kvrender.io/v1alpha1
+kind: Preference
+metadata: {name: w}
+spec:
+  displayName: W
+  scopes: [cluster]
+  parts: [windows, tpm, team]
+  vars: {cpu: 2, memory: 4Gi}
+";
+    let more = "\
+apiVersion: kvrender.io/v1alpha1
+kind: Parts
+metadata: {name: theirs}
+parts:
+  team:
+    defaults: {team: infra}
+    metadata: {labels: {example.com/team: \"{{ vars.team }}\"}}
+  tpm:
+    spec: {devices: {preferredTPM: {persistent: true}}}
+";
+    let rendered = render_borrowing(user, more, true).unwrap_or_else(|e| panic!("{}", report(&e)));
+    let [w] = rendered.objects.as_slice() else {
+        panic!("one object expected");
+    };
+    // The user's `tpm` wins over the `--catalog` one; `team` comes from `--catalog`.
+    assert_eq!(
+        field(w, &["spec", "devices", "preferredTPM", "persistent"]),
+        Some(&Value::Bool(false))
+    );
+    let labels = field(w, &["metadata", "labels"]).unwrap();
+    assert_eq!(labels["example.com/team"], "infra");
+    // The shipped `windows` builds on the shipped `base`, not on the user's.
+    assert_eq!(labels["instancetype.kubevirt.io/vendor"], "kubevirt.io");
+    assert!(labels.get("example.com/base").is_none(), "{labels}");
+    assert_eq!(labels["instancetype.kubevirt.io/os-type"], "windows");
+}
