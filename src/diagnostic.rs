@@ -47,6 +47,21 @@ pub struct Diagnostic {
     pub origin: Origin,
     /// The 1-based column, when known (YAML syntax errors).
     pub column: Option<u32>,
+    /// How the finding relates to others that may explain it (see [`sort`]).
+    pub cascade: Cascade,
+}
+
+/// How a finding relates to the findings that may explain it (see [`sort`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Cascade {
+    /// Neither explains nor is explained.
+    #[default]
+    Independent,
+    /// A name looked up and not found: an instancetype or preference (`KV011`), a part.
+    Unresolved,
+    /// A document that does not parse and whose text names an instancetype, preference or
+    /// catalog kind: it may define a name that is then not found.
+    MayDefine,
 }
 
 impl Diagnostic {
@@ -60,6 +75,11 @@ impl Diagnostic {
             field: None,
             origin,
             column: None,
+            cascade: if code == codes::REFERENCE_NOT_FOUND {
+                Cascade::Unresolved
+            } else {
+                Cascade::Independent
+            },
         }
     }
 
@@ -89,6 +109,17 @@ impl Diagnostic {
     #[must_use]
     pub fn with_column(mut self, column: Option<u32>) -> Self {
         self.column = column;
+        self
+    }
+
+    /// Mark a finding about a document that does not parse as [`Cascade::MayDefine`] when
+    /// its text names an instancetype, preference or catalog kind.
+    #[must_use]
+    pub fn may_define(mut self, text: &[u8]) -> Self {
+        let names = |needle: &[u8]| text.windows(needle.len()).any(|w| w == needle);
+        if names(b"Instancetype") || names(b"Preference") || names(b"kvrender.io/") {
+            self.cascade = Cascade::MayDefine;
+        }
         self
     }
 
@@ -187,8 +218,19 @@ pub fn nearest_name<'c>(
         .map(|(_, c)| c)
 }
 
-/// Sort diagnostics into their printing order and drop exact duplicates.
+/// Sort diagnostics into their printing order, drop exact duplicates, and drop the findings
+/// another one may explain, as a compiler leaves out its cascading errors: while a document
+/// that may define instancetypes, preferences or parts does not parse, every name not found
+/// (`KV011`, an unknown part); while a catalog does not render (`KV040`), every instancetype
+/// or preference not found (`KV011`). They come back, if still true, once the cause is fixed.
 pub fn sort(diags: &mut Vec<Diagnostic>) {
+    if diags.iter().any(|d| d.cascade == Cascade::MayDefine) {
+        diags.retain(|d| d.cascade != Cascade::Unresolved);
+    } else if diags.iter().any(|d| d.code == codes::CATALOG_RENDER) {
+        diags.retain(|d| {
+            !(d.cascade == Cascade::Unresolved && d.code == codes::REFERENCE_NOT_FOUND)
+        });
+    }
     diags.sort_by(Diagnostic::sort_key_cmp);
     diags.dedup();
 }
@@ -246,6 +288,37 @@ pub mod codes {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn findings_a_broken_document_or_catalog_may_explain_are_left_out() {
+        let at = |line| Origin::new("f.yaml", 0, Some(line));
+        let not_found = Diagnostic::warning(codes::REFERENCE_NOT_FOUND, at(9), "u1.x not found");
+        let mut part = Diagnostic::error(codes::CATALOG_RENDER, at(5), "unknown part `p`");
+        part.cascade = Cascade::Unresolved;
+        let template = Diagnostic::error(codes::CATALOG_RENDER, at(4), "cannot render");
+        let vm_syntax = Diagnostic::error(codes::YAML_SYNTAX, at(1), "bad")
+            .may_define(b"kind: VirtualMachine\nmetadata: {name: x\n");
+        let parts_syntax = Diagnostic::error(codes::YAML_SYNTAX, at(2), "bad")
+            .may_define(b"apiVersion: kvrender.io/v1alpha1\nkind: Parts\n");
+        assert_eq!(not_found.cascade, Cascade::Unresolved);
+        assert_eq!(vm_syntax.cascade, Cascade::Independent);
+        assert_eq!(parts_syntax.cascade, Cascade::MayDefine);
+        let sorted = |diags: &[&Diagnostic]| {
+            let mut diags: Vec<Diagnostic> = diags.iter().map(|d| (*d).clone()).collect();
+            sort(&mut diags);
+            diags
+                .into_iter()
+                .map(|d| d.origin.line.unwrap())
+                .collect::<Vec<_>>()
+        };
+        // A broken VM explains nothing; a broken catalog document explains every name not
+        // found; a catalog that does not render explains instancetypes and preferences.
+        assert_eq!(sorted(&[&not_found, &part, &vm_syntax]), [1, 5]);
+        assert_eq!(sorted(&[&not_found, &part, &parts_syntax]), [2]);
+        assert_eq!(sorted(&[&not_found, &template]), [4]);
+        assert_eq!(sorted(&[&not_found, &part]), [5]);
+        assert_eq!(sorted(&[&not_found]), [9]);
+    }
 
     #[test]
     fn long_text_is_shortened_for_a_message() {

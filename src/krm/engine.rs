@@ -155,7 +155,11 @@ pub fn render_diagnostic(err: &RenderError) -> Diagnostic {
         message.push_str(&s.to_string());
         source = s.source();
     }
-    Diagnostic::error(err.code(), location, message)
+    let mut diagnostic = Diagnostic::error(err.code(), location, message);
+    if matches!(err, RenderError::UnknownPart { .. }) {
+        diagnostic.cascade = crate::diagnostic::Cascade::Unresolved;
+    }
+    diagnostic
 }
 
 /// Which checks run (see the README, "What runs in each mode").

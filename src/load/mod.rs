@@ -175,7 +175,8 @@ pub fn parse_bytes(path: &Arc<str>, bytes: &[u8]) -> Loaded {
                             e.valid_up_to()
                         ),
                     )
-                    .with_column(u32::try_from(column + 1).ok()),
+                    .with_column(u32::try_from(column + 1).ok())
+                    .may_define(bytes),
                 ],
             }
         }
@@ -206,11 +207,10 @@ pub fn parse_text(path: &Arc<str>, text: &str) -> Loaded {
                             }
                         }
                     }
-                    Some(problem) => loaded.diagnostics.push(Diagnostic::error(
-                        codes::NOT_AN_OBJECT,
-                        origin,
-                        problem,
-                    )),
+                    Some(problem) => loaded.diagnostics.push(
+                        Diagnostic::error(codes::NOT_AN_OBJECT, origin, problem)
+                            .may_define(text.as_bytes()),
+                    ),
                 }
             }
             Err(e) => loaded.diagnostics.push(
@@ -219,7 +219,8 @@ pub fn parse_text(path: &Arc<str>, text: &str) -> Loaded {
                     Origin::new(path.clone(), 0, u32::try_from(e.line()).ok()),
                     format!("invalid JSON: {e}"),
                 )
-                .with_column(u32::try_from(e.column()).ok()),
+                .with_column(u32::try_from(e.column()).ok())
+                .may_define(text.as_bytes()),
             ),
         }
         return loaded;
@@ -257,7 +258,8 @@ fn parse_chunk(
                     Ok(Object::new(value, origin)
                         .with_source(Arc::from(chunk.text), chunk.first_line))
                 }
-                Some(problem) => Err(Diagnostic::error(codes::NOT_AN_OBJECT, origin, problem)),
+                Some(problem) => Err(Diagnostic::error(codes::NOT_AN_OBJECT, origin, problem)
+                    .may_define(chunk.text.as_bytes())),
             }
         }
         Err(e) => {
@@ -270,7 +272,8 @@ fn parse_chunk(
                 Origin::new(path.clone(), index, line),
                 format!("invalid YAML: {}", e.message),
             )
-            .with_column(e.column))
+            .with_column(e.column)
+            .may_define(chunk.text.as_bytes()))
         }
     }
 }

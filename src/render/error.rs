@@ -79,6 +79,15 @@ pub enum RenderError {
         /// What is wrong.
         message: String,
     },
+    /// A family, preference or part names a part that is defined nowhere: the catalog's
+    /// documents, the `--catalog` files or the shipped catalog.
+    #[error("{location}: {message}")]
+    UnknownPart {
+        /// The file and line of the name.
+        location: Origin,
+        /// What is wrong, with the nearest known name.
+        message: String,
+    },
     /// Two catalog entries render an object of the same kind and name.
     #[error("{location}: {kind} `{name}` is rendered twice, also from {other}")]
     Duplicate {
@@ -100,6 +109,7 @@ impl RenderError {
             RenderError::Template { location, .. }
             | RenderError::Output { location, .. }
             | RenderError::Invalid { location, .. }
+            | RenderError::UnknownPart { location, .. }
             | RenderError::Duplicate { location, .. } => location,
         }
     }

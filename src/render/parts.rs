@@ -204,13 +204,13 @@ impl<'a> PartLibrary<'a> {
             let known = self.known();
             let hint = closest(name, known.iter().copied());
             let who = visit.who;
-            return Err(visit.referrer.invalid(
-                visit.at,
-                match hint {
+            return Err(RenderError::UnknownPart {
+                location: visit.referrer.at(visit.at),
+                message: match hint {
                     Some(h) => format!("{who}: unknown part `{name}` (did you mean `{h}`?)"),
                     None => format!("{who}: unknown part `{name}`"),
                 },
-            ));
+            });
         };
         if out.iter().any(|p| std::ptr::eq(*p, part)) {
             return Ok(());

@@ -779,3 +779,80 @@ fn a_users_catalog_borrows_shipped_and_catalog_parts() {
     }
     assert!(!errors.contains("unknown part `team`"), "{errors}");
 }
+
+/// A catalog document that does not parse or a family that does not render is reported
+/// alone: the names it would have defined are not also reported as not found, by `build`,
+/// `validate` and `expand`. A broken VirtualMachine explains nothing and hides nothing.
+#[test]
+fn a_broken_catalog_is_not_followed_by_knock_on_findings() {
+    let tmp = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let path = tmp.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let vm = write(
+        "vm.yaml",
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: vm}\nspec:\n  \
+         instancetype: {name: g1.medium}\n  preference: {name: office}\n  \
+         template: {spec: {domain: {devices: {}}}}\n",
+    );
+    let family = write(
+        "family.yaml",
+        "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata: {name: g}\n\
+         spec:\n  version: 1\n  sizes:\n    - [medium, 2, 4Gi]\n  template:\n    spec:\n      \
+         cpu: {guest: \"{{ size.cpus }}\"}\n      memory: {guest: \"{{ size.memory }}\"}\n---\n\
+         apiVersion: kvrender.io/v1alpha1\nkind: Preference\nmetadata: {name: office}\n\
+         spec:\n  parts: [mine]\n",
+    );
+    let parts = write(
+        "parts.yaml",
+        "apiVersion: kvrender.io/v1alpha1\nkind: Parts\nmetadata: {name: p}\nparts:\n  \
+         mine:\n    spec: {devices: {preferredDiskBus: virtio}\n",
+    );
+    let broken_vm = write(
+        "broken-vm.yaml",
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: x\n",
+    );
+    let codes = |out: &Output| {
+        let text = String::from_utf8_lossy(&out.stderr).to_string()
+            + &String::from_utf8_lossy(&out.stdout);
+        let mut found: Vec<String> = text
+            .lines()
+            .filter_map(|l| Some(l.split_once("error[")?.1[..5].to_string()))
+            .chain(
+                text.lines()
+                    .filter_map(|l| Some(l.split_once("warning[")?.1[..5].to_string())),
+            )
+            .collect();
+        found.sort();
+        found
+    };
+    let no_catalog = "--no-default-catalog";
+    for command in ["build", "validate", "expand"] {
+        // The preference names an unknown part (and the family's template would fail next):
+        // that is reported, the two names the VM asks for are not.
+        let out = run(&[command, no_catalog, &vm, &family]);
+        assert_eq!(out.status.code(), Some(1), "{command}: {}", describe(&out));
+        assert_eq!(codes(&out), ["KV040"], "{command}: {}", describe(&out));
+        assert!(describe(&out).contains("unknown part `mine`"));
+        // Without the preference, the family's template error is reported alone.
+        let family_only = family.replace("family.yaml", "family-only.yaml");
+        let text = std::fs::read_to_string(&family).unwrap();
+        std::fs::write(&family_only, &text[..text.find("---").unwrap()]).unwrap();
+        let out = run(&[command, no_catalog, &vm, &family_only]);
+        assert_eq!(codes(&out), ["KV040"], "{command}: {}", describe(&out));
+        assert!(describe(&out).contains("size.cpus"));
+        // With the Parts document broken, only its syntax error is reported.
+        let out = run(&[command, no_catalog, &vm, &family, &parts]);
+        assert_eq!(codes(&out), ["KV001"], "{command}: {}", describe(&out));
+    }
+    // A broken VM hides nothing: the other VM's names are still not found.
+    let out = run(&["validate", no_catalog, &vm, &broken_vm]);
+    assert_eq!(
+        codes(&out),
+        ["KV001", "KV011", "KV011"],
+        "{}",
+        describe(&out)
+    );
+}
