@@ -83,6 +83,7 @@ pub struct BuildArgs {
     #[arg(
         long,
         value_name = "KEY",
+        requires = "version_label",
         default_value = "instancetype.kubevirt.io/common-instancetypes-version",
         value_parser = label_key
     )]

@@ -266,7 +266,7 @@ pub mod codes {
     pub const DUPLICATE: &str = "KV020";
     /// An unknown or outdated `apiVersion` for a kind kvrender knows.
     pub const API_VERSION: &str = "KV021";
-    /// A field the KubeVirt API does not know (the cluster drops it silently).
+    /// A field the KubeVirt API does not know (refused by a validating client, else dropped).
     pub const UNKNOWN_FIELD: &str = "KV022";
     /// An instancetype or preference spec KubeVirt's webhook refuses.
     pub const INVALID_SPEC: &str = "KV030";

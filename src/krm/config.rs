@@ -160,6 +160,12 @@ impl FnConfig {
                 "unsupported functionConfig `{api_version}, Kind={kind}` (expected `{API_VERSION}, Kind={KIND}` or a ConfigMap)"
             )),
         }
+        if config.version_label_key.is_some() && config.version_label.is_none() {
+            errors.push(
+                "`versionLabelKey` is set without `versionLabel`: there is no version to stamp"
+                    .into(),
+            );
+        }
         if errors.is_empty() {
             Ok(config)
         } else {
@@ -351,6 +357,11 @@ mod tests {
         assert!(errors[1].contains("`versionLabelKey`: not a valid label key"));
         let empty = json!({"kind": "ConfigMap", "data": {"versionLabelKey": ""}});
         assert!(FnConfig::parse(Some(&empty)).unwrap_err()[0].contains("empty name"));
+        let key_alone = json!({"kind": "ConfigMap", "data": {"versionLabelKey": "example.com/v"}});
+        assert_eq!(
+            FnConfig::parse(Some(&key_alone)).unwrap_err(),
+            ["`versionLabelKey` is set without `versionLabel`: there is no version to stamp"]
+        );
         let good = json!({"kind": "ConfigMap",
             "data": {"versionLabel": "v1.4.0", "versionLabelKey": "example.com/version"}});
         let config = FnConfig::parse(Some(&good)).unwrap();

@@ -5,7 +5,8 @@
 //! It covers instancetype and preference specs and the parts of a VirtualMachine that
 //! instancetypes and preferences touch. Everything below those parts (volume sources, features,
 //! affinity, ...) is [`Ty::Opaque`]: we check neither its names nor its types. Field names are
-//! case-sensitive, as the API server treats them: an unknown field is pruned without a word.
+//! case-sensitive, as the API server treats them: an unknown field is refused under strict field
+//! validation (`kubectl`'s default) and pruned without a word otherwise.
 
 use std::borrow::Cow;
 

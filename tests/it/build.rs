@@ -561,6 +561,16 @@ fn a_version_label_the_api_server_would_refuse_is_a_usage_error() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains("not a valid label"), "{stderr}");
     }
+    // A key without a version would stamp nothing.
+    let out = run(&[
+        "build",
+        "examples/catalog",
+        "--version-label-key",
+        "example.com/v",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--version-label <VERSION>"));
 }
 
 /// Families and preferences under `--catalog` are rendered for resolution, by every command

@@ -175,7 +175,7 @@ fn label_and_annotation_values_that_are_not_strings_are_kv004() {
             "no `{prefix}… {want}` in:\n{text}"
         );
     }
-    // A misspelt metadata field is pruned by the API server without a word: a warning.
+    // A misspelt metadata field is refused or dropped, never used: a warning.
     assert!(
         text.lines()
             .any(|l| l.contains("meta.yaml:20: warning[KV022]") && l.contains("lables")),

@@ -35,7 +35,7 @@ use crate::validate::schema::{self, Problem, Ty};
 pub const RULE: Rule = Rule {
     code: codes::UNKNOWN_FIELD,
     name: "unknown-field",
-    summary: "A field KubeVirt does not know (e.g. a wrong case): the cluster drops it silently.",
+    summary: "A field KubeVirt does not know (e.g. a wrong case): `kubectl apply` refuses the object, a client that does not validate fields has it dropped; either way it does nothing.",
     severity: Severity::Warning,
 };
 
@@ -77,8 +77,9 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
                     format!("in `{parent}`")
                 };
                 let mut message = format!(
-                    "unknown field `{key}` {place}: the cluster drops it silently, so it does \
-                     nothing"
+                    "unknown field `{key}` {place}: `kubectl apply` refuses the object (strict \
+                     field validation), a client that does not validate fields has it dropped; \
+                     either way it does nothing"
                 );
                 if let Some(s) = suggestion {
                     message.push_str(&format!("; did you mean `{s}`?"));
