@@ -169,7 +169,7 @@ impl Lazy {
             match render_job(self.templates, &self.jobs[job], &RenderOptions::default()) {
                 Ok(objects) => objects,
                 // The shipped catalog is covered by tests; failing here is a build defect.
-                Err(e) => panic!("the embedded catalog does not render: {e}"),
+                Err(e) => panic!("the embedded catalog does not render: {}", e[0]),
             }
         })
     }

@@ -377,7 +377,7 @@ pub fn render<'o>(
     let jobs = prepared.jobs(&catalog);
     let (order, names) = output_order(&jobs);
 
-    let results: Vec<Result<Vec<(Object, Combination)>, RenderError>> = jobs
+    let results: Vec<JobResult> = jobs
         .par_iter()
         .map(|job| render_job(&prepared.templates, job, options))
         .collect();
@@ -392,9 +392,15 @@ pub fn render<'o>(
                     *slot = Some(item);
                 }
             }
-            // A leaf that fails for one size most likely fails for every size: once is enough.
-            Err(e) if errors.iter().any(|seen| same_leaf(seen, &e)) => {}
-            Err(e) => errors.push(e),
+            Err(failed) => {
+                for e in failed {
+                    // A leaf that fails for one size most likely fails for every size: once is
+                    // enough.
+                    if !errors.iter().any(|seen| same_leaf(seen, &e)) {
+                        errors.push(e);
+                    }
+                }
+            }
         }
         rendered.push(slots);
     }
@@ -869,11 +875,14 @@ fn single(key: &str, value: Value) -> Value {
     Value::Object(map)
 }
 
+/// The objects one combination renders to (one per scope), or every way it failed.
+type JobResult = Result<Vec<(Object, Combination)>, Vec<RenderError>>;
+
 fn render_job<'a>(
     templates: &Templates<'_, 'a>,
     job: &Job<'_, 'a>,
     options: &RenderOptions<'_>,
-) -> Result<Vec<(Object, Combination)>, RenderError> {
+) -> JobResult {
     let (doc, name, ctx, combination, parts, origin, own) = match job {
         Job::Size {
             family,
@@ -944,11 +953,22 @@ fn render_job<'a>(
         "metadata".into(),
         single("name", Value::from(name.as_str())),
     );
-    let render = |tree: &'a Value, site: &Site<'_, '_>| -> Result<Option<Value>, RenderError> {
-        templates
-            .render_tree(tree, &ctx)
-            .map_err(|e| leaf_error(site, e, &combination))
+    // Every tree is rendered, so that every failing leaf of the object is reported.
+    let mut errors: Vec<RenderError> = Vec::new();
+    let mut render = |tree: &'a Value, site: &Site<'_, '_>| -> Option<Value> {
+        match templates.render_tree(tree, &ctx) {
+            Ok(fragment) => fragment,
+            Err(leaves) => {
+                errors.extend(
+                    leaves
+                        .into_iter()
+                        .map(|e| leaf_error(site, e, &combination)),
+                );
+                None
+            }
+        }
     };
+    let mut shapes: Vec<RenderError> = Vec::new();
     for part in parts {
         for (tree, key) in [(part.metadata, "metadata"), (part.spec, "spec")] {
             let Some(tree) = tree else { continue };
@@ -956,9 +976,12 @@ fn render_job<'a>(
                 doc: &part.doc,
                 steps: &[Step::Key("parts"), Step::Key(part.name), Step::Key(key)],
             };
-            if let Some(fragment) = render(tree, &site)? {
-                if key == "metadata" {
-                    must_be_mapping(&site, &[], &fragment, &combination)?;
+            if let Some(fragment) = render(tree, &site) {
+                if key == "metadata"
+                    && let Err(e) = must_be_mapping(&site, &[], &fragment, &combination)
+                {
+                    shapes.push(e);
+                    continue;
                 }
                 merge_entry(&mut object, key.to_string(), fragment);
             }
@@ -971,28 +994,38 @@ fn render_job<'a>(
             doc,
             steps: &[Step::Key("spec"), Step::Key(key)],
         };
-        let Some(fragment) = render(tree, &site)? else {
+        let Some(fragment) = render(tree, &site) else {
             continue;
         };
         let fragment = match key {
             "template" => {
-                must_be_mapping(&site, &[], &fragment, &combination)?;
-                must_be_mapping(&site, &["metadata"], &fragment, &combination)?;
+                let shape = must_be_mapping(&site, &[], &fragment, &combination)
+                    .and_then(|()| must_be_mapping(&site, &["metadata"], &fragment, &combination));
+                if let Err(e) = shape {
+                    shapes.push(e);
+                    continue;
+                }
                 fragment
             }
             _ => single("metadata", single(key, fragment)),
         };
         deep_merge_owned(&mut object, fragment);
     }
+    errors.append(&mut shapes);
+    if !errors.is_empty() {
+        return Err(errors);
+    }
     // Identity is not the templates' to change.
     object["apiVersion"] = Value::from(OUTPUT_API_VERSION);
     object["metadata"]["name"] = Value::String(name);
     for key in ["labels", "annotations"] {
-        stringify(&mut object, key).map_err(|message| RenderError::Output {
-            location: origin.clone(),
-            combination: Box::new(combination.clone()),
-            field: format!("metadata.{key}"),
-            message,
+        stringify(&mut object, key).map_err(|message| {
+            vec![RenderError::Output {
+                location: origin.clone(),
+                combination: Box::new(combination.clone()),
+                field: format!("metadata.{key}"),
+                message,
+            }]
         })?;
     }
     if let Some(version) = options.version {

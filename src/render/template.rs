@@ -304,12 +304,13 @@ impl<'e, 's> Templates<'e, 's> {
     }
 
     /// Render every template leaf of `tree` with `ctx` in scope. `None` means the whole tree
-    /// was dropped (it was a single `{{ … }}` that gave `none`).
+    /// was dropped (it was a single `{{ … }}` that gave `none`). When leaves fail, every
+    /// failing leaf is reported, in tree order.
     pub fn render_tree(
         &self,
         tree: &'s Value,
         ctx: &minijinja::Value,
-    ) -> Result<Option<Value>, LeafError> {
+    ) -> Result<Option<Value>, Vec<LeafError>> {
         // A tree not given to `add_tree` is marked now (and its leaves compiled when met).
         let marked_now;
         let node = match self.trees.get(&(std::ptr::from_ref(tree) as usize)) {
@@ -320,46 +321,60 @@ impl<'e, 's> Templates<'e, 's> {
             }
         };
         let mut field = Vec::new();
-        self.render_marked(node, ctx, &mut field)
-            .map_err(|kind| LeafError {
-                field: owned(&field),
-                kind,
-            })
+        let mut errors = Vec::new();
+        let rendered = self.render_marked(node, ctx, &mut field, &mut errors);
+        if errors.is_empty() {
+            Ok(rendered)
+        } else {
+            Err(errors)
+        }
     }
 
+    /// Render `node`; a failing leaf is added to `errors` and rendered as dropped, so the rest
+    /// of the tree is still tried.
     fn render_marked(
         &self,
         node: &Node<'s>,
         ctx: &minijinja::Value,
         field: &mut Vec<Step<'s>>,
-    ) -> Result<Option<Value>, LeafErrorKind> {
+        errors: &mut Vec<LeafError>,
+    ) -> Option<Value> {
         match node {
-            Node::Plain(value) => Ok(Some((*value).clone())),
-            Node::Leaf(s, compiled) => self.render_leaf(s, *compiled, ctx),
+            Node::Plain(value) => Some((*value).clone()),
+            Node::Leaf(s, compiled) => match self.render_leaf(s, *compiled, ctx) {
+                Ok(value) => value,
+                Err(kind) => {
+                    errors.push(LeafError {
+                        field: owned(field),
+                        kind,
+                    });
+                    None
+                }
+            },
             Node::Map(map, nodes) => {
                 let mut out = Map::with_capacity(nodes.len());
                 for ((key, _), node) in map.iter().zip(nodes) {
                     field.push(Step::Key(key));
-                    let rendered = self.render_marked(node, ctx, field)?;
+                    let rendered = self.render_marked(node, ctx, field, errors);
                     field.pop();
                     if let Some(v) = rendered {
                         out.insert(key.clone(), v);
                     }
                 }
                 if out.is_empty() && !map.is_empty() {
-                    return Ok(None);
+                    return None;
                 }
-                Ok(Some(Value::Object(out)))
+                Some(Value::Object(out))
             }
             Node::List(nodes) => {
                 let mut out = Vec::with_capacity(nodes.len());
                 for (i, node) in nodes.iter().enumerate() {
                     field.push(Step::Index(i));
-                    let rendered = self.render_marked(node, ctx, field)?;
+                    let rendered = self.render_marked(node, ctx, field, errors);
                     field.pop();
                     out.extend(rendered);
                 }
-                Ok(Some(Value::Array(out)))
+                Some(Value::Array(out))
             }
         }
     }
@@ -576,7 +591,19 @@ mod tests {
         // Leaves that were not compiled up front render the same way.
         let uncompiled = Templates::new(&env).render_tree(&tree, &context(&ctx));
         assert_eq!(format!("{first:?}"), format!("{uncompiled:?}"));
-        first
+        first.map_err(|mut errors| errors.remove(0))
+    }
+
+    #[test]
+    fn every_failing_leaf_is_reported_in_tree_order() {
+        let env = sandbox();
+        let tree = json!({"a": "{{ nope }}", "b": [1, "{{ size.cpus }}"], "c": "{{ size.cpu }}",
+                          "d": {"e": "x{{ also.nope }}"}});
+        let errors = Templates::new(&env)
+            .render_tree(&tree, &context(&json!({"size": {"cpu": 1}})))
+            .unwrap_err();
+        let fields: Vec<String> = errors.iter().map(|e| field_to_string(&e.field)).collect();
+        assert_eq!(fields, ["a", "b[1]", "d.e"]);
     }
 
     /// Every shortcut gives what minijinja gives, value or error, whatever the context holds.

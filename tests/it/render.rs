@@ -789,3 +789,81 @@ parts:
     assert!(labels.get("example.com/base").is_none(), "{labels}");
     assert_eq!(labels["instancetype.kubevirt.io/os-type"], "windows");
 }
+
+/// Every mistake inside one object is reported: each failing template leaf (in its parts, its
+/// template and its labels), each undeclared trait (the family's and its variants'), each
+/// unknown part.
+#[test]
+fn every_mistake_of_one_object_is_reported() {
+    let leaves = "\
+apiVersion: kvrender.io/v1alpha1
+kind: Parts
+metadata: {name: p}
+parts:
+  shape:
+    spec: {ioThreadsPolicy: \"{{ traits.io }}\"}
+---
+apiVersion: kvrender.io/v1alpha1
+kind: InstancetypeFamily
+metadata: {name: t}
+spec:
+  parts: [shape]
+  sizes: [[small, 1, 1Gi]]
+  labels:
+    example.com/disk: \"{{ size.disk }}\"
+  template:
+    spec:
+      cpu: {guest: \"{{ size.cpus }}\"}
+      memory: {guest: \"{{ size.memory }}\"}
+";
+    let errors = render_text(leaves).unwrap_err();
+    let fields: Vec<String> = errors
+        .iter()
+        .map(|e| match e {
+            RenderError::Template { field, .. } => field.clone(),
+            other => panic!("not a template error: {other}"),
+        })
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            "parts.shape.spec.ioThreadsPolicy",
+            "spec.template.spec.cpu.guest",
+            "spec.labels[\"example.com/disk\"]",
+        ]
+    );
+
+    let traits = "\
+apiVersion: kvrender.io/v1alpha1
+kind: Parts
+metadata: {name: p}
+parts:
+  it: {defaults: {numa: false}}
+---
+apiVersion: kvrender.io/v1alpha1
+kind: InstancetypeFamily
+metadata: {name: t}
+spec:
+  parts: [it, nope]
+  traits: {nmua: true}
+  variants:
+    - {suffix: \"\"}
+    - {suffix: x, traits: {hugepages: true}}
+  sizes: [[small, 1, 1Gi]]
+";
+    let errors = render_text(traits).unwrap_err();
+    assert_eq!(
+        errors.len(),
+        1,
+        "an unknown part stops before traits: {errors}"
+    );
+    assert!(errors.first().to_string().contains("unknown part `nope`"));
+    let errors = render_text(&traits.replace("[it, nope]", "[it]")).unwrap_err();
+    let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    assert!(messages[0].contains("unknown trait `nmua`"), "{messages:?}");
+    assert!(
+        messages[1].contains("unknown trait `hugepages`"),
+        "{messages:?}"
+    );
+}
