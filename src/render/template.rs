@@ -564,13 +564,32 @@ fn to_json(value: &minijinja::Value) -> Result<Option<Value>, LeafErrorKind> {
     if let Some(at) = undefined_inside(value) {
         return Err(LeafErrorKind::Template(undefined_entry(&at)));
     }
-    let json = serde_json::to_value(value).map_err(|e| LeafErrorKind::Convert(e.to_string()))?;
+    let mut json =
+        serde_json::to_value(value).map_err(|e| LeafErrorKind::Convert(e.to_string()))?;
     if let Value::String(s) = &json
         && s.len() > MAX_LEAF_BYTES
     {
         return Err(LeafErrorKind::TooLarge(s.len()));
     }
-    Ok(Some(json))
+    Ok(keep_without_nones(&mut json).then_some(json))
+}
+
+/// Apply the leaf rules inside a value an expression gave: `none` entries and items are
+/// dropped at any depth, and so is a mapping left empty by such drops (a mapping that was
+/// empty to begin with stays). `false` when `value` itself is dropped.
+fn keep_without_nones(value: &mut Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Object(map) if !map.is_empty() => {
+            map.retain(|_, v| keep_without_nones(v));
+            !map.is_empty()
+        }
+        Value::Array(items) => {
+            items.retain_mut(keep_without_nones);
+            true
+        }
+        _ => true,
+    }
 }
 
 /// Turn a JSON context into a template context.
@@ -706,6 +725,24 @@ mod tests {
     }
 
     #[test]
+    fn none_inside_a_built_value_is_dropped_as_a_leaf_none_is() {
+        let out = render(
+            json!({
+                "hugepages": "{{ {'pageSize': none} }}",
+                "memory": "{{ {'guest': '1Gi', 'hugepages': {'pageSize': none}, 'x': {}} }}",
+                "list": "{{ [1, none, {'a': none}, []] }}",
+            }),
+            json!({}),
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(
+            out,
+            json!({"memory": {"guest": "1Gi", "x": {}}, "list": [1, []]})
+        );
+    }
+
+    #[test]
     fn mixed_text_renders_as_a_string_without_escaping() {
         let out = render(
             json!({"name": "{{ f }}.{{ s }}", "html": "{{ q }}", "plain": "a{b}"}),
@@ -758,10 +795,7 @@ mod tests {
         )
         .unwrap()
         .unwrap();
-        assert_eq!(
-            out,
-            json!({"a": {"pageSize": "2Mi"}, "b": "x", "c": [[1], {"k": null}]})
-        );
+        assert_eq!(out, json!({"a": {"pageSize": "2Mi"}, "b": "x", "c": [[1]]}));
     }
 
     #[test]
