@@ -113,11 +113,13 @@ impl Diagnostic {
     }
 
     /// Mark a finding about a document that does not parse as [`Cascade::MayDefine`] when
-    /// its text names an instancetype, preference or catalog kind.
+    /// its text looks like an instancetype, a preference or a catalog document: a top-level
+    /// `kind:` line naming one of those kinds, or a top-level `apiVersion: kvrender.io/…`
+    /// (in JSON, a `"kind"` naming one of those kinds). A VM that names an instancetype kind
+    /// in its matcher, or a comment, does not count.
     #[must_use]
     pub fn may_define(mut self, text: &[u8]) -> Self {
-        let names = |needle: &[u8]| text.windows(needle.len()).any(|w| w == needle);
-        if names(b"Instancetype") || names(b"Preference") || names(b"kvrender.io/") {
+        if defines_names(text) {
             self.cascade = Cascade::MayDefine;
         }
         self
@@ -218,6 +220,45 @@ pub fn nearest_name<'c>(
         .map(|(_, c)| c)
 }
 
+/// The kinds whose documents define names that others look up.
+const DEFINING_KINDS: [&str; 7] = [
+    "VirtualMachineClusterInstancetype",
+    "VirtualMachineInstancetype",
+    "VirtualMachineClusterPreference",
+    "VirtualMachinePreference",
+    "Parts",
+    "InstancetypeFamily",
+    "Preference",
+];
+
+/// See [`Diagnostic::may_define`].
+fn defines_names(text: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(text);
+    let unquote = |v: &str| {
+        let v = v.split(" #").next().unwrap_or(v).trim();
+        v.trim_matches(|c| c == '"' || c == '\'').to_string()
+    };
+    if text.trim_start().starts_with('{') {
+        // JSON: every `"kind": "…"`.
+        return text.match_indices("\"kind\"").any(|(at, key)| {
+            let rest = text[at + key.len()..].trim_start();
+            rest.strip_prefix(':').is_some_and(|rest| {
+                let rest = rest.trim_start();
+                rest.strip_prefix('"')
+                    .and_then(|r| r.split_once('"'))
+                    .is_some_and(|(kind, _)| DEFINING_KINDS.contains(&kind))
+            })
+        });
+    }
+    text.lines().any(|line| {
+        if let Some(kind) = line.strip_prefix("kind:") {
+            return DEFINING_KINDS.contains(&unquote(kind).as_str());
+        }
+        line.strip_prefix("apiVersion:")
+            .is_some_and(|v| unquote(v).starts_with("kvrender.io/"))
+    })
+}
+
 /// Sort diagnostics into their printing order, drop exact duplicates, and drop the findings
 /// another one may explain, as a compiler leaves out its cascading errors: while a document
 /// that may define instancetypes, preferences or parts does not parse, every name not found
@@ -296,10 +337,27 @@ mod tests {
         let mut part = Diagnostic::error(codes::CATALOG_RENDER, at(5), "unknown part `p`");
         part.cascade = Cascade::Unresolved;
         let template = Diagnostic::error(codes::CATALOG_RENDER, at(4), "cannot render");
-        let vm_syntax = Diagnostic::error(codes::YAML_SYNTAX, at(1), "bad")
-            .may_define(b"kind: VirtualMachine\nmetadata: {name: x\n");
+        let vm_syntax = Diagnostic::error(codes::YAML_SYNTAX, at(1), "bad").may_define(
+            b"kind: VirtualMachine # uses a Preference\nmetadata: {name: x\nspec:\n  \
+              instancetype:\n    kind: VirtualMachineClusterInstancetype\n",
+        );
         let parts_syntax = Diagnostic::error(codes::YAML_SYNTAX, at(2), "bad")
             .may_define(b"apiVersion: kvrender.io/v1alpha1\nkind: Parts\n");
+        for (text, defines) in [
+            (&b"kind: \"VirtualMachineInstancetype\"\nspec: ["[..], true),
+            (b"apiVersion: 'kvrender.io/v1alpha1'\nkind: Parts\n", true),
+            (b"kind: Preference # a catalog one\n", true),
+            (b"# kind: Parts\nowner: platform\n", false),
+            (b"{\"kind\" : \"Parts\", \"parts\": {", true),
+            (b"{\"kind\": \"VirtualMachine\", \"spec\": [", false),
+        ] {
+            assert_eq!(
+                defines_names(text),
+                defines,
+                "{}",
+                String::from_utf8_lossy(text)
+            );
+        }
         assert_eq!(not_found.cascade, Cascade::Unresolved);
         assert_eq!(vm_syntax.cascade, Cascade::Independent);
         assert_eq!(parts_syntax.cascade, Cascade::MayDefine);

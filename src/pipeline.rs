@@ -92,6 +92,13 @@ pub fn name_diagnostic(obj: &Object) -> Option<Diagnostic> {
     Some(d)
 }
 
+/// The checks `expand` makes of a VM itself before anything is applied: a valid name and
+/// fields of the right type (for a VM with no instancetype or preference to expand).
+pub fn vm_diagnostic(vm: &Object) -> Option<Diagnostic> {
+    name_diagnostic(vm)
+        .or_else(|| wrong_type_diagnostic(vm, &typecheck::virtual_machine(&vm.value), ""))
+}
+
 /// Check what expansion needs of a VM before it runs: a valid name, and fields of the right
 /// type in the VM and in the instancetype and preference it names (looked up through
 /// `lookups`, so that expansion finds them there).

@@ -57,9 +57,10 @@ fn build_all(inputs: &Inputs, stage: Stage, out: &mut Outcome) -> Vec<Built> {
                 }
             }
         } else {
-            // The name check `expand` makes (the VMI's name and firmware UUID come from it).
+            // The checks `expand` makes (the VMI's name and firmware UUID come from the name;
+            // a field of the wrong type would be replaced or copied as it is).
             if kind == Kind::VirtualMachine
-                && let Some(d) = pipeline::name_diagnostic(obj)
+                && let Some(d) = pipeline::vm_diagnostic(obj)
             {
                 out.diagnostics.push(d);
                 continue;

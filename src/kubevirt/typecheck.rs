@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::model::path;
 use crate::model::path::{At, Fields};
-use crate::validate::schema::{self, Field, Ty, found_instead, is_quantity};
+use crate::validate::schema::{self, Field, Ty, found_instead, go_reads_quantity};
 
 /// One field whose value has the wrong type.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,7 +45,7 @@ fn fits_here(v: &Value, ty: Ty) -> bool {
         Ty::Bool => v.is_boolean(),
         Ty::Int => v.is_i64() || v.is_u64(),
         Ty::Uint32 => v.as_u64().is_some_and(|n| u32::try_from(n).is_ok()),
-        Ty::Quantity => is_quantity(v),
+        Ty::Quantity => go_reads_quantity(v),
         Ty::StrMap | Ty::QuantityMap | Ty::Struct(_) | Ty::OpaqueMap => v.is_object(),
         Ty::List(_) => v.is_array(),
         Ty::Opaque => true,
@@ -82,7 +82,7 @@ fn walk(v: &Value, ty: Ty, at: &At<'_>, out: &mut Vec<WrongType>) {
             for (key, item) in map {
                 let ok = match ty {
                     Ty::StrMap => item.is_null() || item.is_string(),
-                    _ => item.is_null() || is_quantity(item),
+                    _ => item.is_null() || go_reads_quantity(item),
                 };
                 if !ok {
                     let expected = if matches!(ty, Ty::StrMap) {
@@ -180,7 +180,7 @@ fn well_typed(v: &Value, ty: Ty) -> bool {
     match (ty, v) {
         (Ty::StrMap, Value::Object(map)) => map.values().all(|i| i.is_null() || i.is_string()),
         (Ty::QuantityMap, Value::Object(map)) => {
-            map.values().all(|i| i.is_null() || is_quantity(i))
+            map.values().all(|i| i.is_null() || go_reads_quantity(i))
         }
         (Ty::Struct(fields), Value::Object(map)) => map.iter().all(|(key, child)| {
             find_field(fields, key)

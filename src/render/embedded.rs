@@ -28,6 +28,9 @@ pub fn embedded_sources() -> Vec<Source> {
         .collect()
 }
 
+/// How the files of the shipped catalog are named where a user's catalog borrows its parts.
+const SHIPPED_PREFIX: &str = "<shipped>/";
+
 /// The `Parts` documents of the shipped catalog and the texts of its files, parsed once: a
 /// user's catalog may name these parts without defining them.
 pub(super) fn shipped_parts()
@@ -35,13 +38,25 @@ pub(super) fn shipped_parts()
     static PARTS: OnceLock<(Vec<Object>, foldhash::HashMap<&'static str, &'static str>)> =
         OnceLock::new();
     PARTS.get_or_init(|| {
-        let sources = embedded_sources();
+        // Named apart from the user's files: `catalog/…` could be a file of theirs.
+        let named = |path: &str| format!("{SHIPPED_PREFIX}{path}");
+        let sources: Vec<Source> = FILES
+            .iter()
+            .map(|(path, text)| Source {
+                path: Arc::from(named(path)),
+                bytes: text.as_bytes().to_vec(),
+            })
+            .collect();
         let objects = load::parse_sources(&sources)
             .objects
             .into_iter()
             .filter(|o| o.kind_str() == "Parts")
             .collect();
-        (objects, FILES.iter().copied().collect())
+        let texts = FILES
+            .iter()
+            .map(|(path, text)| (&*Box::leak(named(path).into_boxed_str()), *text))
+            .collect();
+        (objects, texts)
     })
 }
 

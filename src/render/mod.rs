@@ -727,33 +727,31 @@ fn keep_oks<T>(results: Vec<Result<T, Vec<RenderError>>>, errors: &mut Vec<Rende
         .collect()
 }
 
-/// Whether two failures are the same template leaf failing (for two combinations).
+/// Whether two failures are the same template leaf failing for two sizes of one family (a
+/// leaf of a part several preferences or families share is reported for each of them).
 fn same_leaf(a: &RenderError, b: &RenderError) -> bool {
-    match (a, b) {
-        (
-            RenderError::Template {
-                location: la,
-                field: fa,
-                ..
-            }
-            | RenderError::Output {
-                location: la,
-                field: fa,
-                ..
-            },
-            RenderError::Template {
-                location: lb,
-                field: fb,
-                ..
-            }
-            | RenderError::Output {
-                location: lb,
-                field: fb,
-                ..
-            },
-        ) => la == lb && fa == fb,
-        _ => false,
-    }
+    let leaf = |e: &'_ RenderError| match e {
+        RenderError::Template {
+            location,
+            field,
+            combination,
+            ..
+        }
+        | RenderError::Output {
+            location,
+            field,
+            combination,
+            ..
+        } => {
+            let owner = match &**combination {
+                Combination::Instancetype { family, .. } => family.clone(),
+                Combination::Preference { name } => format!("preference {name}"),
+            };
+            Some((location.clone(), field.clone(), owner))
+        }
+        _ => None,
+    };
+    leaf(a).is_some_and(|a| Some(a) == leaf(b))
 }
 
 fn read_document<'a>(

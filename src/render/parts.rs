@@ -44,6 +44,9 @@ pub struct PartLibrary<'a> {
 
 const PART_KEYS: &[&str] = &["parts", "defaults", "metadata", "spec"];
 
+/// How deep parts may build on parts.
+const MAX_PART_DEPTH: usize = 64;
+
 impl<'a> PartLibrary<'a> {
     /// Add the parts of one `Parts` document.
     pub fn add(&mut self, doc: Doc<'a>) -> Result<(), RenderError> {
@@ -138,10 +141,10 @@ impl<'a> PartLibrary<'a> {
         self.fallback = Some(Box::new(fallback));
     }
 
-    /// The part named `name` and the library that defines it: this one, else a fallback.
-    fn find(&self, name: &str) -> Option<(&Part<'a>, &PartLibrary<'a>)> {
+    /// The part named `name`: this library's, else a fallback's.
+    fn find(&self, name: &str) -> Option<&Part<'a>> {
         match self.parts.get(name) {
-            Some(part) => Some((part, self)),
+            Some(part) => Some(part),
             None => self.fallback.as_deref()?.find(name),
         }
     }
@@ -161,8 +164,9 @@ impl<'a> PartLibrary<'a> {
     /// first-use order. `referrer` (named `who` in messages) and `at` locate the list for
     /// error messages. Every unknown name is reported.
     ///
-    /// A name is looked up here, then in the fallbacks; the parts a fallback's part names are
-    /// looked up from that fallback on, so a catalog's own part never changes a shipped one.
+    /// Every name, the names inside borrowed parts included, is looked up here, then in the
+    /// fallbacks: a part the catalog defines replaces a fallback's part of the same name
+    /// everywhere, also where a borrowed part builds on it.
     pub fn resolve(
         &self,
         roots: &[(&'a str, usize)],
@@ -182,6 +186,8 @@ impl<'a> PartLibrary<'a> {
                 who,
                 at: &here,
             };
+            // A failure leaves the parts it was inside of on the stack.
+            stack.clear();
             if let Err(e) = self.visit(&visit, &mut stack, &mut out) {
                 errors.push(e);
             }
@@ -200,7 +206,7 @@ impl<'a> PartLibrary<'a> {
         out: &mut Vec<&'s Part<'a>>,
     ) -> Result<(), RenderError> {
         let name = visit.name;
-        let Some((part, library)) = self.find(name) else {
+        let Some(part) = self.find(name) else {
             let known = self.known();
             let hint = closest(name, known.iter().copied());
             let who = visit.who;
@@ -226,6 +232,12 @@ impl<'a> PartLibrary<'a> {
                 ),
             ));
         }
+        if stack.len() >= MAX_PART_DEPTH {
+            return Err(visit.referrer.invalid(
+                visit.at,
+                format!("parts include each other more than {MAX_PART_DEPTH} deep"),
+            ));
+        }
         stack.push(part);
         let who = format!("part `{}`", part.name);
         for (sub, index) in &part.parts {
@@ -237,7 +249,7 @@ impl<'a> PartLibrary<'a> {
                 who: &who,
                 at: &here,
             };
-            library.visit(&inner, stack, out)?;
+            self.visit(&inner, stack, out)?;
         }
         stack.pop();
         out.push(part);

@@ -129,7 +129,7 @@ fn undefined_inside(value: &minijinja::Value) -> Option<String> {
                 };
                 check(&item, step)
             }),
-            ValueKind::Seq => value
+            ValueKind::Seq | ValueKind::Iterable => value
                 .try_iter()
                 .into_iter()
                 .flatten()
@@ -147,8 +147,8 @@ fn undefined_entry(at: &str) -> minijinja::Error {
     minijinja::Error::new(
         minijinja::ErrorKind::UndefinedError,
         format!(
-            "`{at}` inside the value is undefined (a misspelt variable? \
-             write `none` to leave an entry out)"
+            "`{at}` inside the value is undefined (a misspelt variable, or an `if` without \
+             `else`? write `none` to leave an entry out)"
         ),
     )
 }
@@ -775,6 +775,9 @@ mod tests {
             "{{ [1, {'a': traits.nope}] }}",
             "x{{ {'a': traits.nope} }}",
             "{{ {'a': [traits.nope]} }}",
+            "{{ [traits.nope] | reverse }}",
+            "{{ {'a': traits.nope} | items }}",
+            "{{ {'a': 1 if false} }}",
         ] {
             let err = render(json!({"spec": {"hugepages": leaf}}), ctx.clone()).unwrap_err();
             assert_eq!(field_to_string(&err.field), "spec.hugepages", "{leaf}");

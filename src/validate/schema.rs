@@ -25,7 +25,7 @@ pub enum Ty {
     Int,
     /// An unsigned 32-bit integer (Go `uint32`).
     Uint32,
-    /// A resource quantity: a string or a number.
+    /// A resource quantity: a string or an integer.
     Quantity,
     /// A mapping of strings to strings.
     StrMap,
@@ -49,7 +49,7 @@ impl Ty {
             Ty::Bool => "a boolean",
             Ty::Int => "an integer",
             Ty::Uint32 => "a non-negative integer",
-            Ty::Quantity => "a quantity (a string like `2Gi`, or a number)",
+            Ty::Quantity => "a quantity (a string like `2Gi`, or an integer)",
             Ty::StrMap => "a mapping of strings",
             Ty::QuantityMap => "a mapping of quantities",
             Ty::Struct(_) | Ty::OpaqueMap => "a mapping",
@@ -99,15 +99,32 @@ pub(crate) fn found(v: &Value) -> &'static str {
     }
 }
 
-/// Whether `v` is a quantity as the API server takes one: a number, or a string that has the
-/// shape KubeVirt's schema demands of a quantity (`2Gi`, `512M`, `1.5`, `2e9`, `.5`) and that
-/// the Go quantity parser reads.
+/// Whether `v` is a quantity as the API server takes one: an integer (the schema says integer
+/// or string, so `1.5` unquoted is refused while `2e9` passes), or a string that has the shape
+/// KubeVirt's schema demands of a quantity (`2Gi`, `512M`, `1.5`, `2e9`, `.5`) and that the Go
+/// quantity parser reads.
 pub(crate) fn is_quantity(v: &Value) -> bool {
     match v {
-        Value::Number(_) => true,
+        Value::Number(n) => {
+            n.is_i64()
+                || n.is_u64()
+                || n.as_f64()
+                    .is_some_and(|f| f.is_finite() && f.fract() == 0.0)
+        }
         Value::String(s) => {
             quantity_shaped(s) && crate::model::quantity::Quantity::parse(s).is_ok()
         }
+        _ => false,
+    }
+}
+
+/// Whether KubeVirt's Go types can decode `v` as a quantity: any number, or a string the Go
+/// quantity parser reads (which takes a few the schema's pattern refuses, such as `Gi` for
+/// zero). What `expand` needs, as the `expand-spec` API decodes without the schema.
+pub(crate) fn go_reads_quantity(v: &Value) -> bool {
+    match v {
+        Value::Number(_) => true,
+        Value::String(s) => crate::model::quantity::Quantity::parse(s).is_ok(),
         _ => false,
     }
 }
@@ -659,6 +676,11 @@ mod tests {
             found_instead(&json!(long), Ty::Quantity),
             format!("\"{}\"...", "x".repeat(40))
         );
+        assert!(go_reads_quantity(&json!(1.5)) && go_reads_quantity(&json!("Gi")));
+        assert!(!go_reads_quantity(&json!("16GB")));
+        assert!(is_quantity(&json!(2e9)) && is_quantity(&json!(3)));
+        assert!(!is_quantity(&json!(1.5)) && !is_quantity(&json!(0.5)));
+        assert_eq!(found_instead(&json!(1.5), Ty::Quantity), "a decimal number");
         for good in [
             "2Gi", "512M", "1.5", "2e9", "100m", "0", ".5", "5.", "+1", "-0", "1E-3", "3Ei",
         ] {

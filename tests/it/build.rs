@@ -822,7 +822,9 @@ fn a_broken_catalog_is_not_followed_by_knock_on_findings() {
     );
     let broken_vm = write(
         "broken-vm.yaml",
-        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: x\n",
+        "# Uses the shipped Preference objects.\napiVersion: kubevirt.io/v1\n\
+         kind: VirtualMachine\nmetadata: {name: x\nspec:\n  instancetype:\n    \
+         kind: VirtualMachineClusterInstancetype\n    name: u1.medium\n",
     );
     let codes = |out: &Output| {
         let text = String::from_utf8_lossy(&out.stderr).to_string()

@@ -740,9 +740,10 @@ fn a_catalog_borrows_the_shipped_parts() {
 }
 
 /// Parts come from the catalog itself first, then the `--catalog` files, then the shipped
-/// catalog; a borrowed part's own parts are looked up from where it came from.
+/// catalog; a part of the catalog replaces a borrowed one of its name everywhere, also where
+/// a borrowed part builds on it.
 #[test]
-fn borrowed_parts_keep_their_own_dependencies() {
+fn a_catalogs_own_part_replaces_a_borrowed_one_everywhere() {
     let user = "\
 apiVersion: kvrender.io/v1alpha1
 kind: Parts
@@ -784,9 +785,12 @@ parts:
     );
     let labels = field(w, &["metadata", "labels"]).unwrap();
     assert_eq!(labels["example.com/team"], "infra");
-    // The shipped `windows` builds on the shipped `base`, not on the user's.
-    assert_eq!(labels["instancetype.kubevirt.io/vendor"], "kubevirt.io");
-    assert!(labels.get("example.com/base").is_none(), "{labels}");
+    // The shipped `windows` builds on the user's `base`, which replaces the shipped one.
+    assert_eq!(labels["example.com/base"], "mine");
+    assert!(
+        labels.get("instancetype.kubevirt.io/vendor").is_none(),
+        "{labels}"
+    );
     assert_eq!(labels["instancetype.kubevirt.io/os-type"], "windows");
 }
 
@@ -865,5 +869,55 @@ spec:
     assert!(
         messages[1].contains("unknown trait `hugepages`"),
         "{messages:?}"
+    );
+}
+
+/// A part that cannot be found does not leave the parts it was named from behind: the next
+/// name of the list is resolved afresh (no made-up cycle), and cycles name their true path.
+/// A chain of parts deeper than the limit is an error, not a stack overflow.
+#[test]
+fn unknown_parts_and_cycles_are_reported_as_they_are() {
+    let text = "\
+apiVersion: kvrender.io/v1alpha1
+kind: Parts
+metadata: {name: c}
+parts:
+  x: {parts: [missing]}
+  zz: {parts: [x]}
+  a: {parts: [b]}
+  b: {parts: [a]}
+  self: {parts: [self]}
+---
+apiVersion: kvrender.io/v1alpha1
+kind: Preference
+metadata: {name: p1}
+spec: {scopes: [cluster], parts: [x, zz, a, self]}
+";
+    let errors = render_text(text).unwrap_err();
+    let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        messages,
+        [
+            "ns/catalog.yaml:5: part `x`: unknown part `missing`",
+            "ns/catalog.yaml:5: part `x`: unknown part `missing`",
+            "ns/catalog.yaml:8: parts include each other in a cycle: a -> b -> a",
+            "ns/catalog.yaml:9: parts include each other in a cycle: self -> self",
+        ]
+    );
+
+    let mut deep = String::from(
+        "apiVersion: kvrender.io/v1alpha1\nkind: Parts\nmetadata: {name: d}\nparts:\n",
+    );
+    for i in 0..5000 {
+        deep.push_str(&format!("  p{i}: {{parts: [p{}]}}\n", i + 1));
+    }
+    deep.push_str(
+        "  p5000: {}\n---\napiVersion: kvrender.io/v1alpha1\nkind: Preference\n\
+                   metadata: {name: deep}\nspec: {parts: [p0]}\n",
+    );
+    let errors = render_text(&deep).unwrap_err();
+    assert!(
+        errors.first().to_string().contains("more than 64 deep"),
+        "{errors}"
     );
 }

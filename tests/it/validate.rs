@@ -511,9 +511,27 @@ fn strings_that_are_not_quantities_are_kv004() {
         assert!(text.contains(quoted), "no `{quoted}` in:\n{text}");
     }
     assert!(!text.contains("500m"), "{text}");
-    let expand = run_on(&["expand", "--no-default-catalog"], &file);
-    assert_eq!(expand.status.code(), Some(1));
-    assert!(expand.stdout.is_empty());
+    for command in ["expand", "vmi", "diff"] {
+        let out = run_on(&[command, "--no-default-catalog"], &file);
+        assert_eq!(out.status.code(), Some(1), "{command}");
+        assert!(out.stdout.is_empty(), "{command}");
+    }
+
+    // An unquoted decimal is neither an integer nor a string: the API server's schema refuses
+    // it, though KubeVirt's Go types (and so `expand`, as `expand-spec`) read it.
+    let (_tmp, decimal) = temp_file(
+        "d.yaml",
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: vm}\nspec:\n  \
+         template:\n    spec:\n      domain:\n        devices: {}\n        \
+         resources:\n          requests: {cpu: 1.5, memory: 2e9}\n",
+    );
+    let out = run_on(&["validate", "--no-default-catalog"], &decimal);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.matches("error[KV004]").count(), 1, "{text}");
+    assert!(text.contains("requests.cpu: must be a quantity"), "{text}");
+    let out = run_on(&["expand", "--no-default-catalog"], &decimal);
+    assert_eq!(out.status.code(), Some(0));
 
     let (_tmp, family) = temp_file(
         "fam.yaml",
