@@ -22,6 +22,11 @@ pub enum Combination {
         /// The preference's name.
         name: String,
     },
+    /// A part that no family or preference uses: only its templates' syntax is checked.
+    UnusedPart {
+        /// The part's name.
+        name: String,
+    },
 }
 
 impl fmt::Display for Combination {
@@ -38,6 +43,9 @@ impl fmt::Display for Combination {
                 variant,
             } => write!(f, "family `{family}` size `{size}` variant `{variant}`"),
             Combination::Preference { name } => write!(f, "preference `{name}`"),
+            Combination::UnusedPart { name } => {
+                write!(f, "part `{name}`, which no family or preference uses")
+            }
         }
     }
 }

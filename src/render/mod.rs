@@ -404,6 +404,7 @@ pub fn render<'o>(
         }
         rendered.push(slots);
     }
+    errors.extend(prepared.unused_part_errors);
     if let Some(errors) = RenderErrors::of(std::mem::take(&mut errors)) {
         return Err(errors);
     }
@@ -506,6 +507,9 @@ struct Prepared<'c, 'e, 'a> {
     /// Per preference (in catalog order): its parts and its merged `vars`.
     preference_parts: Vec<(Vec<&'c Part<'a>>, Value)>,
     templates: Templates<'e, 'a>,
+    /// The template syntax errors of the catalog's own parts that nothing uses (what is used
+    /// is reported when rendered).
+    unused_part_errors: Vec<RenderError>,
 }
 
 impl<'a> Catalog<'a> {
@@ -674,10 +678,42 @@ impl<'a> Catalog<'a> {
                     .for_each(|t| templates.add_tree(t));
             }
         }
+        // A part nothing uses is never rendered; a template in it that does not compile is
+        // still a broken catalog file.
+        let used = |part: &Part<'a>| {
+            family_parts
+                .iter()
+                .map(|(parts, _)| parts)
+                .chain(preference_parts.iter().map(|(parts, _)| parts))
+                .flatten()
+                .any(|p| std::ptr::eq(*p, part))
+        };
+        let mut unused: Vec<&Part<'a>> = library.parts().filter(|part| !used(part)).collect();
+        unused.sort_unstable_by_key(|part| part.name);
+        let mut unused_part_errors = Vec::new();
+        for part in unused {
+            let combination = Combination::UnusedPart {
+                name: part.name.to_string(),
+            };
+            for (key, tree) in [("metadata", part.metadata), ("spec", part.spec)] {
+                let Some(tree) = tree else { continue };
+                let site = Site {
+                    doc: &part.doc,
+                    steps: &[Step::Key("parts"), Step::Key(part.name), Step::Key(key)],
+                };
+                unused_part_errors.extend(
+                    templates
+                        .syntax_errors(tree)
+                        .into_iter()
+                        .map(|error| leaf_error(&site, error, &combination)),
+                );
+            }
+        }
         Ok(Prepared {
             family_parts,
             preference_parts,
             templates,
+            unused_part_errors,
         })
     }
 }
@@ -746,6 +782,7 @@ fn same_leaf(a: &RenderError, b: &RenderError) -> bool {
             let owner = match &**combination {
                 Combination::Instancetype { family, .. } => family.clone(),
                 Combination::Preference { name } => format!("preference {name}"),
+                Combination::UnusedPart { name } => format!("part {name}"),
             };
             Some((location.clone(), field.clone(), owner))
         }

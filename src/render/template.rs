@@ -330,6 +330,48 @@ impl<'e, 's> Templates<'e, 's> {
         }
     }
 
+    /// Every template leaf of `tree` (given to [`Templates::add_tree`]) that does not compile,
+    /// with minijinja's reason, in tree order. Rendering reports these too; this finds them in
+    /// trees that nothing renders.
+    pub fn syntax_errors(&self, tree: &'s Value) -> Vec<LeafError> {
+        let mut field = Vec::new();
+        let mut errors = Vec::new();
+        self.find_broken(tree, &mut field, &mut errors);
+        errors
+    }
+
+    fn find_broken(&self, tree: &'s Value, field: &mut Vec<Step<'s>>, errors: &mut Vec<LeafError>) {
+        match tree {
+            Value::String(s) => {
+                let broken = self
+                    .leaves
+                    .get(s.as_str())
+                    .is_some_and(|&i| matches!(self.compiled[i].0, Leaf::Broken));
+                if broken && let Err(error) = self.env.template_from_str(s) {
+                    errors.push(LeafError {
+                        field: owned(field),
+                        kind: LeafErrorKind::Template(error),
+                    });
+                }
+            }
+            Value::Object(map) => {
+                for (key, value) in map {
+                    field.push(Step::Key(key));
+                    self.find_broken(value, field, errors);
+                    field.pop();
+                }
+            }
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    field.push(Step::Index(i));
+                    self.find_broken(item, field, errors);
+                    field.pop();
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// Render `node`; a failing leaf is added to `errors` and rendered as dropped, so the rest
     /// of the tree is still tried.
     fn render_marked(

@@ -868,3 +868,50 @@ fn a_broken_catalog_is_not_followed_by_knock_on_findings() {
         describe(&out)
     );
 }
+
+#[test]
+fn a_template_that_does_not_compile_is_reported_in_a_part_nothing_uses() {
+    let tmp = tempfile::tempdir().unwrap();
+    let catalog = tmp.path().join("parts.yaml");
+    // `base` is used through `linux`; `spare` and `broken-too` are used by nothing, and
+    // `linux` itself holds a leaf that only fails when rendered with its values.
+    std::fs::write(
+        &catalog,
+        "apiVersion: kvrender.io/v1alpha1\nkind: Parts\nmetadata:\n  name: shared\nparts:\n  \
+         base:\n    spec:\n      devices:\n        preferredDiskBus: virtio\n  \
+         linux:\n    parts: [base]\n    spec:\n      devices:\n        \
+         preferredInterfaceModel: \"{{ vars.model }}\"\n  \
+         spare:\n    metadata:\n      labels:\n        os: \"{% if %}\"\n    spec:\n      \
+         devices:\n        preferredCdromBus: \"{{ vars.bus \"\n  \
+         fine:\n    spec:\n      devices:\n        preferredCdromBus: \"{{ vars.bus }}\"\n\
+         ---\napiVersion: kvrender.io/v1alpha1\nkind: Preference\nmetadata:\n  name: fedora\n\
+         spec:\n  parts: [linux]\n",
+    )
+    .unwrap();
+    let out = run(&["build", "--no-default-catalog", catalog.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(out.stdout.is_empty(), "nothing printed");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.contains("error[")).collect();
+    // The used part fails for the preference that renders it; the unused one fails for
+    // each leaf that does not compile, at its own line; the unused part that compiles and the
+    // part used through another are not named.
+    assert_eq!(errors.len(), 3, "{stderr}");
+    assert!(
+        errors[0].contains("parts.yaml:14:") && errors[0].contains("preference `fedora`"),
+        "{stderr}"
+    );
+    assert!(
+        errors[1].contains("parts.yaml:18:")
+            && errors[1].contains("part `spare`, which no family or preference uses"),
+        "{stderr}"
+    );
+    assert!(
+        errors[2].contains("parts.yaml:21:") && errors[2].contains("part `spare`"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("`fine`") && !stderr.contains("`base`"),
+        "{stderr}"
+    );
+}
