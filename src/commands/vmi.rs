@@ -29,10 +29,29 @@ struct Built {
 
 fn build_all(inputs: &Inputs, stage: Stage, out: &mut Outcome) -> Vec<Built> {
     let index = inputs.index();
+    // A preset without a domain is refused when it is created (`ValidateVMIPresetSpec`), so it
+    // never selects a VMI.
     let preset_objects: Vec<&Object> = inputs
         .objects
         .iter()
         .filter(|o| o.kind() == Kind::VirtualMachineInstancePreset)
+        .filter(|o| {
+            let has_domain = crate::model::path::get(&o.value, &["spec", "domain"])
+                .is_some_and(|d| !d.is_null());
+            if !has_domain {
+                out.diagnostics.push(
+                    Diagnostic::error(
+                        codes::PRESET,
+                        o.origin.clone(),
+                        "KubeVirt refuses the preset (missing domain.), so it selects no \
+                         VirtualMachineInstance",
+                    )
+                    .with_object(o.object_ref())
+                    .with_field("spec.domain"),
+                );
+            }
+            has_domain
+        })
         .collect();
     let mut built = Vec::new();
     for obj in &inputs.objects {

@@ -233,6 +233,11 @@ pub fn set_default_network_interface(
             "bridge"
         }
         "masquerade" => "masquerade",
+        "slirp" => {
+            return Err(DefaultsError(
+                "slirp interface is deprecated as of v1.3".into(),
+            ));
+        }
         other => {
             return Err(DefaultsError(format!(
                 "unsupported default network interface `{other}`"

@@ -4,8 +4,10 @@
 //! Mirrors `pkg/virt-config` (`configuration.go`'s default configuration and the getters in
 //! `virt-config.go`) of KubeVirt d923fdb815. KubeVirt unmarshals `spec.configuration` over its
 //! defaults, so a field the resource leaves out keeps its default; we do the same field by field.
-//! The default architecture comes from the resource's `status.defaultArchitecture`, which a real
-//! cluster sets to its control plane's architecture; without it we assume amd64.
+//! The default architecture is `architectureConfiguration.defaultArchitecture` when the
+//! configuration sets it (KubeVirt's operator copies it into the status), else the resource's
+//! `status.defaultArchitecture`, which a real cluster sets to its control plane's architecture;
+//! without either we assume amd64.
 
 use serde_json::Value;
 
@@ -16,7 +18,8 @@ use crate::model::quantity::Quantity;
 /// Everything expansion needs to know about the cluster.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ClusterProfile {
-    /// `architectureConfiguration.defaultArchitecture` (from the resource's status).
+    /// `architectureConfiguration.defaultArchitecture` (from the configuration, else from the
+    /// resource's status).
     pub default_architecture: String,
     /// The deprecated cluster-wide `machineType`, which wins over the per-architecture ones.
     pub machine_type: Option<String>,
@@ -32,7 +35,8 @@ pub struct ClusterProfile {
     pub cpu_request: Option<String>,
     /// `evictionStrategy`.
     pub eviction_strategy: Option<String>,
-    /// `network.defaultNetworkInterface` (`bridge`, `masquerade`, ...).
+    /// `network.defaultNetworkInterface` (`bridge`, `masquerade`, or the deprecated `slirp`,
+    /// which fails a VM that needs the default interface).
     pub network_interface: String,
     /// `network.permitBridgeInterfaceOnPodNetwork`.
     pub permit_bridge_on_pod_network: bool,
@@ -41,7 +45,40 @@ pub struct ClusterProfile {
     /// `confidentialCompute.tdx.attestation.qgsSocketPath`, the socket of the TDX quote
     /// generation service, which the VMI webhook writes on TDX VMIs.
     pub qgs_socket_path: String,
+    /// The CPU and memory hotplug limits VMIs get, `None` when `vmRolloutStrategy` is not
+    /// `LiveUpdate` (VMIs then get none).
+    pub hotplug: Option<Hotplug>,
+    /// Whether a VMI that isolates its emulator thread gets the
+    /// `alpha.kubevirt.io/EmulatorThreadCompleteToEvenParity` annotation: the resource carries
+    /// that annotation and the `AlignCPUs` feature gate is on.
+    pub emulator_thread_even_parity: bool,
 }
+
+/// `liveUpdateConfiguration`: how `maxSockets` and `maxGuest` are chosen for a VMI that sets
+/// neither.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hotplug {
+    /// `maxHotplugRatio`: sockets and guest memory times this (4 unless set).
+    pub ratio: u32,
+    /// `maxCpuSockets`, used instead of the ratio when set (0 counts as unset).
+    pub max_cpu_sockets: u32,
+    /// `maxGuest` in canonical form, used instead of the ratio when set.
+    pub max_guest: Option<String>,
+}
+
+impl Default for Hotplug {
+    fn default() -> Self {
+        Hotplug {
+            ratio: 4,
+            max_cpu_sockets: 0,
+            max_guest: None,
+        }
+    }
+}
+
+/// The annotation a KubeVirt resource carries to ask for even CPU parity with an isolated
+/// emulator thread, copied to such VMIs.
+pub const EVEN_PARITY_ANNOTATION: &str = "alpha.kubevirt.io/EmulatorThreadCompleteToEvenParity";
 
 /// KubeVirt's default `qgsSocketPath`.
 pub const DEFAULT_QGS_SOCKET_PATH: &str = "/var/run/tdx-qgs/qgs.socket";
@@ -62,6 +99,8 @@ impl Default for ClusterProfile {
             permit_bridge_on_pod_network: true,
             memory_overcommit: 100,
             qgs_socket_path: DEFAULT_QGS_SOCKET_PATH.into(),
+            hotplug: Some(Hotplug::default()),
+            emulator_thread_even_parity: false,
         }
     }
 }
@@ -206,7 +245,11 @@ impl ClusterProfile {
                 )),
             }
         };
-        if let Some(arch) = status
+        // The operator writes the configured architecture into the status; a resource kept in
+        // Git has no status, and a stale one is overwritten.
+        if let Some(arch) = text(&["architectureConfiguration", "defaultArchitecture"])? {
+            p.default_architecture = arch;
+        } else if let Some(arch) = status
             .and_then(|s| s.field("defaultArchitecture"))
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty())
@@ -240,11 +283,9 @@ impl ClusterProfile {
         if let Some(n) = text(&["network", "defaultNetworkInterface"])? {
             match n.as_str() {
                 "bridge" | "masquerade" => p.network_interface = n,
-                "slirp" => {
-                    return Err(
-                        "the slirp network interface is deprecated and no longer supported".into(),
-                    );
-                }
+                // Accepted in the configuration; only a VM that needs the default interface
+                // fails.
+                "slirp" => p.network_interface = n,
                 other => {
                     return Err(format!(
                         "invalid `spec.configuration.network.defaultNetworkInterface`: `{other}`"
@@ -274,7 +315,70 @@ impl ClusterProfile {
                 }
             },
         }
+        p.hotplug = hotplug(&config, &text)?;
+        let annotated = doc.field("kind").and_then(Value::as_str) == Some("KubeVirt")
+            && path::get(doc, &["metadata", "annotations"])
+                .and_then(Value::as_object)
+                .is_some_and(|a| a.contains_key(EVEN_PARITY_ANNOTATION));
+        p.emulator_thread_even_parity = annotated && feature_gate_on(&config, "AlignCPUs")?;
         Ok(p)
+    }
+}
+
+type TextAt<'t> = dyn Fn(&[&str]) -> Result<Option<String>, String> + 't;
+
+/// `vmRolloutStrategy` and `liveUpdateConfiguration` (`IsVMRolloutStrategyLiveUpdate`,
+/// `GetMaxHotplugRatio`, `GetMaximumCpuSockets`, `GetMaximumGuestMemory`).
+fn hotplug(config: &Value, text: &TextAt<'_>) -> Result<Option<Hotplug>, String> {
+    if let Some(strategy) = text(&["vmRolloutStrategy"])? {
+        match strategy.as_str() {
+            "LiveUpdate" => {}
+            "Stage" => return Ok(None),
+            other => {
+                return Err(format!(
+                    "invalid `spec.configuration.vmRolloutStrategy`: `{other}` (expected \
+                     `LiveUpdate` or `Stage`)"
+                ));
+            }
+        }
+    }
+    let mut h = Hotplug::default();
+    let field = |name: &str| path::get(config, &["liveUpdateConfiguration", name]);
+    let uint32 = |name: &str| -> Result<u32, String> {
+        match field(name) {
+            None | Some(Value::Null) => Ok(0),
+            Some(v) => v
+                .as_u64()
+                .and_then(|n| u32::try_from(n).ok())
+                .ok_or(format!(
+                    "`spec.configuration.liveUpdateConfiguration.{name}` must be an integer \
+                     from 0 to 4294967295"
+                )),
+        }
+    };
+    // Go leaves an unset or zero ratio at the default (the field is `omitempty`).
+    let ratio = uint32("maxHotplugRatio")?;
+    if ratio != 0 {
+        h.ratio = ratio;
+    }
+    h.max_cpu_sockets = uint32("maxCpuSockets")?;
+    if let Some(q) = field("maxGuest").filter(|v| !v.is_null()) {
+        let q = Quantity::from_json(q)
+            .ok_or("`spec.configuration.liveUpdateConfiguration.maxGuest` is not a quantity")?;
+        h.max_guest = Some(q.to_string());
+    }
+    Ok(Some(h))
+}
+
+/// Whether the alpha feature gate `gate` is on: listed in
+/// `developerConfiguration.featureGates` (`featuregate.IsEnabled`).
+fn feature_gate_on(config: &Value, gate: &str) -> Result<bool, String> {
+    match path::get(config, &["developerConfiguration", "featureGates"]) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Array(gates)) => Ok(gates.iter().any(|g| g.as_str() == Some(gate))),
+        Some(_) => {
+            Err("`spec.configuration.developerConfiguration.featureGates` must be a list".into())
+        }
     }
 }
 
@@ -342,10 +446,117 @@ mod tests {
     fn wrong_types_are_errors() {
         assert!(ClusterProfile::from_kubevirt(&json!({"machineType": 3})).is_err());
         assert!(
+            ClusterProfile::from_kubevirt(&json!({"network": {"defaultNetworkInterface": "tap"}}))
+                .is_err()
+        );
+        assert!(ClusterProfile::from_kubevirt(&json!({"vmRolloutStrategy": "Later"})).is_err());
+        assert!(
             ClusterProfile::from_kubevirt(
-                &json!({"network": {"defaultNetworkInterface": "slirp"}})
+                &json!({"liveUpdateConfiguration": {"maxCpuSockets": -1}})
             )
             .is_err()
+        );
+        assert!(
+            ClusterProfile::from_kubevirt(
+                &json!({"liveUpdateConfiguration": {"maxGuest": "2 Gi"}})
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn slirp_is_accepted_in_the_configuration() {
+        let p = ClusterProfile::from_kubevirt(
+            &json!({"network": {"defaultNetworkInterface": "slirp"}}),
+        )
+        .unwrap();
+        assert_eq!(p.network_interface, "slirp");
+    }
+
+    #[test]
+    fn the_configured_architecture_wins_over_the_status() {
+        let cr = |config: Value, status: Value| {
+            ClusterProfile::from_kubevirt(&json!({
+                "kind": "KubeVirt", "spec": {"configuration": config}, "status": status
+            }))
+            .unwrap()
+            .default_architecture
+        };
+        let arm = json!({"architectureConfiguration": {"defaultArchitecture": "arm64"}});
+        assert_eq!(
+            cr(arm.clone(), json!({"defaultArchitecture": "amd64"})),
+            "arm64"
+        );
+        assert_eq!(cr(arm, json!({})), "arm64");
+        assert_eq!(
+            cr(json!({}), json!({"defaultArchitecture": "s390x"})),
+            "s390x"
+        );
+        assert_eq!(cr(json!({}), json!({})), "amd64");
+        let bare = json!({"architectureConfiguration": {"defaultArchitecture": "arm64"}});
+        assert_eq!(
+            ClusterProfile::from_document(&bare)
+                .unwrap()
+                .default_architecture,
+            "arm64"
+        );
+    }
+
+    #[test]
+    fn rollout_strategy_and_live_update_limits() {
+        let p = ClusterProfile::default();
+        assert_eq!(p.hotplug, Some(Hotplug::default()));
+        assert_eq!(Hotplug::default().ratio, 4);
+        let stage = ClusterProfile::from_kubevirt(&json!({"vmRolloutStrategy": "Stage"})).unwrap();
+        assert_eq!(stage.hotplug, None);
+        let live = ClusterProfile::from_kubevirt(&json!({
+            "vmRolloutStrategy": "LiveUpdate",
+            "liveUpdateConfiguration": {"maxCpuSockets": 3, "maxGuest": "2048Mi"}
+        }))
+        .unwrap();
+        assert_eq!(
+            live.hotplug,
+            Some(Hotplug {
+                ratio: 4,
+                max_cpu_sockets: 3,
+                max_guest: Some("2Gi".into())
+            })
+        );
+        // A zero ratio is Go's unset `omitempty` field: the default stays.
+        let zero = ClusterProfile::from_kubevirt(
+            &json!({"liveUpdateConfiguration": {"maxHotplugRatio": 0}}),
+        )
+        .unwrap();
+        assert_eq!(zero.hotplug.unwrap().ratio, 4);
+        let two = ClusterProfile::from_kubevirt(
+            &json!({"liveUpdateConfiguration": {"maxHotplugRatio": 2}}),
+        )
+        .unwrap();
+        assert_eq!(two.hotplug.unwrap().ratio, 2);
+    }
+
+    #[test]
+    fn even_parity_needs_the_annotation_and_the_gate() {
+        let cr = |annotations: Value, gates: Value| {
+            ClusterProfile::from_kubevirt(&json!({
+                "kind": "KubeVirt",
+                "metadata": {"name": "kubevirt", "annotations": annotations},
+                "spec": {"configuration": {"developerConfiguration": {"featureGates": gates}}}
+            }))
+            .unwrap()
+            .emulator_thread_even_parity
+        };
+        let asked = json!({EVEN_PARITY_ANNOTATION: ""});
+        assert!(cr(asked.clone(), json!(["AlignCPUs"])));
+        assert!(!cr(asked, json!(["CPUManager"])));
+        assert!(!cr(json!({}), json!(["AlignCPUs"])));
+        // A bare configuration has no annotations.
+        assert!(
+            !ClusterProfile::from_kubevirt(
+                &json!({"developerConfiguration": {"featureGates": ["AlignCPUs"]}})
+            )
+            .unwrap()
+            .emulator_thread_even_parity
         );
     }
 }

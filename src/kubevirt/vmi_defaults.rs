@@ -16,13 +16,11 @@
 use serde_json::{Map, Value, json};
 
 use crate::kubevirt::defaults::{self, DefaultsError};
-use crate::kubevirt::profile::ClusterProfile;
+use crate::kubevirt::profile::{ClusterProfile, EVEN_PARITY_ANNOTATION, Hotplug};
 use crate::model::path;
 use crate::model::path::Fields;
 use crate::model::quantity::{Format, Quantity};
 
-/// KubeVirt's `DefaultMaxHotplugRatio`.
-const MAX_HOTPLUG_RATIO: u64 = 4;
 /// Memory hotplug alignment: 2Mi, or 1Gi with 1Gi hugepages.
 const HOTPLUG_ALIGNMENT: i64 = 0x20_0000;
 const HOTPLUG_ALIGNMENT_1G: i64 = 0x4000_0000;
@@ -37,22 +35,11 @@ pub const QGS_SOCKET_ANNOTATION: &str = "kubevirt.io/qgs-socket-path";
 
 /// What the VMI webhook writes in the metadata of a new VMI, after its defaults
 /// (`ApplyNewVMIMutations`): the PCI topology version `v3` when the VMI supports PCIe hotplug
-/// (amd64 or arm64, a `q35` or `virt` machine type) and names no version yet, and the cluster's
-/// quote generation socket on a TDX VMI.
+/// (amd64 or arm64, a `q35` or `virt` machine type) and names no version yet, the even-parity
+/// annotation on a VMI that isolates its emulator thread when the cluster asks for it (see
+/// [`ClusterProfile::emulator_thread_even_parity`]), and the cluster's quote generation socket
+/// on a TDX VMI.
 pub fn set_new_vmi_annotations(profile: &ClusterProfile, vmi: &mut Value) {
-    let Some(spec) = vmi.get("spec") else {
-        return;
-    };
-    let tdx = path::get(spec, &["domain", "launchSecurity", "tdx"]).is_some_and(|t| !t.is_null());
-    if tdx
-        && !profile.qgs_socket_path.is_empty()
-        && let Some(annotations) = path::ensure_map(vmi, &["metadata", "annotations"])
-    {
-        annotations.insert(
-            QGS_SOCKET_ANNOTATION.to_string(),
-            json!(profile.qgs_socket_path),
-        );
-    }
     let Some(spec) = vmi.get("spec") else {
         return;
     };
@@ -62,13 +49,31 @@ pub fn set_new_vmi_annotations(profile: &ClusterProfile, vmi: &mut Value) {
         .map(|m| path::str_at(m, &["type"]).unwrap_or(""));
     let supports_pcie_hotplug = matches!(arch, "amd64" | "arm64" | "")
         && machine_type.is_none_or(|t| t.contains("q35") || t.starts_with("virt"));
-    if !supports_pcie_hotplug {
-        return;
-    }
-    if let Some(annotations) = path::ensure_map(vmi, &["metadata", "annotations"])
+    let isolated = path::get(spec, &["domain", "cpu", "isolateEmulatorThread"])
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let tdx = path::get(spec, &["domain", "launchSecurity", "tdx"]).is_some_and(|t| !t.is_null());
+    // In the webhook's order.
+    if supports_pcie_hotplug
+        && let Some(annotations) = path::ensure_map(vmi, &["metadata", "annotations"])
         && !annotations.contains_key(PCI_TOPOLOGY_ANNOTATION)
     {
         annotations.insert(PCI_TOPOLOGY_ANNOTATION.to_string(), json!("v3"));
+    }
+    if isolated
+        && profile.emulator_thread_even_parity
+        && let Some(annotations) = path::ensure_map(vmi, &["metadata", "annotations"])
+    {
+        annotations.insert(EVEN_PARITY_ANNOTATION.to_string(), json!(""));
+    }
+    if tdx
+        && !profile.qgs_socket_path.is_empty()
+        && let Some(annotations) = path::ensure_map(vmi, &["metadata", "annotations"])
+    {
+        annotations.insert(
+            QGS_SOCKET_ANNOTATION.to_string(),
+            json!(profile.qgs_socket_path),
+        );
     }
 }
 
@@ -95,9 +100,11 @@ pub fn apply(profile: &ClusterProfile, spec: &mut Value) -> Result<(), DefaultsE
         }
     }
     set_cpu_model(profile, spec);
-    if arch != "arm64" {
-        set_cpu_hotplug(spec);
-        set_memory_hotplug(spec);
+    if arch != "arm64"
+        && let Some(hotplug) = &profile.hotplug
+    {
+        set_cpu_hotplug(hotplug, spec);
+        set_memory_hotplug(hotplug, spec);
     }
     Ok(())
 }
@@ -410,7 +417,7 @@ fn cpu_u64(spec: &Value, field: &str) -> u64 {
         .unwrap_or(0)
 }
 
-fn set_cpu_hotplug(spec: &mut Value) {
+fn set_cpu_hotplug(hotplug: &Hotplug, spec: &mut Value) {
     if cpu_u64(spec, "maxSockets") != 0 {
         return;
     }
@@ -421,11 +428,17 @@ fn set_cpu_hotplug(spec: &mut Value) {
     let sockets = u32_of("sockets");
     let cores = u32_of("cores");
     let threads = u32_of("threads");
-    let mut max_sockets = sockets.wrapping_mul(MAX_HOTPLUG_RATIO as u32);
-    // An upper bound of 512 vCPUs, as KubeVirt chooses.
-    if max_sockets.wrapping_mul(cores).wrapping_mul(threads) > 512 {
-        let per_socket = cores.wrapping_mul(threads);
-        max_sockets = 512u32.checked_div(per_socket).unwrap_or(0).max(sockets);
+    // The cluster's `maxCpuSockets`, raised to the VMI's own sockets; else sockets times the
+    // ratio, with an upper bound of 512 vCPUs, as KubeVirt chooses.
+    let mut max_sockets = hotplug.max_cpu_sockets;
+    if max_sockets != 0 {
+        max_sockets = max_sockets.max(sockets);
+    } else {
+        max_sockets = sockets.wrapping_mul(hotplug.ratio);
+        if max_sockets.wrapping_mul(cores).wrapping_mul(threads) > 512 {
+            let per_socket = cores.wrapping_mul(threads);
+            max_sockets = 512u32.checked_div(per_socket).unwrap_or(0).max(sockets);
+        }
     }
     if max_sockets != 0
         && let Some(cpu) = path::ensure_map(spec, &["domain", "cpu"])
@@ -434,7 +447,7 @@ fn set_cpu_hotplug(spec: &mut Value) {
     }
 }
 
-fn set_memory_hotplug(spec: &mut Value) {
+fn set_memory_hotplug(hotplug: &Hotplug, spec: &mut Value) {
     if path::is_set(spec, &["domain", "memory", "maxGuest"]) {
         return;
     }
@@ -442,8 +455,15 @@ fn set_memory_hotplug(spec: &mut Value) {
     else {
         return;
     };
-    // `int64` in Go: a product past its range wraps around, below the guest memory.
-    let max_guest = guest.value().wrapping_mul(MAX_HOTPLUG_RATIO as i64);
+    // The cluster's `maxGuest` as it is written, else the guest memory times the ratio (`int64`
+    // in Go: a product past its range wraps around, below the guest memory).
+    let max_guest = match hotplug.max_guest.as_deref().map(Quantity::parse) {
+        Some(Ok(q)) => q,
+        _ => Quantity::new(
+            guest.value().wrapping_mul(i64::from(hotplug.ratio)),
+            Format::BinarySi,
+        ),
+    };
     if path::is_set(spec, &["domain", "cpu", "realtime"])
         || path::is_set(spec, &["domain", "cpu", "numa", "guestMappingPassthrough"])
         || path::is_set(spec, &["domain", "launchSecurity"])
@@ -456,19 +476,16 @@ fn set_memory_hotplug(spec: &mut Value) {
         } else {
             HOTPLUG_ALIGNMENT
         };
-    if guest.value() > max_guest
+    if guest.cmp_value(&max_guest) == std::cmp::Ordering::Greater
         || guest.value() % alignment != 0
-        || max_guest % alignment != 0
+        || max_guest.value() % alignment != 0
         || path::str_at(spec, &["architecture"]) != Some("amd64")
         || guest.value() < HOTPLUG_MIN_GUEST
     {
         return;
     }
     if let Some(memory) = path::ensure_map(spec, &["domain", "memory"]) {
-        memory.insert(
-            "maxGuest".into(),
-            Quantity::new(max_guest, Format::BinarySi).to_json(),
-        );
+        memory.insert("maxGuest".into(), max_guest.to_json());
     }
 }
 
@@ -617,6 +634,73 @@ mod tests {
         assert_eq!(spec["domain"]["cpu"]["model"], "host-model");
         assert_eq!(spec["domain"]["cpu"]["maxSockets"], 8);
         assert_eq!(spec["domain"]["memory"]["maxGuest"], "8Gi");
+    }
+
+    #[test]
+    fn the_clusters_live_update_limits_and_rollout_strategy() {
+        let with = |hotplug: Option<Hotplug>, spec: Value| {
+            let profile = ClusterProfile {
+                hotplug,
+                ..ClusterProfile::default()
+            };
+            let mut spec = spec;
+            apply(&profile, &mut spec).unwrap();
+            (
+                spec["domain"]["cpu"]["maxSockets"].clone(),
+                spec["domain"]["memory"]["maxGuest"].clone(),
+            )
+        };
+        let vm = json!({"domain": {
+            "cpu": {"sockets": 2, "cores": 1, "threads": 1},
+            "memory": {"guest": "2Gi"}
+        }});
+        // `Stage`: no limits at all.
+        assert_eq!(with(None, vm.clone()), (Value::Null, Value::Null));
+        // The cluster's own limits, the sockets raised to the VMI's when it has more.
+        let limits = Hotplug {
+            ratio: 4,
+            max_cpu_sockets: 3,
+            max_guest: Some("3Gi".into()),
+        };
+        assert_eq!(
+            with(Some(limits.clone()), vm.clone()),
+            (json!(3), json!("3Gi"))
+        );
+        let big = json!({"domain": {"cpu": {"sockets": 5, "cores": 1, "threads": 1}}});
+        assert_eq!(with(Some(limits.clone()), big).0, json!(5));
+        // A cluster maxGuest below the guest memory, or not 2Mi-aligned, gives none.
+        let small = Hotplug {
+            max_guest: Some("1Gi".into()),
+            ..limits.clone()
+        };
+        assert_eq!(with(Some(small), vm.clone()).1, Value::Null);
+        let unaligned = Hotplug {
+            max_guest: Some("3001Mi".into()),
+            ..limits
+        };
+        assert_eq!(with(Some(unaligned), vm.clone()).1, Value::Null);
+        // Another ratio.
+        let two = Hotplug {
+            ratio: 2,
+            ..Hotplug::default()
+        };
+        assert_eq!(with(Some(two), vm), (json!(4), json!("4Gi")));
+    }
+
+    #[test]
+    fn even_parity_annotation_on_an_isolated_emulator_thread() {
+        let asked = ClusterProfile {
+            emulator_thread_even_parity: true,
+            ..ClusterProfile::default()
+        };
+        let annotations = |profile: &ClusterProfile, isolate: bool| {
+            let mut vmi = json!({"spec": {"domain": {"cpu": {"isolateEmulatorThread": isolate}}}});
+            set_new_vmi_annotations(profile, &mut vmi);
+            vmi["metadata"]["annotations"][EVEN_PARITY_ANNOTATION].clone()
+        };
+        assert_eq!(annotations(&asked, true), json!(""));
+        assert_eq!(annotations(&asked, false), Value::Null);
+        assert_eq!(annotations(&ClusterProfile::default(), true), Value::Null);
     }
 
     #[test]

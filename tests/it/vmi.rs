@@ -146,3 +146,17 @@ fn a_vm_without_a_valid_name_makes_no_vmi() {
         "{stderr}"
     );
 }
+
+/// A preset without `spec.domain` is refused at creation: an error names it, and the VMI is
+/// built as if it did not exist.
+#[test]
+fn a_preset_without_a_domain_is_refused_and_selects_nothing() {
+    let _guard = snapshot_settings();
+    insta::assert_snapshot!(outcome(kvrender().current_dir(testdata("vmi")).args([
+        "vmi",
+        "--no-default-catalog",
+        "--stage",
+        "presets",
+        "preset-without-domain.yaml",
+    ])));
+}
