@@ -51,7 +51,8 @@ pub fn run(args: &BuildArgs) -> Result<Outcome> {
     } else {
         args.paths.clone()
     };
-    let sources = load::read_paths(&paths)?;
+    // What an earlier run wrote to the output directory is not read back as input.
+    let sources = load::read_paths_skipping(&paths, args.output.as_deref())?;
     let loaded = load::parse_sources(&sources);
     // Read here, not by the engine: a file that cannot be read stops the run (exit code 2),
     // as a PATH argument does.

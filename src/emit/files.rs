@@ -163,9 +163,25 @@ pub fn write_all(dir: &Path, files: &BTreeMap<String, String>) -> Result<()> {
             dir.display()
         )));
     }
-    std::fs::create_dir_all(dir).map_err(|e| write_err(dir, e))?;
+    // The directories this run creates, innermost first: removed again if it fails.
+    let created: Vec<&Path> = dir
+        .ancestors()
+        .take_while(|d| !d.as_os_str().is_empty() && !d.exists())
+        .collect();
+    let undo = || {
+        for d in &created {
+            let _ = std::fs::remove_dir(d);
+        }
+    };
+    std::fs::create_dir_all(dir).map_err(|e| {
+        undo();
+        write_err(dir, e)
+    })?;
     let staging = dir.join(format!(".kvrender-staging-{}", std::process::id()));
-    std::fs::create_dir_all(&staging).map_err(|e| write_err(&staging, e))?;
+    std::fs::create_dir_all(&staging).map_err(|e| {
+        undo();
+        write_err(&staging, e)
+    })?;
     let result = (|| {
         for (name, contents) in files {
             let path = staging.join(name);
@@ -188,6 +204,9 @@ pub fn write_all(dir: &Path, files: &BTreeMap<String, String>) -> Result<()> {
         Ok(())
     })();
     let _ = std::fs::remove_dir_all(&staging);
+    if result.is_err() {
+        undo();
+    }
     result
 }
 
@@ -316,5 +335,23 @@ mod tests {
         let files = BTreeMap::from([("a.yaml".to_string(), "a: 1\n".to_string())]);
         assert!(write_all(&file, &files).is_err());
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
+    }
+
+    #[test]
+    fn a_failed_write_removes_the_directories_it_created() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("new").join("out");
+        // A name in a folder that does not exist cannot be written.
+        let files = BTreeMap::from([
+            ("a.yaml".to_string(), "a: 1\n".to_string()),
+            ("missing/b.yaml".to_string(), "b: 1\n".to_string()),
+        ]);
+        assert!(write_all(&dir, &files).is_err());
+        assert!(!tmp.path().join("new").exists(), "nothing left behind");
+        // An existing directory stays, as it was.
+        std::fs::create_dir(tmp.path().join("kept")).unwrap();
+        assert!(write_all(&tmp.path().join("kept"), &files).is_err());
+        assert!(tmp.path().join("kept").is_dir());
+        assert_eq!(std::fs::read_dir(tmp.path().join("kept")).unwrap().count(), 0);
     }
 }

@@ -53,6 +53,13 @@ fn display(path: &Path) -> Arc<str> {
 
 /// Read every input path: a file, a directory (walked) or `-` (stdin, read once).
 pub fn read_paths(paths: &[PathBuf]) -> Result<Vec<Source>> {
+    read_paths_skipping(paths, None)
+}
+
+/// [`read_paths`], leaving out the directory `skip` wherever a walked directory holds it (a
+/// PATH that names it is still read).
+pub fn read_paths_skipping(paths: &[PathBuf], skip: Option<&Path>) -> Result<Vec<Source>> {
+    let skip = skip.and_then(|dir| std::fs::canonicalize(dir).ok());
     let mut sources = Vec::new();
     for path in paths {
         if path.as_os_str() == "-" {
@@ -74,7 +81,7 @@ pub fn read_paths(paths: &[PathBuf]) -> Result<Vec<Source>> {
             source,
         })?;
         let files = if meta.is_dir() {
-            walk::walk(path)?
+            walk::walk_skipping(path, skip.as_deref())?
         } else if walk::is_kustomization(path) {
             Vec::new()
         } else {

@@ -25,13 +25,27 @@ pub fn is_kustomization(path: &Path) -> bool {
 /// The files below `root`, sorted by path, hidden entries (`.git`, ...) skipped. Symbolic links
 /// are followed; a loop is an error naming the link.
 pub fn walk(root: &Path) -> Result<Vec<PathBuf>> {
+    walk_skipping(root, None)
+}
+
+/// [`walk`], leaving out the directory `skip` (already canonical) wherever it is met below
+/// `root`: `build -o DIR` does not read back what it wrote.
+pub fn walk_skipping(root: &Path, skip: Option<&Path>) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
+    let skipped = |e: &walkdir::DirEntry| {
+        skip.is_some_and(|skip| {
+            e.file_type().is_dir()
+                && e.file_name() == skip.file_name().unwrap_or_default()
+                && std::fs::canonicalize(e.path()).is_ok_and(|p| p == skip)
+        })
+    };
     let walker = walkdir::WalkDir::new(root)
         .follow_links(true)
         .sort_by_file_name()
         .into_iter()
         .filter_entry(|e| {
-            e.depth() == 0 || !e.file_name().to_str().is_some_and(|n| n.starts_with('.'))
+            e.depth() == 0
+                || !(e.file_name().to_str().is_some_and(|n| n.starts_with('.')) || skipped(e))
         });
     for entry in walker {
         let entry = entry.map_err(|e| {

@@ -915,3 +915,45 @@ fn a_template_that_does_not_compile_is_reported_in_a_part_nothing_uses() {
         "{stderr}"
     );
 }
+
+/// `build -o DIR` run where DIR lies inside a walked PATH (the default `.` at a repository's
+/// root) does not read back what it wrote: the second run writes the same files instead of
+/// finding every object defined twice.
+#[test]
+fn an_output_dir_inside_the_input_is_not_read_back() {
+    let tmp = tempfile::tempdir().unwrap();
+    let copy = |from: &str, to: &str| {
+        std::fs::create_dir_all(tmp.path().join(to)).unwrap();
+        for entry in std::fs::read_dir(root().join(from)).unwrap() {
+            let path = entry.unwrap().path();
+            std::fs::copy(&path, tmp.path().join(to).join(path.file_name().unwrap())).unwrap();
+        }
+    };
+    copy("examples/catalog", "catalog");
+    let build = |args: &[&str]| {
+        kvrender()
+            .current_dir(tmp.path())
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    for args in [
+        &["build", "-o", "rendered"][..],
+        &["build", ".", "-o", "./rendered"],
+        &["build", "-o", "rendered"],
+    ] {
+        let out = build(args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", describe(&out));
+    }
+    let written = tree(&tmp.path().join("rendered"));
+    assert_eq!(written.len(), 6, "{:?}", written.keys());
+    // Named as a PATH, the directory is read like any other.
+    let again = build(&["build", "rendered"]);
+    assert_eq!(again.status.code(), Some(0), "{}", describe(&again));
+    assert_eq!(
+        String::from_utf8_lossy(&again.stdout)
+            .matches("\nkind: ")
+            .count(),
+        6
+    );
+}
