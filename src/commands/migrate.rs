@@ -9,6 +9,7 @@ use crate::emit;
 use crate::error::Result;
 use crate::kubevirt::migrate;
 use crate::load;
+use crate::model::Kind;
 
 /// Run `migrate presets`: the new objects on stdout; on stderr, for every VM or VMI a preset
 /// selected, the matchers to add, and every preset field that has no equivalent.
@@ -91,6 +92,34 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
                 )
                 .with_object(m.target.clone())
                 .with_field(field.clone()),
+            );
+        }
+        for skipped in &m.not_applied {
+            let target = loaded.objects.iter().find(|o| o.object_ref() == m.target);
+            let prefix = if target.is_some_and(|o| o.kind() == Kind::VirtualMachine) {
+                "spec.template.spec.domain"
+            } else {
+                "spec.domain"
+            };
+            let field = skipped
+                .field
+                .strip_prefix("spec.")
+                .map_or_else(|| skipped.field.clone(), |rest| format!("{prefix}.{rest}"));
+            let origin = target.map(|o| o.field_origin(&field)).unwrap_or_default();
+            out.diagnostics.push(
+                Diagnostic::warning(
+                    codes::PRESET,
+                    origin,
+                    format!(
+                        "preset `{}` does not reach this today: KubeVirt skips its `{}`, which \
+                         the VirtualMachineInstance sets differently ({}). The instancetype or \
+                         preference `{}` carries it and would apply it: drop it from them, or \
+                         give this one its own",
+                        m.preset, skipped.field, skipped.detail, m.preset
+                    ),
+                )
+                .with_object(m.target.clone())
+                .with_field(field),
             );
         }
         if !m.also_selected_by.is_empty() {

@@ -352,6 +352,9 @@ mod tests {
         std::fs::create_dir(tmp.path().join("kept")).unwrap();
         assert!(write_all(&tmp.path().join("kept"), &files).is_err());
         assert!(tmp.path().join("kept").is_dir());
-        assert_eq!(std::fs::read_dir(tmp.path().join("kept")).unwrap().count(), 0);
+        assert_eq!(
+            std::fs::read_dir(tmp.path().join("kept")).unwrap().count(),
+            0
+        );
     }
 }

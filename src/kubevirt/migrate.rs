@@ -11,7 +11,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::kubevirt::presets::{EXCLUDE_ANNOTATION, selector};
+use crate::kubevirt::presets::{self, EXCLUDE_ANNOTATION, SkippedField, selector};
 use crate::kubevirt::vmi::vmi_for;
 use crate::model::path;
 use crate::model::path::Fields;
@@ -52,6 +52,11 @@ pub struct MatcherSuggestion {
     /// with its own value today, and would run with the instancetype's once migrated. Each is
     /// (field, the target's value, the preset's value).
     pub overridden: Vec<(String, Value, Value)>,
+    /// The parts of the preset KubeVirt skips for this target today, beyond those of
+    /// [`Self::overridden`]: the VMI already sets them differently (every VM's VMI has a
+    /// firmware UUID, so a preset's `firmware` never reaches a VM). The instancetype or
+    /// preference written for the preset carries them, so migrating changes what runs.
+    pub not_applied: Vec<SkippedField>,
 }
 
 /// What [`migrate_presets`] produced.
@@ -140,7 +145,7 @@ pub fn migrate_presets(objects: &[Object]) -> MigrateResult {
             };
             let field = |at: &[&str]| format!("{prefix}.{}", at.join("."));
             let preset_domain = path::get(&preset.value, &["spec", "domain"]);
-            let overridden = set
+            let overridden: Vec<(String, Value, Value)> = set
                 .iter()
                 .filter_map(|at| {
                     let mine = path::get(domain?, at)?;
@@ -149,6 +154,30 @@ pub fn migrate_presets(objects: &[Object]) -> MigrateResult {
                 })
                 .collect();
             let remove_fields = set.iter().map(|at| field(at)).collect();
+            // What the preset does to this target today, alone.
+            let mut trial = vmi.clone();
+            let skipped =
+                presets::apply_presets(&mut trial, target.effective_namespace(), &[preset])
+                    .map(|outcome| outcome.skipped)
+                    .unwrap_or_default();
+            let section = |field: &str| {
+                field
+                    .split(['.', '['])
+                    .nth(1)
+                    .unwrap_or_default()
+                    .to_string()
+            };
+            let not_applied = skipped
+                .into_iter()
+                .filter(|skip| {
+                    let mine = section(&skip.field);
+                    !overridden.iter().any(|(f, ..): &(String, Value, Value)| {
+                        f.strip_prefix(prefix)
+                            .and_then(|rest| rest.strip_prefix('.'))
+                            .is_some_and(|rest| section(&format!("spec.{rest}")) == mine)
+                    })
+                })
+                .collect();
             result.matchers.push(MatcherSuggestion {
                 target: target.object_ref(),
                 preset: preset.name().to_string(),
@@ -161,6 +190,7 @@ pub fn migrate_presets(objects: &[Object]) -> MigrateResult {
                     .filter(|n| n != preset.name())
                     .collect(),
                 overridden,
+                not_applied,
             });
         }
     }
@@ -612,6 +642,46 @@ mod tests {
         let r = migrate_presets(&[preset, vm(4, "8192Mi")]);
         assert!(r.matchers[0].overridden.is_empty(), "{:?}", r.matchers[0]);
         assert_eq!(r.matchers[0].remove_fields.len(), 2);
+    }
+
+    #[test]
+    fn a_preset_part_that_never_reaches_a_vm_is_told() {
+        let preset = obj(json!({
+            "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstancePreset",
+            "metadata": {"name": "efi", "namespace": "app"},
+            "spec": {"selector": {"matchLabels": {"os": "win"}},
+                     "domain": {"firmware": {"bootloader": {"efi": {"secureBoot": true}}},
+                                "cpu": {"cores": 4},
+                                "resources": {"requests": {"memory": "8Gi"}}}}
+        }));
+        let target = |kind: &str, cores: i64| {
+            let domain = json!({"cpu": {"cores": cores}, "devices": {}});
+            let mut o = json!({
+                "apiVersion": "kubevirt.io/v1", "kind": kind,
+                "metadata": {"name": "w", "namespace": "app", "labels": {"os": "win"}},
+                "spec": {"domain": domain.clone()}
+            });
+            if kind == "VirtualMachine" {
+                o["spec"] = json!({"template": {"metadata": {"labels": {"os": "win"}},
+                                   "spec": {"domain": domain}}});
+            }
+            obj(o)
+        };
+        let fields = |r: &MigrateResult| -> Vec<String> {
+            r.matchers[0]
+                .not_applied
+                .iter()
+                .map(|s| s.field.clone())
+                .collect()
+        };
+        // A VM's VMI always has a firmware UUID: the preset's firmware never applies. Its cpu
+        // differs too, but that is told as an override of a field the instancetype owns.
+        let r = migrate_presets(&[preset.clone(), target("VirtualMachine", 2)]);
+        assert_eq!(fields(&r), ["spec.firmware"]);
+        assert_eq!(r.matchers[0].overridden.len(), 1, "{:?}", r.matchers[0]);
+        // A VMI without firmware takes it.
+        let r = migrate_presets(&[preset, target("VirtualMachineInstance", 4)]);
+        assert!(fields(&r).is_empty(), "{:?}", r.matchers[0]);
     }
 
     #[test]
