@@ -484,6 +484,21 @@ pub fn process_read(
                         && !findings[i].iter().any(Diagnostic::is_error)
                 })
                 .collect();
+            // A reference that is not found stops the expansion as surely as the errors that
+            // keep this VM from being tried: here it is an error too, as it is for a VM tried.
+            let mut findings = findings;
+            for (i, found) in findings.iter_mut().enumerate() {
+                if stage == Stage::Replace
+                    && checked[i].kind() == Kind::VirtualMachine
+                    && found.iter().any(Diagnostic::is_error)
+                {
+                    for f in found.iter_mut().filter(|f| {
+                        f.code == codes::REFERENCE_NOT_FOUND || f.code == codes::BAD_MATCHER
+                    }) {
+                        f.severity = Severity::Error;
+                    }
+                }
+            }
             let results: Vec<Result<Value, Diagnostic>> = to_expand
                 .par_iter()
                 .map(|&i| pipeline::expand_vm(checked[i], &index, &config.profile))

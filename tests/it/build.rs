@@ -957,3 +957,34 @@ fn an_output_dir_inside_the_input_is_not_read_back() {
         6
     );
 }
+
+/// In `build`, an instancetype that is not found is an error even when another error (here the
+/// preference's requirements, checked against the VM alone as KubeVirt does when the lookup
+/// fails) keeps the VM from being expanded.
+#[test]
+fn a_missing_instancetype_is_an_error_beside_other_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("vm.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachinePreference\n\
+         metadata: {name: big}\nspec:\n  requirements:\n    cpu: {guest: 2}\n---\n\
+         apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: vm}\nspec:\n  \
+         instancetype: {kind: VirtualMachineInstancetype, name: nowhere}\n  \
+         preference: {kind: VirtualMachinePreference, name: big}\n  \
+         template: {spec: {domain: {devices: {}}}}\n",
+    )
+    .unwrap();
+    let file = file.to_str().unwrap();
+    let out = run(&["build", "--no-default-catalog", file]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("error[KV011]"), "{stderr}");
+    assert!(stderr.contains("error[KV033]"), "{stderr}");
+    // `validate` reports what KubeVirt's admission does: the lookup is let fail (a warning),
+    // the requirements refuse the VM.
+    let out = run(&["validate", "--no-default-catalog", file]);
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string() + &stdout(&out);
+    assert!(stderr.contains("warning[KV011]"), "{stderr}");
+    assert!(stderr.contains("error[KV033]"), "{stderr}");
+}

@@ -95,15 +95,17 @@ fn lookup_finding(obj: &Object, err: &ExpandError) -> Option<Diagnostic> {
             (*field).to_string(),
             format!(
                 "{resource} \"{name}\" not found: it is not in the inputs, `--catalog` or the \
-                 embedded catalog; KubeVirt admits the VM, but it will not start unless the \
-                 cluster holds it{}",
+                 embedded catalog; KubeVirt's admission lets the lookup fail, but the VM will \
+                 not start unless the cluster holds it{}",
                 crate::kubevirt::expand::hint_suffix(hint.as_deref())
             ),
         ),
         ExpandError::Other { field, message } => (
             bad_matcher::RULE.code,
             field.clone().unwrap_or_default(),
-            format!("{message}: KubeVirt admits the VM, but it will not start"),
+            format!(
+                "{message}: KubeVirt's admission lets the lookup fail, but the VM will not start"
+            ),
         ),
         // The admission pass reports a zero ratio and features without a `cpu` itself.
         ExpandError::Conflicts(_) | ExpandError::SpreadByZero | ExpandError::FeaturesWithoutCpu => {
