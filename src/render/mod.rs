@@ -876,6 +876,28 @@ fn check_traits(family: &Family<'_>, parts: &[&Part<'_>]) -> Result<(), Vec<Rend
             }
         }
     }
+    // A variant's own fields are for its templates (`variant.pageSize`); one named like a
+    // trait was almost surely meant as one, and changes nothing where it is.
+    for (i, variant) in family.variants.iter().enumerate() {
+        for key in variant.value.as_object().into_iter().flat_map(|m| m.keys()) {
+            if key != "suffix" && declared.contains(&key) {
+                let at = [
+                    Step::Key("spec"),
+                    Step::Key("variants"),
+                    Step::Index(i),
+                    Step::Key(key),
+                ];
+                errors.push(family.doc.invalid(
+                    &at,
+                    format!(
+                        "`{key}` is a trait of this family: set it under the variant's \
+                         `traits` (`traits: {{{key}: …}}`); written here it is only \
+                         `variant.{key}` to the templates and changes no trait"
+                    ),
+                ));
+            }
+        }
+    }
     if errors.is_empty() {
         Ok(())
     } else {

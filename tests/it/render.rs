@@ -605,6 +605,37 @@ spec:
     insta::assert_snapshot!("render__catalog_error_unknown_trait", render_error(text));
 }
 
+/// A trait written on a variant itself, not under its `traits`, would change nothing.
+#[test]
+fn catalog_error_trait_outside_a_variants_traits() {
+    let _guard = snapshot_settings();
+    let text = "\
+apiVersion: kvrender.io/v1alpha1
+kind: Parts
+metadata: {name: p}
+parts:
+  it: {defaults: {hugepages: null}}
+---
+apiVersion: kvrender.io/v1alpha1
+kind: InstancetypeFamily
+metadata: {name: t}
+spec:
+  parts: [it]
+  variants:
+    - suffix: \"\"
+    - suffix: 1gi
+      hugepages: 1Gi
+    - suffix: 2mi
+      traits: {hugepages: 2Mi}
+      pageSize: 2Mi
+  sizes: [[small, 1, 1Gi]]
+";
+    insta::assert_snapshot!(
+        "render__catalog_error_trait_outside_a_variants_traits",
+        render_error(text)
+    );
+}
+
 #[test]
 fn catalog_error_duplicate_name() {
     let _guard = snapshot_settings();
