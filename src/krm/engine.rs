@@ -132,11 +132,14 @@ fn read_sources(paths: &[String], diagnostics: &mut Vec<Diagnostic>) -> Vec<Sour
                 if let Some(source) = std::error::Error::source(&e) {
                     message = format!("{message}: {source}");
                 }
-                diagnostics.push(Diagnostic::error(
+                // What the path holds may define the names then not found.
+                let mut d = Diagnostic::error(
                     codes::IO,
                     crate::origin::Origin::new(p.as_str(), 0, None),
                     message,
-                ));
+                );
+                d.cascade = crate::diagnostic::Cascade::MayDefine;
+                diagnostics.push(d);
             }
         }
     }

@@ -1448,3 +1448,33 @@ fn kubectl_kustomize_skips_exec_functions_as_documented() {
         "expanded after all:\n{text}"
     );
 }
+
+/// A `catalogs` path that cannot be read is the finding; the names it may have defined are not
+/// also reported as not found.
+#[test]
+fn an_unreadable_catalog_path_hides_the_names_it_may_define() {
+    let vm = r#"
+- apiVersion: kubevirt.io/v1
+  kind: VirtualMachine
+  metadata: {name: vm}
+  spec:
+    instancetype: {name: team.small}
+    template: {spec: {domain: {devices: {}}}}
+"#;
+    let config = "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: x}\n  \
+                  data: {catalogs: /nonexistent/kvrender-catalog}\n";
+    let (code, out, _, stderr) = krm(&list("config.kubernetes.io/v1", vm, config));
+    assert_eq!(code, 1, "{stderr}");
+    let messages: Vec<&str> = out["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["message"].as_str())
+        .collect();
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert!(
+        messages[0].contains("/nonexistent/kvrender-catalog"),
+        "{messages:?}"
+    );
+    assert!(!stderr.contains("KV011"), "{stderr}");
+}
