@@ -105,8 +105,8 @@ impl<'a> Family<'a> {
             &mut info,
             &["template", "labels", "annotations", "traits"],
         )?;
-        let sizes = parse_sizes(&doc, spec.get("sizes"))?;
-        let variants = parse_variants(&doc, spec.get("variants"))?;
+        let sizes = parse_sizes(&doc, &id, spec.get("sizes"))?;
+        let variants = parse_variants(&doc, &id, spec.get("variants"))?;
         let scopes = Scopes::parse(&doc, spec.get("scopes"))?;
         Ok(Family {
             id,
@@ -132,12 +132,12 @@ fn scalar_text(v: &Value) -> Option<String> {
     }
 }
 
-fn parse_sizes(doc: &Doc<'_>, value: Option<&Value>) -> Result<Vec<Size>, RenderError> {
+fn parse_sizes(doc: &Doc<'_>, id: &str, value: Option<&Value>) -> Result<Vec<Size>, RenderError> {
     let at = [Step::Key("spec"), Step::Key("sizes")];
     let Some(rows) = value.and_then(Value::as_array).filter(|r| !r.is_empty()) else {
         return Err(doc.invalid(
             &at,
-            "`sizes` must be a non-empty list of rows `[name, cpu, memory]` or mappings".into(),
+            format!("family `{id}`: `sizes` must be a non-empty list of rows `[name, cpu, memory]` or mappings"),
         ));
     };
     let mut sizes: Vec<Size> = Vec::with_capacity(rows.len());
@@ -153,8 +153,7 @@ fn parse_sizes(doc: &Doc<'_>, value: Option<&Value>) -> Result<Vec<Size>, Render
                     let Some(extra) = extra.as_object() else {
                         return Err(doc.invalid(
                             &here,
-                            "the fourth cell of a size row must be a mapping of extra fields"
-                                .into(),
+                            format!("family `{id}`: the fourth cell of a size row must be a mapping of extra fields"),
                         ));
                     };
                     for (k, v) in extra {
@@ -166,13 +165,13 @@ fn parse_sizes(doc: &Doc<'_>, value: Option<&Value>) -> Result<Vec<Size>, Render
             _ => {
                 return Err(doc.invalid(
                     &here,
-                    "a size row is `[name, cpu, memory]`, `[name, cpu, memory, {extra}]` or a mapping with `name`, `cpu` and `memory`".into(),
+                    format!("family `{id}`: a size row is `[name, cpu, memory]`, `[name, cpu, memory, {{extra}}]` or a mapping with `name`, `cpu` and `memory`"),
                 ));
             }
         }
         for key in ["cpu", "memory"] {
             if !value.contains_key(key) {
-                return Err(doc.invalid(&here, format!("size row has no `{key}`")));
+                return Err(doc.invalid(&here, format!("family `{id}`: size row has no `{key}`")));
             }
         }
         let Some(name) = value
@@ -180,11 +179,14 @@ fn parse_sizes(doc: &Doc<'_>, value: Option<&Value>) -> Result<Vec<Size>, Render
             .and_then(scalar_text)
             .filter(|n| !n.is_empty())
         else {
-            return Err(doc.invalid(&here, "size row has no `name`".into()));
+            return Err(doc.invalid(&here, format!("family `{id}`: size row has no `name`")));
         };
         value.insert("name".into(), json!(name));
         if sizes.iter().any(|s| s.name == name) {
-            return Err(doc.invalid(&here, format!("size `{name}` is listed twice")));
+            return Err(doc.invalid(
+                &here,
+                format!("family `{id}`: size `{name}` is listed twice"),
+            ));
         }
         sizes.push(Size {
             name,
@@ -194,7 +196,11 @@ fn parse_sizes(doc: &Doc<'_>, value: Option<&Value>) -> Result<Vec<Size>, Render
     Ok(sizes)
 }
 
-fn parse_variants(doc: &Doc<'_>, value: Option<&Value>) -> Result<Vec<Variant>, RenderError> {
+fn parse_variants(
+    doc: &Doc<'_>,
+    id: &str,
+    value: Option<&Value>,
+) -> Result<Vec<Variant>, RenderError> {
     let at = [Step::Key("spec"), Step::Key("variants")];
     let Some(value) = value else {
         return Ok(vec![Variant {
@@ -204,26 +210,41 @@ fn parse_variants(doc: &Doc<'_>, value: Option<&Value>) -> Result<Vec<Variant>, 
         }]);
     };
     let Some(items) = value.as_array().filter(|i| !i.is_empty()) else {
-        return Err(doc.invalid(&at, "`variants` must be a non-empty list".into()));
+        return Err(doc.invalid(
+            &at,
+            format!("family `{id}`: `variants` must be a non-empty list"),
+        ));
     };
     let mut variants: Vec<Variant> = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let here = [at[0], at[1], Step::Index(i)];
         let Some(map) = item.as_object() else {
-            return Err(doc.invalid(&here, "a variant must be a mapping with `suffix`".into()));
+            return Err(doc.invalid(
+                &here,
+                format!("family `{id}`: a variant must be a mapping with `suffix`"),
+            ));
         };
         let suffix = match map.get("suffix") {
             Some(v) => scalar_text(v).ok_or_else(|| {
-                doc.invalid(&here, "a variant's `suffix` must be a string".into())
+                doc.invalid(
+                    &here,
+                    format!("family `{id}`: a variant's `suffix` must be a string"),
+                )
             })?,
             None => String::new(),
         };
         let traits = map.get("traits").cloned();
         if traits.as_ref().is_some_and(|t| !t.is_object()) {
-            return Err(doc.invalid(&here, "a variant's `traits` must be a mapping".into()));
+            return Err(doc.invalid(
+                &here,
+                format!("family `{id}`: a variant's `traits` must be a mapping"),
+            ));
         }
         if variants.iter().any(|v| v.suffix == suffix) {
-            return Err(doc.invalid(&here, format!("variant suffix `{suffix}` is used twice")));
+            return Err(doc.invalid(
+                &here,
+                format!("family `{id}`: variant suffix `{suffix}` is used twice"),
+            ));
         }
         let mut value = map.clone();
         value.shift_remove("traits");

@@ -636,6 +636,26 @@ spec:
     );
 }
 
+/// A malformed size row names its family as well as its line.
+#[test]
+fn catalog_error_size_row_names_the_family() {
+    let _guard = snapshot_settings();
+    let text = "\
+apiVersion: kvrender.io/v1alpha1
+kind: InstancetypeFamily
+metadata: {name: db}
+spec:
+  version: 1
+  sizes:
+    - [small, 2, 8Gi]
+    - [medium, 4]
+";
+    insta::assert_snapshot!(
+        "render__catalog_error_size_row_names_the_family",
+        render_error(text)
+    );
+}
+
 #[test]
 fn catalog_error_duplicate_name() {
     let _guard = snapshot_settings();
