@@ -658,6 +658,16 @@ impl<'a> Catalog<'a> {
         let mut errors = Vec::new();
         let family_parts = keep_oks(family_parts, &mut errors);
         let preference_parts = keep_oks(preference_parts, &mut errors);
+        // One cycle met from several of its parts is one mistake.
+        let mut cycles: Vec<Vec<String>> = Vec::new();
+        errors.retain(|e| match cycle_members(e) {
+            Some(members) if cycles.contains(&members) => false,
+            Some(members) => {
+                cycles.push(members);
+                true
+            }
+            None => true,
+        });
         if let Some(errors) = RenderErrors::of(errors) {
             return Err(errors);
         }
@@ -756,6 +766,23 @@ enum Read<'a> {
 }
 
 /// The values of `results`; their errors go to `errors`.
+/// The parts of a cycle a [`PartLibrary::resolve`] error names, sorted.
+fn cycle_members(e: &RenderError) -> Option<Vec<String>> {
+    let RenderError::Invalid { message, .. } = e else {
+        return None;
+    };
+    let chain = message.strip_prefix(parts::CYCLE_MESSAGE)?;
+    let chain: Vec<&str> = chain.split(" -> ").collect();
+    // The chain may lead into the cycle (`x -> a -> b -> a`): the cycle starts where its last
+    // name first appears.
+    let last = chain.last()?;
+    let start = chain.iter().position(|n| n == last)?;
+    let mut members: Vec<String> = chain[start..].iter().map(|n| (*n).to_string()).collect();
+    members.sort_unstable();
+    members.dedup();
+    Some(members)
+}
+
 fn keep_oks<T>(results: Vec<Result<T, Vec<RenderError>>>, errors: &mut Vec<RenderError>) -> Vec<T> {
     results
         .into_iter()

@@ -44,6 +44,9 @@ pub struct PartLibrary<'a> {
 
 const PART_KEYS: &[&str] = &["parts", "defaults", "metadata", "spec"];
 
+/// How a cycle of parts is reported, before the chain (`a -> b -> a`).
+pub const CYCLE_MESSAGE: &str = "parts include each other in a cycle: ";
+
 /// How deep parts may build on parts.
 const MAX_PART_DEPTH: usize = 64;
 
@@ -224,13 +227,9 @@ impl<'a> PartLibrary<'a> {
         if stack.iter().any(|p| std::ptr::eq(*p, part)) {
             let mut names: Vec<&str> = stack.iter().map(|p| p.name).collect();
             names.push(name);
-            return Err(visit.referrer.invalid(
-                visit.at,
-                format!(
-                    "parts include each other in a cycle: {}",
-                    names.join(" -> ")
-                ),
-            ));
+            return Err(visit
+                .referrer
+                .invalid(visit.at, format!("{CYCLE_MESSAGE}{}", names.join(" -> "))));
         }
         if stack.len() >= MAX_PART_DEPTH {
             return Err(visit.referrer.invalid(

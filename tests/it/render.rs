@@ -943,7 +943,13 @@ apiVersion: kvrender.io/v1alpha1
 kind: Preference
 metadata: {name: p1}
 spec: {scopes: [cluster], parts: [x, zz, a, self]}
+---
+apiVersion: kvrender.io/v1alpha1
+kind: Preference
+metadata: {name: p2}
+spec: {scopes: [cluster], parts: [b]}
 ";
+    // The cycle met again from `b`, by another preference, is the same mistake: reported once.
     let errors = render_text(text).unwrap_err();
     let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
     assert_eq!(
