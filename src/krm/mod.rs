@@ -196,6 +196,10 @@ pub fn parse_config_file(path: &str, text: &str) -> std::result::Result<Value, S
     })
 }
 
+/// Where an object of a legacy plugin's stream that carries no origin annotation is said to
+/// come from.
+pub const STREAM: &str = "<kustomize build>";
+
 /// Run as a kustomize legacy exec plugin: `config` is the plugin's configuration (the file
 /// kustomize passes in `argv[1]`), `input` the resources as a YAML stream (empty for a
 /// generator). The output is a YAML stream.
@@ -222,8 +226,12 @@ pub fn run_stream(config: &Value, input: &str) -> Result<FnOutput> {
             if let Some(p) = annotations::file_path(&o.value) {
                 // The stream's line numbers mean nothing in the named file.
                 o.origin = Origin::new(p, annotations::file_index(&o.value).unwrap_or(0), None);
-                o.source = None;
+            } else {
+                // Nor anywhere else: kustomize's stream is no file the user has. Findings then
+                // name the object only.
+                o.origin = Origin::new(STREAM, o.origin.index, None);
             }
+            o.source = None;
             o
         })
         .collect();
@@ -244,6 +252,32 @@ mod tests {
     use super::*;
 
     const LIST: &str = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: instancetype.kubevirt.io/v1beta1\n  kind: VirtualMachineClusterInstancetype\n  metadata:\n    name: s\n    annotations: {config.kubernetes.io/path: s.yaml, config.kubernetes.io/index: '0'}\n  spec: {cpu: {guest: 2}, memory: {guest: 2Gi}}\n- apiVersion: kubevirt.io/v1\n  kind: VirtualMachine\n  metadata: {name: vm, namespace: ns}\n  spec:\n    instancetype: {name: s}\n    template: {spec: {domain: {cpu: {sockets: 4}, devices: {}}}}\nfunctionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  data: {expand: replace, severity: error}\n";
+
+    /// In a legacy plugin's stream, an object without origin annotations is named by itself:
+    /// the stream's line numbers are no file's; with annotations, the file is named.
+    #[test]
+    fn stream_findings_name_no_line_of_the_stream() {
+        let config = serde_json::json!({
+            "apiVersion": "kvrender.io/v1alpha1", "kind": "KVRender", "metadata": {"name": "x"}
+        });
+        let vm = |annotations: &str| {
+            format!(
+                "apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineClusterInstancetype\n\
+                 metadata: {{name: s}}\nspec: {{cpu: {{guest: 2}}, memory: {{guest: 2Gi}}}}\n---\n\
+                 apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: vm\n{annotations}\
+                 spec:\n  instancetype: {{name: s}}\n  \
+                 template: {{spec: {{domain: {{cpu: {{sockets: 4}}, devices: {{}}}}}}}}\n"
+            )
+        };
+        let out = run_stream(&config, &vm("")).unwrap();
+        let conflict = out.diagnostics.iter().find(|d| d.code == "KV010").unwrap();
+        assert_eq!(conflict.origin.path.as_ref(), STREAM);
+        assert_eq!(conflict.origin.line, None);
+        let annotated = vm("  annotations: {config.kubernetes.io/origin: \"path: vms.yaml\\n\"}\n");
+        let out = run_stream(&config, &annotated).unwrap();
+        let conflict = out.diagnostics.iter().find(|d| d.code == "KV010").unwrap();
+        assert_eq!(conflict.origin.path.as_ref(), "vms.yaml");
+    }
 
     /// Whatever the input, the answer is a ResourceList that reads back, and an error result
     /// comes with exit code 1.
