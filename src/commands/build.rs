@@ -149,7 +149,9 @@ fn one_file_per_object(items: &[Value]) -> Result<BTreeMap<String, String>> {
         let text = emit::stream_document(item);
         if tree.insert(name.clone(), text).is_some() {
             return Err(crate::error::Error::Usage(format!(
-                "two objects would be written to the same file `{name}`"
+                "two objects would be written to the same file `{name}` (file names are \
+                 lower-cased, every character outside `[a-z0-9._-]` becomes `_`, and a name \
+                 is cut at 240 characters)"
             )));
         }
     }

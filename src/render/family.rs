@@ -75,9 +75,10 @@ impl<'a> Family<'a> {
                 .obj
                 .value
                 .pointer("/metadata/name")
-                .is_some_and(Value::is_boolean)
+                .is_some_and(|v| !v.is_null() && !v.is_string())
             {
-                "`metadata.name` must be a string; quote it (YAML reads a bare `y` or `n` as a boolean)"
+                "`metadata.name` must be a string; quote it (YAML reads a bare `y`, `n` or \
+                 `true` as a boolean, and `1.10` as a number)"
             } else {
                 "an InstancetypeFamily needs `metadata.name` (its class prefix, e.g. `u`)"
             };

@@ -44,10 +44,18 @@ impl<'a> Preference<'a> {
     pub fn parse(doc: Doc<'a>) -> Result<Preference<'a>, RenderError> {
         let name = doc.obj.name();
         if name.is_empty() {
-            return Err(doc.invalid(
-                &[Step::Key("metadata")],
-                "a Preference needs `metadata.name`".into(),
-            ));
+            let not_text = doc
+                .obj
+                .value
+                .pointer("/metadata/name")
+                .is_some_and(|v| !v.is_null() && !v.is_string());
+            let message = if not_text {
+                "`metadata.name` must be a string; quote it (YAML reads a bare `y`, `n` or \
+                 `true` as a boolean, and `1.10` as a number)"
+            } else {
+                "a Preference needs `metadata.name`"
+            };
+            return Err(doc.invalid(&[Step::Key("metadata"), Step::Key("name")], message.into()));
         }
         let spec = doc.spec_map(SPEC_KEYS)?;
         let mut info = Map::new();

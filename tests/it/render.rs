@@ -656,6 +656,23 @@ spec:
     );
 }
 
+/// YAML reads a bare `y` as a boolean: the name is there, but not as text.
+#[test]
+fn catalog_error_preference_name_that_is_not_text() {
+    let _guard = snapshot_settings();
+    let text = "\
+apiVersion: kvrender.io/v1alpha1
+kind: Preference
+metadata:
+  name: y
+spec: {}
+";
+    insta::assert_snapshot!(
+        "render__catalog_error_preference_name_that_is_not_text",
+        render_error(text)
+    );
+}
+
 #[test]
 fn catalog_error_duplicate_name() {
     let _guard = snapshot_settings();
