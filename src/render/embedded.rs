@@ -181,7 +181,14 @@ impl Lazy {
     /// The objects of combination `job`, rendered on the first call.
     fn rendered(&self, job: usize) -> &[(Object, Combination)] {
         self.rendered[job].get_or_init(|| {
-            match render_job(self.templates, &self.jobs[job], &RenderOptions::default()) {
+            // The shipped catalog borrows no parts: no notes.
+            let notes = HashMap::default();
+            match render_job(
+                self.templates,
+                &notes,
+                &self.jobs[job],
+                &RenderOptions::default(),
+            ) {
                 Ok(objects) => objects,
                 // The shipped catalog is covered by tests; failing here is a build defect.
                 Err(e) => panic!("the embedded catalog does not render: {}", e[0]),

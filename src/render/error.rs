@@ -55,7 +55,7 @@ impl fmt::Display for Combination {
 #[non_exhaustive]
 pub enum RenderError {
     /// A template leaf failed: an undefined variable, a syntax error, a runaway loop.
-    #[error("{location}: cannot render `{field}` for {combination}")]
+    #[error("{location}: cannot render `{field}` for {combination}{note}")]
     Template {
         /// The file and line of the failing leaf.
         location: Origin,
@@ -63,6 +63,9 @@ pub enum RenderError {
         combination: Box<Combination>,
         /// The field holding the template, e.g. `parts.linux.spec.annotations`.
         field: String,
+        /// How the leaf came to be rendered there, when that is not plain (a catalog's own
+        /// part that a borrowed part names), with its leading blank; else empty.
+        note: String,
         /// minijinja's own error.
         #[source]
         source: Box<minijinja::Error>,

@@ -379,7 +379,7 @@ pub fn render<'o>(
 
     let results: Vec<JobResult> = jobs
         .par_iter()
-        .map(|job| render_job(&prepared.templates, job, options))
+        .map(|job| render_job(&prepared.templates, &prepared.notes, job, options))
         .collect();
     // Each job's objects, in the order of its kinds, to be taken into their places.
     let mut rendered: Vec<[Option<(Object, Combination)>; 2]> = Vec::with_capacity(jobs.len());
@@ -510,6 +510,9 @@ struct Prepared<'c, 'e, 'a> {
     /// The template syntax errors of the catalog's own parts that nothing uses (what is used
     /// is reported when rendered).
     unused_part_errors: Vec<RenderError>,
+    /// By part address: what a template error in that part adds, for the catalog's own parts
+    /// that a borrowed part names (they replace the borrowed part's namesake).
+    notes: HashMap<usize, String>,
 }
 
 impl<'a> Catalog<'a> {
@@ -710,6 +713,7 @@ impl<'a> Catalog<'a> {
                 let site = Site {
                     doc: &part.doc,
                     steps: &[Step::Key("parts"), Step::Key(part.name), Step::Key(key)],
+                    note: "",
                 };
                 unused_part_errors.extend(
                     templates
@@ -719,11 +723,30 @@ impl<'a> Catalog<'a> {
                 );
             }
         }
+        // A borrowed part that names a part this catalog defines gets this catalog's part: an
+        // error in it then comes from a list the catalog's own documents never wrote.
+        let mut notes: HashMap<usize, String> = HashMap::default();
+        for part in &borrowed {
+            for (sub, _) in &part.parts {
+                if let Some(own) = library.parts().find(|p| p.name == *sub) {
+                    notes
+                        .entry(std::ptr::from_ref(own) as usize)
+                        .or_insert_with(|| {
+                            format!(
+                                " (the part `{}` of {} names `{sub}`, and this catalog's own \
+                                 `{sub}` stands in for its namesake there)",
+                                part.name, part.doc.obj.origin.path
+                            )
+                        });
+                }
+            }
+        }
         Ok(Prepared {
             family_parts,
             preference_parts,
             templates,
             unused_part_errors,
+            notes,
         })
     }
 }
@@ -950,6 +973,8 @@ fn merged_defaults(parts: &[&Part<'_>], own: Option<&Value>) -> Value {
 struct Site<'d, 'a> {
     doc: &'d Doc<'a>,
     steps: &'d [Step<'d>],
+    /// Added to a template error's message (see [`RenderError::Template`]).
+    note: &'d str,
 }
 
 /// The mapping `{key: value}`.
@@ -964,6 +989,7 @@ type JobResult = Result<Vec<(Object, Combination)>, Vec<RenderError>>;
 
 fn render_job<'a>(
     templates: &Templates<'_, 'a>,
+    notes: &HashMap<usize, String>,
     job: &Job<'_, 'a>,
     options: &RenderOptions<'_>,
 ) -> JobResult {
@@ -1056,9 +1082,13 @@ fn render_job<'a>(
     for part in parts {
         for (tree, key) in [(part.metadata, "metadata"), (part.spec, "spec")] {
             let Some(tree) = tree else { continue };
+            let note = notes
+                .get(&(std::ptr::from_ref(*part) as usize))
+                .map_or("", String::as_str);
             let site = Site {
                 doc: &part.doc,
                 steps: &[Step::Key("parts"), Step::Key(part.name), Step::Key(key)],
+                note,
             };
             if let Some(fragment) = render(tree, &site) {
                 if key == "metadata"
@@ -1077,6 +1107,7 @@ fn render_job<'a>(
         let site = Site {
             doc,
             steps: &[Step::Key("spec"), Step::Key(key)],
+            note: "",
         };
         let Some(fragment) = render(tree, &site) else {
             continue;
@@ -1236,6 +1267,7 @@ fn leaf_error(site: &Site<'_, '_>, error: LeafError, combination: &Combination) 
                 location,
                 combination: Box::new(combination.clone()),
                 field,
+                note: site.note.to_string(),
                 source: Box::new(source),
             }
         }

@@ -862,6 +862,39 @@ parts:
     assert_eq!(labels["instancetype.kubevirt.io/os-type"], "windows");
 }
 
+/// A template error in the catalog's own part, rendered only because a borrowed part names a
+/// part of its name, says how it got there.
+#[test]
+fn an_error_in_an_own_part_a_borrowed_part_names_says_so() {
+    let user = "\
+apiVersion: kvrender.io/v1alpha1
+kind: Parts
+metadata: {name: mine}
+parts:
+  base:
+    metadata: {labels: {example.com/cpu: \"{{ size.cpu }}\"}}
+---
+apiVersion: kvrender.io/v1alpha1
+kind: Preference
+metadata: {name: w}
+spec:
+  scopes: [cluster]
+  parts: [windows]
+  vars: {cpu: 2, memory: 4Gi}
+";
+    let errors = render_borrowing(user, "", true).unwrap_err();
+    let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert!(
+        messages[0].starts_with(
+            "user.yaml:6: cannot render `parts.base.metadata.labels[\"example.com/cpu\"]` for \
+             preference `w` (the part `windows` of <shipped>/catalog/preferences/parts.yaml \
+             names `base`, and this catalog's own `base` stands in for its namesake there)"
+        ),
+        "{messages:?}"
+    );
+}
+
 /// Every mistake inside one object is reported: each failing template leaf (in its parts, its
 /// template and its labels), each undeclared trait (the family's and its variants'), each
 /// unknown part.
