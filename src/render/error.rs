@@ -90,6 +90,15 @@ pub enum RenderError {
         /// What is wrong.
         message: String,
     },
+    /// Parts that name each other in a circle.
+    #[error("{location}: parts include each other in a cycle: {}", .chain.join(" -> "))]
+    PartCycle {
+        /// The file and line of the name that closes the cycle.
+        location: Origin,
+        /// The names from the list being resolved to the repeated one (`a -> b -> a`; it may
+        /// lead into the cycle: `x -> a -> b -> a`).
+        chain: Vec<String>,
+    },
     /// A family, preference or part names a part that is defined nowhere: the catalog's
     /// documents, the `--catalog` files or the shipped catalog.
     #[error("{location}: {message}")]
@@ -120,6 +129,7 @@ impl RenderError {
             RenderError::Template { location, .. }
             | RenderError::Output { location, .. }
             | RenderError::Invalid { location, .. }
+            | RenderError::PartCycle { location, .. }
             | RenderError::UnknownPart { location, .. }
             | RenderError::Duplicate { location, .. } => location,
         }

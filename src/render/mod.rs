@@ -662,11 +662,11 @@ impl<'a> Catalog<'a> {
         let family_parts = keep_oks(family_parts, &mut errors);
         let preference_parts = keep_oks(preference_parts, &mut errors);
         // One cycle met from several of its parts is one mistake.
-        let mut cycles: Vec<Vec<String>> = Vec::new();
+        let mut seen: Vec<Vec<String>> = Vec::new();
         errors.retain(|e| match cycle_members(e) {
-            Some(members) if cycles.contains(&members) => false,
+            Some(members) if seen.iter().any(|m| *m == members) => false,
             Some(members) => {
-                cycles.push(members);
+                seen.push(members.into_iter().map(str::to_string).collect());
                 true
             }
             None => true,
@@ -674,34 +674,37 @@ impl<'a> Catalog<'a> {
         if let Some(errors) = RenderErrors::of(errors) {
             return Err(errors);
         }
-        // Parts taken from a fallback library are compiled here, once, like the catalog's own.
-        let mut templates = templates;
-        let mut borrowed: Vec<&Part<'a>> = Vec::new();
+        // Every part some family or preference uses, each once, in first-use order.
+        let mut used: Vec<&Part<'a>> = Vec::new();
         for part in family_parts
             .iter()
             .map(|(parts, _)| parts)
             .chain(preference_parts.iter().map(|(parts, _)| parts))
             .flatten()
         {
-            if !library.defines(part) && !borrowed.iter().any(|p| std::ptr::eq(*p, *part)) {
-                borrowed.push(part);
-                part.metadata
-                    .into_iter()
-                    .chain(part.spec)
-                    .for_each(|t| templates.add_tree(t));
+            if !used.iter().any(|p| std::ptr::eq(*p, *part)) {
+                used.push(part);
             }
+        }
+        // Parts taken from a fallback library are compiled here, once, like the catalog's own.
+        let mut templates = templates;
+        let borrowed: Vec<&Part<'a>> = used
+            .iter()
+            .copied()
+            .filter(|part| !library.defines(part))
+            .collect();
+        for part in &borrowed {
+            part.metadata
+                .into_iter()
+                .chain(part.spec)
+                .for_each(|t| templates.add_tree(t));
         }
         // A part nothing uses is never rendered; a template in it that does not compile is
         // still a broken catalog file.
-        let used = |part: &Part<'a>| {
-            family_parts
-                .iter()
-                .map(|(parts, _)| parts)
-                .chain(preference_parts.iter().map(|(parts, _)| parts))
-                .flatten()
-                .any(|p| std::ptr::eq(*p, part))
-        };
-        let mut unused: Vec<&Part<'a>> = library.parts().filter(|part| !used(part)).collect();
+        let mut unused: Vec<&Part<'a>> = library
+            .parts()
+            .filter(|part| !used.iter().any(|p| std::ptr::eq(*p, *part)))
+            .collect();
         unused.sort_unstable_by_key(|part| part.name);
         let mut unused_part_errors = Vec::new();
         for part in unused {
@@ -728,7 +731,7 @@ impl<'a> Catalog<'a> {
         let mut notes: HashMap<usize, String> = HashMap::default();
         for part in &borrowed {
             for (sub, _) in &part.parts {
-                if let Some(own) = library.parts().find(|p| p.name == *sub) {
+                if let Some(own) = library.own(sub) {
                     notes
                         .entry(std::ptr::from_ref(own) as usize)
                         .or_insert_with(|| {
@@ -788,24 +791,22 @@ enum Read<'a> {
     Preference(Preference<'a>),
 }
 
-/// The values of `results`; their errors go to `errors`.
-/// The parts of a cycle a [`PartLibrary::resolve`] error names, sorted.
-fn cycle_members(e: &RenderError) -> Option<Vec<String>> {
-    let RenderError::Invalid { message, .. } = e else {
+/// The parts of the cycle a [`RenderError::PartCycle`] names, sorted.
+fn cycle_members(e: &RenderError) -> Option<Vec<&str>> {
+    let RenderError::PartCycle { chain, .. } = e else {
         return None;
     };
-    let chain = message.strip_prefix(parts::CYCLE_MESSAGE)?;
-    let chain: Vec<&str> = chain.split(" -> ").collect();
     // The chain may lead into the cycle (`x -> a -> b -> a`): the cycle starts where its last
     // name first appears.
     let last = chain.last()?;
     let start = chain.iter().position(|n| n == last)?;
-    let mut members: Vec<String> = chain[start..].iter().map(|n| (*n).to_string()).collect();
+    let mut members: Vec<&str> = chain[start..].iter().map(String::as_str).collect();
     members.sort_unstable();
     members.dedup();
     Some(members)
 }
 
+/// The values of `results`; their errors go to `errors`.
 fn keep_oks<T>(results: Vec<Result<T, Vec<RenderError>>>, errors: &mut Vec<RenderError>) -> Vec<T> {
     results
         .into_iter()

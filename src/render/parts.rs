@@ -44,9 +44,6 @@ pub struct PartLibrary<'a> {
 
 const PART_KEYS: &[&str] = &["parts", "defaults", "metadata", "spec"];
 
-/// How a cycle of parts is reported, before the chain (`a -> b -> a`).
-pub const CYCLE_MESSAGE: &str = "parts include each other in a cycle: ";
-
 /// How deep parts may build on parts.
 const MAX_PART_DEPTH: usize = 64;
 
@@ -121,10 +118,14 @@ impl<'a> PartLibrary<'a> {
         self.parts.values()
     }
 
+    /// The part named `name` this library defines (not a fallback's).
+    pub fn own(&self, name: &str) -> Option<&Part<'a>> {
+        self.parts.get(name)
+    }
+
     /// Whether `part` is one this library defines (not one of its fallback's).
     pub fn defines(&self, part: &Part<'a>) -> bool {
-        self.parts
-            .get(part.name)
+        self.own(part.name)
             .is_some_and(|own| std::ptr::eq(own, part))
     }
 
@@ -146,7 +147,7 @@ impl<'a> PartLibrary<'a> {
 
     /// The part named `name`: this library's, else a fallback's.
     fn find(&self, name: &str) -> Option<&Part<'a>> {
-        match self.parts.get(name) {
+        match self.own(name) {
             Some(part) => Some(part),
             None => self.fallback.as_deref()?.find(name),
         }
@@ -225,11 +226,12 @@ impl<'a> PartLibrary<'a> {
             return Ok(());
         }
         if stack.iter().any(|p| std::ptr::eq(*p, part)) {
-            let mut names: Vec<&str> = stack.iter().map(|p| p.name).collect();
-            names.push(name);
-            return Err(visit
-                .referrer
-                .invalid(visit.at, format!("{CYCLE_MESSAGE}{}", names.join(" -> "))));
+            let mut chain: Vec<String> = stack.iter().map(|p| p.name.to_string()).collect();
+            chain.push(name.to_string());
+            return Err(RenderError::PartCycle {
+                location: visit.referrer.at(visit.at),
+                chain,
+            });
         }
         if stack.len() >= MAX_PART_DEPTH {
             return Err(visit.referrer.invalid(
