@@ -125,6 +125,13 @@ impl Diagnostic {
         self
     }
 
+    /// Say how the finding relates to others (see [`sort`]).
+    #[must_use]
+    pub fn with_cascade(mut self, cascade: Cascade) -> Self {
+        self.cascade = cascade;
+        self
+    }
+
     /// Set the severity.
     #[must_use]
     pub fn with_severity(mut self, severity: Severity) -> Self {
@@ -334,8 +341,8 @@ mod tests {
     fn findings_a_broken_document_or_catalog_may_explain_are_left_out() {
         let at = |line| Origin::new("f.yaml", 0, Some(line));
         let not_found = Diagnostic::warning(codes::REFERENCE_NOT_FOUND, at(9), "u1.x not found");
-        let mut part = Diagnostic::error(codes::CATALOG_RENDER, at(5), "unknown part `p`");
-        part.cascade = Cascade::Unresolved;
+        let part = Diagnostic::error(codes::CATALOG_RENDER, at(5), "unknown part `p`")
+            .with_cascade(Cascade::Unresolved);
         let template = Diagnostic::error(codes::CATALOG_RENDER, at(4), "cannot render");
         let vm_syntax = Diagnostic::error(codes::YAML_SYNTAX, at(1), "bad").may_define(
             b"kind: VirtualMachine # uses a Preference\nmetadata: {name: x\nspec:\n  \

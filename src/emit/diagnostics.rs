@@ -6,6 +6,11 @@ use crate::diagnostic::{Diagnostic, Severity};
 
 /// One line: `file:line:col: severity[CODE] Kind/ns/name: field: message`.
 pub fn human_line(d: &Diagnostic) -> String {
+    line_naming(d, d.object.as_ref().map(ToString::to_string).as_deref())
+}
+
+/// [`human_line`] with `object` where the finding's object would stand.
+fn line_naming(d: &Diagnostic, object: Option<&str>) -> String {
     let mut s = String::new();
     let _ = write!(s, "{}", d.origin.path);
     if let Some(line) = d.origin.line {
@@ -15,7 +20,7 @@ pub fn human_line(d: &Diagnostic) -> String {
         }
     }
     let _ = write!(s, ": {}[{}] ", d.severity.as_str(), d.code);
-    if let Some(obj) = &d.object {
+    if let Some(obj) = object {
         let _ = write!(s, "{obj}: ");
     }
     if let Some(field) = &d.field {
@@ -57,24 +62,13 @@ pub fn human(diags: &[Diagnostic], summary: bool) -> String {
                 .iter()
                 .filter_map(|d| d.object.as_ref().map(ToString::to_string))
                 .collect();
-            let mut grouped = first.clone();
-            grouped.object = None;
-            let line = human_line(&grouped);
-            let head = format!("{}[{}] ", first.severity.as_str(), first.code);
-            let at = line.find(&head).map_or(0, |i| i + head.len());
             let object = first
                 .object
                 .as_ref()
                 .map(ToString::to_string)
                 .unwrap_or_default();
-            out.push_str(&line[..at]);
-            let _ = write!(
-                out,
-                "{object} and {} more ({}): ",
-                others.len(),
-                others.join(", ")
-            );
-            out.push_str(&line[at..]);
+            let objects = format!("{object} and {same} more ({})", others.join(", "));
+            out.push_str(&line_naming(first, Some(&objects)));
         }
         out.push('\n');
         lines.push(first);

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use rayon::prelude::*;
 use serde_json::Value;
 
-use crate::diagnostic::{Diagnostic, Severity, codes};
+use crate::diagnostic::{Cascade, Diagnostic, Severity, codes};
 use crate::krm::annotations;
 use crate::krm::config::{self, ExpandMode, FnConfig};
 use crate::load::{self, Loaded, Source};
@@ -133,13 +133,14 @@ fn read_sources(paths: &[String], diagnostics: &mut Vec<Diagnostic>) -> Vec<Sour
                     message = format!("{message}: {source}");
                 }
                 // What the path holds may define the names then not found.
-                let mut d = Diagnostic::error(
-                    codes::IO,
-                    crate::origin::Origin::new(p.as_str(), 0, None),
-                    message,
+                diagnostics.push(
+                    Diagnostic::error(
+                        codes::IO,
+                        crate::origin::Origin::new(p.as_str(), 0, None),
+                        message,
+                    )
+                    .with_cascade(Cascade::MayDefine),
                 );
-                d.cascade = crate::diagnostic::Cascade::MayDefine;
-                diagnostics.push(d);
             }
         }
     }
@@ -158,11 +159,12 @@ pub fn render_diagnostic(err: &RenderError) -> Diagnostic {
         message.push_str(&s.to_string());
         source = s.source();
     }
-    let mut diagnostic = Diagnostic::error(err.code(), location, message);
+    let diagnostic = Diagnostic::error(err.code(), location, message);
     if matches!(err, RenderError::UnknownPart { .. }) {
-        diagnostic.cascade = crate::diagnostic::Cascade::Unresolved;
+        diagnostic.with_cascade(Cascade::Unresolved)
+    } else {
+        diagnostic
     }
-    diagnostic
 }
 
 /// Which checks run (see the README, "What runs in each mode").
