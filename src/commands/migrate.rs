@@ -9,7 +9,6 @@ use crate::emit;
 use crate::error::Result;
 use crate::kubevirt::migrate;
 use crate::load;
-use crate::model::Kind;
 
 /// Run `migrate presets`: the new objects on stdout; on stderr, for every VM or VMI a preset
 /// selected, the matchers to add, and every preset field that has no equivalent.
@@ -94,18 +93,9 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
                 .with_field(field.clone()),
             );
         }
-        for skipped in &m.not_applied {
+        for (field, skipped) in &m.not_applied {
             let target = loaded.objects.iter().find(|o| o.object_ref() == m.target);
-            let prefix = if target.is_some_and(|o| o.kind() == Kind::VirtualMachine) {
-                "spec.template.spec.domain"
-            } else {
-                "spec.domain"
-            };
-            let field = skipped
-                .field
-                .strip_prefix("spec.")
-                .map_or_else(|| skipped.field.clone(), |rest| format!("{prefix}.{rest}"));
-            let origin = target.map(|o| o.field_origin(&field)).unwrap_or_default();
+            let origin = target.map(|o| o.field_origin(field)).unwrap_or_default();
             out.diagnostics.push(
                 Diagnostic::warning(
                     codes::PRESET,
@@ -119,7 +109,7 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
                     ),
                 )
                 .with_object(m.target.clone())
-                .with_field(field),
+                .with_field(field.clone()),
             );
         }
         if !m.also_selected_by.is_empty() {

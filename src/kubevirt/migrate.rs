@@ -55,8 +55,10 @@ pub struct MatcherSuggestion {
     /// The parts of the preset KubeVirt skips for this target today, beyond those of
     /// [`Self::overridden`]: the VMI already sets them differently (every VM's VMI has a
     /// firmware UUID, so a preset's `firmware` never reaches a VM). The instancetype or
-    /// preference written for the preset carries them, so migrating changes what runs.
-    pub not_applied: Vec<SkippedField>,
+    /// preference written for the preset carries them, so migrating changes what runs. Each
+    /// is (the field under the target, `spec.template.spec.domain.firmware`, and what KubeVirt
+    /// says of it).
+    pub not_applied: Vec<(String, SkippedField)>,
 }
 
 /// What [`migrate_presets`] produced.
@@ -160,22 +162,18 @@ pub fn migrate_presets(objects: &[Object]) -> MigrateResult {
                 presets::apply_presets(&mut trial, target.effective_namespace(), &[preset])
                     .map(|outcome| outcome.skipped)
                     .unwrap_or_default();
-            let section = |field: &str| {
-                field
-                    .split(['.', '['])
-                    .nth(1)
-                    .unwrap_or_default()
-                    .to_string()
-            };
+            // A section with an override of its own is told as that override.
             let not_applied = skipped
                 .into_iter()
                 .filter(|skip| {
-                    let mine = section(&skip.field);
-                    !overridden.iter().any(|(f, ..): &(String, Value, Value)| {
-                        f.strip_prefix(prefix)
-                            .and_then(|rest| rest.strip_prefix('.'))
-                            .is_some_and(|rest| section(&format!("spec.{rest}")) == mine)
-                    })
+                    let section = skip.field.strip_prefix("spec.").unwrap_or(&skip.field);
+                    let section = section.split(['.', '[']).next().unwrap_or_default();
+                    let under = format!("{prefix}.{section}.");
+                    !overridden.iter().any(|(f, ..)| f.starts_with(&under))
+                })
+                .map(|skip| {
+                    let rest = skip.field.strip_prefix("spec.").unwrap_or(&skip.field);
+                    (format!("{prefix}.{rest}"), skip)
                 })
                 .collect();
             result.matchers.push(MatcherSuggestion {
@@ -671,7 +669,7 @@ mod tests {
             r.matchers[0]
                 .not_applied
                 .iter()
-                .map(|s| s.field.clone())
+                .map(|(_, s)| s.field.clone())
                 .collect()
         };
         // A VM's VMI always has a firmware UUID: the preset's firmware never applies. Its cpu
