@@ -162,6 +162,15 @@ pub struct FnArgs {
     /// ResourceList's `functionConfig`.
     #[arg(value_name = "CONFIG")]
     pub config: Option<PathBuf>,
+    /// What kustomize's legacy exec plugins pass after CONFIG (a config's `argsOneLiner` or
+    /// `argsFromFile`): accepted and ignored.
+    #[arg(
+        value_name = "ARGS",
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        hide = true
+    )]
+    pub ignored: Vec<std::ffi::OsString>,
 }
 
 /// `kvrender migrate`.

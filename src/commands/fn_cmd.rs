@@ -37,10 +37,14 @@ pub fn implicit(args: &[OsString]) -> Option<FnArgs> {
     if argv0.file_name().is_some_and(|n| n == PLUGIN_NAME) {
         return Some(FnArgs {
             config: args.get(1).map(PathBuf::from),
+            ignored: args.iter().skip(2).cloned().collect(),
         });
     }
     if args.len() == 1 && !std::io::stdin().is_terminal() {
-        return Some(FnArgs { config: None });
+        return Some(FnArgs {
+            config: None,
+            ignored: Vec::new(),
+        });
     }
     None
 }
@@ -67,11 +71,18 @@ pub fn run_on(args: &FnArgs, input: &[u8]) -> Result<Outcome> {
             ..Outcome::default()
         }
     };
-    let Ok(text) = std::str::from_utf8(input) else {
-        return Ok(match &args.config {
-            Some(_) => fail(codes::YAML_SYNTAX, "stdin is not valid UTF-8".into()),
-            None => into_outcome(krm::run_resource_list("\u{0}", None)?),
-        });
+    let text = match std::str::from_utf8(input) {
+        Ok(text) => text,
+        Err(e) => {
+            let message = format!(
+                "stdin is not valid UTF-8 (invalid byte at offset {})",
+                e.valid_up_to()
+            );
+            return Ok(match &args.config {
+                Some(_) => fail(codes::YAML_SYNTAX, message),
+                None => into_outcome(krm::undecodable_resource_list(message)?),
+            });
+        }
     };
     let Some(path) = &args.config else {
         return Ok(into_outcome(krm::run_resource_list(text, None)?));
@@ -181,7 +192,7 @@ pub fn run(args: &FnArgs) -> Result<Outcome> {
         );
         return Ok(match &args.config {
             Some(_) => into_outcome(krm::failed_stream(message)),
-            None => into_outcome(krm::failed_resource_list(message)?),
+            None => into_outcome(krm::undecodable_resource_list(message)?),
         });
     }
     run_on(args, &input)

@@ -148,6 +148,19 @@ pub fn failed_resource_list(message: String) -> Result<FnOutput> {
     failed_list(input_error("-", message))
 }
 
+/// The answer to a ResourceList that is not text (not valid UTF-8): an empty list with
+/// `message` as its error result, a YAML syntax error as for a file.
+///
+/// # Errors
+/// Only when the output cannot be serialized.
+pub fn undecodable_resource_list(message: String) -> Result<FnOutput> {
+    failed_list(Diagnostic::error(
+        codes::YAML_SYNTAX,
+        Origin::new("-", 0, None),
+        message,
+    ))
+}
+
 /// The answer to a legacy plugin's stream that cannot be read at all: nothing on stdout,
 /// `message` as an error.
 pub fn failed_stream(message: String) -> FnOutput {

@@ -56,12 +56,14 @@ pub const VERSION_LABEL: &str = "instancetype.kubevirt.io/common-instancetypes-v
 /// The apiVersion of rendered instancetypes and preferences.
 pub const OUTPUT_API_VERSION: &str = "instancetype.kubevirt.io/v1beta1";
 
-/// Whether `object` is one of kvrender's catalog kinds (any kind of the `kvrender.io` group).
+/// Whether `object` is one of kvrender's catalog kinds (any kind of the `kvrender.io` group but
+/// the function's own configuration, `KVRender`, which no command renders or checks).
 pub fn is_catalog_kind(object: &Object) -> bool {
     object
         .api_version()
         .split_once('/')
         .is_some_and(|(group, _)| group == CATALOG_GROUP)
+        && object.kind_str() != crate::krm::config::KIND
 }
 
 /// Options of a render run.

@@ -1478,3 +1478,91 @@ fn an_unreadable_catalog_path_hides_the_names_it_may_define() {
     );
     assert!(!stderr.contains("KV011"), "{stderr}");
 }
+
+/// The function's own configuration sits in the package beside what it works on: the other
+/// commands (and so the pre-commit hook) pass over it as `build` does, instead of reading it
+/// as a catalog document of an unknown kind.
+#[test]
+fn every_command_passes_over_the_function_config_in_a_package() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for package in ["examples/krm/kpt", "examples/krm/kustomize-plugin/vms"] {
+        for command in ["validate", "expand", "vmi", "diff", "build"] {
+            let out = Command::new(BIN)
+                .current_dir(root)
+                .args([command, package])
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "`kvrender {command} {package}`: {stderr}"
+            );
+            assert!(
+                !stderr.contains("KVRender"),
+                "{command} {package}: {stderr}"
+            );
+        }
+        // And the configuration itself is not printed as an object.
+        let out = Command::new(BIN)
+            .current_dir(root)
+            .args(["expand", package])
+            .output()
+            .unwrap();
+        assert!(!String::from_utf8_lossy(&out.stdout).contains("kind: KVRender"));
+    }
+}
+
+/// kustomize passes a legacy plugin config's `argsOneLiner` after the config file; a wrapper
+/// script that hands every argument to `kvrender fn` must still work, as the link does.
+#[test]
+fn kustomize_legacy_plugin_script_ignores_args_one_liner() {
+    use std::os::unix::fs::PermissionsExt;
+    let (_tmp, dir) = package("kustomize/vms");
+    let config = dir.join("kvrender.yaml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, format!("{text}argsOneLiner: one --two\n")).unwrap();
+
+    let home = tempfile::tempdir().unwrap();
+    let plugin = home.path().join("kvrender.io/v1alpha1/kvrender");
+    std::fs::create_dir_all(&plugin).unwrap();
+    let script = plugin.join("KVRender");
+    std::fs::write(&script, format!("#!/bin/sh\nexec '{BIN}' fn \"$@\"\n")).unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = Command::new(tool("kubectl"))
+        .args(["kustomize", "--enable-alpha-plugins"])
+        .arg(&dir)
+        .env("KUSTOMIZE_PLUGIN_HOME", home.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let linked = kustomize(&dir);
+    assert_eq!(linked.status.code(), Some(0), "{}", show(&linked));
+    assert_eq!(out.stdout, linked.stdout);
+}
+
+/// A ResourceList that is not text is reported as such, with where it stops being text.
+#[test]
+fn a_resource_list_that_is_not_utf8_says_so() {
+    let mut child = Command::new(BIN)
+        .arg("fn")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- metadata: {name: \"\xff\"}\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.contains("stdin is not valid UTF-8 (invalid byte at offset 82)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("code: KV001"), "{stdout}");
+}
