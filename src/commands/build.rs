@@ -67,6 +67,7 @@ pub fn run(args: &BuildArgs) -> Result<Outcome> {
         default_catalog: !args.resolve.no_default_catalog,
         version_label: args.version_label.clone(),
         version_label_key: Some(args.version_label_key.clone()),
+        walked: paths.iter().filter(|p| p.is_dir()).cloned().collect(),
         ..FnConfig::default()
     };
     if let Some(file) = &args.resolve.cluster_config {

@@ -44,7 +44,27 @@ impl Inputs {
             sources: &sources,
             ..inputs.render_options()
         };
+        let read = objects.len();
         crate::krm::engine::render_families(&mut objects, &options, &mut diagnostics);
+        // In a package an earlier `kpt fn render` wrote into, the files it wrote are the output
+        // of the catalog documents rendered again here, not second definitions.
+        if objects.len() > read {
+            let (before, rendered) = objects.split_at(read);
+            let mut walked: Vec<PathBuf> = paths.iter().filter(|p| p.is_dir()).cloned().collect();
+            walked.extend(crate::krm::engine::package_dirs(rendered));
+            let superseded: Vec<bool> = before
+                .iter()
+                .map(|o| {
+                    rendered
+                        .iter()
+                        .any(|r| crate::krm::engine::is_earlier_output_on_disk(o, r, &walked))
+                })
+                .chain(std::iter::repeat(false))
+                .take(objects.len())
+                .collect();
+            let mut keep = superseded.iter().map(|s| !s);
+            objects.retain(|_| keep.next().unwrap_or(true));
+        }
         inputs.objects = objects;
         inputs.diagnostics.splice(0..0, diagnostics);
         Ok(inputs)

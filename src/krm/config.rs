@@ -73,6 +73,10 @@ pub struct FnConfig {
     pub severity: Severity,
     /// Report warnings as errors.
     pub strict: bool,
+    /// The directories `kvrender build` walked (never set from a function config): an object
+    /// read from the file a package render writes a rendered object to, relative to one of
+    /// them, is that render's earlier output, replaced as it is in a kpt package.
+    pub walked: Vec<std::path::PathBuf>,
 }
 
 impl Default for FnConfig {
@@ -89,6 +93,7 @@ impl Default for FnConfig {
             version_label_key: None,
             severity: Severity::Error,
             strict: false,
+            walked: Vec::new(),
         }
     }
 }

@@ -61,6 +61,9 @@ enum Role {
     Catalog,
     /// Anything else: passed through, or replaced when rendered again or expanded.
     Object,
+    /// `build`: a file an earlier package render wrote, of an object rendered again now;
+    /// neither checked nor printed.
+    Superseded,
 }
 
 fn role(obj: &Object) -> Role {
@@ -95,6 +98,40 @@ enum Meeting {
     Shadowed,
     /// The user's own definition, which an object rendered from the inputs clashes with.
     Clash(Defined),
+}
+
+/// Whether `item`, read from a file below one of the directories `walked`, sits where a
+/// package render writes `rendered` (see [`annotations::file_for`]) relative to that directory:
+/// the output of an earlier `kpt fn render` (or `fn eval`) of the same catalog document.
+pub fn is_earlier_output_on_disk(item: &Object, rendered: &Object, walked: &[PathBuf]) -> bool {
+    let path = std::path::Path::new(item.origin.path.as_ref());
+    let file = annotations::file_for(rendered);
+    key(item) == key(rendered)
+        && walked.iter().any(|dir| {
+            path.strip_prefix(dir)
+                .is_ok_and(|relative| relative == std::path::Path::new(&file))
+        })
+}
+
+/// The kpt packages (directories holding a `Kptfile`) the catalog documents of `rendered` are
+/// in, nearest first: where a package render wrote their objects, whatever paths were given.
+pub fn package_dirs(rendered: &[Object]) -> Vec<PathBuf> {
+    let mut files: Vec<&str> = rendered.iter().map(|o| o.origin.path.as_ref()).collect();
+    files.sort_unstable();
+    files.dedup();
+    let mut dirs: Vec<PathBuf> = files
+        .into_iter()
+        .filter_map(|file| {
+            std::path::Path::new(file)
+                .ancestors()
+                .skip(1)
+                .find(|dir| dir.join("Kptfile").is_file())
+                .map(std::path::Path::to_path_buf)
+        })
+        .collect();
+    dirs.sort();
+    dirs.dedup();
+    dirs
 }
 
 /// Whether `item` is an earlier run's output of `rendered`: it sits in the file kvrender
@@ -280,7 +317,7 @@ pub fn process_read(
     catalog_sources: &[Source],
 ) -> Processed {
     let mut diagnostics = Vec::new();
-    let roles: Vec<Role> = items.iter().map(role).collect();
+    let mut roles: Vec<Role> = items.iter().map(role).collect();
     let (path_sources, from_paths) = read(&config.paths, &mut diagnostics);
     diagnostics.extend(from_paths.diagnostics);
     // Resolution-only catalogs: their families and preferences are rendered, never emitted.
@@ -341,6 +378,22 @@ pub fn process_read(
         }
     }
 
+    // `build` over a package an earlier `kpt fn render` wrote into: the rendered files are that
+    // render's output, superseded by this one (and printed with it), not second definitions.
+    if placement == Placement::Build && user_rendered > 0 {
+        let mut walked = config.walked.clone();
+        walked.extend(package_dirs(&rendered[..user_rendered]));
+        for (i, item) in out.iter().enumerate() {
+            if roles[i] == Role::Object
+                && rendered[..user_rendered]
+                    .iter()
+                    .any(|r| is_earlier_output_on_disk(item, r, &walked))
+            {
+                roles[i] = Role::Superseded;
+            }
+        }
+    }
+
     // A rendered object meets an item or a `paths` object of the same identity. In the file
     // kvrender gives it (kpt's package, Files placement), the item is an earlier run's output
     // and is replaced in place. Anywhere else it is the user's own definition: an object of
@@ -355,10 +408,28 @@ pub fn process_read(
         for (j, o) in path_objects.iter().enumerate() {
             positions.entry(key(o)).or_insert(Defined::Path(j));
         }
+        // In a package: the items by file, kind and name. An item in the file a rendered
+        // object is written to, of its kind and name, is its earlier output even when a later
+        // step of the pipeline (a namespace setter) gave it another namespace: replaced, not
+        // joined by a second object at the same path and index, which kpt refuses.
+        let mut in_files: HashMap<(String, &str, &str), usize> = HashMap::default();
+        if placement == Placement::Files {
+            for (i, o) in out.iter().enumerate() {
+                if roles[i] == Role::Object
+                    && let Some(path) = annotations::file_path(&o.value)
+                {
+                    let path = path.strip_prefix("./").unwrap_or(&path).to_string();
+                    in_files.entry((path, o.kind_str(), o.name())).or_insert(i);
+                }
+            }
+        }
         rendered
             .iter()
             .enumerate()
             .map(|(n, o)| match positions.get(&key(o)) {
+                None if n < user_rendered && !in_files.is_empty() => in_files
+                    .get(&(annotations::file_for(o), o.kind_str(), o.name()))
+                    .map_or(Meeting::Nothing, |&i| Meeting::EarlierOutput(i)),
                 None => Meeting::Nothing,
                 Some(&Defined::Item(i))
                     if placement == Placement::Files && is_earlier_output(&out[i], o) =>

@@ -1566,3 +1566,110 @@ fn a_resource_list_that_is_not_utf8_says_so() {
     );
     assert!(stdout.contains("code: KV001"), "{stdout}");
 }
+
+/// After `kpt fn render` wrote the rendered catalog into a package, `build` and `validate` on
+/// the package (its directory, or changed files as a pre-commit hook passes them) read those
+/// files as that render's output, not as second definitions: the same objects as a fresh
+/// package. A hand-written copy elsewhere is still a second definition.
+#[test]
+fn build_and_validate_read_a_kpt_rendered_package_as_its_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let fresh = tmp.path().join("fresh");
+    let pkg = tmp.path().join("pkg");
+    copy_dir(&root.join("examples/krm/kpt"), &fresh);
+    copy_dir(&root.join("examples/krm/kpt"), &pkg);
+    let kptfile = pkg.join("Kptfile");
+    let text = std::fs::read_to_string(&kptfile).unwrap();
+    std::fs::write(
+        &kptfile,
+        text.replace("exec: kvrender fn", &format!("exec: {BIN} fn")),
+    )
+    .unwrap();
+    let out = Command::new(tool("kpt"))
+        .args(["fn", "render"])
+        .arg(&pkg)
+        .arg("--allow-exec")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(pkg.join("instancetypes/team1.small.yaml").is_file());
+
+    let (expected, stderr, code) = build(&fresh, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let (built, stderr, code) = build(&pkg, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(built, expected);
+
+    let validate = |dir: &Path, args: &[&str]| {
+        Command::new(BIN)
+            .current_dir(dir)
+            .arg("validate")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = validate(&pkg, &["."]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let out = validate(&pkg, &["catalog.yaml", "instancetypes/team1.small.yaml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+
+    // The same object written by hand in another file is a second definition.
+    std::fs::copy(
+        pkg.join("instancetypes/team1.small.yaml"),
+        pkg.join("mine.yaml"),
+    )
+    .unwrap();
+    let out = validate(&pkg, &["."]);
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("KV020"),
+        "{}",
+        show(&out)
+    );
+    let (_, stderr, code) = build(&pkg, &[]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("KV020"), "{stderr}");
+}
+
+/// A later step (a namespace setter, or a hand edit) gave a rendered file's object another
+/// namespace: the next render replaces it in its file instead of adding a second object at
+/// the same path and index, which kpt refuses.
+#[test]
+fn kpt_render_replaces_its_output_whose_namespace_was_changed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("pkg");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/krm/kpt"),
+        &pkg,
+    );
+    let kptfile = pkg.join("Kptfile");
+    let text = std::fs::read_to_string(&kptfile).unwrap();
+    std::fs::write(
+        &kptfile,
+        text.replace("exec: kvrender fn", &format!("exec: {BIN} fn")),
+    )
+    .unwrap();
+    let render = || {
+        Command::new(tool("kpt"))
+            .args(["fn", "render"])
+            .arg(&pkg)
+            .arg("--allow-exec")
+            .output()
+            .unwrap()
+    };
+    let out = render();
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let file = pkg.join("instancetypes/team1.small.yaml");
+    let first = std::fs::read_to_string(&file).unwrap();
+    let moved = first.replace(
+        "  name: team1.small\n",
+        "  name: team1.small\n  namespace: prod\n",
+    );
+    assert_ne!(moved, first);
+    std::fs::write(&file, moved).unwrap();
+    let out = render();
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), first);
+    assert!(!pkg.join("prod").exists());
+}
