@@ -86,15 +86,10 @@ impl<'a> Family<'a> {
         }
         let spec = doc.spec_map(SPEC_KEYS)?;
         let version = match spec.get("version") {
-            Some(Value::String(s)) => s.clone(),
-            Some(Value::Number(n)) => n.to_string(),
             None => String::new(),
-            Some(_) => {
-                return Err(doc.invalid(
-                    &[Step::Key("spec"), Step::Key("version")],
-                    "`version` must be a string or a number".into(),
-                ));
-            }
+            Some(v) => name_text(v, "`version`").map_err(|message| {
+                doc.invalid(&[Step::Key("spec"), Step::Key("version")], message)
+            })?,
         };
         let id = format!("{name}{version}");
         let mut info = Map::new();
@@ -125,11 +120,22 @@ impl<'a> Family<'a> {
     }
 }
 
-fn scalar_text(v: &Value) -> Option<String> {
+/// The text of a name-like scalar (a version, a size name, a variant suffix): a string, or a
+/// whole number, whose text is what was written. Anything else says why it must be quoted: a
+/// fraction (`1.10`) is read as the number 1.1, a bare `on`, `n` or `true` as a boolean.
+fn name_text(v: &Value, what: &str) -> Result<String, String> {
     match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
+        Value::String(s) => Ok(s.clone()),
+        Value::Number(n) if n.is_i64() || n.is_u64() => Ok(n.to_string()),
+        Value::Number(n) => Err(format!(
+            "{what} must be a string; quote it (YAML reads it as the number {n}, which loses \
+             how it was written: `\"1.10\"`, not `1.10`)"
+        )),
+        Value::Bool(b) => Err(format!(
+            "{what} must be a string; quote it (YAML reads it as the boolean {b}: a bare `y`, \
+             `n`, `on`, `off`, `yes`, `no`, `true` or `false` is one)"
+        )),
+        _ => Err(format!("{what} must be a string")),
     }
 }
 
@@ -175,13 +181,14 @@ fn parse_sizes(doc: &Doc<'_>, id: &str, value: Option<&Value>) -> Result<Vec<Siz
                 return Err(doc.invalid(&here, format!("family `{id}`: size row has no `{key}`")));
             }
         }
-        let Some(name) = value
-            .get("name")
-            .and_then(scalar_text)
-            .filter(|n| !n.is_empty())
-        else {
-            return Err(doc.invalid(&here, format!("family `{id}`: size row has no `name`")));
+        let name = match value.get("name") {
+            None | Some(Value::Null) => String::new(),
+            Some(v) => name_text(v, "a size's `name`")
+                .map_err(|message| doc.invalid(&here, format!("family `{id}`: {message}")))?,
         };
+        if name.is_empty() {
+            return Err(doc.invalid(&here, format!("family `{id}`: size row has no `name`")));
+        }
         value.insert("name".into(), json!(name));
         if sizes.iter().any(|s| s.name == name) {
             return Err(doc.invalid(
@@ -226,12 +233,8 @@ fn parse_variants(
             ));
         };
         let suffix = match map.get("suffix") {
-            Some(v) => scalar_text(v).ok_or_else(|| {
-                doc.invalid(
-                    &here,
-                    format!("family `{id}`: a variant's `suffix` must be a string"),
-                )
-            })?,
+            Some(v) => name_text(v, "a variant's `suffix`")
+                .map_err(|message| doc.invalid(&here, format!("family `{id}`: {message}")))?,
             None => String::new(),
         };
         let traits = map.get("traits").cloned();

@@ -1028,3 +1028,44 @@ spec: {scopes: [cluster], parts: [b]}
         "{errors}"
     );
 }
+
+/// A version, size name or variant suffix YAML reads as a fraction or a boolean would not be
+/// what was written (`1.10` is the number 1.1): each says to quote it. A whole number is kept
+/// as written.
+#[test]
+fn catalog_error_names_yaml_reads_as_numbers_or_booleans() {
+    let family = |version: &str, size: &str, suffix: &str| {
+        format!(
+            "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata: {{name: g}}\n\
+             spec:\n  version: {version}\n  variants:\n    - suffix: {suffix}\n  \
+             sizes: [[{size}, 1, 1Gi]]\n"
+        )
+    };
+    let first_message = |text: &str| {
+        let errors = render_at("bad/catalog.yaml", text).expect_err("the catalog is broken");
+        report_one(errors.iter().next().expect("one error"))
+    };
+    let version = first_message(&family("1.10", "small", "\"\""));
+    assert!(
+        version.contains("`version` must be a string; quote it"),
+        "{version}"
+    );
+    assert!(version.contains("number 1.1"), "{version}");
+    let size = first_message(&family("1", "1.10", "\"\""));
+    assert!(
+        size.contains("a size's `name` must be a string; quote it"),
+        "{size}"
+    );
+    let size = first_message(&family("1", "on", "\"\""));
+    assert!(size.contains("the boolean true"), "{size}");
+    let suffix = first_message(&family("1", "small", "n"));
+    assert!(
+        suffix.contains("a variant's `suffix` must be a string; quote it"),
+        "{suffix}"
+    );
+    assert!(suffix.contains("the boolean false"), "{suffix}");
+
+    let rendered = render_at("ok/catalog.yaml", &family("1", "2", "\"\"")).unwrap();
+    let names: Vec<&str> = rendered.objects.iter().map(|o| o.name()).collect();
+    assert_eq!(names, ["g1.2", "g1.2"]);
+}
