@@ -1166,6 +1166,13 @@ fn render_job<'a>(
             object.clone().unwrap_or_default()
         };
         value["kind"] = Value::from(*kind);
+        // A cluster-scoped object has no namespace, whatever a template set (the API server
+        // would drop it; kustomize's namespace setting passes such kinds over).
+        if namespaced != Some(*kind)
+            && let Some(metadata) = value["metadata"].as_object_mut()
+        {
+            metadata.shift_remove("namespace");
+        }
         if let Some(namespace) = namespace
             && namespaced == Some(*kind)
             && value["metadata"]

@@ -1069,3 +1069,31 @@ fn catalog_error_names_yaml_reads_as_numbers_or_booleans() {
     let names: Vec<&str> = rendered.objects.iter().map(|o| o.name()).collect();
     assert_eq!(names, ["g1.2", "g1.2"]);
 }
+
+/// A namespace a template sets reaches the namespaced object only: the cluster-scoped one has
+/// none.
+#[test]
+fn a_template_namespace_stays_off_the_cluster_scoped_object() {
+    let text = "\
+apiVersion: kvrender.io/v1alpha1
+kind: Preference
+metadata: {name: mine}
+spec:
+  template:
+    metadata: {namespace: team}
+    spec: {devices: {preferredDiskBus: virtio}}
+";
+    let rendered = render_at("ok/catalog.yaml", text).unwrap();
+    let namespaces: Vec<(&str, Option<&str>)> = rendered
+        .objects
+        .iter()
+        .map(|o| (o.kind_str(), o.namespace()))
+        .collect();
+    assert_eq!(
+        namespaces,
+        [
+            ("VirtualMachineClusterPreference", None),
+            ("VirtualMachinePreference", Some("team")),
+        ]
+    );
+}
