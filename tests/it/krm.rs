@@ -1567,18 +1567,13 @@ fn a_resource_list_that_is_not_utf8_says_so() {
     assert!(stdout.contains("code: KV001"), "{stdout}");
 }
 
-/// After `kpt fn render` wrote the rendered catalog into a package, `build` and `validate` on
-/// the package (its directory, or changed files as a pre-commit hook passes them) read those
-/// files as that render's output, not as second definitions: the same objects as a fresh
-/// package. A hand-written copy elsewhere is still a second definition.
-#[test]
-fn build_and_validate_read_a_kpt_rendered_package_as_its_output() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let fresh = tmp.path().join("fresh");
-    let pkg = tmp.path().join("pkg");
-    copy_dir(&root.join("examples/krm/kpt"), &fresh);
-    copy_dir(&root.join("examples/krm/kpt"), &pkg);
+/// A copy of the example kpt package under `dir`, its pipeline running the binary under test.
+fn example_kpt_package(dir: &Path, name: &str) -> PathBuf {
+    let pkg = dir.join(name);
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/krm/kpt"),
+        &pkg,
+    );
     let kptfile = pkg.join("Kptfile");
     let text = std::fs::read_to_string(&kptfile).unwrap();
     std::fs::write(
@@ -1586,6 +1581,18 @@ fn build_and_validate_read_a_kpt_rendered_package_as_its_output() {
         text.replace("exec: kvrender fn", &format!("exec: {BIN} fn")),
     )
     .unwrap();
+    pkg
+}
+
+/// After `kpt fn render` wrote the rendered catalog into a package, `build` and `validate` on
+/// the package (its directory, or changed files as a pre-commit hook passes them) read those
+/// files as that render's output, not as second definitions: the same objects as a fresh
+/// package. A hand-written copy elsewhere is still a second definition.
+#[test]
+fn build_and_validate_read_a_kpt_rendered_package_as_its_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fresh = example_kpt_package(tmp.path(), "fresh");
+    let pkg = example_kpt_package(tmp.path(), "pkg");
     let out = Command::new(tool("kpt"))
         .args(["fn", "render"])
         .arg(&pkg)
@@ -1638,18 +1645,7 @@ fn build_and_validate_read_a_kpt_rendered_package_as_its_output() {
 #[test]
 fn kpt_render_replaces_its_output_whose_namespace_was_changed() {
     let tmp = tempfile::tempdir().unwrap();
-    let pkg = tmp.path().join("pkg");
-    copy_dir(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/krm/kpt"),
-        &pkg,
-    );
-    let kptfile = pkg.join("Kptfile");
-    let text = std::fs::read_to_string(&kptfile).unwrap();
-    std::fs::write(
-        &kptfile,
-        text.replace("exec: kvrender fn", &format!("exec: {BIN} fn")),
-    )
-    .unwrap();
+    let pkg = example_kpt_package(tmp.path(), "pkg");
     let render = || {
         Command::new(tool("kpt"))
             .args(["fn", "render"])
