@@ -50,18 +50,13 @@ impl Inputs {
         // of the catalog documents rendered again here, not second definitions.
         if objects.len() > read {
             let (before, rendered) = objects.split_at(read);
-            let mut walked: Vec<PathBuf> = paths.iter().filter(|p| p.is_dir()).cloned().collect();
-            walked.extend(crate::krm::engine::package_dirs(rendered));
-            let superseded: Vec<bool> = before
-                .iter()
-                .map(|o| {
-                    rendered
-                        .iter()
-                        .any(|r| crate::krm::engine::is_earlier_output_on_disk(o, r, &walked))
-                })
-                .chain(std::iter::repeat(false))
-                .take(objects.len())
-                .collect();
+            let walked: Vec<PathBuf> = paths.iter().filter(|p| p.is_dir()).cloned().collect();
+            let superseded: Vec<bool> =
+                crate::krm::engine::earlier_output_on_disk(before, rendered, &walked)
+                    .into_iter()
+                    .chain(std::iter::repeat(false))
+                    .take(objects.len())
+                    .collect();
             let mut keep = superseded.iter().map(|s| !s);
             objects.retain(|_| keep.next().unwrap_or(true));
         }

@@ -103,14 +103,34 @@ enum Meeting {
 /// Whether `item`, read from a file below one of the directories `walked`, sits where a
 /// package render writes `rendered` (see [`annotations::file_for`]) relative to that directory:
 /// the output of an earlier `kpt fn render` (or `fn eval`) of the same catalog document.
-pub fn is_earlier_output_on_disk(item: &Object, rendered: &Object, walked: &[PathBuf]) -> bool {
+fn is_earlier_output_on_disk(item: &Object, rendered: &Object, walked: &[PathBuf]) -> bool {
     let path = std::path::Path::new(item.origin.path.as_ref());
     let file = annotations::file_for(rendered);
-    key(item) == key(rendered)
-        && walked.iter().any(|dir| {
-            path.strip_prefix(dir)
-                .is_ok_and(|relative| relative == std::path::Path::new(&file))
+    walked.iter().any(|dir| {
+        path.strip_prefix(dir)
+            .is_ok_and(|relative| relative == std::path::Path::new(&file))
+    })
+}
+
+/// Which of `items` are the earlier output on disk (see [`is_earlier_output_on_disk`]) of an
+/// object of `rendered` of the same identity, with `walked` and the packages of `rendered`
+/// as the directories a package render wrote into.
+pub fn earlier_output_on_disk(
+    items: &[Object],
+    rendered: &[Object],
+    walked: &[PathBuf],
+) -> Vec<bool> {
+    let mut dirs = walked.to_vec();
+    dirs.extend(package_dirs(rendered));
+    let by_key: HashMap<Key<'_>, &Object> = rendered.iter().map(|r| (key(r), r)).collect();
+    items
+        .iter()
+        .map(|item| {
+            by_key
+                .get(&key(item))
+                .is_some_and(|r| is_earlier_output_on_disk(item, r, &dirs))
         })
+        .collect()
 }
 
 /// The kpt packages (directories holding a `Kptfile`) the catalog documents of `rendered` are
@@ -381,15 +401,10 @@ pub fn process_read(
     // `build` over a package an earlier `kpt fn render` wrote into: the rendered files are that
     // render's output, superseded by this one (and printed with it), not second definitions.
     if placement == Placement::Build && user_rendered > 0 {
-        let mut walked = config.walked.clone();
-        walked.extend(package_dirs(&rendered[..user_rendered]));
-        for (i, item) in out.iter().enumerate() {
-            if roles[i] == Role::Object
-                && rendered[..user_rendered]
-                    .iter()
-                    .any(|r| is_earlier_output_on_disk(item, r, &walked))
-            {
-                roles[i] = Role::Superseded;
+        let superseded = earlier_output_on_disk(&out, &rendered[..user_rendered], &config.walked);
+        for (role, superseded) in roles.iter_mut().zip(superseded) {
+            if *role == Role::Object && superseded {
+                *role = Role::Superseded;
             }
         }
     }
