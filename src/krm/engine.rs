@@ -112,9 +112,9 @@ fn is_earlier_output_on_disk(item: &Object, rendered: &Object, walked: &[PathBuf
     })
 }
 
-/// Which of `items` are the earlier output on disk (see [`is_earlier_output_on_disk`]) of an
-/// object of `rendered` of the same identity, with `walked` and the packages of `rendered`
-/// as the directories a package render wrote into.
+/// Which of `items` are the earlier output on disk of an object of `rendered` of the same
+/// identity: in the file a package render writes that object to, relative to a directory of
+/// `walked` or to the package of `rendered`.
 pub fn earlier_output_on_disk(
     items: &[Object],
     rendered: &[Object],
