@@ -626,6 +626,7 @@ impl<'a> Catalog<'a> {
                             &who,
                             &spec_parts,
                         )?;
+                        check_vars(preference, &parts)?;
                         let vars = merged_defaults(&parts, preference.vars);
                         Ok((parts, vars))
                     })
@@ -882,6 +883,88 @@ fn read_document<'a>(
     }
 }
 
+/// A preference's `vars` may set what its parts declare (`defaults`) and what its templates
+/// read; a var neither declares nor any template mentions (`vars.NAME`, `vars['NAME']`) changes
+/// nothing, most likely a misspelt one.
+fn check_vars(preference: &Preference<'_>, parts: &[&Part<'_>]) -> Result<(), Vec<RenderError>> {
+    let Some(vars) = preference.vars.and_then(Value::as_object) else {
+        return Ok(());
+    };
+    let mut declared: Vec<&str> = parts
+        .iter()
+        .filter_map(|p| p.defaults.and_then(Value::as_object))
+        .flat_map(|d| d.keys().map(String::as_str))
+        .collect();
+    declared.sort_unstable();
+    declared.dedup();
+    let mut texts: Vec<&str> = Vec::new();
+    let trees = parts
+        .iter()
+        .flat_map(|p| [p.metadata, p.spec])
+        .chain([
+            preference.template,
+            preference.labels,
+            preference.annotations,
+        ])
+        .flatten();
+    for tree in trees {
+        collect_strings(tree, &mut texts);
+    }
+    let mentioned = |name: &str| {
+        texts.iter().any(|t| {
+            [
+                format!("vars.{name}"),
+                format!("vars['{name}']"),
+                format!("vars[\"{name}\"]"),
+            ]
+            .iter()
+            .any(|form| {
+                t.match_indices(form.as_str()).any(|(at, _)| {
+                    // `vars.cpu` must not count as a mention of `vars.c`.
+                    !t[at + form.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+                })
+            })
+        })
+    };
+    let errors: Vec<RenderError> = vars
+        .keys()
+        .filter(|key| !declared.contains(&key.as_str()) && !mentioned(key))
+        .map(|key| {
+            let hint = crate::diagnostic::nearest_name(key, declared.iter().copied())
+                .map(|near| format!(" (did you mean `{near}`?)"))
+                .unwrap_or_default();
+            let known = if declared.is_empty() {
+                String::new()
+            } else {
+                format!("; its parts declare: {}", declared.join(", "))
+            };
+            preference.doc.invalid(
+                &[Step::Key("spec"), Step::Key("vars"), Step::Key(key)],
+                format!(
+                    "preference `{}`: unknown var `{key}`{hint}: no part declares it and no \
+                     template reads it{known}",
+                    preference.name
+                ),
+            )
+        })
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+/// Every string leaf of `tree`.
+fn collect_strings<'v>(tree: &'v Value, out: &mut Vec<&'v str>) {
+    match tree {
+        Value::String(s) => out.push(s),
+        Value::Array(items) => items.iter().for_each(|v| collect_strings(v, out)),
+        Value::Object(map) => map.values().for_each(|v| collect_strings(v, out)),
+        _ => {}
+    }
+}
+
 /// When the family's parts declare trait defaults, the family and its variants may only set
 /// declared traits: a misspelt trait would otherwise be ignored without a word.
 fn check_traits(family: &Family<'_>, parts: &[&Part<'_>]) -> Result<(), Vec<RenderError>> {
@@ -919,10 +1002,13 @@ fn check_traits(family: &Family<'_>, parts: &[&Part<'_>]) -> Result<(), Vec<Rend
             if !declared.contains(&key) {
                 let mut at = steps.clone();
                 at.push(Step::Key(key));
+                let hint = crate::diagnostic::nearest_name(key, names.iter().copied())
+                    .map(|near| format!(" (did you mean `{near}`?)"))
+                    .unwrap_or_default();
                 errors.push(family.doc.invalid(
                     &at,
                     format!(
-                        "unknown trait `{key}`; the family's parts declare: {}",
+                        "unknown trait `{key}`{hint}; the family's parts declare: {}",
                         names.join(", ")
                     ),
                 ));

@@ -1097,3 +1097,60 @@ spec:
         ]
     );
 }
+
+/// A var of a preference that no part declares and no template reads changes nothing: most
+/// likely misspelt, it is refused. One its own template reads is fine.
+#[test]
+fn catalog_error_a_var_nothing_reads() {
+    let text = |vars: &str| {
+        format!(
+            "apiVersion: kvrender.io/v1alpha1\nkind: Parts\nmetadata: {{name: p}}\nparts:\n  \
+             sized: {{defaults: {{memory: 1Gi}}, spec: {{requirements: {{memory: {{guest: \
+             \"{{{{ vars.memory }}}}\"}}}}}}}}\n---\napiVersion: kvrender.io/v1alpha1\n\
+             kind: Preference\nmetadata: {{name: mine}}\nspec:\n  parts: [sized]\n  \
+             vars: {vars}\n  template:\n    spec: {{cpu: {{preferredCPUTopology: \
+             \"{{{{ vars.topology | default('preferSockets') }}}}\"}}}}\n"
+        )
+    };
+    let errors = render_at("bad/catalog.yaml", &text("{memroy: 2Gi}")).expect_err("misspelt");
+    let message = report_one(errors.iter().next().expect("one error"));
+    assert!(
+        message.contains("unknown var `memroy`: no part declares it and no template reads it"),
+        "{message}"
+    );
+    assert!(message.contains("bad/catalog.yaml:12"), "{message}");
+    let rendered = render_at(
+        "ok/catalog.yaml",
+        &text("{memory: 2Gi, topology: preferCores}"),
+    )
+    .unwrap();
+    let spec = &rendered.objects[0].value["spec"];
+    assert_eq!(spec["requirements"]["memory"]["guest"], "2Gi");
+    assert_eq!(spec["cpu"]["preferredCPUTopology"], "preferCores");
+}
+
+/// A misspelt trait names the declared one it is nearest to.
+#[test]
+fn catalog_error_an_unknown_trait_suggests_the_nearest() {
+    let text = "\
+apiVersion: kvrender.io/v1alpha1
+kind: Parts
+metadata: {name: p}
+parts:
+  it: {defaults: {hugepages: null, dedicatedCPUs: false}}
+---
+apiVersion: kvrender.io/v1alpha1
+kind: InstancetypeFamily
+metadata: {name: t}
+spec:
+  parts: [it]
+  traits: {hugepage: 1Gi}
+  sizes: [[small, 1, 1Gi]]
+";
+    let errors = render_at("bad/catalog.yaml", text).expect_err("misspelt");
+    let message = report_one(errors.iter().next().expect("one error"));
+    assert!(
+        message.contains("unknown trait `hugepage` (did you mean `hugepages`?)"),
+        "{message}"
+    );
+}
