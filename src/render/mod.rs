@@ -1219,6 +1219,13 @@ fn render_job<'a>(
     if !errors.is_empty() {
         return Err(errors);
     }
+    // Every instancetype and preference has a `spec` (the API requires it), if only an empty
+    // one: a preference whose parts set only metadata prefers nothing.
+    if let Some(map) = object.as_object_mut()
+        && map.get("spec").is_none_or(Value::is_null)
+    {
+        map.insert("spec".into(), Value::Object(Map::new()));
+    }
     // Identity is not the templates' to change.
     object["apiVersion"] = Value::from(OUTPUT_API_VERSION);
     object["metadata"]["name"] = Value::String(name);

@@ -1154,3 +1154,27 @@ spec:
         "{message}"
     );
 }
+
+/// A preference whose parts set only metadata still has the `spec` the API requires: empty.
+#[test]
+fn a_preference_of_metadata_only_has_an_empty_spec() {
+    let text = "\
+apiVersion: kvrender.io/v1alpha1
+kind: Parts
+metadata: {name: p}
+parts:
+  labelled: {metadata: {labels: {team: a}}}
+---
+apiVersion: kvrender.io/v1alpha1
+kind: Preference
+metadata: {name: plain}
+spec:
+  parts: [labelled]
+";
+    let rendered = render_at("ok/catalog.yaml", text).unwrap();
+    assert_eq!(rendered.objects.len(), 2);
+    for object in &rendered.objects {
+        assert_eq!(object.value["spec"], serde_json::json!({}));
+        assert_eq!(object.value["metadata"]["labels"]["team"], "a");
+    }
+}
