@@ -216,7 +216,14 @@ pub fn render_diagnostic(err: &RenderError) -> Diagnostic {
         message.push_str(&s.to_string());
         source = s.source();
     }
-    let diagnostic = Diagnostic::error(err.code(), location, message);
+    let mut diagnostic = Diagnostic::error(err.code(), location, message);
+    if let RenderError::Invalid {
+        object: Some(object),
+        ..
+    } = err
+    {
+        diagnostic = diagnostic.with_object((**object).clone());
+    }
     if matches!(err, RenderError::UnknownPart { .. }) {
         diagnostic.with_cascade(Cascade::Unresolved)
     } else {

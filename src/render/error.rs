@@ -87,6 +87,8 @@ pub enum RenderError {
     Invalid {
         /// The file and line of the offending field.
         location: Origin,
+        /// The catalog document (`InstancetypeFamily/u`), when it has a name.
+        object: Option<Box<crate::origin::ObjectRef>>,
         /// What is wrong.
         message: String,
     },

@@ -199,6 +199,7 @@ impl<'a> Doc<'a> {
     fn invalid(&self, steps: &[Step<'_>], message: String) -> RenderError {
         RenderError::Invalid {
             location: self.at(steps),
+            object: (!self.obj.name().is_empty()).then(|| Box::new(self.obj.object_ref())),
             message,
         }
     }
@@ -941,9 +942,8 @@ fn check_vars(preference: &Preference<'_>, parts: &[&Part<'_>]) -> Result<(), Ve
             preference.doc.invalid(
                 &[Step::Key("spec"), Step::Key("vars"), Step::Key(key)],
                 format!(
-                    "preference `{}`: unknown var `{key}`{hint}: no part declares it and no \
-                     template reads it{known}",
-                    preference.name
+                    "unknown var `{key}`{hint}: no part declares it and no template reads \
+                     it{known}"
                 ),
             )
         })

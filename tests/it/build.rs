@@ -994,3 +994,35 @@ fn a_missing_instancetype_is_an_error_beside_other_errors() {
     assert!(stderr.contains("warning[KV011]"), "{stderr}");
     assert!(stderr.contains("error[KV033]"), "{stderr}");
 }
+
+/// A catalog document that does not follow the format names itself as the finding's object,
+/// in the data formats as in the human one.
+#[test]
+fn a_malformed_catalog_document_is_the_findings_object() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("family.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata: {name: q}\n\
+         spec:\n  parts: [instancetype]\n  displayName: Q\n  \
+         traits: {dedicatedCpuPlacement: true}\n  sizes: [[small, 1, 1Gi]]\n",
+    )
+    .unwrap();
+    let out = kvrender()
+        .args(["validate", "--format", "json"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let finding = &report["findings"][0];
+    assert_eq!(finding["code"], "KV040");
+    assert_eq!(finding["line"], 7);
+    assert_eq!(finding["object"]["kind"], "InstancetypeFamily");
+    assert_eq!(finding["object"]["name"], "q");
+    let message = finding["message"].as_str().unwrap();
+    assert!(
+        message.contains("(did you mean `dedicatedCPUPlacement`?)"),
+        "{message}"
+    );
+}
