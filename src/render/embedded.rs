@@ -31,6 +31,11 @@ pub fn embedded_sources() -> Vec<Source> {
 /// How the files of the shipped catalog are named where a user's catalog borrows its parts.
 const SHIPPED_PREFIX: &str = "<shipped>/";
 
+/// Whether `path` names a file of the shipped catalog.
+pub(super) fn is_shipped(path: &str) -> bool {
+    path.starts_with(SHIPPED_PREFIX)
+}
+
 /// The `Parts` documents of the shipped catalog and the texts of its files, parsed once: a
 /// user's catalog may name these parts without defining them.
 pub(super) fn shipped_parts()

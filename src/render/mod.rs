@@ -721,6 +721,7 @@ impl<'a> Catalog<'a> {
                     doc: &part.doc,
                     steps: &[Step::Key("parts"), Step::Key(part.name), Step::Key(key)],
                     note: "",
+                    relocate: None,
                 };
                 unused_part_errors.extend(
                     templates
@@ -1064,6 +1065,11 @@ struct Site<'d, 'a> {
     steps: &'d [Step<'d>],
     /// Added to a template error's message (see [`RenderError::Template`]).
     note: &'d str,
+    /// Where to report a failing leaf instead, when it is a shipped part's that the user's
+    /// own family or preference renders: the user can fix what the template reads (their
+    /// `parts` list, their `displayName`, their `vars`), not the shipped template. The leaf's
+    /// own place goes into the message.
+    relocate: Option<&'d Origin>,
 }
 
 /// The mapping `{key: value}`.
@@ -1168,6 +1174,7 @@ fn render_job<'a>(
         }
     };
     let mut shapes: Vec<RenderError> = Vec::new();
+    let parts_origin = doc.at(&[Step::Key("spec"), Step::Key("parts")]);
     for part in parts {
         for (tree, key) in [(part.metadata, "metadata"), (part.spec, "spec")] {
             let Some(tree) = tree else { continue };
@@ -1178,6 +1185,9 @@ fn render_job<'a>(
                 doc: &part.doc,
                 steps: &[Step::Key("parts"), Step::Key(part.name), Step::Key(key)],
                 note,
+                relocate: (embedded::is_shipped(&part.doc.obj.origin.path)
+                    && !embedded::is_shipped(&doc.obj.origin.path))
+                .then_some(&parts_origin),
             };
             if let Some(fragment) = render(tree, &site) {
                 if key == "metadata"
@@ -1197,6 +1207,7 @@ fn render_job<'a>(
             doc,
             steps: &[Step::Key("spec"), Step::Key(key)],
             note: "",
+            relocate: None,
         };
         let Some(fragment) = render(tree, &site) else {
             continue;
@@ -1366,11 +1377,16 @@ fn leaf_error(site: &Site<'_, '_>, error: LeafError, combination: &Combination) 
             {
                 location.line = u32::try_from(n).ok().map(|n| line + n);
             }
+            let mut note = site.note.to_string();
+            if let Some(to) = site.relocate {
+                note.push_str(&format!(" (a shipped template, at {location})"));
+                location = to.clone();
+            }
             RenderError::Template {
                 location,
                 combination: Box::new(combination.clone()),
                 field,
-                note: site.note.to_string(),
+                note,
                 source: Box::new(source),
             }
         }

@@ -1026,3 +1026,34 @@ fn a_malformed_catalog_document_is_the_findings_object() {
         "{message}"
     );
 }
+
+/// A shipped part's template that fails for the user's family (it reads a `displayName` the
+/// family does not give) is reported in the user's file, at the family's `parts`, with the
+/// shipped template's own place in the message.
+#[test]
+fn a_shipped_template_failing_for_a_users_family_points_at_the_family() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("family.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata: {name: gn}\n\
+         spec:\n  version: 1\n  parts: [instancetype]\n  sizes: [[huge, 8, 32Gi]]\n",
+    )
+    .unwrap();
+    let out = kvrender().arg("build").arg(&file).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let first = stderr.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with(&format!("{}:6: error[KV040]", file.display())),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("(a shipped template, at <shipped>/catalog/instancetypes/parts.yaml:"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("`family.displayName` is undefined"),
+        "{stderr}"
+    );
+}
