@@ -146,6 +146,29 @@ fn precheck<'a, 'k>(
     None
 }
 
+/// The instancetype and the preference `vm` names, each when found, whose `spec` has a field
+/// of the wrong type where the rules read it: what expansion refuses to use (see `precheck`),
+/// and what admission checks cannot be run against.
+pub fn ill_typed_references<'a>(vm: &Object, index: &Index<'a>) -> Vec<&'a Object> {
+    let mut lookups = Lookups::default();
+    let mut found = Vec::new();
+    for (side, namespaced, well_typed) in [
+        (
+            "instancetype",
+            Kind::Instancetype,
+            instancetype_well_typed as fn(&Object) -> bool,
+        ),
+        ("preference", Kind::Preference, preference_well_typed),
+    ] {
+        if let Some(obj) = referenced(vm, index, &mut lookups, side, namespaced)
+            && !index.passes_once(obj, well_typed)
+        {
+            found.push(obj);
+        }
+    }
+    found
+}
+
 /// Whether the `spec` of an instancetype has no wrongly typed field.
 fn instancetype_well_typed(obj: &Object) -> bool {
     obj.value

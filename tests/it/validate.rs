@@ -565,3 +565,64 @@ fn strings_that_are_not_quantities_are_kv004() {
     );
     assert!(!tmp.path().join("out").exists());
 }
+
+/// An instancetype with a field of the wrong type cannot exist in a cluster: a VM naming it is
+/// not checked against it, and its type error is the finding, once, whether it comes from the
+/// inputs or from `--catalog`, in `validate` as in `build`.
+#[test]
+fn a_wrongly_typed_instancetype_a_vm_names_is_reported_once_wherever_it_comes_from() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = dir.path().join("catalog");
+    std::fs::create_dir(&catalog).unwrap();
+    std::fs::write(
+        catalog.join("it.yaml"),
+        "apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineClusterInstancetype\n\
+         metadata:\n  name: big\nspec:\n  cpu:\n    guest: 8\n  memory:\n    guest: 32GB\n",
+    )
+    .unwrap();
+    let vm = dir.path().join("vm.yaml");
+    std::fs::write(
+        &vm,
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: v\nspec:\n  \
+         instancetype:\n    name: big\n  preference:\n    name: fedora\n  template:\n    \
+         spec:\n      domain:\n        devices: {}\n",
+    )
+    .unwrap();
+    let findings = |args: &[&std::ffi::OsStr]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
+            .arg("validate")
+            .args(["--format", "json"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        report["findings"].as_array().unwrap().clone()
+    };
+    for args in [
+        vec![
+            std::ffi::OsStr::new("--catalog"),
+            catalog.as_os_str(),
+            vm.as_os_str(),
+        ],
+        vec![catalog.as_os_str(), vm.as_os_str()],
+    ] {
+        let found = findings(&args);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert_eq!(found[0]["code"], "KV004");
+        assert_eq!(found[0]["field"], "spec.memory.guest");
+        assert_eq!(found[0]["line"], 9);
+        assert_eq!(found[0]["object"]["name"], "big");
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
+        .arg("build")
+        .arg("--catalog")
+        .arg(&catalog)
+        .arg(&vm)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("error[KV004]"), "{stderr}");
+    assert!(!stderr.contains("KV033"), "{stderr}");
+}

@@ -49,6 +49,33 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
     } else {
         obj
     };
+    // An instancetype or preference with a field of the wrong type cannot exist in a cluster
+    // (the API server refuses it), so nothing KubeVirt would say about the VM can be worked
+    // out from it: its own type errors are the findings, the same ones (and so reported once)
+    // as when it is among the checked objects, wherever it comes from (`--catalog`).
+    if obj.kind() == Kind::VirtualMachine {
+        let ill_typed = crate::pipeline::ill_typed_references(obj, ctx.index);
+        if !ill_typed.is_empty() {
+            for referenced in ill_typed {
+                let mut found = Vec::new();
+                super::unknown_field::check(referenced, &mut found);
+                out.extend(
+                    found
+                        .into_iter()
+                        .filter(|d| d.code == super::wrong_type::RULE.code)
+                        .map(|mut d| {
+                            if let Some(first) =
+                                d.field.as_deref().and_then(|f| f.split(", ").next())
+                            {
+                                d.origin = referenced.field_origin(first);
+                            }
+                            d
+                        }),
+                );
+            }
+            return;
+        }
+    }
     let Some(response) = admission::admit(obj, ctx.index, ctx.profile) else {
         return;
     };
