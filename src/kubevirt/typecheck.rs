@@ -35,7 +35,7 @@ impl std::fmt::Display for WrongType {
     }
 }
 
-const QUANTITY: &str = "a quantity (a string like `2Gi`, or a number)";
+const QUANTITY: &str = "a quantity (a string like `2Gi`, or an integer)";
 
 /// Whether `v` (not null) has type `ty` at its own level (the items of lists and the entries
 /// of mappings are looked at by [`walk`]).

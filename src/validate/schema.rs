@@ -180,6 +180,9 @@ pub(crate) fn found_instead(v: &Value, ty: Ty) -> Cow<'static, str> {
                 Cow::Owned(format!("{s:?}"))
             }
         }
+        // A whole number out of range is shown as it is: "an integer" would read as if an
+        // integer were not what is wanted.
+        (Ty::Uint32, Value::Number(n)) if n.is_i64() || n.is_u64() => Cow::Owned(n.to_string()),
         _ => Cow::Borrowed(found(v)),
     }
 }
@@ -569,6 +572,14 @@ pub const VIRTUAL_MACHINE: Ty = Ty::Struct(&[
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_whole_number_out_of_range_is_shown_as_it_is() {
+        assert_eq!(found_instead(&json!(-2), Ty::Uint32), "-2");
+        assert_eq!(found_instead(&json!(4_294_967_296_u64), Ty::Uint32), "4294967296");
+        assert_eq!(found_instead(&json!(1.5), Ty::Uint32), "a decimal number");
+        assert_eq!(found_instead(&json!("2"), Ty::Uint32), "a string");
+    }
 
     #[test]
     fn instancetype_spelling_in_a_vm_cpu_is_unknown_with_a_suggestion() {
