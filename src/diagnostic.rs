@@ -298,7 +298,8 @@ pub mod codes {
     /// A label or annotation the API server refuses (key, value or total size).
     pub const BAD_LABEL: &str = "KV006";
     /// kvrender's configuration as a KRM function or kustomize plugin is invalid (an unknown
-    /// key or value in the `functionConfig`, a config file that does not parse).
+    /// key or value in the `functionConfig`, a config file that does not parse), or the cluster
+    /// profile has a field KubeVirt's configuration does not have.
     pub const BAD_CONFIG: &str = "KV007";
     /// The VM sets a field its instancetype owns.
     pub const CONFLICT: &str = "KV010";

@@ -70,8 +70,10 @@ pub fn run(args: &BuildArgs) -> Result<Outcome> {
         walked: paths.iter().filter(|p| p.is_dir()).cloned().collect(),
         ..FnConfig::default()
     };
+    let mut profile_warnings = Vec::new();
     if let Some(file) = &args.resolve.cluster_config {
         config.profile = load_profile(file)?;
+        profile_warnings = crate::commands::inputs::profile_warnings(&config.profile, file);
     }
     let processed =
         engine::process_read(loaded.objects, &config, Placement::Build, &catalog_sources);
@@ -79,6 +81,7 @@ pub fn run(args: &BuildArgs) -> Result<Outcome> {
         diagnostics: loaded.diagnostics,
         ..Outcome::default()
     };
+    out.diagnostics.extend(profile_warnings);
     out.diagnostics.extend(processed.diagnostics);
     diagnostic::sort(&mut out.diagnostics);
     out.exit_from_diagnostics();

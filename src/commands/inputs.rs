@@ -88,6 +88,9 @@ impl Inputs {
         }
         if let Some(file) = &resolve.cluster_config {
             inputs.profile = load_profile(file)?;
+            inputs
+                .diagnostics
+                .extend(profile_warnings(&inputs.profile, file));
         }
         Ok(inputs)
     }
@@ -119,6 +122,21 @@ impl Inputs {
         }
         index
     }
+}
+
+/// The warnings about `profile`, read from `--cluster-config FILE`: its unknown fields.
+pub fn profile_warnings(profile: &ClusterProfile, file: &std::path::Path) -> Vec<Diagnostic> {
+    profile
+        .unknown_field_messages()
+        .into_iter()
+        .map(|message| {
+            Diagnostic::warning(
+                crate::diagnostic::codes::BAD_CONFIG,
+                crate::origin::Origin::new(file.display().to_string(), 0, None),
+                message,
+            )
+        })
+        .collect()
 }
 
 /// Read the cluster profile from `--cluster-config FILE`.

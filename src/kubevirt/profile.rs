@@ -52,6 +52,9 @@ pub struct ClusterProfile {
     /// `alpha.kubevirt.io/EmulatorThreadCompleteToEvenParity` annotation: the resource carries
     /// that annotation and the `AlignCPUs` feature gate is on.
     pub emulator_thread_even_parity: bool,
+    /// Fields of the configuration KubeVirt does not have, each with the nearest one it has:
+    /// ignored, and reported as warnings by the commands that read the file.
+    pub unknown_fields: Vec<(String, Option<&'static str>)>,
 }
 
 /// `liveUpdateConfiguration`: how `maxSockets` and `maxGuest` are chosen for a VMI that sets
@@ -101,6 +104,7 @@ impl Default for ClusterProfile {
             qgs_socket_path: DEFAULT_QGS_SOCKET_PATH.into(),
             hotplug: Some(Hotplug::default()),
             emulator_thread_even_parity: false,
+            unknown_fields: Vec::new(),
         }
     }
 }
@@ -158,6 +162,22 @@ const CONFIGURATION_FIELDS: &[&str] = &[
 ];
 
 impl ClusterProfile {
+    /// What to say about each field of the configuration KubeVirt does not have.
+    pub fn unknown_field_messages(&self) -> Vec<String> {
+        self.unknown_fields
+            .iter()
+            .map(|(field, near)| {
+                let hint = near
+                    .map(|n| format!(" (did you mean `{n}`?)"))
+                    .unwrap_or_default();
+                format!(
+                    "unknown field `{field}`{hint}: KubeVirt's configuration has no such field \
+                     (the API server drops it), so kvrender ignores it"
+                )
+            })
+            .collect()
+    }
+
     /// The machine type for `arch` (KubeVirt's `GetMachineType`).
     pub fn machine_type_for(&self, arch: &str) -> &str {
         if let Some(m) = self.machine_type.as_deref() {
@@ -234,6 +254,14 @@ impl ClusterProfile {
                 .into());
         }
         let mut p = ClusterProfile::default();
+        for key in config.as_object().into_iter().flat_map(|m| m.keys()) {
+            if !CONFIGURATION_FIELDS.contains(&key.as_str()) {
+                let near =
+                    crate::diagnostic::nearest_name(key, CONFIGURATION_FIELDS.iter().copied());
+                p.unknown_fields
+                    .push((format!("spec.configuration.{key}"), near));
+            }
+        }
         let text = |path: &[&str]| -> Result<Option<String>, String> {
             match path::get(&config, path) {
                 None | Some(Value::Null) => Ok(None),

@@ -576,7 +576,10 @@ mod tests {
     #[test]
     fn a_whole_number_out_of_range_is_shown_as_it_is() {
         assert_eq!(found_instead(&json!(-2), Ty::Uint32), "-2");
-        assert_eq!(found_instead(&json!(4_294_967_296_u64), Ty::Uint32), "4294967296");
+        assert_eq!(
+            found_instead(&json!(4_294_967_296_u64), Ty::Uint32),
+            "4294967296"
+        );
         assert_eq!(found_instead(&json!(1.5), Ty::Uint32), "a decimal number");
         assert_eq!(found_instead(&json!("2"), Ty::Uint32), "a string");
     }

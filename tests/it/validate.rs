@@ -626,3 +626,43 @@ fn a_wrongly_typed_instancetype_a_vm_names_is_reported_once_wherever_it_comes_fr
     assert!(stderr.contains("error[KV004]"), "{stderr}");
     assert!(!stderr.contains("KV033"), "{stderr}");
 }
+
+/// A field the KubeVirt configuration does not have is a warning naming the nearest one, in
+/// every command that reads the cluster profile; the rest of the profile still applies.
+#[test]
+fn an_unknown_cluster_configuration_field_is_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let kubevirt = dir.path().join("kubevirt.yaml");
+    std::fs::write(
+        &kubevirt,
+        "apiVersion: kubevirt.io/v1\nkind: KubeVirt\nmetadata: {name: kubevirt}\nspec:\n  \
+         configuration:\n    machineTyp: pc-q35-rhel9.2.0\n    cpuModel: Skylake\n",
+    )
+    .unwrap();
+    let vm = Path::new(ROOT).join("examples/vms/fedora-server.yaml");
+    for command in ["validate", "expand", "build", "vmi"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
+            .arg(command)
+            .arg("--cluster-config")
+            .arg(&kubevirt)
+            .arg(&vm)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{command}");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            text.contains(
+                "warning[KV007] unknown field `spec.configuration.machineTyp` (did you mean \
+                 `machineType`?)"
+            ),
+            "{command}: {text}"
+        );
+        if command == "vmi" {
+            assert!(text.contains("model: Skylake"), "{command}: {text}");
+        }
+    }
+}
