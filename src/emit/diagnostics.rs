@@ -30,63 +30,91 @@ fn line_naming(d: &Diagnostic, object: Option<&str>) -> String {
     s
 }
 
-/// Whether `b` says what `a` says, at the same place, about another object: the objects one
-/// catalog line renders (a size row gives both scopes of every variant) share their findings.
-fn same_but_object(a: &Diagnostic, b: &Diagnostic) -> bool {
-    a.object.is_some()
-        && b.object.is_some()
-        && a.code == b.code
-        && a.severity == b.severity
-        && a.origin.path == b.origin.path
-        && a.origin.line == b.origin.line
-        && a.column == b.column
-        && a.field == b.field
-        && a.message == b.message
-}
-
 /// Every diagnostic on its own line, then a summary line when there is anything to say. Findings
-/// that differ only in their object, one after the other, share a line that names every object.
+/// that differ only in their object share one line that names every object, at the place of
+/// the first of them, however far apart the sort put them (a size row's two scopes, each with
+/// several fields, alternate).
 pub fn human(diags: &[Diagnostic], summary: bool) -> String {
+    type Key<'d> = (
+        &'d str,
+        &'d str,
+        Option<u32>,
+        Option<u32>,
+        Option<&'d str>,
+        &'d str,
+    );
     let mut out = String::new();
-    let mut lines: Vec<&Diagnostic> = Vec::new();
-    let mut rest = diags;
-    while let Some((first, tail)) = rest.split_first() {
-        let same = tail
-            .iter()
-            .take_while(|d| same_but_object(first, d))
-            .count();
-        if same == 0 {
-            out.push_str(&human_line(first));
+    // The later findings that join each line's first one.
+    let mut joined: Vec<Vec<usize>> = vec![Vec::new(); diags.len()];
+    let mut first_of: std::collections::HashMap<(Key<'_>, Severity), usize> =
+        std::collections::HashMap::new();
+    let mut shown = vec![true; diags.len()];
+    for (i, d) in diags.iter().enumerate() {
+        if d.object.is_none() {
+            continue;
+        }
+        let k = (
+            (
+                d.code,
+                &*d.origin.path,
+                d.origin.line,
+                d.column,
+                d.field.as_deref(),
+                d.message.as_str(),
+            ),
+            d.severity,
+        );
+        match first_of.get(&k) {
+            Some(&first) => {
+                joined[first].push(i);
+                shown[i] = false;
+            }
+            None => {
+                first_of.insert(k, i);
+            }
+        }
+    }
+    let mut lines = 0;
+    for (i, d) in diags.iter().enumerate() {
+        if !shown[i] {
+            continue;
+        }
+        lines += 1;
+        if joined[i].is_empty() {
+            out.push_str(&human_line(d));
         } else {
-            let others: Vec<String> = tail[..same]
+            let others: Vec<String> = joined[i]
                 .iter()
-                .filter_map(|d| d.object.as_ref().map(ToString::to_string))
+                .filter_map(|&j| diags[j].object.as_ref().map(ToString::to_string))
                 .collect();
-            let object = first
+            let object = d
                 .object
                 .as_ref()
                 .map(ToString::to_string)
                 .unwrap_or_default();
-            let objects = format!("{object} and {same} more ({})", others.join(", "));
-            out.push_str(&line_naming(first, Some(&objects)));
+            let objects = format!("{object} and {} more ({})", others.len(), others.join(", "));
+            out.push_str(&line_naming(d, Some(&objects)));
         }
         out.push('\n');
-        lines.push(first);
-        rest = &tail[same..];
     }
     if summary {
-        let errors = lines
+        let errors = diags
             .iter()
             .filter(|d| d.severity == Severity::Error)
             .count();
-        let warnings = lines
+        let warnings = diags
             .iter()
             .filter(|d| d.severity == Severity::Warning)
             .count();
         if errors + warnings > 0 {
+            let grouped = if lines < diags.len() {
+                format!(" ({lines} lines above)")
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 out,
-                "Found {errors} error{} and {warnings} warning{}.",
+                "Found {errors} error{} and {warnings} warning{}{grouped}.",
                 if errors == 1 { "" } else { "s" },
                 if warnings == 1 { "" } else { "s" }
             );
@@ -113,9 +141,12 @@ mod tests {
 
     #[test]
     fn findings_that_differ_only_in_their_object_share_a_line() {
+        // Sorted by object before message, the same finding of two objects can lie apart.
         let diags = [
             finding("a", 3, "bad"),
+            finding("a", 3, "worse"),
             finding("b", 3, "bad"),
+            finding("b", 3, "worse"),
             finding("c", 3, "bad"),
             finding("d", 3, "other"),
             finding("e", 4, "other"),
@@ -123,9 +154,17 @@ mod tests {
         assert_eq!(
             human(&diags, true),
             "c.yaml:3: error[KV004] K/a and 2 more (K/b, K/c): spec.x: bad\n\
+             c.yaml:3: error[KV004] K/a and 1 more (K/b): spec.x: worse\n\
              c.yaml:3: error[KV004] K/d: spec.x: other\n\
              c.yaml:4: error[KV004] K/e: spec.x: other\n\
-             Found 3 errors and 0 warnings.\n"
+             Found 7 errors and 0 warnings (4 lines above).\n"
+        );
+        // Nothing grouped: the summary counts what it shows.
+        assert_eq!(
+            human(&diags[5..], true),
+            "c.yaml:3: error[KV004] K/d: spec.x: other\n\
+             c.yaml:4: error[KV004] K/e: spec.x: other\n\
+             Found 2 errors and 0 warnings.\n"
         );
     }
 }
