@@ -160,6 +160,11 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
             _ => continue,
         };
         let spec = path::get(&obj.value, field);
+        // The label copies the field's own text: they agree, and if that text is not a valid
+        // value, the field's type check says so (once, about the field).
+        if spec.and_then(Value::as_str) == Some(label.trim()) {
+            continue;
+        }
         if let Some(problem) = disagreement(&label, spec, *compare) {
             let dotted = field.join(".");
             out.push(
@@ -256,6 +261,22 @@ mod tests {
                    "memory": {"guest": "1024Mi", "hugepages": {"pageSize": "2048Ki"}}}),
         );
         assert!(out.is_empty(), "{out:?}");
+    }
+
+    #[test]
+    fn a_label_copying_an_invalid_field_is_left_to_the_fields_type_check() {
+        let out = it(
+            json!({"instancetype.kubevirt.io/cpu": "four",
+                   "instancetype.kubevirt.io/memory": "16GB"}),
+            json!({"cpu": {"guest": "four"}, "memory": {"guest": "16GB"}}),
+        );
+        assert!(out.is_empty(), "{out:?}");
+        // A label of its own that is no number still disagrees.
+        let out = it(
+            json!({"instancetype.kubevirt.io/cpu": "four"}),
+            json!({"cpu": {"guest": 4}, "memory": {"guest": "1Gi"}}),
+        );
+        assert_eq!(out.len(), 1, "{out:?}");
     }
 
     #[test]
