@@ -47,11 +47,23 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
             );
             continue;
         }
-        let _ = writeln!(
-            out.stderr,
-            "{}: selected by preset `{}`; add:",
-            m.target, m.preset
-        );
+        if m.target.kind == "VirtualMachineInstance" {
+            // Only a VirtualMachine names an instancetype or preference: a VMI has no such
+            // field, and one added is dropped.
+            let _ = writeln!(
+                out.stderr,
+                "{}: selected by preset `{}`; a VirtualMachineInstance cannot name an \
+                 instancetype or preference: create it through a VirtualMachine whose spec has \
+                 the matchers below, or write the preset's fields into its own spec:",
+                m.target, m.preset
+            );
+        } else {
+            let _ = writeln!(
+                out.stderr,
+                "{}: selected by preset `{}`; add:",
+                m.target, m.preset
+            );
+        }
         let mut spec = serde_json::Map::new();
         if let Some(it) = &m.instancetype {
             spec.insert("instancetype".into(), it.clone());

@@ -160,3 +160,39 @@ fn a_preset_without_a_domain_is_refused_and_selects_nothing() {
         "preset-without-domain.yaml",
     ])));
 }
+
+/// A bare VirtualMachineInstance a preset selects is not told to add matchers it cannot have:
+/// only a VirtualMachine names an instancetype or preference.
+#[test]
+fn migrate_presets_advises_a_bare_vmi_differently() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("all.yaml"),
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
+         name: small\n  namespace: legacy\nspec:\n  selector:\n    matchLabels: {size: small}\n  \
+         domain:\n    features:\n      acpi: {enabled: true}\n---\n\
+         apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata:\n  name: raw\n  \
+         namespace: legacy\n  labels: {size: small}\nspec:\n  domain:\n    devices: {}\n---\n\
+         apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: vm\n  \
+         namespace: legacy\nspec:\n  runStrategy: Halted\n  template:\n    metadata:\n      \
+         labels: {size: small}\n    spec:\n      domain:\n        devices: {}\n",
+    )
+    .unwrap();
+    let out = kvrender()
+        .current_dir(tmp.path())
+        .args(["migrate", "presets", "all.yaml"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "VirtualMachineInstance/legacy/raw: selected by preset `small`; a \
+             VirtualMachineInstance cannot name an instancetype or preference"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("VirtualMachine/legacy/vm: selected by preset `small`; add:"),
+        "{stderr}"
+    );
+}
