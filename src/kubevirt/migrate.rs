@@ -85,6 +85,18 @@ pub fn migrate_presets(objects: &[Object]) -> MigrateResult {
 
     let mut written = Vec::new();
     for preset in &presets {
+        // KubeVirt refuses a preset without a domain at creation: it never applies to anything.
+        if path::get(&preset.value, &["spec", "domain"]).is_none_or(Value::is_null) {
+            result.unmapped.push(Unmapped {
+                preset: preset.object_ref(),
+                field: "spec.domain".into(),
+                reason: "the preset has no `spec.domain`: KubeVirt refuses it at creation \
+                         (\"missing domain.\"), so it applies to nothing and there is nothing \
+                         to migrate"
+                    .into(),
+            });
+            continue;
+        }
         let converted = convert(preset);
         result.unmapped.extend(converted.unmapped);
         let instancetype = converted.instancetype.map(|spec| {

@@ -196,3 +196,21 @@ fn migrate_presets_advises_a_bare_vmi_differently() {
         "{stderr}"
     );
 }
+
+/// A preset KubeVirt refuses (no `spec.domain`) is not dropped without a word.
+#[test]
+fn migrate_presets_reports_a_preset_without_a_domain() {
+    let out = kvrender()
+        .current_dir(testdata("vmi"))
+        .args(["migrate", "presets", "preset-without-domain.yaml"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "warning[KV014] VirtualMachineInstancePreset/empty: spec.domain: no instancetype or \
+             preference equivalent: the preset has no `spec.domain`: KubeVirt refuses it"
+        ),
+        "{stderr}"
+    );
+}
