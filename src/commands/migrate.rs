@@ -8,6 +8,7 @@ use crate::diagnostic::{self, Diagnostic, codes};
 use crate::emit;
 use crate::error::Result;
 use crate::kubevirt::migrate;
+use crate::kubevirt::migrate::KEEP_IN_TEMPLATE;
 use crate::load;
 
 /// Run `migrate presets`: the new objects on stdout; on stderr, for every VM or VMI a preset
@@ -80,6 +81,37 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
                 out.stderr,
                 "  and remove what the instancetype now owns: {}",
                 m.remove_fields.join(", ")
+            );
+        }
+        // What the preset gives this target today that neither the instancetype nor the
+        // preference carries: lost with the preset unless the target's own spec takes it.
+        let keep: Vec<&str> = result
+            .unmapped
+            .iter()
+            .filter(|u| {
+                let under_target = if m.target.kind == "VirtualMachine" {
+                    format!("spec.template.{}", u.field)
+                } else {
+                    u.field.clone()
+                };
+                // A part KubeVirt skips for this target today is not lost by migrating.
+                let skipped = m
+                    .not_applied
+                    .iter()
+                    .any(|(f, _)| under_target == *f || under_target.starts_with(&format!("{f}.")));
+                u.preset.name == m.preset
+                    && u.preset.namespace == m.target.namespace
+                    && u.reason.ends_with(KEEP_IN_TEMPLATE)
+                    && !skipped
+            })
+            .map(|u| u.field.as_str())
+            .collect();
+        if !keep.is_empty() {
+            let _ = writeln!(
+                out.stderr,
+                "  and copy into its own spec the preset's {}: KubeVirt applies them to it \
+                 today, and no matcher carries them",
+                keep.join(", ")
             );
         }
         for (field, mine, theirs) in &m.overridden {

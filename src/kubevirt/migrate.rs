@@ -19,6 +19,10 @@ use crate::model::quantity::Quantity;
 use crate::model::{Kind, Object};
 use crate::origin::ObjectRef;
 
+/// How the reason of an [`Unmapped`] part ends when KubeVirt applies that part of the preset
+/// today: the VMs it selects lose it unless their own spec takes it.
+pub const KEEP_IN_TEMPLATE: &str = "keep it in the VM template";
+
 /// A part of a preset with no instancetype or preference equivalent.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Unmapped {

@@ -214,3 +214,34 @@ fn migrate_presets_reports_a_preset_without_a_domain() {
         "{stderr}"
     );
 }
+
+/// A preset part KubeVirt applies to a VM today that no matcher carries is named in that VM's
+/// advice, or migrating would drop it from the VM without a word.
+#[test]
+fn migrate_presets_names_what_a_vm_must_keep() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("all.yaml"),
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
+         name: four\n  namespace: legacy\nspec:\n  selector:\n    matchLabels: {size: four}\n  \
+         domain:\n    cpu: {cores: 4}\n    features:\n      acpi: {enabled: true}\n    \
+         resources:\n      requests: {cpu: \"2\"}\n---\n\
+         apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: vm\n  \
+         namespace: legacy\nspec:\n  runStrategy: Halted\n  template:\n    metadata:\n      \
+         labels: {size: four}\n    spec:\n      domain:\n        devices: {}\n",
+    )
+    .unwrap();
+    let out = kvrender()
+        .current_dir(tmp.path())
+        .args(["migrate", "presets", "all.yaml"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "and copy into its own spec the preset's spec.domain.resources.requests.cpu, \
+             spec.domain.cpu (sockets/cores/threads): KubeVirt applies them to it today"
+        ),
+        "{stderr}"
+    );
+}
