@@ -39,8 +39,9 @@ pub enum Command {
 /// Where instancetypes and preferences come from, and the cluster profile.
 #[derive(Debug, Args, Clone, Default)]
 pub struct ResolveArgs {
-    /// Extra files or directories whose instancetypes and preferences (and catalog families) are
-    /// used to resolve references, but not printed.
+    /// Extra files or directories whose objects are used to resolve references, but not
+    /// printed: instancetypes and preferences (and catalog families), and the DataSources,
+    /// DataVolumes and PVCs `inferFromVolume` reads (often only in the cluster).
     #[arg(long = "catalog", value_name = "PATH")]
     pub catalogs: Vec<PathBuf>,
     /// Do not use the embedded common catalog: only the given inputs exist, and catalog
