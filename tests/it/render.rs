@@ -423,18 +423,21 @@ fn preference_in(namespace: &str, scopes: &str) -> String {
     )
 }
 
+/// Each object's kind and namespace, in order.
+fn kinds_and_namespaces(objects: &[kvrender::model::Object]) -> Vec<(&str, Option<&str>)> {
+    objects
+        .iter()
+        .map(|o| (o.kind_str(), o.namespace()))
+        .collect()
+}
+
 /// A catalog document's namespace (its own, or one kustomize's `namespace:` set) is its
 /// namespaced objects' namespace; the cluster-scoped ones have none.
 #[test]
 fn a_catalog_documents_namespace_is_its_namespaced_objects() {
     let rendered = render_text(&preference_in("team-a", "cluster, namespaced")).expect("renders");
-    let found: Vec<(&str, Option<&str>)> = rendered
-        .objects
-        .iter()
-        .map(|o| (o.kind_str(), o.namespace()))
-        .collect();
     assert_eq!(
-        found,
+        kinds_and_namespaces(&rendered.objects),
         [
             ("VirtualMachineClusterPreference", None),
             ("VirtualMachinePreference", Some("team-a"))
@@ -1084,13 +1087,8 @@ spec:
     spec: {devices: {preferredDiskBus: virtio}}
 ";
     let rendered = render_at("ok/catalog.yaml", text).unwrap();
-    let namespaces: Vec<(&str, Option<&str>)> = rendered
-        .objects
-        .iter()
-        .map(|o| (o.kind_str(), o.namespace()))
-        .collect();
     assert_eq!(
-        namespaces,
+        kinds_and_namespaces(&rendered.objects),
         [
             ("VirtualMachineClusterPreference", None),
             ("VirtualMachinePreference", Some("team")),

@@ -161,13 +161,23 @@ fn a_preset_without_a_domain_is_refused_and_selects_nothing() {
     ])));
 }
 
+/// The stderr of `kvrender migrate presets` on one file holding `text`.
+fn migrate_stderr(text: &str) -> String {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("all.yaml"), text).unwrap();
+    let out = kvrender()
+        .current_dir(tmp.path())
+        .args(["migrate", "presets", "all.yaml"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 /// A bare VirtualMachineInstance a preset selects is not told to add matchers it cannot have:
 /// only a VirtualMachine names an instancetype or preference.
 #[test]
 fn migrate_presets_advises_a_bare_vmi_differently() {
-    let tmp = tempfile::tempdir().unwrap();
-    std::fs::write(
-        tmp.path().join("all.yaml"),
+    let stderr = migrate_stderr(
         "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
          name: small\n  namespace: legacy\nspec:\n  selector:\n    matchLabels: {size: small}\n  \
          domain:\n    features:\n      acpi: {enabled: true}\n---\n\
@@ -176,14 +186,7 @@ fn migrate_presets_advises_a_bare_vmi_differently() {
          apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: vm\n  \
          namespace: legacy\nspec:\n  runStrategy: Halted\n  template:\n    metadata:\n      \
          labels: {size: small}\n    spec:\n      domain:\n        devices: {}\n",
-    )
-    .unwrap();
-    let out = kvrender()
-        .current_dir(tmp.path())
-        .args(["migrate", "presets", "all.yaml"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    );
     assert!(
         stderr.contains(
             "VirtualMachineInstance/legacy/raw: selected by preset `small`; a \
@@ -219,9 +222,7 @@ fn migrate_presets_reports_a_preset_without_a_domain() {
 /// advice, or migrating would drop it from the VM without a word.
 #[test]
 fn migrate_presets_names_what_a_vm_must_keep() {
-    let tmp = tempfile::tempdir().unwrap();
-    std::fs::write(
-        tmp.path().join("all.yaml"),
+    let stderr = migrate_stderr(
         "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
          name: four\n  namespace: legacy\nspec:\n  selector:\n    matchLabels: {size: four}\n  \
          domain:\n    cpu: {cores: 4}\n    features:\n      acpi: {enabled: true}\n    \
@@ -229,14 +230,7 @@ fn migrate_presets_names_what_a_vm_must_keep() {
          apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: vm\n  \
          namespace: legacy\nspec:\n  runStrategy: Halted\n  template:\n    metadata:\n      \
          labels: {size: four}\n    spec:\n      domain:\n        devices: {}\n",
-    )
-    .unwrap();
-    let out = kvrender()
-        .current_dir(tmp.path())
-        .args(["migrate", "presets", "all.yaml"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    );
     assert!(
         stderr.contains(
             "and copy into its own spec the preset's spec.domain.resources.requests.cpu, \
