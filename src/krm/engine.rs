@@ -133,8 +133,9 @@ pub fn earlier_output_on_disk(
         .collect()
 }
 
-/// The kpt packages (directories holding a `Kptfile`) the catalog documents of `rendered` are
-/// in, nearest first: where a package render wrote their objects, whatever paths were given.
+/// The kpt packages the catalog documents of `rendered` are in (for each document, the nearest
+/// directory above it holding a `Kptfile`): where a package render wrote their objects,
+/// whatever paths were given.
 pub fn package_dirs(rendered: &[Object]) -> Vec<PathBuf> {
     let mut files: Vec<&str> = rendered.iter().map(|o| o.origin.path.as_ref()).collect();
     files.sort_unstable();
