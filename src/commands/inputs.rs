@@ -51,14 +51,10 @@ impl Inputs {
         if objects.len() > read {
             let (before, rendered) = objects.split_at(read);
             let walked: Vec<PathBuf> = paths.iter().filter(|p| p.is_dir()).cloned().collect();
-            let superseded: Vec<bool> =
-                crate::krm::engine::earlier_output_on_disk(before, rendered, &walked)
-                    .into_iter()
-                    .chain(std::iter::repeat(false))
-                    .take(objects.len())
-                    .collect();
-            let mut keep = superseded.iter().map(|s| !s);
-            objects.retain(|_| keep.next().unwrap_or(true));
+            // One answer per object read; the rendered ones after them are kept.
+            let mut superseded =
+                crate::krm::engine::earlier_output_on_disk(before, rendered, &walked).into_iter();
+            objects.retain(|_| !superseded.next().unwrap_or(false));
         }
         inputs.objects = objects;
         inputs.diagnostics.splice(0..0, diagnostics);
