@@ -837,9 +837,8 @@ fn kpt_fn_eval_renders_a_catalog_into_files() {
     );
 }
 
-#[test]
-fn kpt_fn_render_runs_the_kptfile_pipeline() {
-    let (tmp, pkg) = package("pipeline");
+/// Point the package's Kptfile pipeline (`exec: kvrender fn`) at the binary under test.
+fn run_binary_under_test(pkg: &Path) {
     let kptfile = pkg.join("Kptfile");
     let text = std::fs::read_to_string(&kptfile).unwrap();
     std::fs::write(
@@ -847,6 +846,12 @@ fn kpt_fn_render_runs_the_kptfile_pipeline() {
         text.replace("exec: kvrender fn", &format!("exec: {BIN} fn")),
     )
     .unwrap();
+}
+
+#[test]
+fn kpt_fn_render_runs_the_kptfile_pipeline() {
+    let (tmp, pkg) = package("pipeline");
+    run_binary_under_test(&pkg);
     let results = tmp.path().join("results");
     let out = Command::new(tool("kpt"))
         .args(["fn", "render"])
@@ -888,13 +893,7 @@ fn kpt_results(results_dir: &Path) -> Vec<Value> {
 #[test]
 fn kpt_fn_render_fails_on_an_instancetype_conflict() {
     let (tmp, pkg) = package("render-conflict");
-    let kptfile = pkg.join("Kptfile");
-    let text = std::fs::read_to_string(&kptfile).unwrap();
-    std::fs::write(
-        &kptfile,
-        text.replace("exec: kvrender fn", &format!("exec: {BIN} fn")),
-    )
-    .unwrap();
+    run_binary_under_test(&pkg);
     let before = dump(&pkg);
     let results = tmp.path().join("results");
     let out = Command::new(tool("kpt"))
@@ -1574,13 +1573,7 @@ fn example_kpt_package(dir: &Path, name: &str) -> PathBuf {
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/krm/kpt"),
         &pkg,
     );
-    let kptfile = pkg.join("Kptfile");
-    let text = std::fs::read_to_string(&kptfile).unwrap();
-    std::fs::write(
-        &kptfile,
-        text.replace("exec: kvrender fn", &format!("exec: {BIN} fn")),
-    )
-    .unwrap();
+    run_binary_under_test(&pkg);
     pkg
 }
 
