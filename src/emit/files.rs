@@ -14,6 +14,9 @@
 //! Writing is atomic in the sense that matters for a CI step: every file is first written into
 //! a staging folder inside DIR, and only when all of them are written are they moved into
 //! place. A failure midway leaves DIR as it was.
+//!
+//! DIR also gets [`OUTPUT_MARKER`], which tells every later run that walks a directory holding
+//! DIR to leave it out (see [`crate::load::walk`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -21,6 +24,15 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
+use crate::load::walk::OUTPUT_MARKER;
+
+/// What [`OUTPUT_MARKER`] says to whoever opens it.
+const MARKER_TEXT: &str = "\
+# This directory holds what `kvrender build -o` wrote. A kvrender run that walks a directory
+# containing this one leaves it out, so that `kvrender validate .` or `kvrender build .` at the
+# top of a repository does not read every object a second time. Naming this directory as a
+# PATH reads it; deleting this file makes it an ordinary directory again.
+";
 
 /// The built-in kinds kustomize (v5) files without a namespace prefix: its API schema's
 /// cluster-scoped kinds, by API group, versions and kinds.
@@ -183,11 +195,16 @@ pub fn write_all(dir: &Path, files: &BTreeMap<String, String>) -> Result<()> {
         write_err(&staging, e)
     })?;
     let result = (|| {
-        for (name, contents) in files {
+        let marker = (OUTPUT_MARKER, MARKER_TEXT);
+        let all = files
+            .iter()
+            .map(|(n, c)| (n.as_str(), c.as_str()))
+            .chain(std::iter::once(marker));
+        for (name, contents) in all.clone() {
             let path = staging.join(name);
             std::fs::write(&path, contents).map_err(|e| write_err(&path, e))?;
         }
-        for name in files.keys() {
+        for (name, _) in all.clone() {
             let target: PathBuf = dir.join(name);
             if target.is_dir() {
                 return Err(Error::Usage(format!(
@@ -196,7 +213,7 @@ pub fn write_all(dir: &Path, files: &BTreeMap<String, String>) -> Result<()> {
                 )));
             }
         }
-        for name in files.keys() {
+        for (name, _) in all {
             let from = staging.join(name);
             let to = dir.join(name);
             std::fs::rename(&from, &to).map_err(|e| write_err(&to, e))?;

@@ -4,6 +4,12 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
+/// The file `build -o DIR` leaves in DIR. A walk that meets a directory holding it leaves that
+/// directory out: it is an earlier run's output, and reading it beside the files it was built
+/// from would define every object twice. A PATH that names such a directory is read all the
+/// same, and so is a file named on the command line.
+pub const OUTPUT_MARKER: &str = ".kvrender-output";
+
 /// Whether a file found while walking a directory is one kvrender reads.
 pub fn is_manifest(path: &Path) -> bool {
     matches!(
@@ -22,8 +28,9 @@ pub fn is_kustomization(path: &Path) -> bool {
     )
 }
 
-/// The files below `root`, sorted by path, hidden entries (`.git`, ...) skipped. Symbolic links
-/// are followed; a loop is an error naming the link.
+/// The files below `root`, sorted by path, hidden entries (`.git`, ...) and directories holding
+/// [`OUTPUT_MARKER`] skipped (`root` itself is always walked). Symbolic links are followed; a
+/// loop is an error naming the link.
 pub fn walk(root: &Path) -> Result<Vec<PathBuf>> {
     walk_skipping(root, None)
 }
@@ -45,7 +52,9 @@ pub fn walk_skipping(root: &Path, skip: Option<&Path>) -> Result<Vec<PathBuf>> {
         .into_iter()
         .filter_entry(|e| {
             e.depth() == 0
-                || !(e.file_name().to_str().is_some_and(|n| n.starts_with('.')) || skipped(e))
+                || !(e.file_name().to_str().is_some_and(|n| n.starts_with('.'))
+                    || skipped(e)
+                    || (e.file_type().is_dir() && e.path().join(OUTPUT_MARKER).exists()))
         });
     for entry in walker {
         let entry = entry.map_err(|e| {

@@ -42,11 +42,15 @@ fn parse(text: &str, name: &str) -> Vec<Object> {
     loaded.objects
 }
 
-/// Every file under `dir`, relative, with its content.
+/// Every file under `dir`, relative, with its content, but for the marker `build -o` leaves there
+/// (checked on its own).
 fn tree(dir: &Path) -> BTreeMap<String, String> {
     fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
+            if path.file_name().is_some_and(|n| n == ".kvrender-output") {
+                continue;
+            }
             if path.is_dir() {
                 walk(base, &path, out);
             } else {
@@ -924,7 +928,8 @@ fn a_template_that_does_not_compile_is_reported_in_a_part_nothing_uses() {
 
 /// `build -o DIR` run where DIR lies inside a walked PATH (the default `.` at a repository's
 /// root) does not read back what it wrote: the second run writes the same files instead of
-/// finding every object defined twice.
+/// finding every object defined twice, and neither does any other command walking `.` later
+/// (DIR holds a marker file saying what it is).
 #[test]
 fn an_output_dir_inside_the_input_is_not_read_back() {
     let tmp = tempfile::tempdir().unwrap();
@@ -953,6 +958,8 @@ fn an_output_dir_inside_the_input_is_not_read_back() {
     }
     let written = tree(&tmp.path().join("rendered"));
     assert_eq!(written.len(), 6, "{:?}", written.keys());
+    let marker = tmp.path().join("rendered/.kvrender-output");
+    assert!(marker.is_file(), "DIR is marked as build output");
     // Named as a PATH, the directory is read like any other.
     let again = build(&["build", "rendered"]);
     assert_eq!(again.status.code(), Some(0), "{}", describe(&again));
@@ -961,6 +968,51 @@ fn an_output_dir_inside_the_input_is_not_read_back() {
             .matches("\nkind: ")
             .count(),
         6
+    );
+    // Every other command walking the repository leaves the output out as well, even when it
+    // was written by a run that read only part of it.
+    let only_catalog = build(&["build", "catalog", "-o", "rendered"]);
+    assert_eq!(
+        only_catalog.status.code(),
+        Some(0),
+        "{}",
+        describe(&only_catalog)
+    );
+    for args in [
+        &["validate", "."][..],
+        &["validate", "--format", "json", "."],
+        &["expand", "."],
+        &["build", "."],
+        &["build", "--catalog-only"],
+    ] {
+        let out = build(args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", describe(&out));
+        assert!(
+            !describe(&out).contains("KV020"),
+            "{args:?}: {}",
+            describe(&out)
+        );
+    }
+    // A file of it named on the command line is read: beside its source, a second definition.
+    let named = build(&[
+        "validate",
+        "catalog",
+        &format!("rendered/{}", written.keys().next().unwrap()),
+    ]);
+    assert_eq!(named.status.code(), Some(1), "{}", describe(&named));
+    assert!(
+        String::from_utf8_lossy(&named.stdout).contains("error[KV020]"),
+        "{}",
+        describe(&named)
+    );
+    // Without its marker, the directory is an ordinary one again.
+    std::fs::remove_file(&marker).unwrap();
+    let unmarked = build(&["validate", "."]);
+    assert_eq!(unmarked.status.code(), Some(1), "{}", describe(&unmarked));
+    assert!(
+        String::from_utf8_lossy(&unmarked.stdout).contains("error[KV020]"),
+        "{}",
+        describe(&unmarked)
     );
 }
 
