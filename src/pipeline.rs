@@ -358,7 +358,13 @@ pub fn infer_diagnostic(vm: &Object, err: &InferError) -> Diagnostic {
             None => format!("cannot infer the {side}: {}", err.message),
         };
         if let Some(obj) = &err.object {
-            msg.push_str(&format!(" (looked at {obj})"));
+            match obj.export_command() {
+                Some(cmd) if err.message.ends_with(" not found") => msg.push_str(&format!(
+                    " (looked at {obj}; if the cluster holds it, save `{cmd}` to a file and \
+                     pass it with `--catalog`)"
+                )),
+                _ => msg.push_str(&format!(" (looked at {obj})")),
+            }
         }
         d.message = msg;
         if let Some(s) = err.side {

@@ -126,6 +126,38 @@ impl fmt::Display for Looked {
     }
 }
 
+impl Looked {
+    /// The `kubectl` command that prints this object from a cluster, for a finding about it
+    /// being missing: saved to a file and passed with `--catalog`, it lets the inference go on
+    /// offline. `None` for a `dataVolumeTemplates` entry, an object without a name, or a name
+    /// or namespace a shell would need quoting for.
+    pub fn export_command(&self) -> Option<String> {
+        let resource = match self.kind {
+            "PersistentVolumeClaim" => "pvc",
+            "DataVolume" => "datavolume",
+            "DataSource" => "datasource",
+            "VolumeSnapshot" => "volumesnapshot",
+            _ => return None,
+        };
+        let plain = |s: &str| {
+            s.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
+        };
+        if self.name.is_empty() || !plain(&self.name) || !plain(&self.namespace) {
+            return None;
+        }
+        let namespace = if self.namespace.is_empty() {
+            String::new()
+        } else {
+            format!(" -n {}", self.namespace)
+        };
+        Some(format!(
+            "kubectl get {resource}{namespace} {} -o yaml",
+            self.name
+        ))
+    }
+}
+
 /// The kind label of a `dataVolumeTemplates` entry in [`Looked`].
 const DVT: &str = "dataVolumeTemplate";
 
@@ -1046,5 +1078,32 @@ mod tests {
             &json!({"spec": {"instancetype": {"name": "x"}}})
         ));
         assert!(!uses_inference(&json!({"spec": {"instancetype": "x"}})));
+    }
+
+    #[test]
+    fn export_command_names_the_resource_and_leaves_out_what_a_shell_would_mangle() {
+        let looked = |kind, namespace: &str, name: &str| Looked {
+            kind,
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+        };
+        assert_eq!(
+            looked("DataSource", "os-images", "fedora").export_command(),
+            Some("kubectl get datasource -n os-images fedora -o yaml".to_string())
+        );
+        assert_eq!(
+            looked("PersistentVolumeClaim", "", "root.disk").export_command(),
+            Some("kubectl get pvc root.disk -o yaml".to_string())
+        );
+        assert_eq!(looked(DVT, "ns", "root").export_command(), None);
+        assert_eq!(looked("DataVolume", "ns", "").export_command(), None);
+        assert_eq!(
+            looked("VolumeSnapshot", "ns", "a b;rm").export_command(),
+            None
+        );
+        assert_eq!(
+            looked("DataSource", "$(x)", "fedora").export_command(),
+            None
+        );
     }
 }

@@ -112,3 +112,43 @@ fn invalid_failure_policy_is_refused_with_the_field() {
     );
     assert!(stderr.contains("'Bogus'"), "{stderr}");
 }
+
+/// A source that lives only in the cluster: the finding gives the command that exports it,
+/// and the exported object passed with `--catalog` lets the inference go on.
+#[test]
+fn a_missing_source_gets_the_command_that_exports_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let vm_file = dir.path().join("vm.yaml");
+    let claim = "absent-pvc";
+    std::fs::write(&vm_file, vm("{inferFromVolume: root}", claim)).unwrap();
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
+            .args(args)
+            .arg(&vm_file)
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.code(), text)
+    };
+    let hint = format!("save `kubectl get pvc -n default {claim} -o yaml` to a file");
+    let (code, text) = run(&["expand", "--no-default-catalog"]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains(&hint), "{text}");
+    let (code, text) = run(&["validate", "--no-default-catalog"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.contains("warning[KV013]") && text.contains(&hint),
+        "{text}"
+    );
+    // What that command prints, with the preference it names.
+    let exported = dir.path().join("exported.yaml");
+    std::fs::write(&exported, CLUSTER.replace("root-pvc", claim)).unwrap();
+    let exported = exported.to_str().unwrap();
+    let (code, text) = run(&["expand", "--no-default-catalog", "--catalog", exported]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("storageClassName: fast-ssd"), "{text}");
+}

@@ -25,7 +25,9 @@
 //! ```
 //!
 //! ## Fix
-//! Name an existing volume, or add the DataVolume/PVC (or its directory with `--catalog`).
+//! Name an existing volume, or add the DataVolume/PVC (or its directory with `--catalog`). For
+//! an object that lives in the cluster only, the warning gives the `kubectl get` command that
+//! exports it.
 
 use crate::diagnostic::{Diagnostic, Severity, codes};
 use crate::kubevirt::infer::{self, InferError, Inference};
@@ -86,12 +88,22 @@ fn finding(obj: &Object, err: &InferError) -> Diagnostic {
     // A missing PVC, DataVolume, DataSource or snapshot may exist in the cluster only.
     let elsewhere = err.object.is_some() && err.message.ends_with(" not found");
     let d = if elsewhere {
+        let export = err
+            .object
+            .as_ref()
+            .and_then(|o| o.export_command())
+            .map(|cmd| {
+                format!(
+                    "; to check it offline, save `{cmd}` to a file and pass it with `--catalog`"
+                )
+            })
+            .unwrap_or_default();
         Diagnostic::warning(
             RULE.code,
             obj.origin.clone(),
             format!(
                 "cannot infer from the manifests present: {} (the cluster may hold it; KubeVirt \
-                 refuses the VM if it does not)",
+                 refuses the VM if it does not{export})",
                 err.message
             ),
         )
