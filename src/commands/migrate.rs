@@ -8,7 +8,7 @@ use crate::diagnostic::{self, Diagnostic, codes};
 use crate::emit;
 use crate::error::Result;
 use crate::kubevirt::migrate;
-use crate::kubevirt::migrate::KEEP_IN_TEMPLATE;
+use crate::kubevirt::migrate::{KEEP_IN_TEMPLATE, MatcherSuggestion, Unmapped};
 use crate::load;
 
 /// Run `migrate presets`: the new objects on stdout; on stderr, for every VM or VMI a preset
@@ -72,9 +72,25 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
         if let Some(p) = &m.preference {
             spec.insert("preference".into(), p.clone());
         }
+        let keep = kept_parts(&result.unmapped, m);
+        // Unless the preset's own cpu is copied into the template below.
+        let needs_cpu = m.needs_cpu && !keep.iter().any(|f| f.starts_with("spec.domain.cpu"));
+        if needs_cpu {
+            spec.insert(
+                "template".into(),
+                serde_json::json!({"spec": {"domain": {"cpu": {}}}}),
+            );
+        }
         let snippet = emit::yaml_document(&serde_json::json!({ "spec": spec }));
         for line in snippet.lines() {
             let _ = writeln!(out.stderr, "    {line}");
+        }
+        if needs_cpu {
+            let _ = writeln!(
+                out.stderr,
+                "  (an empty `cpu` receives the preference's CPU features: without an \
+                 instancetype nothing else creates it, and KubeVirt fails on a VM without one)"
+            );
         }
         if !m.remove_fields.is_empty() {
             let _ = writeln!(
@@ -83,29 +99,6 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
                 m.remove_fields.join(", ")
             );
         }
-        // What the preset gives this target today that neither the instancetype nor the
-        // preference carries: lost with the preset unless the target's own spec takes it.
-        let keep: Vec<&str> = result
-            .unmapped
-            .iter()
-            .filter(|u| {
-                let under_target = if m.target.kind == "VirtualMachine" {
-                    format!("spec.template.{}", u.field)
-                } else {
-                    u.field.clone()
-                };
-                // A part KubeVirt skips for this target today is not lost by migrating.
-                let skipped = m
-                    .not_applied
-                    .iter()
-                    .any(|(f, _)| under_target == *f || under_target.starts_with(&format!("{f}.")));
-                u.preset.name == m.preset
-                    && u.preset.namespace == m.target.namespace
-                    && u.reason.ends_with(KEEP_IN_TEMPLATE)
-                    && !skipped
-            })
-            .map(|u| u.field.as_str())
-            .collect();
         if !keep.is_empty() {
             let _ = writeln!(
                 out.stderr,
@@ -167,4 +160,29 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
     diagnostic::sort(&mut out.diagnostics);
     out.exit_from_diagnostics();
     Ok(out)
+}
+
+/// What the preset gives this target today that neither the instancetype nor the preference
+/// carries: lost with the preset unless the target's own spec takes it.
+fn kept_parts<'a>(unmapped: &'a [Unmapped], m: &MatcherSuggestion) -> Vec<&'a str> {
+    unmapped
+        .iter()
+        .filter(|u| {
+            let under_target = if m.target.kind == "VirtualMachine" {
+                format!("spec.template.{}", u.field)
+            } else {
+                u.field.clone()
+            };
+            // A part KubeVirt skips for this target today is not lost by migrating.
+            let skipped = m
+                .not_applied
+                .iter()
+                .any(|(f, _)| under_target == *f || under_target.starts_with(&format!("{f}.")));
+            u.preset.name == m.preset
+                && u.preset.namespace == m.target.namespace
+                && u.reason.ends_with(KEEP_IN_TEMPLATE)
+                && !skipped
+        })
+        .map(|u| u.field.as_str())
+        .collect()
 }

@@ -63,6 +63,10 @@ pub struct MatcherSuggestion {
     /// is (the field under the target, `spec.template.spec.domain.firmware`, and what KubeVirt
     /// says of it).
     pub not_applied: Vec<(String, SkippedField)>,
+    /// Whether the target must get an empty `domain.cpu` with the preference matcher: the
+    /// preference has `preferredCPUFeatures`, which KubeVirt writes into the VM's `cpu`, and
+    /// neither the VM nor an instancetype provides one (KubeVirt fails on the missing `cpu`).
+    pub needs_cpu: bool,
 }
 
 /// What [`migrate_presets`] produced.
@@ -115,12 +119,13 @@ pub fn migrate_presets(objects: &[Object]) -> MigrateResult {
                 .push(object(preset, "VirtualMachinePreference", spec));
             json!({"kind": "VirtualMachinePreference", "name": preset.name()})
         });
-        written.push((
-            *preset,
+        written.push(Written {
+            preset,
             instancetype,
             preference,
-            converted.instancetype_owns,
-        ));
+            owns: converted.instancetype_owns,
+            cpu_features: converted.cpu_features,
+        });
     }
 
     for target in objects {
@@ -140,13 +145,21 @@ pub fn migrate_presets(objects: &[Object]) -> MigrateResult {
             .unwrap_or_default();
         let selecting: Vec<&Written> = written
             .iter()
-            .filter(|(p, ..)| {
+            .filter(|w| {
+                let p = w.preset;
                 p.effective_namespace() == target.effective_namespace()
                     && selector::parse(path::get(&p.value, &["spec", "selector"]))
                         .is_ok_and(|s| s.matches(&labels))
             })
             .collect();
-        for (preset, instancetype, preference, owns) in &selecting {
+        for w in &selecting {
+            let Written {
+                preset,
+                instancetype,
+                preference,
+                owns,
+                cpu_features,
+            } = w;
             let domain = path::get(&vmi, &["spec", "domain"]);
             let set: Vec<&[&str]> = if instancetype.is_some() {
                 owns.iter()
@@ -200,11 +213,17 @@ pub fn migrate_presets(objects: &[Object]) -> MigrateResult {
                 remove_fields,
                 also_selected_by: selecting
                     .iter()
-                    .map(|(p, ..)| p.name().to_string())
+                    .map(|w| w.preset.name().to_string())
                     .filter(|n| n != preset.name())
                     .collect(),
                 overridden,
                 not_applied,
+                needs_cpu: *cpu_features
+                    && instancetype.is_none()
+                    && target.kind() == Kind::VirtualMachine
+                    && path::get(&target.value, &["spec", "instancetype"])
+                        .is_none_or(Value::is_null)
+                    && domain.and_then(|d| d.get("cpu")).is_none_or(Value::is_null),
             });
         }
     }
@@ -222,14 +241,18 @@ fn same_value(a: &Value, b: &Value) -> bool {
     }
 }
 
-/// A migrated preset: the preset, its instancetype and preference matchers, the domain paths
-/// the instancetype owns.
-type Written<'a> = (
-    &'a Object,
-    Option<Value>,
-    Option<Value>,
-    Vec<&'static [&'static str]>,
-);
+/// A migrated preset.
+struct Written<'a> {
+    preset: &'a Object,
+    /// The instancetype matcher, when an instancetype was written for it.
+    instancetype: Option<Value>,
+    /// The preference matcher, when a preference was written for it.
+    preference: Option<Value>,
+    /// The domain paths the instancetype owns.
+    owns: Vec<&'static [&'static str]>,
+    /// Whether the preference has `preferredCPUFeatures`.
+    cpu_features: bool,
+}
 
 fn object(preset: &Object, kind: &str, spec: Map<String, Value>) -> Value {
     let mut metadata = Map::new();
@@ -250,6 +273,8 @@ struct Converted {
     preference: Option<Map<String, Value>>,
     /// Domain paths the instancetype sets (a VM setting them conflicts with it).
     instancetype_owns: Vec<&'static [&'static str]>,
+    /// Whether the preference has `preferredCPUFeatures`.
+    cpu_features: bool,
     unmapped: Vec<Unmapped>,
 }
 
@@ -545,10 +570,14 @@ fn convert(preset: &Object) -> Converted {
         None
     };
     let preference = (!pref.is_empty()).then_some(pref);
+    let cpu_features = preference.as_ref().is_some_and(|p| {
+        path::get(&Value::Object(p.clone()), &["cpu", "preferredCPUFeatures"]).is_some()
+    });
     Converted {
         instancetype,
         preference,
         instancetype_owns: owns,
+        cpu_features,
         unmapped,
     }
 }

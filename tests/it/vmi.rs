@@ -239,3 +239,58 @@ fn migrate_presets_names_what_a_vm_must_keep() {
         "{stderr}"
     );
 }
+
+/// A preset with CPU features only becomes a preference with `preferredCPUFeatures`, which
+/// KubeVirt writes into the VM's `domain.cpu`: a VM without one is told to add it, and with the
+/// advice applied the VM passes `validate` (without it, `KV030`).
+#[test]
+fn migrate_presets_adds_the_cpu_a_preference_of_cpu_features_needs() {
+    let preset = "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
+                  name: vmx\nspec:\n  selector:\n    matchLabels: {nested: \"yes\"}\n  domain:\n    \
+                  cpu:\n      features: [{name: vmx, policy: require}]\n";
+    let vm = |cpu: &str| {
+        format!(
+            "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: vm\nspec:\n  \
+             runStrategy: Halted\n  template:\n    metadata:\n      labels: {{nested: \"yes\"}}\n    \
+             spec:\n      domain:\n        devices: {{}}{cpu}\n"
+        )
+    };
+    let cpu = "\n        cpu: {}";
+    let advice = "      template:\n        spec:\n          domain:\n            cpu: {}\n";
+    let stderr = migrate_stderr(&format!("{preset}---\n{}", vm("")));
+    assert!(stderr.contains(advice), "{stderr}");
+    // A VM with a cpu of its own needs nothing more.
+    let stderr = migrate_stderr(&format!("{preset}---\n{}", vm(cpu)));
+    assert!(
+        stderr.contains("add:") && !stderr.contains(advice),
+        "{stderr}"
+    );
+
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("presets.yaml"), preset).unwrap();
+    let migrated = kvrender()
+        .current_dir(tmp.path())
+        .args(["migrate", "presets", "presets.yaml"])
+        .output()
+        .unwrap();
+    std::fs::write(tmp.path().join("migrated.yaml"), &migrated.stdout).unwrap();
+    let with_matcher = |cpu: &str| {
+        vm(cpu).replace(
+            "  runStrategy: Halted\n",
+            "  runStrategy: Halted\n  preference: {kind: VirtualMachinePreference, name: vmx}\n",
+        )
+    };
+    let validate = |text: String| {
+        std::fs::write(tmp.path().join("vm.yaml"), text).unwrap();
+        kvrender()
+            .current_dir(tmp.path())
+            .args(["validate", "migrated.yaml", "vm.yaml"])
+            .output()
+            .unwrap()
+    };
+    let applied = validate(with_matcher(cpu));
+    assert_eq!(applied.status.code(), Some(0), "{applied:?}");
+    let without = validate(with_matcher(""));
+    assert_eq!(without.status.code(), Some(1), "{without:?}");
+    assert!(String::from_utf8_lossy(&without.stdout).contains("error[KV030]"));
+}
