@@ -77,6 +77,10 @@ pub struct BuildArgs {
     /// With `-o`, write the release bundles (all-in-one, per kind, CHECKSUMS.sha256) instead.
     #[arg(long, requires = "output")]
     pub bundles: bool,
+    /// With `-o`, delete the files of DIR this run does not write (objects since removed from
+    /// the inputs). Only in a directory an earlier `build -o` marked as its own.
+    #[arg(long, requires = "output")]
+    pub prune: bool,
     /// Stamp this version label value on every rendered object.
     #[arg(long, value_name = "VERSION", value_parser = label_value)]
     pub version_label: Option<String>,

@@ -109,14 +109,23 @@ pub fn run(args: &BuildArgs) -> Result<Outcome> {
             } else {
                 one_file_per_object(&items)?
             };
-            files::write_all(dir, &tree)?;
-            let _ = writeln!(
+            let removed = files::write_all(dir, &tree, args.prune)?;
+            let plural = |n: usize| if n == 1 { "" } else { "s" };
+            let _ = write!(
                 out.stderr,
                 "wrote {} file{} to {}",
                 tree.len(),
-                if tree.len() == 1 { "" } else { "s" },
+                plural(tree.len()),
                 dir.display()
             );
+            if args.prune {
+                let _ = write!(
+                    out.stderr,
+                    ", removed {removed} stale file{}",
+                    plural(removed)
+                );
+            }
+            let _ = writeln!(out.stderr);
         }
     }
     out.printed_from = items;

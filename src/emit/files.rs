@@ -164,7 +164,10 @@ fn sanitize(s: &str) -> String {
 }
 
 /// Write `files` (relative names, already sanitized, to contents) under `dir`, all or nothing.
-pub fn write_all(dir: &Path, files: &BTreeMap<String, String>) -> Result<()> {
+/// With `prune`, then delete every other file directly in `dir` but hidden ones (subdirectories
+/// are left alone), and return how many: only in a directory that is new, empty or already
+/// marked with [`OUTPUT_MARKER`], so that a mistyped `-o` never empties someone's directory.
+pub fn write_all(dir: &Path, files: &BTreeMap<String, String>, prune: bool) -> Result<usize> {
     let write_err = |path: &Path, source| Error::Write {
         path: path.to_path_buf(),
         source,
@@ -174,6 +177,16 @@ pub fn write_all(dir: &Path, files: &BTreeMap<String, String>) -> Result<()> {
             "the output path `{}` exists and is not a directory",
             dir.display()
         )));
+    }
+    if prune && dir.is_dir() && !dir.join(OUTPUT_MARKER).exists() {
+        let entries = std::fs::read_dir(dir).map_err(|e| write_err(dir, e))?;
+        if entries.flatten().any(|e| !is_hidden(&e.file_name())) {
+            return Err(Error::Usage(format!(
+                "--prune: `{}` has no {OUTPUT_MARKER}, so no `kvrender build -o` wrote it; \
+                 not deleting anything from it (empty it, or write to a new directory)",
+                dir.display()
+            )));
+        }
     }
     // The directories this run creates, innermost first: removed again if it fails.
     let created: Vec<&Path> = dir
@@ -224,7 +237,29 @@ pub fn write_all(dir: &Path, files: &BTreeMap<String, String>) -> Result<()> {
     if result.is_err() {
         undo();
     }
-    result
+    result?;
+    if !prune {
+        return Ok(0);
+    }
+    let mut removed = 0;
+    for entry in std::fs::read_dir(dir).map_err(|e| write_err(dir, e))? {
+        let entry = entry.map_err(|e| write_err(dir, e))?;
+        let name = entry.file_name();
+        let stale = !is_hidden(&name)
+            && !name.to_str().is_some_and(|n| files.contains_key(n))
+            && entry
+                .file_type()
+                .is_ok_and(|t| t.is_file() || t.is_symlink());
+        if stale {
+            std::fs::remove_file(entry.path()).map_err(|e| write_err(&entry.path(), e))?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
+
+fn is_hidden(name: &std::ffi::OsStr) -> bool {
+    name.as_encoded_bytes().first() == Some(&b'.')
 }
 
 #[cfg(test)]
@@ -350,7 +385,7 @@ mod tests {
         let file = dir.path().join("out");
         std::fs::write(&file, "x").unwrap();
         let files = BTreeMap::from([("a.yaml".to_string(), "a: 1\n".to_string())]);
-        assert!(write_all(&file, &files).is_err());
+        assert!(write_all(&file, &files, false).is_err());
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
     }
 
@@ -363,15 +398,59 @@ mod tests {
             ("a.yaml".to_string(), "a: 1\n".to_string()),
             ("missing/b.yaml".to_string(), "b: 1\n".to_string()),
         ]);
-        assert!(write_all(&dir, &files).is_err());
+        assert!(write_all(&dir, &files, false).is_err());
         assert!(!tmp.path().join("new").exists(), "nothing left behind");
         // An existing directory stays, as it was.
         std::fs::create_dir(tmp.path().join("kept")).unwrap();
-        assert!(write_all(&tmp.path().join("kept"), &files).is_err());
+        assert!(write_all(&tmp.path().join("kept"), &files, false).is_err());
         assert!(tmp.path().join("kept").is_dir());
         assert_eq!(
             std::fs::read_dir(tmp.path().join("kept")).unwrap().count(),
             0
         );
+    }
+
+    #[test]
+    fn prune_deletes_only_stale_files_of_a_marked_directory() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("out");
+        let first = BTreeMap::from([
+            ("a.yaml".to_string(), "a: 1\n".to_string()),
+            ("b.yaml".to_string(), "b: 1\n".to_string()),
+        ]);
+        assert_eq!(write_all(&dir, &first, true).unwrap(), 0, "a new directory");
+        std::fs::create_dir(dir.join("sub")).unwrap();
+        std::fs::write(dir.join("sub/keep.yaml"), "k: 1\n").unwrap();
+        std::fs::write(dir.join(".hidden"), "h\n").unwrap();
+        let second = BTreeMap::from([("a.yaml".to_string(), "a: 2\n".to_string())]);
+        assert_eq!(write_all(&dir, &second, true).unwrap(), 1);
+        let mut left: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, [".hidden", OUTPUT_MARKER, "a.yaml", "sub"]);
+        assert_eq!(
+            std::fs::read_to_string(dir.join("a.yaml")).unwrap(),
+            "a: 2\n"
+        );
+        // Without --prune nothing goes.
+        std::fs::write(dir.join("c.yaml"), "c: 1\n").unwrap();
+        assert_eq!(write_all(&dir, &second, false).unwrap(), 0);
+        assert!(dir.join("c.yaml").exists());
+    }
+
+    #[test]
+    fn prune_refuses_a_directory_no_build_wrote() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("mine.txt"), "keep\n").unwrap();
+        let files = BTreeMap::from([("a.yaml".to_string(), "a: 1\n".to_string())]);
+        let err = write_all(tmp.path(), &files, true).unwrap_err().to_string();
+        assert!(
+            err.contains("--prune") && err.contains(OUTPUT_MARKER),
+            "{err}"
+        );
+        let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+        assert_eq!(left.len(), 1, "nothing written, nothing deleted");
     }
 }

@@ -1109,3 +1109,53 @@ fn a_shipped_template_failing_for_a_users_family_points_at_the_family() {
         "{stderr}"
     );
 }
+
+/// `build -o DIR --prune`: an object removed from the inputs loses its file, in the directory
+/// an earlier run marked; a directory no build wrote is refused, untouched.
+#[test]
+fn prune_removes_the_files_of_objects_no_longer_built() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cm = |name: &str| format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n");
+    std::fs::write(
+        tmp.path().join("in.yaml"),
+        format!("{}---\n{}", cm("kept"), cm("gone")),
+    )
+    .unwrap();
+    let build = |args: &[&str]| {
+        kvrender()
+            .current_dir(tmp.path())
+            .args(["build", "--no-default-catalog", "in.yaml"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let first = build(&["-o", "out"]);
+    assert_eq!(first.status.code(), Some(0), "{}", describe(&first));
+    assert_eq!(tree(&tmp.path().join("out")).len(), 2);
+    std::fs::write(tmp.path().join("in.yaml"), cm("kept")).unwrap();
+    let kept = build(&["-o", "out"]);
+    assert_eq!(
+        tree(&tmp.path().join("out")).len(),
+        2,
+        "no --prune, nothing removed"
+    );
+    assert_eq!(kept.status.code(), Some(0), "{}", describe(&kept));
+    let pruned = build(&["-o", "out", "--prune"]);
+    assert_eq!(pruned.status.code(), Some(0), "{}", describe(&pruned));
+    assert!(
+        String::from_utf8_lossy(&pruned.stderr)
+            .contains("wrote 1 file to out, removed 1 stale file"),
+        "{}",
+        describe(&pruned)
+    );
+    let left: Vec<String> = tree(&tmp.path().join("out")).into_keys().collect();
+    assert_eq!(left, ["v1_configmap_kept.yaml"]);
+
+    std::fs::create_dir(tmp.path().join("mine")).unwrap();
+    std::fs::write(tmp.path().join("mine/notes.txt"), "mine\n").unwrap();
+    let refused = build(&["-o", "mine", "--prune"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", describe(&refused));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--prune"));
+    let left: Vec<String> = tree(&tmp.path().join("mine")).into_keys().collect();
+    assert_eq!(left, ["notes.txt"]);
+}
