@@ -55,7 +55,8 @@ const SPREADS: [&str; 3] = ["SocketsCores", "CoresThreads", "SocketsCoresThreads
 
 /// Whether expanding a VM with the instancetype `spec` and the preference `spec` divides by a
 /// spread ratio of 0, as KubeVirt's expansion does (and fails): a spread topology, a ratio of
-/// 0, and more than one vCPU to lay out (a single vCPU is laid out before any division).
+/// 0, and any vCPU count but 1 (a single vCPU is laid out before any division; Go's integer
+/// division by zero fails for 0 vCPUs too).
 pub fn expansion_divides_by_zero(instancetype: &Value, preference: Option<&Value>) -> bool {
     let Some(preference) = preference else {
         return false;
@@ -66,13 +67,32 @@ pub fn expansion_divides_by_zero(instancetype: &Value, preference: Option<&Value
     let (ratio, across) = topology::spread_options(preference);
     ratio == 0
         && SPREADS.contains(&across.as_str())
-        && uint32_at(Some(instancetype), &["cpu", "guest"]) > 1
+        && uint32_at(Some(instancetype), &["cpu", "guest"]) != 1
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn expansion_divides_by_a_zero_ratio_unless_one_vcpu() {
+        let pref =
+            json!({"cpu": {"preferredCPUTopology": "spread", "spreadOptions": {"ratio": 0}}});
+        for (guest, divides) in [(0, true), (1, false), (2, true), (3, true)] {
+            let it = json!({"cpu": {"guest": guest}});
+            assert_eq!(
+                expansion_divides_by_zero(&it, Some(&pref)),
+                divides,
+                "{guest}"
+            );
+        }
+        let ratio_two = json!({"cpu": {"preferredCPUTopology": "spread"}});
+        assert!(!expansion_divides_by_zero(
+            &json!({"cpu": {"guest": 0}}),
+            Some(&ratio_two)
+        ));
+    }
 
     #[test]
     fn guest_must_divide_by_ratio() {
