@@ -666,3 +666,58 @@ fn an_unknown_cluster_configuration_field_is_a_warning() {
         }
     }
 }
+
+/// An unknown top-level field is an error on an instancetype or preference, which KubeVirt's
+/// webhook refuses, and a warning on a VM (kubectl's strict field validation refuses it; a
+/// client that does not validate fields has it dropped). `status` passes the webhook.
+#[test]
+fn unknown_top_level_fields_of_instancetypes_and_preferences_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let doc = |kind: &str, spec: &str| {
+        format!(
+            "apiVersion: {kind}\nmetadata: {{name: a}}\nspec: {spec}\nextra: {{a: 1}}\nstatus: {{}}\n"
+        )
+    };
+    let it = "instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineClusterInstancetype";
+    let pref = "instancetype.kubevirt.io/v1beta1\nkind: VirtualMachinePreference";
+    let vm = "kubevirt.io/v1\nkind: VirtualMachine";
+    for (name, kind, spec, errors) in [
+        ("it.yaml", it, "{cpu: {guest: 1}, memory: {guest: 1Gi}}", 1),
+        ("pref.yaml", pref, "{}", 1),
+        (
+            "vm.yaml",
+            vm,
+            "{template: {spec: {domain: {devices: {}}}}}",
+            0,
+        ),
+    ] {
+        std::fs::write(tmp.path().join(name), doc(kind, spec)).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
+            .current_dir(tmp.path())
+            .args(["validate", "--no-default-catalog", name])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            text.matches("error[KV022]").count(),
+            errors,
+            "{name}: {text}"
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(i32::from(errors == 1)),
+            "{name}: {text}"
+        );
+        if errors == 1 {
+            assert!(
+                text.contains(
+                    "extra: unknown field `extra` at the top level: KubeVirt's webhook refuses"
+                ),
+                "{text}"
+            );
+        }
+        // A VM has a status; the other two do not, and their webhook lets it pass.
+        let status_warned = text.contains("status: unknown field `status`");
+        assert_eq!(status_warned, errors == 1, "{name}: {text}");
+    }
+}

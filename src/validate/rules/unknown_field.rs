@@ -7,6 +7,9 @@
 //! template, against the json names of KubeVirt's Go types and of Kubernetes' `ObjectMeta`.
 //! Names are case-sensitive.
 //!
+//! An unknown field at the top level of an instancetype or preference (beside `apiVersion`,
+//! `kind`, `metadata`, `spec` and `status`) is an error: KubeVirt's webhook refuses the object.
+//!
 //! ## Why
 //! The API server prunes fields its schema does not know, without an error: the setting silently
 //! does nothing. The classic case is the instancetype spelling `dedicatedCPUPlacement` in a VM's
@@ -35,7 +38,7 @@ use crate::validate::schema::{self, Problem, Ty};
 pub const RULE: Rule = Rule {
     code: codes::UNKNOWN_FIELD,
     name: "unknown-field",
-    summary: "A field KubeVirt does not know (e.g. a wrong case): `kubectl apply` refuses the object, a client that does not validate fields has it dropped; either way it does nothing.",
+    summary: "A field KubeVirt does not know (e.g. a wrong case): `kubectl apply` refuses the object, a client that does not validate fields has it dropped; either way it does nothing. At the top level of an instancetype or preference it is an error: KubeVirt's webhook refuses the object.",
     severity: Severity::Warning,
 };
 
@@ -81,13 +84,43 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
                      field validation), a client that does not validate fields has it dropped; \
                      either way it does nothing"
                 );
+                // KubeVirt's webhook for instancetypes and preferences allows these five keys at
+                // the top and refuses the object for any other (its schema check of the `spec`
+                // itself finds no schema for these kinds, so deeper fields pass it).
+                let refused = parent.is_empty()
+                    && matches!(
+                        obj.kind(),
+                        Kind::Instancetype
+                            | Kind::ClusterInstancetype
+                            | Kind::Preference
+                            | Kind::ClusterPreference
+                    )
+                    && !matches!(
+                        key.as_str(),
+                        "apiVersion" | "kind" | "metadata" | "spec" | "status"
+                    );
+                if refused {
+                    message = format!(
+                        "unknown field `{key}` at the top level: KubeVirt's webhook refuses a {} \
+                         with any top-level field but apiVersion, kind, metadata, spec and \
+                         status",
+                        obj.kind_str()
+                    );
+                }
                 if let Some(s) = suggestion {
                     message.push_str(&format!("; did you mean `{s}`?"));
                     if s.eq_ignore_ascii_case(&key) {
                         message.push_str(" (field names are case-sensitive)");
                     }
                 }
-                Diagnostic::warning(RULE.code, obj.origin.clone(), message).with_field(field)
+                let severity = if refused {
+                    Severity::Error
+                } else {
+                    Severity::Warning
+                };
+                Diagnostic::warning(RULE.code, obj.origin.clone(), message)
+                    .with_severity(severity)
+                    .with_field(field)
             }
             Problem::WrongType {
                 path,
