@@ -68,6 +68,7 @@ pub fn run(args: &BuildArgs) -> Result<Outcome> {
         version_label: args.version_label.clone(),
         version_label_key: Some(args.version_label_key.clone()),
         walked: paths.iter().filter(|p| p.is_dir()).cloned().collect(),
+        check_input_catalog: args.catalog_only,
         ..FnConfig::default()
     };
     let mut profile_warnings = Vec::new();

@@ -77,6 +77,10 @@ pub struct FnConfig {
     /// read from the file a package render writes a rendered object to, relative to one of
     /// them, is that render's earlier output, replaced as it is in a kpt package.
     pub walked: Vec<std::path::PathBuf>,
+    /// With `expand: off` (never set from a function config): check the instancetypes and
+    /// preferences among the inputs as well as the rendered objects (`build --catalog-only`,
+    /// whose output holds them).
+    pub check_input_catalog: bool,
 }
 
 impl Default for FnConfig {
@@ -94,6 +98,7 @@ impl Default for FnConfig {
             severity: Severity::Error,
             strict: false,
             walked: Vec::new(),
+            check_input_catalog: false,
         }
     }
 }

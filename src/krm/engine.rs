@@ -506,13 +506,19 @@ pub fn process_read(
         let subjects: Vec<Subject> = out
             .iter()
             .enumerate()
-            .filter(|(i, _)| {
-                roles[*i] == Role::Object && (stage != Stage::RenderedOnly || replaced.contains(i))
+            .filter(|(i, o)| {
+                roles[*i] == Role::Object
+                    && (stage != Stage::RenderedOnly
+                        || replaced.contains(i)
+                        || (config.check_input_catalog && o.kind().is_catalog()))
             })
             .map(|(i, _)| Subject::Item(i))
             .chain(
                 (0..path_objects.len())
-                    .filter(|_| stage != Stage::RenderedOnly)
+                    .filter(|&j| {
+                        stage != Stage::RenderedOnly
+                            || (config.check_input_catalog && path_objects[j].kind().is_catalog())
+                    })
                     .map(Subject::Path),
             )
             .chain((0..new_objects.len()).map(Subject::New))

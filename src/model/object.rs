@@ -47,6 +47,17 @@ impl Kind {
         }
     }
 
+    /// Whether this is one of the four instancetype and preference kinds.
+    pub fn is_catalog(self) -> bool {
+        matches!(
+            self,
+            Kind::Instancetype
+                | Kind::ClusterInstancetype
+                | Kind::Preference
+                | Kind::ClusterPreference
+        )
+    }
+
     /// Whether objects of this kind live in a namespace.
     pub fn is_namespaced(self) -> bool {
         !matches!(self, Kind::ClusterInstancetype | Kind::ClusterPreference)

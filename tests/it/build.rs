@@ -1159,3 +1159,50 @@ fn prune_removes_the_files_of_objects_no_longer_built() {
     let left: Vec<String> = tree(&tmp.path().join("mine")).into_keys().collect();
     assert_eq!(left, ["notes.txt"]);
 }
+
+/// `build --catalog-only` prints the instancetypes and preferences among the inputs beside the
+/// rendered ones, so it checks them as `build` does: two definitions of one object are refused,
+/// and so is a wrongly typed spec. A VM it leaves out is not checked.
+#[test]
+fn catalog_only_checks_the_catalog_objects_it_prints() {
+    let tmp = tempfile::tempdir().unwrap();
+    let it = |name: &str, guest: &str| {
+        format!(
+            "apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineClusterInstancetype\n\
+             metadata: {{name: {name}}}\nspec: {{cpu: {{guest: {guest}}}, memory: {{guest: 1Gi}}}}\n"
+        )
+    };
+    let vm = "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: vm}\n\
+              spec: {instancetype: {name: nowhere}, template: {spec: {domain: {devices: {}}}}}\n";
+    let run = |text: String| {
+        std::fs::write(tmp.path().join("in.yaml"), text).unwrap();
+        kvrender()
+            .current_dir(tmp.path())
+            .args(["build", "--catalog-only", "--no-default-catalog", "in.yaml"])
+            .output()
+            .unwrap()
+    };
+    let twice = run(format!("{}---\n{}", it("small", "1"), it("small", "2")));
+    assert_eq!(twice.status.code(), Some(1), "{}", describe(&twice));
+    assert!(twice.stdout.is_empty());
+    assert!(
+        describe(&twice).contains("error[KV020]"),
+        "{}",
+        describe(&twice)
+    );
+    let typed = run(it("small", "\"2\""));
+    assert_eq!(typed.status.code(), Some(1), "{}", describe(&typed));
+    assert!(
+        describe(&typed).contains("error[KV004]"),
+        "{}",
+        describe(&typed)
+    );
+    let fine = run(format!("{}---\n{vm}", it("small", "1")));
+    assert_eq!(fine.status.code(), Some(0), "{}", describe(&fine));
+    assert_eq!(
+        String::from_utf8_lossy(&fine.stdout)
+            .matches("kind: ")
+            .count(),
+        1
+    );
+}
