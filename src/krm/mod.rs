@@ -66,6 +66,23 @@ fn config_error(origin: &str, message: String) -> Diagnostic {
     Diagnostic::error(codes::BAD_CONFIG, Origin::new(origin, 0, None), message)
 }
 
+/// The warnings about fields of the config's `clusterConfig` KubeVirt's configuration does
+/// not have, as `--cluster-config` gives them.
+fn cluster_config_warnings(config: &FnConfig, origin: &str) -> Vec<Diagnostic> {
+    config
+        .profile
+        .unknown_field_messages()
+        .into_iter()
+        .map(|m| {
+            Diagnostic::warning(
+                codes::BAD_CONFIG,
+                Origin::new(origin, 0, None),
+                format!("functionConfig `clusterConfig`: {m}"),
+            )
+        })
+        .collect()
+}
+
 /// Run on the text of a ResourceList. `config` (a parsed function config file) replaces the
 /// list's `functionConfig` when given.
 ///
@@ -115,7 +132,10 @@ pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput
             Object::new(v.clone(), origin)
         })
         .collect();
-    let processed = engine::process(items, &fn_config, Placement::Files);
+    let mut processed = engine::process(items, &fn_config, Placement::Files);
+    processed
+        .diagnostics
+        .splice(0..0, cluster_config_warnings(&fn_config, "-"));
     let results = processed
         .diagnostics
         .iter()
@@ -232,6 +252,7 @@ pub fn run_stream(config: &Value, input: &str) -> Result<FnOutput> {
     };
     let loaded = load::parse_text(&Arc::from("-"), input);
     let mut diagnostics = loaded.diagnostics;
+    diagnostics.extend(cluster_config_warnings(&fn_config, "<plugin config>"));
     let items: Vec<Object> = loaded
         .objects
         .into_iter()
@@ -358,5 +379,36 @@ mod tests {
         ] {
             check(&format!("{head}{body}"));
         }
+    }
+
+    /// A misspelt field of the config's `clusterConfig` is a warning, as with `--cluster-config`,
+    /// in a ResourceList and in a legacy plugin's run alike.
+    #[test]
+    fn cluster_config_typos_are_warned_about() {
+        let config = serde_json::json!({
+            "apiVersion": "kvrender.io/v1alpha1", "kind": "KVRender", "metadata": {"name": "x"},
+            "clusterConfig": {"machineTyp": "q35", "machineType": "pc"}
+        });
+        let typo = |d: &&Diagnostic| {
+            d.code == codes::BAD_CONFIG
+                && d.severity == crate::diagnostic::Severity::Warning
+                && d.message
+                    .contains("machineTyp` (did you mean `machineType`?)")
+        };
+        let list = run_resource_list(LIST, Some(&config)).unwrap();
+        assert_eq!(
+            list.diagnostics.iter().filter(typo).count(),
+            1,
+            "{:?}",
+            list.diagnostics
+        );
+        assert!(list.stdout.contains("machineTyp"), "{}", list.stdout);
+        let stream = run_stream(&config, "").unwrap();
+        assert_eq!(
+            stream.diagnostics.iter().filter(typo).count(),
+            1,
+            "{:?}",
+            stream.diagnostics
+        );
     }
 }
