@@ -28,7 +28,7 @@ pub enum Command {
     /// Print the VirtualMachineInstance each VirtualMachine will produce.
     Vmi(VmiArgs),
     /// Show what the cluster will add to each VirtualMachine, as a unified diff.
-    Diff(VmiArgs),
+    Diff(DiffArgs),
     /// Run as a KRM function: a ResourceList on stdin, a ResourceList on stdout.
     Fn(FnArgs),
     /// Migrate legacy objects to their replacements.
@@ -105,7 +105,8 @@ pub struct BuildArgs {
 /// Output formats for findings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
 pub enum Format {
-    /// `file:line:col: severity[CODE] Kind/ns/name: field: message`, then a summary.
+    /// `file:line[:col]: severity[CODE] Kind/ns/name: field: message`, then a summary (a
+    /// column only for YAML syntax errors).
     #[default]
     Human,
     /// `{"findings": [...]}`.
@@ -143,7 +144,7 @@ pub enum Stage {
     Full,
 }
 
-/// `kvrender vmi` and `kvrender diff`.
+/// `kvrender vmi` (and, with [`DiffArgs`], `kvrender diff`).
 #[derive(Debug, Args)]
 pub struct VmiArgs {
     /// Files or directories, or `-` for stdin.
@@ -152,12 +153,20 @@ pub struct VmiArgs {
     /// How far to go.
     #[arg(long, value_enum, default_value_t = Stage::Full)]
     pub stage: Stage,
-    /// Colour for `diff`: auto (on a terminal), always or never.
-    #[arg(long, default_value = "auto", value_parser = ["auto", "always", "never"])]
-    pub color: String,
     /// Resolution and cluster profile.
     #[command(flatten)]
     pub resolve: ResolveArgs,
+}
+
+/// `kvrender diff`: what `vmi` builds, and the colour of the diff.
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// What `vmi` takes.
+    #[command(flatten)]
+    pub vmi: VmiArgs,
+    /// Colour: auto (on a terminal), always or never.
+    #[arg(long, default_value = "auto", value_parser = ["auto", "always", "never"])]
+    pub color: String,
 }
 
 /// `kvrender fn`.

@@ -11,7 +11,7 @@ use std::io::IsTerminal;
 
 use serde_json::Value;
 
-use crate::cli::{Stage, VmiArgs};
+use crate::cli::{DiffArgs, Stage, VmiArgs};
 use crate::commands::Outcome;
 use crate::commands::inputs::Inputs;
 use crate::diagnostic::{self, Diagnostic, codes};
@@ -172,13 +172,14 @@ pub fn run(args: &VmiArgs) -> Result<Outcome> {
 }
 
 /// Run `diff`: for each VM, a unified diff from the template's spec to the VMI's spec.
-pub fn run_diff(args: &VmiArgs) -> Result<Outcome> {
+pub fn run_diff(diff: &DiffArgs) -> Result<Outcome> {
+    let args = &diff.vmi;
     let inputs = Inputs::load(&args.paths, &args.resolve)?;
     let mut out = Outcome {
         diagnostics: inputs.diagnostics.clone(),
         ..Outcome::default()
     };
-    let color = match args.color.as_str() {
+    let color = match diff.color.as_str() {
         "always" => true,
         "never" => false,
         _ => std::io::stdout().is_terminal(),
