@@ -14,26 +14,25 @@ const OTHER_CODES: &[Rule] = &[
     Rule {
         code: codes::IO,
         name: "unreadable-input",
-        summary: "A file or directory could not be read.",
+        summary: "A path the KRM function's `paths` or `catalogs` names cannot be read.",
         severity: Severity::Error,
     },
     Rule {
         code: codes::BAD_CONFIG,
         name: "bad-function-config",
-        summary: "kvrender's configuration as a KRM function or kustomize plugin is invalid.",
+        summary: "kvrender's configuration as a KRM function or kustomize plugin is invalid: an unknown key or value in its `functionConfig`, or a config file that does not parse; or the cluster profile (`--cluster-config`) has a field KubeVirt's configuration does not have (a warning).",
         severity: Severity::Error,
     },
     Rule {
         code: codes::PRESET,
         name: "preset",
-        summary: "VirtualMachineInstancePresets refused the VMI or were partly skipped.",
+        summary: "VirtualMachineInstancePresets: a preset KubeVirt would refuse, a part of one it would skip, or its deprecation warning (`vmi`, `diff`); a preset field with no instancetype or preference equivalent (`migrate presets`).",
         severity: Severity::Warning,
     },
     Rule {
         code: codes::CATALOG_RENDER,
         name: "catalog-render",
-        summary: "A catalog that does not render: a malformed document, an unknown part or \
-                  trait, a template error.",
+        summary: "A catalog that does not render: a malformed catalog document, an unknown part or trait, a template error (see the catalog format).",
         severity: Severity::Error,
     },
 ];
@@ -175,5 +174,18 @@ mod tests {
         ] {
             assert!(all.contains(&code), "{code}");
         }
+    }
+
+    /// The README's rules table has one row per code of the log, and each row says what the
+    /// rule's summary says (SARIF viewers show the summary), so the two cannot drift apart.
+    #[test]
+    fn every_rule_is_a_row_of_the_readme_table() {
+        let readme = include_str!("../../README.md");
+        let rows: Vec<&str> = readme.lines().filter(|l| l.starts_with("| `KV")).collect();
+        for rule in rules() {
+            let row = format!("| `{}` | {} |", rule.code, rule.summary);
+            assert!(rows.contains(&row.as_str()), "no README row:\n{row}");
+        }
+        assert_eq!(rows.len(), rules().count(), "a README row without a rule");
     }
 }
