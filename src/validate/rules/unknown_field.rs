@@ -88,13 +88,7 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
                 // the top and refuses the object for any other (its schema check of the `spec`
                 // itself finds no schema for these kinds, so deeper fields pass it).
                 let refused = parent.is_empty()
-                    && matches!(
-                        obj.kind(),
-                        Kind::Instancetype
-                            | Kind::ClusterInstancetype
-                            | Kind::Preference
-                            | Kind::ClusterPreference
-                    )
+                    && obj.kind().is_catalog()
                     && !matches!(
                         key.as_str(),
                         "apiVersion" | "kind" | "metadata" | "spec" | "status"
