@@ -3,7 +3,8 @@
 //!
 //! KubeVirt answers with its Go types re-encoded, so:
 //! - a field without `omitempty` is written with its zero value even when unset ([`GoZero`]);
-//! - a quantity comes back as its canonical string (`3e9` is `3G`), and a `null` in a resource
+//! - a quantity written as a decimal number comes back as its canonical string (`1.5` is
+//!   `1500m`; a whole one such as `3e9` was read as an integer), and a `null` in a resource
 //!   list as `"0"`;
 //! - a `null` item of a list of structs is read as the empty struct (`disks: [null]` is a disk
 //!   with no name), which the rules then treat like any other item.

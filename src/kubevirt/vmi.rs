@@ -209,8 +209,8 @@ pub fn omit_empty_resources_and_devices(vmi: &mut Value) {
 /// plain struct, which `omitempty` never drops). `vmi` is a VMI or a VM's template (the spec is
 /// under `spec`). See [`GO_ZERO_FIELDS`] for the list.
 ///
-/// A quantity written as a decimal number (`memory: 3e9`, `cpu: 1.5`) comes back as Go's
-/// canonical string (`3G`, `1500m`), as every quantity Go re-encodes.
+/// A quantity written as a decimal number (`cpu: 1.5`, `memory: 2.5`) comes back as Go's
+/// canonical string (`1500m`, `2500m`), as every quantity Go re-encodes.
 pub fn write_go_zero_fields(vmi: &mut Value) {
     if let Some(spec) = vmi.field_mut("spec").filter(|s| s.is_object()) {
         GO_SHAPE.apply(spec);

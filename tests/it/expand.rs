@@ -303,17 +303,19 @@ fn volumes_networks_and_data_volume_templates_carry_the_fields_go_always_writes(
 }
 
 #[test]
-fn quantities_written_as_decimal_numbers_come_back_as_canonical_strings() {
+fn quantities_written_as_decimal_numbers_come_back_as_integers_or_canonical_strings() {
     let stdout = expanded(&testdata("expand"), &["decimal-quantities.yaml"]);
     assert_contains_all(
         &stdout,
         &[
-            // 1.5e9 bytes, 3e9 bytes, 1.5 CPUs (also copied to the request), 5e8 bytes.
-            "storage: 1500M",
-            "requests:\n            memory: 3G\n            cpu: 1500m",
+            // 1.5e9 and 3e9 bytes are whole numbers, so integers; 1.5 CPUs (also copied to
+            // the request) and 2.5 bytes are not, so canonical strings. The guest memory is
+            // computed, so canonical.
+            "storage: 1500000000\n",
+            "requests:\n            memory: 3000000000\n            cpu: 1500m",
             "limits:\n            cpu: 1500m",
             "guest: 3G",
-            "capacity: 500M",
+            "capacity: 2500m",
             // 1.5 CPUs round up to two sockets.
             "sockets: 2",
         ],

@@ -62,6 +62,33 @@ fn any_value() -> impl Strategy<Value = Value> {
     })
 }
 
+/// 2^64, the first float past `u64::MAX`, and -2^63, `i64::MIN`: both exact as floats.
+const U64_END: f64 = 18_446_744_073_709_551_616.0;
+const I64_MIN: f64 = -9_223_372_036_854_775_808.0;
+
+/// `v` with every whole float that fits a 64-bit integer made that integer: what a JSON
+/// client sends for it, and what the YAML layer reads and prints.
+fn whole_floats_as_integers(v: &Value) -> Value {
+    match v {
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if n.is_f64() && f.fract() == 0.0 && (0.0..U64_END).contains(&f) => {
+                json!(f as u64)
+            }
+            Some(f) if n.is_f64() && f.fract() == 0.0 && (I64_MIN..0.0).contains(&f) => {
+                json!(f as i64)
+            }
+            _ => v.clone(),
+        },
+        Value::Array(items) => Value::Array(items.iter().map(whole_floats_as_integers).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), whole_floats_as_integers(v)))
+                .collect(),
+        ),
+        _ => v.clone(),
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
@@ -70,7 +97,24 @@ proptest! {
         let text = yaml::to_string(&v);
         let back = yaml::parse_document(&text)
             .map_err(|e| TestCaseError::fail(format!("{e:?}\n{text}")))?;
-        prop_assert_eq!(back, v, "printed as:\n{}", text);
+        prop_assert_eq!(back, whole_floats_as_integers(&v), "printed as:\n{}", text);
+    }
+
+    #[test]
+    fn whole_floats_read_as_integers(
+        f in prop_oneof![
+            (-1_000_000i64..1_000_000).prop_map(|i| i as f64),
+            prop::sample::select(vec![U64_END, I64_MIN, -0.0, 1e19, 1e21, 3e9, U64_END * 2.0]),
+            any::<f64>().prop_filter("finite", |f| f.is_finite()),
+        ],
+    ) {
+        // Printed the way YAML writes a float (`2.0`, `1.0e+300`), read back.
+        let text = format!("a: {f:?}\n");
+        let back = yaml::parse_document(&text)
+            .map_err(|e| TestCaseError::fail(format!("{e:?}\n{text}")))?;
+        let expected = whole_floats_as_integers(&json!({ "a": f }));
+        prop_assert_eq!(&back, &expected, "{}", text);
+        prop_assert_eq!(back["a"].is_f64(), f.fract() != 0.0 || !(I64_MIN..U64_END).contains(&f));
     }
 
     #[test]

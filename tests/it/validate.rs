@@ -721,3 +721,42 @@ fn unknown_top_level_fields_of_instancetypes_and_preferences_are_refused() {
         assert_eq!(status_warned, errors == 1, "{name}: {text}");
     }
 }
+
+/// A whole number written with a fraction or an exponent (`2.0`, `1e0`) reaches the API server
+/// as an integer, since every client sends JSON and JSON prints it so: it is taken wherever an
+/// integer is, and printed as one. `2.5` stays a decimal and is refused.
+#[test]
+fn whole_floats_are_integers() {
+    let (_tmp, file) = temp_file(
+        "w.yaml",
+        "apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineClusterInstancetype\n\
+         metadata: {name: it}\nspec:\n  cpu: {guest: 2.0}\n  memory: {guest: 1Gi}\n---\n\
+         apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: vm}\nspec:\n  \
+         instancetype: {name: it}\n  template:\n    spec:\n      \
+         terminationGracePeriodSeconds: 3e1\n      domain:\n        devices: {}\n",
+    );
+    let out = run_on(&["validate", "--no-default-catalog"], &file);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let out = run_on(&["expand", "--no-default-catalog"], &file);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("\n          sockets: 2\n"), "{text}");
+    assert!(
+        text.contains("terminationGracePeriodSeconds: 30\n"),
+        "{text}"
+    );
+    assert!(!text.contains(".0"), "{text}");
+
+    let (_tmp, half) = temp_file(
+        "h.yaml",
+        "apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineClusterInstancetype\n\
+         metadata: {name: it}\nspec:\n  cpu: {guest: 2.5}\n  memory: {guest: 1Gi}\n",
+    );
+    let out = run_on(&["validate", "--no-default-catalog"], &half);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("h.yaml:5: error[KV004] VirtualMachineClusterInstancetype/it: spec.cpu.guest: must be a non-negative integer, not a decimal number"),
+        "{text}"
+    );
+}

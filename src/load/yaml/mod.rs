@@ -59,7 +59,44 @@ pub fn parse_document(text: &str) -> Result<Value, YamlError> {
 /// hold both paths to the same answers.
 #[doc(hidden)]
 pub fn parse_document_full(text: &str) -> Result<Value, YamlError> {
-    serde_saphyr::from_str_with_options::<Value>(text, options()).map_err(|e| convert_error(&e))
+    let mut value = serde_saphyr::from_str_with_options::<Value>(text, options())
+        .map_err(|e| convert_error(&e))?;
+    whole_floats_to_integers(&mut value);
+    Ok(value)
+}
+
+/// The integer a whole float stands for (`2.0`, `1e3`, `-0.0`), if it is within the range of a
+/// 64-bit integer.
+///
+/// Every Kubernetes client reads YAML into a float and writes it to the API server as JSON,
+/// which prints a whole float without a fraction: `guest: 2.0` reaches KubeVirt as `2`, an
+/// integer, which the schema and the Go types take. kvrender reads such a number as that
+/// integer, and prints one so too.
+pub(crate) fn whole_integer(f: f64) -> Option<serde_json::Number> {
+    // 2^64 and 2^63 are exact in f64; the comparisons keep `as` from saturating.
+    const TWO_POW_64: f64 = 18_446_744_073_709_551_616.0;
+    const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
+    if !f.is_finite() || f.fract() != 0.0 {
+        return None;
+    }
+    if f >= 0.0 {
+        (f < TWO_POW_64).then(|| serde_json::Number::from(f as u64))
+    } else {
+        (f >= -TWO_POW_63).then(|| serde_json::Number::from(f as i64))
+    }
+}
+
+fn whole_floats_to_integers(value: &mut Value) {
+    match value {
+        Value::Number(n) if n.is_f64() => {
+            if let Some(i) = n.as_f64().and_then(whole_integer) {
+                *n = i;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(whole_floats_to_integers),
+        Value::Object(map) => map.values_mut().for_each(whole_floats_to_integers),
+        _ => {}
+    }
 }
 
 fn convert_error(e: &serde_saphyr::Error) -> YamlError {

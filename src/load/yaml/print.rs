@@ -160,7 +160,10 @@ fn number(out: &mut String, n: &serde_json::Number) {
         out.push('-');
         decimal(out, i.unsigned_abs());
     } else if let Some(f) = n.as_f64() {
-        float(out, f);
+        match super::whole_integer(f) {
+            Some(whole) => number(out, &whole),
+            None => float(out, f),
+        }
     }
 }
 
@@ -182,7 +185,8 @@ fn decimal(out: &mut String, mut n: u64) {
     }
 }
 
-/// A float always carries a dot and, with an exponent, its sign (`1.5`, `100.0`,
+/// A float that is not a whole number within the range of a 64-bit integer (those print as
+/// integers, as JSON prints them) always carries a dot and, with an exponent, its sign (`1.5`,
 /// `1.0e+300`): YAML 1.1 readers do not take `1e300` for a number.
 fn float(out: &mut String, f: f64) {
     let text = format!("{f:?}");
@@ -714,7 +718,7 @@ mod tests {
         assert_eq!(
             document(&v),
             "a:\n- - 1\n  - 2\n- - c: |-\n      x\n      y\n- x: 1\n  \"y\": []\n- {}\n- null\n\
-             - 1.5\n- 1.0e+300\n- 100.0\nb:\n  c: {}\n  d: s\n"
+             - 1.5\n- 1.0e+300\n- 100\nb:\n  c: {}\n  d: s\n"
         );
         assert_eq!(document(&json!("x")), "x\n");
         assert_eq!(document(&json!({})), "{}\n");
