@@ -332,6 +332,9 @@ pub mod codes {
     pub const LABEL_MISMATCH: &str = "KV041";
     /// A preference whose requirements no instancetype of the catalog meets.
     pub const UNMET_REQUIREMENTS: &str = "KV042";
+    /// A file of the rendered layout in a kpt package that no catalog document renders any
+    /// more (removed with the function's `prune`).
+    pub const STALE_OUTPUT: &str = "KV043";
 }
 
 #[cfg(test)]

@@ -96,6 +96,25 @@ fn expand_documents(
             }
         }
     };
+    // In a package an earlier `kpt fn render` wrote into, the files it wrote are the output of
+    // the catalog documents rendered again here: resolved as rendered now, not as second
+    // definitions. Those of names rendered no more are pointed out.
+    let mut stale = Vec::new();
+    let objects = if rendered.is_empty() {
+        objects
+    } else {
+        let packages = crate::krm::engine::package_dirs(&rendered);
+        if render_diags.is_empty() {
+            stale = crate::krm::engine::stale_on_disk(&objects, &rendered, &packages);
+        }
+        let superseded =
+            crate::krm::engine::earlier_output_on_disk(&objects, &rendered, &[], &packages);
+        objects
+            .into_iter()
+            .zip(superseded)
+            .filter_map(|(o, superseded)| (!superseded).then_some(o))
+            .collect()
+    };
     let index = inputs.index_with(objects.iter().copied().chain(rendered.iter()));
     let streamed = ordered::stream(docs, out, |doc| {
         let result = match doc {
@@ -155,6 +174,7 @@ fn expand_documents(
         ..Outcome::default()
     };
     outcome.diagnostics.extend(render_diags);
+    outcome.diagnostics.extend(stale);
     // Two definitions of what a VM resolves against: expansion takes the first, a `kubectl
     // apply` of the files the last. A warning (the output is KubeVirt's answer for the first);
     // `build` and `validate`, which check a repository, refuse it.

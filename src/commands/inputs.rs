@@ -52,8 +52,15 @@ impl Inputs {
             let (before, rendered) = objects.split_at(read);
             let walked: Vec<PathBuf> = paths.iter().filter(|p| p.is_dir()).cloned().collect();
             // One answer per object read; the rendered ones after them are kept.
+            let packages = crate::krm::engine::package_dirs(rendered);
             let mut superseded =
-                crate::krm::engine::earlier_output_on_disk(before, rendered, &walked).into_iter();
+                crate::krm::engine::earlier_output_on_disk(before, rendered, &walked, &packages)
+                    .into_iter();
+            if !diagnostics.iter().any(Diagnostic::is_error) {
+                diagnostics.extend(crate::krm::engine::stale_on_disk(
+                    before, rendered, &packages,
+                ));
+            }
             objects.retain(|_| !superseded.next().unwrap_or(false));
         }
         inputs.objects = objects;

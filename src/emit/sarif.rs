@@ -35,6 +35,12 @@ const OTHER_CODES: &[Rule] = &[
         summary: "A catalog that does not render: a malformed catalog document, an unknown part or trait, a template error (see the catalog format).",
         severity: Severity::Error,
     },
+    Rule {
+        code: codes::STALE_OUTPUT,
+        name: "stale-rendered-object",
+        summary: "An object in a kpt package, in the file kvrender renders it to, that no catalog document renders any more (a size or preference removed): a warning, or removed with an info result under the function's `prune`.",
+        severity: Severity::Warning,
+    },
 ];
 
 /// Every rule of the log, in its order.

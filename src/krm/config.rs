@@ -17,6 +17,7 @@
 //! versionLabelKey: instancetype.kubevirt.io/common-instancetypes-version
 //! severity: error           # the most severe a finding is reported: error | warning | info
 //! strict: false             # report warnings as errors
+//! prune: false              # drop earlier rendered objects no catalog document renders now
 //! ```
 //!
 //! Every key is optional; an unknown key, a wrong type or an unknown value is an error naming
@@ -73,6 +74,8 @@ pub struct FnConfig {
     pub severity: Severity,
     /// Report warnings as errors.
     pub strict: bool,
+    /// Drop the items an earlier package render wrote that this render no longer produces.
+    pub prune: bool,
     /// The directories `kvrender build` walked (never set from a function config): an object
     /// read from the file a package render writes a rendered object to, relative to one of
     /// them, is that render's earlier output, replaced as it is in a kpt package.
@@ -97,6 +100,7 @@ impl Default for FnConfig {
             version_label_key: None,
             severity: Severity::Error,
             strict: false,
+            prune: false,
             walked: Vec::new(),
             check_input_catalog: false,
         }
@@ -222,11 +226,12 @@ impl FnConfig {
                 Ok(())
             }),
             "strict" => bool_value(&raw).map(|b| self.strict = b),
+            "prune" => bool_value(&raw).map(|b| self.prune = b),
             k if KUSTOMIZE_KEYS.contains(&k) => Ok(()),
             _ => Err(
                 "unknown key (expected one of render, expand, defaultCatalog, \
                  emitDefaultCatalog, paths, catalogs, clusterConfig, versionLabel, \
-                 versionLabelKey, severity, strict)"
+                 versionLabelKey, severity, strict, prune)"
                     .to_string(),
             ),
         };

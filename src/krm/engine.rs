@@ -13,6 +13,7 @@
 //! never applies them, kustomize drops them from its output.
 
 use foldhash::HashMap;
+use std::borrow::Borrow;
 use std::path::PathBuf;
 
 use rayon::prelude::*;
@@ -64,6 +65,9 @@ enum Role {
     /// `build`: a file an earlier package render wrote, of an object rendered again now;
     /// neither checked nor printed.
     Superseded,
+    /// A file an earlier package render wrote, of an object rendered no more, under `prune`:
+    /// neither checked nor written back, so kpt deletes it.
+    Pruned,
 }
 
 fn role(obj: &Object) -> Role {
@@ -114,21 +118,62 @@ fn is_earlier_output_on_disk(item: &Object, rendered: &Object, walked: &[PathBuf
 
 /// Which of `items` are the earlier output on disk of an object of `rendered` of the same
 /// identity: in the file a package render writes that object to, relative to a directory of
-/// `walked` or to the package of `rendered`.
+/// `walked` or to one of `packages` (the [`package_dirs`] of `rendered`).
 pub fn earlier_output_on_disk(
-    items: &[Object],
+    items: &[impl Borrow<Object>],
     rendered: &[Object],
     walked: &[PathBuf],
+    packages: &[PathBuf],
 ) -> Vec<bool> {
     let mut dirs = walked.to_vec();
-    dirs.extend(package_dirs(rendered));
+    dirs.extend_from_slice(packages);
     let by_key: HashMap<Key<'_>, &Object> = rendered.iter().map(|r| (key(r), r)).collect();
     items
         .iter()
         .map(|item| {
+            let item = item.borrow();
             by_key
                 .get(&key(item))
                 .is_some_and(|r| is_earlier_output_on_disk(item, r, &dirs))
+        })
+        .collect()
+}
+
+/// Warnings for the objects of `items` that an earlier `kpt fn render` of a package wrote and
+/// that nothing of `rendered` (this render of the package's catalog documents) produces any
+/// more: an instancetype or preference read from the very file, relative to one of
+/// `packages` (the [`package_dirs`] of `rendered`), that a package render writes an object of
+/// its kind, namespace and name to. `build`, `validate` and the other commands read such a
+/// package as it is on disk; only the function, under `prune`, removes the file.
+pub fn stale_on_disk(
+    items: &[impl Borrow<Object>],
+    rendered: &[Object],
+    packages: &[PathBuf],
+) -> Vec<Diagnostic> {
+    if rendered.is_empty() || packages.is_empty() {
+        return Vec::new();
+    }
+    let keys: foldhash::HashSet<Key<'_>> = rendered.iter().map(key).collect();
+    items
+        .iter()
+        .map(Borrow::borrow)
+        .filter(|item| {
+            item.kind().is_catalog()
+                && !keys.contains(&key(item))
+                && is_earlier_output_on_disk(item, item, packages)
+        })
+        .map(|item| {
+            Diagnostic::warning(
+                codes::STALE_OUTPUT,
+                item.origin.clone(),
+                format!(
+                    "an earlier package render wrote `{}`, and no catalog document renders it \
+                     any more: delete the file (a kpt pipeline whose kvrender step sets \
+                     `prune: true` removes it)",
+                    annotations::file_for(item)
+                ),
+            )
+            .with_object(item.object_ref())
         })
         .collect()
 }
@@ -170,6 +215,69 @@ fn key(obj: &Object) -> Key<'_> {
         ""
     };
     (obj.kind_str(), ns, obj.name())
+}
+
+/// The items of a package that an earlier render wrote and this one no longer produces: an
+/// instancetype or preference in the very file kvrender writes an object of its kind,
+/// namespace and name to, which no object rendered now replaces or shares an identity with (a
+/// size or a preference since removed from the catalog). Under `prune` they become
+/// [`Role::Pruned`] with an info finding, else a warning says what to do.
+///
+/// Only a render that went through without an error and had something to render (catalog
+/// documents, or the embedded catalog to emit) decides what is stale: a catalog that fails
+/// to render, or a path that cannot be read, must not delete what it rendered before.
+fn stale_outputs(
+    out: &[Object],
+    roles: &mut [Role],
+    rendered: &[Object],
+    meets: &[Meeting],
+    config: &FnConfig,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    if rendered.is_empty() || diagnostics.iter().any(Diagnostic::is_error) {
+        return;
+    }
+    let mut replaced = vec![false; out.len()];
+    for meeting in meets {
+        if let Meeting::EarlierOutput(i) = *meeting {
+            replaced[i] = true;
+        }
+    }
+    let rendered_keys: foldhash::HashSet<Key<'_>> = rendered.iter().map(key).collect();
+    for (i, item) in out.iter().enumerate() {
+        if roles[i] != Role::Object
+            || replaced[i]
+            || !item.kind().is_catalog()
+            || rendered_keys.contains(&key(item))
+            || !is_earlier_output(item, item)
+        {
+            continue;
+        }
+        let file = annotations::file_for(item);
+        let finding = if config.prune {
+            roles[i] = Role::Pruned;
+            Diagnostic::warning(
+                codes::STALE_OUTPUT,
+                item.origin.clone(),
+                format!(
+                    "removed `{file}`: an earlier render wrote it, and no catalog document \
+                     renders it any more"
+                ),
+            )
+            .with_severity(Severity::Info)
+        } else {
+            Diagnostic::warning(
+                codes::STALE_OUTPUT,
+                item.origin.clone(),
+                format!(
+                    "an earlier render wrote `{file}`, and no catalog document renders it any \
+                     more: delete the file, or set `prune: true` in the function's \
+                     configuration to have it removed"
+                ),
+            )
+        };
+        diagnostics.push(finding.with_object(item.object_ref()));
+    }
 }
 
 /// Read `paths` from disk; failures become findings.
@@ -409,11 +517,16 @@ pub fn process_read(
     // `build` over a package an earlier `kpt fn render` wrote into: the rendered files are that
     // render's output, superseded by this one (and printed with it), not second definitions.
     if placement == Placement::Build && user_rendered > 0 {
-        let superseded = earlier_output_on_disk(&out, &rendered[..user_rendered], &config.walked);
+        let from_inputs = &rendered[..user_rendered];
+        let packages = package_dirs(from_inputs);
+        let superseded = earlier_output_on_disk(&out, from_inputs, &config.walked, &packages);
         for (role, superseded) in roles.iter_mut().zip(superseded) {
             if *role == Role::Object && superseded {
                 *role = Role::Superseded;
             }
+        }
+        if !diagnostics.iter().any(Diagnostic::is_error) {
+            diagnostics.extend(stale_on_disk(&out, from_inputs, &packages));
         }
     }
 
@@ -464,6 +577,16 @@ pub fn process_read(
             })
             .collect()
     };
+    if placement == Placement::Files && config.render {
+        stale_outputs(
+            &out,
+            &mut roles,
+            &rendered,
+            &meets,
+            config,
+            &mut diagnostics,
+        );
+    }
     let mut new_objects = Vec::new();
     let mut replaced = Vec::new();
     // The user's own objects of the identity of an object rendered from the inputs.
@@ -661,7 +784,9 @@ pub fn process_read(
     values.extend(
         out.into_iter()
             .zip(&roles)
-            .filter(|(_, r)| placement != Placement::Build || **r == Role::Object)
+            .filter(|(_, r)| {
+                **r != Role::Pruned && (placement != Placement::Build || **r == Role::Object)
+            })
             .map(|(o, r)| {
                 let mut value = o.value;
                 if *r != Role::Object && (config.render || *r == Role::Config) {

@@ -578,6 +578,121 @@ fn an_earlier_runs_output_in_its_own_file_is_replaced() {
     assert_eq!(mine[0]["spec"]["cpu"]["guest"], 1);
 }
 
+/// The family of [`family_and_item`] (it renders `team1.small`), an earlier render's output of
+/// a size it no longer has (`team1.large`, in its layout file), and a user's own instancetype
+/// in a file of theirs (`team1.huge`).
+fn family_and_stale_output() -> String {
+    family_and_item("cluster-instancetypes/team1.small.yaml", 1)
+        + r#"
+- apiVersion: instancetype.kubevirt.io/v1beta1
+  kind: VirtualMachineClusterInstancetype
+  metadata:
+    name: team1.large
+    annotations:
+      config.kubernetes.io/path: 'cluster-instancetypes/team1.large.yaml'
+      internal.config.kubernetes.io/path: 'cluster-instancetypes/team1.large.yaml'
+  spec: {cpu: {guest: 4}, memory: {guest: 8Gi}}
+- apiVersion: instancetype.kubevirt.io/v1beta1
+  kind: VirtualMachineClusterInstancetype
+  metadata:
+    name: team1.huge
+    annotations:
+      config.kubernetes.io/path: 'custom/huge.yaml'
+      internal.config.kubernetes.io/path: 'custom/huge.yaml'
+  spec: {cpu: {guest: 64}, memory: {guest: 256Gi}}
+"#
+}
+
+fn names(out: &Value) -> Vec<&str> {
+    out["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|i| i["metadata"]["name"].as_str())
+        .collect()
+}
+
+fn stale_results(out: &Value) -> Vec<&Value> {
+    out["results"]
+        .as_array()
+        .map(|r| r.iter().filter(|r| r["tags"]["code"] == "KV043").collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_rendered_object_no_longer_rendered_is_warned_about_or_pruned() {
+    let config = |data: &str| {
+        format!(
+            "functionConfig: {{apiVersion: v1, kind: ConfigMap, metadata: {{name: c}}, data: {{{data}}}}}"
+        )
+    };
+    // Without `prune`: kept, with a warning naming its file.
+    let (code, out, _, stderr) = krm(&list(
+        "config.kubernetes.io/v1",
+        &family_and_stale_output(),
+        "",
+    ));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(names(&out).contains(&"team1.large"), "{out:?}");
+    let stale = stale_results(&out);
+    assert_eq!(stale.len(), 1, "{out:?}");
+    assert_eq!(stale[0]["severity"], "warning");
+    assert_eq!(stale[0]["resourceRef"]["name"], "team1.large");
+    assert!(
+        stale[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("set `prune: true`"),
+        "{stale:?}"
+    );
+
+    // With `prune`: gone from the items (kpt deletes its file), an info result says so. The
+    // rendered size and the user's own file stay.
+    let (code, out, _, stderr) = krm(&list(
+        "config.kubernetes.io/v1",
+        &family_and_stale_output(),
+        &config("prune: 'true'"),
+    ));
+    assert_eq!(code, 0, "{stderr}");
+    let kept = names(&out);
+    assert!(!kept.contains(&"team1.large"), "{kept:?}");
+    assert!(
+        kept.contains(&"team1.small") && kept.contains(&"team1.huge"),
+        "{kept:?}"
+    );
+    let stale = stale_results(&out);
+    assert_eq!(stale.len(), 1, "{out:?}");
+    assert_eq!(stale[0]["severity"], "info");
+    assert!(
+        stale[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("removed `cluster-instancetypes/team1.large.yaml`"),
+        "{stale:?}"
+    );
+
+    // A catalog that does not render decides nothing: the earlier output stays.
+    let broken = family_and_stale_output().replace("size.cpu", "size.cpus");
+    let (code, out, _, _) = krm(&list(
+        "config.kubernetes.io/v1",
+        &broken,
+        &config("prune: 'true'"),
+    ));
+    assert_eq!(code, 1);
+    assert!(names(&out).contains(&"team1.large"), "{out:?}");
+    assert!(stale_results(&out).is_empty(), "{out:?}");
+
+    // Nor does a step that does not render (a validator).
+    let (code, out, _, stderr) = krm(&list(
+        "config.kubernetes.io/v1",
+        &family_and_stale_output(),
+        &config("prune: 'true', render: 'false'"),
+    ));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(names(&out).contains(&"team1.large"), "{out:?}");
+    assert!(stale_results(&out).is_empty(), "{out:?}");
+}
+
 #[test]
 fn the_embedded_catalog_gives_way_to_a_users_own_object() {
     let items = r#"
@@ -835,6 +950,56 @@ fn kpt_fn_eval_renders_a_catalog_into_files() {
         "krm_kpt_eval_catalog_package",
         scrub(&dump(&pkg), Some(tmp.path()))
     );
+}
+
+#[test]
+fn kpt_fn_eval_prunes_the_files_of_sizes_removed_from_the_catalog() {
+    let (_tmp, pkg) = package("catalog");
+    let config = pkg.join("kvrender.yaml");
+    let eval = || kpt_eval(&pkg, &["--fn-config", config.to_str().unwrap()]);
+    let out = eval();
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let medium = [
+        "instancetypes/team1.medium.yaml",
+        "cluster-instancetypes/team1.medium.yaml",
+    ];
+    for file in medium {
+        assert!(pkg.join(file).is_file(), "{file} missing:\n{}", dump(&pkg));
+    }
+    // The size goes from the catalog: without `prune` its files stay, with a warning.
+    let catalog = pkg.join("catalog.yaml");
+    let text = std::fs::read_to_string(&catalog).unwrap();
+    std::fs::write(&catalog, text.replace("  - [medium, 2, 4Gi]\n", "")).unwrap();
+    let out = eval();
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(show(&out).contains("set `prune: true`"), "{}", show(&out));
+    for file in medium {
+        assert!(pkg.join(file).is_file(), "{file} removed without prune");
+    }
+    // With `prune`, kpt deletes them; everything else stays.
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("prune: true\n");
+    std::fs::write(&config, text).unwrap();
+    let out = eval();
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    for file in medium {
+        assert!(!pkg.join(file).exists(), "{file} kept:\n{}", dump(&pkg));
+    }
+    for file in [
+        "instancetypes/team1.small.yaml",
+        "cluster-instancetypes/team1.small.yaml",
+        "preferences/team.linux.yaml",
+        "cluster-preferences/team.linux.yaml",
+        "catalog.yaml",
+        "kvrender.yaml",
+    ] {
+        assert!(pkg.join(file).is_file(), "{file} missing:\n{}", dump(&pkg));
+    }
+    // Running again changes nothing.
+    let before = dump(&pkg);
+    let out = eval();
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(dump(&pkg), before);
 }
 
 /// Point the package's Kptfile pipeline (`exec: kvrender fn`) at the binary under test.
@@ -1630,6 +1795,59 @@ fn build_and_validate_read_a_kpt_rendered_package_as_its_output() {
     let (_, stderr, code) = build(&pkg, &[]);
     assert_eq!(code, 1);
     assert!(stderr.contains("KV020"), "{stderr}");
+}
+
+/// The commands that read a kpt-rendered package from disk: `expand` resolves against the
+/// catalog rendered now and does not call the rendered files second definitions; the files of
+/// a size since removed from the catalog get a `KV043` warning from `expand`, `validate` and
+/// `build`, which read them as they are (only the function's `prune` deletes them).
+#[test]
+fn commands_read_a_kpt_rendered_package_and_point_out_stale_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = example_kpt_package(tmp.path(), "pkg");
+    let out = Command::new(tool("kpt"))
+        .args(["fn", "render"])
+        .arg(&pkg)
+        .arg("--allow-exec")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let run = |args: &[&str]| {
+        Command::new(BIN)
+            .current_dir(&pkg)
+            .args(args)
+            .arg(".")
+            .output()
+            .unwrap()
+    };
+    let out = run(&["expand"]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(out.stderr.is_empty(), "{}", show(&out));
+
+    let catalog = pkg.join("catalog.yaml");
+    let text = std::fs::read_to_string(&catalog).unwrap();
+    assert!(text.contains("  - [medium, 2, 4Gi]\n"));
+    std::fs::write(&catalog, text.replace("  - [medium, 2, 4Gi]\n", "")).unwrap();
+    for args in [&["expand"][..], &["validate"], &["build"]] {
+        let out = run(args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", show(&out));
+        let text = show(&out);
+        for file in [
+            "instancetypes/team1.medium.yaml",
+            "cluster-instancetypes/team1.medium.yaml",
+        ] {
+            let line = format!("./{file}:1: warning[KV043] ");
+            assert!(
+                text.lines().any(|l| l.starts_with(&line)
+                    && l.contains(&format!("an earlier package render wrote `{file}`"))),
+                "{args:?}: no {line}… in\n{text}"
+            );
+        }
+        assert_eq!(text.matches("[KV").count(), 2, "{args:?}: {text}");
+    }
+    // `--strict` makes them errors, for a CI step that wants the package tidy.
+    let out = run(&["validate", "--strict"]);
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
 }
 
 /// A later step (a namespace setter, or a hand edit) gave a rendered file's object another
