@@ -10,6 +10,9 @@ use crate::error::Result;
 use crate::kubevirt::migrate;
 use crate::kubevirt::migrate::{KEEP_IN_TEMPLATE, MatcherSuggestion, Unmapped};
 use crate::load;
+use crate::model::{Kind, Object};
+use crate::origin::Origin;
+use crate::validate::rules::duplicate::identity;
 
 /// Run `migrate presets`: the new objects on stdout; on stderr, for every VM or VMI a preset
 /// selected, the matchers to add, and every preset field that has no equivalent.
@@ -22,6 +25,8 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
         ..Outcome::default()
     };
     out.stdout = emit::yaml_stream(&result.objects);
+    out.diagnostics
+        .extend(clashes_with_inputs(&result.objects, &loaded.objects));
     for u in &result.unmapped {
         let origin = loaded
             .objects
@@ -160,6 +165,42 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
     diagnostic::sort(&mut out.diagnostics);
     out.exit_from_diagnostics();
     Ok(out)
+}
+
+/// The migrated objects that have the identity of an object among the inputs (a preference
+/// already named after the preset): applied beside it, one would replace the other. An error
+/// at the preset, naming where the other is.
+fn clashes_with_inputs(migrated: &[serde_json::Value], inputs: &[Object]) -> Vec<Diagnostic> {
+    let mut found = Vec::new();
+    for value in migrated {
+        let new = Object::new(value.clone(), Origin::default());
+        let Some(existing) = inputs.iter().find(|o| identity(o) == identity(&new)) else {
+            continue;
+        };
+        let preset = inputs.iter().find(|o| {
+            o.kind() == Kind::VirtualMachineInstancePreset
+                && o.name() == new.name()
+                && o.effective_namespace() == new.effective_namespace()
+        });
+        let mut d = Diagnostic::error(
+            codes::DUPLICATE,
+            preset.map(|p| p.origin.clone()).unwrap_or_default(),
+            format!(
+                "the {} migrated from this preset is {}, which is already defined at {} \
+                 (document {}): applied together, one replaces the other. Rename the preset or \
+                 the existing object, then migrate again",
+                new.kind_str(),
+                new.object_ref(),
+                existing.origin,
+                existing.origin.index + 1
+            ),
+        );
+        if let Some(preset) = preset {
+            d = d.with_object(preset.object_ref());
+        }
+        found.push(d);
+    }
+    found
 }
 
 /// What the preset gives this target today that neither the instancetype nor the preference

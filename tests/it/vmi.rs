@@ -294,3 +294,55 @@ fn migrate_presets_adds_the_cpu_a_preference_of_cpu_features_needs() {
     assert_eq!(without.status.code(), Some(1), "{without:?}");
     assert!(String::from_utf8_lossy(&without.stdout).contains("error[KV030]"));
 }
+
+/// A preference or instancetype the migration writes that has the identity of an object
+/// already among the inputs would replace it (or be replaced) when both are applied: an error
+/// at the preset, naming the other definition. A preset whose objects are new passes.
+#[test]
+fn migrate_presets_refuses_to_shadow_an_existing_object() {
+    let tmp = tempfile::tempdir().unwrap();
+    let preset = "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
+                  name: small\n  namespace: legacy\nspec:\n  selector:\n    \
+                  matchLabels: {size: small}\n  domain:\n    cpu: {cores: 2}\n    \
+                  resources: {requests: {memory: 2Gi}}\n";
+    let existing = "apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachinePreference\n\
+                    metadata:\n  name: small\n  namespace: legacy\nspec:\n  \
+                    cpu: {preferredCPUTopology: sockets}\n";
+    std::fs::write(tmp.path().join("preset.yaml"), preset).unwrap();
+    std::fs::write(tmp.path().join("existing.yaml"), existing).unwrap();
+    let migrate = |files: &[&str]| {
+        kvrender()
+            .current_dir(tmp.path())
+            .args(["migrate", "presets"])
+            .args(files)
+            .output()
+            .unwrap()
+    };
+    let out = migrate(&["preset.yaml"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+
+    let out = migrate(&["preset.yaml", "existing.yaml"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "preset.yaml:1: error[KV020] VirtualMachineInstancePreset/legacy/small: the \
+             VirtualMachinePreference migrated from this preset is \
+             VirtualMachinePreference/legacy/small, which is already defined at \
+             existing.yaml:1 (document 1)"
+        ),
+        "{stderr}"
+    );
+    // Only the preference clashes: the instancetype of the same name is a kind of its own.
+    assert_eq!(stderr.matches("error[KV020]").count(), 1, "{stderr}");
+    // The advice is still printed in full.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("kind: VirtualMachineInstancetype"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("kind: VirtualMachinePreference"),
+        "{stdout}"
+    );
+}

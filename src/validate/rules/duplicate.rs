@@ -30,7 +30,7 @@ pub const RULE: Rule = Rule {
 };
 
 /// API group, kind, namespace and name.
-fn identity(obj: &Object) -> (&str, &str, &str, &str) {
+pub(crate) fn identity(obj: &Object) -> (&str, &str, &str, &str) {
     let group = obj.api_version().split_once('/').map_or("", |(g, _)| g);
     let namespace = match obj.kind() {
         Kind::ClusterInstancetype | Kind::ClusterPreference => "",
