@@ -81,6 +81,10 @@ pub struct BuildArgs {
     /// the inputs). Only in a directory an earlier `build -o` marked as its own.
     #[arg(long, requires = "output")]
     pub prune: bool,
+    /// With `-o`, write nothing: list the files of DIR that a run would create or change (and,
+    /// with `--prune`, delete), and exit 1 when there is one. For CI over committed output.
+    #[arg(long, requires = "output")]
+    pub check: bool,
     /// Stamp this version label value on every rendered object.
     #[arg(long, value_name = "VERSION", value_parser = label_value)]
     pub version_label: Option<String>,

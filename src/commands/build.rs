@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -110,8 +110,16 @@ pub fn run(args: &BuildArgs) -> Result<Outcome> {
             } else {
                 one_file_per_object(&items)?
             };
-            let removed = files::write_all(dir, &tree, args.prune)?;
             let plural = |n: usize| if n == 1 { "" } else { "s" };
+            if args.check {
+                let changes = files::changes(dir, &tree, args.prune)?;
+                report_changes(&mut out.stderr, dir, &changes);
+                if !changes.is_empty() {
+                    out.exit = 1;
+                }
+                return Ok(out);
+            }
+            let removed = files::write_all(dir, &tree, args.prune)?;
             let _ = write!(
                 out.stderr,
                 "wrote {} file{} to {}",
@@ -131,6 +139,43 @@ pub fn run(args: &BuildArgs) -> Result<Outcome> {
     }
     out.printed_from = items;
     Ok(out)
+}
+
+/// `--check`: one line per file a run would create, change or delete, then a summary.
+fn report_changes(stderr: &mut String, dir: &Path, changes: &files::Changes) {
+    if !dir.exists() {
+        let _ = writeln!(
+            stderr,
+            "{} does not exist: {} files to write; run the same command without --check to \
+             write them",
+            dir.display(),
+            changes.created.len()
+        );
+        return;
+    }
+    let lines = [
+        ("new", &changes.created),
+        ("changed", &changes.changed),
+        ("stale", &changes.removed),
+    ];
+    for (what, names) in lines {
+        for name in names {
+            let _ = writeln!(stderr, "{}: {what}", dir.join(name).display());
+        }
+    }
+    if changes.is_empty() {
+        let _ = writeln!(stderr, "{} is up to date", dir.display());
+    } else {
+        let _ = writeln!(
+            stderr,
+            "{} is out of date: {} new, {} changed, {} stale; run the same command without \
+             --check to update it",
+            dir.display(),
+            changes.created.len(),
+            changes.changed.len(),
+            changes.removed.len()
+        );
+    }
 }
 
 fn is_local_config(v: &Value) -> bool {

@@ -178,15 +178,8 @@ pub fn write_all(dir: &Path, files: &BTreeMap<String, String>, prune: bool) -> R
             dir.display()
         )));
     }
-    if prune && dir.is_dir() && !dir.join(OUTPUT_MARKER).exists() {
-        let entries = std::fs::read_dir(dir).map_err(|e| write_err(dir, e))?;
-        if entries.flatten().any(|e| !is_hidden(&e.file_name())) {
-            return Err(Error::Usage(format!(
-                "--prune: `{}` has no {OUTPUT_MARKER}, so no `kvrender build -o` wrote it; \
-                 not deleting anything from it (empty it, or write to a new directory)",
-                dir.display()
-            )));
-        }
+    if prune {
+        prune_allowed(dir)?;
     }
     // The directories this run creates, innermost first: removed again if it fails.
     let created: Vec<&Path> = dir
@@ -256,6 +249,94 @@ pub fn write_all(dir: &Path, files: &BTreeMap<String, String>, prune: bool) -> R
         }
     }
     Ok(removed)
+}
+
+/// Refuse to prune a directory that holds files and no [`OUTPUT_MARKER`]: no `kvrender build
+/// -o` wrote it, and a mistyped `-o` must never empty someone's directory.
+fn prune_allowed(dir: &Path) -> Result<()> {
+    if dir.is_dir() && !dir.join(OUTPUT_MARKER).exists() {
+        let entries = std::fs::read_dir(dir).map_err(|e| Error::Read {
+            path: dir.to_path_buf(),
+            source: e,
+        })?;
+        if entries.flatten().any(|e| !is_hidden(&e.file_name())) {
+            return Err(Error::Usage(format!(
+                "--prune: `{}` has no {OUTPUT_MARKER}, so no `kvrender build -o` wrote it; \
+                 not deleting anything from it (empty it, or write to a new directory)",
+                dir.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// What writing `files` into `dir` (with `prune`: and pruning it) would change, file by file.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Changes {
+    /// Files that do not exist yet.
+    pub created: Vec<String>,
+    /// Files whose contents differ.
+    pub changed: Vec<String>,
+    /// With `prune`, files that would be deleted.
+    pub removed: Vec<String>,
+}
+
+impl Changes {
+    /// Whether nothing would change.
+    pub fn is_empty(&self) -> bool {
+        self.created.is_empty() && self.changed.is_empty() && self.removed.is_empty()
+    }
+}
+
+/// Compare `files` with what `dir` holds, writing nothing: what [`write_all`] would change. The
+/// directory's own marker is not compared. A path that exists and is not a directory is the
+/// same usage error as for [`write_all`].
+pub fn changes(dir: &Path, files: &BTreeMap<String, String>, prune: bool) -> Result<Changes> {
+    let read_err = |path: &Path, source| Error::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut changes = Changes::default();
+    if !dir.exists() {
+        changes.created = files.keys().cloned().collect();
+        return Ok(changes);
+    }
+    if !dir.is_dir() {
+        return Err(Error::Usage(format!(
+            "the output path `{}` exists and is not a directory",
+            dir.display()
+        )));
+    }
+    for (name, contents) in files {
+        let path = dir.join(name);
+        match std::fs::read(&path) {
+            Ok(bytes) if bytes == contents.as_bytes() => {}
+            Ok(_) => changes.changed.push(name.clone()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                changes.created.push(name.clone());
+            }
+            // A directory of that name: writing would fail, so the output is not up to date.
+            Err(_) if path.is_dir() => changes.changed.push(name.clone()),
+            Err(e) => return Err(read_err(&path, e)),
+        }
+    }
+    if prune {
+        prune_allowed(dir)?;
+        for entry in std::fs::read_dir(dir).map_err(|e| read_err(dir, e))? {
+            let entry = entry.map_err(|e| read_err(dir, e))?;
+            let name = entry.file_name();
+            let stale = !is_hidden(&name)
+                && !name.to_str().is_some_and(|n| files.contains_key(n))
+                && entry
+                    .file_type()
+                    .is_ok_and(|t| t.is_file() || t.is_symlink());
+            if stale {
+                changes.removed.push(name.to_string_lossy().into_owned());
+            }
+        }
+        changes.removed.sort();
+    }
+    Ok(changes)
 }
 
 fn is_hidden(name: &std::ffi::OsStr) -> bool {

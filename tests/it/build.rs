@@ -1160,6 +1160,80 @@ fn prune_removes_the_files_of_objects_no_longer_built() {
     assert_eq!(left, ["notes.txt"]);
 }
 
+/// `build -o DIR --check` writes nothing: it names each file a run would create, change or
+/// (with `--prune`) delete, and exits 1 when there is one; 0 when DIR is up to date.
+#[test]
+fn check_reports_an_out_of_date_output_dir_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cm = |name: &str, v: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata: {{v: \"{v}\"}}\n"
+        )
+    };
+    let write_input = |text: String| std::fs::write(tmp.path().join("in.yaml"), text).unwrap();
+    let build = |args: &[&str]| {
+        kvrender()
+            .current_dir(tmp.path())
+            .args(["build", "--no-default-catalog", "in.yaml", "-o", "out"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let stderr = |out: &std::process::Output| String::from_utf8_lossy(&out.stderr).into_owned();
+    write_input(format!("{}---\n{}", cm("a", "1"), cm("b", "1")));
+
+    let missing = build(&["--check"]);
+    assert_eq!(missing.status.code(), Some(1), "{}", describe(&missing));
+    assert!(stderr(&missing).contains("out does not exist: 2 files to write"));
+    assert!(!tmp.path().join("out").exists());
+
+    assert_eq!(build(&[]).status.code(), Some(0));
+    let up_to_date = build(&["--check", "--prune"]);
+    assert_eq!(
+        up_to_date.status.code(),
+        Some(0),
+        "{}",
+        describe(&up_to_date)
+    );
+    assert_eq!(stderr(&up_to_date), "out is up to date\n");
+
+    // `a` changes, `b` goes, `c` comes.
+    write_input(format!("{}---\n{}", cm("a", "2"), cm("c", "1")));
+    let before = tree(&tmp.path().join("out"));
+    let stale = build(&["--check", "--prune"]);
+    assert_eq!(stale.status.code(), Some(1), "{}", describe(&stale));
+    let text = stderr(&stale);
+    for line in [
+        "out/v1_configmap_c.yaml: new\n",
+        "out/v1_configmap_a.yaml: changed\n",
+        "out/v1_configmap_b.yaml: stale\n",
+        "out is out of date: 1 new, 1 changed, 1 stale",
+    ] {
+        assert!(text.contains(line), "no {line:?} in\n{text}");
+    }
+    assert_eq!(tree(&tmp.path().join("out")), before, "--check wrote");
+    // Without --prune, a file the run would not write is no concern.
+    let text = stderr(&build(&["--check"]));
+    assert!(text.contains("1 new, 1 changed, 0 stale"), "{text}");
+
+    assert_eq!(build(&["--prune"]).status.code(), Some(0));
+    assert_eq!(build(&["--check", "--prune"]).status.code(), Some(0));
+    // A broken input is a finding, not an out-of-date directory: exit 1, nothing compared.
+    write_input("a: [".into());
+    let broken = build(&["--check"]);
+    assert_eq!(broken.status.code(), Some(1));
+    assert!(
+        stderr(&broken).contains("error[KV001]"),
+        "{}",
+        describe(&broken)
+    );
+    assert!(
+        !stderr(&broken).contains("up to date"),
+        "{}",
+        describe(&broken)
+    );
+}
+
 /// `build --catalog-only` prints the instancetypes and preferences among the inputs beside the
 /// rendered ones, so it checks them as `build` does: two definitions of one object are refused,
 /// and so is a wrongly typed spec. A VM it leaves out is not checked.
