@@ -23,6 +23,9 @@ pub const LEGACY_PATH: &str = "config.kubernetes.io/path";
 pub const LEGACY_INDEX: &str = "config.kubernetes.io/index";
 /// kustomize's `buildMetadata: [originAnnotations]`: a small YAML mapping with `path:`.
 pub const ORIGIN: &str = "config.kubernetes.io/origin";
+/// The package an item belongs to, as an absolute directory: `kpt fn render` sets it on every
+/// item, whose path is then relative to that package (a subpackage's items included).
+pub const PACKAGE_PATH: &str = "internal.config.kubernetes.io/package-path";
 /// Objects the orchestrator keeps in the package but never applies to a cluster.
 pub const LOCAL_CONFIG: &str = "config.kubernetes.io/local-config";
 
@@ -55,6 +58,11 @@ pub fn file_path(value: &Value) -> Option<String> {
         let rest = rest.trim_matches(|c| c == '"' || c == '\'');
         (!rest.is_empty()).then(|| rest.to_string())
     })
+}
+
+/// The package an item belongs to (`kpt fn render` only; see [`PACKAGE_PATH`]).
+pub fn package_path(value: &Value) -> Option<&str> {
+    annotation(value, PACKAGE_PATH)
 }
 
 /// The index of an item inside its file, from the index annotations.

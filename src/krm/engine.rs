@@ -244,11 +244,19 @@ fn stale_outputs(
         }
     }
     let rendered_keys: foldhash::HashSet<Key<'_>> = rendered.iter().map(key).collect();
+    // `kpt fn render` hands a package's pipeline its subpackages' items too, each with a path
+    // relative to its own package. Only the package the pipeline belongs to (the outermost) is
+    // this step's to judge: a subpackage's rendered files are its own pipeline's.
+    let outermost = out
+        .iter()
+        .filter_map(|o| annotations::package_path(&o.value))
+        .min_by_key(|p| p.len());
     for (i, item) in out.iter().enumerate() {
         if roles[i] != Role::Object
             || replaced[i]
             || !item.kind().is_catalog()
             || rendered_keys.contains(&key(item))
+            || annotations::package_path(&item.value) != outermost
             || !is_earlier_output(item, item)
         {
             continue;

@@ -1850,6 +1850,47 @@ fn commands_read_a_kpt_rendered_package_and_point_out_stale_files() {
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));
 }
 
+/// `kpt fn render` hands a package's pipeline its subpackages' items as well, with paths
+/// relative to their own package: a subpackage's file in the rendered layout is that
+/// subpackage's business, never pruned by the parent's step. The parent's own stale file is.
+#[test]
+fn kpt_render_prunes_only_the_files_of_its_own_package() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = example_kpt_package(tmp.path(), "pkg");
+    let orphan = "apiVersion: instancetype.kubevirt.io/v1beta1\n\
+                  kind: VirtualMachineClusterInstancetype\nmetadata:\n  name: orphan\n\
+                  spec:\n  cpu:\n    guest: 1\n  memory:\n    guest: 1Gi\n";
+    std::fs::create_dir_all(pkg.join("sub/cluster-instancetypes")).unwrap();
+    std::fs::write(
+        pkg.join("sub/Kptfile"),
+        "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: sub\n  annotations:\n    \
+         config.kubernetes.io/local-config: \"true\"\n",
+    )
+    .unwrap();
+    std::fs::write(pkg.join("sub/cluster-instancetypes/orphan.yaml"), orphan).unwrap();
+    std::fs::create_dir_all(pkg.join("cluster-instancetypes")).unwrap();
+    std::fs::write(pkg.join("cluster-instancetypes/orphan.yaml"), orphan).unwrap();
+    let out = Command::new(tool("kpt"))
+        .args(["fn", "render"])
+        .arg(&pkg)
+        .arg("--allow-exec")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(
+        pkg.join("sub/cluster-instancetypes/orphan.yaml").is_file(),
+        "the subpackage's file was pruned:\n{}",
+        show(&out)
+    );
+    assert!(
+        !pkg.join("cluster-instancetypes/orphan.yaml").exists(),
+        "the package's own stale file was kept:\n{}",
+        show(&out)
+    );
+    assert_eq!(show(&out).matches("KV043").count(), 1, "{}", show(&out));
+    assert!(pkg.join("cluster-instancetypes/team1.small.yaml").is_file());
+}
+
 /// A later step (a namespace setter, or a hand edit) gave a rendered file's object another
 /// namespace: the next render replaces it in its file instead of adding a second object at
 /// the same path and index, which kpt refuses.
