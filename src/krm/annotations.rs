@@ -127,6 +127,13 @@ pub fn set_file(value: &mut Value, file: &str, index: usize) {
     }
 }
 
+/// Put a new item in the package at directory `package` (`kpt fn render`'s subpackages).
+pub fn set_package(value: &mut Value, package: &str) {
+    if let Some(map) = path::ensure_map(value, &["metadata", "annotations"]) {
+        map.insert(PACKAGE_PATH.to_string(), Value::String(package.to_string()));
+    }
+}
+
 /// The file a new object goes to: one file per object in a directory named after its kind,
 /// e.g. `instancetypes/u1.medium.yaml`, `cluster-preferences/fedora.yaml`.
 pub fn file_for(object: &Object) -> String {

@@ -208,6 +208,87 @@ fn is_earlier_output(item: &Object, rendered: &Object) -> bool {
     })
 }
 
+/// Which package of a kpt run a catalog document belongs to, and so where the objects it
+/// renders are written: `kpt fn render` gives every item its package's directory
+/// ([`annotations::PACKAGE_PATH`]) and a path relative to it; `kpt fn eval` gives paths relative
+/// to the package it runs on, a subpackage's under the directory of its `Kptfile`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+struct Home {
+    /// The package directory of a subpackage under `kpt fn render`; `None` for the package
+    /// the step runs on.
+    package: Option<String>,
+    /// The subpackage's directory under `kpt fn eval`, with a trailing `/`; empty otherwise.
+    prefix: String,
+}
+
+/// The packages of a kpt run, read from its items.
+struct Packages {
+    /// The package the step runs on under `kpt fn render` (the outermost package path).
+    outermost: Option<String>,
+    /// Under `kpt fn eval`, the directories of the subpackages' `Kptfile`s, with a trailing `/`.
+    eval_dirs: Vec<String>,
+}
+
+impl Packages {
+    fn of(items: &[Object]) -> Packages {
+        let outermost = items
+            .iter()
+            .filter_map(|o| annotations::package_path(&o.value))
+            .min_by_key(|p| p.len())
+            .map(str::to_string);
+        let eval_dirs = items
+            .iter()
+            .filter(|o| {
+                o.kind_str() == "Kptfile"
+                    && o.api_version().starts_with("kpt.dev/")
+                    && annotations::package_path(&o.value).is_none()
+            })
+            .filter_map(|o| annotations::file_path(&o.value))
+            .filter_map(|p| {
+                let p = p.strip_prefix("./").unwrap_or(&p).to_string();
+                p.strip_suffix("/Kptfile").map(|dir| format!("{dir}/"))
+            })
+            .collect();
+        Packages {
+            outermost,
+            eval_dirs,
+        }
+    }
+
+    /// The package of an item, `None` for the one the step runs on.
+    fn package_of(&self, item: &Value) -> Option<String> {
+        annotations::package_path(item)
+            .filter(|p| Some(*p) != self.outermost.as_deref())
+            .map(str::to_string)
+    }
+
+    /// The home of a catalog document read from `path` (relative, as its annotations say).
+    fn home_of(&self, doc: &Value, path: &str) -> Home {
+        let package = self.package_of(doc);
+        let path = path.strip_prefix("./").unwrap_or(path);
+        let prefix = if package.is_none() && annotations::package_path(doc).is_none() {
+            self.eval_dirs
+                .iter()
+                .filter(|dir| path.starts_with(dir.as_str()))
+                .max_by_key(|dir| dir.len())
+                .cloned()
+                .unwrap_or_default()
+        } else {
+            String::new()
+        };
+        Home { package, prefix }
+    }
+
+    /// Whether `item` sits in the file `file` of package `home`.
+    fn holds(&self, item: &Object, home: &Home, file: &str) -> bool {
+        self.package_of(&item.value) == home.package
+            && annotations::file_path(&item.value).is_some_and(|path| {
+                let path = path.strip_prefix("./").unwrap_or(&path);
+                path.strip_prefix(home.prefix.as_str()) == Some(file)
+            })
+    }
+}
+
 fn key(obj: &Object) -> Key<'_> {
     let ns = if obj.kind().is_namespaced() {
         obj.namespace().unwrap_or("")
@@ -480,18 +561,43 @@ pub fn process_read(
         .partition(|o| role(o) == Role::Catalog);
 
     let mut out: Vec<Object> = items;
+    // The packages of a kpt run: a subpackage's catalog renders into that subpackage.
+    let packages = (placement == Placement::Files).then(|| Packages::of(&out));
 
     // Render.
     let mut rendered = Vec::new();
     // How many of `rendered` come from the inputs (the embedded catalog follows them).
     let mut user_rendered = 0;
+    // The package each object rendered from the inputs belongs to.
+    let mut homes: Vec<Home> = Vec::new();
     if config.render {
+        // Under `kpt fn render`, the paths of two packages' documents may be the same
+        // (`catalog.yaml`): a subpackage's documents are rendered under their full path, so
+        // that each rendered object can be told apart and sent home.
+        let tagged: Vec<Option<Object>> = out
+            .iter()
+            .zip(&roles)
+            .map(|(o, r)| {
+                let package = packages.as_ref()?.package_of(&o.value)?;
+                (*r == Role::Catalog).then(|| {
+                    let mut doc = o.clone();
+                    doc.origin.path = format!("{package}/{}", o.origin.path).into();
+                    doc
+                })
+            })
+            .collect();
         let catalog_docs: Vec<&Object> = out
             .iter()
             .zip(&roles)
-            .filter(|(_, r)| **r == Role::Catalog)
-            .map(|(o, _)| o)
+            .zip(&tagged)
+            .filter(|((_, r), _)| **r == Role::Catalog)
+            .map(|((o, _), t)| t.as_ref().unwrap_or(o))
             .chain(&path_catalog)
+            .collect();
+        let subpackages: Vec<String> = tagged
+            .iter()
+            .flatten()
+            .filter_map(|doc| packages.as_ref()?.package_of(&doc.value))
             .collect();
         let options = RenderOptions {
             version: config.version_label.as_deref(),
@@ -505,7 +611,29 @@ pub fn process_read(
             match render::render(catalog_docs, &options) {
                 Ok(r) => {
                     user_rendered = r.objects.len();
-                    rendered.extend(r.objects);
+                    for mut obj in r.objects {
+                        let home = match &packages {
+                            None => Home::default(),
+                            Some(packages) => {
+                                let tag = subpackages.iter().find_map(|p| {
+                                    let rest = obj.origin.path.strip_prefix(p.as_str())?;
+                                    Some((p, rest.strip_prefix('/')?.to_string()))
+                                });
+                                match tag {
+                                    Some((package, path)) => {
+                                        obj.origin.path = path.into();
+                                        Home {
+                                            package: Some(package.clone()),
+                                            prefix: String::new(),
+                                        }
+                                    }
+                                    None => packages.home_of(&Value::Null, &obj.origin.path),
+                                }
+                            }
+                        };
+                        homes.push(home);
+                        rendered.push(obj);
+                    }
                 }
                 Err(errors) => diagnostics.extend(errors.iter().map(render_diagnostic)),
             }
@@ -521,6 +649,8 @@ pub fn process_read(
             }
         }
     }
+    // The embedded catalog's objects belong to the package the step runs on.
+    homes.resize(rendered.len(), Home::default());
 
     // `build` over a package an earlier `kpt fn render` wrote into: the rendered files are that
     // render's output, superseded by this one (and printed with it), not second definitions.
@@ -556,14 +686,18 @@ pub fn process_read(
         // object is written to, of its kind and name, is its earlier output even when a later
         // step of the pipeline (a namespace setter) gave it another namespace: replaced, not
         // joined by a second object at the same path and index, which kpt refuses.
-        let mut in_files: HashMap<(String, &str, &str), usize> = HashMap::default();
-        if placement == Placement::Files {
+        type InFile<'a> = (Option<String>, String, &'a str, &'a str);
+        let mut in_files: HashMap<InFile<'_>, usize> = HashMap::default();
+        if let Some(packages) = &packages {
             for (i, o) in out.iter().enumerate() {
                 if roles[i] == Role::Object
                     && let Some(path) = annotations::file_path(&o.value)
                 {
                     let path = path.strip_prefix("./").unwrap_or(&path).to_string();
-                    in_files.entry((path, o.kind_str(), o.name())).or_insert(i);
+                    let package = packages.package_of(&o.value);
+                    in_files
+                        .entry((package, path, o.kind_str(), o.name()))
+                        .or_insert(i);
                 }
             }
         }
@@ -571,12 +705,18 @@ pub fn process_read(
             .iter()
             .enumerate()
             .map(|(n, o)| match positions.get(&key(o)) {
-                None if n < user_rendered && !in_files.is_empty() => in_files
-                    .get(&(annotations::file_for(o), o.kind_str(), o.name()))
-                    .map_or(Meeting::Nothing, |&i| Meeting::EarlierOutput(i)),
+                None if n < user_rendered && !in_files.is_empty() => {
+                    let home = &homes[n];
+                    let file = format!("{}{}", home.prefix, annotations::file_for(o));
+                    in_files
+                        .get(&(home.package.clone(), file, o.kind_str(), o.name()))
+                        .map_or(Meeting::Nothing, |&i| Meeting::EarlierOutput(i))
+                }
                 None => Meeting::Nothing,
                 Some(&Defined::Item(i))
-                    if placement == Placement::Files && is_earlier_output(&out[i], o) =>
+                    if packages.as_ref().is_some_and(|p| {
+                        p.holds(&out[i], &homes[n], &annotations::file_for(o))
+                    }) =>
                 {
                     Meeting::EarlierOutput(i)
                 }
@@ -601,7 +741,9 @@ pub fn process_read(
     let mut clashing: Vec<Defined> = Vec::new();
     // Where each object rendered from the inputs went: replacing item i, or new object i.
     let mut from_inputs = Vec::with_capacity(user_rendered);
-    for (n, (obj, meeting)) in rendered.into_iter().zip(meets).enumerate() {
+    // Where each new object goes.
+    let mut new_homes: Vec<Home> = Vec::new();
+    for (n, ((obj, meeting), home)) in rendered.into_iter().zip(meets).zip(homes).enumerate() {
         let target = match meeting {
             Meeting::Shadowed => continue,
             Meeting::EarlierOutput(i) => Some(i),
@@ -626,7 +768,10 @@ pub fn process_read(
                 out[i].source = obj.source;
                 replaced.push(i);
             }
-            None => new_objects.push(obj),
+            None => {
+                new_objects.push(obj);
+                new_homes.push(home);
+            }
         }
     }
 
@@ -811,11 +956,14 @@ pub fn process_read(
         }
         values.push(value);
     }
-    for obj in new_objects {
-        let file = annotations::file_for(&obj);
+    for (obj, home) in new_objects.into_iter().zip(new_homes) {
+        let file = format!("{}{}", home.prefix, annotations::file_for(&obj));
         let mut value = obj.value;
         if placement == Placement::Files {
             annotations::set_file(&mut value, &file, 0);
+            if let Some(package) = &home.package {
+                annotations::set_package(&mut value, package);
+            }
         }
         values.push(value);
     }

@@ -1891,6 +1891,70 @@ fn kpt_render_prunes_only_the_files_of_its_own_package() {
     assert!(pkg.join("cluster-instancetypes/team1.small.yaml").is_file());
 }
 
+/// A subpackage's catalog renders into the subpackage, whether the parent's pipeline runs it
+/// (`kpt fn render`, where each item carries its package) or `kpt fn eval` runs on the parent
+/// (where a subpackage's paths sit under its `Kptfile`'s directory); running again, in either
+/// way, changes nothing.
+#[test]
+fn kpt_renders_a_subpackages_catalog_into_the_subpackage() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = example_kpt_package(tmp.path(), "pkg");
+    std::fs::create_dir_all(pkg.join("sub")).unwrap();
+    std::fs::write(
+        pkg.join("sub/Kptfile"),
+        "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: sub\n  annotations:\n    \
+         config.kubernetes.io/local-config: \"true\"\n",
+    )
+    .unwrap();
+    // The same file name as the parent's catalog, as kpt fn render gives both the path
+    // `catalog.yaml`.
+    std::fs::write(
+        pkg.join("sub/catalog.yaml"),
+        "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata:\n  name: sub\n\
+         spec:\n  version: 1\n  scopes: [cluster]\n  template:\n    spec:\n      \
+         cpu: {guest: \"{{ size.cpu }}\"}\n      memory: {guest: \"{{ size.memory }}\"}\n  \
+         sizes:\n  - [small, 1, 2Gi]\n",
+    )
+    .unwrap();
+    let render = || {
+        Command::new(tool("kpt"))
+            .args(["fn", "render"])
+            .arg(&pkg)
+            .arg("--allow-exec")
+            .output()
+            .unwrap()
+    };
+    let eval = || {
+        kpt_eval(
+            &pkg,
+            &["--fn-config", pkg.join("kvrender.yaml").to_str().unwrap()],
+        )
+    };
+    let out = render();
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(
+        pkg.join("sub/cluster-instancetypes/sub1.small.yaml")
+            .is_file(),
+        "{}",
+        dump(&pkg)
+    );
+    assert!(!pkg.join("cluster-instancetypes/sub1.small.yaml").exists());
+    assert!(pkg.join("cluster-instancetypes/team1.small.yaml").is_file());
+    let rendered = dump(&pkg);
+    let runs: [&dyn Fn() -> Output; 3] = [&render, &eval, &render];
+    for run in runs {
+        let out = run();
+        assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+        assert_eq!(dump(&pkg), rendered, "{}", show(&out));
+    }
+
+    // `kpt fn eval` on the parent of a package never rendered.
+    std::fs::remove_dir_all(pkg.join("sub/cluster-instancetypes")).unwrap();
+    let out = eval();
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(dump(&pkg), rendered, "{}", show(&out));
+}
+
 /// A later step (a namespace setter, or a hand edit) gave a rendered file's object another
 /// namespace: the next render replaces it in its file instead of adding a second object at
 /// the same path and index, which kpt refuses.
