@@ -615,10 +615,14 @@ pub fn process_read(
                         let home = match &packages {
                             None => Home::default(),
                             Some(packages) => {
-                                let tag = subpackages.iter().find_map(|p| {
-                                    let rest = obj.origin.path.strip_prefix(p.as_str())?;
-                                    Some((p, rest.strip_prefix('/')?.to_string()))
-                                });
+                                // The longest: a package may hold another one.
+                                let tag = subpackages
+                                    .iter()
+                                    .filter_map(|p| {
+                                        let rest = obj.origin.path.strip_prefix(p.as_str())?;
+                                        Some((p, rest.strip_prefix('/')?.to_string()))
+                                    })
+                                    .max_by_key(|(p, _)| p.len());
                                 match tag {
                                     Some((package, path)) => {
                                         obj.origin.path = path.into();

@@ -1899,23 +1899,29 @@ fn kpt_render_prunes_only_the_files_of_its_own_package() {
 fn kpt_renders_a_subpackages_catalog_into_the_subpackage() {
     let tmp = tempfile::tempdir().unwrap();
     let pkg = example_kpt_package(tmp.path(), "pkg");
-    std::fs::create_dir_all(pkg.join("sub")).unwrap();
-    std::fs::write(
-        pkg.join("sub/Kptfile"),
-        "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: sub\n  annotations:\n    \
-         config.kubernetes.io/local-config: \"true\"\n",
-    )
-    .unwrap();
-    // The same file name as the parent's catalog, as kpt fn render gives both the path
-    // `catalog.yaml`.
-    std::fs::write(
-        pkg.join("sub/catalog.yaml"),
-        "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata:\n  name: sub\n\
-         spec:\n  version: 1\n  scopes: [cluster]\n  template:\n    spec:\n      \
-         cpu: {guest: \"{{ size.cpu }}\"}\n      memory: {guest: \"{{ size.memory }}\"}\n  \
-         sizes:\n  - [small, 1, 2Gi]\n",
-    )
-    .unwrap();
+    // `sub`, and `sub/inner` inside it, each a package with a family. Each catalog file has
+    // the same name as the parent's, as kpt fn render gives them all the path `catalog.yaml`.
+    for (dir, family) in [("sub", "sub"), ("sub/inner", "inner")] {
+        std::fs::create_dir_all(pkg.join(dir)).unwrap();
+        std::fs::write(
+            pkg.join(dir).join("Kptfile"),
+            format!(
+                "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: {family}\n  \
+                 annotations:\n    config.kubernetes.io/local-config: \"true\"\n"
+            ),
+        )
+        .unwrap();
+        std::fs::write(
+            pkg.join(dir).join("catalog.yaml"),
+            format!(
+                "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata:\n  \
+                 name: {family}\nspec:\n  version: 1\n  scopes: [cluster]\n  template:\n    \
+                 spec:\n      cpu: {{guest: \"{{{{ size.cpu }}}}\"}}\n      \
+                 memory: {{guest: \"{{{{ size.memory }}}}\"}}\n  sizes:\n  - [small, 1, 2Gi]\n"
+            ),
+        )
+        .unwrap();
+    }
     let render = || {
         Command::new(tool("kpt"))
             .args(["fn", "render"])
@@ -1938,7 +1944,17 @@ fn kpt_renders_a_subpackages_catalog_into_the_subpackage() {
         "{}",
         dump(&pkg)
     );
+    assert!(
+        pkg.join("sub/inner/cluster-instancetypes/inner1.small.yaml")
+            .is_file(),
+        "{}",
+        dump(&pkg)
+    );
     assert!(!pkg.join("cluster-instancetypes/sub1.small.yaml").exists());
+    assert!(
+        !pkg.join("sub/cluster-instancetypes/inner1.small.yaml")
+            .exists()
+    );
     assert!(pkg.join("cluster-instancetypes/team1.small.yaml").is_file());
     let rendered = dump(&pkg);
     let runs: [&dyn Fn() -> Output; 3] = [&render, &eval, &render];
@@ -1950,6 +1966,7 @@ fn kpt_renders_a_subpackages_catalog_into_the_subpackage() {
 
     // `kpt fn eval` on the parent of a package never rendered.
     std::fs::remove_dir_all(pkg.join("sub/cluster-instancetypes")).unwrap();
+    std::fs::remove_dir_all(pkg.join("sub/inner/cluster-instancetypes")).unwrap();
     let out = eval();
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert_eq!(dump(&pkg), rendered, "{}", show(&out));
