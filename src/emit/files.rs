@@ -234,21 +234,12 @@ pub fn write_all(dir: &Path, files: &BTreeMap<String, String>, prune: bool) -> R
     if !prune {
         return Ok(0);
     }
-    let mut removed = 0;
-    for entry in std::fs::read_dir(dir).map_err(|e| write_err(dir, e))? {
-        let entry = entry.map_err(|e| write_err(dir, e))?;
-        let name = entry.file_name();
-        let stale = !is_hidden(&name)
-            && !name.to_str().is_some_and(|n| files.contains_key(n))
-            && entry
-                .file_type()
-                .is_ok_and(|t| t.is_file() || t.is_symlink());
-        if stale {
-            std::fs::remove_file(entry.path()).map_err(|e| write_err(&entry.path(), e))?;
-            removed += 1;
-        }
+    let stale = stale_files(dir, files)?;
+    for name in &stale {
+        let path = dir.join(name);
+        std::fs::remove_file(&path).map_err(|e| write_err(&path, e))?;
     }
-    Ok(removed)
+    Ok(stale.len())
 }
 
 /// Refuse to prune a directory that holds files and no [`OUTPUT_MARKER`]: no `kvrender build
@@ -322,21 +313,36 @@ pub fn changes(dir: &Path, files: &BTreeMap<String, String>, prune: bool) -> Res
     }
     if prune {
         prune_allowed(dir)?;
-        for entry in std::fs::read_dir(dir).map_err(|e| read_err(dir, e))? {
-            let entry = entry.map_err(|e| read_err(dir, e))?;
-            let name = entry.file_name();
-            let stale = !is_hidden(&name)
-                && !name.to_str().is_some_and(|n| files.contains_key(n))
-                && entry
-                    .file_type()
-                    .is_ok_and(|t| t.is_file() || t.is_symlink());
-            if stale {
-                changes.removed.push(name.to_string_lossy().into_owned());
-            }
-        }
-        changes.removed.sort();
+        changes.removed = stale_files(dir, files)?
+            .iter()
+            .map(|name| name.to_string_lossy().into_owned())
+            .collect();
     }
     Ok(changes)
+}
+
+/// The files directly in `dir` that `--prune` deletes: neither among `files` nor hidden (the
+/// marker, a staging folder); subdirectories are left alone. Sorted.
+fn stale_files(dir: &Path, files: &BTreeMap<String, String>) -> Result<Vec<std::ffi::OsString>> {
+    let read_err = |path: &Path, source| Error::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut stale = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(|e| read_err(dir, e))? {
+        let entry = entry.map_err(|e| read_err(dir, e))?;
+        let name = entry.file_name();
+        if !is_hidden(&name)
+            && !name.to_str().is_some_and(|n| files.contains_key(n))
+            && entry
+                .file_type()
+                .is_ok_and(|t| t.is_file() || t.is_symlink())
+        {
+            stale.push(name);
+        }
+    }
+    stale.sort();
+    Ok(stale)
 }
 
 fn is_hidden(name: &std::ffi::OsStr) -> bool {
