@@ -200,14 +200,6 @@ pub fn package_dirs(rendered: &[Object]) -> Vec<PathBuf> {
     dirs
 }
 
-/// Whether `item` is an earlier run's output of `rendered`: it sits in the file kvrender
-/// writes `rendered` to.
-fn is_earlier_output(item: &Object, rendered: &Object) -> bool {
-    annotations::file_path(&item.value).is_some_and(|path| {
-        path.strip_prefix("./").unwrap_or(&path) == annotations::file_for(rendered)
-    })
-}
-
 /// Which package of a kpt run a catalog document belongs to, and so where the objects it
 /// renders are written: `kpt fn render` gives every item its package's directory
 /// ([`annotations::PACKAGE_PATH`]) and a path relative to it; `kpt fn eval` gives paths relative
@@ -312,6 +304,7 @@ fn stale_outputs(
     roles: &mut [Role],
     rendered: &[Object],
     meets: &[Meeting],
+    packages: &Packages,
     config: &FnConfig,
     diagnostics: &mut Vec<Diagnostic>,
 ) {
@@ -325,24 +318,21 @@ fn stale_outputs(
         }
     }
     let rendered_keys: foldhash::HashSet<Key<'_>> = rendered.iter().map(key).collect();
-    // `kpt fn render` hands a package's pipeline its subpackages' items too, each with a path
-    // relative to its own package. Only the package the pipeline belongs to (the outermost) is
-    // this step's to judge: a subpackage's rendered files are its own pipeline's.
-    let outermost = out
-        .iter()
-        .filter_map(|o| annotations::package_path(&o.value))
-        .min_by_key(|p| p.len());
     for (i, item) in out.iter().enumerate() {
         if roles[i] != Role::Object
             || replaced[i]
             || !item.kind().is_catalog()
             || rendered_keys.contains(&key(item))
-            || annotations::package_path(&item.value) != outermost
-            || !is_earlier_output(item, item)
         {
             continue;
         }
+        // Only the files of the package the step runs on are its to judge: `kpt fn render`
+        // hands a package's pipeline its subpackages' items too, whose rendered files are
+        // their own pipelines'.
         let file = annotations::file_for(item);
+        if !packages.holds(item, &Home::default(), &file) {
+            continue;
+        }
         let finding = if config.prune {
             roles[i] = Role::Pruned;
             Diagnostic::warning(
@@ -729,12 +719,13 @@ pub fn process_read(
             })
             .collect()
     };
-    if placement == Placement::Files && config.render {
+    if let Some(packages) = packages.as_ref().filter(|_| config.render) {
         stale_outputs(
             &out,
             &mut roles,
             &rendered,
             &meets,
+            packages,
             config,
             &mut diagnostics,
         );
