@@ -99,22 +99,14 @@ fn expand_documents(
     // In a package an earlier `kpt fn render` wrote into, the files it wrote are the output of
     // the catalog documents rendered again here: resolved as rendered now, not as second
     // definitions. Those of names rendered no more are pointed out.
-    let mut stale = Vec::new();
-    let objects = if rendered.is_empty() {
-        objects
-    } else {
-        let packages = crate::krm::engine::package_dirs(&rendered);
-        if render_diags.is_empty() {
-            stale = crate::krm::engine::stale_on_disk(&objects, &rendered, &packages);
-        }
-        let superseded =
-            crate::krm::engine::earlier_output_on_disk(&objects, &rendered, &[], &packages);
-        objects
-            .into_iter()
-            .zip(superseded)
-            .filter_map(|(o, superseded)| (!superseded).then_some(o))
-            .collect()
-    };
+    let read_back =
+        crate::krm::engine::read_back(&objects, &rendered, &[], render_diags.is_empty());
+    let stale = read_back.stale;
+    let objects: Vec<&Object> = objects
+        .into_iter()
+        .zip(read_back.superseded)
+        .filter_map(|(o, superseded)| (!superseded).then_some(o))
+        .collect();
     let index = inputs.index_with(objects.iter().copied().chain(rendered.iter()));
     let streamed = ordered::stream(docs, out, |doc| {
         let result = match doc {

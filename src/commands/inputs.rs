@@ -52,15 +52,10 @@ impl Inputs {
             let (before, rendered) = objects.split_at(read);
             let walked: Vec<PathBuf> = paths.iter().filter(|p| p.is_dir()).cloned().collect();
             // One answer per object read; the rendered ones after them are kept.
-            let packages = crate::krm::engine::package_dirs(rendered);
-            let mut superseded =
-                crate::krm::engine::earlier_output_on_disk(before, rendered, &walked, &packages)
-                    .into_iter();
-            if !diagnostics.iter().any(Diagnostic::is_error) {
-                diagnostics.extend(crate::krm::engine::stale_on_disk(
-                    before, rendered, &packages,
-                ));
-            }
+            let judge_stale = !diagnostics.iter().any(Diagnostic::is_error);
+            let read_back = crate::krm::engine::read_back(before, rendered, &walked, judge_stale);
+            diagnostics.extend(read_back.stale);
+            let mut superseded = read_back.superseded.into_iter();
             objects.retain(|_| !superseded.next().unwrap_or(false));
         }
         inputs.objects = objects;

@@ -116,10 +116,48 @@ fn is_earlier_output_on_disk(item: &Object, rendered: &Object, walked: &[PathBuf
     })
 }
 
+/// What a command that reads a package from disk (`build`, `validate`, `expand`, ...) makes of
+/// the files an earlier `kpt fn render` of it wrote, given `rendered`, what the package's
+/// catalog documents render to now.
+pub struct ReadBack {
+    /// For each item: the earlier output of an object rendered again now, which supersedes it
+    /// (neither a second definition nor resolved against).
+    pub superseded: Vec<bool>,
+    /// `KV043` warnings for the items nothing renders any more (only when asked for).
+    pub stale: Vec<Diagnostic>,
+}
+
+/// See [`ReadBack`]. An item is an earlier output when it sits in the file a package render
+/// writes an object of its identity to, relative to a directory of `walked` or to the package
+/// (the nearest `Kptfile` above) of the catalog document it came from. `judge_stale` is for a
+/// render that went through without an error: one that failed says nothing of what is stale.
+pub fn read_back(
+    items: &[impl Borrow<Object>],
+    rendered: &[Object],
+    walked: &[PathBuf],
+    judge_stale: bool,
+) -> ReadBack {
+    if rendered.is_empty() {
+        return ReadBack {
+            superseded: vec![false; items.len()],
+            stale: Vec::new(),
+        };
+    }
+    let packages = package_dirs(rendered);
+    ReadBack {
+        superseded: earlier_output_on_disk(items, rendered, walked, &packages),
+        stale: if judge_stale {
+            stale_on_disk(items, rendered, &packages)
+        } else {
+            Vec::new()
+        },
+    }
+}
+
 /// Which of `items` are the earlier output on disk of an object of `rendered` of the same
 /// identity: in the file a package render writes that object to, relative to a directory of
 /// `walked` or to one of `packages` (the [`package_dirs`] of `rendered`).
-pub fn earlier_output_on_disk(
+fn earlier_output_on_disk(
     items: &[impl Borrow<Object>],
     rendered: &[Object],
     walked: &[PathBuf],
@@ -145,7 +183,7 @@ pub fn earlier_output_on_disk(
 /// `packages` (the [`package_dirs`] of `rendered`), that a package render writes an object of
 /// its kind, namespace and name to. `build`, `validate` and the other commands read such a
 /// package as it is on disk; only the function, under `prune`, removes the file.
-pub fn stale_on_disk(
+fn stale_on_disk(
     items: &[impl Borrow<Object>],
     rendered: &[Object],
     packages: &[PathBuf],
@@ -181,7 +219,7 @@ pub fn stale_on_disk(
 /// The kpt packages the catalog documents of `rendered` are in (for each document, the nearest
 /// directory above it holding a `Kptfile`): where a package render wrote their objects,
 /// whatever paths were given.
-pub fn package_dirs(rendered: &[Object]) -> Vec<PathBuf> {
+fn package_dirs(rendered: &[Object]) -> Vec<PathBuf> {
     let mut files: Vec<&str> = rendered.iter().map(|o| o.origin.path.as_ref()).collect();
     files.sort_unstable();
     files.dedup();
@@ -649,17 +687,19 @@ pub fn process_read(
     // `build` over a package an earlier `kpt fn render` wrote into: the rendered files are that
     // render's output, superseded by this one (and printed with it), not second definitions.
     if placement == Placement::Build && user_rendered > 0 {
-        let from_inputs = &rendered[..user_rendered];
-        let packages = package_dirs(from_inputs);
-        let superseded = earlier_output_on_disk(&out, from_inputs, &config.walked, &packages);
-        for (role, superseded) in roles.iter_mut().zip(superseded) {
+        let judge_stale = !diagnostics.iter().any(Diagnostic::is_error);
+        let read_back = read_back(
+            &out,
+            &rendered[..user_rendered],
+            &config.walked,
+            judge_stale,
+        );
+        for (role, superseded) in roles.iter_mut().zip(read_back.superseded) {
             if *role == Role::Object && superseded {
                 *role = Role::Superseded;
             }
         }
-        if !diagnostics.iter().any(Diagnostic::is_error) {
-            diagnostics.extend(stale_on_disk(&out, from_inputs, &packages));
-        }
+        diagnostics.extend(read_back.stale);
     }
 
     // A rendered object meets an item or a `paths` object of the same identity. In the file
