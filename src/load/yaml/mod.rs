@@ -68,8 +68,8 @@ pub fn parse_document_full(text: &str) -> Result<Value, YamlError> {
 /// The integer a whole float stands for (`2.0`, `1e3`, `-0.0`), if it is within the range of a
 /// 64-bit integer.
 ///
-/// Every Kubernetes client reads YAML into a float and writes it to the API server as JSON,
-/// which prints a whole float without a fraction: `guest: 2.0` reaches KubeVirt as `2`, an
+/// Kubernetes clients read `2.0` into a float and write it to the API server as JSON, which
+/// prints a whole float without a fraction: `guest: 2.0` reaches KubeVirt as `2`, an
 /// integer, which the schema and the Go types take. kvrender reads such a number as that
 /// integer, and prints one so too.
 pub(crate) fn whole_integer(f: f64) -> Option<serde_json::Number> {
