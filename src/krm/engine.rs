@@ -278,6 +278,8 @@ impl Packages {
                 let p = p.strip_prefix("./").unwrap_or(&p).to_string();
                 p.strip_suffix("/Kptfile").map(|dir| format!("{dir}/"))
             })
+            // A directory inside the package: new files are never placed anywhere else.
+            .filter(|dir| !dir.starts_with('/') && !dir.split('/').any(|c| c == ".."))
             .collect();
         Packages {
             outermost,

@@ -693,6 +693,64 @@ fn a_rendered_object_no_longer_rendered_is_warned_about_or_pruned() {
     assert!(stale_results(&out).is_empty(), "{out:?}");
 }
 
+/// Under `kpt fn eval` a subpackage is the directory of a `Kptfile` among the items, and its
+/// catalog's objects are written under it; a `Kptfile` claiming a directory outside the package
+/// is not followed.
+#[test]
+fn new_files_go_to_the_subpackage_of_their_catalog_and_never_outside() {
+    let doc = |dir: &str, family: &str| {
+        format!(
+            r#"
+- apiVersion: kpt.dev/v1
+  kind: Kptfile
+  metadata:
+    name: {family}
+    annotations: {{internal.config.kubernetes.io/path: '{dir}/Kptfile'}}
+- apiVersion: kvrender.io/v1alpha1
+  kind: InstancetypeFamily
+  metadata:
+    name: {family}
+    annotations: {{internal.config.kubernetes.io/path: '{dir}/catalog.yaml'}}
+  spec:
+    version: 1
+    scopes: [cluster]
+    template: {{spec: {{cpu: {{guest: "{{{{ size.cpu }}}}"}}, memory: {{guest: "{{{{ size.memory }}}}"}}}}}}
+    sizes: [[small, 1, 2Gi]]"#
+        )
+    };
+    let items = [
+        doc("teams/a", "a"),
+        doc("teams/a/inner", "b"),
+        doc("../evil", "c"),
+        doc("/abs", "d"),
+    ]
+    .concat();
+    let (code, out, _, stderr) = krm(&list("config.kubernetes.io/v1", &items, ""));
+    assert_eq!(code, 0, "{stderr}");
+    let path_of = |name: &str| {
+        out["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["metadata"]["name"] == name)
+            .and_then(|i| {
+                i["metadata"]["annotations"]["internal.config.kubernetes.io/path"].as_str()
+            })
+            .unwrap_or_else(|| panic!("no {name} in {out:?}"))
+            .to_string()
+    };
+    assert_eq!(
+        path_of("a1.small"),
+        "teams/a/cluster-instancetypes/a1.small.yaml"
+    );
+    assert_eq!(
+        path_of("b1.small"),
+        "teams/a/inner/cluster-instancetypes/b1.small.yaml"
+    );
+    assert_eq!(path_of("c1.small"), "cluster-instancetypes/c1.small.yaml");
+    assert_eq!(path_of("d1.small"), "cluster-instancetypes/d1.small.yaml");
+}
+
 #[test]
 fn the_embedded_catalog_gives_way_to_a_users_own_object() {
     let items = r#"
