@@ -220,15 +220,19 @@ fn stale_on_disk(
 /// directory above it holding a `Kptfile`): where a package render wrote their objects,
 /// whatever paths were given.
 fn package_dirs(rendered: &[Object]) -> Vec<PathBuf> {
-    let mut files: Vec<&str> = rendered.iter().map(|o| o.origin.path.as_ref()).collect();
-    files.sort_unstable();
-    files.dedup();
-    let mut dirs: Vec<PathBuf> = files
+    // The directories the documents are in, each looked up once (a catalog has many files in
+    // few directories).
+    let mut parents: Vec<&std::path::Path> = rendered
+        .iter()
+        .filter_map(|o| std::path::Path::new(o.origin.path.as_ref()).parent())
+        .collect();
+    parents.sort_unstable();
+    parents.dedup();
+    let mut dirs: Vec<PathBuf> = parents
         .into_iter()
-        .filter_map(|file| {
-            std::path::Path::new(file)
+        .filter_map(|parent| {
+            parent
                 .ancestors()
-                .skip(1)
                 .find(|dir| dir.join("Kptfile").is_file())
                 .map(std::path::Path::to_path_buf)
         })
