@@ -323,9 +323,11 @@ fn vm(name: &str, cpu: &str) -> String {
     )
 }
 
-/// The hook of this repository, installed by pre-commit from this checkout's HEAD (so it
-/// builds kvrender with cargo inside pre-commit's cache: slow the first time), refuses a commit
-/// with a conflicting VM whose instancetype lives in an unchanged file, and lets a good one in.
+/// The hooks of this repository, installed by pre-commit from this checkout's HEAD (so it
+/// builds kvrender with cargo inside pre-commit's cache: slow the first time). The validate
+/// hook refuses a commit with a conflicting VM whose instancetype lives in an unchanged file,
+/// and lets a good one in; the build-check hook refuses a commit whose committed `build -o`
+/// output is missing or out of date.
 #[test]
 fn pre_commit_hook_blocks_a_bad_vm() {
     let Some(pre_commit) = on_path("pre-commit") else {
@@ -421,6 +423,44 @@ fn pre_commit_hook_blocks_a_bad_vm() {
     std::fs::write(repo.join("vms/good.yaml"), vm("good", "")).unwrap();
     let (ok, log) = commit(&["vms/good.yaml"], "good vm");
     assert!(ok, "the good VM should pass:\n{log}");
+
+    // The second hook: the committed output of `kvrender build -o rendered` must be up to date.
+    std::fs::write(
+        repo.join(".pre-commit-config.yaml"),
+        format!(
+            "repos:\n- repo: {ROOT}\n  rev: {sha}\n  hooks:\n  - id: kvrender-validate\n    \
+             args: [--no-default-catalog, --catalog, catalog]\n    \
+             exclude: (^|/)\\.pre-commit-config\\.yaml$|^rendered/\n  \
+             - id: kvrender-build-check\n    \
+             args: [--no-default-catalog, catalog, vms, -o, rendered, --prune]\n"
+        ),
+    )
+    .unwrap();
+    let (ok, log) = commit(&[".pre-commit-config.yaml"], "check the output");
+    assert!(!ok, "no rendered output yet:\n{log}");
+    assert!(log.contains("rendered does not exist"), "{log}");
+    let render = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
+            .current_dir(repo)
+            .args(["build", "--no-default-catalog", "catalog", "vms", "-o", "rendered"])
+            .args(["--prune"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    };
+    render();
+    let (ok, log) = commit(&[".pre-commit-config.yaml", "rendered"], "rendered output");
+    assert!(ok, "the rendered output is up to date:\n{log}");
+
+    // A source changes and the output is not rebuilt: the commit stops, naming the file.
+    std::fs::write(repo.join("vms/good.yaml"), vm("good", "        cpu: {}\n")).unwrap();
+    let (ok, log) = commit(&["vms/good.yaml"], "good vm, changed");
+    assert!(!ok, "stale output must fail the commit:\n{log}");
+    assert!(log.contains("_good.yaml: changed"), "{log}");
+    assert!(log.contains("rendered is out of date"), "{log}");
+    render();
+    let (ok, log) = commit(&["vms/good.yaml", "rendered"], "good vm, changed and rebuilt");
+    assert!(ok, "rebuilt output should pass:\n{log}");
 }
 
 #[test]
