@@ -442,7 +442,14 @@ fn pre_commit_hook_blocks_a_bad_vm() {
     let render = || {
         let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
             .current_dir(repo)
-            .args(["build", "--no-default-catalog", "catalog", "vms", "-o", "rendered"])
+            .args([
+                "build",
+                "--no-default-catalog",
+                "catalog",
+                "vms",
+                "-o",
+                "rendered",
+            ])
             .args(["--prune"])
             .output()
             .unwrap();
@@ -459,7 +466,10 @@ fn pre_commit_hook_blocks_a_bad_vm() {
     assert!(log.contains("_good.yaml: changed"), "{log}");
     assert!(log.contains("rendered is out of date"), "{log}");
     render();
-    let (ok, log) = commit(&["vms/good.yaml", "rendered"], "good vm, changed and rebuilt");
+    let (ok, log) = commit(
+        &["vms/good.yaml", "rendered"],
+        "good vm, changed and rebuilt",
+    );
     assert!(ok, "rebuilt output should pass:\n{log}");
 }
 
