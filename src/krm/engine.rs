@@ -298,21 +298,22 @@ impl Packages {
             .map(str::to_string)
     }
 
-    /// The home of a catalog document read from `path` (relative, as its annotations say).
-    fn home_of(&self, doc: &Value, path: &str) -> Home {
-        let package = self.package_of(doc);
+    /// The home of a catalog document read from `path` (relative, as its annotations say) in
+    /// the package the step runs on: under `kpt fn eval`, the subpackage whose `Kptfile`
+    /// directory holds it (the innermost); else that package itself.
+    fn home_at(&self, path: &str) -> Home {
         let path = path.strip_prefix("./").unwrap_or(path);
-        let prefix = if package.is_none() && annotations::package_path(doc).is_none() {
-            self.eval_dirs
-                .iter()
-                .filter(|dir| path.starts_with(dir.as_str()))
-                .max_by_key(|dir| dir.len())
-                .cloned()
-                .unwrap_or_default()
-        } else {
-            String::new()
-        };
-        Home { package, prefix }
+        let prefix = self
+            .eval_dirs
+            .iter()
+            .filter(|dir| path.starts_with(dir.as_str()))
+            .max_by_key(|dir| dir.len())
+            .cloned()
+            .unwrap_or_default();
+        Home {
+            package: None,
+            prefix,
+        }
     }
 
     /// Whether `item` sits in the file `file` of package `home`.
@@ -665,7 +666,7 @@ pub fn process_read(
                                             prefix: String::new(),
                                         }
                                     }
-                                    None => packages.home_of(&Value::Null, &obj.origin.path),
+                                    None => packages.home_at(&obj.origin.path),
                                 }
                             }
                         };
