@@ -9,6 +9,7 @@ mod infer;
 mod krm;
 mod presets;
 mod props;
+mod readme;
 mod render;
 mod validate;
 mod vmi;

@@ -1,0 +1,94 @@
+//! The diagnostics the README shows are the ones kvrender prints.
+//!
+//! Every line of the README that reads as a whole diagnostic (`file:line: severity[KVnnn] …`)
+//! has a row here: the directory under `testdata/readme/` and the command that prints it there.
+//! The test runs each command in its directory and looks for the README's line, character for
+//! character, in what it wrote to stderr; a README line without a row fails too.
+
+use crate::common::{kvrender, root, testdata};
+
+/// Directory under `testdata/readme/`, arguments, and the start of the README line.
+const SAMPLES: &[(&str, &[&str], &str)] = &[
+    (
+        "kv011",
+        &["expand", "vms/bad.yaml"],
+        "vms/bad.yaml:17: error[KV011]",
+    ),
+    (
+        "kv040",
+        &["build", "--no-default-catalog", "bad/"],
+        "bad/catalog.yaml:16: error[KV040]",
+    ),
+    (
+        "kv041",
+        &["build", "--no-default-catalog", "catalog/"],
+        "catalog/z.yaml:17: error[KV041]",
+    ),
+    ("kv013", &["expand", "vm.yaml"], "vm.yaml:9: error[KV013]"),
+];
+
+/// Whether `line` reads as a whole diagnostic: `path:line[:col]: severity[KVnnn] `.
+fn is_diagnostic(line: &str) -> bool {
+    let Some((location, rest)) = line.split_once(": ") else {
+        return false;
+    };
+    let mut parts = location.split(':');
+    let path = parts.next().unwrap_or_default();
+    let numbers: Vec<&str> = parts.collect();
+    let located = !path.is_empty()
+        && !path.contains([' ', '`', '|'])
+        && (1..=2).contains(&numbers.len())
+        && numbers
+            .iter()
+            .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    let coded = ["error[KV", "warning[KV", "info[KV"]
+        .iter()
+        .any(|severity| rest.starts_with(severity));
+    located && coded
+}
+
+#[test]
+fn the_readme_shows_diagnostics_as_kvrender_prints_them() {
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
+    let shown: Vec<&str> = readme.lines().filter(|l| is_diagnostic(l)).collect();
+    for line in &shown {
+        assert!(
+            SAMPLES.iter().any(|(_, _, start)| line.starts_with(start)),
+            "the README shows a diagnostic no sample checks; add its input under \
+             testdata/readme/ and a row to SAMPLES:\n{line}"
+        );
+    }
+    for (dir, args, start) in SAMPLES {
+        let line = shown
+            .iter()
+            .find(|l| l.starts_with(start))
+            .unwrap_or_else(|| panic!("the README no longer shows `{start} …`: drop its row"));
+        let out = kvrender()
+            .args(*args)
+            .current_dir(testdata("readme").join(dir))
+            .output()
+            .expect("kvrender runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.lines().any(|printed| printed == *line),
+            "`kvrender {}` in testdata/readme/{dir} does not print the README's line\n\
+             README:  {line}\nprinted: {stderr}",
+            args.join(" ")
+        );
+        assert_eq!(out.status.code(), Some(1), "{dir}: an error exits 1");
+    }
+}
+
+#[test]
+fn only_whole_diagnostics_count_as_samples() {
+    assert!(is_diagnostic(
+        "vm.yaml:9: error[KV013] VirtualMachine/web/vm1: …"
+    ));
+    assert!(is_diagnostic("input.yaml:3:7: error[KV001] broken"));
+    assert!(!is_diagnostic("`db.yaml:17: error[KV004] …`"));
+    assert!(!is_diagnostic("| `KV041` | a label that disagrees |"));
+    assert!(!is_diagnostic(
+        "<kustomize build>: error[KV010] VirtualMachine/fedora: …"
+    ));
+    assert!(!is_diagnostic("vm.yaml:x: error[KV013] …"));
+}
