@@ -426,7 +426,11 @@ fn catalog_checks_name_file_and_line() {
 
 #[test]
 fn each_catalog_finding_is_reported_once() {
-    let out = run(&["build", "--no-default-catalog", "testdata/build/label-once"]);
+    let out = run(&[
+        "build",
+        "--no-default-catalog",
+        "testdata/readme/kv041/catalog",
+    ]);
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
     let lines: Vec<&str> = stderr.lines().collect();
