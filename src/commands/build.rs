@@ -91,7 +91,7 @@ pub fn run(args: &BuildArgs) -> Result<Outcome> {
     let items: Vec<Value> = processed
         .items
         .into_iter()
-        .filter(|v| !is_local_config(v))
+        .filter(|v| !crate::model::object::is_local_config(v))
         .collect();
     let items: Vec<Value> = if args.catalog_only {
         items.into_iter().filter(is_catalog_object).collect()
@@ -176,23 +176,6 @@ fn report_changes(stderr: &mut String, dir: &Path, changes: &files::Changes) {
             changes.removed.len()
         );
     }
-}
-
-fn is_local_config(v: &Value) -> bool {
-    let group = v
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .and_then(|a| a.split_once('/'))
-        .map_or("", |(g, _)| g);
-    matches!(group, "kustomize.config.k8s.io" | "kpt.dev")
-        || crate::model::path::str_at(
-            v,
-            &[
-                "metadata",
-                "annotations",
-                "config.kubernetes.io/local-config",
-            ],
-        ) == Some("true")
 }
 
 fn is_catalog_object(v: &Value) -> bool {

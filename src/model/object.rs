@@ -109,6 +109,30 @@ fn in_group_of(api_version: &str, kind: Kind) -> bool {
         .is_some_and(|rest| rest.starts_with('/'))
 }
 
+/// Whether a document is tool configuration rather than a cluster resource: a kustomization, a
+/// kpt file or one of kvrender's own catalog and configuration documents (their API groups), or
+/// anything marked `config.kubernetes.io/local-config: "true"`. kustomize and kpt never apply
+/// such a document, so `build` does not print it and the API server's checks of names and
+/// metadata do not concern it.
+pub fn is_local_config(v: &Value) -> bool {
+    let group = v
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .and_then(|a| a.split_once('/'))
+        .map_or("", |(g, _)| g);
+    matches!(
+        group,
+        "kustomize.config.k8s.io" | "kpt.dev" | crate::render::CATALOG_GROUP
+    ) || crate::model::path::str_at(
+        v,
+        &[
+            "metadata",
+            "annotations",
+            "config.kubernetes.io/local-config",
+        ],
+    ) == Some("true")
+}
+
 /// One Kubernetes document with its origin.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Object {

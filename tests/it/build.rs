@@ -299,6 +299,7 @@ fn output_path_that_is_a_file_is_refused() {
 fn hostile_names_stay_inside_the_output_dir() {
     let tmp = tempfile::tempdir().unwrap();
     let input = tmp.path().join("in.yaml");
+    // Names no kind accepts are refused at their line, and nothing is written.
     std::fs::write(
         &input,
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ../x\n---\n\
@@ -307,19 +308,44 @@ fn hostile_names_stay_inside_the_output_dir() {
     )
     .unwrap();
     let dir = tmp.path().join("deep").join("out");
-    let out = run(&[
-        "build",
-        "--no-default-catalog",
-        input.to_str().unwrap(),
-        "-o",
-        dir.to_str().unwrap(),
-    ]);
+    let build = |input: &std::path::Path| {
+        run(&[
+            "build",
+            "--no-default-catalog",
+            input.to_str().unwrap(),
+            "-o",
+            dir.to_str().unwrap(),
+        ])
+    };
+    let out = build(&input);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for line in [4, 9, 14] {
+        let at = format!("in.yaml:{line}: error[KV003] ConfigMap/");
+        assert!(stderr.contains(&at), "{at}: {stderr}");
+    }
+    assert!(!tmp.path().join("deep").exists(), "nothing written");
+
+    // Names the API server may take for some kind still make one plain file each, in DIR.
+    let long = "n".repeat(300);
+    std::fs::write(
+        &input,
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: '...'\n---\n\
+             apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  \
+             name: 'system:..:x'\n---\n\
+             apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {long}\n  namespace: ../../etc\n",
+        ),
+    )
+    .unwrap();
+    let out = build(&input);
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     let written = tree(&dir);
     assert_eq!(written.len(), 3, "{:?}", written.keys());
     for name in written.keys() {
         // One plain file name each, directly in DIR.
         assert!(!name.contains('/') && name.ends_with(".yaml"), "{name}");
+        assert!(name.len() < 255, "{name}");
     }
     // Nothing anywhere else in the temporary folder.
     let mut everything: Vec<String> = tree(tmp.path()).into_keys().collect();

@@ -810,3 +810,129 @@ fn whole_floats_are_integers() {
         "{text}"
     );
 }
+
+/// The API server checks the metadata of every kind alike, so objects kvrender otherwise passes
+/// through are held to it too: a name, field names and types of `ObjectMeta`, label and
+/// annotation keys and values. `validate`, `build` and the KRM function say so at the line;
+/// tool configuration, which is never applied, is left alone.
+#[test]
+fn any_objects_metadata_is_checked_as_the_api_server_checks_it() {
+    let text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n---\n\
+         apiVersion: v1\nkind: Secret\nmetadata:\n  name: 0123\n---\n\
+         apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: ../../etc\n---\n\
+         apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n  namespace: [shop]\n  \
+         labels:\n    tier: front end\n  annotations:\n    replicas: 3\n  lables: {a: b}\n---\n\
+         apiVersion: batch/v1\nkind: Job\nmetadata:\n  generateName: nightly-\n---\n\
+         apiVersion: v1\nkind: ConfigMap\nmetadata:\n  annotations:\n    \
+         config.kubernetes.io/local-config: \"true\"\n  labels: [not, checked]\n";
+    let (tmp, file) = temp_file("other.yaml", text);
+    let wanted = [
+        (
+            3,
+            "error[KV003] ConfigMap/<no name>: metadata.name: the ConfigMap has no",
+        ),
+        (
+            8,
+            "error[KV003] Secret/<no name>: metadata.name: `metadata.name` must be a string",
+        ),
+        (13, "error[KV003] Deployment/\"../../etc\": metadata.name:"),
+        (
+            19,
+            "error[KV004] Service/web: metadata.namespace: must be a string, not a list",
+        ),
+        (
+            21,
+            "error[KV006] Service/web: metadata.labels[\"tier\"]: label value \"front end\"",
+        ),
+        (
+            23,
+            "error[KV004] Service/web: metadata.annotations.replicas: must be a string",
+        ),
+        (
+            24,
+            "warning[KV022] Service/web: metadata.lables: unknown field `lables`",
+        ),
+    ];
+    let check = |what: &str, out: &std::process::Output, findings: &str| {
+        assert_eq!(out.status.code(), Some(1), "{what}: {findings}");
+        for (line, want) in wanted {
+            let at = format!("other.yaml:{line}: {want}");
+            assert!(findings.contains(&at), "{what}: no `{at}` in:\n{findings}");
+        }
+        let lines = findings.lines().filter(|l| l.contains("[KV")).count();
+        assert_eq!(lines, wanted.len(), "{what}: only these:\n{findings}");
+    };
+    let out = run_on(&["validate", "--no-default-catalog"], &file);
+    check("validate", &out, &String::from_utf8_lossy(&out.stdout));
+
+    let dir = tmp.path().join("out");
+    let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
+        .current_dir(tmp.path())
+        .args(["build", "other.yaml", "-o", "out"])
+        .output()
+        .unwrap();
+    check("build", &out, &String::from_utf8_lossy(&out.stderr));
+    assert!(!dir.exists(), "build wrote files despite errors");
+
+    // The KRM function: each finding is a result naming the field and the file.
+    let mut items = String::new();
+    for doc in text.split("---\n") {
+        let value: serde_json::Value = serde_saphyr::from_str(doc).unwrap();
+        items.push_str(&format!("- {}\n", serde_json::to_string(&value).unwrap()));
+    }
+    let list = format!("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{items}");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kvrender"))
+        .arg("fn")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write as _;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(list.as_bytes())
+            .unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", describe_output(&out));
+    let parsed: serde_json::Value =
+        serde_saphyr::from_str(&String::from_utf8_lossy(&out.stdout)).expect("a ResourceList");
+    let results = parsed["results"].as_array().expect("results");
+    let mut fields: Vec<(&str, &str)> = results
+        .iter()
+        .filter(|r| r["severity"] != "info")
+        .map(|r| {
+            (
+                r["resourceRef"]["kind"].as_str().unwrap_or(""),
+                r["field"]["path"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    fields.sort();
+    assert_eq!(
+        fields,
+        [
+            ("ConfigMap", "metadata.name"),
+            ("Deployment", "metadata.name"),
+            ("Secret", "metadata.name"),
+            ("Service", "metadata.annotations.replicas"),
+            ("Service", "metadata.labels[\"tier\"]"),
+            ("Service", "metadata.lables"),
+            ("Service", "metadata.namespace"),
+        ],
+        "{results:#?}"
+    );
+}
+
+fn describe_output(out: &std::process::Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}

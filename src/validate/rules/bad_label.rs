@@ -1,8 +1,8 @@
 //! `KV006` bad-label.
 //!
 //! ## What it checks
-//! The labels and annotations of every instancetype, preference, VirtualMachine and other
-//! KubeVirt object, as the API server checks the metadata of any object:
+//! The labels and annotations of every object, as the API server checks the metadata of any
+//! kind (tool configuration, which kustomize and kpt never apply, aside):
 //! - a label or annotation key is an optional prefix and `/`, then a name. The name is 1 to 63
 //!   characters: letters, digits, `-`, `_` and `.`, starting and ending with a letter or digit.
 //!   The prefix is a DNS subdomain of at most 253 characters (lowercase for a label; an
@@ -36,6 +36,7 @@ use serde_json::Value;
 
 use crate::diagnostic::{Diagnostic, Severity, codes, shortened};
 use crate::model::names::{is_dns_subdomain, is_name_part};
+use crate::model::object::is_local_config;
 use crate::model::{Kind, Object};
 use crate::validate::Rule;
 
@@ -50,9 +51,9 @@ pub const RULE: Rule = Rule {
 /// The most all annotations of one object may take, keys and values together.
 pub const ANNOTATIONS_MAX_BYTES: usize = 256 * 1024;
 
-/// Report the labels and annotations of a KubeVirt object the API server would refuse.
+/// Report the labels and annotations of an object the API server would refuse.
 pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
-    if obj.kind() == Kind::Other {
+    if obj.kind() == Kind::Other && is_local_config(&obj.value) {
         return;
     }
     let Some(metadata) = obj.value.get("metadata") else {
@@ -356,10 +357,24 @@ mod tests {
     }
 
     #[test]
-    fn other_kinds_and_non_string_values_are_left_alone() {
+    fn every_kind_is_checked_but_tool_configuration() {
+        // The API server checks the metadata of every kind alike.
         let other = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  labels:\n    \
                      a: b c\n";
-        assert_eq!(findings(other), []);
+        let out = findings(other);
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert_eq!(out[0].field.as_deref(), Some("metadata.labels[\"a\"]"));
+        // kustomize and kpt never send their own configuration to it.
+        let local = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  annotations:\n    \
+                     config.kubernetes.io/local-config: \"true\"\n  labels:\n    a: b c\n";
+        assert_eq!(findings(local), []);
+        let kptfile = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: c\n  labels:\n    \
+                       a: b c\n";
+        assert_eq!(findings(kptfile), []);
+    }
+
+    #[test]
+    fn non_string_values_are_left_to_the_type_checks() {
         assert_eq!(findings(&pref("  labels:\n    a: [1]\n    b: 5\n")), []);
     }
 }

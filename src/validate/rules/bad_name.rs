@@ -8,6 +8,12 @@
 //! and `-`, starting and ending with a letter or digit (`validate`, `build` and the KRM
 //! function; `expand` leaves the namespace to the cluster).
 //!
+//! Every other object (tool configuration aside: kustomizations, Kptfiles, kvrender's own
+//! catalog and configuration documents, anything marked `config.kubernetes.io/local-config:
+//! "true"`) is held to what the API server asks of any
+//! kind: a `metadata.name` that is a string (or a `generateName`), usable as a segment of the
+//! object's URL: not `.` or `..`, no `/` or `%`.
+//!
 //! ## Why
 //! The API server refuses an object without a name (these kinds take no `generateName` in a
 //! GitOps tree) or with an invalid one, and nothing can reference it. `expand` and `build`
@@ -22,8 +28,11 @@
 //! ## Fix
 //! Give the object a valid `metadata.name`.
 
+use serde_json::Value;
+
 use crate::diagnostic::{Diagnostic, Severity, codes};
 use crate::model::names::is_dns_label;
+use crate::model::object::is_local_config;
 use crate::model::{Kind, Object};
 use crate::pipeline;
 use crate::validate::Rule;
@@ -32,13 +41,16 @@ use crate::validate::Rule;
 pub const RULE: Rule = Rule {
     code: codes::BAD_NAME,
     name: "bad-name",
-    summary: "An instancetype, preference or VirtualMachine has no `metadata.name`, or a name or namespace the API server refuses.",
+    summary: "An instancetype, preference or VirtualMachine has no `metadata.name`, or a name or namespace the API server refuses; any other object has no name, or one no kind accepts (`..`, a `/`).",
     severity: Severity::Error,
 };
 
 /// Report a KubeVirt object without a valid name.
 pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
     if obj.kind() == Kind::Other {
+        if !is_local_config(&obj.value) {
+            out.extend(any_kind_name(obj));
+        }
         return;
     }
     let generate = || {
@@ -71,6 +83,47 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
             .with_field("metadata.namespace"),
         );
     }
+}
+
+/// The name of an object of any other kind, checked as the API server checks every kind's:
+/// present (or a `generateName` in its place, for `kubectl create`), a string, and usable as a
+/// segment of the object's URL (not `.` or `..`, no `/` or `%`). Which names a kind accepts
+/// beyond that depends on the kind (most take DNS subdomains, RBAC roles take `:`), so nothing
+/// more is asked of them.
+fn any_kind_name(obj: &Object) -> Option<Diagnostic> {
+    let name = obj.name();
+    if name.is_empty() {
+        let generate = obj
+            .value
+            .get("metadata")
+            .and_then(|m| m.get("generateName"))
+            .and_then(Value::as_str)
+            .is_some_and(|g| !g.is_empty());
+        return (!generate)
+            .then(|| pipeline::name_diagnostic(obj))
+            .flatten();
+    }
+    let why = match name {
+        "." | ".." => format!("it is `{name}`"),
+        _ if name.contains('/') => "it contains `/`".to_string(),
+        _ if name.contains('%') => "it contains `%`".to_string(),
+        _ => return None,
+    };
+    let shown = format!("{:?}", crate::diagnostic::shortened(name));
+    let mut d = Diagnostic::error(
+        RULE.code,
+        obj.field_origin("metadata.name"),
+        format!(
+            "{shown} is not a valid name for any kind of Kubernetes object: {why}; the API \
+             server refuses the object"
+        ),
+    )
+    .with_object(obj.object_ref())
+    .with_field("metadata.name");
+    if let Some(object) = &mut d.object {
+        object.name = shown;
+    }
+    Some(d)
 }
 
 #[cfg(test)]
@@ -110,5 +163,57 @@ mod tests {
             []
         );
         assert_eq!(findings("ConfigMap", meta), []);
+    }
+
+    #[test]
+    fn any_other_object_needs_a_name_the_api_server_can_address() {
+        for good in [
+            json!({"name": "settings"}),
+            json!({"name": "system:Controller_1"}),
+            json!({"name": "...x"}),
+            json!({"generateName": "job-"}),
+        ] {
+            assert_eq!(findings("ConfigMap", good.clone()), [], "{good}");
+        }
+        for (bad, says) in [
+            (json!({}), "the ConfigMap has no `metadata.name`"),
+            (json!({"name": ""}), "the ConfigMap has no `metadata.name`"),
+            (
+                json!({"generateName": ""}),
+                "the ConfigMap has no `metadata.name`",
+            ),
+            (json!({"name": 12}), "must be a string, not an integer"),
+            (json!({"name": [1]}), "must be a string, not a list"),
+            (json!({"name": "../../etc/x"}), "it contains `/`"),
+            (json!({"name": "a%2f"}), "it contains `%`"),
+            (json!({"name": ".."}), "it is `..`"),
+            (json!({"name": "."}), "it is `.`"),
+        ] {
+            let out = findings("ConfigMap", bad.clone());
+            assert_eq!(out.len(), 1, "{bad}: {out:?}");
+            assert_eq!(out[0].code, codes::BAD_NAME);
+            assert_eq!(out[0].field.as_deref(), Some("metadata.name"));
+            assert!(out[0].message.contains(says), "{bad}: {}", out[0].message);
+        }
+    }
+
+    #[test]
+    fn tool_configuration_is_not_checked() {
+        let local = json!({"annotations": {"config.kubernetes.io/local-config": "true"}});
+        assert_eq!(findings("ConfigMap", local), []);
+        for (api_version, kind) in [
+            ("kpt.dev/v1", "Kptfile"),
+            ("kustomize.config.k8s.io/v1beta1", "Kustomization"),
+            ("kvrender.io/v1alpha1", "Parts"),
+            ("kvrender.io/v1alpha1", "KVRender"),
+        ] {
+            let obj = Object::new(
+                json!({"apiVersion": api_version, "kind": kind, "metadata": {}}),
+                Origin::new("tool.yaml", 0, Some(1)),
+            );
+            let mut out = Vec::new();
+            check(&obj, &mut out);
+            assert_eq!(out, [], "{kind}");
+        }
     }
 }

@@ -5,7 +5,9 @@
 //! instancetypes and preferences touch (`spec`, the matchers, `template.spec`, `domain`, `cpu`,
 //! `memory`, `resources`, `devices`, ...) and in the `metadata` of all three and of the VM's
 //! template, against the json names of KubeVirt's Go types and of Kubernetes' `ObjectMeta`.
-//! Names are case-sensitive.
+//! The `metadata` of every other object (tool configuration aside) is checked against
+//! `ObjectMeta` too: its names and types are the same whatever the kind. Names are
+//! case-sensitive.
 //!
 //! An unknown field at the top level of an instancetype or preference (beside `apiVersion`,
 //! `kind`, `metadata`, `spec` and `status`) is an error: KubeVirt's webhook refuses the object.
@@ -30,6 +32,7 @@
 //! Use the field name the message suggests, or remove the field.
 
 use crate::diagnostic::{Diagnostic, Severity, codes};
+use crate::model::object::is_local_config;
 use crate::model::{Kind, Object};
 use crate::validate::Rule;
 use crate::validate::schema::{self, Problem, Ty};
@@ -38,7 +41,7 @@ use crate::validate::schema::{self, Problem, Ty};
 pub const RULE: Rule = Rule {
     code: codes::UNKNOWN_FIELD,
     name: "unknown-field",
-    summary: "A field KubeVirt does not know (e.g. a wrong case): `kubectl apply` refuses the object, a client that does not validate fields has it dropped; either way it does nothing. At the top level of an instancetype or preference it is an error: KubeVirt's webhook refuses the object.",
+    summary: "A field KubeVirt does not know, or one of any object's `metadata` that Kubernetes does not know (e.g. a wrong case): `kubectl apply` refuses the object, a client that does not validate fields has it dropped; either way it does nothing. At the top level of an instancetype or preference it is an error: KubeVirt's webhook refuses the object.",
     severity: Severity::Warning,
 };
 
@@ -51,13 +54,22 @@ fn schema_for(kind: Kind) -> Option<Ty> {
     }
 }
 
-/// Report unknown fields (`KV022`) and wrong types (`KV004`) in a KubeVirt object.
+/// Report unknown fields (`KV022`) and wrong types (`KV004`) in a KubeVirt object, or in the
+/// `metadata` of any other.
 pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
-    let Some(ty) = schema_for(obj.kind()) else {
-        return;
-    };
     let mut problems = Vec::new();
-    schema::check(&obj.value, ty, "", &mut problems);
+    match schema_for(obj.kind()) {
+        Some(ty) => schema::check(&obj.value, ty, "", &mut problems),
+        // Every other object's `metadata` is Kubernetes' `ObjectMeta`, whatever its kind;
+        // tool configuration is never sent to the API server.
+        None if obj.kind() != Kind::Other || !is_local_config(&obj.value) => {
+            if let Some(metadata) = obj.value.get("metadata") {
+                let ty = Ty::Struct(schema::OBJECT_META);
+                schema::check(metadata, ty, "metadata", &mut problems);
+            }
+        }
+        None => return,
+    }
     for p in problems {
         // A name that is not a string is the name rule's (`KV003`), which says to quote it.
         if matches!(&p, Problem::WrongType { path, .. } if path == "metadata.name") {
