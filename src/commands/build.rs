@@ -187,17 +187,48 @@ fn is_catalog_object(v: &Value) -> bool {
 
 fn one_file_per_object(items: &[Value]) -> Result<BTreeMap<String, String>> {
     let mut tree = BTreeMap::new();
-    for (item, name) in items.iter().zip(files::kustomize_file_names(items)) {
-        let text = emit::stream_document(item);
-        if tree.insert(name.clone(), text).is_some() {
+    let mut first_of: BTreeMap<String, usize> = BTreeMap::new();
+    for (i, (item, name)) in items
+        .iter()
+        .zip(files::kustomize_file_names(items))
+        .enumerate()
+    {
+        if let Some(&first) = first_of.get(&name) {
             return Err(crate::error::Error::Usage(format!(
-                "two objects would be written to the same file `{name}` (file names are \
+                "{} and {} would be written to the same file `{name}` (file names are \
                  lower-cased, every character outside `[a-z0-9._-]` becomes `_`, and a name \
-                 is cut at 240 characters)"
+                 is cut at 240 characters): rename one of them",
+                describe(&items[first]),
+                describe(item)
             )));
         }
+        first_of.insert(name.clone(), i);
+        tree.insert(name, emit::stream_document(item));
     }
     Ok(tree)
+}
+
+/// `Kind/namespace/name` of an output item, as diagnostics name objects, the name quoted and
+/// shortened when it holds anything unusual.
+fn describe(item: &Value) -> String {
+    let field = |path: &[&str]| crate::model::path::str_at(item, path).unwrap_or("");
+    let kind = field(&["kind"]);
+    let namespace = field(&["metadata", "namespace"]);
+    let name = field(&["metadata", "name"]);
+    let plain = |s: &str| {
+        s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | ':'))
+    };
+    let name = if plain(name) && !name.is_empty() {
+        name.to_string()
+    } else {
+        format!("{:?}", crate::diagnostic::shortened(name))
+    };
+    if namespace.is_empty() {
+        format!("{kind}/{name}")
+    } else {
+        format!("{kind}/{namespace}/{name}")
+    }
 }
 
 fn bundles(items: &[Value]) -> Result<BTreeMap<String, String>> {

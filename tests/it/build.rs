@@ -1310,3 +1310,35 @@ fn catalog_only_checks_the_catalog_objects_it_prints() {
         1
     );
 }
+
+/// Two objects whose file names come out the same (file names are lower-cased) stop the
+/// write before anything is written, and the message names both objects.
+#[test]
+fn objects_sharing_a_file_name_are_named_and_nothing_is_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("roles.yaml");
+    std::fs::write(
+        &input,
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: Admin\n\
+         ---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  \
+         name: admin\n",
+    )
+    .unwrap();
+    let dir = tmp.path().join("out");
+    let out = run(&[
+        "build",
+        input.to_str().unwrap(),
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "ClusterRole/Admin and ClusterRole/admin would be written to the same file \
+             `rbac.authorization.k8s.io_v1_clusterrole_admin.yaml`"
+        ),
+        "{stderr}"
+    );
+    assert!(!dir.exists(), "nothing written");
+}
