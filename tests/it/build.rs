@@ -13,7 +13,7 @@ use kvrender::model::Object;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::common::{describe, kvrender, root, snapshot_settings, tool};
+use crate::common::{describe, kvrender, root, run_with_stdin, snapshot_settings, tool};
 
 /// The upstream common-instancetypes bundle (kustomize's build of the release).
 const BUNDLE: &str = "testdata/anchors/common-instancetypes-bundle.yaml";
@@ -650,15 +650,9 @@ fn families_under_catalog_resolve_everywhere() {
          metadata: {{name: c}}\n  catalogs: [{}]\n",
         catalog.display()
     );
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kvrender"))
-        .arg("fn")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(&mut child.stdin.take().unwrap(), input.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
+    let mut cmd = kvrender();
+    cmd.arg("fn");
+    let out = run_with_stdin(cmd, &input);
     assert_eq!(out.status.code(), Some(0), "fn: {}", describe(&out));
     assert!(stdout(&out).contains("gpus:"), "{}", stdout(&out));
 }

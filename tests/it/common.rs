@@ -18,6 +18,18 @@ pub fn describe(out: &Output) -> String {
     )
 }
 
+/// Run `cmd` with `stdin` written to its standard input, to its end.
+pub fn run_with_stdin(mut cmd: Command, stdin: impl AsRef<[u8]>) -> Output {
+    let mut child = cmd
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start kvrender");
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), stdin.as_ref()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
 /// Run `cmd` to its end and [`describe`] what it did.
 pub fn outcome(cmd: &mut Command) -> String {
     describe(&cmd.output().expect("the command runs"))

@@ -3,7 +3,7 @@
 
 use std::fs;
 
-use crate::common::{kvrender, outcome, snapshot_settings, testdata};
+use crate::common::{kvrender, outcome, run_with_stdin, snapshot_settings, testdata};
 
 #[test]
 fn namespaced_instancetype_and_cluster_preference() {
@@ -190,14 +190,9 @@ fn stdin_is_read_with_a_dash() {
         ])
         .output()
         .unwrap();
-    let mut child = kvrender()
-        .args(["expand", "--no-default-catalog", "-"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(child.stdin.as_mut().unwrap(), &input).unwrap();
-    let from_stdin = child.wait_with_output().unwrap();
+    let mut cmd = kvrender();
+    cmd.args(["expand", "--no-default-catalog", "-"]);
+    let from_stdin = run_with_stdin(cmd, &input);
     assert!(from_stdin.status.success());
     assert_eq!(from_stdin.stdout, from_file.stdout);
 }

@@ -8,7 +8,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::common::tool;
+use crate::common::{run_with_stdin, tool};
 
 const BIN: &str = env!("CARGO_BIN_EXE_kvrender");
 
@@ -43,22 +43,6 @@ fn scrub(text: &str, tmp: Option<&Path>) -> String {
             .into_owned();
     }
     text
-}
-
-fn run_with_stdin(mut cmd: Command, stdin: &str) -> Output {
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start kvrender");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
 }
 
 /// `kvrender fn` on a ResourceList: (exit code, stdout parsed, stdout text, stderr).
@@ -1766,20 +1750,12 @@ fn kustomize_legacy_plugin_script_ignores_args_one_liner() {
 /// A ResourceList that is not text is reported as such, with where it stops being text.
 #[test]
 fn a_resource_list_that_is_not_utf8_says_so() {
-    let mut child = Command::new(BIN)
-        .arg("fn")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- metadata: {name: \"\xff\"}\n")
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let mut cmd = Command::new(BIN);
+    cmd.arg("fn");
+    let out = run_with_stdin(
+        cmd,
+        b"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- metadata: {name: \"\xff\"}\n",
+    );
     assert_eq!(out.status.code(), Some(1));
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert!(

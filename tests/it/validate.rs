@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::common::{describe, run_with_stdin};
+
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
 /// Keep snapshots in the top-level `snapshots/` folder while the guard lives.
@@ -881,24 +883,10 @@ fn any_objects_metadata_is_checked_as_the_api_server_checks_it() {
         items.push_str(&format!("- {}\n", serde_json::to_string(&value).unwrap()));
     }
     let list = format!("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{items}");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kvrender"))
-        .arg("fn")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    {
-        use std::io::Write as _;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(list.as_bytes())
-            .unwrap();
-    }
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", describe_output(&out));
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kvrender"));
+    cmd.arg("fn");
+    let out = run_with_stdin(cmd, &list);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
     let parsed: serde_json::Value =
         serde_saphyr::from_str(&String::from_utf8_lossy(&out.stdout)).expect("a ResourceList");
     let results = parsed["results"].as_array().expect("results");
@@ -926,13 +914,4 @@ fn any_objects_metadata_is_checked_as_the_api_server_checks_it() {
         ],
         "{results:#?}"
     );
-}
-
-fn describe_output(out: &std::process::Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
