@@ -4,7 +4,7 @@
 //! case (an empty group is left out). When the namespaced objects span more than one namespace,
 //! each of them is prefixed with `<namespace>_`, a namespaced object without a namespace counting
 //! as `default`. Which kinds are cluster-scoped is what kustomize itself knows: the built-in
-//! Kubernetes kinds of `CLUSTER_SCOPED`. Any other kind, custom resources included, is
+//! Kubernetes kinds of [`is_builtin_cluster_scoped`]. Any other kind, custom resources included, is
 //! namespaced to kustomize, so a `VirtualMachineClusterInstancetype` gets the `default_` prefix
 //! beside objects of two namespaces, as kustomize gives it.
 //!
@@ -25,6 +25,7 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::load::walk::OUTPUT_MARKER;
+use crate::model::scope::is_builtin_cluster_scoped;
 
 /// What [`OUTPUT_MARKER`] says to whoever opens it.
 const MARKER_TEXT: &str = "\
@@ -33,58 +34,6 @@ const MARKER_TEXT: &str = "\
 # top of a repository does not read every object a second time. Naming this directory as a
 # PATH reads it; deleting this file makes it an ordinary directory again.
 ";
-
-/// The built-in kinds kustomize (v5) files without a namespace prefix: its API schema's
-/// cluster-scoped kinds, by API group, versions and kinds.
-const CLUSTER_SCOPED: &[(&str, &[&str], &[&str])] = &[
-    (
-        "",
-        &["v1"],
-        &["ComponentStatus", "Namespace", "Node", "PersistentVolume"],
-    ),
-    (
-        "admissionregistration.k8s.io",
-        &["v1", "v1beta1"],
-        &[
-            "MutatingWebhookConfiguration",
-            "ValidatingWebhookConfiguration",
-        ],
-    ),
-    (
-        "apiextensions.k8s.io",
-        &["v1", "v1beta1"],
-        &["CustomResourceDefinition"],
-    ),
-    (
-        "apiregistration.k8s.io",
-        &["v1", "v1beta1"],
-        &["APIService"],
-    ),
-    (
-        "certificates.k8s.io",
-        &["v1", "v1beta1"],
-        &["CertificateSigningRequest"],
-    ),
-    (
-        "flowcontrol.apiserver.k8s.io",
-        &["v1beta1"],
-        &["FlowSchema", "PriorityLevelConfiguration"],
-    ),
-    ("networking.k8s.io", &["v1", "v1beta1"], &["IngressClass"]),
-    ("node.k8s.io", &["v1", "v1beta1"], &["RuntimeClass"]),
-    ("policy", &["v1beta1"], &["PodSecurityPolicy"]),
-    (
-        "rbac.authorization.k8s.io",
-        &["v1", "v1beta1"],
-        &["ClusterRole", "ClusterRoleBinding"],
-    ),
-    ("scheduling.k8s.io", &["v1", "v1beta1"], &["PriorityClass"]),
-    (
-        "storage.k8s.io",
-        &["v1", "v1beta1"],
-        &["CSIDriver", "CSINode", "StorageClass", "VolumeAttachment"],
-    ),
-];
 
 /// An object's API group, version, kind, name and namespace, as strings (`""` when missing).
 struct Id<'a> {
@@ -113,9 +62,7 @@ impl<'a> Id<'a> {
     /// The namespace kustomize files the object under: `None` for a cluster-scoped kind,
     /// `default` for a namespaced object without one.
     fn effective_namespace(&self) -> Option<&'a str> {
-        let cluster_scoped = CLUSTER_SCOPED.iter().any(|(group, versions, kinds)| {
-            *group == self.group && versions.contains(&self.version) && kinds.contains(&self.kind)
-        });
+        let cluster_scoped = is_builtin_cluster_scoped(self.group, self.version, self.kind);
         match (cluster_scoped, self.namespace) {
             (true, _) => None,
             (false, "") => Some("default"),

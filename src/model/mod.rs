@@ -9,5 +9,6 @@ pub mod names;
 pub mod object;
 pub mod path;
 pub mod quantity;
+pub mod scope;
 
 pub use object::{Kind, Object};

@@ -2,7 +2,10 @@
 //!
 //! ## What it checks
 //! That no two documents of the inputs define the same object: same API group, kind, namespace
-//! (unset = `default` for namespaced KubeVirt kinds) and name.
+//! and name. An unset namespace is `default`, where `kubectl apply` puts the object, and the
+//! namespace of a cluster-scoped kind (the cluster instancetypes and preferences, the built-in
+//! kinds of [`crate::model::scope`]) does not count, as the API server ignores it. kustomize
+//! refuses such pairs as the same object too.
 //!
 //! ## Why
 //! Applied one after the other, the last silently wins; kustomize refuses the pair outright.
@@ -18,6 +21,7 @@ use foldhash::{HashMap, HashMapExt};
 use std::collections::hash_map::Entry;
 
 use crate::diagnostic::{Diagnostic, Severity, codes};
+use crate::model::scope::is_builtin_cluster_scoped;
 use crate::model::{Kind, Object};
 use crate::validate::Rule;
 
@@ -31,10 +35,11 @@ pub const RULE: Rule = Rule {
 
 /// API group, kind, namespace and name.
 pub(crate) fn identity(obj: &Object) -> (&str, &str, &str, &str) {
-    let group = obj.api_version().split_once('/').map_or("", |(g, _)| g);
+    let api_version = obj.api_version();
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
     let namespace = match obj.kind() {
         Kind::ClusterInstancetype | Kind::ClusterPreference => "",
-        Kind::Other => obj.namespace().unwrap_or(""),
+        Kind::Other if is_builtin_cluster_scoped(group, version, obj.kind_str()) => "",
         _ => obj.effective_namespace(),
     };
     (group, obj.kind_str(), namespace, obj.name())
@@ -103,6 +108,35 @@ mod tests {
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].origin.line, Some(9));
         assert!(out[0].message.contains("f.yaml:1"));
+    }
+
+    #[test]
+    fn other_kinds_count_namespaces_as_the_api_server_does() {
+        let other = |api_version: &str, kind: &str, ns: Option<&str>, line: u32| {
+            let mut o = obj(kind, ns, line);
+            o.value["apiVersion"] = json!(api_version);
+            o
+        };
+        let objs = [
+            // Namespaced: unset is `default`.
+            other("v1", "ConfigMap", None, 1),
+            other("v1", "ConfigMap", Some("default"), 5),
+            other("v1", "ConfigMap", Some("shop"), 9),
+            other("example.com/v1", "Widget", None, 13),
+            other("example.com/v1", "Widget", Some("default"), 17),
+            // Cluster-scoped: the namespace does not count.
+            other("v1", "Namespace", None, 21),
+            other("v1", "Namespace", Some("x"), 25),
+            other("rbac.authorization.k8s.io/v1", "ClusterRole", Some("x"), 29),
+            other("rbac.authorization.k8s.io/v1", "ClusterRole", Some("y"), 33),
+            // Another group: another object.
+            other("example.com/v1", "ConfigMap", None, 37),
+        ];
+        let mut out = Vec::new();
+        check(&objs, &mut out);
+        let mut lines: Vec<u32> = out.iter().filter_map(|d| d.origin.line).collect();
+        lines.sort_unstable();
+        assert_eq!(lines, [5, 17, 25, 33], "{out:?}");
     }
 
     #[test]
