@@ -208,27 +208,17 @@ fn one_file_per_object(items: &[Value]) -> Result<BTreeMap<String, String>> {
     Ok(tree)
 }
 
-/// `Kind/namespace/name` of an output item, as diagnostics name objects, the name quoted and
-/// shortened when it holds anything unusual.
+/// `Kind/namespace/name` of an output item, as diagnostics name objects.
 fn describe(item: &Value) -> String {
     let field = |path: &[&str]| crate::model::path::str_at(item, path).unwrap_or("");
-    let kind = field(&["kind"]);
     let namespace = field(&["metadata", "namespace"]);
-    let name = field(&["metadata", "name"]);
-    let plain = |s: &str| {
-        s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | ':'))
-    };
-    let name = if plain(name) && !name.is_empty() {
-        name.to_string()
-    } else {
-        format!("{:?}", crate::diagnostic::shortened(name))
-    };
-    if namespace.is_empty() {
-        format!("{kind}/{name}")
-    } else {
-        format!("{kind}/{namespace}/{name}")
+    crate::origin::ObjectRef {
+        api_version: field(&["apiVersion"]).to_string(),
+        kind: field(&["kind"]).to_string(),
+        namespace: (!namespace.is_empty()).then(|| namespace.to_string()),
+        name: field(&["metadata", "name"]).to_string(),
     }
+    .to_string()
 }
 
 fn bundles(items: &[Value]) -> Result<BTreeMap<String, String>> {
