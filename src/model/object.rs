@@ -215,6 +215,12 @@ impl Object {
         kind
     }
 
+    /// Whether the object is tool configuration of a kind kvrender does not otherwise know
+    /// ([`is_local_config`]): never applied, so the API server's checks do not concern it.
+    pub fn is_tool_config(&self) -> bool {
+        self.kind() == Kind::Other && is_local_config(&self.value)
+    }
+
     /// Whether the object is of kind `kind`: `kind() == kind`, without classifying the `kind`
     /// string first.
     pub fn is_kind(&self, kind: Kind) -> bool {

@@ -35,9 +35,8 @@
 use serde_json::Value;
 
 use crate::diagnostic::{Diagnostic, Severity, codes, shortened};
+use crate::model::Object;
 use crate::model::names::{is_dns_subdomain, is_name_part};
-use crate::model::object::is_local_config;
-use crate::model::{Kind, Object};
 use crate::validate::Rule;
 
 /// The rule.
@@ -53,7 +52,7 @@ pub const ANNOTATIONS_MAX_BYTES: usize = 256 * 1024;
 
 /// Report the labels and annotations of an object the API server would refuse.
 pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
-    if obj.kind() == Kind::Other && is_local_config(&obj.value) {
+    if obj.is_tool_config() {
         return;
     }
     let Some(metadata) = obj.value.get("metadata") else {

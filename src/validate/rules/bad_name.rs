@@ -10,9 +10,9 @@
 //!
 //! Every other object (tool configuration aside: kustomizations, Kptfiles, kvrender's own
 //! catalog and configuration documents, anything marked `config.kubernetes.io/local-config:
-//! "true"`) is held to what the API server asks of any
-//! kind: a `metadata.name` that is a string (or a `generateName`), usable as a segment of the
-//! object's URL: not `.` or `..`, no `/` or `%`.
+//! "true"`) is held to what the API server asks of any kind: a `metadata.name` that is a string
+//! (or a `generateName`), usable as a segment of the object's URL: not `.` or `..`, no `/` or
+//! `%`.
 //!
 //! ## Why
 //! The API server refuses an object without a name (these kinds take no `generateName` in a
@@ -32,7 +32,6 @@ use serde_json::Value;
 
 use crate::diagnostic::{Diagnostic, Severity, codes};
 use crate::model::names::is_dns_label;
-use crate::model::object::is_local_config;
 use crate::model::{Kind, Object};
 use crate::pipeline;
 use crate::validate::Rule;
@@ -48,7 +47,7 @@ pub const RULE: Rule = Rule {
 /// Report a KubeVirt object without a valid name.
 pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
     if obj.kind() == Kind::Other {
-        if !is_local_config(&obj.value) {
+        if !obj.is_tool_config() {
             out.extend(any_kind_name(obj));
         }
         return;

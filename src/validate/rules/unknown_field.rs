@@ -32,7 +32,6 @@
 //! Use the field name the message suggests, or remove the field.
 
 use crate::diagnostic::{Diagnostic, Severity, codes};
-use crate::model::object::is_local_config;
 use crate::model::{Kind, Object};
 use crate::validate::Rule;
 use crate::validate::schema::{self, Problem, Ty};
@@ -62,7 +61,7 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
         Some(ty) => schema::check(&obj.value, ty, "", &mut problems),
         // Every other object's `metadata` is Kubernetes' `ObjectMeta`, whatever its kind;
         // tool configuration is never sent to the API server.
-        None if obj.kind() != Kind::Other || !is_local_config(&obj.value) => {
+        None if !obj.is_tool_config() => {
             if let Some(metadata) = obj.value.get("metadata") {
                 let ty = Ty::Struct(schema::OBJECT_META);
                 schema::check(metadata, ty, "metadata", &mut problems);
