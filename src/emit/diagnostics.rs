@@ -27,7 +27,24 @@ fn line_naming(d: &Diagnostic, object: Option<&str>) -> String {
         let _ = write!(s, "{field}: ");
     }
     s.push_str(&d.message);
-    s
+    one_line(s)
+}
+
+/// `line` with every control character escaped (`\n`, `\u{0}`): a file, object or field name
+/// from hostile input must not break a finding over several lines or hide part of it.
+fn one_line(line: String) -> String {
+    if !line.chars().any(char::is_control) {
+        return line;
+    }
+    line.chars()
+        .fold(String::with_capacity(line.len() + 8), |mut s, c| {
+            if c.is_control() {
+                s.extend(c.escape_default());
+            } else {
+                s.push(c);
+            }
+            s
+        })
 }
 
 /// Every diagnostic on its own line, then a summary line when there is anything to say. Findings
@@ -137,6 +154,19 @@ mod tests {
                 name: name.into(),
             })
             .with_field("spec.x")
+    }
+
+    #[test]
+    fn a_finding_stays_on_one_line_whatever_the_names_hold() {
+        let mut d = finding("a\nb\u{0}c", 3, "bad\rly");
+        d.origin.path = "dir/x\ty.yaml".into();
+        let line = human_line(&d);
+        assert_eq!(
+            line,
+            "dir/x\\ty.yaml:3: error[KV004] K/a\\nb\\u{0}c: spec.x: bad\\rly"
+        );
+        // The finding and the summary: two lines.
+        assert_eq!(human(&[d], true).lines().count(), 2);
     }
 
     #[test]
