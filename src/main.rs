@@ -30,7 +30,8 @@ fn main() -> ExitCode {
             code
         }
         Err(err) => {
-            let _ = writeln!(std::io::stderr(), "kvrender: error: {err:#}");
+            let message = emit::diagnostics::one_line(format!("{err:#}"));
+            let _ = writeln!(std::io::stderr(), "kvrender: error: {message}");
             ExitCode::from(2)
         }
     }

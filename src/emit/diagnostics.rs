@@ -31,8 +31,9 @@ fn line_naming(d: &Diagnostic, object: Option<&str>) -> String {
 }
 
 /// `line` with every control character escaped (`\n`, `\u{0}`): a file, object or field name
-/// from hostile input must not break a finding over several lines or hide part of it.
-fn one_line(line: String) -> String {
+/// from hostile input must not break a finding or an error over several lines or hide part of
+/// it.
+pub fn one_line(line: String) -> String {
     if !line.chars().any(char::is_control) {
         return line;
     }

@@ -120,6 +120,17 @@ fn a_missing_path_cannot_run() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
+    // Named with a line break, it is still one line of error, the break shown escaped.
+    let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
+        .args(["validate", "/nonexistent/kvrender\ninput.yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "kvrender: error: failed to read `/nonexistent/kvrender\\ninput.yaml`: No such file or \
+         directory (os error 2)\n"
+    );
 }
 
 /// A new temporary directory holding one file, `name`, with `text`.
