@@ -44,7 +44,8 @@ pub const RULE: Rule = Rule {
     severity: Severity::Error,
 };
 
-/// Report a KubeVirt object without a valid name.
+/// Report an object without a valid name: by the rules of KubeVirt's kinds for those, by what
+/// every kind asks for any other.
 pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
     if obj.kind() == Kind::Other {
         if !obj.is_tool_config() {
@@ -98,9 +99,11 @@ fn any_kind_name(obj: &Object) -> Option<Diagnostic> {
             .and_then(|m| m.get("generateName"))
             .and_then(Value::as_str)
             .is_some_and(|g| !g.is_empty());
-        return (!generate)
-            .then(|| pipeline::name_diagnostic(obj))
-            .flatten();
+        return if generate {
+            None
+        } else {
+            pipeline::name_diagnostic(obj)
+        };
     }
     let why = match name {
         "." | ".." => format!("it is `{name}`"),
