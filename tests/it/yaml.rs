@@ -4,6 +4,8 @@
 use std::process::Command;
 
 use kvrender::load::yaml;
+
+use crate::common::{describe, kvrender, tool};
 use serde_json::{Value, json};
 
 const TRICKY: &[&str] = &[
@@ -193,4 +195,54 @@ fn short_strings_over_yaml_syntax_read_back_in_yaml_1_1() {
         Value::Object(keys),
         "a YAML 1.1 reader changed a key"
     );
+}
+
+/// Plain numbers read as the Kubernetes tools read them: `defaultMode: 0644` is the octal 420
+/// for `kubectl` and kustomize (YAML 1.1), so an object `build` passes through must carry 420,
+/// not 644 (which the API server would refuse as a file mode). Checked against the real
+/// `kubectl kustomize` on the same file.
+#[test]
+fn plain_numbers_read_as_kubectl_and_kustomize_read_them() {
+    let spellings = [
+        "0644", "0400", "010", "-010", "+010", "08", "-09", "018", "00", "0", "-0", "0o17", "0x1F",
+        "-0x10", "0b101", "1_000", "0_7", "012_3", "7", "09.5", "00.5", "1e3",
+    ];
+    let fields: String = spellings
+        .iter()
+        .enumerate()
+        .map(|(i, s)| format!("  k{i}: {s}\n"))
+        .collect();
+    let text =
+        format!("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n{fields}");
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("web.yaml"), &text).unwrap();
+    std::fs::write(
+        tmp.path().join("kustomization.yaml"),
+        "resources: [web.yaml]\n",
+    )
+    .unwrap();
+
+    let ours = kvrender()
+        .arg("build")
+        .arg(tmp.path().join("web.yaml"))
+        .output()
+        .unwrap();
+    assert!(ours.status.success(), "{}", describe(&ours));
+    let theirs = Command::new(tool("kubectl"))
+        .arg("kustomize")
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert!(theirs.status.success(), "{}", describe(&theirs));
+    let spec = |out: &std::process::Output| {
+        let printed = String::from_utf8(out.stdout.clone()).unwrap();
+        let body = printed.trim_start_matches("---\n");
+        yaml::parse_document(body).unwrap()["spec"].clone()
+    };
+    let (ours, theirs) = (spec(&ours), spec(&theirs));
+    for (i, s) in spellings.iter().enumerate() {
+        assert_eq!(ours[format!("k{i}")], theirs[format!("k{i}")], "`{s}`");
+    }
+    assert_eq!(ours["k0"], json!(420));
+    assert_eq!(ours["k3"], json!(-8));
 }

@@ -561,7 +561,8 @@ mod tests {
     use super::*;
 
     fn full(text: &str) -> Value {
-        serde_saphyr::from_str::<Value>(text).expect("the full parser reads the case")
+        serde_saphyr::from_str_with_options::<Value>(text, super::super::options())
+            .expect("the full parser reads the case")
     }
 
     /// Each case either goes to the full parser or reads exactly as it does.

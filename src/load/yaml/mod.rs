@@ -44,6 +44,8 @@ fn options() -> serde_saphyr::Options {
     budget.max_depth = MAX_DEPTH;
     let mut options = serde_saphyr::Options::default();
     options.budget = Some(budget);
+    // `0644` is the octal 420, as kubectl and kustomize read it (YAML 1.1), not 644.
+    options.legacy_octal_numbers = true;
     options
 }
 
