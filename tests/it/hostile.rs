@@ -168,7 +168,7 @@ fn output_directory_that_is_a_file() {
     fs::write(tmp.path().join("out"), "not a directory\n").unwrap();
     fs::write(
         tmp.path().join("vm.yaml"),
-        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: vm\nspec:\n  template:\n    spec: {}\n",
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: vm\nspec:\n  template:\n    spec:\n      domain: {devices: {}}\n",
     )
     .unwrap();
     let out = run(kvrender()

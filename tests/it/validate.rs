@@ -926,3 +926,48 @@ fn any_objects_metadata_is_checked_as_the_api_server_checks_it() {
         "{results:#?}"
     );
 }
+
+/// A VM the API server refuses for a field its schema requires (no `domain`, a disk without a
+/// name) is an error at that field's line in `validate` and `build`, and `build -o` writes
+/// nothing; the same VM with the fields is clean.
+#[test]
+fn a_vm_without_the_fields_its_schema_requires_is_refused() {
+    let text = "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: a\nspec:\n  \
+         instancetype: {name: u1.small}\n  template:\n    spec:\n      volumes:\n      \
+         - name: root\n        containerDisk: {image: quay.io/containerdisks/fedora:41}\n---\n\
+         apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: b\nspec:\n  \
+         template:\n    spec:\n      domain:\n        devices:\n          disks:\n          \
+         - disk: {bus: virtio}\n";
+    let (tmp, file) = temp_file("vms.yaml", text);
+    let wanted = [
+        "vms.yaml:8: error[KV004] VirtualMachine/a: spec.template.spec.domain: required by the \
+         VirtualMachine schema",
+        "vms.yaml:23: error[KV004] VirtualMachine/b: spec.template.spec.domain.devices.disks[0].name: \
+         required by the VirtualMachine schema",
+    ];
+    let validate = run_on(&["validate"], &file);
+    let out = tmp.path().join("out");
+    let build = run_on(&["build", "-o", out.to_str().unwrap()], &file);
+    for (what, run) in [("validate", &validate), ("build", &build)] {
+        let findings = String::from_utf8_lossy(&run.stdout).to_string()
+            + &String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(1), "{what}: {findings}");
+        for want in wanted {
+            assert!(findings.contains(want), "{what}: {want}\n{findings}");
+        }
+    }
+    assert!(!out.exists(), "build -o wrote files for refused VMs");
+
+    let fixed = text
+        .replace(
+            "    spec:\n      volumes:",
+            "    spec:\n      domain: {devices: {}}\n      volumes:",
+        )
+        .replace(
+            "- disk: {bus: virtio}",
+            "- {name: root, disk: {bus: virtio}}",
+        );
+    let (_tmp, file) = temp_file("vms.yaml", &fixed);
+    let run = run_on(&["validate"], &file);
+    assert_eq!(run.status.code(), Some(0), "{}", describe(&run));
+}

@@ -3,11 +3,16 @@
 //! ## What it checks
 //! The types of the fields the schema of [`super::unknown_field`] covers: integers where Go has
 //! `uint32`/`int`, quantities (strings or numbers) for memory, booleans, mappings and lists.
-//! And the fields the instancetype and preference schemas require: an instancetype's
+//! And the fields the schemas of KubeVirt's kinds require: an instancetype's
 //! `spec.cpu.guest` and `spec.memory.guest`, the `name` of each of its GPUs and host devices,
 //! a preference's `guest` under `requirements.cpu` and `requirements.memory` when those are
-//! there, and the `name` of each preferred CPU feature. A `null` counts as missing, also a
-//! `null` spec (KubeVirt's webhook admits that one; the API server does not).
+//! there, and the `name` of each preferred CPU feature; a VirtualMachine's `spec` and
+//! `spec.template`, the `domain` of a template's `spec` and that domain's `devices`, the `name`
+//! of every disk, interface, network and volume, a container disk's `image`, a claim's
+//! `claimName`, a DataVolume template's `spec` and the references in it, and the other fields
+//! KubeVirt's CRD schema marks required; the same for a VirtualMachineInstance's `spec`, and a
+//! preset's `selector` and `domain`. A `null` counts as missing, also a `null` spec (KubeVirt's
+//! instancetype and preference webhooks admit that one; the API server does not).
 //!
 //! ## Why
 //! The API server validates these types and required fields and refuses the object. kvrender's
@@ -44,43 +49,775 @@ pub const RULE: Rule = Rule {
     severity: Severity::Error,
 };
 
-/// The fields below `spec` that the schema of an instancetype (`true`) or a preference
-/// (`false`) requires: the parent, where `*` is every item of a list, and the field. A parent
-/// that is absent requires nothing, except `spec.cpu` and `spec.memory` of an instancetype.
-const REQUIRED: &[(bool, &[&str], &str)] = &[
-    (true, &[], "cpu"),
-    (true, &[], "memory"),
-    (true, &["cpu"], "guest"),
-    (true, &["memory"], "guest"),
-    (true, &["gpus", "*"], "name"),
-    (true, &["hostDevices", "*"], "name"),
-    (false, &["requirements", "cpu"], "guest"),
-    (false, &["requirements", "memory"], "guest"),
-    (false, &["cpu", "preferredCPUFeatures", "*"], "name"),
+/// Fields a schema requires: the parent path below the table's root, where `*` is every item of
+/// a list, and the field. A parent that is absent requires nothing, so a row with an empty
+/// parent is the only kind that reports a field of the root itself.
+type Required = &'static [(&'static [&'static str], &'static str)];
+
+/// An instancetype's `spec`.
+const INSTANCETYPE: Required = &[
+    (&[], "cpu"),
+    (&[], "memory"),
+    (&["cpu"], "guest"),
+    (&["memory"], "guest"),
+    (&["gpus", "*"], "name"),
+    (&["hostDevices", "*"], "name"),
 ];
 
-/// Report the fields an instancetype's or preference's schema requires and the object lacks.
-/// A missing `spec` is the webhook's own refusal (`KV030`) and a `spec` of another type a wrong
-/// type, so only a `null` one is reported here.
+/// A preference's `spec`.
+const PREFERENCE: Required = &[
+    (&["requirements", "cpu"], "guest"),
+    (&["requirements", "memory"], "guest"),
+    (&["cpu", "preferredCPUFeatures", "*"], "name"),
+];
+
+/// A VirtualMachine's `spec`, apart from its template's `spec` ([`VMI_SPEC`]): the template,
+/// and what a DataVolume template's claim and sources need.
+const VM_SPEC: Required = &[
+    (&[], "template"),
+    (&["dataVolumeTemplates", "*"], "spec"),
+    (
+        &["dataVolumeTemplates", "*", "spec", "checkpoints", "*"],
+        "current",
+    ),
+    (
+        &["dataVolumeTemplates", "*", "spec", "checkpoints", "*"],
+        "previous",
+    ),
+    (
+        &["dataVolumeTemplates", "*", "spec", "pvc", "dataSource"],
+        "kind",
+    ),
+    (
+        &["dataVolumeTemplates", "*", "spec", "pvc", "dataSource"],
+        "name",
+    ),
+    (
+        &["dataVolumeTemplates", "*", "spec", "pvc", "dataSourceRef"],
+        "kind",
+    ),
+    (
+        &["dataVolumeTemplates", "*", "spec", "pvc", "dataSourceRef"],
+        "name",
+    ),
+    (
+        &[
+            "dataVolumeTemplates",
+            "*",
+            "spec",
+            "pvc",
+            "selector",
+            "matchExpressions",
+            "*",
+        ],
+        "key",
+    ),
+    (
+        &[
+            "dataVolumeTemplates",
+            "*",
+            "spec",
+            "pvc",
+            "selector",
+            "matchExpressions",
+            "*",
+        ],
+        "operator",
+    ),
+    (
+        &["dataVolumeTemplates", "*", "spec", "source", "gcs"],
+        "url",
+    ),
+    (
+        &["dataVolumeTemplates", "*", "spec", "source", "http"],
+        "url",
+    ),
+    (
+        &["dataVolumeTemplates", "*", "spec", "source", "imageio"],
+        "diskId",
+    ),
+    (
+        &["dataVolumeTemplates", "*", "spec", "source", "imageio"],
+        "url",
+    ),
+    (
+        &["dataVolumeTemplates", "*", "spec", "source", "pvc"],
+        "name",
+    ),
+    (
+        &["dataVolumeTemplates", "*", "spec", "source", "pvc"],
+        "namespace",
+    ),
+    (&["dataVolumeTemplates", "*", "spec", "source", "s3"], "url"),
+    (
+        &["dataVolumeTemplates", "*", "spec", "source", "snapshot"],
+        "name",
+    ),
+    (
+        &["dataVolumeTemplates", "*", "spec", "source", "snapshot"],
+        "namespace",
+    ),
+    (&["dataVolumeTemplates", "*", "spec", "sourceRef"], "kind"),
+    (&["dataVolumeTemplates", "*", "spec", "sourceRef"], "name"),
+    (
+        &["dataVolumeTemplates", "*", "spec", "storage", "dataSource"],
+        "kind",
+    ),
+    (
+        &["dataVolumeTemplates", "*", "spec", "storage", "dataSource"],
+        "name",
+    ),
+    (
+        &[
+            "dataVolumeTemplates",
+            "*",
+            "spec",
+            "storage",
+            "dataSourceRef",
+        ],
+        "kind",
+    ),
+    (
+        &[
+            "dataVolumeTemplates",
+            "*",
+            "spec",
+            "storage",
+            "dataSourceRef",
+        ],
+        "name",
+    ),
+    (
+        &[
+            "dataVolumeTemplates",
+            "*",
+            "spec",
+            "storage",
+            "selector",
+            "matchExpressions",
+            "*",
+        ],
+        "key",
+    ),
+    (
+        &[
+            "dataVolumeTemplates",
+            "*",
+            "spec",
+            "storage",
+            "selector",
+            "matchExpressions",
+            "*",
+        ],
+        "operator",
+    ),
+];
+
+/// A VirtualMachineInstance's `spec`, which is also a VM's `spec.template.spec`. The rows under
+/// `domain` hold for a preset's `spec.domain` too.
+const VMI_SPEC: Required = &[
+    (&[], "domain"),
+    (
+        &["accessCredentials", "*", "sshPublicKey"],
+        "propagationMethod",
+    ),
+    (&["accessCredentials", "*", "sshPublicKey"], "source"),
+    (
+        &[
+            "accessCredentials",
+            "*",
+            "sshPublicKey",
+            "propagationMethod",
+            "qemuGuestAgent",
+        ],
+        "users",
+    ),
+    (
+        &["accessCredentials", "*", "sshPublicKey", "source", "secret"],
+        "secretName",
+    ),
+    (
+        &["accessCredentials", "*", "userPassword"],
+        "propagationMethod",
+    ),
+    (&["accessCredentials", "*", "userPassword"], "source"),
+    (
+        &["accessCredentials", "*", "userPassword", "source", "secret"],
+        "secretName",
+    ),
+    (
+        &[
+            "affinity",
+            "nodeAffinity",
+            "preferredDuringSchedulingIgnoredDuringExecution",
+            "*",
+        ],
+        "preference",
+    ),
+    (
+        &[
+            "affinity",
+            "nodeAffinity",
+            "preferredDuringSchedulingIgnoredDuringExecution",
+            "*",
+        ],
+        "weight",
+    ),
+    (
+        &[
+            "affinity",
+            "nodeAffinity",
+            "preferredDuringSchedulingIgnoredDuringExecution",
+            "*",
+            "preference",
+            "matchExpressions",
+            "*",
+        ],
+        "key",
+    ),
+    (
+        &[
+            "affinity",
+            "nodeAffinity",
+            "preferredDuringSchedulingIgnoredDuringExecution",
+            "*",
+            "preference",
+            "matchExpressions",
+            "*",
+        ],
+        "operator",
+    ),
+    (
+        &[
+            "affinity",
+            "nodeAffinity",
+            "preferredDuringSchedulingIgnoredDuringExecution",
+            "*",
+            "preference",
+            "matchFields",
+            "*",
+        ],
+        "key",
+    ),
+    (
+        &[
+            "affinity",
+            "nodeAffinity",
+            "preferredDuringSchedulingIgnoredDuringExecution",
+            "*",
+            "preference",
+            "matchFields",
+            "*",
+        ],
+        "operator",
+    ),
+    (
+        &[
+            "affinity",
+            "nodeAffinity",
+            "requiredDuringSchedulingIgnoredDuringExecution",
+        ],
+        "nodeSelectorTerms",
+    ),
+    (
+        &[
+            "affinity",
+            "nodeAffinity",
+            "requiredDuringSchedulingIgnoredDuringExecution",
+            "nodeSelectorTerms",
+            "*",
+            "matchExpressions",
+            "*",
+        ],
+        "key",
+    ),
+    (
+        &[
+            "affinity",
+            "nodeAffinity",
+            "requiredDuringSchedulingIgnoredDuringExecution",
+            "nodeSelectorTerms",
+            "*",
+            "matchExpressions",
+            "*",
+        ],
+        "operator",
+    ),
+    (
+        &[
+            "affinity",
+            "nodeAffinity",
+            "requiredDuringSchedulingIgnoredDuringExecution",
+            "nodeSelectorTerms",
+            "*",
+            "matchFields",
+            "*",
+        ],
+        "key",
+    ),
+    (
+        &[
+            "affinity",
+            "nodeAffinity",
+            "requiredDuringSchedulingIgnoredDuringExecution",
+            "nodeSelectorTerms",
+            "*",
+            "matchFields",
+            "*",
+        ],
+        "operator",
+    ),
+    (
+        &[
+            "affinity",
+            "podAffinity",
+            "preferredDuringSchedulingIgnoredDuringExecution",
+            "*",
+        ],
+        "podAffinityTerm",
+    ),
+    (
+        &[
+            "affinity",
+            "podAffinity",
+            "preferredDuringSchedulingIgnoredDuringExecution",
+            "*",
+        ],
+        "weight",
+    ),
+    (
+        &[
+            "affinity",
+            "podAffinity",
+            "preferredDuringSchedulingIgnoredDuringExecution",
+            "*",
+            "podAffinityTerm",
+        ],
+        "topologyKey",
+    ),
+    (
+        &[
+            "affinity",
+            "podAffinity",
+            "preferredDuringSchedulingIgnoredDuringExecution",
+            "*",
+            "podAffinityTerm",
+            "labelSelector",
+            "matchExpressions",
+            "*",
+        ],
+        "key",
+    ),
+    (
+        &[
+            "affinity",
+            "podAffinity",
+            "preferredDuringSchedulingIgnoredDuringExecution",
+            "*",
+            "podAffinityTerm",
+            "labelSelector",
+            "matchExpressions",
+            "*",
+        ],
+        "operator",
+    ),
+    (
+        &[
+            "affinity",
+            "podAffinity",
+            "preferredDuringSchedulingIgnoredDuringExecution",
+            "*",
+            "podAffinityTerm",
+            "namespaceSelector",
+            "matchExpressions",
+            "*",
+        ],
+        "key",
+    ),
+    (
+        &[
+            "affinity",
+            "podAffinity",
+            "preferredDuringSchedulingIgnoredDuringExecution",
+            "*",
+            "podAffinityTerm",
+            "namespaceSelector",
+            "matchExpressions",
+            "*",
+        ],
+        "operator",
+    ),
+    (
+        &[
+            "affinity",
+            "podAffinity",
+            "requiredDuringSchedulingIgnoredDuringExecution",
+            "*",
+        ],
+        "topologyKey",
+    ),
+    (
+        &[
+            "affinity",
+            "podAffinity",
+            "requiredDuringSchedulingIgnoredDuringExecution",
+            "*",
+            "labelSelector",
+            "matchExpressions",
+            "*",
+        ],
+        "key",
+    ),
+    (
+        &[
+            "affinity",
+            "podAffinity",
+            "requiredDuringSchedulingIgnoredDuringExecution",
+            "*",
+            "labelSelector",
+            "matchExpressions",
+            "*",
+        ],
+        "operator",
+    ),
+    (
+        &[
+            "affinity",
+            "podAffinity",
+            "requiredDuringSchedulingIgnoredDuringExecution",
+            "*",
+            "namespaceSelector",
+            "matchExpressions",
+            "*",
+        ],
+        "key",
+    ),
+    (
+        &[
+            "affinity",
+            "podAffinity",
+            "requiredDuringSchedulingIgnoredDuringExecution",
+            "*",
+            "namespaceSelector",
+            "matchExpressions",
+            "*",
+        ],
+        "operator",
+    ),
+    (
+        &[
+            "affinity",
+            "podAntiAffinity",
+            "preferredDuringSchedulingIgnoredDuringExecution",
+            "*",
+        ],
+        "podAffinityTerm",
+    ),
+    (
+        &[
+            "affinity",
+            "podAntiAffinity",
+            "preferredDuringSchedulingIgnoredDuringExecution",
+            "*",
+        ],
+        "weight",
+    ),
+    (
+        &[
+            "affinity",
+            "podAntiAffinity",
+            "preferredDuringSchedulingIgnoredDuringExecution",
+            "*",
+            "podAffinityTerm",
+        ],
+        "topologyKey",
+    ),
+    (
+        &[
+            "affinity",
+            "podAntiAffinity",
+            "preferredDuringSchedulingIgnoredDuringExecution",
+            "*",
+            "podAffinityTerm",
+            "labelSelector",
+            "matchExpressions",
+            "*",
+        ],
+        "key",
+    ),
+    (
+        &[
+            "affinity",
+            "podAntiAffinity",
+            "preferredDuringSchedulingIgnoredDuringExecution",
+            "*",
+            "podAffinityTerm",
+            "labelSelector",
+            "matchExpressions",
+            "*",
+        ],
+        "operator",
+    ),
+    (
+        &[
+            "affinity",
+            "podAntiAffinity",
+            "preferredDuringSchedulingIgnoredDuringExecution",
+            "*",
+            "podAffinityTerm",
+            "namespaceSelector",
+            "matchExpressions",
+            "*",
+        ],
+        "key",
+    ),
+    (
+        &[
+            "affinity",
+            "podAntiAffinity",
+            "preferredDuringSchedulingIgnoredDuringExecution",
+            "*",
+            "podAffinityTerm",
+            "namespaceSelector",
+            "matchExpressions",
+            "*",
+        ],
+        "operator",
+    ),
+    (
+        &[
+            "affinity",
+            "podAntiAffinity",
+            "requiredDuringSchedulingIgnoredDuringExecution",
+            "*",
+        ],
+        "topologyKey",
+    ),
+    (
+        &[
+            "affinity",
+            "podAntiAffinity",
+            "requiredDuringSchedulingIgnoredDuringExecution",
+            "*",
+            "labelSelector",
+            "matchExpressions",
+            "*",
+        ],
+        "key",
+    ),
+    (
+        &[
+            "affinity",
+            "podAntiAffinity",
+            "requiredDuringSchedulingIgnoredDuringExecution",
+            "*",
+            "labelSelector",
+            "matchExpressions",
+            "*",
+        ],
+        "operator",
+    ),
+    (
+        &[
+            "affinity",
+            "podAntiAffinity",
+            "requiredDuringSchedulingIgnoredDuringExecution",
+            "*",
+            "namespaceSelector",
+            "matchExpressions",
+            "*",
+        ],
+        "key",
+    ),
+    (
+        &[
+            "affinity",
+            "podAntiAffinity",
+            "requiredDuringSchedulingIgnoredDuringExecution",
+            "*",
+            "namespaceSelector",
+            "matchExpressions",
+            "*",
+        ],
+        "operator",
+    ),
+    (&["domain"], "devices"),
+    (&["domain", "cpu", "features", "*"], "name"),
+    (&["domain", "devices", "disks", "*"], "name"),
+    (&["domain", "devices", "filesystems", "*"], "name"),
+    (&["domain", "devices", "filesystems", "*"], "virtiofs"),
+    (&["domain", "devices", "gpus", "*"], "name"),
+    (&["domain", "devices", "hostDevices", "*"], "name"),
+    (&["domain", "devices", "inputs", "*"], "name"),
+    (&["domain", "devices", "inputs", "*"], "type"),
+    (&["domain", "devices", "interfaces", "*"], "name"),
+    (&["domain", "devices", "interfaces", "*", "binding"], "name"),
+    (
+        &[
+            "domain",
+            "devices",
+            "interfaces",
+            "*",
+            "dhcpOptions",
+            "privateOptions",
+            "*",
+        ],
+        "option",
+    ),
+    (
+        &[
+            "domain",
+            "devices",
+            "interfaces",
+            "*",
+            "dhcpOptions",
+            "privateOptions",
+            "*",
+        ],
+        "value",
+    ),
+    (
+        &["domain", "devices", "interfaces", "*", "portRanges", "*"],
+        "end",
+    ),
+    (
+        &["domain", "devices", "interfaces", "*", "portRanges", "*"],
+        "protocol",
+    ),
+    (
+        &["domain", "devices", "interfaces", "*", "portRanges", "*"],
+        "start",
+    ),
+    (
+        &["domain", "devices", "interfaces", "*", "ports", "*"],
+        "port",
+    ),
+    (&["domain", "devices", "sound"], "name"),
+    (&["domain", "devices", "watchdog"], "name"),
+    (&["domain", "firmware", "kernelBoot", "container"], "image"),
+    (&["livenessProbe", "httpGet"], "port"),
+    (&["livenessProbe", "httpGet", "httpHeaders", "*"], "name"),
+    (&["livenessProbe", "httpGet", "httpHeaders", "*"], "value"),
+    (&["livenessProbe", "tcpSocket"], "port"),
+    (&["networks", "*"], "name"),
+    (&["networks", "*", "multus"], "networkName"),
+    (&["readinessProbe", "httpGet"], "port"),
+    (&["readinessProbe", "httpGet", "httpHeaders", "*"], "name"),
+    (&["readinessProbe", "httpGet", "httpHeaders", "*"], "value"),
+    (&["readinessProbe", "tcpSocket"], "port"),
+    (&["resourceClaims", "*"], "name"),
+    (&["topologySpreadConstraints", "*"], "maxSkew"),
+    (&["topologySpreadConstraints", "*"], "topologyKey"),
+    (&["topologySpreadConstraints", "*"], "whenUnsatisfiable"),
+    (
+        &[
+            "topologySpreadConstraints",
+            "*",
+            "labelSelector",
+            "matchExpressions",
+            "*",
+        ],
+        "key",
+    ),
+    (
+        &[
+            "topologySpreadConstraints",
+            "*",
+            "labelSelector",
+            "matchExpressions",
+            "*",
+        ],
+        "operator",
+    ),
+    (&["utilityVolumes", "*"], "claimName"),
+    (&["utilityVolumes", "*"], "name"),
+    (&["volumes", "*"], "name"),
+    (&["volumes", "*", "containerDisk"], "image"),
+    (&["volumes", "*", "containerPath"], "path"),
+    (&["volumes", "*", "dataVolume"], "name"),
+    (&["volumes", "*", "downwardAPI", "fields", "*"], "path"),
+    (
+        &["volumes", "*", "downwardAPI", "fields", "*", "fieldRef"],
+        "fieldPath",
+    ),
+    (
+        &[
+            "volumes",
+            "*",
+            "downwardAPI",
+            "fields",
+            "*",
+            "resourceFieldRef",
+        ],
+        "resource",
+    ),
+    (&["volumes", "*", "emptyDisk"], "capacity"),
+    (
+        &["volumes", "*", "ephemeral", "persistentVolumeClaim"],
+        "claimName",
+    ),
+    (&["volumes", "*", "hostDisk"], "path"),
+    (&["volumes", "*", "hostDisk"], "type"),
+    (&["volumes", "*", "memoryDump"], "claimName"),
+    (&["volumes", "*", "persistentVolumeClaim"], "claimName"),
+];
+
+/// A VirtualMachineInstancePreset's `spec`, apart from its `domain` (the `domain` rows of
+/// [`VMI_SPEC`]).
+const PRESET_SPEC: Required = &[
+    (&[], "selector"),
+    (&["selector", "matchExpressions", "*"], "key"),
+    (&["selector", "matchExpressions", "*"], "operator"),
+];
+
+/// Report the fields the schema of an instancetype, preference, VirtualMachine,
+/// VirtualMachineInstance or preset requires and the object lacks (a `null` counts as
+/// missing: the API server drops it first). An instancetype's or preference's missing `spec` is
+/// the webhook's own refusal (`KV030`), and a `spec` of another type a wrong type.
 pub fn check_required(obj: &Object, out: &mut Vec<Diagnostic>) {
-    let instancetype = match obj.kind() {
-        Kind::Instancetype | Kind::ClusterInstancetype => true,
-        Kind::Preference | Kind::ClusterPreference => false,
-        _ => return,
-    };
+    let kind = obj.kind();
+    let spec_required = matches!(kind, Kind::VirtualMachine | Kind::VirtualMachineInstance);
     let mut missing = Vec::new();
     match obj.value.get("spec") {
         Some(Value::Object(spec)) => {
             let mut at = String::from("spec");
-            for (kind, parent, field) in REQUIRED {
-                if *kind == instancetype {
-                    absent_below(spec, parent, field, &mut at, &mut missing);
+            let mut check =
+                |map: &Map<String, Value>, at: &mut String, rows: Required, only_domain: bool| {
+                    for (parent, field) in rows {
+                        if !only_domain || parent.first() == Some(&"domain") {
+                            absent_below(map, parent, field, at, &mut missing);
+                        }
+                    }
+                };
+            match kind {
+                Kind::Instancetype | Kind::ClusterInstancetype => {
+                    check(spec, &mut at, INSTANCETYPE, false);
                 }
+                Kind::Preference | Kind::ClusterPreference => {
+                    check(spec, &mut at, PREFERENCE, false)
+                }
+                Kind::VirtualMachine => {
+                    check(spec, &mut at, VM_SPEC, false);
+                    let template_spec = spec.get("template").and_then(|t| t.get("spec"));
+                    if let Some(Value::Object(template_spec)) = template_spec {
+                        let mut at = String::from("spec.template.spec");
+                        check(template_spec, &mut at, VMI_SPEC, false);
+                    }
+                }
+                Kind::VirtualMachineInstance => check(spec, &mut at, VMI_SPEC, false),
+                Kind::VirtualMachineInstancePreset => {
+                    check(spec, &mut at, PRESET_SPEC, false);
+                    check(spec, &mut at, VMI_SPEC, true);
+                }
+                Kind::Other => return,
             }
         }
-        // KubeVirt's webhook lets a `null` spec through; the API server drops the `null` and
-        // then misses the field.
-        Some(Value::Null) => missing.push("spec".to_string()),
+        // The webhooks let a `null` spec through; the API server drops the `null` and then
+        // misses the field.
+        Some(Value::Null) if kind != Kind::Other && kind != Kind::VirtualMachineInstancePreset => {
+            missing.push("spec".to_string());
+        }
+        None if spec_required => missing.push("spec".to_string()),
         _ => return,
     }
     for path in missing {
@@ -143,11 +880,18 @@ mod tests {
     use serde_json::json;
 
     fn missing(kind: &str, spec: Value) -> Vec<String> {
-        let obj = Object::new(
-            json!({"apiVersion": "instancetype.kubevirt.io/v1beta1", "kind": kind,
-                   "metadata": {"name": "x"}, "spec": spec}),
-            Origin::new("c.yaml", 0, Some(1)),
-        );
+        missing_in(json!({"kind": kind, "metadata": {"name": "x"}, "spec": spec}))
+    }
+
+    fn missing_in(mut object: Value) -> Vec<String> {
+        let kind = object["kind"].as_str().unwrap_or_default();
+        let group = if kind.contains("Instancetype") || kind.contains("Preference") {
+            "instancetype.kubevirt.io/v1beta1"
+        } else {
+            "kubevirt.io/v1"
+        };
+        object["apiVersion"] = json!(group);
+        let obj = Object::new(object, Origin::new("c.yaml", 0, Some(1)));
         let mut out = Vec::new();
         check_required(&obj, &mut out);
         out.into_iter().filter_map(|d| d.field).collect()
@@ -189,5 +933,92 @@ mod tests {
                 "spec.cpu.preferredCPUFeatures[0].name"
             ]
         );
+    }
+
+    #[test]
+    fn a_vm_needs_its_template_domain_devices_and_the_names_of_its_parts() {
+        let vm = |spec: Value| missing("VirtualMachine", spec);
+        assert_eq!(
+            missing_in(json!({"kind": "VirtualMachine", "metadata": {"name": "x"}})),
+            ["spec"]
+        );
+        assert_eq!(vm(Value::Null), ["spec"]);
+        assert_eq!(vm(json!({"running": false})), ["spec.template"]);
+        // The template's own `spec` is optional; below it, `domain` and its `devices` are not.
+        assert!(vm(json!({"template": {}})).is_empty());
+        assert_eq!(
+            vm(json!({"template": {"spec": {"volumes": []}}})),
+            ["spec.template.spec.domain"]
+        );
+        assert_eq!(
+            vm(json!({"template": {"spec": {"domain": {"cpu": {"cores": 2}}}}})),
+            ["spec.template.spec.domain.devices"]
+        );
+        assert_eq!(
+            vm(json!({
+                "dataVolumeTemplates": [
+                    {"metadata": {"name": "a"}},
+                    {"spec": {"sourceRef": {"name": "fedora"},
+                              "source": {"pvc": {"name": "golden"}}}}
+                ],
+                "template": {"spec": {
+                    "domain": {"devices": {"disks": [{"disk": {"bus": "virtio"}}],
+                                           "interfaces": [{"name": "default"}, {"bridge": {}}]}},
+                    "networks": [{"name": "m", "multus": {}}],
+                    "volumes": [{"name": "a", "containerDisk": {}},
+                                {"name": "b", "dataVolume": {"name": null}}],
+                }}
+            })),
+            [
+                "spec.dataVolumeTemplates[0].spec",
+                "spec.dataVolumeTemplates[1].spec.source.pvc.namespace",
+                "spec.dataVolumeTemplates[1].spec.sourceRef.kind",
+                "spec.template.spec.domain.devices.disks[0].name",
+                "spec.template.spec.domain.devices.interfaces[1].name",
+                "spec.template.spec.networks[0].multus.networkName",
+                "spec.template.spec.volumes[0].containerDisk.image",
+                "spec.template.spec.volumes[1].dataVolume.name",
+            ]
+        );
+        let valid = json!({"template": {"spec": {"domain": {"devices": {}}}}});
+        assert!(vm(valid).is_empty());
+    }
+
+    #[test]
+    fn a_vmi_and_a_preset_need_what_their_schemas_require() {
+        assert_eq!(
+            missing_in(json!({"kind": "VirtualMachineInstance", "metadata": {"name": "x"}})),
+            ["spec"]
+        );
+        assert_eq!(
+            missing("VirtualMachineInstance", json!({"domain": {}})),
+            ["spec.domain.devices"]
+        );
+        // A preset's `spec` and `domain` are optional, its selector is not; a `domain` it has
+        // needs `devices` like any other.
+        assert!(
+            missing_in(json!({"kind": "VirtualMachineInstancePreset", "metadata": {"name": "x"}}))
+                .is_empty()
+        );
+        assert_eq!(
+            missing(
+                "VirtualMachineInstancePreset",
+                json!({"selector": {"matchExpressions": [{"key": "a"}]},
+                       "domain": {"cpu": {"cores": 2}}})
+            ),
+            [
+                "spec.selector.matchExpressions[0].operator",
+                "spec.domain.devices"
+            ]
+        );
+        assert_eq!(
+            missing(
+                "VirtualMachineInstancePreset",
+                json!({"domain": {"devices": {}}})
+            ),
+            ["spec.selector"]
+        );
+        // Other kinds' specs are theirs to know.
+        assert!(missing("ConfigMap", json!({})).is_empty());
     }
 }
