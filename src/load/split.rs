@@ -312,7 +312,10 @@ impl TopLevelKey {
                 return None;
             }
             let line = &text[at + self.first.len()..];
-            let rest = line.split_once('\n').map_or(line, |(l, _)| l);
+            let (rest, after) = line.split_once('\n').unwrap_or((line, ""));
+            if continues(after) {
+                return None;
+            }
             let rest = rest.strip_suffix('\r').unwrap_or(rest);
             let value = rest.split(" #").next().unwrap_or(rest).trim();
             let value = value
@@ -329,6 +332,17 @@ impl TopLevelKey {
         }
         found
     }
+}
+
+/// Whether `after`, the text after a line holding a plain scalar, goes on with that scalar: its
+/// first line with anything but blanks on it is indented. YAML folds such a line into the value
+/// (`kind: A` and then `  b` is the kind `A b`). An indented comment cannot, but is let go too.
+fn continues(after: &str) -> bool {
+    after
+        .split('\n')
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .find(|l| !l.trim_matches([' ', '\t']).is_empty())
+        .is_some_and(|l| l.starts_with([' ', '\t']))
 }
 
 #[cfg(test)]
@@ -518,5 +532,13 @@ mod tests {
         assert_eq!(top_level_scalar("a: {b: 1}\nkind: K\n", "kind"), None);
         assert_eq!(top_level_scalar("# [x]\nkind: K\n", "kind"), None);
         assert_eq!(top_level_scalar("kind: K\na: [1]\n", "kind"), Some("K"));
+        // A plain scalar goes on over indented lines, after blank ones too.
+        assert_eq!(top_level_scalar("kind: K\n  p\n", "kind"), None);
+        assert_eq!(
+            top_level_scalar("kind: K\n\n \r\n\tp\nx: 1\n", "kind"),
+            None
+        );
+        assert_eq!(top_level_scalar("kind: K\n\nx: 1\n", "kind"), Some("K"));
+        assert_eq!(top_level_scalar("kind: K\n", "kind"), Some("K"));
     }
 }

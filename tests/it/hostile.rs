@@ -309,3 +309,30 @@ fn misspelt_kinds_fail_every_command() {
         }
     }
 }
+
+/// A kind that goes on over an indented line (`kind: VirtualMachine` then `  Pool` is the kind
+/// `VirtualMachine Pool`) is that kind for every command. `expand`, which reads VMs late, took
+/// the document for a VM from its first line and then dropped it without a word (found by the
+/// `loader` fuzzer).
+#[test]
+fn a_kind_continued_on_the_next_line_is_the_whole_kind() {
+    let tmp = tempfile::tempdir().unwrap();
+    fs::write(
+        tmp.path().join("vm.yaml"),
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\n  Pool\nmetadata:\n  name: a\n\
+         spec:\n  template:\n    spec:\n      domain: {devices: {}}\n",
+    )
+    .unwrap();
+    for command in ["expand", "validate", "build", "vmi"] {
+        let out = run(kvrender()
+            .current_dir(tmp.path())
+            .args([command, "vm.yaml"]));
+        let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+        text.push_str(&String::from_utf8_lossy(&out.stderr));
+        assert_eq!(out.status.code(), Some(1), "{command}: {text}");
+        assert!(
+            text.contains("vm.yaml:2: error[KV021] VirtualMachine Pool/a: kind:"),
+            "{command}: {text}"
+        );
+    }
+}
