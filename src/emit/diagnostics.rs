@@ -51,7 +51,8 @@ pub fn one_line(line: String) -> String {
 /// Every diagnostic on its own line, then a summary line when there is anything to say. Findings
 /// that differ only in their object share one line that names every object, at the place of
 /// the first of them, however far apart the sort put them (a size row's two scopes, each with
-/// several fields, alternate).
+/// several fields, alternate). Findings whose line is not known (items of a KRM ResourceList
+/// without their text) are not one place, so each keeps its own line.
 pub fn human(diags: &[Diagnostic], summary: bool) -> String {
     type Key<'d> = (
         &'d str,
@@ -68,7 +69,7 @@ pub fn human(diags: &[Diagnostic], summary: bool) -> String {
         std::collections::HashMap::new();
     let mut shown = vec![true; diags.len()];
     for (i, d) in diags.iter().enumerate() {
-        if d.object.is_none() {
+        if d.object.is_none() || d.origin.line.is_none() {
             continue;
         }
         let k = (
@@ -196,6 +197,18 @@ mod tests {
             "c.yaml:3: error[KV004] K/d: spec.x: other\n\
              c.yaml:4: error[KV004] K/e: spec.x: other\n\
              Found 2 errors and 0 warnings.\n"
+        );
+        // Without a line (items of a ResourceList), the same finding of two objects is not
+        // known to be at one place: a line each.
+        let unplaced = |name| {
+            let mut d = finding(name, 1, "no run strategy");
+            d.origin = Origin::new("c.yaml", 0, None);
+            d
+        };
+        assert_eq!(
+            human(&[unplaced("a"), unplaced("b")], false),
+            "c.yaml: error[KV004] K/a: spec.x: no run strategy\n\
+             c.yaml: error[KV004] K/b: spec.x: no run strategy\n"
         );
     }
 }
