@@ -325,6 +325,9 @@ pub mod codes {
     pub const SPREAD: &str = "KV032";
     /// The VM does not meet its preference's requirements.
     pub const REQUIREMENTS: &str = "KV033";
+    /// A VM or VMI spec KubeVirt's webhook refuses for itself (run strategy, disks without
+    /// volumes, networks without interfaces, names used twice, ...).
+    pub const VM_SPEC: &str = "KV034";
     /// A catalog (families, parts, preferences) that does not render: a malformed document,
     /// an unknown part or trait, a template error.
     pub const CATALOG_RENDER: &str = "KV040";

@@ -50,6 +50,7 @@ pub const RULES: &[Rule] = &[
     rules::deprecated::RULE,
     rules::spread::RULE,
     rules::requirements::RULE,
+    rules::vm_spec::RULE,
     rules::size_labels::RULE,
     rules::unmet_requirements::RULE,
 ];
@@ -95,6 +96,7 @@ pub fn check_object(obj: &Object, ctx: &Context<'_>) -> Vec<Diagnostic> {
     rules::unknown_field::check(obj, &mut d);
     rules::wrong_type::check_required(obj, &mut d);
     rules::admission::check(obj, ctx, &mut d);
+    rules::vm_spec::check(obj, &mut d);
     rules::size_labels::check(obj, &mut d);
     d
 }

@@ -838,7 +838,7 @@ fn a_broken_catalog_is_not_followed_by_knock_on_findings() {
     let vm = write(
         "vm.yaml",
         "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: vm}\nspec:\n  \
-         instancetype: {name: g1.medium}\n  preference: {name: office}\n  \
+         runStrategy: Halted\n  instancetype: {name: g1.medium}\n  preference: {name: office}\n  \
          template: {spec: {domain: {devices: {}}}}\n",
     );
     let family = write(

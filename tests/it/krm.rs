@@ -85,6 +85,7 @@ const VM_AND_SIZE: &str = r#"
       internal.config.kubernetes.io/id: '7'
       config.k8s.io/id: '7'
   spec:
+    runStrategy: Halted
     instancetype: {name: team.small}
     template:
       spec:
@@ -1430,7 +1431,11 @@ fn build_and_fn_fail_the_same_way() {
         .collect();
     assert_eq!(
         codes,
-        ["KV030", "KV003", "KV010", "KV011", "KV012", "KV013"],
+        // The six VMs set no run strategy (`KV034`, a warning).
+        [
+            "KV030", "KV003", "KV010", "KV011", "KV012", "KV013", "KV034", "KV034", "KV034",
+            "KV034", "KV034", "KV034"
+        ],
         "{built_stderr}"
     );
     assert_eq!(findings(&fn_stderr, &dir), from_build);
@@ -1664,6 +1669,7 @@ fn an_unreadable_catalog_path_hides_the_names_it_may_define() {
   kind: VirtualMachine
   metadata: {name: vm}
   spec:
+    runStrategy: Halted
     instancetype: {name: team.small}
     template: {spec: {domain: {devices: {}}}}
 "#;

@@ -647,7 +647,7 @@ fn a_wrongly_typed_instancetype_a_vm_names_is_reported_once_wherever_it_comes_fr
     std::fs::write(
         &vm,
         "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: v\nspec:\n  \
-         instancetype:\n    name: big\n  preference:\n    name: fedora\n  template:\n    \
+         runStrategy: Halted\n  instancetype:\n    name: big\n  preference:\n    name: fedora\n  template:\n    \
          spec:\n      domain:\n        devices: {}\n",
     )
     .unwrap();
@@ -970,4 +970,43 @@ fn a_vm_without_the_fields_its_schema_requires_is_refused() {
     let (_tmp, file) = temp_file("vms.yaml", &fixed);
     let run = run_on(&["validate"], &file);
     assert_eq!(run.status.code(), Some(0), "{}", describe(&run));
+}
+
+/// The VM webhook's own checks of a spec (`KV034`): warnings at the field's line that name
+/// KubeVirt's field, errors under `--strict`.
+#[test]
+fn a_vm_spec_the_vm_webhook_refuses_is_a_warning_and_strict_makes_it_an_error() {
+    let text = "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: web\nspec:\n  \
+         running: true\n  runStrategy: Always\n  template:\n    spec:\n      domain:\n        \
+         devices:\n          disks:\n          - name: root\n          - name: data\n          \
+         interfaces:\n          - name: default\n            masquerade: {}\n      networks:\n      \
+         - name: pod\n        pod: {}\n      volumes:\n      - name: root\n        \
+         containerDisk: {image: quay.io/containerdisks/fedora:41}\n";
+    let (_tmp, file) = temp_file("web.yaml", text);
+    let wanted = [
+        "web.yaml:6: warning[KV034] VirtualMachine/web: spec.running: Running and RunStrategy \
+         are mutually exclusive",
+        "web.yaml:14: warning[KV034] VirtualMachine/web: spec.template.spec.domain.devices.disks[1].name: \
+         spec.template.spec.domain.devices.disks[1].Name 'data' not found",
+        "web.yaml:16: warning[KV034] VirtualMachine/web: spec.template.spec.domain.devices.interfaces[0].name: \
+         spec.template.spec.domain.devices.interfaces[0].name 'default' not found",
+        "web.yaml:19: warning[KV034] VirtualMachine/web: spec.template.spec.networks[0].name: \
+         spec.template.spec.networks[0].name 'pod' not found",
+    ];
+    let out = run_on(&["validate"], &file);
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    for want in wanted {
+        assert!(text.contains(want), "{want}\n{text}");
+    }
+    assert!(text.contains("Found 0 errors and 4 warnings."), "{text}");
+    let strict = run_on(&["validate", "--strict"], &file);
+    let text = String::from_utf8_lossy(&strict.stdout).to_string();
+    assert_eq!(strict.status.code(), Some(1), "{text}");
+    for want in wanted {
+        assert!(
+            text.contains(&want.replace("warning[KV034]", "error[KV034]")),
+            "{want}\n{text}"
+        );
+    }
 }

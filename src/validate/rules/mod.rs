@@ -18,5 +18,6 @@ pub mod size_labels;
 pub mod spread;
 pub mod unknown_field;
 pub mod unmet_requirements;
+pub mod vm_spec;
 pub mod wrong_type;
 pub mod yaml_syntax;

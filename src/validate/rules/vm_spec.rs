@@ -1,0 +1,473 @@
+//! `KV034` vm-spec.
+//!
+//! ## What it checks
+//! A part of the checks KubeVirt's VirtualMachine webhook runs on every VM, beyond the
+//! instancetype and preference (and the VirtualMachineInstance webhook on every VMI): the
+//! mistakes that come from editing a manifest by hand.
+//! - A VM sets `running` or `runStrategy`, not both, and a `runStrategy` is one of `Always`,
+//!   `RerunOnFailure`, `Manual`, `Halted` and `Once` (`WaitAsReceiver` needs a feature gate).
+//! - Every disk has a volume of its name (a CD-ROM without one needs a feature gate and is
+//!   left alone), no two disks share a name, and a disk has at most one of `disk`, `lun` and
+//!   `cdrom`.
+//! - No two volumes share a name, and each volume has exactly one source (`containerDisk`,
+//!   `persistentVolumeClaim`, `dataVolume`, `cloudInitNoCloud`, ...).
+//! - Every interface has a network of its name and every network an interface, and no two
+//!   networks or interfaces share a name.
+//!
+//! A volume without a disk is fine: KubeVirt adds a disk for it, as `expand` shows. Networks
+//! and interfaces that are both missing get the default pod network, so they pair up too.
+//!
+//! ## Why
+//! KubeVirt's webhook refuses the VM with the same field and a message of the same form; the
+//! finding quotes it. It is a warning, not an error: KubeVirt checks much more of a VM's spec
+//! than this (and some of it against the cluster), and kvrender keeps its errors to the checks
+//! it makes in full, the instancetype and preference ones. `--strict` (as in CI) makes it an
+//! error.
+//!
+//! ## Example
+//! ```yaml
+//! spec:
+//!   runStrategy: Always
+//!   template:
+//!     spec:
+//!       domain:
+//!         devices:
+//!           disks:
+//!           - name: root      # no volume is called `root`
+//!       volumes:
+//!       - name: rootdisk
+//!         containerDisk: {image: quay.io/containerdisks/fedora:41}
+//! ```
+//!
+//! ## Fix
+//! Name the disk and its volume alike (and each interface and its network), drop `running` in
+//! favour of `runStrategy`, and give each volume one source.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use crate::diagnostic::{Diagnostic, Severity, codes};
+use crate::model::{Kind, Object};
+use crate::validate::Rule;
+
+/// The rule.
+pub const RULE: Rule = Rule {
+    code: codes::VM_SPEC,
+    name: "vm-spec",
+    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
+    severity: Severity::Warning,
+};
+
+/// The run strategies KubeVirt takes without a feature gate.
+const RUN_STRATEGIES: [&str; 5] = ["Halted", "Manual", "Always", "RerunOnFailure", "Once"];
+
+/// The sources a volume may have, exactly one at a time.
+const VOLUME_SOURCES: [&str; 16] = [
+    "persistentVolumeClaim",
+    "sysprep",
+    "cloudInitNoCloud",
+    "cloudInitConfigDrive",
+    "containerDisk",
+    "ephemeral",
+    "emptyDisk",
+    "hostDisk",
+    "dataVolume",
+    "configMap",
+    "secret",
+    "downwardAPI",
+    "serviceAccount",
+    "downwardMetrics",
+    "memoryDump",
+    "containerPath",
+];
+
+/// Check a VirtualMachine or VirtualMachineInstance.
+pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
+    let mut found = Vec::new();
+    match obj.kind() {
+        Kind::VirtualMachine => {
+            let Some(Value::Object(spec)) = obj.value.get("spec") else {
+                return;
+            };
+            run_strategy(spec, &mut found);
+            if let Some(Value::Object(template_spec)) =
+                spec.get("template").and_then(|t| t.get("spec"))
+            {
+                instance_spec(template_spec, "spec.template.spec", &mut found);
+            }
+        }
+        Kind::VirtualMachineInstance => {
+            if let Some(Value::Object(spec)) = obj.value.get("spec") {
+                instance_spec(spec, "spec", &mut found);
+            }
+        }
+        _ => return,
+    }
+    for (field, message) in found {
+        out.push(
+            Diagnostic::warning(RULE.code, obj.origin.clone(), message)
+                .with_field(field)
+                .with_object(obj.object_ref()),
+        );
+    }
+}
+
+/// Whether `key` of `map` is set: present and not `null` (a Go pointer that is not nil).
+fn set(map: &Map<String, Value>, key: &str) -> bool {
+    map.get(key).is_some_and(|v| !v.is_null())
+}
+
+fn run_strategy(spec: &Map<String, Value>, found: &mut Vec<(String, String)>) {
+    let (running, strategy) = (set(spec, "running"), set(spec, "runStrategy"));
+    if running && strategy {
+        found.push((
+            "spec.running".into(),
+            "Running and RunStrategy are mutually exclusive. Note that Running is deprecated, \
+             please use RunStrategy instead"
+                .into(),
+        ));
+    }
+    if !running && !strategy {
+        found.push((
+            "spec.running".into(),
+            "RunStrategy must be specified (`runStrategy: Always`, `Halted`, ...)".into(),
+        ));
+    }
+    match spec.get("runStrategy").and_then(Value::as_str) {
+        Some("WaitAsReceiver") => found.push((
+            "spec.runStrategy".into(),
+            "Invalid RunStrategy (WaitAsReceiver), DecentralizedLiveMigration feature gate is \
+             not enabled in kubevirt resource"
+                .into(),
+        )),
+        Some(s) if !RUN_STRATEGIES.contains(&s) => found.push((
+            "spec.runStrategy".into(),
+            format!(
+                "Invalid RunStrategy ({s}); it is one of {}",
+                RUN_STRATEGIES.join(", ")
+            ),
+        )),
+        _ => {}
+    }
+}
+
+/// The items of the list at `path` below `map` that are mappings, with their index (an item
+/// of another type is the type check's to report).
+fn items<'a>(map: &'a Map<String, Value>, path: &[&str]) -> Vec<(usize, &'a Map<String, Value>)> {
+    let mut at = map;
+    for key in &path[..path.len() - 1] {
+        match at.get(*key) {
+            Some(Value::Object(next)) => at = next,
+            _ => return Vec::new(),
+        }
+    }
+    match at.get(path[path.len() - 1]) {
+        Some(Value::Array(list)) => list
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| v.as_object().map(|m| (i, m)))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// A name as Go reads it: a missing or `null` name is `""`.
+fn name(item: &Map<String, Value>) -> &str {
+    item.get("name").and_then(Value::as_str).unwrap_or("")
+}
+
+fn instance_spec(spec: &Map<String, Value>, at: &str, found: &mut Vec<(String, String)>) {
+    let disks = items(spec, &["domain", "devices", "disks"]);
+    let volumes = items(spec, &["volumes"]);
+    let interfaces = items(spec, &["domain", "devices", "interfaces"]);
+    let networks = items(spec, &["networks"]);
+    let disk_at = |i: usize| format!("{at}.domain.devices.disks[{i}]");
+    let volume_at = |i: usize| format!("{at}.volumes[{i}]");
+    let iface_at = |i: usize| format!("{at}.domain.devices.interfaces[{i}]");
+    let network_at = |i: usize| format!("{at}.networks[{i}]");
+
+    // Disks: unique names, one target, a volume of their name.
+    let volume_names: HashMap<&str, usize> = volumes.iter().map(|(i, v)| (name(v), *i)).collect();
+    for (n, (i, disk)) in disks.iter().enumerate() {
+        for (j, other) in &disks[..n] {
+            if name(other) == name(disk) {
+                found.push((
+                    format!("{}.name", disk_at(*i)),
+                    format!(
+                        "{} and {} must not have the same Name.",
+                        disk_at(*i),
+                        disk_at(*j)
+                    ),
+                ));
+            }
+        }
+        if ["disk", "lun", "cdrom"]
+            .iter()
+            .filter(|t| set(disk, t))
+            .count()
+            > 1
+        {
+            found.push((
+                disk_at(*i),
+                format!("{} can only have a single target type defined", disk_at(*i)),
+            ));
+        }
+        if !volume_names.contains_key(name(disk)) && !set(disk, "cdrom") {
+            found.push((
+                format!("{}.name", disk_at(*i)),
+                format!(
+                    "{}.Name '{}' not found: no volume has that name",
+                    disk_at(*i),
+                    name(disk)
+                ),
+            ));
+        }
+    }
+
+    // Volumes: unique names, exactly one source.
+    let mut first_of: HashMap<&str, usize> = HashMap::new();
+    for (i, volume) in &volumes {
+        if let Some(j) = first_of.get(name(volume)) {
+            found.push((
+                format!("{}.name", volume_at(*i)),
+                format!(
+                    "{} and {} must not have the same Name.",
+                    volume_at(*i),
+                    volume_at(*j)
+                ),
+            ));
+        } else {
+            first_of.insert(name(volume), *i);
+        }
+        if VOLUME_SOURCES.iter().filter(|s| set(volume, s)).count() != 1 {
+            found.push((
+                volume_at(*i),
+                format!("{} must have exactly one source type set", volume_at(*i)),
+            ));
+        }
+    }
+
+    // Networks and interfaces pair up by name, each name once.
+    let mut network_names: HashMap<&str, usize> = HashMap::new();
+    for (i, network) in &networks {
+        if network_names.insert(name(network), *i).is_some() {
+            found.push((
+                format!("{}.name", network_at(*i)),
+                format!(
+                    "Network with name {:?} already exists, every network must have a unique name",
+                    name(network)
+                ),
+            ));
+        }
+    }
+    let mut iface_names: HashMap<&str, usize> = HashMap::new();
+    for (_, iface) in &interfaces {
+        iface_names.entry(name(iface)).or_insert(0);
+    }
+    for (i, network) in &networks {
+        if !iface_names.contains_key(name(network)) {
+            found.push((
+                format!("{}.name", network_at(*i)),
+                format!(
+                    "{}.name '{}' not found: no interface has that name",
+                    network_at(*i),
+                    name(network)
+                ),
+            ));
+        }
+    }
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for (i, iface) in &interfaces {
+        if seen.insert(name(iface), *i).is_some() {
+            found.push((
+                format!("{}.name", iface_at(*i)),
+                "Only one interface can be connected to one specific network".into(),
+            ));
+        }
+        if !network_names.contains_key(name(iface)) {
+            found.push((
+                format!("{}.name", iface_at(*i)),
+                format!(
+                    "{}.name '{}' not found: no network has that name",
+                    iface_at(*i),
+                    name(iface)
+                ),
+            ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::origin::Origin;
+    use serde_json::json;
+
+    fn findings(kind: &str, spec: Value) -> Vec<(String, String)> {
+        let obj = Object::new(
+            json!({"apiVersion": "kubevirt.io/v1", "kind": kind, "metadata": {"name": "x"},
+                   "spec": spec}),
+            Origin::new("vm.yaml", 0, Some(1)),
+        );
+        let mut out = Vec::new();
+        check(&obj, &mut out);
+        out.into_iter()
+            .map(|d| (d.field.unwrap_or_default(), d.message))
+            .collect()
+    }
+
+    fn fields(kind: &str, spec: Value) -> Vec<String> {
+        findings(kind, spec).into_iter().map(|(f, _)| f).collect()
+    }
+
+    fn vm(template_spec: Value) -> Value {
+        json!({"runStrategy": "Always", "template": {"spec": template_spec}})
+    }
+
+    #[test]
+    fn a_vm_sets_one_known_run_strategy() {
+        let template = json!({"spec": {"domain": {"devices": {}}}});
+        let run = |extra: Value| {
+            let mut spec = extra;
+            spec["template"] = template.clone();
+            findings("VirtualMachine", spec)
+        };
+        assert!(run(json!({"runStrategy": "Halted"})).is_empty());
+        assert!(run(json!({"running": false})).is_empty());
+        // `null` is no value, as for a Go pointer.
+        assert!(run(json!({"running": true, "runStrategy": null})).is_empty());
+        let both = run(json!({"running": false, "runStrategy": "Always"}));
+        assert_eq!(both.len(), 1);
+        assert_eq!(both[0].0, "spec.running");
+        assert!(both[0].1.contains("mutually exclusive"), "{both:?}");
+        let neither = run(json!({}));
+        assert_eq!(neither[0].0, "spec.running");
+        assert!(neither[0].1.starts_with("RunStrategy must be specified"));
+        let unknown = run(json!({"runStrategy": "always"}));
+        assert_eq!(unknown[0].0, "spec.runStrategy");
+        assert!(unknown[0].1.starts_with("Invalid RunStrategy (always)"));
+        let gated = run(json!({"runStrategy": "WaitAsReceiver"}));
+        assert!(gated[0].1.contains("feature gate"), "{gated:?}");
+    }
+
+    #[test]
+    fn disks_need_a_volume_a_name_of_their_own_and_one_target() {
+        let spec = vm(json!({
+            "domain": {"devices": {"disks": [
+                {"name": "root", "disk": {}},
+                {"name": "data", "disk": {}, "cdrom": {}},
+                {"name": "root"},
+                {"name": "iso", "cdrom": {}},
+                {"disk": {}},
+            ]}},
+            "volumes": [
+                {"name": "root", "containerDisk": {"image": "x"}},
+                {"name": "data", "persistentVolumeClaim": {"claimName": "d"}},
+                {"name": "extra", "emptyDisk": {"capacity": "1Gi"}},
+            ],
+        }));
+        let found = findings("VirtualMachine", spec);
+        let at = "spec.template.spec.domain.devices.disks";
+        assert_eq!(
+            found,
+            [
+                (
+                    format!("{at}[1]"),
+                    format!("{at}[1] can only have a single target type defined")
+                ),
+                (
+                    format!("{at}[2].name"),
+                    format!("{at}[2] and {at}[0] must not have the same Name.")
+                ),
+                (
+                    format!("{at}[4].name"),
+                    format!("{at}[4].Name '' not found: no volume has that name")
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn volumes_have_a_name_of_their_own_and_one_source() {
+        let spec = vm(json!({
+            "domain": {"devices": {}},
+            "volumes": [
+                {"name": "a", "containerDisk": {"image": "x"}},
+                {"name": "a", "emptyDisk": {"capacity": "1Gi"}},
+                {"name": "b"},
+                {"name": "c", "containerDisk": {"image": "x"}, "dataVolume": {"name": "c"}},
+                {"name": "d", "containerDisk": {"image": "x"}, "secret": null},
+            ],
+        }));
+        assert_eq!(
+            fields("VirtualMachine", spec),
+            [
+                "spec.template.spec.volumes[1].name",
+                "spec.template.spec.volumes[2]",
+                "spec.template.spec.volumes[3]",
+            ]
+        );
+    }
+
+    #[test]
+    fn interfaces_and_networks_pair_up_by_name() {
+        let spec = vm(json!({
+            "domain": {"devices": {"interfaces": [
+                {"name": "default", "masquerade": {}},
+                {"name": "default", "bridge": {}},
+                {"name": "other", "bridge": {}},
+            ]}},
+            "networks": [
+                {"name": "default", "pod": {}},
+                {"name": "lan", "multus": {"networkName": "lan"}},
+                {"name": "lan", "multus": {"networkName": "lan2"}},
+            ],
+        }));
+        let at = "spec.template.spec";
+        assert_eq!(
+            findings("VirtualMachine", spec),
+            [
+                (
+                    format!("{at}.networks[2].name"),
+                    "Network with name \"lan\" already exists, every network must have a unique name"
+                        .to_string()
+                ),
+                (
+                    format!("{at}.networks[1].name"),
+                    format!("{at}.networks[1].name 'lan' not found: no interface has that name")
+                ),
+                (
+                    format!("{at}.networks[2].name"),
+                    format!("{at}.networks[2].name 'lan' not found: no interface has that name")
+                ),
+                (
+                    format!("{at}.domain.devices.interfaces[1].name"),
+                    "Only one interface can be connected to one specific network".to_string()
+                ),
+                (
+                    format!("{at}.domain.devices.interfaces[2].name"),
+                    format!(
+                        "{at}.domain.devices.interfaces[2].name 'other' not found: no network \
+                         has that name"
+                    )
+                ),
+            ]
+        );
+        // Neither networks nor interfaces: KubeVirt adds the pod network and its interface.
+        assert!(findings("VirtualMachine", vm(json!({"domain": {"devices": {}}}))).is_empty());
+    }
+
+    #[test]
+    fn a_vmi_is_checked_at_its_spec_and_other_kinds_not_at_all() {
+        let spec = json!({
+            "domain": {"devices": {"disks": [{"name": "root"}]}},
+            "volumes": [],
+        });
+        assert_eq!(
+            fields("VirtualMachineInstance", spec.clone()),
+            ["spec.domain.devices.disks[0].name"]
+        );
+        assert!(fields("VirtualMachineInstancePreset", spec).is_empty());
+    }
+}
