@@ -49,725 +49,243 @@ pub const RULE: Rule = Rule {
     severity: Severity::Error,
 };
 
-/// Fields a schema requires: the parent path below the table's root, where `*` is every item of
-/// a list, and the field. A parent that is absent requires nothing, so a row with an empty
-/// parent is the only kind that reports a field of the root itself.
-type Required = &'static [(&'static [&'static str], &'static str)];
+/// Fields a schema requires: the parent, a dotted path below the table's root where `*` is
+/// every item of a list (`""` is the root itself), and the fields it requires. A parent that is
+/// absent requires nothing, so the root's own rows are the only ones that report a parent.
+type Required = &'static [(&'static str, &'static [&'static str])];
 
 /// An instancetype's `spec`.
 const INSTANCETYPE: Required = &[
-    (&[], "cpu"),
-    (&[], "memory"),
-    (&["cpu"], "guest"),
-    (&["memory"], "guest"),
-    (&["gpus", "*"], "name"),
-    (&["hostDevices", "*"], "name"),
+    ("", &["cpu", "memory"]),
+    ("cpu", &["guest"]),
+    ("memory", &["guest"]),
+    ("gpus.*", &["name"]),
+    ("hostDevices.*", &["name"]),
 ];
 
 /// A preference's `spec`.
 const PREFERENCE: Required = &[
-    (&["requirements", "cpu"], "guest"),
-    (&["requirements", "memory"], "guest"),
-    (&["cpu", "preferredCPUFeatures", "*"], "name"),
+    ("requirements.cpu", &["guest"]),
+    ("requirements.memory", &["guest"]),
+    ("cpu.preferredCPUFeatures.*", &["name"]),
 ];
 
 /// A VirtualMachine's `spec`, apart from its template's `spec` ([`VMI_SPEC`]): the template,
 /// and what a DataVolume template's claim and sources need.
 const VM_SPEC: Required = &[
-    (&[], "template"),
-    (&["dataVolumeTemplates", "*"], "spec"),
+    ("", &["template"]),
+    ("dataVolumeTemplates.*", &["spec"]),
     (
-        &["dataVolumeTemplates", "*", "spec", "checkpoints", "*"],
-        "current",
+        "dataVolumeTemplates.*.spec.checkpoints.*",
+        &["current", "previous"],
     ),
     (
-        &["dataVolumeTemplates", "*", "spec", "checkpoints", "*"],
-        "previous",
+        "dataVolumeTemplates.*.spec.pvc.dataSource",
+        &["kind", "name"],
     ),
     (
-        &["dataVolumeTemplates", "*", "spec", "pvc", "dataSource"],
-        "kind",
+        "dataVolumeTemplates.*.spec.pvc.dataSourceRef",
+        &["kind", "name"],
     ),
     (
-        &["dataVolumeTemplates", "*", "spec", "pvc", "dataSource"],
-        "name",
+        "dataVolumeTemplates.*.spec.pvc.selector.matchExpressions.*",
+        &["key", "operator"],
+    ),
+    ("dataVolumeTemplates.*.spec.source.gcs", &["url"]),
+    ("dataVolumeTemplates.*.spec.source.http", &["url"]),
+    (
+        "dataVolumeTemplates.*.spec.source.imageio",
+        &["diskId", "url"],
     ),
     (
-        &["dataVolumeTemplates", "*", "spec", "pvc", "dataSourceRef"],
-        "kind",
+        "dataVolumeTemplates.*.spec.source.pvc",
+        &["name", "namespace"],
+    ),
+    ("dataVolumeTemplates.*.spec.source.s3", &["url"]),
+    (
+        "dataVolumeTemplates.*.spec.source.snapshot",
+        &["name", "namespace"],
+    ),
+    ("dataVolumeTemplates.*.spec.sourceRef", &["kind", "name"]),
+    (
+        "dataVolumeTemplates.*.spec.storage.dataSource",
+        &["kind", "name"],
     ),
     (
-        &["dataVolumeTemplates", "*", "spec", "pvc", "dataSourceRef"],
-        "name",
+        "dataVolumeTemplates.*.spec.storage.dataSourceRef",
+        &["kind", "name"],
     ),
     (
-        &[
-            "dataVolumeTemplates",
-            "*",
-            "spec",
-            "pvc",
-            "selector",
-            "matchExpressions",
-            "*",
-        ],
-        "key",
-    ),
-    (
-        &[
-            "dataVolumeTemplates",
-            "*",
-            "spec",
-            "pvc",
-            "selector",
-            "matchExpressions",
-            "*",
-        ],
-        "operator",
-    ),
-    (
-        &["dataVolumeTemplates", "*", "spec", "source", "gcs"],
-        "url",
-    ),
-    (
-        &["dataVolumeTemplates", "*", "spec", "source", "http"],
-        "url",
-    ),
-    (
-        &["dataVolumeTemplates", "*", "spec", "source", "imageio"],
-        "diskId",
-    ),
-    (
-        &["dataVolumeTemplates", "*", "spec", "source", "imageio"],
-        "url",
-    ),
-    (
-        &["dataVolumeTemplates", "*", "spec", "source", "pvc"],
-        "name",
-    ),
-    (
-        &["dataVolumeTemplates", "*", "spec", "source", "pvc"],
-        "namespace",
-    ),
-    (&["dataVolumeTemplates", "*", "spec", "source", "s3"], "url"),
-    (
-        &["dataVolumeTemplates", "*", "spec", "source", "snapshot"],
-        "name",
-    ),
-    (
-        &["dataVolumeTemplates", "*", "spec", "source", "snapshot"],
-        "namespace",
-    ),
-    (&["dataVolumeTemplates", "*", "spec", "sourceRef"], "kind"),
-    (&["dataVolumeTemplates", "*", "spec", "sourceRef"], "name"),
-    (
-        &["dataVolumeTemplates", "*", "spec", "storage", "dataSource"],
-        "kind",
-    ),
-    (
-        &["dataVolumeTemplates", "*", "spec", "storage", "dataSource"],
-        "name",
-    ),
-    (
-        &[
-            "dataVolumeTemplates",
-            "*",
-            "spec",
-            "storage",
-            "dataSourceRef",
-        ],
-        "kind",
-    ),
-    (
-        &[
-            "dataVolumeTemplates",
-            "*",
-            "spec",
-            "storage",
-            "dataSourceRef",
-        ],
-        "name",
-    ),
-    (
-        &[
-            "dataVolumeTemplates",
-            "*",
-            "spec",
-            "storage",
-            "selector",
-            "matchExpressions",
-            "*",
-        ],
-        "key",
-    ),
-    (
-        &[
-            "dataVolumeTemplates",
-            "*",
-            "spec",
-            "storage",
-            "selector",
-            "matchExpressions",
-            "*",
-        ],
-        "operator",
+        "dataVolumeTemplates.*.spec.storage.selector.matchExpressions.*",
+        &["key", "operator"],
     ),
 ];
 
 /// A VirtualMachineInstance's `spec`, which is also a VM's `spec.template.spec`. The rows under
 /// `domain` hold for a preset's `spec.domain` too.
 const VMI_SPEC: Required = &[
-    (&[], "domain"),
+    ("", &["domain"]),
     (
-        &["accessCredentials", "*", "sshPublicKey"],
-        "propagationMethod",
-    ),
-    (&["accessCredentials", "*", "sshPublicKey"], "source"),
-    (
-        &[
-            "accessCredentials",
-            "*",
-            "sshPublicKey",
-            "propagationMethod",
-            "qemuGuestAgent",
-        ],
-        "users",
+        "accessCredentials.*.sshPublicKey",
+        &["propagationMethod", "source"],
     ),
     (
-        &["accessCredentials", "*", "sshPublicKey", "source", "secret"],
-        "secretName",
+        "accessCredentials.*.sshPublicKey.propagationMethod.qemuGuestAgent",
+        &["users"],
     ),
     (
-        &["accessCredentials", "*", "userPassword"],
-        "propagationMethod",
-    ),
-    (&["accessCredentials", "*", "userPassword"], "source"),
-    (
-        &["accessCredentials", "*", "userPassword", "source", "secret"],
-        "secretName",
+        "accessCredentials.*.sshPublicKey.source.secret",
+        &["secretName"],
     ),
     (
-        &[
-            "affinity",
-            "nodeAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-            "*",
-        ],
-        "preference",
+        "accessCredentials.*.userPassword",
+        &["propagationMethod", "source"],
     ),
     (
-        &[
-            "affinity",
-            "nodeAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-            "*",
-        ],
-        "weight",
+        "accessCredentials.*.userPassword.source.secret",
+        &["secretName"],
     ),
     (
-        &[
-            "affinity",
-            "nodeAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "preference",
-            "matchExpressions",
-            "*",
-        ],
-        "key",
+        "affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution.*",
+        &["preference", "weight"],
     ),
     (
-        &[
-            "affinity",
-            "nodeAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "preference",
-            "matchExpressions",
-            "*",
-        ],
-        "operator",
+        "affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution.*.preference.matchExpressions.*",
+        &["key", "operator"],
     ),
     (
-        &[
-            "affinity",
-            "nodeAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "preference",
-            "matchFields",
-            "*",
-        ],
-        "key",
+        "affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution.*.preference.matchFields.*",
+        &["key", "operator"],
     ),
     (
-        &[
-            "affinity",
-            "nodeAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "preference",
-            "matchFields",
-            "*",
-        ],
-        "operator",
+        "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+        &["nodeSelectorTerms"],
     ),
     (
-        &[
-            "affinity",
-            "nodeAffinity",
-            "requiredDuringSchedulingIgnoredDuringExecution",
-        ],
-        "nodeSelectorTerms",
+        "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms.*.matchExpressions.*",
+        &["key", "operator"],
     ),
     (
-        &[
-            "affinity",
-            "nodeAffinity",
-            "requiredDuringSchedulingIgnoredDuringExecution",
-            "nodeSelectorTerms",
-            "*",
-            "matchExpressions",
-            "*",
-        ],
-        "key",
+        "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms.*.matchFields.*",
+        &["key", "operator"],
     ),
     (
-        &[
-            "affinity",
-            "nodeAffinity",
-            "requiredDuringSchedulingIgnoredDuringExecution",
-            "nodeSelectorTerms",
-            "*",
-            "matchExpressions",
-            "*",
-        ],
-        "operator",
+        "affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution.*",
+        &["podAffinityTerm", "weight"],
     ),
     (
-        &[
-            "affinity",
-            "nodeAffinity",
-            "requiredDuringSchedulingIgnoredDuringExecution",
-            "nodeSelectorTerms",
-            "*",
-            "matchFields",
-            "*",
-        ],
-        "key",
+        "affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution.*.podAffinityTerm",
+        &["topologyKey"],
     ),
     (
-        &[
-            "affinity",
-            "nodeAffinity",
-            "requiredDuringSchedulingIgnoredDuringExecution",
-            "nodeSelectorTerms",
-            "*",
-            "matchFields",
-            "*",
-        ],
-        "operator",
+        "affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution.*.podAffinityTerm.labelSelector.matchExpressions.*",
+        &["key", "operator"],
     ),
     (
-        &[
-            "affinity",
-            "podAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-            "*",
-        ],
-        "podAffinityTerm",
+        "affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution.*.podAffinityTerm.namespaceSelector.matchExpressions.*",
+        &["key", "operator"],
     ),
     (
-        &[
-            "affinity",
-            "podAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-            "*",
-        ],
-        "weight",
+        "affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution.*",
+        &["topologyKey"],
     ),
     (
-        &[
-            "affinity",
-            "podAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "podAffinityTerm",
-        ],
-        "topologyKey",
+        "affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution.*.labelSelector.matchExpressions.*",
+        &["key", "operator"],
     ),
     (
-        &[
-            "affinity",
-            "podAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "podAffinityTerm",
-            "labelSelector",
-            "matchExpressions",
-            "*",
-        ],
-        "key",
+        "affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution.*.namespaceSelector.matchExpressions.*",
+        &["key", "operator"],
     ),
     (
-        &[
-            "affinity",
-            "podAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "podAffinityTerm",
-            "labelSelector",
-            "matchExpressions",
-            "*",
-        ],
-        "operator",
+        "affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution.*",
+        &["podAffinityTerm", "weight"],
     ),
     (
-        &[
-            "affinity",
-            "podAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "podAffinityTerm",
-            "namespaceSelector",
-            "matchExpressions",
-            "*",
-        ],
-        "key",
+        "affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution.*.podAffinityTerm",
+        &["topologyKey"],
     ),
     (
-        &[
-            "affinity",
-            "podAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "podAffinityTerm",
-            "namespaceSelector",
-            "matchExpressions",
-            "*",
-        ],
-        "operator",
+        "affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution.*.podAffinityTerm.labelSelector.matchExpressions.*",
+        &["key", "operator"],
     ),
     (
-        &[
-            "affinity",
-            "podAffinity",
-            "requiredDuringSchedulingIgnoredDuringExecution",
-            "*",
-        ],
-        "topologyKey",
+        "affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution.*.podAffinityTerm.namespaceSelector.matchExpressions.*",
+        &["key", "operator"],
     ),
     (
-        &[
-            "affinity",
-            "podAffinity",
-            "requiredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "labelSelector",
-            "matchExpressions",
-            "*",
-        ],
-        "key",
+        "affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution.*",
+        &["topologyKey"],
     ),
     (
-        &[
-            "affinity",
-            "podAffinity",
-            "requiredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "labelSelector",
-            "matchExpressions",
-            "*",
-        ],
-        "operator",
+        "affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution.*.labelSelector.matchExpressions.*",
+        &["key", "operator"],
     ),
     (
-        &[
-            "affinity",
-            "podAffinity",
-            "requiredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "namespaceSelector",
-            "matchExpressions",
-            "*",
-        ],
-        "key",
+        "affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution.*.namespaceSelector.matchExpressions.*",
+        &["key", "operator"],
+    ),
+    ("domain", &["devices"]),
+    ("domain.cpu.features.*", &["name"]),
+    ("domain.devices.disks.*", &["name"]),
+    ("domain.devices.filesystems.*", &["name", "virtiofs"]),
+    ("domain.devices.gpus.*", &["name"]),
+    ("domain.devices.hostDevices.*", &["name"]),
+    ("domain.devices.inputs.*", &["name", "type"]),
+    ("domain.devices.interfaces.*", &["name"]),
+    ("domain.devices.interfaces.*.binding", &["name"]),
+    (
+        "domain.devices.interfaces.*.dhcpOptions.privateOptions.*",
+        &["option", "value"],
     ),
     (
-        &[
-            "affinity",
-            "podAffinity",
-            "requiredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "namespaceSelector",
-            "matchExpressions",
-            "*",
-        ],
-        "operator",
+        "domain.devices.interfaces.*.portRanges.*",
+        &["end", "protocol", "start"],
+    ),
+    ("domain.devices.interfaces.*.ports.*", &["port"]),
+    ("domain.devices.sound", &["name"]),
+    ("domain.devices.watchdog", &["name"]),
+    ("domain.firmware.kernelBoot.container", &["image"]),
+    ("livenessProbe.httpGet", &["port"]),
+    ("livenessProbe.httpGet.httpHeaders.*", &["name", "value"]),
+    ("livenessProbe.tcpSocket", &["port"]),
+    ("networks.*", &["name"]),
+    ("networks.*.multus", &["networkName"]),
+    ("readinessProbe.httpGet", &["port"]),
+    ("readinessProbe.httpGet.httpHeaders.*", &["name", "value"]),
+    ("readinessProbe.tcpSocket", &["port"]),
+    ("resourceClaims.*", &["name"]),
+    (
+        "topologySpreadConstraints.*",
+        &["maxSkew", "topologyKey", "whenUnsatisfiable"],
     ),
     (
-        &[
-            "affinity",
-            "podAntiAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-            "*",
-        ],
-        "podAffinityTerm",
+        "topologySpreadConstraints.*.labelSelector.matchExpressions.*",
+        &["key", "operator"],
     ),
+    ("utilityVolumes.*", &["claimName", "name"]),
+    ("volumes.*", &["name"]),
+    ("volumes.*.containerDisk", &["image"]),
+    ("volumes.*.containerPath", &["path"]),
+    ("volumes.*.dataVolume", &["name"]),
+    ("volumes.*.downwardAPI.fields.*", &["path"]),
+    ("volumes.*.downwardAPI.fields.*.fieldRef", &["fieldPath"]),
     (
-        &[
-            "affinity",
-            "podAntiAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-            "*",
-        ],
-        "weight",
+        "volumes.*.downwardAPI.fields.*.resourceFieldRef",
+        &["resource"],
     ),
-    (
-        &[
-            "affinity",
-            "podAntiAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "podAffinityTerm",
-        ],
-        "topologyKey",
-    ),
-    (
-        &[
-            "affinity",
-            "podAntiAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "podAffinityTerm",
-            "labelSelector",
-            "matchExpressions",
-            "*",
-        ],
-        "key",
-    ),
-    (
-        &[
-            "affinity",
-            "podAntiAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "podAffinityTerm",
-            "labelSelector",
-            "matchExpressions",
-            "*",
-        ],
-        "operator",
-    ),
-    (
-        &[
-            "affinity",
-            "podAntiAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "podAffinityTerm",
-            "namespaceSelector",
-            "matchExpressions",
-            "*",
-        ],
-        "key",
-    ),
-    (
-        &[
-            "affinity",
-            "podAntiAffinity",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "podAffinityTerm",
-            "namespaceSelector",
-            "matchExpressions",
-            "*",
-        ],
-        "operator",
-    ),
-    (
-        &[
-            "affinity",
-            "podAntiAffinity",
-            "requiredDuringSchedulingIgnoredDuringExecution",
-            "*",
-        ],
-        "topologyKey",
-    ),
-    (
-        &[
-            "affinity",
-            "podAntiAffinity",
-            "requiredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "labelSelector",
-            "matchExpressions",
-            "*",
-        ],
-        "key",
-    ),
-    (
-        &[
-            "affinity",
-            "podAntiAffinity",
-            "requiredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "labelSelector",
-            "matchExpressions",
-            "*",
-        ],
-        "operator",
-    ),
-    (
-        &[
-            "affinity",
-            "podAntiAffinity",
-            "requiredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "namespaceSelector",
-            "matchExpressions",
-            "*",
-        ],
-        "key",
-    ),
-    (
-        &[
-            "affinity",
-            "podAntiAffinity",
-            "requiredDuringSchedulingIgnoredDuringExecution",
-            "*",
-            "namespaceSelector",
-            "matchExpressions",
-            "*",
-        ],
-        "operator",
-    ),
-    (&["domain"], "devices"),
-    (&["domain", "cpu", "features", "*"], "name"),
-    (&["domain", "devices", "disks", "*"], "name"),
-    (&["domain", "devices", "filesystems", "*"], "name"),
-    (&["domain", "devices", "filesystems", "*"], "virtiofs"),
-    (&["domain", "devices", "gpus", "*"], "name"),
-    (&["domain", "devices", "hostDevices", "*"], "name"),
-    (&["domain", "devices", "inputs", "*"], "name"),
-    (&["domain", "devices", "inputs", "*"], "type"),
-    (&["domain", "devices", "interfaces", "*"], "name"),
-    (&["domain", "devices", "interfaces", "*", "binding"], "name"),
-    (
-        &[
-            "domain",
-            "devices",
-            "interfaces",
-            "*",
-            "dhcpOptions",
-            "privateOptions",
-            "*",
-        ],
-        "option",
-    ),
-    (
-        &[
-            "domain",
-            "devices",
-            "interfaces",
-            "*",
-            "dhcpOptions",
-            "privateOptions",
-            "*",
-        ],
-        "value",
-    ),
-    (
-        &["domain", "devices", "interfaces", "*", "portRanges", "*"],
-        "end",
-    ),
-    (
-        &["domain", "devices", "interfaces", "*", "portRanges", "*"],
-        "protocol",
-    ),
-    (
-        &["domain", "devices", "interfaces", "*", "portRanges", "*"],
-        "start",
-    ),
-    (
-        &["domain", "devices", "interfaces", "*", "ports", "*"],
-        "port",
-    ),
-    (&["domain", "devices", "sound"], "name"),
-    (&["domain", "devices", "watchdog"], "name"),
-    (&["domain", "firmware", "kernelBoot", "container"], "image"),
-    (&["livenessProbe", "httpGet"], "port"),
-    (&["livenessProbe", "httpGet", "httpHeaders", "*"], "name"),
-    (&["livenessProbe", "httpGet", "httpHeaders", "*"], "value"),
-    (&["livenessProbe", "tcpSocket"], "port"),
-    (&["networks", "*"], "name"),
-    (&["networks", "*", "multus"], "networkName"),
-    (&["readinessProbe", "httpGet"], "port"),
-    (&["readinessProbe", "httpGet", "httpHeaders", "*"], "name"),
-    (&["readinessProbe", "httpGet", "httpHeaders", "*"], "value"),
-    (&["readinessProbe", "tcpSocket"], "port"),
-    (&["resourceClaims", "*"], "name"),
-    (&["topologySpreadConstraints", "*"], "maxSkew"),
-    (&["topologySpreadConstraints", "*"], "topologyKey"),
-    (&["topologySpreadConstraints", "*"], "whenUnsatisfiable"),
-    (
-        &[
-            "topologySpreadConstraints",
-            "*",
-            "labelSelector",
-            "matchExpressions",
-            "*",
-        ],
-        "key",
-    ),
-    (
-        &[
-            "topologySpreadConstraints",
-            "*",
-            "labelSelector",
-            "matchExpressions",
-            "*",
-        ],
-        "operator",
-    ),
-    (&["utilityVolumes", "*"], "claimName"),
-    (&["utilityVolumes", "*"], "name"),
-    (&["volumes", "*"], "name"),
-    (&["volumes", "*", "containerDisk"], "image"),
-    (&["volumes", "*", "containerPath"], "path"),
-    (&["volumes", "*", "dataVolume"], "name"),
-    (&["volumes", "*", "downwardAPI", "fields", "*"], "path"),
-    (
-        &["volumes", "*", "downwardAPI", "fields", "*", "fieldRef"],
-        "fieldPath",
-    ),
-    (
-        &[
-            "volumes",
-            "*",
-            "downwardAPI",
-            "fields",
-            "*",
-            "resourceFieldRef",
-        ],
-        "resource",
-    ),
-    (&["volumes", "*", "emptyDisk"], "capacity"),
-    (
-        &["volumes", "*", "ephemeral", "persistentVolumeClaim"],
-        "claimName",
-    ),
-    (&["volumes", "*", "hostDisk"], "path"),
-    (&["volumes", "*", "hostDisk"], "type"),
-    (&["volumes", "*", "memoryDump"], "claimName"),
-    (&["volumes", "*", "persistentVolumeClaim"], "claimName"),
+    ("volumes.*.emptyDisk", &["capacity"]),
+    ("volumes.*.ephemeral.persistentVolumeClaim", &["claimName"]),
+    ("volumes.*.hostDisk", &["path", "type"]),
+    ("volumes.*.memoryDump", &["claimName"]),
+    ("volumes.*.persistentVolumeClaim", &["claimName"]),
 ];
 
 /// A VirtualMachineInstancePreset's `spec`, apart from its `domain` (the `domain` rows of
 /// [`VMI_SPEC`]).
 const PRESET_SPEC: Required = &[
-    (&[], "selector"),
-    (&["selector", "matchExpressions", "*"], "key"),
-    (&["selector", "matchExpressions", "*"], "operator"),
+    ("", &["selector"]),
+    ("selector.matchExpressions.*", &["key", "operator"]),
 ];
 
 /// Report the fields the schema of an instancetype, preference, VirtualMachine,
@@ -783,9 +301,14 @@ pub fn check_required(obj: &Object, out: &mut Vec<Diagnostic>) {
             let mut at = String::from("spec");
             let mut check =
                 |map: &Map<String, Value>, at: &mut String, rows: Required, only_domain: bool| {
-                    for (parent, field) in rows {
-                        if !only_domain || parent.first() == Some(&"domain") {
-                            absent_below(map, parent, field, at, &mut missing);
+                    for (parent, fields) in rows {
+                        if only_domain && parent.split('.').next() != Some("domain") {
+                            continue;
+                        }
+                        let parent: Vec<&str> =
+                            parent.split('.').filter(|p| !p.is_empty()).collect();
+                        for field in *fields {
+                            absent_below(map, &parent, field, at, &mut missing);
                         }
                     }
                 };
