@@ -52,6 +52,10 @@ pub struct ClusterProfile {
     /// `alpha.kubevirt.io/EmulatorThreadCompleteToEvenParity` annotation: the resource carries
     /// that annotation and the `AlignCPUs` feature gate is on.
     pub emulator_thread_even_parity: bool,
+    /// Whether the beta feature gate `DecentralizedLiveMigration` is on (it is unless
+    /// `disabledFeatureGates` lists it): the VM webhook takes `runStrategy: WaitAsReceiver` only
+    /// then.
+    pub wait_as_receiver: bool,
     /// Fields of the configuration KubeVirt does not have, each with the nearest one it has:
     /// ignored, and reported as warnings by the commands that read the file.
     pub unknown_fields: Vec<(String, Option<&'static str>)>,
@@ -104,6 +108,7 @@ impl Default for ClusterProfile {
             qgs_socket_path: DEFAULT_QGS_SOCKET_PATH.into(),
             hotplug: Some(Hotplug::default()),
             emulator_thread_even_parity: false,
+            wait_as_receiver: true,
             unknown_fields: Vec::new(),
         }
     }
@@ -349,6 +354,7 @@ impl ClusterProfile {
                 .and_then(Value::as_object)
                 .is_some_and(|a| a.contains_key(EVEN_PARITY_ANNOTATION));
         p.emulator_thread_even_parity = annotated && feature_gate_on(&config, "AlignCPUs")?;
+        p.wait_as_receiver = beta_gate_on(&config, "DecentralizedLiveMigration")?;
         Ok(p)
     }
 }
@@ -407,6 +413,22 @@ fn feature_gate_on(config: &Value, gate: &str) -> Result<bool, String> {
         Some(_) => {
             Err("`spec.configuration.developerConfiguration.featureGates` must be a list".into())
         }
+    }
+}
+
+/// Whether the beta feature gate `gate` is on: listed in `featureGates`, or else not listed in
+/// `disabledFeatureGates` (`featuregate.IsEnabled`).
+fn beta_gate_on(config: &Value, gate: &str) -> Result<bool, String> {
+    if feature_gate_on(config, gate)? {
+        return Ok(true);
+    }
+    match path::get(config, &["developerConfiguration", "disabledFeatureGates"]) {
+        None | Some(Value::Null) => Ok(true),
+        Some(Value::Array(gates)) => Ok(!gates.iter().any(|g| g.as_str() == Some(gate))),
+        Some(_) => Err(
+            "`spec.configuration.developerConfiguration.disabledFeatureGates` must be a list"
+                .into(),
+        ),
     }
 }
 
@@ -586,5 +608,29 @@ mod tests {
             .unwrap()
             .emulator_thread_even_parity
         );
+    }
+
+    #[test]
+    fn a_beta_gate_is_on_unless_disabled() {
+        let dev = |config: Value| {
+            ClusterProfile::from_kubevirt(&json!({"developerConfiguration": config}))
+                .map(|p| p.wait_as_receiver)
+        };
+        assert!(ClusterProfile::default().wait_as_receiver);
+        assert_eq!(dev(json!({})), Ok(true));
+        assert_eq!(
+            dev(json!({"disabledFeatureGates": ["CPUManager"]})),
+            Ok(true)
+        );
+        assert_eq!(
+            dev(json!({"disabledFeatureGates": ["DecentralizedLiveMigration"]})),
+            Ok(false)
+        );
+        assert_eq!(
+            dev(json!({"featureGates": ["DecentralizedLiveMigration"],
+                       "disabledFeatureGates": ["DecentralizedLiveMigration"]})),
+            Ok(true)
+        );
+        assert!(dev(json!({"disabledFeatureGates": "DecentralizedLiveMigration"})).is_err());
     }
 }

@@ -5,7 +5,8 @@
 //! instancetype and preference (and the VirtualMachineInstance webhook on every VMI): the
 //! mistakes that come from editing a manifest by hand.
 //! - A VM sets `running` or `runStrategy`, not both, and a `runStrategy` is one of `Always`,
-//!   `RerunOnFailure`, `Manual`, `Halted` and `Once` (`WaitAsReceiver` needs a feature gate).
+//!   `RerunOnFailure`, `Manual`, `Halted` and `Once`, or `WaitAsReceiver` while the beta
+//!   feature gate `DecentralizedLiveMigration` is on (unless the cluster profile disables it).
 //! - Every disk has a volume of its name (a CD-ROM without one needs a feature gate and is
 //!   left alone), no two disks share a name, and a disk has at most one of `disk`, `lun` and
 //!   `cdrom`.
@@ -48,6 +49,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use crate::diagnostic::{Diagnostic, Severity, codes};
+use crate::kubevirt::profile::ClusterProfile;
 use crate::model::{Kind, Object};
 use crate::validate::Rule;
 
@@ -82,15 +84,15 @@ const VOLUME_SOURCES: [&str; 16] = [
     "containerPath",
 ];
 
-/// Check a VirtualMachine or VirtualMachineInstance.
-pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
+/// Check a VirtualMachine or VirtualMachineInstance against what a cluster of `profile` takes.
+pub fn check(obj: &Object, profile: &ClusterProfile, out: &mut Vec<Diagnostic>) {
     let mut found = Vec::new();
     match obj.kind() {
         Kind::VirtualMachine => {
             let Some(Value::Object(spec)) = obj.value.get("spec") else {
                 return;
             };
-            run_strategy(spec, &mut found);
+            run_strategy(spec, profile, &mut found);
             if let Some(Value::Object(template_spec)) =
                 spec.get("template").and_then(|t| t.get("spec"))
             {
@@ -118,7 +120,11 @@ fn set(map: &Map<String, Value>, key: &str) -> bool {
     map.get(key).is_some_and(|v| !v.is_null())
 }
 
-fn run_strategy(spec: &Map<String, Value>, found: &mut Vec<(String, String)>) {
+fn run_strategy(
+    spec: &Map<String, Value>,
+    profile: &ClusterProfile,
+    found: &mut Vec<(String, String)>,
+) {
     let (running, strategy) = (set(spec, "running"), set(spec, "runStrategy"));
     if running && strategy {
         found.push((
@@ -135,6 +141,7 @@ fn run_strategy(spec: &Map<String, Value>, found: &mut Vec<(String, String)>) {
         ));
     }
     match spec.get("runStrategy").and_then(Value::as_str) {
+        Some("WaitAsReceiver") if profile.wait_as_receiver => {}
         Some("WaitAsReceiver") => found.push((
             "spec.runStrategy".into(),
             "Invalid RunStrategy (WaitAsReceiver), DecentralizedLiveMigration feature gate is \
@@ -310,8 +317,12 @@ mod tests {
                    "spec": spec}),
             Origin::new("vm.yaml", 0, Some(1)),
         );
+        findings_with(&obj, &ClusterProfile::default())
+    }
+
+    fn findings_with(obj: &Object, profile: &ClusterProfile) -> Vec<(String, String)> {
         let mut out = Vec::new();
-        check(&obj, &mut out);
+        check(obj, profile, &mut out);
         out.into_iter()
             .map(|d| (d.field.unwrap_or_default(), d.message))
             .collect()
@@ -347,7 +358,19 @@ mod tests {
         let unknown = run(json!({"runStrategy": "always"}));
         assert_eq!(unknown[0].0, "spec.runStrategy");
         assert!(unknown[0].1.starts_with("Invalid RunStrategy (always)"));
-        let gated = run(json!({"runStrategy": "WaitAsReceiver"}));
+        // A beta feature gate, on unless the cluster disables it.
+        assert!(run(json!({"runStrategy": "WaitAsReceiver"})).is_empty());
+        let vm = Object::new(
+            json!({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+                   "metadata": {"name": "x"},
+                   "spec": {"runStrategy": "WaitAsReceiver", "template": template}}),
+            Origin::new("vm.yaml", 0, Some(1)),
+        );
+        let gate_off = ClusterProfile {
+            wait_as_receiver: false,
+            ..ClusterProfile::default()
+        };
+        let gated = findings_with(&vm, &gate_off);
         assert!(gated[0].1.contains("feature gate"), "{gated:?}");
     }
 
