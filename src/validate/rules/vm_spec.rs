@@ -44,12 +44,13 @@
 //! Name the disk and its volume alike (and each interface and its network), drop `running` in
 //! favour of `runStrategy`, and give each volume one source.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::diagnostic::{Diagnostic, Severity, codes};
 use crate::kubevirt::profile::ClusterProfile;
+use crate::model::path::{self, is_set};
 use crate::model::{Kind, Object};
 use crate::validate::Rule;
 
@@ -89,18 +90,16 @@ pub fn check(obj: &Object, profile: &ClusterProfile, out: &mut Vec<Diagnostic>) 
     let mut found = Vec::new();
     match obj.kind() {
         Kind::VirtualMachine => {
-            let Some(Value::Object(spec)) = obj.value.get("spec") else {
+            let Some(spec @ Value::Object(_)) = obj.value.get("spec") else {
                 return;
             };
             run_strategy(spec, profile, &mut found);
-            if let Some(Value::Object(template_spec)) =
-                spec.get("template").and_then(|t| t.get("spec"))
-            {
+            if let Some(template_spec @ Value::Object(_)) = path::get(spec, &["template", "spec"]) {
                 instance_spec(template_spec, "spec.template.spec", &mut found);
             }
         }
         Kind::VirtualMachineInstance => {
-            if let Some(Value::Object(spec)) = obj.value.get("spec") {
+            if let Some(spec @ Value::Object(_)) = obj.value.get("spec") {
                 instance_spec(spec, "spec", &mut found);
             }
         }
@@ -115,17 +114,8 @@ pub fn check(obj: &Object, profile: &ClusterProfile, out: &mut Vec<Diagnostic>) 
     }
 }
 
-/// Whether `key` of `map` is set: present and not `null` (a Go pointer that is not nil).
-fn set(map: &Map<String, Value>, key: &str) -> bool {
-    map.get(key).is_some_and(|v| !v.is_null())
-}
-
-fn run_strategy(
-    spec: &Map<String, Value>,
-    profile: &ClusterProfile,
-    found: &mut Vec<(String, String)>,
-) {
-    let (running, strategy) = (set(spec, "running"), set(spec, "runStrategy"));
+fn run_strategy(spec: &Value, profile: &ClusterProfile, found: &mut Vec<(String, String)>) {
+    let (running, strategy) = (is_set(spec, &["running"]), is_set(spec, &["runStrategy"]));
     if running && strategy {
         found.push((
             "spec.running".into(),
@@ -159,32 +149,24 @@ fn run_strategy(
     }
 }
 
-/// The items of the list at `path` below `map` that are mappings, with their index (an item
-/// of another type is the type check's to report).
-fn items<'a>(map: &'a Map<String, Value>, path: &[&str]) -> Vec<(usize, &'a Map<String, Value>)> {
-    let mut at = map;
-    for key in &path[..path.len() - 1] {
-        match at.get(*key) {
-            Some(Value::Object(next)) => at = next,
-            _ => return Vec::new(),
-        }
-    }
-    match at.get(path[path.len() - 1]) {
-        Some(Value::Array(list)) => list
-            .iter()
-            .enumerate()
-            .filter_map(|(i, v)| v.as_object().map(|m| (i, m)))
-            .collect(),
-        _ => Vec::new(),
-    }
+/// The items of the list at `at` below `spec` that are mappings, with their index (an item of
+/// another type is the type check's to report).
+fn items<'a>(spec: &'a Value, at: &[&str]) -> Vec<(usize, &'a Value)> {
+    path::get(spec, at)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .filter(|(_, v)| v.is_object())
+        .collect()
 }
 
 /// A name as Go reads it: a missing or `null` name is `""`.
-fn name(item: &Map<String, Value>) -> &str {
-    item.get("name").and_then(Value::as_str).unwrap_or("")
+fn name(item: &Value) -> &str {
+    path::str_at(item, &["name"]).unwrap_or("")
 }
 
-fn instance_spec(spec: &Map<String, Value>, at: &str, found: &mut Vec<(String, String)>) {
+fn instance_spec(spec: &Value, at: &str, found: &mut Vec<(String, String)>) {
     let disks = items(spec, &["domain", "devices", "disks"]);
     let volumes = items(spec, &["volumes"]);
     let interfaces = items(spec, &["domain", "devices", "interfaces"]);
@@ -195,7 +177,7 @@ fn instance_spec(spec: &Map<String, Value>, at: &str, found: &mut Vec<(String, S
     let network_at = |i: usize| format!("{at}.networks[{i}]");
 
     // Disks: unique names, one target, a volume of their name.
-    let volume_names: HashMap<&str, usize> = volumes.iter().map(|(i, v)| (name(v), *i)).collect();
+    let volume_names: HashSet<&str> = volumes.iter().map(|(_, v)| name(v)).collect();
     for (n, (i, disk)) in disks.iter().enumerate() {
         for (j, other) in &disks[..n] {
             if name(other) == name(disk) {
@@ -211,7 +193,7 @@ fn instance_spec(spec: &Map<String, Value>, at: &str, found: &mut Vec<(String, S
         }
         if ["disk", "lun", "cdrom"]
             .iter()
-            .filter(|t| set(disk, t))
+            .filter(|t| is_set(disk, &[t]))
             .count()
             > 1
         {
@@ -220,7 +202,7 @@ fn instance_spec(spec: &Map<String, Value>, at: &str, found: &mut Vec<(String, S
                 format!("{} can only have a single target type defined", disk_at(*i)),
             ));
         }
-        if !volume_names.contains_key(name(disk)) && !set(disk, "cdrom") {
+        if !volume_names.contains(name(disk)) && !is_set(disk, &["cdrom"]) {
             found.push((
                 format!("{}.name", disk_at(*i)),
                 format!(
@@ -247,7 +229,12 @@ fn instance_spec(spec: &Map<String, Value>, at: &str, found: &mut Vec<(String, S
         } else {
             first_of.insert(name(volume), *i);
         }
-        if VOLUME_SOURCES.iter().filter(|s| set(volume, s)).count() != 1 {
+        if VOLUME_SOURCES
+            .iter()
+            .filter(|s| is_set(volume, &[s]))
+            .count()
+            != 1
+        {
             found.push((
                 volume_at(*i),
                 format!("{} must have exactly one source type set", volume_at(*i)),
@@ -256,9 +243,9 @@ fn instance_spec(spec: &Map<String, Value>, at: &str, found: &mut Vec<(String, S
     }
 
     // Networks and interfaces pair up by name, each name once.
-    let mut network_names: HashMap<&str, usize> = HashMap::new();
+    let mut network_names = HashSet::new();
     for (i, network) in &networks {
-        if network_names.insert(name(network), *i).is_some() {
+        if !network_names.insert(name(network)) {
             found.push((
                 format!("{}.name", network_at(*i)),
                 format!(
@@ -268,12 +255,9 @@ fn instance_spec(spec: &Map<String, Value>, at: &str, found: &mut Vec<(String, S
             ));
         }
     }
-    let mut iface_names: HashMap<&str, usize> = HashMap::new();
-    for (_, iface) in &interfaces {
-        iface_names.entry(name(iface)).or_insert(0);
-    }
+    let iface_names: HashSet<&str> = interfaces.iter().map(|(_, v)| name(v)).collect();
     for (i, network) in &networks {
-        if !iface_names.contains_key(name(network)) {
+        if !iface_names.contains(name(network)) {
             found.push((
                 format!("{}.name", network_at(*i)),
                 format!(
@@ -284,15 +268,15 @@ fn instance_spec(spec: &Map<String, Value>, at: &str, found: &mut Vec<(String, S
             ));
         }
     }
-    let mut seen: HashMap<&str, usize> = HashMap::new();
+    let mut seen = HashSet::new();
     for (i, iface) in &interfaces {
-        if seen.insert(name(iface), *i).is_some() {
+        if !seen.insert(name(iface)) {
             found.push((
                 format!("{}.name", iface_at(*i)),
                 "Only one interface can be connected to one specific network".into(),
             ));
         }
-        if !network_names.contains_key(name(iface)) {
+        if !network_names.contains(name(iface)) {
             found.push((
                 format!("{}.name", iface_at(*i)),
                 format!(
