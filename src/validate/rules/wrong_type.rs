@@ -298,39 +298,38 @@ pub fn check_required(obj: &Object, out: &mut Vec<Diagnostic>) {
     let mut missing = Vec::new();
     match obj.value.get("spec") {
         Some(Value::Object(spec)) => {
-            let mut at = String::from("spec");
-            let mut check =
-                |map: &Map<String, Value>, at: &mut String, rows: Required, only_domain: bool| {
-                    for (parent, fields) in rows {
-                        if only_domain && parent.split('.').next() != Some("domain") {
-                            continue;
-                        }
-                        let parent: Vec<&str> =
-                            parent.split('.').filter(|p| !p.is_empty()).collect();
-                        for field in *fields {
-                            absent_below(map, &parent, field, at, &mut missing);
-                        }
+            // The rows of `rows` (only those under `domain` when `only_domain`) below `map`,
+            // whose path is `root`.
+            let mut check = |map: &Map<String, Value>, root: &str, rows: Required, only_domain| {
+                let mut at = root.to_string();
+                for (parent, fields) in rows {
+                    if only_domain && parent.split('.').next() != Some("domain") {
+                        continue;
                     }
-                };
+                    let parent: Vec<&str> = parent.split('.').filter(|p| !p.is_empty()).collect();
+                    for field in *fields {
+                        absent_below(map, &parent, field, &mut at, &mut missing);
+                    }
+                }
+            };
             match kind {
                 Kind::Instancetype | Kind::ClusterInstancetype => {
-                    check(spec, &mut at, INSTANCETYPE, false);
+                    check(spec, "spec", INSTANCETYPE, false);
                 }
                 Kind::Preference | Kind::ClusterPreference => {
-                    check(spec, &mut at, PREFERENCE, false)
+                    check(spec, "spec", PREFERENCE, false)
                 }
                 Kind::VirtualMachine => {
-                    check(spec, &mut at, VM_SPEC, false);
+                    check(spec, "spec", VM_SPEC, false);
                     let template_spec = spec.get("template").and_then(|t| t.get("spec"));
                     if let Some(Value::Object(template_spec)) = template_spec {
-                        let mut at = String::from("spec.template.spec");
-                        check(template_spec, &mut at, VMI_SPEC, false);
+                        check(template_spec, "spec.template.spec", VMI_SPEC, false);
                     }
                 }
-                Kind::VirtualMachineInstance => check(spec, &mut at, VMI_SPEC, false),
+                Kind::VirtualMachineInstance => check(spec, "spec", VMI_SPEC, false),
                 Kind::VirtualMachineInstancePreset => {
-                    check(spec, &mut at, PRESET_SPEC, false);
-                    check(spec, &mut at, VMI_SPEC, true);
+                    check(spec, "spec", PRESET_SPEC, false);
+                    check(spec, "spec", VMI_SPEC, true);
                 }
                 Kind::Other => return,
             }
