@@ -127,7 +127,7 @@ pub fn human(diags: &[Diagnostic], summary: bool) -> String {
             .count();
         if errors + warnings > 0 {
             let grouped = if lines < diags.len() {
-                format!(" ({lines} lines above)")
+                format!(" ({lines} line{} above)", if lines == 1 { "" } else { "s" })
             } else {
                 String::new()
             };
@@ -197,6 +197,16 @@ mod tests {
             "c.yaml:3: error[KV004] K/d: spec.x: other\n\
              c.yaml:4: error[KV004] K/e: spec.x: other\n\
              Found 2 errors and 0 warnings.\n"
+        );
+        // All on one line: "1 line", not "1 lines".
+        assert_eq!(
+            human(&diags[..1], true).lines().count(),
+            2,
+            "one finding, one summary"
+        );
+        assert!(
+            human(&[diags[0].clone(), diags[2].clone()], true)
+                .ends_with("Found 2 errors and 0 warnings (1 line above).\n")
         );
         // Without a line (items of a ResourceList), the same finding of two objects is not
         // known to be at one place: a line each.

@@ -1,8 +1,12 @@
 //! Findings as GitHub Actions workflow commands
 //! (`::error file=F,line=L,col=C,title=KVxxx::message`), which annotate the pull request diff.
 //! Warnings become `::warning`, infos `::notice`. Values are escaped as the runner expects.
+//! GitHub places an annotation on the diff only when its file is relative to the repository's
+//! root, so a leading `./` is dropped and an absolute path under the workspace made relative.
 
+use std::borrow::Cow;
 use std::fmt::Write;
+use std::path::{Path, PathBuf};
 
 use crate::diagnostic::{Diagnostic, Severity};
 
@@ -18,8 +22,39 @@ fn escape_property(s: &str) -> String {
     escape_data(s).replace(':', "%3A").replace(',', "%2C")
 }
 
+/// The directory annotation paths are relative to: `GITHUB_WORKSPACE` in a workflow (the
+/// checkout), else the current directory.
+fn workspace() -> Option<PathBuf> {
+    std::env::var_os("GITHUB_WORKSPACE")
+        .map(PathBuf::from)
+        .or_else(|| std::env::current_dir().ok())
+}
+
+/// `path` as GitHub matches it against the files of a pull request: without `./` in front,
+/// and relative to `workspace` when it is an absolute path inside it.
+fn annotation_path<'p>(path: &'p str, workspace: Option<&Path>) -> Cow<'p, str> {
+    let mut rel = path;
+    while let Some(rest) = rel.strip_prefix("./") {
+        rel = rest.trim_start_matches('/');
+    }
+    if let Some(inside) = workspace
+        .filter(|_| rel.starts_with('/'))
+        .and_then(|root| Path::new(rel).strip_prefix(root).ok())
+        .and_then(Path::to_str)
+        .filter(|inside| !inside.is_empty())
+    {
+        return Cow::Owned(inside.to_owned());
+    }
+    Cow::Borrowed(rel)
+}
+
 /// One command per finding.
 pub fn report(diags: &[Diagnostic]) -> String {
+    report_in(diags, workspace().as_deref())
+}
+
+/// [`report`], with annotation paths made relative to `workspace`.
+fn report_in(diags: &[Diagnostic], workspace: Option<&Path>) -> String {
     let mut out = String::new();
     for d in diags {
         let command = match d.severity {
@@ -27,7 +62,11 @@ pub fn report(diags: &[Diagnostic]) -> String {
             Severity::Warning => "warning",
             Severity::Info => "notice",
         };
-        let _ = write!(out, "::{command} file={}", escape_property(&d.origin.path));
+        let _ = write!(
+            out,
+            "::{command} file={}",
+            escape_property(&annotation_path(&d.origin.path, workspace))
+        );
         if let Some(line) = d.origin.line {
             let _ = write!(out, ",line={line}");
         }
@@ -59,8 +98,36 @@ mod tests {
         let d = Diagnostic::error("KV001", Origin::new("a,b:c.yaml", 0, Some(3)), "x\ny 100%")
             .with_column(Some(7));
         assert_eq!(
-            report(&[d]),
+            report_in(&[d], None),
             "::error file=a%2Cb%3Ac.yaml,line=3,col=7,title=KV001::x%0Ay 100%25\n"
+        );
+    }
+
+    #[test]
+    fn paths_are_relative_to_the_workspace() {
+        let root = Some(Path::new("/home/runner/work/repo"));
+        assert_eq!(annotation_path("./vms/web.yaml", root), "vms/web.yaml");
+        assert_eq!(annotation_path(".//vms/web.yaml", None), "vms/web.yaml");
+        assert_eq!(annotation_path("vms/web.yaml", root), "vms/web.yaml");
+        assert_eq!(
+            annotation_path("/home/runner/work/repo/vms/web.yaml", root),
+            "vms/web.yaml"
+        );
+        // Outside the workspace, or the workspace itself: left as it is.
+        assert_eq!(annotation_path("/etc/vm.yaml", root), "/etc/vm.yaml");
+        assert_eq!(
+            annotation_path("/home/runner/work/repository/vm.yaml", root),
+            "/home/runner/work/repository/vm.yaml"
+        );
+        assert_eq!(annotation_path("<stdin>", root), "<stdin>");
+        let d = Diagnostic::error(
+            "KV011",
+            Origin::new("/home/runner/work/repo/vm.yaml", 0, Some(2)),
+            "x",
+        );
+        assert_eq!(
+            report_in(&[d], root),
+            "::error file=vm.yaml,line=2,title=KV011::x\n"
         );
     }
 }
