@@ -195,6 +195,15 @@ pub fn has_matchers(vm: &Value) -> bool {
 /// The label KubeVirt puts on a ControllerRevision to say which object it holds.
 const REVISION_OBJECT_NAME_LABEL: &str = "instancetype.kubevirt.io/object-name";
 
+/// The kind and name of the instancetype a VM's matcher names, as the lookup reads them
+/// (`None` without a matcher, a name, or a kind KubeVirt knows).
+pub fn instancetype_named(vm: &Object) -> Option<(Kind, &str)> {
+    let matcher = path::get(&vm.value, &["spec", "instancetype"])?;
+    let name = path::str_at(matcher, &["name"]).filter(|n| !n.is_empty())?;
+    let kind = Side::Instancetype.kind_for(path::str_at(matcher, &["kind"]).unwrap_or(""))?;
+    Some((kind, name))
+}
+
 /// Find the spec the matcher of `side` points at (`None` when the VM has no such matcher).
 /// Objects already looked up in `lookups` are not searched for again.
 fn find_spec<'a, 'k>(

@@ -167,6 +167,31 @@ impl<'a> Index<'a> {
         crate::diagnostic::nearest_name(name, mine.chain(fallback))
     }
 
+    /// The names of every object of `kind` in `namespace` (ignored for cluster-scoped kinds),
+    /// the fallback layer's included, sorted and without repeats.
+    pub fn names(&self, kind: Kind, namespace: &str) -> Vec<&'a str> {
+        let kind = kind.as_str();
+        let ns = if is_cluster_scoped(kind) {
+            ""
+        } else {
+            namespace
+        };
+        let mut names: Vec<&'a str> = self
+            .map
+            .keys()
+            .filter(|(k, n, _)| *k == kind && *n == ns)
+            .map(|(_, _, name)| *name)
+            .chain(
+                self.fallback
+                    .map(|(_, names)| names(kind, ns))
+                    .unwrap_or_default(),
+            )
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        names
+    }
+
     /// The namespaces, other than `namespace`, whose objects of the namespaced `kind` include
     /// one named `name` (the fallback layer aside), sorted: for a lookup that found nothing.
     pub fn other_namespaces(&self, kind: Kind, namespace: &str, name: &str) -> Vec<&'a str> {

@@ -220,7 +220,11 @@ fn conflict_results_name_the_vm_field_and_file() {
         assert_eq!(
             result,
             &json!({
-                "message": format!("VM field(s) {path} conflicts with selected instance type"),
+                "message": format!(
+                    "VM field(s) {path} conflicts with selected instance type (the instancetype \
+                     \"team.small\" sets it: remove it from the VM, or choose an instancetype \
+                     that fits what the VM needs)"
+                ),
                 "severity": "error",
                 "resourceRef": {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
                                 "name": "worker", "namespace": "shop"},
@@ -1127,7 +1131,9 @@ fn kpt_fn_render_fails_on_an_instancetype_conflict() {
     assert_eq!(
         entries,
         [json!({
-            "message": "VM field(s) spec.template.spec.domain.cpu.sockets conflicts with selected instance type",
+            "message": "VM field(s) spec.template.spec.domain.cpu.sockets conflicts with \
+                        selected instance type (the instancetype \"team.small\" sets it: remove \
+                        it from the VM, or choose an instancetype that fits what the VM needs)",
             "severity": "error",
             "resourceRef": {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
                             "name": "worker", "namespace": "shop"},

@@ -242,6 +242,74 @@ fn not_found_hints_prefer_exact_names() {
         );
         assert!(!text.contains("did you mean"), "{text}");
     }
+    // The object exists, in another namespace: the finding says which one it looked in.
+    assert!(
+        validate.contains(
+            "not in the inputs, `--catalog` or the embedded catalog (in namespace \"team-b\")"
+        ),
+        "{validate}"
+    );
+}
+
+/// A VM refused for its preference's requirements is told why in its own terms: the smallest
+/// size of its instancetype's series that fits, or that its instancetype was not found (so the
+/// VM's own CPU was counted); a conflict names the instancetype that owns the field.
+#[test]
+fn refusals_say_which_instancetype_and_what_would_fit() {
+    let vm = |name: &str, spec: &str| {
+        format!(
+            "---\napiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {{name: {name}}}\n\
+             spec:\n  runStrategy: Always\n{spec}  template: {{spec: {{domain: {{devices: {{}}}}}}}}\n"
+        )
+    };
+    let text = [
+        vm("small", "  instancetype: {name: u1.small}\n  preference: {name: windows.11}\n"),
+        vm("typo", "  instancetype: {name: u1.smal}\n  preference: {name: windows.11}\n"),
+        vm("series", "  instancetype: {name: team.one}\n  preference: {name: windows.11}\n"),
+        // Big enough, but the preference requires another architecture: no size helps.
+        vm("arch", "  instancetype: {name: u1.2xlarge}\n  preference: {name: needs-arm}\n"),
+        "---\napiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineClusterInstancetype\n\
+         metadata: {name: team.one}\nspec: {cpu: {guest: 1}, memory: {guest: 8Gi}}\n\
+         ---\napiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineClusterPreference\n\
+         metadata: {name: needs-arm}\nspec: {requirements: {architecture: arm64}}\n"
+            .to_string(),
+    ]
+    .concat();
+    let (_tmp, file) = temp_file("vms.yaml", &text);
+    let out = run_on(&["validate"], &file);
+    assert_eq!(out.status.code(), Some(1));
+    let shown =
+        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    let finding = |vm: &str| {
+        shown
+            .lines()
+            .find(|l| l.contains("error[KV033]") && l.contains(&format!("VirtualMachine/{vm}:")))
+            .unwrap_or_else(|| panic!("no KV033 for {vm}: {shown}"))
+            .to_string()
+    };
+    // windows.11 requires 2 vCPUs and 4Gi: u1.medium has 1 vCPU, u1.2xmedium is 2 and 4Gi.
+    assert!(
+        finding("small").ends_with(
+            "provided by instance type, preference requires 2 vCPU (\"u1.2xmedium\" is the \
+             smallest u1 instancetype that meets them)"
+        ),
+        "{shown}"
+    );
+    assert!(
+        finding("typo").ends_with(
+            "(the instancetype \"u1.smal\" was not found, so KubeVirt counted the VM's own CPU \
+             and memory: see the KV011 finding)"
+        ),
+        "{shown}"
+    );
+    assert!(
+        finding("series").ends_with("(no team instancetype meets them)"),
+        "{shown}"
+    );
+    assert!(
+        finding("arch").ends_with("but amd64 is being requested"),
+        "{shown}"
+    );
 }
 
 /// A name that is not a string is reported once, by the name rule, not again as a wrong type.

@@ -15,8 +15,9 @@ use super::{
 };
 use crate::diagnostic::Diagnostic;
 use crate::kubevirt::admission::{self, Reason};
-use crate::kubevirt::expand::ExpandError;
+use crate::kubevirt::expand::{self, ExpandError};
 use crate::kubevirt::infer;
+use crate::model::quantity::Quantity;
 use crate::model::{Kind, Object, path};
 use crate::validate::Context;
 
@@ -80,14 +81,17 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
         return;
     };
     for cause in &response.causes {
-        let code = match cause.reason {
-            Reason::InvalidSpec => invalid_spec::RULE.code,
-            Reason::Spread => spread::RULE.code,
-            Reason::Conflict => instancetype_conflict::RULE.code,
-            Reason::Requirements => requirements::RULE.code,
+        let (code, hint) = match cause.reason {
+            Reason::InvalidSpec => (invalid_spec::RULE.code, String::new()),
+            Reason::Spread => (spread::RULE.code, String::new()),
+            Reason::Conflict => (instancetype_conflict::RULE.code, conflict_hint(obj)),
+            Reason::Requirements => (
+                requirements::RULE.code,
+                requirements_hint(obj, ctx, &response.ignored_lookups),
+            ),
         };
         out.push(
-            Diagnostic::error(code, obj.origin.clone(), cause.message.clone())
+            Diagnostic::error(code, obj.origin.clone(), format!("{}{hint}", cause.message))
                 .with_object(obj.object_ref())
                 .with_field(cause.field.clone()),
         );
@@ -105,6 +109,92 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
     }
 }
 
+/// What to do about a field the instancetype owns, after KubeVirt's message.
+fn conflict_hint(vm: &Object) -> String {
+    expand::instancetype_named(vm).map_or_else(String::new, |(_, name)| {
+        format!(
+            " (the instancetype \"{name}\" sets it: remove it from the VM, or choose an \
+             instancetype that fits what the VM needs)"
+        )
+    })
+}
+
+/// Why a VM misses its preference's requirements, after KubeVirt's message: its instancetype
+/// was not found (so the VM's own CPU and memory were counted), or which size of the same
+/// series (`u1` of `u1.small`) is the smallest that meets the requirements.
+fn requirements_hint(vm: &Object, ctx: &Context<'_>, ignored: &[ExpandError]) -> String {
+    let Some((kind, name)) = expand::instancetype_named(vm) else {
+        return String::new();
+    };
+    let not_found = ignored.iter().any(|e| {
+        matches!(e, ExpandError::NotFound { field, .. } if field.starts_with("spec.instancetype"))
+    });
+    if not_found {
+        return format!(
+            " (the instancetype \"{name}\" was not found, so KubeVirt counted the VM's own CPU \
+             and memory: see the KV011 finding)"
+        );
+    }
+    let Ok((Some(_), Some(preference))) = expand::find_specs(vm, ctx.index) else {
+        return String::new();
+    };
+    let wanted = |it: &Value| size_meets(it, &preference);
+    let namespace = vm.effective_namespace();
+    let Some(current) = ctx.index.get(kind, namespace, name) else {
+        // A ControllerRevision's instancetype: no series to choose from.
+        return String::new();
+    };
+    if current.value.get("spec").is_some_and(wanted) {
+        // The cpu and memory fit: the architecture does not.
+        return String::new();
+    }
+    let Some((series, _)) = name.split_once('.') else {
+        return String::new();
+    };
+    let mut fits: Vec<(u64, Quantity, &str)> = ctx
+        .index
+        .names(kind, namespace)
+        .into_iter()
+        .filter(|n| n.split_once('.').is_some_and(|(s, _)| s == series))
+        .filter_map(|n| {
+            let spec = ctx.index.get(kind, namespace, n)?.value.get("spec")?;
+            wanted(spec).then(|| {
+                let cpu = path::get(spec, &["cpu", "guest"]).and_then(Value::as_u64);
+                let memory = path::get(spec, &["memory", "guest"]).and_then(Quantity::from_json);
+                Some((cpu?, memory?, n))
+            })?
+        })
+        .collect();
+    fits.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp_value(&b.1)).then(a.2.cmp(b.2)));
+    match fits.first() {
+        Some((_, _, fit)) => {
+            format!(" (\"{fit}\" is the smallest {series} instancetype that meets them)")
+        }
+        None => format!(" (no {series} instancetype meets them)"),
+    }
+}
+
+/// Whether an instancetype `spec` gives at least the vCPUs and guest memory the `preference`
+/// spec requires.
+fn size_meets(spec: &Value, preference: &Value) -> bool {
+    let required = |p: &[&str]| path::get(preference, p).filter(|v| !v.is_null());
+    let cpu_ok = required(&["requirements", "cpu", "guest"])
+        .and_then(Value::as_u64)
+        .is_none_or(|want| {
+            path::get(spec, &["cpu", "guest"])
+                .and_then(Value::as_u64)
+                .is_some_and(|have| have >= want)
+        });
+    let memory_ok = required(&["requirements", "memory", "guest"])
+        .and_then(Quantity::from_json)
+        .is_none_or(|want| {
+            path::get(spec, &["memory", "guest"])
+                .and_then(Quantity::from_json)
+                .is_some_and(|have| have.cmp_value(&want).is_ge())
+        });
+    cpu_ok && memory_ok
+}
+
 fn infers(obj: &Object, side: &str) -> bool {
     !path::is_zero(path::get(&obj.value, &["spec", side, "inferFromVolume"]))
 }
@@ -114,16 +204,20 @@ fn lookup_finding(obj: &Object, err: &ExpandError) -> Option<Diagnostic> {
         ExpandError::NotFound {
             resource,
             name,
+            namespace,
             field,
             hint,
-            ..
         } => (
             reference_not_found::RULE.code,
             (*field).to_string(),
             format!(
                 "{resource} \"{name}\" not found: it is not in the inputs, `--catalog` or the \
-                 embedded catalog; KubeVirt's admission lets the lookup fail, but the VM will \
+                 embedded catalog{}; KubeVirt's admission lets the lookup fail, but the VM will \
                  not start unless the cluster holds it{}",
+                namespace
+                    .as_deref()
+                    .map(|ns| format!(" (in namespace \"{ns}\")"))
+                    .unwrap_or_default(),
                 crate::kubevirt::expand::hint_suffix(hint.as_deref())
             ),
         ),
