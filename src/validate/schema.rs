@@ -74,6 +74,8 @@ pub enum Problem {
         key: String,
         /// A known field of the same name in another case, if any.
         suggestion: Option<&'static str>,
+        /// Where a field of that name is known nearby, when the key looks mis-indented.
+        misplaced: Option<Misplaced>,
     },
     /// A value of the wrong type.
     WrongType {
@@ -84,6 +86,17 @@ pub enum Problem {
         /// What it is.
         found: Cow<'static, str>,
     },
+}
+
+/// Where an unknown key is a known field nearby: the likelier mistake is its indentation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Misplaced {
+    /// An empty sibling mapping (`preference:` with nothing under it) has a field of that name:
+    /// the key was meant one level deeper, under it. Holds the sibling's path.
+    Under(String),
+    /// The mapping that holds this one has a field of that name: the key was meant one level
+    /// up. Holds that mapping's path (empty at the top level).
+    Above(String),
 }
 
 /// What a value is, as a diagnostic says it ("a boolean", "a list", ...).
@@ -211,11 +224,36 @@ fn fits(v: &Value, ty: Ty) -> bool {
 /// Check `v` against `ty`; `path` is where `v` sits. Nulls are accepted everywhere: the API
 /// server drops them.
 pub fn check(v: &Value, ty: Ty, path: &str, out: &mut Vec<Problem>) {
-    walk(v, ty, &At::Root(path), out);
+    walk(v, ty, &At::Root(path), None, out);
 }
 
-/// [`check`] of the value at `at`.
-fn walk(v: &Value, ty: Ty, at: &At<'_>, out: &mut Vec<Problem>) {
+/// Where a key `key` that `fields` (of the mapping `map`, at `at`) does not know is a known
+/// field nearby: under an empty sibling, or in `up`, the fields of the mapping holding `map`.
+fn misplaced(
+    key: &str,
+    map: &serde_json::Map<String, Value>,
+    fields: &[Field],
+    at: &At<'_>,
+    up: Option<&[Field]>,
+) -> Option<Misplaced> {
+    let empty = |v: &Value| v.is_null() || v.as_object().is_some_and(serde_json::Map::is_empty);
+    let under = fields.iter().find(|f| {
+        matches!(f.1, Ty::Struct(sub) if sub.iter().any(|g| g.0 == key))
+            && map.get(f.0).is_some_and(empty)
+    });
+    if let Some(sibling) = under {
+        return Some(Misplaced::Under(At::Key(at, sibling.0).path()));
+    }
+    match (at, up) {
+        (At::Key(parent, _), Some(up)) if up.iter().any(|f| f.0 == key) => {
+            Some(Misplaced::Above(parent.path()))
+        }
+        _ => None,
+    }
+}
+
+/// [`check`] of the value at `at`; `up` holds the fields of the mapping that holds it.
+fn walk(v: &Value, ty: Ty, at: &At<'_>, up: Option<&[Field]>, out: &mut Vec<Problem>) {
     if v.is_null() {
         return;
     }
@@ -255,7 +293,7 @@ fn walk(v: &Value, ty: Ty, at: &At<'_>, out: &mut Vec<Problem>) {
             let Some(map) = v.as_object() else { return };
             for (key, child) in map {
                 match fields.iter().find(|f| f.0 == key) {
-                    Some(f) => walk(child, f.1, &At::Key(at, key), out),
+                    Some(f) => walk(child, f.1, &At::Key(at, key), Some(fields), out),
                     None => out.push(Problem::Unknown {
                         parent: at.path(),
                         key: key.clone(),
@@ -263,6 +301,7 @@ fn walk(v: &Value, ty: Ty, at: &At<'_>, out: &mut Vec<Problem>) {
                             key,
                             fields.iter().map(|f| f.0),
                         ),
+                        misplaced: misplaced(key, map, fields, at, up),
                     }),
                 }
             }
@@ -270,7 +309,7 @@ fn walk(v: &Value, ty: Ty, at: &At<'_>, out: &mut Vec<Problem>) {
         Ty::List(item) => {
             if let Some(items) = v.as_array() {
                 for (i, child) in items.iter().enumerate() {
-                    walk(child, *item, &At::Index(at, i), out);
+                    walk(child, *item, &At::Index(at, i), None, out);
                 }
             }
         }
@@ -596,7 +635,51 @@ mod tests {
                 parent: "spec.template.spec.domain.cpu".into(),
                 key: "dedicatedCPUPlacement".into(),
                 suggestion: Some("dedicatedCpuPlacement"),
+                misplaced: None,
             }]
+        );
+    }
+
+    #[test]
+    fn a_mis_indented_field_is_placed_where_it_is_known() {
+        // `name` one level too shallow, beside an empty `preference`; `volumes` one level too
+        // deep, inside `domain`; `name` beside a `preference` that has one is just unknown.
+        let vm = json!({"spec": {"preference": null, "name": "fedora",
+            "template": {"spec": {"domain": {"volumes": []}}}}});
+        let mut out = Vec::new();
+        check(&vm, VIRTUAL_MACHINE, "", &mut out);
+        let placed: Vec<(String, Option<Misplaced>)> = out
+            .into_iter()
+            .filter_map(|p| match p {
+                Problem::Unknown { key, misplaced, .. } => Some((key, misplaced)),
+                Problem::WrongType { .. } => None,
+            })
+            .collect();
+        assert_eq!(
+            placed,
+            [
+                (
+                    "name".to_string(),
+                    Some(Misplaced::Under("spec.preference".into()))
+                ),
+                (
+                    "volumes".to_string(),
+                    Some(Misplaced::Above("spec.template.spec".into()))
+                ),
+            ]
+        );
+        let vm = json!({"spec": {"preference": {"name": "a"}, "name": "b"}});
+        let mut out = Vec::new();
+        check(&vm, VIRTUAL_MACHINE, "", &mut out);
+        assert!(
+            matches!(
+                &out[..],
+                [Problem::Unknown {
+                    misplaced: None,
+                    ..
+                }]
+            ),
+            "{out:?}"
         );
     }
 
@@ -723,6 +806,7 @@ mod tests {
                         parent: parent.into(),
                         key: "x".into(),
                         suggestion: None,
+                        misplaced: None,
                     },
                     Problem::WrongType {
                         path: path.into(),

@@ -34,7 +34,7 @@
 use crate::diagnostic::{Diagnostic, Severity, codes};
 use crate::model::{Kind, Object};
 use crate::validate::Rule;
-use crate::validate::schema::{self, Problem, Ty};
+use crate::validate::schema::{self, Misplaced, Problem, Ty};
 
 /// The rule.
 pub const RULE: Rule = Rule {
@@ -79,6 +79,7 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
                 parent,
                 key,
                 suggestion,
+                misplaced,
             } => {
                 let field = if parent.is_empty() {
                     key.clone()
@@ -112,7 +113,23 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
                         obj.kind_str()
                     );
                 }
-                if let Some(s) = suggestion {
+                if let Some(hint) = misplaced {
+                    // The indentation is the likelier mistake than the name.
+                    message.push_str(&match hint {
+                        Misplaced::Under(sibling) => format!(
+                            "; `{sibling}` is empty and has a field `{key}`: is `{key}` meant \
+                             to be indented under it?"
+                        ),
+                        Misplaced::Above(holder) if holder.is_empty() => format!(
+                            "; `{key}` is a field of the top level: is it indented one level \
+                             too deep?"
+                        ),
+                        Misplaced::Above(holder) => format!(
+                            "; `{key}` is a field of `{holder}`: is it indented one level too \
+                             deep?"
+                        ),
+                    });
+                } else if let Some(s) = suggestion {
                     message.push_str(&format!("; did you mean `{s}`?"));
                     if s.eq_ignore_ascii_case(&key) {
                         message.push_str(" (field names are case-sensitive)");
