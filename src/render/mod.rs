@@ -1399,6 +1399,16 @@ fn leaf_error(site: &Site<'_, '_>, error: LeafError, combination: &Combination) 
                 template::MAX_LEAF_BYTES
             ),
         },
+        LeafErrorKind::ValueTooLarge => RenderError::Output {
+            location,
+            combination: Box::new(combination.clone()),
+            field,
+            message: format!(
+                "the value is more than the limit of {} bytes or {} items",
+                template::MAX_LEAF_BYTES,
+                template::MAX_VALUE_ITEMS
+            ),
+        },
         LeafErrorKind::Convert(message) => RenderError::Output {
             location,
             combination: Box::new(combination.clone()),

@@ -23,6 +23,12 @@ pub const FUEL: u64 = 100_000;
 pub const RECURSION_LIMIT: usize = 64;
 /// The most text one leaf may render to.
 pub const MAX_LEAF_BYTES: usize = 256 * 1024;
+/// The most items (entries and list items, at every depth together) a value may hold when a
+/// leaf returns it, prints it or hands it to a filter that reads it whole.
+pub const MAX_VALUE_ITEMS: usize = 100_000;
+/// The most bytes (as a rough size in YAML) a value handed to a filter that reads it whole
+/// may hold: far more than any leaf may print, far less than memory.
+const MAX_FILTER_INPUT_BYTES: usize = 16 * MAX_LEAF_BYTES;
 
 /// A failure inside one leaf.
 #[derive(Debug)]
@@ -49,6 +55,8 @@ pub enum LeafErrorKind {
     Template(minijinja::Error),
     /// The leaf rendered to more than [`MAX_LEAF_BYTES`].
     TooLarge(usize),
+    /// The leaf's value holds more than [`MAX_LEAF_BYTES`] or [`MAX_VALUE_ITEMS`] items.
+    ValueTooLarge,
     /// The value could not become YAML (for example a non-finite float).
     Convert(String),
 }
@@ -94,11 +102,129 @@ pub fn sandbox<'s>() -> Environment<'s> {
     // `debug()` dumps the whole context; it has no place in a manifest.
     env.remove_global("debug");
     // Strict mode stops `{{ nope }}` but prints `{{ {'a': nope} }}` as `{'a': undefined}`.
-    env.set_formatter(|out, state, value| match undefined_inside(value) {
-        Some(at) => Err(undefined_entry(&at)),
-        None => minijinja::escape_formatter(out, state, value),
+    env.set_formatter(|out, state, value| {
+        if !within(value, MAX_LEAF_BYTES) {
+            return Err(too_large(MAX_LEAF_BYTES));
+        }
+        match undefined_inside(value) {
+            Some(at) => Err(undefined_entry(&at)),
+            None => minijinja::escape_formatter(out, state, value),
+        }
     });
+    // `[1] * 100000000` is one instruction and a lazy sequence: the filters that would make it
+    // real (or a string of it) in one step, which fuel does not count, check its size first.
+    // Each built-in stays reachable to its guard under a name no template can spell.
+    macro_rules! guarded {
+        ($($name:literal => $builtin:path),* $(,)?) => {$(
+            env.add_filter(concat!($name, " (built-in)"), $builtin);
+            env.add_filter(
+                $name,
+                |state: &mut minijinja::State<'_, '_>,
+                 args: minijinja::value::Rest<minijinja::value::ValueOrKwargs>| {
+                    let args = args.into_values();
+                    if !args.iter().all(|a| within(a, MAX_FILTER_INPUT_BYTES)) {
+                        return Err(too_large(MAX_FILTER_INPUT_BYTES));
+                    }
+                    state.apply_filter(concat!($name, " (built-in)"), &args)
+                },
+            );
+        )*};
+    }
+    use minijinja::filters;
+    guarded! {
+        "batch" => filters::batch,
+        "chain" => filters::chain,
+        "dictsort" => filters::dictsort,
+        "format" => filters::format,
+        "groupby" => filters::groupby,
+        "items" => filters::items,
+        "join" => filters::join,
+        "lines" => filters::lines,
+        "list" => filters::list,
+        "map" => filters::map,
+        "max" => filters::max,
+        "min" => filters::min,
+        "pprint" => filters::pprint,
+        "reject" => filters::reject,
+        "rejectattr" => filters::rejectattr,
+        "reverse" => filters::reverse,
+        "select" => filters::select,
+        "selectattr" => filters::selectattr,
+        "slice" => filters::slice,
+        "sort" => filters::sort,
+        "string" => filters::string,
+        "sum" => filters::sum,
+        "unique" => filters::unique,
+        "zip" => filters::zip,
+    }
     env
+}
+
+/// The error for a value larger than `limit` bytes or [`MAX_VALUE_ITEMS`] items.
+fn too_large(limit: usize) -> minijinja::Error {
+    minijinja::Error::new(
+        minijinja::ErrorKind::InvalidOperation,
+        format!(
+            "the value is too large: more than {limit} bytes or {MAX_VALUE_ITEMS} items (a \
+             repeated sequence or string?)"
+        ),
+    )
+}
+
+/// Whether `value` holds at most [`MAX_VALUE_ITEMS`] items and about `limit` bytes as YAML.
+/// The walk stops as soon as either is passed, and a sequence's known length is counted before
+/// any of its items is read: a list repeated a hundred million times is refused at once.
+fn within(value: &minijinja::Value, limit: usize) -> bool {
+    use minijinja::value::ValueKind;
+    fn walk(
+        value: &minijinja::Value,
+        depth: usize,
+        items: &mut usize,
+        bytes: &mut usize,
+        limit: usize,
+    ) -> bool {
+        if depth > RECURSION_LIMIT {
+            return true;
+        }
+        match value.kind() {
+            ValueKind::String | ValueKind::Bytes => {
+                *bytes += value.len().unwrap_or(0) + 2;
+            }
+            ValueKind::Seq | ValueKind::Map | ValueKind::Iterable => {
+                if let Some(n) = value.len() {
+                    *items = items.saturating_add(n);
+                    *bytes = bytes.saturating_add(n.saturating_mul(2));
+                    if *items > MAX_VALUE_ITEMS || *bytes > limit {
+                        return false;
+                    }
+                }
+                let is_map = value.kind() == ValueKind::Map;
+                let Ok(iter) = value.try_iter() else {
+                    return true;
+                };
+                for (seen, item) in iter.enumerate() {
+                    if value.len().is_none() {
+                        *items += 1;
+                    }
+                    if seen > MAX_VALUE_ITEMS || *items > MAX_VALUE_ITEMS || *bytes > limit {
+                        return false;
+                    }
+                    if !walk(&item, depth + 1, items, bytes, limit) {
+                        return false;
+                    }
+                    if is_map {
+                        let entry = value.get_item(&item).unwrap_or_default();
+                        if !walk(&entry, depth + 1, items, bytes, limit) {
+                            return false;
+                        }
+                    }
+                }
+            }
+            _ => *bytes += 8,
+        }
+        *items <= MAX_VALUE_ITEMS && *bytes <= limit
+    }
+    walk(value, 0, &mut 0, &mut 0, limit)
 }
 
 /// Where an undefined value hides inside a mapping or list a template built, such as
@@ -137,6 +263,70 @@ fn undefined_inside(value: &minijinja::Value) -> Option<String> {
                 .any(|(i, item)| check(&item, format!("[{i}]"))),
             _ => false,
         }
+    }
+    let mut at = String::new();
+    walk(value, 0, &mut at).then(|| at.trim_start_matches('.').to_string())
+}
+
+/// Where an infinite or NaN float is in `value` (`""` for the value itself), if anywhere. Only
+/// called on values [`within`] the limits.
+fn non_finite_inside(value: &minijinja::Value) -> Option<String> {
+    use minijinja::value::ValueKind;
+    fn walk(value: &minijinja::Value, depth: usize, at: &mut String) -> bool {
+        if depth > RECURSION_LIMIT {
+            return false;
+        }
+        match value.kind() {
+            ValueKind::Number => {
+                !value.is_integer() && f64::try_from(value.clone()).is_ok_and(|f| !f.is_finite())
+            }
+            ValueKind::Map | ValueKind::Seq | ValueKind::Iterable => {
+                let is_map = value.kind() == ValueKind::Map;
+                value
+                    .try_iter()
+                    .into_iter()
+                    .flatten()
+                    .enumerate()
+                    .any(|(i, key)| {
+                        let len = at.len();
+                        let item = if is_map {
+                            at.push_str(&format!(".{key}"));
+                            value.get_item(&key).unwrap_or_default()
+                        } else {
+                            at.push_str(&format!("[{i}]"));
+                            key
+                        };
+                        if walk(&item, depth + 1, at) {
+                            return true;
+                        }
+                        at.truncate(len);
+                        false
+                    })
+            }
+            _ => false,
+        }
+    }
+    /// The same question without the path, which costs a string per entry.
+    fn any(value: &minijinja::Value, depth: usize) -> bool {
+        match value.kind() {
+            ValueKind::Number => {
+                !value.is_integer() && f64::try_from(value.clone()).is_ok_and(|f| !f.is_finite())
+            }
+            ValueKind::Map | ValueKind::Seq | ValueKind::Iterable if depth <= RECURSION_LIMIT => {
+                let is_map = value.kind() == ValueKind::Map;
+                value.try_iter().into_iter().flatten().any(|key| {
+                    if is_map {
+                        any(&value.get_item(&key).unwrap_or_default(), depth + 1)
+                    } else {
+                        any(&key, depth + 1)
+                    }
+                })
+            }
+            _ => false,
+        }
+    }
+    if !any(value, 0) {
+        return None;
     }
     let mut at = String::new();
     walk(value, 0, &mut at).then(|| at.trim_start_matches('.').to_string())
@@ -603,6 +793,21 @@ fn to_json(value: &minijinja::Value) -> Result<Option<Value>, LeafErrorKind> {
     if value.is_none() {
         return Ok(None);
     }
+    if !within(value, MAX_LEAF_BYTES) {
+        return Err(LeafErrorKind::ValueTooLarge);
+    }
+    // serde_json turns an infinite or NaN float into `null`, which would drop the field.
+    if let Some(at) = non_finite_inside(value) {
+        return Err(LeafErrorKind::Convert(format!(
+            "{}{} is not a finite number (an overflow or a division of zero by zero?)",
+            if at.is_empty() { "the value" } else { "`" },
+            if at.is_empty() {
+                String::new()
+            } else {
+                format!("{at}` of the value")
+            },
+        )));
+    }
     if let Some(at) = undefined_inside(value) {
         return Err(LeafErrorKind::Template(undefined_entry(&at)));
     }
@@ -864,6 +1069,60 @@ mod tests {
         )
         .unwrap_err();
         assert!(matches!(err.kind, LeafErrorKind::Template(_)));
+    }
+
+    #[test]
+    fn values_too_large_to_print_are_refused_before_they_are_built() {
+        // A sequence repeated a hundred million times is lazy; returning it, printing it or
+        // handing it to a filter that reads it whole would make it real.
+        for leaf in [
+            "{{ [1] * 100000000 }}",
+            "x{{ [1] * 100000000 }}",
+            "{{ [{'a': 'x' * 250000}] * 2000 }}",
+            "{{ ([1] * 100000000) | join(',') }}",
+            "{{ ([1] * 100000000) | list | length }}",
+            "{{ ([1] * 100000000) | sort | first }}",
+            "{{ (['x' * 1000000] * 100) | map('upper') | first }}",
+        ] {
+            let err = render(json!(leaf), json!({})).unwrap_err();
+            let text = match &err.kind {
+                LeafErrorKind::ValueTooLarge => "too large".to_string(),
+                LeafErrorKind::Template(e) => e.to_string(),
+                other => panic!("{leaf}: {other:?}"),
+            };
+            assert!(text.contains("too large"), "{leaf}: {text}");
+        }
+        // The guarded filters still do their job, keyword arguments included.
+        assert_eq!(
+            render(
+                json!("{{ [3, 1, 2] | sort(reverse=true) | join('-') }} {{ {'b': 1, 'a': 2} | dictsort | map('first') | join }} {{ '%s!' | format('hi') }}"),
+                json!({})
+            )
+            .unwrap(),
+            Some(json!("3-2-1 ab hi!"))
+        );
+        assert_eq!(
+            render(json!("{{ [1, 2] * 3 }}"), json!({})).unwrap(),
+            Some(json!([1, 2, 1, 2, 1, 2]))
+        );
+    }
+
+    #[test]
+    fn a_float_that_is_not_finite_is_an_error_not_a_dropped_field() {
+        for (leaf, at) in [
+            ("{{ 1e308 * 10 }}", "the value"),
+            ("{{ {'a': [1, 1e308 * 10]} }}", "`a[1]`"),
+        ] {
+            let err = render(json!(leaf), json!({})).unwrap_err();
+            match err.kind {
+                LeafErrorKind::Convert(m) => assert!(m.starts_with(at), "{leaf}: {m}"),
+                other => panic!("{leaf}: {other:?}"),
+            }
+        }
+        assert_eq!(
+            render(json!("{{ 1.5 * 2 }}"), json!({})).unwrap(),
+            Some(json!(3.0))
+        );
     }
 
     #[test]
