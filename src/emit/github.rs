@@ -10,8 +10,23 @@ use std::path::{Path, PathBuf};
 
 use crate::diagnostic::{Diagnostic, Severity};
 
-/// Escape the message part of a workflow command.
+/// Escape the message part of a workflow command. Control characters other than line breaks
+/// (an escape sequence in an object's name, say) are written out as `\u{1b}`, as in the human
+/// format: a CI log is a terminal.
 fn escape_data(s: &str) -> String {
+    let s = if s.chars().any(|c| c.is_control() && c != '\n' && c != '\r') {
+        s.chars()
+            .fold(String::with_capacity(s.len() + 8), |mut out, c| {
+                if c.is_control() && c != '\n' && c != '\r' {
+                    out.extend(c.escape_default());
+                } else {
+                    out.push(c);
+                }
+                out
+            })
+    } else {
+        s.to_string()
+    };
     s.replace('%', "%25")
         .replace('\r', "%0D")
         .replace('\n', "%0A")
@@ -100,6 +115,21 @@ mod tests {
         assert_eq!(
             report_in(&[d], None),
             "::error file=a%2Cb%3Ac.yaml,line=3,col=7,title=KV001::x%0Ay 100%25\n"
+        );
+    }
+
+    #[test]
+    fn control_characters_are_written_out() {
+        let d = Diagnostic::error(
+            "KV003",
+            Origin::new("a\u{1b}[2J.yaml", 0, Some(1)),
+            "name \"x\u{1b}]0;pwn\u{7}\ty\" is bad",
+        );
+        let out = report_in(&[d], None);
+        assert!(!out.trim_end().chars().any(char::is_control), "{out:?}");
+        assert_eq!(
+            out,
+            "::error file=a\\u{1b}[2J.yaml,line=1,title=KV003::name \"x\\u{1b}]0;pwn\\u{7}\\ty\" is bad\n"
         );
     }
 
