@@ -9,7 +9,7 @@ use crate::kubevirt::expand::{self, ExpandError, Stage};
 use crate::kubevirt::infer::{self, InferError, Inference, Inferred};
 use crate::kubevirt::profile::ClusterProfile;
 use crate::kubevirt::typecheck::{self, WrongType};
-use crate::model::names::is_dns_subdomain;
+use crate::model::names::{is_dns_label, is_dns_subdomain};
 use crate::model::path::Fields;
 use crate::model::{Kind, Object};
 use crate::resolve::{Index, Lookups};
@@ -76,10 +76,25 @@ pub fn name_diagnostic(obj: &Object) -> Option<Diagnostic> {
                 crate::validate::schema::found(v)
             )));
         }
+        let generated = obj
+            .value
+            .get("metadata")
+            .and_then(|m| m.get("generateName"))
+            .and_then(Value::as_str)
+            .is_some_and(|g| !g.is_empty());
         return Some(bad_name(format!(
-            "the {} has no `metadata.name`",
-            obj.kind_str()
+            "the {} has no `metadata.name`{}",
+            obj.kind_str(),
+            if generated {
+                ": a `generateName` serves `kubectl create` only; `kubectl apply`, kustomize \
+                 and kvrender need the name"
+            } else {
+                ""
+            }
         )));
+    }
+    if let Some(d) = namespace_diagnostic(obj) {
+        return Some(d);
     }
     let why = check_name(name).err()?;
     // Shown quoted, escaped and shortened: the name may hold `/`, control characters or
@@ -88,6 +103,32 @@ pub fn name_diagnostic(obj: &Object) -> Option<Diagnostic> {
     let mut d = bad_name(format!("{shown} is not a valid Kubernetes name: {why}"));
     if let Some(object) = &mut d.object {
         object.name = shown;
+    }
+    Some(d)
+}
+
+/// A namespaced KubeVirt object's namespace, which must be a DNS label. The API server clears
+/// the namespace of a cluster-scoped object, so it does not matter there.
+fn namespace_diagnostic(obj: &Object) -> Option<Diagnostic> {
+    let namespace = obj
+        .namespace()
+        .filter(|_| obj.kind() != Kind::Other && obj.kind().is_namespaced())?;
+    if is_dns_label(namespace.as_bytes()) {
+        return None;
+    }
+    let shown = format!("{:?}", crate::diagnostic::shortened(namespace));
+    let mut d = Diagnostic::error(
+        codes::BAD_NAME,
+        obj.field_origin("metadata.namespace"),
+        format!(
+            "namespace {shown} is not a valid Kubernetes namespace: at most 63 lowercase \
+             letters, digits and `-`, starting and ending with a letter or digit"
+        ),
+    )
+    .with_object(obj.object_ref())
+    .with_field("metadata.namespace");
+    if let Some(object) = &mut d.object {
+        object.namespace = Some(shown);
     }
     Some(d)
 }

@@ -226,22 +226,33 @@ fn bad_name_findings(out: &Output) -> Vec<String> {
     lines
 }
 
-/// `validate` and `build` refuse the names `expand` refuses, with the same findings: a tree
-/// that passes the pre-commit check does not then fail to build.
+/// `validate`, `build`, `vmi` and `diff` refuse the names and namespaces `expand` refuses
+/// (a `generateName` alone among them), with the same findings: a tree that passes the
+/// pre-commit check does not then fail to build.
 #[test]
 fn bad_names_fail_validate_and_build_as_they_fail_expand() {
     let dir = testdata("hostile");
     let expand = expand_in(&dir, &["bad-names.yaml"]);
     let wanted = bad_name_findings(&expand);
-    assert_eq!(wanted.len(), 8, "{wanted:?}");
-    for command in ["validate", "build"] {
+    assert_eq!(wanted.len(), 10, "{wanted:?}");
+    assert!(
+        wanted
+            .iter()
+            .any(|l| l.contains("namespace \"../../etc\" is not a valid"))
+    );
+    assert!(
+        wanted
+            .iter()
+            .any(|l| l.contains("a `generateName` serves `kubectl create` only"))
+    );
+    for command in ["validate", "build", "vmi", "diff"] {
         let out = run(kvrender()
             .current_dir(&dir)
             .args([command, "bad-names.yaml"]));
         assert_eq!(out.status.code(), Some(1), "{command}");
         assert_eq!(bad_name_findings(&out), wanted, "{command}");
-        if command == "build" {
-            assert!(out.stdout.is_empty(), "build printed something");
+        if command != "validate" {
+            assert!(out.stdout.is_empty(), "{command} printed something");
         }
     }
 }

@@ -31,7 +31,6 @@
 use serde_json::Value;
 
 use crate::diagnostic::{Diagnostic, Severity, codes};
-use crate::model::names::is_dns_label;
 use crate::model::{Kind, Object};
 use crate::pipeline;
 use crate::validate::Rule;
@@ -53,36 +52,9 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
         }
         return;
     }
-    let generate = || {
-        obj.value
-            .get("metadata")
-            .and_then(|m| m.get("generateName"))
-            .is_some()
-    };
-    if obj.name().is_empty() && obj.kind() == Kind::VirtualMachine && generate() {
-        // `kubectl create` accepts generateName for VMs; nothing references such a VM.
-        return;
-    }
+    // A VM with only a `generateName` is refused here as `expand` and `build` refuse it (see
+    // `pipeline::name_diagnostic`): a tree `validate` passes must build.
     out.extend(pipeline::name_diagnostic(obj));
-    // A namespaced object's namespace is a DNS label; the API server clears the namespace of a
-    // cluster-scoped one, so it does not matter there.
-    if let Some(namespace) = obj.namespace().filter(|_| obj.kind().is_namespaced())
-        && !is_dns_label(namespace.as_bytes())
-    {
-        let shown = format!("{:?}", crate::diagnostic::shortened(namespace));
-        out.push(
-            Diagnostic::error(
-                RULE.code,
-                obj.field_origin("metadata.namespace"),
-                format!(
-                    "namespace {shown} is not a valid Kubernetes namespace: at most 63 \
-                     lowercase letters, digits and `-`, starting and ending with a letter or digit"
-                ),
-            )
-            .with_object(obj.object_ref())
-            .with_field("metadata.namespace"),
-        );
-    }
 }
 
 /// The name of an object of any other kind, checked as the API server checks every kind's:
