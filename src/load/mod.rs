@@ -2,6 +2,7 @@
 //! path) and `-` for stdin. Multi-document streams are split at their boundaries and the
 //! documents parsed in parallel; every object keeps its [`Origin`].
 
+mod json;
 pub mod locate;
 pub mod split;
 pub mod walk;
@@ -190,11 +191,18 @@ pub fn parse_bytes(path: &Arc<str>, bytes: &[u8]) -> Loaded {
     }
 }
 
+/// serde_json's message without the ` at line L column C` it ends with.
+fn json_reason(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    text.strip_suffix(&suffix).unwrap_or(&text).to_string()
+}
+
 /// Parse the text of one file (a YAML stream, or JSON when the path ends in `.json`).
 pub fn parse_text(path: &Arc<str>, text: &str) -> Loaded {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if path.ends_with(".json") {
-        let parsed: std::result::Result<Value, _> = serde_json::from_str(text);
+        let parsed = json::from_str(text);
         let mut loaded = Loaded::default();
         match parsed {
             Ok(value) => {
@@ -224,7 +232,8 @@ pub fn parse_text(path: &Arc<str>, text: &str) -> Loaded {
                 Diagnostic::error(
                     codes::YAML_SYNTAX,
                     Origin::new(path.clone(), 0, u32::try_from(e.line()).ok()),
-                    format!("invalid JSON: {e}"),
+                    // The position is the finding's own; serde_json's text repeats it.
+                    format!("invalid JSON: {}", json_reason(&e)),
                 )
                 .with_column(u32::try_from(e.column()).ok())
                 .may_define(text.as_bytes()),

@@ -53,7 +53,7 @@ fn every_committed_case() {
                 .to_string_lossy()
                 .into_owned()
         })
-        .filter(|n| n.ends_with(".yaml"))
+        .filter(|n| n.ends_with(".yaml") || n.ends_with(".json"))
         .collect();
     names.sort();
     assert!(names.len() >= 13, "cases: {names:?}");
@@ -65,7 +65,8 @@ fn every_committed_case() {
         for line in text.lines().skip(2) {
             assert!(line.starts_with(&format!("{name}:")), "{name}: {line}");
         }
-        insta::assert_snapshot!(name.trim_end_matches(".yaml").to_string(), text);
+        let case = name.trim_end_matches(".yaml").replace(".json", "-json");
+        insta::assert_snapshot!(case, text);
     }
 }
 
