@@ -164,6 +164,16 @@ fn parse_sizes(doc: &Doc<'_>, id: &str, value: Option<&Value>) -> Result<Vec<Siz
                         ));
                     };
                     for (k, v) in extra {
+                        // The positional cells say these; a second say would silently win.
+                        if ["name", "cpu", "memory"].contains(&k.as_str()) {
+                            return Err(doc.invalid(
+                                &[at[0], at[1], Step::Index(i), Step::Index(3), Step::Key(k)],
+                                format!(
+                                    "family `{id}`: `{k}` is the row's own cell; the fourth \
+                                     cell holds only extra fields"
+                                ),
+                            ));
+                        }
                         value.insert(k.clone(), v.clone());
                     }
                 }

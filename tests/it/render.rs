@@ -659,6 +659,26 @@ spec:
     );
 }
 
+/// A row's fourth cell adds fields; it may not say again what the positional cells say.
+#[test]
+fn catalog_error_extra_cell_repeating_a_positional_one() {
+    let _guard = snapshot_settings();
+    let text = "\
+apiVersion: kvrender.io/v1alpha1
+kind: InstancetypeFamily
+metadata: {name: db}
+spec:
+  version: 1
+  sizes:
+    - [small, 2, 8Gi, {ratio: 2}]
+    - [medium, 4, 16Gi, {cpu: 9}]
+";
+    insta::assert_snapshot!(
+        "render__catalog_error_extra_cell_repeating_a_positional_one",
+        render_error(text)
+    );
+}
+
 /// YAML reads a bare `y` as a boolean: the name is there, but not as text.
 #[test]
 fn catalog_error_preference_name_that_is_not_text() {
