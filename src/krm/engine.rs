@@ -268,6 +268,7 @@ impl Packages {
         let outermost = items
             .iter()
             .filter_map(|o| annotations::package_path(&o.value))
+            .filter(|p| plain_package_path(p))
             .min_by_key(|p| p.len())
             .map(str::to_string);
         let eval_dirs = items
@@ -291,10 +292,18 @@ impl Packages {
         }
     }
 
-    /// The package of an item, `None` for the one the step runs on.
+    /// The package of an item, `None` for the one the step runs on. kpt gives the directory of
+    /// a subpackage inside the outermost one; a path that climbs out with `..` or lies outside
+    /// it is not a package of this run, and what the item's catalog renders stays in the
+    /// package the step runs on.
     fn package_of(&self, item: &Value) -> Option<String> {
+        let outermost = self.outermost.as_deref()?;
         annotations::package_path(item)
-            .filter(|p| Some(*p) != self.outermost.as_deref())
+            .filter(|p| *p != outermost && plain_package_path(p))
+            .filter(|p| {
+                p.strip_prefix(outermost)
+                    .is_some_and(|rest| rest.starts_with('/') || outermost.ends_with('/'))
+            })
             .map(str::to_string)
     }
 
@@ -324,6 +333,11 @@ impl Packages {
                 path.strip_prefix(home.prefix.as_str()) == Some(file)
             })
     }
+}
+
+/// A package path without `.` or `..` components, as kpt writes them.
+fn plain_package_path(path: &str) -> bool {
+    !path.split('/').any(|c| c == ".." || c == ".")
 }
 
 fn key(obj: &Object) -> Key<'_> {
@@ -1022,5 +1036,52 @@ pub fn process_read(
     Processed {
         items: values,
         diagnostics,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::origin::Origin;
+
+    fn item(package: &str) -> Object {
+        Object::new(
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c",
+                "annotations": {annotations::PACKAGE_PATH: package}}}),
+            Origin::new("-", 0, None),
+        )
+    }
+
+    #[test]
+    fn a_package_is_a_directory_inside_the_outermost_one() {
+        let items = [
+            item("/work/pkg"),
+            item("/work/pkg/sub"),
+            item("/work/pkg/../../etc"),
+            item("/work/pkgx"),
+            item("/etc"),
+            item("../up"),
+        ];
+        let packages = Packages::of(&items);
+        assert_eq!(packages.outermost.as_deref(), Some("/etc"));
+        let packages = Packages::of(&items[..4]);
+        assert_eq!(packages.outermost.as_deref(), Some("/work/pkg"));
+        let of: Vec<Option<String>> = items
+            .iter()
+            .map(|i| packages.package_of(&i.value))
+            .collect();
+        assert_eq!(
+            of,
+            [
+                None,
+                Some("/work/pkg/sub".to_string()),
+                None,
+                None,
+                None,
+                None
+            ]
+        );
     }
 }
