@@ -19,6 +19,7 @@
 //! DIR to leave it out (see [`crate::load::walk`]).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -125,6 +126,16 @@ pub fn write_all(dir: &Path, files: &BTreeMap<String, String>, prune: bool) -> R
             dir.display()
         )));
     }
+    if let Ok(target) = std::fs::read_link(dir)
+        && !dir.exists()
+    {
+        return Err(Error::Usage(format!(
+            "the output path `{}` is a symbolic link to `{}`, which does not exist: create that \
+             directory, or remove the link",
+            dir.display(),
+            target.display()
+        )));
+    }
     if prune {
         prune_allowed(dir)?;
     }
@@ -166,27 +177,64 @@ pub fn write_all(dir: &Path, files: &BTreeMap<String, String>, prune: bool) -> R
                 )));
             }
         }
-        for (name, _) in all {
-            let from = staging.join(name);
-            let to = dir.join(name);
-            std::fs::rename(&from, &to).map_err(|e| write_err(&to, e))?;
+        let stale = if prune {
+            stale_files(dir, files)?
+        } else {
+            Vec::new()
+        };
+        // What is there now is copied aside first, so that a failure halfway (a file that may
+        // not be replaced or deleted) puts every file back as it was.
+        let backup = staging.join(".before");
+        std::fs::create_dir(&backup).map_err(|e| write_err(&backup, e))?;
+        let names: Vec<&OsStr> = all.map(|(name, _)| name.as_ref()).collect();
+        let stale_names: Vec<&OsStr> = stale.iter().map(AsRef::as_ref).collect();
+        for &name in names.iter().chain(&stale_names) {
+            let target = dir.join(name);
+            if target.symlink_metadata().is_ok() {
+                // A second link to the file costs nothing; where links are not allowed (another
+                // user's file), a copy.
+                let kept = backup.join(name);
+                std::fs::hard_link(&target, &kept)
+                    .or_else(|_| std::fs::copy(&target, &kept).map(drop))
+                    .map_err(|e| Error::Read {
+                        path: target.clone(),
+                        source: e,
+                    })?;
+            }
         }
-        Ok(())
+        let mut done: Vec<&OsStr> = Vec::new();
+        let mut changes = || -> Result<()> {
+            for &name in &names {
+                let to = dir.join(name);
+                std::fs::rename(staging.join(name), &to).map_err(|e| write_err(&to, e))?;
+                done.push(name);
+            }
+            for &name in &stale_names {
+                let path = dir.join(name);
+                std::fs::remove_file(&path).map_err(|e| write_err(&path, e))?;
+                done.push(name);
+            }
+            Ok(())
+        };
+        if let Err(e) = changes() {
+            for name in done {
+                let kept = backup.join(name);
+                let target = dir.join(name);
+                if kept.exists() {
+                    let _ = std::fs::rename(&kept, &target);
+                } else {
+                    let _ = std::fs::remove_file(&target);
+                }
+            }
+            return Err(e);
+        }
+        Ok(stale.len())
     })();
     let _ = std::fs::remove_dir_all(&staging);
     if result.is_err() {
         undo();
     }
-    result?;
-    if !prune {
-        return Ok(0);
-    }
-    let stale = stale_files(dir, files)?;
-    for name in &stale {
-        let path = dir.join(name);
-        std::fs::remove_file(&path).map_err(|e| write_err(&path, e))?;
-    }
-    Ok(stale.len())
+    result
 }
 
 /// Refuse to prune a directory that holds files and no [`OUTPUT_MARKER`]: no `kvrender build

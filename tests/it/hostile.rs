@@ -186,6 +186,83 @@ fn output_directory_that_is_a_file() {
     insta::assert_snapshot!(text);
 }
 
+/// An output path that is a link to nowhere is named as such, not as "File exists".
+#[test]
+fn output_directory_that_is_a_dangling_link() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink("nowhere", tmp.path().join("out")).unwrap();
+    fs::write(
+        tmp.path().join("cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+    )
+    .unwrap();
+    let out = run(kvrender()
+        .current_dir(tmp.path())
+        .args(["build", "-o", "out", "cm.yaml"]));
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("`out` is a symbolic link to `nowhere`, which does not exist"),
+        "{stderr}"
+    );
+    assert!(!tmp.path().join("nowhere").exists());
+}
+
+/// When one file of `build -o` may not be replaced (here: another user's file in a sticky
+/// directory, as in `/tmp`), the files replaced before it are put back: either every file is
+/// written or none changes. Needs root to set the scene up, and `setpriv` to run kvrender as
+/// another user.
+#[test]
+fn build_output_that_fails_halfway_is_put_back() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let tmp = tempfile::tempdir().unwrap();
+    if fs::metadata(tmp.path()).unwrap().uid() != 0
+        || Command::new("setpriv").arg("--version").output().is_err()
+    {
+        eprintln!("skipped: needs root and setpriv");
+        return;
+    }
+    let nobody = 65534;
+    fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    let dir = tmp.path().join("out");
+    fs::create_dir(&dir).unwrap();
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o1777)).unwrap();
+    let cm = |name: &str, value: &str| {
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  v: {value}\n")
+    };
+    let (first, last) = (
+        dir.join("v1_configmap_a.yaml"),
+        dir.join("v1_configmap_z.yaml"),
+    );
+    fs::write(&first, cm("a", "old")).unwrap();
+    std::os::unix::fs::chown(&first, Some(nobody), Some(nobody)).unwrap();
+    fs::write(&last, cm("z", "old")).unwrap();
+    fs::write(dir.join(".kvrender-output"), "").unwrap();
+    std::os::unix::fs::chown(dir.join(".kvrender-output"), Some(nobody), Some(nobody)).unwrap();
+    let input = tmp.path().join("two.yaml");
+    fs::write(&input, format!("{}---\n{}", cm("a", "new"), cm("z", "new"))).unwrap();
+    let out = run(Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_kvrender"))
+        .current_dir(tmp.path())
+        .args(["build", "-o", "out", "two.yaml"]));
+    let text = summary(&out);
+    assert!(text.starts_with("exit: 2\n"), "{text}");
+    assert!(text.contains("v1_configmap_z.yaml"), "{text}");
+    assert_eq!(
+        fs::read_to_string(&first).unwrap(),
+        cm("a", "old"),
+        "{text}"
+    );
+    assert_eq!(fs::read_to_string(&last).unwrap(), cm("z", "old"));
+    let left: Vec<_> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with(".kvrender-staging"))
+        .collect();
+    assert!(left.is_empty(), "staging left behind: {left:?}");
+}
+
 #[test]
 fn build_with_errors_writes_no_file() {
     let tmp = tempfile::tempdir().unwrap();
