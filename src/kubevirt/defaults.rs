@@ -291,11 +291,15 @@ pub fn set_default_volume_disks(spec: &mut Value) {
     }
     let disks = list(&["domain", "devices", "disks"]);
     let filesystems = list(&["domain", "devices", "filesystems"]);
-    let taken = |volume: &str| {
-        disks
+    // A few disks are searched in turn; thousands through a set, or the search is quadratic.
+    let many: Option<std::collections::HashSet<&str>> = (disks.len() + filesystems.len() > 32)
+        .then(|| disks.iter().chain(filesystems).filter_map(name).collect());
+    let taken = |volume: &str| match &many {
+        Some(names) => names.contains(volume),
+        None => disks
             .iter()
             .chain(filesystems)
-            .any(|d| name(d) == Some(volume))
+            .any(|d| name(d) == Some(volume)),
     };
     let missing: Vec<String> = list(&["volumes"])
         .iter()
@@ -320,6 +324,40 @@ pub fn set_default_volume_disks(spec: &mut Value) {
             } else {
                 json!({ "name": name })
             });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// Each volume without a disk or filesystem of its name gets a disk, in volume order,
+    /// whether the VM has a few disks (searched in turn) or thousands (searched in a set).
+    #[test]
+    fn volumes_without_a_disk_get_one_few_or_many() {
+        for have in [2_usize, 5_000] {
+            let disks: Vec<Value> = (0..have)
+                .map(|i| json!({"name": format!("d{i}")}))
+                .collect();
+            let mut volumes: Vec<Value> = (0..have)
+                .rev()
+                .map(|i| json!({"name": format!("d{i}")}))
+                .collect();
+            volumes.insert(1, json!({"name": "extra"}));
+            volumes.push(json!({"name": "fs"}));
+            volumes.push(json!({}));
+            let mut spec = json!({
+                "domain": {"devices": {"disks": disks, "filesystems": [{"name": "fs"}]}},
+                "volumes": volumes,
+            });
+            set_default_volume_disks(&mut spec);
+            let disks = spec["domain"]["devices"]["disks"].as_array().unwrap();
+            assert_eq!(disks.len(), have + 2, "{have}");
+            assert_eq!(disks[have], json!({"name": "extra"}));
+            assert_eq!(disks[have + 1], json!({}));
         }
     }
 }
