@@ -57,6 +57,21 @@ pub fn read_paths(paths: &[PathBuf]) -> Result<Vec<Source>> {
     read_paths_skipping(paths, None)
 }
 
+/// Turn every line break that is a carriage return alone (old Mac line endings, or a file
+/// that mixes them with others) into a line feed, in place. YAML reads both as line breaks,
+/// but every line number kvrender reports counts line feeds; a CR LF pair is left as it is.
+/// The text keeps its length, so byte offsets and columns do not move.
+pub fn line_breaks_as_lf(bytes: &mut [u8]) {
+    if !bytes.contains(&b'\r') {
+        return;
+    }
+    for i in 0..bytes.len() {
+        if bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n') {
+            bytes[i] = b'\n';
+        }
+    }
+}
+
 /// [`read_paths`], leaving out the directory `skip` wherever a walked directory holds it (a
 /// PATH that names it is still read).
 pub fn read_paths_skipping(paths: &[PathBuf], skip: Option<&Path>) -> Result<Vec<Source>> {
@@ -71,6 +86,7 @@ pub fn read_paths_skipping(paths: &[PathBuf], skip: Option<&Path>) -> Result<Vec
                     path: path.clone(),
                     source,
                 })?;
+            line_breaks_as_lf(&mut bytes);
             sources.push(Source {
                 path: Arc::from("-"),
                 bytes,
@@ -91,10 +107,11 @@ pub fn read_paths_skipping(paths: &[PathBuf], skip: Option<&Path>) -> Result<Vec
         let read: Vec<Result<Source>> = files
             .par_iter()
             .map(|file| {
-                let bytes = read_file(file).map_err(|source| Error::Read {
+                let mut bytes = read_file(file).map_err(|source| Error::Read {
                     path: file.clone(),
                     source,
                 })?;
+                line_breaks_as_lf(&mut bytes);
                 Ok(Source {
                     path: display(file),
                     bytes,
@@ -514,6 +531,13 @@ fn check_object(value: &Value) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lone_carriage_returns_become_line_feeds() {
+        let mut bytes = b"a: 1\rb: 2\r\nc: 3\n\rd\r".to_vec();
+        line_breaks_as_lf(&mut bytes);
+        assert_eq!(bytes, b"a: 1\nb: 2\r\nc: 3\n\nd\n");
+    }
 
     #[test]
     fn files_small_empty_and_large_read_whole() {

@@ -186,6 +186,26 @@ fn output_directory_that_is_a_file() {
     insta::assert_snapshot!(text);
 }
 
+/// YAML reads a carriage return alone as a line break: findings in a file with old Mac line
+/// endings, or one that mixes them in, are on the lines an editor shows.
+#[test]
+fn carriage_return_line_endings_count_as_lines() {
+    let tmp = tempfile::tempdir().unwrap();
+    let vm = "apiVersion: kubevirt.io/v1\rkind: VirtualMachine\rmetadata:\r  name: cr\rspec:\r  \
+              instancetype: {name: u1.smal}\r  template: {spec: {domain: {devices: {}}}}\r";
+    fs::write(tmp.path().join("cr.yaml"), vm).unwrap();
+    fs::write(tmp.path().join("mixed.yaml"), format!("# LF first\n{vm}")).unwrap();
+    for (file, line) in [("cr.yaml", 6), ("mixed.yaml", 7)] {
+        let out = run(kvrender().current_dir(tmp.path()).args(["expand", file]));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.starts_with(&format!("{file}:{line}: error[KV011] VirtualMachine/cr:")),
+            "{stderr}"
+        );
+    }
+}
+
 /// An output path that is a link to nowhere is named as such, not as "File exists".
 #[test]
 fn output_directory_that_is_a_dangling_link() {
