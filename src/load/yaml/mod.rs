@@ -101,6 +101,50 @@ fn whole_floats_to_integers(value: &mut Value) {
     }
 }
 
+/// The parser's messages that speak of its Rust API (`Option<String>`, `Options`, weak
+/// recursion types), said in terms of the YAML instead.
+fn in_yaml_terms(message: &str) -> Option<&'static str> {
+    const PLAIN: &[(&str, &str)] = &[
+        (
+            "cannot deserialize null into string",
+            "a null (`~`, `null` or nothing) where a string is needed: a mapping key, most \
+             likely; quote it if it is meant as text",
+        ),
+        (
+            "!!binary scalar",
+            "a `!!binary` value where text is needed: Kubernetes manifests carry binary data \
+             as base64 text, without the tag",
+        ),
+        (
+            "recursive references",
+            "an alias used inside the node its anchor names: the value would contain itself",
+        ),
+        (
+            "expected string scalar",
+            "a mapping key that is not a plain value (a list or a mapping as a key, `? [a]`): \
+             Kubernetes objects take only strings as keys",
+        ),
+        (
+            "multiple YAML documents detected",
+            "more than one YAML document where one was expected",
+        ),
+    ];
+    if let Some((_, plain)) = PLAIN.iter().find(|(raw, _)| message.starts_with(raw)) {
+        return Some(plain);
+    }
+    // `!!int abc`, `!!float x`: the tag asks for a number the text is not.
+    let number = [
+        "invalid u64",
+        "invalid i64",
+        "invalid f64",
+        "invalid u128",
+        "invalid i128",
+    ];
+    number
+        .contains(&message)
+        .then_some("a value tagged as a number (`!!int`, `!!float`) whose text is not one")
+}
+
 fn convert_error(e: &serde_saphyr::Error) -> YamlError {
     let location = e.location();
     let line = location.map(|l| u32::try_from(l.line()).unwrap_or(u32::MAX));
@@ -121,6 +165,8 @@ fn convert_error(e: &serde_saphyr::Error) -> YamlError {
         format!(
             "the document expands beyond kvrender's limits (aliases that multiply each other?): {detail}"
         )
+    } else if let Some(plain) = in_yaml_terms(&message) {
+        plain.to_string()
     } else {
         message
             .replace(", set DuplicateKeyPolicy in Options if acceptable", "")
@@ -141,4 +187,41 @@ pub fn to_string(value: &Value) -> String {
 /// Append one value as a YAML document (no leading `---`), ending in a newline.
 pub fn write(out: &mut String, value: &Value) {
     print::write_document(out, value);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each of these used to come out in terms of the parser's Rust API.
+    #[test]
+    fn parser_messages_speak_of_the_yaml() {
+        for (text, wanted) in [
+            (
+                "data: {~: b}\n",
+                "a null (`~`, `null` or nothing) where a string is needed",
+            ),
+            (
+                "a: !!binary /w==\n",
+                "a `!!binary` value where text is needed",
+            ),
+            (
+                "m: &m {self: *m}\n",
+                "an alias used inside the node its anchor names",
+            ),
+            ("a: !!int abc\n", "a value tagged as a number"),
+            ("? [a]\n: b\n", "a mapping key that is not a plain value"),
+        ] {
+            let err = parse_document(text).unwrap_err();
+            assert!(err.message.starts_with(wanted), "{text:?}: {}", err.message);
+            assert!(
+                !["Option", "Options", "u64", "weak"]
+                    .iter()
+                    .any(|api| err.message.contains(api)),
+                "{}",
+                err.message
+            );
+            assert!(err.line.is_some(), "{text:?}");
+        }
+    }
 }
