@@ -132,10 +132,31 @@ pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput
             Object::new(v.clone(), origin)
         })
         .collect();
+    // `build` reads a `List` document as its items; an item of a ResourceList is one object,
+    // and what a List item holds is passed on unread: say so rather than say nothing.
+    let lists: Vec<Diagnostic> = items
+        .iter()
+        .filter(|o| load::is_list(o))
+        .map(|o| {
+            Diagnostic::warning(
+                codes::NOT_AN_OBJECT,
+                o.origin.clone(),
+                format!(
+                    "a {} item: the function passes it on without reading its items (no \
+                     VirtualMachine in it is expanded or checked); write one object per document",
+                    o.kind_str()
+                ),
+            )
+            .with_object(o.object_ref())
+        })
+        .collect();
     let mut processed = engine::process(items, &fn_config, Placement::Files);
-    processed
-        .diagnostics
-        .splice(0..0, cluster_config_warnings(&fn_config, "-"));
+    processed.diagnostics.splice(
+        0..0,
+        cluster_config_warnings(&fn_config, "-")
+            .into_iter()
+            .chain(lists),
+    );
     let results = processed
         .diagnostics
         .iter()

@@ -421,7 +421,7 @@ fn file_documents<'a>(
 /// Whether `obj` is a list of objects that kustomize reads as its items: a kind ending in
 /// `List` (`List`, `VirtualMachineList`, ... as `kubectl get -o yaml` prints them) with an
 /// `items` field. An object of such a kind without `items` is an object like any other.
-fn is_list(obj: &Object) -> bool {
+pub fn is_list(obj: &Object) -> bool {
     obj.kind_str().ends_with("List") && obj.value.field("items").is_some()
 }
 

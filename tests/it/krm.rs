@@ -102,6 +102,41 @@ fn list(api_version: &str, items: &str, function_config: &str) -> String {
 // Protocol
 // ---------------------------------------------------------------------------------------------
 
+/// A `List` item is passed on as it is, with a warning that its VMs were not looked at:
+/// `build` reads such a document as its items, the function does not.
+#[test]
+fn a_list_item_is_passed_on_with_a_warning() {
+    let items = r#"
+- apiVersion: v1
+  kind: List
+  metadata:
+    name: mylist
+    annotations: {config.kubernetes.io/path: list.yaml, config.kubernetes.io/index: '0'}
+  items:
+  - apiVersion: kubevirt.io/v1
+    kind: VirtualMachine
+    metadata: {name: v}
+    spec: {instancetype: {name: u1.smal}, template: {spec: {domain: {devices: {}}}}}"#;
+    let (code, out, _, stderr) = krm(&list("config.kubernetes.io/v1", items, ""));
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        out["items"][0]["items"][0]["spec"]["instancetype"]["name"],
+        "u1.smal"
+    );
+    let results = out["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert_eq!(results[0]["severity"], "warning");
+    assert_eq!(results[0]["tags"]["code"], "KV002");
+    assert_eq!(results[0]["resourceRef"]["name"], "mylist");
+    assert!(
+        results[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("without reading its items"),
+        "{results:?}"
+    );
+}
+
 #[test]
 fn untouched_items_keep_every_annotation_byte_for_byte() {
     let items = r#"
