@@ -17,7 +17,7 @@ use crate::commands::inputs::Inputs;
 use crate::diagnostic::{self, Diagnostic, codes};
 use crate::emit;
 use crate::error::Result;
-use crate::kubevirt::{expand, presets, vmi, vmi_defaults};
+use crate::kubevirt::{admission, expand, presets, vmi, vmi_defaults};
 use crate::model::{Kind, Object};
 use crate::pipeline;
 
@@ -65,6 +65,26 @@ fn build_all(inputs: &Inputs, stage: Stage, out: &mut Outcome) -> Vec<Built> {
         }
         // The instancetype and preference, applied as the VM controller does.
         let source = if kind == Kind::VirtualMachine && expand::has_matchers(&obj.value) {
+            // A VM KubeVirt's webhook refuses is not created (or not updated) as written; the
+            // VMI is still what the controller makes of it, should it exist (its preference
+            // changed after it was admitted, say): say so, as a warning.
+            let refused = admission::admit(obj, &index, &inputs.profile)
+                .map(|r| r.causes)
+                .unwrap_or_default();
+            out.diagnostics.extend(refused.into_iter().map(|cause| {
+                Diagnostic::warning(
+                    crate::validate::rules::admission::code_of(cause.reason),
+                    obj.origin.clone(),
+                    format!(
+                        "{}: KubeVirt's webhook refuses to create the VirtualMachine as written \
+                         (`kvrender validate` reports it as an error); the VirtualMachineInstance \
+                         is what the controller would make of it",
+                        cause.message
+                    ),
+                )
+                .with_object(obj.object_ref())
+                .with_field(cause.field)
+            }));
             match pipeline::controller_vm(obj, &index, &inputs.profile) {
                 Ok(v) => Object {
                     value: v,

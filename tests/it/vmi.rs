@@ -346,3 +346,42 @@ fn migrate_presets_refuses_to_shadow_an_existing_object() {
         "{stdout}"
     );
 }
+
+/// A VM the webhook refuses (here: too few vCPUs for its preference) still gets its VMI
+/// printed, as the controller would make it, with the refusal as a warning: `vmi` and `diff`
+/// do not stay silent about what `validate` calls an error.
+#[test]
+fn a_vm_the_webhook_refuses_is_a_warning_beside_its_vmi() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("win.yaml"),
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: win}\nspec:\n  \
+         runStrategy: Always\n  instancetype: {name: u1.small}\n  preference: {name: windows.11}\n  \
+         template: {spec: {domain: {devices: {}}}}\n",
+    )
+    .unwrap();
+    for command in ["vmi", "diff"] {
+        let out = kvrender()
+            .current_dir(tmp.path())
+            .arg(command)
+            .args(if command == "diff" {
+                &["--color", "never"][..]
+            } else {
+                &[]
+            })
+            .arg("win.yaml")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{command}: {stderr}");
+        assert!(!out.stdout.is_empty(), "{command}");
+        assert!(
+            stderr.starts_with("win.yaml:1: warning[KV033] VirtualMachine/win: spec.instancetype: failure checking preference requirements: insufficient CPU resources"),
+            "{command}: {stderr}"
+        );
+        assert!(
+            stderr.contains("refuses to create the VirtualMachine as written"),
+            "{stderr}"
+        );
+    }
+}

@@ -81,14 +81,11 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
         return;
     };
     for cause in &response.causes {
-        let (code, hint) = match cause.reason {
-            Reason::InvalidSpec => (invalid_spec::RULE.code, String::new()),
-            Reason::Spread => (spread::RULE.code, String::new()),
-            Reason::Conflict => (instancetype_conflict::RULE.code, conflict_hint(obj)),
-            Reason::Requirements => (
-                requirements::RULE.code,
-                requirements_hint(obj, ctx, &response.ignored_lookups),
-            ),
+        let code = code_of(cause.reason);
+        let hint = match cause.reason {
+            Reason::InvalidSpec | Reason::Spread => String::new(),
+            Reason::Conflict => conflict_hint(obj),
+            Reason::Requirements => requirements_hint(obj, ctx, &response.ignored_lookups),
         };
         out.push(
             Diagnostic::error(code, obj.origin.clone(), format!("{}{hint}", cause.message))
@@ -106,6 +103,16 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
         if let Some(d) = lookup_finding(obj, err) {
             out.push(d);
         }
+    }
+}
+
+/// The code of the check that refused the object.
+pub fn code_of(reason: Reason) -> &'static str {
+    match reason {
+        Reason::InvalidSpec => invalid_spec::RULE.code,
+        Reason::Spread => spread::RULE.code,
+        Reason::Conflict => instancetype_conflict::RULE.code,
+        Reason::Requirements => requirements::RULE.code,
     }
 }
 
