@@ -71,7 +71,11 @@ fn build_all(inputs: &Inputs, stage: Stage, out: &mut Outcome) -> Vec<Built> {
             let refused = admission::admit(obj, &index, &inputs.profile)
                 .map(|r| r.causes)
                 .unwrap_or_default();
-            out.diagnostics.extend(refused.into_iter().map(|cause| {
+            // A conflict stops the controller too: it is reported below, as an error.
+            let refused = refused
+                .into_iter()
+                .filter(|c| c.reason != admission::Reason::Conflict);
+            out.diagnostics.extend(refused.map(|cause| {
                 Diagnostic::warning(
                     crate::validate::rules::admission::code_of(cause.reason),
                     obj.origin.clone(),
