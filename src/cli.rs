@@ -124,8 +124,8 @@ pub enum Format {
 /// `kvrender validate`.
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
-    /// Files or directories, or `-` for stdin.
-    #[arg(value_name = "PATH", required = true)]
+    /// Files or directories, or `-` for stdin. Default: the current directory.
+    #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Human)]

@@ -14,7 +14,13 @@ use crate::validate::{self, Context, Options};
 
 /// Run `validate`.
 pub fn run(args: &ValidateArgs) -> Result<Outcome> {
-    let inputs = Inputs::load(&args.paths, &args.resolve)?;
+    // As `build`: without a PATH, the current directory.
+    let paths = if args.paths.is_empty() {
+        vec![std::path::PathBuf::from(".")]
+    } else {
+        args.paths.clone()
+    };
+    let inputs = Inputs::load(&paths, &args.resolve)?;
     let index = inputs.index();
     let ctx = Context {
         index: &index,

@@ -1078,3 +1078,22 @@ fn a_vm_spec_the_vm_webhook_refuses_is_a_warning_and_strict_makes_it_an_error() 
         );
     }
 }
+
+/// Without a PATH, `validate` reads the current directory, as `build` does.
+#[test]
+fn without_a_path_the_current_directory_is_validated() {
+    let (tmp, _file) = temp_file(
+        "vm.yaml",
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: v}\nspec:\n  \
+         runStrategy: Always\n  instancetype: {name: u1.smal}\n  \
+         template: {spec: {domain: {devices: {}}}}\n",
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
+        .current_dir(tmp.path())
+        .args(["validate", "--strict"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.starts_with("./vm.yaml:6: error[KV011]"), "{text}");
+}
