@@ -76,12 +76,7 @@ pub fn name_diagnostic(obj: &Object) -> Option<Diagnostic> {
                 crate::validate::schema::found(v)
             )));
         }
-        let generated = obj
-            .value
-            .get("metadata")
-            .and_then(|m| m.get("generateName"))
-            .and_then(Value::as_str)
-            .is_some_and(|g| !g.is_empty());
+        let generated = has_generate_name(obj);
         return Some(bad_name(format!(
             "the {} has no `metadata.name`{}",
             obj.kind_str(),
@@ -105,6 +100,15 @@ pub fn name_diagnostic(obj: &Object) -> Option<Diagnostic> {
         object.name = shown;
     }
     Some(d)
+}
+
+/// Whether `obj` has a non-empty `metadata.generateName`, for `kubectl create` to name it.
+pub fn has_generate_name(obj: &Object) -> bool {
+    obj.value
+        .get("metadata")
+        .and_then(|m| m.get("generateName"))
+        .and_then(Value::as_str)
+        .is_some_and(|g| !g.is_empty())
 }
 
 /// A namespaced KubeVirt object's namespace, which must be a DNS label. The API server clears

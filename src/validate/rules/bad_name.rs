@@ -28,7 +28,6 @@
 //! ## Fix
 //! Give the object a valid `metadata.name`.
 
-use serde_json::Value;
 
 use crate::diagnostic::{Diagnostic, Severity, codes};
 use crate::model::{Kind, Object};
@@ -65,13 +64,7 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
 fn any_kind_name(obj: &Object) -> Option<Diagnostic> {
     let name = obj.name();
     if name.is_empty() {
-        let generate = obj
-            .value
-            .get("metadata")
-            .and_then(|m| m.get("generateName"))
-            .and_then(Value::as_str)
-            .is_some_and(|g| !g.is_empty());
-        return if generate {
+        return if pipeline::has_generate_name(obj) {
             None
         } else {
             pipeline::name_diagnostic(obj)
