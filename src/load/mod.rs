@@ -79,12 +79,12 @@ pub fn read_paths_skipping(paths: &[PathBuf], skip: Option<&Path>) -> Result<Vec
     let mut sources = Vec::new();
     for path in paths {
         if path.as_os_str() == "-" {
-            let mut bytes = Vec::new();
-            std::io::stdin()
-                .read_to_end(&mut bytes)
-                .map_err(|source| Error::Read {
-                    path: path.clone(),
-                    source,
+            let mut bytes =
+                read_stream(std::io::stdin().lock(), Vec::new(), MAX_STREAM).map_err(|source| {
+                    Error::Read {
+                        path: path.clone(),
+                        source,
+                    }
                 })?;
             line_breaks_as_lf(&mut bytes);
             sources.push(Source {
@@ -164,7 +164,31 @@ fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
     bytes
         .try_reserve_exact(hint.saturating_add(1))
         .map_err(|_| std::io::Error::from(std::io::ErrorKind::OutOfMemory))?;
-    Read::take(&file, u64::MAX).read_to_end(&mut bytes)?;
+    if meta.is_file() {
+        Read::take(&file, u64::MAX).read_to_end(&mut bytes)?;
+        return Ok(bytes);
+    }
+    // A device or a pipe has no size to trust: `/dev/zero` never ends.
+    read_stream(&file, bytes, MAX_STREAM)
+}
+
+/// The most kvrender reads from a stream (stdin, a pipe, a device), where no file size bounds
+/// the input.
+pub const MAX_STREAM: u64 = 512 << 20;
+
+/// Read `stream` to its end into `bytes`, failing past `limit` bytes ([`MAX_STREAM`]).
+fn read_stream(stream: impl Read, mut bytes: Vec<u8>, limit: u64) -> std::io::Result<Vec<u8>> {
+    stream.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "more than {} MiB from a stream (stdin, a pipe or a device), the most kvrender \
+                 reads from one; give a file instead",
+                limit >> 20
+            ),
+        ));
+    }
     Ok(bytes)
 }
 
@@ -531,6 +555,19 @@ fn check_object(value: &Value) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stream_is_read_up_to_its_limit() {
+        let read = |n: u64| read_stream(std::io::repeat(b'a').take(n), Vec::new(), 4 << 20);
+        assert_eq!(read(4 << 20).unwrap().len(), 4 << 20);
+        let err = read((4 << 20) + 1).unwrap_err();
+        assert!(
+            err.to_string().starts_with("more than 4 MiB from a stream"),
+            "{err}"
+        );
+        // A stream that never ends stops at the limit.
+        assert!(read_stream(std::io::repeat(0), Vec::new(), 1 << 20).is_err());
+    }
 
     #[test]
     fn lone_carriage_returns_become_line_feeds() {

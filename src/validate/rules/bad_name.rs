@@ -28,7 +28,6 @@
 //! ## Fix
 //! Give the object a valid `metadata.name`.
 
-
 use crate::diagnostic::{Diagnostic, Severity, codes};
 use crate::model::{Kind, Object};
 use crate::pipeline;
