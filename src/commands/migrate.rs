@@ -11,7 +11,7 @@ use crate::kubevirt::migrate;
 use crate::kubevirt::migrate::{KEEP_IN_TEMPLATE, MatcherSuggestion, Unmapped};
 use crate::load;
 use crate::model::{Kind, Object};
-use crate::origin::Origin;
+use crate::origin::{ObjectRef, Origin};
 use crate::validate::rules::duplicate::identity;
 
 /// Run `migrate presets`: the new objects on stdout; on stderr, for every VM or VMI a preset
@@ -44,7 +44,29 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
             .with_field(u.field.clone()),
         );
     }
+    // Every preset that selects a target gets its own suggestion; past a few, the rest are
+    // named on one line (a namespace whose presets all select every VM would otherwise print
+    // a block for every pair, each naming every other preset).
+    const SUGGESTIONS_PER_TARGET: usize = 3;
+    let mut shown: Option<(&ObjectRef, usize)> = None;
     for m in &result.matchers {
+        let count = match shown {
+            Some((target, n)) if *target == m.target => n + 1,
+            _ => 1,
+        };
+        shown = Some((&m.target, count));
+        if count > SUGGESTIONS_PER_TARGET {
+            if count == SUGGESTIONS_PER_TARGET + 1 {
+                let rest = m.also_selected_by.len() + 1 - SUGGESTIONS_PER_TARGET;
+                let _ = writeln!(
+                    out.stderr,
+                    "{}: {rest} more presets select it too; each would be suggested as above, under \
+                     its own name",
+                    m.target
+                );
+            }
+            continue;
+        }
         if m.instancetype.is_none() && m.preference.is_none() {
             let _ = writeln!(
                 out.stderr,
@@ -155,10 +177,17 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
             );
         }
         if !m.also_selected_by.is_empty() {
+            const NAMED: usize = 10;
+            let others = &m.also_selected_by;
+            let more = if others.len() > NAMED {
+                format!(" and {} more", others.len() - NAMED)
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 out.stderr,
-                "  note: also selected by {}",
-                m.also_selected_by.join(", ")
+                "  note: also selected by {}{more}",
+                others[..others.len().min(NAMED)].join(", ")
             );
         }
     }

@@ -385,3 +385,51 @@ fn a_vm_the_webhook_refuses_is_a_warning_beside_its_vmi() {
         );
     }
 }
+
+/// When many presets select the same VMs, `migrate presets` prints a few suggestions per VM and
+/// names the rest on one line, instead of a block for every pair each naming every preset.
+#[test]
+fn migrate_presets_stays_short_when_many_presets_select_every_vm() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut text = String::new();
+    for i in 0..40 {
+        text.push_str(&format!(
+            "---\napiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\n\
+             metadata: {{name: p{i:02}}}\nspec:\n  selector: {{}}\n  domain:\n    \
+             cpu: {{cores: 2}}\n"
+        ));
+    }
+    for i in 0..2 {
+        text.push_str(&format!(
+            "---\napiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {{name: v{i}}}\n\
+             spec:\n  runStrategy: Always\n  template: {{spec: {{domain: {{devices: {{}}}}}}}}\n"
+        ));
+    }
+    std::fs::write(tmp.path().join("p.yaml"), text).unwrap();
+    let out = kvrender()
+        .current_dir(tmp.path())
+        .args(["migrate", "presets", "p.yaml"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for vm in ["v0", "v1"] {
+        let blocks = stderr
+            .lines()
+            .filter(|l| l.starts_with(&format!("VirtualMachine/{vm}: selected by preset")))
+            .count();
+        assert_eq!(blocks, 3, "{stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "VirtualMachine/{vm}: 37 more presets select it too"
+            )),
+            "{stderr}"
+        );
+    }
+    assert!(
+        stderr.contains(
+            "note: also selected by p01, p02, p03, p04, p05, p06, p07, p08, p09, p10 and 29 more"
+        ),
+        "{stderr}"
+    );
+    assert!(stderr.len() < 20_000, "{} bytes", stderr.len());
+}
