@@ -272,64 +272,39 @@ fn undefined_inside(value: &minijinja::Value) -> Option<String> {
 /// called on values [`within`] the limits.
 fn non_finite_inside(value: &minijinja::Value) -> Option<String> {
     use minijinja::value::ValueKind;
-    fn walk(value: &minijinja::Value, depth: usize, at: &mut String) -> bool {
-        if depth > RECURSION_LIMIT {
-            return false;
-        }
+    /// The steps to the float, innermost first; built only on the way back from a find.
+    fn walk(value: &minijinja::Value, depth: usize) -> Option<Vec<String>> {
         match value.kind() {
-            ValueKind::Number => {
-                !value.is_integer() && f64::try_from(value.clone()).is_ok_and(|f| !f.is_finite())
-            }
-            ValueKind::Map | ValueKind::Seq | ValueKind::Iterable => {
+            ValueKind::Number => (!value.is_integer()
+                && f64::try_from(value.clone()).is_ok_and(|f| !f.is_finite()))
+            .then(Vec::new),
+            ValueKind::Map | ValueKind::Seq | ValueKind::Iterable if depth <= RECURSION_LIMIT => {
                 let is_map = value.kind() == ValueKind::Map;
                 value
                     .try_iter()
                     .into_iter()
                     .flatten()
                     .enumerate()
-                    .any(|(i, key)| {
-                        let len = at.len();
-                        let item = if is_map {
-                            at.push_str(&format!(".{key}"));
-                            value.get_item(&key).unwrap_or_default()
+                    .find_map(|(i, key)| {
+                        let mut steps = if is_map {
+                            walk(&value.get_item(&key).unwrap_or_default(), depth + 1)?
                         } else {
-                            at.push_str(&format!("[{i}]"));
-                            key
+                            walk(&key, depth + 1)?
                         };
-                        if walk(&item, depth + 1, at) {
-                            return true;
-                        }
-                        at.truncate(len);
-                        false
+                        steps.push(if is_map {
+                            format!(".{key}")
+                        } else {
+                            format!("[{i}]")
+                        });
+                        Some(steps)
                     })
             }
-            _ => false,
+            _ => None,
         }
     }
-    /// The same question without the path, which costs a string per entry.
-    fn any(value: &minijinja::Value, depth: usize) -> bool {
-        match value.kind() {
-            ValueKind::Number => {
-                !value.is_integer() && f64::try_from(value.clone()).is_ok_and(|f| !f.is_finite())
-            }
-            ValueKind::Map | ValueKind::Seq | ValueKind::Iterable if depth <= RECURSION_LIMIT => {
-                let is_map = value.kind() == ValueKind::Map;
-                value.try_iter().into_iter().flatten().any(|key| {
-                    if is_map {
-                        any(&value.get_item(&key).unwrap_or_default(), depth + 1)
-                    } else {
-                        any(&key, depth + 1)
-                    }
-                })
-            }
-            _ => false,
-        }
-    }
-    if !any(value, 0) {
-        return None;
-    }
-    let mut at = String::new();
-    walk(value, 0, &mut at).then(|| at.trim_start_matches('.').to_string())
+    let steps = walk(value, 0)?;
+    let at: String = steps.into_iter().rev().collect();
+    Some(at.trim_start_matches('.').to_string())
 }
 
 /// The error for an undefined value inside a mapping or list (see [`undefined_inside`]).
