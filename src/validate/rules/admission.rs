@@ -17,9 +17,9 @@ use crate::diagnostic::Diagnostic;
 use crate::kubevirt::admission::{self, Reason};
 use crate::kubevirt::expand::{self, ExpandError};
 use crate::kubevirt::infer;
-use crate::model::quantity::Quantity;
 use crate::model::{Kind, Object, path};
 use crate::validate::Context;
+use crate::validate::rules::unmet_requirements::{Requirements, Size};
 
 /// Check one object; objects of other kinds are skipped.
 pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
@@ -145,61 +145,38 @@ fn requirements_hint(vm: &Object, ctx: &Context<'_>, ignored: &[ExpandError]) ->
     let Ok((Some(_), Some(preference))) = expand::find_specs(vm, ctx.index) else {
         return String::new();
     };
-    let wanted = |it: &Value| size_meets(it, &preference);
+    let Some(wanted) = Requirements::of(Some(&preference)) else {
+        return String::new();
+    };
     let namespace = vm.effective_namespace();
     let Some(current) = ctx.index.get(kind, namespace, name) else {
         // A ControllerRevision's instancetype: no series to choose from.
         return String::new();
     };
-    if current.value.get("spec").is_some_and(wanted) {
+    if wanted.met_by(&Size::of(current.value.get("spec"))) {
         // The cpu and memory fit: the architecture does not.
         return String::new();
     }
     let Some((series, _)) = name.split_once('.') else {
         return String::new();
     };
-    let mut fits: Vec<(u64, Quantity, &str)> = ctx
+    let mut fits: Vec<(Size, &str)> = ctx
         .index
         .names(kind, namespace)
         .into_iter()
         .filter(|n| n.split_once('.').is_some_and(|(s, _)| s == series))
         .filter_map(|n| {
-            let spec = ctx.index.get(kind, namespace, n)?.value.get("spec")?;
-            wanted(spec).then(|| {
-                let cpu = path::get(spec, &["cpu", "guest"]).and_then(Value::as_u64);
-                let memory = path::get(spec, &["memory", "guest"]).and_then(Quantity::from_json);
-                Some((cpu?, memory?, n))
-            })?
+            let size = Size::of(ctx.index.get(kind, namespace, n)?.value.get("spec"));
+            wanted.met_by(&size).then_some((size, n))
         })
         .collect();
-    fits.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp_value(&b.1)).then(a.2.cmp(b.2)));
+    fits.sort_by(|a, b| a.0.cmp_size(&b.0).then(a.1.cmp(b.1)));
     match fits.first() {
-        Some((_, _, fit)) => {
+        Some((_, fit)) => {
             format!(" (\"{fit}\" is the smallest {series} instancetype that meets them)")
         }
         None => format!(" (no {series} instancetype meets them)"),
     }
-}
-
-/// Whether an instancetype `spec` gives at least the vCPUs and guest memory the `preference`
-/// spec requires.
-fn size_meets(spec: &Value, preference: &Value) -> bool {
-    let required = |p: &[&str]| path::get(preference, p).filter(|v| !v.is_null());
-    let cpu_ok = required(&["requirements", "cpu", "guest"])
-        .and_then(Value::as_u64)
-        .is_none_or(|want| {
-            path::get(spec, &["cpu", "guest"])
-                .and_then(Value::as_u64)
-                .is_some_and(|have| have >= want)
-        });
-    let memory_ok = required(&["requirements", "memory", "guest"])
-        .and_then(Quantity::from_json)
-        .is_none_or(|want| {
-            path::get(spec, &["memory", "guest"])
-                .and_then(Quantity::from_json)
-                .is_some_and(|have| have.cmp_value(&want).is_ge())
-        });
-    cpu_ok && memory_ok
 }
 
 fn infers(obj: &Object, side: &str) -> bool {

@@ -20,6 +20,8 @@
 //! ## Fix
 //! Lower the requirements, or add a size to a family that meets them.
 
+use serde_json::Value;
+
 use crate::diagnostic::{Diagnostic, Severity, codes};
 use crate::model::quantity::Quantity;
 use crate::model::{Kind, Object, path};
@@ -33,22 +35,78 @@ pub const RULE: Rule = Rule {
     severity: Severity::Warning,
 };
 
+/// The vCPUs and guest memory of an instancetype spec.
+pub struct Size {
+    cpu: Option<i64>,
+    memory: Option<Quantity>,
+}
+
+impl Size {
+    /// Smaller first: by vCPUs, then by guest memory (a missing value first).
+    pub fn cmp_size(&self, other: &Size) -> std::cmp::Ordering {
+        self.cpu
+            .cmp(&other.cpu)
+            .then_with(|| match (&self.memory, &other.memory) {
+                (Some(a), Some(b)) => a.cmp_value(b),
+                (a, b) => a.is_some().cmp(&b.is_some()),
+            })
+    }
+
+    /// Read from an instancetype's `spec`.
+    pub fn of(spec: Option<&Value>) -> Size {
+        Size {
+            cpu: spec
+                .and_then(|s| path::get(s, &["cpu", "guest"]))
+                .and_then(Value::as_i64),
+            memory: spec
+                .and_then(|s| path::get(s, &["memory", "guest"]))
+                .and_then(Quantity::from_json),
+        }
+    }
+}
+
+/// A preference's `requirements`: at least this many vCPUs, at least this much guest memory.
+pub struct Requirements {
+    cpu: Option<i64>,
+    memory: Option<Quantity>,
+}
+
+impl Requirements {
+    /// Read from a preference's `spec`; `None` when it requires neither.
+    pub fn of(spec: Option<&Value>) -> Option<Requirements> {
+        let at = |p: &[&str]| spec.and_then(|s| path::get(s, p));
+        let cpu = at(&["requirements", "cpu", "guest"])
+            .and_then(Value::as_i64)
+            .filter(|c| *c > 0);
+        let memory = at(&["requirements", "memory", "guest"])
+            .and_then(Quantity::from_json)
+            .filter(|m| !m.is_zero());
+        (cpu.is_some() || memory.is_some()).then_some(Requirements { cpu, memory })
+    }
+
+    /// Whether `size` gives at least what is required.
+    pub fn met_by(&self, size: &Size) -> bool {
+        self.cpu
+            .is_none_or(|want| size.cpu.is_some_and(|have| have >= want))
+            && self.memory.as_ref().is_none_or(|want| {
+                size.memory
+                    .as_ref()
+                    .is_some_and(|have| have.cmp_value(want).is_ge())
+            })
+    }
+}
+
 /// Warn about every preference among `objects` whose requirements no instancetype among
 /// `objects` meets. Nothing is reported when `objects` holds no instancetype.
 pub fn check<'a, I>(objects: I, out: &mut Vec<Diagnostic>)
 where
     I: IntoIterator<Item = &'a Object> + Clone,
 {
-    let sizes: Vec<(Option<i64>, Option<Quantity>)> = objects
+    let sizes: Vec<Size> = objects
         .clone()
         .into_iter()
         .filter(|o| matches!(o.kind(), Kind::Instancetype | Kind::ClusterInstancetype))
-        .map(|o| {
-            (
-                path::get(&o.value, &["spec", "cpu", "guest"]).and_then(|v| v.as_i64()),
-                path::get(&o.value, &["spec", "memory", "guest"]).and_then(Quantity::from_json),
-            )
-        })
+        .map(|o| Size::of(o.value.get("spec")))
         .collect();
     if sizes.is_empty() {
         return;
@@ -57,24 +115,14 @@ where
         .into_iter()
         .filter(|o| matches!(o.kind(), Kind::Preference | Kind::ClusterPreference))
     {
-        let cpu = path::get(&pref.value, &["spec", "requirements", "cpu", "guest"])
-            .and_then(|v| v.as_i64())
-            .filter(|c| *c > 0);
-        let memory = path::get(&pref.value, &["spec", "requirements", "memory", "guest"])
-            .and_then(Quantity::from_json)
-            .filter(|m| !m.is_zero());
-        if cpu.is_none() && memory.is_none() {
+        let Some(wanted) = Requirements::of(pref.value.get("spec")) else {
             continue;
-        }
-        let met = sizes.iter().any(|(c, m)| {
-            cpu.is_none_or(|want| c.is_some_and(|have| have >= want))
-                && memory
-                    .as_ref()
-                    .is_none_or(|want| m.as_ref().is_some_and(|have| have.cmp_value(want).is_ge()))
-        });
+        };
+        let met = sizes.iter().any(|size| wanted.met_by(size));
         if met {
             continue;
         }
+        let Requirements { cpu, memory } = wanted;
         let wanted = match (cpu, &memory) {
             (Some(c), Some(m)) => format!("{c} vCPUs and {m} of memory"),
             (Some(c), None) => format!("{c} vCPUs"),
