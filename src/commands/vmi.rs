@@ -90,10 +90,7 @@ fn build_all(inputs: &Inputs, stage: Stage, out: &mut Outcome) -> Vec<Built> {
                 .with_field(cause.field)
             }));
             match pipeline::controller_vm(obj, &index, &inputs.profile) {
-                Ok(v) => Object {
-                    value: v,
-                    ..obj.clone()
-                },
+                Ok(v) => obj.with_value(v),
                 Err(d) => {
                     out.diagnostics.push(d);
                     continue;

@@ -33,6 +33,42 @@ fn classify(raw: &str) -> Option<Line<'_>> {
     })
 }
 
+/// Text cut into lines, looked up by index: a slice of lines, or a text with the spans of its
+/// lines (see [`Index`]).
+trait Lines {
+    /// How many lines there are.
+    fn count(&self) -> usize;
+    /// Line `i` (0-based); `""` past the end.
+    fn line(&self, i: usize) -> &str;
+}
+
+impl Lines for [&str] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn line(&self, i: usize) -> &str {
+        self.get(i).copied().unwrap_or("")
+    }
+}
+
+/// A text and the byte spans of its lines.
+struct Spans<'t> {
+    text: &'t str,
+    spans: &'t [(usize, usize)],
+}
+
+impl Lines for Spans<'_> {
+    fn count(&self) -> usize {
+        self.spans.len()
+    }
+    fn line(&self, i: usize) -> &str {
+        self.spans
+            .get(i)
+            .and_then(|&(a, b)| self.text.get(a..b))
+            .unwrap_or("")
+    }
+}
+
 fn is_boundary(text: &str) -> bool {
     text == "---" || text == "..." || text.starts_with("--- ")
 }
@@ -67,7 +103,7 @@ pub fn locate(text: &str, doc_line: u32, path: &[Step<'_>]) -> u32 {
 }
 
 /// One step of the way to the place a JSON scan is at.
-#[derive(Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Here {
     Key(String),
     Index(usize),
@@ -81,24 +117,21 @@ enum Frame {
     Array { index: usize, value: bool },
 }
 
-/// [`locate`] for a document written as JSON (its first content line starts with `{`): the
-/// text is scanned token by token, the line of each key and list item noted against `path`.
-fn locate_json(lines: &[&str], doc_line: u32, path: &[Step<'_>]) -> u32 {
-    let matches = |here: &[Here]| {
-        here.len() <= path.len()
-            && here.iter().zip(path).all(|(h, p)| match (h, p) {
-                (Here::Key(a), Step::Key(b)) => a == b,
-                (Here::Index(a), Step::Index(b)) => a == b,
-                _ => false,
-            })
-    };
-    let (mut best, mut best_depth) = (doc_line, 0);
+/// Walk a document written as JSON token by token from line `doc_line`, calling `visit` with
+/// the path of each key and list item it meets and the 1-based line that holds it; stops when
+/// `visit` returns true or the document ends.
+fn scan_json<L: Lines + ?Sized>(
+    lines: &L,
+    doc_line: u32,
+    mut visit: impl FnMut(&[Here], u32) -> bool,
+) {
     let mut frames: Vec<Frame> = Vec::new();
     let mut here: Vec<Here> = Vec::new();
     // Whether the innermost frame pushed a step onto `here` for its current entry.
     let mut pushed: Vec<bool> = Vec::new();
     let start = (doc_line as usize).saturating_sub(1);
-    for (offset, line) in lines.iter().enumerate().skip(start) {
+    for offset in start..lines.count() {
+        let line = lines.line(offset);
         let number = u32::try_from(offset + 1).unwrap_or(u32::MAX);
         let mut chars = line.char_indices().peekable();
         while let Some((_, c)) = chars.next() {
@@ -115,11 +148,8 @@ fn locate_json(lines: &[&str], doc_line: u32, path: &[Step<'_>]) -> u32 {
                 if let Some(p) = pushed.last_mut() {
                     *p = true;
                 }
-                if matches(&here) && here.len() > best_depth {
-                    (best, best_depth) = (number, here.len());
-                    if best_depth == path.len() {
-                        return best;
-                    }
+                if visit(&here, number) {
+                    return;
                 }
             }
             match c {
@@ -145,11 +175,8 @@ fn locate_json(lines: &[&str], doc_line: u32, path: &[Step<'_>]) -> u32 {
                         if let Some(p) = pushed.last_mut() {
                             *p = true;
                         }
-                        if matches(&here) && here.len() > best_depth {
-                            (best, best_depth) = (number, here.len());
-                            if best_depth == path.len() {
-                                return best;
-                            }
+                        if visit(&here, number) {
+                            return;
                         }
                     }
                 }
@@ -170,7 +197,7 @@ fn locate_json(lines: &[&str], doc_line: u32, path: &[Step<'_>]) -> u32 {
                         here.pop();
                     }
                     if frames.is_empty() {
-                        return best;
+                        return;
                     }
                 }
                 ',' => {
@@ -193,31 +220,64 @@ fn locate_json(lines: &[&str], doc_line: u32, path: &[Step<'_>]) -> u32 {
             }
         }
     }
+}
+
+/// [`locate`] for a document written as JSON (its first content line starts with `{`): the
+/// line of the deepest key or list item on `path` that the scan meets.
+fn locate_json<L: Lines + ?Sized>(lines: &L, doc_line: u32, path: &[Step<'_>]) -> u32 {
+    let matches = |here: &[Here]| {
+        here.len() <= path.len()
+            && here.iter().zip(path).all(|(h, p)| match (h, p) {
+                (Here::Key(a), Step::Key(b)) => a == b,
+                (Here::Index(a), Step::Index(b)) => a == b,
+                _ => false,
+            })
+    };
+    let (mut best, mut best_depth) = (doc_line, 0);
+    scan_json(lines, doc_line, |here, number| {
+        if matches(here) && here.len() > best_depth {
+            (best, best_depth) = (number, here.len());
+            return best_depth == path.len();
+        }
+        false
+    });
     best
 }
 
 /// [`locate`] on a text already cut into lines: for callers that look up many paths in the
 /// same text.
 pub fn locate_in_lines(lines: &[&str], doc_line: u32, path: &[Step<'_>]) -> u32 {
-    let start = (doc_line as usize).saturating_sub(1);
-    if lines
-        .get(start)
-        .is_some_and(|l| l.trim_start().starts_with('{'))
-    {
+    if is_json_at(lines, doc_line) {
         return locate_json(lines, doc_line, path);
     }
+    walk(doc_line, path, |step, pos, first_after_dash| match step {
+        Step::Key(key) => find_key(lines, pos, first_after_dash, key),
+        Step::Index(n) => find_item(lines, pos, n),
+    })
+}
+
+/// Whether the document whose first content line is `doc_line` is written as JSON.
+fn is_json_at<L: Lines + ?Sized>(lines: &L, doc_line: u32) -> bool {
+    let start = (doc_line as usize).saturating_sub(1);
+    start < lines.count() && lines.line(start).trim_start().starts_with('{')
+}
+
+/// Follow `path` through a block-style document from line `doc_line`, asking `find` for each
+/// step: given the step, the line to scan from and whether that line's first key sits after a
+/// `- `, it answers the 0-based line of the step and whether that line is a `- ` item.
+fn walk(
+    doc_line: u32,
+    path: &[Step<'_>],
+    mut find: impl FnMut(Step<'_>, usize, bool) -> Option<(usize, bool)>,
+) -> u32 {
     let mut found = doc_line;
-    // The position to scan from and the indentation of the entries of the current node, which
-    // we learn from the first entry we meet.
+    // The position to scan from; the indentation of the entries of the current node is
+    // learnt from the first entry met there.
     let mut pos = (doc_line as usize).saturating_sub(1);
     // For an entry that begins on a `- ` line, the first key sits after the dash.
     let mut first_after_dash = false;
-    for step in path {
-        let result = match step {
-            Step::Key(key) => find_key(lines, pos, first_after_dash, key),
-            Step::Index(n) => find_item(lines, pos, *n),
-        };
-        let Some((line_index, dash_item)) = result else {
+    for &step in path {
+        let Some((line_index, dash_item)) = find(step, pos, first_after_dash) else {
             return found;
         };
         found = u32::try_from(line_index + 1).unwrap_or(found);
@@ -231,16 +291,214 @@ pub fn locate_in_lines(lines: &[&str], doc_line: u32, path: &[Step<'_>]) -> u32 
     found
 }
 
+/// A document's text cut into lines once, remembering the entries of every mapping and list it
+/// was asked about: many lookups in one document (a finding for each of thousands of disks)
+/// then cost about one scan of it, not one scan each. It holds spans, not the text: every
+/// lookup passes the text it was built from.
+#[derive(Debug, Default)]
+pub struct Index {
+    /// The byte span of each line, without its line break (as [`str::lines`] cuts them).
+    spans: Vec<(usize, usize)>,
+    /// The 0-based index of the first content line, if any.
+    content: Option<usize>,
+    memo: std::sync::Mutex<Memo>,
+}
+
+/// What an [`Index`] has learnt so far.
+#[derive(Debug, Default)]
+struct Memo {
+    /// The keys of the block mapping whose entries start at (line, first key after a `- `),
+    /// each with the line of its first entry.
+    keys: std::collections::HashMap<(usize, bool), std::collections::HashMap<String, usize>>,
+    /// The lines of the items of the block sequence that starts at a line.
+    items: std::collections::HashMap<usize, Vec<usize>>,
+    /// For a JSON document starting at a line: the line of each key and item path in it.
+    json: std::collections::HashMap<u32, std::collections::HashMap<Vec<Here>, u32>>,
+}
+
+impl Index {
+    /// Cut `text` into lines.
+    pub fn new(text: &str) -> Self {
+        let mut spans = Vec::new();
+        let mut start = 0;
+        for line in text.split_inclusive('\n') {
+            let end = start + line.len();
+            let body = line.strip_suffix('\n').unwrap_or(line);
+            let body = if line.ends_with('\n') {
+                body.strip_suffix('\r').unwrap_or(body)
+            } else {
+                body
+            };
+            spans.push((start, start + body.len()));
+            start = end;
+        }
+        let lines = Spans {
+            text,
+            spans: &spans,
+        };
+        let content = (0..lines.count()).find(|&i| {
+            let t = lines.line(i).trim();
+            !(t.is_empty() || t.starts_with('#') || t.starts_with('%') || is_boundary(t))
+        });
+        Index {
+            spans,
+            content,
+            memo: std::sync::Mutex::default(),
+        }
+    }
+
+    /// [`field_line_of`] for the text this index was built from.
+    pub fn field_line_of(&self, text: &str, first_line: u32, steps: &[Step<'_>]) -> Option<u32> {
+        let doc_line = u32::try_from(self.content? + 1).ok()?;
+        Some(self.locate(text, doc_line, steps) + first_line - 1)
+    }
+
+    /// [`locate`] for the text this index was built from.
+    pub fn locate(&self, text: &str, doc_line: u32, path: &[Step<'_>]) -> u32 {
+        let lines = Spans {
+            text,
+            spans: &self.spans,
+        };
+        // A lookup that panicked elsewhere leaves a memo that is still consistent.
+        let mut memo = self
+            .memo
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if is_json_at(&lines, doc_line) {
+            let paths = memo.json.entry(doc_line).or_insert_with(|| {
+                let mut paths = std::collections::HashMap::new();
+                scan_json(&lines, doc_line, |here, number| {
+                    paths.entry(here.to_vec()).or_insert(number);
+                    false
+                });
+                paths
+            });
+            let mut key: Vec<Here> = path
+                .iter()
+                .map(|step| match step {
+                    Step::Key(k) => Here::Key((*k).to_owned()),
+                    Step::Index(n) => Here::Index(*n),
+                })
+                .collect();
+            while !key.is_empty() {
+                if let Some(&line) = paths.get(&key) {
+                    return line;
+                }
+                key.pop();
+            }
+            return doc_line;
+        }
+        walk(doc_line, path, |step, pos, first_after_dash| match step {
+            Step::Key(key) => memo
+                .keys
+                .entry((pos, first_after_dash))
+                .or_insert_with(|| keys_at(&lines, pos, first_after_dash))
+                .get(key)
+                .map(|&line| (line, false)),
+            Step::Index(n) => memo
+                .items
+                .entry(pos)
+                .or_insert_with(|| items_at(&lines, pos))
+                .get(n)
+                .map(|&line| (line, true)),
+        })
+    }
+}
+
+/// Every key of the block mapping whose entries start at `pos`, with the line of the first
+/// entry that has it: what [`find_key`] would answer for each.
+fn keys_at<L: Lines + ?Sized>(
+    lines: &L,
+    pos: usize,
+    first_after_dash: bool,
+) -> std::collections::HashMap<String, usize> {
+    let mut keys = std::collections::HashMap::new();
+    let mut entry_indent: Option<usize> = None;
+    for i in pos..lines.count() {
+        let Some(line) = classify(lines.line(i)) else {
+            continue;
+        };
+        if is_boundary(line.text) {
+            break;
+        }
+        let (indent, text) = if first_after_dash && i == pos {
+            let Some(after) = line.text.strip_prefix('-') else {
+                break;
+            };
+            let after = after.trim_start_matches(' ');
+            (line.indent + (line.text.len() - after.len()), after)
+        } else {
+            (line.indent, line.text)
+        };
+        let want = *entry_indent.get_or_insert(indent);
+        if indent < want {
+            break;
+        }
+        if indent == want {
+            for key in key_candidates(text) {
+                keys.entry(key.to_owned()).or_insert(i);
+            }
+        }
+    }
+    keys
+}
+
+/// The keys an entry line can start with in the sense of [`starts_with_key`]: the plain key
+/// before its first `: ` (or a final `:`), and the content of a quoted key.
+fn key_candidates(text: &str) -> impl Iterator<Item = &str> {
+    let ends_key = |rest: &str| rest == ":" || rest.starts_with(": ");
+    let plain = text
+        .find(": ")
+        .or_else(|| text.strip_suffix(':').map(str::len))
+        .map(|end| &text[..end]);
+    let quoted = |quote: char| {
+        let inner = text.strip_prefix(quote)?;
+        inner
+            .match_indices(quote)
+            .find(|&(at, _)| ends_key(&inner[at + 1..]))
+            .map(|(at, _)| &inner[..at])
+    };
+    plain.into_iter().chain(quoted('"')).chain(quoted('\''))
+}
+
+/// The lines of the items of the block sequence that starts at `pos`: what [`find_item`] would
+/// answer for each position.
+fn items_at<L: Lines + ?Sized>(lines: &L, pos: usize) -> Vec<usize> {
+    let mut items = Vec::new();
+    let mut item_indent: Option<usize> = None;
+    for i in pos..lines.count() {
+        let Some(line) = classify(lines.line(i)) else {
+            continue;
+        };
+        if is_boundary(line.text) {
+            break;
+        }
+        let want = *item_indent.get_or_insert(line.indent);
+        if line.indent < want {
+            break;
+        }
+        if line.indent == want {
+            if !(line.text == "-" || line.text.starts_with("- ")) {
+                break;
+            }
+            items.push(i);
+        }
+    }
+    items
+}
+
 /// The line of `key` among the entries that start at `pos`. Returns (line index, false).
-fn find_key(
-    lines: &[&str],
+fn find_key<L: Lines + ?Sized>(
+    lines: &L,
     pos: usize,
     first_after_dash: bool,
     key: &str,
 ) -> Option<(usize, bool)> {
     let mut entry_indent: Option<usize> = None;
-    for (i, raw) in lines.iter().enumerate().skip(pos) {
-        let Some(line) = classify(raw) else { continue };
+    for i in pos..lines.count() {
+        let Some(line) = classify(lines.line(i)) else {
+            continue;
+        };
         if is_boundary(line.text) {
             return None;
         }
@@ -262,11 +520,13 @@ fn find_key(
 }
 
 /// The line of item `n` of the block sequence that starts at `pos`. Returns (line index, true).
-fn find_item(lines: &[&str], pos: usize, n: usize) -> Option<(usize, bool)> {
+fn find_item<L: Lines + ?Sized>(lines: &L, pos: usize, n: usize) -> Option<(usize, bool)> {
     let mut item_indent: Option<usize> = None;
     let mut seen = 0usize;
-    for (i, raw) in lines.iter().enumerate().skip(pos) {
-        let Some(line) = classify(raw) else { continue };
+    for i in pos..lines.count() {
+        let Some(line) = classify(lines.line(i)) else {
+            continue;
+        };
         if is_boundary(line.text) {
             return None;
         }
@@ -360,8 +620,8 @@ pub fn sequence_items(text: &str, field: &str) -> Vec<(std::ops::Range<usize>, u
     let mut first_after_dash = false;
     for step in parse_path(field) {
         let found = match step {
-            Step::Key(key) => find_key(&lines, pos, first_after_dash, key),
-            Step::Index(n) => find_item(&lines, pos, n),
+            Step::Key(key) => find_key(lines.as_slice(), pos, first_after_dash, key),
+            Step::Index(n) => find_item(lines.as_slice(), pos, n),
         };
         let Some((line_index, dash_item)) = found else {
             return Vec::new();
@@ -600,4 +860,106 @@ spec:
             21
         );
     }
+}
+
+#[cfg(test)]
+mod index_tests {
+    use super::*;
+    use serde_json::Value;
+
+    /// Every path into `value`, and beside each key a sibling key that is not there.
+    fn paths(value: &Value, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+        out.push(prefix.clone());
+        match value {
+            Value::Object(map) => {
+                prefix.push("absent".into());
+                out.push(prefix.clone());
+                prefix.pop();
+                for (k, v) in map {
+                    prefix.push(format!("K{k}"));
+                    paths(v, prefix, out);
+                    prefix.pop();
+                }
+            }
+            Value::Array(items) => {
+                for (i, v) in items
+                    .iter()
+                    .enumerate()
+                    .chain([(items.len(), &Value::Null)])
+                {
+                    prefix.push(format!("I{i}"));
+                    paths(v, prefix, out);
+                    prefix.pop();
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn steps(path: &[String]) -> Vec<Step<'_>> {
+        path.iter()
+            .map(|s| match s.split_at(1) {
+                ("I", n) => Step::Index(n.parse().unwrap()),
+                (_, k) => Step::Key(k),
+            })
+            .collect()
+    }
+
+    /// The index answers what one scan per lookup answers, for every path of the document and
+    /// for paths that stop short, asked in an order that revisits nodes.
+    fn same_as_scanning(text: &str) {
+        let value = crate::load::yaml::parse_document(text).unwrap();
+        let mut all = Vec::new();
+        paths(&value, &mut Vec::new(), &mut all);
+        assert!(all.len() > 5, "{all:?}");
+        let index = Index::new(text);
+        for path in all.iter().chain(all.iter().rev()) {
+            let steps = steps(path);
+            assert_eq!(
+                index.field_line_of(text, 7, &steps),
+                field_line_of(text, 7, &steps),
+                "{path:?} in\n{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_index_answers_as_a_scan_does() {
+        same_as_scanning(VM_WITH_LISTS);
+        same_as_scanning(
+            "# lead\n---\nkind: X\n\"quoted: key\": 1\n'single': 2\nurl://x: 3\nb::\n  c: 4\n",
+        );
+        same_as_scanning(
+            "{\n  \"a\": {\"b\": [1, {\"c\": 2}],\n  \"d\": \"x\\\"y\"},\n  \"e\": []\n}\n",
+        );
+        same_as_scanning("a:\r\n  - b: 1\r\n    c: 2\r\n  -\r\n    d: 3\r\n");
+    }
+
+    const VM_WITH_LISTS: &str = "apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata:
+  name: vm
+  labels: {a: b}
+spec:
+  template:
+    spec:
+      domain:
+        devices:
+          disks:
+          - name: root
+            disk:
+              bus: virtio
+          -   name: data
+              cdrom: {}
+          # between
+          - name: third
+
+            lun:
+              bus: scsi
+      volumes:
+        - name: root
+          containerDisk:
+            image: x
+        - name: data
+";
 }

@@ -146,6 +146,26 @@ pub struct Object {
     /// Whether `source` is the `- ` entry of an item of a list document rather than a document:
     /// the object's fields are then looked up below the entry's first item.
     pub entry: bool,
+    /// The lines of `source`, cut on the first lookup of a field's line.
+    lines: LineCache,
+}
+
+/// An [`Object`]'s [`locate::Index`] of its source text, built on first use and shared by its
+/// clones. It remembers the text it was built from, so a replaced `source` is never looked up
+/// in another text's lines. Not part of the object's value: any two compare equal.
+#[derive(Clone, Default)]
+struct LineCache(std::sync::OnceLock<Arc<(Arc<str>, locate::Index)>>);
+
+impl PartialEq for LineCache {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for LineCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LineCache")
+    }
 }
 
 impl Object {
@@ -156,6 +176,7 @@ impl Object {
             origin,
             source: None,
             entry: false,
+            lines: LineCache::default(),
         }
     }
 
@@ -166,16 +187,38 @@ impl Object {
         self
     }
 
+    /// The same document from the same place, holding `value` instead.
+    #[must_use]
+    pub fn with_value(&self, value: Value) -> Self {
+        Object {
+            value,
+            origin: self.origin.clone(),
+            source: self.source.clone(),
+            entry: self.entry,
+            lines: self.lines.clone(),
+        }
+    }
+
     /// The file line of `field` (a dotted path), or of its deepest existing parent, falling back
     /// to the document's first line.
     pub fn field_line(&self, field: &str) -> Option<u32> {
         self.source
             .as_ref()
             .and_then(|(text, first)| {
-                if self.entry {
-                    locate::field_line(text, *first, &format!("[0].{field}"))
+                let field = if self.entry {
+                    std::borrow::Cow::Owned(format!("[0].{field}"))
                 } else {
-                    locate::field_line(text, *first, field)
+                    std::borrow::Cow::Borrowed(field)
+                };
+                let steps = locate::parse_path(&field);
+                let cached = self
+                    .lines
+                    .0
+                    .get_or_init(|| Arc::new((Arc::clone(text), locate::Index::new(text))));
+                if Arc::ptr_eq(&cached.0, text) {
+                    cached.1.field_line_of(text, *first, &steps)
+                } else {
+                    locate::field_line_of(text, *first, &steps)
                 }
             })
             .or(self.origin.line)
