@@ -24,6 +24,7 @@ pub mod merge;
 mod parts;
 mod preference;
 pub mod template;
+mod watch;
 
 use foldhash::HashMap;
 
@@ -303,6 +304,34 @@ impl Job<'_, '_> {
         }
     }
 
+    /// The combination this job renders and where it is written: a family's size row, or a
+    /// preference's document.
+    fn site(&self) -> (Combination, Origin) {
+        match self {
+            Job::Size {
+                family,
+                size,
+                variant,
+                ..
+            } => (
+                Combination::Instancetype {
+                    family: family.id.clone(),
+                    size: family.sizes[*size].name.clone(),
+                    variant: family.variants[*variant].suffix.clone(),
+                },
+                family
+                    .doc
+                    .at(&[Step::Key("spec"), Step::Key("sizes"), Step::Index(*size)]),
+            ),
+            Job::Preference { preference, .. } => (
+                Combination::Preference {
+                    name: preference.name.to_string(),
+                },
+                preference.doc.at(&[]),
+            ),
+        }
+    }
+
     /// The kinds this combination is emitted as: (cluster-scoped, namespaced), each when its
     /// scope is on.
     fn kinds(&self) -> (Option<&'static str>, Option<&'static str>) {
@@ -380,10 +409,23 @@ pub fn render<'o>(
     let jobs = prepared.jobs(&catalog);
     let (order, names) = output_order(&jobs);
 
-    let results: Vec<JobResult> = jobs
-        .par_iter()
-        .map(|job| render_job(&prepared.templates, &prepared.notes, job, options))
-        .collect();
+    let results: Vec<JobResult> = watch::watched(
+        prepared.templates.may_grow(),
+        jobs.len(),
+        |job| {
+            let (combination, origin) = jobs[job].site();
+            (origin.to_string(), combination.to_string())
+        },
+        |running| {
+            jobs.par_iter()
+                .enumerate()
+                .map(|(i, job)| {
+                    let _rendering = running.enter(i);
+                    render_job(&prepared.templates, &prepared.notes, job, options)
+                })
+                .collect()
+        },
+    );
     // Each job's objects, in the order of its kinds, to be taken into their places.
     let mut rendered: Vec<[Option<(Object, Combination)>; 2]> = Vec::with_capacity(jobs.len());
     let mut errors: Vec<RenderError> = Vec::new();
@@ -1088,7 +1130,8 @@ fn render_job<'a>(
     job: &Job<'_, 'a>,
     options: &RenderOptions<'_>,
 ) -> JobResult {
-    let (doc, name, ctx, combination, parts, origin, own) = match job {
+    let (combination, origin) = job.site();
+    let (doc, name, ctx, parts, own) = match job {
         Job::Size {
             family,
             parts,
@@ -1096,9 +1139,7 @@ fn render_job<'a>(
             size,
             variant,
         } => {
-            let size_row = &family.sizes[*size];
             let (variant_value, traits) = &scope.variants[*variant];
-            let variant = &family.variants[*variant];
             let name = job.name();
             let ctx = minijinja::context! {
                 family => scope.info.clone(),
@@ -1107,21 +1148,12 @@ fn render_job<'a>(
                 traits => traits.clone(),
                 name => name.clone(),
             };
-            let combination = Combination::Instancetype {
-                family: family.id.clone(),
-                size: size_row.name.clone(),
-                variant: variant.suffix.clone(),
-            };
-            let origin =
-                family
-                    .doc
-                    .at(&[Step::Key("spec"), Step::Key("sizes"), Step::Index(*size)]);
             let own = [
                 (family.template, "template"),
                 (family.labels, "labels"),
                 (family.annotations, "annotations"),
             ];
-            (&family.doc, name, ctx, combination, *parts, origin, own)
+            (&family.doc, name, ctx, *parts, own)
         }
         Job::Preference {
             preference,
@@ -1134,21 +1166,12 @@ fn render_job<'a>(
                 vars => context(vars),
                 name => name.clone(),
             };
-            let combination = Combination::Preference { name: name.clone() };
             let own = [
                 (preference.template, "template"),
                 (preference.labels, "labels"),
                 (preference.annotations, "annotations"),
             ];
-            (
-                &preference.doc,
-                name,
-                ctx,
-                combination,
-                *parts,
-                preference.doc.at(&[]),
-                own,
-            )
+            (&preference.doc, name, ctx, *parts, own)
         }
     };
     let mut object = Map::new();

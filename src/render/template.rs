@@ -468,6 +468,18 @@ impl<'e, 's> Templates<'e, 's> {
             .unwrap_or(Leaf::Broken)
     }
 
+    /// Whether a compiled leaf can grow a value beyond what it reads: one minijinja runs (no
+    /// shortcut answers it) that joins, adds, repeats, filters or runs statements (`~`, `+`,
+    /// `*`, `|`, `{%`). Without these a leaf only picks, compares and arranges values it was
+    /// given, and prints them measured. The check may see such a character inside a string
+    /// literal: it errs on the side of watching (see `watch.rs`).
+    pub fn may_grow(&self) -> bool {
+        self.leaves.iter().any(|(source, &i)| {
+            self.compiled[i].1.is_none()
+                && (source.contains(['~', '+', '*', '|']) || source.contains("{%"))
+        })
+    }
+
     /// Render every template leaf of `tree` with `ctx` in scope. `None` means the whole tree
     /// was dropped (it was a single `{{ … }}` that gave `none`). When leaves fail, every
     /// failing leaf is reported, in tree order.
@@ -1032,6 +1044,37 @@ mod tests {
         .unwrap()
         .unwrap();
         assert_eq!(out, json!({"a": 3, "b": false}));
+    }
+
+    #[test]
+    fn leaves_that_can_grow_a_value_are_told_apart() {
+        let env = sandbox();
+        let grows = |leaf: &'static str| {
+            let tree = Box::leak(Box::new(json!({ "a": leaf })));
+            let mut templates = Templates::new(&env);
+            templates.add_tree(tree);
+            templates.may_grow()
+        };
+        // What the shipped catalog writes: paths, `or none`, conditionals, literals.
+        for leaf in [
+            "plain",
+            "{{ size.cpu }}",
+            "{{ traits.numa or none }}",
+            "{{ size.name }}{{ variant.suffix }}",
+            "{{ {'pageSize': traits.hugepages} if traits.hugepages else none }}",
+            "{{ size.cpu if traits.maxSockets == 'guest' else (traits.maxSockets or none) }}",
+        ] {
+            assert!(!grows(leaf), "{leaf}");
+        }
+        for leaf in [
+            "{{ a ~ a }}",
+            "{{ a + a }}",
+            "{{ 'x' * 9 }}",
+            "{{ a | join(',') }}",
+            "{% for i in a %}{{ i }}{% endfor %}",
+        ] {
+            assert!(grows(leaf), "{leaf}");
+        }
     }
 
     #[test]

@@ -445,3 +445,49 @@ fn a_kind_continued_on_the_next_line_is_the_whole_kind() {
         );
     }
 }
+
+#[test]
+fn a_template_that_grows_without_bound_is_stopped() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Each pass doubles the string: 2^40 bytes if nothing stops it. No leaf prints it, so
+    // only the memory bound can.
+    fs::write(
+        tmp.path().join("family.yaml"),
+        r#"apiVersion: kvrender.io/v1alpha1
+kind: InstancetypeFamily
+metadata:
+  name: g
+spec:
+  version: 1
+  sizes:
+    - [small, 1, 1Gi]
+  template:
+    metadata:
+      annotations:
+        grown: "{% set ns = namespace(s='xxxxxxxx') %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s | length }}"
+    spec:
+      cpu:
+        guest: 1
+      memory:
+        guest: 1Gi
+"#,
+    )
+    .unwrap();
+    let out = run(kvrender().current_dir(tmp.path()).args([
+        "build",
+        "--no-default-catalog",
+        "-o",
+        "out",
+        "family.yaml",
+    ]));
+    let text = summary(&out);
+    assert!(text.starts_with("exit: 1\nstdout: nothing\n"), "{text}");
+    assert!(
+        text.contains(
+            "family.yaml:8: error[KV040] cannot render family `g1` size `small`: its templates \
+             took more than"
+        ),
+        "{text}"
+    );
+    assert!(!tmp.path().join("out").exists(), "nothing is written");
+}
