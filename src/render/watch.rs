@@ -1,20 +1,22 @@
-//! A bound on the memory a catalog's templates may take while its combinations render.
+//! A bound on the memory and time a catalog's templates may take while its combinations
+//! render.
 //!
 //! minijinja measures nothing while it joins strings (`~`, `+`) or repeats them (`*`), and
 //! fuel counts instructions, not bytes: a template that doubles a string thirty times in a
-//! loop asks for gigabytes long before its leaf prints anything. When a catalog has leaves
-//! that can grow a value that way (see [`super::template::Templates::may_grow`]), a watcher
-//! thread reads the process's resident memory every few milliseconds while the combinations
-//! render. Past the budget it reports the combinations being rendered as `KV040` errors and
-//! ends the process with exit code 1. Rendering comes before any output, so nothing has been
-//! written by then.
+//! loop asks for gigabytes long before its leaf prints anything, and one that makes a 100 MB
+//! string in each pass of a loop runs for minutes on little fuel. When a catalog has leaves
+//! that can do either (see [`super::template::Templates::may_grow`]), a watcher thread reads
+//! the process's resident memory every few milliseconds while the combinations render, and
+//! how long each has been rendering. Past either budget it reports the combinations being
+//! rendered as `KV040` errors and ends the process with exit code 1. Rendering comes before
+//! any output, so nothing has been written by then.
 //!
 //! The watcher reads `/proc/self/status`; where there is none (not Linux) it does not run.
 
 use std::io::Write as _;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::diagnostic::codes;
 
@@ -24,6 +26,8 @@ pub const GROWTH_BUDGET: u64 = 512 << 20;
 /// What each combination may add to [`GROWTH_BUDGET`]: a rendered pair of objects takes
 /// about 16 KiB.
 pub const PER_JOB: u64 = 256 << 10;
+/// How long one combination may render: about a million times what one takes.
+pub const JOB_TIME: Duration = Duration::from_secs(10);
 /// How often the watcher looks.
 const PERIOD: Duration = Duration::from_millis(2);
 
@@ -31,14 +35,19 @@ const PERIOD: Duration = Duration::from_millis(2);
 pub struct Running {
     /// One slot per pool thread and one for any other thread: the job's index plus one, or 0.
     slots: Vec<AtomicUsize>,
+    /// Per slot, when the watch began timing its job, in milliseconds since `epoch`.
+    started: Vec<AtomicU64>,
+    /// When the watch began; `None` when nothing watches (no job is timed then).
+    epoch: Option<Instant>,
 }
 
 impl Running {
-    fn new() -> Self {
+    fn new(epoch: Option<Instant>) -> Self {
+        let slots = rayon::current_num_threads() + 1;
         Running {
-            slots: (0..=rayon::current_num_threads())
-                .map(|_| AtomicUsize::new(0))
-                .collect(),
+            slots: (0..slots).map(|_| AtomicUsize::new(0)).collect(),
+            started: (0..slots).map(|_| AtomicU64::new(0)).collect(),
+            epoch,
         }
     }
 
@@ -47,6 +56,9 @@ impl Running {
         let slot = rayon::current_thread_index()
             .unwrap_or(self.slots.len() - 1)
             .min(self.slots.len() - 1);
+        if let Some(epoch) = self.epoch {
+            self.started[slot].store(millis(epoch.elapsed()), Ordering::Relaxed);
+        }
         self.slots[slot].store(job + 1, Ordering::Relaxed);
         Entered {
             slot: &self.slots[slot],
@@ -64,6 +76,22 @@ impl Running {
         jobs.dedup();
         jobs
     }
+
+    /// Whether a job has been rendering for longer than [`JOB_TIME`].
+    fn overdue(&self) -> bool {
+        let Some(epoch) = self.epoch else {
+            return false;
+        };
+        let now = millis(epoch.elapsed());
+        self.slots.iter().zip(&self.started).any(|(slot, started)| {
+            slot.load(Ordering::Relaxed) != 0
+                && now.saturating_sub(started.load(Ordering::Relaxed)) > millis(JOB_TIME)
+        })
+    }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// A thread's job, noted until dropped.
@@ -94,22 +122,24 @@ pub fn watched<R>(
     describe: impl Fn(usize) -> (String, String) + Sync,
     work: impl FnOnce(&Running) -> R,
 ) -> R {
-    let running = Running::new();
     if !watch {
-        return work(&running);
+        return work(&Running::new(None));
     }
-    let Some(start) = resident() else {
-        return work(&running);
-    };
+    let running = Running::new(Some(Instant::now()));
+    // Where `/proc` does not tell the memory, only time is watched.
+    let start = resident();
     let budget = GROWTH_BUDGET.saturating_add(PER_JOB.saturating_mul(jobs as u64));
-    let limit = start.saturating_add(budget);
+    let limit = start.map(|start| start.saturating_add(budget));
     std::thread::scope(|scope| {
         let (stop, stopped) = mpsc::channel::<()>();
         let (running, describe) = (&running, &describe);
         scope.spawn(move || {
             while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(PERIOD) {
-                if resident().is_some_and(|now| now > limit) {
-                    stop_the_run(running, describe, budget);
+                if limit.is_some_and(|limit| resident().is_some_and(|now| now > limit)) {
+                    stop_the_run(running, describe, &format!("took more than {} MiB of memory (a string or list grown without bound by `~`, `+` or `*`?)", budget >> 20));
+                }
+                if running.overdue() {
+                    stop_the_run(running, describe, &format!("ran for more than {} s (a loop that builds large values?)", JOB_TIME.as_secs()));
                 }
             }
         });
@@ -123,23 +153,20 @@ pub fn watched<R>(
 fn stop_the_run(
     running: &Running,
     describe: &(impl Fn(usize) -> (String, String) + Sync),
-    budget: u64,
+    what: &str,
 ) -> ! {
     let mut report = String::new();
-    let mib = budget >> 20;
     for job in running.jobs() {
         let (location, combination) = describe(job);
         report.push_str(&format!(
-            "{location}: error[{}] cannot render {combination}: its templates took more than \
-             {mib} MiB of memory (a string or list grown without bound by `~`, `+` or `*`?); \
-             stopped before anything was written\n",
+            "{location}: error[{}] cannot render {combination}: its templates {what}; stopped \
+             before anything was written\n",
             codes::CATALOG_RENDER
         ));
     }
     if report.is_empty() {
         report = format!(
-            "error[{}] the catalog's templates took more than {mib} MiB of memory; stopped \
-             before anything was written\n",
+            "error[{}] the catalog's templates {what}; stopped before anything was written\n",
             codes::CATALOG_RENDER
         );
     }
@@ -153,13 +180,28 @@ mod tests {
 
     #[test]
     fn a_thread_notes_its_job_while_it_renders() {
-        let running = Running::new();
+        let running = Running::new(None);
         assert!(running.jobs().is_empty());
         {
             let _entered = running.enter(4);
             assert_eq!(running.jobs(), [4]);
         }
         assert!(running.jobs().is_empty());
+    }
+
+    #[test]
+    fn a_job_is_overdue_after_its_time() {
+        let epoch = Instant::now().checked_sub(JOB_TIME * 3).unwrap();
+        let running = Running::new(Some(epoch));
+        assert!(!running.overdue());
+        let entered = running.enter(0);
+        assert!(!running.overdue(), "just begun");
+        // Begun at the epoch, three times its time ago.
+        running.started[0].store(0, Ordering::Relaxed);
+        running.started[running.started.len() - 1].store(0, Ordering::Relaxed);
+        assert!(running.overdue());
+        drop(entered);
+        assert!(!running.overdue(), "done");
     }
 
     #[test]
