@@ -178,19 +178,22 @@ fn instance_spec(spec: &Value, at: &str, found: &mut Vec<(String, String)>) {
 
     // Disks: unique names, one target, a volume of their name.
     let volume_names: HashSet<&str> = volumes.iter().map(|(_, v)| name(v)).collect();
-    for (n, (i, disk)) in disks.iter().enumerate() {
-        for (j, other) in &disks[..n] {
-            if name(other) == name(disk) {
-                found.push((
-                    format!("{}.name", disk_at(*i)),
-                    format!(
-                        "{} and {} must not have the same Name.",
-                        disk_at(*i),
-                        disk_at(*j)
-                    ),
-                ));
-            }
+    // KubeVirt names every earlier disk of the same name; found through the disks of each
+    // name, so that thousands of distinct names are not compared with each other.
+    let mut same_name: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, disk) in &disks {
+        let earlier = same_name.entry(name(disk)).or_default();
+        for j in earlier.iter() {
+            found.push((
+                format!("{}.name", disk_at(*i)),
+                format!(
+                    "{} and {} must not have the same Name.",
+                    disk_at(*i),
+                    disk_at(*j)
+                ),
+            ));
         }
+        earlier.push(*i);
         if ["disk", "lun", "cdrom"]
             .iter()
             .filter(|t| is_set(disk, &[t]))
