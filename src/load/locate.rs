@@ -7,6 +7,8 @@
 //! search then stops at the deepest line it found. This is a best-effort locator: it never
 //! fails, at worst it answers the line of the deepest ancestor, or the document's first line.
 
+use foldhash::HashMap;
+
 /// One step of a path into a document.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Step<'a> {
@@ -307,13 +309,28 @@ pub struct Index {
 /// What an [`Index`] has learnt so far.
 #[derive(Debug, Default)]
 struct Memo {
-    /// The keys of the block mapping whose entries start at (line, first key after a `- `),
-    /// each with the line of its first entry.
-    keys: std::collections::HashMap<(usize, bool), std::collections::HashMap<String, usize>>,
+    /// The block mappings whose entries start at (line, first key after a `- `).
+    keys: HashMap<(usize, bool), Keys>,
     /// The lines of the items of the block sequence that starts at a line.
-    items: std::collections::HashMap<usize, Vec<usize>>,
+    items: HashMap<usize, Vec<usize>>,
     /// For a JSON document starting at a line: the line of each key and item path in it.
-    json: std::collections::HashMap<u32, std::collections::HashMap<Vec<Here>, u32>>,
+    json: HashMap<u32, HashMap<Vec<Here>, u32>>,
+}
+
+/// What an [`Index`] knows of one block mapping.
+#[derive(Debug, Default)]
+struct Keys {
+    /// How many lookups were answered by scanning.
+    scans: u32,
+    /// Each key with the line of its first entry, once the mapping was asked about often
+    /// enough to be worth the table.
+    table: Option<HashMap<String, usize>>,
+}
+
+impl Keys {
+    /// Lookups in one mapping answered by scanning it before its keys are put in a table:
+    /// most mappings are asked about once or twice, and a table costs a string per key.
+    const SCANS: u32 = 8;
 }
 
 impl Index {
@@ -366,7 +383,7 @@ impl Index {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if is_json_at(&lines, doc_line) {
             let paths = memo.json.entry(doc_line).or_insert_with(|| {
-                let mut paths = std::collections::HashMap::new();
+                let mut paths = HashMap::default();
                 scan_json(&lines, doc_line, |here, number| {
                     paths.entry(here.to_vec()).or_insert(number);
                     false
@@ -389,12 +406,20 @@ impl Index {
             return doc_line;
         }
         walk(doc_line, path, |step, pos, first_after_dash| match step {
-            Step::Key(key) => memo
-                .keys
-                .entry((pos, first_after_dash))
-                .or_insert_with(|| keys_at(&lines, pos, first_after_dash))
-                .get(key)
-                .map(|&line| (line, false)),
+            Step::Key(key) => {
+                let keys = memo.keys.entry((pos, first_after_dash)).or_default();
+                if keys.table.is_none() {
+                    if keys.scans < Keys::SCANS {
+                        keys.scans += 1;
+                        return find_key(&lines, pos, first_after_dash, key);
+                    }
+                    keys.table = Some(keys_at(&lines, pos, first_after_dash));
+                }
+                keys.table
+                    .as_ref()
+                    .and_then(|table| table.get(key))
+                    .map(|&line| (line, false))
+            }
             Step::Index(n) => memo
                 .items
                 .entry(pos)
@@ -411,8 +436,8 @@ fn keys_at<L: Lines + ?Sized>(
     lines: &L,
     pos: usize,
     first_after_dash: bool,
-) -> std::collections::HashMap<String, usize> {
-    let mut keys = std::collections::HashMap::new();
+) -> HashMap<String, usize> {
+    let mut keys = HashMap::default();
     let mut entry_indent: Option<usize> = None;
     for i in pos..lines.count() {
         let Some(line) = classify(lines.line(i)) else {

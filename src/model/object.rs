@@ -202,26 +202,33 @@ impl Object {
     /// The file line of `field` (a dotted path), or of its deepest existing parent, falling back
     /// to the document's first line.
     pub fn field_line(&self, field: &str) -> Option<u32> {
-        self.source
-            .as_ref()
-            .and_then(|(text, first)| {
-                let field = if self.entry {
-                    std::borrow::Cow::Owned(format!("[0].{field}"))
-                } else {
-                    std::borrow::Cow::Borrowed(field)
-                };
-                let steps = locate::parse_path(&field);
-                let cached = self
-                    .lines
-                    .0
-                    .get_or_init(|| Arc::new((Arc::clone(text), locate::Index::new(text))));
-                if Arc::ptr_eq(&cached.0, text) {
-                    cached.1.field_line_of(text, *first, &steps)
-                } else {
-                    locate::field_line_of(text, *first, &steps)
-                }
-            })
+        self.steps_line(&locate::parse_path(field))
             .or(self.origin.line)
+    }
+
+    /// The file line of the field at `steps` (or of its deepest existing parent, or the
+    /// document's first line), found in the document's own text; `None` without a text.
+    /// The text is cut into lines once, on the first lookup, and shared by every later one.
+    pub fn steps_line(&self, steps: &[locate::Step<'_>]) -> Option<u32> {
+        let (text, first) = self.source.as_ref()?;
+        let entry_steps: Vec<locate::Step<'_>>;
+        let steps = if self.entry {
+            entry_steps = std::iter::once(locate::Step::Index(0))
+                .chain(steps.iter().copied())
+                .collect();
+            &entry_steps
+        } else {
+            steps
+        };
+        let cached = self
+            .lines
+            .0
+            .get_or_init(|| Arc::new((Arc::clone(text), locate::Index::new(text))));
+        if Arc::ptr_eq(&cached.0, text) {
+            cached.1.field_line_of(text, *first, steps)
+        } else {
+            locate::field_line_of(text, *first, steps)
+        }
     }
 
     /// The origin pointing at the line of `field`.

@@ -173,6 +173,11 @@ impl<'a> Doc<'a> {
             // The document itself: its own line, nothing to search.
             return self.obj.origin.clone();
         }
+        // Found in the document's own text, whose lines its object cuts once for every
+        // lookup: a family's thousands of size rows are not each searched from the file's top.
+        if let Some(line) = self.obj.steps_line(steps) {
+            return self.obj.origin.at_line(Some(line));
+        }
         if let (true, Some((text, first))) = (self.obj.entry, self.text) {
             let path: Vec<Step<'_>> = std::iter::once(Step::Index(0))
                 .chain(steps.iter().copied())
