@@ -41,6 +41,9 @@ fn options() -> serde_saphyr::Options {
     let mut budget = serde_saphyr::Budget::default();
     budget.max_aliases = MAX_ALIASES;
     budget.max_nodes = MAX_NODES;
+    // A node is one event (a scalar) or two (a mapping or list opens and closes): a document
+    // within the node budget must not run out of events first.
+    budget.max_events = 2 * MAX_NODES + 2;
     budget.max_depth = MAX_DEPTH;
     let mut options = serde_saphyr::Options::default();
     options.budget = Some(budget);
@@ -161,6 +164,15 @@ fn convert_error(e: &serde_saphyr::Error) -> YamlError {
         || message == "recursion limit exceeded"
     {
         format!("the document nests deeper than {MAX_DEPTH} levels")
+    } else if let Some(detail) = message.strip_prefix("budget breached: ").filter(|d| {
+        ["Events", "Nodes", "ScalarBytes"]
+            .iter()
+            .any(|k| d.starts_with(k))
+    }) {
+        format!(
+            "the document is larger than kvrender reads as one document ({MAX_NODES} values): \
+             split it into several documents, or a List into several Lists: {detail}"
+        )
     } else if let Some(detail) = message.strip_prefix("budget breached: ") {
         format!(
             "the document expands beyond kvrender's limits (aliases that multiply each other?): {detail}"
@@ -192,6 +204,16 @@ pub fn write(out: &mut String, value: &Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A JSON list of 40,000 objects (`kubectl get -o json`, a KRM ResourceList) has more
+    /// than a million parser events; within the node budget it must read.
+    #[test]
+    fn a_document_within_the_node_budget_has_events_enough() {
+        let n = 1_000_500;
+        let text = format!("[{}0]", "0,".repeat(n));
+        let value = parse_document_full(&text).unwrap();
+        assert_eq!(value.as_array().map(Vec::len), Some(n + 1));
+    }
 
     /// Each of these used to come out in terms of the parser's Rust API.
     #[test]
