@@ -98,7 +98,7 @@ fn not_found_hint(index: &Index<'_>, kind: Kind, namespace: &str, name: &str) ->
         ));
     }
     // A namespaced object serves only the VMs of its own namespace.
-    if let Some(first) = index.other_namespaces(kind, namespace, name).first() {
+    if let Some(first) = index.other_namespace(kind, namespace, name) {
         return Some(format!(
             "a {} of that name exists in namespace \"{first}\", but a VM can only use one of its \
              own namespace, \"{namespace}\"",

@@ -8,7 +8,7 @@
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::RwLock;
+use std::sync::{Mutex, OnceLock, RwLock};
 
 use crate::model::{Kind, Object};
 
@@ -47,6 +47,25 @@ pub struct Index<'a> {
     /// The objects (by address) and checks (by function address) for which
     /// [`Index::passes_once`] has seen the check pass.
     passed: RwLock<HashSet<(usize, usize), BuildHasherDefault<WordHasher>>>,
+    /// The names by kind and namespace, and the namespaces by kind and name, made on the first
+    /// lookup that misses: a miss then reads the names of its kind, not every indexed object.
+    names: OnceLock<NameTables<'a>>,
+    /// The answers of [`Index::similar_name`] so far: thousands of VMs naming one misspelt
+    /// instancetype are answered once.
+    nearest: Mutex<HashMap<NearestKey, Option<&'a str>>>,
+}
+
+/// A question [`Index::similar_name`] answered: kind, namespace (`""` for cluster-scoped
+/// kinds) and the name that was not found.
+type NearestKey = (&'static str, String, String);
+
+/// See [`Index::names`].
+#[derive(Debug, Default)]
+struct NameTables<'a> {
+    /// (kind, namespace) to the names of that kind there.
+    by_scope: HashMap<(&'a str, &'a str), Vec<&'a str>>,
+    /// (kind, name) to the namespaces holding an object of that kind and name, sorted.
+    by_name: HashMap<(&'a str, &'a str), Vec<&'a str>>,
 }
 
 /// A hasher that folds its input in eight bytes at a time with a rotate, a xor and a multiply
@@ -120,6 +139,8 @@ impl<'a> Index<'a> {
     /// Add a layer of objects. Objects already present (from an earlier layer) win; within one
     /// layer, the first definition wins and the pair is remembered as a duplicate.
     pub fn add_layer(&mut self, objects: impl IntoIterator<Item = &'a Object>) {
+        self.names = OnceLock::new();
+        self.nearest = Mutex::default();
         let objects: Vec<&'a Object> = objects
             .into_iter()
             .filter(|obj| !obj.name().is_empty() && indexed(obj))
@@ -144,6 +165,22 @@ impl<'a> Index<'a> {
     /// names.
     pub fn set_fallback(&mut self, fallback: Fallback, names: FallbackNames) {
         self.fallback = Some((fallback, names));
+        self.nearest = Mutex::default();
+    }
+
+    /// The tables behind the lookups that missed, made on first use.
+    fn name_tables(&self) -> &NameTables<'a> {
+        self.names.get_or_init(|| {
+            let mut tables = NameTables::default();
+            for &(kind, ns, name) in self.map.keys() {
+                tables.by_scope.entry((kind, ns)).or_default().push(name);
+                tables.by_name.entry((kind, name)).or_default().push(ns);
+            }
+            for namespaces in tables.by_name.values_mut() {
+                namespaces.sort_unstable();
+            }
+            tables
+        })
     }
 
     /// A name of an object of `kind` in `namespace` near `name`, for a lookup of `name` that
@@ -155,16 +192,33 @@ impl<'a> Index<'a> {
         } else {
             namespace
         };
+        let key = (kind, ns.to_string(), name.to_string());
+        let known = self
+            .nearest
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&key)
+            .copied();
+        if let Some(found) = known {
+            return found;
+        }
         let fallback = self
             .fallback
             .map(|(_, names)| names(kind, ns))
             .unwrap_or_default();
         let mine = self
-            .map
-            .keys()
-            .filter(|(k, n, _)| *k == kind && *n == ns)
-            .map(|(_, _, name)| *name);
-        crate::diagnostic::nearest_name(name, mine.chain(fallback))
+            .name_tables()
+            .by_scope
+            .get(&(kind, ns))
+            .into_iter()
+            .flatten()
+            .copied();
+        let found = crate::diagnostic::nearest_name(name, mine.chain(fallback));
+        self.nearest
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(key, found);
+        found
     }
 
     /// The names of every object of `kind` in `namespace` (ignored for cluster-scoped kinds),
@@ -177,10 +231,12 @@ impl<'a> Index<'a> {
             namespace
         };
         let mut names: Vec<&'a str> = self
-            .map
-            .keys()
-            .filter(|(k, n, _)| *k == kind && *n == ns)
-            .map(|(_, _, name)| *name)
+            .name_tables()
+            .by_scope
+            .get(&(kind, ns))
+            .into_iter()
+            .flatten()
+            .copied()
             .chain(
                 self.fallback
                     .map(|(_, names)| names(kind, ns))
@@ -192,21 +248,19 @@ impl<'a> Index<'a> {
         names
     }
 
-    /// The namespaces, other than `namespace`, whose objects of the namespaced `kind` include
-    /// one named `name` (the fallback layer aside), sorted: for a lookup that found nothing.
-    pub fn other_namespaces(&self, kind: Kind, namespace: &str, name: &str) -> Vec<&'a str> {
+    /// The first namespace (in sort order), other than `namespace`, whose objects of the
+    /// namespaced `kind` include one named `name` (the fallback layer aside): for a lookup that
+    /// found nothing.
+    pub fn other_namespace(&self, kind: Kind, namespace: &str, name: &str) -> Option<&'a str> {
         if !kind.is_namespaced() {
-            return Vec::new();
+            return None;
         }
-        let kind = kind.as_str();
-        let mut found: Vec<&'a str> = self
-            .map
-            .keys()
-            .filter(|(k, ns, n)| *k == kind && *n == name && *ns != namespace)
-            .map(|(_, ns, _)| *ns)
-            .collect();
-        found.sort_unstable();
-        found
+        self.name_tables()
+            .by_name
+            .get(&(kind.as_str(), name))?
+            .iter()
+            .copied()
+            .find(|ns| *ns != namespace)
     }
 
     /// Look up a namespaced object (`namespace` ignored for cluster-scoped kinds).
@@ -304,6 +358,57 @@ mod tests {
                    "metadata": meta, "spec": {"marker": marker}}),
             Origin::default(),
         )
+    }
+
+    #[test]
+    fn what_a_miss_is_told_comes_from_its_kind_and_scope_only() {
+        let first = [
+            obj("VirtualMachineInstancetype", Some("team-b"), "web", 1),
+            obj("VirtualMachineInstancetype", Some("team-a"), "web", 2),
+            obj("VirtualMachineInstancetype", Some("dev"), "small", 3),
+            obj("VirtualMachinePreference", Some("dev"), "smaal", 4),
+        ];
+        let mut idx = Index::new();
+        idx.add_layer(&first);
+        // The first other namespace in sort order, never the VM's own.
+        assert_eq!(
+            idx.other_namespace(Kind::Instancetype, "dev", "web"),
+            Some("team-a")
+        );
+        assert_eq!(
+            idx.other_namespace(Kind::Instancetype, "team-a", "web"),
+            Some("team-b")
+        );
+        assert_eq!(idx.other_namespace(Kind::Instancetype, "dev", "db"), None);
+        // Names of another kind or namespace are not suggested; asked twice, the same answer.
+        for _ in 0..2 {
+            assert_eq!(
+                idx.similar_name(Kind::Instancetype, "dev", "smal"),
+                Some("small")
+            );
+            assert_eq!(idx.similar_name(Kind::Instancetype, "team-a", "smal"), None);
+            assert_eq!(
+                idx.similar_name(Kind::Preference, "dev", "smal"),
+                Some("smaal")
+            );
+        }
+        assert_eq!(idx.names(Kind::Instancetype, "dev"), ["small"]);
+        // A later layer is seen by the next miss.
+        let later = [obj(
+            "VirtualMachineInstancetype",
+            Some("team-a"),
+            "smal1",
+            5,
+        )];
+        idx.add_layer(&later);
+        assert_eq!(
+            idx.similar_name(Kind::Instancetype, "team-a", "smal"),
+            Some("smal1")
+        );
+        assert_eq!(
+            idx.other_namespace(Kind::Instancetype, "dev", "smal1"),
+            Some("team-a")
+        );
     }
 
     #[test]
