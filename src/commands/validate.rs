@@ -25,6 +25,7 @@ pub fn run(args: &ValidateArgs) -> Result<Outcome> {
     let ctx = Context {
         index: &index,
         profile: &inputs.profile,
+        memo: validate::Memo::default(),
     };
     let mut diags = inputs.diagnostics.clone();
     diags.extend(validate::validate(&inputs.objects, &ctx));

@@ -877,6 +877,7 @@ pub fn process_read(
             let ctx = validate::Context {
                 index: &index,
                 profile: &config.profile,
+                memo: validate::Memo::default(),
             };
             // Requirements no rendered instancetype meets (KV042) look at the rendered catalog
             // as a whole; they are checked while the per-object checks run.

@@ -66,6 +66,16 @@ pub struct Context<'a> {
     pub index: &'a Index<'a>,
     /// The cluster profile (defaults applied before preference requirements).
     pub profile: &'a ClusterProfile,
+    /// Answers worth keeping for the other objects of the run.
+    pub memo: Memo,
+}
+
+/// What the rules of one run work out once for every object that asks the same question.
+#[derive(Debug, Default)]
+pub struct Memo {
+    /// The `KV033` hint by instancetype kind, namespace, series and the preference's
+    /// requirements: which size of the series is the smallest that meets them.
+    pub(crate) smallest_fit: std::sync::Mutex<std::collections::HashMap<String, String>>,
 }
 
 /// Options of a run.

@@ -264,6 +264,10 @@ fn refusals_say_which_instancetype_and_what_would_fit() {
     };
     let text = [
         vm("small", "  instancetype: {name: u1.small}\n  preference: {name: windows.11}\n"),
+        // The same series and size with other requirements: its own answer, not the one
+        // worked out for the VM before it.
+        vm("eight", "  instancetype: {name: u1.small}\n  preference: {name: needs-eight}\n"),
+        vm("again", "  instancetype: {name: u1.small}\n  preference: {name: windows.11}\n"),
         vm("typo", "  instancetype: {name: u1.smal}\n  preference: {name: windows.11}\n"),
         vm("series", "  instancetype: {name: team.one}\n  preference: {name: windows.11}\n"),
         // Big enough, but the preference requires another architecture: no size helps.
@@ -271,7 +275,9 @@ fn refusals_say_which_instancetype_and_what_would_fit() {
         "---\napiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineClusterInstancetype\n\
          metadata: {name: team.one}\nspec: {cpu: {guest: 1}, memory: {guest: 8Gi}}\n\
          ---\napiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineClusterPreference\n\
-         metadata: {name: needs-arm}\nspec: {requirements: {architecture: arm64}}\n"
+         metadata: {name: needs-arm}\nspec: {requirements: {architecture: arm64}}\n\
+         ---\napiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineClusterPreference\n\
+         metadata: {name: needs-eight}\nspec: {requirements: {cpu: {guest: 8}}}\n"
             .to_string(),
     ]
     .concat();
@@ -293,6 +299,22 @@ fn refusals_say_which_instancetype_and_what_would_fit() {
             "provided by instance type, preference requires 2 vCPU (\"u1.2xmedium\" is the \
              smallest u1 instancetype that meets them)"
         ),
+        "{shown}"
+    );
+    assert!(
+        finding("eight").ends_with(
+            "provided by instance type, preference requires 8 vCPU (\"u1.2xlarge\" is the \
+             smallest u1 instancetype that meets them)"
+        ),
+        "{shown}"
+    );
+    assert_eq!(
+        finding("again")
+            .split_once(": ")
+            .map(|(_, m)| m.replace("again", "small")),
+        finding("small")
+            .split_once(": ")
+            .map(|(_, m)| m.to_string()),
         "{shown}"
     );
     assert!(

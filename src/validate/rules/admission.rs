@@ -160,6 +160,17 @@ fn requirements_hint(vm: &Object, ctx: &Context<'_>, ignored: &[ExpandError]) ->
     let Some((series, _)) = name.split_once('.') else {
         return String::new();
     };
+    // Every VM of the series that misses the same requirements gets the same answer.
+    let key = format!("{}\0{namespace}\0{series}\0{}", kind.as_str(), wanted.key());
+    let memo = || {
+        ctx.memo
+            .smallest_fit
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    };
+    if let Some(hint) = memo().get(&key) {
+        return hint.clone();
+    }
     let mut fits: Vec<(Size, &str)> = ctx
         .index
         .names(kind, namespace)
@@ -171,12 +182,14 @@ fn requirements_hint(vm: &Object, ctx: &Context<'_>, ignored: &[ExpandError]) ->
         })
         .collect();
     fits.sort_by(|a, b| a.0.cmp_size(&b.0).then(a.1.cmp(b.1)));
-    match fits.first() {
+    let hint = match fits.first() {
         Some((_, fit)) => {
             format!(" (\"{fit}\" is the smallest {series} instancetype that meets them)")
         }
         None => format!(" (no {series} instancetype meets them)"),
-    }
+    };
+    memo().insert(key, hint.clone());
+    hint
 }
 
 fn infers(obj: &Object, side: &str) -> bool {

@@ -84,6 +84,12 @@ impl Requirements {
         (cpu.is_some() || memory.is_some()).then_some(Requirements { cpu, memory })
     }
 
+    /// A text that tells requirements apart, for remembering answers about them.
+    pub fn key(&self) -> String {
+        let memory = self.memory.as_ref().map(ToString::to_string);
+        format!("{:?}/{:?}", self.cpu, memory)
+    }
+
     /// Whether `size` gives at least what is required.
     pub fn met_by(&self, size: &Size) -> bool {
         self.cpu
