@@ -1,5 +1,6 @@
 //! `kvrender migrate presets`: VirtualMachineInstancePresets to preferences (and instancetypes).
 
+use std::collections::HashMap;
 use std::fmt::Write;
 
 use crate::cli::MigrateArgs;
@@ -200,17 +201,25 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
 /// already named after the preset): applied beside it, one would replace the other. An error
 /// at the preset, naming where the other is.
 fn clashes_with_inputs(migrated: &[serde_json::Value], inputs: &[Object]) -> Vec<Diagnostic> {
+    // The first input of each identity, and the first preset of each namespace and name: one
+    // table each instead of a pass over every input for every migrated object.
+    let mut by_identity = HashMap::with_capacity(inputs.len());
+    let mut presets = HashMap::new();
+    for o in inputs {
+        by_identity.entry(identity(o)).or_insert(o);
+        if o.kind() == Kind::VirtualMachineInstancePreset {
+            presets
+                .entry((o.effective_namespace(), o.name()))
+                .or_insert(o);
+        }
+    }
     let mut found = Vec::new();
     for value in migrated {
         let new = Object::new(value.clone(), Origin::default());
-        let Some(existing) = inputs.iter().find(|o| identity(o) == identity(&new)) else {
+        let Some(existing) = by_identity.get(&identity(&new)) else {
             continue;
         };
-        let preset = inputs.iter().find(|o| {
-            o.kind() == Kind::VirtualMachineInstancePreset
-                && o.name() == new.name()
-                && o.effective_namespace() == new.effective_namespace()
-        });
+        let preset = presets.get(&(new.effective_namespace(), new.name()));
         let mut d = Diagnostic::error(
             codes::DUPLICATE,
             preset.map(|p| p.origin.clone()).unwrap_or_default(),
