@@ -28,13 +28,32 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
     out.stdout = emit::yaml_stream(&result.objects);
     out.diagnostics
         .extend(clashes_with_inputs(&result.objects, &loaded.objects));
+    // The first input of each identity, to place a finding at its field.
+    let mut by_ref = HashMap::with_capacity(loaded.objects.len());
+    for o in &loaded.objects {
+        by_ref
+            .entry((o.api_version(), o.kind_str(), o.namespace(), o.name()))
+            .or_insert(o);
+    }
+    let input = |r: &ObjectRef| {
+        by_ref
+            .get(&(
+                r.api_version.as_str(),
+                r.kind.as_str(),
+                r.namespace.as_deref(),
+                r.name.as_str(),
+            ))
+            .copied()
+    };
+    let mut unmapped_of: HashMap<(&str, Option<&str>), Vec<&Unmapped>> = HashMap::new();
     for u in &result.unmapped {
-        let origin = loaded
-            .objects
-            .iter()
-            .find(|o| o.object_ref() == u.preset)
+        let origin = input(&u.preset)
             .map(|o| o.field_origin(&u.field))
             .unwrap_or_default();
+        unmapped_of
+            .entry((u.preset.name.as_str(), u.preset.namespace.as_deref()))
+            .or_default()
+            .push(u);
         out.diagnostics.push(
             Diagnostic::warning(
                 codes::PRESET,
@@ -100,7 +119,10 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
         if let Some(p) = &m.preference {
             spec.insert("preference".into(), p.clone());
         }
-        let keep = kept_parts(&result.unmapped, m);
+        let own = unmapped_of
+            .get(&(m.preset.as_str(), m.target.namespace.as_deref()))
+            .map_or(&[][..], Vec::as_slice);
+        let keep = kept_parts(own, m);
         // Unless the preset's own cpu is copied into the template below.
         let needs_cpu = m.needs_cpu && !keep.iter().any(|f| f.starts_with("spec.domain.cpu"));
         if needs_cpu {
@@ -136,10 +158,7 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
             );
         }
         for (field, mine, theirs) in &m.overridden {
-            let origin = loaded
-                .objects
-                .iter()
-                .find(|o| o.object_ref() == m.target)
+            let origin = input(&m.target)
                 .map(|o| o.field_origin(field))
                 .unwrap_or_default();
             out.diagnostics.push(
@@ -159,8 +178,9 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
             );
         }
         for (field, skipped) in &m.not_applied {
-            let target = loaded.objects.iter().find(|o| o.object_ref() == m.target);
-            let origin = target.map(|o| o.field_origin(field)).unwrap_or_default();
+            let origin = input(&m.target)
+                .map(|o| o.field_origin(field))
+                .unwrap_or_default();
             out.diagnostics.push(
                 Diagnostic::warning(
                     codes::PRESET,
@@ -242,10 +262,12 @@ fn clashes_with_inputs(migrated: &[serde_json::Value], inputs: &[Object]) -> Vec
 }
 
 /// What the preset gives this target today that neither the instancetype nor the preference
-/// carries: lost with the preset unless the target's own spec takes it.
-fn kept_parts<'a>(unmapped: &'a [Unmapped], m: &MatcherSuggestion) -> Vec<&'a str> {
+/// carries: lost with the preset unless the target's own spec takes it. `unmapped` holds the
+/// parts of the presets of the suggestion's name in the target's namespace.
+fn kept_parts<'a>(unmapped: &[&'a Unmapped], m: &MatcherSuggestion) -> Vec<&'a str> {
     unmapped
         .iter()
+        .copied()
         .filter(|u| {
             let under_target = if m.target.kind == "VirtualMachine" {
                 format!("spec.template.{}", u.field)
