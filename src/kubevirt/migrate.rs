@@ -9,9 +9,12 @@
 //! selects (with the rules of [`crate::kubevirt::presets`]), [`MigrateResult::matchers`] gives
 //! the matchers to add and the fields of the VM the new instancetype would conflict with.
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Value, json};
 
-use crate::kubevirt::presets::{self, EXCLUDE_ANNOTATION, SkippedField, selector};
+use crate::kubevirt::presets::selector::{self, Selector};
+use crate::kubevirt::presets::{self, EXCLUDE_ANNOTATION, SkippedField};
 use crate::kubevirt::vmi::vmi_for;
 use crate::model::path;
 use crate::model::path::Fields;
@@ -128,6 +131,11 @@ pub fn migrate_presets(objects: &[Object]) -> MigrateResult {
         });
     }
 
+    let selectors: Vec<Option<Selector>> = written
+        .iter()
+        .map(|w| selector::parse(path::get(&w.preset.value, &["spec", "selector"])).ok())
+        .collect();
+    let index = SelectorIndex::new(&written, &selectors);
     for target in objects {
         let Some(vmi) = vmi_for(target) else {
             continue;
@@ -143,14 +151,10 @@ pub fn migrate_presets(objects: &[Object]) -> MigrateResult {
                     .collect()
             })
             .unwrap_or_default();
-        let selecting: Vec<&Written> = written
-            .iter()
-            .filter(|w| {
-                let p = w.preset;
-                p.effective_namespace() == target.effective_namespace()
-                    && selector::parse(path::get(&p.value, &["spec", "selector"]))
-                        .is_ok_and(|s| s.matches(&labels))
-            })
+        let selecting: Vec<&Written> = index
+            .selecting(target.effective_namespace(), &labels)
+            .into_iter()
+            .map(|i| &written[i])
             .collect();
         for w in &selecting {
             let Written {
@@ -228,6 +232,81 @@ pub fn migrate_presets(objects: &[Object]) -> MigrateResult {
         }
     }
     result
+}
+
+/// The migrated presets of every namespace, found from a target's labels without trying every
+/// preset of the namespace on it (thousands of presets, each selecting its own VM, made that a
+/// pass over every preset for every VM).
+struct SelectorIndex<'s> {
+    selectors: &'s [Option<Selector>],
+    namespaces: HashMap<&'s str, NamespaceIndex<'s>>,
+}
+
+/// The presets of one namespace, by position in the migration order.
+#[derive(Default)]
+struct NamespaceIndex<'s> {
+    /// Presets whose selector requires one of a few values of a label (`matchLabels`, or an `In`
+    /// expression), under each (label, value): a target without one of them is not selected.
+    by_label: HashMap<&'s str, HashMap<&'s str, Vec<usize>>>,
+    /// Presets with no such requirement (`{}`, `NotIn`, `Exists`, ...): tried on every target.
+    others: Vec<usize>,
+}
+
+impl<'s> SelectorIndex<'s> {
+    /// `selectors[i]` is the parsed selector of `written[i]`, `None` when it does not parse (it
+    /// selects nothing).
+    fn new(written: &'s [Written<'_>], selectors: &'s [Option<Selector>]) -> Self {
+        let mut namespaces: HashMap<&str, NamespaceIndex> = HashMap::new();
+        for (i, (w, selector)) in written.iter().zip(selectors).enumerate() {
+            let Some(selector) = selector else { continue };
+            let ns = namespaces
+                .entry(w.preset.effective_namespace())
+                .or_default();
+            let required = selector
+                .requirements
+                .iter()
+                .find(|r| matches!(r.op, selector::Op::Equals | selector::Op::In));
+            match required {
+                Some(r) => {
+                    let by_value = ns.by_label.entry(r.key.as_str()).or_default();
+                    for value in &r.values {
+                        by_value.entry(value.as_str()).or_default().push(i);
+                    }
+                }
+                None => ns.others.push(i),
+            }
+        }
+        SelectorIndex {
+            selectors,
+            namespaces,
+        }
+    }
+
+    /// The positions of the presets of `namespace` whose selector matches `labels`, in order.
+    fn selecting(&self, namespace: &str, labels: &[(String, String)]) -> Vec<usize> {
+        let Some(ns) = self.namespaces.get(namespace) else {
+            return Vec::new();
+        };
+        let mut found = ns.others.clone();
+        for (key, value) in labels {
+            if let Some(presets) = ns
+                .by_label
+                .get(key.as_str())
+                .and_then(|by_value| by_value.get(value.as_str()))
+            {
+                found.extend(presets);
+            }
+        }
+        // An `In` listing a value twice files its preset twice under it.
+        found.sort_unstable();
+        found.dedup();
+        found.retain(|&i| {
+            self.selectors[i]
+                .as_ref()
+                .is_some_and(|s| s.matches(labels))
+        });
+        found
+    }
 }
 
 /// Whether two values of one field are the same, quantities by value (`1Gi` is `1024Mi`).
@@ -725,6 +804,75 @@ mod tests {
         // A VMI without firmware takes it.
         let r = migrate_presets(&[preset, target("VirtualMachineInstance", 4)]);
         assert!(fields(&r).is_empty(), "{:?}", r.matchers[0]);
+    }
+
+    /// The label index finds exactly the presets a pass over every preset of the namespace
+    /// finds, in the same order, whatever the selectors require.
+    #[test]
+    fn the_selector_index_finds_what_trying_every_preset_finds() {
+        let selectors = [
+            json!({"matchLabels": {"app": "web"}}),
+            json!({}),
+            json!({"matchExpressions": [{"key": "app", "operator": "In", "values": ["web", "db", "web"]}]}),
+            json!({"matchExpressions": [{"key": "app", "operator": "NotIn", "values": ["db"]}]}),
+            json!({"matchExpressions": [{"key": "tier", "operator": "Exists"}], "matchLabels": {"app": "db"}}),
+            json!({"matchExpressions": [{"key": "tier", "operator": "DoesNotExist"}]}),
+            json!({"matchLabels": {"app": ["not", "a", "string"]}}),
+            json!({"matchLabels": {"app": "web", "tier": "front"}}),
+        ];
+        let presets: Vec<Object> = ["a", "b"]
+            .iter()
+            .flat_map(|ns| {
+                selectors.iter().enumerate().map(move |(i, selector)| {
+                    obj(json!({
+                        "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstancePreset",
+                        "metadata": {"name": format!("p{i}"), "namespace": ns},
+                        "spec": {"selector": selector, "domain": {"cpu": {"cores": 1}}}
+                    }))
+                })
+            })
+            .collect();
+        let written: Vec<Written> = presets
+            .iter()
+            .map(|preset| Written {
+                preset,
+                instancetype: None,
+                preference: None,
+                owns: Vec::new(),
+                cpu_features: false,
+            })
+            .collect();
+        let parsed: Vec<Option<Selector>> = written
+            .iter()
+            .map(|w| selector::parse(path::get(&w.preset.value, &["spec", "selector"])).ok())
+            .collect();
+        let index = SelectorIndex::new(&written, &parsed);
+        let label_sets: [&[(&str, &str)]; 6] = [
+            &[],
+            &[("app", "web")],
+            &[("app", "db")],
+            &[("app", "db"), ("tier", "back")],
+            &[("app", "web"), ("tier", "front")],
+            &[("other", "x")],
+        ];
+        for ns in ["a", "b", "c"] {
+            for labels in label_sets {
+                let labels: Vec<(String, String)> = labels
+                    .iter()
+                    .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+                    .collect();
+                let every: Vec<usize> = (0..written.len())
+                    .filter(|&i| {
+                        written[i].preset.effective_namespace() == ns
+                            && parsed[i].as_ref().is_some_and(|s| s.matches(&labels))
+                    })
+                    .collect();
+                assert_eq!(index.selecting(ns, &labels), every, "{ns} {labels:?}");
+            }
+        }
+        // Not vacuous: the web VM of `a` is selected by p0, p1, p2, p3 and p5.
+        let web = [("app".to_string(), "web".to_string())];
+        assert_eq!(index.selecting("a", &web), [0, 1, 2, 3, 5]);
     }
 
     #[test]
