@@ -77,7 +77,7 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
         shown = Some((&m.target, count));
         if count > SUGGESTIONS_PER_TARGET {
             if count == SUGGESTIONS_PER_TARGET + 1 {
-                let rest = m.also_selected_by.len() + 1 - SUGGESTIONS_PER_TARGET;
+                let rest = m.also_selected_by().count() + 1 - SUGGESTIONS_PER_TARGET;
                 let _ = writeln!(
                     out.stderr,
                     "{}: {rest} more presets select it too; each would be suggested as above, under \
@@ -197,18 +197,21 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
                 .with_field(field.clone()),
             );
         }
-        if !m.also_selected_by.is_empty() {
+        let others = m.also_selected_by().count();
+        if others > 0 {
             const NAMED: usize = 10;
-            let others = &m.also_selected_by;
-            let more = if others.len() > NAMED {
-                format!(" and {} more", others.len() - NAMED)
+            let more = if others > NAMED {
+                format!(" and {} more", others - NAMED)
             } else {
                 String::new()
             };
             let _ = writeln!(
                 out.stderr,
                 "  note: also selected by {}{more}",
-                others[..others.len().min(NAMED)].join(", ")
+                m.also_selected_by()
+                    .take(NAMED)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             );
         }
     }

@@ -10,6 +10,7 @@
 //! the matchers to add and the fields of the VM the new instancetype would conflict with.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
@@ -51,9 +52,10 @@ pub struct MatcherSuggestion {
     /// Fields of the target the instancetype also sets: KubeVirt refuses a VM that sets them,
     /// so they must be removed when the matcher is added.
     pub remove_fields: Vec<String>,
-    /// Other presets selecting the same target (a VM takes one instancetype and one preference:
-    /// they must be merged by hand).
-    pub also_selected_by: Vec<String>,
+    /// Every preset selecting the target, this one included, in migration order: one list
+    /// shared by all the target's suggestions (a VM that thousands of presets select would
+    /// otherwise hold a copy for each). See [`Self::also_selected_by`].
+    pub selected_by: Arc<[String]>,
     /// Fields of [`Self::remove_fields`] the target sets to another value than the preset:
     /// KubeVirt skips a preset's value the VMI already sets differently, so the target runs
     /// with its own value today, and would run with the instancetype's once migrated. Each is
@@ -70,6 +72,17 @@ pub struct MatcherSuggestion {
     /// preference has `preferredCPUFeatures`, which KubeVirt writes into the VM's `cpu`, and
     /// neither the VM nor an instancetype provides one (KubeVirt fails on the missing `cpu`).
     pub needs_cpu: bool,
+}
+
+impl MatcherSuggestion {
+    /// The other presets selecting the same target (a VM takes one instancetype and one
+    /// preference: they must be merged by hand). A preset of the same name is not another.
+    pub fn also_selected_by(&self) -> impl Iterator<Item = &str> {
+        self.selected_by
+            .iter()
+            .map(String::as_str)
+            .filter(|name| *name != self.preset)
+    }
 }
 
 /// What [`migrate_presets`] produced.
@@ -156,6 +169,10 @@ pub fn migrate_presets(objects: &[Object]) -> MigrateResult {
             .into_iter()
             .map(|i| &written[i])
             .collect();
+        let selected_by: Arc<[String]> = selecting
+            .iter()
+            .map(|w| w.preset.name().to_string())
+            .collect();
         for w in &selecting {
             let Written {
                 preset,
@@ -215,11 +232,7 @@ pub fn migrate_presets(objects: &[Object]) -> MigrateResult {
                 instancetype: instancetype.clone(),
                 preference: preference.clone(),
                 remove_fields,
-                also_selected_by: selecting
-                    .iter()
-                    .map(|w| w.preset.name().to_string())
-                    .filter(|n| n != preset.name())
-                    .collect(),
+                selected_by: Arc::clone(&selected_by),
                 overridden,
                 not_applied,
                 needs_cpu: *cpu_features
@@ -873,6 +886,59 @@ mod tests {
         // Not vacuous: the web VM of `a` is selected by p0, p1, p2, p3 and p5.
         let web = [("app".to_string(), "web".to_string())];
         assert_eq!(index.selecting("a", &web), [0, 1, 2, 3, 5]);
+    }
+
+    /// When many presets select the same VMs, each VM's suggestions share one list of them, and
+    /// each suggestion still names the others in order, a namesake excluded.
+    #[test]
+    fn presets_selecting_the_same_vms_are_listed_once_per_vm() {
+        let preset = |name: &str| {
+            obj(json!({
+                "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstancePreset",
+                "metadata": {"name": name, "namespace": "app"},
+                "spec": {"selector": {}, "domain": {"cpu": {"cores": 2}}}
+            }))
+        };
+        let vm = |name: &str| {
+            obj(json!({
+                "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+                "metadata": {"name": name, "namespace": "app"},
+                "spec": {"template": {"spec": {"domain": {"devices": {}}}}}
+            }))
+        };
+        // 25 presets, and a second `p03` (a duplicate definition), in no particular order.
+        let mut objects: Vec<Object> = (0..25).rev().map(|i| preset(&format!("p{i:02}"))).collect();
+        objects.push(preset("p03"));
+        objects.extend([vm("v0"), vm("v1")]);
+        let r = migrate_presets(&objects);
+        assert_eq!(r.matchers.len(), 2 * 26);
+        for (vm, suggestions) in ["v0", "v1"].iter().zip(r.matchers.chunks(26)) {
+            assert!(suggestions.iter().all(|m| m.target.name == *vm));
+            assert!(
+                suggestions
+                    .iter()
+                    .all(|m| Arc::ptr_eq(&m.selected_by, &suggestions[0].selected_by))
+            );
+            let first = &suggestions[0];
+            assert_eq!(first.preset, "p00");
+            let others: Vec<&str> = first.also_selected_by().collect();
+            assert_eq!(others.len(), 25);
+            assert_eq!(
+                others[..5],
+                ["p01", "p02", "p03", "p03", "p04"],
+                "{others:?}"
+            );
+            assert_eq!(others.last(), Some(&"p24"));
+            let p03: Vec<&MatcherSuggestion> =
+                suggestions.iter().filter(|m| m.preset == "p03").collect();
+            assert_eq!(p03.len(), 2);
+            for m in p03 {
+                let others: Vec<&str> = m.also_selected_by().collect();
+                assert_eq!(others.len(), 24);
+                assert_eq!(others[..3], ["p00", "p01", "p02"]);
+                assert!(!others.contains(&"p03"));
+            }
+        }
     }
 
     #[test]
