@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::fmt::Write;
+use std::sync::Arc;
 
 use crate::cli::MigrateArgs;
 use crate::commands::Outcome;
@@ -68,16 +69,19 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
     // named on one line (a namespace whose presets all select every VM would otherwise print
     // a block for every pair, each naming every other preset).
     const SUGGESTIONS_PER_TARGET: usize = 3;
-    let mut shown: Option<(&ObjectRef, usize)> = None;
+    // The suggestions of one target share its list of selecting presets; two copies of one
+    // VM in the input are two targets of the same name, counted apart.
+    let mut shown: Option<(&Arc<[String]>, usize)> = None;
     for m in &result.matchers {
         let count = match shown {
-            Some((target, n)) if *target == m.target => n + 1,
+            Some((selected_by, n)) if Arc::ptr_eq(selected_by, &m.selected_by) => n + 1,
             _ => 1,
         };
-        shown = Some((&m.target, count));
+        shown = Some((&m.selected_by, count));
         if count > SUGGESTIONS_PER_TARGET {
             if count == SUGGESTIONS_PER_TARGET + 1 {
-                let rest = m.also_selected_by().count() + 1 - SUGGESTIONS_PER_TARGET;
+                let rest =
+                    (m.also_selected_by().count() + 1).saturating_sub(SUGGESTIONS_PER_TARGET);
                 let _ = writeln!(
                     out.stderr,
                     "{}: {rest} more presets select it too; each would be suggested as above, under \

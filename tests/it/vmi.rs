@@ -200,6 +200,33 @@ fn migrate_presets_advises_a_bare_vmi_differently() {
     );
 }
 
+/// A VM written twice, each copy selected by two presets, gets the suggestions of each copy:
+/// the copies are not counted as one VM selected by four presets (whose "more presets" line
+/// once printed 18446744073709551615).
+#[test]
+fn migrate_presets_counts_two_copies_of_a_vm_apart() {
+    let preset = |name: &str, cpu: u32| {
+        format!(
+            "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
+             name: {name}\nspec:\n  selector:\n    matchLabels: {{app: web}}\n  domain:\n    \
+             cpu: {{cores: {cpu}}}\n---\n"
+        )
+    };
+    let vm = "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: web\nspec:\n  \
+              runStrategy: Halted\n  template:\n    metadata:\n      labels: {app: web}\n    \
+              spec:\n      domain:\n        devices: {}\n";
+    let stderr = migrate_stderr(&format!(
+        "{}{}{vm}---\n{vm}",
+        preset("one", 1),
+        preset("two", 2)
+    ));
+    assert!(!stderr.contains("more presets select it too"), "{stderr}");
+    for name in ["one", "two"] {
+        let wanted = format!("VirtualMachine/web: selected by preset `{name}`");
+        assert_eq!(stderr.matches(&wanted).count(), 2, "{stderr}");
+    }
+}
+
 /// A preset KubeVirt refuses (no `spec.domain`) is not dropped without a word.
 #[test]
 fn migrate_presets_reports_a_preset_without_a_domain() {
