@@ -53,6 +53,7 @@ fn build_all(inputs: &Inputs, stage: Stage, out: &mut Outcome) -> Vec<Built> {
             has_domain
         })
         .collect();
+    let preset_index = presets::PresetIndex::new(&preset_objects);
     let mut built = Vec::new();
     for obj in &inputs.objects {
         let kind = obj.kind();
@@ -111,7 +112,7 @@ fn build_all(inputs: &Inputs, stage: Stage, out: &mut Outcome) -> Vec<Built> {
             continue;
         };
         vmi::null_strings_as_empty(&mut vmi);
-        match presets::apply_presets(&mut vmi, obj.effective_namespace(), &preset_objects) {
+        match preset_index.apply(&mut vmi, obj.effective_namespace()) {
             Ok(outcome) => {
                 for skipped in &outcome.skipped {
                     out.diagnostics.push(

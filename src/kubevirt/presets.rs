@@ -20,12 +20,19 @@
 //! KubeVirt walks the presets in Go map order, which is unspecified; we walk them sorted by
 //! name, one of the orders KubeVirt may use.
 //!
+//! KubeVirt does steps 2 and 3 for each VMI. We index the presets once per run instead
+//! ([`PresetIndex`]): grouped by namespace, sorted, each selector parsed once and each preset
+//! filed under a label it requires, so that a VMI is tested only against the presets its labels
+//! can match. The outcome is the same.
+//!
 //! Equality follows Go: the parts are compared as decoded Go structs (`equality.Semantic`), where
 //! a zero non-pointer field equals an absent one and quantities compare by value; but two
 //! presets' resource requests conflict when their parsed `resource.Quantity` structs differ, so
 //! `1Gi` and `1024Mi` conflict there.
 
 use std::fmt;
+
+use foldhash::{HashMap, HashMapExt};
 
 use serde_json::{Map, Value};
 
@@ -118,60 +125,161 @@ impl std::error::Error for PresetRefusal {}
 
 /// Apply the presets of `namespace` (among `presets`; other kinds and namespaces are ignored)
 /// to `vmi`, a VirtualMachineInstance document, as KubeVirt's VMI mutating webhook does on
-/// create. On refusal `vmi` is left unchanged.
+/// create. On refusal `vmi` is left unchanged. To apply the same presets to many VMIs, index
+/// them once with [`PresetIndex`].
 pub fn apply_presets(
     vmi: &mut Value,
     namespace: &str,
     presets: &[&Object],
 ) -> Result<PresetOutcome, PresetRefusal> {
-    let mut outcome = PresetOutcome::default();
-    if is_excluded(vmi) {
-        outcome.excluded = true;
-        outcome.warnings = deprecation_warnings(vmi);
-        return Ok(outcome);
-    }
+    PresetIndex::new(presets).apply(vmi, namespace)
+}
 
-    let mut in_namespace: Vec<&Object> = presets
-        .iter()
-        .copied()
-        .filter(|p| {
-            p.kind() == Kind::VirtualMachineInstancePreset && p.effective_namespace() == namespace
-        })
-        .collect();
-    in_namespace.sort_by(|a, b| a.name().cmp(b.name()));
+/// The presets of a run, grouped by namespace, in order and with their selectors parsed, so
+/// that each VMI costs what its own labels and matching presets cost, not a pass over every
+/// preset.
+#[derive(Debug, Default)]
+pub struct PresetIndex<'a> {
+    namespaces: HashMap<&'a str, NamespacePresets<'a>>,
+}
 
-    let labels = vmi_labels(vmi);
-    let mut matching = Vec::new();
-    let mut invalid = Vec::new();
-    let mut first_error = None;
-    for preset in &in_namespace {
-        let selector = path::get(&preset.value, &["spec", "selector"]);
-        match selector::parse(selector) {
-            Ok(sel) => {
-                if sel.matches(&labels) {
-                    matching.push(*preset);
-                }
-            }
-            Err(e) => {
-                invalid.push(preset.name().to_string());
-                first_error.get_or_insert(e);
+/// The presets of one namespace.
+#[derive(Debug)]
+struct NamespacePresets<'a> {
+    /// Sorted by name (stable: namesakes keep their input order).
+    presets: Vec<&'a Object>,
+    /// The namespace's presets refuse every VMI: a selector does not parse.
+    refusal: Option<PresetRefusal>,
+    /// Each preset's selector; empty when `refusal` is set.
+    selectors: Vec<selector::Selector>,
+    /// Label key, then value: the presets (positions) that can only match a VMI with that
+    /// label. A preset is filed under the values of one of its `matchLabels` or `In`
+    /// requirements.
+    by_label: HashMap<String, HashMap<String, Vec<usize>>>,
+    /// The presets that have no such requirement: any VMI may match them.
+    unfiled: Vec<usize>,
+}
+
+impl<'a> PresetIndex<'a> {
+    /// Index the VirtualMachineInstancePresets among `presets` (other kinds are ignored).
+    pub fn new(presets: &[&'a Object]) -> Self {
+        let mut grouped: HashMap<&'a str, Vec<&'a Object>> = HashMap::new();
+        for preset in presets {
+            if preset.kind() == Kind::VirtualMachineInstancePreset {
+                grouped
+                    .entry(preset.effective_namespace())
+                    .or_default()
+                    .push(preset);
             }
         }
+        let namespaces = grouped
+            .into_iter()
+            .map(|(namespace, presets)| (namespace, NamespacePresets::new(presets)))
+            .collect();
+        PresetIndex { namespaces }
     }
-    if let Some(message) = first_error {
-        return Err(PresetRefusal {
-            message,
-            conflicts: Vec::new(),
-            invalid_selectors: invalid,
-        });
-    }
-    if matching.is_empty() {
+
+    /// Apply the presets of `namespace` to `vmi`, a VirtualMachineInstance document, as
+    /// KubeVirt's VMI mutating webhook does on create. On refusal `vmi` is left unchanged.
+    pub fn apply(&self, vmi: &mut Value, namespace: &str) -> Result<PresetOutcome, PresetRefusal> {
+        let mut outcome = PresetOutcome::default();
+        if is_excluded(vmi) {
+            outcome.excluded = true;
+            outcome.warnings = deprecation_warnings(vmi);
+            return Ok(outcome);
+        }
+        let Some(in_namespace) = self.namespaces.get(namespace) else {
+            outcome.warnings = deprecation_warnings(vmi);
+            return Ok(outcome);
+        };
+        if let Some(refusal) = &in_namespace.refusal {
+            return Err(refusal.clone());
+        }
+        let matching = in_namespace.matching(&vmi_labels(vmi));
+        if matching.is_empty() {
+            outcome.warnings = deprecation_warnings(vmi);
+            return Ok(outcome);
+        }
+        let matching: Vec<&Object> = matching.iter().map(|&i| in_namespace.presets[i]).collect();
+        check_preset_conflicts(&matching)?;
+        merge_presets(vmi, &matching, &mut outcome);
         outcome.warnings = deprecation_warnings(vmi);
-        return Ok(outcome);
+        Ok(outcome)
+    }
+}
+
+impl<'a> NamespacePresets<'a> {
+    fn new(mut presets: Vec<&'a Object>) -> Self {
+        presets.sort_by(|a, b| a.name().cmp(b.name()));
+        let mut out = NamespacePresets {
+            presets,
+            refusal: None,
+            selectors: Vec::new(),
+            by_label: HashMap::new(),
+            unfiled: Vec::new(),
+        };
+        let mut invalid = Vec::new();
+        let mut first_error = None;
+        for preset in &out.presets {
+            match selector::parse(path::get(&preset.value, &["spec", "selector"])) {
+                Ok(sel) => out.selectors.push(sel),
+                Err(e) => {
+                    invalid.push(preset.name().to_string());
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        if let Some(message) = first_error {
+            out.selectors.clear();
+            out.refusal = Some(PresetRefusal {
+                message,
+                conflicts: Vec::new(),
+                invalid_selectors: invalid,
+            });
+            return out;
+        }
+
+        for (i, sel) in out.selectors.iter().enumerate() {
+            // The requirement with the fewest values files the preset under the fewest labels.
+            let filing = sel
+                .requirements
+                .iter()
+                .filter(|r| matches!(r.op, selector::Op::Equals | selector::Op::In))
+                .min_by_key(|r| r.values.len());
+            match filing {
+                Some(r) => {
+                    let by_value = out.by_label.entry(r.key.clone()).or_default();
+                    for value in &r.values {
+                        let filed = by_value.entry(value.clone()).or_default();
+                        // A value listed twice files the preset once.
+                        if filed.last() != Some(&i) {
+                            filed.push(i);
+                        }
+                    }
+                }
+                None => out.unfiled.push(i),
+            }
+        }
+        out
     }
 
-    check_preset_conflicts(&matching)?;
+    /// The positions of the presets whose selector matches `labels`, in order.
+    fn matching(&self, labels: &[(String, String)]) -> Vec<usize> {
+        let mut candidates = self.unfiled.clone();
+        for (key, value) in labels {
+            if let Some(filed) = self.by_label.get(key).and_then(|v| v.get(value)) {
+                candidates.extend_from_slice(filed);
+            }
+        }
+        candidates.sort_unstable();
+        candidates.dedup();
+        candidates.retain(|&i| self.selectors[i].matches(labels));
+        candidates
+    }
+}
 
+/// Merge each matching preset, in order, into `vmi` and record what it did in `outcome`.
+fn merge_presets(vmi: &mut Value, matching: &[&Object], outcome: &mut PresetOutcome) {
     // Go's domain is a plain struct: one that only a preset's unmerged parts reached stays
     // unwritten, as it was.
     let had_domain = path::get(vmi, &["spec", "domain"]).is_some();
@@ -213,8 +321,6 @@ pub fn apply_presets(
     {
         spec.remove("domain");
     }
-    outcome.warnings = deprecation_warnings(vmi);
-    Ok(outcome)
 }
 
 /// One VMI produced by [`vmi_stage_presets`].
@@ -237,12 +343,13 @@ pub fn vmi_stage_presets(objects: &[Object]) -> Vec<Result<StagedVmi, (ObjectRef
         .iter()
         .filter(|o| o.kind() == Kind::VirtualMachineInstancePreset)
         .collect();
+    let presets = PresetIndex::new(&presets);
     objects
         .iter()
         .filter_map(|object| {
             let mut vmi = crate::kubevirt::vmi::vmi_for(object)?;
             let namespace = object.effective_namespace();
-            Some(match apply_presets(&mut vmi, namespace, &presets) {
+            Some(match presets.apply(&mut vmi, namespace) {
                 Ok(outcome) => Ok(StagedVmi {
                     vmi: {
                         crate::kubevirt::vmi::omit_empty_resources_and_devices(&mut vmi);
@@ -1397,6 +1504,117 @@ mod tests {
         let mut v = vmi(json!({"app": "web"}), json!({}));
         let refusal = apply_presets(&mut v, "default", &[&ok, &bad, &elsewhere]).unwrap_err();
         assert_eq!(refusal.invalid_selectors, ["elsewhere"]);
+        // An excluded VMI is not refused.
+        v["metadata"]["annotations"] = json!({EXCLUDE_ANNOTATION: "true"});
+        let out = apply_presets(&mut v, "ns", &[&ok, &bad, &elsewhere]).unwrap();
+        assert!(out.excluded);
+    }
+
+    /// The index finds, for any labels, the presets a pass over every preset of the namespace
+    /// finds, in the same order.
+    #[test]
+    fn the_index_matches_as_a_pass_over_every_preset() {
+        let many: Vec<String> = (0..20)
+            .map(|i| format!("v{i}"))
+            .chain(["db".to_string()])
+            .collect();
+        let all = [
+            preset("a", None, web(), json!({})),
+            preset(
+                "b",
+                None,
+                json!({"matchExpressions": [
+                {"key": "app", "operator": "In", "values": ["web", "db", "web"]}]}),
+                json!({}),
+            ),
+            // Filed under one requirement, refused by the other.
+            preset(
+                "c",
+                None,
+                json!({"matchLabels": {"app": "web", "tier": "db"}}),
+                json!({}),
+            ),
+            preset(
+                "d",
+                None,
+                json!({"matchExpressions": [
+                {"key": "tier", "operator": "Exists"}]}),
+                json!({}),
+            ),
+            preset("e", None, json!({}), json!({})),
+            preset(
+                "f",
+                None,
+                json!({"matchExpressions": [
+                {"key": "app", "operator": "NotIn", "values": ["web"]}]}),
+                json!({}),
+            ),
+            preset(
+                "g",
+                None,
+                json!({"matchLabels": {"tier": ""}, "matchExpressions": [
+                {"key": "app", "operator": "In", "values": [""]}]}),
+                json!({}),
+            ),
+            preset(
+                "h",
+                None,
+                json!({"matchExpressions": [
+                {"key": "tier", "operator": "In", "values": many}]}),
+                json!({}),
+            ),
+            // A namesake comes after the first, as in the input.
+            preset("a", None, json!({"matchLabels": {"tier": "db"}}), json!({})),
+            preset("a", Some("other"), json!({}), json!({})),
+            preset(
+                "i",
+                None,
+                json!({"matchExpressions": [
+                {"key": "gpu", "operator": "DoesNotExist"}]}),
+                json!({}),
+            ),
+        ];
+        let refs: Vec<&Object> = all.iter().collect();
+        let index = PresetIndex::new(&refs);
+        let mut in_default: Vec<&Object> = all
+            .iter()
+            .filter(|p| p.effective_namespace() == "default")
+            .collect();
+        in_default.sort_by(|a, b| a.name().cmp(b.name()));
+        let values = [None, Some("web"), Some("db"), Some(""), Some("v7")];
+        for app in values {
+            for tier in values {
+                for gpu in [None, Some("x")] {
+                    let labels: Vec<(String, String)> =
+                        [("app", app), ("tier", tier), ("gpu", gpu)]
+                            .into_iter()
+                            .filter_map(|(k, v)| Some((k.to_string(), v?.to_string())))
+                            .collect();
+                    let expected: Vec<&Object> = in_default
+                        .iter()
+                        .copied()
+                        .filter(|p| {
+                            selector::parse(path::get(&p.value, &["spec", "selector"]))
+                                .unwrap()
+                                .matches(&labels)
+                        })
+                        .collect();
+                    let found: Vec<&Object> = index.namespaces["default"]
+                        .matching(&labels)
+                        .into_iter()
+                        .map(|i| index.namespaces["default"].presets[i])
+                        .collect();
+                    assert!(
+                        found.len() == expected.len()
+                            && found
+                                .iter()
+                                .zip(&expected)
+                                .all(|(a, b)| std::ptr::eq(*a, *b)),
+                        "{labels:?}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
