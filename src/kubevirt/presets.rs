@@ -273,7 +273,8 @@ impl<'a> NamespacePresets<'a> {
         }
         candidates.sort_unstable();
         candidates.dedup();
-        candidates.retain(|&i| self.selectors[i].matches(labels));
+        let lookup = selector::Labels::new(labels);
+        candidates.retain(|&i| self.selectors[i].matches_labels(&lookup));
         candidates
     }
 }
@@ -1009,6 +1010,8 @@ mod schema {
 
 /// Kubernetes label selectors (`metav1.LabelSelectorAsSelector` and `labels.Requirement`).
 pub mod selector {
+    use foldhash::{HashMap, HashMapExt, HashSet};
+
     use serde_json::Value;
 
     use crate::model::names::{matches_dns_subdomain, matches_name_part};
@@ -1038,6 +1041,44 @@ pub mod selector {
         pub op: Op,
         /// The values.
         pub values: Vec<String>,
+        /// The values again, hashed, when there are too many to compare one by one.
+        value_set: Option<HashSet<String>>,
+    }
+
+    /// Above this many values a requirement looks a value up in a hash set: comparing a few
+    /// short strings costs less than hashing one.
+    const SCAN: usize = 12;
+
+    impl Requirement {
+        fn has_value(&self, value: &str) -> bool {
+            match &self.value_set {
+                Some(set) => set.contains(value),
+                None => self.values.iter().any(|v| v == value),
+            }
+        }
+    }
+
+    /// The labels of an object, looked up by key. Where a key is listed twice, the first
+    /// value counts.
+    #[derive(Clone, Debug, Default)]
+    pub struct Labels<'a> {
+        by_key: HashMap<&'a str, &'a str>,
+    }
+
+    impl<'a> Labels<'a> {
+        /// The lookup of `labels`, as key and value pairs.
+        pub fn new(labels: &'a [(String, String)]) -> Self {
+            let mut by_key = HashMap::with_capacity(labels.len());
+            for (k, v) in labels {
+                by_key.entry(k.as_str()).or_insert(v.as_str());
+            }
+            Labels { by_key }
+        }
+
+        /// The value of label `key`.
+        pub fn get(&self, key: &str) -> Option<&'a str> {
+            self.by_key.get(key).copied()
+        }
     }
 
     /// A parsed selector: every requirement must hold (none = matches everything).
@@ -1050,11 +1091,16 @@ pub mod selector {
     impl Selector {
         /// Whether the labels satisfy every requirement.
         pub fn matches(&self, labels: &[(String, String)]) -> bool {
+            self.matches_labels(&Labels::new(labels))
+        }
+
+        /// Whether the labels satisfy every requirement, the labels already looked up by key.
+        pub fn matches_labels(&self, labels: &Labels<'_>) -> bool {
             self.requirements.iter().all(|r| {
-                let value = labels.iter().find(|(k, _)| *k == r.key).map(|(_, v)| v);
+                let value = labels.get(&r.key);
                 match r.op {
-                    Op::Equals | Op::In => value.is_some_and(|v| r.values.contains(v)),
-                    Op::NotIn => value.is_none_or(|v| !r.values.contains(v)),
+                    Op::Equals | Op::In => value.is_some_and(|v| r.has_value(v)),
+                    Op::NotIn => value.is_none_or(|v| !r.has_value(v)),
                     Op::Exists => value.is_some(),
                     Op::DoesNotExist => value.is_none(),
                 }
@@ -1201,6 +1247,7 @@ pub mod selector {
             0 => Ok(Requirement {
                 key: key.to_string(),
                 op,
+                value_set: (values.len() > SCAN).then(|| values.iter().cloned().collect()),
                 values,
             }),
             1 => Err(errors.remove(0)),
@@ -1293,6 +1340,46 @@ pub mod selector {
             assert!(!sel.matches(&labels(&[("app", "web"), ("os", "x")])));
             assert!(parse(None).unwrap().matches(&[]));
             assert!(parse(Some(&json!({}))).unwrap().matches(&[]));
+        }
+
+        #[test]
+        fn many_values_match_as_few_do() {
+            // More values than are compared one by one: the empty value and a value listed
+            // twice count as they do in a short list.
+            let mut values: Vec<String> = (0..40).map(|i| format!("v{i}")).collect();
+            values.push(String::new());
+            values.push("v7".to_string());
+            let sel = |op: &str| {
+                parse(Some(&json!({"matchExpressions": [
+                    {"key": "app", "operator": op, "values": values}]})))
+                .unwrap()
+            };
+            let (is_in, not_in) = (sel("In"), sel("NotIn"));
+            for value in ["v0", "v7", "v39", ""] {
+                let l = labels(&[("app", value)]);
+                assert!(is_in.matches(&l), "{value}");
+                assert!(!not_in.matches(&l), "{value}");
+            }
+            for value in ["v40", "V7", "v", " "] {
+                let l = labels(&[("app", value)]);
+                assert!(!is_in.matches(&l), "{value}");
+                assert!(not_in.matches(&l), "{value}");
+            }
+            // Without the label, In fails and NotIn holds.
+            assert!(!is_in.matches(&labels(&[("other", "v0")])));
+            assert!(not_in.matches(&labels(&[("other", "v0")])));
+        }
+
+        #[test]
+        fn a_label_listed_twice_counts_with_its_first_value() {
+            let sel = parse(Some(&json!({"matchLabels": {"app": "web"}}))).unwrap();
+            assert!(sel.matches(&labels(&[("app", "web"), ("app", "db")])));
+            assert!(!sel.matches(&labels(&[("app", "db"), ("app", "web")])));
+            let lookup = labels(&[("tier", "a"), ("app", "web")]);
+            let lookup = Labels::new(&lookup);
+            assert!(sel.matches_labels(&lookup));
+            assert_eq!(lookup.get("tier"), Some("a"));
+            assert_eq!(lookup.get("zone"), None);
         }
 
         #[test]
