@@ -53,7 +53,7 @@ fn build_all(inputs: &Inputs, stage: Stage, out: &mut Outcome) -> Vec<Built> {
             has_domain
         })
         .collect();
-    let preset_index = presets::PresetIndex::new(&preset_objects);
+    let mut preset_index = presets::PresetIndex::new(&preset_objects);
     let mut built = Vec::new();
     for obj in &inputs.objects {
         let kind = obj.kind();

@@ -23,7 +23,9 @@
 //! KubeVirt does steps 2 and 3 for each VMI. We index the presets once per run instead
 //! ([`PresetIndex`]): grouped by namespace, sorted, each selector parsed once and each preset
 //! filed under a label it requires, so that a VMI is tested only against the presets its labels
-//! can match. The outcome is the same.
+//! can match. The pairwise check of step 3 depends only on which presets match, so it is made
+//! once per set of matching presets, and presets whose merged parts are written alike are
+//! compared with the others once, as one class. The outcome is the same.
 //!
 //! Equality follows Go: the parts are compared as decoded Go structs (`equality.Semantic`), where
 //! a zero non-pointer field equals an absent one and quantities compare by value; but two
@@ -137,7 +139,7 @@ pub fn apply_presets(
 
 /// The presets of a run, grouped by namespace, in order and with their selectors parsed, so
 /// that each VMI costs what its own labels and matching presets cost, not a pass over every
-/// preset.
+/// preset. It also remembers the conflict check of each set of matching presets it has seen.
 #[derive(Debug, Default)]
 pub struct PresetIndex<'a> {
     namespaces: HashMap<&'a str, NamespacePresets<'a>>,
@@ -158,6 +160,13 @@ struct NamespacePresets<'a> {
     by_label: HashMap<String, HashMap<String, Vec<usize>>>,
     /// The presets that have no such requirement: any VMI may match them.
     unfiled: Vec<usize>,
+    /// Each preset's conflict class: presets of one class have the same parts where
+    /// [`merge_conflicts`] looks, so they conflict with any other preset alike.
+    classes: Vec<usize>,
+    /// One domain per class.
+    class_domains: Vec<&'a Value>,
+    /// The conflict check of each set of matching presets (positions) seen so far.
+    checked: HashMap<Vec<usize>, Result<(), PresetRefusal>>,
 }
 
 impl<'a> PresetIndex<'a> {
@@ -181,14 +190,18 @@ impl<'a> PresetIndex<'a> {
 
     /// Apply the presets of `namespace` to `vmi`, a VirtualMachineInstance document, as
     /// KubeVirt's VMI mutating webhook does on create. On refusal `vmi` is left unchanged.
-    pub fn apply(&self, vmi: &mut Value, namespace: &str) -> Result<PresetOutcome, PresetRefusal> {
+    pub fn apply(
+        &mut self,
+        vmi: &mut Value,
+        namespace: &str,
+    ) -> Result<PresetOutcome, PresetRefusal> {
         let mut outcome = PresetOutcome::default();
         if is_excluded(vmi) {
             outcome.excluded = true;
             outcome.warnings = deprecation_warnings(vmi);
             return Ok(outcome);
         }
-        let Some(in_namespace) = self.namespaces.get(namespace) else {
+        let Some(in_namespace) = self.namespaces.get_mut(namespace) else {
             outcome.warnings = deprecation_warnings(vmi);
             return Ok(outcome);
         };
@@ -200,8 +213,8 @@ impl<'a> PresetIndex<'a> {
             outcome.warnings = deprecation_warnings(vmi);
             return Ok(outcome);
         }
+        in_namespace.check_conflicts(&matching)?;
         let matching: Vec<&Object> = matching.iter().map(|&i| in_namespace.presets[i]).collect();
-        check_preset_conflicts(&matching)?;
         merge_presets(vmi, &matching, &mut outcome);
         outcome.warnings = deprecation_warnings(vmi);
         Ok(outcome)
@@ -217,6 +230,9 @@ impl<'a> NamespacePresets<'a> {
             selectors: Vec::new(),
             by_label: HashMap::new(),
             unfiled: Vec::new(),
+            classes: Vec::new(),
+            class_domains: Vec::new(),
+            checked: HashMap::new(),
         };
         let mut invalid = Vec::new();
         let mut first_error = None;
@@ -260,6 +276,17 @@ impl<'a> NamespacePresets<'a> {
                 None => out.unfiled.push(i),
             }
         }
+
+        let mut class_of: HashMap<String, usize> = HashMap::new();
+        for preset in &out.presets {
+            let domain = preset_domain(preset);
+            let next = class_of.len();
+            let class = *class_of.entry(conflict_key(domain)).or_insert(next);
+            if class == next {
+                out.class_domains.push(domain);
+            }
+            out.classes.push(class);
+        }
         out
     }
 
@@ -277,7 +304,46 @@ impl<'a> NamespacePresets<'a> {
         candidates.retain(|&i| self.selectors[i].matches_labels(&lookup));
         candidates
     }
+
+    /// KubeVirt's pairwise check of the matching presets (positions, in order), remembered
+    /// per set.
+    fn check_conflicts(&mut self, matching: &[usize]) -> Result<(), PresetRefusal> {
+        if matching.len() < 2 {
+            return Ok(());
+        }
+        if let Some(result) = self.checked.get(matching) {
+            return result.clone();
+        }
+        let presets: Vec<(&Object, usize)> = matching
+            .iter()
+            .map(|&i| (self.presets[i], self.classes[i]))
+            .collect();
+        let result = check_preset_conflicts(&presets, &self.class_domains);
+        self.checked.insert(matching.to_vec(), result.clone());
+        result
+    }
 }
+
+/// The parts of a preset's domain that [`merge_conflicts`] reads, as text: two presets with
+/// the same key conflict with every preset alike.
+fn conflict_key(domain: &Value) -> String {
+    let parts: Vec<Option<&Value>> = CONFLICT_PARTS
+        .iter()
+        .map(|at| path::get(domain, at))
+        .collect();
+    serde_json::to_string(&parts).unwrap_or_default()
+}
+
+/// Where [`merge_conflicts`] looks in a domain.
+const CONFLICT_PARTS: [&[&str]; 7] = [
+    &["resources", "requests"],
+    &["cpu"],
+    &["firmware"],
+    &["clock"],
+    &["features"],
+    &["devices", "watchdog"],
+    &["ioThreadsPolicy"],
+];
 
 /// Merge each matching preset, in order, into `vmi` and record what it did in `outcome`.
 fn merge_presets(vmi: &mut Value, matching: &[&Object], outcome: &mut PresetOutcome) {
@@ -344,7 +410,7 @@ pub fn vmi_stage_presets(objects: &[Object]) -> Vec<Result<StagedVmi, (ObjectRef
         .iter()
         .filter(|o| o.kind() == Kind::VirtualMachineInstancePreset)
         .collect();
-    let presets = PresetIndex::new(&presets);
+    let mut presets = PresetIndex::new(&presets);
     objects
         .iter()
         .filter_map(|object| {
@@ -399,28 +465,45 @@ fn preset_domain(preset: &Object) -> &Value {
     path::get(&preset.value, &["spec", "domain"]).unwrap_or(&NULL)
 }
 
-/// KubeVirt's pairwise check: each preset against every one before it.
-fn check_preset_conflicts(presets: &[&Object]) -> Result<(), PresetRefusal> {
+/// KubeVirt's pairwise check: each preset against every one before it. Each preset comes with
+/// its conflict class, `class_domains` holds one domain per class: two presets conflict as
+/// their classes do, so each pair of classes is compared once, and a preset is compared with
+/// the presets before it one by one only when it conflicts with one of their classes.
+fn check_preset_conflicts(
+    presets: &[(&Object, usize)],
+    class_domains: &[&Value],
+) -> Result<(), PresetRefusal> {
+    let mut pairs = HashMap::new();
     let mut errors = Vec::new();
     let mut conflicts = Vec::new();
-    for (i, preset) in presets.iter().enumerate() {
-        for visited in &presets[..i] {
-            let found = merge_conflicts(preset_domain(preset), preset_domain(visited));
-            if found.is_empty() {
-                continue;
+    let mut seen: Vec<usize> = Vec::new();
+    let mut is_seen = vec![false; class_domains.len()];
+    for (i, &(preset, class)) in presets.iter().enumerate() {
+        if seen
+            .iter()
+            .any(|&visited| class_conflicts(&mut pairs, class_domains, class, visited).is_some())
+        {
+            for &(visited, visited_class) in &presets[..i] {
+                let Some(found) = class_conflicts(&mut pairs, class_domains, class, visited_class)
+                else {
+                    continue;
+                };
+                errors.push(format!(
+                    "presets '{}' and '{}' conflict: {}",
+                    preset.name(),
+                    visited.name(),
+                    found.details
+                ));
+                conflicts.push((
+                    preset.name().to_string(),
+                    visited.name().to_string(),
+                    found.fields.clone(),
+                ));
             }
-            let details: Vec<String> = found.iter().map(|(f, d)| format!("{f}: {d}")).collect();
-            errors.push(format!(
-                "presets '{}' and '{}' conflict: {}",
-                preset.name(),
-                visited.name(),
-                aggregate(&details)
-            ));
-            conflicts.push((
-                preset.name().to_string(),
-                visited.name().to_string(),
-                found.into_iter().map(|(f, _)| f).collect(),
-            ));
+        }
+        if !is_seen[class] {
+            is_seen[class] = true;
+            seen.push(class);
         }
     }
     if errors.is_empty() {
@@ -434,6 +517,34 @@ fn check_preset_conflicts(presets: &[&Object]) -> Result<(), PresetRefusal> {
         conflicts,
         invalid_selectors: Vec::new(),
     })
+}
+
+/// What two classes of presets conflict on: the fields, and the details as KubeVirt words them.
+struct ClassConflict {
+    fields: Vec<String>,
+    details: String,
+}
+
+/// The conflicts of a preset of class `a` with one of class `b`, worked out once per pair.
+fn class_conflicts<'p>(
+    pairs: &'p mut HashMap<(usize, usize), Option<ClassConflict>>,
+    class_domains: &[&Value],
+    a: usize,
+    b: usize,
+) -> Option<&'p ClassConflict> {
+    pairs
+        .entry((a, b))
+        .or_insert_with(|| {
+            let found = merge_conflicts(class_domains[a], class_domains[b]);
+            (!found.is_empty()).then(|| {
+                let details: Vec<String> = found.iter().map(|(f, d)| format!("{f}: {d}")).collect();
+                ClassConflict {
+                    fields: found.into_iter().map(|(f, _)| f).collect(),
+                    details: aggregate(&details),
+                }
+            })
+        })
+        .as_ref()
 }
 
 /// Go's aggregate error text: the message itself, or `[a, b, ...]`.
@@ -477,7 +588,8 @@ const POINTER_PARTS: [(&str, &[&str], &schema::Ty); 5] = [
 ];
 
 /// The parts of `a` that conflict with `b` (KubeVirt's `checkMergeConflicts`), each with a
-/// `<a> != <b>` detail. The order is KubeVirt's.
+/// `<a> != <b>` detail. The order is KubeVirt's. Only the parts [`CONFLICT_PARTS`] lists are
+/// read: presets are put in conflict classes by them.
 fn merge_conflicts(a: &Value, b: &Value) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let a_requests = requests(a);
@@ -1702,6 +1814,161 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Fields and details two presets conflict on, as [`merge_conflicts`] gives them.
+    type Found = Vec<(String, String)>;
+
+    /// KubeVirt's pairwise check as written: every preset against every one before it.
+    fn every_pair(presets: &[&Object]) -> Vec<(String, String, Found)> {
+        let mut out = Vec::new();
+        for (i, preset) in presets.iter().enumerate() {
+            for visited in &presets[..i] {
+                let found = merge_conflicts(preset_domain(preset), preset_domain(visited));
+                if !found.is_empty() {
+                    out.push((preset.name().to_string(), visited.name().to_string(), found));
+                }
+            }
+        }
+        out
+    }
+
+    /// Presets whose merged parts are written alike share a conflict class; the conflicts
+    /// found class by class are those of every pair, in the same order and words.
+    #[test]
+    fn conflicts_by_class_are_those_of_every_pair() {
+        let domains = [
+            json!({"cpu": {"cores": 1}}),
+            json!({"cpu": {"cores": 2}, "memory": {"guest": "1Gi"}}),
+            // The same merged parts as the one before: the same class.
+            json!({"cpu": {"cores": 2}}),
+            // Another class, equal to the first in Go.
+            json!({"cpu": {"cores": 1, "model": ""}}),
+            json!({"firmware": {"serial": "s"}}),
+            json!({"cpu": {"cores": 2}, "firmware": {"serial": "t"},
+                   "resources": {"requests": {"memory": "1Gi"}}}),
+            json!({"resources": {"requests": {"memory": "1024Mi"}}}),
+            json!({"cpu": {"cores": 1}}),
+        ];
+        let all: Vec<Object> = domains
+            .iter()
+            .enumerate()
+            .map(|(i, d)| preset(&format!("p{i}"), None, json!({}), d.clone()))
+            .collect();
+        let refs: Vec<&Object> = all.iter().collect();
+        let index = PresetIndex::new(&refs);
+        let ns = &index.namespaces["default"];
+        assert_eq!(ns.classes, [0, 1, 1, 2, 3, 4, 5, 0]);
+        let mut sets: Vec<Vec<usize>> = vec![(0..all.len()).collect()];
+        sets.extend((0..all.len()).map(|skip| (0..all.len()).filter(|&i| i != skip).collect()));
+        sets.extend([vec![1, 2], vec![0, 3, 7], vec![0, 4, 6], vec![5, 6]]);
+        for set in sets {
+            let presets: Vec<(&Object, usize)> = set
+                .iter()
+                .map(|&i| (ns.presets[i], ns.classes[i]))
+                .collect();
+            let objects: Vec<&Object> = presets.iter().map(|(p, _)| *p).collect();
+            let expected = every_pair(&objects);
+            match check_preset_conflicts(&presets, &ns.class_domains) {
+                Ok(()) => assert!(expected.is_empty(), "{set:?}"),
+                Err(refusal) => {
+                    let details: Vec<String> = expected
+                        .iter()
+                        .map(|(a, b, found)| {
+                            let found: Vec<String> =
+                                found.iter().map(|(f, d)| format!("{f}: {d}")).collect();
+                            format!("presets '{a}' and '{b}' conflict: {}", aggregate(&found))
+                        })
+                        .collect();
+                    assert_eq!(
+                        refusal.message,
+                        format!(
+                            "VirtualMachinePresets cannot be applied due to conflicts: {}",
+                            aggregate(&details)
+                        ),
+                        "{set:?}"
+                    );
+                    let fields: Vec<(String, String, Vec<String>)> = expected
+                        .into_iter()
+                        .map(|(a, b, found)| (a, b, found.into_iter().map(|(f, _)| f).collect()))
+                        .collect();
+                    assert_eq!(refusal.conflicts, fields, "{set:?}");
+                }
+            }
+        }
+    }
+
+    /// The check is remembered per set of matching presets: a second VMI matching the same
+    /// presets is refused alike, and one matching other presets is checked anew.
+    #[test]
+    fn every_vmi_matching_conflicting_presets_is_refused() {
+        let one = preset("one", None, web(), json!({"cpu": {"cores": 1}}));
+        let two = preset(
+            "two",
+            None,
+            json!({"matchLabels": {"tier": "a"}}),
+            json!({"cpu": {"cores": 2}}),
+        );
+        let any = preset("any", None, json!({}), json!({"ioThreadsPolicy": "shared"}));
+        let mut index = PresetIndex::new(&[&one, &two, &any]);
+        let both = json!({"app": "web", "tier": "a"});
+        let mut first = vmi(both.clone(), json!({}));
+        let refused = index.apply(&mut first, "default").unwrap_err();
+        assert_eq!(
+            refused.conflicts,
+            [(
+                "two".to_string(),
+                "one".to_string(),
+                vec!["spec.cpu".to_string()]
+            )]
+        );
+        let mut second = vmi(both, json!({"memory": {"guest": "1Gi"}}));
+        let before = second.clone();
+        assert_eq!(index.apply(&mut second, "default").unwrap_err(), refused);
+        assert_eq!(second, before);
+        let mut third = vmi(json!({"app": "web"}), json!({}));
+        assert_eq!(
+            index.apply(&mut third, "default").unwrap().applied,
+            ["any", "one"]
+        );
+        let mut fourth = vmi(json!({"app": "web", "tier": "a"}), json!({}));
+        assert_eq!(index.apply(&mut fourth, "default").unwrap_err(), refused);
+    }
+
+    /// [`merge_conflicts`] reads only the parts [`CONFLICT_PARTS`] lists: the domain cut down to
+    /// them conflicts as the whole one does.
+    #[test]
+    fn conflicts_read_only_the_conflict_parts() {
+        let whole = json!({
+            "cpu": {"cores": 2}, "memory": {"guest": "1Gi"}, "machine": {"type": "q35"},
+            "resources": {"requests": {"memory": "1Gi"}, "limits": {"memory": "2Gi"}},
+            "firmware": {"serial": "s"}, "clock": {"utc": {}, "timer": {"hpet": {}}},
+            "features": {"smm": {}}, "devices": {"watchdog": {"name": "w"}, "disks": []},
+            "ioThreadsPolicy": "auto", "chassis": {"asset": "a"}
+        });
+        let mut cut = json!({});
+        for at in CONFLICT_PARTS {
+            if let Some(v) = path::get(&whole, at) {
+                path::set(&mut cut, at, v.clone());
+            }
+        }
+        let other = json!({
+            "cpu": {"cores": 1}, "memory": {"guest": "2Gi"}, "machine": {"type": "pc"},
+            "resources": {"requests": {"memory": "2Gi"}, "limits": {"memory": "3Gi"}},
+            "firmware": {"serial": "t"}, "clock": {"timezone": "x", "timer": {"kvm": {}}},
+            "features": {"smm": {"enabled": false}}, "devices": {"watchdog": {"name": "v"}},
+            "ioThreadsPolicy": "shared", "chassis": {"asset": "b"}
+        });
+        assert_eq!(merge_conflicts(&whole, &other).len(), 8);
+        assert_eq!(
+            merge_conflicts(&whole, &other),
+            merge_conflicts(&cut, &other)
+        );
+        assert_eq!(
+            merge_conflicts(&other, &whole),
+            merge_conflicts(&other, &cut)
+        );
+        assert_eq!(conflict_key(&whole), conflict_key(&cut));
     }
 
     #[test]

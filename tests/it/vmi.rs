@@ -72,6 +72,20 @@ fn preset_conflicting_with_the_vmi_is_skipped_with_a_warning() {
     ])));
 }
 
+/// The conflict check is made once per set of matching presets: every VM matching the same
+/// conflicting presets is refused, with the same report.
+#[test]
+fn every_vm_matching_conflicting_presets_is_refused() {
+    let _guard = snapshot_settings();
+    insta::assert_snapshot!(outcome(kvrender().current_dir(testdata("vmi")).args([
+        "vmi",
+        "--no-default-catalog",
+        "--stage",
+        "presets",
+        "preset-conflict-two-vms.yaml",
+    ])));
+}
+
 #[test]
 fn diff_without_colour() {
     let _guard = snapshot_settings();
