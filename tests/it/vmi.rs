@@ -12,16 +12,22 @@ fn full_vmi_with_presets_instancetype_and_defaults() {
     ])));
 }
 
-#[test]
-fn presets_stage_only() {
-    let _guard = snapshot_settings();
-    insta::assert_snapshot!(outcome(kvrender().current_dir(testdata("vmi")).args([
+/// What `kvrender vmi --stage presets` makes of one file of `testdata/vmi/`, against nothing
+/// else.
+fn presets_stage(file: &str) -> String {
+    outcome(kvrender().current_dir(testdata("vmi")).args([
         "vmi",
         "--no-default-catalog",
         "--stage",
         "presets",
-        "cluster.yaml",
-    ])));
+        file,
+    ]))
+}
+
+#[test]
+fn presets_stage_only() {
+    let _guard = snapshot_settings();
+    insta::assert_snapshot!(presets_stage("cluster.yaml"));
 }
 
 /// The VM controller applies the preference, the webhook the presets, then its defaults: the
@@ -63,13 +69,7 @@ fn the_controller_reads_the_memory_dump_and_the_run_strategy() {
 #[test]
 fn preset_conflicting_with_the_vmi_is_skipped_with_a_warning() {
     let _guard = snapshot_settings();
-    insta::assert_snapshot!(outcome(kvrender().current_dir(testdata("vmi")).args([
-        "vmi",
-        "--no-default-catalog",
-        "--stage",
-        "presets",
-        "cpu-conflict.yaml",
-    ])));
+    insta::assert_snapshot!(presets_stage("cpu-conflict.yaml"));
 }
 
 /// The conflict check is made once per set of matching presets: every VM matching the same
@@ -77,13 +77,7 @@ fn preset_conflicting_with_the_vmi_is_skipped_with_a_warning() {
 #[test]
 fn every_vm_matching_conflicting_presets_is_refused() {
     let _guard = snapshot_settings();
-    insta::assert_snapshot!(outcome(kvrender().current_dir(testdata("vmi")).args([
-        "vmi",
-        "--no-default-catalog",
-        "--stage",
-        "presets",
-        "preset-conflict-two-vms.yaml",
-    ])));
+    insta::assert_snapshot!(presets_stage("preset-conflict-two-vms.yaml"));
 }
 
 #[test]
@@ -166,13 +160,7 @@ fn a_vm_without_a_valid_name_makes_no_vmi() {
 #[test]
 fn a_preset_without_a_domain_is_refused_and_selects_nothing() {
     let _guard = snapshot_settings();
-    insta::assert_snapshot!(outcome(kvrender().current_dir(testdata("vmi")).args([
-        "vmi",
-        "--no-default-catalog",
-        "--stage",
-        "presets",
-        "preset-without-domain.yaml",
-    ])));
+    insta::assert_snapshot!(presets_stage("preset-without-domain.yaml"));
 }
 
 /// The stderr of `kvrender migrate presets` on one file holding `text`.
