@@ -423,11 +423,99 @@ impl Index {
             Step::Index(n) => memo
                 .items
                 .entry(pos)
-                .or_insert_with(|| items_at(&lines, pos))
+                .or_insert_with(|| items(&lines, pos).collect())
                 .get(n)
                 .map(|&line| (line, true)),
         })
     }
+}
+
+/// The entries of the block mapping whose entries start at `pos`: each entry's line and its
+/// text from the key on. For an entry that begins on a `- ` line (`first_after_dash`), the
+/// first key sits after the dash.
+fn entries<L: Lines + ?Sized>(
+    lines: &L,
+    pos: usize,
+    first_after_dash: bool,
+) -> impl Iterator<Item = (usize, &str)> {
+    let mut entry_indent: Option<usize> = None;
+    let mut i = pos;
+    std::iter::from_fn(move || {
+        while i < lines.count() {
+            let at = i;
+            i += 1;
+            let Some(line) = classify(lines.line(at)) else {
+                continue;
+            };
+            if is_boundary(line.text) {
+                i = usize::MAX;
+                return None;
+            }
+            let (indent, text) = if first_after_dash && at == pos {
+                let Some(after) = line.text.strip_prefix('-') else {
+                    i = usize::MAX;
+                    return None;
+                };
+                let after = after.trim_start_matches(' ');
+                (line.indent + (line.text.len() - after.len()), after)
+            } else {
+                (line.indent, line.text)
+            };
+            let want = *entry_indent.get_or_insert(indent);
+            if indent < want {
+                i = usize::MAX;
+                return None;
+            }
+            if indent == want {
+                return Some((at, text));
+            }
+        }
+        None
+    })
+}
+
+/// The lines of the items of the block sequence that starts at `pos`.
+fn items<L: Lines + ?Sized>(lines: &L, pos: usize) -> impl Iterator<Item = usize> + '_ {
+    let mut item_indent: Option<usize> = None;
+    let mut i = pos;
+    std::iter::from_fn(move || {
+        while i < lines.count() {
+            let at = i;
+            i += 1;
+            let Some(line) = classify(lines.line(at)) else {
+                continue;
+            };
+            let want = *item_indent.get_or_insert(line.indent);
+            if is_boundary(line.text)
+                || line.indent < want
+                || (line.indent == want && !(line.text == "-" || line.text.starts_with("- ")))
+            {
+                i = usize::MAX;
+                return None;
+            }
+            if line.indent == want {
+                return Some(at);
+            }
+        }
+        None
+    })
+}
+
+/// The line of `key` among the entries that start at `pos`. Returns (line index, false).
+fn find_key<L: Lines + ?Sized>(
+    lines: &L,
+    pos: usize,
+    first_after_dash: bool,
+    key: &str,
+) -> Option<(usize, bool)> {
+    entries(lines, pos, first_after_dash)
+        .find(|(_, text)| starts_with_key(text, key))
+        .map(|(i, _)| (i, false))
+}
+
+/// The line of item `n` of the block sequence that starts at `pos`. Returns (line index, true).
+fn find_item<L: Lines + ?Sized>(lines: &L, pos: usize, n: usize) -> Option<(usize, bool)> {
+    items(lines, pos).nth(n).map(|i| (i, true))
 }
 
 /// Every key of the block mapping whose entries start at `pos`, with the line of the first
@@ -438,31 +526,9 @@ fn keys_at<L: Lines + ?Sized>(
     first_after_dash: bool,
 ) -> HashMap<String, usize> {
     let mut keys = HashMap::default();
-    let mut entry_indent: Option<usize> = None;
-    for i in pos..lines.count() {
-        let Some(line) = classify(lines.line(i)) else {
-            continue;
-        };
-        if is_boundary(line.text) {
-            break;
-        }
-        let (indent, text) = if first_after_dash && i == pos {
-            let Some(after) = line.text.strip_prefix('-') else {
-                break;
-            };
-            let after = after.trim_start_matches(' ');
-            (line.indent + (line.text.len() - after.len()), after)
-        } else {
-            (line.indent, line.text)
-        };
-        let want = *entry_indent.get_or_insert(indent);
-        if indent < want {
-            break;
-        }
-        if indent == want {
-            for key in key_candidates(text) {
-                keys.entry(key.to_owned()).or_insert(i);
-            }
+    for (i, text) in entries(lines, pos, first_after_dash) {
+        for key in key_candidates(text) {
+            keys.entry(key.to_owned()).or_insert(i);
         }
     }
     keys
@@ -484,92 +550,6 @@ fn key_candidates(text: &str) -> impl Iterator<Item = &str> {
             .map(|(at, _)| &inner[..at])
     };
     plain.into_iter().chain(quoted('"')).chain(quoted('\''))
-}
-
-/// The lines of the items of the block sequence that starts at `pos`: what [`find_item`] would
-/// answer for each position.
-fn items_at<L: Lines + ?Sized>(lines: &L, pos: usize) -> Vec<usize> {
-    let mut items = Vec::new();
-    let mut item_indent: Option<usize> = None;
-    for i in pos..lines.count() {
-        let Some(line) = classify(lines.line(i)) else {
-            continue;
-        };
-        if is_boundary(line.text) {
-            break;
-        }
-        let want = *item_indent.get_or_insert(line.indent);
-        if line.indent < want {
-            break;
-        }
-        if line.indent == want {
-            if !(line.text == "-" || line.text.starts_with("- ")) {
-                break;
-            }
-            items.push(i);
-        }
-    }
-    items
-}
-
-/// The line of `key` among the entries that start at `pos`. Returns (line index, false).
-fn find_key<L: Lines + ?Sized>(
-    lines: &L,
-    pos: usize,
-    first_after_dash: bool,
-    key: &str,
-) -> Option<(usize, bool)> {
-    let mut entry_indent: Option<usize> = None;
-    for i in pos..lines.count() {
-        let Some(line) = classify(lines.line(i)) else {
-            continue;
-        };
-        if is_boundary(line.text) {
-            return None;
-        }
-        let (indent, text) = if first_after_dash && i == pos {
-            let after = line.text.strip_prefix('-')?.trim_start_matches(' ');
-            (line.indent + (line.text.len() - after.len()), after)
-        } else {
-            (line.indent, line.text)
-        };
-        let want = *entry_indent.get_or_insert(indent);
-        if indent < want {
-            return None;
-        }
-        if indent == want && starts_with_key(text, key) {
-            return Some((i, false));
-        }
-    }
-    None
-}
-
-/// The line of item `n` of the block sequence that starts at `pos`. Returns (line index, true).
-fn find_item<L: Lines + ?Sized>(lines: &L, pos: usize, n: usize) -> Option<(usize, bool)> {
-    let mut item_indent: Option<usize> = None;
-    let mut seen = 0usize;
-    for i in pos..lines.count() {
-        let Some(line) = classify(lines.line(i)) else {
-            continue;
-        };
-        if is_boundary(line.text) {
-            return None;
-        }
-        let want = *item_indent.get_or_insert(line.indent);
-        if line.indent < want {
-            return None;
-        }
-        if line.indent == want {
-            if !(line.text == "-" || line.text.starts_with("- ")) {
-                return None;
-            }
-            if seen == n {
-                return Some((i, true));
-            }
-            seen += 1;
-        }
-    }
-    None
 }
 
 /// Whether the value at a key line is a block scalar (`key: |` or `key: >`), whose content
