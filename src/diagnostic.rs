@@ -7,6 +7,8 @@ use std::cmp::Ordering;
 
 use crate::origin::{ObjectRef, Origin};
 
+mod near;
+
 /// How bad a finding is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -180,52 +182,7 @@ pub fn shortened(text: &str) -> String {
     shown
 }
 
-/// Levenshtein distance between two strings, counted in characters.
-pub fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = diagonal + usize::from(ca != *cb);
-            diagonal = row[j + 1];
-            row[j + 1] = substitution.min(row[j] + 1).min(diagonal + 1);
-        }
-    }
-    row[b.len()]
-}
-
-/// The candidate nearest to `name`, to suggest for a name that was not found: the same but
-/// for case, or a few edits away (one for every four characters of the longer name, at most
-/// three: none in names shorter than four). Ties go to the alphabetically first, so the answer
-/// does not depend on the order of `candidates`.
-pub fn nearest_name<'c>(
-    name: &str,
-    candidates: impl IntoIterator<Item = &'c str>,
-) -> Option<&'c str> {
-    candidates
-        .into_iter()
-        .filter(|c| *c != name)
-        .filter_map(|c| {
-            let (n, m) = (name.chars().count(), c.chars().count());
-            let allowed = (n.max(m) / 4).min(3);
-            // Lengths further apart than the edits allowed cannot be near: skip the count. No
-            // Kubernetes name or field is longer than 253 characters, and counting the edits
-            // between two hostile megabyte-long names would take hours.
-            if n.abs_diff(m) > allowed || n.max(m) > 253 {
-                return None;
-            }
-            let distance = if c.eq_ignore_ascii_case(name) {
-                0
-            } else {
-                edit_distance(c, name)
-            };
-            (distance <= allowed).then_some((distance, c))
-        })
-        .min()
-        .map(|(_, c)| c)
-}
+pub use near::{Near, edit_distance, nearest_name};
 
 /// The kinds whose documents define names that others look up.
 const DEFINING_KINDS: [&str; 7] = [
@@ -397,38 +354,5 @@ mod tests {
         assert_eq!(shortened("short"), "short");
         let long = "é".repeat(100);
         assert_eq!(shortened(&long), format!("{}...", "é".repeat(64)));
-    }
-
-    #[test]
-    fn edit_distance_counts_characters() {
-        assert_eq!(edit_distance("VirtualMachine", "VirtualMachin"), 1);
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-        assert_eq!(edit_distance("", "abc"), 3);
-        assert_eq!(edit_distance("é", "e"), 1);
-    }
-
-    #[test]
-    fn the_nearest_name_is_close_and_chosen_the_same_whatever_the_order() {
-        let names = ["u1.medium", "u1.large", "u1.small", "fedora", "rhel.9"];
-        assert_eq!(nearest_name("u1.medum", names), Some("u1.medium"));
-        assert_eq!(nearest_name("U1.Medium", names), Some("u1.medium"));
-        assert_eq!(nearest_name("rhel9", names), Some("rhel.9"));
-        assert_eq!(nearest_name("windows", names), None);
-        // Two edits in a short name are too many to guess from.
-        assert_eq!(nearest_name("fdra", names), None);
-        // Equally near: the alphabetically first, in any order.
-        let mut twins = ["ab.x", "ab.y"];
-        assert_eq!(nearest_name("ab.z", twins.iter().copied()), Some("ab.x"));
-        twins.reverse();
-        assert_eq!(nearest_name("ab.z", twins.iter().copied()), Some("ab.x"));
-        // Nor is a one-letter difference in a name of one letter.
-        assert_eq!(nearest_name("x", ["a"]), None);
-        assert_eq!(nearest_name("cpuu", ["cpu", "memory"]), Some("cpu"));
-        // Names longer than any Kubernetes name are not compared.
-        let long = "a".repeat(100_000);
-        let longer = format!("{long}b");
-        assert_eq!(nearest_name(&longer, [long.as_str()]), None);
-        // The name itself is no suggestion.
-        assert_eq!(nearest_name("fedora", names), None);
     }
 }

@@ -293,27 +293,21 @@ pub fn name_list<'a>(
         .collect()
 }
 
-/// The known name closest to `name`, when it is close enough to be a typo.
+/// The known name closest to `name`, when it is close enough to be a typo: at most two edits
+/// away, or one for every four bytes of the known name, whichever is more.
 fn closest<'k>(name: &str, known: impl Iterator<Item = &'k str>) -> Option<&'k str> {
+    let near = crate::diagnostic::Near::new(name);
     known
-        .map(|k| (edit_distance(name, k), k))
-        .filter(|(d, k)| *d <= 2.max(k.len() / 4))
+        .filter_map(|k| {
+            // No hint for a name longer than any Kubernetes name: the count would take time
+            // that grows with the square of the length.
+            if k.len() > 253 || near.len() > 253 {
+                return None;
+            }
+            near.within(k, 2.max(k.len() / 4)).map(|d| (d, k))
+        })
         .min()
         .map(|(_, k)| k)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 #[cfg(test)]
