@@ -476,13 +476,10 @@ fn check_preset_conflicts(
     let mut pairs = HashMap::new();
     let mut errors = Vec::new();
     let mut conflicts = Vec::new();
-    let mut seen: Vec<usize> = Vec::new();
+    let mut seen = SeenParts::default();
     let mut is_seen = vec![false; class_domains.len()];
     for (i, &(preset, class)) in presets.iter().enumerate() {
-        if seen
-            .iter()
-            .any(|&visited| class_conflicts(&mut pairs, class_domains, class, visited).is_some())
-        {
+        if seen.conflicts_with(class_domains[class]) {
             for &(visited, visited_class) in &presets[..i] {
                 let Some(found) = class_conflicts(&mut pairs, class_domains, class, visited_class)
                 else {
@@ -503,7 +500,7 @@ fn check_preset_conflicts(
         }
         if !is_seen[class] {
             is_seen[class] = true;
-            seen.push(class);
+            seen.add(class_domains[class]);
         }
     }
     if errors.is_empty() {
@@ -517,6 +514,95 @@ fn check_preset_conflicts(
         conflicts,
         invalid_selectors: Vec::new(),
     })
+}
+
+/// The values that the classes of presets seen so far give each part [`merge_conflicts`]
+/// compares, to tell at once whether a new class conflicts with any of them. Each equality is
+/// one of Go values, so values fall into groups of equals, and a part keeps one value of each
+/// of at most two groups: a new value conflicts with a seen one unless it is equal to the only
+/// group seen.
+#[derive(Default)]
+struct SeenParts<'v> {
+    /// Per resource name, the requests.
+    requests: HashMap<&'v str, Vec<&'v Value>>,
+    /// Per entry of [`POINTER_PARTS`], the values.
+    pointers: [Vec<&'v Value>; POINTER_PARTS.len()],
+    /// The clocks, compared on their offset.
+    clocks: Vec<&'v Value>,
+    /// The timers of the clocks.
+    timers: Vec<&'v Value>,
+}
+
+impl<'v> SeenParts<'v> {
+    /// Whether `domain` conflicts with the domain of a class seen so far: whether
+    /// [`merge_conflicts`] finds anything between them.
+    fn conflicts_with(&self, domain: &Value) -> bool {
+        fn differs(seen: &[&Value], value: &Value, eq: impl Fn(&Value, &Value) -> bool) -> bool {
+            seen.iter().any(|s| !eq(value, s))
+        }
+        let requests = requests(domain).is_some_and(|requests| {
+            requests.iter().any(|(key, value)| {
+                self.requests
+                    .get(key.as_str())
+                    .is_some_and(|seen| differs(seen, value, quantity::struct_eq))
+            })
+        });
+        requests
+            || POINTER_PARTS
+                .iter()
+                .zip(&self.pointers)
+                .any(|((_, at, ty), seen)| {
+                    set_at(domain, at).is_some_and(|value| {
+                        differs(seen, value, |a, b| schema::semantic_eq(a, b, ty))
+                    })
+                })
+            || set_at(domain, &["clock"]).is_some_and(|clock| {
+                differs(&self.clocks, clock, |a, b| {
+                    schema::semantic_eq(a, b, &schema::CLOCK_OFFSET)
+                }) || set_at(clock, &["timer"]).is_some_and(|timer| {
+                    differs(&self.timers, timer, |a, b| {
+                        schema::semantic_eq(a, b, &schema::TIMER)
+                    })
+                })
+            })
+    }
+
+    /// Count the parts of `domain` among those seen.
+    fn add(&mut self, domain: &'v Value) {
+        fn keep<'v>(
+            seen: &mut Vec<&'v Value>,
+            value: &'v Value,
+            eq: impl Fn(&Value, &Value) -> bool,
+        ) {
+            if seen.len() < 2 && !seen.iter().any(|s| eq(value, s)) {
+                seen.push(value);
+            }
+        }
+        if let Some(requests) = requests(domain) {
+            for (key, value) in requests {
+                keep(
+                    self.requests.entry(key.as_str()).or_default(),
+                    value,
+                    quantity::struct_eq,
+                );
+            }
+        }
+        for ((_, at, ty), seen) in POINTER_PARTS.iter().zip(&mut self.pointers) {
+            if let Some(value) = set_at(domain, at) {
+                keep(seen, value, |a, b| schema::semantic_eq(a, b, ty));
+            }
+        }
+        if let Some(clock) = set_at(domain, &["clock"]) {
+            keep(&mut self.clocks, clock, |a, b| {
+                schema::semantic_eq(a, b, &schema::CLOCK_OFFSET)
+            });
+            if let Some(timer) = set_at(clock, &["timer"]) {
+                keep(&mut self.timers, timer, |a, b| {
+                    schema::semantic_eq(a, b, &schema::TIMER)
+                });
+            }
+        }
+    }
 }
 
 /// What two classes of presets conflict on: the fields, and the details as KubeVirt words them.
