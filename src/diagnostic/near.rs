@@ -1,10 +1,12 @@
 //! Names near a name that was not found, for "did you mean ...?" hints.
 //!
 //! A hint compares one name with every name of its kind and scope, so a run with thousands of
-//! distinct misspelt names makes millions of comparisons. Each is bounded: a name is compared
-//! with [`Near`], which counts the edits of an ASCII name of up to 64 bytes a machine word at a
-//! time (one step per character of the other name) and those of any other name in a band of
-//! the table no wider than the edits allowed, giving up once every path is past them.
+//! distinct misspelt names makes millions of comparisons. Each is bounded: [`Near`] first
+//! counts, for an ASCII name of up to 256 bytes, the bytes of the other name that cannot be
+//! matched without an edit, which rules out most names in a few steps a byte; then it counts
+//! the edits of a name of up to 64 bytes a machine word at a time (one step per character of
+//! the other name), and those of any other name in a band of the table no wider than the
+//! edits allowed, giving up once every path is past them.
 
 /// The longest name worth a hint: no Kubernetes name is longer than 253 characters, and a
 /// longer one is not a typo of a real one.
@@ -27,22 +29,27 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
+/// The longest ASCII name whose byte positions [`Near`] keeps, in words of 64 bits.
+const WORDS: usize = 4;
+
+/// For each ASCII byte, the bit set of the positions where a name has it.
+type Positions = [[u64; WORDS]; 128];
+
 /// A name made ready to be compared with many others.
 pub struct Near<'n> {
     name: &'n str,
     /// Its characters.
     chars: Vec<char>,
-    /// For an ASCII name of 1 to 64 bytes: for each ASCII byte, the bit set of the positions
-    /// where the name has it.
-    positions: Option<Box<[u64; 128]>>,
+    /// For an ASCII name of 1 to 256 bytes, the positions of each byte in it.
+    positions: Option<Box<Positions>>,
 }
 
 impl<'n> Near<'n> {
     pub fn new(name: &'n str) -> Self {
-        let positions = (name.is_ascii() && (1..=64).contains(&name.len())).then(|| {
-            let mut table = Box::new([0u64; 128]);
+        let positions = (name.is_ascii() && (1..=64 * WORDS).contains(&name.len())).then(|| {
+            let mut table = Box::new([[0u64; WORDS]; 128]);
             for (i, b) in name.bytes().enumerate() {
-                table[usize::from(b)] |= 1 << i;
+                table[usize::from(b)][i / 64] |= 1 << (i % 64);
             }
             table
         });
@@ -66,13 +73,16 @@ impl<'n> Near<'n> {
     /// The edit distance between the name and `other`, if it is at most `limit`.
     pub fn within(&self, other: &str, limit: usize) -> Option<usize> {
         if let (Some(positions), true) = (&self.positions, other.is_ascii()) {
-            if self.name.len().abs_diff(other.len()) > limit {
+            let (name, other) = (self.name.as_bytes(), other.as_bytes());
+            if name.len().abs_diff(other.len()) > limit
+                || foreign(positions, name.len(), other, limit) > limit
+            {
                 return None;
             }
-            if foreign(positions, self.name.len(), other.as_bytes(), limit) > limit {
-                return None;
+            if name.len() > 64 {
+                return banded_distance(name, other, limit);
             }
-            let distance = word_distance(positions, self.name.len(), other.as_bytes());
+            let distance = word_distance(positions, name.len(), other);
             return (distance <= limit).then_some(distance);
         }
         let other: Vec<char> = other.chars().collect();
@@ -80,25 +90,27 @@ impl<'n> Near<'n> {
     }
 }
 
-/// How many bytes of `text` (stopping past `limit`) the pattern of `len` (1 to 64) ASCII bytes,
-/// given by the positions of each byte in it, does not have within `limit` places of the same
-/// position: a bound from below on the edits between the two when there are at most `limit`.
-/// With that many edits, a byte of `text` that costs none is the same as a byte of the pattern
-/// at most `limit` places away (no more insertions and deletions come before it), and every
-/// other byte costs an edit of its own. It takes a few steps a byte, with no step waiting for
-/// the one before, so it rules most names out before the exact count.
-fn foreign(positions: &[u64; 128], len: usize, text: &[u8], limit: usize) -> usize {
+/// How many bytes of `text` (stopping past `limit`) the pattern of `len` (1 to 256) ASCII
+/// bytes, given by the positions of each byte in it, does not have within `limit` places of
+/// the same position: a bound from below on the edits between the two when there are at most
+/// `limit`. With that many edits, a byte of `text` that costs none is the same as a byte of
+/// the pattern at most `limit` places away (no more insertions and deletions come before it),
+/// and every other byte costs an edit of its own. It takes a few steps a byte, with no step
+/// waiting for the one before, so it rules most names out before the exact count.
+fn foreign(positions: &Positions, len: usize, text: &[u8], limit: usize) -> usize {
     let mut count = 0;
     for (j, &byte) in text.iter().enumerate() {
         // The window of positions j - limit ..= j + limit, cut to the pattern.
         let low = j.saturating_sub(limit);
         let high = (j + limit).min(len - 1);
-        if low > high {
-            count += 1;
-        } else {
-            let window = (u64::MAX >> (63 - high)) & (u64::MAX << low);
-            count += usize::from(positions[usize::from(byte & 0x7f)] & window == 0);
-        }
+        let at = &positions[usize::from(byte & 0x7f)];
+        let found = low <= high
+            && (low / 64..=high / 64).any(|word| {
+                let from = if word == low / 64 { low % 64 } else { 0 };
+                let to = if word == high / 64 { high % 64 } else { 63 };
+                at[word] & (u64::MAX >> (63 - to)) & (u64::MAX << from) != 0
+            });
+        count += usize::from(!found);
         if count > limit {
             break;
         }
@@ -110,14 +122,14 @@ fn foreign(positions: &[u64; 128], len: usize, text: &[u8], limit: usize) -> usi
 /// of each byte in it, and `text`: the columns of the table are computed one machine word at a
 /// time, as the differences between neighbouring cells (Myers' bit-vector method, in the form
 /// Hyyrö gives for the distance between two whole strings).
-fn word_distance(positions: &[u64; 128], len: usize, text: &[u8]) -> usize {
+fn word_distance(positions: &Positions, len: usize, text: &[u8]) -> usize {
     let last = 1u64 << (len - 1);
     // Vertical differences, +1 and -1, down the current column: +1 everywhere in column 0.
     let mut plus = u64::MAX >> (64 - len);
     let mut minus = 0u64;
     let mut distance = len;
     for &byte in text {
-        let equal = positions[usize::from(byte & 0x7f)];
+        let equal = positions[usize::from(byte & 0x7f)][0];
         let crossed = equal | minus;
         let diagonal = ((equal & plus).wrapping_add(plus) ^ plus) | equal;
         let mut up = minus | !(diagonal | plus);
@@ -139,7 +151,7 @@ fn word_distance(positions: &[u64; 128], len: usize, text: &[u8]) -> usize {
 /// The edit distance between `a` and `b` if it is at most `limit`: only the cells of the table
 /// at most `limit` off its diagonal are computed, and the count stops once a whole row is past
 /// `limit`.
-fn banded_distance(a: &[char], b: &[char], limit: usize) -> Option<usize> {
+fn banded_distance<T: PartialEq>(a: &[T], b: &[T], limit: usize) -> Option<usize> {
     if a.len().abs_diff(b.len()) > limit {
         return None;
     }
@@ -291,10 +303,33 @@ mod tests {
         .prop_map(|chars| chars.into_iter().collect())
     }
 
-    /// Longer ASCII strings, up to past a machine word.
+    /// Longer ASCII strings, up to past a machine word and past the positions kept.
     fn ascii_word() -> impl Strategy<Value = String> {
-        proptest::collection::vec(prop_oneof![Just('a'), Just('b'), Just('.')], 0..70)
+        proptest::collection::vec(prop_oneof![Just('a'), Just('b'), Just('.')], 0..300)
             .prop_map(|chars| chars.into_iter().collect())
+    }
+
+    /// An ASCII string and the same with a few edits, so that long pairs are near too.
+    fn ascii_pair() -> impl Strategy<Value = (String, String)> {
+        let edit = (0usize..3, any::<prop::sample::Index>(), "[ab.]");
+        (ascii_word(), proptest::collection::vec(edit, 0..5)).prop_map(|(a, edits)| {
+            let mut b: Vec<u8> = a.clone().into_bytes();
+            for (kind, at, byte) in edits {
+                let byte = byte.as_bytes()[0];
+                match kind {
+                    0 => b.insert(at.index(b.len() + 1), byte),
+                    1 if !b.is_empty() => {
+                        b.remove(at.index(b.len()));
+                    }
+                    _ if !b.is_empty() => {
+                        let i = at.index(b.len());
+                        b[i] = byte;
+                    }
+                    _ => {}
+                }
+            }
+            (a, String::from_utf8(b).expect("ASCII"))
+        })
     }
 
     proptest! {
@@ -308,7 +343,16 @@ mod tests {
         fn near_agrees_with_the_whole_table_on_long_ascii(
             a in ascii_word(),
             b in ascii_word(),
-            limit in 0usize..70,
+            limit in 0usize..300,
+        ) {
+            let d = edit_distance(&a, &b);
+            prop_assert_eq!(Near::new(&a).within(&b, limit), (d <= limit).then_some(d));
+        }
+
+        #[test]
+        fn near_agrees_with_the_whole_table_on_near_ascii(
+            (a, b) in ascii_pair(),
+            limit in 0usize..6,
         ) {
             let d = edit_distance(&a, &b);
             prop_assert_eq!(Near::new(&a).within(&b, limit), (d <= limit).then_some(d));
