@@ -98,19 +98,43 @@ impl<'n> Near<'n> {
 /// and every other byte costs an edit of its own. It takes a few steps a byte, with no step
 /// waiting for the one before, so it rules most names out before the exact count.
 fn foreign(positions: &Positions, len: usize, text: &[u8], limit: usize) -> usize {
-    let mut count = 0;
-    for (j, &byte) in text.iter().enumerate() {
-        // The window of positions j - limit ..= j + limit, cut to the pattern.
+    // Whether the pattern has `byte` in the window of positions j - limit ..= j + limit.
+    let nearby = |j: usize, byte: u8| {
         let low = j.saturating_sub(limit);
         let high = (j + limit).min(len - 1);
+        if low > high {
+            return false;
+        }
         let at = &positions[usize::from(byte & 0x7f)];
-        let found = low <= high
-            && (low / 64..=high / 64).any(|word| {
-                let from = if word == low / 64 { low % 64 } else { 0 };
-                let to = if word == high / 64 { high % 64 } else { 63 };
-                at[word] & (u64::MAX >> (63 - to)) & (u64::MAX << from) != 0
-            });
-        count += usize::from(!found);
+        let (from, to) = (u64::MAX << (low % 64), u64::MAX >> (63 - high % 64));
+        if low / 64 == high / 64 {
+            at[low / 64] & from & to != 0
+        } else {
+            at[low / 64] & from != 0
+                || at[low / 64 + 1..high / 64].iter().any(|&word| word != 0)
+                || at[high / 64] & to != 0
+        }
+    };
+    let mut count = 0;
+    if len <= 64 {
+        // The same in one word, as most names are.
+        for (j, &byte) in text.iter().enumerate() {
+            let low = j.saturating_sub(limit);
+            let high = (j + limit).min(len - 1);
+            let window = if low > high {
+                0
+            } else {
+                (u64::MAX >> (63 - high)) & (u64::MAX << low)
+            };
+            count += usize::from(positions[usize::from(byte & 0x7f)][0] & window == 0);
+            if count > limit {
+                break;
+            }
+        }
+        return count;
+    }
+    for (j, &byte) in text.iter().enumerate() {
+        count += usize::from(!nearby(j, byte));
         if count > limit {
             break;
         }
