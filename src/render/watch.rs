@@ -11,7 +11,10 @@
 //! rendered as `KV040` errors and ends the process with exit code 1. Rendering comes before
 //! any output, so nothing has been written by then.
 //!
-//! The watcher reads `/proc/self/status`; where there is none (not Linux) it does not run.
+//! The watcher reads the resident memory from `/proc/self/status`. Where there is none (Unix
+//! systems other than Linux, such as macOS), it reads the peak resident memory that
+//! `getrusage` reports instead: the process grows past its budget all the same. Elsewhere
+//! (Windows) only time is watched.
 
 use std::io::Write as _;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -105,12 +108,36 @@ impl Drop for Entered<'_> {
     }
 }
 
-/// The process's resident memory in bytes, where `/proc` tells it.
+/// The process's resident memory in bytes, where `/proc` tells it, else the most it has had.
 fn resident() -> Option<u64> {
+    proc_resident().or_else(peak_resident)
+}
+
+/// The process's resident memory in bytes, where `/proc` tells it.
+fn proc_resident() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find_map(|l| l.strip_prefix("VmRSS:"))?;
     let kib: u64 = line.trim().strip_suffix("kB")?.trim().parse().ok()?;
     Some(kib.saturating_mul(1024))
+}
+
+/// The most resident memory the process has had, in bytes, as `getrusage` tells it: in bytes
+/// on Apple's systems, in KiB on the others.
+#[cfg(unix)]
+fn peak_resident() -> Option<u64> {
+    use nix::sys::resource::{UsageWho, getrusage};
+    let most = u64::try_from(getrusage(UsageWho::RUSAGE_SELF).ok()?.max_rss()).ok()?;
+    let unit = if cfg!(target_vendor = "apple") {
+        1
+    } else {
+        1024
+    };
+    (most > 0).then(|| most.saturating_mul(unit))
+}
+
+#[cfg(not(unix))]
+fn peak_resident() -> Option<u64> {
+    None
 }
 
 /// Run `work` over `jobs` combinations, watched when `watch` holds. `describe` gives, for a
@@ -126,7 +153,7 @@ pub fn watched<R>(
         return work(&Running::new(None));
     }
     let running = Running::new(Some(Instant::now()));
-    // Where `/proc` does not tell the memory, only time is watched.
+    // Where the system does not tell the memory, only time is watched.
     let start = resident();
     let budget = GROWTH_BUDGET.saturating_add(PER_JOB.saturating_mul(jobs as u64));
     let limit = start.map(|start| start.saturating_add(budget));
@@ -207,7 +234,21 @@ mod tests {
     #[test]
     fn resident_memory_is_read_where_proc_has_it() {
         if std::path::Path::new("/proc/self/status").exists() {
-            assert!(resident().is_some_and(|b| b > 0));
+            assert!(proc_resident().is_some_and(|b| b > 0));
+            assert!(resident().is_some());
         }
+    }
+
+    /// The fallback reads the peak in bytes: at least what the process holds, a large block
+    /// touched included.
+    #[cfg(unix)]
+    #[test]
+    fn peak_memory_is_read_from_getrusage() {
+        let now = proc_resident().unwrap_or(0);
+        let block = vec![1u8; 256 << 20];
+        std::hint::black_box(&block);
+        let peak = peak_resident().expect("getrusage tells the peak");
+        assert!(peak >= now + (192 << 20), "{now} -> {peak}");
+        drop(block);
     }
 }
