@@ -125,7 +125,8 @@ pub fn read_paths_skipping(paths: &[PathBuf], skip: Option<&Path>) -> Result<Vec
     Ok(sources)
 }
 
-/// Files at least this large are read in pieces by several threads.
+/// Files at least this large are read in pieces by several threads (on Unix systems).
+#[cfg_attr(not(unix), allow(dead_code))]
 const PARALLEL_READ_FROM: u64 = 4 << 20;
 
 /// Read a whole file. A large regular file is read in 1 MiB pieces in parallel: most of the
