@@ -8,6 +8,9 @@
 //! after the presets.
 
 use std::io::IsTerminal;
+use std::sync::Mutex;
+
+use rayon::prelude::*;
 
 use serde_json::Value;
 
@@ -21,13 +24,15 @@ use crate::kubevirt::{admission, expand, presets, vmi, vmi_defaults};
 use crate::model::{Kind, Object};
 use crate::pipeline;
 
-/// One VMI and what produced it.
-struct Built {
-    source: Object,
-    vmi: Value,
-}
-
-fn build_all(inputs: &Inputs, stage: Stage, out: &mut Outcome) -> Vec<Built> {
+/// Build the VMI of each VirtualMachine (and take each VirtualMachineInstance) of `inputs`, in
+/// input order, and hand it to `each` with the object it comes from: printed there and then,
+/// so that no VMI's tree is held longer than it takes to print it.
+fn build_all(
+    inputs: &Inputs,
+    stage: Stage,
+    out: &mut Outcome,
+    each: impl Fn(&Object, Value) -> String + Sync,
+) {
     let index = inputs.index();
     // A preset without a domain is refused when it is created (`ValidateVMIPresetSpec`), so it
     // never selects a VMI.
@@ -53,130 +58,155 @@ fn build_all(inputs: &Inputs, stage: Stage, out: &mut Outcome) -> Vec<Built> {
             has_domain
         })
         .collect();
-    let mut preset_index = presets::PresetIndex::new(&preset_objects);
-    let mut built = Vec::new();
-    for obj in &inputs.objects {
-        let kind = obj.kind();
-        if kind == Kind::Other {
-            // A misspelt VirtualMachine kind is reported instead of passed over in silence.
-            crate::validate::rules::api_version::check(obj, &mut out.diagnostics);
+    let preset_index = Mutex::new(presets::PresetIndex::new(&preset_objects));
+    // Each VM on its own, in parallel; their findings and printed VMIs are then taken in input
+    // order.
+    let built: Vec<(Vec<Diagnostic>, Option<String>)> = inputs
+        .objects
+        .par_iter()
+        .map(|obj| {
+            let mut diagnostics = Vec::new();
+            let printed = build_one(obj, inputs, &index, stage, &preset_index, &mut diagnostics)
+                .map(|vmi| each(obj, vmi));
+            (diagnostics, printed)
+        })
+        .collect();
+    for (diagnostics, printed) in built {
+        out.diagnostics.extend(diagnostics);
+        if let Some(printed) = printed {
+            out.stdout.push_str(&printed);
         }
-        if kind != Kind::VirtualMachine && kind != Kind::VirtualMachineInstance {
-            continue;
-        }
-        // The instancetype and preference, applied as the VM controller does.
-        let source = if kind == Kind::VirtualMachine && expand::has_matchers(&obj.value) {
-            // A VM KubeVirt's webhook refuses is not created (or not updated) as written; the
-            // VMI is still what the controller makes of it, should it exist (its preference
-            // changed after it was admitted, say): say so, as a warning.
-            let refused = admission::admit(obj, &index, &inputs.profile)
-                .map(|r| r.causes)
-                .unwrap_or_default();
-            // A conflict stops the controller too: it is reported below, as an error.
-            let refused = refused
-                .into_iter()
-                .filter(|c| c.reason != admission::Reason::Conflict);
-            out.diagnostics.extend(refused.map(|cause| {
-                Diagnostic::warning(
-                    crate::validate::rules::admission::code_of(cause.reason),
-                    obj.origin.clone(),
-                    format!(
-                        "{}: KubeVirt's webhook refuses to create the VirtualMachine as written \
-                         (`kvrender validate` reports it as an error); the VirtualMachineInstance \
-                         is what the controller would make of it",
-                        cause.message
-                    ),
-                )
-                .with_object(obj.object_ref())
-                .with_field(cause.field)
-            }));
-            match pipeline::controller_vm(obj, &index, &inputs.profile) {
-                Ok(v) => obj.with_value(v),
-                Err(d) => {
-                    out.diagnostics.push(d);
-                    continue;
-                }
-            }
-        } else {
-            // The checks `expand` makes (the VMI's name and firmware UUID come from the name;
-            // a field of the wrong type would be replaced or copied as it is).
-            if kind == Kind::VirtualMachine
-                && let Some(d) = pipeline::vm_diagnostic(obj)
-            {
-                out.diagnostics.push(d);
-                continue;
-            }
-            obj.clone()
-        };
-        let Some(mut vmi) = vmi::vmi_for(&source) else {
-            continue;
-        };
-        vmi::null_strings_as_empty(&mut vmi);
-        match preset_index.apply(&mut vmi, obj.effective_namespace()) {
-            Ok(outcome) => {
-                for skipped in &outcome.skipped {
-                    out.diagnostics.push(
-                        Diagnostic::warning(codes::PRESET, obj.origin.clone(), skipped.to_string())
-                            .with_object(obj.object_ref())
-                            .with_field(skipped.field.clone()),
-                    );
-                }
-                for warning in &outcome.warnings {
-                    out.diagnostics.push(
-                        Diagnostic::warning(codes::PRESET, obj.origin.clone(), warning.clone())
-                            .with_object(obj.object_ref()),
-                    );
-                }
-            }
-            Err(refusal) => {
-                out.diagnostics.push(
-                    Diagnostic::error(
-                        codes::PRESET,
-                        obj.origin.clone(),
-                        format!("the VirtualMachineInstance would be refused: {refusal}"),
-                    )
-                    .with_object(obj.object_ref()),
-                );
-                continue;
-            }
-        }
-        vmi::omit_empty_resources_and_devices(&mut vmi);
-        if stage == Stage::Full {
-            vmi::write_go_zero_fields(&mut vmi);
-        } else {
-            // The preset stage shows what the presets did: no zero values nobody wrote.
-            vmi::go_nulls_as_zero_values(&mut vmi);
-        }
-        // The VM controller's input device, which no preset touches, for a VM that is not
-        // expanded (an expanded one has it already).
-        if stage == Stage::Full
-            && kind == Kind::VirtualMachine
-            && let Some(spec) = vmi.get_mut("spec")
-        {
-            vmi::autoattach_input_device(spec);
-        }
-        if stage == Stage::Full
-            && let Some(spec) = vmi.get_mut("spec")
-            && let Err(e) = vmi_defaults::apply(&inputs.profile, spec)
-        {
-            out.diagnostics.push(
-                Diagnostic::error(codes::BAD_MATCHER, obj.origin.clone(), e.0)
-                    .with_object(obj.object_ref()),
-            );
-            continue;
-        }
-        if stage == Stage::Full {
-            vmi_defaults::set_new_vmi_annotations(&inputs.profile, &mut vmi);
-            if kind == Kind::VirtualMachine {
-                vmi::receiver_annotation(&obj.value, &mut vmi);
-            }
-        }
-        built.push(Built {
-            source: obj.clone(),
-            vmi,
-        });
     }
-    built
+}
+
+/// The VMI of one object of `inputs`, if it is a VirtualMachine or a VirtualMachineInstance and
+/// nothing refuses it; findings go to `diagnostics`.
+fn build_one(
+    obj: &Object,
+    inputs: &Inputs,
+    index: &crate::resolve::Index<'_>,
+    stage: Stage,
+    preset_index: &Mutex<presets::PresetIndex<'_>>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<Value> {
+    let kind = obj.kind();
+    if kind == Kind::Other {
+        // A misspelt VirtualMachine kind is reported instead of passed over in silence.
+        crate::validate::rules::api_version::check(obj, diagnostics);
+    }
+    if kind != Kind::VirtualMachine && kind != Kind::VirtualMachineInstance {
+        return None;
+    }
+    // The instancetype and preference, applied as the VM controller does.
+    let source = if kind == Kind::VirtualMachine && expand::has_matchers(&obj.value) {
+        // A VM KubeVirt's webhook refuses is not created (or not updated) as written; the
+        // VMI is still what the controller makes of it, should it exist (its preference
+        // changed after it was admitted, say): say so, as a warning.
+        let refused = admission::admit(obj, index, &inputs.profile)
+            .map(|r| r.causes)
+            .unwrap_or_default();
+        // A conflict stops the controller too: it is reported below, as an error.
+        let refused = refused
+            .into_iter()
+            .filter(|c| c.reason != admission::Reason::Conflict);
+        diagnostics.extend(refused.map(|cause| {
+            Diagnostic::warning(
+                crate::validate::rules::admission::code_of(cause.reason),
+                obj.origin.clone(),
+                format!(
+                    "{}: KubeVirt's webhook refuses to create the VirtualMachine as written \
+                     (`kvrender validate` reports it as an error); the VirtualMachineInstance \
+                     is what the controller would make of it",
+                    cause.message
+                ),
+            )
+            .with_object(obj.object_ref())
+            .with_field(cause.field)
+        }));
+        match pipeline::controller_vm(obj, index, &inputs.profile) {
+            Ok(v) => obj.with_value(v),
+            Err(d) => {
+                diagnostics.push(d);
+                return None;
+            }
+        }
+    } else {
+        // The checks `expand` makes (the VMI's name and firmware UUID come from the name;
+        // a field of the wrong type would be replaced or copied as it is).
+        if kind == Kind::VirtualMachine
+            && let Some(d) = pipeline::vm_diagnostic(obj)
+        {
+            diagnostics.push(d);
+            return None;
+        }
+        obj.clone()
+    };
+    let mut vmi = vmi::vmi_for(&source)?;
+    vmi::null_strings_as_empty(&mut vmi);
+    let applied = preset_index
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .apply(&mut vmi, obj.effective_namespace());
+    match applied {
+        Ok(outcome) => {
+            for skipped in &outcome.skipped {
+                diagnostics.push(
+                    Diagnostic::warning(codes::PRESET, obj.origin.clone(), skipped.to_string())
+                        .with_object(obj.object_ref())
+                        .with_field(skipped.field.clone()),
+                );
+            }
+            for warning in &outcome.warnings {
+                diagnostics.push(
+                    Diagnostic::warning(codes::PRESET, obj.origin.clone(), warning.clone())
+                        .with_object(obj.object_ref()),
+                );
+            }
+        }
+        Err(refusal) => {
+            diagnostics.push(
+                Diagnostic::error(
+                    codes::PRESET,
+                    obj.origin.clone(),
+                    format!("the VirtualMachineInstance would be refused: {refusal}"),
+                )
+                .with_object(obj.object_ref()),
+            );
+            return None;
+        }
+    }
+    vmi::omit_empty_resources_and_devices(&mut vmi);
+    if stage == Stage::Full {
+        vmi::write_go_zero_fields(&mut vmi);
+    } else {
+        // The preset stage shows what the presets did: no zero values nobody wrote.
+        vmi::go_nulls_as_zero_values(&mut vmi);
+    }
+    // The VM controller's input device, which no preset touches, for a VM that is not
+    // expanded (an expanded one has it already).
+    if stage == Stage::Full
+        && kind == Kind::VirtualMachine
+        && let Some(spec) = vmi.get_mut("spec")
+    {
+        vmi::autoattach_input_device(spec);
+    }
+    if stage == Stage::Full
+        && let Some(spec) = vmi.get_mut("spec")
+        && let Err(e) = vmi_defaults::apply(&inputs.profile, spec)
+    {
+        diagnostics.push(
+            Diagnostic::error(codes::BAD_MATCHER, obj.origin.clone(), e.0)
+                .with_object(obj.object_ref()),
+        );
+        return None;
+    }
+    if stage == Stage::Full {
+        vmi_defaults::set_new_vmi_annotations(&inputs.profile, &mut vmi);
+        if kind == Kind::VirtualMachine {
+            vmi::receiver_annotation(&obj.value, &mut vmi);
+        }
+    }
+    Some(vmi)
 }
 
 /// Run `vmi`.
@@ -186,8 +216,11 @@ pub fn run(args: &VmiArgs) -> Result<Outcome> {
         diagnostics: inputs.diagnostics.clone(),
         ..Outcome::default()
     };
-    let built = build_all(&inputs, args.stage, &mut out);
-    out.stdout = emit::yaml_stream(built.iter().map(|b| &b.vmi));
+    // A VMI is never printed from a twin (only catalog kinds are), so its documents one after
+    // the other are the stream `emit::yaml_stream` would print.
+    build_all(&inputs, args.stage, &mut out, |_, vmi| {
+        emit::stream_document(&vmi)
+    });
     diagnostic::sort(&mut out.diagnostics);
     out.exit_from_diagnostics();
     Ok(out)
@@ -206,27 +239,26 @@ pub fn run_diff(diff: &DiffArgs) -> Result<Outcome> {
         "never" => false,
         _ => std::io::stdout().is_terminal(),
     };
-    let built = build_all(&inputs, args.stage, &mut out);
-    for b in &built {
-        let before = if b.source.kind() == Kind::VirtualMachine {
-            crate::model::path::get(&b.source.value, &["spec", "template", "spec"])
+    build_all(&inputs, args.stage, &mut out, |source, vmi| {
+        let before = if source.kind() == Kind::VirtualMachine {
+            crate::model::path::get(&source.value, &["spec", "template", "spec"])
         } else {
-            b.source.value.get("spec")
+            source.value.get("spec")
         }
         .cloned()
         .unwrap_or(Value::Null);
-        let after = b.vmi.get("spec").cloned().unwrap_or(Value::Null);
+        let after = vmi.get("spec").cloned().unwrap_or(Value::Null);
         let before = emit::yaml_document(&before);
         let after = emit::yaml_document(&after);
-        let name = b.source.object_ref().to_string();
-        out.stdout.push_str(&emit::unified_diff(
+        let name = source.object_ref().to_string();
+        emit::unified_diff(
             &before,
             &after,
             &format!("{name} (template spec)"),
             &format!("{name} (VirtualMachineInstance spec)"),
             color,
-        ));
-    }
+        )
+    });
     diagnostic::sort(&mut out.diagnostics);
     out.exit_from_diagnostics();
     Ok(out)

@@ -1,5 +1,6 @@
 //! The same input with 1, 2 and 8 worker threads gives byte-identical output, for a clean run
-//! (the expanded stream) and for one full of findings (the sorted diagnostics).
+//! (the expanded stream) and for one full of findings (the sorted diagnostics), in `expand`
+//! and in the commands that build VMIs.
 
 use std::fs;
 use std::process::Output;
@@ -7,31 +8,37 @@ use std::process::Output;
 use crate::common::kvrender;
 use crate::vm_gen;
 
-fn expand(threads: &str, dir: &std::path::Path) -> Output {
+fn run(threads: &str, command: &[&str], dir: &std::path::Path) -> Output {
     kvrender()
         .current_dir(dir)
-        .args(["--threads", threads, "expand", "."])
+        .args(["--threads", threads])
+        .args(command)
+        .arg(".")
         .output()
         .expect("kvrender runs")
 }
 
 fn same_at_every_thread_count(dir: &std::path::Path) -> Output {
-    let one = expand("1", dir);
+    same_for(&["expand"], dir)
+}
+
+fn same_for(command: &[&str], dir: &std::path::Path) -> Output {
+    let one = run("1", command, dir);
     for threads in ["2", "8"] {
-        let other = expand(threads, dir);
+        let other = run(threads, command, dir);
         assert_eq!(
             one.status.code(),
             other.status.code(),
-            "--threads {threads}"
+            "{command:?} --threads {threads}"
         );
         assert!(
             one.stdout == other.stdout,
-            "stdout differs between --threads 1 and --threads {threads}"
+            "{command:?}: stdout differs between --threads 1 and --threads {threads}"
         );
         assert_eq!(
             String::from_utf8_lossy(&one.stderr),
             String::from_utf8_lossy(&other.stderr),
-            "stderr differs between --threads 1 and --threads {threads}"
+            "{command:?}: stderr differs between --threads 1 and --threads {threads}"
         );
     }
     one
@@ -86,6 +93,60 @@ fn diagnostics_are_identical_with_1_2_and_8_threads() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.lines().count() >= 6, "{stderr}");
+}
+
+/// `vmi` and `diff` build each VMI on its own thread, with presets (some of them in conflict)
+/// whose checks are remembered across VMs, and findings of every kind among them.
+#[test]
+fn vmis_and_diffs_are_identical_with_1_2_and_8_threads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut text = vm_gen::generate(200, 11);
+    text = text.replacen("name: u1.", "name: nope.", 3);
+    text = text.replacen("cores: 1", "cores: one", 2);
+    fs::write(tmp.path().join("vms.yaml"), text).unwrap();
+    let preset = |name: &str, domain: &str| {
+        format!(
+            "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
+             name: {name}\n  namespace: team-03\nspec:\n  selector: {{}}\n  domain:\n{domain}"
+        )
+    };
+    let presets = [
+        preset("a", "    cpu:\n      cores: 2\n"),
+        preset("b", "    firmware:\n      serial: s\n"),
+        preset("c", "    cpu:\n      cores: 4\n"),
+        preset(
+            "d",
+            "    resources:\n      requests:\n        memory: 1Gi\n",
+        ),
+    ];
+    fs::write(tmp.path().join("presets.yaml"), presets.join("---\n")).unwrap();
+    for command in [&["vmi"][..], &["vmi", "--stage", "presets"], &["diff"]] {
+        let out = same_for(command, tmp.path());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{command:?}: {stderr}");
+        assert!(
+            stderr.contains("presets 'c' and 'a' conflict"),
+            "{command:?}: {stderr}"
+        );
+    }
+    // Without the conflicting preset, every VM that expands gets its VMI, in input order.
+    fs::write(
+        tmp.path().join("presets.yaml"),
+        [&presets[..2], &presets[3..]].concat().join("---\n"),
+    )
+    .unwrap();
+    let out = same_for(&["vmi"], tmp.path());
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let printed = kvrender::load::parse_text(&std::sync::Arc::from("stdout"), &stdout);
+    let names: Vec<&str> = printed.objects.iter().map(|o| o.name()).collect();
+    assert!(names.len() >= 190, "{}", names.len());
+    let mut sorted = names.clone();
+    sorted.sort_by_key(|n| {
+        n.trim_start_matches(|c: char| !c.is_ascii_digit())
+            .parse::<u32>()
+            .unwrap_or(0)
+    });
+    assert_eq!(names, sorted, "VMIs out of input order");
 }
 
 /// A thread count beyond what any machine can start is a usage error (exit code 2), not an
