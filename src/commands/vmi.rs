@@ -244,12 +244,9 @@ pub fn run_diff(diff: &DiffArgs) -> Result<Outcome> {
             crate::model::path::get(&source.value, &["spec", "template", "spec"])
         } else {
             source.value.get("spec")
-        }
-        .cloned()
-        .unwrap_or(Value::Null);
-        let after = vmi.get("spec").cloned().unwrap_or(Value::Null);
-        let before = emit::yaml_document(&before);
-        let after = emit::yaml_document(&after);
+        };
+        let before = emit::yaml_document(before.unwrap_or(&Value::Null));
+        let after = emit::yaml_document(vmi.get("spec").unwrap_or(&Value::Null));
         let name = source.object_ref().to_string();
         emit::unified_diff(
             &before,
