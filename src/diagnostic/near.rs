@@ -61,13 +61,8 @@ impl<'n> Near<'n> {
     }
 
     /// The number of characters of the name.
-    pub fn len(&self) -> usize {
+    pub fn char_count(&self) -> usize {
         self.chars.len()
-    }
-
-    /// Whether the name is empty.
-    pub fn is_empty(&self) -> bool {
-        self.chars.is_empty()
     }
 
     /// The edit distance between the name and `other`, if it is at most `limit`.
@@ -224,7 +219,7 @@ pub fn nearest_name<'c>(
         return None;
     }
     let near = Near::new(name);
-    let n = near.len();
+    let n = near.char_count();
     if n > LONGEST {
         return None;
     }

@@ -301,7 +301,7 @@ fn closest<'k>(name: &str, known: impl Iterator<Item = &'k str>) -> Option<&'k s
         .filter_map(|k| {
             // No hint for a name longer than any Kubernetes name: the count would take time
             // that grows with the square of the length.
-            if k.len() > 253 || near.len() > 253 {
+            if k.len() > 253 || near.char_count() > 253 {
                 return None;
             }
             near.within(k, 2.max(k.len() / 4)).map(|d| (d, k))
