@@ -57,7 +57,9 @@ median_ms() { # median of nanosecond samples on stdin, in milliseconds
 
 # The two commands are timed in ROUNDS alternating rounds, each of RUNS / ROUNDS runs of one
 # and then of the other: kvrender's runs alone last well under a second, and a slow moment on
-# a shared machine would otherwise fall on one side only.
+# a shared machine would otherwise fall on one side only. Each round begins with WARMUP runs
+# that are not counted, for both commands alike: the first run after the other command finds
+# the processor's caches full of that command's memory, a cost neither pays on its own.
 ROUNDS="${ROUNDS:-5}"
 per_round=$(((RUNS + ROUNDS - 1) / ROUNDS))
 
@@ -66,9 +68,9 @@ if command -v hyperfine >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1; t
     # a shell's start-up is coarser than the command.
     hyperfine -N --style none --warmup "$WARMUP" --runs 1 --output null "$KV_CMD" "$KZ_CMD" >/dev/null
     for round in $(seq "$ROUNDS"); do
-        hyperfine -N --style none --runs "$per_round" --output null \
+        hyperfine -N --style none --warmup "$WARMUP" --runs "$per_round" --output null \
             --export-json "$work/kv-$round.json" "$KV_CMD" >/dev/null
-        hyperfine -N --style none --runs "$per_round" --output null \
+        hyperfine -N --style none --warmup "$WARMUP" --runs "$per_round" --output null \
             --export-json "$work/kz-$round.json" "$KZ_CMD" >/dev/null
     done
     times_ns() { # every run's wall time from the JSON exports named by a glob, in nanoseconds
@@ -97,12 +99,11 @@ else
         now_us
         echo $(((NOW_US - start) * 1000))
     }
-    for _ in $(seq "$WARMUP"); do
-        "$KVRENDER" build catalog/ >/dev/null 2>&1
-        "${KUSTOMIZE[@]}" "$work/kustomization" >/dev/null 2>&1
-    done
+    warm() { for _ in $(seq "$WARMUP"); do "$@" >/dev/null 2>&1 || true; done; }
     for _ in $(seq "$ROUNDS"); do
+        warm "$KVRENDER" build catalog/
         for _ in $(seq "$per_round"); do time_once "$KVRENDER" build catalog/ >>"$work/kv.ns"; done
+        warm "${KUSTOMIZE[@]}" "$work/kustomization"
         for _ in $(seq "$per_round"); do time_once "${KUSTOMIZE[@]}" "$work/kustomization" >>"$work/kz.ns"; done
     done
     kv_ms="$(median_ms <"$work/kv.ns")"

@@ -112,8 +112,14 @@ pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput
     // Files of the package that are no Kubernetes objects go round the engine, unchanged.
     let mut inputs = Vec::with_capacity(list.items.len());
     let mut raw_items = Vec::with_capacity(list.items.len());
+    let mut item_lines = Vec::with_capacity(list.items.len());
     let mut foreign = Vec::new();
-    for (item, raw) in list.items.into_iter().zip(list.raw_items) {
+    for ((item, raw), line) in list
+        .items
+        .into_iter()
+        .zip(list.raw_items)
+        .zip(list.item_lines)
+    {
         if resource_list::is_foreign(&item) {
             foreign.push(match raw {
                 Some(text) => OutItem::Raw(text),
@@ -122,15 +128,15 @@ pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput
         } else {
             inputs.push(item);
             raw_items.push(raw);
+            item_lines.push(line);
         }
     }
     let items: Vec<Object> = inputs
         .iter()
+        .zip(&raw_items)
+        .zip(&item_lines)
         .enumerate()
-        .map(|(i, v)| {
-            let origin = annotations::origin_of(v, i);
-            Object::new(v.clone(), origin)
-        })
+        .map(|(i, ((v, raw), line))| stdin_item(v, i, raw.as_deref(), *line))
         .collect();
     // `build` reads a `List` document as its items; an item of a ResourceList is one object,
     // and what a List item holds is passed on unread: say so rather than say nothing.
@@ -171,6 +177,23 @@ pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput
         .collect();
     let out = resource_list::write_items(&list.api_version, out_items, results);
     Ok(FnOutput::finish(out, processed.diagnostics))
+}
+
+/// Item `position` of a ResourceList read on stdin, as an object. An item that names its file
+/// (kpt's path annotations) is said to come from there, with no line: the file on disk may
+/// not be what an earlier function in the pipeline handed on. Any other item is said to come
+/// from stdin, at the line of the input where its entry begins, with the entry's text for the
+/// lines of its fields.
+fn stdin_item(value: &Value, position: usize, raw: Option<&str>, line: Option<u32>) -> Object {
+    let origin = annotations::origin_of(value, position);
+    if origin.path.as_ref() != "-" {
+        return Object::new(value.clone(), origin);
+    }
+    let object = Object::new(value.clone(), origin.at_line(line));
+    match (raw, line) {
+        (Some(text), Some(line)) => object.with_entry_source(Arc::from(text), line),
+        _ => object,
+    }
 }
 
 /// An empty ResourceList whose one result is `d`.

@@ -27,6 +27,9 @@ pub struct ResourceList {
     /// could be cut out and parses to exactly the item: untouched items are written back from
     /// it, keeping their comments, quoting and flow style.
     pub raw_items: Vec<Option<String>>,
+    /// The 1-based line of the input on which each item's `- ` entry begins, when the items
+    /// could be told apart in block style (as kpt and kustomize print them).
+    pub item_lines: Vec<Option<u32>>,
 }
 
 /// One output item: text kept from the input, or a value to print.
@@ -46,18 +49,26 @@ pub fn raw_matches(raw: &str, value: &Value) -> bool {
     }
 }
 
+/// The text of each item and the line it begins on, as [`slice_items`] finds them.
+type Slices = (Vec<Option<String>>, Vec<Option<u32>>);
+
 /// Cut the text of each item out of a ResourceList document as printed by kpt and kustomize
-/// (block style). Any item that cannot be cut out cleanly, or whose text does not parse to the
-/// item, gets `None`.
-fn slice_items(doc: &str, items: &[Value]) -> Vec<Option<String>> {
-    let none = || vec![None; items.len()];
+/// (block style), with the line of the input (`first_line` is the document's) on which each
+/// begins. Any item that cannot be cut out cleanly, or whose text does not parse to the item,
+/// gets no text; when the entries cannot be told apart at all, no item has a line either.
+fn slice_items(doc: &str, first_line: u32, items: &[Value]) -> Slices {
+    let none = || (vec![None; items.len()], vec![None; items.len()]);
     let lines: Vec<&str> = doc.split_inclusive('\n').collect();
     let Some(start) = lines.iter().position(|l| l.trim_end() == "items:") else {
         return none();
     };
     let mut slices: Vec<Vec<&str>> = Vec::new();
+    let mut starts: Vec<Option<u32>> = Vec::new();
     let mut indent: Option<usize> = None;
-    for line in &lines[start + 1..] {
+    for (at, line) in lines.iter().enumerate().skip(start + 1) {
+        let line_no = u32::try_from(at)
+            .ok()
+            .and_then(|at| first_line.checked_add(at));
         let content = line.trim_end_matches(['\n', '\r']);
         let trimmed = content.trim_start_matches(' ');
         let ind = content.len() - trimmed.len();
@@ -77,9 +88,13 @@ fn slice_items(doc: &str, items: &[Value]) -> Vec<Option<String>> {
             None if entry => {
                 indent = Some(ind);
                 slices.push(vec![line]);
+                starts.push(line_no);
             }
             None => return none(),
-            Some(n) if entry && ind == n => slices.push(vec![line]),
+            Some(n) if entry && ind == n => {
+                slices.push(vec![line]);
+                starts.push(line_no);
+            }
             Some(n) if ind < n && !comment => break,
             Some(_) => {
                 if let Some(s) = slices.last_mut() {
@@ -92,7 +107,7 @@ fn slice_items(doc: &str, items: &[Value]) -> Vec<Option<String>> {
         return none();
     }
     let n = indent.unwrap_or(0);
-    slices
+    let texts = slices
         .into_iter()
         .zip(items)
         .map(|(slice, item)| {
@@ -112,7 +127,8 @@ fn slice_items(doc: &str, items: &[Value]) -> Vec<Option<String>> {
             }
             raw_matches(&text, item).then_some(text)
         })
-        .collect()
+        .collect();
+    (texts, starts)
 }
 
 /// Add an annotation to the text of an item (a `- ` entry as `slice_items` cuts it), when
@@ -225,12 +241,13 @@ pub fn parse(text: &str) -> std::result::Result<ResourceList, ParseError> {
         }
     }
     let function_config = map.get("functionConfig").filter(|v| !v.is_null()).cloned();
-    let raw_items = slice_items(chunk.text, &items);
+    let (raw_items, item_lines) = slice_items(chunk.text, chunk.first_line, &items);
     Ok(ResourceList {
         api_version: api_version.to_string(),
         items,
         function_config,
         raw_items,
+        item_lines,
     })
 }
 
@@ -435,6 +452,11 @@ mod tests {
         assert!(raw[0].starts_with("- # first\n"));
         assert!(raw[0].contains("data: {k: [1, 2]}"));
         assert!(raw[1].contains("metadata: {name: b}"));
+        // Each entry's line in the input: `- # first` is line 4, `- apiVersion: v1` line 14.
+        assert_eq!(rl.item_lines, vec![Some(4), Some(14)]);
+        // After a leading `---` and comment, the lines still count from the input's start.
+        let shifted = parse(&format!("# list\n---\n{text}")).unwrap();
+        assert_eq!(shifted.item_lines, vec![Some(6), Some(16)]);
         let with =
             raw_with_annotation(raw[0], "config.kubernetes.io/local-config", "true").unwrap();
         let mut expected = rl.items[0].clone();

@@ -504,8 +504,7 @@ fn inline_into(mut list: Object, out: &mut Vec<Result<Object, Diagnostic>>, dept
         }
         let mut obj = Object::new(item, origin);
         if let Some((text, line)) = entry {
-            obj = obj.with_source(text, line);
-            obj.entry = true;
+            obj = obj.with_entry_source(text, line);
         }
         if !is_list(&obj) {
             out.push(Ok(obj));

@@ -187,6 +187,16 @@ impl Object {
         self
     }
 
+    /// Remember the text of the `- ` sequence entry that holds the document (starting at
+    /// file line `first_line`), as for an item of a list: its fields are looked up below the
+    /// entry.
+    #[must_use]
+    pub fn with_entry_source(mut self, text: Arc<str>, first_line: u32) -> Self {
+        self.source = Some((text, first_line));
+        self.entry = true;
+        self
+    }
+
     /// The same document from the same place, holding `value` instead.
     #[must_use]
     pub fn with_value(&self, value: Value) -> Self {

@@ -274,6 +274,41 @@ fn conflict_results_name_the_vm_field_and_file() {
     insta::assert_snapshot!("krm_conflict_resource_list", text);
 }
 
+/// An item that names no file (a ResourceList written by hand, or by a tool that adds no
+/// path annotations) is placed at its line on stdin: the line of the field at fault, counted
+/// from the first line of the input. Its result names no file.
+#[test]
+fn items_without_a_file_are_placed_at_their_line_on_stdin() {
+    let items = VM_AND_SIZE
+        .lines()
+        .filter(|l| !l.contains("kubernetes.io/") && !l.contains("k8s.io/id"))
+        .map(|l| l.replace("    annotations:", "    labels: {}"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let input = list("config.kubernetes.io/v1", &items, "");
+    let (code, out, _, stderr) = krm(&input);
+    assert_eq!(code, 1, "{stderr}");
+    let results = out["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert!(
+        results.iter().all(|r| r.get("file").is_none()),
+        "{results:?}"
+    );
+    let line = |needle: &str| {
+        1 + input
+            .lines()
+            .position(|l| l.trim_start().starts_with(needle))
+            .unwrap()
+    };
+    for field in ["cores", "sockets"] {
+        let expected = format!(
+            "-:{}: error[KV010] VirtualMachine/shop/worker: spec.template.spec.domain.cpu.{field}:",
+            line("cpu: {sockets")
+        );
+        assert!(stderr.contains(&expected), "{expected}\nin\n{stderr}");
+    }
+}
+
 #[test]
 fn v1beta1_in_v1beta1_out() {
     let input = list(
