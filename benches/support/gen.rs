@@ -3,56 +3,119 @@
 //! The VMs name instancetypes and preferences of the common catalog (u1, o1, cx1, m1 and n1
 //! sizes; fedora, ubuntu, rhel.9, windows.11, ...). Most use an instancetype and a preference;
 //! some use only a preference and set their own cpu and memory; a few reference nothing. Some
-//! set disk buses, interface models or extra disks themselves. A small linear congruential
-//! generator makes the output a pure function of the count and the seed.
+//! set disk buses, interface models or extra disks themselves. Every VM is one the cluster
+//! admits: it has the `domain` the schema requires, and a size that meets its preference's
+//! requirements. A small linear congruential generator makes the output a pure function of the
+//! count and the seed.
 
 use std::fmt::Write;
 
+/// A size of a family: its name, vCPUs and memory in MiB.
+type Size = (&'static str, u32, u32);
+
 /// Instancetype families and their sizes, as in the common catalog.
-const SIZES: &[(&str, &[&str])] = &[
+const SIZES: &[(&str, &[Size])] = &[
     (
         "u1",
         &[
-            "nano", "micro", "small", "medium", "2xmedium", "large", "xlarge", "2xlarge",
+            ("nano", 1, 512),
+            ("micro", 1, 1024),
+            ("small", 1, 2048),
+            ("medium", 1, 4096),
+            ("2xmedium", 2, 4096),
+            ("large", 2, 8192),
+            ("xlarge", 4, 16384),
+            ("2xlarge", 8, 32768),
         ],
     ),
     (
         "o1",
         &[
-            "nano", "micro", "small", "medium", "large", "xlarge", "2xlarge",
+            ("nano", 1, 512),
+            ("micro", 1, 1024),
+            ("small", 1, 2048),
+            ("medium", 1, 4096),
+            ("large", 2, 8192),
+            ("xlarge", 4, 16384),
+            ("2xlarge", 8, 32768),
         ],
     ),
     (
         "cx1",
         &[
-            "medium",
-            "large",
-            "xlarge",
-            "2xlarge",
-            "medium1gi",
-            "large1gi",
+            ("medium", 1, 2048),
+            ("large", 2, 4096),
+            ("xlarge", 4, 8192),
+            ("2xlarge", 8, 16384),
+            ("medium1gi", 1, 2048),
+            ("large1gi", 2, 4096),
         ],
     ),
-    ("m1", &["large", "xlarge", "2xlarge", "large1gi"]),
-    ("n1", &["medium", "large", "xlarge", "2xlarge"]),
+    (
+        "m1",
+        &[
+            ("large", 2, 16384),
+            ("xlarge", 4, 32768),
+            ("2xlarge", 8, 65536),
+            ("large1gi", 2, 16384),
+        ],
+    ),
+    (
+        "n1",
+        &[
+            ("medium", 4, 4096),
+            ("large", 4, 8192),
+            ("xlarge", 8, 16384),
+            ("2xlarge", 16, 32768),
+        ],
+    ),
 ];
 
-/// Preferences and the container disk image a VM of that OS boots.
-const PREFERENCES: &[(&str, &str)] = &[
-    ("fedora", "quay.io/containerdisks/fedora:41"),
-    ("ubuntu", "quay.io/containerdisks/ubuntu:24.04"),
-    ("rhel.9", "registry.example.com/rhel9:latest"),
-    ("rhel.10", "registry.example.com/rhel10:latest"),
-    ("centos.stream9", "quay.io/containerdisks/centos-stream:9"),
-    ("debian", "quay.io/containerdisks/debian:12"),
-    (
+/// A preference of the common catalog, the container disk image a VM of that OS boots, and
+/// the least vCPUs and memory (MiB) the preference requires: the cluster refuses a VM below.
+struct Os {
+    name: &'static str,
+    image: &'static str,
+    min_cpu: u32,
+    min_mib: u32,
+}
+
+const fn os(name: &'static str, image: &'static str, min_cpu: u32, min_mib: u32) -> Os {
+    Os {
+        name,
+        image,
+        min_cpu,
+        min_mib,
+    }
+}
+
+const PREFERENCES: &[Os] = &[
+    os("fedora", "quay.io/containerdisks/fedora:41", 1, 2048),
+    os("ubuntu", "quay.io/containerdisks/ubuntu:24.04", 1, 2048),
+    os("rhel.9", "registry.example.com/rhel9:latest", 1, 1536),
+    os("rhel.10", "registry.example.com/rhel10:latest", 1, 1536),
+    os(
+        "centos.stream9",
+        "quay.io/containerdisks/centos-stream:9",
+        1,
+        1536,
+    ),
+    os("debian", "quay.io/containerdisks/debian:12", 1, 512),
+    os(
         "opensuse.tumbleweed",
         "quay.io/containerdisks/opensuse-tumbleweed:1.0.0",
+        1,
+        2048,
     ),
-    ("alpine", "quay.io/containerdisks/alpine:3.20"),
-    ("windows.11", "registry.example.com/win11:latest"),
-    ("windows.2k22", "registry.example.com/win2k22:latest"),
-    ("linux", "quay.io/containerdisks/cirros:0.6"),
+    os("alpine", "quay.io/containerdisks/alpine:3.20", 1, 512),
+    os("windows.11", "registry.example.com/win11:latest", 2, 4096),
+    os(
+        "windows.2k22",
+        "registry.example.com/win2k22:latest",
+        1,
+        2048,
+    ),
+    os("linux", "quay.io/containerdisks/cirros:0.6", 0, 0),
 ];
 
 const BUSES: &[&str] = &["virtio", "sata", "scsi"];
@@ -104,7 +167,13 @@ fn vm(out: &mut String, i: usize, rng: &mut Lcg) {
     let shape = rng.below(10);
     let with_instancetype = shape < 7;
     let with_preference = shape < 9;
-    let (pref, image) = *rng.pick(PREFERENCES);
+    let os = rng.pick(PREFERENCES);
+    // Without a preference nothing is required of the VM's size.
+    let (min_cpu, min_mib) = if with_preference {
+        (os.min_cpu, os.min_mib)
+    } else {
+        (0, 0)
+    };
     let ns = rng.below(20);
     let _ = write!(
         out,
@@ -115,11 +184,17 @@ fn vm(out: &mut String, i: usize, rng: &mut Lcg) {
     );
     if with_instancetype {
         let (family, sizes) = *rng.pick(SIZES);
-        let size = rng.pick(sizes);
+        // Every family has sizes that meet every preference's requirements.
+        let fit: Vec<&str> = sizes
+            .iter()
+            .filter(|&&(_, cpu, mib)| cpu >= min_cpu && mib >= min_mib)
+            .map(|&(size, _, _)| size)
+            .collect();
+        let size = rng.pick(&fit);
         let _ = write!(out, "  instancetype:\n    name: {family}.{size}\n");
     }
     if with_preference {
-        let _ = write!(out, "  preference:\n    name: {pref}\n");
+        let _ = write!(out, "  preference:\n    name: {}\n", os.name);
     }
     let _ = write!(
         out,
@@ -130,53 +205,62 @@ fn vm(out: &mut String, i: usize, rng: &mut Lcg) {
     let user_nic = rng.chance(30);
     let multus = rng.chance(10);
     let user_cpu = !with_instancetype;
-    if user_cpu || user_bus || data_disk || user_nic || multus {
-        out.push_str("      domain:\n");
-        if user_cpu {
-            let _ = write!(
-                out,
-                "        cpu:\n          cores: {}\n          sockets: 1\n        memory:\n          guest: {}Gi\n",
-                1 << rng.below(3),
-                1 << rng.below(4),
-            );
-        }
-        if user_bus || data_disk || user_nic || multus {
-            out.push_str("        devices:\n");
-            if user_bus || data_disk {
-                out.push_str("          disks:\n");
-                if user_bus {
-                    let _ = write!(
-                        out,
-                        "          - name: rootdisk\n            disk:\n              bus: {}\n",
-                        rng.pick(BUSES)
-                    );
-                }
-                if data_disk {
-                    out.push_str("          - name: data\n            disk: {}\n");
-                }
+    // The API server requires `domain` and its `devices`, if only empty.
+    out.push_str("      domain:\n");
+    if user_cpu {
+        let cores: Vec<u32> = [1, 2, 4].into_iter().filter(|&c| c >= min_cpu).collect();
+        let gib: Vec<u32> = [1, 2, 4, 8]
+            .into_iter()
+            .filter(|&g| g * 1024 >= min_mib)
+            .collect();
+        let _ = write!(
+            out,
+            "        cpu:\n          cores: {}\n          sockets: 1\n        memory:\n          guest: {}Gi\n",
+            rng.pick(&cores),
+            rng.pick(&gib),
+        );
+    }
+    if user_bus || data_disk || user_nic || multus {
+        out.push_str("        devices:\n");
+        if user_bus || data_disk {
+            out.push_str("          disks:\n");
+            if user_bus {
+                let _ = write!(
+                    out,
+                    "          - name: rootdisk\n            disk:\n              bus: {}\n",
+                    rng.pick(BUSES)
+                );
             }
-            if user_nic || multus {
-                out.push_str("          interfaces:\n          - name: default\n            masquerade: {}\n");
-                if user_nic {
-                    let _ = writeln!(out, "            model: {}", rng.pick(MODELS));
-                }
-                if multus {
-                    out.push_str("          - name: storage\n            bridge: {}\n");
-                }
+            if data_disk {
+                out.push_str("          - name: data\n            disk: {}\n");
             }
         }
         if user_nic || multus {
-            out.push_str("      networks:\n      - name: default\n        pod: {}\n");
-            if multus {
-                out.push_str(
-                    "      - name: storage\n        multus:\n          networkName: storage-net\n",
-                );
+            out.push_str(
+                "          interfaces:\n          - name: default\n            masquerade: {}\n",
+            );
+            if user_nic {
+                let _ = writeln!(out, "            model: {}", rng.pick(MODELS));
             }
+            if multus {
+                out.push_str("          - name: storage\n            bridge: {}\n");
+            }
+        }
+    } else {
+        out.push_str("        devices: {}\n");
+    }
+    if user_nic || multus {
+        out.push_str("      networks:\n      - name: default\n        pod: {}\n");
+        if multus {
+            out.push_str(
+                "      - name: storage\n        multus:\n          networkName: storage-net\n",
+            );
         }
     }
     let _ = write!(
         out,
-        "      volumes:\n      - name: rootdisk\n        containerDisk:\n          image: {image}\n"
+        "      volumes:\n      - name: rootdisk\n        containerDisk:\n          image: {}\n",
+        os.image
     );
     if data_disk {
         let _ = write!(

@@ -1119,3 +1119,28 @@ fn without_a_path_the_current_directory_is_validated() {
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(text.starts_with("./vm.yaml:6: error[KV011]"), "{text}");
 }
+
+/// The benchmarks' VMs are ones the cluster would admit: each has the `domain` and `devices`
+/// the schema requires, and a size that meets its preference's requirements, whether an
+/// instancetype gives it or the VM sets its own. A benchmark of VMs the cluster refuses would
+/// time a path no real repository takes.
+#[test]
+fn the_benchmarks_generated_vms_are_admitted() {
+    for seed in [7, 1, 2026] {
+        let text = crate::vm_gen::generate(600, seed);
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_kvrender"));
+        cmd.args(["validate", "--strict", "-"]);
+        let out = run_with_stdin(cmd, text);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "seed {seed}: {}",
+            describe(&out)
+        );
+        assert!(
+            stdout.contains("No problems found in 600 objects."),
+            "seed {seed}: {stdout}"
+        );
+    }
+}
