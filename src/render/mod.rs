@@ -932,6 +932,19 @@ fn read_document<'a>(
     }
 }
 
+/// Whether `rest`, the text after a `vars`, reads the var `name`: `.name`, `['name']` or
+/// `["name"]`, not followed by a letter, digit or `_` (`vars.cpu` is no mention of `vars.c`).
+fn mentions(rest: &str, name: &str) -> bool {
+    let after = [(".", ""), ("['", "']"), ("[\"", "\"]")]
+        .into_iter()
+        .find_map(|(open, close)| {
+            rest.strip_prefix(open)?
+                .strip_prefix(name)?
+                .strip_prefix(close)
+        });
+    after.is_some_and(|after| !after.starts_with(|c: char| c.is_alphanumeric() || c == '_'))
+}
+
 /// A preference's `vars` may set what its parts declare (`defaults`) and what its templates
 /// read; a var neither declares nor any template mentions (`vars.NAME`, `vars['NAME']`) changes
 /// nothing, most likely a misspelt one.
@@ -959,22 +972,12 @@ fn check_vars(preference: &Preference<'_>, parts: &[&Part<'_>]) -> Result<(), Ve
     for tree in trees {
         collect_strings(tree, &mut texts);
     }
-    let mentioned = |name: &str| {
-        texts.iter().any(|t| {
-            [
-                format!("vars.{name}"),
-                format!("vars['{name}']"),
-                format!("vars[\"{name}\"]"),
-            ]
-            .iter()
-            .any(|form| {
-                t.match_indices(form.as_str()).any(|(at, _)| {
-                    // `vars.cpu` must not count as a mention of `vars.c`.
-                    !t[at + form.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
-                })
-            })
-        })
-    };
+    // What follows each `vars` in the templates, found once for every var to look at.
+    let after_vars: Vec<&str> = texts
+        .iter()
+        .flat_map(|t| memchr::memmem::find_iter(t.as_bytes(), b"vars").map(move |at| &t[at + 4..]))
+        .collect();
+    let mentioned = |name: &str| after_vars.iter().any(|rest| mentions(rest, name));
     let errors: Vec<RenderError> = vars
         .keys()
         .filter(|key| !declared.contains(&key.as_str()) && !mentioned(key))

@@ -1147,6 +1147,53 @@ fn catalog_error_a_var_nothing_reads() {
     assert_eq!(spec["cpu"]["preferredCPUTopology"], "preferCores");
 }
 
+/// A var counts as read when a template names it as `vars.NAME`, `vars['NAME']` or
+/// `vars["NAME"]`, and only as a whole name: reading `vars.cpus` reads no var `cpu`.
+#[test]
+fn catalog_vars_are_read_by_every_form_and_only_whole() {
+    let text = |vars: &str| {
+        format!(
+            "apiVersion: kvrender.io/v1alpha1\nkind: Preference\nmetadata: {{name: mine}}\n\
+             spec:\n  vars: {vars}\n  annotations:\n    a: \"{{{{ vars.cpus }}}}\"\n    \
+             b: \"{{{{ vars['disk_bus'] }}}}-{{{{ vars[\\\"nic\\\"] }}}}\"\n    \
+             c: \"{{{{ vars.tpm_on }}}}\"\n"
+        )
+    };
+    let rendered = render_at(
+        "ok/catalog.yaml",
+        &text("{cpus: 2, disk_bus: sata, nic: e1000e, tpm_on: \"yes\"}"),
+    )
+    .unwrap();
+    let annotations = &rendered.objects[0].value["metadata"]["annotations"];
+    assert_eq!(annotations["a"], "2");
+    assert_eq!(annotations["b"], "sata-e1000e");
+    for (vars, unknown) in [
+        (
+            "{cpus: 2, disk_bus: sata, nic: e1000e, tpm_on: x, cpu: 1}",
+            "cpu",
+        ),
+        (
+            "{cpus: 2, disk_bus: sata, nic: e1000e, tpm_on: x, disk: 1}",
+            "disk",
+        ),
+        (
+            "{cpus: 2, disk_bus: sata, nic: e1000e, tpm_on: x, ni: 1}",
+            "ni",
+        ),
+        (
+            "{cpus: 2, disk_bus: sata, nic: e1000e, tpm_on: x, tpm: 1}",
+            "tpm",
+        ),
+    ] {
+        let errors = render_at("bad/catalog.yaml", &text(vars)).expect_err(unknown);
+        let message = report_one(errors.iter().next().expect("one error"));
+        assert!(
+            message.contains(&format!("unknown var `{unknown}`")),
+            "{unknown}: {message}"
+        );
+    }
+}
+
 /// A misspelt trait names the declared one it is nearest to.
 #[test]
 fn catalog_error_an_unknown_trait_suggests_the_nearest() {
