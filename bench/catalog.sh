@@ -4,16 +4,15 @@
 # resources. Prints both medians and the ratio. Works from a clean clone; needs kubectl (or a
 # standalone kustomize) and uses hyperfine (with python3 to read its exports) when installed.
 #
-#   bench/catalog.sh            # 30 runs each, in 5 alternating rounds
+#   bench/catalog.sh            # 30 runs each, in 5 alternating rounds, 10 uncounted at each start
 #   RUNS=100 ROUNDS=10 bench/catalog.sh
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 RUNS="${RUNS:-30}"
-WARMUP="${WARMUP:-3}"
+WARMUP="${WARMUP:-10}"
 
 cargo build --release --locked --quiet
-KVRENDER="$PWD/target/release/kvrender"
 
 if command -v kubectl >/dev/null 2>&1; then
     KUSTOMIZE=(kubectl kustomize)
@@ -26,6 +25,13 @@ fi
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/kvrender-bench.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
+
+# Time a copy of the binary, as `cargo install` places it, not the file the linker just wrote:
+# on kernels that cache files in large pages, a file written in small pieces (as a linker
+# writes) stays cached in small ones, and the same bytes start measurably slower from it
+# (bench/NOTES.md, "A copy of the binary"). kubectl is timed as installed, too.
+KVRENDER="$work/kvrender"
+cp target/release/kvrender "$KVRENDER"
 
 # The kustomization: one file per rendered object, listed as plain resources.
 "$KVRENDER" build catalog/ -o "$work/kustomization" 2>/dev/null
@@ -58,8 +64,9 @@ median_ms() { # median of nanosecond samples on stdin, in milliseconds
 # The two commands are timed in ROUNDS alternating rounds, each of RUNS / ROUNDS runs of one
 # and then of the other: kvrender's runs alone last well under a second, and a slow moment on
 # a shared machine would otherwise fall on one side only. Each round begins with WARMUP runs
-# that are not counted, for both commands alike: the first run after the other command finds
-# the processor's caches full of that command's memory, a cost neither pays on its own.
+# (10) that are not counted, for both commands alike: on a virtual machine, a short command's
+# first runs after anything else (the other command, a pause, a script's own steps) take up to
+# twice as long as the runs that follow, which settle after about ten (bench/NOTES.md).
 ROUNDS="${ROUNDS:-5}"
 per_round=$(((RUNS + ROUNDS - 1) / ROUNDS))
 
