@@ -1,6 +1,7 @@
 //! Bytes → objects: the loader must turn any input into objects and diagnostics, never panic,
 //! and every object it returns must print as YAML that parses back to the same value. Every
-//! document must also read the same through the quick reader as through serde-saphyr alone, and a
+//! document must also read the same through the quick reader as through serde-saphyr alone (as
+//! a document, and as a node that may be a sequence), and a
 //! document that `load::documents` leaves as text for being a VirtualMachine must parse as one
 //! or not at all.
 #![no_main]
@@ -22,6 +23,9 @@ fuzz_target!(|data: &[u8]| {
             let quick = yaml::parse_document(chunk.text);
             let full = yaml::parse_document_full(chunk.text);
             assert_eq!(quick, full, "the two readers disagree on:\n{}", chunk.text);
+            // A list's items as a ResourceList's are cut out: a top-level sequence.
+            let node = yaml::parse_node(chunk.text);
+            assert_eq!(node, full, "the two readers disagree on the node:\n{}", chunk.text);
         }
     }
     let sources = [load::Source {

@@ -122,7 +122,7 @@ pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput
     {
         if resource_list::is_foreign(&item) {
             foreign.push(match raw {
-                Some(text) => OutItem::Raw(text),
+                Some(text) => OutItem::Raw { text, value: item },
                 None => OutItem::Value(item),
             });
         } else {
@@ -238,7 +238,10 @@ fn keep_text(input: Option<&Value>, raw: Option<&Option<String>>, value: Value) 
         return OutItem::Value(value);
     };
     if *input == value {
-        return OutItem::Raw(raw.clone());
+        return OutItem::Raw {
+            text: raw.clone(),
+            value,
+        };
     }
     let local = annotations::LOCAL_CONFIG;
     let mut marked = input.clone();
@@ -247,7 +250,7 @@ fn keep_text(input: Option<&Value>, raw: Option<&Option<String>>, value: Value) 
         && let Some(text) = resource_list::raw_with_annotation(raw, local, "true")
         && resource_list::raw_matches(&text, &value)
     {
-        return OutItem::Raw(text);
+        return OutItem::Raw { text, value };
     }
     OutItem::Value(value)
 }

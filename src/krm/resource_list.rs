@@ -35,15 +35,20 @@ pub struct ResourceList {
 /// One output item: text kept from the input, or a value to print.
 #[derive(Clone, Debug, PartialEq)]
 pub enum OutItem {
-    /// A `- ` sequence entry, verbatim.
-    Raw(String),
+    /// A `- ` sequence entry, verbatim, and the value it reads as.
+    Raw {
+        /// The entry's text.
+        text: String,
+        /// What the text parses to (the caller has checked, with [`raw_matches`]).
+        value: Value,
+    },
     /// A value to print.
     Value(Value),
 }
 
 /// Whether `raw` (a one-entry YAML sequence) parses to exactly `value`.
 pub fn raw_matches(raw: &str, value: &Value) -> bool {
-    match yaml::parse_document(raw) {
+    match yaml::parse_node(raw) {
         Ok(Value::Array(a)) => a.len() == 1 && a[0] == *value,
         _ => false,
     }
@@ -201,7 +206,7 @@ pub fn parse(text: &str) -> std::result::Result<ResourceList, ParseError> {
             .into());
         }
     };
-    let doc = yaml::parse_document(chunk.text).map_err(|e| {
+    let mut doc = yaml::parse_document(chunk.text).map_err(|e| {
         let at = match (e.line, e.column) {
             (Some(l), Some(c)) => format!(" at line {}, column {c}", l + chunk.first_line - 1),
             (Some(l), None) => format!(" at line {}", l + chunk.first_line - 1),
@@ -212,11 +217,19 @@ pub fn parse(text: &str) -> std::result::Result<ResourceList, ParseError> {
             message: format!("the input is not valid YAML{at}: {}", e.message),
         }
     })?;
-    let Some(map) = doc.as_object() else {
+    let Some(map) = doc.as_object_mut() else {
         return Err(String::from("the input is not a ResourceList (not a mapping)").into());
     };
-    let kind = map.get("kind").and_then(Value::as_str).unwrap_or("");
-    let api_version = map.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+    let kind = map
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let api_version = map
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
     if kind != KIND {
         return Err(format!(
             "the input is not a ResourceList (kind `{kind}`); kvrender fn reads a \
@@ -230,9 +243,9 @@ pub fn parse(text: &str) -> std::result::Result<ResourceList, ParseError> {
         )
         .into());
     }
-    let items = match map.get("items") {
+    let items = match map.shift_remove("items") {
         None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(items)) => items.clone(),
+        Some(Value::Array(items)) => items,
         Some(_) => return Err(String::from("`items` must be a list").into()),
     };
     for (i, item) in items.iter().enumerate() {
@@ -240,10 +253,10 @@ pub fn parse(text: &str) -> std::result::Result<ResourceList, ParseError> {
             return Err(format!("items[{i}]: {problem}").into());
         }
     }
-    let function_config = map.get("functionConfig").filter(|v| !v.is_null()).cloned();
+    let function_config = map.shift_remove("functionConfig").filter(|v| !v.is_null());
     let (raw_items, item_lines) = slice_items(chunk.text, chunk.first_line, &items);
     Ok(ResourceList {
-        api_version: api_version.to_string(),
+        api_version,
         items,
         function_config,
         raw_items,
@@ -302,7 +315,7 @@ pub fn write_items(api_version: &str, items: Vec<OutItem>, results: Vec<Value>) 
     }
     for item in &items {
         match item {
-            OutItem::Raw(text) => out.push_str(text),
+            OutItem::Raw { text, .. } => out.push_str(text),
             OutItem::Value(v) => {
                 let doc = yaml::to_string(v);
                 for (i, line) in doc.lines().enumerate() {
@@ -325,11 +338,7 @@ pub fn write_items(api_version: &str, items: Vec<OutItem>, results: Vec<Value>) 
     let values: Vec<Value> = items
         .into_iter()
         .map(|i| match i {
-            OutItem::Raw(text) => match yaml::parse_document(&text) {
-                Ok(Value::Array(mut a)) if a.len() == 1 => a.remove(0),
-                _ => Value::Null,
-            },
-            OutItem::Value(v) => v,
+            OutItem::Raw { value, .. } | OutItem::Value(value) => value,
         })
         .collect();
     let reads_back = yaml::parse_document(&out).is_ok_and(|doc| {
@@ -340,7 +349,7 @@ pub fn write_items(api_version: &str, items: Vec<OutItem>, results: Vec<Value>) 
                 .unwrap_or(Value::Array(Vec::new()))
                 == Value::Array(results.clone())
     });
-    if reads_back && !values.contains(&Value::Null) {
+    if reads_back {
         out
     } else {
         write(api_version, values, results)
@@ -468,7 +477,10 @@ mod tests {
         let out = write_items(
             V1,
             vec![
-                OutItem::Raw(raw[0].to_string()),
+                OutItem::Raw {
+                    text: raw[0].to_string(),
+                    value: rl.items[0].clone(),
+                },
                 OutItem::Value(rl.items[1].clone()),
             ],
             Vec::new(),

@@ -14,8 +14,15 @@ use serde_json::{Map, Number, Value};
 /// Deeper documents go to the full parser, which enforces the real limit.
 const MAX_DEPTH: usize = 100;
 
-/// Read one document, or `None` when it needs the full parser.
+/// Read one document, or `None` when it needs the full parser (or is not a mapping: a list or a
+/// scalar where an object belongs is for the full parser to report).
 pub fn parse(text: &str) -> Option<Value> {
+    parse_any(text).filter(Value::is_object)
+}
+
+/// Read one document whose top-level node is a mapping or a sequence (the text of an item of a
+/// list, say), or `None` when it needs the full parser.
+pub fn parse_any(text: &str) -> Option<Value> {
     // Printable ASCII and line feeds only: no tabs, carriage returns, byte order marks or
     // Unicode line breaks to think about.
     // (Folded without an early exit, which the compiler turns into vector instructions.)
@@ -38,7 +45,7 @@ pub fn parse(text: &str) -> Option<Value> {
     }
     let col = indent(reader.lines[first]);
     let (value, next) = reader.node(first, col, 0)?;
-    (next >= reader.lines.len() && value.is_object()).then_some(value)
+    (next >= reader.lines.len() && (value.is_object() || value.is_array())).then_some(value)
 }
 
 /// `text` split at every line feed, as `text.split('\n')` would, but found with `memchr`:
@@ -624,6 +631,31 @@ mod tests {
             }
         }
         assert!(fast >= 20, "only {fast} cases took the quick path");
+        // The same documents as items of a list, as a ResourceList's items are cut out.
+        let mut fast = 0;
+        for case in cases {
+            let item: String = case
+                .split_inclusive('\n')
+                .enumerate()
+                .map(|(i, line)| {
+                    let lead = if i == 0 {
+                        "- "
+                    } else if line == "\n" {
+                        ""
+                    } else {
+                        "  "
+                    };
+                    format!("{lead}{line}")
+                })
+                .collect();
+            for text in [case, item.as_str()] {
+                if let Some(v) = parse_any(text) {
+                    fast += 1;
+                    assert_eq!(v, full(text), "{text:?}");
+                }
+            }
+        }
+        assert!(fast >= 40, "only {fast} cases took the quick path");
     }
 
     #[test]

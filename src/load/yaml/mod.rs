@@ -60,6 +60,19 @@ pub fn parse_document(text: &str) -> Result<Value, YamlError> {
     }
 }
 
+/// Parse a document whose top-level node may also be a sequence (the text of one item of a
+/// list, as a ResourceList's items are cut out): through the quick reader when it can, else
+/// serde-saphyr; the same value either way.
+///
+/// # Errors
+/// As [`parse_document`].
+pub fn parse_node(text: &str) -> Result<Value, YamlError> {
+    match fast::parse_any(text) {
+        Some(value) => Ok(value),
+        None => parse_document_full(text),
+    }
+}
+
 /// Parse with serde-saphyr alone, skipping the quick reader: the fuzzers and tests use it to
 /// hold both paths to the same answers.
 #[doc(hidden)]
