@@ -168,13 +168,17 @@ pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput
         .iter()
         .flat_map(resource_list::results)
         .collect();
+    // Each input is dropped as its output item is made: the output is about to be printed and
+    // read back whole, and the inputs need not be held beside it.
+    let mut inputs = inputs.into_iter();
+    let mut raw_items = raw_items.into_iter();
     let out_items = processed
         .items
         .into_iter()
-        .enumerate()
-        .map(|(i, value)| keep_text(inputs.get(i), raw_items.get(i), value))
+        .map(|value| keep_text(inputs.next(), raw_items.next().flatten(), value))
         .chain(foreign)
         .collect();
+    drop((inputs, raw_items));
     let out = resource_list::write_items(&list.api_version, out_items, results);
     Ok(FnOutput::finish(out, processed.diagnostics))
 }
@@ -233,21 +237,17 @@ pub fn failed_stream(message: String) -> FnOutput {
 
 /// An output item as the input's text when the function left it unchanged (or only marked it
 /// local), so its comments and style survive; otherwise the value.
-fn keep_text(input: Option<&Value>, raw: Option<&Option<String>>, value: Value) -> OutItem {
-    let (Some(input), Some(Some(raw))) = (input, raw) else {
+fn keep_text(input: Option<Value>, raw: Option<String>, value: Value) -> OutItem {
+    let (Some(mut input), Some(raw)) = (input, raw) else {
         return OutItem::Value(value);
     };
-    if *input == value {
-        return OutItem::Raw {
-            text: raw.clone(),
-            value,
-        };
+    if input == value {
+        return OutItem::Raw { text: raw, value };
     }
     let local = annotations::LOCAL_CONFIG;
-    let mut marked = input.clone();
-    annotations::mark_local_config(&mut marked);
-    if marked == value
-        && let Some(text) = resource_list::raw_with_annotation(raw, local, "true")
+    annotations::mark_local_config(&mut input);
+    if input == value
+        && let Some(text) = resource_list::raw_with_annotation(&raw, local, "true")
         && resource_list::raw_matches(&text, &value)
     {
         return OutItem::Raw { text, value };
