@@ -157,10 +157,12 @@ fn table_for<'l>(lazy: &'l Lazy, kind: &str, namespace: &str) -> Option<(&'l Nam
     (!namespaced || namespace == "default").then_some((table, namespaced))
 }
 
-/// Read, resolve and compile the embedded catalog now (it is otherwise done on the first
-/// lookup), so that a caller can overlap it with other work.
+/// Read, resolve and compile the embedded catalog now, on this thread (it is otherwise done on
+/// the first lookup), so that a caller can overlap it with other work. Only where no job that
+/// looks the catalog up can run before it returns, as beside `expand`'s split of its input:
+/// see [`lazy`] for what happens otherwise.
 pub fn prepare_embedded() {
-    lazy();
+    LAZY.get_or_init(build_lazy);
 }
 
 /// Names to jobs, hashed cheaply: every lookup of a VM's instancetype or preference that the
@@ -202,48 +204,79 @@ impl Lazy {
     }
 }
 
+/// The embedded catalog, once built.
+static LAZY: OnceLock<Lazy> = OnceLock::new();
+
 /// The embedded catalog, read, resolved and compiled once per process. What it is built from
 /// lives as long as the process, as the objects handed out must.
+///
+/// Building it runs parallel steps (parsing, reading, compiling). A worker of a pool that waited
+/// for those steps itself would take other jobs of its pool meanwhile, and one of them may look
+/// the catalog up too: it would then wait for the very initialization its own thread is in the
+/// middle of, for ever (seen with `diff` and `vmi` at 8 threads, a few runs in a hundred). So a
+/// worker has it built on a thread of its own, in a pool of its own of the same size, and waits
+/// for that thread, which takes no jobs; other workers that look it up meanwhile wait for the
+/// initialization the same way.
 fn lazy() -> &'static Lazy {
-    static LAZY: OnceLock<Lazy> = OnceLock::new();
-    LAZY.get_or_init(|| {
-        // The shipped catalog is covered by tests; failing here is a build defect, not bad
-        // input.
-        let fail =
-            |message: String| -> ! { panic!("the embedded catalog does not render: {message}") };
-        let sources: &'static [Source] = Box::leak(embedded_sources().into_boxed_slice());
-        let loaded = load::parse_sources(sources);
-        if let Some(d) = loaded.diagnostics.first() {
-            fail(format!("{}: {}", d.origin, d.message));
-        }
-        let objects: &'static [Object] = Box::leak(loaded.objects.into_boxed_slice());
-        let texts: foldhash::HashMap<&str, &'static str> = FILES.iter().copied().collect();
-        let refs: Vec<&'static Object> = objects.iter().collect();
-        let catalog: &'static Catalog<'static> = Box::leak(Box::new(
-            Catalog::read(&refs, &texts).unwrap_or_else(|e| fail(e.to_string())),
-        ));
-        let env: &'static minijinja::Environment<'static> = Box::leak(Box::new(sandbox()));
-        let prepared: &'static Prepared<'static, 'static, 'static> = Box::leak(Box::new(
-            catalog.prepare(env).unwrap_or_else(|e| fail(e.to_string())),
-        ));
-        let jobs = prepared.jobs(catalog);
-        let mut instancetypes = Names::default();
-        let mut preferences = Names::default();
-        for (i, job) in jobs.iter().enumerate() {
-            let table = match job {
-                Job::Size { .. } => &mut instancetypes,
-                Job::Preference { .. } => &mut preferences,
-            };
-            table.entry(job.name()).or_insert(i);
-        }
-        Lazy {
-            templates: &prepared.templates,
-            rendered: jobs.iter().map(|_| OnceLock::new()).collect(),
-            jobs,
-            instancetypes,
-            preferences,
-            _sources: sources,
-            _catalog: catalog,
-        }
-    })
+    if let Some(lazy) = LAZY.get() {
+        return lazy;
+    }
+    if rayon::current_thread_index().is_none() {
+        return LAZY.get_or_init(build_lazy);
+    }
+    let threads = rayon::current_num_threads();
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            LAZY.get_or_init(|| {
+                match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
+                    Ok(pool) => pool.install(build_lazy),
+                    // Then the global pool runs the parallel steps: this thread is none of
+                    // its workers either.
+                    Err(_) => build_lazy(),
+                }
+            });
+        });
+    });
+    LAZY.get_or_init(build_lazy)
+}
+
+/// Read, resolve and compile the embedded catalog.
+fn build_lazy() -> Lazy {
+    // The shipped catalog is covered by tests; failing here is a build defect, not bad
+    // input.
+    let fail = |message: String| -> ! { panic!("the embedded catalog does not render: {message}") };
+    let sources: &'static [Source] = Box::leak(embedded_sources().into_boxed_slice());
+    let loaded = load::parse_sources(sources);
+    if let Some(d) = loaded.diagnostics.first() {
+        fail(format!("{}: {}", d.origin, d.message));
+    }
+    let objects: &'static [Object] = Box::leak(loaded.objects.into_boxed_slice());
+    let texts: foldhash::HashMap<&str, &'static str> = FILES.iter().copied().collect();
+    let refs: Vec<&'static Object> = objects.iter().collect();
+    let catalog: &'static Catalog<'static> = Box::leak(Box::new(
+        Catalog::read(&refs, &texts).unwrap_or_else(|e| fail(e.to_string())),
+    ));
+    let env: &'static minijinja::Environment<'static> = Box::leak(Box::new(sandbox()));
+    let prepared: &'static Prepared<'static, 'static, 'static> = Box::leak(Box::new(
+        catalog.prepare(env).unwrap_or_else(|e| fail(e.to_string())),
+    ));
+    let jobs = prepared.jobs(catalog);
+    let mut instancetypes = Names::default();
+    let mut preferences = Names::default();
+    for (i, job) in jobs.iter().enumerate() {
+        let table = match job {
+            Job::Size { .. } => &mut instancetypes,
+            Job::Preference { .. } => &mut preferences,
+        };
+        table.entry(job.name()).or_insert(i);
+    }
+    Lazy {
+        templates: &prepared.templates,
+        rendered: jobs.iter().map(|_| OnceLock::new()).collect(),
+        jobs,
+        instancetypes,
+        preferences,
+        _sources: sources,
+        _catalog: catalog,
+    }
 }
