@@ -159,8 +159,10 @@ fn table_for<'l>(lazy: &'l Lazy, kind: &str, namespace: &str) -> Option<(&'l Nam
 
 /// Read, resolve and compile the embedded catalog now, on this thread (it is otherwise done on
 /// the first lookup), so that a caller can overlap it with other work. Only where no job that
-/// looks the catalog up can run before it returns, as beside `expand`'s split of its input:
-/// see [`lazy`] for what happens otherwise.
+/// looks the catalog up can run before it returns, as beside `expand`'s split of its input.
+/// Elsewhere, a worker that built it here could take such a job while it waits for a parallel
+/// step of the build, and that job would wait for the build for ever; the first lookup
+/// therefore builds it on a thread and in a pool of their own.
 pub fn prepare_embedded() {
     LAZY.get_or_init(build_lazy);
 }
