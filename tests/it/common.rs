@@ -18,6 +18,27 @@ pub fn describe(out: &Output) -> String {
     )
 }
 
+/// Wait for a child, failing the test (and killing the child) if it takes longer than `secs`:
+/// a check that `what` ends at all, not a timing (its runs take a fraction of that).
+pub fn wait_at_most(
+    child: &mut std::process::Child,
+    secs: u64,
+    what: &str,
+) -> std::process::ExitStatus {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what} still runs after {secs}s: it hangs");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
 /// Run `cmd` with `stdin` written to its standard input, to its end.
 pub fn run_with_stdin(mut cmd: Command, stdin: impl AsRef<[u8]>) -> Output {
     let mut child = cmd

@@ -8,7 +8,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::common::{run_with_stdin, tool};
+use crate::common::{run_with_stdin, tool, wait_at_most};
 
 const BIN: &str = env!("CARGO_BIN_EXE_kvrender");
 
@@ -1604,21 +1604,6 @@ fn validate_mode_reports_what_kvrender_validate_reports() {
 // Started with no arguments
 // ---------------------------------------------------------------------------------------------
 
-/// Wait for a child, failing the test (and killing the child) if it takes longer than `secs`.
-fn wait_at_most(child: &mut std::process::Child, secs: u64) -> std::process::ExitStatus {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("kvrender still runs after {secs}s: it hangs");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-}
-
 #[test]
 fn no_arguments_on_a_terminal_prints_the_help() {
     // `script` gives the child a terminal as stdin, as an interactive shell does.
@@ -1650,7 +1635,7 @@ fn no_arguments_and_empty_stdin_prints_the_usage() {
             .spawn()
             .unwrap();
         drop(child.stdin.take());
-        let status = wait_at_most(&mut child, 30);
+        let status = wait_at_most(&mut child, 30, "kvrender");
         let out = child.wait_with_output().unwrap();
         let stderr = String::from_utf8(out.stderr).unwrap();
         assert_eq!(status.code(), Some(2), "{stderr}");
@@ -1699,7 +1684,7 @@ fn no_arguments_and_silent_stdin_says_what_it_waits_for() {
         .write_all(list("config.kubernetes.io/v1", VM_AND_SIZE, "").as_bytes())
         .unwrap();
     drop(stdin);
-    let status = wait_at_most(&mut child, 30);
+    let status = wait_at_most(&mut child, 30, "kvrender");
     let mut errors = String::new();
     std::io::Read::read_to_string(&mut rest, &mut errors).unwrap();
     assert_eq!(status.code(), Some(1), "{errors}");
