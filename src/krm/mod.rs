@@ -21,6 +21,7 @@ pub mod resource_list;
 
 use std::sync::Arc;
 
+use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::diagnostic::{Diagnostic, codes};
@@ -132,7 +133,7 @@ pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput
         }
     }
     let items: Vec<Object> = inputs
-        .iter()
+        .par_iter()
         .zip(&raw_items)
         .zip(&item_lines)
         .enumerate()
@@ -168,17 +169,23 @@ pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput
         .iter()
         .flat_map(resource_list::results)
         .collect();
-    // Each input is dropped as its output item is made: the output is about to be printed and
-    // read back whole, and the inputs need not be held beside it.
-    let mut inputs = inputs.into_iter();
-    let mut raw_items = raw_items.into_iter();
-    let out_items = processed
-        .items
+    // Each input is dropped as its output item is made: the output is about to be printed, and
+    // the inputs need not be held beside it. The output begins with the inputs, in their order.
+    let count = processed.items.len();
+    let paired: Vec<(Option<Value>, Option<String>)> = inputs
         .into_iter()
-        .map(|value| keep_text(inputs.next(), raw_items.next().flatten(), value))
-        .chain(foreign)
+        .zip(raw_items)
+        .map(|(input, raw)| (Some(input), raw))
+        .chain(std::iter::repeat_with(|| (None, None)))
+        .take(count)
         .collect();
-    drop((inputs, raw_items));
+    let mut out_items: Vec<OutItem> = processed
+        .items
+        .into_par_iter()
+        .zip(paired)
+        .map(|(value, (input, raw))| keep_text(input, raw, value))
+        .collect();
+    out_items.extend(foreign);
     let out = resource_list::write_items(&list.api_version, out_items, results);
     Ok(FnOutput::finish(out, processed.diagnostics))
 }

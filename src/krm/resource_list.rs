@@ -5,6 +5,8 @@ use serde_json::{Map, Value, json};
 
 use crate::diagnostic::{Diagnostic, codes};
 
+use rayon::prelude::*;
+
 use crate::load::{split, yaml};
 
 /// The current ResourceList apiVersion.
@@ -57,34 +59,60 @@ pub fn raw_matches(raw: &str, value: &Value) -> bool {
 /// The text of each item and the line it begins on, as [`slice_items`] finds them.
 type Slices = (Vec<Option<String>>, Vec<Option<u32>>);
 
-/// Cut the text of each item out of a ResourceList document as printed by kpt and kustomize
-/// (block style), with the line of the input (`first_line` is the document's) on which each
-/// begins. Any item that cannot be cut out cleanly, or whose text does not parse to the item,
-/// gets no text; when the entries cannot be told apart at all, no item has a line either.
-fn slice_items(doc: &str, first_line: u32, items: &[Value]) -> Slices {
-    let none = || (vec![None; items.len()], vec![None; items.len()]);
-    let lines: Vec<&str> = doc.split_inclusive('\n').collect();
-    let Some(start) = lines.iter().position(|l| l.trim_end() == "items:") else {
-        return none();
+/// The block of `- ` entries under a ResourceList's `items:` key, as kpt and kustomize print
+/// it, found in the text alone.
+struct Block {
+    /// Where the `items:` line begins.
+    key: usize,
+    /// Where the block ends: the next line at a lesser indentation, or the end of the text.
+    end: usize,
+    /// The indentation of the entries' `- `.
+    indent: usize,
+    /// Each entry's text (its `- ` line up to the next entry or the end of the block, blank
+    /// lines and comments after it included) and the line of the input it begins on.
+    entries: Vec<(std::ops::Range<usize>, Option<u32>)>,
+}
+
+/// Find the `items:` block of a ResourceList document (`first_line` is the document's line in
+/// the input), or `None` when it is not a block of `- ` entries.
+fn find_block(doc: &str, first_line: u32) -> Option<Block> {
+    let mut at = 0;
+    let mut line_no = 0usize;
+    let mut key = None;
+    let mut lines = doc.split_inclusive('\n');
+    for line in lines.by_ref() {
+        let begins = at;
+        at += line.len();
+        line_no += 1;
+        if line.trim_end() == "items:" {
+            key = Some(begins);
+            break;
+        }
+    }
+    let key = key?;
+    let mut block = Block {
+        key,
+        end: doc.len(),
+        indent: 0,
+        entries: Vec::new(),
     };
-    let mut slices: Vec<Vec<&str>> = Vec::new();
-    let mut starts: Vec<Option<u32>> = Vec::new();
     let mut indent: Option<usize> = None;
-    for (at, line) in lines.iter().enumerate().skip(start + 1) {
-        let line_no = u32::try_from(at)
+    for line in lines {
+        let begins = at;
+        at += line.len();
+        let this_line = u32::try_from(line_no)
             .ok()
-            .and_then(|at| first_line.checked_add(at));
+            .and_then(|n| first_line.checked_add(n));
+        line_no += 1;
         let content = line.trim_end_matches(['\n', '\r']);
         let trimmed = content.trim_start_matches(' ');
         let ind = content.len() - trimmed.len();
         if trimmed.is_empty() {
-            if let Some(s) = slices.last_mut() {
-                s.push(line);
-            }
             continue;
         }
         let comment = trimmed.starts_with('#');
         if ind == 0 && !trimmed.starts_with('-') && !comment {
+            block.end = begins;
             break;
         }
         let entry = trimmed == "-" || trimmed.starts_with("- ");
@@ -92,48 +120,153 @@ fn slice_items(doc: &str, first_line: u32, items: &[Value]) -> Slices {
             None if comment => {}
             None if entry => {
                 indent = Some(ind);
-                slices.push(vec![line]);
-                starts.push(line_no);
+                block.entries.push((begins..begins, this_line));
             }
-            None => return none(),
-            Some(n) if entry && ind == n => {
-                slices.push(vec![line]);
-                starts.push(line_no);
+            None => return None,
+            Some(n) if entry && ind == n => block.entries.push((begins..begins, this_line)),
+            Some(n) if ind < n && !comment => {
+                block.end = begins;
+                break;
             }
-            Some(n) if ind < n && !comment => break,
-            Some(_) => {
-                if let Some(s) = slices.last_mut() {
-                    s.push(line);
-                }
-            }
+            Some(_) => {}
         }
     }
-    if slices.len() != items.len() {
+    // Each entry runs to the next one, the last to the end of the block.
+    let starts: Vec<usize> = block.entries.iter().map(|(r, _)| r.start).collect();
+    for (i, (range, _)) in block.entries.iter_mut().enumerate() {
+        range.end = starts.get(i + 1).copied().unwrap_or(block.end);
+    }
+    block.indent = indent.unwrap_or(0);
+    Some(block)
+}
+
+/// An entry's text as written back: its lines without the block's indentation, blank lines
+/// emptied and the blank lines at its end left out; `None` when a line sits to the left of the
+/// entry.
+fn entry_text(entry: &str, indent: usize) -> Option<String> {
+    let mut text = String::with_capacity(entry.len());
+    for line in entry.split_inclusive('\n') {
+        if line.trim().is_empty() {
+            text.push('\n');
+            continue;
+        }
+        text.push_str(
+            line.get(indent..)
+                .filter(|_| line[..indent].trim().is_empty())?,
+        );
+    }
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    while text.ends_with("\n\n") {
+        text.pop();
+    }
+    Some(text)
+}
+
+/// An entry's text as it is read: exactly the input's lines, moved left by the block's
+/// indentation (a line of spaces only, shorter than that, is left empty, as blank as it was);
+/// `None` when a line sits to the left of the entry.
+fn entry_as_read(entry: &str, indent: usize) -> Option<std::borrow::Cow<'_, str>> {
+    if indent == 0 {
+        return Some(std::borrow::Cow::Borrowed(entry));
+    }
+    let mut text = String::with_capacity(entry.len());
+    for line in entry.split_inclusive('\n') {
+        match line
+            .get(indent..)
+            .filter(|_| line[..indent].bytes().all(|b| b == b' '))
+        {
+            Some(rest) => text.push_str(rest),
+            None if line
+                .trim_matches(' ')
+                .trim_end_matches(['\n', '\r'])
+                .is_empty() =>
+            {
+                text.push_str(&line[line.trim_end_matches(['\n', '\r']).len()..]);
+            }
+            None => return None,
+        }
+    }
+    Some(std::borrow::Cow::Owned(text))
+}
+
+/// Cut the text of each item out of a ResourceList document as printed by kpt and kustomize
+/// (block style), with the line of the input (`first_line` is the document's) on which each
+/// begins. Any item that cannot be cut out cleanly, or whose text does not parse to the item,
+/// gets no text; when the entries cannot be told apart at all, no item has a line either.
+fn slice_items(doc: &str, first_line: u32, items: &[Value]) -> Slices {
+    let none = || (vec![None; items.len()], vec![None; items.len()]);
+    let Some(block) = find_block(doc, first_line) else {
+        return none();
+    };
+    if block.entries.len() != items.len() {
         return none();
     }
-    let n = indent.unwrap_or(0);
-    let texts = slices
-        .into_iter()
+    let starts = block.entries.iter().map(|(_, line)| *line).collect();
+    let texts = block
+        .entries
+        .par_iter()
         .zip(items)
-        .map(|(slice, item)| {
-            let mut text = String::new();
-            for line in slice {
-                if line.trim().is_empty() {
-                    text.push('\n');
-                    continue;
-                }
-                text.push_str(line.get(n..).filter(|_| line[..n].trim().is_empty())?);
-            }
-            if !text.ends_with('\n') {
-                text.push('\n');
-            }
-            while text.ends_with("\n\n") {
-                text.pop();
-            }
+        .map(|((range, _), item)| {
+            let text = entry_text(&doc[range.clone()], block.indent)?;
             raw_matches(&text, item).then_some(text)
         })
         .collect();
     (texts, starts)
+}
+
+/// What [`parse`] reads of a ResourceList document before it checks it: the top-level mapping
+/// without `items`, the items, and their texts and lines as [`slice_items`] gives them.
+type Read = (Map<String, Value>, Vec<Value>, Slices);
+
+/// Read a ResourceList printed the usual way (the items a block of `- ` entries, each within
+/// what the quick reader takes) in parts: the document with an empty `items`, then every entry
+/// on its own, in parallel. `None` sends the document to be read whole, which gives the same
+/// answer (and the error, if there is one) more slowly.
+///
+/// Reading an entry on its own gives what it reads as in the whole document: the quick reader
+/// takes no anchors, aliases or tags, nothing an entry could share with the rest, and an
+/// entry's lines moved left together keep their meaning. The document with `items: []` in
+/// place of the block must have that empty list under `items`: then the line was the
+/// top-level key, and the block its value.
+fn read_in_parts(doc: &str, first_line: u32) -> Option<Read> {
+    let block = find_block(doc, first_line)?;
+    if block.entries.is_empty() {
+        return None;
+    }
+    let rest = format!("{}items: []\n{}", &doc[..block.key], &doc[block.end..]);
+    let Ok(Value::Object(mut map)) = yaml::parse_document(&rest) else {
+        return None;
+    };
+    match map.shift_remove("items") {
+        Some(Value::Array(empty)) if empty.is_empty() => {}
+        _ => return None,
+    }
+    let read: Vec<Option<(Value, Option<String>)>> = block
+        .entries
+        .par_iter()
+        .map(|(range, _)| {
+            let entry = &doc[range.clone()];
+            let as_read = entry_as_read(entry, block.indent)?;
+            let Value::Array(mut one) = yaml::parse_quick(&as_read)? else {
+                return None;
+            };
+            let item = one.pop().filter(|_| one.is_empty())?;
+            let raw = entry_text(entry, block.indent)
+                .filter(|text| *text == *as_read || raw_matches(text, &item));
+            Some((item, raw))
+        })
+        .collect();
+    let mut items = Vec::with_capacity(read.len());
+    let mut raw_items = Vec::with_capacity(read.len());
+    for one in read {
+        let (item, raw) = one?;
+        items.push(item);
+        raw_items.push(raw);
+    }
+    let lines = block.entries.iter().map(|(_, line)| *line).collect();
+    Some((map, items, (raw_items, lines)))
 }
 
 /// Add an annotation to the text of an item (a `- ` entry as `slice_items` cuts it), when
@@ -183,12 +316,49 @@ impl From<String> for ParseError {
     }
 }
 
+/// Read a ResourceList document whole.
+fn read_whole(chunk: &split::Chunk<'_>) -> std::result::Result<Value, ParseError> {
+    yaml::parse_document(chunk.text).map_err(|e| {
+        let at = match (e.line, e.column) {
+            (Some(l), Some(c)) => format!(" at line {}, column {c}", l + chunk.first_line - 1),
+            (Some(l), None) => format!(" at line {}", l + chunk.first_line - 1),
+            _ => String::new(),
+        };
+        ParseError {
+            code: codes::YAML_SYNTAX,
+            message: format!("the input is not valid YAML{at}: {}", e.message),
+        }
+    })
+}
+
+/// A ResourceList's `kind` and `apiVersion` (empty when missing or not strings).
+fn identity(map: &Map<String, Value>) -> (String, String) {
+    let text = |key: &str| {
+        map.get(key)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    (text("kind"), text("apiVersion"))
+}
+
 /// Parse the text of a ResourceList (YAML or JSON).
 ///
 /// # Errors
 /// A message saying what is wrong: empty input, broken YAML, more than one document, not a
 /// ResourceList, an unsupported apiVersion, `items` not a list or an item that is not an object.
 pub fn parse(text: &str) -> std::result::Result<ResourceList, ParseError> {
+    parse_with(text, true)
+}
+
+/// [`parse`], reading the document whole: the fuzzers and tests hold the reading in parts to
+/// its answers.
+#[doc(hidden)]
+pub fn parse_whole(text: &str) -> std::result::Result<ResourceList, ParseError> {
+    parse_with(text, false)
+}
+
+fn parse_with(text: &str, in_parts: bool) -> std::result::Result<ResourceList, ParseError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let chunks = split::split(text);
     let chunk = match chunks.as_slice() {
@@ -206,30 +376,20 @@ pub fn parse(text: &str) -> std::result::Result<ResourceList, ParseError> {
             .into());
         }
     };
-    let mut doc = yaml::parse_document(chunk.text).map_err(|e| {
-        let at = match (e.line, e.column) {
-            (Some(l), Some(c)) => format!(" at line {}, column {c}", l + chunk.first_line - 1),
-            (Some(l), None) => format!(" at line {}", l + chunk.first_line - 1),
-            _ => String::new(),
-        };
-        ParseError {
-            code: codes::YAML_SYNTAX,
-            message: format!("the input is not valid YAML{at}: {}", e.message),
-        }
-    })?;
-    let Some(map) = doc.as_object_mut() else {
-        return Err(String::from("the input is not a ResourceList (not a mapping)").into());
+    // Read in parts when it can be, else whole.
+    let parts = in_parts
+        .then(|| read_in_parts(chunk.text, chunk.first_line))
+        .flatten();
+    let (mut map, items, slices) = match parts {
+        Some((map, items, slices)) => (map, Some(items), Some(slices)),
+        None => match read_whole(chunk)? {
+            Value::Object(map) => (map, None, None),
+            _ => {
+                return Err(String::from("the input is not a ResourceList (not a mapping)").into());
+            }
+        },
     };
-    let kind = map
-        .get("kind")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    let api_version = map
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
+    let (kind, api_version) = identity(&map);
     if kind != KIND {
         return Err(format!(
             "the input is not a ResourceList (kind `{kind}`); kvrender fn reads a \
@@ -243,10 +403,13 @@ pub fn parse(text: &str) -> std::result::Result<ResourceList, ParseError> {
         )
         .into());
     }
-    let items = match map.shift_remove("items") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(items)) => items,
-        Some(_) => return Err(String::from("`items` must be a list").into()),
+    let items = match items {
+        Some(items) => items,
+        None => match map.shift_remove("items") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => items,
+            Some(_) => return Err(String::from("`items` must be a list").into()),
+        },
     };
     for (i, item) in items.iter().enumerate() {
         if let Some(problem) = item_problem(item) {
@@ -254,7 +417,8 @@ pub fn parse(text: &str) -> std::result::Result<ResourceList, ParseError> {
         }
     }
     let function_config = map.shift_remove("functionConfig").filter(|v| !v.is_null());
-    let (raw_items, item_lines) = slice_items(chunk.text, chunk.first_line, &items);
+    let (raw_items, item_lines) =
+        slices.unwrap_or_else(|| slice_items(chunk.text, chunk.first_line, &items));
     Ok(ResourceList {
         api_version,
         items,
@@ -304,56 +468,96 @@ pub fn write(api_version: &str, items: Vec<Value>, results: Vec<Value>) -> Strin
     yaml::to_string(&Value::Object(map))
 }
 
-/// Print a ResourceList from output items, raw ones verbatim. Falls back to printing every
-/// item as a value if the assembled text does not read back as the intended list.
+/// Print a ResourceList from output items, raw ones verbatim, every item's entry printed in
+/// parallel. Falls back to printing every item as a value if an entry could run into its
+/// neighbours, or the results do not read back.
+///
+/// Each raw text reads on its own as its item (see [`raw_matches`], and [`parse`], which reads
+/// a list in parts). An entry whose later lines all stand to the right of its `- ` (or are
+/// blank, or comments) reads the same among the others: none of them can end the list or
+/// another entry, and an alias in an entry that reads on its own names an anchor of that
+/// entry, which is still the nearest one before it in the joined text.
 pub fn write_items(api_version: &str, items: Vec<OutItem>, results: Vec<Value>) -> String {
-    let mut out = format!("apiVersion: {api_version}\nkind: {KIND}\n");
-    if items.is_empty() {
-        out.push_str("items: []\n");
-    } else {
-        out.push_str("items:\n");
-    }
-    for item in &items {
-        match item {
-            OutItem::Raw { text, .. } => out.push_str(text),
-            OutItem::Value(v) => {
-                let doc = yaml::to_string(v);
-                for (i, line) in doc.lines().enumerate() {
-                    if i == 0 {
-                        out.push_str("- ");
-                    } else if !line.is_empty() {
-                        out.push_str("  ");
-                    }
-                    out.push_str(line);
-                    out.push('\n');
-                }
-            }
-        }
-    }
-    if !results.is_empty() {
+    let entries: Vec<Option<std::borrow::Cow<'_, str>>> = items
+        .par_iter()
+        .map(|item| {
+            let entry = match item {
+                OutItem::Raw { text, .. } => std::borrow::Cow::Borrowed(text.as_str()),
+                OutItem::Value(v) => std::borrow::Cow::Owned(value_entry(v)),
+            };
+            stands_alone(&entry).then_some(entry)
+        })
+        .collect();
+    let results_text = (!results.is_empty()).then(|| {
         let mut map = Map::new();
         map.insert("results".into(), Value::Array(results.clone()));
-        out.push_str(&yaml::to_string(&Value::Object(map)));
+        yaml::to_string(&Value::Object(map))
+    });
+    let results_read_back = results_text.as_deref().is_none_or(|text| {
+        yaml::parse_document(text)
+            .is_ok_and(|doc| doc.get("results") == Some(&Value::Array(results.clone())))
+    });
+    if results_read_back && entries.iter().all(Option::is_some) {
+        let entries: Vec<std::borrow::Cow<'_, str>> = entries.into_iter().flatten().collect();
+        let length = entries.iter().map(|e| e.len()).sum::<usize>()
+            + results_text.as_ref().map_or(0, String::len)
+            + 128;
+        let mut out = String::with_capacity(length);
+        out.push_str("apiVersion: ");
+        out.push_str(api_version);
+        out.push_str("\nkind: ");
+        out.push_str(KIND);
+        out.push_str(if entries.is_empty() {
+            "\nitems: []\n"
+        } else {
+            "\nitems:\n"
+        });
+        for entry in &entries {
+            out.push_str(entry);
+        }
+        if let Some(text) = &results_text {
+            out.push_str(text);
+        }
+        return out;
     }
+    drop(entries);
     let values: Vec<Value> = items
         .into_iter()
         .map(|i| match i {
             OutItem::Raw { value, .. } | OutItem::Value(value) => value,
         })
         .collect();
-    let reads_back = yaml::parse_document(&out).is_ok_and(|doc| {
-        doc.get("items").and_then(Value::as_array) == Some(&values)
-            && doc
-                .get("results")
-                .cloned()
-                .unwrap_or(Value::Array(Vec::new()))
-                == Value::Array(results.clone())
-    });
-    if reads_back {
-        out
-    } else {
-        write(api_version, values, results)
+    write(api_version, values, results)
+}
+
+/// A value printed as a `- ` entry of a list at the left margin.
+fn value_entry(value: &Value) -> String {
+    let doc = yaml::to_string(value);
+    let mut out = String::with_capacity(doc.len() + doc.len() / 8 + 8);
+    for (i, line) in doc.lines().enumerate() {
+        if i == 0 {
+            out.push_str("- ");
+        } else if !line.is_empty() {
+            out.push_str("  ");
+        }
+        out.push_str(line);
+        out.push('\n');
     }
+    out
+}
+
+/// Whether an entry of a list at the left margin keeps to itself: it begins with `- ` (or is
+/// a `-` line), ends with a line feed, and each later line is blank, a comment or indented.
+fn stands_alone(entry: &str) -> bool {
+    let mut lines = entry.split_inclusive('\n');
+    let first = lines.next().unwrap_or("");
+    (first.starts_with("- ") || first.trim_end_matches(['\n', '\r']) == "-")
+        && entry.ends_with('\n')
+        && lines.all(|line| {
+            line.starts_with(' ')
+                || line.starts_with('#')
+                || line.trim_end_matches(['\n', '\r']).is_empty()
+        })
 }
 
 /// The `results` entries for a diagnostic: one per field path (a conflict names several).
@@ -487,6 +691,130 @@ mod tests {
         );
         assert!(out.contains("- # first\n"));
         assert_eq!(parse(&out).unwrap().items, rl.items);
+    }
+
+    /// The head of a ResourceList, for the cases below.
+    const HEAD: &str = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n";
+
+    /// Whether `text` is read in parts, and reads the same as read whole.
+    fn read_in_parts_agreeing(text: &str) -> bool {
+        assert_eq!(parse(text), parse_whole(text), "{text}");
+        let chunks = split::split(text);
+        read_in_parts(chunks[0].text, chunks[0].first_line).is_some()
+    }
+
+    #[test]
+    fn a_list_as_kpt_prints_it_is_read_in_parts_and_reads_the_same() {
+        let items = "items:\n- apiVersion: v1\n  kind: A\n  metadata:\n    name: a\n  data:\n    k: v\n- apiVersion: v1\n  kind: B\n  metadata:\n    name: b\n";
+        let config = "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  data:\n    expand: \"false\"\n";
+        for text in [
+            format!("{HEAD}{items}"),
+            format!("{HEAD}{items}{config}"),
+            format!("{HEAD}{config}{items}"),
+            // Entries indented under the key, comments and blank lines between them.
+            format!(
+                "{HEAD}items:\n  # the first\n  - apiVersion: v1\n    kind: A\n\n  # the second\n  - apiVersion: v1\n    kind: B\n{config}"
+            ),
+            // An entry whose object begins on the line after its `-`.
+            format!("{HEAD}items:\n-\n  apiVersion: v1\n  kind: A\n"),
+        ] {
+            assert!(read_in_parts_agreeing(&text), "{text}");
+            let read = parse(&text).unwrap();
+            assert_eq!(read.items.len(), read.raw_items.len());
+            assert!(read.raw_items.iter().all(Option::is_some), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_list_read_in_parts_keeps_what_a_line_of_spaces_means() {
+        // In a literal block, a line of spaces beyond the block's indentation is text (the
+        // quick reader leaves such a list to be read whole); one no longer than it is an empty
+        // line, and so is a line of spaces shorter than the entries' indentation, which an
+        // entry moved left cannot keep.
+        for (spaces, indent, in_parts) in [
+            (4, 0, true),
+            (6, 0, false),
+            (1, 2, true),
+            (6, 2, true),
+            (8, 2, false),
+        ] {
+            let pad = " ".repeat(indent);
+            let text = format!(
+                "{HEAD}items:\n{pad}- apiVersion: v1\n{pad}  kind: A\n{pad}  data: |\n{pad}    one\n{}\n{pad}    two\n{pad}- apiVersion: v1\n{pad}  kind: B\n",
+                " ".repeat(spaces)
+            );
+            assert_eq!(read_in_parts_agreeing(&text), in_parts, "{text}");
+            let kept = " ".repeat(spaces.saturating_sub(indent + 4));
+            assert_eq!(
+                parse(&text).unwrap().items[0]["data"],
+                json!(format!("one\n{kept}\ntwo\n"))
+            );
+        }
+        // A kept final line break, then blank lines before the next entry: they belong to
+        // the text of the block.
+        let text = format!(
+            "{HEAD}items:\n- apiVersion: v1\n  kind: A\n  data: |+\n    one\n\n\n- apiVersion: v1\n  kind: B\n"
+        );
+        read_in_parts_agreeing(&text);
+        assert_eq!(parse(&text).unwrap().items[0]["data"], json!("one\n\n\n"));
+    }
+
+    #[test]
+    fn a_list_the_quick_reader_does_not_take_is_read_whole() {
+        for text in [
+            // An anchor in one entry, its alias in another.
+            format!("{HEAD}items:\n- apiVersion: v1\n  kind: A\n  data: &d {{k: v}}\n- apiVersion: v1\n  kind: B\n  data: *d\n"),
+            // Tags, carriage returns, tabs, flow style, JSON.
+            format!("{HEAD}items:\n- apiVersion: v1\n  kind: !!str A\n"),
+            format!("{HEAD}items:\r\n- apiVersion: v1\r\n  kind: A\r\n"),
+            format!("{HEAD}items:\n- apiVersion: v1\n\t\n- kind: A\n"),
+            format!("{HEAD}items: [{{apiVersion: v1, kind: A}}]\n"),
+            r#"{"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList", "items": [{"apiVersion": "v1", "kind": "A"}]}"#.to_string(),
+            // The `items:` line inside a quoted text that runs over several lines.
+            format!("{HEAD}note: \"one\nitems:\n- apiVersion: v1\n  kind: A\nmore\"\n"),
+            // `items` twice, an entry broken, an entry that is not an object, no entries.
+            format!("{HEAD}items:\n- apiVersion: v1\n  kind: A\nitems: []\n"),
+            format!("{HEAD}items:\n- apiVersion: v1\n  kind: [A\n"),
+            format!("{HEAD}items:\n# nothing\nfunctionConfig: {{}}\n"),
+            // A comment to the left of an indented entry's lines.
+            format!("{HEAD}items:\n  - apiVersion: v1\n# aside\n    kind: A\n"),
+        ] {
+            assert!(!read_in_parts_agreeing(&text), "{text}");
+        }
+    }
+
+    #[test]
+    fn an_entry_that_is_no_object_is_refused_either_way() {
+        let text = format!("{HEAD}items:\n- apiVersion: v1\n  kind: A\n- 1\n");
+        assert!(read_in_parts_agreeing(&text));
+        assert!(parse(&text).unwrap_err().message.starts_with("items[1]:"));
+    }
+
+    #[test]
+    fn entries_that_keep_to_themselves_are_joined_and_the_others_printed_anew() {
+        assert!(stands_alone("- a: 1\n  b: |\n    x\n\n# note\n  c: 2\n"));
+        assert!(stands_alone("-\n  a: 1\n"));
+        assert!(!stands_alone("- a: 1\nb: 2\n"));
+        assert!(!stands_alone("- a: 1\n---\n"));
+        assert!(!stands_alone("- a: 1"));
+        assert!(!stands_alone("a: 1\n"));
+        // A raw entry that would run into the next is not joined: every item is printed.
+        let item = json!({"apiVersion": "v1", "kind": "A", "metadata": {"name": "a"}});
+        let out = write_items(
+            V1,
+            vec![
+                OutItem::Raw {
+                    text:
+                        "- apiVersion: v1\n  kind: A\n  metadata: {name: a}\nfunctionConfig: {}\n"
+                            .into(),
+                    value: item.clone(),
+                },
+                OutItem::Value(item.clone()),
+            ],
+            Vec::new(),
+        );
+        assert_eq!(out, write(V1, vec![item.clone(), item.clone()], Vec::new()));
+        assert_eq!(parse_whole(&out).unwrap().items, vec![item.clone(), item]);
     }
 
     #[test]

@@ -73,6 +73,13 @@ pub fn parse_node(text: &str) -> Result<Value, YamlError> {
     }
 }
 
+/// Parse a mapping or sequence with the quick reader alone: `None` for anything it leaves to
+/// serde-saphyr (anchors, aliases, tags and the rest that [`fast`] lists), else what
+/// [`parse_node`] gives.
+pub(crate) fn parse_quick(text: &str) -> Option<Value> {
+    fast::parse_any(text)
+}
+
 /// Parse with serde-saphyr alone, skipping the quick reader: the fuzzers and tests use it to
 /// hold both paths to the same answers.
 #[doc(hidden)]
