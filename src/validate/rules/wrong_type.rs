@@ -298,38 +298,27 @@ pub fn check_required(obj: &Object, out: &mut Vec<Diagnostic>) {
     let mut missing = Vec::new();
     match obj.value.get("spec") {
         Some(Value::Object(spec)) => {
-            // The rows of `rows` (only those under `domain` when `only_domain`) below `map`,
-            // whose path is `root`.
-            let mut check = |map: &Map<String, Value>, root: &str, rows: Required, only_domain| {
-                let mut at = root.to_string();
-                for (parent, fields) in rows {
-                    if only_domain && parent.split('.').next() != Some("domain") {
-                        continue;
-                    }
-                    let parent: Vec<&str> = parent.split('.').filter(|p| !p.is_empty()).collect();
-                    for field in *fields {
-                        absent_below(map, &parent, field, &mut at, &mut missing);
-                    }
-                }
+            let mut check = |map: &Map<String, Value>, root: &str, tree: &Tree| {
+                missing.extend(tree.missing(map, root));
             };
             match kind {
                 Kind::Instancetype | Kind::ClusterInstancetype => {
-                    check(spec, "spec", INSTANCETYPE, false);
+                    check(spec, "spec", &trees::INSTANCETYPE);
                 }
                 Kind::Preference | Kind::ClusterPreference => {
-                    check(spec, "spec", PREFERENCE, false)
+                    check(spec, "spec", &trees::PREFERENCE)
                 }
                 Kind::VirtualMachine => {
-                    check(spec, "spec", VM_SPEC, false);
+                    check(spec, "spec", &trees::VM_SPEC);
                     let template_spec = spec.get("template").and_then(|t| t.get("spec"));
                     if let Some(Value::Object(template_spec)) = template_spec {
-                        check(template_spec, "spec.template.spec", VMI_SPEC, false);
+                        check(template_spec, "spec.template.spec", &trees::VMI_SPEC);
                     }
                 }
-                Kind::VirtualMachineInstance => check(spec, "spec", VMI_SPEC, false),
+                Kind::VirtualMachineInstance => check(spec, "spec", &trees::VMI_SPEC),
                 Kind::VirtualMachineInstancePreset => {
-                    check(spec, "spec", PRESET_SPEC, false);
-                    check(spec, "spec", VMI_SPEC, true);
+                    check(spec, "spec", &trees::PRESET_SPEC);
+                    check(spec, "spec", &trees::PRESET_DOMAIN);
                 }
                 Kind::Other => return,
             }
@@ -358,41 +347,123 @@ pub fn check_required(obj: &Object, out: &mut Vec<Diagnostic>) {
     }
 }
 
-/// Collect into `out` the paths of `field` missing (or `null`) in each mapping at `parent`
-/// below `map` (whose path is `at`). An absent parent is only reported when it is `spec`'s
-/// own field (`parent` empty, `field` itself is then what is required). `at` grows and shrinks
-/// back as the walk goes down and up, so that nothing is allocated for what is present.
-fn absent_below(
-    map: &Map<String, Value>,
-    parent: &[&str],
-    field: &str,
-    at: &mut String,
-    out: &mut Vec<String>,
-) {
-    let Some((first, rest)) = parent.split_first() else {
-        if map.get(field).is_none_or(Value::is_null) {
-            out.push(format!("{at}.{field}"));
+/// A table's rows as a tree of keys, so that each mapping is looked up once for all the rows
+/// below it: a node holds the fields its mapping requires, each with its place in the table
+/// (row, then field), and the nodes below it by key (`*` for every item of a list).
+struct Tree {
+    fields: Vec<((usize, usize), &'static str)>,
+    children: Vec<(&'static str, Tree)>,
+}
+
+impl Tree {
+    /// The tree of `rows`, or of those under `domain` alone.
+    fn of(rows: Required, only_domain: bool) -> Tree {
+        let mut root = Tree {
+            fields: Vec::new(),
+            children: Vec::new(),
+        };
+        for (row, (parent, fields)) in rows.iter().enumerate() {
+            if only_domain && parent.split('.').next() != Some("domain") {
+                continue;
+            }
+            let mut node = &mut root;
+            for key in parent.split('.').filter(|k| !k.is_empty()) {
+                let at = match node.children.iter().position(|(k, _)| *k == key) {
+                    Some(at) => at,
+                    None => {
+                        node.children.push((
+                            key,
+                            Tree {
+                                fields: Vec::new(),
+                                children: Vec::new(),
+                            },
+                        ));
+                        node.children.len() - 1
+                    }
+                };
+                node = &mut node.children[at].1;
+            }
+            node.fields
+                .extend(fields.iter().enumerate().map(|(i, f)| ((row, i), *f)));
         }
-        return;
-    };
-    let len = at.len();
-    match map.get(*first) {
-        Some(Value::Object(child)) if *first != "*" => {
-            let _ = write!(at, ".{first}");
-            absent_below(child, rest, field, at, out);
-        }
-        Some(Value::Array(items)) if rest.first() == Some(&"*") => {
-            for (i, item) in items.iter().enumerate() {
-                if let Some(item) = item.as_object() {
-                    let _ = write!(at, ".{first}[{i}]");
-                    absent_below(item, &rest[1..], field, at, out);
-                    at.truncate(len);
-                }
+        root
+    }
+
+    /// The paths of the fields missing (or `null`) in `map`, whose path is `root`, and below
+    /// it, in the table's order.
+    fn missing(&self, map: &Map<String, Value>, root: &str) -> Vec<String> {
+        let mut found = Vec::new();
+        self.absent(map, &mut root.to_string(), &mut found);
+        found.sort_by_key(|(order, _)| *order);
+        found.into_iter().map(|(_, path)| path).collect()
+    }
+
+    /// The node below for every item of a list.
+    fn items(&self) -> Option<&Tree> {
+        self.children
+            .iter()
+            .find_map(|(key, node)| (*key == "*").then_some(node))
+    }
+
+    /// Collect into `out` the paths of the fields missing (or `null`) in `map` (whose path is
+    /// `at`) and below it, each with its place in the table. Only the root's own fields are
+    /// reported when their parent is absent: an absent parent requires nothing. `at` grows
+    /// and shrinks back as the walk goes down and up, so that nothing is allocated for what is
+    /// present.
+    fn absent(
+        &self,
+        map: &Map<String, Value>,
+        at: &mut String,
+        out: &mut Vec<((usize, usize), String)>,
+    ) {
+        for (order, field) in &self.fields {
+            if map.get(*field).is_none_or(Value::is_null) {
+                out.push((*order, format!("{at}.{field}")));
             }
         }
-        _ => {}
+        for (key, node) in &self.children {
+            if *key == "*" {
+                continue;
+            }
+            let len = at.len();
+            match map.get(*key) {
+                Some(Value::Object(child)) => {
+                    at.push('.');
+                    at.push_str(key);
+                    node.absent(child, at, out);
+                }
+                Some(Value::Array(items)) => {
+                    if let Some(each) = node.items() {
+                        for (i, item) in items.iter().enumerate() {
+                            if let Some(item) = item.as_object() {
+                                let _ = write!(at, ".{key}[{i}]");
+                                each.absent(item, at, out);
+                                at.truncate(len);
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+            at.truncate(len);
+        }
     }
-    at.truncate(len);
+}
+
+/// The tables as trees, each built on first use.
+mod trees {
+    use std::sync::LazyLock;
+
+    use super::Tree;
+
+    pub static INSTANCETYPE: LazyLock<Tree> =
+        LazyLock::new(|| Tree::of(super::INSTANCETYPE, false));
+    pub static PREFERENCE: LazyLock<Tree> = LazyLock::new(|| Tree::of(super::PREFERENCE, false));
+    pub static VM_SPEC: LazyLock<Tree> = LazyLock::new(|| Tree::of(super::VM_SPEC, false));
+    pub static VMI_SPEC: LazyLock<Tree> = LazyLock::new(|| Tree::of(super::VMI_SPEC, false));
+    pub static PRESET_SPEC: LazyLock<Tree> = LazyLock::new(|| Tree::of(super::PRESET_SPEC, false));
+    /// A preset's `spec.domain`, which the rows of a VMI's `domain` hold for.
+    pub static PRESET_DOMAIN: LazyLock<Tree> = LazyLock::new(|| Tree::of(super::VMI_SPEC, true));
 }
 
 #[cfg(test)]
@@ -400,6 +471,187 @@ mod tests {
     use super::*;
     use crate::origin::Origin;
     use serde_json::json;
+
+    /// The table read row by row, each parent path looked up anew: what the tree must say,
+    /// in the same order.
+    fn row_by_row(
+        map: &Map<String, Value>,
+        root: &str,
+        rows: Required,
+        only_domain: bool,
+    ) -> Vec<String> {
+        fn below(
+            map: &Map<String, Value>,
+            parent: &[&str],
+            field: &str,
+            at: &str,
+            out: &mut Vec<String>,
+        ) {
+            let Some((first, rest)) = parent.split_first() else {
+                if map.get(field).is_none_or(Value::is_null) {
+                    out.push(format!("{at}.{field}"));
+                }
+                return;
+            };
+            match map.get(*first) {
+                Some(Value::Object(child)) if *first != "*" => {
+                    below(child, rest, field, &format!("{at}.{first}"), out);
+                }
+                Some(Value::Array(items)) if rest.first() == Some(&"*") => {
+                    for (i, item) in items.iter().enumerate() {
+                        if let Some(item) = item.as_object() {
+                            below(item, &rest[1..], field, &format!("{at}.{first}[{i}]"), out);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut out = Vec::new();
+        for (parent, fields) in rows {
+            let keys: Vec<&str> = parent.split('.').filter(|k| !k.is_empty()).collect();
+            if only_domain && keys.first() != Some(&"domain") {
+                continue;
+            }
+            for field in *fields {
+                below(map, &keys, field, root, &mut out);
+            }
+        }
+        out
+    }
+
+    /// Every mapping entry of `value` removed in turn, one copy each.
+    fn each_entry_removed(value: &Value) -> Vec<Value> {
+        fn paths(value: &Value, at: &mut Vec<Value>, out: &mut Vec<Vec<Value>>) {
+            match value {
+                Value::Object(map) => {
+                    for (k, v) in map {
+                        at.push(json!(k));
+                        out.push(at.clone());
+                        paths(v, at, out);
+                        at.pop();
+                    }
+                }
+                Value::Array(items) => {
+                    for (i, v) in items.iter().enumerate() {
+                        at.push(json!(i));
+                        paths(v, at, out);
+                        at.pop();
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut all = Vec::new();
+        paths(value, &mut Vec::new(), &mut all);
+        all.into_iter()
+            .map(|path| {
+                let mut copy = value.clone();
+                let (last, parents) = path.split_last().expect("a path has a key");
+                let mut node = &mut copy;
+                for step in parents {
+                    node = match step {
+                        Value::String(k) => &mut node[k.as_str()],
+                        _ => &mut node[step.as_u64().map_or(0, |i| i as usize)],
+                    };
+                }
+                if let (Some(map), Some(k)) = (node.as_object_mut(), last.as_str()) {
+                    map.shift_remove(k);
+                }
+                copy
+            })
+            .collect()
+    }
+
+    /// The tree gives what the table read row by row gives, in the same order, for every
+    /// checked object of the repository's test data and example catalog and for each of them
+    /// with any one mapping entry removed (which leaves required fields missing at every depth,
+    /// in lists too).
+    #[test]
+    fn the_tree_agrees_with_the_table_read_row_by_row() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut compared = 0usize;
+        let mut missing_found = 0usize;
+        let mut seen = std::collections::HashSet::new();
+        for dir in [
+            "testdata/conformance/validate",
+            "testdata/validate",
+            "testdata/expand",
+            "testdata/vmi",
+            "testdata/oracle",
+            "examples",
+        ] {
+            for entry in walkdir::WalkDir::new(root.join(dir)).sort_by_file_name() {
+                let entry = entry.expect("walk");
+                let path = entry.path();
+                if !entry.file_type().is_file()
+                    || path.extension().and_then(|e| e.to_str()) != Some("yaml")
+                {
+                    continue;
+                }
+                let text = std::fs::read_to_string(path).expect("read");
+                let loaded = crate::load::parse_text(&std::sync::Arc::from("t.yaml"), &text);
+                for obj in loaded.objects {
+                    let kind = obj.kind();
+                    let tables: &[(&str, &str, Required, bool, &Tree)] = match kind {
+                        Kind::VirtualMachine => &[
+                            ("", "spec", VM_SPEC, false, &trees::VM_SPEC),
+                            (
+                                "template.spec",
+                                "spec.template.spec",
+                                VMI_SPEC,
+                                false,
+                                &trees::VMI_SPEC,
+                            ),
+                        ],
+                        Kind::VirtualMachineInstance => {
+                            &[("", "spec", VMI_SPEC, false, &trees::VMI_SPEC)]
+                        }
+                        Kind::VirtualMachineInstancePreset => &[
+                            ("", "spec", PRESET_SPEC, false, &trees::PRESET_SPEC),
+                            ("", "spec", VMI_SPEC, true, &trees::PRESET_DOMAIN),
+                        ],
+                        Kind::Instancetype | Kind::ClusterInstancetype => {
+                            &[("", "spec", INSTANCETYPE, false, &trees::INSTANCETYPE)]
+                        }
+                        Kind::Preference | Kind::ClusterPreference => {
+                            &[("", "spec", PREFERENCE, false, &trees::PREFERENCE)]
+                        }
+                        _ => continue,
+                    };
+                    let Some(spec) = obj.value.get("spec") else {
+                        continue;
+                    };
+                    // Many cases share their objects: each is tried once.
+                    if !seen.insert((kind, spec.to_string())) {
+                        continue;
+                    }
+                    for variant in std::iter::once(spec.clone()).chain(each_entry_removed(spec)) {
+                        for (below, at, rows, only_domain, tree) in tables {
+                            let mut map = Some(&variant);
+                            for key in below.split('.').filter(|k| !k.is_empty()) {
+                                map = map.and_then(|m| m.get(key));
+                            }
+                            let Some(Value::Object(map)) = map else {
+                                continue;
+                            };
+                            let found = tree.missing(map, at);
+                            assert_eq!(
+                                found,
+                                row_by_row(map, at, rows, *only_domain),
+                                "{}",
+                                path.display()
+                            );
+                            compared += 1;
+                            missing_found += found.len();
+                        }
+                    }
+                }
+            }
+        }
+        assert!(compared > 10_000, "{compared}");
+        assert!(missing_found > 1_000, "{missing_found}");
+    }
 
     fn missing(kind: &str, spec: Value) -> Vec<String> {
         missing_in(json!({"kind": kind, "metadata": {"name": "x"}, "spec": spec}))
