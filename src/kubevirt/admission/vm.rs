@@ -21,14 +21,6 @@ use crate::model::path::Fields;
 use crate::model::{Object, path};
 use crate::resolve::Index;
 
-/// Find one side's spec; `other` is the matcher to hide so that its failure cannot mask ours.
-fn lookup(vm: &Object, index: &Index<'_>, other: &str) -> Result<Option<Value>, ExpandError> {
-    let mut alone = vm.clone();
-    path::remove(&mut alone.value, &["spec", other]);
-    let (instancetype, preference) = expand::find_specs(&alone, index)?;
-    Ok(instancetype.or(preference))
-}
-
 /// Check a VirtualMachine's instancetype and preference as KubeVirt's webhook does on create.
 pub fn admit(vm: &Object, index: &Index<'_>, profile: &ClusterProfile) -> Response {
     let mut response = Response::default();
@@ -39,8 +31,9 @@ pub fn admit(vm: &Object, index: &Index<'_>, profile: &ClusterProfile) -> Respon
             None
         }
     };
-    let instancetype = found(lookup(vm, index, "preference"));
-    let preference = found(lookup(vm, index, "instancetype"));
+    // Each looked up on its own, so that one's failure cannot hide the other's.
+    let instancetype = found(expand::find_instancetype_spec(vm, index));
+    let preference = found(expand::find_preference_spec(vm, index));
     if instancetype.is_none() && preference.is_none() {
         return response;
     }
