@@ -336,18 +336,19 @@ pub fn find_specs(
 
 /// The instancetype spec a VM points at, looked up on its own: whatever its preference matcher
 /// says, as KubeVirt's webhook looks each up apart so that one's failure cannot hide the other's.
-pub fn find_instancetype_spec(
+pub fn find_instancetype_spec<'a>(
     vm: &Object,
-    index: &Index<'_>,
-) -> Result<Option<Value>, ExpandError> {
+    index: &Index<'a>,
+) -> Result<Option<Cow<'a, Value>>, ExpandError> {
     find_spec(Side::Instancetype, vm, index, &mut Lookups::default())
-        .map(|spec| spec.map(Cow::into_owned))
 }
 
 /// The preference spec a VM points at, looked up on its own (see [`find_instancetype_spec`]).
-pub fn find_preference_spec(vm: &Object, index: &Index<'_>) -> Result<Option<Value>, ExpandError> {
+pub fn find_preference_spec<'a>(
+    vm: &Object,
+    index: &Index<'a>,
+) -> Result<Option<Cow<'a, Value>>, ExpandError> {
     find_spec(Side::Preference, vm, index, &mut Lookups::default())
-        .map(|spec| spec.map(Cow::into_owned))
 }
 
 /// A spec found in the index (borrowed) or a revision (`null` when the object has none).

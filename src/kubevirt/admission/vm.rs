@@ -22,9 +22,9 @@ use crate::model::{Object, path};
 use crate::resolve::Index;
 
 /// Check a VirtualMachine's instancetype and preference as KubeVirt's webhook does on create.
-pub fn admit(vm: &Object, index: &Index<'_>, profile: &ClusterProfile) -> Response {
+pub fn admit<'a>(vm: &Object, index: &Index<'a>, profile: &ClusterProfile) -> Response {
     let mut response = Response::default();
-    let mut found = |r: Result<Option<Value>, ExpandError>| match r {
+    let mut found = |r: Result<Option<std::borrow::Cow<'a, Value>>, ExpandError>| match r {
         Ok(spec) => spec,
         Err(e) => {
             response.ignored_lookups.push(e);
@@ -32,12 +32,14 @@ pub fn admit(vm: &Object, index: &Index<'_>, profile: &ClusterProfile) -> Respon
         }
     };
     // Each looked up on its own, so that one's failure cannot hide the other's.
+    // Borrowed from the index: nothing below changes them.
     let instancetype = found(expand::find_instancetype_spec(vm, index));
     let preference = found(expand::find_preference_spec(vm, index));
+    let (instancetype, preference) = (instancetype.as_deref(), preference.as_deref());
     if instancetype.is_none() && preference.is_none() {
         return response;
     }
-    if let Some(cause) = spread::check(instancetype.as_ref(), preference.as_ref()) {
+    if let Some(cause) = spread::check(instancetype, preference) {
         response.causes.push(cause);
         return response;
     }
@@ -45,8 +47,8 @@ pub fn admit(vm: &Object, index: &Index<'_>, profile: &ClusterProfile) -> Respon
         .filter(|t| t.is_object())
         .cloned()
         .unwrap_or_else(|| Value::Object(Map::new()));
-    if let Some(it) = &instancetype {
-        let conflicts = instancetype_apply::apply(it, preference.as_ref(), &mut template);
+    if let Some(it) = instancetype {
+        let conflicts = instancetype_apply::apply(it, preference, &mut template);
         if !conflicts.is_empty() {
             response.causes = conflicts
                 .iter()
@@ -59,7 +61,7 @@ pub fn admit(vm: &Object, index: &Index<'_>, profile: &ClusterProfile) -> Respon
             return response;
         }
     }
-    if let Some(pref) = &preference {
+    if let Some(pref) = preference {
         if instancetype.is_none() && preference_apply::dereferences_missing_cpu(pref, &template) {
             // The webhook fails on a nil dereference, and the API server refuses the request.
             response.causes.push(Cause {
@@ -80,7 +82,7 @@ pub fn admit(vm: &Object, index: &Index<'_>, profile: &ClusterProfile) -> Respon
     // KubeVirt refuses the request when defaulting fails; the only failure we reproduce is a
     // cluster profile problem, which every VM would share, so it is not this VM's finding.
     let _ = defaults::apply(profile, spec);
-    if let Some(failure) = requirements::check(instancetype.as_ref(), preference.as_ref(), spec) {
+    if let Some(failure) = requirements::check(instancetype, preference, spec) {
         response.causes.push(Cause {
             reason: Reason::Requirements,
             field: failure.paths.join(", "),
