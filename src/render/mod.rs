@@ -1205,7 +1205,14 @@ fn render_job<'a>(
         }
     };
     let mut shapes: Vec<RenderError> = Vec::new();
-    let parts_origin = doc.at(&[Step::Key("spec"), Step::Key("parts")]);
+    // Where a shipped part's failures are said to be, when a user's document borrows it: its
+    // `parts` list (looked up only for such a document).
+    let user_doc = !embedded::is_shipped(&doc.obj.origin.path);
+    let parts_origin = (user_doc
+        && parts
+            .iter()
+            .any(|part| embedded::is_shipped(&part.doc.obj.origin.path)))
+    .then(|| doc.at(&[Step::Key("spec"), Step::Key("parts")]));
     for part in parts {
         for (tree, key) in [(part.metadata, "metadata"), (part.spec, "spec")] {
             let Some(tree) = tree else { continue };
@@ -1216,9 +1223,9 @@ fn render_job<'a>(
                 doc: &part.doc,
                 steps: &[Step::Key("parts"), Step::Key(part.name), Step::Key(key)],
                 note,
-                relocate: (embedded::is_shipped(&part.doc.obj.origin.path)
-                    && !embedded::is_shipped(&doc.obj.origin.path))
-                .then_some(&parts_origin),
+                relocate: parts_origin
+                    .as_ref()
+                    .filter(|_| embedded::is_shipped(&part.doc.obj.origin.path)),
             };
             if let Some(fragment) = render(tree, &site) {
                 if key == "metadata"
