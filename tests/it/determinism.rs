@@ -5,7 +5,7 @@
 use std::fs;
 use std::process::Output;
 
-use crate::common::{kvrender, wait_at_most};
+use crate::common::{kvrender, run_with_stdin, wait_at_most};
 use crate::vm_gen;
 
 fn run(threads: &str, command: &[&str], dir: &std::path::Path) -> Output {
@@ -151,6 +151,63 @@ fn vmis_and_diffs_are_identical_with_1_2_and_8_threads() {
 
 /// A thread count beyond what any machine can start is a usage error (exit code 2), not an
 /// abort while the pool is being built.
+/// `fn` reads the entries of a ResourceList on the workers and prints its items in parallel:
+/// the same list gives the same ResourceList at every thread count, with items written back as
+/// they came, items expanded, items refused and the results that say why.
+#[test]
+fn a_resource_list_gives_the_same_answer_with_1_2_and_8_threads() {
+    let mut list =
+        String::from("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n");
+    let stream = vm_gen::generate(300, 11);
+    for (i, doc) in stream
+        .split("---\n")
+        .filter(|d| !d.trim().is_empty())
+        .enumerate()
+    {
+        // Every tenth VM names an instancetype no catalog has: refused, with a result.
+        let doc = if i % 10 == 3 {
+            doc.replace(
+                "  instancetype:\n    name: ",
+                "  instancetype:\n    name: no-such-",
+            )
+        } else {
+            doc.to_string()
+        };
+        for (n, line) in doc.lines().enumerate() {
+            list.push_str(if n == 0 { "- " } else { "  " });
+            list.push_str(line);
+            list.push('\n');
+        }
+    }
+    list.push_str("- apiVersion: v1\n  kind: ConfigMap  # passed through as written\n  metadata:\n    name: settings\n  data: {a: '1'}\n");
+    let run = |threads: &str| {
+        let mut cmd = kvrender();
+        cmd.args(["--threads", threads, "fn"]);
+        run_with_stdin(cmd, &list)
+    };
+    let one = run("1");
+    let text = String::from_utf8_lossy(&one.stdout);
+    assert!(
+        text.contains("kind: ConfigMap  # passed through as written"),
+        "{text}"
+    );
+    assert!(text.contains("results:"), "{text}");
+    assert!(text.contains("no-such-"), "{text}");
+    for threads in ["2", "8"] {
+        let other = run(threads);
+        assert_eq!(
+            one.status.code(),
+            other.status.code(),
+            "--threads {threads}"
+        );
+        assert!(
+            one.stdout == other.stdout,
+            "fn: stdout differs between --threads 1 and --threads {threads}"
+        );
+        assert_eq!(one.stderr, other.stderr, "--threads {threads}");
+    }
+}
+
 #[test]
 fn thread_counts_out_of_range_are_usage_errors() {
     for n in ["0", "257", "100000"] {
