@@ -23,22 +23,30 @@ fn same_at_every_thread_count(dir: &std::path::Path) -> Output {
 }
 
 fn same_for(command: &[&str], dir: &std::path::Path) -> Output {
-    let one = run("1", command, dir);
+    same_at(&format!("{command:?}"), |threads| {
+        run(threads, command, dir)
+    })
+}
+
+/// Run `run` with 1, 2 and 8 threads; the three must give the same exit code, stdout and
+/// stderr, byte for byte. The one-thread run is returned.
+fn same_at(what: &str, run: impl Fn(&str) -> Output) -> Output {
+    let one = run("1");
     for threads in ["2", "8"] {
-        let other = run(threads, command, dir);
+        let other = run(threads);
         assert_eq!(
             one.status.code(),
             other.status.code(),
-            "{command:?} --threads {threads}"
+            "{what} --threads {threads}"
         );
         assert!(
             one.stdout == other.stdout,
-            "{command:?}: stdout differs between --threads 1 and --threads {threads}"
+            "{what}: stdout differs between --threads 1 and --threads {threads}"
         );
         assert_eq!(
             String::from_utf8_lossy(&one.stderr),
             String::from_utf8_lossy(&other.stderr),
-            "{command:?}: stderr differs between --threads 1 and --threads {threads}"
+            "{what}: stderr differs between --threads 1 and --threads {threads}"
         );
     }
     one
@@ -185,7 +193,7 @@ fn a_resource_list_gives_the_same_answer_with_1_2_and_8_threads() {
         cmd.args(["--threads", threads, "fn"]);
         run_with_stdin(cmd, &list)
     };
-    let one = run("1");
+    let one = same_at("fn", run);
     let text = String::from_utf8_lossy(&one.stdout);
     assert!(
         text.contains("kind: ConfigMap  # passed through as written"),
@@ -193,19 +201,6 @@ fn a_resource_list_gives_the_same_answer_with_1_2_and_8_threads() {
     );
     assert!(text.contains("results:"), "{text}");
     assert!(text.contains("no-such-"), "{text}");
-    for threads in ["2", "8"] {
-        let other = run(threads);
-        assert_eq!(
-            one.status.code(),
-            other.status.code(),
-            "--threads {threads}"
-        );
-        assert!(
-            one.stdout == other.stdout,
-            "fn: stdout differs between --threads 1 and --threads {threads}"
-        );
-        assert_eq!(one.stderr, other.stderr, "--threads {threads}");
-    }
 }
 
 #[test]
