@@ -733,10 +733,10 @@ fn label_text(v: &Value) -> Option<String> {
 /// lookup counts as no preference, as in the webhook.
 fn find_preference(vm: &Value, original: &Object, index: &Index<'_>) -> Option<Value> {
     path::get(vm, &["spec", "preference"]).filter(|v| !v.is_null())?;
-    let mut only_preference = vm.clone();
-    path::remove(&mut only_preference, &["spec", "instancetype"]);
-    let probe = Object::new(only_preference, original.origin.clone());
-    expand::find_specs(&probe, index).ok()?.1
+    let probe = Object::new(vm.clone(), original.origin.clone());
+    expand::find_preference_spec(&probe, index)
+        .ok()?
+        .map(std::borrow::Cow::into_owned)
 }
 
 fn nonempty<'v>(v: &'v Value, p: &[&str]) -> Option<&'v str> {
