@@ -1,11 +1,10 @@
 //! Reading and writing `ResourceList`s, the KRM Functions Specification's wire format, and
 //! turning diagnostics into its `results`.
 
+use rayon::prelude::*;
 use serde_json::{Map, Value, json};
 
 use crate::diagnostic::{Diagnostic, codes};
-
-use rayon::prelude::*;
 
 use crate::load::{split, yaml};
 
@@ -470,7 +469,7 @@ pub fn write(api_version: &str, items: Vec<Value>, results: Vec<Value>) -> Strin
 
 /// Print a ResourceList from output items, raw ones verbatim, every item's entry printed in
 /// parallel. Falls back to printing every item as a value if an entry could run into its
-/// neighbours, or the results do not read back.
+/// neighbours.
 ///
 /// Each raw text reads on its own as its item (see [`raw_matches`], and [`parse`], which reads
 /// a list in parts). An entry whose later lines all stand to the right of its `- ` (or are
@@ -488,21 +487,9 @@ pub fn write_items(api_version: &str, items: Vec<OutItem>, results: Vec<Value>) 
             stands_alone(&entry).then_some(entry)
         })
         .collect();
-    let results_text = (!results.is_empty()).then(|| {
-        let mut map = Map::new();
-        map.insert("results".into(), Value::Array(results.clone()));
-        yaml::to_string(&Value::Object(map))
-    });
-    let results_read_back = results_text.as_deref().is_none_or(|text| {
-        yaml::parse_document(text)
-            .is_ok_and(|doc| doc.get("results") == Some(&Value::Array(results.clone())))
-    });
-    if results_read_back && entries.iter().all(Option::is_some) {
+    if entries.iter().all(Option::is_some) {
         let entries: Vec<std::borrow::Cow<'_, str>> = entries.into_iter().flatten().collect();
-        let length = entries.iter().map(|e| e.len()).sum::<usize>()
-            + results_text.as_ref().map_or(0, String::len)
-            + 128;
-        let mut out = String::with_capacity(length);
+        let mut out = String::with_capacity(entries.iter().map(|e| e.len()).sum::<usize>() + 128);
         out.push_str("apiVersion: ");
         out.push_str(api_version);
         out.push_str("\nkind: ");
@@ -515,8 +502,10 @@ pub fn write_items(api_version: &str, items: Vec<OutItem>, results: Vec<Value>) 
         for entry in &entries {
             out.push_str(entry);
         }
-        if let Some(text) = &results_text {
-            out.push_str(text);
+        if !results.is_empty() {
+            let mut map = Map::new();
+            map.insert("results".into(), Value::Array(results));
+            yaml::write(&mut out, &Value::Object(map));
         }
         return out;
     }
