@@ -94,8 +94,11 @@ pub struct Rendered {
     pub objects: Vec<Object>,
     /// What produced each object: `combinations[i]` belongs to `objects[i]`.
     pub combinations: Vec<Combination>,
-    /// The input objects that are not catalog kinds, untouched and in input order.
-    pub passthrough: Vec<Object>,
+    /// The positions among the input objects of those that are not catalog kinds, in input
+    /// order: they pass through untouched. Positions, not copies: a repository's VMs are
+    /// rendered beside its catalog, and copying each of their trees would double the memory a
+    /// `validate` of them takes.
+    pub passthrough: Vec<usize>,
 }
 
 /// Which kinds a family or preference is emitted as.
@@ -507,7 +510,7 @@ pub fn render<'o>(
     Ok(Rendered {
         objects,
         combinations,
-        passthrough: catalog.passthrough.into_iter().cloned().collect(),
+        passthrough: catalog.passthrough,
     })
 }
 
@@ -546,7 +549,7 @@ struct Catalog<'a> {
     library: PartLibrary<'a>,
     families: Vec<Family<'a>>,
     preferences: Vec<Preference<'a>>,
-    passthrough: Vec<&'a Object>,
+    passthrough: Vec<usize>,
 }
 
 /// A catalog ready to render any of its combinations: the parts of every family and
@@ -579,9 +582,9 @@ impl<'a> Catalog<'a> {
             passthrough: Vec::new(),
         };
         let mut errors = Vec::new();
-        for read in read {
+        for (at, read) in read.into_iter().enumerate() {
             match read {
-                Ok(Read::Passthrough(obj)) => catalog.passthrough.push(obj),
+                Ok(Read::Passthrough) => catalog.passthrough.push(at),
                 Ok(Read::Parts(doc)) => {
                     if let Err(e) = catalog.library.add(doc) {
                         errors.push(e);
@@ -837,7 +840,7 @@ impl<'c, 'a> Prepared<'c, '_, 'a> {
 /// One input document, read.
 enum Read<'a> {
     /// Not a catalog kind: passed through untouched.
-    Passthrough(&'a Object),
+    Passthrough,
     Parts(Doc<'a>),
     Family(Family<'a>),
     Preference(Preference<'a>),
@@ -899,7 +902,7 @@ fn read_document<'a>(
     texts: &HashMap<&str, &'a str>,
 ) -> Result<Read<'a>, RenderError> {
     if !is_catalog_kind(obj) {
-        return Ok(Read::Passthrough(obj));
+        return Ok(Read::Passthrough);
     }
     let doc = Doc::new(obj, texts.get(obj.origin.path.as_ref()).copied());
     if obj.api_version() != CATALOG_API_VERSION {
