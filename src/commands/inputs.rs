@@ -35,13 +35,25 @@ impl Inputs {
     /// Read and parse the inputs.
     pub fn load(paths: &[PathBuf], resolve: &ResolveArgs) -> Result<Inputs> {
         let sources = load::read_paths(paths)?;
+        let loaded = load::parse_sources(&sources);
+        Inputs::from_loaded(paths, &sources, loaded, resolve)
+    }
+
+    /// [`Inputs::load`] with the files of `paths` already read (`sources`) and parsed
+    /// (`loaded`).
+    pub fn from_loaded(
+        paths: &[PathBuf],
+        sources: &[Source],
+        loaded: Loaded,
+        resolve: &ResolveArgs,
+    ) -> Result<Inputs> {
         let Loaded {
             mut objects,
             mut diagnostics,
-        } = load::parse_sources(&sources);
+        } = loaded;
         let mut inputs = Inputs::resolution(resolve)?;
         let options = RenderOptions {
-            sources: &sources,
+            sources,
             ..inputs.render_options()
         };
         let read = objects.len();

@@ -1,7 +1,16 @@
 //! `kvrender validate`: run every rule of [`crate::validate`] on the inputs and print the
 //! findings in the chosen format on stdout. Exit 1 when any finding is an error.
+//!
+//! VirtualMachines are the bulk of a repository and nothing resolves against them, so, as
+//! `expand` does, their documents are left unparsed while everything else is loaded, rendered
+//! and indexed. Each VM is then parsed and checked on a worker, and only what the checks of the
+//! whole set need of it (its identity, for duplicates) is kept: the trees of every VM are never
+//! held together. When a VM document does not parse, or parses as something else, the inputs are
+//! parsed whole and checked as before, so that the findings are the same either way.
 
 use foldhash::HashMap;
+use rayon::prelude::*;
+use serde_json::{Map, Value};
 
 use crate::cli::{Format, ValidateArgs};
 use crate::commands::Outcome;
@@ -9,7 +18,8 @@ use crate::commands::inputs::Inputs;
 use crate::diagnostic::Diagnostic;
 use crate::emit;
 use crate::error::Result;
-use crate::model::Object;
+use crate::load::{self, Deferred, Document, Loaded, Source};
+use crate::model::{Kind, Object};
 use crate::validate::{self, Context, Options};
 
 /// Run `validate`.
@@ -20,16 +30,11 @@ pub fn run(args: &ValidateArgs) -> Result<Outcome> {
     } else {
         args.paths.clone()
     };
-    let inputs = Inputs::load(&paths, &args.resolve)?;
-    let index = inputs.index();
-    let ctx = Context {
-        index: &index,
-        profile: &inputs.profile,
-        memo: validate::Memo::default(),
+    let sources = load::read_paths(&paths)?;
+    let (objects, diags) = match check_deferring_vms(&paths, &sources, args)? {
+        Some(checked) => checked,
+        None => check_whole(&paths, &sources, load::parse_sources(&sources), args)?,
     };
-    let mut diags = inputs.diagnostics.clone();
-    diags.extend(validate::validate(&inputs.objects, &ctx));
-    point_at_fields(&inputs.objects, &mut diags);
     let diags = validate::finish(
         diags,
         Options {
@@ -38,9 +43,8 @@ pub fn run(args: &ValidateArgs) -> Result<Outcome> {
     );
     let stdout = match args.format {
         Format::Human if diags.is_empty() => format!(
-            "No problems found in {} object{}.\n",
-            inputs.objects.len(),
-            if inputs.objects.len() == 1 { "" } else { "s" }
+            "No problems found in {objects} object{}.\n",
+            if objects == 1 { "" } else { "s" }
         ),
         Format::Human => emit::diagnostics::human(&diags, true),
         Format::Json => emit::json::report(&diags),
@@ -56,6 +60,128 @@ pub fn run(args: &ValidateArgs) -> Result<Outcome> {
     // The findings are the report on stdout; `main` must not print them again.
     out.diagnostics.clear();
     Ok(out)
+}
+
+/// Whether the top-level lines of a document say it is a VirtualMachine: such documents are
+/// parsed and checked one at a time.
+fn is_vm(api_version: &str, kind: &str) -> bool {
+    kind == "VirtualMachine" && api_version.starts_with("kubevirt.io/")
+}
+
+/// [`check_whole`], with the VM documents parsed, checked and dropped one at a time; `None`
+/// when one of them does not parse as a VM, for [`check_whole`] to say what it is.
+fn check_deferring_vms(
+    paths: &[std::path::PathBuf],
+    sources: &[Source],
+    args: &ValidateArgs,
+) -> Result<Option<(usize, Vec<Diagnostic>)>> {
+    let mut loaded = Loaded::default();
+    // The VM documents left as text, by file and place in it. Each stands among the objects
+    // as a placeholder of its kind with nothing else, which nothing renders, indexes or
+    // replaces, until it is checked.
+    let mut deferred: HashMap<(&str, usize), Deferred<'_>> = HashMap::default();
+    for doc in load::documents(sources, &is_vm) {
+        match doc {
+            Document::Object(object) => loaded.objects.push(*object),
+            Document::Problem(d) => loaded.diagnostics.push(*d),
+            Document::Deferred(text) => {
+                let origin = text.origin();
+                let placeholder = Object::new(
+                    serde_json::json!({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine"}),
+                    origin.clone(),
+                );
+                loaded.objects.push(placeholder);
+                deferred.insert((text.path(), origin.index), text);
+            }
+        }
+    }
+    if deferred.is_empty() {
+        return check_whole(paths, sources, loaded, args).map(Some);
+    }
+    let mut inputs = Inputs::from_loaded(paths, sources, loaded, &args.resolve)?;
+    let checked: Option<Vec<(Vec<Diagnostic>, Option<Object>)>> = {
+        let index = inputs.index();
+        let ctx = Context {
+            index: &index,
+            profile: &inputs.profile,
+            memo: validate::Memo::default(),
+        };
+        inputs
+            .objects
+            .par_iter()
+            .map(|o| {
+                let Some(text) = deferred.get(&(&*o.origin.path, o.origin.index)) else {
+                    return Some((validate::check_object(o, &ctx), None));
+                };
+                let vm = text
+                    .parse()
+                    .ok()
+                    .filter(|vm| vm.kind() == Kind::VirtualMachine)?;
+                let mut found = validate::check_object(&vm, &ctx);
+                // The VM's text is at hand only here: the findings about it are pointed at
+                // their fields now, those about other objects with the rest.
+                point_at_fields(std::slice::from_ref(&vm), &mut found);
+                Some((found, Some(identity(&vm))))
+            })
+            .collect()
+    };
+    let Some(checked) = checked else {
+        return Ok(None);
+    };
+    // The findings in the order `check_whole` makes them (the sort keeps it among equals).
+    let mut diags = std::mem::take(&mut inputs.diagnostics);
+    for (object, (found, stands_in)) in inputs.objects.iter_mut().zip(checked) {
+        if let Some(vm) = stands_in {
+            *object = vm;
+        }
+        diags.extend(found);
+    }
+    validate::rules::duplicate::check(&inputs.objects, &mut diags);
+    validate::rules::unmet_requirements::check(&inputs.objects, &mut diags);
+    // A VM's own findings are at their fields' lines already, and pointing them again leaves
+    // them there: only their document starts on their line, and its identity has no text.
+    point_at_fields(&inputs.objects, &mut diags);
+    Ok(Some((inputs.objects.len(), diags)))
+}
+
+/// Check the objects of `sources`, parsed up front (`loaded`): how many objects there are,
+/// and the findings (unsorted).
+fn check_whole(
+    paths: &[std::path::PathBuf],
+    sources: &[Source],
+    loaded: Loaded,
+    args: &ValidateArgs,
+) -> Result<(usize, Vec<Diagnostic>)> {
+    let inputs = Inputs::from_loaded(paths, sources, loaded, &args.resolve)?;
+    let index = inputs.index();
+    let ctx = Context {
+        index: &index,
+        profile: &inputs.profile,
+        memo: validate::Memo::default(),
+    };
+    let mut diags = inputs.diagnostics.clone();
+    diags.extend(validate::validate(&inputs.objects, &ctx));
+    point_at_fields(&inputs.objects, &mut diags);
+    Ok((inputs.objects.len(), diags))
+}
+
+/// What the checks of the whole set read of a VM once its own checks are done: its
+/// `apiVersion`, `kind`, name and namespace, at its origin.
+fn identity(vm: &Object) -> Object {
+    let mut value = Map::new();
+    for key in ["apiVersion", "kind"] {
+        if let Some(v) = vm.value.get(key) {
+            value.insert(key.into(), v.clone());
+        }
+    }
+    if let Some(metadata) = vm.value.get("metadata").and_then(Value::as_object) {
+        let kept: Map<String, Value> = ["name", "namespace"]
+            .into_iter()
+            .filter_map(|k| Some((k.to_string(), metadata.get(k)?.clone())))
+            .collect();
+        value.insert("metadata".into(), Value::Object(kept));
+    }
+    Object::new(Value::Object(value), vm.origin.clone())
 }
 
 /// Move findings that point at the start of their object to the line of their field, when the
@@ -75,5 +201,163 @@ fn point_at_fields(objects: &[Object], diags: &mut [Diagnostic]) {
         };
         let first = field.split(", ").next().unwrap_or(field);
         d.origin = obj.field_origin(first);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+
+    fn args(paths: &[PathBuf], default_catalog: bool) -> ValidateArgs {
+        let mut argv = vec!["kvrender".to_string(), "validate".to_string()];
+        if !default_catalog {
+            argv.push("--no-default-catalog".to_string());
+        }
+        argv.extend(paths.iter().map(|p| p.display().to_string()));
+        match Cli::try_parse_from(argv)
+            .expect("the arguments parse")
+            .command
+        {
+            Command::Validate(args) => args,
+            _ => unreachable!("a validate command"),
+        }
+    }
+
+    fn repo(path: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
+    }
+
+    /// The findings both ways, as `run` prints them; `None` for the deferring way when it
+    /// handed the inputs back.
+    type Both = (Option<(usize, Vec<Diagnostic>)>, (usize, Vec<Diagnostic>));
+
+    fn both(paths: &[PathBuf], default_catalog: bool) -> Both {
+        let args = args(paths, default_catalog);
+        let sources = load::read_paths(paths).expect("the inputs read");
+        let finish = |(n, diags): (usize, Vec<Diagnostic>)| {
+            (n, validate::finish(diags, Options { strict: false }))
+        };
+        let deferring = check_deferring_vms(paths, &sources, &args)
+            .expect("no usage error")
+            .map(finish);
+        let whole = check_whole(paths, &sources, load::parse_sources(&sources), &args)
+            .map(finish)
+            .expect("no usage error");
+        (deferring, whole)
+    }
+
+    /// VMs whose findings point at their fields, VMs defined twice (the
+    /// second time in a list, which is parsed up front, and in a later document), VMs of an
+    /// older API version, and a VM named as a number.
+    const MIXED: &str = "\
+apiVersion: instancetype.kubevirt.io/v1beta1
+kind: VirtualMachineInstancetype
+metadata: {name: small, namespace: ns}
+spec:
+  cpu: {guest: two}
+  memory: {guest: 1Gi}
+---
+apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata: {name: a, namespace: ns}
+spec:
+  instancetype: {name: small, kind: VirtualMachineInstancetype}
+  template:
+    spec:
+      domain:
+        cpu: {cores: 2}
+        devices: {}
+---
+apiVersion: v1
+kind: List
+items:
+- apiVersion: kubevirt.io/v1
+  kind: VirtualMachine
+  metadata: {name: b, namespace: ns}
+  spec:
+    preference: {name: nowhere}
+    template: {spec: {domain: {devices: {}}}}
+---
+apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata: {name: b, namespace: ns}
+spec:
+  template: {spec: {domain: {devices: {}}}}
+---
+apiVersion: kubevirt.io/v1alpha3
+kind: VirtualMachine
+metadata: {name: a, namespace: ns}
+spec:
+  running: yes
+  template: {spec: {domain: {devices: {disks: [{name: d, disk: {bus: floppy}}]}}}}
+---
+apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata: {name: 0123}
+spec:
+  template: {spec: {domain: {memory: {guest: lots}}}}
+";
+
+    #[test]
+    fn checking_vms_one_at_a_time_finds_what_checking_them_whole_finds() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let mixed = dir.path().join("mixed.yaml");
+        std::fs::write(&mixed, MIXED).expect("written");
+        let mut sets: Vec<(Vec<PathBuf>, bool)> = vec![
+            (vec![mixed.clone()], false),
+            (vec![mixed], true),
+            (vec![repo("testdata/validate/vms.yaml")], true),
+            (vec![repo("testdata/build/duplicate")], true),
+            (vec![repo("examples")], true),
+            (vec![repo("catalog"), repo("examples")], true),
+        ];
+        let cases = std::fs::read_dir(repo("testdata/conformance/validate")).expect("the corpus");
+        let mut cases: Vec<PathBuf> = cases.map(|e| e.expect("an entry").path()).collect();
+        cases.sort();
+        sets.extend(
+            cases
+                .into_iter()
+                .map(|case| (vec![case.join("input.yaml")], false)),
+        );
+        for (paths, default_catalog) in &sets {
+            let (deferring, whole) = both(paths, *default_catalog);
+            let deferring = deferring.unwrap_or_else(|| panic!("{paths:?} handed back"));
+            assert_eq!(deferring, whole, "{paths:?}");
+        }
+        // What the mixed file must give: both second definitions, and VM findings at the
+        // lines of their fields, below their documents' first lines.
+        let (_, (objects, found)) = both(&sets[0].0, false);
+        assert_eq!(objects, 6);
+        let duplicates: Vec<Option<u32>> = found
+            .iter()
+            .filter(|d| d.code == crate::diagnostic::codes::DUPLICATE)
+            .map(|d| d.origin.line)
+            .collect();
+        assert_eq!(duplicates, [Some(29), Some(35)], "{found:#?}");
+        let at_fields: Vec<Option<u32>> = found
+            .iter()
+            .filter(|d| d.code == crate::diagnostic::codes::WRONG_TYPE)
+            .map(|d| d.origin.line)
+            .collect();
+        assert_eq!(at_fields, [Some(5), Some(46), Some(46)], "{found:#?}");
+    }
+
+    #[test]
+    fn a_vm_document_that_does_not_parse_is_checked_with_the_whole_inputs() {
+        let paths = [repo("testdata/validate/broken.yaml")];
+        let (deferring, whole) = both(&paths, true);
+        assert!(deferring.is_none());
+        assert!(
+            whole
+                .1
+                .iter()
+                .any(|d| d.code == crate::diagnostic::codes::YAML_SYNTAX),
+            "{whole:?}"
+        );
     }
 }

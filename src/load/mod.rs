@@ -359,10 +359,20 @@ pub struct Deferred<'a> {
     chunk: split::Chunk<'a>,
 }
 
-impl Deferred<'_> {
+impl<'a> Deferred<'a> {
     /// Parse the document now, exactly as [`parse_sources`] would have.
     pub fn parse(&self) -> Result<Object, Diagnostic> {
         parse_chunk(self.path, self.index, &self.chunk)
+    }
+
+    /// The path of the file the document is in.
+    pub fn path(&self) -> &'a str {
+        self.path
+    }
+
+    /// Where the document is: what the origin of the object it parses to will be.
+    pub fn origin(&self) -> Origin {
+        Origin::new(self.path.clone(), self.index, self.chunk.content_line)
     }
 }
 
