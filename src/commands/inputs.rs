@@ -9,8 +9,8 @@ use crate::cli::ResolveArgs;
 use crate::diagnostic::Diagnostic;
 use crate::error::{Error, Result};
 use crate::kubevirt::profile::ClusterProfile;
-use crate::load::{self, Loaded, Source};
-use crate::model::Object;
+use crate::load::{self, Deferred, Document, Loaded, Source};
+use crate::model::{Kind, Object};
 use crate::render::{self, RenderOptions};
 use crate::resolve::Index;
 
@@ -37,6 +37,35 @@ impl Inputs {
         let sources = load::read_paths(paths)?;
         let loaded = load::parse_sources(&sources);
         Inputs::from_loaded(paths, &sources, loaded, resolve)
+    }
+
+    /// [`Inputs::load`] with the files of `paths` already read (`sources`), leaving the
+    /// VirtualMachine documents unparsed (see [`DeferredVms`]): nothing resolves against a VM,
+    /// so a command that takes each VM on its own need not hold the trees of all of them.
+    pub fn load_deferring_vms<'s>(
+        paths: &[PathBuf],
+        sources: &'s [Source],
+        resolve: &ResolveArgs,
+    ) -> Result<(Inputs, DeferredVms<'s>)> {
+        let mut loaded = Loaded::default();
+        let mut deferred = DeferredVms::default();
+        for doc in load::documents(sources, &is_vm) {
+            match doc {
+                Document::Object(object) => loaded.objects.push(*object),
+                Document::Problem(d) => loaded.diagnostics.push(*d),
+                Document::Deferred(text) => {
+                    let origin = text.origin();
+                    let placeholder = Object::new(
+                        serde_json::json!({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine"}),
+                        origin.clone(),
+                    );
+                    loaded.objects.push(placeholder);
+                    deferred.0.insert((text.path(), origin.index), text);
+                }
+            }
+        }
+        let inputs = Inputs::from_loaded(paths, sources, loaded, resolve)?;
+        Ok((inputs, deferred))
     }
 
     /// [`Inputs::load`] with the files of `paths` already read (`sources`) and parsed
@@ -131,6 +160,42 @@ impl Inputs {
             index.set_fallback(render::embedded_lookup, render::embedded_names);
         }
         index
+    }
+}
+
+/// Whether the top-level lines of a document say it is a VirtualMachine.
+fn is_vm(api_version: &str, kind: &str) -> bool {
+    kind == "VirtualMachine" && api_version.starts_with("kubevirt.io/")
+}
+
+/// The VirtualMachine documents [`Inputs::load_deferring_vms`] left as text, by file and place
+/// in it. Each stands among [`Inputs::objects`] as a placeholder (its kind and origin, nothing
+/// else) that nothing renders, indexes or replaces, until [`DeferredVms::parse`] reads it.
+#[derive(Debug, Default)]
+pub struct DeferredVms<'s>(foldhash::HashMap<(&'s str, usize), Deferred<'s>>);
+
+/// A VM document left as text did not parse as a VirtualMachine: the command should take the
+/// inputs parsed whole, which say what it is, and so give the findings it would have given
+/// had nothing been left as text (an error found while loading changes what else is said).
+#[derive(Debug)]
+pub struct NotAVm;
+
+impl DeferredVms<'_> {
+    /// Whether no document was left as text.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The VirtualMachine `object` stands for, parsed now, when it is a placeholder; `None`
+    /// for any other object.
+    pub fn parse(&self, object: &Object) -> Option<std::result::Result<Object, NotAVm>> {
+        let text = self.0.get(&(&*object.origin.path, object.origin.index))?;
+        Some(
+            text.parse()
+                .ok()
+                .filter(|vm| vm.kind() == Kind::VirtualMachine)
+                .ok_or(NotAVm),
+        )
     }
 }
 

@@ -14,12 +14,12 @@ use serde_json::{Map, Value};
 
 use crate::cli::{Format, ValidateArgs};
 use crate::commands::Outcome;
-use crate::commands::inputs::Inputs;
+use crate::commands::inputs::{Inputs, NotAVm};
 use crate::diagnostic::Diagnostic;
 use crate::emit;
 use crate::error::Result;
-use crate::load::{self, Deferred, Document, Loaded, Source};
-use crate::model::{Kind, Object};
+use crate::load::{self, Loaded, Source};
+use crate::model::Object;
 use crate::validate::{self, Context, Options};
 
 /// Run `validate`.
@@ -62,11 +62,8 @@ pub fn run(args: &ValidateArgs) -> Result<Outcome> {
     Ok(out)
 }
 
-/// Whether the top-level lines of a document say it is a VirtualMachine: such documents are
-/// parsed and checked one at a time.
-fn is_vm(api_version: &str, kind: &str) -> bool {
-    kind == "VirtualMachine" && api_version.starts_with("kubevirt.io/")
-}
+/// One object's findings, and for a VM, what is kept of it once checked ([`identity`]).
+type Checked = (Vec<Diagnostic>, Option<Object>);
 
 /// [`check_whole`], with the VM documents parsed, checked and dropped one at a time; `None`
 /// when one of them does not parse as a VM, for [`check_whole`] to say what it is.
@@ -75,31 +72,8 @@ fn check_deferring_vms(
     sources: &[Source],
     args: &ValidateArgs,
 ) -> Result<Option<(usize, Vec<Diagnostic>)>> {
-    let mut loaded = Loaded::default();
-    // The VM documents left as text, by file and place in it. Each stands among the objects
-    // as a placeholder of its kind with nothing else, which nothing renders, indexes or
-    // replaces, until it is checked.
-    let mut deferred: HashMap<(&str, usize), Deferred<'_>> = HashMap::default();
-    for doc in load::documents(sources, &is_vm) {
-        match doc {
-            Document::Object(object) => loaded.objects.push(*object),
-            Document::Problem(d) => loaded.diagnostics.push(*d),
-            Document::Deferred(text) => {
-                let origin = text.origin();
-                let placeholder = Object::new(
-                    serde_json::json!({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine"}),
-                    origin.clone(),
-                );
-                loaded.objects.push(placeholder);
-                deferred.insert((text.path(), origin.index), text);
-            }
-        }
-    }
-    if deferred.is_empty() {
-        return check_whole(paths, sources, loaded, args).map(Some);
-    }
-    let mut inputs = Inputs::from_loaded(paths, sources, loaded, &args.resolve)?;
-    let checked: Option<Vec<(Vec<Diagnostic>, Option<Object>)>> = {
+    let (mut inputs, deferred) = Inputs::load_deferring_vms(paths, sources, &args.resolve)?;
+    let checked: std::result::Result<Vec<Checked>, NotAVm> = {
         let index = inputs.index();
         let ctx = Context {
             index: &index,
@@ -110,22 +84,19 @@ fn check_deferring_vms(
             .objects
             .par_iter()
             .map(|o| {
-                let Some(text) = deferred.get(&(&*o.origin.path, o.origin.index)) else {
-                    return Some((validate::check_object(o, &ctx), None));
+                let Some(vm) = deferred.parse(o) else {
+                    return Ok((validate::check_object(o, &ctx), None));
                 };
-                let vm = text
-                    .parse()
-                    .ok()
-                    .filter(|vm| vm.kind() == Kind::VirtualMachine)?;
+                let vm = vm?;
                 let mut found = validate::check_object(&vm, &ctx);
                 // The VM's text is at hand only here: the findings about it are pointed at
                 // their fields now, those about other objects with the rest.
                 point_at_fields(std::slice::from_ref(&vm), &mut found);
-                Some((found, Some(identity(&vm))))
+                Ok((found, Some(identity(&vm))))
             })
             .collect()
     };
-    let Some(checked) = checked else {
+    let Ok(checked) = checked else {
         return Ok(None);
     };
     // The findings in the order `check_whole` makes them (the sort keeps it among equals).

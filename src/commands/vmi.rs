@@ -16,23 +16,30 @@ use serde_json::Value;
 
 use crate::cli::{DiffArgs, Stage, VmiArgs};
 use crate::commands::Outcome;
-use crate::commands::inputs::Inputs;
+use crate::commands::inputs::{DeferredVms, Inputs, NotAVm};
 use crate::diagnostic::{self, Diagnostic, codes};
 use crate::emit;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::kubevirt::{admission, expand, presets, vmi, vmi_defaults};
+use crate::load;
 use crate::model::{Kind, Object};
 use crate::pipeline;
 
+/// One object's findings and its printed VMI, if it has one.
+type Built = (Vec<Diagnostic>, Option<String>);
+
 /// Build the VMI of each VirtualMachine (and take each VirtualMachineInstance) of `inputs`, in
 /// input order, and hand it to `each` with the object it comes from: printed there and then,
-/// so that no VMI's tree is held longer than it takes to print it.
+/// so that no VMI's tree is held longer than it takes to print it. A VM left as text
+/// (`deferred`) is parsed on the worker that builds its VMI and dropped there; when one does
+/// not parse as a VM, nothing is added to `out`.
 fn build_all(
     inputs: &Inputs,
+    deferred: &DeferredVms<'_>,
     stage: Stage,
     out: &mut Outcome,
     each: impl Fn(&Object, Value) -> String + Sync,
-) {
+) -> std::result::Result<(), NotAVm> {
     let index = inputs.index();
     // A preset without a domain is refused when it is created (`ValidateVMIPresetSpec`), so it
     // never selects a VMI.
@@ -61,22 +68,55 @@ fn build_all(
     let preset_index = Mutex::new(presets::PresetIndex::new(&preset_objects));
     // Each VM on its own, in parallel; their findings and printed VMIs are then taken in input
     // order.
-    let built: Vec<(Vec<Diagnostic>, Option<String>)> = inputs
+    let built: std::result::Result<Vec<Built>, NotAVm> = inputs
         .objects
         .par_iter()
         .map(|obj| {
+            let parsed = deferred.parse(obj).transpose()?;
+            let obj = parsed.as_ref().unwrap_or(obj);
             let mut diagnostics = Vec::new();
             let printed = build_one(obj, inputs, &index, stage, &preset_index, &mut diagnostics)
                 .map(|vmi| each(obj, vmi));
-            (diagnostics, printed)
+            Ok((diagnostics, printed))
         })
         .collect();
-    for (diagnostics, printed) in built {
+    for (diagnostics, printed) in built? {
         out.diagnostics.extend(diagnostics);
         if let Some(printed) = printed {
             out.stdout.push_str(&printed);
         }
     }
+    Ok(())
+}
+
+/// Load the inputs of `args` with their VM documents left as text, build every VMI with
+/// `build` and return the outcome; when a VM document does not parse as a VM, load them
+/// parsed whole and build again (see [`NotAVm`]).
+fn load_and_build(
+    args: &VmiArgs,
+    build: impl Fn(&Inputs, &DeferredVms<'_>, &mut Outcome) -> std::result::Result<(), NotAVm>,
+) -> Result<Outcome> {
+    let sources = load::read_paths(&args.paths)?;
+    let (inputs, deferred) = Inputs::load_deferring_vms(&args.paths, &sources, &args.resolve)?;
+    let mut out = Outcome {
+        diagnostics: inputs.diagnostics.clone(),
+        ..Outcome::default()
+    };
+    if build(&inputs, &deferred, &mut out).is_err() {
+        drop(inputs);
+        let loaded = load::parse_sources(&sources);
+        let inputs = Inputs::from_loaded(&args.paths, &sources, loaded, &args.resolve)?;
+        out = Outcome {
+            diagnostics: inputs.diagnostics.clone(),
+            ..Outcome::default()
+        };
+        build(&inputs, &DeferredVms::default(), &mut out).map_err(|NotAVm| {
+            Error::Usage("internal error: a parsed document was deferred".into())
+        })?;
+    }
+    diagnostic::sort(&mut out.diagnostics);
+    out.exit_from_diagnostics();
+    Ok(out)
 }
 
 /// The VMI of one object of `inputs`, if it is a VirtualMachine or a VirtualMachineInstance and
@@ -211,52 +251,133 @@ fn build_one(
 
 /// Run `vmi`.
 pub fn run(args: &VmiArgs) -> Result<Outcome> {
-    let inputs = Inputs::load(&args.paths, &args.resolve)?;
-    let mut out = Outcome {
-        diagnostics: inputs.diagnostics.clone(),
-        ..Outcome::default()
-    };
     // A VMI is never printed from a twin (only catalog kinds are), so its documents one after
     // the other are the stream `emit::yaml_stream` would print.
-    build_all(&inputs, args.stage, &mut out, |_, vmi| {
-        emit::stream_document(&vmi)
-    });
-    diagnostic::sort(&mut out.diagnostics);
-    out.exit_from_diagnostics();
-    Ok(out)
+    load_and_build(args, |inputs, deferred, out| {
+        build_all(inputs, deferred, args.stage, out, |_, vmi| {
+            emit::stream_document(&vmi)
+        })
+    })
 }
 
 /// Run `diff`: for each VM, a unified diff from the template's spec to the VMI's spec.
 pub fn run_diff(diff: &DiffArgs) -> Result<Outcome> {
     let args = &diff.vmi;
-    let inputs = Inputs::load(&args.paths, &args.resolve)?;
-    let mut out = Outcome {
-        diagnostics: inputs.diagnostics.clone(),
-        ..Outcome::default()
-    };
     let color = match diff.color.as_str() {
         "always" => true,
         "never" => false,
         _ => std::io::stdout().is_terminal(),
     };
-    build_all(&inputs, args.stage, &mut out, |source, vmi| {
-        let before = if source.kind() == Kind::VirtualMachine {
-            crate::model::path::get(&source.value, &["spec", "template", "spec"])
-        } else {
-            source.value.get("spec")
+    load_and_build(args, |inputs, deferred, out| {
+        build_all(inputs, deferred, args.stage, out, |source, vmi| {
+            let before = if source.kind() == Kind::VirtualMachine {
+                crate::model::path::get(&source.value, &["spec", "template", "spec"])
+            } else {
+                source.value.get("spec")
+            };
+            let before = emit::yaml_document(before.unwrap_or(&Value::Null));
+            let after = emit::yaml_document(vmi.get("spec").unwrap_or(&Value::Null));
+            let name = source.object_ref().to_string();
+            emit::unified_diff(
+                &before,
+                &after,
+                &format!("{name} (template spec)"),
+                &format!("{name} (VirtualMachineInstance spec)"),
+                color,
+            )
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+
+    fn args(paths: &[PathBuf], extra: &[&str]) -> VmiArgs {
+        let mut argv = vec!["kvrender".to_string(), "vmi".to_string()];
+        argv.extend(extra.iter().map(|a| (*a).to_string()));
+        argv.extend(paths.iter().map(|p| p.display().to_string()));
+        match Cli::try_parse_from(argv)
+            .expect("the arguments parse")
+            .command
+        {
+            Command::Vmi(args) => args,
+            _ => unreachable!("a vmi command"),
+        }
+    }
+
+    fn repo(path: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
+    }
+
+    /// `vmi` with every input parsed up front: what [`run`] must give.
+    fn run_whole(args: &VmiArgs) -> Outcome {
+        let inputs = Inputs::load(&args.paths, &args.resolve).expect("the inputs load");
+        let mut out = Outcome {
+            diagnostics: inputs.diagnostics.clone(),
+            ..Outcome::default()
         };
-        let before = emit::yaml_document(before.unwrap_or(&Value::Null));
-        let after = emit::yaml_document(vmi.get("spec").unwrap_or(&Value::Null));
-        let name = source.object_ref().to_string();
-        emit::unified_diff(
-            &before,
-            &after,
-            &format!("{name} (template spec)"),
-            &format!("{name} (VirtualMachineInstance spec)"),
-            color,
+        build_all(
+            &inputs,
+            &DeferredVms::default(),
+            args.stage,
+            &mut out,
+            |_, vmi| emit::stream_document(&vmi),
         )
-    });
-    diagnostic::sort(&mut out.diagnostics);
-    out.exit_from_diagnostics();
-    Ok(out)
+        .expect("nothing was left as text");
+        diagnostic::sort(&mut out.diagnostics);
+        out.exit_from_diagnostics();
+        out
+    }
+
+    #[test]
+    fn building_vms_one_at_a_time_gives_what_building_them_whole_gives() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        // A VM document that does not parse: the run takes the inputs parsed whole.
+        let broken = dir.path().join("broken.yaml");
+        std::fs::write(
+            &broken,
+            "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: a}\n\
+             spec: {template: [oops\n---\napiVersion: kubevirt.io/v1\nkind: VirtualMachine\n\
+             metadata: {name: b}\nspec: {template: {spec: {domain: {devices: {}}}}}\n",
+        )
+        .expect("written");
+        let mut sets: Vec<(Vec<PathBuf>, Vec<&str>)> = vec![
+            (vec![repo("testdata/vmi")], vec![]),
+            (vec![repo("testdata/vmi")], vec!["--stage", "presets"]),
+            (vec![repo("examples")], vec![]),
+            (vec![broken], vec![]),
+        ];
+        let cases = std::fs::read_dir(repo("testdata/conformance/presets")).expect("the corpus");
+        let mut cases: Vec<PathBuf> = cases.map(|e| e.expect("an entry").path()).collect();
+        cases.sort();
+        sets.extend(cases.into_iter().map(|case| {
+            (
+                vec![case.join("input.yaml")],
+                vec!["--stage", "presets", "--no-default-catalog"],
+            )
+        }));
+        let mut printed = 0;
+        for (paths, extra) in &sets {
+            let args = args(paths, extra);
+            let deferring = run(&args).expect("the run ends");
+            let whole = run_whole(&args);
+            assert_eq!(deferring.stdout, whole.stdout, "{paths:?} {extra:?}");
+            assert_eq!(
+                deferring.diagnostics, whole.diagnostics,
+                "{paths:?} {extra:?}"
+            );
+            assert_eq!(deferring.exit, whole.exit, "{paths:?} {extra:?}");
+            printed += whole
+                .stdout
+                .matches("kind: VirtualMachineInstance\n")
+                .count();
+        }
+        assert!(printed > 200, "{printed} VMIs");
+    }
 }
