@@ -570,6 +570,35 @@ pub fn render_families(
     }
 }
 
+/// The index the checks and the expansion resolve against: the rendered objects, the items
+/// (`out`, those of role [`Role::Object`]), the `paths` objects and the `catalogs`' objects, then
+/// the embedded catalog. VMs are not in it, so it is the same index after the VMs are taken out
+/// of their places to be expanded.
+fn index_of<'a>(
+    roles: &[Role],
+    out: &'a [Object],
+    path_objects: &'a [Object],
+    new_objects: &'a [Object],
+    catalogs: &'a [Object],
+    config: &FnConfig,
+) -> Index<'a> {
+    let item_objects: Vec<&Object> = out
+        .iter()
+        .zip(roles)
+        .filter(|(_, r)| **r == Role::Object)
+        .map(|(o, _)| o)
+        .collect();
+    let mut index = Index::new();
+    index.add_layer(new_objects);
+    index.add_layer(item_objects);
+    index.add_layer(path_objects);
+    index.add_layer(catalogs);
+    if config.default_catalog {
+        index.set_fallback(render::embedded_lookup, render::embedded_names);
+    }
+    index
+}
+
 /// Run the function over `items` (whose origins the caller set from their annotations).
 pub fn process(items: Vec<Object>, config: &FnConfig, placement: Placement) -> Processed {
     let mut unread = Vec::new();
@@ -859,21 +888,15 @@ pub fn process_read(
             .iter()
             .map(|s| s.get(&out, &path_objects, &new_objects))
             .collect();
-        let (mut findings, duplicates, expanded) = {
-            let item_objects: Vec<&Object> = out
-                .iter()
-                .zip(&roles)
-                .filter(|(_, r)| **r == Role::Object)
-                .map(|(o, _)| o)
-                .collect();
-            let mut index = Index::new();
-            index.add_layer(&new_objects);
-            index.add_layer(item_objects);
-            index.add_layer(&path_objects);
-            index.add_layer(&catalogs.objects);
-            if config.default_catalog {
-                index.set_fallback(render::embedded_lookup, render::embedded_names);
-            }
+        let (mut findings, duplicates, to_expand, mut expanded) = {
+            let index = index_of(
+                &roles,
+                &out,
+                &path_objects,
+                &new_objects,
+                &catalogs.objects,
+                config,
+            );
             let ctx = validate::Context {
                 index: &index,
                 profile: &config.profile,
@@ -937,17 +960,69 @@ pub fn process_read(
                     }
                 }
             }
-            let results: Vec<Result<Value, Diagnostic>> = to_expand
-                .par_iter()
-                .map(|&i| pipeline::expand_vm(checked[i], &index, &config.profile))
-                .collect();
             let mut expanded: Vec<Option<Result<Value, Diagnostic>>> =
                 (0..checked.len()).map(|_| None).collect();
-            for (i, result) in to_expand.into_iter().zip(results) {
+            // `build` prints nothing when a VM fails (every failure is an error), so it hands
+            // each VM's tree to its expansion below instead of copying it; a function's output
+            // keeps a VM that fails as it was.
+            if placement != Placement::Build {
+                let results: Vec<Result<Value, Diagnostic>> = to_expand
+                    .par_iter()
+                    .map(|&i| pipeline::expand_vm(checked[i], &index, &config.profile))
+                    .collect();
+                for (&i, result) in to_expand.iter().zip(results) {
+                    expanded[i] = Some(result);
+                }
+            }
+            (findings, duplicates, to_expand, expanded)
+        };
+        if placement == Placement::Build && !to_expand.is_empty() {
+            // Each VM is taken out of its place (a null object stands there until its result
+            // does) and expanded on a worker, its tree becoming the result: the trees of the
+            // VMs as read and as expanded are not all held at once.
+            let taken: Vec<(usize, Object)> = to_expand
+                .iter()
+                .map(|&i| {
+                    let place = match subjects[i] {
+                        Subject::Item(i) => &mut out[i],
+                        Subject::Path(i) => &mut path_objects[i],
+                        Subject::New(i) => &mut new_objects[i],
+                    };
+                    let stand_in = Object::new(Value::Null, place.origin.clone());
+                    (i, std::mem::replace(place, stand_in))
+                })
+                .collect();
+            let index = index_of(
+                &roles,
+                &out,
+                &path_objects,
+                &new_objects,
+                &catalogs.objects,
+                config,
+            );
+            let results: Vec<(usize, Result<Value, Diagnostic>, Object)> = taken
+                .into_par_iter()
+                .map(|(i, vm)| {
+                    // What the result keeps of the VM besides its tree (see below).
+                    let mut kept = Object::new(Value::Null, vm.origin.clone());
+                    kept.source = vm.source.clone();
+                    kept.entry = vm.entry;
+                    annotations::copy_orchestration(&vm.value, &mut kept.value);
+                    let result = pipeline::expand_vm_owned(vm, &index, &config.profile);
+                    (i, result, kept)
+                })
+                .collect();
+            drop(index);
+            for (i, result, kept) in results {
+                let place = match subjects[i] {
+                    Subject::Item(i) => &mut out[i],
+                    Subject::Path(i) => &mut path_objects[i],
+                    Subject::New(i) => &mut new_objects[i],
+                };
+                *place = kept;
                 expanded[i] = Some(result);
             }
-            (findings, duplicates, expanded)
-        };
+        }
         for ((subject, result), found) in subjects.iter().zip(expanded).zip(&mut findings) {
             match result {
                 Some(Ok(mut value)) => {
