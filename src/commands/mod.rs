@@ -39,3 +39,38 @@ impl Outcome {
         }
     }
 }
+
+/// What the commands' tests share.
+#[cfg(test)]
+pub(crate) mod testing {
+    use std::path::{Path, PathBuf};
+
+    use clap::Parser;
+
+    use crate::cli::{Cli, Command};
+
+    /// A path in the repository.
+    pub fn repo(path: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
+    }
+
+    /// The command `kvrender ARGS... PATHS...` parses to.
+    pub fn command(args: &[&str], paths: &[PathBuf]) -> Command {
+        let argv = ["kvrender"]
+            .iter()
+            .chain(args)
+            .map(|a| (*a).to_string())
+            .chain(paths.iter().map(|p| p.display().to_string()));
+        Cli::try_parse_from(argv)
+            .expect("the arguments parse")
+            .command
+    }
+
+    /// The case directories of a corpus of the repository, in order.
+    pub fn cases(corpus: &str) -> Vec<PathBuf> {
+        let entries = std::fs::read_dir(repo(corpus)).expect("the corpus");
+        let mut cases: Vec<PathBuf> = entries.map(|e| e.expect("an entry").path()).collect();
+        cases.sort();
+        cases
+    }
+}

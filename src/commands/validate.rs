@@ -177,30 +177,22 @@ fn point_at_fields(objects: &[Object], diags: &mut [Diagnostic]) {
 
 #[cfg(test)]
 mod tests {
-    use std::path::{Path, PathBuf};
-
-    use clap::Parser;
+    use std::path::PathBuf;
 
     use super::*;
-    use crate::cli::{Cli, Command};
+    use crate::cli::Command;
+    use crate::commands::testing::{cases, command, repo};
 
     fn args(paths: &[PathBuf], default_catalog: bool) -> ValidateArgs {
-        let mut argv = vec!["kvrender".to_string(), "validate".to_string()];
-        if !default_catalog {
-            argv.push("--no-default-catalog".to_string());
-        }
-        argv.extend(paths.iter().map(|p| p.display().to_string()));
-        match Cli::try_parse_from(argv)
-            .expect("the arguments parse")
-            .command
-        {
+        let flags: &[&str] = if default_catalog {
+            &["validate"]
+        } else {
+            &["validate", "--no-default-catalog"]
+        };
+        match command(flags, paths) {
             Command::Validate(args) => args,
             _ => unreachable!("a validate command"),
         }
-    }
-
-    fn repo(path: &str) -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
     }
 
     /// The findings both ways, as `run` prints them; `None` for the deferring way when it
@@ -287,11 +279,8 @@ spec:
             (vec![repo("examples")], true),
             (vec![repo("catalog"), repo("examples")], true),
         ];
-        let cases = std::fs::read_dir(repo("testdata/conformance/validate")).expect("the corpus");
-        let mut cases: Vec<PathBuf> = cases.map(|e| e.expect("an entry").path()).collect();
-        cases.sort();
         sets.extend(
-            cases
+            cases("testdata/conformance/validate")
                 .into_iter()
                 .map(|case| (vec![case.join("input.yaml")], false)),
         );

@@ -291,28 +291,18 @@ pub fn run_diff(diff: &DiffArgs) -> Result<Outcome> {
 
 #[cfg(test)]
 mod tests {
-    use std::path::{Path, PathBuf};
-
-    use clap::Parser;
+    use std::path::PathBuf;
 
     use super::*;
-    use crate::cli::{Cli, Command};
+    use crate::cli::Command;
+    use crate::commands::testing::{cases, command, repo};
 
     fn args(paths: &[PathBuf], extra: &[&str]) -> VmiArgs {
-        let mut argv = vec!["kvrender".to_string(), "vmi".to_string()];
-        argv.extend(extra.iter().map(|a| (*a).to_string()));
-        argv.extend(paths.iter().map(|p| p.display().to_string()));
-        match Cli::try_parse_from(argv)
-            .expect("the arguments parse")
-            .command
-        {
+        let flags: Vec<&str> = ["vmi"].into_iter().chain(extra.iter().copied()).collect();
+        match command(&flags, paths) {
             Command::Vmi(args) => args,
             _ => unreachable!("a vmi command"),
         }
-    }
-
-    fn repo(path: &str) -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
     }
 
     /// `vmi` with every input parsed up front: what [`run`] must give.
@@ -353,15 +343,16 @@ mod tests {
             (vec![repo("examples")], vec![]),
             (vec![broken], vec![]),
         ];
-        let cases = std::fs::read_dir(repo("testdata/conformance/presets")).expect("the corpus");
-        let mut cases: Vec<PathBuf> = cases.map(|e| e.expect("an entry").path()).collect();
-        cases.sort();
-        sets.extend(cases.into_iter().map(|case| {
-            (
-                vec![case.join("input.yaml")],
-                vec!["--stage", "presets", "--no-default-catalog"],
-            )
-        }));
+        sets.extend(
+            cases("testdata/conformance/presets")
+                .into_iter()
+                .map(|case| {
+                    (
+                        vec![case.join("input.yaml")],
+                        vec!["--stage", "presets", "--no-default-catalog"],
+                    )
+                }),
+        );
         let mut printed = 0;
         for (paths, extra) in &sets {
             let args = args(paths, extra);

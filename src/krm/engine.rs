@@ -517,6 +517,19 @@ impl Subject {
             Subject::New(i) => &new[i],
         }
     }
+
+    fn get_mut<'a>(
+        self,
+        items: &'a mut [Object],
+        paths: &'a mut [Object],
+        new: &'a mut [Object],
+    ) -> &'a mut Object {
+        match self {
+            Subject::Item(i) => &mut items[i],
+            Subject::Path(i) => &mut paths[i],
+            Subject::New(i) => &mut new[i],
+        }
+    }
 }
 
 /// Preferences rendered from the inputs whose requirements no instancetype rendered with them
@@ -888,15 +901,9 @@ pub fn process_read(
             .iter()
             .map(|s| s.get(&out, &path_objects, &new_objects))
             .collect();
+        let catalog = &catalogs.objects;
         let (mut findings, duplicates, to_expand, mut expanded) = {
-            let index = index_of(
-                &roles,
-                &out,
-                &path_objects,
-                &new_objects,
-                &catalogs.objects,
-                config,
-            );
+            let index = index_of(&roles, &out, &path_objects, &new_objects, catalog, config);
             let ctx = validate::Context {
                 index: &index,
                 profile: &config.profile,
@@ -983,23 +990,12 @@ pub fn process_read(
             let taken: Vec<(usize, Object)> = to_expand
                 .iter()
                 .map(|&i| {
-                    let place = match subjects[i] {
-                        Subject::Item(i) => &mut out[i],
-                        Subject::Path(i) => &mut path_objects[i],
-                        Subject::New(i) => &mut new_objects[i],
-                    };
+                    let place = subjects[i].get_mut(&mut out, &mut path_objects, &mut new_objects);
                     let stand_in = Object::new(Value::Null, place.origin.clone());
                     (i, std::mem::replace(place, stand_in))
                 })
                 .collect();
-            let index = index_of(
-                &roles,
-                &out,
-                &path_objects,
-                &new_objects,
-                &catalogs.objects,
-                config,
-            );
+            let index = index_of(&roles, &out, &path_objects, &new_objects, catalog, config);
             let results: Vec<(usize, Result<Value, Diagnostic>, Object)> = taken
                 .into_par_iter()
                 .map(|(i, vm)| {
@@ -1014,23 +1010,14 @@ pub fn process_read(
                 .collect();
             drop(index);
             for (i, result, kept) in results {
-                let place = match subjects[i] {
-                    Subject::Item(i) => &mut out[i],
-                    Subject::Path(i) => &mut path_objects[i],
-                    Subject::New(i) => &mut new_objects[i],
-                };
-                *place = kept;
+                *subjects[i].get_mut(&mut out, &mut path_objects, &mut new_objects) = kept;
                 expanded[i] = Some(result);
             }
         }
         for ((subject, result), found) in subjects.iter().zip(expanded).zip(&mut findings) {
             match result {
                 Some(Ok(mut value)) => {
-                    let target = match *subject {
-                        Subject::Item(i) => &mut out[i],
-                        Subject::Path(i) => &mut path_objects[i],
-                        Subject::New(i) => &mut new_objects[i],
-                    };
+                    let target = subject.get_mut(&mut out, &mut path_objects, &mut new_objects);
                     annotations::copy_orchestration(&target.value, &mut value);
                     target.value = value;
                 }
