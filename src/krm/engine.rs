@@ -1000,9 +1000,7 @@ pub fn process_read(
                 .into_par_iter()
                 .map(|(i, vm)| {
                     // What the result keeps of the VM besides its tree (see below).
-                    let mut kept = Object::new(Value::Null, vm.origin.clone());
-                    kept.source = vm.source.clone();
-                    kept.entry = vm.entry;
+                    let mut kept = vm.with_value(Value::Null);
                     annotations::copy_orchestration(&vm.value, &mut kept.value);
                     let result = pipeline::expand_vm_owned(vm, &index, &config.profile);
                     (i, result, kept)
