@@ -163,8 +163,9 @@ impl Inputs {
     }
 }
 
-/// Whether the top-level lines of a document say it is a VirtualMachine.
-fn is_vm(api_version: &str, kind: &str) -> bool {
+/// Whether the top-level lines of a document say it is a VirtualMachine: the documents
+/// `expand`, `validate`, `vmi` and `diff` leave as text to parse one at a time.
+pub fn is_vm(api_version: &str, kind: &str) -> bool {
     kind == "VirtualMachine" && api_version.starts_with("kubevirt.io/")
 }
 
@@ -181,11 +182,6 @@ pub struct DeferredVms<'s>(foldhash::HashMap<(&'s str, usize), Deferred<'s>>);
 pub struct NotAVm;
 
 impl DeferredVms<'_> {
-    /// Whether no document was left as text.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
     /// The VirtualMachine `object` stands for, parsed now, when it is a placeholder; `None`
     /// for any other object.
     pub fn parse(&self, object: &Object) -> Option<std::result::Result<Object, NotAVm>> {
