@@ -44,8 +44,21 @@ const BUNDLES: [(&str, Option<&str>); 5] = [
     ),
 ];
 
+/// How `build` parses its inputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Parsing {
+    /// The VirtualMachine documents one at a time on the workers, the rest up front.
+    VmsOnWorkers,
+    /// Everything up front.
+    Whole,
+}
+
 /// Run `build`.
 pub fn run(args: &BuildArgs) -> Result<Outcome> {
+    run_parsing(args, Parsing::VmsOnWorkers)
+}
+
+fn run_parsing(args: &BuildArgs, parsing: Parsing) -> Result<Outcome> {
     let paths = if args.paths.is_empty() {
         vec![PathBuf::from(".")]
     } else {
@@ -53,7 +66,6 @@ pub fn run(args: &BuildArgs) -> Result<Outcome> {
     };
     // What an earlier run wrote to the output directory is not read back as input.
     let sources = load::read_paths_skipping(&paths, args.output.as_deref())?;
-    let loaded = load::parse_sources(&sources);
     // Read here, not by the engine: a file that cannot be read stops the run (exit code 2),
     // as a PATH argument does.
     let catalog_sources = load::read_paths(&args.resolve.catalogs)?;
@@ -76,39 +88,36 @@ pub fn run(args: &BuildArgs) -> Result<Outcome> {
         config.profile = load_profile(file)?;
         profile_warnings = crate::commands::inputs::profile_warnings(&config.profile, file);
     }
-    let processed =
-        engine::process_read(loaded.objects, &config, Placement::Build, &catalog_sources);
+    let (processed, loading_findings) = process(&sources, &config, &catalog_sources, parsing);
     let mut out = Outcome {
-        diagnostics: loaded.diagnostics,
+        diagnostics: loading_findings,
         ..Outcome::default()
     };
     out.diagnostics.extend(profile_warnings);
     out.diagnostics.extend(processed.diagnostics);
     diagnostic::sort(&mut out.diagnostics);
     out.exit_from_diagnostics();
-    // Tool configuration (kustomizations, Kptfiles, anything marked local) is not a cluster
-    // resource: kustomize and kpt never apply it, and neither does `build` print it.
-    let items: Vec<Value> = processed
-        .items
-        .into_iter()
-        .filter(|v| !crate::model::object::is_local_config(v))
-        .collect();
-    let items: Vec<Value> = if args.catalog_only {
-        items.into_iter().filter(is_catalog_object).collect()
-    } else {
-        items
-    };
     // Nothing half-done: with an error finding, no output at all.
     if out.exit != 0 {
         return Ok(out);
     }
+    // Tool configuration (kustomizations, Kptfiles, anything marked local) is not a cluster
+    // resource: kustomize and kpt never apply it, and neither does `build` print it.
+    let mut printed = processed.printed.into_iter();
+    let (items, printed): (Vec<Value>, Vec<Option<String>>) = processed
+        .items
+        .into_iter()
+        .map(|v| (v, printed.next().flatten()))
+        .filter(|(v, _)| !crate::model::object::is_local_config(v))
+        .filter(|(v, _)| !args.catalog_only || is_catalog_object(v))
+        .unzip();
     match &args.output {
-        None => out.stdout_parts = emit::yaml_stream_parts(&items),
+        None => out.stdout_parts = stream_parts(&items, printed),
         Some(dir) => {
             let tree = if args.bundles {
                 bundles(&items)?
             } else {
-                one_file_per_object(&items)?
+                one_file_per_object(&items, &printed)?
             };
             let plural = |n: usize| if n == 1 { "" } else { "s" };
             if args.check {
@@ -185,7 +194,57 @@ fn is_catalog_object(v: &Value) -> bool {
         .any(|k| v.get("kind").and_then(Value::as_str) == Some(k))
 }
 
-fn one_file_per_object(items: &[Value]) -> Result<BTreeMap<String, String>> {
+/// Load `sources` and run the engine over them: the engine's result and the loading
+/// findings. Unless only the catalog is built, the VM documents are read one at a time on the
+/// workers (see [`engine::build_deferring_vms`]), or, when one of them is not a VM after all,
+/// with everything else.
+fn process(
+    sources: &[load::Source],
+    config: &FnConfig,
+    catalog_sources: &[load::Source],
+    parsing: Parsing,
+) -> (engine::Processed, Vec<diagnostic::Diagnostic>) {
+    // Only VMs to expand are worth taking one at a time (`--catalog-only` expands none).
+    let parsing = match config.expand {
+        ExpandMode::Replace => parsing,
+        _ => Parsing::Whole,
+    };
+    if parsing == Parsing::VmsOnWorkers {
+        let (loaded, vms) = load::deferred::load_deferring_vms(sources);
+        if let Ok(processed) =
+            engine::build_deferring_vms(loaded.objects, &vms, config, catalog_sources)
+        {
+            return (processed, loaded.diagnostics);
+        }
+    }
+    let loaded = load::parse_sources(sources);
+    let processed = engine::process_read(loaded.objects, config, Placement::Build, catalog_sources);
+    (processed, loaded.diagnostics)
+}
+
+/// The YAML stream of `items`, in pieces, each document taken from `printed` when it was
+/// printed already.
+fn stream_parts(items: &[Value], printed: Vec<Option<String>>) -> Vec<String> {
+    if printed.iter().all(Option::is_none) {
+        return emit::yaml_stream_parts(items);
+    }
+    let mut parts = Vec::new();
+    let mut start = 0;
+    for (i, document) in printed.into_iter().enumerate() {
+        if let Some(document) = document {
+            parts.extend(emit::yaml_stream_parts(&items[start..i]));
+            parts.push(document);
+            start = i + 1;
+        }
+    }
+    parts.extend(emit::yaml_stream_parts(&items[start..]));
+    parts
+}
+
+fn one_file_per_object(
+    items: &[Value],
+    printed: &[Option<String>],
+) -> Result<BTreeMap<String, String>> {
     let mut tree = BTreeMap::new();
     let mut first_of: BTreeMap<String, usize> = BTreeMap::new();
     for (i, (item, name)) in items
@@ -203,7 +262,11 @@ fn one_file_per_object(items: &[Value]) -> Result<BTreeMap<String, String>> {
             )));
         }
         first_of.insert(name.clone(), i);
-        tree.insert(name, emit::stream_document(item));
+        let document = match printed.get(i) {
+            Some(Some(document)) => document.clone(),
+            _ => emit::stream_document(item),
+        };
+        tree.insert(name, document);
     }
     Ok(tree)
 }
@@ -237,4 +300,164 @@ fn bundles(items: &[Value]) -> Result<BTreeMap<String, String>> {
     }
     tree.insert("CHECKSUMS.sha256".to_string(), checksums);
     Ok(tree)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::cli::Command;
+    use crate::commands::testing::{cases, command, repo};
+
+    fn args(paths: &[PathBuf], extra: &[&str]) -> BuildArgs {
+        let flags: Vec<&str> = ["build"].into_iter().chain(extra.iter().copied()).collect();
+        match command(&flags, paths) {
+            Command::Build(args) => args,
+            _ => unreachable!("a build command"),
+        }
+    }
+
+    /// The files under `dir`, by relative path, with their text.
+    fn files_under(dir: &Path) -> BTreeMap<String, String> {
+        walkdir::WalkDir::new(dir)
+            .sort_by_file_name()
+            .into_iter()
+            .map(|e| e.expect("an entry"))
+            .filter(|e| e.file_type().is_file())
+            .map(|e| {
+                let name = e.path().strip_prefix(dir).expect("below dir");
+                let text = std::fs::read_to_string(e.path()).expect("a written file");
+                (name.display().to_string(), text)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn building_vms_on_the_workers_gives_what_building_them_whole_gives() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let write = |name: &str, text: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).expect("written");
+            path
+        };
+        let vm = |name: &str, more: &str| {
+            format!(
+                "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: {name}\n\
+                 {more}spec:\n  instancetype: {{name: u1.small}}\n  preference: {{name: fedora}}\n\
+                 \x20 template: {{spec: {{domain: {{devices: {{}}}}}}}}\n"
+            )
+        };
+        // A VM document that does not parse: the run takes the inputs parsed whole.
+        let broken = write(
+            "broken.yaml",
+            &format!(
+                "{}---\napiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {{name: b}}\n\
+                 spec: {{template: [oops\n",
+                vm("a", "")
+            ),
+        );
+        // Two VMs of one name, one of them inside a `List` (parsed up front), a VM marked
+        // local configuration (expanded, never printed), and a VM among other objects.
+        let mixed = write(
+            "mixed.yaml",
+            &format!(
+                "{}---\n{}---\napiVersion: v1\nkind: List\nitems:\n- {}---\n\
+                 apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c}}\n---\n{}",
+                vm("one", ""),
+                vm(
+                    "local",
+                    "  annotations: {config.kubernetes.io/local-config: \"true\"}\n"
+                ),
+                vm("one", "").replace('\n', "\n  ").trim_end(),
+                vm("two", "  namespace: other\n"),
+            ),
+        );
+        // A VM whose reference is not found, and one with a field of the wrong type.
+        let failing = write(
+            "failing.yaml",
+            &format!(
+                "{}---\n{}",
+                vm("lost", "").replace("u1.small", "u9.nothing"),
+                vm("typed", "").replace("devices: {}", "devices: {disks: 3}"),
+            ),
+        );
+        let mut sets: Vec<(Vec<PathBuf>, Vec<&str>)> = vec![
+            (vec![repo("examples")], vec![]),
+            (
+                vec![
+                    repo("catalog"),
+                    repo("examples/catalog"),
+                    repo("examples/vms"),
+                ],
+                vec![],
+            ),
+            (vec![broken], vec![]),
+            (vec![mixed], vec![]),
+            (vec![failing], vec![]),
+            (vec![repo("examples")], vec!["--catalog-only"]),
+        ];
+        sets.extend(
+            cases("testdata/conformance/expand")
+                .into_iter()
+                .map(|case| (vec![case.join("input.yaml")], vec!["--no-default-catalog"])),
+        );
+        let (mut printed, mut failed) = (0, 0);
+        for (paths, extra) in &sets {
+            let args = args(paths, extra);
+            let on_workers = run(&args).expect("the run ends");
+            let whole = run_parsing(&args, Parsing::Whole).expect("the run ends");
+            let what = format!("{paths:?} {extra:?}");
+            assert_eq!(
+                on_workers.stdout_parts.concat(),
+                whole.stdout_parts.concat(),
+                "{what}"
+            );
+            assert_eq!(on_workers.diagnostics, whole.diagnostics, "{what}");
+            assert_eq!(on_workers.exit, whole.exit, "{what}");
+            printed += whole
+                .stdout_parts
+                .concat()
+                .matches("kind: VirtualMachine\n")
+                .count();
+            failed += usize::from(whole.exit != 0);
+        }
+        assert!(printed > 200, "{printed} VMs printed");
+        assert!(failed > 10, "{failed} runs failed");
+
+        // Written one file per object, from the documents printed on the workers.
+        let clean = write(
+            "clean.yaml",
+            &format!(
+                "{}---\n{}---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c}}\n---\n{}",
+                vm("one", ""),
+                vm(
+                    "local",
+                    "  annotations: {config.kubernetes.io/local-config: \"true\"}\n"
+                ),
+                vm("two", "  namespace: other\n"),
+            ),
+        );
+        let out = dir.path().join("out");
+        let whole_out = dir.path().join("whole");
+        let to = |o: &Path| {
+            args(
+                std::slice::from_ref(&clean),
+                &["-o", &o.display().to_string()],
+            )
+        };
+        run(&to(&out)).expect("the run ends");
+        run_parsing(&to(&whole_out), Parsing::Whole).expect("the run ends");
+        let (files, whole_files) = (files_under(&out), files_under(&whole_out));
+        assert_eq!(files, whole_files);
+        assert_eq!(
+            files.keys().map(String::as_str).collect::<Vec<_>>(),
+            [
+                ".kvrender-output",
+                "default_kubevirt.io_v1_virtualmachine_one.yaml",
+                "default_v1_configmap_c.yaml",
+                "other_kubevirt.io_v1_virtualmachine_two.yaml",
+            ]
+        );
+    }
 }

@@ -9,8 +9,9 @@ use crate::cli::ResolveArgs;
 use crate::diagnostic::Diagnostic;
 use crate::error::{Error, Result};
 use crate::kubevirt::profile::ClusterProfile;
-use crate::load::{self, Deferred, Document, Loaded, Source};
-use crate::model::{Kind, Object};
+pub use crate::load::deferred::{DeferredVms, NotAVm, is_vm};
+use crate::load::{self, Loaded, Source};
+use crate::model::Object;
 use crate::render::{self, RenderOptions};
 use crate::resolve::Index;
 
@@ -47,23 +48,7 @@ impl Inputs {
         sources: &'s [Source],
         resolve: &ResolveArgs,
     ) -> Result<(Inputs, DeferredVms<'s>)> {
-        let mut loaded = Loaded::default();
-        let mut deferred = DeferredVms::default();
-        for doc in load::documents(sources, &is_vm) {
-            match doc {
-                Document::Object(object) => loaded.objects.push(*object),
-                Document::Problem(d) => loaded.diagnostics.push(*d),
-                Document::Deferred(text) => {
-                    let origin = text.origin();
-                    let placeholder = Object::new(
-                        serde_json::json!({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine"}),
-                        origin.clone(),
-                    );
-                    loaded.objects.push(placeholder);
-                    deferred.0.insert((text.path(), origin.index), text);
-                }
-            }
-        }
+        let (loaded, deferred) = load::deferred::load_deferring_vms(sources);
         let inputs = Inputs::from_loaded(paths, sources, loaded, resolve)?;
         Ok((inputs, deferred))
     }
@@ -160,38 +145,6 @@ impl Inputs {
             index.set_fallback(render::embedded_lookup, render::embedded_names);
         }
         index
-    }
-}
-
-/// Whether the top-level lines of a document say it is a VirtualMachine: the documents
-/// `expand`, `validate`, `vmi` and `diff` leave as text to parse one at a time.
-pub fn is_vm(api_version: &str, kind: &str) -> bool {
-    kind == "VirtualMachine" && api_version.starts_with("kubevirt.io/")
-}
-
-/// The VirtualMachine documents [`Inputs::load_deferring_vms`] left as text, by file and place
-/// in it. Each stands among [`Inputs::objects`] as a placeholder (its kind and origin, nothing
-/// else) that nothing renders, indexes or replaces, until [`DeferredVms::parse`] reads it.
-#[derive(Debug, Default)]
-pub struct DeferredVms<'s>(foldhash::HashMap<(&'s str, usize), Deferred<'s>>);
-
-/// A VM document left as text did not parse as a VirtualMachine: the command should take the
-/// inputs parsed whole, which say what it is, and so give the findings it would have given
-/// had nothing been left as text (an error found while loading changes what else is said).
-#[derive(Debug)]
-pub struct NotAVm;
-
-impl DeferredVms<'_> {
-    /// The VirtualMachine `object` stands for, parsed now, when it is a placeholder; `None`
-    /// for any other object.
-    pub fn parse(&self, object: &Object) -> Option<std::result::Result<Object, NotAVm>> {
-        let text = self.0.get(&(&*object.origin.path, object.origin.index))?;
-        Some(
-            text.parse()
-                .ok()
-                .filter(|vm| vm.kind() == Kind::VirtualMachine)
-                .ok_or(NotAVm),
-        )
     }
 }
 

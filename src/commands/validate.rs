@@ -10,7 +10,6 @@
 
 use foldhash::HashMap;
 use rayon::prelude::*;
-use serde_json::{Map, Value};
 
 use crate::cli::{Format, ValidateArgs};
 use crate::commands::Outcome;
@@ -62,7 +61,8 @@ pub fn run(args: &ValidateArgs) -> Result<Outcome> {
     Ok(out)
 }
 
-/// One object's findings, and for a VM, what is kept of it once checked ([`identity`]).
+/// One object's findings, and for a VM, what is kept of it once checked
+/// ([`load::deferred::identity`]).
 type Checked = (Vec<Diagnostic>, Option<Object>);
 
 /// [`check_whole`], with the VM documents parsed, checked and dropped one at a time; `None`
@@ -92,7 +92,7 @@ fn check_deferring_vms(
                 // The VM's text is at hand only here: the findings about it are pointed at
                 // their fields now, those about other objects with the rest.
                 point_at_fields(std::slice::from_ref(&vm), &mut found);
-                Ok((found, Some(identity(&vm))))
+                Ok((found, Some(load::deferred::identity(&vm))))
             })
             .collect()
     };
@@ -134,25 +134,6 @@ fn check_whole(
     diags.extend(validate::validate(&inputs.objects, &ctx));
     point_at_fields(&inputs.objects, &mut diags);
     Ok((inputs.objects.len(), diags))
-}
-
-/// What the checks of the whole set read of a VM once its own checks are done: its
-/// `apiVersion`, `kind`, name and namespace, at its origin.
-fn identity(vm: &Object) -> Object {
-    let mut value = Map::new();
-    for key in ["apiVersion", "kind"] {
-        if let Some(v) = vm.value.get(key) {
-            value.insert(key.into(), v.clone());
-        }
-    }
-    if let Some(metadata) = vm.value.get("metadata").and_then(Value::as_object) {
-        let kept: Map<String, Value> = ["name", "namespace"]
-            .into_iter()
-            .filter_map(|k| Some((k.to_string(), metadata.get(k)?.clone())))
-            .collect();
-        value.insert("metadata".into(), Value::Object(kept));
-    }
-    Object::new(Value::Object(value), vm.origin.clone())
 }
 
 /// Move findings that point at the start of their object to the line of their field, when the

@@ -22,6 +22,7 @@ use serde_json::Value;
 use crate::diagnostic::{Cascade, Diagnostic, Severity, codes};
 use crate::krm::annotations;
 use crate::krm::config::{self, ExpandMode, FnConfig};
+use crate::load::deferred::{DeferredVms, NotAVm};
 use crate::load::{self, Loaded, Source};
 use crate::model::{Kind, Object};
 use crate::pipeline;
@@ -49,6 +50,11 @@ pub enum Placement {
 pub struct Processed {
     /// The output items.
     pub items: Vec<Value>,
+    /// Empty, or one entry per item: the document of an item printed already (`---` and a
+    /// final newline included), whose tree in [`Processed::items`] then holds only its
+    /// `apiVersion`, `kind`, name, namespace and local-configuration mark (see
+    /// [`build_deferring_vms`]).
+    pub printed: Vec<Option<String>>,
     /// Findings, sorted, severities adjusted by the configuration.
     pub diagnostics: Vec<Diagnostic>,
 }
@@ -632,6 +638,171 @@ pub fn process_read(
     placement: Placement,
     catalog_sources: &[Source],
 ) -> Processed {
+    match run(items, &NoTexts, config, placement, catalog_sources) {
+        Ok(processed) => processed,
+        Err(never) => match never {},
+    }
+}
+
+/// `build`'s [`process_read`] over items whose VirtualMachine documents were left as text
+/// (`vms`, see [`crate::load::deferred`]). Each VM is parsed, checked, expanded and printed on
+/// a worker, and only its printed document and its identity are kept
+/// ([`Processed::printed`]): the trees of all the VMs are never held at once.
+///
+/// [`NotAVm`] when a VM document does not parse as a VM: the caller parses its inputs whole
+/// and runs [`process_read`], whose findings say what the document is.
+pub fn build_deferring_vms(
+    items: Vec<Object>,
+    vms: &DeferredVms<'_>,
+    config: &FnConfig,
+    catalog_sources: &[Source],
+) -> Result<Processed, NotAVm> {
+    run(items, vms, config, Placement::Build, catalog_sources)
+}
+
+/// Where the VMs among the items left as text are read from.
+trait VmTexts: Sync {
+    /// Why a VM's text is refused.
+    type Refused: Send;
+    /// The VM `item` stands for, parsed now, when it is a placeholder.
+    fn parse(&self, item: &Object) -> Option<Result<Object, Self::Refused>>;
+}
+
+/// Every VM parsed with the rest of the items.
+struct NoTexts;
+
+impl VmTexts for NoTexts {
+    type Refused = std::convert::Infallible;
+    fn parse(&self, _: &Object) -> Option<Result<Object, Self::Refused>> {
+        None
+    }
+}
+
+impl VmTexts for DeferredVms<'_> {
+    type Refused = NotAVm;
+    fn parse(&self, item: &Object) -> Option<Result<Object, NotAVm>> {
+        DeferredVms::parse(self, item)
+    }
+}
+
+/// What is kept of a VM read from its text once it was checked and expanded on a worker.
+struct FromText {
+    /// Its `apiVersion`, `kind`, name and namespace as read, for the duplicate check.
+    identity: Object,
+    /// What stands in its place among the items (see [`stub_of`]); null when the expansion
+    /// failed.
+    stub: Value,
+    /// The output document, printed; empty when the expansion failed (the run fails with it,
+    /// and `build` prints nothing then).
+    printed: String,
+}
+
+/// Under `expand: replace`, a reference that is not found stops the expansion of a VM as
+/// surely as the errors that keep it from being tried: when the VM has an error finding, such
+/// findings are errors too, as they are for a VM tried.
+fn promote_unresolved(stage: Stage, obj: &Object, found: &mut [Diagnostic]) {
+    if stage == Stage::Replace
+        && obj.kind() == Kind::VirtualMachine
+        && found.iter().any(Diagnostic::is_error)
+    {
+        for f in found
+            .iter_mut()
+            .filter(|f| f.code == codes::REFERENCE_NOT_FOUND || f.code == codes::BAD_MATCHER)
+        {
+            f.severity = Severity::Error;
+        }
+    }
+}
+
+/// The findings of the checks of `obj`, pointed at their fields' lines.
+fn check(obj: &Object, ctx: &validate::Context<'_>) -> Vec<Diagnostic> {
+    let mut found = validate::check_object(obj, ctx);
+    for d in &mut found {
+        complete(d, obj);
+    }
+    found
+}
+
+/// What `build` reads of an item it does not print itself: the output's `apiVersion`, `kind`,
+/// name and namespace, and whether it is marked local configuration.
+fn stub_of(value: &Value) -> Value {
+    let mut stub = serde_json::Map::new();
+    for key in ["apiVersion", "kind"] {
+        if let Some(v) = value.get(key) {
+            stub.insert(key.into(), v.clone());
+        }
+    }
+    if let Some(metadata) = value.get("metadata").and_then(Value::as_object) {
+        let mut kept: serde_json::Map<String, Value> = ["name", "namespace"]
+            .into_iter()
+            .filter_map(|k| Some((k.to_string(), metadata.get(k)?.clone())))
+            .collect();
+        if let Some(local) =
+            annotations::annotations(value).and_then(|a| a.get(annotations::LOCAL_CONFIG))
+        {
+            let mut marked = serde_json::Map::new();
+            marked.insert(annotations::LOCAL_CONFIG.into(), local.clone());
+            kept.insert("annotations".into(), Value::Object(marked));
+        }
+        stub.insert("metadata".into(), Value::Object(kept));
+    }
+    Value::Object(stub)
+}
+
+/// Check a VM read from its text, expand it under `expand: replace` when the checks let it
+/// through, and print the result: its findings and what is kept of it.
+fn from_text(
+    vm: Object,
+    stage: Stage,
+    ctx: &validate::Context<'_>,
+    profile: &crate::kubevirt::profile::ClusterProfile,
+) -> (Vec<Diagnostic>, FromText) {
+    let mut found = check(&vm, ctx);
+    promote_unresolved(stage, &vm, &mut found);
+    let identity = load::deferred::identity(&vm);
+    let expand = stage == Stage::Replace && !found.iter().any(Diagnostic::is_error);
+    let output = if expand {
+        let mut orchestration = Value::Null;
+        annotations::copy_orchestration(&vm.value, &mut orchestration);
+        match pipeline::expand_vm_owned(vm, ctx.index, profile) {
+            Ok(mut value) => {
+                annotations::copy_orchestration(&orchestration, &mut value);
+                Some(value)
+            }
+            Err(d) => {
+                // The failure supersedes a warning about the same thing (a reference
+                // KubeVirt would admit but kvrender cannot expand without).
+                found.retain(|f| f.is_error() || f.code != d.code);
+                found.push(d);
+                None
+            }
+        }
+    } else {
+        Some(vm.value)
+    };
+    let kept = match output {
+        Some(value) => FromText {
+            identity,
+            stub: stub_of(&value),
+            printed: crate::emit::stream_document(&value),
+        },
+        None => FromText {
+            identity,
+            stub: Value::Null,
+            printed: String::new(),
+        },
+    };
+    (found, kept)
+}
+
+/// [`process_read`], with the VMs among `items` that `vms` has the text of read from it.
+fn run<V: VmTexts>(
+    items: Vec<Object>,
+    vms: &V,
+    config: &FnConfig,
+    placement: Placement,
+    catalog_sources: &[Source],
+) -> Result<Processed, V::Refused> {
     let mut diagnostics = Vec::new();
     let mut roles: Vec<Role> = items.iter().map(role).collect();
     let (path_sources, from_paths) = read(&config.paths, &mut diagnostics);
@@ -873,6 +1044,8 @@ pub fn process_read(
         }
     }
 
+    // The documents of the items printed already (VMs read from their text), by position.
+    let mut printed: Vec<Option<String>> = Vec::new();
     // Check, then expand.
     if let Some(stage) = Stage::of(config) {
         // What is checked: every cluster object when VMs are processed, else only what was
@@ -902,7 +1075,7 @@ pub fn process_read(
             .map(|s| s.get(&out, &path_objects, &new_objects))
             .collect();
         let catalog = &catalogs.objects;
-        let (mut findings, duplicates, to_expand, mut expanded) = {
+        let (mut findings, duplicates, to_expand, mut expanded, from_texts) = {
             let index = index_of(&roles, &out, &path_objects, &new_objects, catalog, config);
             let ctx = validate::Context {
                 index: &index,
@@ -911,21 +1084,34 @@ pub fn process_read(
             };
             // Requirements no rendered instancetype meets (KV042) look at the rendered catalog
             // as a whole; they are checked while the per-object checks run.
-            let (findings, unmet): (Vec<Vec<Diagnostic>>, Vec<Diagnostic>) = rayon::join(
-                || {
-                    checked
-                        .par_iter()
-                        .map(|o| {
-                            let mut found = validate::check_object(o, &ctx);
-                            for d in &mut found {
-                                complete(d, o);
-                            }
-                            found
-                        })
-                        .collect()
-                },
-                || unmet_requirements(&from_inputs, &out, &path_objects, &new_objects),
-            );
+            type PerSubject = (Vec<Diagnostic>, Option<FromText>);
+            let (per_subject, unmet): (Result<Vec<PerSubject>, V::Refused>, Vec<Diagnostic>) =
+                rayon::join(
+                    || {
+                        subjects
+                            .par_iter()
+                            .zip(&checked)
+                            .map(|(subject, o)| {
+                                // Only the items stand for VMs left as text.
+                                let text = match subject {
+                                    Subject::Item(_) => vms.parse(o),
+                                    _ => None,
+                                };
+                                match text {
+                                    None => Ok((check(o, &ctx), None)),
+                                    Some(vm) => {
+                                        let (found, kept) =
+                                            from_text(vm?, stage, &ctx, &config.profile);
+                                        Ok((found, Some(kept)))
+                                    }
+                                }
+                            })
+                            .collect()
+                    },
+                    || unmet_requirements(&from_inputs, &out, &path_objects, &new_objects),
+                );
+            let (findings, from_texts): (Vec<Vec<Diagnostic>>, Vec<Option<FromText>>) =
+                per_subject?.into_iter().unzip();
             diagnostics.extend(unmet);
             let mut duplicates = Vec::new();
             // A user's object that clashes with a rendered one is a second definition even
@@ -937,34 +1123,28 @@ pub fn process_read(
                     Defined::Item(i) => &out[i],
                     Defined::Path(j) => &path_objects[j],
                 });
-            validate::rules::duplicate::check(
-                unchecked_clashes.chain(checked.iter().copied()),
-                &mut duplicates,
-            );
+            // A VM read from its text is known by its identity.
+            let identities = checked
+                .iter()
+                .zip(&from_texts)
+                .map(|(o, kept)| kept.as_ref().map_or(*o, |k| &k.identity));
+            validate::rules::duplicate::check(unchecked_clashes.chain(identities), &mut duplicates);
             // Replace: expand the VMs the checks let through; a VM KubeVirt would refuse stays
-            // as it was, its findings say why.
+            // as it was, its findings say why. Those read from their text are expanded already.
             // Only the VMs are handed to the workers: a catalog build has none.
             let to_expand: Vec<usize> = (0..checked.len())
                 .filter(|&i| {
                     stage == Stage::Replace
+                        && from_texts[i].is_none()
                         && !matches!(subjects[i], Subject::New(_))
                         && checked[i].kind() == Kind::VirtualMachine
                         && !findings[i].iter().any(Diagnostic::is_error)
                 })
                 .collect();
-            // A reference that is not found stops the expansion as surely as the errors that
-            // keep this VM from being tried: here it is an error too, as it is for a VM tried.
             let mut findings = findings;
-            for (i, found) in findings.iter_mut().enumerate() {
-                if stage == Stage::Replace
-                    && checked[i].kind() == Kind::VirtualMachine
-                    && found.iter().any(Diagnostic::is_error)
-                {
-                    for f in found.iter_mut().filter(|f| {
-                        f.code == codes::REFERENCE_NOT_FOUND || f.code == codes::BAD_MATCHER
-                    }) {
-                        f.severity = Severity::Error;
-                    }
+            for ((found, kept), o) in findings.iter_mut().zip(&from_texts).zip(&checked) {
+                if kept.is_none() {
+                    promote_unresolved(stage, o, found);
                 }
             }
             let mut expanded: Vec<Option<Result<Value, Diagnostic>>> =
@@ -981,8 +1161,18 @@ pub fn process_read(
                     expanded[i] = Some(result);
                 }
             }
-            (findings, duplicates, to_expand, expanded)
+            (findings, duplicates, to_expand, expanded, from_texts)
         };
+        // A VM read from its text leaves its stub in its place, its document in `printed`.
+        for (subject, kept) in subjects.iter().zip(from_texts) {
+            if let (Subject::Item(i), Some(kept)) = (subject, kept) {
+                if printed.is_empty() {
+                    printed.resize(out.len(), None);
+                }
+                out[*i].value = kept.stub;
+                printed[*i] = Some(kept.printed);
+            }
+        }
         if placement == Placement::Build && !to_expand.is_empty() {
             // Each VM is taken out of its place (a null object stands there until its result
             // does) and expanded on a worker, its tree becoming the result: the trees of the
@@ -1051,20 +1241,28 @@ pub fn process_read(
     if placement == Placement::Build {
         values.extend(new_objects.drain(..).map(|o| o.value));
     }
-    values.extend(
-        out.into_iter()
-            .zip(&roles)
-            .filter(|(_, r)| {
-                **r != Role::Pruned && (placement != Placement::Build || **r == Role::Object)
-            })
-            .map(|(o, r)| {
-                let mut value = o.value;
-                if *r != Role::Object && (config.render || *r == Role::Config) {
-                    annotations::mark_local_config(&mut value);
-                }
-                value
-            }),
-    );
+    // `printed` follows the items from here, when it holds anything.
+    let mut printed_items = printed.into_iter();
+    let mut printed: Vec<Option<String>> = Vec::new();
+    let mut any_printed = false;
+    for (o, r) in out.into_iter().zip(&roles) {
+        let document = printed_items.next().flatten();
+        if *r == Role::Pruned || (placement == Placement::Build && *r != Role::Object) {
+            continue;
+        }
+        let mut value = o.value;
+        if *r != Role::Object && (config.render || *r == Role::Config) {
+            annotations::mark_local_config(&mut value);
+        }
+        if document.is_some() && !any_printed {
+            any_printed = true;
+            printed.resize(values.len(), None);
+        }
+        if any_printed {
+            printed.push(document);
+        }
+        values.push(value);
+    }
     for obj in path_objects {
         let mut value = obj.value;
         if placement == Placement::Files && annotations::file_path(&value).is_none() {
@@ -1094,10 +1292,14 @@ pub fn process_read(
         }
     }
     crate::diagnostic::sort(&mut diagnostics);
-    Processed {
-        items: values,
-        diagnostics,
+    if any_printed {
+        printed.resize(values.len(), None);
     }
+    Ok(Processed {
+        items: values,
+        printed,
+        diagnostics,
+    })
 }
 
 #[cfg(test)]
