@@ -112,7 +112,7 @@ fn run_parsing(args: &BuildArgs, parsing: Parsing) -> Result<Outcome> {
         .filter(|(v, _)| !args.catalog_only || is_catalog_object(v))
         .unzip();
     match &args.output {
-        None => out.stdout_parts = stream_parts(&items, printed),
+        None => out.stdout_parts = emit::yaml_stream_parts_printed(&items, printed),
         Some(dir) => {
             let tree = if args.bundles {
                 bundles(&items)?
@@ -220,25 +220,6 @@ fn process(
     let loaded = load::parse_sources(sources);
     let processed = engine::process_read(loaded.objects, config, Placement::Build, catalog_sources);
     (processed, loaded.diagnostics)
-}
-
-/// The YAML stream of `items`, in pieces, each document taken from `printed` when it was
-/// printed already.
-fn stream_parts(items: &[Value], printed: Vec<Option<String>>) -> Vec<String> {
-    if printed.iter().all(Option::is_none) {
-        return emit::yaml_stream_parts(items);
-    }
-    let mut parts = Vec::new();
-    let mut start = 0;
-    for (i, document) in printed.into_iter().enumerate() {
-        if let Some(document) = document {
-            parts.extend(emit::yaml_stream_parts(&items[start..i]));
-            parts.push(document);
-            start = i + 1;
-        }
-    }
-    parts.extend(emit::yaml_stream_parts(&items[start..]));
-    parts
 }
 
 fn one_file_per_object(

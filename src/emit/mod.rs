@@ -42,6 +42,26 @@ pub fn yaml_stream_parts<'a>(values: impl IntoIterator<Item = &'a Value>) -> Vec
     twins::print(&values, &twin_of)
 }
 
+/// The YAML stream of `items`, in pieces, each document taken from `printed` when it was
+/// printed already (as [`stream_document`] prints them; see
+/// [`crate::krm::engine::Processed::printed`]).
+pub fn yaml_stream_parts_printed(items: &[Value], printed: Vec<Option<String>>) -> Vec<String> {
+    if printed.iter().all(Option::is_none) {
+        return yaml_stream_parts(items);
+    }
+    let mut parts = Vec::new();
+    let mut start = 0;
+    for (i, document) in printed.into_iter().enumerate() {
+        if let Some(document) = document {
+            parts.extend(yaml_stream_parts(&items[start..i]));
+            parts.push(document);
+            start = i + 1;
+        }
+    }
+    parts.extend(yaml_stream_parts(&items[start..]));
+    parts
+}
+
 /// Print one value as a document of a YAML stream: `---`, the document, a final newline.
 /// Documents printed in parallel and concatenated make the same stream as [`yaml_stream`].
 pub fn stream_document(value: &Value) -> String {

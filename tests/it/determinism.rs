@@ -52,6 +52,45 @@ fn same_at(what: &str, run: impl Fn(&str) -> Output) -> Output {
     one
 }
 
+/// `build` parses, expands and prints each VM on a worker and joins them with the rendered
+/// catalog in input order.
+#[test]
+fn built_stream_is_identical_with_1_2_and_8_threads() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (i, seed) in [4u64, 5].iter().enumerate() {
+        // Named apart: a name defined twice is an error.
+        let vms = vm_gen::generate(200, *seed).replace("vm-0", &format!("vm{i}-0"));
+        fs::write(tmp.path().join(format!("vms-{i}.yaml")), vms).unwrap();
+    }
+    let catalog = crate::common::root().join("catalog");
+    let out = same_at("build", |threads| {
+        kvrender()
+            .args(["--threads", threads, "build"])
+            .arg(&catalog)
+            .arg(tmp.path())
+            .output()
+            .expect("kvrender runs")
+    });
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let printed = kvrender::load::parse_text(&std::sync::Arc::from("stdout"), &stdout);
+    assert!(printed.diagnostics.is_empty(), "{:?}", printed.diagnostics);
+    let vms: Vec<&str> = printed
+        .objects
+        .iter()
+        .filter(|o| o.kind_str() == "VirtualMachine")
+        .map(|o| o.name())
+        .collect();
+    assert_eq!(printed.objects.len() - vms.len(), 244);
+    assert_eq!(vms.len(), 400);
+    // Each VM expanded: its instancetype became the spec it names.
+    assert!(
+        !stdout.contains("\n  instancetype:"),
+        "a VM was printed as read"
+    );
+}
+
 #[test]
 fn expanded_stream_is_identical_with_1_2_and_8_threads() {
     let tmp = tempfile::tempdir().unwrap();
