@@ -1147,20 +1147,8 @@ fn run<V: VmTexts>(
                     promote_unresolved(stage, o, found);
                 }
             }
-            let mut expanded: Vec<Option<Result<Value, Diagnostic>>> =
+            let expanded: Vec<Option<Result<Value, Diagnostic>>> =
                 (0..checked.len()).map(|_| None).collect();
-            // `build` prints nothing when a VM fails (every failure is an error), so it hands
-            // each VM's tree to its expansion below instead of copying it; a function's output
-            // keeps a VM that fails as it was.
-            if placement != Placement::Build {
-                let results: Vec<Result<Value, Diagnostic>> = to_expand
-                    .par_iter()
-                    .map(|&i| pipeline::expand_vm(checked[i], &index, &config.profile))
-                    .collect();
-                for (&i, result) in to_expand.iter().zip(results) {
-                    expanded[i] = Some(result);
-                }
-            }
             (findings, duplicates, to_expand, expanded, from_texts)
         };
         // A VM read from its text leaves its stub in its place, its document in `printed`.
@@ -1173,10 +1161,10 @@ fn run<V: VmTexts>(
                 printed[*i] = Some(kept.printed);
             }
         }
-        if placement == Placement::Build && !to_expand.is_empty() {
+        if !to_expand.is_empty() {
             // Each VM is taken out of its place (a null object stands there until its result
-            // does) and expanded on a worker, its tree becoming the result: the trees of the
-            // VMs as read and as expanded are not all held at once.
+            // does) and expanded on a worker, which drops the VM as read once its result is
+            // there: the trees of the VMs as read and as expanded are not all held at once.
             let taken: Vec<(usize, Object)> = to_expand
                 .iter()
                 .map(|&i| {
@@ -1192,8 +1180,17 @@ fn run<V: VmTexts>(
                     // What the result keeps of the VM besides its tree (see below).
                     let mut kept = vm.with_value(Value::Null);
                     annotations::copy_orchestration(&vm.value, &mut kept.value);
-                    let result = pipeline::expand_vm_owned(vm, &index, &config.profile);
-                    (i, result, kept)
+                    if placement == Placement::Build {
+                        // `build` prints nothing when a VM fails (every failure is an error):
+                        // the VM's tree becomes its result.
+                        let result = pipeline::expand_vm_owned(vm, &index, &config.profile);
+                        return (i, result, kept);
+                    }
+                    // A function's output keeps a VM that fails as it was.
+                    match pipeline::expand_vm(&vm, &index, &config.profile) {
+                        Ok(value) => (i, Ok(value), kept),
+                        Err(d) => (i, Err(d), vm),
+                    }
                 })
                 .collect();
             drop(index);
