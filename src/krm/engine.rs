@@ -714,6 +714,13 @@ fn promote_unresolved(stage: Stage, obj: &Object, found: &mut [Diagnostic]) {
     }
 }
 
+/// Add the failure of a VM's expansion to its findings, where it supersedes a warning about the
+/// same thing (a reference KubeVirt would admit but kvrender cannot expand without).
+fn add_failure(found: &mut Vec<Diagnostic>, failure: Diagnostic) {
+    found.retain(|f| f.is_error() || f.code != failure.code);
+    found.push(failure);
+}
+
 /// The findings of the checks of `obj`, pointed at their fields' lines.
 fn check(obj: &Object, ctx: &validate::Context<'_>) -> Vec<Diagnostic> {
     let mut found = validate::check_object(obj, ctx);
@@ -723,30 +730,15 @@ fn check(obj: &Object, ctx: &validate::Context<'_>) -> Vec<Diagnostic> {
     found
 }
 
-/// What `build` reads of an item it does not print itself: the output's `apiVersion`, `kind`,
-/// name and namespace, and whether it is marked local configuration.
+/// What `build` reads of an item it does not print itself: the output's identity (see
+/// [`load::deferred::identity_of`]) and whether it is marked local configuration.
 fn stub_of(value: &Value) -> Value {
-    let mut stub = serde_json::Map::new();
-    for key in ["apiVersion", "kind"] {
-        if let Some(v) = value.get(key) {
-            stub.insert(key.into(), v.clone());
-        }
+    let mut stub = load::deferred::identity_of(value);
+    let local = annotations::annotations(value).and_then(|a| a.get(annotations::LOCAL_CONFIG));
+    if let (Some(local), Some(metadata)) = (local, stub.get_mut("metadata")) {
+        metadata["annotations"] = serde_json::json!({ annotations::LOCAL_CONFIG: local });
     }
-    if let Some(metadata) = value.get("metadata").and_then(Value::as_object) {
-        let mut kept: serde_json::Map<String, Value> = ["name", "namespace"]
-            .into_iter()
-            .filter_map(|k| Some((k.to_string(), metadata.get(k)?.clone())))
-            .collect();
-        if let Some(local) =
-            annotations::annotations(value).and_then(|a| a.get(annotations::LOCAL_CONFIG))
-        {
-            let mut marked = serde_json::Map::new();
-            marked.insert(annotations::LOCAL_CONFIG.into(), local.clone());
-            kept.insert("annotations".into(), Value::Object(marked));
-        }
-        stub.insert("metadata".into(), Value::Object(kept));
-    }
-    Value::Object(stub)
+    stub
 }
 
 /// Check a VM read from its text, expand it under `expand: replace` when the checks let it
@@ -770,10 +762,7 @@ fn from_text(
                 Some(value)
             }
             Err(d) => {
-                // The failure supersedes a warning about the same thing (a reference
-                // KubeVirt would admit but kvrender cannot expand without).
-                found.retain(|f| f.is_error() || f.code != d.code);
-                found.push(d);
+                add_failure(&mut found, d);
                 None
             }
         }
@@ -1206,12 +1195,7 @@ fn run<V: VmTexts>(
                     annotations::copy_orchestration(&target.value, &mut value);
                     target.value = value;
                 }
-                Some(Err(d)) => {
-                    // The failure supersedes a warning about the same thing (a reference
-                    // KubeVirt would admit but kvrender cannot expand without).
-                    found.retain(|f| f.is_error() || f.code != d.code);
-                    found.push(d);
-                }
+                Some(Err(d)) => add_failure(found, d),
                 None => {}
             }
         }

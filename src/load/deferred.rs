@@ -64,20 +64,25 @@ impl DeferredVms<'_> {
 }
 
 /// What the checks of a whole set of objects read of a VM once its own checks are done: its
-/// `apiVersion`, `kind`, name and namespace, at its origin.
+/// identity (see [`identity_of`]), at its origin.
 pub fn identity(vm: &Object) -> Object {
-    let mut value = Map::new();
+    Object::new(identity_of(&vm.value), vm.origin.clone())
+}
+
+/// The `apiVersion`, `kind`, and `metadata` `name` and `namespace` of `value`, those it has.
+pub fn identity_of(value: &Value) -> Value {
+    let mut identity = Map::new();
     for key in ["apiVersion", "kind"] {
-        if let Some(v) = vm.value.get(key) {
-            value.insert(key.into(), v.clone());
+        if let Some(v) = value.get(key) {
+            identity.insert(key.into(), v.clone());
         }
     }
-    if let Some(metadata) = vm.value.get("metadata").and_then(Value::as_object) {
+    if let Some(metadata) = value.get("metadata").and_then(Value::as_object) {
         let kept: Map<String, Value> = ["name", "namespace"]
             .into_iter()
             .filter_map(|k| Some((k.to_string(), metadata.get(k)?.clone())))
             .collect();
-        value.insert("metadata".into(), Value::Object(kept));
+        identity.insert("metadata".into(), Value::Object(kept));
     }
-    Object::new(Value::Object(value), vm.origin.clone())
+    Value::Object(identity)
 }
