@@ -1064,7 +1064,7 @@ fn run<V: VmTexts>(
             .map(|s| s.get(&out, &path_objects, &new_objects))
             .collect();
         let catalog = &catalogs.objects;
-        let (mut findings, duplicates, to_expand, mut expanded, from_texts) = {
+        let (mut findings, duplicates, to_expand, from_texts) = {
             let index = index_of(&roles, &out, &path_objects, &new_objects, catalog, config);
             let ctx = validate::Context {
                 index: &index,
@@ -1136,10 +1136,10 @@ fn run<V: VmTexts>(
                     promote_unresolved(stage, o, found);
                 }
             }
-            let expanded: Vec<Option<Result<Value, Diagnostic>>> =
-                (0..checked.len()).map(|_| None).collect();
-            (findings, duplicates, to_expand, expanded, from_texts)
+            (findings, duplicates, to_expand, from_texts)
         };
+        let mut expanded: Vec<Option<Result<Value, Diagnostic>>> =
+            (0..subjects.len()).map(|_| None).collect();
         // A VM read from its text leaves its stub in its place, its document in `printed`.
         for (subject, kept) in subjects.iter().zip(from_texts) {
             if let (Subject::Item(i), Some(kept)) = (subject, kept) {
