@@ -117,7 +117,7 @@ fn run_parsing(args: &BuildArgs, parsing: Parsing) -> Result<Outcome> {
             let tree = if args.bundles {
                 bundles(&items)?
             } else {
-                one_file_per_object(&items, &printed)?
+                one_file_per_object(&items, printed)?
             };
             let plural = |n: usize| if n == 1 { "" } else { "s" };
             if args.check {
@@ -222,10 +222,13 @@ fn process(
     (processed, loaded.diagnostics)
 }
 
+/// The files of `-o DIR`, each object's document taken from `printed` when it was printed
+/// already.
 fn one_file_per_object(
     items: &[Value],
-    printed: &[Option<String>],
+    printed: Vec<Option<String>>,
 ) -> Result<BTreeMap<String, String>> {
+    let mut printed = printed.into_iter();
     let mut tree = BTreeMap::new();
     let mut first_of: BTreeMap<String, usize> = BTreeMap::new();
     for (i, (item, name)) in items
@@ -243,9 +246,9 @@ fn one_file_per_object(
             )));
         }
         first_of.insert(name.clone(), i);
-        let document = match printed.get(i) {
-            Some(Some(document)) => document.clone(),
-            _ => emit::stream_document(item),
+        let document = match printed.next().flatten() {
+            Some(document) => document,
+            None => emit::stream_document(item),
         };
         tree.insert(name, document);
     }
