@@ -38,7 +38,7 @@ pub fn expand_sources(
     // The embedded catalog is read and compiled while the inputs are split; each of its
     // combinations renders when a VM first names it.
     let (lazy, ()) = rayon::join(
-        || load::documents(sources, &crate::commands::inputs::is_vm),
+        || load::documents(sources, &load::deferred::is_vm),
         || {
             if inputs.embedded {
                 render::prepare_embedded();

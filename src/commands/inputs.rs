@@ -9,7 +9,7 @@ use crate::cli::ResolveArgs;
 use crate::diagnostic::Diagnostic;
 use crate::error::{Error, Result};
 use crate::kubevirt::profile::ClusterProfile;
-pub use crate::load::deferred::{DeferredVms, NotAVm, is_vm};
+use crate::load::deferred::DeferredVms;
 use crate::load::{self, Loaded, Source};
 use crate::model::Object;
 use crate::render::{self, RenderOptions};

@@ -13,10 +13,11 @@ use rayon::prelude::*;
 
 use crate::cli::{Format, ValidateArgs};
 use crate::commands::Outcome;
-use crate::commands::inputs::{Inputs, NotAVm};
+use crate::commands::inputs::Inputs;
 use crate::diagnostic::Diagnostic;
 use crate::emit;
 use crate::error::Result;
+use crate::load::deferred::NotAVm;
 use crate::load::{self, Loaded, Source};
 use crate::model::Object;
 use crate::validate::{self, Context, Options};

@@ -16,12 +16,13 @@ use serde_json::Value;
 
 use crate::cli::{DiffArgs, Stage, VmiArgs};
 use crate::commands::Outcome;
-use crate::commands::inputs::{DeferredVms, Inputs, NotAVm};
+use crate::commands::inputs::Inputs;
 use crate::diagnostic::{self, Diagnostic, codes};
 use crate::emit;
 use crate::error::{Error, Result};
 use crate::kubevirt::{admission, expand, presets, vmi, vmi_defaults};
 use crate::load;
+use crate::load::deferred::{DeferredVms, NotAVm};
 use crate::model::{Kind, Object};
 use crate::pipeline;
 
