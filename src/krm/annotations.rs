@@ -105,13 +105,17 @@ pub fn copy_orchestration(from: &Value, to: &mut Value) {
 }
 
 /// Mark an item as local configuration (kept in the package, never applied), unless it says
-/// so already (or says `false` on purpose).
-pub fn mark_local_config(value: &mut Value) {
+/// so already (or says `false` on purpose): whether the mark was added.
+pub fn mark_local_config(value: &mut Value) -> bool {
     if annotation(value, LOCAL_CONFIG).is_some() {
-        return;
+        return false;
     }
-    if let Some(map) = path::ensure_map(value, &["metadata", "annotations"]) {
-        map.insert(LOCAL_CONFIG.to_string(), Value::String("true".into()));
+    match path::ensure_map(value, &["metadata", "annotations"]) {
+        Some(map) => {
+            map.insert(LOCAL_CONFIG.to_string(), Value::String("true".into()));
+            true
+        }
+        None => false,
     }
 }
 

@@ -50,13 +50,73 @@ pub enum Placement {
 pub struct Processed {
     /// The output items.
     pub items: Vec<Value>,
-    /// Empty, or one entry per item: the document of an item printed already (`---` and a
-    /// final newline included), whose tree in [`Processed::items`] then holds only its
-    /// `apiVersion`, `kind`, name, namespace and local-configuration mark (see
-    /// [`build_deferring_vms`]).
+    /// Empty, or one entry per item: an item printed already, whose tree in
+    /// [`Processed::items`] then holds only its `apiVersion`, `kind`, name, namespace and
+    /// local-configuration mark. A VM expanded from the items is printed on its worker, and so
+    /// is a VM left as text (see [`build_deferring_vms`]): under [`Placement::Files`] as a `- `
+    /// entry of a ResourceList's items, otherwise as a document of a YAML stream (`---` and a
+    /// final newline included).
     pub printed: Vec<Option<String>>,
+    /// Empty but for [`Placement::Files`], then one entry per item: for an item that is an
+    /// input item as it was read, its position among the inputs (see [`AsRead`]).
+    pub as_read: Vec<Option<AsRead>>,
     /// Findings, sorted, severities adjusted by the configuration.
     pub diagnostics: Vec<Diagnostic>,
+}
+
+/// An output item that is an input item as it was read, so that a function can write it back
+/// in the text it was read from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AsRead {
+    /// Its position among the items the engine was given.
+    pub input: usize,
+    /// Whether the engine marked it local configuration: then it is the input item with
+    /// that annotation added, and otherwise unchanged.
+    pub marked_local: bool,
+}
+
+/// A VM expanded on a worker: what stands in its place, and whether it changed.
+struct Expanded {
+    /// The expanded tree, or, when it was printed on the worker, its stub (see [`stub_of`]).
+    value: Value,
+    /// The output, printed as the placement prints an item (see [`Processed::printed`]).
+    printed: Option<String>,
+    /// Whether it differs from the VM as read.
+    changed: bool,
+}
+
+impl Expanded {
+    /// A VM that expands to itself.
+    fn as_read(value: Value) -> Self {
+        Expanded {
+            value,
+            printed: None,
+            changed: false,
+        }
+    }
+
+    /// An expanded VM, kept as a tree.
+    fn changed(value: Value) -> Self {
+        Expanded {
+            value,
+            printed: None,
+            changed: true,
+        }
+    }
+
+    /// An expanded VM, printed now: a `- ` entry of a ResourceList's items for a function, a
+    /// document of a YAML stream otherwise.
+    fn printed(value: &Value, placement: Placement) -> Self {
+        let printed = match placement {
+            Placement::Files => super::resource_list::value_entry(value),
+            Placement::Stream | Placement::Build => crate::emit::stream_document(value),
+        };
+        Expanded {
+            value: stub_of(value),
+            printed: Some(printed),
+            changed: true,
+        }
+    }
 }
 
 /// What an input item is to the function.
@@ -812,6 +872,8 @@ fn run<V: VmTexts>(
         .partition(|o| role(o) == Role::Catalog);
 
     let mut out: Vec<Object> = items;
+    // Which items are no longer as they were read.
+    let mut changed = vec![false; out.len()];
     // The packages of a kpt run: a subpackage's catalog renders into that subpackage.
     let packages = (placement == Placement::Files).then(|| Packages::of(&out));
 
@@ -1021,6 +1083,7 @@ fn run<V: VmTexts>(
             Some(i) => {
                 let mut value = obj.value;
                 annotations::copy_orchestration(&out[i].value, &mut value);
+                changed[i] |= value != out[i].value;
                 out[i].value = value;
                 out[i].origin = obj.origin;
                 out[i].source = obj.source;
@@ -1138,7 +1201,7 @@ fn run<V: VmTexts>(
             }
             (findings, duplicates, to_expand, from_texts)
         };
-        let mut expanded: Vec<Option<Result<Value, Diagnostic>>> =
+        let mut expanded: Vec<Option<Result<Expanded, Diagnostic>>> =
             (0..subjects.len()).map(|_| None).collect();
         // A VM read from its text leaves its stub in its place, its document in `printed`.
         for (subject, kept) in subjects.iter().zip(from_texts) {
@@ -1148,6 +1211,7 @@ fn run<V: VmTexts>(
                 }
                 out[*i].value = kept.stub;
                 printed[*i] = Some(kept.printed);
+                changed[*i] = true;
             }
         }
         if !to_expand.is_empty() {
@@ -1163,23 +1227,44 @@ fn run<V: VmTexts>(
                 })
                 .collect();
             let index = index_of(&roles, &out, &path_objects, &new_objects, catalog, config);
-            let results: Vec<(usize, Result<Value, Diagnostic>, Object)> = taken
+            let results: Vec<(usize, Result<Expanded, Diagnostic>, Object)> = taken
                 .into_par_iter()
                 .map(|(i, vm)| {
                     // What the result keeps of the VM besides its tree (see below).
                     let mut kept = vm.with_value(Value::Null);
                     annotations::copy_orchestration(&vm.value, &mut kept.value);
-                    if placement == Placement::Build {
+                    let result = if placement == Placement::Build {
                         // `build` prints nothing when a VM fails (every failure is an error):
                         // the VM's tree becomes its result.
-                        let result = pipeline::expand_vm_owned(vm, &index, &config.profile);
-                        return (i, result, kept);
-                    }
-                    // A function's output keeps a VM that fails as it was.
-                    match pipeline::expand_vm(&vm, &index, &config.profile) {
-                        Ok(value) => (i, Ok(value), kept),
-                        Err(d) => (i, Err(d), vm),
-                    }
+                        pipeline::expand_vm_owned(vm, &index, &config.profile).map(|mut value| {
+                            annotations::copy_orchestration(&kept.value, &mut value);
+                            value
+                        })
+                    } else {
+                        match pipeline::expand_vm(&vm, &index, &config.profile) {
+                            Ok(mut value) => {
+                                annotations::copy_orchestration(&kept.value, &mut value);
+                                // A function's output keeps a VM that expands to itself as
+                                // it was read.
+                                if placement == Placement::Files && value == vm.value {
+                                    return (i, Ok(Expanded::as_read(value)), kept);
+                                }
+                                Ok(value)
+                            }
+                            // It keeps a VM that fails as it was, too.
+                            Err(d) => return (i, Err(d), vm),
+                        }
+                    };
+                    let result = result.map(|value| {
+                        // The items' results are printed here, and only their stubs kept: the
+                        // trees of all the expanded VMs are not held at once. (The objects of
+                        // `paths` files are few, and are printed with the rest.)
+                        match subjects[i] {
+                            Subject::Item(_) => Expanded::printed(&value, placement),
+                            _ => Expanded::changed(value),
+                        }
+                    });
+                    (i, result, kept)
                 })
                 .collect();
             drop(index);
@@ -1190,10 +1275,18 @@ fn run<V: VmTexts>(
         }
         for ((subject, result), found) in subjects.iter().zip(expanded).zip(&mut findings) {
             match result {
-                Some(Ok(mut value)) => {
+                Some(Ok(result)) => {
                     let target = subject.get_mut(&mut out, &mut path_objects, &mut new_objects);
-                    annotations::copy_orchestration(&target.value, &mut value);
-                    target.value = value;
+                    target.value = result.value;
+                    if let Subject::Item(i) = *subject {
+                        changed[i] |= result.changed;
+                        if let Some(document) = result.printed {
+                            if printed.is_empty() {
+                                printed.resize(out.len(), None);
+                            }
+                            printed[i] = Some(document);
+                        }
+                    }
                 }
                 Some(Err(d)) => add_failure(found, d),
                 None => {}
@@ -1226,14 +1319,22 @@ fn run<V: VmTexts>(
     let mut printed_items = printed.into_iter();
     let mut printed: Vec<Option<String>> = Vec::new();
     let mut any_printed = false;
-    for (o, r) in out.into_iter().zip(&roles) {
+    let mut as_read: Vec<Option<AsRead>> = Vec::new();
+    for (input, ((o, r), changed)) in out.into_iter().zip(&roles).zip(changed).enumerate() {
         let document = printed_items.next().flatten();
         if *r == Role::Pruned || (placement == Placement::Build && *r != Role::Object) {
             continue;
         }
         let mut value = o.value;
-        if *r != Role::Object && (config.render || *r == Role::Config) {
-            annotations::mark_local_config(&mut value);
+        let marked_local = *r != Role::Object
+            && (config.render || *r == Role::Config)
+            && annotations::mark_local_config(&mut value);
+        if placement == Placement::Files {
+            as_read.resize(values.len(), None);
+            as_read.push((!changed && document.is_none()).then_some(AsRead {
+                input,
+                marked_local,
+            }));
         }
         if document.is_some() && !any_printed {
             any_printed = true;
@@ -1276,9 +1377,13 @@ fn run<V: VmTexts>(
     if any_printed {
         printed.resize(values.len(), None);
     }
+    if placement == Placement::Files {
+        as_read.resize(values.len(), None);
+    }
     Ok(Processed {
         items: values,
         printed,
+        as_read,
         diagnostics,
     })
 }

@@ -32,8 +32,8 @@ use crate::model::Object;
 use crate::origin::Origin;
 
 use config::FnConfig;
+use engine::AsRead;
 use engine::Placement;
-use resource_list::OutItem;
 
 /// What a function run produced.
 #[derive(Debug, Default)]
@@ -122,18 +122,17 @@ pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput
         .zip(list.item_lines)
     {
         if resource_list::is_foreign(&item) {
-            foreign.push(match raw {
-                Some(text) => OutItem::Raw { text, value: item },
-                None => OutItem::Value(item),
-            });
+            foreign.push((item, raw));
         } else {
             inputs.push(item);
             raw_items.push(raw);
             item_lines.push(line);
         }
     }
+    // The items are handed to the engine, not copied: it says which of its output items are
+    // inputs as they were read, and those are written back from their text.
     let items: Vec<Object> = inputs
-        .par_iter()
+        .into_par_iter()
         .zip(&raw_items)
         .zip(&item_lines)
         .enumerate()
@@ -169,24 +168,28 @@ pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput
         .iter()
         .flat_map(resource_list::results)
         .collect();
-    // Each input is dropped as its output item is made: the output is about to be printed, and
-    // the inputs need not be held beside it. The output begins with the inputs, in their order.
+    // Each output item becomes its entry of the output list, and its tree is dropped there.
     let count = processed.items.len();
-    let paired: Vec<(Option<Value>, Option<String>)> = inputs
-        .into_iter()
-        .zip(raw_items)
-        .map(|(input, raw)| (Some(input), raw))
-        .chain(std::iter::repeat_with(|| (None, None)))
-        .take(count)
-        .collect();
-    let mut out_items: Vec<OutItem> = processed
+    let mut printed = processed.printed;
+    printed.resize(count, None);
+    let mut as_read = processed.as_read;
+    as_read.resize(count, None);
+    let mut entries: Vec<String> = processed
         .items
         .into_par_iter()
-        .zip(paired)
-        .map(|(value, (input, raw))| keep_text(input, raw, value))
+        .zip(printed)
+        .zip(as_read)
+        .map(|((value, printed), as_read)| match printed {
+            Some(entry) => entry,
+            None => entry_of(value, as_read, &raw_items),
+        })
         .collect();
-    out_items.extend(foreign);
-    let out = resource_list::write_items(&list.api_version, out_items, results);
+    entries.extend(
+        foreign
+            .into_iter()
+            .map(|(value, raw)| resource_list::entry(raw, &value)),
+    );
+    let out = resource_list::write_entries(&list.api_version, &entries, results);
     Ok(FnOutput::finish(out, processed.diagnostics))
 }
 
@@ -195,12 +198,12 @@ pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput
 /// not be what an earlier function in the pipeline handed on. Any other item is said to come
 /// from stdin, at the line of the input where its entry begins, with the entry's text for the
 /// lines of its fields.
-fn stdin_item(value: &Value, position: usize, raw: Option<&str>, line: Option<u32>) -> Object {
-    let origin = annotations::origin_of(value, position);
+fn stdin_item(value: Value, position: usize, raw: Option<&str>, line: Option<u32>) -> Object {
+    let origin = annotations::origin_of(&value, position);
     if origin.path.as_ref() != "-" {
-        return Object::new(value.clone(), origin);
+        return Object::new(value, origin);
     }
-    let object = Object::new(value.clone(), origin.at_line(line));
+    let object = Object::new(value, origin.at_line(line));
     match (raw, line) {
         (Some(text), Some(line)) => object.with_entry_source(Arc::from(text), line),
         _ => object,
@@ -242,24 +245,29 @@ pub fn failed_stream(message: String) -> FnOutput {
     FnOutput::finish(String::new(), vec![input_error("-", message)])
 }
 
-/// An output item as the input's text when the function left it unchanged (or only marked it
-/// local), so its comments and style survive; otherwise the value.
-fn keep_text(input: Option<Value>, raw: Option<String>, value: Value) -> OutItem {
-    let (Some(mut input), Some(raw)) = (input, raw) else {
-        return OutItem::Value(value);
+/// The entry of an output item the engine did not print: the input's text when the item is
+/// an input as it was read, so its comments and style survive (with the local-configuration
+/// mark added when the engine added it); otherwise the value, printed.
+fn entry_of(value: Value, as_read: Option<AsRead>, raw_items: &[Option<String>]) -> String {
+    let raw = as_read.and_then(|a| Some((a, raw_items.get(a.input)?.as_deref()?)));
+    let text = match raw {
+        Some((
+            AsRead {
+                marked_local: false,
+                ..
+            },
+            raw,
+        )) => Some(raw.to_string()),
+        Some((
+            AsRead {
+                marked_local: true, ..
+            },
+            raw,
+        )) => resource_list::raw_with_annotation(raw, annotations::LOCAL_CONFIG, "true")
+            .filter(|text| resource_list::raw_matches(text, &value)),
+        None => None,
     };
-    if input == value {
-        return OutItem::Raw { text: raw, value };
-    }
-    let local = annotations::LOCAL_CONFIG;
-    annotations::mark_local_config(&mut input);
-    if input == value
-        && let Some(text) = resource_list::raw_with_annotation(&raw, local, "true")
-        && resource_list::raw_matches(&text, &value)
-    {
-        return OutItem::Raw { text, value };
-    }
-    OutItem::Value(value)
+    resource_list::entry(text, &value)
 }
 
 /// Parse a function config file (the first document that is a mapping).
@@ -331,7 +339,7 @@ pub fn run_stream(config: &Value, input: &str) -> Result<FnOutput> {
     let processed = engine::process(items, &fn_config, Placement::Stream);
     diagnostics.extend(processed.diagnostics);
     crate::diagnostic::sort(&mut diagnostics);
-    let out = emit::yaml_stream(&processed.items);
+    let out = emit::yaml_stream_parts_printed(&processed.items, processed.printed).concat();
     Ok(FnOutput::finish(out, diagnostics))
 }
 

@@ -33,20 +33,6 @@ pub struct ResourceList {
     pub item_lines: Vec<Option<u32>>,
 }
 
-/// One output item: text kept from the input, or a value to print.
-#[derive(Clone, Debug, PartialEq)]
-pub enum OutItem {
-    /// A `- ` sequence entry, verbatim, and the value it reads as.
-    Raw {
-        /// The entry's text.
-        text: String,
-        /// What the text parses to (the caller has checked, with [`raw_matches`]).
-        value: Value,
-    },
-    /// A value to print.
-    Value(Value),
-}
-
 /// Whether `raw` (a one-entry YAML sequence) parses to exactly `value`.
 pub fn raw_matches(raw: &str, value: &Value) -> bool {
     match yaml::parse_node(raw) {
@@ -467,60 +453,46 @@ pub fn write(api_version: &str, items: Vec<Value>, results: Vec<Value>) -> Strin
     yaml::to_string(&Value::Object(map))
 }
 
-/// Print a ResourceList from output items, raw ones verbatim, every item's entry printed in
-/// parallel. Falls back to printing every item as a value if an entry could run into its
-/// neighbours.
+/// The entry of an output item: `raw`, an entry's text that reads on its own as `value` (see
+/// [`raw_matches`]), when it keeps to itself among other entries; otherwise `value`, printed.
 ///
-/// Each raw text reads on its own as its item (see [`raw_matches`], and [`parse`], which reads
-/// a list in parts). An entry whose later lines all stand to the right of its `- ` (or are
-/// blank, or comments) reads the same among the others: none of them can end the list or
-/// another entry, and an alias in an entry that reads on its own names an anchor of that
-/// entry, which is still the nearest one before it in the joined text.
-pub fn write_items(api_version: &str, items: Vec<OutItem>, results: Vec<Value>) -> String {
-    let entries: Vec<Option<std::borrow::Cow<'_, str>>> = items
-        .par_iter()
-        .map(|item| {
-            let entry = match item {
-                OutItem::Raw { text, .. } => std::borrow::Cow::Borrowed(text.as_str()),
-                OutItem::Value(v) => std::borrow::Cow::Owned(value_entry(v)),
-            };
-            stands_alone(&entry).then_some(entry)
-        })
-        .collect();
-    if entries.iter().all(Option::is_some) {
-        let entries: Vec<std::borrow::Cow<'_, str>> = entries.into_iter().flatten().collect();
-        let mut out = String::with_capacity(entries.iter().map(|e| e.len()).sum::<usize>() + 128);
-        out.push_str("apiVersion: ");
-        out.push_str(api_version);
-        out.push_str("\nkind: ");
-        out.push_str(KIND);
-        out.push_str(if entries.is_empty() {
-            "\nitems: []\n"
-        } else {
-            "\nitems:\n"
-        });
-        for entry in &entries {
-            out.push_str(entry);
-        }
-        if !results.is_empty() {
-            let mut map = Map::new();
-            map.insert("results".into(), Value::Array(results));
-            yaml::write(&mut out, &Value::Object(map));
-        }
-        return out;
+/// An entry whose later lines all stand to the right of its `- ` (or are blank, or comments)
+/// reads the same among the others: none of them can end the list or another entry, and an
+/// alias in an entry that reads on its own names an anchor of that entry, which is still the
+/// nearest one before it in the joined text. A printed entry always keeps to itself.
+pub fn entry(raw: Option<String>, value: &Value) -> String {
+    match raw {
+        Some(text) if stands_alone(&text) => text,
+        _ => value_entry(value),
     }
-    drop(entries);
-    let values: Vec<Value> = items
-        .into_iter()
-        .map(|i| match i {
-            OutItem::Raw { value, .. } | OutItem::Value(value) => value,
-        })
-        .collect();
-    write(api_version, values, results)
+}
+
+/// Print a ResourceList from the entries of its items (see [`entry`]) and `results` (left
+/// out when empty).
+pub fn write_entries(api_version: &str, entries: &[String], results: Vec<Value>) -> String {
+    let mut out = String::with_capacity(entries.iter().map(String::len).sum::<usize>() + 128);
+    out.push_str("apiVersion: ");
+    out.push_str(api_version);
+    out.push_str("\nkind: ");
+    out.push_str(KIND);
+    out.push_str(if entries.is_empty() {
+        "\nitems: []\n"
+    } else {
+        "\nitems:\n"
+    });
+    for entry in entries {
+        out.push_str(entry);
+    }
+    if !results.is_empty() {
+        let mut map = Map::new();
+        map.insert("results".into(), Value::Array(results));
+        yaml::write(&mut out, &Value::Object(map));
+    }
+    out
 }
 
 /// A value printed as a `- ` entry of a list at the left margin.
-fn value_entry(value: &Value) -> String {
+pub(crate) fn value_entry(value: &Value) -> String {
     let doc = yaml::to_string(value);
     let mut out = String::with_capacity(doc.len() + doc.len() / 8 + 8);
     for (i, line) in doc.lines().enumerate() {
@@ -667,17 +639,11 @@ mod tests {
         // Flow-style metadata cannot take the annotation textually.
         let with = raw_with_annotation(raw[1], "k", "v");
         assert!(with.is_none_or(|w| !raw_matches(&w, &rl.items[1])));
-        let out = write_items(
-            V1,
-            vec![
-                OutItem::Raw {
-                    text: raw[0].to_string(),
-                    value: rl.items[0].clone(),
-                },
-                OutItem::Value(rl.items[1].clone()),
-            ],
-            Vec::new(),
-        );
+        let entries = [
+            entry(Some(raw[0].to_string()), &rl.items[0]),
+            entry(None, &rl.items[1]),
+        ];
+        let out = write_entries(V1, &entries, Vec::new());
         assert!(out.contains("- # first\n"));
         assert_eq!(parse(&out).unwrap().items, rl.items);
     }
@@ -787,23 +753,30 @@ mod tests {
         assert!(!stands_alone("- a: 1\n---\n"));
         assert!(!stands_alone("- a: 1"));
         assert!(!stands_alone("a: 1\n"));
-        // A raw entry that would run into the next is not joined: every item is printed.
+        // A raw entry that would run into the next is not joined: its item is printed anew,
+        // and the entries that keep to themselves are kept.
         let item = json!({"apiVersion": "v1", "kind": "A", "metadata": {"name": "a"}});
-        let out = write_items(
-            V1,
-            vec![
-                OutItem::Raw {
-                    text:
-                        "- apiVersion: v1\n  kind: A\n  metadata: {name: a}\nfunctionConfig: {}\n"
-                            .into(),
-                    value: item.clone(),
-                },
-                OutItem::Value(item.clone()),
-            ],
-            Vec::new(),
+        let runs_on =
+            "- apiVersion: v1\n  kind: A\n  metadata: {name: a}\nfunctionConfig: {}\n".to_string();
+        let kept = "- apiVersion: v1 # kept\n  kind: A\n  metadata: {name: a}\n".to_string();
+        let entries = [
+            entry(Some(runs_on), &item),
+            entry(Some(kept.clone()), &item),
+            entry(None, &item),
+        ];
+        assert_eq!(entries[0], entries[2]);
+        assert_eq!(entries[1], kept);
+        let out = write_entries(V1, &entries, Vec::new());
+        assert_eq!(
+            parse_whole(&out).unwrap().items,
+            vec![item.clone(), item.clone(), item.clone()]
         );
-        assert_eq!(out, write(V1, vec![item.clone(), item.clone()], Vec::new()));
-        assert_eq!(parse_whole(&out).unwrap().items, vec![item.clone(), item]);
+        // Printed entries join into what printing the whole list gives.
+        let printed = [entries[0].clone(), entries[2].clone()];
+        assert_eq!(
+            write_entries(V1, &printed, Vec::new()),
+            write(V1, vec![item.clone(), item], Vec::new())
+        );
     }
 
     #[test]

@@ -377,6 +377,149 @@ fn the_function_config_item_stays_and_is_marked_local() {
     assert_eq!(annotations["config.kubernetes.io/path"], "kvrender.yaml");
 }
 
+/// The entries of the `items:` of a ResourceList printed in block style, as text.
+fn item_texts(list: &str) -> Vec<String> {
+    let items = list.split_once("\nitems:\n").map_or("", |(_, rest)| rest);
+    let items = items.split_once("\nresults:\n").map_or(items, |(i, _)| i);
+    let mut entries: Vec<String> = Vec::new();
+    for line in items.split_inclusive('\n') {
+        match entries.last_mut() {
+            Some(entry) if !line.starts_with("- ") => entry.push_str(line),
+            _ => entries.push(line.to_string()),
+        }
+    }
+    entries
+}
+
+/// `value` with the local-configuration mark added.
+fn marked_local(value: &Value) -> Value {
+    let mut value = value.clone();
+    value["metadata"]["annotations"]["config.kubernetes.io/local-config"] = json!("true");
+    value
+}
+
+/// Give each entry of `items` (block style, one `- ` line each) a comment line naming it.
+fn tagged(items: &str, tag: &str) -> String {
+    let mut out = String::new();
+    let mut n = 0;
+    for line in items.split_inclusive('\n') {
+        out.push_str(line);
+        if line.starts_with("- ") {
+            out.push_str(&format!("  # {tag}-{n}\n"));
+            n += 1;
+        }
+    }
+    out
+}
+
+/// The function writes an item back in the text it was read from (its comments kept) exactly
+/// when the item comes out as it went in, or with only the local-configuration mark added:
+/// checked item by item over a list where some items change (VMs expanded, an earlier output
+/// rendered anew with another value) and others do not (a VM that fails or names nothing, an
+/// instancetype, a ConfigMap, a catalog document). On that output, run again, every item is
+/// written back as read: an expanded VM expands to itself, and a rendered object that renders
+/// the same is kept.
+#[test]
+fn items_keep_their_text_exactly_when_they_come_out_as_read() {
+    let vms = r#"
+- apiVersion: kubevirt.io/v1
+  kind: VirtualMachine
+  metadata:
+    name: expands
+  spec:
+    instancetype: {name: team.small}
+    template: {spec: {domain: {devices: {}}}}
+- apiVersion: kubevirt.io/v1
+  kind: VirtualMachine
+  metadata:
+    name: conflicts
+  spec:
+    instancetype: {name: team.small}
+    template: {spec: {domain: {cpu: {sockets: 4}, devices: {}}}}
+- apiVersion: kubevirt.io/v1
+  kind: VirtualMachine
+  metadata:
+    name: names-nothing
+  spec:
+    template: {spec: {domain: {devices: {}}}}
+- apiVersion: kubevirt.io/v1
+  kind: VirtualMachine
+  metadata:
+    name: names-a-missing-size
+  spec:
+    instancetype: {name: team.huge}
+    template: {spec: {domain: {devices: {}}}}
+- apiVersion: instancetype.kubevirt.io/v1beta1
+  kind: VirtualMachineClusterInstancetype
+  metadata:
+    name: team.small
+  spec:
+    cpu: {guest: 2}
+    memory: {guest: 2Gi}
+- apiVersion: v1
+  kind: ConfigMap
+  metadata:
+    name: settings
+  data: {a: b}
+"#;
+    let items = family_and_item("cluster-instancetypes/team1.small.yaml", 8) + vms;
+    let input = list("config.kubernetes.io/v1", &tagged(&items, "first"), "");
+    let parsed_input: Value = serde_saphyr::from_str(&input).unwrap();
+    let (_, out, text, stderr) = krm(&input);
+    let outputs = out["items"].as_array().unwrap();
+    let texts = item_texts(&text);
+    assert_eq!(texts.len(), outputs.len(), "{text}");
+    let mut kept = 0;
+    let mut changed = 0;
+    for (n, item) in parsed_input["items"].as_array().unwrap().iter().enumerate() {
+        let tag = format!("# first-{n}\n");
+        let same = |o: &&Value| {
+            o["kind"] == item["kind"] && o["metadata"]["name"] == item["metadata"]["name"]
+        };
+        let at = outputs.iter().position(|o| same(&o)).unwrap();
+        let as_read = outputs[at] == *item || outputs[at] == marked_local(item);
+        assert_eq!(
+            texts[at].contains(&tag),
+            as_read,
+            "item {n}, as read: {as_read}\n{}\n{stderr}",
+            texts[at]
+        );
+        if as_read {
+            kept += 1;
+        } else {
+            changed += 1;
+        }
+    }
+    // The catalog document (marked), the VMs that fail or name nothing or a missing size,
+    // the instancetype and the ConfigMap are kept; the earlier output and the VM that expands
+    // are not.
+    assert_eq!((kept, changed), (6, 2), "{text}");
+    // What changed is written as it now is, not as it was read.
+    assert_eq!(team_small(&out)[0]["spec"]["cpu"]["guest"], 1, "{text}");
+    let expanded = outputs.iter().find(|o| o["metadata"]["name"] == "expands");
+    assert_eq!(
+        expanded.unwrap()["spec"]["template"]["spec"]["domain"]["cpu"]["sockets"],
+        2
+    );
+
+    // Run again on the output, its results left out: every item comes out as it went in.
+    let again = list(
+        "config.kubernetes.io/v1",
+        &format!("\n{}", tagged(&texts.concat(), "again")),
+        "",
+    );
+    let (_, out, text, stderr) = krm(&again);
+    let texts = item_texts(&text);
+    assert_eq!(texts.len(), outputs.len(), "{text}");
+    for (n, entry) in texts.iter().enumerate() {
+        assert!(
+            entry.contains(&format!("# again-{n}\n")),
+            "{entry}\n{stderr}"
+        );
+    }
+    assert_eq!(out["items"].as_array().unwrap(), outputs);
+}
+
 #[test]
 fn kustomize_exec_function_generator_protocol() {
     // kustomize sends a generator its own config, marked local, as the only item.
