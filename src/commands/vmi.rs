@@ -83,9 +83,8 @@ fn build_all(
         .collect();
     for (diagnostics, printed) in built? {
         out.diagnostics.extend(diagnostics);
-        if let Some(printed) = printed {
-            out.stdout.push_str(&printed);
-        }
+        // Written piece by piece: not copied into one string first.
+        out.stdout_parts.extend(printed);
     }
     Ok(())
 }
@@ -359,14 +358,19 @@ mod tests {
             let args = args(paths, extra);
             let deferring = run(&args).expect("the run ends");
             let whole = run_whole(&args);
-            assert_eq!(deferring.stdout, whole.stdout, "{paths:?} {extra:?}");
+            assert_eq!(
+                deferring.stdout_parts, whole.stdout_parts,
+                "{paths:?} {extra:?}"
+            );
             assert_eq!(
                 deferring.diagnostics, whole.diagnostics,
                 "{paths:?} {extra:?}"
             );
             assert_eq!(deferring.exit, whole.exit, "{paths:?} {extra:?}");
+            assert!(whole.stdout.is_empty());
             printed += whole
-                .stdout
+                .stdout_parts
+                .concat()
                 .matches("kind: VirtualMachineInstance\n")
                 .count();
         }
