@@ -421,35 +421,22 @@ fn tagged(items: &str, tag: &str) -> String {
 /// the same is kept.
 #[test]
 fn items_keep_their_text_exactly_when_they_come_out_as_read() {
-    let vms = r#"
-- apiVersion: kubevirt.io/v1
-  kind: VirtualMachine
-  metadata:
-    name: expands
-  spec:
-    instancetype: {name: team.small}
-    template: {spec: {domain: {devices: {}}}}
-- apiVersion: kubevirt.io/v1
-  kind: VirtualMachine
-  metadata:
-    name: conflicts
-  spec:
-    instancetype: {name: team.small}
-    template: {spec: {domain: {cpu: {sockets: 4}, devices: {}}}}
-- apiVersion: kubevirt.io/v1
-  kind: VirtualMachine
-  metadata:
-    name: names-nothing
-  spec:
-    template: {spec: {domain: {devices: {}}}}
-- apiVersion: kubevirt.io/v1
-  kind: VirtualMachine
-  metadata:
-    name: names-a-missing-size
-  spec:
-    instancetype: {name: team.huge}
-    template: {spec: {domain: {devices: {}}}}
-- apiVersion: instancetype.kubevirt.io/v1beta1
+    // A VM with `spec` line `line` and `domain` entries `domain`.
+    let vm = |name: &str, line: &str, domain: &str| {
+        format!(
+            "- apiVersion: kubevirt.io/v1\n  kind: VirtualMachine\n  metadata:\n    name: {name}\n  \
+             spec:\n    {line}\n    template: {{spec: {{domain: {{{domain}devices: {{}}}}}}}}\n"
+        )
+    };
+    let size = "instancetype: {name: team.small}";
+    let vms = [
+        vm("expands", size, ""),
+        vm("conflicts", size, "cpu: {sockets: 4}, "),
+        vm("names-nothing", "running: false", ""),
+        vm("missing-size", "instancetype: {name: team.huge}", ""),
+    ]
+    .concat();
+    let others = r#"- apiVersion: instancetype.kubevirt.io/v1beta1
   kind: VirtualMachineClusterInstancetype
   metadata:
     name: team.small
@@ -462,7 +449,7 @@ fn items_keep_their_text_exactly_when_they_come_out_as_read() {
     name: settings
   data: {a: b}
 "#;
-    let items = family_and_item("cluster-instancetypes/team1.small.yaml", 8) + vms;
+    let items = family_and_item("cluster-instancetypes/team1.small.yaml", 8) + &vms + others;
     let input = list("config.kubernetes.io/v1", &tagged(&items, "first"), "");
     let parsed_input: Value = serde_saphyr::from_str(&input).unwrap();
     let (_, out, text, stderr) = krm(&input);
