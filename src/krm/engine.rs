@@ -1330,7 +1330,7 @@ fn run<V: VmTexts>(
             && (config.render || *r == Role::Config)
             && annotations::mark_local_config(&mut value);
         if placement == Placement::Files {
-            as_read.resize(values.len(), None);
+            // Aligned with `values`: under this placement nothing precedes the items.
             as_read.push((!changed && document.is_none()).then_some(AsRead {
                 input,
                 marked_local,

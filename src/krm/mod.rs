@@ -249,24 +249,14 @@ pub fn failed_stream(message: String) -> FnOutput {
 /// an input as it was read, so its comments and style survive (with the local-configuration
 /// mark added when the engine added it); otherwise the value, printed.
 fn entry_of(value: Value, as_read: Option<AsRead>, raw_items: &[Option<String>]) -> String {
-    let raw = as_read.and_then(|a| Some((a, raw_items.get(a.input)?.as_deref()?)));
-    let text = match raw {
-        Some((
-            AsRead {
-                marked_local: false,
-                ..
-            },
-            raw,
-        )) => Some(raw.to_string()),
-        Some((
-            AsRead {
-                marked_local: true, ..
-            },
-            raw,
-        )) => resource_list::raw_with_annotation(raw, annotations::LOCAL_CONFIG, "true")
-            .filter(|text| resource_list::raw_matches(text, &value)),
-        None => None,
-    };
+    let text = as_read.and_then(|a| {
+        let raw = raw_items.get(a.input)?.as_deref()?;
+        if !a.marked_local {
+            return Some(raw.to_string());
+        }
+        resource_list::raw_with_annotation(raw, annotations::LOCAL_CONFIG, "true")
+            .filter(|text| resource_list::raw_matches(text, &value))
+    });
     resource_list::entry(text, &value)
 }
 
