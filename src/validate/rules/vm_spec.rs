@@ -14,6 +14,14 @@
 //!   `persistentVolumeClaim`, `dataVolume`, `cloudInitNoCloud`, ...).
 //! - Every interface has a network of its name and every network an interface, and no two
 //!   networks or interfaces share a name.
+//! - At most one network is the pod network, at most one is Multus's default network, and not
+//!   both kinds at once.
+//! - No disk asks for the `ide` bus, and no CD-ROM for `virtio`.
+//! - An input device is a `tablet` on the `virtio` or `usb` bus, where the VM says.
+//! - A VM that sets both its CPU sockets and its `maxSockets` has no more of the first.
+//!
+//! Only values written in the manifest are judged: a bus or input type that a preference or
+//! KubeVirt's defaults would fill in is left alone.
 //!
 //! A volume without a disk is fine: KubeVirt adds a disk for it, as `expand` shows. Networks
 //! and interfaces that are both missing get the default pod network, so they pair up too.
@@ -42,7 +50,9 @@
 //!
 //! ## Fix
 //! Name the disk and its volume alike (and each interface and its network), drop `running` in
-//! favour of `runStrategy`, and give each volume one source.
+//! favour of `runStrategy`, and give each volume one source. Give a second network a Multus
+//! source instead of another `pod: {}`, put CD-ROMs on `sata` or `scsi`, and keep `sockets` at
+//! or below `maxSockets`.
 
 use std::collections::{HashMap, HashSet};
 
@@ -58,7 +68,7 @@ use crate::validate::Rule;
 pub const RULE: Rule = Rule {
     code: codes::VM_SPEC,
     name: "vm-spec",
-    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
+    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a CD-ROM on the virtio bus, an input device that is not a tablet, more sockets than `maxSockets`. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
     severity: Severity::Warning,
 };
 
@@ -290,6 +300,99 @@ fn instance_spec(spec: &Value, at: &str, found: &mut Vec<(String, String)>) {
             ));
         }
     }
+    network_sources(at, &networks, found);
+    buses(at, &disks, found);
+    inputs(spec, at, found);
+    sockets(spec, at, found);
+}
+
+/// One pod network at most, one Multus default network at most, and not one of each.
+fn network_sources(at: &str, networks: &[(usize, &Value)], found: &mut Vec<(String, String)>) {
+    let pod = networks.iter().filter(|(_, n)| is_set(n, &["pod"])).count();
+    let multus_default = networks
+        .iter()
+        .filter(|(_, n)| {
+            is_set(n, &["multus"])
+                && path::get(n, &["multus", "default"]) == Some(&Value::Bool(true))
+        })
+        .count();
+    if pod > 1 {
+        found.push((
+            format!("{at}.interfaces"),
+            format!("more than one interface is connected to a pod network in {at}.interfaces"),
+        ));
+    }
+    if multus_default > 1 {
+        found.push((
+            format!("{at}.networks"),
+            "Multus CNI should only have one default network".into(),
+        ));
+    }
+    if pod > 0 && multus_default > 0 {
+        found.push((
+            format!("{at}.networks"),
+            "Pod network cannot be defined when Multus default network is defined".into(),
+        ));
+    }
+}
+
+/// Buses a disk of its type cannot have: `ide` for any, `virtio` for a CD-ROM. A bus nobody
+/// wrote (a preference's, or the default) is not judged here.
+fn buses(at: &str, disks: &[(usize, &Value)], found: &mut Vec<(String, String)>) {
+    for (i, disk) in disks {
+        // KubeVirt reads the bus of the first target the disk has, in this order.
+        let Some(target) = ["disk", "lun", "cdrom"]
+            .into_iter()
+            .find(|t| is_set(disk, &[t]))
+        else {
+            continue;
+        };
+        let field = format!("{at}.domain.devices.disks[{i}].{target}.bus");
+        match path::str_at(disk, &[target, "bus"]) {
+            Some("ide") => found.push((field, "IDE bus is not supported".into())),
+            Some("virtio") if target == "cdrom" => {
+                found.push((field, "Bus type virtio is invalid for CD-ROM device".into()));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Input devices: a tablet, on the virtio or USB bus (where the manifest says).
+fn inputs(spec: &Value, at: &str, found: &mut Vec<(String, String)>) {
+    for (i, input) in items(spec, &["domain", "devices", "inputs"]) {
+        let input_at = format!("{at}.domain.devices.inputs[{i}]");
+        if let Some(bus) = path::str_at(input, &["bus"])
+            && !matches!(bus, "virtio" | "usb" | "")
+        {
+            found.push((
+                format!("{input_at}.bus"),
+                "Input device can have only virtio or usb bus.".into(),
+            ));
+        }
+        if let Some(kind) = path::str_at(input, &["type"])
+            && kind != "tablet"
+        {
+            found.push((
+                format!("{input_at}.type"),
+                "Input device can have only tablet type.".into(),
+            ));
+        }
+    }
+}
+
+/// CPU sockets within `maxSockets`, when the manifest sets both.
+fn sockets(spec: &Value, at: &str, found: &mut Vec<(String, String)>) {
+    let count = |key: &str| path::get(spec, &["domain", "cpu", key]).and_then(Value::as_u64);
+    if let (Some(sockets), Some(max)) = (count("sockets"), count("maxSockets"))
+        && max != 0
+        && sockets > max
+    {
+        found.push((
+            format!("{at}.domain.cpu.sockets"),
+            "Number of sockets in CPU topology is greater than the maximum sockets allowed".into(),
+        ));
+    }
 }
 
 #[cfg(test)]
@@ -466,6 +569,117 @@ mod tests {
         );
         // Neither networks nor interfaces: KubeVirt adds the pod network and its interface.
         assert!(findings("VirtualMachine", vm(json!({"domain": {"devices": {}}}))).is_empty());
+    }
+
+    #[test]
+    fn one_pod_network_and_one_multus_default_network_at_most() {
+        let at = "spec.template.spec";
+        let pair = |names: &[(&str, Value)]| {
+            let networks: Vec<Value> = names
+                .iter()
+                .map(|(n, source)| {
+                    let mut network = source.clone();
+                    network["name"] = json!(n);
+                    network
+                })
+                .collect();
+            let interfaces: Vec<Value> = names
+                .iter()
+                .map(|(n, _)| json!({"name": n, "masquerade": {}}))
+                .collect();
+            findings(
+                "VirtualMachine",
+                vm(
+                    json!({"domain": {"devices": {"interfaces": interfaces}}, "networks": networks}),
+                ),
+            )
+        };
+        let pod = json!({"pod": {}});
+        let multus = |default: bool| json!({"multus": {"networkName": "lan", "default": default}});
+        assert_eq!(
+            pair(&[("a", pod.clone()), ("b", pod.clone())]),
+            [(
+                format!("{at}.interfaces"),
+                format!("more than one interface is connected to a pod network in {at}.interfaces")
+            )]
+        );
+        assert_eq!(
+            pair(&[("a", multus(true)), ("b", multus(true))]),
+            [(
+                format!("{at}.networks"),
+                "Multus CNI should only have one default network".to_string()
+            )]
+        );
+        assert_eq!(
+            pair(&[("a", pod.clone()), ("b", multus(true))]),
+            [(
+                format!("{at}.networks"),
+                "Pod network cannot be defined when Multus default network is defined".to_string()
+            )]
+        );
+        // One pod network beside Multus networks that are not the default is the usual case.
+        assert!(pair(&[("a", pod), ("b", multus(false)), ("c", multus(false))]).is_empty());
+    }
+
+    #[test]
+    fn disks_and_inputs_use_buses_and_types_kubevirt_takes_where_the_manifest_names_them() {
+        let at = "spec.template.spec";
+        let volumes: Vec<Value> = ["a", "b", "c", "d", "e"]
+            .iter()
+            .map(|n| json!({"name": n, "containerDisk": {"image": "x"}}))
+            .collect();
+        let spec = vm(json!({
+            "domain": {"devices": {
+                "disks": [
+                    {"name": "a", "cdrom": {"bus": "virtio"}},
+                    {"name": "b", "disk": {"bus": "ide"}},
+                    {"name": "c", "cdrom": {"bus": "sata"}},
+                    {"name": "d", "disk": {"bus": "virtio"}},
+                    {"name": "e", "cdrom": {}},
+                ],
+                "inputs": [
+                    {"name": "i0", "type": "keyboard", "bus": "ps2"},
+                    {"name": "i1", "type": "tablet", "bus": "usb"},
+                    {"name": "i2"},
+                ],
+            }},
+            "volumes": volumes,
+        }));
+        assert_eq!(
+            findings("VirtualMachine", spec),
+            [
+                (
+                    format!("{at}.domain.devices.disks[0].cdrom.bus"),
+                    "Bus type virtio is invalid for CD-ROM device".to_string()
+                ),
+                (
+                    format!("{at}.domain.devices.disks[1].disk.bus"),
+                    "IDE bus is not supported".to_string()
+                ),
+                (
+                    format!("{at}.domain.devices.inputs[0].bus"),
+                    "Input device can have only virtio or usb bus.".to_string()
+                ),
+                (
+                    format!("{at}.domain.devices.inputs[0].type"),
+                    "Input device can have only tablet type.".to_string()
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn sockets_stay_within_max_sockets_where_the_manifest_sets_both() {
+        let cpu = |cpu: Value| fields("VirtualMachine", vm(json!({"domain": {"cpu": cpu}})));
+        assert_eq!(
+            cpu(json!({"sockets": 8, "maxSockets": 4})),
+            ["spec.template.spec.domain.cpu.sockets"]
+        );
+        assert!(cpu(json!({"sockets": 4, "maxSockets": 4})).is_empty());
+        // Unset (0) means no limit; sockets left to the instancetype or the defaults are not
+        // judged here.
+        assert!(cpu(json!({"sockets": 8, "maxSockets": 0})).is_empty());
+        assert!(cpu(json!({"maxSockets": 4})).is_empty());
     }
 
     #[test]
