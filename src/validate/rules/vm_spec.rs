@@ -19,6 +19,10 @@
 //! - No disk asks for the `ide` bus, and no CD-ROM for `virtio`.
 //! - An input device is a `tablet` on the `virtio` or `usb` bus, where the VM says.
 //! - A VM that sets both its CPU sockets and its `maxSockets` has no more of the first.
+//! - EFI Secure Boot (on unless `secureBoot: false`) is not combined with SMM turned off,
+//!   outside TDX.
+//! - `isolateEmulatorThread` comes with `dedicatedCpuPlacement` (not judged for a VM with an
+//!   instancetype, which may set the latter).
 //!
 //! Only values written in the manifest are judged: a bus or input type that a preference or
 //! KubeVirt's defaults would fill in is left alone.
@@ -68,7 +72,7 @@ use crate::validate::Rule;
 pub const RULE: Rule = Rule {
     code: codes::VM_SPEC,
     name: "vm-spec",
-    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a CD-ROM on the virtio bus, an input device that is not a tablet, more sockets than `maxSockets`. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
+    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a CD-ROM on the virtio bus, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
     severity: Severity::Warning,
 };
 
@@ -106,11 +110,16 @@ pub fn check(obj: &Object, profile: &ClusterProfile, out: &mut Vec<Diagnostic>) 
             run_strategy(spec, profile, &mut found);
             if let Some(template_spec @ Value::Object(_)) = path::get(spec, &["template", "spec"]) {
                 instance_spec(template_spec, "spec.template.spec", &mut found);
+                // An instancetype may set what the VM leaves out (dedicated CPUs).
+                if !is_set(spec, &["instancetype"]) {
+                    cpu_placement(template_spec, "spec.template.spec", &mut found);
+                }
             }
         }
         Kind::VirtualMachineInstance => {
             if let Some(spec @ Value::Object(_)) = obj.value.get("spec") {
                 instance_spec(spec, "spec", &mut found);
+                cpu_placement(spec, "spec", &mut found);
             }
         }
         _ => return,
@@ -304,6 +313,40 @@ fn instance_spec(spec: &Value, at: &str, found: &mut Vec<(String, String)>) {
     buses(at, &disks, found);
     inputs(spec, at, found);
     sockets(spec, at, found);
+    secure_boot(spec, at, found);
+}
+
+/// EFI Secure Boot (on unless `secureBoot: false`) with SMM turned off, outside TDX.
+fn secure_boot(spec: &Value, at: &str, found: &mut Vec<(String, String)>) {
+    let efi = path::get(spec, &["domain", "firmware", "bootloader", "efi"]);
+    let secure_boot = efi.is_some_and(|efi| {
+        !efi.is_null() && path::get(efi, &["secureBoot"]) != Some(&Value::Bool(false))
+    });
+    // SMM off as written: `smm` present with `enabled: false` (absent, KubeVirt may turn it on).
+    let smm_off = is_set(spec, &["domain", "features", "smm"])
+        && path::get(spec, &["domain", "features", "smm", "enabled"]) == Some(&Value::Bool(false));
+    let tdx = is_set(spec, &["domain", "launchSecurity", "tdx"]);
+    if secure_boot && smm_off && !tdx {
+        found.push((
+            format!("{at}.domain"),
+            format!(
+                "{at}.domain has EFI SecureBoot enabled. SecureBoot requires SMM, which is \
+                 currently disabled."
+            ),
+        ));
+    }
+}
+
+/// `isolateEmulatorThread` needs `dedicatedCpuPlacement`.
+fn cpu_placement(spec: &Value, at: &str, found: &mut Vec<(String, String)>) {
+    let flag = |key: &str| path::get(spec, &["domain", "cpu", key]) == Some(&Value::Bool(true));
+    if flag("isolateEmulatorThread") && !flag("dedicatedCpuPlacement") {
+        found.push((
+            format!("{at}.domain.cpu.isolateEmulatorThread"),
+            "IsolateEmulatorThread should be only set in combination with DedicatedCPUPlacement"
+                .into(),
+        ));
+    }
 }
 
 /// One pod network at most, one Multus default network at most, and not one of each.
@@ -680,6 +723,47 @@ mod tests {
         // judged here.
         assert!(cpu(json!({"sockets": 8, "maxSockets": 0})).is_empty());
         assert!(cpu(json!({"maxSockets": 4})).is_empty());
+    }
+
+    #[test]
+    fn secure_boot_needs_smm_and_an_isolated_emulator_thread_dedicated_cpus() {
+        let domain = |domain: Value| fields("VirtualMachine", vm(json!({"domain": domain})));
+        let efi = |efi: Value, smm: Value| {
+            domain(json!({"firmware": {"bootloader": {"efi": efi}}, "features": {"smm": smm}}))
+        };
+        assert_eq!(
+            efi(json!({}), json!({"enabled": false})),
+            ["spec.template.spec.domain"]
+        );
+        assert!(efi(json!({"secureBoot": false}), json!({"enabled": false})).is_empty());
+        assert!(efi(json!({}), json!({})).is_empty());
+        assert!(domain(json!({"firmware": {"bootloader": {"efi": {}}}})).is_empty());
+        assert!(
+            domain(json!({"firmware": {"bootloader": {"efi": {}}},
+                          "features": {"smm": {"enabled": false}},
+                          "launchSecurity": {"tdx": {}}}))
+            .is_empty()
+        );
+
+        let cpu = |cpu: Value| domain(json!({"cpu": cpu}));
+        assert_eq!(
+            cpu(json!({"isolateEmulatorThread": true})),
+            ["spec.template.spec.domain.cpu.isolateEmulatorThread"]
+        );
+        assert!(
+            cpu(json!({"isolateEmulatorThread": true, "dedicatedCpuPlacement": true})).is_empty()
+        );
+        // With an instancetype, which may place the CPUs, the VM's part is not judged alone.
+        let mut spec = vm(json!({"domain": {"cpu": {"isolateEmulatorThread": true}}}));
+        spec["instancetype"] = json!({"name": "cx1.large"});
+        assert!(fields("VirtualMachine", spec).is_empty());
+        assert_eq!(
+            fields(
+                "VirtualMachineInstance",
+                json!({"domain": {"cpu": {"isolateEmulatorThread": true}}})
+            ),
+            ["spec.domain.cpu.isolateEmulatorThread"]
+        );
     }
 
     #[test]
