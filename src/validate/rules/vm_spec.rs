@@ -14,6 +14,8 @@
 //!   `persistentVolumeClaim`, `dataVolume`, `cloudInitNoCloud`, ...).
 //! - Every interface has a network of its name and every network an interface, and no two
 //!   networks or interfaces share a name.
+//! - Every interface has exactly one binding method (`bridge`, `masquerade`, `sriov`,
+//!   `passtBinding`) or binding plugin (`binding`).
 //! - At most one network is the pod network, at most one is Multus's default network, and not
 //!   both kinds at once.
 //! - No disk asks for the `ide` bus, and no CD-ROM for `virtio`.
@@ -72,7 +74,7 @@ use crate::validate::Rule;
 pub const RULE: Rule = Rule {
     code: codes::VM_SPEC,
     name: "vm-spec",
-    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a CD-ROM on the virtio bus, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
+    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a CD-ROM on the virtio bus, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
     severity: Severity::Warning,
 };
 
@@ -292,6 +294,20 @@ fn instance_spec(spec: &Value, at: &str, found: &mut Vec<(String, String)>) {
     }
     let mut seen = HashSet::new();
     for (i, iface) in &interfaces {
+        // The binding methods KubeVirt takes (`slirp`, `macvtap` and `passt` are gone).
+        let bindings = ["bridge", "masquerade", "sriov", "passtBinding", "binding"]
+            .iter()
+            .filter(|b| is_set(iface, &[b]))
+            .count();
+        if bindings != 1 {
+            found.push((
+                iface_at(*i),
+                format!(
+                    "logical {} interface must have exactly one binding method or binding plugin",
+                    name(iface)
+                ),
+            ));
+        }
         if !seen.insert(name(iface)) {
             found.push((
                 format!("{}.name", iface_at(*i)),
@@ -764,6 +780,36 @@ mod tests {
             ),
             ["spec.domain.cpu.isolateEmulatorThread"]
         );
+    }
+
+    #[test]
+    fn every_interface_has_exactly_one_binding() {
+        let iface = |iface: Value| {
+            findings(
+                "VirtualMachine",
+                vm(json!({"domain": {"devices": {"interfaces": [iface]}},
+                          "networks": [{"name": "default", "pod": {}}]})),
+            )
+        };
+        for binding in ["bridge", "masquerade", "sriov", "passtBinding"] {
+            assert!(
+                iface(json!({"name": "default", binding: {}})).is_empty(),
+                "{binding}"
+            );
+        }
+        assert!(iface(json!({"name": "default", "binding": {"name": "passt"}})).is_empty());
+        let refused = vec![(
+            "spec.template.spec.domain.devices.interfaces[0]".to_string(),
+            "logical default interface must have exactly one binding method or binding plugin"
+                .to_string(),
+        )];
+        // None, two, or only a binding KubeVirt no longer has.
+        assert_eq!(iface(json!({"name": "default"})), refused);
+        assert_eq!(
+            iface(json!({"name": "default", "bridge": {}, "masquerade": {}})),
+            refused
+        );
+        assert_eq!(iface(json!({"name": "default", "slirp": {}})), refused);
     }
 
     #[test]
