@@ -54,8 +54,15 @@ struct Run {
 }
 
 fn run_kvrender(args: &[&str], input: &Path) -> Run {
+    // A case may carry the cluster's configuration (a KubeVirt `spec.configuration`) beside its
+    // input: the answer was worked out against it.
+    let cluster = input.with_file_name("cluster.yaml");
+    let cluster_args = cluster
+        .is_file()
+        .then(|| [std::ffi::OsString::from("--cluster-config"), cluster.into()]);
     let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
         .args(args)
+        .args(cluster_args.iter().flatten())
         .arg(input)
         .output()
         .expect("kvrender runs");
