@@ -145,10 +145,14 @@ fn build_one(
         let refused = admission::admit(obj, index, &inputs.profile)
             .map(|r| r.causes)
             .unwrap_or_default();
-        // A conflict stops the controller too: it is reported below, as an error.
-        let refused = refused
-            .into_iter()
-            .filter(|c| c.reason != admission::Reason::Conflict);
+        // A conflict, or a default KubeVirt refuses, stops the controller too: it is reported
+        // below, as an error.
+        let refused = refused.into_iter().filter(|c| {
+            !matches!(
+                c.reason,
+                admission::Reason::Conflict | admission::Reason::Defaults
+            )
+        });
         diagnostics.extend(refused.map(|cause| {
             Diagnostic::warning(
                 crate::validate::rules::admission::code_of(cause.reason),

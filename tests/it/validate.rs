@@ -820,6 +820,71 @@ fn an_unknown_cluster_configuration_field_is_a_warning() {
     }
 }
 
+/// KubeVirt's VM webhook applies the cluster defaults to every VM before it admits it: where the
+/// default interface it would add is one the cluster refuses (`slirp`, or `bridge` where the pod
+/// network does not allow it), a VM that lists no interfaces or networks is refused, with an
+/// instancetype and preference or without; a VM with its own interface is not.
+#[test]
+fn a_default_interface_the_cluster_refuses_refuses_the_vms_that_need_it() {
+    let vms = "apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineClusterInstancetype\n\
+               metadata: {name: small}\nspec: {cpu: {guest: 1}, memory: {guest: 1Gi}}\n---\n\
+               apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: sized}\n\
+               spec:\n  runStrategy: Always\n  instancetype: {name: small}\n  template:\n    \
+               spec:\n      domain: {devices: {}}\n---\n\
+               apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: plain}\n\
+               spec:\n  runStrategy: Always\n  template:\n    spec:\n      \
+               domain: {devices: {}, memory: {guest: 1Gi}}\n---\n\
+               apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: wired}\n\
+               spec:\n  runStrategy: Always\n  instancetype: {name: small}\n  template:\n    \
+               spec:\n      domain:\n        devices:\n          interfaces:\n          \
+               - {name: default, masquerade: {}}\n      networks:\n      - {name: default, pod: {}}\n";
+    let (dir, file) = temp_file("vms.yaml", vms);
+    for (config, message) in [
+        (
+            "network: {defaultNetworkInterface: slirp}\n",
+            "slirp interface is deprecated as of v1.3",
+        ),
+        (
+            "network: {permitBridgeInterfaceOnPodNetwork: false}\n",
+            "bridge interface is not enabled in kubevirt-config",
+        ),
+    ] {
+        let cluster = dir.path().join("cluster.yaml");
+        std::fs::write(&cluster, config).unwrap();
+        let out = run_on(
+            &[
+                "validate",
+                "--no-default-catalog",
+                "--cluster-config",
+                cluster.to_str().unwrap(),
+            ],
+            &file,
+        );
+        let report = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert_eq!(out.status.code(), Some(1), "{config}: {report}");
+        for name in ["sized", "plain"] {
+            assert!(
+                report.contains(&format!(
+                    "error[KV012] VirtualMachine/{name}: spec.template.spec: {message}"
+                )),
+                "{config}: {report}"
+            );
+        }
+        assert!(
+            !report.contains("VirtualMachine/wired"),
+            "{config}: {report}"
+        );
+    }
+    // The default configuration's bridge is allowed.
+    let out = run_on(&["validate", "--no-default-catalog"], &file);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
 /// An unknown top-level field is an error on an instancetype or preference, which KubeVirt's
 /// webhook refuses, and a warning on a VM (kubectl's strict field validation refuses it; a
 /// client that does not validate fields has it dropped). `status` passes the webhook.

@@ -38,6 +38,10 @@ pub enum Reason {
     Conflict,
     /// The VM does not meet the preference's requirements.
     Requirements,
+    /// KubeVirt's defaulting of the VM fails: a cluster default it refuses (`slirp` as the
+    /// default interface, or `bridge` where the pod network does not allow it) for a VM that
+    /// lists no interfaces or networks.
+    Defaults,
 }
 
 /// One reason the webhook refuses the object (KubeVirt's `metav1.StatusCause`).

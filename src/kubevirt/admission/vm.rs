@@ -7,7 +7,8 @@
 //! 2. the spread check;
 //! 3. apply the instancetype (every conflict is a cause) and the preference to a copy of the
 //!    template;
-//! 4. the cluster defaults on the copy;
+//! 4. the cluster defaults on the copy, for every VM, with or without an instancetype or
+//!    preference (a default KubeVirt refuses is a cause);
 //! 5. the preference requirements (first failure only).
 
 use serde_json::{Map, Value};
@@ -37,6 +38,13 @@ pub fn admit<'a>(vm: &Object, index: &Index<'a>, profile: &ClusterProfile) -> Re
     let preference = found(expand::find_preference_spec(vm, index));
     let (instancetype, preference) = (instancetype.as_deref(), preference.as_deref());
     if instancetype.is_none() && preference.is_none() {
+        // Nothing to apply, but the defaults run on every VM.
+        let mut spec = path::get(&vm.value, &["spec", "template", "spec"])
+            .cloned()
+            .unwrap_or(Value::Null);
+        if let Err(cause) = defaults_cause(profile, &mut spec) {
+            response.causes.push(cause);
+        }
         return response;
     }
     if let Some(cause) = spread::check(instancetype, preference) {
@@ -79,9 +87,11 @@ pub fn admit<'a>(vm: &Object, index: &Index<'a>, profile: &ClusterProfile) -> Re
     let Some(spec) = template.field_mut("spec") else {
         return response;
     };
-    // KubeVirt refuses the request when defaulting fails; the only failure we reproduce is a
-    // cluster profile problem, which every VM would share, so it is not this VM's finding.
-    let _ = defaults::apply(profile, spec);
+    // KubeVirt refuses the request when defaulting fails, before the requirements.
+    if let Err(cause) = defaults_cause(profile, spec) {
+        response.causes.push(cause);
+        return response;
+    }
     if let Some(failure) = requirements::check(instancetype, preference, spec) {
         response.causes.push(Cause {
             reason: Reason::Requirements,
@@ -93,4 +103,18 @@ pub fn admit<'a>(vm: &Object, index: &Index<'a>, profile: &ClusterProfile) -> Re
         });
     }
     response
+}
+
+/// The cluster defaults on a copy of a VM's template spec, as the webhook applies them; a
+/// default KubeVirt refuses for this VM is a cause. A template spec that is not a mapping is
+/// left to the type checks.
+fn defaults_cause(profile: &ClusterProfile, spec: &mut Value) -> Result<(), Cause> {
+    if !(spec.is_object() || spec.is_null()) {
+        return Ok(());
+    }
+    defaults::apply(profile, spec).map_err(|e| Cause {
+        reason: Reason::Defaults,
+        field: "spec.template.spec".to_string(),
+        message: e.to_string(),
+    })
 }

@@ -84,6 +84,7 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
         let code = code_of(cause.reason);
         let hint = match cause.reason {
             Reason::InvalidSpec | Reason::Spread => String::new(),
+            Reason::Defaults => DEFAULTS_HINT.to_string(),
             Reason::Conflict => conflict_hint(obj),
             Reason::Requirements => requirements_hint(obj, ctx, &response.ignored_lookups),
         };
@@ -113,8 +114,14 @@ pub fn code_of(reason: Reason) -> &'static str {
         Reason::Spread => spread::RULE.code,
         Reason::Conflict => instancetype_conflict::RULE.code,
         Reason::Requirements => requirements::RULE.code,
+        Reason::Defaults => bad_matcher::RULE.code,
     }
 }
+
+/// What to do about a cluster default KubeVirt refuses, after KubeVirt's message.
+const DEFAULTS_HINT: &str = " (the cluster's default interface, which KubeVirt adds to a VM \
+     that lists no interfaces or networks: give the VM its own, such as `masquerade` on the pod \
+     network)";
 
 /// What to do about a field the instancetype owns, after KubeVirt's message.
 fn conflict_hint(vm: &Object) -> String {

@@ -27,6 +27,6 @@ use crate::validate::Rule;
 pub const RULE: Rule = Rule {
     code: codes::BAD_MATCHER,
     name: "bad-matcher",
-    summary: "An instancetype or preference matcher KubeVirt refuses or cannot resolve (unknown kind, missing name, ...), or another error KubeVirt's expansion fails with (a cluster default it refuses, such as slirp as the default interface).",
+    summary: "An instancetype or preference matcher KubeVirt refuses or cannot resolve (unknown kind, missing name, ...), or another error KubeVirt's expansion or its VM webhook's defaulting fails with (a cluster default it refuses for a VM that lists no interfaces, such as slirp as the default interface).",
     severity: Severity::Error,
 };
