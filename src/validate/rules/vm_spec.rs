@@ -370,10 +370,7 @@ fn network_sources(at: &str, networks: &[(usize, &Value)], found: &mut Vec<(Stri
     let pod = networks.iter().filter(|(_, n)| is_set(n, &["pod"])).count();
     let multus_default = networks
         .iter()
-        .filter(|(_, n)| {
-            is_set(n, &["multus"])
-                && path::get(n, &["multus", "default"]) == Some(&Value::Bool(true))
-        })
+        .filter(|(_, n)| path::get(n, &["multus", "default"]) == Some(&Value::Bool(true)))
         .count();
     if pod > 1 {
         found.push((
