@@ -213,39 +213,11 @@ pub fn set_default_network_interface(
     profile: &ClusterProfile,
     spec: &mut Value,
 ) -> Result<(), DefaultsError> {
-    if path::get(spec, &["domain", "devices", "autoattachPodInterface"]).and_then(Value::as_bool)
-        == Some(false)
-    {
+    if !needs_default_interface(spec) {
         return Ok(());
     }
-    if list_len(spec, &["networks"]) != 0
-        || list_len(spec, &["domain", "devices", "interfaces"]) != 0
-    {
-        return Ok(());
-    }
-    let binding = match profile.network_interface.as_str() {
-        "bridge" => {
-            if !profile.permit_bridge_on_pod_network {
-                return Err(DefaultsError(
-                    "bridge interface is not enabled in kubevirt-config".into(),
-                ));
-            }
-            "bridge"
-        }
-        "masquerade" => "masquerade",
-        "slirp" => {
-            return Err(DefaultsError(
-                "slirp interface is deprecated as of v1.3".into(),
-            ));
-        }
-        other => {
-            return Err(DefaultsError(format!(
-                "unsupported default network interface `{other}`"
-            )));
-        }
-    };
     let [bridge, masquerade, pod] = default_network();
-    let iface = if binding == "bridge" {
+    let iface = if default_binding(profile)? == "bridge" {
         bridge
     } else {
         masquerade
@@ -257,6 +229,41 @@ pub fn set_default_network_interface(
         map.insert("networks".into(), Value::Array(vec![pod.clone()]));
     }
     Ok(())
+}
+
+/// KubeVirt's refusal of the default interface it would add to `spec`, if it would add one
+/// and the cluster's default is one it refuses: what [`set_default_network_interface`] fails
+/// with, found without changing `spec`.
+pub fn default_interface_refused(profile: &ClusterProfile, spec: &Value) -> Option<DefaultsError> {
+    needs_default_interface(spec)
+        .then(|| default_binding(profile).err())
+        .flatten()
+}
+
+/// Whether KubeVirt adds the default interface: no networks, no interfaces, and
+/// `autoattachPodInterface` not turned off.
+fn needs_default_interface(spec: &Value) -> bool {
+    path::get(spec, &["domain", "devices", "autoattachPodInterface"]).and_then(Value::as_bool)
+        != Some(false)
+        && list_len(spec, &["networks"]) == 0
+        && list_len(spec, &["domain", "devices", "interfaces"]) == 0
+}
+
+/// The binding of the cluster's default interface, or KubeVirt's refusal of it.
+fn default_binding(profile: &ClusterProfile) -> Result<&'static str, DefaultsError> {
+    match profile.network_interface.as_str() {
+        "bridge" if profile.permit_bridge_on_pod_network => Ok("bridge"),
+        "bridge" => Err(DefaultsError(
+            "bridge interface is not enabled in kubevirt-config".into(),
+        )),
+        "masquerade" => Ok("masquerade"),
+        "slirp" => Err(DefaultsError(
+            "slirp interface is deprecated as of v1.3".into(),
+        )),
+        other => Err(DefaultsError(format!(
+            "unsupported default network interface `{other}`"
+        ))),
+    }
 }
 
 /// The default pod interface (bridge or masquerade binding) and the pod network, built once:

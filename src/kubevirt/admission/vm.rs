@@ -38,12 +38,13 @@ pub fn admit<'a>(vm: &Object, index: &Index<'a>, profile: &ClusterProfile) -> Re
     let preference = found(expand::find_preference_spec(vm, index));
     let (instancetype, preference) = (instancetype.as_deref(), preference.as_deref());
     if instancetype.is_none() && preference.is_none() {
-        // Nothing to apply, but the defaults run on every VM.
-        let mut spec = path::get(&vm.value, &["spec", "template", "spec"])
-            .cloned()
-            .unwrap_or(Value::Null);
-        if let Err(cause) = defaults_cause(profile, &mut spec) {
-            response.causes.push(cause);
+        // Nothing to apply, but the defaults run on every VM; the only one that can fail is the
+        // default interface, which needs no copy to find out.
+        let spec = path::get(&vm.value, &["spec", "template", "spec"]).unwrap_or(&Value::Null);
+        if (spec.is_object() || spec.is_null())
+            && let Some(e) = defaults::default_interface_refused(profile, spec)
+        {
+            response.causes.push(defaults_failure(&e));
         }
         return response;
     }
@@ -112,9 +113,14 @@ fn defaults_cause(profile: &ClusterProfile, spec: &mut Value) -> Result<(), Caus
     if !(spec.is_object() || spec.is_null()) {
         return Ok(());
     }
-    defaults::apply(profile, spec).map_err(|e| Cause {
+    defaults::apply(profile, spec).map_err(|e| defaults_failure(&e))
+}
+
+/// The cause for a default KubeVirt refuses.
+fn defaults_failure(e: &defaults::DefaultsError) -> Cause {
+    Cause {
         reason: Reason::Defaults,
         field: "spec.template.spec".to_string(),
         message: e.to_string(),
-    })
+    }
 }
