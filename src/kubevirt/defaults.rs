@@ -139,23 +139,33 @@ fn cpu_count(spec: &Value, field: &str) -> u64 {
         .unwrap_or(0)
 }
 
-fn set_cpu_topology(spec: &mut Value) {
+/// The sockets KubeVirt's defaults give a spec that sets none of `sockets`, `cores` and
+/// `threads` (the CPU limit, else the request, else one; `None` when the spec sets a topology).
+pub fn default_sockets(spec: &Value) -> Option<u64> {
     let cpu_present = path::is_set(spec, &["domain", "cpu"]);
     if cpu_present
         && (cpu_count(spec, "cores") != 0
             || cpu_count(spec, "sockets") != 0
             || cpu_count(spec, "threads") != 0)
     {
-        return;
+        return None;
     }
     // Go's Quantity.Value() rounds up; the result is truncated to uint32.
     let from = |p: &[&str]| {
         path::get(spec, p)
             .map(|v| Quantity::from_json(v).map_or(0, |q| u64::from(q.value() as u32)))
     };
-    let sockets = from(&["domain", "resources", "limits", "cpu"])
-        .or_else(|| from(&["domain", "resources", "requests", "cpu"]))
-        .unwrap_or(1);
+    Some(
+        from(&["domain", "resources", "limits", "cpu"])
+            .or_else(|| from(&["domain", "resources", "requests", "cpu"]))
+            .unwrap_or(1),
+    )
+}
+
+fn set_cpu_topology(spec: &mut Value) {
+    let Some(sockets) = default_sockets(spec) else {
+        return;
+    };
     if let Some(cpu) = path::ensure_map(spec, &["domain", "cpu"]) {
         // Go omits a zero uint32 (sockets 0 from a `0` limit).
         if sockets == 0 {

@@ -105,8 +105,8 @@ pub fn check_object(obj: &Object, ctx: &Context<'_>) -> Vec<Diagnostic> {
     rules::bad_label::check(obj, &mut d);
     rules::unknown_field::check(obj, &mut d);
     rules::wrong_type::check_required(obj, &mut d);
-    rules::admission::check(obj, ctx, &mut d);
-    rules::vm_spec::check(obj, ctx.profile, &mut d);
+    let applied = rules::admission::check(obj, ctx, &mut d);
+    rules::vm_spec::check(obj, ctx.profile, applied.as_ref(), &mut d);
     rules::size_labels::check(obj, &mut d);
     d
 }

@@ -1209,3 +1209,72 @@ fn the_benchmarks_generated_vms_are_admitted() {
         );
     }
 }
+
+/// KubeVirt validates a VM with its instancetype, preference and the cluster defaults applied:
+/// `KV034` reports what the preference or instancetype brings (a CD-ROM bus, more sockets than
+/// `maxSockets`), saying so, and not what the preference makes right (SMM for Secure Boot); a
+/// VM whose instancetype and preference are not found is judged as written, as KubeVirt does.
+#[test]
+fn vm_spec_judges_the_vm_as_kubevirt_applies_its_instancetype_and_preference() {
+    let vms = "apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineClusterPreference\n\
+               metadata: {name: virtio-cdrom}\nspec: {devices: {preferredCdromBus: virtio}}\n---\n\
+               apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineClusterInstancetype\n\
+               metadata: {name: wide}\nspec: {cpu: {guest: 8, maxSockets: 2}, memory: {guest: 1Gi}}\n---\n\
+               apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: iso}\n\
+               spec:\n  runStrategy: Always\n  preference: {name: virtio-cdrom}\n  template:\n    \
+               spec:\n      domain:\n        devices:\n          disks:\n          \
+               - {name: iso, cdrom: {}}\n      volumes:\n      \
+               - {name: iso, containerDisk: {image: example.com/iso}}\n---\n\
+               apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: wide}\n\
+               spec:\n  runStrategy: Always\n  instancetype: {name: wide}\n  \
+               preference: {name: virtio-cdrom}\n  template:\n    spec:\n      domain: {devices: {}}\n---\n\
+               apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: secure}\n\
+               spec:\n  runStrategy: Always\n  instancetype: {name: u1.large}\n  \
+               preference: {name: windows.11}\n  template:\n    spec:\n      domain: {devices: {}}\n---\n\
+               apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: no-smm}\n\
+               spec:\n  runStrategy: Always\n  instancetype: {name: u1.large}\n  \
+               preference: {name: windows.11}\n  template:\n    spec:\n      \
+               domain: {devices: {}, features: {smm: {enabled: false}}}\n---\n\
+               apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: lost}\n\
+               spec:\n  runStrategy: Always\n  instancetype: {name: nowhere}\n  \
+               preference: {name: nothing}\n  template:\n    spec:\n      \
+               domain: {devices: {}, cpu: {isolateEmulatorThread: true}, \
+               firmware: {bootloader: {efi: {}}}}\n";
+    let (_dir, file) = temp_file("vms.yaml", vms);
+    let out = run_on(&["validate", "--strict"], &file);
+    let report = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    let note = "(KubeVirt checks the VM with its instancetype, preference and the cluster \
+                defaults applied; the manifest alone would pass)";
+    for expected in [
+        format!(
+            "error[KV034] VirtualMachine/iso: spec.template.spec.domain.devices.disks[0].cdrom.bus: \
+             Bus type virtio is invalid for CD-ROM device {note}"
+        ),
+        format!(
+            "error[KV034] VirtualMachine/wide: spec.template.spec.domain.cpu.sockets: Number of \
+             sockets in CPU topology is greater than the maximum sockets allowed {note}"
+        ),
+        // The VM turns SMM off, the preference turns Secure Boot on.
+        format!(
+            "error[KV034] VirtualMachine/no-smm: spec.template.spec.domain: \
+             spec.template.spec.domain has EFI SecureBoot enabled. SecureBoot requires SMM, \
+             which is currently disabled. {note}"
+        ),
+    ] {
+        assert!(report.contains(&expected), "{expected}\n---\n{report}");
+    }
+    // KubeVirt lets lookups fail and validates the VM as written (plus the defaults): no
+    // preference brings SMM, no instancetype dedicated CPUs.
+    for expected in [
+        "error[KV034] VirtualMachine/lost: spec.template.spec.domain: spec.template.spec.domain \
+         has EFI SecureBoot enabled. SecureBoot requires SMM, which is currently disabled.\n",
+        "error[KV034] VirtualMachine/lost: spec.template.spec.domain.cpu.isolateEmulatorThread: \
+         IsolateEmulatorThread should be only set in combination with DedicatedCPUPlacement\n",
+    ] {
+        assert!(report.contains(expected), "{expected}\n---\n{report}");
+    }
+    // windows.11 brings SMM with its Secure Boot.
+    assert!(!report.contains("VirtualMachine/secure"), "{report}");
+    assert_eq!(report.matches("[KV034]").count(), 5, "{report}");
+}

@@ -21,6 +21,8 @@ pub mod spread;
 pub mod topology;
 pub mod vm;
 
+use serde_json::Value;
+
 use crate::kubevirt::expand::ExpandError;
 use crate::kubevirt::profile::ClusterProfile;
 use crate::model::path::Fields;
@@ -65,6 +67,11 @@ pub struct Response {
     /// Lookups of the instancetype or preference that failed: KubeVirt's VM webhook ignores them
     /// (the side counts as absent), but the VM will not start.
     pub ignored_lookups: Vec<ExpandError>,
+    /// A VM's template spec as the webhook goes on to validate it: with the instancetype, the
+    /// preference and the cluster defaults applied. Set for a VM that names an instancetype or
+    /// a preference (whether or not the lookups found them) when the instancetype steps and the
+    /// defaults held.
+    pub applied: Option<Value>,
 }
 
 impl Response {

@@ -10,6 +10,9 @@
 //! 4. the cluster defaults on the copy, for every VM, with or without an instancetype or
 //!    preference (a default KubeVirt refuses is a cause);
 //! 5. the preference requirements (first failure only).
+//!
+//! The copy is kept in the response ([`Response::applied`]): the webhook validates the rest of
+//! the VM's spec on it.
 
 use serde_json::{Map, Value};
 
@@ -37,9 +40,10 @@ pub fn admit<'a>(vm: &Object, index: &Index<'a>, profile: &ClusterProfile) -> Re
     let instancetype = found(expand::find_instancetype_spec(vm, index));
     let preference = found(expand::find_preference_spec(vm, index));
     let (instancetype, preference) = (instancetype.as_deref(), preference.as_deref());
-    if instancetype.is_none() && preference.is_none() {
+    if instancetype.is_none() && preference.is_none() && response.ignored_lookups.is_empty() {
         // Nothing to apply, but the defaults run on every VM; the only one that can fail is the
-        // default interface, which needs no copy to find out.
+        // default interface, which needs no copy to find out. (A VM whose lookups failed goes
+        // on: its copy, with the defaults only, is what the webhook validates next.)
         let spec = path::get(&vm.value, &["spec", "template", "spec"]).unwrap_or(&Value::Null);
         if (spec.is_object() || spec.is_null())
             && let Some(e) = defaults::default_interface_refused(profile, spec)
@@ -103,6 +107,7 @@ pub fn admit<'a>(vm: &Object, index: &Index<'a>, profile: &ClusterProfile) -> Re
             ),
         });
     }
+    response.applied = Some(std::mem::take(spec));
     response
 }
 

@@ -21,10 +21,12 @@ use crate::model::{Kind, Object, path};
 use crate::validate::Context;
 use crate::validate::rules::unmet_requirements::{Requirements, Size};
 
-/// Check one object; objects of other kinds are skipped.
-pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
+/// Check one object; objects of other kinds are skipped. Returns a VM's template spec as
+/// KubeVirt's webhook goes on to validate it, when the instancetype steps built one
+/// ([`admission::Response::applied`]).
+pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) -> Option<Value> {
     if obj.kind() == Kind::Other || obj.name().is_empty() {
-        return;
+        return None;
     }
     if obj.kind() == Kind::VirtualMachine {
         let before = out.len();
@@ -34,7 +36,7 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
             check_matcher(obj, "preference", "PreferenceMatcher", out);
         }
         if out.len() > before {
-            return;
+            return None;
         }
     }
     // The mutating webhook infers the matchers first; the validating one sees its result.
@@ -45,7 +47,7 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
                 inferred = vm;
                 &inferred
             }
-            None => return,
+            None => return None,
         }
     } else {
         obj
@@ -74,12 +76,10 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
                         }),
                 );
             }
-            return;
+            return None;
         }
     }
-    let Some(response) = admission::admit(obj, ctx.index, ctx.profile) else {
-        return;
-    };
+    let response = admission::admit(obj, ctx.index, ctx.profile)?;
     for cause in &response.causes {
         let code = code_of(cause.reason);
         let hint = match cause.reason {
@@ -105,6 +105,7 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
             out.push(d);
         }
     }
+    response.applied
 }
 
 /// The code of the check that refused the object.

@@ -20,14 +20,20 @@
 //!   both kinds at once.
 //! - No disk asks for the `ide` bus, and no CD-ROM for `virtio`.
 //! - An input device is a `tablet` on the `virtio` or `usb` bus, where the VM says.
-//! - A VM that sets both its CPU sockets and its `maxSockets` has no more of the first.
-//! - EFI Secure Boot (on unless `secureBoot: false`) is not combined with SMM turned off,
-//!   outside TDX.
-//! - `isolateEmulatorThread` comes with `dedicatedCpuPlacement` (not judged for a VM with an
-//!   instancetype, which may set the latter).
+//! - A VM with a `maxSockets` has no more CPU sockets than that, counting the sockets KubeVirt's
+//!   defaults give a spec without a topology (one per CPU of the limit, else of the request).
+//! - EFI Secure Boot (on unless `secureBoot: false`) comes with the SMM feature present and not
+//!   turned off, outside TDX.
+//! - `isolateEmulatorThread` comes with `dedicatedCpuPlacement`.
 //!
-//! Only values written in the manifest are judged: a bus or input type that a preference or
-//! KubeVirt's defaults would fill in is left alone.
+//! KubeVirt's webhook validates a copy of the VM with its instancetype, its preference and the
+//! cluster defaults applied, and so does this rule whenever the instancetype checks built that
+//! copy: a CD-ROM bus, a socket count or an SMM setting that comes from the preference or the
+//! instancetype is judged, and the finding says that the manifest alone would pass.
+//! When KubeVirt refuses the VM before that step (a conflict, say) the manifest is judged as
+//! written, and then SMM, which the preference may fill in, only where the VM turns it off
+//! itself. A VirtualMachineInstance is judged on its own spec, where the VMI defaults may still
+//! add SMM.
 //!
 //! A volume without a disk is fine: KubeVirt adds a disk for it, as `expand` shows. Networks
 //! and interfaces that are both missing get the default pod network, so they pair up too.
@@ -65,6 +71,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 
 use crate::diagnostic::{Diagnostic, Severity, codes};
+use crate::kubevirt::defaults;
 use crate::kubevirt::profile::ClusterProfile;
 use crate::model::path::{self, is_set};
 use crate::model::{Kind, Object};
@@ -101,8 +108,21 @@ const VOLUME_SOURCES: [&str; 16] = [
     "containerPath",
 ];
 
+/// What a finding that only the applied spec has adds to KubeVirt's message.
+const APPLIED_NOTE: &str = " (KubeVirt checks the VM with its instancetype, preference and the \
+     cluster defaults applied; the manifest alone would pass)";
+
 /// Check a VirtualMachine or VirtualMachineInstance against what a cluster of `profile` takes.
-pub fn check(obj: &Object, profile: &ClusterProfile, out: &mut Vec<Diagnostic>) {
+/// `applied` is a VM's template spec as KubeVirt's webhook validates it (instancetype,
+/// preference and cluster defaults applied), when the admission checks built one; a VM without
+/// it is judged on its own spec.
+pub fn check(
+    obj: &Object,
+    profile: &ClusterProfile,
+    applied: Option<&Value>,
+    out: &mut Vec<Diagnostic>,
+) {
+    const AT: &str = "spec.template.spec";
     let mut found = Vec::new();
     match obj.kind() {
         Kind::VirtualMachine => {
@@ -110,17 +130,46 @@ pub fn check(obj: &Object, profile: &ClusterProfile, out: &mut Vec<Diagnostic>) 
                 return;
             };
             run_strategy(spec, profile, &mut found);
-            if let Some(template_spec @ Value::Object(_)) = path::get(spec, &["template", "spec"]) {
-                instance_spec(template_spec, "spec.template.spec", &mut found);
+            let template_spec = path::get(spec, &["template", "spec"]).filter(|s| s.is_object());
+            if let Some(applied) = applied {
+                let mut after = Vec::new();
+                instance_spec(applied, AT, Written::Exact, &mut after);
+                cpu_placement(applied, AT, &mut after);
+                if after.is_empty() {
+                    // Nothing KubeVirt refuses; what the manifest alone shows does not count.
+                } else {
+                    let mut own = Vec::new();
+                    if let Some(template_spec) = template_spec {
+                        instance_spec(template_spec, AT, Written::Exact, &mut own);
+                        cpu_placement(template_spec, AT, &mut own);
+                    }
+                    for (field, message) in after {
+                        let message = if own.iter().any(|(f, m)| *f == field && *m == message) {
+                            message
+                        } else {
+                            format!("{message}{APPLIED_NOTE}")
+                        };
+                        found.push((field, message));
+                    }
+                }
+            } else if let Some(template_spec) = template_spec {
+                // A preference KubeVirt could not apply here (the VM is refused before this
+                // check) may still fill in SMM: leave it out of the judgement then.
+                let written = if is_set(spec, &["preference"]) {
+                    Written::Only
+                } else {
+                    Written::Exact
+                };
+                instance_spec(template_spec, AT, written, &mut found);
                 // An instancetype may set what the VM leaves out (dedicated CPUs).
                 if !is_set(spec, &["instancetype"]) {
-                    cpu_placement(template_spec, "spec.template.spec", &mut found);
+                    cpu_placement(template_spec, AT, &mut found);
                 }
             }
         }
         Kind::VirtualMachineInstance => {
             if let Some(spec @ Value::Object(_)) = obj.value.get("spec") {
-                instance_spec(spec, "spec", &mut found);
+                instance_spec(spec, "spec", Written::Only, &mut found);
                 cpu_placement(spec, "spec", &mut found);
             }
         }
@@ -133,6 +182,16 @@ pub fn check(obj: &Object, profile: &ClusterProfile, out: &mut Vec<Diagnostic>) 
                 .with_object(obj.object_ref()),
         );
     }
+}
+
+/// How a spec's absent values are read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Written {
+    /// The spec is what KubeVirt validates: an absent SMM feature is SMM turned off.
+    Exact,
+    /// Something may still fill in what the spec leaves out (a preference, the VMI
+    /// defaults): only values it writes are judged.
+    Only,
 }
 
 fn run_strategy(spec: &Value, profile: &ClusterProfile, found: &mut Vec<(String, String)>) {
@@ -187,7 +246,7 @@ fn name(item: &Value) -> &str {
     path::str_at(item, &["name"]).unwrap_or("")
 }
 
-fn instance_spec(spec: &Value, at: &str, found: &mut Vec<(String, String)>) {
+fn instance_spec(spec: &Value, at: &str, written: Written, found: &mut Vec<(String, String)>) {
     let disks = items(spec, &["domain", "devices", "disks"]);
     let volumes = items(spec, &["volumes"]);
     let interfaces = items(spec, &["domain", "devices", "interfaces"]);
@@ -329,18 +388,23 @@ fn instance_spec(spec: &Value, at: &str, found: &mut Vec<(String, String)>) {
     buses(at, &disks, found);
     inputs(spec, at, found);
     sockets(spec, at, found);
-    secure_boot(spec, at, found);
+    secure_boot(spec, at, written, found);
 }
 
 /// EFI Secure Boot (on unless `secureBoot: false`) with SMM turned off, outside TDX.
-fn secure_boot(spec: &Value, at: &str, found: &mut Vec<(String, String)>) {
+fn secure_boot(spec: &Value, at: &str, written: Written, found: &mut Vec<(String, String)>) {
     let efi = path::get(spec, &["domain", "firmware", "bootloader", "efi"]);
     let secure_boot = efi.is_some_and(|efi| {
         !efi.is_null() && path::get(efi, &["secureBoot"]) != Some(&Value::Bool(false))
     });
-    // SMM off as written: `smm` present with `enabled: false` (absent, KubeVirt may turn it on).
-    let smm_off = is_set(spec, &["domain", "features", "smm"])
-        && path::get(spec, &["domain", "features", "smm", "enabled"]) == Some(&Value::Bool(false));
+    let smm_present = is_set(spec, &["domain", "features", "smm"]);
+    let smm_disabled =
+        path::get(spec, &["domain", "features", "smm", "enabled"]) == Some(&Value::Bool(false));
+    // KubeVirt counts SMM on only where `smm` is present and not `enabled: false`.
+    let smm_off = match written {
+        Written::Exact => !smm_present || smm_disabled,
+        Written::Only => smm_present && smm_disabled,
+    };
     let tdx = is_set(spec, &["domain", "launchSecurity", "tdx"]);
     if secure_boot && smm_off && !tdx {
         found.push((
@@ -437,13 +501,16 @@ fn inputs(spec: &Value, at: &str, found: &mut Vec<(String, String)>) {
     }
 }
 
-/// CPU sockets within `maxSockets`, when the manifest sets both.
+/// CPU sockets within `maxSockets`, when the manifest sets the latter. Sockets nobody set are
+/// the ones KubeVirt's defaults give (from the CPU limit or request when the spec sets no
+/// topology at all).
 fn sockets(spec: &Value, at: &str, found: &mut Vec<(String, String)>) {
     let count = |key: &str| path::get(spec, &["domain", "cpu", key]).and_then(Value::as_u64);
-    if let (Some(sockets), Some(max)) = (count("sockets"), count("maxSockets"))
-        && max != 0
-        && sockets > max
-    {
+    let Some(max) = count("maxSockets").filter(|max| *max != 0) else {
+        return;
+    };
+    let sockets = defaults::default_sockets(spec).or_else(|| count("sockets"));
+    if sockets.is_some_and(|sockets| sockets > max) {
         found.push((
             format!("{at}.domain.cpu.sockets"),
             "Number of sockets in CPU topology is greater than the maximum sockets allowed".into(),
@@ -468,7 +535,7 @@ mod tests {
 
     fn findings_with(obj: &Object, profile: &ClusterProfile) -> Vec<(String, String)> {
         let mut out = Vec::new();
-        check(obj, profile, &mut out);
+        check(obj, profile, None, &mut out);
         out.into_iter()
             .map(|d| (d.field.unwrap_or_default(), d.message))
             .collect()
@@ -725,17 +792,53 @@ mod tests {
     }
 
     #[test]
-    fn sockets_stay_within_max_sockets_where_the_manifest_sets_both() {
+    fn sockets_stay_within_max_sockets() {
         let cpu = |cpu: Value| fields("VirtualMachine", vm(json!({"domain": {"cpu": cpu}})));
         assert_eq!(
             cpu(json!({"sockets": 8, "maxSockets": 4})),
             ["spec.template.spec.domain.cpu.sockets"]
         );
         assert!(cpu(json!({"sockets": 4, "maxSockets": 4})).is_empty());
-        // Unset (0) means no limit; sockets left to the instancetype or the defaults are not
-        // judged here.
+        // Unset (0) means no limit.
         assert!(cpu(json!({"sockets": 8, "maxSockets": 0})).is_empty());
         assert!(cpu(json!({"maxSockets": 4})).is_empty());
+        // Without any topology, KubeVirt's defaults give one socket per CPU of the limit, else
+        // of the request (rounded up).
+        let resources = |cpu: Value, resources: Value| {
+            fields(
+                "VirtualMachine",
+                vm(json!({"domain": {"cpu": cpu, "resources": resources}})),
+            )
+        };
+        let refused = ["spec.template.spec.domain.cpu.sockets"];
+        assert_eq!(
+            resources(json!({"maxSockets": 2}), json!({"limits": {"cpu": "4"}})),
+            refused
+        );
+        assert_eq!(
+            resources(
+                json!({"maxSockets": 2}),
+                json!({"requests": {"cpu": "2500m"}})
+            ),
+            refused
+        );
+        assert!(resources(json!({"maxSockets": 2}), json!({"requests": {"cpu": 2}})).is_empty());
+        // The limit wins over the request.
+        assert!(
+            resources(
+                json!({"maxSockets": 2}),
+                json!({"requests": {"cpu": 4}, "limits": {"cpu": 2}})
+            )
+            .is_empty()
+        );
+        // Any topology the spec sets is kept as it is.
+        assert!(
+            resources(
+                json!({"maxSockets": 2, "cores": 4}),
+                json!({"limits": {"cpu": 4}})
+            )
+            .is_empty()
+        );
     }
 
     #[test]
@@ -750,7 +853,22 @@ mod tests {
         );
         assert!(efi(json!({"secureBoot": false}), json!({"enabled": false})).is_empty());
         assert!(efi(json!({}), json!({})).is_empty());
-        assert!(domain(json!({"firmware": {"bootloader": {"efi": {}}}})).is_empty());
+        // No SMM feature at all is SMM off: nothing else turns it on for a VM without a
+        // preference.
+        assert_eq!(
+            domain(json!({"firmware": {"bootloader": {"efi": {}}}})),
+            ["spec.template.spec.domain"]
+        );
+        // A preference may: a VM naming one is judged on what KubeVirt applies (below), and
+        // on its own only where it turns SMM off itself.
+        let mut spec = vm(json!({"domain": {"firmware": {"bootloader": {"efi": {}}}}}));
+        spec["preference"] = json!({"name": "windows.11"});
+        assert!(fields("VirtualMachine", spec.clone()).is_empty());
+        spec["template"]["spec"]["domain"]["features"] = json!({"smm": {"enabled": false}});
+        assert_eq!(
+            fields("VirtualMachine", spec),
+            ["spec.template.spec.domain"]
+        );
         assert!(
             domain(json!({"firmware": {"bootloader": {"efi": {}}},
                           "features": {"smm": {"enabled": false}},
@@ -820,5 +938,76 @@ mod tests {
             ["spec.domain.devices.disks[0].name"]
         );
         assert!(fields("VirtualMachineInstancePreset", spec).is_empty());
+    }
+
+    fn applied_findings(template_spec: Value, applied: Value) -> Vec<(String, String)> {
+        let mut spec = vm(template_spec);
+        spec["preference"] = json!({"name": "p"});
+        let obj = Object::new(
+            json!({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+                   "metadata": {"name": "x"}, "spec": spec}),
+            Origin::new("vm.yaml", 0, Some(1)),
+        );
+        let mut out = Vec::new();
+        check(&obj, &ClusterProfile::default(), Some(&applied), &mut out);
+        out.into_iter()
+            .map(|d| (d.field.unwrap_or_default(), d.message))
+            .collect()
+    }
+
+    #[test]
+    fn a_vm_with_an_instancetype_or_preference_is_judged_as_kubevirt_applies_them() {
+        let cdrom = |bus: Value| {
+            json!({"domain": {"devices": {"disks": [{"name": "iso", "cdrom": bus}]}},
+                   "volumes": [{"name": "iso", "containerDisk": {"image": "iso"}}]})
+        };
+        // The preference's bus: KubeVirt refuses it, and the finding says where it came from.
+        let found = applied_findings(cdrom(json!({})), cdrom(json!({"bus": "virtio"})));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(
+            found[0].0,
+            "spec.template.spec.domain.devices.disks[0].cdrom.bus"
+        );
+        assert!(
+            found[0]
+                .1
+                .starts_with("Bus type virtio is invalid for CD-ROM device (KubeVirt checks"),
+            "{}",
+            found[0].1
+        );
+        // The manifest's own bus: KubeVirt's message alone.
+        let found = applied_findings(
+            cdrom(json!({"bus": "virtio"})),
+            cdrom(json!({"bus": "virtio"})),
+        );
+        assert_eq!(
+            found,
+            [(
+                "spec.template.spec.domain.devices.disks[0].cdrom.bus".to_string(),
+                "Bus type virtio is invalid for CD-ROM device".to_string()
+            )]
+        );
+        // What the preference fills in (SMM here) clears what the manifest alone would show.
+        let efi = json!({"domain": {"firmware": {"bootloader": {"efi": {}}}}});
+        let mut with_smm = efi.clone();
+        with_smm["domain"]["features"] = json!({"smm": {}});
+        assert!(applied_findings(efi.clone(), with_smm).is_empty());
+        assert_eq!(applied_findings(efi.clone(), efi).len(), 1);
+        // The instancetype's dedicated CPUs go with an isolated emulator thread.
+        let cpu = |cpu: Value| json!({"domain": {"cpu": cpu}});
+        assert!(
+            applied_findings(
+                cpu(json!({})),
+                cpu(json!({"isolateEmulatorThread": true, "dedicatedCpuPlacement": true}))
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            applied_findings(cpu(json!({})), cpu(json!({"isolateEmulatorThread": true})))
+                .into_iter()
+                .map(|(f, _)| f)
+                .collect::<Vec<_>>(),
+            ["spec.template.spec.domain.cpu.isolateEmulatorThread"]
+        );
     }
 }
