@@ -18,7 +18,11 @@
 //!   `passtBinding`) or binding plugin (`binding`).
 //! - At most one network is the pod network, at most one is Multus's default network, and not
 //!   both kinds at once.
-//! - No disk asks for the `ide` bus, and no CD-ROM for `virtio`.
+//! - No disk asks for the `ide` bus or one KubeVirt does not know, no CD-ROM for `virtio`, no
+//!   SATA hard disk is read-only, and a disk with a dedicated I/O thread is on `virtio` (a disk
+//!   without a bus yet is not judged).
+//! - A LUN's volume is a PersistentVolumeClaim or a DataVolume, and the disks' boot orders are
+//!   at least 1 and distinct.
 //! - An input device is a `tablet` on the `virtio` or `usb` bus, where the VM says.
 //! - A VM with a `maxSockets` has no more CPU sockets than that, counting the sockets KubeVirt's
 //!   defaults give a spec without a topology (one per CPU of the limit, else of the request).
@@ -63,8 +67,9 @@
 //! ## Fix
 //! Name the disk and its volume alike (and each interface and its network), drop `running` in
 //! favour of `runStrategy`, and give each volume one source. Give a second network a Multus
-//! source instead of another `pod: {}`, put CD-ROMs on `sata` or `scsi`, and keep `sockets` at
-//! or below `maxSockets`.
+//! source instead of another `pod: {}`, put CD-ROMs on `sata` or `scsi`, keep dedicated I/O
+//! threads to virtio disks and LUNs to claims, number the boot order from 1 without repeats,
+//! and keep `sockets` at or below `maxSockets`.
 
 use std::collections::{HashMap, HashSet};
 
@@ -81,7 +86,7 @@ use crate::validate::Rule;
 pub const RULE: Rule = Rule {
     code: codes::VM_SPEC,
     name: "vm-spec",
-    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a CD-ROM on the virtio bus, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
+    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a disk bus KubeVirt does not take (ide, unknown, virtio for a CD-ROM) or that does not fit the disk (read-only SATA, a dedicated I/O thread off virtio), a LUN that is not a claim, a boot order below 1 or used twice, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
     severity: Severity::Warning,
 };
 
@@ -386,6 +391,7 @@ fn instance_spec(spec: &Value, at: &str, written: Written, found: &mut Vec<(Stri
     }
     network_sources(at, &networks, found);
     buses(at, &disks, found);
+    disk_volumes_and_boot_order(at, &disks, &volumes, found);
     inputs(spec, at, found);
     sockets(spec, at, found);
     secure_boot(spec, at, written, found);
@@ -456,8 +462,12 @@ fn network_sources(at: &str, networks: &[(usize, &Value)], found: &mut Vec<(Stri
     }
 }
 
-/// Buses a disk of its type cannot have: `ide` for any, `virtio` for a CD-ROM. A bus nobody
-/// wrote (a preference's, or the default) is not judged here.
+/// The buses a disk may name (`ide` is refused on its own).
+const DISK_BUSES: [&str; 5] = ["virtio", "scsi", "sata", "usb", "ide"];
+
+/// Buses and bus-bound settings a disk of its type cannot have: `ide` or a bus KubeVirt does not
+/// know for any, `virtio` for a CD-ROM, `readOnly` for a SATA hard disk, a dedicated I/O thread
+/// off the virtio bus. A disk without a bus is not judged here (KubeVirt picks one later).
 fn buses(at: &str, disks: &[(usize, &Value)], found: &mut Vec<(String, String)>) {
     for (i, disk) in disks {
         // KubeVirt reads the bus of the first target the disk has, in this order.
@@ -467,13 +477,82 @@ fn buses(at: &str, disks: &[(usize, &Value)], found: &mut Vec<(String, String)>)
         else {
             continue;
         };
-        let field = format!("{at}.domain.devices.disks[{i}].{target}.bus");
-        match path::str_at(disk, &[target, "bus"]) {
-            Some("ide") => found.push((field, "IDE bus is not supported".into())),
-            Some("virtio") if target == "cdrom" => {
+        let disk_at = format!("{at}.domain.devices.disks[{i}]");
+        let field = format!("{disk_at}.{target}.bus");
+        let bus = path::str_at(disk, &[target, "bus"]).unwrap_or("");
+        if bus.is_empty() {
+            continue;
+        }
+        match bus {
+            "ide" => found.push((field, "IDE bus is not supported".into())),
+            "virtio" if target == "cdrom" => {
                 found.push((field, "Bus type virtio is invalid for CD-ROM device".into()));
             }
+            "sata"
+                if target == "disk"
+                    && path::get(disk, &["disk", "readOnly"]) == Some(&Value::Bool(true)) =>
+            {
+                found.push((field, "sata hard-disks do not support read-only.".into()));
+            }
+            _ if !DISK_BUSES.contains(&bus) => found.push((
+                field,
+                format!(
+                    "{disk_at} is set with an unrecognized bus {bus}, must be one of: [virtio \
+                     scsi sata usb]"
+                ),
+            )),
             _ => {}
+        }
+        if bus != "virtio" && path::get(disk, &["dedicatedIOThread"]) == Some(&Value::Bool(true)) {
+            // KubeVirt's own field for this one repeats the list's path; the disk is meant.
+            found.push((
+                disk_at,
+                format!("IOThreads are not supported for disks on a {bus} bus"),
+            ));
+        }
+    }
+}
+
+/// A LUN needs a PersistentVolumeClaim or DataVolume behind it, and a disk's boot order is at
+/// least 1 and its own.
+fn disk_volumes_and_boot_order(
+    at: &str,
+    disks: &[(usize, &Value)],
+    volumes: &[(usize, &Value)],
+    found: &mut Vec<(String, String)>,
+) {
+    // KubeVirt keeps the last volume of each name.
+    let by_name: HashMap<&str, &Value> = volumes.iter().map(|(_, v)| (name(v), *v)).collect();
+    let mut orders = HashSet::new();
+    for (i, disk) in disks {
+        let disk_at = format!("{at}.domain.devices.disks[{i}]");
+        if is_set(disk, &["lun"])
+            && let Some(volume) = by_name.get(name(disk))
+            && !is_set(volume, &["persistentVolumeClaim"])
+            && !is_set(volume, &["dataVolume"])
+        {
+            found.push((
+                format!("{disk_at}.lun"),
+                format!(
+                    "{disk_at}.lun can only be mapped to a DataVolume or PersistentVolumeClaim \
+                     volume."
+                ),
+            ));
+        }
+        let Some(order) = path::get(disk, &["bootOrder"]).and_then(Value::as_u64) else {
+            continue;
+        };
+        if order < 1 {
+            found.push((
+                format!("{disk_at}.bootOrder"),
+                format!("{disk_at} must have a boot order > 0, if supplied"),
+            ));
+        }
+        if !orders.insert(order) {
+            found.push((
+                format!("{disk_at}.bootOrder"),
+                format!("Boot order for {disk_at}.bootOrder already set for a different device."),
+            ));
         }
     }
 }
@@ -789,6 +868,53 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn disk_settings_fit_their_bus_luns_their_volume_and_boot_orders_are_distinct() {
+        let at = "spec.template.spec.domain.devices.disks";
+        let spec = vm(json!({
+            "domain": {"devices": {"disks": [
+                {"name": "a", "disk": {"bus": "floppy"}},
+                {"name": "b", "disk": {"bus": "sata", "readOnly": true}, "dedicatedIOThread": true},
+                {"name": "c", "disk": {"bus": "virtio", "readOnly": true}, "dedicatedIOThread": true},
+                {"name": "d", "lun": {}, "bootOrder": 0},
+                {"name": "e", "lun": {"bus": "scsi"}, "bootOrder": 1},
+                {"name": "f", "cdrom": {"bus": "sata", "readOnly": true}, "bootOrder": 1},
+                // No bus yet: KubeVirt judges it once one is chosen.
+                {"name": "g", "disk": {}, "dedicatedIOThread": true},
+            ]}},
+            "volumes": [
+                {"name": "a", "containerDisk": {"image": "x"}},
+                {"name": "b", "containerDisk": {"image": "x"}},
+                {"name": "c", "containerDisk": {"image": "x"}},
+                {"name": "d", "containerDisk": {"image": "x"}},
+                {"name": "e", "persistentVolumeClaim": {"claimName": "e"}},
+                {"name": "f", "containerDisk": {"image": "x"}},
+                {"name": "g", "containerDisk": {"image": "x"}},
+            ],
+        }));
+        let expected: Vec<(String, String)> = [
+            (
+                "[0].disk.bus",
+                format!("{at}[0] is set with an unrecognized bus floppy, must be one of: [virtio scsi sata usb]"),
+            ),
+            ("[1].disk.bus", "sata hard-disks do not support read-only.".into()),
+            ("[1]", "IOThreads are not supported for disks on a sata bus".into()),
+            (
+                "[3].lun",
+                format!("{at}[3].lun can only be mapped to a DataVolume or PersistentVolumeClaim volume."),
+            ),
+            ("[3].bootOrder", format!("{at}[3] must have a boot order > 0, if supplied")),
+            (
+                "[5].bootOrder",
+                format!("Boot order for {at}[5].bootOrder already set for a different device."),
+            ),
+        ]
+        .into_iter()
+        .map(|(f, m)| (format!("{at}{f}"), m))
+        .collect();
+        assert_eq!(findings("VirtualMachine", spec), expected);
     }
 
     #[test]
