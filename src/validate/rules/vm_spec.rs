@@ -29,6 +29,13 @@
 //! - EFI Secure Boot (on unless `secureBoot: false`) comes with the SMM feature present and not
 //!   turned off, outside TDX.
 //! - `isolateEmulatorThread` comes with `dedicatedCpuPlacement`.
+//! - CPU and memory requests are not negative or above their limits, and a memory request is
+//!   at least 1M; the memory holds a whole number of huge pages, one at least.
+//! - Dedicated CPUs come with memory, whole CPU counts, a request equal to the limit (and to
+//!   the topology's vCPUs, where both are given) and at most two threads; NUMA passthrough
+//!   with dedicated CPUs and huge pages; realtime with dedicated CPUs and NUMA passthrough.
+//!   These are judged with KubeVirt's defaults applied (a CPU limit alone is the request too),
+//!   on VMs only: presets may still add to a VirtualMachineInstance's.
 //!
 //! KubeVirt's webhook validates a copy of the VM with its instancetype, its preference and the
 //! cluster defaults applied, and so does this rule whenever the instancetype checks built that
@@ -69,7 +76,9 @@
 //! favour of `runStrategy`, and give each volume one source. Give a second network a Multus
 //! source instead of another `pod: {}`, put CD-ROMs on `sata` or `scsi`, keep dedicated I/O
 //! threads to virtio disks and LUNs to claims, number the boot order from 1 without repeats,
-//! and keep `sockets` at or below `maxSockets`.
+//! keep `sockets` at or below `maxSockets`, requests at or below limits (equal, and whole CPUs,
+//! with dedicated CPUs), and give dedicated CPUs memory, NUMA passthrough huge pages and
+//! realtime both.
 
 use std::collections::{HashMap, HashSet};
 
@@ -79,6 +88,7 @@ use crate::diagnostic::{Diagnostic, Severity, codes};
 use crate::kubevirt::defaults;
 use crate::kubevirt::profile::ClusterProfile;
 use crate::model::path::{self, is_set};
+use crate::model::quantity::{Format, Quantity};
 use crate::model::{Kind, Object};
 use crate::validate::Rule;
 
@@ -86,7 +96,7 @@ use crate::validate::Rule;
 pub const RULE: Rule = Rule {
     code: codes::VM_SPEC,
     name: "vm-spec",
-    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a disk bus KubeVirt does not take (ide, unknown, virtio for a CD-ROM) or that does not fit the disk (read-only SATA, a dedicated I/O thread off virtio), a LUN that is not a claim, a boot order below 1 or used twice, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
+    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a disk bus KubeVirt does not take (ide, unknown, virtio for a CD-ROM) or that does not fit the disk (read-only SATA, a dedicated I/O thread off virtio), a LUN that is not a claim, a boot order below 1 or used twice, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding, CPU or memory requests out of bounds, huge pages that do not divide the memory, dedicated CPUs, NUMA passthrough or realtime without what they need. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
     severity: Severity::Warning,
 };
 
@@ -140,6 +150,7 @@ pub fn check(
                 let mut after = Vec::new();
                 instance_spec(applied, AT, Written::Exact, &mut after);
                 cpu_placement(applied, AT, &mut after);
+                resources(applied, AT, &mut after);
                 if after.is_empty() {
                     // Nothing KubeVirt refuses; what the manifest alone shows does not count.
                 } else {
@@ -147,6 +158,7 @@ pub fn check(
                     if let Some(template_spec) = template_spec {
                         instance_spec(template_spec, AT, Written::Exact, &mut own);
                         cpu_placement(template_spec, AT, &mut own);
+                        resources(template_spec, AT, &mut own);
                     }
                     for (field, message) in after {
                         let message = if own.iter().any(|(f, m)| *f == field && *m == message) {
@@ -170,10 +182,12 @@ pub fn check(
                 if !is_set(spec, &["instancetype"]) {
                     cpu_placement(template_spec, AT, &mut found);
                 }
+                defaulted_resources(template_spec, profile, AT, &mut found);
             }
         }
         Kind::VirtualMachineInstance => {
             if let Some(spec @ Value::Object(_)) = obj.value.get("spec") {
+                // Its CPU and memory are not judged: presets may still add to them.
                 instance_spec(spec, "spec", Written::Only, &mut found);
                 cpu_placement(spec, "spec", &mut found);
             }
@@ -597,6 +611,298 @@ fn sockets(spec: &Value, at: &str, found: &mut Vec<(String, String)>) {
     }
 }
 
+/// Whether KubeVirt's defaults could change what [`resources`] reads: the CPU request comes
+/// from the limit (or the cluster's default request), the topology from either.
+fn reads_defaulted_resources(spec: &Value) -> bool {
+    is_set(spec, &["domain", "resources"])
+        || is_set(spec, &["domain", "memory", "hugepages"])
+        || ["dedicatedCpuPlacement", "realtime", "numa"]
+            .iter()
+            .any(|k| is_set(spec, &["domain", "cpu", k]))
+}
+
+/// The memory a VM asks for (its request, else its guest memory, else its limit) holds a whole
+/// number of its huge pages, one at least.
+fn hugepages(spec: &Value, at: &str, req_mem: &Quantity, found: &mut Vec<(String, String)>) {
+    let Some(hugepages) =
+        path::get(spec, &["domain", "memory", "hugepages"]).filter(|v| !v.is_null())
+    else {
+        return;
+    };
+    let page = path::str_at(hugepages, &["pageSize"]).unwrap_or("");
+    let page_at = format!("{at}.domain.memory.hugepages.pageSize");
+    let request_at = format!("{at}.domain.resources.requests.memory");
+    let Ok(size) = Quantity::parse(page) else {
+        found.push((
+            page_at.clone(),
+            format!(
+                "{page_at} '{page}': quantities must match the regular expression \
+                 '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+            ),
+        ));
+        return;
+    };
+    let value = |p: &[&str]| {
+        path::get(spec, p)
+            .and_then(Quantity::from_json)
+            .map_or(0, |q| q.value())
+    };
+    let mut memory = req_mem.value();
+    if memory == 0 {
+        memory = value(&["domain", "memory", "guest"]);
+    }
+    if memory == 0 {
+        memory = value(&["domain", "resources", "limits", "memory"]);
+    }
+    let size = size.value();
+    // KubeVirt's message prints the request, whichever amount it compared.
+    if memory != 0 && memory < size {
+        found.push((
+            request_at.clone(),
+            format!(
+                "{request_at} '{req_mem}' must be equal to or larger than page size {page_at} \
+                 '{page}'"
+            ),
+        ));
+    } else if size != 0 && memory % size != 0 {
+        found.push((
+            request_at.clone(),
+            format!(
+                "{request_at} '{req_mem}' is not a multiple of the page size {page_at} '{page}'"
+            ),
+        ));
+    }
+}
+
+/// [`resources`] on a copy of `spec` with KubeVirt's defaults applied, when they could change
+/// what it reads (and hold).
+fn defaulted_resources(
+    spec: &Value,
+    profile: &ClusterProfile,
+    at: &str,
+    found: &mut Vec<(String, String)>,
+) {
+    if !reads_defaulted_resources(spec) {
+        return;
+    }
+    let mut copy = spec.clone();
+    if defaults::apply(profile, &mut copy).is_ok() {
+        resources(&copy, at, found);
+    }
+}
+
+/// CPU and memory requests and limits within their bounds, and what dedicated CPUs, a NUMA
+/// topology and realtime need. `spec` is the spec with KubeVirt's defaults applied.
+fn resources(spec: &Value, at: &str, found: &mut Vec<(String, String)>) {
+    let quantity = |kind: &str, resource: &str| {
+        path::get(spec, &["domain", "resources", kind, resource]).and_then(Quantity::from_json)
+    };
+    // Go reads an absent resource as a zero quantity, printed `0`.
+    let zero = Quantity::new(0, Format::DecimalSi);
+    let (req_cpu, lim_cpu) = (quantity("requests", "cpu"), quantity("limits", "cpu"));
+    let (req_mem, lim_mem) = (quantity("requests", "memory"), quantity("limits", "memory"));
+    let (req_cpu, lim_cpu) = (
+        req_cpu.as_ref().unwrap_or(&zero),
+        lim_cpu.as_ref().unwrap_or(&zero),
+    );
+    let (req_mem, lim_mem) = (
+        req_mem.as_ref().unwrap_or(&zero),
+        lim_mem.as_ref().unwrap_or(&zero),
+    );
+    let field = |kind: &str, resource: &str| format!("{at}.domain.resources.{kind}.{resource}");
+    let at_least_zero = |kind: &str, resource: &str, q: &Quantity| {
+        (
+            field(kind, resource),
+            format!(
+                "{} '{q}': must be greater than or equal to 0.",
+                field(kind, resource)
+            ),
+        )
+    };
+    let greater = |resource: &str, req: &Quantity, lim: &Quantity| {
+        (
+            field("requests", resource),
+            format!(
+                "{} '{req}' is greater than {} '{lim}'",
+                field("requests", resource),
+                field("limits", resource)
+            ),
+        )
+    };
+
+    if req_mem.value() < 0 {
+        found.push(at_least_zero("requests", "memory", req_mem));
+    } else if req_mem.value() > 0
+        && Quantity::parse("1M").is_ok_and(|m| req_mem.cmp_value(&m).is_lt())
+    {
+        found.push((
+            field("requests", "memory"),
+            format!(
+                "{} '{req_mem}': must be greater than or equal to 1M.",
+                field("requests", "memory")
+            ),
+        ));
+    }
+    if lim_mem.value() < 0 {
+        found.push(at_least_zero("limits", "memory", lim_mem));
+    }
+    hugepages(spec, at, req_mem, found);
+    if lim_mem.value() > 0 && req_mem.value() > lim_mem.value() {
+        found.push(greater("memory", req_mem, lim_mem));
+    }
+    if req_cpu.milli_value() < 0 {
+        found.push(at_least_zero("requests", "cpu", req_cpu));
+    }
+    if lim_cpu.milli_value() < 0 {
+        found.push(at_least_zero("limits", "cpu", lim_cpu));
+    }
+    if lim_cpu.milli_value() > 0 && req_cpu.milli_value() > lim_cpu.milli_value() {
+        found.push(greater("cpu", req_cpu, lim_cpu));
+    }
+
+    let cpu = |key: &str| path::get(spec, &["domain", "cpu", key]).filter(|v| !v.is_null());
+    let count = |key: &str| cpu(key).and_then(Value::as_i64).unwrap_or(0);
+    let cpu_at = |key: &str| format!("{at}.domain.cpu.{key}");
+    let dedicated = cpu("dedicatedCpuPlacement") == Some(&Value::Bool(true));
+    let memory = |key: &str| path::get(spec, &["domain", "memory", key]).filter(|v| !v.is_null());
+    let numa = cpu("numa")
+        .and_then(|n| n.get("guestMappingPassthrough"))
+        .filter(|v| !v.is_null());
+    if dedicated {
+        let guest = memory("guest").and_then(Quantity::from_json);
+        if lim_mem.is_zero()
+            && req_mem.is_zero()
+            && memory("hugepages").is_none()
+            && guest.is_none_or(|g| g.is_zero())
+        {
+            found.push((
+                field("limits", "memory"),
+                format!(
+                    "{}, {}, {at}.domain.memory.hugepages or {at}.domain.memory.guest should be \
+                     provided",
+                    field("requests", "memory"),
+                    field("limits", "memory")
+                ),
+            ));
+        }
+        let whole = |q: &Quantity| q.value() <= 0 || q.value() * 1000 == q.milli_value();
+        if !whole(req_cpu) {
+            found.push((
+                field("requests", "cpu"),
+                "provided resources CPU requests must be an interger".into(),
+            ));
+        }
+        if !whole(lim_cpu) {
+            found.push((
+                field("limits", "cpu"),
+                "provided resources CPU limits must be an interger".into(),
+            ));
+        }
+        if req_mem.value() > 0 && lim_mem.value() > 0 && req_mem.value() != lim_mem.value() {
+            found.push((
+                field("requests", "memory"),
+                format!(
+                    "{} must be equal to {}",
+                    field("requests", "memory"),
+                    field("limits", "memory")
+                ),
+            ));
+        }
+        // KubeVirt's vCPU count: the product of the topology's non-zero parts.
+        let vcpus = ["cores", "sockets", "threads"]
+            .iter()
+            .map(|k| count(k))
+            .filter(|n| *n != 0)
+            .fold(
+                0,
+                |acc: i64, n| if acc == 0 { n } else { acc.saturating_mul(n) },
+            );
+        let (req, lim) = (req_cpu.value(), lim_cpu.value());
+        let (req_f, lim_f) = (field("requests", "cpu"), field("limits", "cpu"));
+        let placement = cpu_at("dedicatedCpuPlacement");
+        if req == 0 && lim == 0 && vcpus == 0 {
+            found.push((
+                placement.clone(),
+                format!(
+                    "either {req_f} or {lim_f} or {} must be provided when \
+                     DedicatedCPUPlacement is true ",
+                    cpu_at("cores")
+                ),
+            ));
+        }
+        if req > 0 && lim > 0 && req != lim {
+            found.push((
+                placement.clone(),
+                format!("{req_f} or {lim_f} must be equal when DedicatedCPUPlacement is true "),
+            ));
+        }
+        if (req > 0 || lim > 0) && vcpus > 0 && req != vcpus && lim != vcpus {
+            found.push((
+                placement.clone(),
+                format!(
+                    "{req_f} or {lim_f} must not be provided at the same time with {} when \
+                     DedicatedCPUPlacement is true ",
+                    cpu_at("cores")
+                ),
+            ));
+        }
+        let threads = count("threads");
+        if threads > 2 {
+            found.push((
+                placement,
+                format!(
+                    "Not more than two threads must be provided at {} (got {threads}) when \
+                     DedicatedCPUPlacement is true",
+                    cpu_at("threads")
+                ),
+            ));
+        }
+    }
+    if numa.is_some() {
+        let passthrough = cpu_at("numa.guestMappingPassthrough");
+        if !dedicated {
+            found.push((
+                passthrough.clone(),
+                format!(
+                    "{} must be set to true when NUMA topology strategy is set in {passthrough}",
+                    cpu_at("dedicatedCpuPlacement")
+                ),
+            ));
+        }
+        if memory("hugepages").is_none() {
+            found.push((
+                passthrough.clone(),
+                format!(
+                    "{at}.domain.memory.hugepages must be requested when NUMA topology strategy \
+                     is set in {passthrough}"
+                ),
+            ));
+        }
+    }
+    if cpu("realtime").is_some() {
+        if !dedicated {
+            found.push((
+                cpu_at("dedicatedCpuPlacement"),
+                format!(
+                    "{} must be set to true when {} is used",
+                    cpu_at("dedicatedCpuPlacement"),
+                    cpu_at("realtime")
+                ),
+            ));
+        }
+        if numa.is_none() {
+            found.push((
+                cpu_at("numa.guestMappingPassthrough"),
+                format!(
+                    "{} must be defined when {} is used",
+                    cpu_at("numa.guestMappingPassthrough"),
+                    cpu_at("realtime")
+                ),
+            ));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -918,6 +1224,194 @@ mod tests {
     }
 
     #[test]
+    fn cpu_and_memory_stay_in_bounds_and_dedicated_cpus_get_what_they_need() {
+        let domain = |domain: Value| findings("VirtualMachine", vm(json!({"domain": domain})));
+        let at = "spec.template.spec.domain";
+        let one = |field: &str, message: String| vec![(format!("{at}.{field}"), message)];
+        // Requests within limits, memory above 1M, nothing negative.
+        assert_eq!(
+            domain(json!({"resources": {"requests": {"cpu": "2500m"}, "limits": {"cpu": 2}}})),
+            one(
+                "resources.requests.cpu",
+                format!(
+                    "{at}.resources.requests.cpu '2500m' is greater than {at}.resources.limits.cpu '2'"
+                )
+            )
+        );
+        assert_eq!(
+            domain(
+                json!({"resources": {"requests": {"memory": "2Gi"}, "limits": {"memory": "1Gi"}}})
+            ),
+            one(
+                "resources.requests.memory",
+                format!(
+                    "{at}.resources.requests.memory '2Gi' is greater than {at}.resources.limits.memory '1Gi'"
+                )
+            )
+        );
+        assert_eq!(
+            domain(json!({"resources": {"requests": {"memory": "500k"}}})),
+            one(
+                "resources.requests.memory",
+                format!(
+                    "{at}.resources.requests.memory '500k': must be greater than or equal to 1M."
+                )
+            )
+        );
+        // A limit without a request is the request too (KubeVirt's defaults).
+        assert_eq!(
+            domain(json!({"resources": {"limits": {"cpu": "-1"}}, "memory": {"guest": "1Gi"}})),
+            [
+                (
+                    format!("{at}.resources.requests.cpu"),
+                    format!(
+                        "{at}.resources.requests.cpu '-1': must be greater than or equal to 0."
+                    )
+                ),
+                (
+                    format!("{at}.resources.limits.cpu"),
+                    format!("{at}.resources.limits.cpu '-1': must be greater than or equal to 0.")
+                ),
+            ]
+        );
+        assert!(
+            domain(
+                json!({"resources": {"requests": {"cpu": 1, "memory": "1Gi"},
+                                        "limits": {"cpu": 2, "memory": "2Gi"}}})
+            )
+            .is_empty()
+        );
+        // Dedicated CPUs: memory, whole and equal CPU counts, at most two threads. A limit
+        // alone is fine: KubeVirt's defaults copy it to the request.
+        let dedicated = |extra: Value| {
+            let mut d = json!({"cpu": {"dedicatedCpuPlacement": true}});
+            merge(&mut d, extra);
+            domain(d)
+        };
+        let placement = format!("{at}.cpu.dedicatedCpuPlacement");
+        assert_eq!(
+            dedicated(json!({"resources": {"limits": {"cpu": 2}}})),
+            one(
+                "resources.limits.memory",
+                format!(
+                    "{at}.resources.requests.memory, {at}.resources.limits.memory, \
+                     {at}.memory.hugepages or {at}.memory.guest should be provided"
+                )
+            )
+        );
+        assert!(
+            dedicated(json!({"resources": {"limits": {"cpu": 2, "memory": "2Gi"}}})).is_empty()
+        );
+        assert!(dedicated(json!({"memory": {"guest": "1Gi"}})).is_empty());
+        assert_eq!(
+            dedicated(json!({"resources": {"requests": {"cpu": "1500m", "memory": "1Gi"}}}))
+                .into_iter()
+                .map(|(_, m)| m)
+                .collect::<Vec<_>>(),
+            ["provided resources CPU requests must be an interger"]
+        );
+        assert_eq!(
+            dedicated(
+                json!({"resources": {"requests": {"cpu": 2, "memory": "1Gi"},
+                                           "limits": {"cpu": 4, "memory": "2Gi"}}})
+            ),
+            [
+                (
+                    format!("{at}.resources.requests.memory"),
+                    format!(
+                        "{at}.resources.requests.memory must be equal to {at}.resources.limits.memory"
+                    )
+                ),
+                (
+                    placement.clone(),
+                    format!(
+                        "{at}.resources.requests.cpu or {at}.resources.limits.cpu must be equal \
+                         when DedicatedCPUPlacement is true "
+                    )
+                ),
+            ]
+        );
+        assert_eq!(
+            dedicated(
+                json!({"cpu": {"cores": 4}, "resources": {"requests": {"cpu": 2}},
+                             "memory": {"guest": "1Gi"}})
+            ),
+            [(
+                placement.clone(),
+                format!(
+                    "{at}.resources.requests.cpu or {at}.resources.limits.cpu must not be provided \
+                     at the same time with {at}.cpu.cores when DedicatedCPUPlacement is true "
+                )
+            )]
+        );
+        assert_eq!(
+            dedicated(json!({"cpu": {"threads": 4}, "memory": {"guest": "1Gi"}})),
+            [(
+                placement,
+                format!(
+                    "Not more than two threads must be provided at {at}.cpu.threads (got 4) when \
+                     DedicatedCPUPlacement is true"
+                )
+            )]
+        );
+        // NUMA passthrough and realtime need dedicated CPUs, hugepages and each other.
+        let passthrough = format!("{at}.cpu.numa.guestMappingPassthrough");
+        assert_eq!(
+            domain(json!({"cpu": {"realtime": {}}, "memory": {"guest": "1Gi"}})),
+            [
+                (
+                    format!("{at}.cpu.dedicatedCpuPlacement"),
+                    format!(
+                        "{at}.cpu.dedicatedCpuPlacement must be set to true when {at}.cpu.realtime is used"
+                    )
+                ),
+                (
+                    passthrough.clone(),
+                    format!("{passthrough} must be defined when {at}.cpu.realtime is used")
+                ),
+            ]
+        );
+        assert_eq!(
+            dedicated(json!({"cpu": {"numa": {"guestMappingPassthrough": {}}},
+                             "memory": {"guest": "1Gi"}})),
+            [(
+                passthrough.clone(),
+                format!(
+                    "{at}.memory.hugepages must be requested when NUMA topology strategy is set \
+                     in {passthrough}"
+                )
+            )]
+        );
+        // Hugepages: the memory holds a whole number of pages, one at least.
+        let pages = |memory: Value| domain(json!({"memory": memory}));
+        assert!(pages(json!({"guest": "4Gi", "hugepages": {"pageSize": "1Gi"}})).is_empty());
+        assert_eq!(
+            pages(json!({"guest": "512Mi", "hugepages": {"pageSize": "1Gi"}})),
+            one(
+                "resources.requests.memory",
+                format!(
+                    "{at}.resources.requests.memory '0' must be equal to or larger than page size \
+                     {at}.memory.hugepages.pageSize '1Gi'"
+                )
+            )
+        );
+        assert_eq!(
+            pages(json!({"guest": "3Mi", "hugepages": {"pageSize": "2Mi"}})),
+            one(
+                "resources.requests.memory",
+                format!(
+                    "{at}.resources.requests.memory '0' is not a multiple of the page size \
+                     {at}.memory.hugepages.pageSize '2Mi'"
+                )
+            )
+        );
+        assert_eq!(
+            pages(json!({"guest": "1Gi", "hugepages": {"pageSize": "big"}}))[0].0,
+            format!("{at}.memory.hugepages.pageSize")
+        );
+    }
+
+    #[test]
     fn sockets_stay_within_max_sockets() {
         let cpu = |cpu: Value| fields("VirtualMachine", vm(json!({"domain": {"cpu": cpu}})));
         assert_eq!(
@@ -935,6 +1429,9 @@ mod tests {
                 "VirtualMachine",
                 vm(json!({"domain": {"cpu": cpu, "resources": resources}})),
             )
+            .into_iter()
+            .filter(|f| f.ends_with("cpu.sockets"))
+            .collect::<Vec<_>>()
         };
         let refused = ["spec.template.spec.domain.cpu.sockets"];
         assert_eq!(
@@ -1002,7 +1499,7 @@ mod tests {
             .is_empty()
         );
 
-        let cpu = |cpu: Value| domain(json!({"cpu": cpu}));
+        let cpu = |cpu: Value| domain(json!({"cpu": cpu, "memory": {"guest": "1Gi"}}));
         assert_eq!(
             cpu(json!({"isolateEmulatorThread": true})),
             ["spec.template.spec.domain.cpu.isolateEmulatorThread"]
@@ -1066,6 +1563,23 @@ mod tests {
         assert!(fields("VirtualMachineInstancePreset", spec).is_empty());
     }
 
+    /// `extra`'s mappings merged into `into`'s, key by key.
+    fn merge(into: &mut Value, extra: Value) {
+        match (into, extra) {
+            (Value::Object(into), Value::Object(extra)) => {
+                for (k, v) in extra {
+                    match into.get_mut(&k) {
+                        Some(slot) => merge(slot, v),
+                        None => {
+                            into.insert(k, v);
+                        }
+                    }
+                }
+            }
+            (into, extra) => *into = extra,
+        }
+    }
+
     fn applied_findings(template_spec: Value, applied: Value) -> Vec<(String, String)> {
         let mut spec = vm(template_spec);
         spec["preference"] = json!({"name": "p"});
@@ -1120,11 +1634,14 @@ mod tests {
         assert!(applied_findings(efi.clone(), with_smm).is_empty());
         assert_eq!(applied_findings(efi.clone(), efi).len(), 1);
         // The instancetype's dedicated CPUs go with an isolated emulator thread.
-        let cpu = |cpu: Value| json!({"domain": {"cpu": cpu}});
+        let cpu = |cpu: Value| json!({"domain": {"cpu": cpu, "memory": {"guest": "1Gi"}}});
         assert!(
             applied_findings(
                 cpu(json!({})),
-                cpu(json!({"isolateEmulatorThread": true, "dedicatedCpuPlacement": true}))
+                cpu(
+                    json!({"isolateEmulatorThread": true, "dedicatedCpuPlacement": true,
+                          "sockets": 1})
+                )
             )
             .is_empty()
         );
