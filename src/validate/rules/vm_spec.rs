@@ -34,8 +34,13 @@
 //! - Dedicated CPUs come with memory, whole CPU counts, a request equal to the limit (and to
 //!   the topology's vCPUs, where both are given) and at most two threads; NUMA passthrough
 //!   with dedicated CPUs and huge pages; realtime with dedicated CPUs and NUMA passthrough.
-//!   These are judged with KubeVirt's defaults applied (a CPU limit alone is the request too),
-//!   on VMs only: presets may still add to a VirtualMachineInstance's.
+//! - A `maxGuest` (memory hotplug, on a cluster that rolls changes out live, as KubeVirt does
+//!   unless told otherwise) comes with guest memory of at least 1Gi, at most `maxGuest`, both
+//!   aligned to 2Mi (1Gi with 1Gi huge pages), on amd64, without realtime, NUMA passthrough or
+//!   launch security; without live updates, the guest memory stays within the memory limit.
+//!   These and the two items above are judged with KubeVirt's defaults applied (a CPU limit
+//!   alone is the request too), on VMs only: presets may still add to a
+//!   VirtualMachineInstance's.
 //!
 //! KubeVirt's webhook validates a copy of the VM with its instancetype, its preference and the
 //! cluster defaults applied, and so does this rule whenever the instancetype checks built that
@@ -96,7 +101,7 @@ use crate::validate::Rule;
 pub const RULE: Rule = Rule {
     code: codes::VM_SPEC,
     name: "vm-spec",
-    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a disk bus KubeVirt does not take (ide, unknown, virtio for a CD-ROM) or that does not fit the disk (read-only SATA, a dedicated I/O thread off virtio), a LUN that is not a claim, a boot order below 1 or used twice, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding, CPU or memory requests out of bounds, huge pages that do not divide the memory, dedicated CPUs, NUMA passthrough or realtime without what they need. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
+    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a disk bus KubeVirt does not take (ide, unknown, virtio for a CD-ROM) or that does not fit the disk (read-only SATA, a dedicated I/O thread off virtio), a LUN that is not a claim, a boot order below 1 or used twice, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding, CPU or memory requests out of bounds, huge pages that do not divide the memory, dedicated CPUs, NUMA passthrough or realtime without what they need, memory hotplug without what it needs. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
     severity: Severity::Warning,
 };
 
@@ -151,6 +156,7 @@ pub fn check(
                 instance_spec(applied, AT, Written::Exact, &mut after);
                 cpu_placement(applied, AT, &mut after);
                 resources(applied, AT, &mut after);
+                memory_hotplug(applied, AT, profile, &mut after);
                 if after.is_empty() {
                     // Nothing KubeVirt refuses; what the manifest alone shows does not count.
                 } else {
@@ -159,6 +165,7 @@ pub fn check(
                         instance_spec(template_spec, AT, Written::Exact, &mut own);
                         cpu_placement(template_spec, AT, &mut own);
                         resources(template_spec, AT, &mut own);
+                        memory_hotplug(template_spec, AT, profile, &mut own);
                     }
                     for (field, message) in after {
                         let message = if own.iter().any(|(f, m)| *f == field && *m == message) {
@@ -616,6 +623,8 @@ fn sockets(spec: &Value, at: &str, found: &mut Vec<(String, String)>) {
 fn reads_defaulted_resources(spec: &Value) -> bool {
     is_set(spec, &["domain", "resources"])
         || is_set(spec, &["domain", "memory", "hugepages"])
+        || is_set(spec, &["domain", "memory", "maxGuest"])
+        || is_set(spec, &["domain", "memory", "guest"])
         || ["dedicatedCpuPlacement", "realtime", "numa"]
             .iter()
             .any(|k| is_set(spec, &["domain", "cpu", k]))
@@ -674,6 +683,88 @@ fn hugepages(spec: &Value, at: &str, req_mem: &Quantity, found: &mut Vec<(String
     }
 }
 
+/// Without live updates, the guest memory stays within the memory limit.
+fn guest_within_limit(spec: &Value, at: &str, found: &mut Vec<(String, String)>) {
+    let quantity = |p: &[&str]| {
+        path::get(spec, p)
+            .filter(|v| !v.is_null())
+            .and_then(Quantity::from_json)
+    };
+    let Some(guest) = quantity(&["domain", "memory", "guest"]) else {
+        return;
+    };
+    let limit = quantity(&["domain", "resources", "limits", "memory"])
+        .unwrap_or_else(|| Quantity::new(0, Format::DecimalSi));
+    if limit.value() != 0 && limit.value() < guest.value() {
+        found.push((
+            format!("{at}.domain.memory.guest"),
+            format!(
+                "{at}.domain.memory.guest '{guest}' must be equal to or less than the memory \
+                 limit {at}.domain.resources.limits.memory '{limit}'"
+            ),
+        ));
+    }
+}
+
+/// What a VM that can have memory hotplugged (a `maxGuest`, on a cluster that rolls changes
+/// out live) needs: KubeVirt's first objection, if any. `spec` has the defaults applied.
+fn memory_hotplug(
+    spec: &Value,
+    at: &str,
+    profile: &ClusterProfile,
+    found: &mut Vec<(String, String)>,
+) {
+    const MIB_2: i64 = 2 << 20;
+    const GIB: i64 = 1 << 30;
+    if profile.hotplug.is_none() {
+        guest_within_limit(spec, at, found);
+        return;
+    }
+    let Some(max_guest) = path::get(spec, &["domain", "memory", "maxGuest"])
+        .filter(|v| !v.is_null())
+        .and_then(Quantity::from_json)
+    else {
+        return;
+    };
+    let guest = path::get(spec, &["domain", "memory", "guest"])
+        .filter(|v| !v.is_null())
+        .and_then(Quantity::from_json);
+    let alignment =
+        if path::str_at(spec, &["domain", "memory", "hugepages", "pageSize"]) == Some("1Gi") {
+            GIB
+        } else {
+            MIB_2
+        };
+    let aligned = |what: &str| {
+        let size = if alignment == GIB { "1Gi" } else { "2Mi" };
+        format!("{what} must be {size} aligned")
+    };
+    let objection = if is_set(spec, &["domain", "cpu", "realtime"]) {
+        "Memory hotplug is not compatible with realtime VMs".to_string()
+    } else if is_set(spec, &["domain", "cpu", "numa", "guestMappingPassthrough"]) {
+        "Memory hotplug is not compatible with guest mapping passthrough".to_string()
+    } else if is_set(spec, &["domain", "launchSecurity"]) {
+        "Memory hotplug is not compatible with encrypted VMs".to_string()
+    } else if let Some(guest) = guest {
+        if guest.cmp_value(&max_guest).is_gt() {
+            "Guest memory is greater than the configured maxGuest memory".to_string()
+        } else if guest.value() % alignment != 0 {
+            aligned("Guest memory")
+        } else if max_guest.value() % alignment != 0 {
+            aligned("MaxGuest")
+        } else if path::str_at(spec, &["architecture"]).unwrap_or("") != "amd64" {
+            "Memory hotplug is only available for x86_64 VMs".to_string()
+        } else if guest.value() < GIB {
+            "Memory hotplug is only available for VMs with at least 1Gi of guest memory".to_string()
+        } else {
+            return;
+        }
+    } else {
+        "Guest memory must be configured when memory hotplug is enabled".to_string()
+    };
+    found.push((format!("{at}.domain.memory.guest"), objection));
+}
+
 /// [`resources`] on a copy of `spec` with KubeVirt's defaults applied, when they could change
 /// what it reads (and hold).
 fn defaulted_resources(
@@ -688,6 +779,7 @@ fn defaulted_resources(
     let mut copy = spec.clone();
     if defaults::apply(profile, &mut copy).is_ok() {
         resources(&copy, at, found);
+        memory_hotplug(&copy, at, profile, found);
     }
 }
 
@@ -1409,6 +1501,77 @@ mod tests {
             pages(json!({"guest": "1Gi", "hugepages": {"pageSize": "big"}}))[0].0,
             format!("{at}.memory.hugepages.pageSize")
         );
+    }
+
+    #[test]
+    fn memory_hotplug_needs_aligned_guest_memory_within_max_guest() {
+        let at = "spec.template.spec.domain.memory.guest";
+        let memory = |memory: Value, profile: &ClusterProfile| {
+            let obj = Object::new(
+                json!({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+                       "metadata": {"name": "x"},
+                       "spec": vm(json!({"domain": {"memory": memory,
+                                                    "resources": {"limits": {"memory": "2Gi"}}}}))}),
+                Origin::new("vm.yaml", 0, Some(1)),
+            );
+            findings_with(&obj, profile)
+        };
+        let live = ClusterProfile::default();
+        assert!(
+            live.hotplug.is_some(),
+            "live updates are KubeVirt's default"
+        );
+        let objection = |guest: Value, max_guest: &str| {
+            memory(json!({"guest": guest, "maxGuest": max_guest}), &live)
+                .into_iter()
+                .map(|(f, m)| {
+                    assert_eq!(f, at);
+                    m
+                })
+                .collect::<Vec<_>>()
+        };
+        assert!(objection(json!("2Gi"), "8Gi").is_empty());
+        assert_eq!(
+            objection(json!("4Gi"), "2Gi"),
+            ["Guest memory is greater than the configured maxGuest memory"]
+        );
+        assert_eq!(
+            objection(json!("1001Mi"), "8Gi"),
+            ["Guest memory must be 2Mi aligned"]
+        );
+        assert_eq!(
+            objection(json!("2Gi"), "4097Mi"),
+            ["MaxGuest must be 2Mi aligned"]
+        );
+        assert_eq!(
+            objection(json!("512Mi"), "8Gi"),
+            ["Memory hotplug is only available for VMs with at least 1Gi of guest memory"]
+        );
+        // Without a guest size, the limit is the guest memory (KubeVirt's defaults).
+        assert_eq!(
+            memory(json!({"maxGuest": "1Gi"}), &live),
+            [(
+                at.to_string(),
+                "Guest memory is greater than the configured maxGuest memory".to_string()
+            )]
+        );
+        // Without live updates: no hotplug, but the guest memory stays within the limit.
+        let stage = ClusterProfile {
+            hotplug: None,
+            ..ClusterProfile::default()
+        };
+        assert!(memory(json!({"guest": "4Gi", "maxGuest": "2Gi"}), &live).len() == 1);
+        assert_eq!(
+            memory(json!({"guest": "4Gi", "maxGuest": "2Gi"}), &stage),
+            [(
+                at.to_string(),
+                format!(
+                    "{at} '4Gi' must be equal to or less than the memory limit \
+                     spec.template.spec.domain.resources.limits.memory '2Gi'"
+                )
+            )]
+        );
+        assert!(memory(json!({"guest": "1Gi"}), &stage).is_empty());
     }
 
     #[test]
