@@ -4,7 +4,9 @@
 //! The pass rules are those of the corpora's READMEs (copied beside the cases): normalization of
 //! Go's non-pointer-struct artifacts, comparison as data, and three allowances for values
 //! kvrender did not compute (quantity spellings, zero values the user wrote, the `default`
-//! namespace). Run one case with `cargo test --test conformance -- 0098`.
+//! namespace). `oracle/admit/` holds KubeVirt's whole answer to creating a VM, checked against
+//! `validate`'s `KV034` findings ([`check_admit`]). Run one case with
+//! `cargo test --test conformance -- 0098`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -20,7 +22,7 @@ fn main() {
     // kvrender (see its README); their test names start with `oracle::`.
     for (corpus, mode) in ["conformance", "oracle"]
         .into_iter()
-        .flat_map(|c| ["expand", "infer", "presets", "validate", "vmi"].map(|m| (c, m)))
+        .flat_map(|c| ["expand", "infer", "presets", "validate", "vmi", "admit"].map(|m| (c, m)))
     {
         let dir = testdata.join(corpus).join(mode);
         let Ok(entries) = std::fs::read_dir(&dir) else {
@@ -76,6 +78,13 @@ fn run_kvrender(args: &[&str], input: &Path) -> Run {
 
 fn run_case(mode: &str, case: &Path) -> Result<(), Failed> {
     let input = case.join("input.yaml");
+    if mode == "admit" {
+        let run = run_kvrender(
+            &["validate", "--no-default-catalog", "--format", "json"],
+            &input,
+        );
+        return check_admit(&read_one(&case.join("admit.yaml")), &run);
+    }
     let expected = read_one(&case.join("expected.yaml"));
     let input_vm = read_all(&input).pop().unwrap_or(Value::Null);
     match mode {
@@ -610,4 +619,128 @@ fn check_validate(expected: &Value, run: &Run) -> Result<(), Failed> {
     } else {
         Err(format!("refused, but no error names {missing:?}").into())
     }
+}
+
+/// The refusals of KubeVirt's VM webhook that `KV034` reports, by a part of their message.
+const KV034_MESSAGES: &[&str] = &[
+    "RunStrategy",
+    "Bus type virtio is invalid for CD-ROM",
+    "IDE bus is not supported",
+    "unrecognized bus",
+    "hard-disks do not support read-only",
+    "IOThreads are not supported for disks",
+    "can only be mapped to a DataVolume",
+    "must have a boot order > 0",
+    "already set for a different device",
+    "Input device can have only",
+    "Number of sockets in CPU topology is greater",
+    "SecureBoot requires SMM",
+    "IsolateEmulatorThread should be only set",
+    "exactly one binding method",
+    "more than one interface is connected to a pod network",
+    "Multus CNI should only have one default",
+    "Pod network cannot be defined when Multus",
+    "must not have the same Name",
+    "can only have a single target type",
+    "' not found",
+    "exactly one source type",
+    "every network must have a unique name",
+    "Only one interface can be connected",
+    "must be greater than or equal to",
+    "' is greater than",
+    "should be provided",
+    "must be an interger",
+    "must be equal to ",
+    "DedicatedCPUPlacement is true",
+    "when NUMA topology strategy is set",
+    " is used",
+    "page size",
+    "Memory hotplug",
+    "maxGuest memory",
+    "aligned",
+    "Guest memory must be configured",
+];
+
+/// Whether kvrender's message is KubeVirt's: the same, or followed by a few words of its own
+/// (in parentheses, or after a colon in place of KubeVirt's closing full stop).
+fn same_message(ours: &str, theirs: &str) -> bool {
+    ours == theirs
+        || ours.starts_with(&format!("{theirs} ("))
+        || theirs
+            .strip_suffix('.')
+            .is_some_and(|t| ours.starts_with(&format!("{t}:")))
+}
+
+/// KubeVirt's whole answer to a VM (`admit.yaml`: the mutating webhook, then the validating
+/// one) against `validate`'s `KV034` findings: an admitted VM has none, every refusal of a kind
+/// `KV034` covers is one of them, with KubeVirt's field and message, and when KubeVirt got that
+/// far and listed every cause (it lists ten at most), `KV034` reports nothing more.
+fn check_admit(admit: &Value, run: &Run) -> Result<(), Failed> {
+    if run.code != 0 && run.code != 1 {
+        return Err(format!("exit {}: {}", run.code, run.stderr).into());
+    }
+    let report: Value = serde_json::from_str(&run.stdout)
+        .map_err(|e| Failed::from(format!("stdout is not JSON: {e}")))?;
+    let ours: Vec<(&str, &str)> = report["findings"]
+        .as_array()
+        .ok_or("no `findings` list in the report")?
+        .iter()
+        .filter(|f| f["code"] == "KV034" && f["object"]["kind"] == "VirtualMachine")
+        .map(|f| {
+            (
+                f["field"].as_str().unwrap_or(""),
+                f["message"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    if admit["allowed"] == true {
+        return match ours.first() {
+            Some((field, message)) => {
+                Err(format!("KubeVirt admits the VM, but KV034 reports {field}: {message}").into())
+            }
+            None => Ok(()),
+        };
+    }
+    let causes = admit["causes"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+    let covered: Vec<(String, &str)> = causes
+        .iter()
+        .filter_map(|c| {
+            let message = c["message"].as_str()?;
+            KV034_MESSAGES.iter().any(|m| message.contains(m)).then(|| {
+                // KubeVirt's field for the I/O thread refusal repeats the disk list's path.
+                let field = c["field"]
+                    .as_str()
+                    .unwrap_or("")
+                    .replace(".devices.disks.domain.devices.disks[", ".devices.disks[");
+                (field, message)
+            })
+        })
+        .collect();
+    let missing: Vec<String> = covered
+        .iter()
+        .filter(|(field, message)| {
+            !ours
+                .iter()
+                .any(|(f, m)| f == field && same_message(m, message))
+        })
+        .map(|(field, message)| format!("{field}: {message}"))
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!("KubeVirt refuses, and KV034 does not report: {missing:?}").into());
+    }
+    if !covered.is_empty() && causes.len() < 10 {
+        let extra: Vec<String> = ours
+            .iter()
+            .filter(|(f, m)| {
+                !covered
+                    .iter()
+                    .any(|(field, message)| f == field && same_message(m, message))
+            })
+            .map(|(f, m)| format!("{f}: {m}"))
+            .collect();
+        if !extra.is_empty() {
+            return Err(format!("KV034 reports what KubeVirt does not: {extra:?}").into());
+        }
+    }
+    Ok(())
 }
