@@ -702,17 +702,24 @@ fn check_admit(admit: &Value, run: &Run) -> Result<(), Failed> {
         };
     }
     let causes = admit["causes"].as_array().map(Vec::as_slice).unwrap_or(&[]);
-    let covered: Vec<(String, &str)> = causes
+    let covered: Vec<(String, std::borrow::Cow<'_, str>)> = causes
         .iter()
         .filter_map(|c| {
             let message = c["message"].as_str()?;
             KV034_MESSAGES.iter().any(|m| message.contains(m)).then(|| {
-                // KubeVirt's field for the I/O thread refusal repeats the disk list's path.
+                // KubeVirt's field for the I/O thread refusal repeats the disk list's path, and
+                // its field and message for an interface's boot order below 1 leave out the
+                // interface list's; kvrender names the disk and the interface.
                 let field = c["field"]
                     .as_str()
                     .unwrap_or("")
                     .replace(".devices.disks.domain.devices.disks[", ".devices.disks[");
-                (field, message)
+                if field.starts_with("spec.template.spec[") {
+                    let to = "spec.template.spec.domain.devices.interfaces[";
+                    let field = field.replacen("spec.template.spec[", to, 1);
+                    return (field, message.replacen("spec.template.spec[", to, 1).into());
+                }
+                (field, message.into())
             })
         })
         .collect();

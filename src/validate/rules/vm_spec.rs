@@ -21,8 +21,8 @@
 //! - No disk asks for the `ide` bus or one KubeVirt does not know, no CD-ROM for `virtio`, no
 //!   SATA hard disk is read-only, and a disk with a dedicated I/O thread is on `virtio` (a disk
 //!   without a bus yet is not judged).
-//! - A LUN's volume is a PersistentVolumeClaim or a DataVolume, and the disks' boot orders are
-//!   at least 1 and distinct.
+//! - A LUN's volume is a PersistentVolumeClaim or a DataVolume, and the boot orders of disks
+//!   and interfaces are at least 1 and distinct.
 //! - An input device is a `tablet` on the `virtio` or `usb` bus, where the VM says.
 //! - A VM with a `maxSockets` has no more CPU sockets than that, counting the sockets KubeVirt's
 //!   defaults give a spec without a topology (one per CPU of the limit, else of the request).
@@ -412,7 +412,7 @@ fn instance_spec(spec: &Value, at: &str, written: Written, found: &mut Vec<(Stri
     }
     network_sources(at, &networks, found);
     buses(at, &disks, found);
-    disk_volumes_and_boot_order(at, &disks, &volumes, found);
+    disk_volumes_and_boot_order(at, &disks, &volumes, &interfaces, found);
     inputs(spec, at, found);
     sockets(spec, at, found);
     secure_boot(spec, at, written, found);
@@ -534,12 +534,13 @@ fn buses(at: &str, disks: &[(usize, &Value)], found: &mut Vec<(String, String)>)
     }
 }
 
-/// A LUN needs a PersistentVolumeClaim or DataVolume behind it, and a disk's boot order is at
-/// least 1 and its own.
+/// A LUN needs a PersistentVolumeClaim or DataVolume behind it, and a disk's or interface's
+/// boot order is at least 1 and its own (disks first, as KubeVirt counts them).
 fn disk_volumes_and_boot_order(
     at: &str,
     disks: &[(usize, &Value)],
     volumes: &[(usize, &Value)],
+    interfaces: &[(usize, &Value)],
     found: &mut Vec<(String, String)>,
 ) {
     // KubeVirt keeps the last volume of each name.
@@ -573,6 +574,24 @@ fn disk_volumes_and_boot_order(
             found.push((
                 format!("{disk_at}.bootOrder"),
                 format!("Boot order for {disk_at}.bootOrder already set for a different device."),
+            ));
+        }
+    }
+    for (i, iface) in interfaces {
+        let Some(order) = path::get(iface, &["bootOrder"]).and_then(Value::as_u64) else {
+            continue;
+        };
+        let iface_at = format!("{at}.domain.devices.interfaces[{i}]");
+        if order < 1 {
+            // KubeVirt's field and message here name `{at}[i]`; the interface is meant.
+            found.push((
+                format!("{iface_at}.bootOrder"),
+                format!("{iface_at} must have a boot order > 0, if supplied"),
+            ));
+        } else if !orders.insert(order) {
+            found.push((
+                format!("{iface_at}.bootOrder"),
+                format!("Boot order for {iface_at}.bootOrder already set for a different device."),
             ));
         }
     }
@@ -1313,6 +1332,35 @@ mod tests {
         .map(|(f, m)| (format!("{at}{f}"), m))
         .collect();
         assert_eq!(findings("VirtualMachine", spec), expected);
+
+        // Interfaces count after the disks.
+        let spec = vm(json!({
+            "domain": {"devices": {
+                "disks": [{"name": "a", "disk": {}, "bootOrder": 2}],
+                "interfaces": [
+                    {"name": "p", "masquerade": {}, "bootOrder": 2},
+                    {"name": "q", "bridge": {}, "bootOrder": 0},
+                    {"name": "r", "bridge": {}, "bootOrder": 3},
+                ],
+            }},
+            "volumes": [{"name": "a", "containerDisk": {"image": "x"}}],
+            "networks": [{"name": "p", "pod": {}}, {"name": "q", "multus": {"networkName": "q"}},
+                         {"name": "r", "multus": {"networkName": "r"}}],
+        }));
+        let at = "spec.template.spec.domain.devices.interfaces";
+        assert_eq!(
+            findings("VirtualMachine", spec),
+            [
+                (
+                    format!("{at}[0].bootOrder"),
+                    format!("Boot order for {at}[0].bootOrder already set for a different device.")
+                ),
+                (
+                    format!("{at}[1].bootOrder"),
+                    format!("{at}[1] must have a boot order > 0, if supplied")
+                ),
+            ]
+        );
     }
 
     #[test]
