@@ -45,10 +45,11 @@
 //! KubeVirt's webhook validates a copy of the VM with its instancetype, its preference and the
 //! cluster defaults applied, and so does this rule whenever the instancetype checks built that
 //! copy: a CD-ROM bus, a socket count or an SMM setting that comes from the preference or the
-//! instancetype is judged, and the finding says that the manifest alone would pass.
-//! When KubeVirt refuses the VM before that step (a conflict, say) the manifest is judged as
-//! written, and then SMM, which the preference may fill in, only where the VM turns it off
-//! itself. A VirtualMachineInstance is judged on its own spec, where the VMI defaults may still
+//! instancetype is judged, and the finding says that the manifest alone would pass. A VM
+//! that names neither is judged on its own spec, with the cluster defaults counted where they
+//! matter (sockets, CPU requests). When KubeVirt refuses the VM before that step (a conflict,
+//! say) the manifest is judged as written, and then SMM, which the preference may fill in, only
+//! where the VM turns it off itself. A VirtualMachineInstance is judged on its own spec, where the VMI defaults may still
 //! add SMM.
 //!
 //! A volume without a disk is fine: KubeVirt adds a disk for it, as `expand` shows. Networks
