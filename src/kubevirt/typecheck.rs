@@ -195,8 +195,8 @@ fn well_typed(v: &Value, ty: Ty) -> bool {
 
 /// The lists of the template spec whose items the rules read, with the item fields read: the
 /// dotted path, whether the list is in `domain.devices` (else in the spec itself), its key.
+/// (Disks are in the schema itself, names and all.)
 const LISTS: &[(&str, bool, &str, &Ty)] = &[
-    ("domain.devices.disks", true, "disks", &Ty::Struct(DISK)),
     (
         "domain.devices.interfaces",
         true,
@@ -213,30 +213,6 @@ const LISTS: &[(&str, bool, &str, &Ty)] = &[
     ),
     ("networks", false, "networks", &Ty::Struct(NAMED)),
     ("volumes", false, "volumes", &Ty::Struct(NAMED)),
-];
-
-const DISK_TARGET: &[Field] = &[
-    Field("bus", Ty::Str),
-    Field("readonly", Ty::Bool),
-    Field("pciAddress", Ty::Str),
-    Field("tray", Ty::Str),
-    Field("reservation", Ty::Bool),
-];
-
-const DISK: &[Field] = &[
-    Field("name", Ty::Str),
-    Field("disk", Ty::Struct(DISK_TARGET)),
-    Field("lun", Ty::Struct(DISK_TARGET)),
-    Field("cdrom", Ty::Struct(DISK_TARGET)),
-    Field("bootOrder", Ty::Uint32),
-    Field("serial", Ty::Str),
-    Field("dedicatedIOThread", Ty::Bool),
-    Field("cache", Ty::Str),
-    Field("io", Ty::Str),
-    Field("tag", Ty::Str),
-    Field("blockSize", Ty::OpaqueMap),
-    Field("shareable", Ty::Bool),
-    Field("errorPolicy", Ty::Str),
 ];
 
 const INTERFACE: &[Field] = &[

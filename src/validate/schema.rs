@@ -467,10 +467,45 @@ const RESOURCES: &[Field] = &[
     Field("overcommitGuestOverhead", Ty::Bool),
 ];
 
+const DISK_TARGET: &[Field] = &[
+    Field("bus", Ty::Str),
+    Field("readonly", Ty::Bool),
+    Field("pciAddress", Ty::Str),
+];
+const LUN_TARGET: &[Field] = &[
+    Field("bus", Ty::Str),
+    Field("readonly", Ty::Bool),
+    Field("reservation", Ty::Bool),
+];
+const CDROM_TARGET: &[Field] = &[
+    Field("bus", Ty::Str),
+    Field("readonly", Ty::Bool),
+    Field("tray", Ty::Str),
+];
+
+/// A disk (`Disk` with its inline `DiskDevice`): note `readonly`, all lower case, in its target,
+/// where a Kubernetes volume mount says `readOnly`.
+const DISK: &[Field] = &[
+    Field("name", Ty::Str),
+    Field("disk", Ty::Struct(DISK_TARGET)),
+    Field("lun", Ty::Struct(LUN_TARGET)),
+    Field("cdrom", Ty::Struct(CDROM_TARGET)),
+    Field("bootOrder", Ty::Uint32),
+    Field("serial", Ty::Str),
+    Field("dedicatedIOThread", Ty::Bool),
+    Field("cache", Ty::Str),
+    Field("io", Ty::Str),
+    Field("tag", Ty::Str),
+    Field("blockSize", Ty::OpaqueMap),
+    Field("shareable", Ty::Bool),
+    Field("errorPolicy", Ty::Str),
+    Field("changedBlockTracking", Ty::Bool),
+];
+
 const DEVICES: &[Field] = &[
     Field("useVirtioTransitional", Ty::Bool),
     Field("disableHotplug", Ty::Bool),
-    Field("disks", MAP_LIST),
+    Field("disks", Ty::List(&Ty::Struct(DISK))),
     Field("watchdog", Ty::OpaqueMap),
     Field("interfaces", MAP_LIST),
     Field("inputs", MAP_LIST),
@@ -637,6 +672,33 @@ mod tests {
                 suggestion: Some("dedicatedCpuPlacement"),
                 misplaced: None,
             }]
+        );
+    }
+
+    #[test]
+    fn a_disk_is_read_only_in_lower_case() {
+        // `readOnly`, as a Kubernetes volume mount spells it, is not a disk target's field.
+        let vm = json!({"spec": {"template": {"spec": {"domain": {"devices": {"disks": [
+            {"name": "a", "disk": {"bus": "virtio", "readonly": true}},
+            {"name": "b", "cdrom": {"readOnly": true}, "bootorder": 1}]}}}}}});
+        let mut out = Vec::new();
+        check(&vm, VIRTUAL_MACHINE, "", &mut out);
+        assert_eq!(
+            out,
+            vec![
+                Problem::Unknown {
+                    parent: "spec.template.spec.domain.devices.disks[1].cdrom".into(),
+                    key: "readOnly".into(),
+                    suggestion: Some("readonly"),
+                    misplaced: None,
+                },
+                Problem::Unknown {
+                    parent: "spec.template.spec.domain.devices.disks[1]".into(),
+                    key: "bootorder".into(),
+                    suggestion: Some("bootOrder"),
+                    misplaced: None,
+                },
+            ]
         );
     }
 

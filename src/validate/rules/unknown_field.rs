@@ -3,7 +3,7 @@
 //! ## What it checks
 //! Field names in instancetype and preference specs, in the parts of a VirtualMachine that
 //! instancetypes and preferences touch (`spec`, the matchers, `template.spec`, `domain`, `cpu`,
-//! `memory`, `resources`, `devices`, ...) and in the `metadata` of all three and of the VM's
+//! `memory`, `resources`, `devices`, the disks, ...) and in the `metadata` of all three and of the VM's
 //! template, against the json names of KubeVirt's Go types and of Kubernetes' `ObjectMeta`.
 //! The `metadata` of every other object (tool configuration aside) is checked against
 //! `ObjectMeta` too: its names and types are the same whatever the kind. Names are
@@ -15,7 +15,8 @@
 //! ## Why
 //! The API server prunes fields its schema does not know, without an error: the setting silently
 //! does nothing. The classic case is the instancetype spelling `dedicatedCPUPlacement` in a VM's
-//! `domain.cpu`, where the field is `dedicatedCpuPlacement`.
+//! `domain.cpu`, where the field is `dedicatedCpuPlacement`; another, a disk's `readOnly`, as a
+//! Kubernetes volume mount spells it, where KubeVirt's field is `readonly`.
 //!
 //! ## Example
 //! ```yaml

@@ -512,7 +512,7 @@ fn buses(at: &str, disks: &[(usize, &Value)], found: &mut Vec<(String, String)>)
             }
             "sata"
                 if target == "disk"
-                    && path::get(disk, &["disk", "readOnly"]) == Some(&Value::Bool(true)) =>
+                    && path::get(disk, &["disk", "readonly"]) == Some(&Value::Bool(true)) =>
             {
                 found.push((field, "sata hard-disks do not support read-only.".into()));
             }
@@ -1294,11 +1294,11 @@ mod tests {
         let spec = vm(json!({
             "domain": {"devices": {"disks": [
                 {"name": "a", "disk": {"bus": "floppy"}},
-                {"name": "b", "disk": {"bus": "sata", "readOnly": true}, "dedicatedIOThread": true},
-                {"name": "c", "disk": {"bus": "virtio", "readOnly": true}, "dedicatedIOThread": true},
+                {"name": "b", "disk": {"bus": "sata", "readonly": true}, "dedicatedIOThread": true},
+                {"name": "c", "disk": {"bus": "virtio", "readonly": true}, "dedicatedIOThread": true},
                 {"name": "d", "lun": {}, "bootOrder": 0},
                 {"name": "e", "lun": {"bus": "scsi"}, "bootOrder": 1},
-                {"name": "f", "cdrom": {"bus": "sata", "readOnly": true}, "bootOrder": 1},
+                {"name": "f", "cdrom": {"bus": "sata", "readonly": true}, "bootOrder": 1},
                 // No bus yet: KubeVirt judges it once one is chosen.
                 {"name": "g", "disk": {}, "dedicatedIOThread": true},
             ]}},
