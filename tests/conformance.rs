@@ -723,28 +723,30 @@ fn check_admit(admit: &Value, run: &Run) -> Result<(), Failed> {
             })
         })
         .collect();
-    let missing: Vec<String> = covered
-        .iter()
-        .filter(|(field, message)| {
-            !ours
-                .iter()
-                .any(|(f, m)| f == field && same_message(m, message))
-        })
-        .map(|(field, message)| format!("{field}: {message}"))
-        .collect();
+    // What `have` holds that `other` does not, as `field: message` lines; `ours_first` says
+    // which side's messages are kvrender's.
+    let unmatched = |have: &[(&str, &str)], other: &[(&str, &str)], ours_first: bool| {
+        have.iter()
+            .filter(|(f, m)| {
+                !other.iter().any(|(of, om)| {
+                    f == of
+                        && if ours_first {
+                            same_message(m, om)
+                        } else {
+                            same_message(om, m)
+                        }
+                })
+            })
+            .map(|(f, m)| format!("{f}: {m}"))
+            .collect::<Vec<_>>()
+    };
+    let theirs: Vec<(&str, &str)> = covered.iter().map(|(f, m)| (f.as_str(), &**m)).collect();
+    let missing = unmatched(&theirs, &ours, false);
     if !missing.is_empty() {
         return Err(format!("KubeVirt refuses, and KV034 does not report: {missing:?}").into());
     }
     if !covered.is_empty() && causes.len() < 10 {
-        let extra: Vec<String> = ours
-            .iter()
-            .filter(|(f, m)| {
-                !covered
-                    .iter()
-                    .any(|(field, message)| f == field && same_message(m, message))
-            })
-            .map(|(f, m)| format!("{f}: {m}"))
-            .collect();
+        let extra = unmatched(&ours, &theirs, true);
         if !extra.is_empty() {
             return Err(format!("KV034 reports what KubeVirt does not: {extra:?}").into());
         }
