@@ -29,7 +29,8 @@ fuzz_target!(|data: &[u8]| {
     };
     let loaded = load::parse_sources(&sources);
     let whole = engine::process(loaded.objects, &config, Placement::Build);
-    let stream = emit::yaml_stream_parts(&whole.items).concat();
+    // An expanded VM is printed on its worker: its item is then a stub, its text in `printed`.
+    let stream = emit::yaml_stream_parts_printed(&whole.items, whole.printed.clone()).concat();
     for d in &whole.diagnostics {
         let _ = emit::diagnostics::human_line(d);
     }
