@@ -638,13 +638,14 @@ fn sockets(spec: &Value, at: &str, found: &mut Vec<(String, String)>) {
     }
 }
 
-/// Whether KubeVirt's defaults could change what [`resources`] reads: the CPU request comes
-/// from the limit (or the cluster's default request), the topology from either.
+/// Whether [`resources`] or [`memory_hotplug`] could find anything in `spec`, so that it is
+/// worth a copy with KubeVirt's defaults applied (the CPU request comes from the limit, the
+/// topology from either, the guest memory from the request): a spec without resources, huge
+/// pages, a `maxGuest` or a dedicated, NUMA or realtime CPU has nothing they judge.
 fn reads_defaulted_resources(spec: &Value) -> bool {
     is_set(spec, &["domain", "resources"])
         || is_set(spec, &["domain", "memory", "hugepages"])
         || is_set(spec, &["domain", "memory", "maxGuest"])
-        || is_set(spec, &["domain", "memory", "guest"])
         || ["dedicatedCpuPlacement", "realtime", "numa"]
             .iter()
             .any(|k| is_set(spec, &["domain", "cpu", k]))
