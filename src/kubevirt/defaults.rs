@@ -72,7 +72,8 @@ fn set_machine_type(profile: &ClusterProfile, spec: &mut Value) {
     }
 }
 
-fn quantity_at(spec: &Value, p: &[&str]) -> Option<Quantity> {
+/// The quantity at `p`, as Go decodes it (`None` when absent, null or not a quantity).
+pub(crate) fn quantity_at(spec: &Value, p: &[&str]) -> Option<Quantity> {
     path::get(spec, p).and_then(Quantity::from_json)
 }
 

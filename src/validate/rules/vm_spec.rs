@@ -91,7 +91,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 
 use crate::diagnostic::{Diagnostic, Severity, codes};
-use crate::kubevirt::defaults;
+use crate::kubevirt::defaults::{self, quantity_at};
 use crate::kubevirt::profile::ClusterProfile;
 use crate::model::path::{self, is_set};
 use crate::model::quantity::{Format, Quantity};
@@ -158,9 +158,9 @@ pub fn check(
                 cpu_placement(applied, AT, &mut after);
                 resources(applied, AT, &mut after);
                 memory_hotplug(applied, AT, profile, &mut after);
-                if after.is_empty() {
-                    // Nothing KubeVirt refuses; what the manifest alone shows does not count.
-                } else {
+                // When KubeVirt refuses nothing, what the manifest alone shows does not count;
+                // otherwise it says which findings need no note.
+                if !after.is_empty() {
                     let mut own = Vec::new();
                     if let Some(template_spec) = template_spec {
                         instance_spec(template_spec, AT, Written::Exact, &mut own);
@@ -672,11 +672,7 @@ fn hugepages(spec: &Value, at: &str, req_mem: &Quantity, found: &mut Vec<(String
         ));
         return;
     };
-    let value = |p: &[&str]| {
-        path::get(spec, p)
-            .and_then(Quantity::from_json)
-            .map_or(0, |q| q.value())
-    };
+    let value = |p: &[&str]| quantity_at(spec, p).map_or(0, |q| q.value());
     let mut memory = req_mem.value();
     if memory == 0 {
         memory = value(&["domain", "memory", "guest"]);
@@ -706,15 +702,10 @@ fn hugepages(spec: &Value, at: &str, req_mem: &Quantity, found: &mut Vec<(String
 
 /// Without live updates, the guest memory stays within the memory limit.
 fn guest_within_limit(spec: &Value, at: &str, found: &mut Vec<(String, String)>) {
-    let quantity = |p: &[&str]| {
-        path::get(spec, p)
-            .filter(|v| !v.is_null())
-            .and_then(Quantity::from_json)
-    };
-    let Some(guest) = quantity(&["domain", "memory", "guest"]) else {
+    let Some(guest) = quantity_at(spec, &["domain", "memory", "guest"]) else {
         return;
     };
-    let limit = quantity(&["domain", "resources", "limits", "memory"])
+    let limit = quantity_at(spec, &["domain", "resources", "limits", "memory"])
         .unwrap_or_else(|| Quantity::new(0, Format::DecimalSi));
     if limit.value() != 0 && limit.value() < guest.value() {
         found.push((
@@ -741,15 +732,10 @@ fn memory_hotplug(
         guest_within_limit(spec, at, found);
         return;
     }
-    let Some(max_guest) = path::get(spec, &["domain", "memory", "maxGuest"])
-        .filter(|v| !v.is_null())
-        .and_then(Quantity::from_json)
-    else {
+    let Some(max_guest) = quantity_at(spec, &["domain", "memory", "maxGuest"]) else {
         return;
     };
-    let guest = path::get(spec, &["domain", "memory", "guest"])
-        .filter(|v| !v.is_null())
-        .and_then(Quantity::from_json);
+    let guest = quantity_at(spec, &["domain", "memory", "guest"]);
     let alignment =
         if path::str_at(spec, &["domain", "memory", "hugepages", "pageSize"]) == Some("1Gi") {
             GIB
@@ -807,9 +793,8 @@ fn defaulted_resources(
 /// CPU and memory requests and limits within their bounds, and what dedicated CPUs, a NUMA
 /// topology and realtime need. `spec` is the spec with KubeVirt's defaults applied.
 fn resources(spec: &Value, at: &str, found: &mut Vec<(String, String)>) {
-    let quantity = |kind: &str, resource: &str| {
-        path::get(spec, &["domain", "resources", kind, resource]).and_then(Quantity::from_json)
-    };
+    let quantity =
+        |kind: &str, resource: &str| quantity_at(spec, &["domain", "resources", kind, resource]);
     // Go reads an absent resource as a zero quantity, printed `0`.
     let zero = Quantity::new(0, Format::DecimalSi);
     let (req_cpu, lim_cpu) = (quantity("requests", "cpu"), quantity("limits", "cpu"));
@@ -882,7 +867,7 @@ fn resources(spec: &Value, at: &str, found: &mut Vec<(String, String)>) {
         .and_then(|n| n.get("guestMappingPassthrough"))
         .filter(|v| !v.is_null());
     if dedicated {
-        let guest = memory("guest").and_then(Quantity::from_json);
+        let guest = quantity_at(spec, &["domain", "memory", "guest"]);
         if lim_mem.is_zero()
             && req_mem.is_zero()
             && memory("hugepages").is_none()
