@@ -56,6 +56,9 @@ pub struct ClusterProfile {
     /// `disabledFeatureGates` lists it): the VM webhook takes `runStrategy: WaitAsReceiver` only
     /// then.
     pub wait_as_receiver: bool,
+    /// `developerConfiguration.featureGates` and `disabledFeatureGates`, when a configuration
+    /// was read; `None` (no configuration) leaves the alpha gates unknown.
+    pub gates: Option<Gates>,
     /// Fields of the configuration KubeVirt does not have, each with the nearest one it has:
     /// ignored, and reported as warnings by the commands that read the file.
     pub unknown_fields: Vec<(String, Option<&'static str>)>,
@@ -81,6 +84,24 @@ impl Default for Hotplug {
             max_guest: None,
         }
     }
+}
+
+/// The feature gates a configuration lists.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Gates {
+    /// `developerConfiguration.featureGates`.
+    pub enabled: Vec<String>,
+    /// `developerConfiguration.disabledFeatureGates`.
+    pub disabled: Vec<String>,
+}
+
+/// How far along a feature gate is, which decides whether it is on when nothing lists it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GateState {
+    /// Off unless `featureGates` lists it.
+    Alpha,
+    /// On unless `disabledFeatureGates` lists it (and `featureGates` does not).
+    Beta,
 }
 
 /// The annotation a KubeVirt resource carries to ask for even CPU parity with an isolated
@@ -109,6 +130,7 @@ impl Default for ClusterProfile {
             hotplug: Some(Hotplug::default()),
             emulator_thread_even_parity: false,
             wait_as_receiver: true,
+            gates: None,
             unknown_fields: Vec::new(),
         }
     }
@@ -181,6 +203,16 @@ impl ClusterProfile {
                 )
             })
             .collect()
+    }
+
+    /// Whether the feature gate `gate` is on (`featuregate.IsEnabled`): `None` when it is an
+    /// alpha gate and no configuration was read, since clusters that use the feature turn it on.
+    pub fn gate_on(&self, gate: &str, state: GateState) -> Option<bool> {
+        let Some(gates) = &self.gates else {
+            return (state == GateState::Beta).then_some(true);
+        };
+        let listed = |list: &[String]| list.iter().any(|g| g == gate);
+        Some(listed(&gates.enabled) || (state == GateState::Beta && !listed(&gates.disabled)))
     }
 
     /// The machine type for `arch` (KubeVirt's `GetMachineType`).
@@ -355,6 +387,10 @@ impl ClusterProfile {
                 .is_some_and(|a| a.contains_key(EVEN_PARITY_ANNOTATION));
         p.emulator_thread_even_parity = annotated && feature_gate_on(&config, "AlignCPUs")?;
         p.wait_as_receiver = beta_gate_on(&config, "DecentralizedLiveMigration")?;
+        p.gates = Some(Gates {
+            enabled: gate_list(&config, "featureGates")?,
+            disabled: gate_list(&config, "disabledFeatureGates")?,
+        });
         Ok(p)
     }
 }
@@ -402,6 +438,21 @@ fn hotplug(config: &Value, text: &TextAt<'_>) -> Result<Option<Hotplug>, String>
         h.max_guest = Some(q.to_string());
     }
     Ok(Some(h))
+}
+
+/// The gate names in `developerConfiguration.<field>` (other items are not names of gates).
+fn gate_list(config: &Value, field: &str) -> Result<Vec<String>, String> {
+    match path::get(config, &["developerConfiguration", field]) {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(gates)) => Ok(gates
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect()),
+        Some(_) => Err(format!(
+            "`spec.configuration.developerConfiguration.{field}` must be a list"
+        )),
+    }
 }
 
 /// Whether the alpha feature gate `gate` is on: listed in

@@ -59,16 +59,21 @@ pub fn is_dns_subdomain(name: &str) -> bool {
     name.len() <= 253 && matches_dns_subdomain(name)
 }
 
-/// A namespace: a DNS label (RFC 1123), 1 to 63 lowercase letters, digits and `-`, starting
-/// and ending with a letter or digit.
-pub fn is_dns_label(text: &[u8]) -> bool {
+/// `[a-z0-9]([-a-z0-9]*[a-z0-9])?`: a DNS label (RFC 1123) of any length but not empty.
+pub fn matches_dns_label(text: &[u8]) -> bool {
     let alnum = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
     match (text.first(), text.last()) {
-        (Some(first), Some(last)) if text.len() <= 63 => {
+        (Some(first), Some(last)) => {
             alnum(first) && alnum(last) && text.iter().all(|b| alnum(b) || *b == b'-')
         }
         _ => false,
     }
+}
+
+/// A namespace: a DNS label (RFC 1123), 1 to 63 lowercase letters, digits and `-`, starting
+/// and ending with a letter or digit.
+pub fn is_dns_label(text: &[u8]) -> bool {
+    text.len() <= 63 && matches_dns_label(text)
 }
 
 #[cfg(test)]

@@ -41,6 +41,25 @@
 //!   These and the two items above are judged with KubeVirt's defaults applied (a CPU limit
 //!   alone is the request too), on VMs only: presets may still add to a
 //!   VirtualMachineInstance's.
+//! - `hostname` is a DNS label and `subdomain` a DNS subdomain; `startStrategy` is `Paused`,
+//!   without a liveness probe; `ioThreadsPolicy` is `shared`, `auto` or `supplementalPool`
+//!   (with a thread count); CPU feature policies are libvirt's; the boot loader is EFI or BIOS,
+//!   not both; ACPI tables name Secret volumes; a sound device is `ich9` or `ac97` and named;
+//!   no video settings with the graphics device off; panic devices are `hyperv`, `isa` or
+//!   `pvpanic`, and not on s390x; a host disk volume has a path, a type KubeVirt knows, and a
+//!   capacity only with `DiskOrCreate` (in `settings`).
+//! - Launch security is one of SEV, SNP and TDX, on amd64 (s390x needs nothing more), with
+//!   UEFI, without Secure Boot for SEV and SNP, without persistent EFI variables for SNP and
+//!   TDX, without SMM for TDX, without bootable NICs, and with `startStrategy: Paused` for SEV
+//!   attestation.
+//! - Features behind feature gates (TDX, SEV, host devices, VSOCK, the reboot policy, reserved
+//!   memlock overhead, downward metrics, host disks, claims over virtiofs) are refused when the
+//!   cluster configuration (`--cluster-config`) leaves the gate off. Without a configuration the
+//!   beta gates count as on, as in KubeVirt, and the alpha ones as unknown: nothing is reported
+//!   for them, and what KubeVirt checks behind the gate is judged.
+//! - A VirtualMachineInstance also gets what the VMI webhook alone checks for its
+//!   architecture: the watchdog and video model each takes, and on arm64 UEFI,
+//!   `host-passthrough`, virtio or SCSI disks and no sound device.
 //!
 //! KubeVirt's webhook validates a copy of the VM with its instancetype, its preference and the
 //! cluster defaults applied, and so does this rule whenever the instancetype checks built that
@@ -98,11 +117,13 @@ use crate::model::quantity::{Format, Quantity};
 use crate::model::{Kind, Object};
 use crate::validate::Rule;
 
+mod settings;
+
 /// The rule.
 pub const RULE: Rule = Rule {
     code: codes::VM_SPEC,
     name: "vm-spec",
-    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a disk bus KubeVirt does not take (ide, unknown, virtio for a CD-ROM) or that does not fit the disk (read-only SATA, a dedicated I/O thread off virtio), a LUN that is not a claim, a boot order below 1 or used twice, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding, CPU or memory requests out of bounds, huge pages that do not divide the memory, dedicated CPUs, NUMA passthrough or realtime without what they need, memory hotplug without what it needs. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
+    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a disk bus KubeVirt does not take (ide, unknown, virtio for a CD-ROM) or that does not fit the disk (read-only SATA, a dedicated I/O thread off virtio), a LUN that is not a claim, a boot order below 1 or used twice, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding, CPU or memory requests out of bounds, huge pages that do not divide the memory, dedicated CPUs, NUMA passthrough or realtime without what they need, memory hotplug without what it needs, a host name, start strategy, I/O threads policy, CPU feature policy, boot loader, ACPI table, sound, video, panic device or host disk KubeVirt does not take, launch security without what it needs, a feature whose gate the cluster configuration leaves off. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
     severity: Severity::Warning,
 };
 
@@ -155,6 +176,7 @@ pub fn check(
             if let Some(applied) = applied {
                 let mut after = Vec::new();
                 instance_spec(applied, AT, Written::Exact, &mut after);
+                settings::check(applied, AT, profile, true, &mut after);
                 cpu_placement(applied, AT, &mut after);
                 resources(applied, AT, &mut after);
                 memory_hotplug(applied, AT, profile, &mut after);
@@ -164,6 +186,7 @@ pub fn check(
                     let mut own = Vec::new();
                     if let Some(template_spec) = template_spec {
                         instance_spec(template_spec, AT, Written::Exact, &mut own);
+                        settings::check(template_spec, AT, profile, true, &mut own);
                         cpu_placement(template_spec, AT, &mut own);
                         resources(template_spec, AT, &mut own);
                         memory_hotplug(template_spec, AT, profile, &mut own);
@@ -185,7 +208,20 @@ pub fn check(
                 } else {
                     Written::Exact
                 };
-                instance_spec(template_spec, AT, written, &mut found);
+                // KubeVirt validates the VM with a disk added for each volume without one,
+                // which counts when two volumes share a name: each gets a disk.
+                let defaulted;
+                let with_disks = if has_twin_volumes(template_spec) {
+                    let mut copy = template_spec.clone();
+                    defaults::set_default_volume_disks(&mut copy);
+                    defaulted = copy;
+                    &defaulted
+                } else {
+                    template_spec
+                };
+                instance_spec(with_disks, AT, written, &mut found);
+                let exact = written == Written::Exact;
+                settings::check(template_spec, AT, profile, exact, &mut found);
                 // An instancetype may set what the VM leaves out (dedicated CPUs).
                 if !is_set(spec, &["instancetype"]) {
                     cpu_placement(template_spec, AT, &mut found);
@@ -197,6 +233,8 @@ pub fn check(
             if let Some(spec @ Value::Object(_)) = obj.value.get("spec") {
                 // Its CPU and memory are not judged: presets may still add to them.
                 instance_spec(spec, "spec", Written::Only, &mut found);
+                settings::check(spec, "spec", profile, false, &mut found);
+                settings::per_architecture(spec, "spec", profile, &mut found);
                 cpu_placement(spec, "spec", &mut found);
             }
         }
@@ -209,6 +247,14 @@ pub fn check(
                 .with_object(obj.object_ref()),
         );
     }
+}
+
+/// Whether two of a spec's volumes share a name.
+fn has_twin_volumes(spec: &Value) -> bool {
+    let mut seen = HashSet::new();
+    items(spec, &["volumes"])
+        .iter()
+        .any(|(_, v)| !seen.insert(name(v)))
 }
 
 /// How a spec's absent values are read.
@@ -1119,9 +1165,12 @@ mod tests {
                 {"name": "d", "containerDisk": {"image": "x"}, "secret": null},
             ],
         }));
+        // KubeVirt gives each volume without a disk one of its name, so the two `a` volumes
+        // make two `a` disks as well.
         assert_eq!(
             fields("VirtualMachine", spec),
             [
+                "spec.template.spec.domain.devices.disks[1].name",
                 "spec.template.spec.volumes[1].name",
                 "spec.template.spec.volumes[2]",
                 "spec.template.spec.volumes[3]",

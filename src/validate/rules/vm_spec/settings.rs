@@ -1,0 +1,838 @@
+//! The part of `KV034` that judges a spec's settings outside its disks, networks, CPUs and
+//! memory: host name and subdomain, start strategy, I/O threads, CPU feature policies,
+//! firmware, sound, video and panic devices, launch security, the devices behind feature
+//! gates, and (for VirtualMachineInstances) what each architecture supports.
+//!
+//! Mirrors `ValidateVirtualMachineInstanceSpec`, `ValidateLaunchSecurityAmd64` and
+//! `ValidateVirtualMachineInstancePerArch` of KubeVirt d923fdb815. Where KubeVirt's field path
+//! is not where the setting lives (`spec.template.spec.acpi` for the firmware's ACPI tables,
+//! `spec.template.spec.Sound`, `spec.template.spec.video`, `spec.template.spec.HostDevices`,
+//! `spec.template.spec.launchSecurity`, `domain.ioThreads.count`), the finding names the
+//! field that holds it.
+
+use serde_json::Value;
+
+use crate::kubevirt::profile::{ClusterProfile, GateState};
+use crate::model::names;
+use crate::model::path::{self, is_set};
+use crate::model::quantity::Quantity;
+
+/// `ioThreadsPolicy` values.
+const IO_THREADS_POLICIES: [&str; 3] = ["shared", "auto", "supplementalPool"];
+/// CPU feature policies (an absent one is `""`).
+const CPU_FEATURE_POLICIES: [&str; 6] = ["", "force", "require", "optional", "disable", "forbid"];
+/// Panic device models.
+const PANIC_DEVICE_MODELS: [&str; 3] = ["hyperv", "isa", "pvpanic"];
+/// What Kubernetes says of a string that is not a DNS label.
+const DNS_LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric \
+     characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  \
+     or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+/// What Kubernetes says of a string that is not a DNS subdomain.
+const DNS_SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case \
+     alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character \
+     (e.g. 'example.com', regex used for validation is \
+     '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+
+type Found = Vec<(String, String)>;
+
+/// The architecture a spec runs on: its own, else the cluster's default (KubeVirt's mutating
+/// webhooks write it in).
+pub(super) fn architecture<'a>(spec: &'a Value, profile: &'a ClusterProfile) -> &'a str {
+    match path::str_at(spec, &["architecture"]) {
+        Some(arch) if !arch.is_empty() => arch,
+        _ => &profile.default_architecture,
+    }
+}
+
+/// The settings checks of `ValidateVirtualMachineInstanceSpec`, on the spec at `at`. `exact`
+/// says the spec is what KubeVirt validates; otherwise a preference or preset may still give it
+/// UEFI, and its absence is not judged.
+pub(super) fn check(
+    spec: &Value,
+    at: &str,
+    profile: &ClusterProfile,
+    exact: bool,
+    found: &mut Found,
+) {
+    let domain = spec.get("domain").unwrap_or(&Value::Null);
+    let devices = domain.get("devices").unwrap_or(&Value::Null);
+    names_in_dns(spec, at, found);
+    firmware_acpi(spec, at, found);
+    cpu_feature_policies(domain, at, found);
+    start_strategy(spec, at, found);
+    io_threads(domain, at, found);
+    if let Some(bootloader) = path::get(domain, &["firmware", "bootloader"])
+        && is_set(bootloader, &["efi"])
+        && is_set(bootloader, &["bios"])
+    {
+        let field = format!("{at}.domain.firmware.bootloader");
+        found.push((
+            field.clone(),
+            format!("{field} has both EFI and BIOS configured, but they are mutually exclusive."),
+        ));
+    }
+    gated_devices(domain, at, profile, found);
+    virtiofs_storage(spec, devices, at, profile, found);
+    if is_set(devices, &["downwardMetrics"]) && off(profile, "DownwardMetrics") {
+        found.push((
+            format!("{at}.domain.devices.downwardMetrics"),
+            "downwardMetrics virtio serial is not allowed: DownwardMetrics feature gate is not \
+             enabled"
+                .into(),
+        ));
+    }
+    volumes(spec, at, profile, found);
+    if let Some(sound @ Value::Object(_)) = devices.get("sound") {
+        let field = format!("{at}.domain.devices.sound");
+        let model = path::str_at(sound, &["model"]).unwrap_or("");
+        if !["", "ich9", "ac97"].contains(&model) {
+            found.push((
+                field.clone(),
+                "Sound device type is not supported. Options: 'ich9' or 'ac97'".into(),
+            ));
+        }
+        // Without a name at all, the API server refuses the object first (`KV004`).
+        if path::str_at(sound, &["name"]) == Some("") {
+            found.push((field, "Sound device requires a name field.".into()));
+        }
+    }
+    launch_security(spec, domain, at, profile, exact, found);
+    if is_set(devices, &["video"]) && devices.get("autoattachGraphicsDevice") == Some(&false.into())
+    {
+        found.push((
+            format!("{at}.domain.devices.video"),
+            "Video configuration is not allowed when autoattachGraphicsDevice is set to false"
+                .into(),
+        ));
+    }
+    panic_devices(spec, devices, at, profile, found);
+}
+
+/// `hostname` is a DNS label and `subdomain` a DNS subdomain, in Kubernetes' words.
+fn names_in_dns(spec: &Value, at: &str, found: &mut Found) {
+    if let Some(host) = path::str_at(spec, &["hostname"]).filter(|h| !h.is_empty()) {
+        let mut errors = Vec::new();
+        if host.len() > 63 {
+            errors.push("must be no more than 63 characters");
+        }
+        if !names::matches_dns_label(host.as_bytes()) {
+            // A valid subdomain that is not a label has dots (the length is reported above).
+            errors.push(if names::matches_dns_subdomain(host) {
+                "must not contain dots"
+            } else {
+                DNS_LABEL_MSG
+            });
+        }
+        if !errors.is_empty() {
+            let field = format!("{at}.hostname");
+            let message = format!(
+                "{field} does not conform to the kubernetes DNS_LABEL rules : {}",
+                errors.join(", ")
+            );
+            found.push((field, message));
+        }
+    }
+    if let Some(sub) = path::str_at(spec, &["subdomain"]).filter(|s| !s.is_empty()) {
+        let mut errors = Vec::new();
+        if sub.len() > 253 {
+            errors.push("must be no more than 253 characters");
+        }
+        if !names::matches_dns_subdomain(sub) {
+            errors.push(DNS_SUBDOMAIN_MSG);
+        }
+        if !errors.is_empty() {
+            let field = format!("{at}.subdomain");
+            let message = format!(
+                "{field} does not conform to the kubernetes DNS_SUBDOMAIN rules : {}",
+                errors.join(", ")
+            );
+            found.push((field, message));
+        }
+    }
+}
+
+/// ACPI tables name at least one volume, and each named one is a Secret volume.
+fn firmware_acpi(spec: &Value, at: &str, found: &mut Found) {
+    let Some(acpi @ Value::Object(_)) = path::get(spec, &["domain", "firmware", "acpi"]) else {
+        return;
+    };
+    let field = format!("{at}.domain.firmware.acpi");
+    let refs: Vec<(&str, &str)> = ["slicNameRef", "msdmNameRef"]
+        .into_iter()
+        .filter_map(|key| Some((key, path::str_at(acpi, &[key]).filter(|r| !r.is_empty())?)))
+        .collect();
+    if refs.is_empty() {
+        found.push((
+            field,
+            "ACPI was set but no SLIC nor MSDM volume reference was set".into(),
+        ));
+        return;
+    }
+    let volumes = path::get(spec, &["volumes"]).and_then(Value::as_array);
+    for (key, name) in refs {
+        // The first volume of the name decides.
+        let volume = volumes
+            .into_iter()
+            .flatten()
+            .find(|v| path::str_at(v, &["name"]).unwrap_or("") == name);
+        let message = match volume {
+            Some(v) if is_set(v, &["secret"]) => continue,
+            Some(_) => format!("{field} refers to Volume of unsupported type."),
+            None => format!("{field} does not have a matching Volume."),
+        };
+        found.push((format!("{field}.{key}"), message));
+    }
+}
+
+/// Each CPU feature's policy is one libvirt knows.
+fn cpu_feature_policies(domain: &Value, at: &str, found: &mut Found) {
+    let features = path::get(domain, &["cpu", "features"]).and_then(Value::as_array);
+    for (i, feature) in features.into_iter().flatten().enumerate() {
+        let policy = path::str_at(feature, &["policy"]).unwrap_or("");
+        if !CPU_FEATURE_POLICIES.contains(&policy) {
+            let name = path::str_at(feature, &["name"]).unwrap_or("");
+            found.push((
+                format!("{at}.domain.cpu.features[{i}].policy"),
+                format!("CPU feature {name} uses policy {policy} that is not supported."),
+            ));
+        }
+    }
+}
+
+/// `startStrategy` is `Paused`, and a paused VM has no liveness probe.
+fn start_strategy(spec: &Value, at: &str, found: &mut Found) {
+    let Some(strategy) = spec.get("startStrategy").and_then(Value::as_str) else {
+        return;
+    };
+    let field = format!("{at}.startStrategy");
+    if strategy != "Paused" {
+        let message = format!("{field} is set with an unrecognized option: {strategy}");
+        found.push((field, message));
+    } else if is_set(spec, &["livenessProbe"]) {
+        let message = format!(
+            "either {field} or {at}.livenessProbe should be provided.Pausing VMI with \
+             LivenessProbe is not supported"
+        );
+        found.push((field, message));
+    }
+}
+
+/// `ioThreadsPolicy` is one KubeVirt knows, and `supplementalPool` comes with a thread count.
+fn io_threads(domain: &Value, at: &str, found: &mut Found) {
+    let Some(policy) = domain.get("ioThreadsPolicy").and_then(Value::as_str) else {
+        return;
+    };
+    if !IO_THREADS_POLICIES.contains(&policy) {
+        found.push((
+            format!("{at}.domain.ioThreadsPolicy"),
+            format!("Invalid IOThreadsPolicy ({policy})"),
+        ));
+    }
+    let count = path::get(domain, &["ioThreads", "supplementalPoolThreadCount"])
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    if policy == "supplementalPool" && count < 1 {
+        found.push((
+            format!("{at}.domain.ioThreads.supplementalPoolThreadCount"),
+            "the number of iothreads needs to be set and positive for the dedicated policy".into(),
+        ));
+    }
+}
+
+/// Whether the cluster profile says the alpha feature gate `gate` is off.
+fn off(profile: &ClusterProfile, gate: &str) -> bool {
+    profile.gate_on(gate, GateState::Alpha) == Some(false)
+}
+
+/// Downward metrics and host disk volumes need their feature gates, and a host disk names a
+/// path, a type KubeVirt knows, and a capacity only when it may create the image.
+fn volumes(spec: &Value, at: &str, profile: &ClusterProfile, found: &mut Found) {
+    let volumes = path::get(spec, &["volumes"]).and_then(Value::as_array);
+    for (i, volume) in volumes.into_iter().flatten().enumerate() {
+        let volume_at = format!("{at}.volumes[{i}]");
+        if is_set(volume, &["downwardMetrics"]) && off(profile, "DownwardMetrics") {
+            found.push((
+                volume_at.clone(),
+                "downwardMetrics disks are not allowed: DownwardMetrics feature gate is not \
+                 enabled."
+                    .into(),
+            ));
+        }
+        let Some(host_disk @ Value::Object(_)) = volume.get("hostDisk") else {
+            continue;
+        };
+        if off(profile, "HostDisk") {
+            found.push((
+                volume_at.clone(),
+                "HostDisk feature gate is not enabled".into(),
+            ));
+        }
+        // Without `path` or `type` at all, the API server refuses the object first (`KV004`).
+        if path::str_at(host_disk, &["path"]) == Some("") {
+            let field = format!("{volume_at}.hostDisk.path");
+            let message = format!("{field} is required for hostDisk volume");
+            found.push((field, message));
+        }
+        let kind = path::str_at(host_disk, &["type"]);
+        let type_at = format!("{volume_at}.hostDisk.type");
+        if let Some(kind) = kind.filter(|k| !["Disk", "DiskOrCreate"].contains(k)) {
+            found.push((
+                type_at.clone(),
+                format!(
+                    "{type_at} has invalid value '{kind}', allowed are 'Disk' or 'DiskOrCreate'"
+                ),
+            ));
+        }
+        let capacity = host_disk.get("capacity").and_then(Quantity::from_json);
+        if kind == Some("Disk") && capacity.is_some_and(|c| !c.is_zero()) {
+            let field = format!("{volume_at}.hostDisk.capacity");
+            let message =
+                format!("{field} is allowed to pass only with {type_at} equal to 'DiskOrCreate'");
+            found.push((field, message));
+        }
+    }
+}
+
+/// Devices and settings that need a feature gate, when the cluster profile says it is off.
+fn gated_devices(domain: &Value, at: &str, profile: &ClusterProfile, found: &mut Found) {
+    let off = |gate, state| profile.gate_on(gate, state) == Some(false);
+    // An empty list is left out when KubeVirt decodes and encodes the VM on its way.
+    let host_devices = path::get(domain, &["devices", "hostDevices"]).and_then(Value::as_array);
+    if host_devices.is_some_and(|l| !l.is_empty()) && off("HostDevices", GateState::Alpha) {
+        found.push((
+            format!("{at}.domain.devices.hostDevices"),
+            "Host Devices feature gate is not enabled in kubevirt-config".into(),
+        ));
+    }
+    if path::get(domain, &["devices", "autoattachVSOCK"]) == Some(&true.into())
+        && off("VSOCK", GateState::Alpha)
+    {
+        found.push((
+            format!("{at}.domain.devices.autoattachVSOCK"),
+            "VSOCK feature gate is not enabled in kubevirt-config".into(),
+        ));
+    }
+    if is_set(domain, &["rebootPolicy"]) && off("RebootPolicy", GateState::Beta) {
+        found.push((
+            format!("{at}.domain.rebootPolicy"),
+            "RebootPolicy is specified but the RebootPolicy feature gate is not enabled".into(),
+        ));
+    }
+    if is_set(domain, &["memory", "reservedOverhead"])
+        && off("ReservedOverheadMemlock", GateState::Alpha)
+    {
+        found.push((
+            format!("{at}.domain.memory.reservedOverhead"),
+            "Reserved overhead memlock feature gate is not enabled in kubevirt-config".into(),
+        ));
+    }
+}
+
+/// A filesystem shared over virtiofs from a claim or a DataVolume needs the
+/// `EnableVirtioFsStorageVolumes` gate (one finding per such filesystem, as KubeVirt gives).
+fn virtiofs_storage(
+    spec: &Value,
+    devices: &Value,
+    at: &str,
+    profile: &ClusterProfile,
+    found: &mut Found,
+) {
+    let Some(filesystems) = devices.get("filesystems").and_then(Value::as_array) else {
+        return;
+    };
+    if profile.gate_on("EnableVirtioFsStorageVolumes", GateState::Alpha) != Some(false) {
+        return;
+    }
+    let volumes = path::get(spec, &["volumes"]).and_then(Value::as_array);
+    for fs in filesystems {
+        let name = path::str_at(fs, &["name"]).unwrap_or("");
+        // The last volume of the name counts, as in KubeVirt's map of volumes by name.
+        let volume = volumes
+            .into_iter()
+            .flatten()
+            .rfind(|v| path::str_at(v, &["name"]).unwrap_or("") == name);
+        if volume
+            .is_some_and(|v| is_set(v, &["persistentVolumeClaim"]) || is_set(v, &["dataVolume"]))
+        {
+            found.push((
+                format!("{at}.domain.devices.filesystems"),
+                "virtiofs is not allowed: virtiofs feature gate is not enabled for PVC".into(),
+            ));
+        }
+    }
+}
+
+/// SEV, SNP and TDX: one at a time, on amd64 (or s390x, which needs nothing more), with its
+/// feature gate, with UEFI, and with the firmware settings and boot devices each supports.
+fn launch_security(
+    spec: &Value,
+    domain: &Value,
+    at: &str,
+    profile: &ClusterProfile,
+    exact: bool,
+    found: &mut Found,
+) {
+    let Some(ls @ Value::Object(_)) = domain.get("launchSecurity") else {
+        return;
+    };
+    let field = format!("{at}.domain.launchSecurity");
+    match architecture(spec, profile) {
+        "amd64" => {}
+        "s390x" => return,
+        arch => {
+            found.push((
+                format!("{at}.architecture"),
+                format!("No launchSecurity support for architecture: {arch}"),
+            ));
+            return;
+        }
+    }
+    let (sev, snp, tdx) = (
+        is_set(ls, &["sev"]),
+        is_set(ls, &["snp"]),
+        is_set(ls, &["tdx"]),
+    );
+    let chosen = match (sev, snp, tdx) {
+        (true, false, false) => "SEV",
+        (false, true, false) => "SNP",
+        (false, false, true) => "TDX",
+        _ => {
+            found.push((
+                field,
+                "One and only one launchSecurity type can be set".into(),
+            ));
+            return;
+        }
+    };
+    let (gate, state) = if tdx {
+        ("WorkloadEncryptionTDX", GateState::Alpha)
+    } else {
+        ("WorkloadEncryptionSEV", GateState::Beta)
+    };
+    if profile.gate_on(gate, state) == Some(false) {
+        found.push((
+            field,
+            format!("{gate} feature gate is not enabled in kubevirt-config"),
+        ));
+        return;
+    }
+    let smm = path::get(domain, &["features", "smm"]).filter(|v| !v.is_null());
+    if tdx && smm.is_some_and(|s| s.get("enabled") != Some(&false.into())) {
+        found.push((field.clone(), "TDX does not work along with SMM".into()));
+    }
+    match path::get(domain, &["firmware", "bootloader", "efi"]).filter(|v| !v.is_null()) {
+        None if exact => found.push((field.clone(), format!("{chosen} requires OVMF (UEFI)"))),
+        None => {}
+        Some(efi) => {
+            if (sev || snp) && efi.get("secureBoot") != Some(&false.into()) {
+                found.push((
+                    field.clone(),
+                    format!("{chosen} does not work along with SecureBoot"),
+                ));
+            }
+            if (snp || tdx) && efi.get("persistent") == Some(&true.into()) {
+                found.push((
+                    field.clone(),
+                    format!("{chosen} does not work along with Persistent EFI variables"),
+                ));
+            }
+        }
+    }
+    if sev
+        && spec.get("startStrategy").and_then(Value::as_str) != Some("Paused")
+        && is_set(ls, &["sev", "attestation"])
+    {
+        found.push((
+            field.clone(),
+            "SEV attestation requires VMI StartStrategy 'Paused'".into(),
+        ));
+    }
+    let interfaces = path::get(domain, &["devices", "interfaces"]).and_then(Value::as_array);
+    for iface in interfaces.into_iter().flatten() {
+        if is_set(iface, &["bootOrder"]) {
+            let name = path::str_at(iface, &["name"]).unwrap_or("");
+            found.push((
+                field.clone(),
+                format!("{chosen} does not work with bootable NICs: {name}"),
+            ));
+        }
+    }
+}
+
+/// Panic devices are not for s390x, and each model is one KubeVirt knows.
+fn panic_devices(
+    spec: &Value,
+    devices: &Value,
+    at: &str,
+    profile: &ClusterProfile,
+    found: &mut Found,
+) {
+    let Some(list) = devices
+        .get("panicDevices")
+        .and_then(Value::as_array)
+        .filter(|l| !l.is_empty())
+    else {
+        return;
+    };
+    let field = format!("{at}.domain.devices.panicDevices");
+    if architecture(spec, profile) == "s390x" {
+        found.push((
+            field.clone(),
+            "custom panic devices are not supported on s390x architecture".into(),
+        ));
+    }
+    for (i, device) in list.iter().enumerate() {
+        if let Some(model) = path::str_at(device, &["model"])
+            && !PANIC_DEVICE_MODELS.contains(&model)
+        {
+            found.push((
+                format!("{field}[{i}].model"),
+                format!("invalid PanicDeviceModel({model})"),
+            ));
+        }
+    }
+}
+
+/// What the VirtualMachineInstance webhook alone checks for each architecture
+/// (`ValidateVirtualMachineInstancePerArch`): watchdogs, video models, and on arm64 the boot
+/// firmware, CPU model, disk buses and sound.
+pub(super) fn per_architecture(
+    spec: &Value,
+    at: &str,
+    profile: &ClusterProfile,
+    found: &mut Found,
+) {
+    let devices = path::get(spec, &["domain", "devices"]).unwrap_or(&Value::Null);
+    let watchdog = devices.get("watchdog").filter(|w| w.is_object());
+    let video = devices
+        .get("video")
+        .filter(|v| v.is_object())
+        .map(|v| path::str_at(v, &["type"]).unwrap_or(""));
+    let arch = architecture(spec, profile);
+    let video_types: &[&str] = match arch {
+        "amd64" => &["vga", "cirrus", "virtio", "ramfb", "bochs"],
+        "arm64" => &["virtio", "ramfb"],
+        "s390x" => &["virtio"],
+        other => {
+            found.push((
+                format!("{at}.architecture"),
+                format!("unsupported architecture: {other}"),
+            ));
+            return;
+        }
+    };
+    let watchdog_at = format!("{at}.domain.devices.watchdog");
+    if let Some(w) = watchdog {
+        let (i6300, diag) = (is_set(w, &["i6300esb"]), is_set(w, &["diag288"]));
+        match arch {
+            "amd64" if !i6300 || diag => found.push((
+                watchdog_at,
+                "amd64 only supports I6300ESB watchdog device".into(),
+            )),
+            "s390x" if !diag || i6300 => found.push((
+                watchdog_at,
+                "s390x only supports Diag288 watchdog device".into(),
+            )),
+            _ => {}
+        }
+    }
+    if arch == "arm64" {
+        arm64(spec, devices, at, found);
+    }
+    if let Some(kind) = video
+        && !video_types.contains(&kind)
+    {
+        found.push((
+            format!("{at}.domain.devices.video.type"),
+            format!("video model '{kind}' is not supported on {arch} architecture"),
+        ));
+    }
+}
+
+/// `ValidateVirtualMachineInstanceArm64Setting`, but for the video model.
+fn arm64(spec: &Value, devices: &Value, at: &str, found: &mut Found) {
+    if is_set(spec, &["domain", "firmware", "bootloader", "bios"]) {
+        found.push((
+            format!("{at}.domain.firmware.bootloader.bios"),
+            "Arm64 does not support bios boot, please change to uefi boot".into(),
+        ));
+    }
+    let model = path::str_at(spec, &["domain", "cpu", "model"]).unwrap_or("");
+    if !model.is_empty() && model != "host-passthrough" {
+        found.push((
+            format!("{at}.domain.cpu.model"),
+            "currently, host-passthrough is the only model supported on Arm64".into(),
+        ));
+    }
+    let disks = devices.get("disks").and_then(Value::as_array);
+    for (i, disk) in disks.into_iter().flatten().enumerate() {
+        for target in ["disk", "cdrom", "lun"] {
+            let Some(t) = disk.get(target).filter(|t| !t.is_null()) else {
+                continue;
+            };
+            let bus = path::str_at(t, &["bus"]).unwrap_or("");
+            if !["", "virtio", "scsi"].contains(&bus) {
+                found.push((
+                    format!("{at}.domain.devices.disks[{i}].{target}.bus"),
+                    "Arm64 not support this disk bus type, please use virtio or scsi".into(),
+                ));
+            }
+        }
+    }
+    if devices.get("watchdog").is_some_and(|w| !w.is_null()) {
+        found.push((
+            format!("{at}.domain.devices.watchdog"),
+            "Arm64 not support Watchdog device".into(),
+        ));
+    }
+    if devices.get("sound").is_some_and(|s| !s.is_null()) {
+        found.push((
+            format!("{at}.domain.devices.sound"),
+            "Arm64 not support sound device".into(),
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn run(spec: Value, profile: &ClusterProfile) -> Vec<(String, String)> {
+        let mut found = Vec::new();
+        check(&spec, "spec", profile, true, &mut found);
+        found
+    }
+
+    fn configured(gates: &[&str], disabled: &[&str]) -> ClusterProfile {
+        let config = json!({"developerConfiguration": {
+            "featureGates": gates, "disabledFeatureGates": disabled}});
+        ClusterProfile::from_kubevirt(&config).expect("a configuration")
+    }
+
+    #[test]
+    fn host_names_follow_kubernetes_dns_rules_and_words() {
+        let found = run(
+            json!({"hostname": "web.example"}),
+            &ClusterProfile::default(),
+        );
+        assert_eq!(
+            found,
+            [(
+                "spec.hostname".to_string(),
+                "spec.hostname does not conform to the kubernetes DNS_LABEL rules : must not \
+                 contain dots"
+                    .to_string()
+            )]
+        );
+        let long = "a".repeat(64);
+        let found = run(json!({"hostname": long}), &ClusterProfile::default());
+        assert!(found[0].1.ends_with(": must be no more than 63 characters"));
+        let found = run(json!({"subdomain": "Web"}), &ClusterProfile::default());
+        assert!(found[0].1.contains(DNS_SUBDOMAIN_MSG), "{found:?}");
+        for fine in [
+            json!({"hostname": "web-1", "subdomain": "a.b"}),
+            json!({"hostname": ""}),
+        ] {
+            assert_eq!(run(fine, &ClusterProfile::default()), []);
+        }
+    }
+
+    #[test]
+    fn acpi_tables_name_secret_volumes() {
+        let spec = |acpi: Value| {
+            json!({"domain": {"firmware": {"acpi": acpi}},
+                   "volumes": [{"name": "slic", "secret": {"secretName": "s"}},
+                               {"name": "msdm", "configMap": {"name": "c"}}]})
+        };
+        let p = ClusterProfile::default();
+        assert_eq!(run(spec(json!({"slicNameRef": "slic"})), &p), []);
+        let found = run(spec(json!({})), &p);
+        assert_eq!(found[0].0, "spec.domain.firmware.acpi");
+        let found = run(
+            spec(json!({"slicNameRef": "gone", "msdmNameRef": "msdm"})),
+            &p,
+        );
+        let fields: Vec<&str> = found.iter().map(|(f, _)| f.as_str()).collect();
+        assert_eq!(
+            fields,
+            [
+                "spec.domain.firmware.acpi.slicNameRef",
+                "spec.domain.firmware.acpi.msdmNameRef"
+            ]
+        );
+        assert!(found[0].1.ends_with("does not have a matching Volume."));
+        assert!(
+            found[1]
+                .1
+                .ends_with("refers to Volume of unsupported type.")
+        );
+    }
+
+    #[test]
+    fn alpha_gates_count_only_when_a_configuration_says_so() {
+        let spec = json!({"domain": {"launchSecurity": {"tdx": {}},
+                                     "firmware": {"bootloader": {"efi": {"secureBoot": false}}},
+                                     "devices": {"autoattachVSOCK": true}}});
+        // Unknown without a configuration: the checks behind the gate run, and pass.
+        assert_eq!(run(spec.clone(), &ClusterProfile::default()), []);
+        let found = run(spec.clone(), &configured(&[], &[]));
+        let messages: Vec<&str> = found.iter().map(|(_, m)| m.as_str()).collect();
+        assert_eq!(
+            messages,
+            [
+                "VSOCK feature gate is not enabled in kubevirt-config",
+                "WorkloadEncryptionTDX feature gate is not enabled in kubevirt-config"
+            ]
+        );
+        assert_eq!(
+            run(spec, &configured(&["VSOCK", "WorkloadEncryptionTDX"], &[])),
+            []
+        );
+        // A beta gate is on unless disabled, with or without a configuration.
+        let sev = json!({"domain": {"launchSecurity": {"sev": {}}}});
+        let found = run(sev.clone(), &ClusterProfile::default());
+        assert_eq!(found[0].1, "SEV requires OVMF (UEFI)");
+        let found = run(sev, &configured(&[], &["WorkloadEncryptionSEV"]));
+        assert_eq!(
+            found[0].1,
+            "WorkloadEncryptionSEV feature gate is not enabled in kubevirt-config"
+        );
+    }
+
+    #[test]
+    fn launch_security_wants_one_type_uefi_and_what_each_supports() {
+        let p = ClusterProfile::default();
+        let messages =
+            |spec: Value| -> Vec<String> { run(spec, &p).into_iter().map(|(_, m)| m).collect() };
+        assert_eq!(
+            messages(json!({"domain": {"launchSecurity": {"sev": {}, "snp": {}}}})),
+            ["One and only one launchSecurity type can be set"]
+        );
+        assert_eq!(
+            messages(json!({"domain": {
+                "launchSecurity": {"snp": {}},
+                "firmware": {"bootloader": {"efi": {"persistent": true}}},
+                "devices": {"interfaces": [{"name": "default", "bootOrder": 1}]}}})),
+            [
+                "SNP does not work along with SecureBoot",
+                "SNP does not work along with Persistent EFI variables",
+                "SNP does not work with bootable NICs: default"
+            ]
+        );
+        assert_eq!(
+            messages(json!({"startStrategy": "Paused", "domain": {
+                "launchSecurity": {"sev": {"attestation": {}}},
+                "firmware": {"bootloader": {"efi": {"secureBoot": false}}}}})),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            messages(json!({"architecture": "arm64",
+                            "domain": {"launchSecurity": {"sev": {}}}})),
+            ["No launchSecurity support for architecture: arm64"]
+        );
+        assert_eq!(
+            messages(json!({"architecture": "s390x", "domain": {"launchSecurity": {}}})),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn start_strategy_io_threads_cpu_features_firmware_and_devices() {
+        let spec = json!({
+            "startStrategy": "Paused",
+            "livenessProbe": {"tcpSocket": {"port": 22}},
+            "domain": {
+                "ioThreadsPolicy": "supplementalPool",
+                "cpu": {"features": [{"name": "vmx", "policy": "require"},
+                                     {"name": "pcid", "policy": "Require"}]},
+                "firmware": {"bootloader": {"bios": {}, "efi": {}}},
+                "devices": {"sound": {"name": "", "model": "ich9"},
+                            "video": {"type": "vga"}, "autoattachGraphicsDevice": false,
+                            "panicDevices": [{"model": "isa"}, {"model": "pvpanic2"}]}
+            },
+            "volumes": [{"name": "h", "hostDisk": {"path": "", "type": "Disk", "capacity": "1Gi"}}]
+        });
+        let found = run(spec, &ClusterProfile::default());
+        let fields: Vec<&str> = found.iter().map(|(f, _)| f.as_str()).collect();
+        assert_eq!(
+            fields,
+            [
+                "spec.domain.cpu.features[1].policy",
+                "spec.startStrategy",
+                "spec.domain.ioThreads.supplementalPoolThreadCount",
+                "spec.domain.firmware.bootloader",
+                "spec.volumes[0].hostDisk.path",
+                "spec.volumes[0].hostDisk.capacity",
+                "spec.domain.devices.sound",
+                "spec.domain.devices.video",
+                "spec.domain.devices.panicDevices[1].model",
+            ]
+        );
+        assert_eq!(
+            found[1].1,
+            "either spec.startStrategy or spec.livenessProbe should be provided.Pausing VMI \
+             with LivenessProbe is not supported"
+        );
+    }
+
+    #[test]
+    fn claims_over_virtiofs_need_their_gate() {
+        let spec = json!({
+            "domain": {"devices": {"filesystems": [{"name": "data", "virtiofs": {}},
+                                                   {"name": "cfg", "virtiofs": {}}]}},
+            "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "c"}},
+                        {"name": "cfg", "configMap": {"name": "c"}}]
+        });
+        assert_eq!(run(spec.clone(), &ClusterProfile::default()), []);
+        let found = run(spec.clone(), &configured(&[], &[]));
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].0, "spec.domain.devices.filesystems");
+        assert_eq!(
+            run(spec, &configured(&["EnableVirtioFsStorageVolumes"], &[])),
+            []
+        );
+    }
+
+    #[test]
+    fn each_architecture_takes_its_own_devices() {
+        let p = ClusterProfile::default();
+        let per_arch = |spec: Value| {
+            let mut found = Vec::new();
+            per_architecture(&spec, "spec", &p, &mut found);
+            found.into_iter().map(|(_, m)| m).collect::<Vec<_>>()
+        };
+        assert_eq!(
+            per_arch(json!({"domain": {"devices": {
+                "watchdog": {"name": "w", "diag288": {}}, "video": {"type": "qxl"}}}})),
+            [
+                "amd64 only supports I6300ESB watchdog device",
+                "video model 'qxl' is not supported on amd64 architecture"
+            ]
+        );
+        assert_eq!(
+            per_arch(json!({"architecture": "arm64", "domain": {
+                "cpu": {"model": "Haswell"},
+                "firmware": {"bootloader": {"bios": {}}},
+                "devices": {"disks": [{"name": "d", "disk": {"bus": "sata"}},
+                                      {"name": "c", "cdrom": {}}],
+                            "sound": {"name": "s"}, "video": {"type": "vga"}}}})),
+            [
+                "Arm64 does not support bios boot, please change to uefi boot",
+                "currently, host-passthrough is the only model supported on Arm64",
+                "Arm64 not support this disk bus type, please use virtio or scsi",
+                "Arm64 not support sound device",
+                "video model 'vga' is not supported on arm64 architecture"
+            ]
+        );
+        assert_eq!(
+            per_arch(json!({"architecture": "s390x", "domain": {"devices": {
+                "watchdog": {"name": "w", "diag288": {}}, "video": {"type": "virtio"}}}})),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            per_arch(json!({"architecture": "ppc64le"})),
+            ["unsupported architecture: ppc64le"]
+        );
+    }
+}
