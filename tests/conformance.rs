@@ -685,6 +685,15 @@ const KV034_MESSAGES: &[&str] = &[
     "is required for hostDisk volume",
     "allowed are 'Disk' or",
     "is allowed to pass only with",
+    "machine.type is not supported",
+    "evictionStrategy is set",
+    "must have exactly one probe type",
+    "must be set if a",
+    "only allowed if the Pod Network",
+    "kernel arguments cannot",
+    "must be defined with",
+    "must not point to root",
+    "must be an absolute path",
 ];
 
 /// What KubeVirt's refusals for a feature gate that is off say. Without a cluster

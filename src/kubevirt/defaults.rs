@@ -253,7 +253,7 @@ pub fn default_interface_refused(profile: &ClusterProfile, spec: &Value) -> Opti
 
 /// Whether KubeVirt adds the default interface: no networks, no interfaces, and
 /// `autoattachPodInterface` not turned off.
-fn needs_default_interface(spec: &Value) -> bool {
+pub(crate) fn needs_default_interface(spec: &Value) -> bool {
     path::get(spec, &["domain", "devices", "autoattachPodInterface"]).and_then(Value::as_bool)
         != Some(false)
         && list_len(spec, &["networks"]) == 0

@@ -29,6 +29,15 @@ pub struct ClusterProfile {
     pub machine_type_arm64: String,
     /// Machine type for s390x.
     pub machine_type_s390x: String,
+    /// The deprecated cluster-wide `emulatedMachines`, which wins over the per-architecture
+    /// ones (an empty list counts as unset).
+    pub emulated_machines: Option<Vec<String>>,
+    /// The machine type patterns amd64 VMs may ask for.
+    pub emulated_machines_amd64: Vec<String>,
+    /// The machine type patterns arm64 VMs may ask for.
+    pub emulated_machines_arm64: Vec<String>,
+    /// The machine type patterns s390x VMs may ask for.
+    pub emulated_machines_s390x: Vec<String>,
     /// `cpuModel`, applied to VMIs without a model (VMI view only).
     pub cpu_model: Option<String>,
     /// `cpuRequest`, applied to VMIs without a cpu request when it differs from `100m`.
@@ -120,6 +129,10 @@ impl Default for ClusterProfile {
             machine_type_amd64: "q35".into(),
             machine_type_arm64: "virt".into(),
             machine_type_s390x: "s390-ccw-virtio".into(),
+            emulated_machines: None,
+            emulated_machines_amd64: vec!["q35*".into(), "pc-q35*".into()],
+            emulated_machines_arm64: vec!["virt*".into()],
+            emulated_machines_s390x: vec!["s390-ccw-virtio*".into()],
             cpu_model: None,
             cpu_request: None,
             eviction_strategy: Some("None".into()),
@@ -227,6 +240,18 @@ impl ClusterProfile {
         }
     }
 
+    /// The machine type patterns a VM of `arch` may ask for (KubeVirt's `GetEmulatedMachines`).
+    pub fn emulated_machines_for(&self, arch: &str) -> &[String] {
+        if let Some(m) = &self.emulated_machines {
+            return m;
+        }
+        match arch {
+            "arm64" => &self.emulated_machines_arm64,
+            "s390x" => &self.emulated_machines_s390x,
+            _ => &self.emulated_machines_amd64,
+        }
+    }
+
     /// Read one document that must be a KubeVirt resource or its configuration: a `KubeVirt`
     /// resource, the same without its `kind` (a mapping with `spec`), a mapping with the
     /// `configuration` key, or the configuration mapping itself (with at least one of its
@@ -328,6 +353,35 @@ impl ClusterProfile {
             ("s390x", &mut p.machine_type_s390x),
         ] {
             if let Some(m) = text(&["architectureConfiguration", arch, "machineType"])? {
+                *slot = m;
+            }
+        }
+        let patterns = |path: &[&str]| -> Result<Option<Vec<String>>, String> {
+            match path::get(&config, path) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::Array(items)) if items.is_empty() => Ok(None),
+                Some(Value::Array(items)) => items
+                    .iter()
+                    .map(|i| i.as_str().map(str::to_string))
+                    .collect::<Option<Vec<_>>>()
+                    .map(Some)
+                    .ok_or(format!(
+                        "`spec.configuration.{}` must be a list of strings",
+                        path.join(".")
+                    )),
+                Some(_) => Err(format!(
+                    "`spec.configuration.{}` must be a list of strings",
+                    path.join(".")
+                )),
+            }
+        };
+        p.emulated_machines = patterns(&["emulatedMachines"])?;
+        for (arch, slot) in [
+            ("amd64", &mut p.emulated_machines_amd64),
+            ("arm64", &mut p.emulated_machines_arm64),
+            ("s390x", &mut p.emulated_machines_s390x),
+        ] {
+            if let Some(m) = patterns(&["architectureConfiguration", arch, "emulatedMachines"])? {
                 *slot = m;
             }
         }

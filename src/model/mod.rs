@@ -5,6 +5,7 @@
 //! field survives untouched unless a KubeVirt rule changes it, unknown fields included, in their
 //! order. The rules read the few fields they reason about through the helpers in [`path`].
 
+pub mod glob;
 pub mod names;
 pub mod object;
 pub mod path;

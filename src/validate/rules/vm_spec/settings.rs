@@ -12,10 +12,11 @@
 
 use serde_json::Value;
 
+use crate::kubevirt::defaults;
 use crate::kubevirt::profile::{ClusterProfile, GateState};
-use crate::model::names;
 use crate::model::path::{self, is_set};
 use crate::model::quantity::Quantity;
+use crate::model::{glob, names};
 
 /// `ioThreadsPolicy` values.
 const IO_THREADS_POLICIES: [&str; 3] = ["shared", "auto", "supplementalPool"];
@@ -23,6 +24,8 @@ const IO_THREADS_POLICIES: [&str; 3] = ["shared", "auto", "supplementalPool"];
 const CPU_FEATURE_POLICIES: [&str; 6] = ["", "force", "require", "optional", "disable", "forbid"];
 /// Panic device models.
 const PANIC_DEVICE_MODELS: [&str; 3] = ["hyperv", "isa", "pvpanic"];
+/// Eviction strategies.
+const EVICTION_STRATEGIES: [&str; 4] = ["LiveMigrate", "LiveMigrateIfPossible", "None", "External"];
 /// What Kubernetes says of a string that is not a DNS label.
 const DNS_LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric \
      characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  \
@@ -57,10 +60,13 @@ pub(super) fn check(
     let domain = spec.get("domain").unwrap_or(&Value::Null);
     let devices = domain.get("devices").unwrap_or(&Value::Null);
     names_in_dns(spec, at, found);
+    machine_type(spec, at, profile, found);
     firmware_acpi(spec, at, found);
     cpu_feature_policies(domain, at, found);
     start_strategy(spec, at, found);
     io_threads(domain, at, found);
+    probes(spec, at, found);
+    kernel_boot(domain, at, found);
     if let Some(bootloader) = path::get(domain, &["firmware", "bootloader"])
         && is_set(bootloader, &["efi"])
         && is_set(bootloader, &["bios"])
@@ -95,6 +101,13 @@ pub(super) fn check(
         if path::str_at(sound, &["name"]) == Some("") {
             found.push((field, "Sound device requires a name field.".into()));
         }
+    }
+    if let Some(strategy) = spec.get("evictionStrategy").and_then(Value::as_str)
+        && !EVICTION_STRATEGIES.contains(&strategy)
+    {
+        let field = format!("{at}.evictionStrategy");
+        let message = format!("{field} is set with an unrecognized option: {strategy}");
+        found.push((field, message));
     }
     launch_security(spec, domain, at, profile, exact, found);
     if is_set(devices, &["video"]) && devices.get("autoattachGraphicsDevice") == Some(&false.into())
@@ -148,6 +161,139 @@ fn names_in_dns(spec: &Value, at: &str, found: &mut Found) {
             );
             found.push((field, message));
         }
+    }
+}
+
+/// The machine type (the spec's, else the cluster's default for the architecture, which
+/// KubeVirt's defaults write in) is one of the patterns the cluster allows.
+fn machine_type(spec: &Value, at: &str, profile: &ClusterProfile, found: &mut Found) {
+    let arch = architecture(spec, profile);
+    let machine = match path::str_at(spec, &["domain", "machine", "type"]) {
+        Some(m) if !m.is_empty() => m,
+        _ => profile.machine_type_for(arch),
+    };
+    let allowed = profile.emulated_machines_for(arch);
+    if machine.is_empty() || allowed.iter().any(|p| glob::matches(p, machine)) {
+        return;
+    }
+    let field = format!("{at}.domain.machine.type");
+    let message = format!(
+        "{field} is not supported: {machine} (allowed values: [{}])",
+        allowed.join(" ")
+    );
+    found.push((field, message));
+}
+
+/// Each probe has one handler, and HTTP and TCP probes need the pod network.
+fn probes(spec: &Value, at: &str, found: &mut Found) {
+    // The defaults add the pod network to a spec with no networks and no interfaces.
+    let pod_network = defaults::needs_default_interface(spec)
+        || path::get(spec, &["networks"])
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .any(|n| is_set(n, &["pod"]));
+    for kind in ["readinessProbe", "livenessProbe"] {
+        let Some(probe @ Value::Object(_)) = spec.get(kind) else {
+            continue;
+        };
+        let field = format!("{at}.{kind}");
+        let handlers = ["httpGet", "tcpSocket", "exec", "guestAgentPing"]
+            .iter()
+            .filter(|h| is_set(probe, &[h]))
+            .count();
+        if handlers > 1 {
+            let message = format!("{field} must have exactly one probe type set");
+            found.push((field.clone(), message));
+        }
+        if handlers < 1 {
+            let message = format!(
+                "either {field}.tcpSocket, {field}.exec or {field}.httpGet must be set if a \
+                 {field} is specified"
+            );
+            found.push((field.clone(), message));
+        }
+        if !pod_network {
+            for handler in ["httpGet", "tcpSocket"] {
+                if is_set(probe, &[handler]) {
+                    let field = format!("{field}.{handler}");
+                    let message = format!("{field} is only allowed if the Pod Network is attached");
+                    found.push((field, message));
+                }
+            }
+        }
+    }
+}
+
+/// A kernel boot from a container names the image and a kernel or an initrd at absolute
+/// paths; kernel arguments need that container.
+fn kernel_boot(domain: &Value, at: &str, found: &mut Found) {
+    let Some(kernel_boot @ Value::Object(_)) = path::get(domain, &["firmware", "kernelBoot"])
+    else {
+        return;
+    };
+    let field = format!("{at}.domain.firmware.kernelBoot");
+    let Some(container @ Value::Object(_)) = kernel_boot.get("container") else {
+        if !path::str_at(kernel_boot, &["kernelArgs"])
+            .unwrap_or("")
+            .is_empty()
+        {
+            found.push((
+                format!("{field}.kernelArgs"),
+                "kernel arguments cannot be provided without an external kernel".into(),
+            ));
+        }
+        return;
+    };
+    let container_at = format!("{field}.container");
+    if path::str_at(container, &["image"]).unwrap_or("").is_empty() {
+        found.push((
+            format!("{container_at}.image"),
+            format!("{container_at} must be defined with an image"),
+        ));
+    }
+    let kernel = path::str_at(container, &["kernelPath"]).unwrap_or("");
+    let initrd = path::str_at(container, &["initrdPath"]).unwrap_or("");
+    if kernel.is_empty() && initrd.is_empty() {
+        found.push((
+            container_at.clone(),
+            format!(
+                "{container_at} must be defined with at least one of the following: \
+                 kernelPath, initrdPath"
+            ),
+        ));
+    }
+    for (key, file) in [("kernelPath", kernel), ("initrdPath", initrd)] {
+        if !file.is_empty() {
+            absolute_path(&format!("{container_at}.{key}"), file, found);
+        }
+    }
+}
+
+/// A path into a container image is absolute, not `/`, and already clean
+/// (`storageadmitters.ValidatePath`).
+fn absolute_path(field: &str, file: &str, found: &mut Found) {
+    if file == "/" {
+        found.push((field.into(), format!("{field} must not point to root")));
+        return;
+    }
+    // Go's `filepath.Join("/", file)`: the path cleaned, from the root.
+    let mut parts: Vec<&str> = Vec::new();
+    for part in file.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    let cleaned = format!("/{}", parts.join("/"));
+    if cleaned != file.strip_suffix('/').unwrap_or(file) {
+        found.push((
+            field.into(),
+            format!("{field} must be an absolute path to a file without relative components"),
+        ));
     }
 }
 
@@ -250,6 +396,11 @@ fn volumes(spec: &Value, at: &str, profile: &ClusterProfile, found: &mut Found) 
     let volumes = path::get(spec, &["volumes"]).and_then(Value::as_array);
     for (i, volume) in volumes.into_iter().flatten().enumerate() {
         let volume_at = format!("{at}.volumes[{i}]");
+        if let Some(file) =
+            path::str_at(volume, &["containerDisk", "path"]).filter(|p| !p.is_empty())
+        {
+            absolute_path(&format!("{volume_at}.containerDisk"), file, found);
+        }
         if is_set(volume, &["downwardMetrics"]) && off(profile, "DownwardMetrics") {
             found.push((
                 volume_at.clone(),
@@ -791,6 +942,102 @@ mod tests {
         assert_eq!(
             run(spec, &configured(&["EnableVirtioFsStorageVolumes"], &[])),
             []
+        );
+    }
+
+    #[test]
+    fn machine_types_are_among_the_clusters_patterns() {
+        let machine = |m: &str| json!({"domain": {"machine": {"type": m}}});
+        let p = ClusterProfile::default();
+        assert_eq!(run(machine("pc-q35-rhel9.6.0"), &p), []);
+        assert_eq!(
+            run(machine("pc-i440fx-2.12"), &p),
+            [(
+                "spec.domain.machine.type".to_string(),
+                "spec.domain.machine.type is not supported: pc-i440fx-2.12 (allowed values: \
+                 [q35* pc-q35*])"
+                    .to_string()
+            )]
+        );
+        let s390x = json!({"architecture": "s390x", "domain": {"machine": {"type": "q35"}}});
+        assert!(run(s390x, &p)[0].1.ends_with("[s390-ccw-virtio*])"));
+        // The deprecated cluster-wide list wins; an empty one counts as unset.
+        let config = json!({"emulatedMachines": ["pc-i440fx*"],
+                            "architectureConfiguration": {"arm64": {"emulatedMachines": []}}});
+        let p = ClusterProfile::from_kubevirt(&config).expect("a configuration");
+        assert_eq!(run(machine("pc-i440fx-2.12"), &p), []);
+        assert_eq!(run(machine("q35"), &p).len(), 1);
+        // Without a type of its own, the VM gets the cluster's default, which must be allowed.
+        let config = json!({"machineType": "pc-i440fx-2.12"});
+        let p = ClusterProfile::from_kubevirt(&config).expect("a configuration");
+        assert_eq!(run(json!({}), &p).len(), 1);
+    }
+
+    #[test]
+    fn probes_have_one_handler_and_network_probes_the_pod_network() {
+        let p = ClusterProfile::default();
+        let messages =
+            |spec: Value| -> Vec<String> { run(spec, &p).into_iter().map(|(_, m)| m).collect() };
+        // No networks and no interfaces: the defaults attach the pod network.
+        assert_eq!(
+            messages(json!({"readinessProbe": {"httpGet": {"port": 80}}})),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            messages(json!({
+                "readinessProbe": {"httpGet": {"port": 80}, "exec": {"command": ["true"]}},
+                "livenessProbe": {"initialDelaySeconds": 5},
+                "networks": [{"name": "m", "multus": {"networkName": "n"}}],
+            })),
+            [
+                "spec.readinessProbe must have exactly one probe type set",
+                "spec.readinessProbe.httpGet is only allowed if the Pod Network is attached",
+                "either spec.livenessProbe.tcpSocket, spec.livenessProbe.exec or \
+                 spec.livenessProbe.httpGet must be set if a spec.livenessProbe is specified",
+            ]
+        );
+        let unattached = json!({"readinessProbe": {"tcpSocket": {"port": 22}},
+                                "domain": {"devices": {"autoattachPodInterface": false}}});
+        assert_eq!(messages(unattached).len(), 1);
+    }
+
+    #[test]
+    fn kernel_boot_and_container_disk_paths_are_absolute_and_clean() {
+        let p = ClusterProfile::default();
+        let boot =
+            |kernel_boot: Value| json!({"domain": {"firmware": {"kernelBoot": kernel_boot}}});
+        assert_eq!(
+            run(boot(json!({"kernelArgs": "console=ttyS0"})), &p)[0].1,
+            "kernel arguments cannot be provided without an external kernel"
+        );
+        let found = run(boot(json!({"container": {"image": ""}})), &p);
+        let fields: Vec<&str> = found.iter().map(|(f, _)| f.as_str()).collect();
+        assert_eq!(
+            fields,
+            [
+                "spec.domain.firmware.kernelBoot.container.image",
+                "spec.domain.firmware.kernelBoot.container"
+            ]
+        );
+        for (file, fine) in [
+            ("/boot/vmlinuz", true),
+            ("/boot/", true),
+            ("boot/vmlinuz", false),
+            ("/boot/../vmlinuz", false),
+            ("/boot//vmlinuz", false),
+            ("/boot/./vmlinuz", false),
+            ("/boot//", false),
+        ] {
+            let spec =
+                json!({"volumes": [{"name": "d", "containerDisk": {"image": "x", "path": file}}]});
+            let found = run(spec, &p);
+            assert_eq!(found.is_empty(), fine, "{file}: {found:?}");
+        }
+        let root =
+            json!({"volumes": [{"name": "d", "containerDisk": {"image": "x", "path": "/"}}]});
+        assert_eq!(
+            run(root, &p)[0].1,
+            "spec.volumes[0].containerDisk must not point to root"
         );
     }
 
