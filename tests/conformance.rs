@@ -694,6 +694,20 @@ const KV034_MESSAGES: &[&str] = &[
     "must be defined with",
     "must not point to root",
     "must be an absolute path",
+    "DataVolume 'name' must be set",
+    "is not a valid base64 value",
+    "must have only one userdatasource",
+    "must have only one networkdata",
+    "byte limit",
+    "must have at least one userdatasource",
+    "is a required field",
+    "must have max one",
+    "requires a noCloud volume",
+    "requires a configDrive volume",
+    "requires at least one user",
+    "must have exactly one source set",
+    "must have exactly one propagationMethod",
+    "must have exactly one access credential",
 ];
 
 /// What KubeVirt's refusals for a feature gate that is off say. Without a cluster

@@ -51,7 +51,12 @@
 //!   default) is one the cluster's `emulatedMachines` patterns allow; an eviction strategy is
 //!   one KubeVirt knows; a probe has one handler, and an HTTP or TCP one the pod network; a
 //!   kernel boot container has an image and a kernel or initrd, and kernel arguments need it;
-//!   paths into container images are absolute and clean (in `settings`).
+//!   paths into container images are absolute and clean.
+//! - Cloud-init volumes have user or network data, each from one source (inline, base64 that
+//!   decodes, or a Secret), inline at most 2048 bytes; ConfigMap, Secret, service account and
+//!   DataVolume volumes name theirs; at most one service account, downward metrics and memory
+//!   dump volume; access credentials have one type, one Secret source and one propagation
+//!   method, with the cloud-init volume or the users it needs (in `settings`).
 //! - Launch security is one of SEV, SNP and TDX, on amd64 (s390x needs nothing more), with
 //!   UEFI, without Secure Boot for SEV and SNP, without persistent EFI variables for SNP and
 //!   TDX, without SMM for TDX, without bootable NICs, and with `startStrategy: Paused` for SEV
@@ -127,7 +132,7 @@ mod settings;
 pub const RULE: Rule = Rule {
     code: codes::VM_SPEC,
     name: "vm-spec",
-    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a disk bus KubeVirt does not take (ide, unknown, virtio for a CD-ROM) or that does not fit the disk (read-only SATA, a dedicated I/O thread off virtio), a LUN that is not a claim, a boot order below 1 or used twice, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding, CPU or memory requests out of bounds, huge pages that do not divide the memory, dedicated CPUs, NUMA passthrough or realtime without what they need, memory hotplug without what it needs, a host name, start strategy, I/O threads policy, CPU feature policy, boot loader, ACPI table, sound, video, panic device, host disk, machine type, eviction strategy, probe or kernel boot KubeVirt does not take, launch security without what it needs, a feature whose gate the cluster configuration leaves off. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
+    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a disk bus KubeVirt does not take (ide, unknown, virtio for a CD-ROM) or that does not fit the disk (read-only SATA, a dedicated I/O thread off virtio), a LUN that is not a claim, a boot order below 1 or used twice, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding, CPU or memory requests out of bounds, huge pages that do not divide the memory, dedicated CPUs, NUMA passthrough or realtime without what they need, memory hotplug without what it needs, a host name, start strategy, I/O threads policy, CPU feature policy, boot loader, ACPI table, sound, video, panic device, host disk, machine type, eviction strategy, probe or kernel boot KubeVirt does not take, cloud-init data missing, doubled or over 2048 bytes, a volume source or access credential without what it needs, launch security without what it needs, a feature whose gate the cluster configuration leaves off. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
     severity: Severity::Warning,
 };
 

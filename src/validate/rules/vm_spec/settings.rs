@@ -88,6 +88,7 @@ pub(super) fn check(
         ));
     }
     volumes(spec, at, profile, found);
+    access_credentials(spec, at, found);
     if let Some(sound @ Value::Object(_)) = devices.get("sound") {
         let field = format!("{at}.domain.devices.sound");
         let model = path::str_at(sound, &["model"]).unwrap_or("");
@@ -394,8 +395,27 @@ fn off(profile: &ClusterProfile, gate: &str) -> bool {
 /// path, a type KubeVirt knows, and a capacity only when it may create the image.
 fn volumes(spec: &Value, at: &str, profile: &ClusterProfile, found: &mut Found) {
     let volumes = path::get(spec, &["volumes"]).and_then(Value::as_array);
+    for (kind, what) in [
+        ("serviceAccount", "serviceAccount volume"),
+        ("downwardMetrics", "downwardMetric volume"),
+        ("memoryDump", "memory dump volume"),
+    ] {
+        if volumes
+            .into_iter()
+            .flatten()
+            .filter(|v| is_set(v, &[kind]))
+            .count()
+            > 1
+        {
+            found.push((
+                format!("{at}.volumes"),
+                format!("{at}.volumes must have max one {what} set"),
+            ));
+        }
+    }
     for (i, volume) in volumes.into_iter().flatten().enumerate() {
         let volume_at = format!("{at}.volumes[{i}]");
+        volume_sources(volume, &volume_at, found);
         if let Some(file) =
             path::str_at(volume, &["containerDisk", "path"]).filter(|p| !p.is_empty())
         {
@@ -441,6 +461,219 @@ fn volumes(spec: &Value, at: &str, profile: &ClusterProfile, found: &mut Found) 
                 format!("{field} is allowed to pass only with {type_at} equal to 'DiskOrCreate'");
             found.push((field, message));
         }
+    }
+}
+
+/// What a volume's source must name, and the size and spelling of cloud-init data.
+fn volume_sources(volume: &Value, volume_at: &str, found: &mut Found) {
+    if is_set(volume, &["dataVolume"])
+        && path::str_at(volume, &["dataVolume", "name"])
+            .unwrap_or("")
+            .is_empty()
+    {
+        found.push((
+            format!("{volume_at}.name"),
+            "DataVolume 'name' must be set".into(),
+        ));
+    }
+    let cloud_init = ["cloudInitNoCloud", "cloudInitConfigDrive"]
+        .into_iter()
+        .find(|kind| is_set(volume, &[kind]));
+    if let Some(kind) = cloud_init {
+        cloud_init_data(&volume[kind], &format!("{volume_at}.{kind}"), kind, found);
+    }
+    for (source, key) in [
+        ("configMap", "name"),
+        ("secret", "secretName"),
+        ("serviceAccount", "serviceAccountName"),
+    ] {
+        if is_set(volume, &[source])
+            && path::str_at(volume, &[source, key])
+                .unwrap_or("")
+                .is_empty()
+        {
+            let field = format!("{volume_at}.{source}.{key}");
+            let message = format!("{field} is a required field");
+            found.push((field, message));
+        }
+    }
+}
+
+/// Cloud-init user data and network data: one source each, at least one of the two, valid
+/// base64 where encoded, and at most 2048 bytes inline.
+fn cloud_init_data(source: &Value, field: &str, kind: &str, found: &mut Found) {
+    let mut counts = [0, 0];
+    // The user data's Secret is `secretRef` (`UserDataSecretRef` in Go).
+    for (n, (data, label, ref_key, secret_ref)) in [
+        ("userData", "userdata", "secretRef", "UserDataSecretRef"),
+        (
+            "networkData",
+            "networkdata",
+            "networkDataSecretRef",
+            "NetworkDataSecretRef",
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let text = |key: &str| path::str_at(source, &[key]).unwrap_or("");
+        let mut len = 0;
+        if !path::str_at(source, &[ref_key, "name"])
+            .unwrap_or("")
+            .is_empty()
+        {
+            counts[n] += 1;
+        }
+        let encoded = text(&format!("{data}Base64"));
+        if !encoded.is_empty() {
+            counts[n] += 1;
+            let (decoded, valid) = base64_decoded_len(encoded);
+            if !valid {
+                let at = format!("{field}.{data}Base64");
+                found.push((
+                    at.clone(),
+                    format!("{at}.{kind}.{data}Base64 is not a valid base64 value."),
+                ));
+            }
+            len = decoded;
+        }
+        if !text(data).is_empty() {
+            counts[n] += 1;
+            len = text(data).len();
+        }
+        if counts[n] > 1 {
+            let what = if n == 0 {
+                "userdatasource"
+            } else {
+                "networkdata source"
+            };
+            found.push((
+                field.into(),
+                format!("{field} must have only one {what} set."),
+            ));
+        }
+        if len > 2048 {
+            found.push((
+                field.into(),
+                format!(
+                    "{field} {label} exceeds 2048 byte limit. Should use {secret_ref} for larger \
+                     data."
+                ),
+            ));
+        }
+    }
+    if counts == [0, 0] {
+        found.push((
+            field.into(),
+            format!("{field} must have at least one userdatasource or one networkdatasource set."),
+        ));
+    }
+}
+
+/// The length Go's `base64.StdEncoding.DecodeString` decodes `text` to, and whether it is
+/// valid: padded standard base64, line breaks ignored. On an error, the length decoded before
+/// it.
+fn base64_decoded_len(text: &str) -> (usize, bool) {
+    let value = |b: u8| b.is_ascii_alphanumeric() || b == b'+' || b == b'/';
+    let chars: Vec<u8> = text
+        .bytes()
+        .filter(|b| *b != b'\n' && *b != b'\r')
+        .collect();
+    let mut len = 0;
+    for (q, quantum) in chars.chunks(4).enumerate() {
+        let last = (q + 1) * 4 >= chars.len();
+        let pads = quantum.iter().rev().take_while(|b| **b == b'=').count();
+        let data = &quantum[..quantum.len() - pads];
+        let valid = quantum.len() == 4
+            && pads <= 2
+            && (pads == 0 || last)
+            && data.iter().all(|b| value(*b));
+        if !valid {
+            return (len, false);
+        }
+        len += 3 - pads;
+    }
+    (len, true)
+}
+
+/// Access credentials: one type each, with one source and one propagation method, and the
+/// cloud-init volume or the users that method needs.
+fn access_credentials(spec: &Value, at: &str, found: &mut Found) {
+    let volumes = path::get(spec, &["volumes"]).and_then(Value::as_array);
+    let has = |kind: &str| volumes.into_iter().flatten().any(|v| is_set(v, &[kind]));
+    let credentials = path::get(spec, &["accessCredentials"]).and_then(Value::as_array);
+    for (i, credential) in credentials.into_iter().flatten().enumerate() {
+        let cred_at = format!("{at}.accessCredentials[{i}]");
+        let mut count = 0;
+        if let Some(ssh) = credential.get("sshPublicKey").filter(|v| !v.is_null()) {
+            count += 1;
+            let method_at = format!("{cred_at}.sshPublicKey.propagationMethod");
+            let method = ssh.get("propagationMethod").unwrap_or(&Value::Null);
+            let mut methods = 0;
+            for (key, volume, name) in [
+                ("noCloud", "cloudInitNoCloud", "noCloud"),
+                ("configDrive", "cloudInitConfigDrive", "configDrive"),
+            ] {
+                if is_set(method, &[key]) {
+                    methods += 1;
+                    if !has(volume) {
+                        found.push((
+                            method_at.clone(),
+                            format!(
+                                "{cred_at} requires a {name} volume to exist when the {name} \
+                                 propagationMethod is in use."
+                            ),
+                        ));
+                    }
+                }
+            }
+            if let Some(agent) = method.get("qemuGuestAgent").filter(|v| !v.is_null()) {
+                let users = agent.get("users").and_then(Value::as_array);
+                if users.is_none_or(Vec::is_empty) {
+                    found.push((
+                        format!("{method_at}.qemuGuestAgent.users"),
+                        format!(
+                            "{cred_at} requires at least one user to be present in the users list"
+                        ),
+                    ));
+                }
+                methods += 1;
+            }
+            one_source_and_method(ssh, &cred_at, "sshPublicKey", methods, found);
+        }
+        if let Some(password) = credential.get("userPassword").filter(|v| !v.is_null()) {
+            count += 1;
+            let methods = usize::from(is_set(password, &["propagationMethod", "qemuGuestAgent"]));
+            one_source_and_method(password, &cred_at, "userPassword", methods, found);
+        }
+        if count != 1 {
+            found.push((
+                cred_at.clone(),
+                format!("{cred_at} must have exactly one access credential type set"),
+            ));
+        }
+    }
+}
+
+/// An access credential's one Secret source and one propagation method.
+fn one_source_and_method(
+    credential: &Value,
+    cred_at: &str,
+    kind: &str,
+    methods: usize,
+    found: &mut Found,
+) {
+    if !is_set(credential, &["source", "secret"]) {
+        found.push((
+            format!("{cred_at}.{kind}.source"),
+            format!("{cred_at} must have exactly one source set"),
+        ));
+    }
+    if methods != 1 {
+        found.push((
+            format!("{cred_at}.{kind}.propagationMethod"),
+            format!("{cred_at} must have exactly one propagationMethod set"),
+        ));
     }
 }
 
@@ -1038,6 +1271,126 @@ mod tests {
         assert_eq!(
             run(root, &p)[0].1,
             "spec.volumes[0].containerDisk must not point to root"
+        );
+    }
+
+    #[test]
+    fn base64_is_padded_and_line_breaks_do_not_count() {
+        assert_eq!(base64_decoded_len("YWJj"), (3, true));
+        assert_eq!(base64_decoded_len("YWI="), (2, true));
+        assert_eq!(base64_decoded_len("YQ=="), (1, true));
+        assert_eq!(base64_decoded_len("YWJj\nYWJj\r\n"), (6, true));
+        assert_eq!(base64_decoded_len(""), (0, true));
+        for bad in ["YWJ", "Y===", "YQ==YWJj", "YW!j", "====", "A=B="] {
+            assert!(!base64_decoded_len(bad).1, "{bad}");
+        }
+        assert_eq!(base64_decoded_len("YWJjYW!j"), (3, false));
+    }
+
+    #[test]
+    fn cloud_init_data_has_one_source_each_within_the_limits() {
+        let p = ClusterProfile::default();
+        let messages = |source: Value| -> Vec<String> {
+            let spec = json!({"volumes": [{"name": "ci", "cloudInitNoCloud": source}]});
+            run(spec, &p).into_iter().map(|(_, m)| m).collect()
+        };
+        let at = "spec.volumes[0].cloudInitNoCloud";
+        assert_eq!(
+            messages(json!({"userData": "#cloud-config"})),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            messages(json!({"secretRef": {"name": "s"}, "networkDataSecretRef": {"name": "n"}})),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            messages(json!({})),
+            [format!(
+                "{at} must have at least one userdatasource or one networkdatasource set."
+            )]
+        );
+        assert_eq!(
+            messages(json!({"userData": "x".repeat(2049), "secretRef": {"name": "s"}})),
+            [
+                format!("{at} must have only one userdatasource set."),
+                format!(
+                    "{at} userdata exceeds 2048 byte limit. Should use UserDataSecretRef for \
+                     larger data."
+                )
+            ]
+        );
+        assert_eq!(
+            messages(json!({"networkDataBase64": "bm90!"})),
+            [format!(
+                "{at}.networkDataBase64.cloudInitNoCloud.networkDataBase64 is not a valid \
+                 base64 value."
+            )]
+        );
+        // 2,736 base64 characters decode to 2,052 bytes.
+        let long = format!("{}==", "A".repeat(2734));
+        assert_eq!(messages(json!({"userDataBase64": long})).len(), 1);
+    }
+
+    #[test]
+    fn volume_sources_name_what_they_mount_and_some_come_once() {
+        let spec = json!({"volumes": [
+            {"name": "a", "configMap": {}},
+            {"name": "b", "secret": {"secretName": ""}},
+            {"name": "c", "dataVolume": {"name": ""}},
+            {"name": "d", "serviceAccount": {"serviceAccountName": "x"}},
+            {"name": "e", "serviceAccount": {"serviceAccountName": "y"}},
+        ]});
+        let found = run(spec, &ClusterProfile::default());
+        let messages: Vec<&str> = found.iter().map(|(_, m)| m.as_str()).collect();
+        assert_eq!(
+            messages,
+            [
+                "spec.volumes must have max one serviceAccount volume set",
+                "spec.volumes[0].configMap.name is a required field",
+                "spec.volumes[1].secret.secretName is a required field",
+                "DataVolume 'name' must be set",
+            ]
+        );
+    }
+
+    #[test]
+    fn access_credentials_have_one_type_source_and_method() {
+        let p = ClusterProfile::default();
+        let found = |credentials: Value, volumes: Value| -> Vec<(String, String)> {
+            run(
+                json!({"accessCredentials": credentials, "volumes": volumes}),
+                &p,
+            )
+        };
+        let secret = json!({"secret": {"secretName": "keys"}});
+        let ok = json!([{"sshPublicKey": {"source": secret,
+                                          "propagationMethod": {"noCloud": {}}}}]);
+        let no_cloud = json!([{"name": "ci", "cloudInitNoCloud": {"userData": "x"}}]);
+        assert_eq!(found(ok.clone(), no_cloud), []);
+        assert_eq!(
+            found(ok, json!([])),
+            [(
+                "spec.accessCredentials[0].sshPublicKey.propagationMethod".to_string(),
+                "spec.accessCredentials[0] requires a noCloud volume to exist when the noCloud \
+                 propagationMethod is in use."
+                    .to_string()
+            )]
+        );
+        let agent = json!([{"sshPublicKey": {"propagationMethod": {"qemuGuestAgent": {}}}},
+                           {"userPassword": {"source": secret, "propagationMethod": {}}},
+                           {}]);
+        let fields: Vec<String> = found(agent, json!([]))
+            .into_iter()
+            .map(|(f, _)| f)
+            .collect();
+        assert_eq!(
+            fields,
+            [
+                "spec.accessCredentials[0].sshPublicKey.propagationMethod.qemuGuestAgent.users",
+                "spec.accessCredentials[0].sshPublicKey.source",
+                "spec.accessCredentials[1].userPassword.propagationMethod",
+                "spec.accessCredentials[2]",
+            ]
         );
     }
 
