@@ -708,6 +708,23 @@ const KV034_MESSAGES: &[&str] = &[
     "must have exactly one source set",
     "must have exactly one propagationMethod",
     "must have exactly one access credential",
+    "DataVolumeTemplate entry",
+    "Missing Data volume PVC",
+    "Duplicate storage definition",
+    "External population is incompatible",
+    "Data volume should have either",
+    "Missing dataVolume valid source",
+    "Multiple dataVolume sources",
+];
+
+/// KubeVirt's path for a VM's `dataVolumeTemplates`, and the ends of its fields there that are
+/// not the fields' names, with the names.
+const DV_TEMPLATES: (&str, &str) = ("spec.dataVolumeTemplate[", "spec.dataVolumeTemplates[");
+const DV_TEMPLATE_FIELDS: &[(&str, &str)] = &[
+    ("].name", "].metadata.name"),
+    ("].PVC.Storage", "].spec"),
+    ("].source.sourceRef", "].spec"),
+    ("].source", "].spec.source"),
 ];
 
 /// What KubeVirt's refusals for a feature gate that is off say. Without a cluster
@@ -802,6 +819,16 @@ fn check_admit(admit: &Value, configured: bool, run: &Run) -> Result<(), Failed>
                     if field.contains(theirs) {
                         field = field.replace(theirs, real);
                         message = message.replace(theirs, real);
+                    }
+                }
+                if let Some(rest) = field.strip_prefix(DV_TEMPLATES.0) {
+                    field = format!("{}{rest}", DV_TEMPLATES.1);
+                    message = message.replace(DV_TEMPLATES.0, DV_TEMPLATES.1);
+                    if let Some((end, name)) = DV_TEMPLATE_FIELDS
+                        .iter()
+                        .find(|(end, _)| field.ends_with(end))
+                    {
+                        field = format!("{}{name}", &field[..field.len() - end.len()]);
                     }
                 }
                 // Its field and message for an interface's boot order below 1 leave out the

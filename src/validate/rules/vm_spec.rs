@@ -56,7 +56,9 @@
 //!   decodes, or a Secret), inline at most 2048 bytes; ConfigMap, Secret, service account and
 //!   DataVolume volumes name theirs; at most one service account, downward metrics and memory
 //!   dump volume; access credentials have one type, one Secret source and one propagation
-//!   method, with the cloud-init volume or the users it needs (in `settings`).
+//!   method, with the cloud-init volume or the users it needs; a VM's DataVolume templates are
+//!   named, have a `pvc` or a `storage`, one import source or an external populator, and are
+//!   used by a volume (in `settings`).
 //! - Launch security is one of SEV, SNP and TDX, on amd64 (s390x needs nothing more), with
 //!   UEFI, without Secure Boot for SEV and SNP, without persistent EFI variables for SNP and
 //!   TDX, without SMM for TDX, without bootable NICs, and with `startStrategy: Paused` for SEV
@@ -132,7 +134,7 @@ mod settings;
 pub const RULE: Rule = Rule {
     code: codes::VM_SPEC,
     name: "vm-spec",
-    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a disk bus KubeVirt does not take (ide, unknown, virtio for a CD-ROM) or that does not fit the disk (read-only SATA, a dedicated I/O thread off virtio), a LUN that is not a claim, a boot order below 1 or used twice, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding, CPU or memory requests out of bounds, huge pages that do not divide the memory, dedicated CPUs, NUMA passthrough or realtime without what they need, memory hotplug without what it needs, a host name, start strategy, I/O threads policy, CPU feature policy, boot loader, ACPI table, sound, video, panic device, host disk, machine type, eviction strategy, probe or kernel boot KubeVirt does not take, cloud-init data missing, doubled or over 2048 bytes, a volume source or access credential without what it needs, launch security without what it needs, a feature whose gate the cluster configuration leaves off. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
+    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a disk bus KubeVirt does not take (ide, unknown, virtio for a CD-ROM) or that does not fit the disk (read-only SATA, a dedicated I/O thread off virtio), a LUN that is not a claim, a boot order below 1 or used twice, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding, CPU or memory requests out of bounds, huge pages that do not divide the memory, dedicated CPUs, NUMA passthrough or realtime without what they need, memory hotplug without what it needs, a host name, start strategy, I/O threads policy, CPU feature policy, boot loader, ACPI table, sound, video, panic device, host disk, machine type, eviction strategy, probe or kernel boot KubeVirt does not take, cloud-init data missing, doubled or over 2048 bytes, a volume source, access credential or DataVolume template without what it needs, launch security without what it needs, a feature whose gate the cluster configuration leaves off. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
     severity: Severity::Warning,
 };
 
@@ -181,6 +183,7 @@ pub fn check(
                 return;
             };
             run_strategy(spec, profile, &mut found);
+            settings::data_volume_templates(spec, &mut found);
             let template_spec = path::get(spec, &["template", "spec"]).filter(|s| s.is_object());
             if let Some(applied) = applied {
                 let mut after = Vec::new();

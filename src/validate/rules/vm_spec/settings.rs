@@ -877,6 +877,108 @@ fn panic_devices(
     }
 }
 
+/// The sources a DataVolume may import from, exactly one at a time (CDI's
+/// `DataVolumeSource`).
+const DATA_VOLUME_SOURCES: [&str; 10] = [
+    "http", "s3", "gcs", "registry", "pvc", "upload", "blank", "imageio", "vddk", "snapshot",
+];
+
+/// A VM's `dataVolumeTemplates` (`ValidateDataVolumeTemplate`): each is named, has a `pvc` or
+/// a `storage` (not both), one import source or an external populator (not both), and is used
+/// by a volume of the template. KubeVirt names the list `spec.dataVolumeTemplate`, and the
+/// storage and source fields `PVC.Storage` and `source.sourceRef`; the findings name the
+/// fields as they are spelled.
+pub(super) fn data_volume_templates(vm_spec: &Value, found: &mut Found) {
+    let Some(templates) = vm_spec.get("dataVolumeTemplates").and_then(Value::as_array) else {
+        return;
+    };
+    let Some(template_spec) = path::get(vm_spec, &["template", "spec"]).filter(|t| !t.is_null())
+    else {
+        return;
+    };
+    let volumes = path::get(template_spec, &["volumes"]).and_then(Value::as_array);
+    for (i, template) in templates.iter().enumerate() {
+        let at = format!("spec.dataVolumeTemplates[{i}]");
+        let name = path::str_at(template, &["metadata", "name"]).unwrap_or("");
+        if let Some(cause) = data_volume_template(template, name, &at) {
+            found.push(cause);
+            continue;
+        }
+        let used = volumes.into_iter().flatten().any(|v| {
+            path::str_at(v, &["persistentVolumeClaim", "claimName"]) == Some(name)
+                || path::str_at(v, &["dataVolume", "name"]) == Some(name)
+        });
+        if !used {
+            found.push((
+                at.clone(),
+                format!(
+                    "DataVolumeTemplate entry {at} must be referenced in the VMI template's \
+                     'volumes' list"
+                ),
+            ));
+        }
+    }
+}
+
+/// The first thing KubeVirt finds wrong with one DataVolume template.
+fn data_volume_template(template: &Value, name: &str, at: &str) -> Option<(String, String)> {
+    if name.is_empty() {
+        return Some((
+            format!("{at}.metadata.name"),
+            format!("'name' field must not be empty for DataVolumeTemplate entry {at}.name."),
+        ));
+    }
+    let spec = template.get("spec").unwrap_or(&Value::Null);
+    let storage = match (is_set(spec, &["pvc"]), is_set(spec, &["storage"])) {
+        (false, false) => {
+            return Some((
+                format!("{at}.spec"),
+                "Missing Data volume PVC or Storage".into(),
+            ));
+        }
+        (true, true) => {
+            return Some((
+                format!("{at}.spec"),
+                "Duplicate storage definition, both target storage and target pvc defined".into(),
+            ));
+        }
+        (true, false) => &spec["pvc"],
+        (false, true) => &spec["storage"],
+    };
+    let external = is_set(storage, &["dataSourceRef"]) || is_set(storage, &["dataSource"]);
+    let source = spec.get("source").filter(|v| !v.is_null());
+    let sourced = source.is_some() || is_set(spec, &["sourceRef"]);
+    if external && sourced {
+        return Some((
+            format!("{at}.spec.source"),
+            "External population is incompatible with Source and SourceRef".into(),
+        ));
+    }
+    if !external && !sourced {
+        return Some((
+            format!("{at}.spec"),
+            "Data volume should have either Source, SourceRef, or be externally populated".into(),
+        ));
+    }
+    let count = source.map(|s| {
+        DATA_VOLUME_SOURCES
+            .iter()
+            .filter(|k| is_set(s, &[k]))
+            .count()
+    });
+    match count {
+        Some(0) => Some((
+            format!("{at}.spec.source"),
+            "Missing dataVolume valid source".into(),
+        )),
+        Some(n) if n > 1 => Some((
+            format!("{at}.spec.source"),
+            "Multiple dataVolume sources".into(),
+        )),
+        _ => None,
+    }
+}
+
 /// What the VirtualMachineInstance webhook alone checks for each architecture
 /// (`ValidateVirtualMachineInstancePerArch`): watchdogs, video models, and on arm64 the boot
 /// firmware, CPU model, disk buses and sound.
@@ -1390,6 +1492,63 @@ mod tests {
                 "spec.accessCredentials[0].sshPublicKey.source",
                 "spec.accessCredentials[1].userPassword.propagationMethod",
                 "spec.accessCredentials[2]",
+            ]
+        );
+    }
+
+    #[test]
+    fn data_volume_templates_are_whole_and_used() {
+        let template = |name: &str, spec: Value| json!({"metadata": {"name": name}, "spec": spec});
+        let storage = json!({"resources": {"requests": {"storage": "10Gi"}}});
+        let vm = json!({
+            "dataVolumeTemplates": [
+                template("root", json!({"storage": storage, "sourceRef": {"kind": "DataSource", "name": "fedora"}})),
+                template("", json!({})),
+                template("b", json!({"pvc": storage, "storage": storage})),
+                template("c", json!({"storage": storage})),
+                template("d", json!({"storage": storage, "source": {"blank": {}, "http": {"url": "u"}}})),
+                template("e", json!({"storage": {"dataSourceRef": {"kind": "X", "name": "x"}}, "source": {}})),
+                template("f", json!({"storage": storage, "source": {"blank": {}}})),
+            ],
+            "template": {"spec": {"volumes": [
+                {"name": "root", "dataVolume": {"name": "root"}},
+            ]}}
+        });
+        let mut found = Vec::new();
+        data_volume_templates(&vm, &mut found);
+        let at = |i: usize, rest: &str| format!("spec.dataVolumeTemplates[{i}]{rest}");
+        assert_eq!(
+            found,
+            [
+                (
+                    at(1, ".metadata.name"),
+                    format!(
+                        "'name' field must not be empty for DataVolumeTemplate entry {}.",
+                        at(1, ".name")
+                    )
+                ),
+                (
+                    at(2, ".spec"),
+                    "Duplicate storage definition, both target storage and target pvc defined"
+                        .into()
+                ),
+                (
+                    at(3, ".spec"),
+                    "Data volume should have either Source, SourceRef, or be externally populated"
+                        .into()
+                ),
+                (at(4, ".spec.source"), "Multiple dataVolume sources".into()),
+                (
+                    at(5, ".spec.source"),
+                    "External population is incompatible with Source and SourceRef".into()
+                ),
+                (
+                    at(6, ""),
+                    format!(
+                        "DataVolumeTemplate entry {} must be referenced in the VMI template's 'volumes' list",
+                        at(6, "")
+                    )
+                ),
             ]
         );
     }
