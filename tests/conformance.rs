@@ -715,6 +715,23 @@ const KV034_MESSAGES: &[&str] = &[
     "Data volume should have either",
     "Missing dataVolume valid source",
     "Multiple dataVolume sources",
+    "should have a network type",
+    "should have only one network type",
+    "must have a networkName",
+    "interface state value is unsupported",
+    "is not supported for SR-IOV NICs",
+    "is supported only for bridge binding",
+    "is not supported on default networks",
+    "Masquerade interface only implemented",
+    "reserved for the in-pod bridge",
+    "Bridge on pod network configuration",
+    "PasstBinding",
+    "Network interface name can only",
+    "MAC address (",
+    "malformed PCI address",
+    "name of the port",
+    "Port field",
+    "Unknown protocol",
 ];
 
 /// KubeVirt's path for a VM's `dataVolumeTemplates`, and the ends of its fields there that are

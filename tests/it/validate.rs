@@ -1147,6 +1147,9 @@ fn a_vm_spec_the_vm_webhook_refuses_is_a_warning_and_strict_makes_it_an_error() 
          spec.template.spec.domain.devices.interfaces[0].name 'default' not found",
         "web.yaml:19: warning[KV034] VirtualMachine/web: spec.template.spec.networks[0].name: \
          spec.template.spec.networks[0].name 'pod' not found",
+        // Without its network, the masquerade interface is not on the pod network either.
+        "web.yaml:16: warning[KV034] VirtualMachine/web: spec.template.spec.domain.devices.interfaces[0].name: \
+         Masquerade interface only implemented with pod network",
     ];
     let out = run_on(&["validate"], &file);
     let text = String::from_utf8_lossy(&out.stdout).to_string();
@@ -1154,7 +1157,7 @@ fn a_vm_spec_the_vm_webhook_refuses_is_a_warning_and_strict_makes_it_an_error() 
     for want in wanted {
         assert!(text.contains(want), "{want}\n{text}");
     }
-    assert!(text.contains("Found 0 errors and 4 warnings."), "{text}");
+    assert!(text.contains("Found 0 errors and 5 warnings."), "{text}");
     let strict = run_on(&["validate", "--strict"], &file);
     let text = String::from_utf8_lossy(&strict.stdout).to_string();
     assert_eq!(strict.status.code(), Some(1), "{text}");

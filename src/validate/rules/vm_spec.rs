@@ -59,6 +59,12 @@
 //!   method, with the cloud-init volume or the users it needs; a VM's DataVolume templates are
 //!   named, have a `pvc` or a `storage`, one import source or an external populator, and are
 //!   used by a volume (in `settings`).
+//! - Each network has one source (a Multus one names its network); an interface's state is
+//!   `up`, `down` or `absent` (`absent` only for a bridge off the default network, neither of
+//!   the others for SR-IOV); masquerade and passt are on the pod network, a bridge there only
+//!   where the cluster permits it, passt with its gate; masquerade does not take the in-pod
+//!   bridge's MAC address; names, models, MAC and PCI addresses and forwarded ports are ones
+//!   KubeVirt takes (in `interfaces`).
 //! - Launch security is one of SEV, SNP and TDX, on amd64 (s390x needs nothing more), with
 //!   UEFI, without Secure Boot for SEV and SNP, without persistent EFI variables for SNP and
 //!   TDX, without SMM for TDX, without bootable NICs, and with `startStrategy: Paused` for SEV
@@ -128,13 +134,14 @@ use crate::model::quantity::{Format, Quantity};
 use crate::model::{Kind, Object};
 use crate::validate::Rule;
 
+mod interfaces;
 mod settings;
 
 /// The rule.
 pub const RULE: Rule = Rule {
     code: codes::VM_SPEC,
     name: "vm-spec",
-    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a disk bus KubeVirt does not take (ide, unknown, virtio for a CD-ROM) or that does not fit the disk (read-only SATA, a dedicated I/O thread off virtio), a LUN that is not a claim, a boot order below 1 or used twice, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding, CPU or memory requests out of bounds, huge pages that do not divide the memory, dedicated CPUs, NUMA passthrough or realtime without what they need, memory hotplug without what it needs, a host name, start strategy, I/O threads policy, CPU feature policy, boot loader, ACPI table, sound, video, panic device, host disk, machine type, eviction strategy, probe or kernel boot KubeVirt does not take, cloud-init data missing, doubled or over 2048 bytes, a volume source, access credential or DataVolume template without what it needs, launch security without what it needs, a feature whose gate the cluster configuration leaves off. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
+    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a disk bus KubeVirt does not take (ide, unknown, virtio for a CD-ROM) or that does not fit the disk (read-only SATA, a dedicated I/O thread off virtio), a LUN that is not a claim, a boot order below 1 or used twice, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding, CPU or memory requests out of bounds, huge pages that do not divide the memory, dedicated CPUs, NUMA passthrough or realtime without what they need, memory hotplug without what it needs, a host name, start strategy, I/O threads policy, CPU feature policy, boot loader, ACPI table, sound, video, panic device, host disk, machine type, eviction strategy, probe or kernel boot KubeVirt does not take, cloud-init data missing, doubled or over 2048 bytes, a volume source, access credential or DataVolume template without what it needs, a network without one source, an interface state, binding, name, model, MAC or PCI address or port KubeVirt does not take, launch security without what it needs, a feature whose gate the cluster configuration leaves off. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
     severity: Severity::Warning,
 };
 
@@ -189,6 +196,7 @@ pub fn check(
                 let mut after = Vec::new();
                 instance_spec(applied, AT, Written::Exact, &mut after);
                 settings::check(applied, AT, profile, true, &mut after);
+                interfaces::check(applied, AT, profile, &mut after);
                 cpu_placement(applied, AT, &mut after);
                 resources(applied, AT, &mut after);
                 memory_hotplug(applied, AT, profile, &mut after);
@@ -199,6 +207,7 @@ pub fn check(
                     if let Some(template_spec) = template_spec {
                         instance_spec(template_spec, AT, Written::Exact, &mut own);
                         settings::check(template_spec, AT, profile, true, &mut own);
+                        interfaces::check(template_spec, AT, profile, &mut own);
                         cpu_placement(template_spec, AT, &mut own);
                         resources(template_spec, AT, &mut own);
                         memory_hotplug(template_spec, AT, profile, &mut own);
@@ -234,6 +243,7 @@ pub fn check(
                 instance_spec(with_disks, AT, written, &mut found);
                 let exact = written == Written::Exact;
                 settings::check(template_spec, AT, profile, exact, &mut found);
+                interfaces::check(template_spec, AT, profile, &mut found);
                 // An instancetype may set what the VM leaves out (dedicated CPUs).
                 if !is_set(spec, &["instancetype"]) {
                     cpu_placement(template_spec, AT, &mut found);
@@ -246,6 +256,7 @@ pub fn check(
                 // Its CPU and memory are not judged: presets may still add to them.
                 instance_spec(spec, "spec", Written::Only, &mut found);
                 settings::check(spec, "spec", profile, false, &mut found);
+                interfaces::check(spec, "spec", profile, &mut found);
                 settings::per_architecture(spec, "spec", profile, &mut found);
                 cpu_placement(spec, "spec", &mut found);
             }
@@ -1252,7 +1263,8 @@ mod tests {
                 .collect();
             let interfaces: Vec<Value> = names
                 .iter()
-                .map(|(n, _)| json!({"name": n, "masquerade": {}}))
+                // A bridge binding fits every network (masquerade only the pod network).
+                .map(|(n, _)| json!({"name": n, "bridge": {}}))
                 .collect();
             findings(
                 "VirtualMachine",

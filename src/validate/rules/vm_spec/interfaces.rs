@@ -1,0 +1,463 @@
+//! The part of `KV034` that judges networks and interfaces beyond their pairing and binding
+//! count: each network's source, each interface's state, the networks its binding needs, and
+//! its name, model, MAC address, PCI address and forwarded ports.
+//!
+//! Mirrors `pkg/network/admitter` (`netsource.go`, `admit.go`, `binding.go`, `passt.go`,
+//! `netiface.go`) of KubeVirt d923fdb815.
+
+use serde_json::Value;
+
+use crate::kubevirt::profile::{ClusterProfile, GateState};
+use crate::model::path::{self, is_set};
+
+type Found = Vec<(String, String)>;
+
+/// The interface models KubeVirt offers.
+const MODELS: [&str; 7] = [
+    "e1000", "e1000e", "igb", "ne2k_pci", "pcnet", "rtl8139", "virtio",
+];
+
+/// The MAC address KubeVirt keeps for the in-pod bridge of masquerade interfaces.
+const RESERVED_MAC: &str = "02:00:00:00:00:00";
+
+/// The network and interface checks on the spec at `at`.
+pub(super) fn check(spec: &Value, at: &str, profile: &ClusterProfile, found: &mut Found) {
+    let networks = path::get(spec, &["networks"]).and_then(Value::as_array);
+    let networks = networks.map(Vec::as_slice).unwrap_or_default();
+    network_sources(networks, at, found);
+    let interfaces =
+        path::get(spec, &["domain", "devices", "interfaces"]).and_then(Value::as_array);
+    let interfaces = interfaces.map(Vec::as_slice).unwrap_or_default();
+    // The first network that is the pod network or Multus's default one.
+    let default_network = networks.iter().find(|n| {
+        is_set(n, &["pod"]) || path::get(n, &["multus", "default"]) == Some(&true.into())
+    });
+    for (i, iface) in interfaces.iter().enumerate() {
+        let name = path::str_at(iface, &["name"]).unwrap_or("");
+        let iface_at = format!("{at}.domain.devices.interfaces[{i}]");
+        // The last network of the interface's name, as KubeVirt indexes them.
+        let network = networks
+            .iter()
+            .rfind(|n| path::str_at(n, &["name"]).unwrap_or("") == name);
+        let on_pod = network.is_some_and(|n| is_set(n, &["pod"]));
+        state(iface, name, &iface_at, default_network, found);
+        binding(iface, &iface_at, on_pod, profile, found);
+        fields(iface, &iface_at, on_pod, found);
+    }
+}
+
+/// Each network has one source, and a Multus one names its network (only the first that does
+/// not is reported).
+fn network_sources(networks: &[Value], at: &str, found: &mut Found) {
+    for (i, network) in networks.iter().enumerate() {
+        let sources = ["pod", "multus", "resourceClaim"]
+            .iter()
+            .filter(|s| is_set(network, &[s]))
+            .count();
+        let message = match sources {
+            0 => "should have a network type",
+            1 => continue,
+            _ => "should have only one network type",
+        };
+        found.push((format!("{at}.networks[{i}]"), message.into()));
+    }
+    let unnamed = networks.iter().position(|n| {
+        is_set(n, &["multus"])
+            && path::str_at(n, &["multus", "networkName"])
+                .unwrap_or("")
+                .is_empty()
+    });
+    if let Some(i) = unnamed {
+        found.push((
+            format!("{at}.networks[{i}]"),
+            "CNI delegating plugin must have a networkName".into(),
+        ));
+    }
+}
+
+/// An interface's `state` is `up`, `down` or `absent`; SR-IOV takes neither `up` nor `down`,
+/// and `absent` needs a bridge binding off the default network.
+fn state(iface: &Value, name: &str, at: &str, default: Option<&Value>, found: &mut Found) {
+    let state = path::str_at(iface, &["state"]).unwrap_or("");
+    let field = format!("{at}.state");
+    if !["", "absent", "down", "up"].contains(&state) {
+        found.push((
+            field.clone(),
+            format!("logical {name} interface state value is unsupported: {state}"),
+        ));
+    }
+    if is_set(iface, &["sriov"]) && (state == "down" || state == "up") {
+        found.push((
+            field.clone(),
+            format!("{name:?} interface's state {state:?} is not supported for SR-IOV NICs"),
+        ));
+    }
+    if state == "absent" {
+        if !is_set(iface, &["bridge"]) {
+            found.push((
+                field.clone(),
+                format!(
+                    "{name:?} interface's state {state:?} is supported only for bridge binding"
+                ),
+            ));
+        }
+        if default.is_some_and(|n| path::str_at(n, &["name"]).unwrap_or("") == name) {
+            found.push((
+                field,
+                format!(
+                    "{name:?} interface's state {state:?} is not supported on default networks"
+                ),
+            ));
+        }
+    }
+}
+
+/// Masquerade and passt need the pod network, masquerade a MAC address of its own, bridge on the
+/// pod network the cluster's permission, and passt its feature gate.
+fn binding(iface: &Value, at: &str, on_pod: bool, profile: &ClusterProfile, found: &mut Found) {
+    let name_at = format!("{at}.name");
+    if is_set(iface, &["masquerade"]) {
+        if !on_pod {
+            found.push((
+                name_at.clone(),
+                "Masquerade interface only implemented with pod network".into(),
+            ));
+        }
+        if path::str_at(iface, &["macAddress"]) == Some(RESERVED_MAC) {
+            found.push((
+                format!("{at}.macAddress"),
+                "The requested MAC address is reserved for the in-pod bridge. Please choose \
+                 another one."
+                    .into(),
+            ));
+        }
+    }
+    if is_set(iface, &["bridge"]) && on_pod && !profile.permit_bridge_on_pod_network {
+        found.push((
+            name_at.clone(),
+            "Bridge on pod network configuration is not enabled under kubevirt-config".into(),
+        ));
+    }
+    if is_set(iface, &["passtBinding"]) {
+        if profile.gate_on("PasstBinding", GateState::Beta) == Some(false) {
+            found.push((
+                name_at.clone(),
+                "PasstBinding feature gate is not enabled".into(),
+            ));
+        }
+        if !on_pod {
+            found.push((
+                name_at,
+                "PasstBinding interface only implemented with pod network".into(),
+            ));
+        }
+    }
+}
+
+/// The interface's name, model, MAC address, PCI address, and on the pod network its ports.
+fn fields(iface: &Value, at: &str, on_pod: bool, found: &mut Found) {
+    let name_at = format!("{at}.name");
+    let name = path::str_at(iface, &["name"]).unwrap_or("");
+    let name_ok = |b: u8| b.is_ascii_alphanumeric() || b == b'-' || b == b'_';
+    if name.is_empty() || !name.bytes().all(name_ok) {
+        found.push((
+            name_at.clone(),
+            "Network interface name can only contain alphabetical characters, numbers, dashes \
+             (-) or underscores (_)"
+                .into(),
+        ));
+    }
+    if let Some(model) = path::str_at(iface, &["model"]).filter(|m| !m.is_empty())
+        && !MODELS.contains(&model)
+    {
+        found.push((
+            format!("{at}.model"),
+            format!("interface {name_at} uses model {model} that is not supported."),
+        ));
+    }
+    if let Some(mac) = path::str_at(iface, &["macAddress"]).filter(|m| !m.is_empty()) {
+        let problem = match mac_len(mac) {
+            None => Some("malformed"),
+            Some(n) if n > 6 => Some("too long"),
+            Some(_) => None,
+        };
+        if let Some(problem) = problem {
+            found.push((
+                format!("{at}.macAddress"),
+                format!("interface {name_at} has {problem} MAC address ({mac})."),
+            ));
+        }
+    }
+    if let Some(pci) = path::str_at(iface, &["pciAddress"]).filter(|p| !p.is_empty())
+        && !is_pci_address(pci)
+    {
+        found.push((
+            format!("{at}.pciAddress"),
+            format!("interface {name_at} has malformed PCI address ({pci})."),
+        ));
+    }
+    if on_pod && let Some(ports) = iface.get("ports").and_then(Value::as_array) {
+        ports_of(ports, at, found);
+    }
+}
+
+/// Forwarded ports: names unique and valid port names, numbers from 1 to 65535, TCP or UDP.
+fn ports_of(ports: &[Value], at: &str, found: &mut Found) {
+    let mut names = std::collections::HashSet::new();
+    for (i, port) in ports.iter().enumerate() {
+        let port_at = format!("{at}.ports[{i}]");
+        let name = path::str_at(port, &["name"]).unwrap_or("");
+        if !name.is_empty() {
+            if !names.insert(name) {
+                found.push((
+                    format!("{port_at}.name"),
+                    format!("Duplicate name of the port: {name}"),
+                ));
+            }
+            if !is_port_name(name) {
+                found.push((
+                    format!("{port_at}.name"),
+                    format!("Invalid name of the port: {name}"),
+                ));
+            }
+        }
+    }
+    for (i, port) in ports.iter().enumerate() {
+        let port_at = format!("{at}.ports[{i}]");
+        let number = port.get("port").and_then(Value::as_i64).unwrap_or(0);
+        if number == 0 {
+            found.push((format!("{port_at}.port"), "Port field is mandatory.".into()));
+        }
+        if !(0..65536).contains(&number) {
+            found.push((
+                format!("{port_at}.port"),
+                "Port field must be in range 0 < x < 65536.".into(),
+            ));
+        }
+        let protocol = path::str_at(port, &["protocol"]).unwrap_or("");
+        if !["", "TCP", "UDP"].contains(&protocol) {
+            found.push((
+                format!("{port_at}.protocol"),
+                "Unknown protocol, only TCP or UDP allowed".into(),
+            ));
+        }
+    }
+}
+
+/// A port name as Kubernetes takes it: at most 15 lowercase letters, digits and single
+/// hyphens, with a letter, not starting or ending with a hyphen.
+fn is_port_name(name: &str) -> bool {
+    name.len() <= 15
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && name.bytes().any(|b| b.is_ascii_lowercase())
+        && !name.contains("--")
+        && !name.starts_with('-')
+        && !name.ends_with('-')
+}
+
+/// The number of bytes in a MAC address as Go's `net.ParseMAC` reads it (6, 8 or 20, in pairs
+/// of hex digits split by `:` or `-`, or groups of four split by `.`), or `None` when it does
+/// not parse.
+fn mac_len(mac: &str) -> Option<usize> {
+    let b = mac.as_bytes();
+    if b.len() < 14 {
+        return None;
+    }
+    let hex = |s: &[u8]| s.iter().all(u8::is_ascii_hexdigit);
+    let (group, sep) = if b[2] == b':' || b[2] == b'-' {
+        (2, b[2])
+    } else if b[4] == b'.' {
+        (4, b'.')
+    } else {
+        return None;
+    };
+    if !(b.len() + 1).is_multiple_of(group + 1) {
+        return None;
+    }
+    let groups = (b.len() + 1) / (group + 1);
+    let bytes = groups * group / 2;
+    if ![6, 8, 20].contains(&bytes) {
+        return None;
+    }
+    for (g, chunk) in b.chunks(group + 1).enumerate() {
+        let (digits, rest) = chunk.split_at(group.min(chunk.len()));
+        let last = g + 1 == groups;
+        if !hex(digits) || digits.len() != group || (last != rest.is_empty()) {
+            return None;
+        }
+        if !last && rest != [sep] {
+            return None;
+        }
+    }
+    Some(bytes)
+}
+
+/// `dddd:bb:ss.f` in hex (the function 0 to 7).
+fn is_pci_address(pci: &str) -> bool {
+    let b = pci.as_bytes();
+    let hex = |s: &[u8]| s.iter().all(u8::is_ascii_hexdigit);
+    b.len() == 12
+        && hex(&b[0..4])
+        && b[4] == b':'
+        && hex(&b[5..7])
+        && b[7] == b':'
+        && hex(&b[8..10])
+        && b[10] == b'.'
+        && (b'0'..=b'7').contains(&b[11])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn run(spec: Value, profile: &ClusterProfile) -> Vec<(String, String)> {
+        let mut found = Vec::new();
+        check(&spec, "spec", profile, &mut found);
+        found
+    }
+
+    #[test]
+    fn mac_addresses_parse_as_go_parses_them() {
+        for (mac, len) in [
+            ("02:00:5e:00:53:01", Some(6)),
+            ("02-00-5E-00-53-01", Some(6)),
+            ("0200.5e00.5301", Some(6)),
+            ("02:00:5e:10:00:00:00:01", Some(8)),
+            ("0200.5e10.0000.0001", Some(8)),
+            ("02:00:5e:00:53", None),
+            ("02:00-5e:00:53:01", None),
+            ("02:00:5e:00:53:0g", None),
+            ("02:00:5e:00:53:011", None),
+            ("0200.5e00.530", None),
+            ("zz", None),
+        ] {
+            assert_eq!(mac_len(mac), len, "{mac}");
+        }
+    }
+
+    #[test]
+    fn pci_addresses_and_port_names() {
+        assert!(is_pci_address("0000:81:00.1"));
+        for bad in ["0000:81:00.8", "000:81:00.1", "0000:81:00", "0000-81:00.1"] {
+            assert!(!is_pci_address(bad), "{bad}");
+        }
+        assert!(is_port_name("http-8080"));
+        for bad in ["HTTP", "8080", "a--b", "-a", "a-", "abcdefghijklmnop"] {
+            assert!(!is_port_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn bindings_need_their_networks_and_fields_their_shape() {
+        let spec = json!({
+            "domain": {"devices": {"interfaces": [
+                {"name": "default", "masquerade": {}, "macAddress": "02:00:00:00:00:00",
+                 "model": "virtio", "ports": [{"name": "web", "port": 80},
+                                              {"name": "web", "port": 0, "protocol": "SCTP"}]},
+                {"name": "sec", "masquerade": {}, "model": "e1000x", "state": "absent",
+                 "pciAddress": "0000:81:00.9"},
+                {"name": "bad.name", "bridge": {}, "macAddress": "02:00:5e:10:00:00:00:01",
+                 "state": "sideways"},
+            ]}},
+            "networks": [
+                {"name": "default", "pod": {}},
+                {"name": "sec", "multus": {}},
+                {"name": "bad.name", "pod": {}, "multus": {"networkName": "n"}},
+            ]
+        });
+        let found = run(spec, &ClusterProfile::default());
+        let at = |rest: &str| format!("spec.{rest}");
+        assert_eq!(
+            found,
+            [
+                (
+                    at("networks[2]"),
+                    "should have only one network type".into()
+                ),
+                (
+                    at("networks[1]"),
+                    "CNI delegating plugin must have a networkName".into()
+                ),
+                (
+                    at("domain.devices.interfaces[0].macAddress"),
+                    "The requested MAC address is reserved for the in-pod bridge. Please \
+                     choose another one."
+                        .into()
+                ),
+                (
+                    at("domain.devices.interfaces[0].ports[1].name"),
+                    "Duplicate name of the port: web".into()
+                ),
+                (
+                    at("domain.devices.interfaces[0].ports[1].port"),
+                    "Port field is mandatory.".into()
+                ),
+                (
+                    at("domain.devices.interfaces[0].ports[1].protocol"),
+                    "Unknown protocol, only TCP or UDP allowed".into()
+                ),
+                (
+                    at("domain.devices.interfaces[1].state"),
+                    "\"sec\" interface's state \"absent\" is supported only for bridge binding"
+                        .into()
+                ),
+                (
+                    at("domain.devices.interfaces[1].name"),
+                    "Masquerade interface only implemented with pod network".into()
+                ),
+                (
+                    at("domain.devices.interfaces[1].model"),
+                    "interface spec.domain.devices.interfaces[1].name uses model e1000x that is \
+                     not supported."
+                        .into()
+                ),
+                (
+                    at("domain.devices.interfaces[1].pciAddress"),
+                    "interface spec.domain.devices.interfaces[1].name has malformed PCI address \
+                     (0000:81:00.9)."
+                        .into()
+                ),
+                (
+                    at("domain.devices.interfaces[2].state"),
+                    "logical bad.name interface state value is unsupported: sideways".into()
+                ),
+                (
+                    at("domain.devices.interfaces[2].name"),
+                    "Network interface name can only contain alphabetical characters, numbers, \
+                     dashes (-) or underscores (_)"
+                        .into()
+                ),
+                (
+                    at("domain.devices.interfaces[2].macAddress"),
+                    "interface spec.domain.devices.interfaces[2].name has too long MAC address \
+                     (02:00:5e:10:00:00:00:01)."
+                        .into()
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn bridge_on_the_pod_network_and_passt_follow_the_cluster() {
+        let spec = |binding: &str| {
+            json!({"domain": {"devices": {"interfaces": [{"name": "default", binding: {}}]}},
+                   "networks": [{"name": "default", "pod": {}}]})
+        };
+        let config = json!({"network": {"permitBridgeInterfaceOnPodNetwork": false},
+                            "developerConfiguration": {"disabledFeatureGates": ["PasstBinding"]}});
+        let strict = ClusterProfile::from_kubevirt(&config).expect("a configuration");
+        assert_eq!(run(spec("bridge"), &ClusterProfile::default()), []);
+        assert_eq!(run(spec("passtBinding"), &ClusterProfile::default()), []);
+        assert_eq!(
+            run(spec("bridge"), &strict)[0].1,
+            "Bridge on pod network configuration is not enabled under kubevirt-config"
+        );
+        assert_eq!(
+            run(spec("passtBinding"), &strict)[0].1,
+            "PasstBinding feature gate is not enabled"
+        );
+    }
+}
