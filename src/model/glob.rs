@@ -55,6 +55,18 @@ fn tokens(pattern: &str) -> Option<Vec<Token>> {
 
 /// Whether `name` matches `pattern` in whole.
 pub fn matches(pattern: &str, name: &str) -> bool {
+    // The usual patterns, a name or a prefix and `*`, need no steps.
+    let plain = |p: &str| !p.contains(['*', '?', '[', '\\']);
+    if plain(pattern) {
+        return pattern == name;
+    }
+    if let Some(prefix) = pattern.strip_suffix('*')
+        && plain(prefix)
+    {
+        return name
+            .strip_prefix(prefix)
+            .is_some_and(|rest| !rest.contains('/'));
+    }
     let Some(tokens) = tokens(pattern) else {
         return false;
     };
@@ -98,6 +110,8 @@ mod tests {
             ("pc-i440fx-[0-9]*", "pc-i440fx-2.12"),
             ("[^a]x", "bx"),
             ("a\\*", "a*"),
+            ("virt", "virt"),
+            ("q3?*", "q35"),
         ] {
             assert!(matches(pattern, name), "{pattern} {name}");
         }

@@ -7,6 +7,7 @@
 
 use serde_json::Value;
 
+use super::settings::Item;
 use crate::kubevirt::profile::{ClusterProfile, GateState};
 use crate::model::path::{self, is_set};
 
@@ -34,15 +35,19 @@ pub(super) fn check(spec: &Value, at: &str, profile: &ClusterProfile, found: &mu
     });
     for (i, iface) in interfaces.iter().enumerate() {
         let name = path::str_at(iface, &["name"]).unwrap_or("");
-        let iface_at = format!("{at}.domain.devices.interfaces[{i}]");
+        let iface_at = Item {
+            at,
+            list: "domain.devices.interfaces",
+            index: i,
+        };
         // The last network of the interface's name, as KubeVirt indexes them.
         let network = networks
             .iter()
             .rfind(|n| path::str_at(n, &["name"]).unwrap_or("") == name);
         let on_pod = network.is_some_and(|n| is_set(n, &["pod"]));
-        state(iface, name, &iface_at, default_network, found);
-        binding(iface, &iface_at, on_pod, profile, found);
-        fields(iface, &iface_at, on_pod, found);
+        state(iface, name, iface_at, default_network, found);
+        binding(iface, iface_at, on_pod, profile, found);
+        fields(iface, iface_at, on_pod, found);
     }
 }
 
@@ -77,8 +82,11 @@ fn network_sources(networks: &[Value], at: &str, found: &mut Found) {
 
 /// An interface's `state` is `up`, `down` or `absent`; SR-IOV takes neither `up` nor `down`,
 /// and `absent` needs a bridge binding off the default network.
-fn state(iface: &Value, name: &str, at: &str, default: Option<&Value>, found: &mut Found) {
+fn state(iface: &Value, name: &str, at: Item<'_>, default: Option<&Value>, found: &mut Found) {
     let state = path::str_at(iface, &["state"]).unwrap_or("");
+    if state.is_empty() {
+        return;
+    }
     let field = format!("{at}.state");
     if !["", "absent", "down", "up"].contains(&state) {
         found.push((
@@ -114,12 +122,12 @@ fn state(iface: &Value, name: &str, at: &str, default: Option<&Value>, found: &m
 
 /// Masquerade and passt need the pod network, masquerade a MAC address of its own, bridge on the
 /// pod network the cluster's permission, and passt its feature gate.
-fn binding(iface: &Value, at: &str, on_pod: bool, profile: &ClusterProfile, found: &mut Found) {
-    let name_at = format!("{at}.name");
+fn binding(iface: &Value, at: Item<'_>, on_pod: bool, profile: &ClusterProfile, found: &mut Found) {
+    let name_at = || format!("{at}.name");
     if is_set(iface, &["masquerade"]) {
         if !on_pod {
             found.push((
-                name_at.clone(),
+                name_at(),
                 "Masquerade interface only implemented with pod network".into(),
             ));
         }
@@ -134,20 +142,17 @@ fn binding(iface: &Value, at: &str, on_pod: bool, profile: &ClusterProfile, foun
     }
     if is_set(iface, &["bridge"]) && on_pod && !profile.permit_bridge_on_pod_network {
         found.push((
-            name_at.clone(),
+            name_at(),
             "Bridge on pod network configuration is not enabled under kubevirt-config".into(),
         ));
     }
     if is_set(iface, &["passtBinding"]) {
         if profile.gate_on("PasstBinding", GateState::Beta) == Some(false) {
-            found.push((
-                name_at.clone(),
-                "PasstBinding feature gate is not enabled".into(),
-            ));
+            found.push((name_at(), "PasstBinding feature gate is not enabled".into()));
         }
         if !on_pod {
             found.push((
-                name_at,
+                name_at(),
                 "PasstBinding interface only implemented with pod network".into(),
             ));
         }
@@ -155,13 +160,13 @@ fn binding(iface: &Value, at: &str, on_pod: bool, profile: &ClusterProfile, foun
 }
 
 /// The interface's name, model, MAC address, PCI address, and on the pod network its ports.
-fn fields(iface: &Value, at: &str, on_pod: bool, found: &mut Found) {
-    let name_at = format!("{at}.name");
+fn fields(iface: &Value, at: Item<'_>, on_pod: bool, found: &mut Found) {
+    let name_at = || format!("{at}.name");
     let name = path::str_at(iface, &["name"]).unwrap_or("");
     let name_ok = |b: u8| b.is_ascii_alphanumeric() || b == b'-' || b == b'_';
     if name.is_empty() || !name.bytes().all(name_ok) {
         found.push((
-            name_at.clone(),
+            name_at(),
             "Network interface name can only contain alphabetical characters, numbers, dashes \
              (-) or underscores (_)"
                 .into(),
@@ -172,7 +177,10 @@ fn fields(iface: &Value, at: &str, on_pod: bool, found: &mut Found) {
     {
         found.push((
             format!("{at}.model"),
-            format!("interface {name_at} uses model {model} that is not supported."),
+            format!(
+                "interface {} uses model {model} that is not supported.",
+                name_at()
+            ),
         ));
     }
     if let Some(mac) = path::str_at(iface, &["macAddress"]).filter(|m| !m.is_empty()) {
@@ -184,7 +192,7 @@ fn fields(iface: &Value, at: &str, on_pod: bool, found: &mut Found) {
         if let Some(problem) = problem {
             found.push((
                 format!("{at}.macAddress"),
-                format!("interface {name_at} has {problem} MAC address ({mac})."),
+                format!("interface {} has {problem} MAC address ({mac}).", name_at()),
             ));
         }
     }
@@ -193,7 +201,7 @@ fn fields(iface: &Value, at: &str, on_pod: bool, found: &mut Found) {
     {
         found.push((
             format!("{at}.pciAddress"),
-            format!("interface {name_at} has malformed PCI address ({pci})."),
+            format!("interface {} has malformed PCI address ({pci}).", name_at()),
         ));
     }
     if on_pod && let Some(ports) = iface.get("ports").and_then(Value::as_array) {
@@ -202,7 +210,7 @@ fn fields(iface: &Value, at: &str, on_pod: bool, found: &mut Found) {
 }
 
 /// Forwarded ports: names unique and valid port names, numbers from 1 to 65535, TCP or UDP.
-fn ports_of(ports: &[Value], at: &str, found: &mut Found) {
+fn ports_of(ports: &[Value], at: Item<'_>, found: &mut Found) {
     let mut names = std::collections::HashSet::new();
     for (i, port) in ports.iter().enumerate() {
         let port_at = format!("{at}.ports[{i}]");

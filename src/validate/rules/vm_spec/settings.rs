@@ -38,6 +38,23 @@ const DNS_SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of 
 
 type Found = Vec<(String, String)>;
 
+/// An item of a list in a spec (`spec.volumes[2]`), written out only for a finding.
+#[derive(Clone, Copy)]
+pub(super) struct Item<'a> {
+    /// The spec's path.
+    pub at: &'a str,
+    /// The list's path below it.
+    pub list: &'static str,
+    /// The item's index.
+    pub index: usize,
+}
+
+impl std::fmt::Display for Item<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}[{}]", self.at, self.list, self.index)
+    }
+}
+
 /// The architecture a spec runs on: its own, else the cluster's default (KubeVirt's mutating
 /// webhooks write it in).
 pub(super) fn architecture<'a>(spec: &'a Value, profile: &'a ClusterProfile) -> &'a str {
@@ -414,8 +431,12 @@ fn volumes(spec: &Value, at: &str, profile: &ClusterProfile, found: &mut Found) 
         }
     }
     for (i, volume) in volumes.into_iter().flatten().enumerate() {
-        let volume_at = format!("{at}.volumes[{i}]");
-        volume_sources(volume, &volume_at, found);
+        let volume_at = Item {
+            at,
+            list: "volumes",
+            index: i,
+        };
+        volume_sources(volume, volume_at, found);
         if let Some(file) =
             path::str_at(volume, &["containerDisk", "path"]).filter(|p| !p.is_empty())
         {
@@ -423,7 +444,7 @@ fn volumes(spec: &Value, at: &str, profile: &ClusterProfile, found: &mut Found) 
         }
         if is_set(volume, &["downwardMetrics"]) && off(profile, "DownwardMetrics") {
             found.push((
-                volume_at.clone(),
+                volume_at.to_string(),
                 "downwardMetrics disks are not allowed: DownwardMetrics feature gate is not \
                  enabled."
                     .into(),
@@ -434,7 +455,7 @@ fn volumes(spec: &Value, at: &str, profile: &ClusterProfile, found: &mut Found) 
         };
         if off(profile, "HostDisk") {
             found.push((
-                volume_at.clone(),
+                volume_at.to_string(),
                 "HostDisk feature gate is not enabled".into(),
             ));
         }
@@ -445,8 +466,9 @@ fn volumes(spec: &Value, at: &str, profile: &ClusterProfile, found: &mut Found) 
             found.push((field, message));
         }
         let kind = path::str_at(host_disk, &["type"]);
-        let type_at = format!("{volume_at}.hostDisk.type");
+        let type_at = || format!("{volume_at}.hostDisk.type");
         if let Some(kind) = kind.filter(|k| !["Disk", "DiskOrCreate"].contains(k)) {
+            let type_at = type_at();
             found.push((
                 type_at.clone(),
                 format!(
@@ -457,15 +479,17 @@ fn volumes(spec: &Value, at: &str, profile: &ClusterProfile, found: &mut Found) 
         let capacity = host_disk.get("capacity").and_then(Quantity::from_json);
         if kind == Some("Disk") && capacity.is_some_and(|c| !c.is_zero()) {
             let field = format!("{volume_at}.hostDisk.capacity");
-            let message =
-                format!("{field} is allowed to pass only with {type_at} equal to 'DiskOrCreate'");
+            let message = format!(
+                "{field} is allowed to pass only with {} equal to 'DiskOrCreate'",
+                type_at()
+            );
             found.push((field, message));
         }
     }
 }
 
 /// What a volume's source must name, and the size and spelling of cloud-init data.
-fn volume_sources(volume: &Value, volume_at: &str, found: &mut Found) {
+fn volume_sources(volume: &Value, volume_at: Item<'_>, found: &mut Found) {
     if is_set(volume, &["dataVolume"])
         && path::str_at(volume, &["dataVolume", "name"])
             .unwrap_or("")
