@@ -106,6 +106,7 @@ pub(super) fn check(
     }
     volumes(spec, at, profile, found);
     access_credentials(spec, at, found);
+    dns(spec, at, found);
     if let Some(sound @ Value::Object(_)) = devices.get("sound") {
         let field = format!("{at}.domain.devices.sound");
         let model = path::str_at(sound, &["model"]).unwrap_or("");
@@ -618,6 +619,125 @@ fn base64_decoded_len(text: &str) -> (usize, bool) {
         len += 3 - pads;
     }
     (len, true)
+}
+
+/// The DNS policy is one Kubernetes knows (the webhook's schema check says so), and the DNS
+/// configuration has nameservers when the
+/// policy is `None`, at most three of them, IP addresses, at most six search domains in 256
+/// characters, each a DNS subdomain, and options with names. KubeVirt names the fields
+/// `nameservers`, `searchDomains` and `options`; the findings name them below `dnsConfig`.
+fn dns(spec: &Value, at: &str, found: &mut Found) {
+    let policy = path::str_at(spec, &["dnsPolicy"]).unwrap_or("");
+    if ![
+        "",
+        "ClusterFirstWithHostNet",
+        "ClusterFirst",
+        "Default",
+        "None",
+    ]
+    .contains(&policy)
+    {
+        // The webhook's schema check refuses it first, in these words.
+        let field = format!("{at}.dnsPolicy");
+        let message = format!(
+            "{field} in body should be one of [ClusterFirst ClusterFirstWithHostNet Default None]"
+        );
+        found.push((field, message));
+    }
+    let config = spec.get("dnsConfig").filter(|c| !c.is_null());
+    let list = |key: &str| -> Vec<&str> {
+        let items = config.and_then(|c| c.get(key)).and_then(Value::as_array);
+        items
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect()
+    };
+    let nameservers = list("nameservers");
+    let field = |key: &str| format!("{at}.dnsConfig.{key}");
+    if policy == "None" {
+        if config.is_none() {
+            found.push((
+                format!("{at}.dnsConfig"),
+                "must provide `dnsConfig` when `dnsPolicy` is None".into(),
+            ));
+            return;
+        }
+        if nameservers.is_empty() {
+            found.push((
+                field("nameservers"),
+                "must provide at least one DNS nameserver when `dnsPolicy` is None".into(),
+            ));
+            return;
+        }
+    }
+    if config.is_none() {
+        return;
+    }
+    if nameservers.len() > 3 {
+        found.push((
+            field("nameservers"),
+            format!(
+                "must not have more than 3 nameservers: [{}]",
+                nameservers.join(" ")
+            ),
+        ));
+    }
+    for ns in &nameservers {
+        if !is_ip_address(ns) {
+            found.push((
+                field("nameservers"),
+                format!("must be valid IP address: {ns}"),
+            ));
+        }
+    }
+    let searches = list("searches");
+    if searches.len() > 6 {
+        found.push((
+            field("searches"),
+            "must not have more than 6 search paths".into(),
+        ));
+    }
+    if searches.iter().map(|s| s.len()).sum::<usize>() + searches.len().saturating_sub(1) > 256 {
+        found.push((
+            field("searches"),
+            "must not have more than 256 characters (including spaces) in the search list".into(),
+        ));
+    }
+    for search in &searches {
+        if search.len() > 253 {
+            found.push((
+                field("searches"),
+                "must be no more than 253 characters".into(),
+            ));
+        }
+        if !names::matches_dns_subdomain(search) {
+            found.push((field("searches"), DNS_SUBDOMAIN_MSG.into()));
+        }
+    }
+    let options = config
+        .and_then(|c| c.get("options"))
+        .and_then(Value::as_array);
+    for option in options.into_iter().flatten() {
+        if path::str_at(option, &["name"]).unwrap_or("").is_empty() {
+            found.push((field("options"), "Option.Name must not be empty".into()));
+        }
+    }
+}
+
+/// An IP address, IPv4 octets with leading zeros included (read as decimal, as the cluster
+/// takes them).
+fn is_ip_address(text: &str) -> bool {
+    if text.parse::<std::net::IpAddr>().is_ok() {
+        return true;
+    }
+    let octets: Vec<&str> = text.split('.').collect();
+    octets.len() == 4
+        && octets.iter().all(|o| {
+            (1..=3).contains(&o.len())
+                && o.bytes().all(|b| b.is_ascii_digit())
+                && o.parse::<u16>().is_ok_and(|n| n <= 255)
+        })
 }
 
 /// Access credentials: one type each, with one source and one propagation method, and the
@@ -1573,6 +1693,50 @@ mod tests {
                         at(6, "")
                     )
                 ),
+            ]
+        );
+    }
+
+    #[test]
+    fn dns_policy_and_configuration() {
+        let p = ClusterProfile::default();
+        let messages =
+            |spec: Value| -> Vec<String> { run(spec, &p).into_iter().map(|(_, m)| m).collect() };
+        assert_eq!(
+            messages(json!({"dnsPolicy": "Bogus"})),
+            [
+                "spec.dnsPolicy in body should be one of [ClusterFirst ClusterFirstWithHostNet \
+              Default None]"
+            ]
+        );
+        assert_eq!(
+            messages(json!({"dnsPolicy": "None"})),
+            ["must provide `dnsConfig` when `dnsPolicy` is None"]
+        );
+        assert_eq!(
+            messages(json!({"dnsPolicy": "None", "dnsConfig": {"searches": ["a.b"]}})),
+            ["must provide at least one DNS nameserver when `dnsPolicy` is None"]
+        );
+        assert_eq!(
+            messages(json!({"dnsPolicy": "None", "dnsConfig": {
+                "nameservers": ["8.8.8.8", "::1", "010.1.1.1", "dns.example.com"],
+                "searches": ["Bad_Domain"],
+                "options": [{"value": "2"}]}})),
+            [
+                "must not have more than 3 nameservers: [8.8.8.8 ::1 010.1.1.1 dns.example.com]",
+                "must be valid IP address: dns.example.com",
+                DNS_SUBDOMAIN_MSG,
+                "Option.Name must not be empty",
+            ]
+        );
+        let many: Vec<String> = (0..7)
+            .map(|i| format!("{i}{}.example", "x".repeat(40)))
+            .collect();
+        assert_eq!(
+            messages(json!({"dnsConfig": {"searches": many}})),
+            [
+                "must not have more than 6 search paths",
+                "must not have more than 256 characters (including spaces) in the search list",
             ]
         );
     }
