@@ -347,15 +347,14 @@ impl ClusterProfile {
             p.default_architecture = arch.to_string();
         }
         p.machine_type = text(&["machineType"])?;
-        for (arch, slot) in [
-            ("amd64", &mut p.machine_type_amd64),
-            ("arm64", &mut p.machine_type_arm64),
-            ("s390x", &mut p.machine_type_s390x),
-        ] {
-            if let Some(m) = text(&["architectureConfiguration", arch, "machineType"])? {
-                *slot = m;
-            }
-        }
+        per_architecture(
+            [
+                &mut p.machine_type_amd64,
+                &mut p.machine_type_arm64,
+                &mut p.machine_type_s390x,
+            ],
+            |arch| text(&["architectureConfiguration", arch, "machineType"]),
+        )?;
         let patterns = |path: &[&str]| -> Result<Option<Vec<String>>, String> {
             match path::get(&config, path) {
                 None | Some(Value::Null) => Ok(None),
@@ -376,15 +375,14 @@ impl ClusterProfile {
             }
         };
         p.emulated_machines = patterns(&["emulatedMachines"])?;
-        for (arch, slot) in [
-            ("amd64", &mut p.emulated_machines_amd64),
-            ("arm64", &mut p.emulated_machines_arm64),
-            ("s390x", &mut p.emulated_machines_s390x),
-        ] {
-            if let Some(m) = patterns(&["architectureConfiguration", arch, "emulatedMachines"])? {
-                *slot = m;
-            }
-        }
+        per_architecture(
+            [
+                &mut p.emulated_machines_amd64,
+                &mut p.emulated_machines_arm64,
+                &mut p.emulated_machines_s390x,
+            ],
+            |arch| patterns(&["architectureConfiguration", arch, "emulatedMachines"]),
+        )?;
         p.cpu_model = text(&["cpuModel"])?;
         if let Some(req) = path::get(&config, &["cpuRequest"]).filter(|v| !v.is_null()) {
             let q = Quantity::from_json(req)
@@ -447,6 +445,20 @@ impl ClusterProfile {
         });
         Ok(p)
     }
+}
+
+/// Set each of the amd64, arm64 and s390x `slots` to what `read` finds for its architecture,
+/// where it finds something.
+fn per_architecture<T>(
+    slots: [&mut T; 3],
+    read: impl Fn(&str) -> Result<Option<T>, String>,
+) -> Result<(), String> {
+    for (arch, slot) in ["amd64", "arm64", "s390x"].into_iter().zip(slots) {
+        if let Some(value) = read(arch)? {
+            *slot = value;
+        }
+    }
+    Ok(())
 }
 
 type TextAt<'t> = dyn Fn(&[&str]) -> Result<Option<String>, String> + 't;

@@ -155,14 +155,7 @@ fn names_in_dns(spec: &Value, at: &str, found: &mut Found) {
                 DNS_LABEL_MSG
             });
         }
-        if !errors.is_empty() {
-            let field = format!("{at}.hostname");
-            let message = format!(
-                "{field} does not conform to the kubernetes DNS_LABEL rules : {}",
-                errors.join(", ")
-            );
-            found.push((field, message));
-        }
+        dns_rules(format!("{at}.hostname"), "DNS_LABEL", &errors, found);
     }
     if let Some(sub) = path::str_at(spec, &["subdomain"]).filter(|s| !s.is_empty()) {
         let mut errors = Vec::new();
@@ -172,14 +165,18 @@ fn names_in_dns(spec: &Value, at: &str, found: &mut Found) {
         if !names::matches_dns_subdomain(sub) {
             errors.push(DNS_SUBDOMAIN_MSG);
         }
-        if !errors.is_empty() {
-            let field = format!("{at}.subdomain");
-            let message = format!(
-                "{field} does not conform to the kubernetes DNS_SUBDOMAIN rules : {}",
-                errors.join(", ")
-            );
-            found.push((field, message));
-        }
+        dns_rules(format!("{at}.subdomain"), "DNS_SUBDOMAIN", &errors, found);
+    }
+}
+
+/// The finding for a name that breaks the DNS `rules`, if it does.
+fn dns_rules(field: String, rules: &str, errors: &[&str], found: &mut Found) {
+    if !errors.is_empty() {
+        let message = format!(
+            "{field} does not conform to the kubernetes {rules} rules : {}",
+            errors.join(", ")
+        );
+        found.push((field, message));
     }
 }
 
