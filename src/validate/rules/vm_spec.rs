@@ -274,12 +274,20 @@ pub fn check(
     }
 }
 
-/// Whether two of a spec's volumes share a name.
+/// Whether two of a spec's volumes share a name (compared pairwise when there are few, as
+/// there usually are).
 fn has_twin_volumes(spec: &Value) -> bool {
+    let Some(volumes) = path::get(spec, &["volumes"]).and_then(Value::as_array) else {
+        return false;
+    };
+    let objects = || volumes.iter().filter(|v| v.is_object());
+    if volumes.len() <= 16 {
+        return objects()
+            .enumerate()
+            .any(|(i, a)| objects().take(i).any(|b| name(b) == name(a)));
+    }
     let mut seen = HashSet::new();
-    items(spec, &["volumes"])
-        .iter()
-        .any(|(_, v)| !seen.insert(name(v)))
+    objects().any(|v| !seen.insert(name(v)))
 }
 
 /// How a spec's absent values are read.
@@ -1176,6 +1184,20 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn twin_volumes_are_found_among_few_and_many() {
+        for count in [2, 16, 17, 40] {
+            let mut volumes: Vec<Value> = (0..count)
+                .map(|i| json!({"name": format!("v{i}")}))
+                .collect();
+            assert!(!has_twin_volumes(&json!({"volumes": volumes})), "{count}");
+            volumes.push(json!("not a volume"));
+            volumes.push(json!({"name": format!("v{}", count - 1)}));
+            assert!(has_twin_volumes(&json!({"volumes": volumes})), "{count}");
+        }
+        assert!(!has_twin_volumes(&json!({"volumes": "none"})));
     }
 
     #[test]
