@@ -59,6 +59,26 @@ pub fn is_dns_subdomain(name: &str) -> bool {
     name.len() <= 253 && matches_dns_subdomain(name)
 }
 
+/// What Kubernetes says of a string that is not a DNS subdomain (`validation.RegexError` for
+/// `IsDNS1123Subdomain`).
+pub const DNS_SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case \
+     alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character \
+     (e.g. 'example.com', regex used for validation is \
+     '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+
+/// Kubernetes' `IsDNS1123Subdomain`: what is wrong with `name` as a DNS subdomain, in its
+/// words (nothing for a good one).
+pub fn dns_subdomain_errors(name: &str) -> Vec<&'static str> {
+    let mut errors = Vec::new();
+    if name.len() > 253 {
+        errors.push("must be no more than 253 characters");
+    }
+    if !matches_dns_subdomain(name) {
+        errors.push(DNS_SUBDOMAIN_MSG);
+    }
+    errors
+}
+
 /// `[a-z0-9]([-a-z0-9]*[a-z0-9])?`: a DNS label (RFC 1123) of any length but not empty.
 pub fn matches_dns_label(text: &[u8]) -> bool {
     let alnum = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();

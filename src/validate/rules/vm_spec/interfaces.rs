@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use super::settings::Item;
+use super::settings::{self, Item};
 use crate::kubevirt::profile::{ClusterProfile, GateState};
 use crate::model::path::{self, is_set};
 
@@ -147,7 +147,7 @@ fn binding(iface: &Value, at: Item<'_>, on_pod: bool, profile: &ClusterProfile, 
         ));
     }
     if is_set(iface, &["passtBinding"]) {
-        if profile.gate_on("PasstBinding", GateState::Beta) == Some(false) {
+        if settings::off(profile, "PasstBinding", GateState::Beta) {
             found.push((name_at(), "PasstBinding feature gate is not enabled".into()));
         }
         if !on_pod {

@@ -14,9 +14,10 @@ use serde_json::Value;
 
 use crate::kubevirt::defaults;
 use crate::kubevirt::profile::{ClusterProfile, GateState};
+use crate::model::glob;
+use crate::model::names;
 use crate::model::path::{self, is_set};
 use crate::model::quantity::Quantity;
-use crate::model::{glob, names};
 
 /// `ioThreadsPolicy` values.
 const IO_THREADS_POLICIES: [&str; 3] = ["shared", "auto", "supplementalPool"];
@@ -30,12 +31,6 @@ const EVICTION_STRATEGIES: [&str; 4] = ["LiveMigrate", "LiveMigrateIfPossible", 
 const DNS_LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric \
      characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  \
      or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
-/// What Kubernetes says of a string that is not a DNS subdomain.
-const DNS_SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case \
-     alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character \
-     (e.g. 'example.com', regex used for validation is \
-     '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-
 type Found = Vec<(String, String)>;
 
 /// An item of a list in a spec (`spec.volumes[2]`), written out only for a finding.
@@ -96,7 +91,7 @@ pub(super) fn check(
     }
     gated_devices(domain, at, profile, found);
     virtiofs_storage(spec, devices, at, profile, found);
-    if is_set(devices, &["downwardMetrics"]) && off(profile, "DownwardMetrics") {
+    if is_set(devices, &["downwardMetrics"]) && off(profile, "DownwardMetrics", GateState::Alpha) {
         found.push((
             format!("{at}.domain.devices.downwardMetrics"),
             "downwardMetrics virtio serial is not allowed: DownwardMetrics feature gate is not \
@@ -158,13 +153,7 @@ fn names_in_dns(spec: &Value, at: &str, found: &mut Found) {
         dns_rules(format!("{at}.hostname"), "DNS_LABEL", &errors, found);
     }
     if let Some(sub) = path::str_at(spec, &["subdomain"]).filter(|s| !s.is_empty()) {
-        let mut errors = Vec::new();
-        if sub.len() > 253 {
-            errors.push("must be no more than 253 characters");
-        }
-        if !names::matches_dns_subdomain(sub) {
-            errors.push(DNS_SUBDOMAIN_MSG);
-        }
+        let errors = names::dns_subdomain_errors(sub);
         dns_rules(format!("{at}.subdomain"), "DNS_SUBDOMAIN", &errors, found);
     }
 }
@@ -401,9 +390,9 @@ fn io_threads(domain: &Value, at: &str, found: &mut Found) {
     }
 }
 
-/// Whether the cluster profile says the alpha feature gate `gate` is off.
-fn off(profile: &ClusterProfile, gate: &str) -> bool {
-    profile.gate_on(gate, GateState::Alpha) == Some(false)
+/// Whether the cluster profile says the feature gate `gate` is off (not when it is unknown).
+pub(super) fn off(profile: &ClusterProfile, gate: &str, state: GateState) -> bool {
+    profile.gate_on(gate, state) == Some(false)
 }
 
 /// Downward metrics and host disk volumes need their feature gates, and a host disk names a
@@ -440,7 +429,8 @@ fn volumes(spec: &Value, at: &str, profile: &ClusterProfile, found: &mut Found) 
         {
             absolute_path(&format!("{volume_at}.containerDisk"), file, found);
         }
-        if is_set(volume, &["downwardMetrics"]) && off(profile, "DownwardMetrics") {
+        if is_set(volume, &["downwardMetrics"]) && off(profile, "DownwardMetrics", GateState::Alpha)
+        {
             found.push((
                 volume_at.to_string(),
                 "downwardMetrics disks are not allowed: DownwardMetrics feature gate is not \
@@ -451,7 +441,7 @@ fn volumes(spec: &Value, at: &str, profile: &ClusterProfile, found: &mut Found) 
         let Some(host_disk @ Value::Object(_)) = volume.get("hostDisk") else {
             continue;
         };
-        if off(profile, "HostDisk") {
+        if off(profile, "HostDisk", GateState::Alpha) {
             found.push((
                 volume_at.to_string(),
                 "HostDisk feature gate is not enabled".into(),
@@ -702,14 +692,8 @@ fn dns(spec: &Value, at: &str, found: &mut Found) {
         ));
     }
     for search in &searches {
-        if search.len() > 253 {
-            found.push((
-                field("searches"),
-                "must be no more than 253 characters".into(),
-            ));
-        }
-        if !names::matches_dns_subdomain(search) {
-            found.push((field("searches"), DNS_SUBDOMAIN_MSG.into()));
+        for error in names::dns_subdomain_errors(search) {
+            found.push((field("searches"), error.into()));
         }
     }
     let options = config
@@ -820,31 +804,31 @@ fn one_source_and_method(
 
 /// Devices and settings that need a feature gate, when the cluster profile says it is off.
 fn gated_devices(domain: &Value, at: &str, profile: &ClusterProfile, found: &mut Found) {
-    let off = |gate, state| profile.gate_on(gate, state) == Some(false);
     // An empty list is left out when KubeVirt decodes and encodes the VM on its way.
     let host_devices = path::get(domain, &["devices", "hostDevices"]).and_then(Value::as_array);
-    if host_devices.is_some_and(|l| !l.is_empty()) && off("HostDevices", GateState::Alpha) {
+    if host_devices.is_some_and(|l| !l.is_empty()) && off(profile, "HostDevices", GateState::Alpha)
+    {
         found.push((
             format!("{at}.domain.devices.hostDevices"),
             "Host Devices feature gate is not enabled in kubevirt-config".into(),
         ));
     }
     if path::get(domain, &["devices", "autoattachVSOCK"]) == Some(&true.into())
-        && off("VSOCK", GateState::Alpha)
+        && off(profile, "VSOCK", GateState::Alpha)
     {
         found.push((
             format!("{at}.domain.devices.autoattachVSOCK"),
             "VSOCK feature gate is not enabled in kubevirt-config".into(),
         ));
     }
-    if is_set(domain, &["rebootPolicy"]) && off("RebootPolicy", GateState::Beta) {
+    if is_set(domain, &["rebootPolicy"]) && off(profile, "RebootPolicy", GateState::Beta) {
         found.push((
             format!("{at}.domain.rebootPolicy"),
             "RebootPolicy is specified but the RebootPolicy feature gate is not enabled".into(),
         ));
     }
     if is_set(domain, &["memory", "reservedOverhead"])
-        && off("ReservedOverheadMemlock", GateState::Alpha)
+        && off(profile, "ReservedOverheadMemlock", GateState::Alpha)
     {
         found.push((
             format!("{at}.domain.memory.reservedOverhead"),
@@ -865,7 +849,7 @@ fn virtiofs_storage(
     let Some(filesystems) = devices.get("filesystems").and_then(Value::as_array) else {
         return;
     };
-    if profile.gate_on("EnableVirtioFsStorageVolumes", GateState::Alpha) != Some(false) {
+    if !off(profile, "EnableVirtioFsStorageVolumes", GateState::Alpha) {
         return;
     }
     let volumes = path::get(spec, &["volumes"]).and_then(Value::as_array);
@@ -1223,6 +1207,7 @@ fn arm64(spec: &Value, devices: &Value, at: &str, found: &mut Found) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::names::DNS_SUBDOMAIN_MSG;
     use serde_json::json;
 
     fn run(spec: Value, profile: &ClusterProfile) -> Vec<(String, String)> {
