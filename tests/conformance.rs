@@ -742,6 +742,40 @@ const KV034_MESSAGES: &[&str] = &[
     "RFC 1123 subdomain",
     "must be no more than 253",
     "Option.Name must not be empty",
+    "reserved kubevirt.io/ labels",
+    PERSISTENT_RESERVATION_OFF,
+    DISCONTINUED,
+    "DHCPPrivateOptions",
+    "NTP servers must be",
+    "portRanges",
+    "Start must be",
+    "End must be",
+];
+
+/// KubeVirt's refusal of a SCSI persistent reservation the configuration does not allow: a
+/// feature gate's refusal in other words.
+const PERSISTENT_RESERVATION_OFF: &str = "persistent reservation is not enabled";
+
+/// KubeVirt's refusal of a binding it no longer has, which it gives before every other check,
+/// naming the interface below `spec` as if it were the VM's template spec.
+const DISCONTINUED: &str = "has been discontinued since v1.3";
+const DISCONTINUED_FIELD: (&str, &str) = (
+    "spec.domain.devices.interfaces[",
+    "spec.template.spec.domain.devices.interfaces[",
+);
+
+/// Fields KubeVirt names less exactly than kvrender, as patterns of kvrender's field (and of
+/// the field where its message quotes it) and what KubeVirt writes instead: a DHCP private
+/// option's spec, a reserving LUN's disk list.
+const OUR_FIELD_FOLDS: &[(&str, &str)] = &[
+    (
+        r"^(spec\.template\.spec)\.domain\.devices\.interfaces\[\d+\]\.dhcpOptions\.privateOptions(\[\d+\]\.option)?$",
+        "$1",
+    ),
+    (
+        r"\.disks\[\d+\]\.lun\.reservation$",
+        ".disks.luns.reservation",
+    ),
 ];
 
 /// KubeVirt's schema check's refusal of an unknown DNS policy, which names no field but its
@@ -799,6 +833,26 @@ const FIELD_FIXES: &[(&str, &str)] = &[
     ),
 ];
 
+/// kvrender's field and message with the field written as KubeVirt writes it
+/// ([`OUR_FIELD_FOLDS`]).
+fn fold_field(field: &str, message: &str) -> (String, String) {
+    static FOLDS: std::sync::LazyLock<Vec<(regex::Regex, &str)>> = std::sync::LazyLock::new(|| {
+        OUR_FIELD_FOLDS
+            .iter()
+            .map(|(pattern, to)| (regex::Regex::new(pattern).expect("a pattern"), *to))
+            .collect()
+    });
+    let (mut field, mut message) = (field.to_string(), message.to_string());
+    for (pattern, to) in FOLDS.iter() {
+        if pattern.is_match(&field) {
+            let theirs = pattern.replace(&field, *to).into_owned();
+            message = message.replace(&field, &theirs);
+            field = theirs;
+        }
+    }
+    (field, message)
+}
+
 /// Whether kvrender's message is KubeVirt's: the same, or followed by a few words of its own
 /// (in parentheses, or after a colon in place of KubeVirt's closing full stop).
 fn same_message(ours: &str, theirs: &str) -> bool {
@@ -821,18 +875,19 @@ fn check_admit(admit: &Value, configured: bool, run: &Run) -> Result<(), Failed>
     }
     let report: Value = serde_json::from_str(&run.stdout)
         .map_err(|e| Failed::from(format!("stdout is not JSON: {e}")))?;
-    let ours: Vec<(&str, &str)> = report["findings"]
+    let folded: Vec<(String, String)> = report["findings"]
         .as_array()
         .ok_or("no `findings` list in the report")?
         .iter()
         .filter(|f| f["code"] == "KV034" && f["object"]["kind"] == "VirtualMachine")
         .map(|f| {
-            (
+            fold_field(
                 f["field"].as_str().unwrap_or(""),
                 f["message"].as_str().unwrap_or(""),
             )
         })
         .collect();
+    let ours: Vec<(&str, &str)> = folded.iter().map(|(f, m)| (&**f, &**m)).collect();
     if admit["allowed"] == true {
         return match ours.first() {
             Some((field, message)) => {
@@ -842,7 +897,10 @@ fn check_admit(admit: &Value, configured: bool, run: &Run) -> Result<(), Failed>
         };
     }
     let causes = admit["causes"].as_array().map(Vec::as_slice).unwrap_or(&[]);
-    let gated = |c: &Value| !configured && c["message"].as_str().unwrap_or("").contains(GATE_OFF);
+    let gated = |c: &Value| {
+        let message = c["message"].as_str().unwrap_or("");
+        !configured && (message.contains(GATE_OFF) || message.contains(PERSISTENT_RESERVATION_OFF))
+    };
     let covered: Vec<(String, String)> = causes
         .iter()
         .filter(|c| !gated(c))
@@ -858,6 +916,11 @@ fn check_admit(admit: &Value, configured: bool, run: &Run) -> Result<(), Failed>
                     && let Some((named, _)) = message.split_once(SCHEMA_REFUSAL)
                 {
                     field = named.to_string();
+                }
+                if message.contains(DISCONTINUED)
+                    && let Some(rest) = field.strip_prefix(DISCONTINUED_FIELD.0)
+                {
+                    field = format!("{}{rest}", DISCONTINUED_FIELD.1);
                 }
                 if let Some((_, name)) = DNS_FIELDS.iter().find(|(theirs, _)| field == *theirs) {
                     field = name.to_string();
@@ -911,7 +974,11 @@ fn check_admit(admit: &Value, configured: bool, run: &Run) -> Result<(), Failed>
     if !missing.is_empty() {
         return Err(format!("KubeVirt refuses, and KV034 does not report: {missing:?}").into());
     }
-    let schema = |c: &Value| c["message"].as_str().unwrap_or("").contains(SCHEMA_REFUSAL);
+    // A schema refusal or a discontinued binding stops KubeVirt before the spec checks.
+    let schema = |c: &Value| {
+        let message = c["message"].as_str().unwrap_or("");
+        message.contains(SCHEMA_REFUSAL) || message.contains(DISCONTINUED)
+    };
     if !covered.is_empty()
         && causes.len() < 10
         && !causes.iter().any(gated)

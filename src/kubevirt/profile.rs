@@ -102,6 +102,9 @@ pub struct Gates {
     pub enabled: Vec<String>,
     /// `developerConfiguration.disabledFeatureGates`.
     pub disabled: Vec<String>,
+    /// `persistentReservationConfiguration.enabled`, which wins over the
+    /// `PersistentReservation` gate when set.
+    pub persistent_reservation: Option<bool>,
 }
 
 /// How far along a feature gate is, which decides whether it is on when nothing lists it.
@@ -226,6 +229,19 @@ impl ClusterProfile {
         };
         let listed = |list: &[String]| list.iter().any(|g| g == gate);
         Some(listed(&gates.enabled) || (state == GateState::Beta && !listed(&gates.disabled)))
+    }
+
+    /// Whether SCSI persistent reservation is on (`PersistentReservationEnabled`): the
+    /// configuration's `persistentReservationConfiguration.enabled`, else whether
+    /// `featureGates` lists `PersistentReservation` (a graduated gate KubeVirt still asks for);
+    /// `None` when no configuration was read.
+    pub fn persistent_reservation_on(&self) -> Option<bool> {
+        let gates = self.gates.as_ref()?;
+        Some(
+            gates
+                .persistent_reservation
+                .unwrap_or_else(|| gates.enabled.iter().any(|g| g == "PersistentReservation")),
+        )
     }
 
     /// The machine type for `arch` (KubeVirt's `GetMachineType`).
@@ -439,9 +455,22 @@ impl ClusterProfile {
                 .is_some_and(|a| a.contains_key(EVEN_PARITY_ANNOTATION));
         p.emulator_thread_even_parity = annotated && feature_gate_on(&config, "AlignCPUs")?;
         p.wait_as_receiver = beta_gate_on(&config, "DecentralizedLiveMigration")?;
+        let persistent_reservation =
+            match path::get(&config, &["persistentReservationConfiguration", "enabled"]) {
+                None | Some(Value::Null) => None,
+                Some(Value::Bool(b)) => Some(*b),
+                Some(_) => {
+                    return Err(
+                        "`spec.configuration.persistentReservationConfiguration.enabled` \
+                                must be a boolean"
+                            .into(),
+                    );
+                }
+            };
         p.gates = Some(Gates {
             enabled: gate_list(&config, "featureGates")?,
             disabled: gate_list(&config, "disabledFeatureGates")?,
+            persistent_reservation,
         });
         Ok(p)
     }
@@ -749,5 +778,29 @@ mod tests {
             Ok(true)
         );
         assert!(dev(json!({"disabledFeatureGates": "DecentralizedLiveMigration"})).is_err());
+    }
+
+    #[test]
+    fn persistent_reservation_follows_its_setting_then_the_gate() {
+        let on = |config: Value| {
+            ClusterProfile::from_kubevirt(&config).map(|p| p.persistent_reservation_on())
+        };
+        assert_eq!(ClusterProfile::default().persistent_reservation_on(), None);
+        assert_eq!(on(json!({})), Ok(Some(false)));
+        let gate = json!({"featureGates": ["PersistentReservation"]});
+        assert_eq!(
+            on(json!({"developerConfiguration": gate.clone()})),
+            Ok(Some(true))
+        );
+        assert_eq!(
+            on(json!({"developerConfiguration": gate,
+                      "persistentReservationConfiguration": {"enabled": false}})),
+            Ok(Some(false))
+        );
+        assert_eq!(
+            on(json!({"persistentReservationConfiguration": {"enabled": true}})),
+            Ok(Some(true))
+        );
+        assert!(on(json!({"persistentReservationConfiguration": {"enabled": "yes"}})).is_err());
     }
 }

@@ -6,6 +6,7 @@
 //! order. The rules read the few fields they reason about through the helpers in [`path`].
 
 pub mod glob;
+pub mod ip;
 pub mod names;
 pub mod object;
 pub mod path;

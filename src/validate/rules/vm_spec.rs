@@ -65,14 +65,23 @@
 //!   `up`, `down` or `absent` (`absent` only for a bridge off the default network, neither of
 //!   the others for SR-IOV); masquerade and passt are on the pod network, a bridge there only
 //!   where the cluster permits it, passt with its gate; masquerade does not take the in-pod
-//!   bridge's MAC address; names, models, MAC and PCI addresses and forwarded ports are ones
-//!   KubeVirt takes (in `interfaces`).
+//!   bridge's MAC address; no interface uses a binding KubeVirt dropped in v1.3 (`slirp`,
+//!   `passt`, `macvtap`); names, models, MAC and PCI addresses and forwarded ports are ones
+//!   KubeVirt takes; port ranges (behind the `PortRangesSpec` gate) are on masquerade
+//!   interfaces without `ports`, at most ten, TCP or UDP, within port numbers and without
+//!   overlaps; DHCP private options are distinct and from 224 to 254, and NTP servers IPv4
+//!   addresses (in `interfaces`).
+//! - The template's labels (a VMI's own) hold none of those KubeVirt keeps for itself
+//!   (`kubevirt.io/created-by`, `kubevirt.io/nodeName`, ...), and Ignition data and sidecar
+//!   hooks come with their gates; a LUN's SCSI persistent reservation needs the cluster to
+//!   allow it.
 //! - Launch security is one of SEV, SNP and TDX, on amd64 (s390x needs nothing more), with
 //!   UEFI, without Secure Boot for SEV and SNP, without persistent EFI variables for SNP and
 //!   TDX, without SMM for TDX, without bootable NICs, and with `startStrategy: Paused` for SEV
 //!   attestation.
 //! - Features behind feature gates (TDX, SEV, host devices, VSOCK, the reboot policy, reserved
-//!   memlock overhead, downward metrics, host disks, claims over virtiofs) are refused when the
+//!   memlock overhead, downward metrics, host disks, claims over virtiofs, Ignition, sidecars,
+//!   port ranges, persistent reservation) are refused when the
 //!   cluster configuration (`--cluster-config`) leaves the gate off. Without a configuration the
 //!   beta gates count as on, as in KubeVirt, and the alpha ones as unknown: nothing is reported
 //!   for them, and what KubeVirt checks behind the gate is judged.
@@ -143,7 +152,7 @@ mod settings;
 pub const RULE: Rule = Rule {
     code: codes::VM_SPEC,
     name: "vm-spec",
-    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a disk bus KubeVirt does not take (ide, unknown, virtio for a CD-ROM) or that does not fit the disk (read-only SATA, a dedicated I/O thread off virtio), a LUN that is not a claim, a boot order below 1 or used twice, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding, CPU or memory requests out of bounds, huge pages that do not divide the memory, dedicated CPUs, NUMA passthrough or realtime without what they need, memory hotplug without what it needs, a host name, start strategy, I/O threads policy, CPU feature policy, boot loader, ACPI table, sound, video, panic device, host disk, machine type, eviction strategy, probe or kernel boot KubeVirt does not take, cloud-init data missing, doubled or over 2048 bytes, a volume source, access credential or DataVolume template without what it needs, a network without one source, an interface state, binding, name, model, MAC or PCI address or port KubeVirt does not take, a DNS policy or configuration Kubernetes does not take, launch security without what it needs, a feature whose gate the cluster configuration leaves off. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
+    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a disk bus KubeVirt does not take (ide, unknown, virtio for a CD-ROM) or that does not fit the disk (read-only SATA, a dedicated I/O thread off virtio), a LUN that is not a claim, a boot order below 1 or used twice, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding, CPU or memory requests out of bounds, huge pages that do not divide the memory, dedicated CPUs, NUMA passthrough or realtime without what they need, memory hotplug without what it needs, a host name, start strategy, I/O threads policy, CPU feature policy, boot loader, ACPI table, sound, video, panic device, host disk, machine type, eviction strategy, probe or kernel boot KubeVirt does not take, cloud-init data missing, doubled or over 2048 bytes, a volume source, access credential or DataVolume template without what it needs, a network without one source, an interface state, binding, name, model, MAC or PCI address or port KubeVirt does not take, a discontinued binding, port ranges or DHCP options KubeVirt does not take, a DNS policy or configuration Kubernetes does not take, launch security without what it needs, labels KubeVirt keeps for itself, a feature whose gate the cluster configuration leaves off. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
     severity: Severity::Warning,
 };
 
@@ -192,6 +201,9 @@ pub fn check(
                 return;
             };
             run_strategy(spec, profile, &mut found);
+            if let Some(meta) = path::get(spec, &["template", "metadata"]) {
+                settings::metadata(meta, "spec.template.metadata", profile, &mut found);
+            }
             settings::data_volume_templates(spec, &mut found);
             let template_spec = path::get(spec, &["template", "spec"]).filter(|s| s.is_object());
             if let Some(applied) = applied {
@@ -254,6 +266,9 @@ pub fn check(
             }
         }
         Kind::VirtualMachineInstance => {
+            if let Some(meta) = obj.value.get("metadata") {
+                settings::metadata(meta, "metadata", profile, &mut found);
+            }
             if let Some(spec @ Value::Object(_)) = obj.value.get("spec") {
                 // Its CPU and memory are not judged: presets may still add to them.
                 instance_spec(spec, "spec", Written::Only, &mut found);
@@ -1842,7 +1857,12 @@ mod tests {
             iface(json!({"name": "default", "bridge": {}, "masquerade": {}})),
             refused
         );
-        assert_eq!(iface(json!({"name": "default", "slirp": {}})), refused);
+        let mut discontinued = refused.clone();
+        discontinued.push((
+            "spec.template.spec.domain.devices.interfaces[0].slirp".to_string(),
+            "Slirp interface support has been discontinued since v1.3".to_string(),
+        ));
+        assert_eq!(iface(json!({"name": "default", "slirp": {}})), discontinued);
     }
 
     #[test]

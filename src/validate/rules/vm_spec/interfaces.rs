@@ -1,14 +1,17 @@
 //! The part of `KV034` that judges networks and interfaces beyond their pairing and binding
-//! count: each network's source, each interface's state, the networks its binding needs, and
-//! its name, model, MAC address, PCI address and forwarded ports.
+//! count: each network's source, each interface's state, the networks its binding needs, the
+//! bindings KubeVirt no longer has, and its name, model, MAC address, PCI address, forwarded
+//! ports and port ranges, and DHCP options.
 //!
 //! Mirrors `pkg/network/admitter` (`netsource.go`, `admit.go`, `binding.go`, `passt.go`,
-//! `netiface.go`) of KubeVirt d923fdb815.
+//! `discontinued.go`, `netiface.go`) of KubeVirt d923fdb815. Where KubeVirt names the spec for
+//! a DHCP private option, the finding names the option.
 
 use serde_json::Value;
 
 use super::settings::{self, Item};
 use crate::kubevirt::profile::{ClusterProfile, GateState};
+use crate::model::ip;
 use crate::model::path::{self, is_set};
 
 type Found = Vec<(String, String)>;
@@ -45,9 +48,153 @@ pub(super) fn check(spec: &Value, at: &str, profile: &ClusterProfile, found: &mu
             .iter()
             .rfind(|n| path::str_at(n, &["name"]).unwrap_or("") == name);
         let on_pod = network.is_some_and(|n| is_set(n, &["pod"]));
+        discontinued(iface, iface_at, found);
         state(iface, name, iface_at, default_network, found);
         binding(iface, iface_at, on_pod, profile, found);
         fields(iface, iface_at, on_pod, found);
+        port_ranges(iface, iface_at, on_pod, profile, found);
+        dhcp_options(iface, iface_at, found);
+    }
+}
+
+/// The bindings KubeVirt dropped in v1.3, which it refuses on a new VM before any other check.
+fn discontinued(iface: &Value, at: Item<'_>, found: &mut Found) {
+    for (key, what) in [
+        ("slirp", "Slirp interface support"),
+        ("passt", "Passt network binding"),
+        ("macvtap", "Macvtap network binding"),
+    ] {
+        if is_set(iface, &[key]) {
+            found.push((
+                format!("{at}.{key}"),
+                format!("{what} has been discontinued since v1.3"),
+            ));
+        }
+    }
+}
+
+/// Port ranges: behind the alpha gate `PortRangesSpec`; on the pod network, not with `ports`,
+/// on masquerade only, at most ten, each TCP or UDP from a port to a port not below it, and
+/// none overlapping another of its protocol.
+fn port_ranges(
+    iface: &Value,
+    at: Item<'_>,
+    on_pod: bool,
+    profile: &ClusterProfile,
+    found: &mut Found,
+) {
+    if !is_set(iface, &["portRanges"]) {
+        return;
+    }
+    let name_at = || format!("{at}.name");
+    if settings::off(profile, "PortRangesSpec", GateState::Alpha) {
+        found.push((
+            name_at(),
+            "portRanges is specified on interface but the PortRangesSpec feature gate is not \
+             enabled"
+                .into(),
+        ));
+        return;
+    }
+    if !on_pod {
+        return;
+    }
+    if is_set(iface, &["ports"]) {
+        found.push((
+            name_at(),
+            "Cannot define both ports and portRanges on interface".into(),
+        ));
+    }
+    if !is_set(iface, &["masquerade"]) {
+        found.push((
+            name_at(),
+            "portRanges are only supported on masquerade interfaces".into(),
+        ));
+    }
+    let ranges = iface.get("portRanges").and_then(Value::as_array);
+    let ranges = ranges.map(Vec::as_slice).unwrap_or_default();
+    if ranges.len() > 10 {
+        found.push((
+            format!("{at}.portRanges"),
+            "No more than 10 portRanges are allowed".into(),
+        ));
+        return;
+    }
+    let mut by_protocol: [(&str, Vec<(i64, i64)>); 2] = [("TCP", Vec::new()), ("UDP", Vec::new())];
+    for (i, range) in ranges.iter().enumerate() {
+        let range_at = |field: &str| format!("{at}.portRanges[{i}].{field}");
+        let protocol = path::str_at(range, &["protocol"]).unwrap_or("");
+        let number = |field: &str| range.get(field).and_then(Value::as_i64).unwrap_or(0);
+        let (start, end) = (number("start"), number("end"));
+        let problem = if !["TCP", "UDP"].contains(&protocol) {
+            Some(("protocol", "Unknown protocol, only TCP or UDP allowed"))
+        } else if !(1..65536).contains(&start) {
+            Some(("start", "Start must be a valid port number, 0 < x < 65536"))
+        } else if !(1..65536).contains(&end) {
+            Some(("end", "End must be a valid port number, 0 < x < 65536"))
+        } else if start > end {
+            Some(("start", "Start must be less than or equal to end"))
+        } else {
+            None
+        };
+        match problem {
+            Some((field, message)) => found.push((range_at(field), message.into())),
+            None => {
+                let slot = by_protocol.iter_mut().find(|(p, _)| *p == protocol);
+                if let Some((_, intervals)) = slot {
+                    intervals.push((start, end));
+                }
+            }
+        }
+    }
+    for (protocol, mut intervals) in by_protocol {
+        intervals.sort_unstable();
+        for pair in intervals.windows(2) {
+            let ((s1, e1), (s2, e2)) = (pair[0], pair[1]);
+            if s2 <= e1 {
+                found.push((
+                    format!("{at}.portRanges"),
+                    format!("{protocol} portRanges [{s1}-{e1}] and [{s2}-{e2}] overlap"),
+                ));
+            }
+        }
+    }
+}
+
+/// DHCP options: private options distinct and from 224 to 254, NTP servers IPv4 addresses
+/// (IPv4-mapped IPv6 included; KubeVirt's decoder has already read them leniently).
+fn dhcp_options(iface: &Value, at: Item<'_>, found: &mut Found) {
+    let Some(options @ Value::Object(_)) = iface.get("dhcpOptions") else {
+        return;
+    };
+    let private = options.get("privateOptions").and_then(Value::as_array);
+    let private = private.map(Vec::as_slice).unwrap_or_default();
+    // Go reads an absent option as 0.
+    let option = |o: &Value| o.get("option").and_then(Value::as_i64).unwrap_or(0);
+    let distinct: std::collections::HashSet<i64> = private.iter().map(option).collect();
+    if distinct.len() < private.len() {
+        found.push((
+            format!("{at}.dhcpOptions.privateOptions"),
+            "Found Duplicates: you have provided duplicate DHCPPrivateOptions".into(),
+        ));
+    }
+    for (i, o) in private.iter().enumerate() {
+        if !(224..=254).contains(&option(o)) {
+            found.push((
+                format!("{at}.dhcpOptions.privateOptions[{i}].option"),
+                "provided DHCPPrivateOptions are out of range, must be in range 224 to 254".into(),
+            ));
+        }
+    }
+    let servers = options.get("ntpServers").and_then(Value::as_array);
+    for (i, server) in servers.into_iter().flatten().enumerate() {
+        let text = server.as_str().unwrap_or("");
+        if !ip::parse_lenient(text).is_some_and(ip::is_v4) {
+            found.push((
+                format!("{at}.dhcpOptions.ntpServers[{i}]"),
+                "NTP servers must be a list of valid IPv4 addresses.".into(),
+            ));
+        }
     }
 }
 
@@ -466,6 +613,136 @@ mod tests {
         assert_eq!(
             run(spec("passtBinding"), &strict)[0].1,
             "PasstBinding feature gate is not enabled"
+        );
+    }
+
+    #[test]
+    fn discontinued_bindings_are_named() {
+        let spec = json!({"domain": {"devices": {"interfaces": [
+            {"name": "default", "masquerade": {}, "slirp": {}},
+            {"name": "a", "macvtap": {}, "passt": {}},
+        ]}}, "networks": [{"name": "default", "pod": {}}, {"name": "a", "multus": {"networkName": "n"}}]});
+        let found = run(spec, &ClusterProfile::default());
+        let named: Vec<&str> = found
+            .iter()
+            .filter(|(_, m)| m.ends_with("discontinued since v1.3"))
+            .map(|(f, _)| f.as_str())
+            .collect();
+        assert_eq!(
+            named,
+            [
+                "spec.domain.devices.interfaces[0].slirp",
+                "spec.domain.devices.interfaces[1].passt",
+                "spec.domain.devices.interfaces[1].macvtap",
+            ]
+        );
+    }
+
+    #[test]
+    fn port_ranges_wait_for_their_gate_and_are_checked_behind_it() {
+        let spec = |iface: Value| {
+            json!({"domain": {"devices": {"interfaces": [iface]}},
+                   "networks": [{"name": "default", "pod": {}}]})
+        };
+        let ranges = json!([
+            {"protocol": "TCP", "start": 100, "end": 200},
+            {"protocol": "TCP", "start": 150, "end": 300},
+            {"protocol": "UDP", "start": 100, "end": 200},
+            {"protocol": "SCTP", "start": 1, "end": 2},
+            {"protocol": "UDP", "start": 0, "end": 2},
+            {"protocol": "UDP", "start": 5, "end": 70000},
+            {"protocol": "UDP", "start": 9, "end": 8},
+        ]);
+        let iface = json!({"name": "default", "masquerade": {}, "portRanges": ranges});
+        let off = ClusterProfile::from_kubevirt(&json!({})).expect("a configuration");
+        assert_eq!(
+            run(spec(iface.clone()), &off),
+            [(
+                "spec.domain.devices.interfaces[0].name".to_string(),
+                "portRanges is specified on interface but the PortRangesSpec feature gate is \
+                 not enabled"
+                    .to_string()
+            )]
+        );
+        // Without a configuration the alpha gate is unknown: what it guards is judged.
+        let found = run(spec(iface), &ClusterProfile::default());
+        let at = |rest: &str| format!("spec.domain.devices.interfaces[0].portRanges{rest}");
+        assert_eq!(
+            found,
+            [
+                (
+                    at("[3].protocol"),
+                    "Unknown protocol, only TCP or UDP allowed".into()
+                ),
+                (
+                    at("[4].start"),
+                    "Start must be a valid port number, 0 < x < 65536".into()
+                ),
+                (
+                    at("[5].end"),
+                    "End must be a valid port number, 0 < x < 65536".into()
+                ),
+                (
+                    at("[6].start"),
+                    "Start must be less than or equal to end".into()
+                ),
+                (
+                    at(""),
+                    "TCP portRanges [100-200] and [150-300] overlap".into()
+                ),
+            ]
+        );
+        let both = json!({"name": "default", "bridge": {}, "ports": [{"port": 80}],
+                          "portRanges": [{"protocol": "TCP", "start": 1, "end": 2}]});
+        let messages: Vec<String> = run(spec(both), &ClusterProfile::default())
+            .into_iter()
+            .map(|(_, m)| m)
+            .collect();
+        assert_eq!(
+            messages,
+            [
+                "Cannot define both ports and portRanges on interface",
+                "portRanges are only supported on masquerade interfaces"
+            ]
+        );
+        let many = json!({"name": "default", "masquerade": {},
+                          "portRanges": vec![json!({"protocol": "TCP", "start": 1, "end": 1}); 11]});
+        assert_eq!(
+            run(spec(many), &ClusterProfile::default())[0].1,
+            "No more than 10 portRanges are allowed"
+        );
+    }
+
+    #[test]
+    fn dhcp_options_are_private_and_ntp_servers_ipv4() {
+        let spec = json!({"domain": {"devices": {"interfaces": [
+            {"name": "default", "masquerade": {}, "dhcpOptions": {
+                "privateOptions": [{"option": 240, "value": "a"}, {"option": 240, "value": "b"},
+                                   {"option": 12, "value": "c"}],
+                "ntpServers": ["01.2.3.4", "::ffff:1.2.3.4", "::1", "ntp.example.com"]}},
+        ]}}, "networks": [{"name": "default", "pod": {}}]});
+        let at = |rest: &str| format!("spec.domain.devices.interfaces[0].dhcpOptions.{rest}");
+        assert_eq!(
+            run(spec, &ClusterProfile::default()),
+            [
+                (
+                    at("privateOptions"),
+                    "Found Duplicates: you have provided duplicate DHCPPrivateOptions".into()
+                ),
+                (
+                    at("privateOptions[2].option"),
+                    "provided DHCPPrivateOptions are out of range, must be in range 224 to 254"
+                        .into()
+                ),
+                (
+                    at("ntpServers[2]"),
+                    "NTP servers must be a list of valid IPv4 addresses.".into()
+                ),
+                (
+                    at("ntpServers[3]"),
+                    "NTP servers must be a list of valid IPv4 addresses.".into()
+                ),
+            ]
         );
     }
 }

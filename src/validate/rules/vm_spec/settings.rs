@@ -15,6 +15,7 @@ use serde_json::Value;
 use crate::kubevirt::defaults;
 use crate::kubevirt::profile::{ClusterProfile, GateState};
 use crate::model::glob;
+use crate::model::ip;
 use crate::model::names;
 use crate::model::path::{self, is_set};
 use crate::model::quantity::Quantity;
@@ -640,7 +641,11 @@ fn dns(spec: &Value, at: &str, found: &mut Found) {
             .filter_map(Value::as_str)
             .collect()
     };
-    let nameservers = list("nameservers");
+    // KubeVirt's decoder writes the nameservers that parse in canonical form.
+    let nameservers: Vec<(&str, Option<String>)> = list("nameservers")
+        .into_iter()
+        .map(|ns| (ns, ip::parse_lenient(ns).map(ip::canonical)))
+        .collect();
     let field = |key: &str| format!("{at}.dnsConfig.{key}");
     if policy == "None" {
         if config.is_none() {
@@ -662,16 +667,20 @@ fn dns(spec: &Value, at: &str, found: &mut Found) {
         return;
     }
     if nameservers.len() > 3 {
+        let shown: Vec<&str> = nameservers
+            .iter()
+            .map(|(ns, canonical)| canonical.as_deref().unwrap_or(ns))
+            .collect();
         found.push((
             field("nameservers"),
             format!(
                 "must not have more than 3 nameservers: [{}]",
-                nameservers.join(" ")
+                shown.join(" ")
             ),
         ));
     }
-    for ns in &nameservers {
-        if !is_ip_address(ns) {
+    for (ns, canonical) in &nameservers {
+        if canonical.is_none() {
             found.push((
                 field("nameservers"),
                 format!("must be valid IP address: {ns}"),
@@ -704,21 +713,6 @@ fn dns(spec: &Value, at: &str, found: &mut Found) {
             found.push((field("options"), "Option.Name must not be empty".into()));
         }
     }
-}
-
-/// An IP address, IPv4 octets with leading zeros included (read as decimal, as the cluster
-/// takes them).
-fn is_ip_address(text: &str) -> bool {
-    if text.parse::<std::net::IpAddr>().is_ok() {
-        return true;
-    }
-    let octets: Vec<&str> = text.split('.').collect();
-    octets.len() == 4
-        && octets.iter().all(|o| {
-            (1..=3).contains(&o.len())
-                && o.bytes().all(|b| b.is_ascii_digit())
-                && o.parse::<u16>().is_ok_and(|n| n <= 255)
-        })
 }
 
 /// Access credentials: one type each, with one source and one propagation method, and the
@@ -834,6 +828,64 @@ fn gated_devices(domain: &Value, at: &str, profile: &ClusterProfile, found: &mut
             format!("{at}.domain.memory.reservedOverhead"),
             "Reserved overhead memlock feature gate is not enabled in kubevirt-config".into(),
         ));
+    }
+    let disks = path::get(domain, &["devices", "disks"]).and_then(Value::as_array);
+    let reserving = disks
+        .into_iter()
+        .flatten()
+        .position(|d| path::get(d, &["lun", "reservation"]) == Some(&true.into()));
+    if let Some(i) = reserving
+        && profile.persistent_reservation_on() == Some(false)
+    {
+        found.push((
+            format!("{at}.domain.devices.disks[{i}].lun.reservation"),
+            "persistent reservation is not enabled in kubevirt config".into(),
+        ));
+    }
+}
+
+/// Labels KubeVirt keeps for itself: only its own service accounts may set them on a VMI.
+const RESTRICTED_LABELS: [&str; 6] = [
+    "kubevirt.io/created-by",
+    "kubevirt.io/migrationJobUID",
+    "kubevirt.io/nodeName",
+    "kubevirt.io/migrationTargetNodeName",
+    "kubevirt.io/schedulable",
+    "kubevirt.io/install-strategy",
+];
+
+/// The VMI's metadata (a VM's template's): none of the labels KubeVirt keeps for itself, and
+/// Ignition data or sidecar hooks only with their alpha gates (`ValidateVirtualMachineInstanceMetadata`).
+pub(super) fn metadata(meta: &Value, at: &str, profile: &ClusterProfile, found: &mut Found) {
+    if let Some(labels) = meta.get("labels").and_then(Value::as_object)
+        && RESTRICTED_LABELS.iter().any(|l| labels.contains_key(*l))
+    {
+        found.push((
+            format!("{at}.labels"),
+            "creation of the following reserved kubevirt.io/ labels on a VMI object is \
+             prohibited"
+                .into(),
+        ));
+    }
+    let annotations = meta.get("annotations").unwrap_or(&Value::Null);
+    for (key, gate, what) in [
+        (
+            "kubevirt.io/ignitiondata",
+            "ExperimentalIgnitionSupport",
+            "ExperimentalIgnitionSupport",
+        ),
+        ("hooks.kubevirt.io/hookSidecars", "Sidecar", "sidecar"),
+    ] {
+        let given = annotations.get(key).and_then(Value::as_str);
+        if given.is_some_and(|v| !v.is_empty()) && off(profile, gate, GateState::Alpha) {
+            found.push((
+                format!("{at}.annotations"),
+                format!(
+                    "{what} feature gate is not enabled in kubevirt-config, invalid entry \
+                     {at}.annotations.{key}"
+                ),
+            ));
+        }
     }
 }
 
@@ -1705,7 +1757,7 @@ mod tests {
                 "searches": ["Bad_Domain"],
                 "options": [{"value": "2"}]}})),
             [
-                "must not have more than 3 nameservers: [8.8.8.8 ::1 010.1.1.1 dns.example.com]",
+                "must not have more than 3 nameservers: [8.8.8.8 ::1 10.1.1.1 dns.example.com]",
                 "must be valid IP address: dns.example.com",
                 DNS_SUBDOMAIN_MSG,
                 "Option.Name must not be empty",
@@ -1762,6 +1814,103 @@ mod tests {
         assert_eq!(
             per_arch(json!({"architecture": "ppc64le"})),
             ["unsupported architecture: ppc64le"]
+        );
+    }
+
+    #[test]
+    fn reserved_labels_and_gated_annotations_in_metadata() {
+        let meta = json!({
+            "labels": {"kubevirt.io/domain": "web", "kubevirt.io/nodeName": "n1"},
+            "annotations": {"kubevirt.io/ignitiondata": "{}", "hooks.kubevirt.io/hookSidecars": ""}
+        });
+        let mut found = Vec::new();
+        metadata(
+            &meta,
+            "spec.template.metadata",
+            &configured(&[], &[]),
+            &mut found,
+        );
+        assert_eq!(
+            found,
+            [
+                (
+                    "spec.template.metadata.labels".to_string(),
+                    "creation of the following reserved kubevirt.io/ labels on a VMI object is \
+                     prohibited"
+                        .to_string()
+                ),
+                (
+                    "spec.template.metadata.annotations".to_string(),
+                    "ExperimentalIgnitionSupport feature gate is not enabled in kubevirt-config, \
+                     invalid entry spec.template.metadata.annotations.kubevirt.io/ignitiondata"
+                        .to_string()
+                ),
+            ]
+        );
+        let mut found = Vec::new();
+        let gates = configured(&["ExperimentalIgnitionSupport"], &[]);
+        metadata(&meta, "metadata", &gates, &mut found);
+        assert_eq!(found.len(), 1, "{found:?}");
+        // Without a configuration the alpha gates are unknown.
+        let mut found = Vec::new();
+        let sidecar = json!({"annotations": {"hooks.kubevirt.io/hookSidecars": "[]"}});
+        metadata(&sidecar, "metadata", &ClusterProfile::default(), &mut found);
+        assert_eq!(found, []);
+        metadata(&sidecar, "metadata", &configured(&[], &[]), &mut found);
+        assert_eq!(
+            found[0].1,
+            "sidecar feature gate is not enabled in kubevirt-config, invalid entry \
+             metadata.annotations.hooks.kubevirt.io/hookSidecars"
+        );
+    }
+
+    #[test]
+    fn persistent_reservation_needs_the_configuration_or_the_gate() {
+        let spec = json!({"domain": {"devices": {"disks": [
+            {"name": "a", "lun": {"reservation": false}},
+            {"name": "b", "lun": {"reservation": true}},
+        ]}}, "volumes": [
+            {"name": "a", "persistentVolumeClaim": {"claimName": "a"}},
+            {"name": "b", "persistentVolumeClaim": {"claimName": "b"}},
+        ]});
+        let refused = [(
+            "spec.domain.devices.disks[1].lun.reservation".to_string(),
+            "persistent reservation is not enabled in kubevirt config".to_string(),
+        )];
+        assert_eq!(run(spec.clone(), &configured(&[], &[])), refused);
+        assert_eq!(run(spec.clone(), &ClusterProfile::default()), []);
+        assert_eq!(
+            run(spec.clone(), &configured(&["PersistentReservation"], &[])),
+            []
+        );
+        let config = |enabled: bool| {
+            let config = json!({"persistentReservationConfiguration": {"enabled": enabled},
+                                "developerConfiguration": {"featureGates": ["PersistentReservation"]}});
+            ClusterProfile::from_kubevirt(&config).expect("a configuration")
+        };
+        assert_eq!(run(spec.clone(), &config(true)), []);
+        assert_eq!(run(spec, &config(false)), refused);
+    }
+
+    #[test]
+    fn nameservers_are_read_leniently_and_quoted_canonically() {
+        let spec = json!({"dnsConfig": {"nameservers":
+            ["01.2.3.4", "::ffff:1.2.3.4", "2001:DB8::1", "9.9.9.9", "1.2.3"]}});
+        let found = run(spec, &ClusterProfile::default());
+        assert_eq!(
+            found,
+            [
+                (
+                    "spec.dnsConfig.nameservers".to_string(),
+                    "must not have more than 3 nameservers: [1.2.3.4 1.2.3.4 2001:db8::1 \
+                     9.9.9.9 1.2.3]"
+                        .to_string()
+                ),
+                (
+                    "spec.dnsConfig.nameservers".to_string(),
+                    "must be valid IP address: 1.2.3".to_string()
+                ),
+            ]
         );
     }
 }
