@@ -750,6 +750,10 @@ const KV034_MESSAGES: &[&str] = &[
     "portRanges",
     "Start must be",
     "End must be",
+    ".nodeAffinity.",
+    ".podAffinity.",
+    ".podAntiAffinity.",
+    ".topologySpreadConstraints",
 ];
 
 /// KubeVirt's refusal of a SCSI persistent reservation the configuration does not allow: a
@@ -766,7 +770,9 @@ const DISCONTINUED_FIELD: (&str, &str) = (
 
 /// Fields KubeVirt names less exactly than kvrender, as patterns of kvrender's field (and of
 /// the field where its message quotes it) and what KubeVirt writes instead: a DHCP private
-/// option's spec, a reserving LUN's disk list.
+/// option's spec, a reserving LUN's disk list, a spread constraint's label selector (below the
+/// list), a pod affinity term's namespaces (`namespace`, without an index). A schema refusal
+/// names its field without list indices.
 const OUR_FIELD_FOLDS: &[(&str, &str)] = &[
     (
         r"^(spec\.template\.spec)\.domain\.devices\.interfaces\[\d+\]\.dhcpOptions\.privateOptions(\[\d+\]\.option)?$",
@@ -776,6 +782,11 @@ const OUR_FIELD_FOLDS: &[(&str, &str)] = &[
         r"\.disks\[\d+\]\.lun\.reservation$",
         ".disks.luns.reservation",
     ),
+    (
+        r"\.topologySpreadConstraints\[\d+\]\.labelSelector",
+        ".topologySpreadConstraints.labelSelector",
+    ),
+    (r"\.namespaces\[\d+\]$", ".namespace"),
 ];
 
 /// KubeVirt's schema check's refusal of an unknown DNS policy, which names no field but its
@@ -831,6 +842,18 @@ const FIELD_FIXES: &[(&str, &str)] = &[
         "domain.ioThreads.count",
         "domain.ioThreads.supplementalPoolThreadCount",
     ),
+    (
+        "spec.template.spec.nodeAffinity",
+        "spec.template.spec.affinity.nodeAffinity",
+    ),
+    (
+        "spec.template.spec.podAffinity",
+        "spec.template.spec.affinity.podAffinity",
+    ),
+    (
+        "spec.template.spec.podAntiAffinity",
+        "spec.template.spec.affinity.podAntiAffinity",
+    ),
 ];
 
 /// kvrender's field and message with the field written as KubeVirt writes it
@@ -842,6 +865,14 @@ fn fold_field(field: &str, message: &str) -> (String, String) {
             .map(|(pattern, to)| (regex::Regex::new(pattern).expect("a pattern"), *to))
             .collect()
     });
+    if message.contains(SCHEMA_REFUSAL) {
+        static INDEX: std::sync::LazyLock<regex::Regex> =
+            std::sync::LazyLock::new(|| regex::Regex::new(r"\[\d+\]").expect("a pattern"));
+        return (
+            INDEX.replace_all(field, "").into_owned(),
+            INDEX.replace_all(message, "").into_owned(),
+        );
+    }
     let (mut field, mut message) = (field.to_string(), message.to_string());
     for (pattern, to) in FOLDS.iter() {
         if pattern.is_match(&field) {

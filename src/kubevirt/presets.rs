@@ -1212,7 +1212,7 @@ pub mod selector {
 
     use serde_json::Value;
 
-    use crate::model::names::{matches_dns_subdomain, matches_name_part};
+    use crate::model::names::{label_value_errors, qualified_name_errors};
     use crate::model::path::Fields;
 
     /// A selector operator.
@@ -1451,59 +1451,6 @@ pub mod selector {
             1 => Err(errors.remove(0)),
             _ => Err(format!("[{}]", errors.join(", "))),
         }
-    }
-
-    const QUALIFIED_NAME_MSG: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
-    const LABEL_VALUE_MSG: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
-    use crate::model::names::DNS_SUBDOMAIN_MSG as SUBDOMAIN_MSG;
-
-    /// `validation.IsQualifiedName`.
-    fn qualified_name_errors(value: &str) -> Vec<String> {
-        let mut errs = Vec::new();
-        let parts: Vec<&str> = value.split('/').collect();
-        let name = match parts.as_slice() {
-            [name] => *name,
-            [prefix, name] => {
-                if prefix.is_empty() {
-                    errs.push("prefix part must be non-empty".to_string());
-                } else {
-                    if prefix.len() > 253 {
-                        errs.push("prefix part must be no more than 253 characters".to_string());
-                    }
-                    if !matches_dns_subdomain(prefix) {
-                        errs.push(format!("prefix part {SUBDOMAIN_MSG}"));
-                    }
-                }
-                *name
-            }
-            _ => {
-                errs.push(format!(
-                    "a qualified name {QUALIFIED_NAME_MSG} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-                ));
-                return errs;
-            }
-        };
-        if name.is_empty() {
-            errs.push("name part must be non-empty".to_string());
-        } else if name.len() > 63 {
-            errs.push("name part must be no more than 63 characters".to_string());
-        }
-        if !matches_name_part(name.as_bytes()) {
-            errs.push(format!("name part {QUALIFIED_NAME_MSG}"));
-        }
-        errs
-    }
-
-    /// `validation.IsValidLabelValue`.
-    fn label_value_errors(value: &str) -> Vec<String> {
-        let mut errs = Vec::new();
-        if value.len() > 63 {
-            errs.push("must be no more than 63 characters".to_string());
-        }
-        if !value.is_empty() && !matches_name_part(value.as_bytes()) {
-            errs.push(LABEL_VALUE_MSG.to_string());
-        }
-        errs
     }
 
     #[cfg(test)]

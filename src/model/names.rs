@@ -79,6 +79,89 @@ pub fn dns_subdomain_errors(name: &str) -> Vec<&'static str> {
     errors
 }
 
+/// What Kubernetes says of a string that is not a DNS label (`validation.RegexError` for
+/// `IsDNS1123Label`).
+pub const DNS_LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case \
+     alphanumeric characters or '-', and must start and end with an alphanumeric character \
+     (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+
+/// Kubernetes' `IsDNS1123Label`: what is wrong with `name` as a DNS label, in its words (a
+/// good subdomain that is not a label has dots).
+pub fn dns_label_errors(name: &str) -> Vec<&'static str> {
+    let mut errors = Vec::new();
+    if name.len() > 63 {
+        errors.push("must be no more than 63 characters");
+    }
+    if !matches_dns_label(name.as_bytes()) {
+        errors.push(if matches_dns_subdomain(name) {
+            "must not contain dots"
+        } else {
+            DNS_LABEL_MSG
+        });
+    }
+    errors
+}
+
+/// What Kubernetes says of a label key's name part that does not match.
+const QUALIFIED_NAME_MSG: &str = "must consist of alphanumeric characters, '-', '_' or '.', and \
+     must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or \
+     '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+
+/// What Kubernetes says of a label value that does not match.
+const LABEL_VALUE_MSG: &str = "a valid label must be an empty string or consist of alphanumeric \
+     characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. \
+     'MyValue',  or 'my_value',  or '12345', regex used for validation is \
+     '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
+
+/// Kubernetes' `IsQualifiedName` (a label key, a topology key): what is wrong with `value`,
+/// in its words.
+pub fn qualified_name_errors(value: &str) -> Vec<String> {
+    let mut errors = Vec::new();
+    let mut parts = value.split('/');
+    let (first, second, more) = (parts.next(), parts.next(), parts.next());
+    let name = match (first, second, more) {
+        (Some(name), None, _) => name,
+        (Some(prefix), Some(name), None) => {
+            if prefix.is_empty() {
+                errors.push("prefix part must be non-empty".to_string());
+            } else {
+                for error in dns_subdomain_errors(prefix) {
+                    errors.push(format!("prefix part {error}"));
+                }
+            }
+            name
+        }
+        _ => {
+            errors.push(format!(
+                "a qualified name {QUALIFIED_NAME_MSG} with an optional DNS subdomain prefix and \
+                 '/' (e.g. 'example.com/MyName')"
+            ));
+            return errors;
+        }
+    };
+    if name.is_empty() {
+        errors.push("name part must be non-empty".to_string());
+    } else if name.len() > 63 {
+        errors.push("name part must be no more than 63 characters".to_string());
+    }
+    if !matches_name_part(name.as_bytes()) {
+        errors.push(format!("name part {QUALIFIED_NAME_MSG}"));
+    }
+    errors
+}
+
+/// Kubernetes' `IsValidLabelValue`: what is wrong with `value`, in its words.
+pub fn label_value_errors(value: &str) -> Vec<String> {
+    let mut errors = Vec::new();
+    if value.len() > 63 {
+        errors.push("must be no more than 63 characters".to_string());
+    }
+    if !value.is_empty() && !matches_name_part(value.as_bytes()) {
+        errors.push(LABEL_VALUE_MSG.to_string());
+    }
+    errors
+}
+
 /// `[a-z0-9]([-a-z0-9]*[a-z0-9])?`: a DNS label (RFC 1123) of any length but not empty.
 pub fn matches_dns_label(text: &[u8]) -> bool {
     let alnum = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();

@@ -71,6 +71,12 @@
 //!   interfaces without `ports`, at most ten, TCP or UDP, within port numbers and without
 //!   overlaps; DHCP private options are distinct and from 224 to 254, and NTP servers IPv4
 //!   addresses (in `interfaces`).
+//! - Affinity and topology spread constraints follow Kubernetes' rules, in its words: node
+//!   selector terms (at least one when required) with operators Kubernetes knows and the
+//!   values each takes, field selectors on `metadata.name` only, weights from 1 to 100, pod
+//!   affinity terms with a topology key, valid label selectors and namespaces, spread
+//!   constraints with a positive `maxSkew`, a topology key, a known `whenUnsatisfiable` and no
+//!   two alike (in `scheduling`).
 //! - The template's labels (a VMI's own) hold none of those KubeVirt keeps for itself
 //!   (`kubevirt.io/created-by`, `kubevirt.io/nodeName`, ...), and Ignition data and sidecar
 //!   hooks come with their gates; a LUN's SCSI persistent reservation needs the cluster to
@@ -146,13 +152,14 @@ use crate::model::{Kind, Object};
 use crate::validate::Rule;
 
 mod interfaces;
+mod scheduling;
 mod settings;
 
 /// The rule.
 pub const RULE: Rule = Rule {
     code: codes::VM_SPEC,
     name: "vm-spec",
-    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a disk bus KubeVirt does not take (ide, unknown, virtio for a CD-ROM) or that does not fit the disk (read-only SATA, a dedicated I/O thread off virtio), a LUN that is not a claim, a boot order below 1 or used twice, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding, CPU or memory requests out of bounds, huge pages that do not divide the memory, dedicated CPUs, NUMA passthrough or realtime without what they need, memory hotplug without what it needs, a host name, start strategy, I/O threads policy, CPU feature policy, boot loader, ACPI table, sound, video, panic device, host disk, machine type, eviction strategy, probe or kernel boot KubeVirt does not take, cloud-init data missing, doubled or over 2048 bytes, a volume source, access credential or DataVolume template without what it needs, a network without one source, an interface state, binding, name, model, MAC or PCI address or port KubeVirt does not take, a discontinued binding, port ranges or DHCP options KubeVirt does not take, a DNS policy or configuration Kubernetes does not take, launch security without what it needs, labels KubeVirt keeps for itself, a feature whose gate the cluster configuration leaves off. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
+    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a disk bus KubeVirt does not take (ide, unknown, virtio for a CD-ROM) or that does not fit the disk (read-only SATA, a dedicated I/O thread off virtio), a LUN that is not a claim, a boot order below 1 or used twice, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding, CPU or memory requests out of bounds, huge pages that do not divide the memory, dedicated CPUs, NUMA passthrough or realtime without what they need, memory hotplug without what it needs, a host name, start strategy, I/O threads policy, CPU feature policy, boot loader, ACPI table, sound, video, panic device, host disk, machine type, eviction strategy, probe or kernel boot KubeVirt does not take, cloud-init data missing, doubled or over 2048 bytes, a volume source, access credential or DataVolume template without what it needs, a network without one source, an interface state, binding, name, model, MAC or PCI address or port KubeVirt does not take, a discontinued binding, port ranges or DHCP options KubeVirt does not take, affinity or topology spread constraints Kubernetes does not take, a DNS policy or configuration Kubernetes does not take, launch security without what it needs, labels KubeVirt keeps for itself, a feature whose gate the cluster configuration leaves off. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
     severity: Severity::Warning,
 };
 
@@ -211,6 +218,7 @@ pub fn check(
                 instance_spec(applied, AT, Written::Exact, &mut after);
                 settings::check(applied, AT, profile, true, &mut after);
                 interfaces::check(applied, AT, profile, &mut after);
+                scheduling::check(applied, AT, &mut after);
                 cpu_placement(applied, AT, &mut after);
                 resources(applied, AT, &mut after);
                 memory_hotplug(applied, AT, profile, &mut after);
@@ -222,6 +230,7 @@ pub fn check(
                         instance_spec(template_spec, AT, Written::Exact, &mut own);
                         settings::check(template_spec, AT, profile, true, &mut own);
                         interfaces::check(template_spec, AT, profile, &mut own);
+                        scheduling::check(template_spec, AT, &mut own);
                         cpu_placement(template_spec, AT, &mut own);
                         resources(template_spec, AT, &mut own);
                         memory_hotplug(template_spec, AT, profile, &mut own);
@@ -258,6 +267,7 @@ pub fn check(
                 let exact = written == Written::Exact;
                 settings::check(template_spec, AT, profile, exact, &mut found);
                 interfaces::check(template_spec, AT, profile, &mut found);
+                scheduling::check(template_spec, AT, &mut found);
                 // An instancetype may set what the VM leaves out (dedicated CPUs).
                 if !is_set(spec, &["instancetype"]) {
                     cpu_placement(template_spec, AT, &mut found);
@@ -274,6 +284,7 @@ pub fn check(
                 instance_spec(spec, "spec", Written::Only, &mut found);
                 settings::check(spec, "spec", profile, false, &mut found);
                 interfaces::check(spec, "spec", profile, &mut found);
+                scheduling::check(spec, "spec", &mut found);
                 settings::per_architecture(spec, "spec", profile, &mut found);
                 cpu_placement(spec, "spec", &mut found);
             }

@@ -28,10 +28,6 @@ const CPU_FEATURE_POLICIES: [&str; 6] = ["", "force", "require", "optional", "di
 const PANIC_DEVICE_MODELS: [&str; 3] = ["hyperv", "isa", "pvpanic"];
 /// Eviction strategies.
 const EVICTION_STRATEGIES: [&str; 4] = ["LiveMigrate", "LiveMigrateIfPossible", "None", "External"];
-/// What Kubernetes says of a string that is not a DNS label.
-const DNS_LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric \
-     characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  \
-     or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
 type Found = Vec<(String, String)>;
 
 /// An item of a list in a spec (`spec.volumes[2]`), written out only for a finding.
@@ -139,18 +135,7 @@ pub(super) fn check(
 /// `hostname` is a DNS label and `subdomain` a DNS subdomain, in Kubernetes' words.
 fn names_in_dns(spec: &Value, at: &str, found: &mut Found) {
     if let Some(host) = path::str_at(spec, &["hostname"]).filter(|h| !h.is_empty()) {
-        let mut errors = Vec::new();
-        if host.len() > 63 {
-            errors.push("must be no more than 63 characters");
-        }
-        if !names::matches_dns_label(host.as_bytes()) {
-            // A valid subdomain that is not a label has dots (the length is reported above).
-            errors.push(if names::matches_dns_subdomain(host) {
-                "must not contain dots"
-            } else {
-                DNS_LABEL_MSG
-            });
-        }
+        let errors = names::dns_label_errors(host);
         dns_rules(format!("{at}.hostname"), "DNS_LABEL", &errors, found);
     }
     if let Some(sub) = path::str_at(spec, &["subdomain"]).filter(|s| !s.is_empty()) {

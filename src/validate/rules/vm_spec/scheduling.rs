@@ -1,0 +1,672 @@
+//! The part of `KV034` that judges where a VM may run: its affinity (node affinity, pod
+//! affinity and anti-affinity) and its topology spread constraints, with Kubernetes' own rules
+//! and words, which KubeVirt's webhook applies to the VMI spec.
+//!
+//! Mirrors `validate-k8s-utils.go` of KubeVirt d923fdb815 (its copy of Kubernetes' pod
+//! validation) and the label selector checks it calls. Each message is a Kubernetes field
+//! error, `<field>: <kind of error>: <value>: <detail>`. KubeVirt leaves `.affinity` out of the
+//! field paths of affinity errors, names a pod affinity term's `namespaces` as `namespace`
+//! (without an index), and a spread constraint's `labelSelector` below the list rather than
+//! the constraint; the findings name the field that holds the value, in their field and their
+//! message.
+//!
+//! A node selector operator or a `whenUnsatisfiable` that is not one Kubernetes knows (an
+//! absent one included) is refused by the webhook's schema check first, in its words (`<field> in body should be one
+//! of [...]`, which KubeVirt writes without list indices).
+//!
+//! Values of the wrong type are the API server's to refuse (its schema holds these fields);
+//! they are not judged here.
+
+use serde_json::Value;
+
+use crate::model::names;
+
+type Found = Vec<(String, String)>;
+
+/// `whenUnsatisfiable` values, in Kubernetes' (sorted) order.
+const SCHEDULE_ACTIONS: [&str; 2] = ["DoNotSchedule", "ScheduleAnyway"];
+/// Node selector operators, in Kubernetes' (sorted) order.
+const NODE_OPERATORS: [&str; 6] = ["DoesNotExist", "Exists", "Gt", "In", "Lt", "NotIn"];
+
+/// Whether the webhook's schema check refuses the string at `key` for not being one of
+/// `allowed`, and then the finding, in its words. An absent value counts as `""`: KubeVirt's
+/// mutating webhook writes the whole spec back, with these fields, which Go does not leave
+/// out.
+fn schema_enum(v: &Value, key: &str, allowed: &[&str], at: &str, found: &mut Found) -> bool {
+    let Some(given) = text(v, key) else {
+        return false;
+    };
+    if allowed.contains(&given.as_str()) {
+        return false;
+    }
+    let field = format!("{at}.{key}");
+    let message = format!("{field} in body should be one of [{}]", allowed.join(" "));
+    found.push((field, message));
+    true
+}
+
+/// The affinity and spread checks on the spec at `at`.
+pub(super) fn check(spec: &Value, at: &str, found: &mut Found) {
+    if let Some(affinity @ Value::Object(_)) = spec.get("affinity") {
+        let at = format!("{at}.affinity");
+        if let Some(node @ Value::Object(_)) = affinity.get("nodeAffinity") {
+            node_affinity(node, &format!("{at}.nodeAffinity"), found);
+        }
+        for kind in ["podAffinity", "podAntiAffinity"] {
+            if let Some(pod @ Value::Object(_)) = affinity.get(kind) {
+                pod_affinity(pod, &format!("{at}.{kind}"), found);
+            }
+        }
+    }
+    if let Some(constraints) = spec
+        .get("topologySpreadConstraints")
+        .and_then(Value::as_array)
+    {
+        spread_constraints(
+            constraints,
+            &format!("{at}.topologySpreadConstraints"),
+            found,
+        );
+    }
+}
+
+/// A field error, as Kubernetes writes it: `<field>: <body>`.
+fn push(found: &mut Found, field: String, body: String) {
+    let message = format!("{field}: {body}");
+    found.push((field, message));
+}
+
+/// Go's `%q` of a string: quoted, with Go's escapes for what is not printable.
+fn go_quote(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{b}' => out.push_str("\\v"),
+            c if c < ' ' || c == '\u{7f}' => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if c.is_control() || (c.is_whitespace() && c != ' ') || is_format(c) => {
+                if (c as u32) < 0x10000 {
+                    out.push_str(&format!("\\u{:04x}", c as u32));
+                } else {
+                    out.push_str(&format!("\\U{:08x}", c as u32));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Invisible formatting characters Go does not print as they are.
+fn is_format(c: char) -> bool {
+    matches!(c, '\u{ad}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2064}' | '\u{feff}')
+}
+
+/// A value of a string type of its own (an operator, an action), which Kubernetes writes as
+/// JSON.
+fn json_quote(text: &str) -> String {
+    serde_json::to_string(text)
+        .unwrap_or_default()
+        .replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026")
+        .replace('\u{2028}', "\\u2028")
+        .replace('\u{2029}', "\\u2029")
+}
+
+/// A string field as Go reads it: absent or `null` is `""`; another type is not judged.
+fn text(v: &Value, key: &str) -> Option<String> {
+    match v.get(key) {
+        None | Some(Value::Null) => Some(String::new()),
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => None,
+    }
+}
+
+/// A list field's items (absent or `null` is empty; another type is not judged).
+fn list<'a>(v: &'a Value, key: &str) -> &'a [Value] {
+    v.get(key)
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+}
+
+/// An `int32` field as Go reads it: absent or `null` is 0; another type or a number out of
+/// range is not judged.
+fn int32(v: &Value, key: &str) -> Option<i64> {
+    match v.get(key) {
+        None | Some(Value::Null) => Some(0),
+        Some(n) => n.as_i64().filter(|n| i32::try_from(*n).is_ok()),
+    }
+}
+
+/// A weight from 1 to 100.
+fn weight(term: &Value, at: &str, found: &mut Found) {
+    if let Some(w) = int32(term, "weight")
+        && !(1..=100).contains(&w)
+    {
+        push(
+            found,
+            format!("{at}.weight"),
+            format!("Invalid value: {w}: must be in the range 1-100"),
+        );
+    }
+}
+
+/// A label key, a topology key: a qualified name.
+fn label_name(name: &str, field: &str, found: &mut Found) {
+    for error in names::qualified_name_errors(name) {
+        push(
+            found,
+            field.to_string(),
+            format!("Invalid value: {}: {error}", go_quote(name)),
+        );
+    }
+}
+
+fn node_affinity(node: &Value, at: &str, found: &mut Found) {
+    let required = node.get("requiredDuringSchedulingIgnoredDuringExecution");
+    if let Some(selector @ Value::Object(_)) = required {
+        let terms_at =
+            format!("{at}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms");
+        let terms = list(selector, "nodeSelectorTerms");
+        if terms.is_empty() {
+            push(
+                found,
+                terms_at,
+                "Required value: must have at least one node selector term".into(),
+            );
+        } else {
+            for (i, term) in terms.iter().enumerate() {
+                node_selector_term(term, &format!("{terms_at}[{i}]"), found);
+            }
+        }
+    }
+    let preferred = list(node, "preferredDuringSchedulingIgnoredDuringExecution");
+    for (i, term) in preferred.iter().enumerate() {
+        let term_at = format!("{at}.preferredDuringSchedulingIgnoredDuringExecution[{i}]");
+        weight(term, &term_at, found);
+        let preference = term.get("preference").unwrap_or(&Value::Null);
+        node_selector_term(preference, &format!("{term_at}.preference"), found);
+    }
+}
+
+fn node_selector_term(term: &Value, at: &str, found: &mut Found) {
+    for (j, requirement) in list(term, "matchExpressions").iter().enumerate() {
+        let at = format!("{at}.matchExpressions[{j}]");
+        let refused = schema_enum(requirement, "operator", &NODE_OPERATORS, &at, found);
+        let operator = text(requirement, "operator").filter(|_| !refused);
+        let values = list(requirement, "values");
+        // The schema check lets only the operators Kubernetes knows through.
+        match operator.as_deref().unwrap_or("") {
+            "In" | "NotIn" if values.is_empty() => push(
+                found,
+                format!("{at}.values"),
+                "Required value: must be specified when `operator` is 'In' or 'NotIn'".into(),
+            ),
+            "Exists" | "DoesNotExist" if !values.is_empty() => push(
+                found,
+                format!("{at}.values"),
+                "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
+                    .into(),
+            ),
+            "Gt" | "Lt" if values.len() != 1 => push(
+                found,
+                format!("{at}.values"),
+                "Required value: must be specified single value when `operator` is 'Lt' or 'Gt'"
+                    .into(),
+            ),
+            _ => {}
+        }
+        if let Some(key) = text(requirement, "key") {
+            label_name(&key, &format!("{at}.key"), found);
+        }
+    }
+    for (j, requirement) in list(term, "matchFields").iter().enumerate() {
+        let at = format!("{at}.matchFields[{j}]");
+        let refused = schema_enum(requirement, "operator", &NODE_OPERATORS, &at, found);
+        let operator = text(requirement, "operator").filter(|_| !refused);
+        let values = list(requirement, "values");
+        match operator.as_deref() {
+            None => {}
+            Some("In" | "NotIn") if values.len() != 1 => push(
+                found,
+                format!("{at}.values"),
+                "Required value: must be only one value when `operator` is 'In' or 'NotIn' for \
+                 node field selector"
+                    .into(),
+            ),
+            Some("In" | "NotIn") => {}
+            Some(other) => push(
+                found,
+                format!("{at}.operator"),
+                format!(
+                    "Invalid value: {}: not a valid selector operator",
+                    json_quote(other)
+                ),
+            ),
+        }
+        let Some(key) = text(requirement, "key") else {
+            continue;
+        };
+        if key != "metadata.name" {
+            push(
+                found,
+                format!("{at}.key"),
+                format!(
+                    "Invalid value: {}: not a valid field selector key",
+                    go_quote(&key)
+                ),
+            );
+            continue;
+        }
+        for (i, value) in values.iter().enumerate() {
+            let Some(value) = value.as_str() else {
+                continue;
+            };
+            for error in names::dns_subdomain_errors(value) {
+                push(
+                    found,
+                    format!("{at}.values[{i}]"),
+                    format!("Invalid value: {}: {error}", go_quote(value)),
+                );
+            }
+        }
+    }
+}
+
+fn pod_affinity(pod: &Value, at: &str, found: &mut Found) {
+    let required = list(pod, "requiredDuringSchedulingIgnoredDuringExecution");
+    for (i, term) in required.iter().enumerate() {
+        let term_at = format!("{at}.requiredDuringSchedulingIgnoredDuringExecution[{i}]");
+        pod_affinity_term(term, &term_at, found);
+    }
+    let preferred = list(pod, "preferredDuringSchedulingIgnoredDuringExecution");
+    for (i, term) in preferred.iter().enumerate() {
+        let term_at = format!("{at}.preferredDuringSchedulingIgnoredDuringExecution[{i}]");
+        weight(term, &term_at, found);
+        let inner = term.get("podAffinityTerm").unwrap_or(&Value::Null);
+        pod_affinity_term(inner, &format!("{term_at}.podAffinityTerm"), found);
+    }
+}
+
+fn pod_affinity_term(term: &Value, at: &str, found: &mut Found) {
+    label_selector(
+        term.get("labelSelector"),
+        &format!("{at}.labelSelector"),
+        found,
+    );
+    label_selector(
+        term.get("namespaceSelector"),
+        &format!("{at}.namespaceSelector"),
+        found,
+    );
+    for (k, namespace) in list(term, "namespaces").iter().enumerate() {
+        let Some(namespace) = namespace.as_str() else {
+            continue;
+        };
+        for error in names::dns_label_errors(namespace) {
+            push(
+                found,
+                format!("{at}.namespaces[{k}]"),
+                format!("Invalid value: {}: {error}", go_quote(namespace)),
+            );
+        }
+    }
+    let Some(key) = text(term, "topologyKey") else {
+        return;
+    };
+    if key.is_empty() {
+        push(
+            found,
+            format!("{at}.topologyKey"),
+            "Required value: can not be empty".into(),
+        );
+    }
+    label_name(&key, &format!("{at}.topologyKey"), found);
+}
+
+/// A label selector: its labels, and each requirement's operator, key and values.
+fn label_selector(selector: Option<&Value>, at: &str, found: &mut Found) {
+    let Some(selector @ Value::Object(_)) = selector else {
+        return;
+    };
+    if let Some(labels) = selector.get("matchLabels").and_then(Value::as_object) {
+        let labels_at = format!("{at}.matchLabels");
+        for (key, value) in labels {
+            label_name(key, &labels_at, found);
+            let value = match value {
+                Value::String(s) => s.as_str(),
+                Value::Null => "",
+                _ => continue,
+            };
+            for error in names::label_value_errors(value) {
+                push(
+                    found,
+                    labels_at.clone(),
+                    format!("Invalid value: {}: {error}", go_quote(value)),
+                );
+            }
+        }
+    }
+    for (i, requirement) in list(selector, "matchExpressions").iter().enumerate() {
+        let at = format!("{at}.matchExpressions[{i}]");
+        let Some(operator) = text(requirement, "operator") else {
+            continue;
+        };
+        let values = list(requirement, "values");
+        match operator.as_str() {
+            "In" | "NotIn" if values.is_empty() => push(
+                found,
+                format!("{at}.values"),
+                "Required value: must be specified when `operator` is 'In' or 'NotIn'".into(),
+            ),
+            "Exists" | "DoesNotExist" if !values.is_empty() => push(
+                found,
+                format!("{at}.values"),
+                "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
+                    .into(),
+            ),
+            "In" | "NotIn" | "Exists" | "DoesNotExist" => {}
+            other => push(
+                found,
+                format!("{at}.operator"),
+                format!(
+                    "Invalid value: {}: not a valid selector operator",
+                    json_quote(other)
+                ),
+            ),
+        }
+        if let Some(key) = text(requirement, "key") {
+            label_name(&key, &format!("{at}.key"), found);
+        }
+        for (k, value) in values.iter().enumerate() {
+            let Some(value) = value.as_str() else {
+                continue;
+            };
+            for error in names::label_value_errors(value) {
+                push(
+                    found,
+                    format!("{at}.values[{k}]"),
+                    format!("Invalid value: {}: {error}", go_quote(value)),
+                );
+            }
+        }
+    }
+}
+
+/// Spread constraints: a positive `maxSkew`, a topology key that is a label name, a
+/// `whenUnsatisfiable` Kubernetes knows, a good label selector, and no two constraints with the
+/// same key and action.
+fn spread_constraints(constraints: &[Value], at: &str, found: &mut Found) {
+    for (i, constraint) in constraints.iter().enumerate() {
+        let sub = format!("{at}[{i}]");
+        if let Some(skew) = int32(constraint, "maxSkew")
+            && skew <= 0
+        {
+            push(
+                found,
+                format!("{sub}.maxSkew"),
+                format!("Invalid value: {skew}: must be greater than zero"),
+            );
+        }
+        let key = text(constraint, "topologyKey");
+        match key.as_deref() {
+            Some("") => push(
+                found,
+                format!("{sub}.topologyKey"),
+                "Required value: can not be empty".into(),
+            ),
+            Some(key) => label_name(key, &format!("{sub}.topologyKey"), found),
+            None => {}
+        }
+        // The schema check leaves only the actions Kubernetes knows to the webhook.
+        let action = text(constraint, "whenUnsatisfiable");
+        schema_enum(
+            constraint,
+            "whenUnsatisfiable",
+            &SCHEDULE_ACTIONS,
+            &sub,
+            found,
+        );
+        label_selector(
+            constraint.get("labelSelector"),
+            &format!("{sub}.labelSelector"),
+            found,
+        );
+        if let (Some(key), Some(action)) = (&key, &action) {
+            let repeated = constraints[i + 1..].iter().any(|other| {
+                text(other, "topologyKey").as_ref() == Some(key)
+                    && text(other, "whenUnsatisfiable").as_ref() == Some(action)
+            });
+            if repeated {
+                push(
+                    found,
+                    format!("{sub}.{{topologyKey, whenUnsatisfiable}}"),
+                    format!(
+                        "Duplicate value: {}",
+                        go_quote(&format!("{{{key}, {action}}}"))
+                    ),
+                );
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn run(spec: Value) -> Vec<(String, String)> {
+        let mut found = Vec::new();
+        check(&spec, "spec", &mut found);
+        found
+    }
+
+    fn messages(spec: Value) -> Vec<String> {
+        run(spec).into_iter().map(|(_, m)| m).collect()
+    }
+
+    #[test]
+    fn node_affinity_terms_in_kubernetes_words() {
+        let spec = json!({"affinity": {"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                {"matchExpressions": [
+                    {"key": "zone", "operator": "In"},
+                    {"key": "gpu", "operator": "Exists", "values": ["a"]},
+                    {"key": "cores", "operator": "Gt", "values": ["1", "2"]},
+                    {"key": "bad key", "operator": "Near"},
+                ],
+                 "matchFields": [
+                    {"key": "metadata.name", "operator": "In", "values": ["Node_1"]},
+                    {"key": "spec.unschedulable", "operator": "Exists"},
+                ]}
+            ]},
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 0, "preference": {}},
+                {"weight": 50, "preference": {"matchExpressions": [{"key": "a", "operator": "In", "values": ["b"]}]}},
+            ]
+        }}});
+        let at = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.\
+                  nodeSelectorTerms[0]";
+        assert_eq!(
+            messages(spec),
+            [
+                format!(
+                    "{at}.matchExpressions[0].values: Required value: must be specified when \
+                     `operator` is 'In' or 'NotIn'"
+                ),
+                format!(
+                    "{at}.matchExpressions[1].values: Forbidden: may not be specified when \
+                     `operator` is 'Exists' or 'DoesNotExist'"
+                ),
+                format!(
+                    "{at}.matchExpressions[2].values: Required value: must be specified single \
+                     value when `operator` is 'Lt' or 'Gt'"
+                ),
+                format!(
+                    "{at}.matchExpressions[3].operator in body should be one of [DoesNotExist \
+                     Exists Gt In Lt NotIn]"
+                ),
+                format!(
+                    "{at}.matchExpressions[3].key: Invalid value: \"bad key\": name part must \
+                     consist of alphanumeric characters, '-', '_' or '.', and must start and end \
+                     with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or \
+                     '123-abc', regex used for validation is \
+                     '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+                ),
+                format!(
+                    "{at}.matchFields[0].values[0]: Invalid value: \"Node_1\": {}",
+                    names::DNS_SUBDOMAIN_MSG
+                ),
+                format!(
+                    "{at}.matchFields[1].operator: Invalid value: \"Exists\": not a valid selector operator"
+                ),
+                format!(
+                    "{at}.matchFields[1].key: Invalid value: \"spec.unschedulable\": not a valid field selector key"
+                ),
+                "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0]\
+                 .weight: Invalid value: 0: must be in the range 1-100"
+                    .to_string(),
+            ]
+        );
+        let empty = json!({"affinity": {"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": []}}}});
+        assert_eq!(
+            run(empty),
+            [(
+                "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.\
+                 nodeSelectorTerms"
+                    .to_string(),
+                "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.\
+                 nodeSelectorTerms: Required value: must have at least one node selector term"
+                    .to_string()
+            )]
+        );
+    }
+
+    #[test]
+    fn pod_affinity_terms_need_a_topology_key_and_good_selectors() {
+        let spec = json!({"affinity": {"podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "web server"}},
+                 "namespaces": ["Prod", "a.b"], "topologyKey": ""},
+            ],
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 101, "podAffinityTerm": {
+                    "namespaceSelector": {"matchExpressions": [{"key": "team", "operator": "Exists", "values": ["x"]}]},
+                    "topologyKey": "kubernetes.io/hostname"}},
+            ]
+        }}});
+        let req = "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]";
+        let pref =
+            "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0]";
+        let found = run(spec);
+        let fields: Vec<&str> = found.iter().map(|(f, _)| f.as_str()).collect();
+        assert_eq!(
+            fields,
+            [
+                format!("{req}.labelSelector.matchLabels"),
+                format!("{req}.namespaces[0]"),
+                format!("{req}.namespaces[1]"),
+                format!("{req}.topologyKey"),
+                format!("{req}.topologyKey"),
+                format!("{req}.topologyKey"),
+                format!("{pref}.weight"),
+                format!("{pref}.podAffinityTerm.namespaceSelector.matchExpressions[0].values"),
+            ]
+        );
+        assert!(
+            found[0]
+                .1
+                .contains("Invalid value: \"web server\": a valid label must be")
+        );
+        assert!(
+            found[2]
+                .1
+                .ends_with("Invalid value: \"a.b\": must not contain dots")
+        );
+        assert!(
+            found[3]
+                .1
+                .ends_with("topologyKey: Required value: can not be empty")
+        );
+        assert!(
+            found[4]
+                .1
+                .ends_with("Invalid value: \"\": name part must be non-empty")
+        );
+        assert!(
+            found[6]
+                .1
+                .ends_with("Invalid value: 101: must be in the range 1-100")
+        );
+    }
+
+    #[test]
+    fn spread_constraints_in_kubernetes_words() {
+        let spec = json!({"topologySpreadConstraints": [
+            {"maxSkew": 0, "topologyKey": "zone", "whenUnsatisfiable": "Sometimes",
+             "labelSelector": {"matchExpressions": [{"key": "app", "operator": "in", "values": ["a"]}]}},
+            {"maxSkew": 1, "topologyKey": "", "whenUnsatisfiable": "DoNotSchedule"},
+            {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "Sometimes"},
+        ]});
+        let at = "spec.topologySpreadConstraints";
+        assert_eq!(
+            messages(spec),
+            [
+                format!("{at}[0].maxSkew: Invalid value: 0: must be greater than zero"),
+                format!(
+                    "{at}[0].whenUnsatisfiable in body should be one of [DoNotSchedule \
+                     ScheduleAnyway]"
+                ),
+                format!(
+                    "{at}[0].labelSelector.matchExpressions[0].operator: Invalid value: \"in\": \
+                     not a valid selector operator"
+                ),
+                format!(
+                    "{at}[0].{{topologyKey, whenUnsatisfiable}}: Duplicate value: \"{{zone, \
+                     Sometimes}}\""
+                ),
+                format!("{at}[1].topologyKey: Required value: can not be empty"),
+                format!(
+                    "{at}[2].whenUnsatisfiable in body should be one of [DoNotSchedule \
+                     ScheduleAnyway]"
+                ),
+            ]
+        );
+        let fine = json!({"topologySpreadConstraints": [
+            {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway",
+             "labelSelector": {"matchLabels": {"kubevirt.io/domain": "web"}}}],
+            "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
+                {"nodeSelectorTerms": [{"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]}]}}}});
+        assert_eq!(run(fine), []);
+    }
+
+    #[test]
+    fn values_of_the_wrong_type_are_left_to_the_schema() {
+        let spec = json!({"affinity": {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": "5", "podAffinityTerm": {"topologyKey": 7}}]}},
+            "topologySpreadConstraints": [{"maxSkew": "1", "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}]});
+        assert_eq!(run(spec), []);
+    }
+
+    #[test]
+    fn quoting_follows_go() {
+        assert_eq!(
+            go_quote("a\"b\\c\n\u{1}é\u{a0}"),
+            "\"a\\\"b\\\\c\\n\\x01é\\u00a0\""
+        );
+        assert_eq!(json_quote("a<b>&"), "\"a\\u003cb\\u003e\\u0026\"");
+    }
+}
