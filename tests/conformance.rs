@@ -754,6 +754,31 @@ const KV034_MESSAGES: &[&str] = &[
     ".podAffinity.",
     ".podAntiAffinity.",
     ".topologySpreadConstraints",
+    "possible with bus type virtio",
+    "must be made up of the following characters",
+    "in length, if specified",
+    "has invalid value",
+    "Disk IO mode",
+    "Block size matching",
+    "Logical size",
+    "Discard granularity",
+    "Provided size of",
+    "a lowercase RFC 1123 label",
+    "must not contain dots",
+    "must be no more than 63 characters",
+];
+
+/// KubeVirt's paths for a disk's PCI address and its name in that message, which repeat the
+/// disk list's path and put the index after `disk`, as patterns and the fields they mean.
+const THEIR_FIELD_PATTERNS: &[(&str, &str)] = &[
+    (
+        r"\.devices\.disks\.domain\.devices\.disks\.disk\[(\d+)\]\.pciAddress",
+        ".devices.disks[$1].disk.pciAddress",
+    ),
+    (
+        r"\.devices\.disks\.domain\.devices\.disks\.disk\[(\d+)\]\.name",
+        ".devices.disks[$1].name",
+    ),
 ];
 
 /// KubeVirt's refusal of a SCSI persistent reservation the configuration does not allow: a
@@ -955,6 +980,17 @@ fn check_admit(admit: &Value, configured: bool, run: &Run) -> Result<(), Failed>
                 }
                 if let Some((_, name)) = DNS_FIELDS.iter().find(|(theirs, _)| field == *theirs) {
                     field = name.to_string();
+                }
+                static PATTERNS: std::sync::LazyLock<Vec<(regex::Regex, &str)>> =
+                    std::sync::LazyLock::new(|| {
+                        THEIR_FIELD_PATTERNS
+                            .iter()
+                            .map(|(p, to)| (regex::Regex::new(p).expect("a pattern"), *to))
+                            .collect()
+                    });
+                for (pattern, to) in PATTERNS.iter() {
+                    field = pattern.replace_all(&field, *to).into_owned();
+                    message = pattern.replace_all(&message, *to).into_owned();
                 }
                 for (theirs, real) in FIELD_FIXES {
                     if field.contains(theirs) {

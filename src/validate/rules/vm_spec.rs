@@ -23,6 +23,12 @@
 //!   without a bus yet is not judged).
 //! - A LUN's volume is a PersistentVolumeClaim or a DataVolume, and the boot orders of disks
 //!   and interfaces are at least 1 and distinct.
+//! - A disk's name is a DNS label (it names a container too); a hard disk's PCI address is on
+//!   the virtio bus and well formed; a serial number has at most 256 of `[A-Za-z0-9_.+-]`; the
+//!   cache mode, I/O mode and error policy are ones KubeVirt knows; custom block sizes are not
+//!   combined with volume matching, logical at most physical (512 on SATA), powers of two from
+//!   512 bytes to 2 MiB, with a discard granularity that is a multiple of the logical size (in
+//!   `disks`).
 //! - An input device is a `tablet` on the `virtio` or `usb` bus, where the VM says.
 //! - A VM with a `maxSockets` has no more CPU sockets than that, counting the sockets KubeVirt's
 //!   defaults give a spec without a topology (one per CPU of the limit, else of the request).
@@ -151,6 +157,7 @@ use crate::model::quantity::{Format, Quantity};
 use crate::model::{Kind, Object};
 use crate::validate::Rule;
 
+mod disks;
 mod interfaces;
 mod scheduling;
 mod settings;
@@ -159,7 +166,7 @@ mod settings;
 pub const RULE: Rule = Rule {
     code: codes::VM_SPEC,
     name: "vm-spec",
-    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a disk bus KubeVirt does not take (ide, unknown, virtio for a CD-ROM) or that does not fit the disk (read-only SATA, a dedicated I/O thread off virtio), a LUN that is not a claim, a boot order below 1 or used twice, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding, CPU or memory requests out of bounds, huge pages that do not divide the memory, dedicated CPUs, NUMA passthrough or realtime without what they need, memory hotplug without what it needs, a host name, start strategy, I/O threads policy, CPU feature policy, boot loader, ACPI table, sound, video, panic device, host disk, machine type, eviction strategy, probe or kernel boot KubeVirt does not take, cloud-init data missing, doubled or over 2048 bytes, a volume source, access credential or DataVolume template without what it needs, a network without one source, an interface state, binding, name, model, MAC or PCI address or port KubeVirt does not take, a discontinued binding, port ranges or DHCP options KubeVirt does not take, affinity or topology spread constraints Kubernetes does not take, a DNS policy or configuration Kubernetes does not take, launch security without what it needs, labels KubeVirt keeps for itself, a feature whose gate the cluster configuration leaves off. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
+    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a disk bus KubeVirt does not take (ide, unknown, virtio for a CD-ROM) or that does not fit the disk (read-only SATA, a dedicated I/O thread off virtio), a LUN that is not a claim, a boot order below 1 or used twice, a disk name that is not a DNS label, a disk PCI address, serial number, cache or I/O mode, error policy or block size KubeVirt does not take, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding, CPU or memory requests out of bounds, huge pages that do not divide the memory, dedicated CPUs, NUMA passthrough or realtime without what they need, memory hotplug without what it needs, a host name, start strategy, I/O threads policy, CPU feature policy, boot loader, ACPI table, sound, video, panic device, host disk, machine type, eviction strategy, probe or kernel boot KubeVirt does not take, cloud-init data missing, doubled or over 2048 bytes, a volume source, access credential or DataVolume template without what it needs, a network without one source, an interface state, binding, name, model, MAC or PCI address or port KubeVirt does not take, a discontinued binding, port ranges or DHCP options KubeVirt does not take, affinity or topology spread constraints Kubernetes does not take, a DNS policy or configuration Kubernetes does not take, launch security without what it needs, labels KubeVirt keeps for itself, a feature whose gate the cluster configuration leaves off. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
     severity: Severity::Warning,
 };
 
@@ -518,6 +525,7 @@ fn instance_spec(spec: &Value, at: &str, written: Written, found: &mut Vec<(Stri
     }
     network_sources(at, &networks, found);
     buses(at, &disks, found);
+    disks::check(at, &disks, written == Written::Exact, found);
     disk_volumes_and_boot_order(at, &disks, &volumes, &interfaces, found);
     inputs(spec, at, found);
     sockets(spec, at, found);
@@ -1207,6 +1215,11 @@ mod tests {
                 (
                     format!("{at}[4].name"),
                     format!("{at}[4].Name '' not found: no volume has that name")
+                ),
+                // A disk's name names a container too.
+                (
+                    format!("{at}[4].name"),
+                    crate::model::names::DNS_LABEL_MSG.to_string()
                 ),
             ]
         );

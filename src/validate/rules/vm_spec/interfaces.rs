@@ -450,7 +450,7 @@ fn mac_len(mac: &str) -> Option<usize> {
 }
 
 /// `dddd:bb:ss.f` in hex (the function 0 to 7).
-fn is_pci_address(pci: &str) -> bool {
+pub(super) fn is_pci_address(pci: &str) -> bool {
     let b = pci.as_bytes();
     let hex = |s: &[u8]| s.iter().all(u8::is_ascii_hexdigit);
     b.len() == 12
