@@ -766,6 +766,21 @@ const KV034_MESSAGES: &[&str] = &[
     "a lowercase RFC 1123 label",
     "must not contain dots",
     "must be no more than 63 characters",
+    "resourceClaims",
+    "claimName/requestName",
+    "is required for DRA",
+    "contains both DRA",
+    "without deviceName or claimRequest",
+    "with both deviceName and claimRequest",
+    "contains DRA enabled",
+    "contains DRA networks",
+    "mixing Multus and DRA",
+    "requires an SR-IOV or binding plugin interface",
+    "at most one of resourceClaimName",
+    "must specify one of: resourceClaimName",
+    "a lowercase RFC 1123 subdomain",
+    "must be no more than 253 characters",
+    "utility volumes can only be added via hotplug",
 ];
 
 /// KubeVirt's paths for a disk's PCI address and its name in that message, which repeat the

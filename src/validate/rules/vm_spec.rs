@@ -83,6 +83,13 @@
 //!   affinity terms with a topology key, valid label selectors and namespaces, spread
 //!   constraints with a positive `maxSkew`, a topology key, a known `whenUnsatisfiable` and no
 //!   two alike (in `scheduling`).
+//! - GPUs and host devices name a device or a claim request (GPUs not both kinds in one
+//!   list), DRA ones with a claim and a request, used once, behind their beta gates; networks
+//!   from a resource claim sit behind the alpha gate `NetworkDevicesWithDRA`, not beside Multus
+//!   networks, on SR-IOV or binding plugin interfaces; every claim they use is listed in
+//!   `resourceClaims`, each of which is named (a DNS label, once) with one claim or claim
+//!   template name (in `devices`).
+//! - No utility volumes at creation: they come by hotplug only.
 //! - The template's labels (a VMI's own) hold none of those KubeVirt keeps for itself
 //!   (`kubevirt.io/created-by`, `kubevirt.io/nodeName`, ...), and Ignition data and sidecar
 //!   hooks come with their gates; a LUN's SCSI persistent reservation needs the cluster to
@@ -157,6 +164,7 @@ use crate::model::quantity::{Format, Quantity};
 use crate::model::{Kind, Object};
 use crate::validate::Rule;
 
+mod devices;
 mod disks;
 mod interfaces;
 mod scheduling;
@@ -166,7 +174,7 @@ mod settings;
 pub const RULE: Rule = Rule {
     code: codes::VM_SPEC,
     name: "vm-spec",
-    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a disk bus KubeVirt does not take (ide, unknown, virtio for a CD-ROM) or that does not fit the disk (read-only SATA, a dedicated I/O thread off virtio), a LUN that is not a claim, a boot order below 1 or used twice, a disk name that is not a DNS label, a disk PCI address, serial number, cache or I/O mode, error policy or block size KubeVirt does not take, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding, CPU or memory requests out of bounds, huge pages that do not divide the memory, dedicated CPUs, NUMA passthrough or realtime without what they need, memory hotplug without what it needs, a host name, start strategy, I/O threads policy, CPU feature policy, boot loader, ACPI table, sound, video, panic device, host disk, machine type, eviction strategy, probe or kernel boot KubeVirt does not take, cloud-init data missing, doubled or over 2048 bytes, a volume source, access credential or DataVolume template without what it needs, a network without one source, an interface state, binding, name, model, MAC or PCI address or port KubeVirt does not take, a discontinued binding, port ranges or DHCP options KubeVirt does not take, affinity or topology spread constraints Kubernetes does not take, a DNS policy or configuration Kubernetes does not take, launch security without what it needs, labels KubeVirt keeps for itself, a feature whose gate the cluster configuration leaves off. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
+    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a disk bus KubeVirt does not take (ide, unknown, virtio for a CD-ROM) or that does not fit the disk (read-only SATA, a dedicated I/O thread off virtio), a LUN that is not a claim, a boot order below 1 or used twice, a disk name that is not a DNS label, a disk PCI address, serial number, cache or I/O mode, error policy or block size KubeVirt does not take, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding, CPU or memory requests out of bounds, huge pages that do not divide the memory, dedicated CPUs, NUMA passthrough or realtime without what they need, memory hotplug without what it needs, a host name, start strategy, I/O threads policy, CPU feature policy, boot loader, ACPI table, sound, video, panic device, host disk, machine type, eviction strategy, probe or kernel boot KubeVirt does not take, cloud-init data missing, doubled or over 2048 bytes, a volume source, access credential or DataVolume template without what it needs, a network without one source, an interface state, binding, name, model, MAC or PCI address or port KubeVirt does not take, a discontinued binding, port ranges or DHCP options KubeVirt does not take, affinity or topology spread constraints Kubernetes does not take, GPUs, host devices, DRA networks or resource claims without what they need, utility volumes at creation, a DNS policy or configuration Kubernetes does not take, launch security without what it needs, labels KubeVirt keeps for itself, a feature whose gate the cluster configuration leaves off. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
     severity: Severity::Warning,
 };
 
@@ -226,6 +234,7 @@ pub fn check(
                 settings::check(applied, AT, profile, true, &mut after);
                 interfaces::check(applied, AT, profile, &mut after);
                 scheduling::check(applied, AT, &mut after);
+                devices::check(applied, AT, profile, &mut after);
                 cpu_placement(applied, AT, &mut after);
                 resources(applied, AT, &mut after);
                 memory_hotplug(applied, AT, profile, &mut after);
@@ -238,6 +247,7 @@ pub fn check(
                         settings::check(template_spec, AT, profile, true, &mut own);
                         interfaces::check(template_spec, AT, profile, &mut own);
                         scheduling::check(template_spec, AT, &mut own);
+                        devices::check(template_spec, AT, profile, &mut own);
                         cpu_placement(template_spec, AT, &mut own);
                         resources(template_spec, AT, &mut own);
                         memory_hotplug(template_spec, AT, profile, &mut own);
@@ -275,6 +285,7 @@ pub fn check(
                 settings::check(template_spec, AT, profile, exact, &mut found);
                 interfaces::check(template_spec, AT, profile, &mut found);
                 scheduling::check(template_spec, AT, &mut found);
+                devices::check(template_spec, AT, profile, &mut found);
                 // An instancetype may set what the VM leaves out (dedicated CPUs).
                 if !is_set(spec, &["instancetype"]) {
                     cpu_placement(template_spec, AT, &mut found);
@@ -292,6 +303,7 @@ pub fn check(
                 settings::check(spec, "spec", profile, false, &mut found);
                 interfaces::check(spec, "spec", profile, &mut found);
                 scheduling::check(spec, "spec", &mut found);
+                devices::check(spec, "spec", profile, &mut found);
                 settings::per_architecture(spec, "spec", profile, &mut found);
                 cpu_placement(spec, "spec", &mut found);
             }

@@ -97,6 +97,16 @@ pub(super) fn check(
         ));
     }
     volumes(spec, at, profile, found);
+    // An empty list is left out when KubeVirt decodes and encodes the VM on its way.
+    let utility = path::get(spec, &["utilityVolumes"]).and_then(Value::as_array);
+    if utility.is_some_and(|l| !l.is_empty()) {
+        found.push((
+            format!("{at}.utilityVolumes"),
+            "cannot create VMI with utility volumes in spec, utility volumes can only be added \
+             via hotplug"
+                .into(),
+        ));
+    }
     access_credentials(spec, at, found);
     dns(spec, at, found);
     if let Some(sound @ Value::Object(_)) = devices.get("sound") {
@@ -1897,5 +1907,20 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn utility_volumes_come_only_by_hotplug() {
+        let refused = [(
+            "spec.utilityVolumes".to_string(),
+            "cannot create VMI with utility volumes in spec, utility volumes can only be added \
+             via hotplug"
+                .to_string(),
+        )];
+        let profile = ClusterProfile::default();
+        let one = json!({"utilityVolumes": [{"name": "dump", "claimName": "pvc"}]});
+        assert_eq!(run(one, &profile), refused);
+        assert_eq!(run(json!({"utilityVolumes": []}), &profile), []);
+        assert_eq!(run(json!({"utilityVolumes": null}), &profile), []);
     }
 }
