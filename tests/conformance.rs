@@ -781,6 +781,7 @@ const KV034_MESSAGES: &[&str] = &[
     "a lowercase RFC 1123 subdomain",
     "must be no more than 253 characters",
     "utility volumes can only be added via hotplug",
+    "differs from VM namespace",
 ];
 
 /// KubeVirt's paths for a disk's PCI address and its name in that message, which repeat the

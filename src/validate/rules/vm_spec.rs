@@ -63,7 +63,7 @@
 //!   DataVolume volumes name theirs; at most one service account, downward metrics and memory
 //!   dump volume; access credentials have one type, one Secret source and one propagation
 //!   method, with the cloud-init volume or the users it needs; a VM's DataVolume templates are
-//!   named, have a `pvc` or a `storage`, one import source or an external populator, and are
+//!   in its namespace (when it names one), named, have a `pvc` or a `storage`, one import source or an external populator, and are
 //!   used by a volume; the DNS policy is one Kubernetes knows, and the DNS configuration has
 //!   nameservers with `dnsPolicy: None`, at most three, IP addresses, at most six search
 //!   domains in 256 characters, each a DNS subdomain, and named options (in `settings`).
@@ -227,6 +227,7 @@ pub fn check(
                 settings::metadata(meta, "spec.template.metadata", profile, &mut found);
             }
             settings::data_volume_templates(spec, &mut found);
+            settings::data_volume_namespaces(&obj.value, &mut found);
             let template_spec = path::get(spec, &["template", "spec"]).filter(|s| s.is_object());
             if let Some(applied) = applied {
                 let mut after = Vec::new();

@@ -1060,6 +1060,29 @@ const DATA_VOLUME_SOURCES: [&str; 10] = [
 /// by a volume of the template. KubeVirt names the list `spec.dataVolumeTemplate`, and the
 /// storage and source fields `PVC.Storage` and `source.sourceRef`; the findings name the
 /// fields as they are spelled.
+/// A DataVolume template that names a namespace names the VM's (when the VM names one; else
+/// the namespace it is created in, unknown here).
+pub(super) fn data_volume_namespaces(vm: &Value, found: &mut Found) {
+    let Some(namespace) = path::str_at(vm, &["metadata", "namespace"]).filter(|n| !n.is_empty())
+    else {
+        return;
+    };
+    let templates = path::get(vm, &["spec", "dataVolumeTemplates"]).and_then(Value::as_array);
+    for (i, template) in templates.into_iter().flatten().enumerate() {
+        if let Some(theirs) = path::str_at(template, &["metadata", "namespace"])
+            && !theirs.is_empty()
+            && theirs != namespace
+        {
+            found.push((
+                format!("spec.dataVolumeTemplates[{i}]"),
+                format!(
+                    "Embedded DataVolume namespace {theirs} differs from VM namespace {namespace}"
+                ),
+            ));
+        }
+    }
+}
+
 pub(super) fn data_volume_templates(vm_spec: &Value, found: &mut Found) {
     let Some(templates) = vm_spec.get("dataVolumeTemplates").and_then(Value::as_array) else {
         return;
@@ -1922,5 +1945,28 @@ mod tests {
         assert_eq!(run(one, &profile), refused);
         assert_eq!(run(json!({"utilityVolumes": []}), &profile), []);
         assert_eq!(run(json!({"utilityVolumes": null}), &profile), []);
+    }
+
+    #[test]
+    fn data_volume_templates_stay_in_the_vms_namespace() {
+        let vm = |ns: Value| {
+            json!({"metadata": {"name": "vm", "namespace": ns},
+                   "spec": {"dataVolumeTemplates": [
+                       {"metadata": {"name": "a", "namespace": "team-a"}},
+                       {"metadata": {"name": "b", "namespace": "team-b"}},
+                       {"metadata": {"name": "c"}}]}})
+        };
+        let mut found = Vec::new();
+        data_volume_namespaces(&vm(json!("team-a")), &mut found);
+        assert_eq!(
+            found,
+            [(
+                "spec.dataVolumeTemplates[1]".to_string(),
+                "Embedded DataVolume namespace team-b differs from VM namespace team-a".to_string()
+            )]
+        );
+        let mut found = Vec::new();
+        data_volume_namespaces(&vm(Value::Null), &mut found);
+        assert_eq!(found, []);
     }
 }
