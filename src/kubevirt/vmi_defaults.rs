@@ -290,7 +290,7 @@ fn state_enabled(v: Option<&Value>) -> Option<bool> {
 /// Hyper-V features that need another one enabled (`hyperv.go`): a feature that is on turns
 /// its requirement on when the VM left the requirement unset. A requirement the VM turned off is
 /// left for admission to reject.
-fn set_hyperv_dependencies(spec: &mut Value) {
+pub(crate) fn set_hyperv_dependencies(spec: &mut Value) {
     let Some(hyperv) = map_at(spec, &["domain", "features", "hyperv"]) else {
         return;
     };

@@ -106,7 +106,9 @@
 //!   for them, and what KubeVirt checks behind the gate is judged.
 //! - A VirtualMachineInstance also gets what the VMI webhook alone checks for its
 //!   architecture: the watchdog and video model each takes, and on arm64 UEFI,
-//!   `host-passthrough`, virtio or SCSI disks and no sound device.
+//!   `host-passthrough`, virtio or SCSI disks and no sound device; and its Hyper-V features:
+//!   none needs a feature that is turned off, passthrough is not combined with single
+//!   features, and an enlightened VMCS has the `vmx` CPU feature required (in `hyperv`).
 //!
 //! KubeVirt's webhook validates a copy of the VM with its instancetype, its preference and the
 //! cluster defaults applied, and so does this rule whenever the instancetype checks built that
@@ -166,6 +168,7 @@ use crate::validate::Rule;
 
 mod devices;
 mod disks;
+mod hyperv;
 mod interfaces;
 mod scheduling;
 mod settings;
@@ -174,7 +177,7 @@ mod settings;
 pub const RULE: Rule = Rule {
     code: codes::VM_SPEC,
     name: "vm-spec",
-    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a disk bus KubeVirt does not take (ide, unknown, virtio for a CD-ROM) or that does not fit the disk (read-only SATA, a dedicated I/O thread off virtio), a LUN that is not a claim, a boot order below 1 or used twice, a disk name that is not a DNS label, a disk PCI address, serial number, cache or I/O mode, error policy or block size KubeVirt does not take, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding, CPU or memory requests out of bounds, huge pages that do not divide the memory, dedicated CPUs, NUMA passthrough or realtime without what they need, memory hotplug without what it needs, a host name, start strategy, I/O threads policy, CPU feature policy, boot loader, ACPI table, sound, video, panic device, host disk, machine type, eviction strategy, probe or kernel boot KubeVirt does not take, cloud-init data missing, doubled or over 2048 bytes, a volume source, access credential or DataVolume template without what it needs, a network without one source, an interface state, binding, name, model, MAC or PCI address or port KubeVirt does not take, a discontinued binding, port ranges or DHCP options KubeVirt does not take, affinity or topology spread constraints Kubernetes does not take, GPUs, host devices, DRA networks or resource claims without what they need, utility volumes at creation, a DNS policy or configuration Kubernetes does not take, launch security without what it needs, labels KubeVirt keeps for itself, a feature whose gate the cluster configuration leaves off. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
+    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a disk bus KubeVirt does not take (ide, unknown, virtio for a CD-ROM) or that does not fit the disk (read-only SATA, a dedicated I/O thread off virtio), a LUN that is not a claim, a boot order below 1 or used twice, a disk name that is not a DNS label, a disk PCI address, serial number, cache or I/O mode, error policy or block size KubeVirt does not take, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding, CPU or memory requests out of bounds, huge pages that do not divide the memory, dedicated CPUs, NUMA passthrough or realtime without what they need, memory hotplug without what it needs, a host name, start strategy, I/O threads policy, CPU feature policy, boot loader, ACPI table, sound, video, panic device, host disk, machine type, eviction strategy, probe or kernel boot KubeVirt does not take, cloud-init data missing, doubled or over 2048 bytes, a volume source, access credential or DataVolume template without what it needs, a network without one source, an interface state, binding, name, model, MAC or PCI address or port KubeVirt does not take, a discontinued binding, port ranges or DHCP options KubeVirt does not take, affinity or topology spread constraints Kubernetes does not take, GPUs, host devices, DRA networks or resource claims without what they need, utility volumes at creation, a VMI's Hyper-V features without what they need, a DNS policy or configuration Kubernetes does not take, launch security without what it needs, labels KubeVirt keeps for itself, a feature whose gate the cluster configuration leaves off. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
     severity: Severity::Warning,
 };
 
@@ -306,6 +309,7 @@ pub fn check(
                 scheduling::check(spec, "spec", &mut found);
                 devices::check(spec, "spec", profile, &mut found);
                 settings::per_architecture(spec, "spec", profile, &mut found);
+                hyperv::check(spec, "spec", &mut found);
                 cpu_placement(spec, "spec", &mut found);
             }
         }
