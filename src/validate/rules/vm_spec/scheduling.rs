@@ -191,12 +191,52 @@ fn node_affinity(node: &Value, at: &str, found: &mut Found) {
             }
         }
     }
-    let preferred = list(node, "preferredDuringSchedulingIgnoredDuringExecution");
-    for (i, term) in preferred.iter().enumerate() {
+    preferred(node, at, "preference", node_selector_term, found);
+}
+
+/// The values `operator` takes: some for `In` and `NotIn`, none for `Exists` and
+/// `DoesNotExist`, and (`gt_lt`, node selectors) one for `Gt` and `Lt`. Whether the operator is
+/// one of those.
+fn operator_values(
+    operator: &str,
+    values: &[Value],
+    gt_lt: bool,
+    at: &str,
+    found: &mut Found,
+) -> bool {
+    let problem = match operator {
+        "In" | "NotIn" => values
+            .is_empty()
+            .then_some("Required value: must be specified when `operator` is 'In' or 'NotIn'"),
+        "Exists" | "DoesNotExist" => (!values.is_empty()).then_some(
+            "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+        ),
+        "Gt" | "Lt" if gt_lt => (values.len() != 1).then_some(
+            "Required value: must be specified single value when `operator` is 'Lt' or 'Gt'",
+        ),
+        _ => return false,
+    };
+    if let Some(problem) = problem {
+        push(found, format!("{at}.values"), problem.into());
+    }
+    true
+}
+
+/// Preferred terms: each with a weight from 1 to 100 and its term (at `inner`), which `judge`
+/// checks.
+fn preferred(
+    affinity: &Value,
+    at: &str,
+    inner: &str,
+    judge: fn(&Value, &str, &mut Found),
+    found: &mut Found,
+) {
+    let terms = list(affinity, "preferredDuringSchedulingIgnoredDuringExecution");
+    for (i, term) in terms.iter().enumerate() {
         let term_at = format!("{at}.preferredDuringSchedulingIgnoredDuringExecution[{i}]");
         weight(term, &term_at, found);
-        let preference = term.get("preference").unwrap_or(&Value::Null);
-        node_selector_term(preference, &format!("{term_at}.preference"), found);
+        let inner_term = term.get(inner).unwrap_or(&Value::Null);
+        judge(inner_term, &format!("{term_at}.{inner}"), found);
     }
 }
 
@@ -207,25 +247,8 @@ fn node_selector_term(term: &Value, at: &str, found: &mut Found) {
         let operator = text(requirement, "operator").filter(|_| !refused);
         let values = list(requirement, "values");
         // The schema check lets only the operators Kubernetes knows through.
-        match operator.as_deref().unwrap_or("") {
-            "In" | "NotIn" if values.is_empty() => push(
-                found,
-                format!("{at}.values"),
-                "Required value: must be specified when `operator` is 'In' or 'NotIn'".into(),
-            ),
-            "Exists" | "DoesNotExist" if !values.is_empty() => push(
-                found,
-                format!("{at}.values"),
-                "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
-                    .into(),
-            ),
-            "Gt" | "Lt" if values.len() != 1 => push(
-                found,
-                format!("{at}.values"),
-                "Required value: must be specified single value when `operator` is 'Lt' or 'Gt'"
-                    .into(),
-            ),
-            _ => {}
+        if let Some(operator) = operator {
+            operator_values(&operator, values, true, &at, found);
         }
         if let Some(key) = text(requirement, "key") {
             label_name(&key, &format!("{at}.key"), found);
@@ -290,13 +313,7 @@ fn pod_affinity(pod: &Value, at: &str, found: &mut Found) {
         let term_at = format!("{at}.requiredDuringSchedulingIgnoredDuringExecution[{i}]");
         pod_affinity_term(term, &term_at, found);
     }
-    let preferred = list(pod, "preferredDuringSchedulingIgnoredDuringExecution");
-    for (i, term) in preferred.iter().enumerate() {
-        let term_at = format!("{at}.preferredDuringSchedulingIgnoredDuringExecution[{i}]");
-        weight(term, &term_at, found);
-        let inner = term.get("podAffinityTerm").unwrap_or(&Value::Null);
-        pod_affinity_term(inner, &format!("{term_at}.podAffinityTerm"), found);
-    }
+    preferred(pod, at, "podAffinityTerm", pod_affinity_term, found);
 }
 
 fn pod_affinity_term(term: &Value, at: &str, found: &mut Found) {
@@ -364,27 +381,15 @@ fn label_selector(selector: Option<&Value>, at: &str, found: &mut Found) {
             continue;
         };
         let values = list(requirement, "values");
-        match operator.as_str() {
-            "In" | "NotIn" if values.is_empty() => push(
-                found,
-                format!("{at}.values"),
-                "Required value: must be specified when `operator` is 'In' or 'NotIn'".into(),
-            ),
-            "Exists" | "DoesNotExist" if !values.is_empty() => push(
-                found,
-                format!("{at}.values"),
-                "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
-                    .into(),
-            ),
-            "In" | "NotIn" | "Exists" | "DoesNotExist" => {}
-            other => push(
+        if !operator_values(&operator, values, false, &at, found) {
+            push(
                 found,
                 format!("{at}.operator"),
                 format!(
                     "Invalid value: {}: not a valid selector operator",
-                    json_quote(other)
+                    json_quote(&operator)
                 ),
-            ),
+            );
         }
         if let Some(key) = text(requirement, "key") {
             label_name(&key, &format!("{at}.key"), found);
@@ -586,31 +591,15 @@ mod tests {
                 format!("{pref}.podAffinityTerm.namespaceSelector.matchExpressions[0].values"),
             ]
         );
-        assert!(
-            found[0]
-                .1
-                .contains("Invalid value: \"web server\": a valid label must be")
-        );
-        assert!(
-            found[2]
-                .1
-                .ends_with("Invalid value: \"a.b\": must not contain dots")
-        );
-        assert!(
-            found[3]
-                .1
-                .ends_with("topologyKey: Required value: can not be empty")
-        );
-        assert!(
-            found[4]
-                .1
-                .ends_with("Invalid value: \"\": name part must be non-empty")
-        );
-        assert!(
-            found[6]
-                .1
-                .ends_with("Invalid value: 101: must be in the range 1-100")
-        );
+        for (i, says) in [
+            (0, "Invalid value: \"web server\": a valid label must be"),
+            (2, "Invalid value: \"a.b\": must not contain dots"),
+            (3, "topologyKey: Required value: can not be empty"),
+            (4, "Invalid value: \"\": name part must be non-empty"),
+            (6, "Invalid value: 101: must be in the range 1-100"),
+        ] {
+            assert!(found[i].1.contains(says), "{i}: {}", found[i].1);
+        }
     }
 
     #[test]
