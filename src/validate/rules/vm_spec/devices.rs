@@ -20,6 +20,17 @@ type Found = Vec<(String, String)>;
 
 /// The DRA checks on the spec at `at`.
 pub(super) fn check(spec: &Value, at: &str, profile: &ClusterProfile, found: &mut Found) {
+    // Most specs have none of these: nothing to judge.
+    let present = |p: &[&str]| path::get(spec, p).is_some_and(|v| !v.is_null());
+    if !present(&["resourceClaims"])
+        && !present(&["domain", "devices", "gpus"])
+        && !present(&["domain", "devices", "hostDevices"])
+        && !path::get(spec, &["networks"])
+            .and_then(Value::as_array)
+            .is_some_and(|n| n.iter().any(|n| n.get("resourceClaim").is_some()))
+    {
+        return;
+    }
     let claims = path::get(spec, &["resourceClaims"]).and_then(Value::as_array);
     let claims = claims.map(Vec::as_slice).unwrap_or_default();
     resource_claims(claims, &format!("{at}.resourceClaims"), found);

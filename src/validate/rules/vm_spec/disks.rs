@@ -9,6 +9,7 @@
 
 use serde_json::Value;
 
+use super::settings::Item;
 use crate::model::names;
 use crate::model::path;
 
@@ -25,10 +26,34 @@ const MAX_BLOCK: u64 = 2_097_152;
 /// bus one, and the PCI address of such a disk is not judged by its bus.
 pub(super) fn check(at: &str, disks: &[(usize, &Value)], exact: bool, found: &mut Found) {
     for (i, disk) in disks {
-        let disk_at = format!("{at}.domain.devices.disks[{i}]");
-        let name = path::str_at(disk, &["name"]).unwrap_or("");
-        pci_address(disk, &disk_at, exact, found);
-        if let Some(serial) = path::str_at(disk, &["serial"]).filter(|s| !s.is_empty()) {
+        let Some(fields) = disk.as_object() else {
+            continue;
+        };
+        // Written out only for a finding.
+        let disk_at = Item {
+            at,
+            list: "domain.devices.disks",
+            index: *i,
+        };
+        // One pass over the disk's few fields (most have none of these).
+        let (mut name, mut target, mut serial, mut cache, mut io, mut policy, mut block) =
+            ("", None, None, None, None, None, None);
+        for (key, value) in fields {
+            match key.as_str() {
+                "name" => name = value.as_str().unwrap_or(""),
+                "disk" => target = Some(value),
+                "serial" => serial = value.as_str(),
+                "cache" => cache = value.as_str(),
+                "io" => io = value.as_str(),
+                "errorPolicy" => policy = value.as_str(),
+                "blockSize" => block = Some(value),
+                _ => {}
+            }
+        }
+        if let Some(target) = target {
+            pci_address(target, disk_at, exact, found);
+        }
+        if let Some(serial) = serial.filter(|s| !s.is_empty()) {
             let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '+' | '-');
             if !serial.chars().all(allowed) {
                 found.push((
@@ -49,14 +74,14 @@ pub(super) fn check(at: &str, disks: &[(usize, &Value)], exact: bool, found: &mu
                 ));
             }
         }
-        if let Some(cache) = path::str_at(disk, &["cache"])
+        if let Some(cache) = cache
             && !["", "none", "writethrough", "writeback"].contains(&cache)
         {
             let field = format!("{disk_at}.cache");
             let message = format!("{field} has invalid value {cache}");
             found.push((field, message));
         }
-        if let Some(io) = path::str_at(disk, &["io"])
+        if let Some(io) = io
             && !["", "native", "threads"].contains(&io)
         {
             found.push((
@@ -67,7 +92,7 @@ pub(super) fn check(at: &str, disks: &[(usize, &Value)], exact: bool, found: &mu
                 ),
             ));
         }
-        if let Some(policy) = path::str_at(disk, &["errorPolicy"])
+        if let Some(policy) = policy
             && !["stop", "ignore", "report", "enospace"].contains(&policy)
         {
             let field = format!("{disk_at}.errorPolicy");
@@ -75,18 +100,22 @@ pub(super) fn check(at: &str, disks: &[(usize, &Value)], exact: bool, found: &mu
             found.push((field, message));
         }
         // A disk's name becomes a container's name.
-        for error in names::dns_label_errors(name) {
-            found.push((format!("{disk_at}.name"), error.to_string()));
+        if !names::is_dns_label(name.as_bytes()) {
+            for error in names::dns_label_errors(name) {
+                found.push((format!("{disk_at}.name"), error.to_string()));
+            }
         }
-        block_size(disk, &disk_at, found);
+        if let Some(block) = block {
+            block_size(disk, block, disk_at, found);
+        }
     }
 }
 
 /// A hard disk's PCI address: on the virtio bus, and `dddd:bb:ss.f`.
-fn pci_address(disk: &Value, disk_at: &str, exact: bool, found: &mut Found) {
-    let Some(target @ Value::Object(_)) = disk.get("disk") else {
+fn pci_address(target: &Value, disk_at: Item<'_>, exact: bool, found: &mut Found) {
+    if !target.is_object() {
         return;
-    };
+    }
     let Some(pci) = path::str_at(target, &["pciAddress"]).filter(|p| !p.is_empty()) else {
         return;
     };
@@ -120,11 +149,11 @@ fn uint(v: &Value, key: &str) -> Option<u64> {
 
 /// Custom block sizes: not with volume matching, logical at most physical (and 512 on SATA),
 /// discard granularity a multiple of logical, each a power of two from 512 bytes to 2 MiB.
-fn block_size(disk: &Value, disk_at: &str, found: &mut Found) {
-    let Some(custom @ Value::Object(_)) = path::get(disk, &["blockSize", "custom"]) else {
+fn block_size(disk: &Value, block: &Value, disk_at: Item<'_>, found: &mut Found) {
+    let Some(custom @ Value::Object(_)) = path::get(block, &["custom"]) else {
         return;
     };
-    let matching = path::get(disk, &["blockSize", "matchVolume"]);
+    let matching = path::get(block, &["matchVolume"]);
     if let Some(matching @ Value::Object(_)) = matching
         && matches!(
             matching.get("enabled"),

@@ -48,12 +48,25 @@ pub(super) fn check(spec: &Value, at: &str, profile: &ClusterProfile, found: &mu
             .iter()
             .rfind(|n| path::str_at(n, &["name"]).unwrap_or("") == name);
         let on_pod = network.is_some_and(|n| is_set(n, &["pod"]));
-        discontinued(iface, iface_at, found);
+        // Few interfaces have any of these: one pass over the keys says whether to look.
+        let rare = iface.as_object().is_some_and(|m| {
+            m.keys().any(|k| {
+                matches!(
+                    k.as_str(),
+                    "slirp" | "passt" | "macvtap" | "portRanges" | "dhcpOptions"
+                )
+            })
+        });
+        if rare {
+            discontinued(iface, iface_at, found);
+        }
         state(iface, name, iface_at, default_network, found);
         binding(iface, iface_at, on_pod, profile, found);
         fields(iface, iface_at, on_pod, found);
-        port_ranges(iface, iface_at, on_pod, profile, found);
-        dhcp_options(iface, iface_at, found);
+        if rare {
+            port_ranges(iface, iface_at, on_pod, profile, found);
+            dhcp_options(iface, iface_at, found);
+        }
     }
 }
 

@@ -853,7 +853,9 @@ const RESTRICTED_LABELS: [&str; 6] = [
 /// Ignition data or sidecar hooks only with their alpha gates (`ValidateVirtualMachineInstanceMetadata`).
 pub(super) fn metadata(meta: &Value, at: &str, profile: &ClusterProfile, found: &mut Found) {
     if let Some(labels) = meta.get("labels").and_then(Value::as_object)
-        && RESTRICTED_LABELS.iter().any(|l| labels.contains_key(*l))
+        && labels
+            .keys()
+            .any(|k| RESTRICTED_LABELS.contains(&k.as_str()))
     {
         found.push((
             format!("{at}.labels"),
