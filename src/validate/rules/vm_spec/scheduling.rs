@@ -162,15 +162,36 @@ fn weight(term: &Value, at: &str, found: &mut Found) {
     }
 }
 
-/// A label key, a topology key: a qualified name.
-fn label_name(name: &str, field: &str, found: &mut Found) {
-    for error in names::qualified_name_errors(name) {
+/// Kubernetes' `field.Invalid` for a string `value`, once for each of `errors`.
+fn invalid<E: std::fmt::Display>(found: &mut Found, field: &str, value: &str, errors: Vec<E>) {
+    for error in errors {
         push(
             found,
             field.to_string(),
-            format!("Invalid value: {}: {error}", go_quote(name)),
+            format!("Invalid value: {}: {error}", go_quote(value)),
         );
     }
+}
+
+/// Each string of `items` (the list at `at`.`key`) judged by `errors`; other items are the
+/// schema's to refuse.
+fn string_items<E: std::fmt::Display>(
+    items: &[Value],
+    at: &str,
+    key: &str,
+    errors: fn(&str) -> Vec<E>,
+    found: &mut Found,
+) {
+    for (i, item) in items.iter().enumerate() {
+        if let Some(item) = item.as_str() {
+            invalid(found, &format!("{at}.{key}[{i}]"), item, errors(item));
+        }
+    }
+}
+
+/// A label key, a topology key: a qualified name.
+fn label_name(name: &str, field: &str, found: &mut Found) {
+    invalid(found, field, name, names::qualified_name_errors(name));
 }
 
 fn node_affinity(node: &Value, at: &str, found: &mut Found) {
@@ -292,18 +313,7 @@ fn node_selector_term(term: &Value, at: &str, found: &mut Found) {
             );
             continue;
         }
-        for (i, value) in values.iter().enumerate() {
-            let Some(value) = value.as_str() else {
-                continue;
-            };
-            for error in names::dns_subdomain_errors(value) {
-                push(
-                    found,
-                    format!("{at}.values[{i}]"),
-                    format!("Invalid value: {}: {error}", go_quote(value)),
-                );
-            }
-        }
+        string_items(values, &at, "values", names::dns_subdomain_errors, found);
     }
 }
 
@@ -327,18 +337,8 @@ fn pod_affinity_term(term: &Value, at: &str, found: &mut Found) {
         &format!("{at}.namespaceSelector"),
         found,
     );
-    for (k, namespace) in list(term, "namespaces").iter().enumerate() {
-        let Some(namespace) = namespace.as_str() else {
-            continue;
-        };
-        for error in names::dns_label_errors(namespace) {
-            push(
-                found,
-                format!("{at}.namespaces[{k}]"),
-                format!("Invalid value: {}: {error}", go_quote(namespace)),
-            );
-        }
-    }
+    let namespaces = list(term, "namespaces");
+    string_items(namespaces, at, "namespaces", names::dns_label_errors, found);
     let Some(key) = text(term, "topologyKey") else {
         return;
     };
@@ -366,13 +366,7 @@ fn label_selector(selector: Option<&Value>, at: &str, found: &mut Found) {
                 Value::Null => "",
                 _ => continue,
             };
-            for error in names::label_value_errors(value) {
-                push(
-                    found,
-                    labels_at.clone(),
-                    format!("Invalid value: {}: {error}", go_quote(value)),
-                );
-            }
+            invalid(found, &labels_at, value, names::label_value_errors(value));
         }
     }
     for (i, requirement) in list(selector, "matchExpressions").iter().enumerate() {
@@ -394,18 +388,7 @@ fn label_selector(selector: Option<&Value>, at: &str, found: &mut Found) {
         if let Some(key) = text(requirement, "key") {
             label_name(&key, &format!("{at}.key"), found);
         }
-        for (k, value) in values.iter().enumerate() {
-            let Some(value) = value.as_str() else {
-                continue;
-            };
-            for error in names::label_value_errors(value) {
-                push(
-                    found,
-                    format!("{at}.values[{k}]"),
-                    format!("Invalid value: {}: {error}", go_quote(value)),
-                );
-            }
-        }
+        string_items(values, &at, "values", names::label_value_errors, found);
     }
 }
 
