@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use libtest_mimic::{Arguments, Failed, Trial};
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 fn main() {
     let args = Arguments::from_args();
@@ -84,7 +84,18 @@ fn run_case(mode: &str, case: &Path) -> Result<(), Failed> {
             &input,
         );
         let configured = case.join("cluster.yaml").is_file();
-        return check_admit(&read_one(&case.join("admit.yaml")), configured, &run);
+        let start = case.join("vmiadmit.yaml");
+        let start = start.is_file().then(|| read_one(&start));
+        if !case.join("admit.yaml").is_file() {
+            let answer = start.ok_or("neither admit.yaml nor vmiadmit.yaml")?;
+            return check_vmi_admit(&answer, configured, &run);
+        }
+        return check_admit(
+            &read_one(&case.join("admit.yaml")),
+            start.as_ref(),
+            configured,
+            &run,
+        );
     }
     let expected = read_one(&case.join("expected.yaml"));
     let input_vm = read_all(&input).pop().unwrap_or(Value::Null);
@@ -624,6 +635,17 @@ fn check_validate(expected: &Value, run: &Run) -> Result<(), Failed> {
 
 /// The refusals of KubeVirt's VM webhook that `KV034` reports, by a part of their message.
 const KV034_MESSAGES: &[&str] = &[
+    // What the VMI webhook alone checks, on the VMI a VM starts.
+    "no memory requested",
+    "which was disabled.",
+    "Cannot explicitly set hyperV features",
+    "vmx cpu feature",
+    "unsupported architecture",
+    "only supports I6300ESB watchdog",
+    "only supports Diag288 watchdog",
+    "is not supported on",
+    "Arm64",
+    "threads must not be greater than 1",
     "RunStrategy",
     "Bus type virtio is invalid for CD-ROM",
     "IDE bus is not supported",
@@ -941,34 +963,145 @@ fn same_message(ours: &str, theirs: &str) -> bool {
 /// far and listed every cause (it lists ten at most), `KV034` reports nothing more. Without a
 /// cluster configuration (`configured`), a refusal for a feature gate is not expected, and
 /// what KubeVirt did not check behind it is not held against `KV034`.
-fn check_admit(admit: &Value, configured: bool, run: &Run) -> Result<(), Failed> {
+///
+/// `start` (`vmiadmit.yaml`), where there is one, is KubeVirt's answer to the VMI an admitted VM
+/// starts (its presets and the VMI defaults applied, then the VMI webhook): the `KV034` findings
+/// about that VMI (those ending in [`START_NOTE`]) are held to it the same way, its paths taken
+/// to the VM's template.
+fn check_admit(
+    admit: &Value,
+    start: Option<&Value>,
+    configured: bool,
+    run: &Run,
+) -> Result<(), Failed> {
     if run.code != 0 && run.code != 1 {
         return Err(format!("exit {}: {}", run.code, run.stderr).into());
     }
     let report: Value = serde_json::from_str(&run.stdout)
         .map_err(|e| Failed::from(format!("stdout is not JSON: {e}")))?;
-    let folded: Vec<(String, String)> = report["findings"]
+    let (mut folded, mut at_start) = (Vec::new(), Vec::new());
+    for f in report["findings"]
         .as_array()
         .ok_or("no `findings` list in the report")?
         .iter()
         .filter(|f| f["code"] == "KV034" && f["object"]["kind"] == "VirtualMachine")
+    {
+        let message = f["message"].as_str().unwrap_or("");
+        let pair = fold_field(f["field"].as_str().unwrap_or(""), message);
+        match pair.1.strip_suffix(START_NOTE) {
+            Some(m) => at_start.push((pair.0.clone(), m.to_string())),
+            None => folded.push(pair),
+        }
+    }
+    let ours: Vec<(&str, &str)> = folded.iter().map(|(f, m)| (&**f, &**m)).collect();
+    if admit["allowed"] == true {
+        if let Some((field, message)) = ours.first() {
+            return Err(
+                format!("KubeVirt admits the VM, but KV034 reports {field}: {message}").into(),
+            );
+        }
+        let answer = start.map(|s| &s["vmi"]).filter(|a| a.is_object());
+        let at_start: Vec<(&str, &str)> = at_start.iter().map(|(f, m)| (&**f, &**m)).collect();
+        return match answer {
+            Some(answer) => {
+                let causes: Vec<Value> = answer["causes"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(vmi_cause_at_template)
+                    .collect();
+                compare_causes(&causes, configured, &at_start)
+                    .map_err(|e| format!("the VMI the VM starts: {e:?}").into())
+            }
+            None => match at_start.first() {
+                Some((field, message)) => Err(format!(
+                    "KV034 refuses the VMI the VM starts, with no answer to compare: \
+                     {field}: {message}"
+                )
+                .into()),
+                None => Ok(()),
+            },
+        };
+    }
+    let causes = admit["causes"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+    compare_causes(causes, configured, &ours)
+}
+
+/// KubeVirt's answer to creating a VirtualMachineInstance (`vmiadmit.yaml`: its presets and
+/// the VMI defaults applied, then the VMI webhook) against `validate`'s `KV034` findings about
+/// it, as [`check_admit`] holds a VM's: both taken to a VM template's paths, where the field
+/// fixes apply.
+fn check_vmi_admit(answer: &Value, configured: bool, run: &Run) -> Result<(), Failed> {
+    if run.code != 0 && run.code != 1 {
+        return Err(format!("exit {}: {}", run.code, run.stderr).into());
+    }
+    let report: Value = serde_json::from_str(&run.stdout)
+        .map_err(|e| Failed::from(format!("stdout is not JSON: {e}")))?;
+    let answer = answer["vmi"].as_object().ok_or("no `vmi` answer")?;
+    let ours: Vec<(String, String)> = report["findings"]
+        .as_array()
+        .ok_or("no `findings` list in the report")?
+        .iter()
+        .filter(|f| f["code"] == "KV034" && f["object"]["kind"] == "VirtualMachineInstance")
         .map(|f| {
+            let mapped = vmi_cause_at_template(f);
             fold_field(
-                f["field"].as_str().unwrap_or(""),
-                f["message"].as_str().unwrap_or(""),
+                mapped["field"].as_str().unwrap_or(""),
+                mapped["message"].as_str().unwrap_or(""),
             )
         })
         .collect();
-    let ours: Vec<(&str, &str)> = folded.iter().map(|(f, m)| (&**f, &**m)).collect();
-    if admit["allowed"] == true {
+    let ours: Vec<(&str, &str)> = ours.iter().map(|(f, m)| (&**f, &**m)).collect();
+    if answer.get("allowed") == Some(&Value::Bool(true)) {
         return match ours.first() {
             Some((field, message)) => {
-                Err(format!("KubeVirt admits the VM, but KV034 reports {field}: {message}").into())
+                Err(format!("KubeVirt admits the VMI, but KV034 reports {field}: {message}").into())
             }
             None => Ok(()),
         };
     }
-    let causes = admit["causes"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+    let causes: Vec<Value> = answer
+        .get("causes")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(vmi_cause_at_template)
+        .collect();
+    compare_causes(&causes, configured, &ours)
+}
+
+/// What `KV034` adds to a finding about the VMI a VM starts (`src/validate/rules/vm_spec.rs`).
+const START_NOTE: &str = " (KubeVirt admits the VirtualMachine, then refuses the \
+     VirtualMachineInstance it starts, with its presets and defaults applied)";
+
+/// A cause of the VMI webhook, its field and the paths in its message taken from the VMI's
+/// spec to the VM's template. KubeVirt names no field for missing memory (the finding names the
+/// domain) and repeats `domain.features.hyperv` in the paths of Hyper-V features (the findings
+/// name each once).
+fn vmi_cause_at_template(cause: &Value) -> Value {
+    static SPEC: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"\bspec([.\[])").expect("a pattern"));
+    let to_template = |s: &str| {
+        SPEC.replace_all(s, "spec.template.spec$1").replace(
+            ".domain.features.hyperv.domain.features.hyperv.",
+            ".domain.features.hyperv.",
+        )
+    };
+    let message = cause["message"].as_str().unwrap_or("");
+    let mut field = to_template(cause["field"].as_str().unwrap_or(""));
+    if field.is_empty() && message.starts_with("no memory requested") {
+        field = "spec.template.spec.domain".into();
+    }
+    if field == "spec" {
+        field = "spec.template.spec".into();
+    }
+    json!({"field": field, "message": to_template(message)})
+}
+
+/// KubeVirt's `causes` of refusal against `KV034`'s findings (`ours`): every cause of a kind
+/// `KV034` covers is one of them, and when KubeVirt got that far and listed every cause,
+/// `KV034` reports nothing more.
+fn compare_causes(causes: &[Value], configured: bool, ours: &[(&str, &str)]) -> Result<(), Failed> {
     let gated = |c: &Value| {
         let message = c["message"].as_str().unwrap_or("");
         !configured && (message.contains(GATE_OFF) || message.contains(PERSISTENT_RESERVATION_OFF))
@@ -1053,7 +1186,7 @@ fn check_admit(admit: &Value, configured: bool, run: &Run) -> Result<(), Failed>
             .collect::<Vec<_>>()
     };
     let theirs: Vec<(&str, &str)> = covered.iter().map(|(f, m)| (f.as_str(), &**m)).collect();
-    let missing = unmatched(&theirs, &ours, false);
+    let missing = unmatched(&theirs, ours, false);
     if !missing.is_empty() {
         return Err(format!("KubeVirt refuses, and KV034 does not report: {missing:?}").into());
     }
@@ -1067,7 +1200,7 @@ fn check_admit(admit: &Value, configured: bool, run: &Run) -> Result<(), Failed>
         && !causes.iter().any(gated)
         && !causes.iter().any(schema)
     {
-        let extra = unmatched(&ours, &theirs, true);
+        let extra = unmatched(ours, &theirs, true);
         if !extra.is_empty() {
             return Err(format!("KV034 reports what KubeVirt does not: {extra:?}").into());
         }

@@ -42,15 +42,12 @@ fn build_all(
     each: impl Fn(&Object, Value) -> String + Sync,
 ) -> std::result::Result<(), NotAVm> {
     let index = inputs.index();
-    // A preset without a domain is refused when it is created (`ValidateVMIPresetSpec`), so it
-    // never selects a VMI.
     let preset_objects: Vec<&Object> = inputs
         .objects
         .iter()
         .filter(|o| o.kind() == Kind::VirtualMachineInstancePreset)
         .filter(|o| {
-            let has_domain = crate::model::path::get(&o.value, &["spec", "domain"])
-                .is_some_and(|d| !d.is_null());
+            let has_domain = presets::is_admitted(o);
             if !has_domain {
                 out.diagnostics.push(
                     Diagnostic::error(

@@ -1129,11 +1129,7 @@ fn run<V: VmTexts>(
         let catalog = &catalogs.objects;
         let (mut findings, duplicates, to_expand, from_texts) = {
             let index = index_of(&roles, &out, &path_objects, &new_objects, catalog, config);
-            let ctx = validate::Context {
-                index: &index,
-                profile: &config.profile,
-                memo: validate::Memo::default(),
-            };
+            let ctx = validate::Context::new(&index, &config.profile, checked.iter().copied());
             // Requirements no rendered instancetype meets (KV042) look at the rendered catalog
             // as a whole; they are checked while the per-object checks run.
             type PerSubject = (Vec<Diagnostic>, Option<FromText>);

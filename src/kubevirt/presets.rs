@@ -137,6 +137,12 @@ pub fn apply_presets(
     PresetIndex::new(presets).apply(vmi, namespace)
 }
 
+/// Whether KubeVirt takes `preset` when it is created: one without a `spec.domain` is refused
+/// (`ValidateVMIPresetSpec`), so it never selects a VirtualMachineInstance.
+pub fn is_admitted(preset: &Object) -> bool {
+    path::get(&preset.value, &["spec", "domain"]).is_some_and(|d| !d.is_null())
+}
+
 /// The presets of a run, grouped by namespace, in order and with their selectors parsed, so
 /// that each VMI costs what its own labels and matching presets cost, not a pass over every
 /// preset. It also remembers the conflict check of each set of matching presets it has seen.
@@ -186,6 +192,11 @@ impl<'a> PresetIndex<'a> {
             .map(|(namespace, presets)| (namespace, NamespacePresets::new(presets)))
             .collect();
         PresetIndex { namespaces }
+    }
+
+    /// Whether there are presets in `namespace`.
+    pub fn has_namespace(&self, namespace: &str) -> bool {
+        self.namespaces.contains_key(namespace)
     }
 
     /// Apply the presets of `namespace` to `vmi`, a VirtualMachineInstance document, as

@@ -15,8 +15,9 @@ pub mod schema;
 use rayon::prelude::*;
 
 use crate::diagnostic::{self, Diagnostic, Severity};
+use crate::kubevirt::presets::{self, PresetIndex};
 use crate::kubevirt::profile::ClusterProfile;
-use crate::model::Object;
+use crate::model::{Kind, Object};
 use crate::resolve::Index;
 
 /// A rule's identity and documentation summary.
@@ -68,6 +69,29 @@ pub struct Context<'a> {
     pub profile: &'a ClusterProfile,
     /// Answers worth keeping for the other objects of the run.
     pub memo: Memo,
+    /// The VirtualMachineInstancePresets of the inputs: KubeVirt applies those that select a
+    /// VirtualMachineInstance before its webhook validates it.
+    pub presets: std::sync::Mutex<PresetIndex<'a>>,
+}
+
+impl<'a> Context<'a> {
+    /// The context of a run over `objects` (the presets among them are the ones that count).
+    pub fn new(
+        index: &'a Index<'a>,
+        profile: &'a ClusterProfile,
+        objects: impl IntoIterator<Item = &'a Object>,
+    ) -> Self {
+        let presets: Vec<&Object> = objects
+            .into_iter()
+            .filter(|o| o.kind() == Kind::VirtualMachineInstancePreset && presets::is_admitted(o))
+            .collect();
+        Context {
+            index,
+            profile,
+            memo: Memo::default(),
+            presets: std::sync::Mutex::new(PresetIndex::new(&presets)),
+        }
+    }
 }
 
 /// What the rules of one run work out once for every object that asks the same question.
@@ -105,8 +129,32 @@ pub fn check_object(obj: &Object, ctx: &Context<'_>) -> Vec<Diagnostic> {
     rules::bad_label::check(obj, &mut d);
     rules::unknown_field::check(obj, &mut d);
     rules::wrong_type::check_required(obj, &mut d);
-    let applied = rules::admission::check(obj, ctx, &mut d);
-    rules::vm_spec::check(obj, ctx.profile, applied.as_ref(), &mut d);
+    let admitted = rules::admission::check(obj, ctx, &mut d);
+    // The VMI the controller creates of a VM, as `kvrender vmi` builds it.
+    let build = || {
+        if crate::kubevirt::expand::has_matchers(&obj.value) {
+            let vm = crate::pipeline::controller_vm(obj, ctx.index, ctx.profile).ok()?;
+            crate::kubevirt::vmi::vmi_for(&obj.with_value(vm))
+        } else {
+            // Expansion attaches the input device; here the controller does.
+            let mut vmi = crate::kubevirt::vmi::vmi_for(obj)?;
+            crate::kubevirt::vmi::autoattach_input_device(vmi.get_mut("spec")?);
+            Some(vmi)
+        }
+    };
+    let started = if admitted.never_starts {
+        rules::vm_spec::Start::Never
+    } else {
+        rules::vm_spec::Start::Builds(&build)
+    };
+    rules::vm_spec::check(
+        obj,
+        ctx.profile,
+        admitted.applied.as_ref(),
+        started,
+        &ctx.presets,
+        &mut d,
+    );
     rules::size_labels::check(obj, &mut d);
     d
 }

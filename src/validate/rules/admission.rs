@@ -21,12 +21,21 @@ use crate::model::{Kind, Object, path};
 use crate::validate::Context;
 use crate::validate::rules::unmet_requirements::{Requirements, Size};
 
-/// Check one object; objects of other kinds are skipped. Returns a VM's template spec as
-/// KubeVirt's webhook goes on to validate it, when the instancetype steps built one
-/// ([`admission::Response::applied`]).
-pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) -> Option<Value> {
+/// What the admission checks of a VM hand on to the checks of its spec.
+#[derive(Debug, Default)]
+pub struct Admitted {
+    /// The VM's template spec as KubeVirt's webhook goes on to validate it, when the
+    /// instancetype steps built one ([`admission::Response::applied`]).
+    pub applied: Option<Value>,
+    /// A lookup of its instancetype or preference failed: KubeVirt's webhook lets that pass,
+    /// but the VM does not start, so no VMI of it is ever judged.
+    pub never_starts: bool,
+}
+
+/// Check one object; objects of other kinds are skipped.
+pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) -> Admitted {
     if obj.kind() == Kind::Other || obj.name().is_empty() {
-        return None;
+        return Admitted::default();
     }
     if obj.kind() == Kind::VirtualMachine {
         let before = out.len();
@@ -36,7 +45,7 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) -> Opti
             check_matcher(obj, "preference", "PreferenceMatcher", out);
         }
         if out.len() > before {
-            return None;
+            return Admitted::default();
         }
     }
     // The mutating webhook infers the matchers first; the validating one sees its result.
@@ -47,7 +56,7 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) -> Opti
                 inferred = vm;
                 &inferred
             }
-            None => return None,
+            None => return Admitted::default(),
         }
     } else {
         obj
@@ -76,10 +85,12 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) -> Opti
                         }),
                 );
             }
-            return None;
+            return Admitted::default();
         }
     }
-    let response = admission::admit(obj, ctx.index, ctx.profile)?;
+    let Some(response) = admission::admit(obj, ctx.index, ctx.profile) else {
+        return Admitted::default();
+    };
     for cause in &response.causes {
         let code = code_of(cause.reason);
         let hint = match cause.reason {
@@ -105,7 +116,10 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) -> Opti
             out.push(d);
         }
     }
-    response.applied
+    Admitted {
+        never_starts: !response.ignored_lookups.is_empty(),
+        applied: response.applied,
+    }
 }
 
 /// The code of the check that refused the object.

@@ -38,7 +38,7 @@
 //! - CPU and memory requests are not negative or above their limits, and a memory request is
 //!   at least 1M; the memory holds a whole number of huge pages, one at least.
 //! - Dedicated CPUs come with memory, whole CPU counts, a request equal to the limit (and to
-//!   the topology's vCPUs, where both are given) and at most two threads; NUMA passthrough
+//!   the topology's vCPUs, where both are given) and at most two threads (one on arm64); NUMA passthrough
 //!   with dedicated CPUs and huge pages; realtime with dedicated CPUs and NUMA passthrough.
 //! - A `maxGuest` (memory hotplug, on a cluster that rolls changes out live, as KubeVirt does
 //!   unless told otherwise) comes with guest memory of at least 1Gi, at most `maxGuest`, both
@@ -104,11 +104,19 @@
 //!   cluster configuration (`--cluster-config`) leaves the gate off. Without a configuration the
 //!   beta gates count as on, as in KubeVirt, and the alpha ones as unknown: nothing is reported
 //!   for them, and what KubeVirt checks behind the gate is judged.
-//! - A VirtualMachineInstance also gets what the VMI webhook alone checks for its
-//!   architecture: the watchdog and video model each takes, and on arm64 UEFI,
-//!   `host-passthrough`, virtio or SCSI disks and no sound device; and its Hyper-V features:
-//!   none needs a feature that is turned off, passthrough is not combined with single
-//!   features, and an enlightened VMCS has the `vmx` CPU feature required (in `hyperv`).
+//! - A VirtualMachineInstance also gets what the VMI webhook alone checks: some memory asked
+//!   for (a request, a limit, guest memory or huge pages); for its architecture, the watchdog
+//!   and video model each takes, and on arm64 UEFI, `host-passthrough`, virtio or SCSI disks
+//!   and no sound device; and its Hyper-V features: none needs a
+//!   feature that is turned off, passthrough is not combined with single features, and an
+//!   enlightened VMCS has the `vmx` CPU feature required (in `hyperv`). It is judged as the VMI
+//!   webhook sees it, with the presets that select it and the VMI defaults applied (in
+//!   `start`).
+//! - A VM KubeVirt admits is refused again, in effect, when the VMI it starts is: where that VMI
+//!   could be (no memory, Hyper-V features, a watchdog or video device, an architecture other
+//!   than amd64, a disk the defaults put on a bus it cannot use, presets, or a preference that
+//!   sets the bus of the disks the controller adds), it is built as `vmi` builds it, its
+//!   presets and defaults applied, and judged as a VMI document is.
 //!
 //! KubeVirt's webhook validates a copy of the VM with its instancetype, its preference and the
 //! cluster defaults applied, and so does this rule whenever the instancetype checks built that
@@ -117,8 +125,8 @@
 //! that names neither is judged on its own spec, with the cluster defaults counted where they
 //! matter (sockets, CPU requests). When KubeVirt refuses the VM before that step (a conflict,
 //! say) the manifest is judged as written, and then SMM, which the preference may fill in, only
-//! where the VM turns it off itself. A VirtualMachineInstance is judged on its own spec, where the VMI defaults may still
-//! add SMM.
+//! where the VM turns it off itself. A VirtualMachineInstance is judged with its presets and
+//! the VMI defaults applied (as written when its presets conflict).
 //!
 //! A volume without a disk is fine: KubeVirt adds a disk for it, as `expand` shows. Networks
 //! and interfaces that are both missing get the default pod network, so they pair up too.
@@ -152,14 +160,17 @@
 //! threads to virtio disks and LUNs to claims, number the boot order from 1 without repeats,
 //! keep `sockets` at or below `maxSockets`, requests at or below limits (equal, and whole CPUs,
 //! with dedicated CPUs), and give dedicated CPUs memory, NUMA passthrough huge pages and
-//! realtime both.
+//! realtime both. A VM without an instancetype needs memory of its own (`domain.memory.guest`
+//! or a memory request): KubeVirt admits it without, and refuses every VMI it starts.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
 
 use serde_json::Value;
 
 use crate::diagnostic::{Diagnostic, Severity, codes};
 use crate::kubevirt::defaults::{self, quantity_at};
+use crate::kubevirt::presets::PresetIndex;
 use crate::kubevirt::profile::ClusterProfile;
 use crate::model::path::{self, is_set};
 use crate::model::quantity::{Format, Quantity};
@@ -172,12 +183,13 @@ mod hyperv;
 mod interfaces;
 mod scheduling;
 mod settings;
+mod start;
 
 /// The rule.
 pub const RULE: Rule = Rule {
     code: codes::VM_SPEC,
     name: "vm-spec",
-    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a disk bus KubeVirt does not take (ide, unknown, virtio for a CD-ROM) or that does not fit the disk (read-only SATA, a dedicated I/O thread off virtio), a LUN that is not a claim, a boot order below 1 or used twice, a disk name that is not a DNS label, a disk PCI address, serial number, cache or I/O mode, error policy or block size KubeVirt does not take, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding, CPU or memory requests out of bounds, huge pages that do not divide the memory, dedicated CPUs, NUMA passthrough or realtime without what they need, memory hotplug without what it needs, a host name, start strategy, I/O threads policy, CPU feature policy, boot loader, ACPI table, sound, video, panic device, host disk, machine type, eviction strategy, probe or kernel boot KubeVirt does not take, cloud-init data missing, doubled or over 2048 bytes, a volume source, access credential or DataVolume template without what it needs, a network without one source, an interface state, binding, name, model, MAC or PCI address or port KubeVirt does not take, a discontinued binding, port ranges or DHCP options KubeVirt does not take, affinity or topology spread constraints Kubernetes does not take, GPUs, host devices, DRA networks or resource claims without what they need, utility volumes at creation, a VMI's Hyper-V features without what they need, a DNS policy or configuration Kubernetes does not take, launch security without what it needs, labels KubeVirt keeps for itself, a feature whose gate the cluster configuration leaves off. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
+    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a disk bus KubeVirt does not take (ide, unknown, virtio for a CD-ROM) or that does not fit the disk (read-only SATA, a dedicated I/O thread off virtio), a LUN that is not a claim, a boot order below 1 or used twice, a disk name that is not a DNS label, a disk PCI address, serial number, cache or I/O mode, error policy or block size KubeVirt does not take, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding, CPU or memory requests out of bounds, huge pages that do not divide the memory, dedicated CPUs, NUMA passthrough or realtime without what they need, memory hotplug without what it needs, a host name, start strategy, I/O threads policy, CPU feature policy, boot loader, ACPI table, sound, video, panic device, host disk, machine type, eviction strategy, probe or kernel boot KubeVirt does not take, cloud-init data missing, doubled or over 2048 bytes, a volume source, access credential or DataVolume template without what it needs, a network without one source, an interface state, binding, name, model, MAC or PCI address or port KubeVirt does not take, a discontinued binding, port ranges or DHCP options KubeVirt does not take, affinity or topology spread constraints Kubernetes does not take, GPUs, host devices, DRA networks or resource claims without what they need, utility volumes at creation, a VMI's Hyper-V features without what they need, a DNS policy or configuration Kubernetes does not take, launch security without what it needs, labels KubeVirt keeps for itself, a feature whose gate the cluster configuration leaves off; and on a VMI with its presets and defaults applied (a VMI document, or the one a VM starts) the same, no memory asked for, or devices its architecture does not take. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
     severity: Severity::Warning,
 };
 
@@ -208,14 +220,27 @@ const VOLUME_SOURCES: [&str; 16] = [
 const APPLIED_NOTE: &str = " (KubeVirt checks the VM with its instancetype, preference and the \
      cluster defaults applied; the manifest alone would pass)";
 
+/// The same for a VirtualMachineInstance, whose presets and defaults are applied first.
+const MUTATED_NOTE: &str = " (KubeVirt checks the VMI with its presets and defaults applied; \
+     the manifest alone would pass)";
+
+/// What a finding about the VMI a VM starts adds to KubeVirt's message.
+const START_NOTE: &str = " (KubeVirt admits the VirtualMachine, then refuses the \
+     VirtualMachineInstance it starts, with its presets and defaults applied)";
+
 /// Check a VirtualMachine or VirtualMachineInstance against what a cluster of `profile` takes.
 /// `applied` is a VM's template spec as KubeVirt's webhook validates it (instancetype,
 /// preference and cluster defaults applied), when the admission checks built one; a VM without
-/// it is judged on its own spec.
+/// it is judged on its own spec. A VM that `never_starts` (its instancetype or preference is not
+/// found) has no VMI to judge; otherwise `started` builds, when asked, the VMI the VM controller
+/// creates of it (before presets and VMI defaults). `presets` are those KubeVirt applies to a
+/// VMI before its webhook validates it.
 pub fn check(
     obj: &Object,
     profile: &ClusterProfile,
     applied: Option<&Value>,
+    started: Start<'_>,
+    presets: &Mutex<PresetIndex<'_>>,
     out: &mut Vec<Diagnostic>,
 ) {
     const AT: &str = "spec.template.spec";
@@ -296,21 +321,72 @@ pub fn check(
                 }
                 defaulted_resources(template_spec, profile, AT, &mut found);
             }
+            // A VM KubeVirt admits may still start a VMI its webhook refuses. An instancetype
+            // or preference that could not be applied here would have filled in the VMI's
+            // memory, buses or SMM: not judged then.
+            let base = applied.or(template_spec);
+            if found.is_empty()
+                && let Start::Builds(build) = started
+                && (applied.is_some()
+                    || !(is_set(spec, &["instancetype"]) || is_set(spec, &["preference"])))
+                && let Some(base) = base
+            {
+                let presets_here = presets
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .has_namespace(obj.effective_namespace());
+                // The controller adds a disk for each volume without one, on the preference's
+                // bus.
+                let new_disks = is_set(spec, &["preference"])
+                    && template_spec.is_some_and(start::has_volume_without_disk);
+                if (new_disks || start::worth_checking(base, profile, presets_here))
+                    && let Some(vmi) = build()
+                    && let Some(vmi) =
+                        start::mutated(vmi, obj.effective_namespace(), presets, profile)
+                    && let Some(spec) = vmi.get("spec")
+                {
+                    let mut refused = Vec::new();
+                    vmi_checks(spec, AT, profile, &mut refused);
+                    found.extend(refused.into_iter().map(|(f, m)| (f, m + START_NOTE)));
+                }
+            }
         }
         Kind::VirtualMachineInstance => {
             if let Some(meta) = obj.value.get("metadata") {
                 settings::metadata(meta, "metadata", profile, &mut found);
             }
             if let Some(spec @ Value::Object(_)) = obj.value.get("spec") {
-                // Its CPU and memory are not judged: presets may still add to them.
-                instance_spec(spec, "spec", Written::Only, &mut found);
-                settings::check(spec, "spec", profile, false, &mut found);
-                interfaces::check(spec, "spec", profile, &mut found);
-                scheduling::check(spec, "spec", &mut found);
-                devices::check(spec, "spec", profile, &mut found);
-                settings::per_architecture(spec, "spec", profile, &mut found);
-                hyperv::check(spec, "spec", &mut found);
-                cpu_placement(spec, "spec", &mut found);
+                let namespace = obj.effective_namespace();
+                let vmi = crate::kubevirt::vmi::vmi_for(obj)
+                    .and_then(|vmi| start::mutated(vmi, namespace, presets, profile));
+                if let Some(mutated) = vmi.as_ref().and_then(|v| v.get("spec")) {
+                    // Judged as KubeVirt judges it, with its presets and defaults applied.
+                    let mut after = Vec::new();
+                    vmi_checks(mutated, "spec", profile, &mut after);
+                    if !after.is_empty() {
+                        let mut own = Vec::new();
+                        vmi_checks(spec, "spec", profile, &mut own);
+                        for (field, message) in after {
+                            let message = if own.iter().any(|(f, m)| *f == field && *m == message) {
+                                message
+                            } else {
+                                format!("{message}{MUTATED_NOTE}")
+                            };
+                            found.push((field, message));
+                        }
+                    }
+                } else {
+                    // KubeVirt refuses it before (conflicting presets): its CPU and memory are
+                    // not judged, presets would have added to them.
+                    instance_spec(spec, "spec", Written::Only, &mut found);
+                    settings::check(spec, "spec", profile, false, &mut found);
+                    interfaces::check(spec, "spec", profile, &mut found);
+                    scheduling::check(spec, "spec", &mut found);
+                    devices::check(spec, "spec", profile, &mut found);
+                    settings::per_architecture(spec, "spec", profile, &mut found);
+                    hyperv::check(spec, "spec", &mut found);
+                    cpu_placement(spec, "spec", &mut found);
+                }
             }
         }
         _ => return,
@@ -322,6 +398,36 @@ pub fn check(
                 .with_object(obj.object_ref()),
         );
     }
+}
+
+/// Whether a VM starts, and how to build the VMI the controller creates of it when it does.
+#[derive(Clone, Copy)]
+pub enum Start<'a> {
+    /// Its instancetype or preference is not found: the controller creates no VMI.
+    Never,
+    /// The VMI the controller creates (its metadata and spec, before the presets and the VMI
+    /// defaults), or `None` when the controller refuses.
+    Builds(&'a dyn Fn() -> Option<Value>),
+}
+
+/// Every check of the VMI webhook on the spec at `at` of a VirtualMachineInstance, presets and
+/// defaults applied: those of the VM webhook and those it alone makes (some memory asked for,
+/// what each architecture takes, Hyper-V features).
+fn vmi_checks(spec: &Value, at: &str, profile: &ClusterProfile, found: &mut Vec<(String, String)>) {
+    instance_spec(spec, at, Written::Exact, found);
+    settings::check(spec, at, profile, true, found);
+    interfaces::check(spec, at, profile, found);
+    scheduling::check(spec, at, found);
+    devices::check(spec, at, profile, found);
+    cpu_placement(spec, at, found);
+    resources(spec, at, found);
+    // Memory hotplug's own checks are the VM webhook's; this one is shared.
+    if profile.hotplug.is_none() {
+        guest_within_limit(spec, at, found);
+    }
+    start::memory(spec, at, found);
+    settings::per_architecture(spec, at, profile, found);
+    hyperv::check(spec, at, found);
 }
 
 /// Whether two of a spec's volumes share a name (compared pairwise when there are few, as
@@ -1075,6 +1181,17 @@ fn resources(spec: &Value, at: &str, found: &mut Vec<(String, String)>) {
             ));
         }
         let threads = count("threads");
+        // The defaults have written the architecture.
+        if threads > 1 && path::str_at(spec, &["architecture"]) == Some("arm64") {
+            found.push((
+                format!("{at}.architecture"),
+                format!(
+                    "threads must not be greater than 1 at {} (got {threads}) when \
+                     {at}.architecture is arm64",
+                    cpu_at("threads")
+                ),
+            ));
+        }
         if threads > 2 {
             found.push((
                 placement,
@@ -1146,12 +1263,150 @@ mod tests {
         findings_with(&obj, &ClusterProfile::default())
     }
 
+    /// The findings on `obj`, but that it asks for no memory: most specs here leave memory out
+    /// to keep to the point ([`a_vmi_asks_for_memory_once_its_presets_are_applied`] tests that).
     fn findings_with(obj: &Object, profile: &ClusterProfile) -> Vec<(String, String)> {
         let mut out = Vec::new();
-        check(obj, profile, None, &mut out);
+        let build = || crate::kubevirt::vmi::vmi_for(obj);
+        check(
+            obj,
+            profile,
+            None,
+            Start::Builds(&build),
+            &Mutex::default(),
+            &mut out,
+        );
+        to_pairs(out)
+    }
+
+    fn to_pairs(out: Vec<Diagnostic>) -> Vec<(String, String)> {
         out.into_iter()
+            .filter(|d| !d.message.starts_with("no memory requested"))
             .map(|d| (d.field.unwrap_or_default(), d.message))
             .collect()
+    }
+
+    #[test]
+    fn a_vmi_asks_for_memory_once_its_presets_are_applied() {
+        let object = |kind: &str, spec: Value| {
+            Object::new(
+                json!({"apiVersion": "kubevirt.io/v1", "kind": kind,
+                       "metadata": {"name": "x", "labels": {"size": "small"}}, "spec": spec}),
+                Origin::new("vm.yaml", 0, Some(1)),
+            )
+        };
+        let preset = Object::new(
+            json!({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstancePreset",
+                   "metadata": {"name": "small"},
+                   "spec": {"selector": {"matchLabels": {"size": "small"}},
+                            "domain": {"resources": {"requests": {"memory": "1Gi"}}}}}),
+            Origin::default(),
+        );
+        let run = |obj: &Object, presets: &[&Object]| {
+            let mut out = Vec::new();
+            let presets = Mutex::new(PresetIndex::new(presets));
+            let build = || crate::kubevirt::vmi::vmi_for(obj);
+            let start = Start::Builds(&build);
+            check(
+                obj,
+                &ClusterProfile::default(),
+                None,
+                start,
+                &presets,
+                &mut out,
+            );
+            out.into_iter()
+                .map(|d| (d.field.unwrap_or_default(), d.message))
+                .collect::<Vec<_>>()
+        };
+        let domain = json!({"domain": {"devices": {}}});
+        let vmi = object("VirtualMachineInstance", domain.clone());
+        let refused = run(&vmi, &[]);
+        assert_eq!(refused.len(), 1, "{refused:?}");
+        assert_eq!(refused[0].0, "spec.domain");
+        // The manifest alone is refused too: no note.
+        assert_eq!(
+            refused[0].1,
+            "no memory requested, at least one of 'spec.domain.memory.guest', \
+             'spec.domain.memory.hugepages.pageSize' or 'spec.domain.resources.requests.memory' \
+             must be set"
+        );
+        assert!(run(&vmi, &[&preset]).is_empty());
+
+        // A VM is admitted without memory; the VMI it starts is not.
+        let mut vm_spec = vm(domain);
+        vm_spec["template"]["metadata"] = json!({"labels": {"size": "small"}});
+        let machine = object("VirtualMachine", vm_spec);
+        let refused = run(&machine, &[]);
+        assert_eq!(refused.len(), 1, "{refused:?}");
+        assert_eq!(refused[0].0, "spec.template.spec.domain");
+        assert!(refused[0].1.ends_with(START_NOTE), "{}", refused[0].1);
+        assert!(run(&machine, &[&preset]).is_empty());
+        // A limit is memory too, once the defaults have made it the guest's.
+        let limited = json!({"domain": {"resources": {"limits": {"memory": "2Gi"}}}});
+        assert!(run(&object("VirtualMachine", vm(limited)), &[]).is_empty());
+    }
+
+    #[test]
+    fn dedicated_cpus_on_arm64_have_one_thread_each() {
+        let on = |arch: &str| {
+            let spec = json!({"architecture": arch, "domain": {
+                "cpu": {"dedicatedCpuPlacement": true, "cores": 1, "threads": 2},
+                "memory": {"guest": "1Gi"}}});
+            let mut found = Vec::new();
+            resources(&spec, "spec", &mut found);
+            found
+        };
+        let arm = (
+            "spec.architecture".to_string(),
+            "threads must not be greater than 1 at spec.domain.cpu.threads (got 2) when \
+             spec.architecture is arm64"
+                .to_string(),
+        );
+        assert!(on("arm64").contains(&arm), "{:?}", on("arm64"));
+        assert!(!on("amd64").iter().any(|(f, _)| f == "spec.architecture"));
+    }
+
+    #[test]
+    fn the_vmi_a_vm_starts_gets_the_defaults_and_the_vmi_checks() {
+        let obj = |template_spec: Value| {
+            Object::new(
+                json!({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+                       "metadata": {"name": "x"}, "spec": vm(template_spec)}),
+                Origin::new("vm.yaml", 0, Some(1)),
+            )
+        };
+        let memory = json!({"guest": "1Gi"});
+        // On arm64 the defaults put a CD-ROM without a bus on virtio, which it cannot take.
+        let arm = obj(json!({"architecture": "arm64", "domain": {"memory": memory,
+            "devices": {"disks": [{"name": "iso", "cdrom": {}}]}},
+            "volumes": [{"name": "iso", "containerDisk": {"image": "i"}}]}));
+        let found = findings_with(&arm, &ClusterProfile::default());
+        assert_eq!(
+            found,
+            [(
+                "spec.template.spec.domain.devices.disks[0].cdrom.bus".to_string(),
+                format!("Bus type virtio is invalid for CD-ROM device{START_NOTE}")
+            )]
+        );
+        // On amd64 they put a LUN without a bus on sata, where it has no I/O thread of its own.
+        let lun = obj(json!({"domain": {"memory": memory,
+            "devices": {"disks": [{"name": "l", "lun": {}, "dedicatedIOThread": true}]}},
+            "volumes": [{"name": "l", "persistentVolumeClaim": {"claimName": "c"}}]}));
+        let found = findings_with(&lun, &ClusterProfile::default());
+        assert_eq!(
+            found,
+            [(
+                "spec.template.spec.domain.devices.disks[0]".to_string(),
+                format!("IOThreads are not supported for disks on a sata bus{START_NOTE}")
+            )]
+        );
+        // Hyper-V features the VM webhook does not look at.
+        let hyperv = obj(json!({"domain": {"memory": memory, "devices": {},
+            "features": {"hyperv": {"synic": {}, "vpindex": {"enabled": false}}}}}));
+        let found = findings_with(&hyperv, &ClusterProfile::default());
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].1.contains("requires"), "{}", found[0].1);
     }
 
     fn fields(kind: &str, spec: Value) -> Vec<String> {
@@ -1945,10 +2200,15 @@ mod tests {
             Origin::new("vm.yaml", 0, Some(1)),
         );
         let mut out = Vec::new();
-        check(&obj, &ClusterProfile::default(), Some(&applied), &mut out);
-        out.into_iter()
-            .map(|d| (d.field.unwrap_or_default(), d.message))
-            .collect()
+        check(
+            &obj,
+            &ClusterProfile::default(),
+            Some(&applied),
+            Start::Never,
+            &Mutex::default(),
+            &mut out,
+        );
+        to_pairs(out)
     }
 
     #[test]
