@@ -241,6 +241,23 @@ fn build_one(
         );
         return None;
     }
+    if stage == Stage::Full
+        && let Some(spec) = vmi.get("spec")
+    {
+        // Printed all the same, as the controller makes it; the cluster does not create it.
+        for (_, message) in crate::validate::rules::vm_spec::vmi_refusals(spec, &inputs.profile) {
+            diagnostics.push(
+                Diagnostic::warning(
+                    codes::VM_SPEC,
+                    obj.origin.clone(),
+                    format!(
+                        "KubeVirt's VMI webhook refuses this VirtualMachineInstance: {message}"
+                    ),
+                )
+                .with_object(obj.object_ref()),
+            );
+        }
+    }
     if stage == Stage::Full {
         vmi_defaults::set_new_vmi_annotations(&inputs.profile, &mut vmi);
         if kind == Kind::VirtualMachine {

@@ -66,6 +66,27 @@ fn the_controller_reads_the_memory_dump_and_the_run_strategy() {
     ])));
 }
 
+/// A VMI KubeVirt's VMI webhook refuses is printed with the refusal as a warning; `validate`
+/// reports it on the VM, which KubeVirt admits. A preset that gives the VMI memory silences
+/// both.
+#[test]
+fn a_vmi_without_memory_is_printed_with_the_refusal() {
+    let _guard = snapshot_settings();
+    let args = ["--no-default-catalog", "no-memory.yaml"];
+    insta::assert_snapshot!(outcome(
+        kvrender()
+            .current_dir(testdata("vmi"))
+            .arg("vmi")
+            .args(args)
+    ));
+    insta::assert_snapshot!(outcome(
+        kvrender()
+            .current_dir(testdata("vmi"))
+            .arg("validate")
+            .args(args)
+    ));
+}
+
 #[test]
 fn preset_conflicting_with_the_vmi_is_skipped_with_a_warning() {
     let _guard = snapshot_settings();

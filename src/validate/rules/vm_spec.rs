@@ -410,6 +410,14 @@ pub enum Start<'a> {
     Builds(&'a dyn Fn() -> Option<Value>),
 }
 
+/// What KubeVirt's VMI webhook refuses in `spec`, the spec of a VirtualMachineInstance with its
+/// presets and the VMI defaults applied (as `kvrender vmi` builds it): field and message.
+pub fn vmi_refusals(spec: &Value, profile: &ClusterProfile) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    vmi_checks(spec, "spec", profile, &mut found);
+    found
+}
+
 /// Every check of the VMI webhook on the spec at `at` of a VirtualMachineInstance, presets and
 /// defaults applied: those of the VM webhook and those it alone makes (some memory asked for,
 /// what each architecture takes, Hyper-V features).
