@@ -166,46 +166,7 @@ fn set_object_defaults(spec: &mut Value) {
             }
         }
         if let Some(hyperv) = features.field_mut("hyperv").and_then(Value::as_object_mut) {
-            for f in [
-                "relaxed",
-                "vapic",
-                "vpindex",
-                "runtime",
-                "synic",
-                "reset",
-                "vendorid",
-                "frequencies",
-                "reenlightenment",
-                "ipi",
-                "evmcs",
-            ] {
-                if let Some(v) = hyperv.field_mut(f) {
-                    enable_state(v);
-                }
-            }
-            if let Some(spinlocks) = hyperv.field_mut("spinlocks").and_then(Value::as_object_mut) {
-                default_field(spinlocks, "enabled", Value::Bool(true));
-                if spinlocks.field("enabled") == Some(&Value::Bool(true)) {
-                    default_field(spinlocks, "spinlocks", json!(4096));
-                }
-            }
-            if let Some(timer) = hyperv
-                .field_mut("synictimer")
-                .and_then(Value::as_object_mut)
-            {
-                default_field(timer, "enabled", Value::Bool(true));
-                if let Some(direct) = timer.field_mut("direct") {
-                    enable_state(direct);
-                }
-            }
-            if let Some(tlb) = hyperv.field_mut("tlbflush").and_then(Value::as_object_mut) {
-                default_field(tlb, "enabled", Value::Bool(true));
-                for f in ["direct", "extended"] {
-                    if let Some(v) = tlb.field_mut(f) {
-                        enable_state(v);
-                    }
-                }
-            }
+            set_hyperv_feature_defaults(hyperv);
         }
     }
     if let Some(disks) =
@@ -264,6 +225,51 @@ fn set_object_defaults(spec: &mut Value) {
                 if p.field(field).and_then(Value::as_i64).unwrap_or(0) < 1 {
                     p.insert(field.into(), json!(min));
                 }
+            }
+        }
+    }
+}
+
+/// The states the VMI defaults give the Hyper-V features a spec lists: `enabled: true` where it
+/// is left out, spinlocks' count, the timers' and TLB flush's parts.
+pub(crate) fn set_hyperv_feature_defaults(hyperv: &mut Map<String, Value>) {
+    for f in [
+        "relaxed",
+        "vapic",
+        "vpindex",
+        "runtime",
+        "synic",
+        "reset",
+        "vendorid",
+        "frequencies",
+        "reenlightenment",
+        "ipi",
+        "evmcs",
+    ] {
+        if let Some(v) = hyperv.field_mut(f) {
+            enable_state(v);
+        }
+    }
+    if let Some(spinlocks) = hyperv.field_mut("spinlocks").and_then(Value::as_object_mut) {
+        default_field(spinlocks, "enabled", Value::Bool(true));
+        if spinlocks.field("enabled") == Some(&Value::Bool(true)) {
+            default_field(spinlocks, "spinlocks", json!(4096));
+        }
+    }
+    if let Some(timer) = hyperv
+        .field_mut("synictimer")
+        .and_then(Value::as_object_mut)
+    {
+        default_field(timer, "enabled", Value::Bool(true));
+        if let Some(direct) = timer.field_mut("direct") {
+            enable_state(direct);
+        }
+    }
+    if let Some(tlb) = hyperv.field_mut("tlbflush").and_then(Value::as_object_mut) {
+        default_field(tlb, "enabled", Value::Bool(true));
+        for f in ["direct", "extended"] {
+            if let Some(v) = tlb.field_mut(f) {
+                enable_state(v);
             }
         }
     }

@@ -142,10 +142,19 @@ pub fn check_object(obj: &Object, ctx: &Context<'_>) -> Vec<Diagnostic> {
             Some(vmi)
         }
     };
+    let preference = || {
+        crate::kubevirt::expand::find_preference_spec(obj, ctx.index)
+            .ok()
+            .flatten()
+            .is_some_and(|p| rules::vm_spec::preference_refusable(&p))
+    };
     let started = if admitted.never_starts {
         rules::vm_spec::Start::Never
     } else {
-        rules::vm_spec::Start::Builds(&build)
+        rules::vm_spec::Start::Builds {
+            vmi: &build,
+            preference: &preference,
+        }
     };
     rules::vm_spec::check(
         obj,

@@ -326,7 +326,10 @@ pub fn check(
             // memory, buses or SMM: not judged then.
             let base = applied.or(template_spec);
             if found.is_empty()
-                && let Start::Builds(build) = started
+                && let Start::Builds {
+                    vmi: build,
+                    preference,
+                } = started
                 && (applied.is_some()
                     || !(is_set(spec, &["instancetype"]) || is_set(spec, &["preference"])))
                 && let Some(base) = base
@@ -335,12 +338,27 @@ pub fn check(
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
                     .has_namespace(obj.effective_namespace());
-                // The controller adds a disk for each volume without one, on the preference's
-                // bus.
-                let new_disks = is_set(spec, &["preference"])
-                    && template_spec.is_some_and(start::has_volume_without_disk);
-                if (new_disks || start::worth_checking(base, profile, presets_here))
-                    && let Some(vmi) = build()
+                // The controller adds a disk for each volume without one (and the default
+                // interface), set up as the preference says: where that could be refused, the
+                // VMI is built as the controller builds it; otherwise the spec KubeVirt's VM
+                // webhook judged stands for it.
+                let vmi = if is_set(spec, &["preference"]) && preference() {
+                    build()
+                } else if start::changed_by_mutation(base, profile, presets_here) {
+                    Some(start::from_applied(obj, base))
+                } else {
+                    // What the VMI webhook alone checks, which the defaults of an amd64 VMI
+                    // without presets do not change.
+                    let mut refused = Vec::new();
+                    if start::worth_checking(base) {
+                        start::memory(base, AT, &mut refused);
+                        settings::per_architecture(base, AT, profile, &mut refused);
+                        hyperv::check(base, AT, &mut refused);
+                    }
+                    found.extend(refused.into_iter().map(|(f, m)| (f, m + START_NOTE)));
+                    None
+                };
+                if let Some(vmi) = vmi
                     && let Some(vmi) =
                         start::mutated(vmi, obj.effective_namespace(), presets, profile)
                     && let Some(spec) = vmi.get("spec")
@@ -406,8 +424,36 @@ pub enum Start<'a> {
     /// Its instancetype or preference is not found: the controller creates no VMI.
     Never,
     /// The VMI the controller creates (its metadata and spec, before the presets and the VMI
-    /// defaults), or `None` when the controller refuses.
-    Builds(&'a dyn Fn() -> Option<Value>),
+    /// defaults), or `None` when the controller refuses; and whether the VM's preference is
+    /// found and sets up what the controller adds in a way that could be refused
+    /// ([`preference_refusable`]).
+    Builds {
+        /// The VMI.
+        vmi: &'a dyn Fn() -> Option<Value>,
+        /// Whether the preference could have the VMI refused.
+        preference: &'a dyn Fn() -> bool,
+    },
+}
+
+/// Whether the disks and interface the VM controller adds could be refused once a preference
+/// of this spec has set them up: a disk bus other than virtio, SCSI, SATA and USB, a dedicated
+/// I/O thread off virtio, a block size, cache or I/O mode, or an interface model KubeVirt does
+/// not take.
+pub fn preference_refusable(preference: &Value) -> bool {
+    let devices = preference.get("devices").unwrap_or(&Value::Null);
+    let bus = path::str_at(devices, &["preferredDiskBus"]).unwrap_or("sata");
+    !["virtio", "scsi", "sata", "usb"].contains(&bus)
+        || (bus != "virtio"
+            && path::get(devices, &["preferredDiskDedicatedIoThread"]) == Some(&Value::Bool(true)))
+        || [
+            "preferredDiskBlockSize",
+            "preferredDiskCache",
+            "preferredDiskIO",
+        ]
+        .iter()
+        .any(|k| is_set(devices, &[k]))
+        || path::str_at(devices, &["preferredInterfaceModel"])
+            .is_some_and(|m| !interfaces::MODELS.contains(&m))
 }
 
 /// What KubeVirt's VMI webhook refuses in `spec`, the spec of a VirtualMachineInstance with its
@@ -1275,15 +1321,12 @@ mod tests {
     /// to keep to the point ([`a_vmi_asks_for_memory_once_its_presets_are_applied`] tests that).
     fn findings_with(obj: &Object, profile: &ClusterProfile) -> Vec<(String, String)> {
         let mut out = Vec::new();
-        let build = || crate::kubevirt::vmi::vmi_for(obj);
-        check(
-            obj,
-            profile,
-            None,
-            Start::Builds(&build),
-            &Mutex::default(),
-            &mut out,
-        );
+        let (vmi, preference) = (|| crate::kubevirt::vmi::vmi_for(obj), || false);
+        let start = Start::Builds {
+            vmi: &vmi,
+            preference: &preference,
+        };
+        check(obj, profile, None, start, &Mutex::default(), &mut out);
         to_pairs(out)
     }
 
@@ -1313,8 +1356,11 @@ mod tests {
         let run = |obj: &Object, presets: &[&Object]| {
             let mut out = Vec::new();
             let presets = Mutex::new(PresetIndex::new(presets));
-            let build = || crate::kubevirt::vmi::vmi_for(obj);
-            let start = Start::Builds(&build);
+            let (vmi, preference) = (|| crate::kubevirt::vmi::vmi_for(obj), || false);
+            let start = Start::Builds {
+                vmi: &vmi,
+                preference: &preference,
+            };
             check(
                 obj,
                 &ClusterProfile::default(),
@@ -1353,6 +1399,22 @@ mod tests {
         // A limit is memory too, once the defaults have made it the guest's.
         let limited = json!({"domain": {"resources": {"limits": {"memory": "2Gi"}}}});
         assert!(run(&object("VirtualMachine", vm(limited)), &[]).is_empty());
+    }
+
+    #[test]
+    fn a_preference_matters_at_start_only_where_it_could_have_the_vmi_refused() {
+        let refusable = |devices: Value| preference_refusable(&json!({"devices": devices}));
+        assert!(!refusable(json!({})));
+        assert!(!refusable(
+            json!({"preferredDiskBus": "virtio", "preferredInterfaceModel": "e1000e"})
+        ));
+        assert!(!refusable(
+            json!({"preferredDiskBus": "virtio", "preferredDiskDedicatedIoThread": true})
+        ));
+        assert!(refusable(json!({"preferredDiskBus": "ide"})));
+        assert!(refusable(json!({"preferredDiskDedicatedIoThread": true})));
+        assert!(refusable(json!({"preferredDiskIO": "native"})));
+        assert!(refusable(json!({"preferredInterfaceModel": "e1000x"})));
     }
 
     #[test]

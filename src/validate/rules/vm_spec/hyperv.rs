@@ -4,11 +4,12 @@
 //! comes with the `vmx` CPU feature required.
 //!
 //! Mirrors `ValidateVirtualMachineInstanceHyperv` of KubeVirt d923fdb815, after the VMI
-//! defaults turn on the requirements a spec leaves unset (as `vmi` prints them). KubeVirt
+//! defaults turn on the features a spec lists without a state and the requirements it leaves
+//! unset (as `vmi` prints them). KubeVirt
 //! repeats `domain.features.hyperv` in the paths of unmet requirements; the findings name each
 //! feature once.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::kubevirt::vmi_defaults;
 use crate::model::path;
@@ -49,7 +50,25 @@ pub(super) fn check(spec: &Value, at: &str, found: &mut Found) {
                 .into(),
         ));
     }
-    let mut defaulted = spec.clone();
+    // The VMI defaults that read and write the Hyper-V features and the CPU's features, on a
+    // copy of those alone.
+    let mut hyperv = features["hyperv"].clone();
+    if let Some(map) = hyperv.as_object_mut() {
+        vmi_defaults::set_hyperv_feature_defaults(map);
+    }
+    let mut cpu = Map::new();
+    if let Some(list) = path::get(spec, &["domain", "cpu", "features"]) {
+        cpu.insert("features".into(), list.clone());
+    }
+    // Built by hand: `json!` would serialize the values it is given rather than move them.
+    let mut features = Map::new();
+    features.insert("hyperv".into(), hyperv);
+    let mut domain = Map::new();
+    domain.insert("features".into(), Value::Object(features));
+    domain.insert("cpu".into(), Value::Object(cpu));
+    let mut defaulted = Map::new();
+    defaulted.insert("domain".into(), Value::Object(domain));
+    let mut defaulted = Value::Object(defaulted);
     vmi_defaults::set_hyperv_dependencies(&mut defaulted);
     let hyperv = path::get(&defaulted, &["domain", "features", "hyperv"]).unwrap_or(&Value::Null);
     for (feature, needs) in NEEDS {

@@ -17,7 +17,7 @@ use crate::model::path::{self, is_set};
 type Found = Vec<(String, String)>;
 
 /// The interface models KubeVirt offers.
-const MODELS: [&str; 7] = [
+pub(super) const MODELS: [&str; 7] = [
     "e1000", "e1000e", "igb", "ne2k_pci", "pcnet", "rtl8139", "virtio",
 ];
 

@@ -15,6 +15,7 @@ use crate::kubevirt::defaults::quantity_at;
 use crate::kubevirt::presets::PresetIndex;
 use crate::kubevirt::profile::ClusterProfile;
 use crate::kubevirt::{vmi, vmi_defaults};
+use crate::model::Object;
 use crate::model::path::{self, is_set};
 
 type Found = Vec<(String, String)>;
@@ -42,21 +43,51 @@ pub(super) fn mutated(
     Some(vmi)
 }
 
-/// Whether the VMI a VM of this spec (admitted as it is) starts could be refused, so that it is
-/// worth building: it asks for no memory, has Hyper-V features, a watchdog or a video device
-/// (each architecture takes its own), runs on another architecture than amd64 (whose defaults
-/// put disks on `virtio`), has a disk the defaults put on `sata` that cannot be there, or
-/// presets may change any of that.
-pub(super) fn worth_checking(spec: &Value, profile: &ClusterProfile, presets: bool) -> bool {
+/// The VMI the controller creates of `vm` (which reads its template and its status), with
+/// `spec` (the template spec KubeVirt's VM webhook validated: instancetype, preference and
+/// cluster defaults applied) for the template's, and the input device the controller attaches.
+pub(super) fn from_applied(vm: &Object, spec: &Value) -> Value {
+    let mut lean = serde_json::Map::new();
+    for key in ["apiVersion", "kind", "metadata", "status"] {
+        if let Some(v) = vm.value.get(key) {
+            lean.insert(key.to_string(), v.clone());
+        }
+    }
+    let mut template = serde_json::Map::new();
+    if let Some(meta) = path::get(&vm.value, &["spec", "template", "metadata"]) {
+        template.insert("metadata".to_string(), meta.clone());
+    }
+    template.insert("spec".to_string(), spec.clone());
+    let mut vm_spec = serde_json::Map::new();
+    vm_spec.insert("template".to_string(), Value::Object(template));
+    lean.insert("spec".to_string(), Value::Object(vm_spec));
+    let mut vmi = vmi::vm_to_vmi(&vm.with_value(Value::Object(lean)));
+    if let Some(spec) = vmi.get_mut("spec") {
+        vmi::autoattach_input_device(spec);
+    }
+    vmi
+}
+
+/// Whether the mutating webhook could change the VMI a VM of this spec starts in a way its
+/// webhook refuses: presets may change anything, the defaults of an architecture other than
+/// amd64 put disks on `virtio`, and amd64's put a disk without a bus on `sata`, which cannot
+/// take some of its settings.
+pub(super) fn changed_by_mutation(spec: &Value, profile: &ClusterProfile, presets: bool) -> bool {
     presets
-        || no_memory(spec)
-        || is_set(spec, &["domain", "features", "hyperv"])
-        || is_set(spec, &["domain", "devices", "watchdog"])
-        || is_set(spec, &["domain", "devices", "video"])
         || super::settings::architecture(spec, profile) != "amd64"
         || path::get(spec, &["domain", "devices", "disks"])
             .and_then(Value::as_array)
             .is_some_and(|disks| disks.iter().any(not_for_sata))
+}
+
+/// Whether the VMI a VM of this spec starts (the mutating webhook changing nothing that
+/// matters) could be refused by a check the VM webhook does not make: it asks for no memory,
+/// has Hyper-V features, or a watchdog or video device (each architecture takes its own).
+pub(super) fn worth_checking(spec: &Value) -> bool {
+    no_memory(spec)
+        || is_set(spec, &["domain", "features", "hyperv"])
+        || is_set(spec, &["domain", "devices", "watchdog"])
+        || is_set(spec, &["domain", "devices", "video"])
 }
 
 /// Whether a disk without a bus has what a SATA disk cannot have: a dedicated I/O thread, a
@@ -75,26 +106,6 @@ fn not_for_sata(disk: &Value) -> bool {
             || path::get(disk, &["disk", "readonly"]) == Some(&Value::Bool(true)))
 }
 
-/// Whether a spec has a volume without a disk or filesystem of its name (the controller adds a
-/// disk for it).
-pub(super) fn has_volume_without_disk(spec: &Value) -> bool {
-    let names = |p: &[&str]| {
-        path::get(spec, p)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|d| path::str_at(d, &["name"]))
-            .collect::<Vec<_>>()
-    };
-    let (disks, filesystems) = (
-        names(&["domain", "devices", "disks"]),
-        names(&["domain", "devices", "filesystems"]),
-    );
-    names(&["volumes"])
-        .iter()
-        .any(|v| !disks.contains(v) && !filesystems.contains(v))
-}
-
 /// Whether a spec asks for no memory at all, once the defaults have run: no request, no
 /// limit, no guest memory and no huge pages.
 fn no_memory(spec: &Value) -> bool {
@@ -105,13 +116,11 @@ fn no_memory(spec: &Value) -> bool {
         && !is_set(spec, &["domain", "memory", "hugepages"])
 }
 
-/// `ValidateVirtualMachineInstanceMandatoryFields` on the defaulted spec at `at`: a request for
-/// memory, guest memory or huge pages. KubeVirt names no field; the finding names the domain.
+/// `ValidateVirtualMachineInstanceMandatoryFields` on the spec at `at`, once the defaults have
+/// made a memory limit the guest memory: a request for memory, guest memory or huge pages.
+/// KubeVirt names no field; the finding names the domain.
 pub(super) fn memory(spec: &Value, at: &str, found: &mut Found) {
-    let requested = quantity_at(spec, &["domain", "resources", "requests", "memory"])
-        .is_some_and(|q| !q.is_zero());
-    let memory = path::get(spec, &["domain", "memory"]).filter(|m| !m.is_null());
-    if !requested && memory.is_none_or(|m| !is_set(m, &["guest"]) && !is_set(m, &["hugepages"])) {
+    if no_memory(spec) {
         found.push((
             format!("{at}.domain"),
             format!(
@@ -166,14 +175,20 @@ mod tests {
     }
 
     #[test]
-    fn only_the_checks_a_vm_webhook_skips_make_a_vmi_worth_building() {
+    fn only_the_checks_a_vm_webhook_skips_make_a_vmi_worth_checking() {
         let profile = ClusterProfile::default();
+        let worth_checking = |spec: &Value, profile: &ClusterProfile, presets: bool| {
+            worth_checking(spec) || changed_by_mutation(spec, profile, presets)
+        };
         let with_memory = json!({"domain": {"memory": {"guest": "1Gi"}}});
         assert!(!worth_checking(&with_memory, &profile, false));
         assert!(worth_checking(&with_memory, &profile, true));
         assert!(worth_checking(&json!({"domain": {}}), &profile, false));
         let arm = json!({"architecture": "arm64", "domain": {"memory": {"guest": "1Gi"}}});
         assert!(worth_checking(&arm, &profile, false));
+        let hyperv = json!({"domain": {"memory": {"guest": "1Gi"}, "features": {"hyperv": {}}}});
+        assert!(worth_checking(&hyperv, &profile, false));
+        assert!(!changed_by_mutation(&hyperv, &profile, false));
         let disk = |disk: Value| json!({"domain": {"memory": {"guest": "1Gi"}, "devices": {"disks": [disk]}}});
         let plain = disk(json!({"name": "d", "disk": {}, "dedicatedIOThread": false}));
         assert!(!worth_checking(&plain, &profile, false));
