@@ -35,14 +35,24 @@ pub(super) fn check(spec: &Value, at: &str, found: &mut Found) {
     let Some(features @ Value::Object(_)) = path::get(spec, &["domain", "features"]) else {
         return;
     };
-    let Some(Value::Object(_)) = features.get("hyperv") else {
+    let Some(Value::Object(listed)) = features.get("hyperv") else {
         return;
     };
-    let hyperv_at = format!("{at}.domain.features.hyperv");
-    if features
+    let passthrough = features
         .get("hypervPassthrough")
-        .is_some_and(|p| !p.is_null())
-    {
+        .is_some_and(|p| !p.is_null());
+    // Once the defaults have run, every feature listed is on unless it says `enabled: false`,
+    // and so is every feature one of them needs: only a feature turned off, enlightened VMCS
+    // (which needs a CPU feature) or passthrough can be refused.
+    let turned_off = listed
+        .values()
+        .any(|f| f.get("enabled") == Some(&Value::Bool(false)));
+    let evmcs = listed.get("evmcs").is_some_and(|e| !e.is_null());
+    if !(passthrough || turned_off || evmcs) {
+        return;
+    }
+    let hyperv_at = format!("{at}.domain.features.hyperv");
+    if passthrough {
         found.push((
             hyperv_at.clone(),
             "Cannot explicitly set hyperV features if HypervPassthrough is being used. Please use \
