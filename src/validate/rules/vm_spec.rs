@@ -281,14 +281,7 @@ pub fn check(
                         resources(template_spec, AT, &mut own);
                         memory_hotplug(template_spec, AT, profile, &mut own);
                     }
-                    for (field, message) in after {
-                        let message = if own.iter().any(|(f, m)| *f == field && *m == message) {
-                            message
-                        } else {
-                            format!("{message}{APPLIED_NOTE}")
-                        };
-                        found.push((field, message));
-                    }
+                    add_noted(after, &own, APPLIED_NOTE, &mut found);
                 }
             } else if let Some(template_spec) = template_spec {
                 // A preference KubeVirt could not apply here (the VM is refused before this
@@ -384,14 +377,7 @@ pub fn check(
                     if !after.is_empty() {
                         let mut own = Vec::new();
                         vmi_checks(spec, "spec", profile, &mut own);
-                        for (field, message) in after {
-                            let message = if own.iter().any(|(f, m)| *f == field && *m == message) {
-                                message
-                            } else {
-                                format!("{message}{MUTATED_NOTE}")
-                            };
-                            found.push((field, message));
-                        }
+                        add_noted(after, &own, MUTATED_NOTE, &mut found);
                     }
                 } else {
                     // KubeVirt refuses it before (conflicting presets): its CPU and memory are
@@ -454,6 +440,24 @@ pub fn preference_refusable(preference: &Value) -> bool {
         .any(|k| is_set(devices, &[k]))
         || path::str_at(devices, &["preferredInterfaceModel"])
             .is_some_and(|m| !interfaces::MODELS.contains(&m))
+}
+
+/// Add `after`'s findings to `found`, with `note` after the message of each that the manifest
+/// as written (`own`) does not show.
+fn add_noted(
+    after: Vec<(String, String)>,
+    own: &[(String, String)],
+    note: &str,
+    found: &mut Vec<(String, String)>,
+) {
+    for (field, message) in after {
+        let message = if own.iter().any(|(f, m)| *f == field && *m == message) {
+            message
+        } else {
+            format!("{message}{note}")
+        };
+        found.push((field, message));
+    }
 }
 
 /// What KubeVirt's VMI webhook refuses in `spec`, the spec of a VirtualMachineInstance with its
@@ -1451,25 +1455,26 @@ mod tests {
         let arm = obj(json!({"architecture": "arm64", "domain": {"memory": memory,
             "devices": {"disks": [{"name": "iso", "cdrom": {}}]}},
             "volumes": [{"name": "iso", "containerDisk": {"image": "i"}}]}));
-        let found = findings_with(&arm, &ClusterProfile::default());
+        let at_start = |field: &str, message: &str| {
+            vec![(field.to_string(), format!("{message}{START_NOTE}"))]
+        };
         assert_eq!(
-            found,
-            [(
-                "spec.template.spec.domain.devices.disks[0].cdrom.bus".to_string(),
-                format!("Bus type virtio is invalid for CD-ROM device{START_NOTE}")
-            )]
+            findings_with(&arm, &ClusterProfile::default()),
+            at_start(
+                "spec.template.spec.domain.devices.disks[0].cdrom.bus",
+                "Bus type virtio is invalid for CD-ROM device"
+            )
         );
         // On amd64 they put a LUN without a bus on sata, where it has no I/O thread of its own.
         let lun = obj(json!({"domain": {"memory": memory,
             "devices": {"disks": [{"name": "l", "lun": {}, "dedicatedIOThread": true}]}},
             "volumes": [{"name": "l", "persistentVolumeClaim": {"claimName": "c"}}]}));
-        let found = findings_with(&lun, &ClusterProfile::default());
         assert_eq!(
-            found,
-            [(
-                "spec.template.spec.domain.devices.disks[0]".to_string(),
-                format!("IOThreads are not supported for disks on a sata bus{START_NOTE}")
-            )]
+            findings_with(&lun, &ClusterProfile::default()),
+            at_start(
+                "spec.template.spec.domain.devices.disks[0]",
+                "IOThreads are not supported for disks on a sata bus"
+            )
         );
         // Hyper-V features the VM webhook does not look at.
         let hyperv = obj(json!({"domain": {"memory": memory, "devices": {},
