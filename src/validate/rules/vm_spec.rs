@@ -259,27 +259,13 @@ pub fn check(
             let template_spec = path::get(spec, &["template", "spec"]).filter(|s| s.is_object());
             if let Some(applied) = applied {
                 let mut after = Vec::new();
-                instance_spec(applied, AT, Written::Exact, &mut after);
-                settings::check(applied, AT, profile, true, &mut after);
-                interfaces::check(applied, AT, profile, &mut after);
-                scheduling::check(applied, AT, &mut after);
-                devices::check(applied, AT, profile, &mut after);
-                cpu_placement(applied, AT, &mut after);
-                resources(applied, AT, &mut after);
-                memory_hotplug(applied, AT, profile, &mut after);
+                vm_checks(applied, AT, profile, &mut after);
                 // When KubeVirt refuses nothing, what the manifest alone shows does not count;
                 // otherwise it says which findings need no note.
                 if !after.is_empty() {
                     let mut own = Vec::new();
                     if let Some(template_spec) = template_spec {
-                        instance_spec(template_spec, AT, Written::Exact, &mut own);
-                        settings::check(template_spec, AT, profile, true, &mut own);
-                        interfaces::check(template_spec, AT, profile, &mut own);
-                        scheduling::check(template_spec, AT, &mut own);
-                        devices::check(template_spec, AT, profile, &mut own);
-                        cpu_placement(template_spec, AT, &mut own);
-                        resources(template_spec, AT, &mut own);
-                        memory_hotplug(template_spec, AT, profile, &mut own);
+                        vm_checks(template_spec, AT, profile, &mut own);
                     }
                     add_noted(after, &own, APPLIED_NOTE, &mut found);
                 }
@@ -460,6 +446,30 @@ fn add_noted(
     }
 }
 
+/// The checks the VM and VMI webhooks both make on the spec at `at`, which is what KubeVirt
+/// validates (defaults applied).
+fn shared_checks(
+    spec: &Value,
+    at: &str,
+    profile: &ClusterProfile,
+    found: &mut Vec<(String, String)>,
+) {
+    instance_spec(spec, at, Written::Exact, found);
+    settings::check(spec, at, profile, true, found);
+    interfaces::check(spec, at, profile, found);
+    scheduling::check(spec, at, found);
+    devices::check(spec, at, profile, found);
+    cpu_placement(spec, at, found);
+    resources(spec, at, found);
+}
+
+/// Every check of the VM webhook on the spec at `at` of a VM's template, as KubeVirt validates
+/// it (instancetype, preference and cluster defaults applied).
+fn vm_checks(spec: &Value, at: &str, profile: &ClusterProfile, found: &mut Vec<(String, String)>) {
+    shared_checks(spec, at, profile, found);
+    memory_hotplug(spec, at, profile, found);
+}
+
 /// What KubeVirt's VMI webhook refuses in `spec`, the spec of a VirtualMachineInstance with its
 /// presets and the VMI defaults applied (as `kvrender vmi` builds it): field and message.
 pub fn vmi_refusals(spec: &Value, profile: &ClusterProfile) -> Vec<(String, String)> {
@@ -472,13 +482,7 @@ pub fn vmi_refusals(spec: &Value, profile: &ClusterProfile) -> Vec<(String, Stri
 /// defaults applied: those of the VM webhook and those it alone makes (some memory asked for,
 /// what each architecture takes, Hyper-V features).
 fn vmi_checks(spec: &Value, at: &str, profile: &ClusterProfile, found: &mut Vec<(String, String)>) {
-    instance_spec(spec, at, Written::Exact, found);
-    settings::check(spec, at, profile, true, found);
-    interfaces::check(spec, at, profile, found);
-    scheduling::check(spec, at, found);
-    devices::check(spec, at, profile, found);
-    cpu_placement(spec, at, found);
-    resources(spec, at, found);
+    shared_checks(spec, at, profile, found);
     // Memory hotplug's own checks are the VM webhook's; this one is shared.
     if profile.hotplug.is_none() {
         guest_within_limit(spec, at, found);
