@@ -142,11 +142,11 @@ pub fn check_object(obj: &Object, ctx: &Context<'_>) -> Vec<Diagnostic> {
             Some(vmi)
         }
     };
-    let preference = || {
+    let preference = |arch: &str| {
         crate::kubevirt::expand::find_preference_spec(obj, ctx.index)
             .ok()
             .flatten()
-            .is_some_and(|p| rules::vm_spec::preference_refusable(&p))
+            .is_some_and(|p| rules::vm_spec::preference_refusable(&p, arch))
     };
     let started = if admitted.never_starts {
         rules::vm_spec::Start::Never

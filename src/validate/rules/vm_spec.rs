@@ -321,7 +321,8 @@ pub fn check(
                 // interface), set up as the preference says: where that could be refused, the
                 // VMI is built as the controller builds it; otherwise the spec KubeVirt's VM
                 // webhook judged stands for it.
-                let vmi = if is_set(spec, &["preference"]) && preference() {
+                let arch = settings::architecture(base, profile);
+                let vmi = if is_set(spec, &["preference"]) && preference(arch) {
                     build()
                 } else if start::changed_by_mutation(base, profile, presets_here) {
                     Some(start::from_applied(obj, base))
@@ -402,19 +403,21 @@ pub enum Start<'a> {
     Builds {
         /// The VMI.
         vmi: &'a dyn Fn() -> Option<Value>,
-        /// Whether the preference could have the VMI refused.
-        preference: &'a dyn Fn() -> bool,
+        /// Whether the preference could have the VMI refused, given the VMI's architecture.
+        preference: &'a dyn Fn(&str) -> bool,
     },
 }
 
-/// Whether the disks and interface the VM controller adds could be refused once a preference
-/// of this spec has set them up: a disk bus other than virtio, SCSI, SATA and USB, a dedicated
-/// I/O thread off virtio, a block size, cache or I/O mode, or an interface model KubeVirt does
-/// not take.
-pub fn preference_refusable(preference: &Value) -> bool {
+/// Whether the disks and interface the VM controller adds to a VMI of architecture `arch`
+/// could be refused once a preference of this spec has set them up: a disk bus other than
+/// virtio, SCSI, SATA and USB (on arm64, other than virtio and SCSI), a dedicated I/O thread
+/// off virtio, a block size, cache or I/O mode, or an interface model KubeVirt does not take.
+pub fn preference_refusable(preference: &Value, arch: &str) -> bool {
     let devices = preference.get("devices").unwrap_or(&Value::Null);
-    let bus = path::str_at(devices, &["preferredDiskBus"]).unwrap_or("sata");
+    let chosen = path::str_at(devices, &["preferredDiskBus"]);
+    let bus = chosen.unwrap_or("sata");
     !["virtio", "scsi", "sata", "usb"].contains(&bus)
+        || (arch == "arm64" && chosen.is_some_and(|b| !["virtio", "scsi"].contains(&b)))
         || (bus != "virtio"
             && path::get(devices, &["preferredDiskDedicatedIoThread"]) == Some(&Value::Bool(true)))
         || [
@@ -1329,7 +1332,7 @@ mod tests {
     /// to keep to the point ([`a_vmi_asks_for_memory_once_its_presets_are_applied`] tests that).
     fn findings_with(obj: &Object, profile: &ClusterProfile) -> Vec<(String, String)> {
         let mut out = Vec::new();
-        let (vmi, preference) = (|| crate::kubevirt::vmi::vmi_for(obj), || false);
+        let (vmi, preference) = (|| crate::kubevirt::vmi::vmi_for(obj), |_: &str| false);
         let start = Start::Builds {
             vmi: &vmi,
             preference: &preference,
@@ -1364,7 +1367,7 @@ mod tests {
         let run = |obj: &Object, presets: &[&Object]| {
             let mut out = Vec::new();
             let presets = Mutex::new(PresetIndex::new(presets));
-            let (vmi, preference) = (|| crate::kubevirt::vmi::vmi_for(obj), || false);
+            let (vmi, preference) = (|| crate::kubevirt::vmi::vmi_for(obj), |_: &str| false);
             let start = Start::Builds {
                 vmi: &vmi,
                 preference: &preference,
@@ -1411,7 +1414,8 @@ mod tests {
 
     #[test]
     fn a_preference_matters_at_start_only_where_it_could_have_the_vmi_refused() {
-        let refusable = |devices: Value| preference_refusable(&json!({"devices": devices}));
+        let refusable =
+            |devices: Value| preference_refusable(&json!({"devices": devices}), "amd64");
         assert!(!refusable(json!({})));
         assert!(!refusable(
             json!({"preferredDiskBus": "virtio", "preferredInterfaceModel": "e1000e"})
@@ -1423,6 +1427,12 @@ mod tests {
         assert!(refusable(json!({"preferredDiskDedicatedIoThread": true})));
         assert!(refusable(json!({"preferredDiskIO": "native"})));
         assert!(refusable(json!({"preferredInterfaceModel": "e1000x"})));
+        // On arm64 only virtio and SCSI disks are taken; a disk left without a bus gets virtio.
+        let on_arm64 = |bus: Value| preference_refusable(&json!({"devices": bus}), "arm64");
+        assert!(on_arm64(json!({"preferredDiskBus": "sata"})));
+        assert!(on_arm64(json!({"preferredDiskBus": "usb"})));
+        assert!(!on_arm64(json!({"preferredDiskBus": "scsi"})));
+        assert!(!on_arm64(json!({})));
     }
 
     #[test]
