@@ -9,6 +9,8 @@
 //! `status.defaultArchitecture`, which a real cluster sets to its control plane's architecture;
 //! without either we assume amd64.
 
+use std::collections::BTreeMap;
+
 use serde_json::Value;
 
 use crate::model::path;
@@ -68,6 +70,10 @@ pub struct ClusterProfile {
     /// `developerConfiguration.featureGates` and `disabledFeatureGates`, when a configuration
     /// was read; `None` (no configuration) leaves the alpha gates unknown.
     pub gates: Option<Gates>,
+    /// `permittedHostDevices.pciHostDevices`: the PCI vendor selector (`vendor:device`) of
+    /// each resource name the cluster offers, the last entry of a name winning, entries
+    /// without either left out (KubeVirt's NVIDIA Grace checks read them).
+    pub pci_selectors: BTreeMap<String, String>,
     /// Fields of the configuration KubeVirt does not have, each with the nearest one it has:
     /// ignored, and reported as warnings by the commands that read the file.
     pub unknown_fields: Vec<(String, Option<&'static str>)>,
@@ -147,6 +153,7 @@ impl Default for ClusterProfile {
             emulator_thread_even_parity: false,
             wait_as_receiver: true,
             gates: None,
+            pci_selectors: BTreeMap::new(),
             unknown_fields: Vec::new(),
         }
     }
@@ -467,6 +474,7 @@ impl ClusterProfile {
                     );
                 }
             };
+        p.pci_selectors = pci_selectors(&config)?;
         p.gates = Some(Gates {
             enabled: gate_list(&config, "featureGates")?,
             disabled: gate_list(&config, "disabledFeatureGates")?,
@@ -533,6 +541,32 @@ fn hotplug(config: &Value, text: &TextAt<'_>) -> Result<Option<Hotplug>, String>
         h.max_guest = Some(q.to_string());
     }
     Ok(Some(h))
+}
+
+/// `permittedHostDevices.pciHostDevices`, resource name to PCI vendor selector.
+fn pci_selectors(config: &Value) -> Result<BTreeMap<String, String>, String> {
+    const AT: &str = "spec.configuration.permittedHostDevices.pciHostDevices";
+    let mut selectors = BTreeMap::new();
+    let devices = match path::get(config, &["permittedHostDevices", "pciHostDevices"]) {
+        None | Some(Value::Null) => return Ok(selectors),
+        Some(Value::Array(devices)) => devices,
+        Some(_) => return Err(format!("`{AT}` must be a list")),
+    };
+    for (i, device) in devices.iter().enumerate() {
+        let text = |key: &str| match device.get(key) {
+            None | Some(Value::Null) => Ok(""),
+            Some(Value::String(s)) => Ok(s.as_str()),
+            Some(_) => Err(format!("`{AT}[{i}].{key}` must be a string")),
+        };
+        if !device.is_object() && !device.is_null() {
+            return Err(format!("`{AT}[{i}]` must be a mapping"));
+        }
+        let (name, selector) = (text("resourceName")?, text("pciVendorSelector")?);
+        if !name.is_empty() && !selector.is_empty() {
+            selectors.insert(name.to_string(), selector.to_string());
+        }
+    }
+    Ok(selectors)
 }
 
 /// The gate names in `developerConfiguration.<field>` (other items are not names of gates).
@@ -658,6 +692,41 @@ mod tests {
             )
             .is_err()
         );
+        let devices = |list: Value| {
+            ClusterProfile::from_kubevirt(
+                &json!({"permittedHostDevices": {"pciHostDevices": list}}),
+            )
+        };
+        let at = "spec.configuration.permittedHostDevices.pciHostDevices";
+        assert_eq!(
+            devices(json!("10de:2342")),
+            Err(format!("`{at}` must be a list"))
+        );
+        assert_eq!(
+            devices(json!([{"resourceName": "a", "pciVendorSelector": 4}])),
+            Err(format!("`{at}[0].pciVendorSelector` must be a string"))
+        );
+        assert_eq!(
+            devices(json!([{}, "a"])),
+            Err(format!("`{at}[1]` must be a mapping"))
+        );
+    }
+
+    #[test]
+    fn permitted_pci_devices_map_a_resource_to_its_last_selector() {
+        let profile = ClusterProfile::from_kubevirt(&json!({"permittedHostDevices": {
+            "pciHostDevices": [
+                {"resourceName": "nvidia.com/GH100", "pciVendorSelector": "10de:2330"},
+                {"resourceName": "nvidia.com/GH100", "pciVendorSelector": "10de:2342"},
+                {"resourceName": "nvidia.com/GH100", "pciVendorSelector": ""},
+                {"resourceName": "", "pciVendorSelector": "10de:2348"},
+                {"pciVendorSelector": "10de:2941", "externalResourceProvider": true},
+            ],
+        }}))
+        .expect("a configuration");
+        let expected: BTreeMap<String, String> =
+            [("nvidia.com/GH100".to_string(), "10de:2342".to_string())].into();
+        assert_eq!(profile.pci_selectors, expected);
     }
 
     #[test]
