@@ -646,6 +646,9 @@ const KV034_MESSAGES: &[&str] = &[
     "is not supported on",
     "Arm64",
     "threads must not be greater than 1",
+    // NVIDIA Grace GPU passthrough, and the gate of a discontinued binding still listed.
+    "GraceIOVirtualization",
+    DISCONTINUED_GATE,
     "RunStrategy",
     "Bus type virtio is invalid for CD-ROM",
     "IDE bus is not supported",
@@ -826,6 +829,9 @@ const PERSISTENT_RESERVATION_OFF: &str = "persistent reservation is not enabled"
 /// KubeVirt's refusal of a binding it no longer has, which it gives before every other check,
 /// naming the interface below `spec` as if it were the VM's template spec.
 const DISCONTINUED: &str = "has been discontinued since v1.3";
+/// KubeVirt's refusal of a spec that uses a discontinued binding while the configuration still
+/// lists its feature gate, which names no field; kvrender names the first interface using it.
+const DISCONTINUED_GATE: &str = "network binding is discontinued since v1.3";
 const DISCONTINUED_FIELD: (&str, &str) = (
     "spec.domain.devices.interfaces[",
     "spec.template.spec.domain.devices.interfaces[",
@@ -1122,6 +1128,12 @@ fn compare_causes(causes: &[Value], configured: bool, ours: &[(&str, &str)]) -> 
                 {
                     field = named.to_string();
                 }
+                if field.is_empty()
+                    && message.contains(DISCONTINUED_GATE)
+                    && let Some((named, _)) = ours.iter().find(|(_, m)| *m == message)
+                {
+                    field = named.to_string();
+                }
                 if message.contains(DISCONTINUED)
                     && let Some(rest) = field.strip_prefix(DISCONTINUED_FIELD.0)
                 {
@@ -1193,7 +1205,9 @@ fn compare_causes(causes: &[Value], configured: bool, ours: &[(&str, &str)]) -> 
     // A schema refusal or a discontinued binding stops KubeVirt before the spec checks.
     let schema = |c: &Value| {
         let message = c["message"].as_str().unwrap_or("");
-        message.contains(SCHEMA_REFUSAL) || message.contains(DISCONTINUED)
+        message.contains(SCHEMA_REFUSAL)
+            || message.contains(DISCONTINUED)
+            || message.contains(DISCONTINUED_GATE)
     };
     if !covered.is_empty()
         && causes.len() < 10

@@ -179,6 +179,7 @@ use crate::validate::Rule;
 
 mod devices;
 mod disks;
+mod grace;
 mod hyperv;
 mod interfaces;
 mod scheduling;
@@ -189,7 +190,7 @@ mod start;
 pub const RULE: Rule = Rule {
     code: codes::VM_SPEC,
     name: "vm-spec",
-    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a disk bus KubeVirt does not take (ide, unknown, virtio for a CD-ROM) or that does not fit the disk (read-only SATA, a dedicated I/O thread off virtio), a LUN that is not a claim, a boot order below 1 or used twice, a disk name that is not a DNS label, a disk PCI address, serial number, cache or I/O mode, error policy or block size KubeVirt does not take, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding, CPU or memory requests out of bounds, huge pages that do not divide the memory, dedicated CPUs, NUMA passthrough or realtime without what they need, memory hotplug without what it needs, a host name, start strategy, I/O threads policy, CPU feature policy, boot loader, ACPI table, sound, video, panic device, host disk, machine type, eviction strategy, probe or kernel boot KubeVirt does not take, cloud-init data missing, doubled or over 2048 bytes, a volume source, access credential or DataVolume template without what it needs, a network without one source, an interface state, binding, name, model, MAC or PCI address or port KubeVirt does not take, a discontinued binding, port ranges or DHCP options KubeVirt does not take, affinity or topology spread constraints Kubernetes does not take, GPUs, host devices, DRA networks or resource claims without what they need, utility volumes at creation, a VMI's Hyper-V features without what they need, a DNS policy or configuration Kubernetes does not take, launch security without what it needs, labels KubeVirt keeps for itself, a feature whose gate the cluster configuration leaves off; and on a VMI with its presets and defaults applied (a VMI document, or the one a VM starts) the same, no memory asked for, or devices its architecture does not take. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
+    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a disk bus KubeVirt does not take (ide, unknown, virtio for a CD-ROM) or that does not fit the disk (read-only SATA, a dedicated I/O thread off virtio), a LUN that is not a claim, a boot order below 1 or used twice, a disk name that is not a DNS label, a disk PCI address, serial number, cache or I/O mode, error policy or block size KubeVirt does not take, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding, CPU or memory requests out of bounds, huge pages that do not divide the memory, dedicated CPUs, NUMA passthrough or realtime without what they need, memory hotplug without what it needs, a host name, start strategy, I/O threads policy, CPU feature policy, boot loader, ACPI table, sound, video, panic device, host disk, machine type, eviction strategy, probe or kernel boot KubeVirt does not take, cloud-init data missing, doubled or over 2048 bytes, a volume source, access credential or DataVolume template without what it needs, a network without one source, an interface state, binding, name, model, MAC or PCI address or port KubeVirt does not take, a discontinued binding, port ranges or DHCP options KubeVirt does not take, affinity or topology spread constraints Kubernetes does not take, GPUs, host devices, DRA networks or resource claims without what they need, utility volumes at creation, a VMI's Hyper-V features without what they need, a DNS policy or configuration Kubernetes does not take, launch security without what it needs, NVIDIA Grace GPU passthrough without what it needs, labels KubeVirt keeps for itself, a feature whose gate the cluster configuration leaves off, the gate of a discontinued binding the configuration still lists while the binding is used; and on a VMI with its presets and defaults applied (a VMI document, or the one a VM starts) the same, no memory asked for, or devices its architecture does not take. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
     severity: Severity::Warning,
 };
 
@@ -251,12 +252,16 @@ pub fn check(
                 return;
             };
             run_strategy(spec, profile, &mut found);
+            let template_spec = path::get(spec, &["template", "spec"]).filter(|s| s.is_object());
             if let Some(meta) = path::get(spec, &["template", "metadata"]) {
                 settings::metadata(meta, "spec.template.metadata", profile, &mut found);
+                if let Some(judged) = applied.or(template_spec) {
+                    let at = "spec.template.metadata";
+                    grace::annotations(meta, at, judged, profile, &mut found);
+                }
             }
             settings::data_volume_templates(spec, &mut found);
             settings::data_volume_namespaces(&obj.value, &mut found);
-            let template_spec = path::get(spec, &["template", "spec"]).filter(|s| s.is_object());
             if let Some(applied) = applied {
                 let mut after = Vec::new();
                 vm_checks(applied, AT, profile, &mut after);
@@ -357,7 +362,17 @@ pub fn check(
                 let namespace = obj.effective_namespace();
                 let vmi = crate::kubevirt::vmi::vmi_for(obj)
                     .and_then(|vmi| start::mutated(vmi, namespace, presets, profile));
-                if let Some(mutated) = vmi.as_ref().and_then(|v| v.get("spec")) {
+                let mutated = vmi.as_ref().and_then(|v| v.get("spec"));
+                if let Some(meta) = obj.value.get("metadata") {
+                    grace::annotations(
+                        meta,
+                        "metadata",
+                        mutated.unwrap_or(spec),
+                        profile,
+                        &mut found,
+                    );
+                }
+                if let Some(mutated) = mutated {
                     // Judged as KubeVirt judges it, with its presets and defaults applied.
                     let mut after = Vec::new();
                     vmi_checks(mutated, "spec", profile, &mut after);

@@ -20,6 +20,7 @@ type Found = Vec<(String, String)>;
 
 /// The DRA checks on the spec at `at`.
 pub(super) fn check(spec: &Value, at: &str, profile: &ClusterProfile, found: &mut Found) {
+    super::grace::check(spec, at, profile, found);
     // Most specs have none of these: nothing to judge.
     let present = |p: &[&str]| path::get(spec, p).is_some_and(|v| !v.is_null());
     if !present(&["resourceClaims"])

@@ -36,6 +36,8 @@ pub(super) fn check(spec: &Value, at: &str, profile: &ClusterProfile, found: &mu
     let default_network = networks.iter().find(|n| {
         is_set(n, &["pod"]) || path::get(n, &["multus", "default"]) == Some(&true.into())
     });
+    // The discontinued gates already reported.
+    let mut gates_reported = Vec::new();
     for (i, iface) in interfaces.iter().enumerate() {
         let name = path::str_at(iface, &["name"]).unwrap_or("");
         let iface_at = Item {
@@ -59,6 +61,7 @@ pub(super) fn check(spec: &Value, at: &str, profile: &ClusterProfile, found: &mu
         });
         if rare {
             discontinued(iface, iface_at, found);
+            discontinued_gates(iface, iface_at, profile, &mut gates_reported, found);
         }
         state(iface, name, iface_at, default_network, found);
         binding(iface, iface_at, on_pod, profile, found);
@@ -81,6 +84,39 @@ fn discontinued(iface: &Value, at: Item<'_>, found: &mut Found) {
             found.push((
                 format!("{at}.{key}"),
                 format!("{what} has been discontinued since v1.3"),
+            ));
+        }
+    }
+}
+
+/// The gates of the bindings KubeVirt dropped in v1.3, which it refuses a spec for using while
+/// the configuration's `featureGates` still lists them (`featuregate.ValidateFeatureGates`):
+/// one finding per gate, at the first interface that uses its binding.
+fn discontinued_gates(
+    iface: &Value,
+    at: Item<'_>,
+    profile: &ClusterProfile,
+    reported: &mut Vec<&'static str>,
+    found: &mut Found,
+) {
+    let Some(gates) = &profile.gates else {
+        return;
+    };
+    for (key, gate, what) in [
+        ("passt", "Passt", "Passt network binding"),
+        ("macvtap", "Macvtap", "Macvtap network binding"),
+    ] {
+        if is_set(iface, &[key])
+            && !reported.contains(&gate)
+            && gates.enabled.iter().any(|g| g == gate)
+        {
+            reported.push(gate);
+            found.push((
+                format!("{at}.{key}"),
+                format!(
+                    "{what} is discontinued since v1.3. Please refer to Kubevirt user guide for \
+                     alternatives."
+                ),
             ));
         }
     }

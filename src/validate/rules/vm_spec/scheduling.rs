@@ -77,7 +77,7 @@ fn push(found: &mut Found, field: String, body: String) {
 }
 
 /// Go's `%q` of a string: quoted, with Go's escapes for what is not printable.
-fn go_quote(text: &str) -> String {
+pub(super) fn go_quote(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     out.push('"');
     for c in text.chars() {
