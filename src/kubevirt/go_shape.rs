@@ -62,6 +62,16 @@ impl GoZero {
     }
 }
 
+/// Text KubeVirt's decoder rewrites into its canonical form where it reads as what it names,
+/// and keeps as it is otherwise.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GoIp {
+    /// An IP address (a DNS nameserver, an NTP server).
+    Address,
+    /// A CIDR (a pod network's `vmNetworkCIDR`).
+    Cidr,
+}
+
 /// How the quantities at a place in a [`Shape`] are re-encoded.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 enum Quantities {
@@ -91,6 +101,8 @@ pub struct Shape {
     text_values: bool,
     /// The value here is a time.
     time: Option<GoTime>,
+    /// The value here is an address or CIDR Go's decoder rewrites.
+    ip: Option<GoIp>,
 }
 
 /// The tables a [`Shape`] is built from; paths use `*` for every item of a list.
@@ -153,6 +165,12 @@ impl Shape {
     /// Re-encode the time at `path` (see [`GoTime`]).
     pub fn time(&mut self, path: &[&'static str], time: GoTime) -> &mut Shape {
         self.at(path).time = Some(time);
+        self
+    }
+
+    /// Rewrite the address or CIDR at `path` (every item, for `*`) as Go's decoder does.
+    pub fn ip(&mut self, path: &[&'static str], kind: GoIp) -> &mut Shape {
+        self.at(path).ip = Some(kind);
         self
     }
 
@@ -263,6 +281,16 @@ impl Shape {
                 }
                 if self.quantities == Quantities::Values {
                     map.values_mut().for_each(quantity_in_a_list);
+                }
+            }
+            Value::String(text) => {
+                let rewritten = match self.ip {
+                    Some(GoIp::Address) => crate::model::ip::sanitized(text),
+                    Some(GoIp::Cidr) => crate::model::ip::sanitized_cidr(text),
+                    None => None,
+                };
+                if let Some(rewritten) = rewritten {
+                    *text = rewritten;
                 }
             }
             _ => {}

@@ -18,7 +18,7 @@ use crate::model::path;
 use crate::model::path::Fields;
 
 pub use crate::kubevirt::go_shape::GoZero;
-use crate::kubevirt::go_shape::{Shape, Tables};
+use crate::kubevirt::go_shape::{GoIp, Shape, Tables};
 
 /// The UUIDv5 namespace KubeVirt derives a VM's stable firmware UUID in.
 pub const FIRMWARE_UUID_NAMESPACE: Uuid = Uuid::from_u128(0x6a1a24a1_4061_4607_8bf4_a3963d0c5895);
@@ -240,6 +240,22 @@ static GO_SHAPE: LazyLock<Shape> = LazyLock::new(|| {
         string_lists: STRING_LISTS,
     });
     scheduling(&mut shape, true);
+    // The addresses KubeVirt's decoder writes in their canonical form.
+    shape
+        .ip(&["dnsConfig", "nameservers", "*"], GoIp::Address)
+        .ip(
+            &[
+                "domain",
+                "devices",
+                "interfaces",
+                "*",
+                "dhcpOptions",
+                "ntpServers",
+                "*",
+            ],
+            GoIp::Address,
+        )
+        .ip(&["networks", "*", "pod", "vmNetworkCIDR"], GoIp::Cidr);
     shape
 });
 

@@ -20,6 +20,31 @@ pub fn parse_lenient(text: &str) -> Option<IpAddr> {
     }
 }
 
+/// `text` as a CIDR (`address/prefix`), read leniently as Kubernetes' `ParseCIDRSloppy` does:
+/// the address as IPv4, else as IPv6, and a decimal prefix no longer than the address. The
+/// address as written (not masked) and the prefix; `None` when it is not one.
+pub fn parse_cidr_lenient(text: &str) -> Option<(IpAddr, u32)> {
+    let (address, prefix) = text.split_once('/')?;
+    let (ip, bits) = match ipv4(address) {
+        Some(v4) => (IpAddr::V4(v4), 32),
+        None => (IpAddr::V6(ipv6(address)?), 128),
+    };
+    let (n, used) = decimal(prefix.as_bytes())?;
+    (used == prefix.len() && n <= bits).then_some((ip, n))
+}
+
+/// The canonical text KubeVirt's decoder gives a DNS nameserver or NTP server: the address's
+/// canonical text when `text` reads as one, else `None` (the text is kept).
+pub fn sanitized(text: &str) -> Option<String> {
+    parse_lenient(text).map(canonical)
+}
+
+/// The canonical text KubeVirt's decoder gives a pod network's `vmNetworkCIDR`: the address's
+/// canonical text and the prefix when `text` reads as a CIDR, else `None` (the text is kept).
+pub fn sanitized_cidr(text: &str) -> Option<String> {
+    parse_cidr_lenient(text).map(|(ip, prefix)| format!("{}/{prefix}", canonical(ip)))
+}
+
 /// An address's canonical text, as Go's `IP.String` writes it: an IPv4-mapped IPv6 address as
 /// plain IPv4.
 pub fn canonical(ip: IpAddr) -> String {
@@ -163,6 +188,38 @@ mod tests {
 
     fn read(text: &str) -> Option<String> {
         parse_lenient(text).map(canonical)
+    }
+
+    #[test]
+    fn cidrs_keep_their_address_unmasked_and_a_plain_prefix() {
+        assert_eq!(
+            sanitized_cidr("10.0.2.0/24").as_deref(),
+            Some("10.0.2.0/24")
+        );
+        assert_eq!(
+            sanitized_cidr("010.0.2.05/024").as_deref(),
+            Some("10.0.2.5/24")
+        );
+        assert_eq!(
+            sanitized_cidr("::ffff:10.0.2.0/120").as_deref(),
+            Some("10.0.2.0/120")
+        );
+        assert_eq!(
+            sanitized_cidr("FD10:0:2::/120").as_deref(),
+            Some("fd10:0:2::/120")
+        );
+        for bad in [
+            "10.0.2.0",
+            "10.0.2.0/33",
+            "fd10::/129",
+            "10.0.2.0/",
+            "10.0.2.0/+8",
+            "x/8",
+        ] {
+            assert_eq!(sanitized_cidr(bad), None, "{bad}");
+        }
+        assert_eq!(sanitized("01.2.3.4").as_deref(), Some("1.2.3.4"));
+        assert_eq!(sanitized("ntp.example.com"), None);
     }
 
     #[test]
