@@ -168,9 +168,15 @@ impl Shape {
         self
     }
 
-    /// Rewrite the address or CIDR at `path` (every item, for `*`) as Go's decoder does.
+    /// Rewrite the address or CIDR at `path` as Go's decoder does.
     pub fn ip(&mut self, path: &[&'static str], kind: GoIp) -> &mut Shape {
         self.at(path).ip = Some(kind);
+        self
+    }
+
+    /// Rewrite every item of the list of addresses or CIDRs at `path` as Go's decoder does.
+    pub fn ip_items(&mut self, path: &[&'static str], kind: GoIp) -> &mut Shape {
+        self.at(path).items.get_or_insert_with(Box::default).ip = Some(kind);
         self
     }
 

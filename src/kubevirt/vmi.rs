@@ -242,19 +242,8 @@ static GO_SHAPE: LazyLock<Shape> = LazyLock::new(|| {
     scheduling(&mut shape, true);
     // The addresses KubeVirt's decoder writes in their canonical form.
     shape
-        .ip(&["dnsConfig", "nameservers", "*"], GoIp::Address)
-        .ip(
-            &[
-                "domain",
-                "devices",
-                "interfaces",
-                "*",
-                "dhcpOptions",
-                "ntpServers",
-                "*",
-            ],
-            GoIp::Address,
-        )
+        .ip_items(NAMESERVERS, GoIp::Address)
+        .ip_items(NTP_SERVERS, GoIp::Address)
         .ip(&["networks", "*", "pod", "vmNetworkCIDR"], GoIp::Cidr);
     shape
 });
@@ -397,17 +386,23 @@ const GUEST_AGENT_USERS: &[&str] = &[
 
 /// The lists of strings of a VMI spec outside the scheduling types: a `null` item is `""` to Go.
 pub const STRING_LISTS: &[&[&str]] = &[
-    &["dnsConfig", "nameservers"],
+    NAMESERVERS,
     &["dnsConfig", "searches"],
     GUEST_AGENT_USERS,
-    &[
-        "domain",
-        "devices",
-        "interfaces",
-        "*",
-        "dhcpOptions",
-        "ntpServers",
-    ],
+    NTP_SERVERS,
+];
+
+/// A VMI spec's DNS nameservers.
+const NAMESERVERS: &[&str] = &["dnsConfig", "nameservers"];
+
+/// The NTP servers of a VMI spec's interfaces.
+const NTP_SERVERS: &[&str] = &[
+    "domain",
+    "devices",
+    "interfaces",
+    "*",
+    "dhcpOptions",
+    "ntpServers",
 ];
 
 /// Fields of a VMI spec (`*` is every item of a list) that KubeVirt's Go types write even when

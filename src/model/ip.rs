@@ -192,22 +192,14 @@ mod tests {
 
     #[test]
     fn cidrs_keep_their_address_unmasked_and_a_plain_prefix() {
-        assert_eq!(
-            sanitized_cidr("10.0.2.0/24").as_deref(),
-            Some("10.0.2.0/24")
-        );
-        assert_eq!(
-            sanitized_cidr("010.0.2.05/024").as_deref(),
-            Some("10.0.2.5/24")
-        );
-        assert_eq!(
-            sanitized_cidr("::ffff:10.0.2.0/120").as_deref(),
-            Some("10.0.2.0/120")
-        );
-        assert_eq!(
-            sanitized_cidr("FD10:0:2::/120").as_deref(),
-            Some("fd10:0:2::/120")
-        );
+        for (given, canonical) in [
+            ("10.0.2.0/24", "10.0.2.0/24"),
+            ("010.0.2.05/024", "10.0.2.5/24"),
+            ("::ffff:10.0.2.0/120", "10.0.2.0/120"),
+            ("FD10:0:2::/120", "fd10:0:2::/120"),
+        ] {
+            assert_eq!(sanitized_cidr(given).as_deref(), Some(canonical), "{given}");
+        }
         for bad in [
             "10.0.2.0",
             "10.0.2.0/33",
