@@ -73,13 +73,17 @@ pub(super) fn check(spec: &Value, at: &str, profile: &ClusterProfile, found: &mu
     }
 }
 
+/// The bindings KubeVirt dropped in v1.3: the interface's key, what KubeVirt calls it, and the
+/// feature gate that covered it, when KubeVirt still checks a spec against that gate.
+const DROPPED_BINDINGS: [(&str, &str, Option<&str>); 3] = [
+    ("slirp", "Slirp interface support", None),
+    ("passt", "Passt network binding", Some("Passt")),
+    ("macvtap", "Macvtap network binding", Some("Macvtap")),
+];
+
 /// The bindings KubeVirt dropped in v1.3, which it refuses on a new VM before any other check.
 fn discontinued(iface: &Value, at: Item<'_>, found: &mut Found) {
-    for (key, what) in [
-        ("slirp", "Slirp interface support"),
-        ("passt", "Passt network binding"),
-        ("macvtap", "Macvtap network binding"),
-    ] {
+    for (key, what, _) in DROPPED_BINDINGS {
         if is_set(iface, &[key]) {
             found.push((
                 format!("{at}.{key}"),
@@ -102,10 +106,8 @@ fn discontinued_gates(
     let Some(gates) = &profile.gates else {
         return;
     };
-    for (key, gate, what) in [
-        ("passt", "Passt", "Passt network binding"),
-        ("macvtap", "Macvtap", "Macvtap network binding"),
-    ] {
+    for (key, what, gate) in DROPPED_BINDINGS {
+        let Some(gate) = gate else { continue };
         if is_set(iface, &[key])
             && !reported.contains(&gate)
             && gates.enabled.iter().any(|g| g == gate)
@@ -684,6 +686,40 @@ mod tests {
                 "spec.domain.devices.interfaces[1].passt",
                 "spec.domain.devices.interfaces[1].macvtap",
             ]
+        );
+    }
+
+    #[test]
+    fn a_listed_gate_of_a_dropped_binding_is_named_once_at_its_first_user() {
+        let spec = json!({"domain": {"devices": {"interfaces": [
+            {"name": "a", "passt": {}},
+            {"name": "b", "passt": {}, "macvtap": {}},
+        ]}}, "networks": [
+            {"name": "a", "multus": {"networkName": "n"}},
+            {"name": "b", "multus": {"networkName": "m"}},
+        ]});
+        let gate_findings = |gates: Value| {
+            let config = json!({"developerConfiguration": {"featureGates": gates}});
+            let profile = ClusterProfile::from_kubevirt(&config).expect("a configuration");
+            run(spec.clone(), &profile)
+                .into_iter()
+                .filter(|(_, m)| m.contains("is discontinued since v1.3. Please refer"))
+                .map(|(f, _)| f)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            gate_findings(json!(["Passt", "Macvtap", "Passt"])),
+            [
+                "spec.domain.devices.interfaces[0].passt",
+                "spec.domain.devices.interfaces[1].macvtap",
+            ]
+        );
+        assert!(gate_findings(json!(["Sidecar"])).is_empty());
+        // Without a configuration nothing is listed.
+        assert!(
+            run(spec.clone(), &ClusterProfile::default())
+                .iter()
+                .all(|(_, m)| !m.contains("Please refer"))
         );
     }
 
