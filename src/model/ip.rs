@@ -187,7 +187,7 @@ mod tests {
     use super::*;
 
     fn read(text: &str) -> Option<String> {
-        parse_lenient(text).map(canonical)
+        sanitized(text)
     }
 
     #[test]

@@ -639,7 +639,7 @@ fn dns(spec: &Value, at: &str, found: &mut Found) {
     // KubeVirt's decoder writes the nameservers that parse in canonical form.
     let nameservers: Vec<(&str, Option<String>)> = list("nameservers")
         .into_iter()
-        .map(|ns| (ns, ip::parse_lenient(ns).map(ip::canonical)))
+        .map(|ns| (ns, ip::sanitized(ns)))
         .collect();
     let field = |key: &str| format!("{at}.dnsConfig.{key}");
     if policy == "None" {
