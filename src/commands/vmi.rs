@@ -241,11 +241,13 @@ fn build_one(
         );
         return None;
     }
-    if stage == Stage::Full
-        && let Some(spec) = vmi.get("spec")
-    {
+    if stage == Stage::Full {
         // Printed all the same, as the controller makes it; the cluster does not create it.
-        for (_, message) in crate::validate::rules::vm_spec::vmi_refusals(spec, &inputs.profile) {
+        // A VMI document is created by a user, the VMI a VM starts by KubeVirt's controller.
+        let by_user = kind == Kind::VirtualMachineInstance;
+        let refusals =
+            crate::validate::rules::vm_spec::vmi_refusals(&vmi, by_user, &inputs.profile);
+        for (_, message) in refusals {
             diagnostics.push(
                 Diagnostic::warning(
                     codes::VM_SPEC,

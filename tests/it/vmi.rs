@@ -87,6 +87,29 @@ fn a_vmi_without_memory_is_printed_with_the_refusal() {
     ));
 }
 
+/// The VMI webhook's refusals of metadata are warnings too: reserved labels only on a VMI a user
+/// creates (the controller may write them on the VMI a VM starts), gated annotations and the
+/// annotations a Grace GPU cannot have on both.
+#[test]
+fn metadata_refusals_depend_on_who_creates_the_vmi() {
+    let _guard = snapshot_settings();
+    let out = outcome(kvrender().current_dir(testdata("vmi")).args([
+        "vmi",
+        "--no-default-catalog",
+        "--cluster-config",
+        "metadata-config.yaml",
+        "metadata-refusals.yaml",
+    ]));
+    let warnings = |object: &str| {
+        out.lines()
+            .filter(|l| l.contains(&format!("VirtualMachine{object}")))
+            .count()
+    };
+    assert_eq!(warnings("Instance/vms/by-hand"), 2, "{out}");
+    assert_eq!(warnings("/vms/started"), 1, "{out}");
+    insta::assert_snapshot!(out);
+}
+
 #[test]
 fn preset_conflicting_with_the_vmi_is_skipped_with_a_warning() {
     let _guard = snapshot_settings();

@@ -254,7 +254,7 @@ pub fn check(
             run_strategy(spec, profile, &mut found);
             let template_spec = path::get(spec, &["template", "spec"]).filter(|s| s.is_object());
             if let Some(meta) = path::get(spec, &["template", "metadata"]) {
-                settings::metadata(meta, "spec.template.metadata", profile, &mut found);
+                settings::metadata(meta, "spec.template.metadata", true, profile, &mut found);
                 if let Some(judged) = applied.or(template_spec) {
                     let at = "spec.template.metadata";
                     grace::annotations(meta, at, judged, profile, &mut found);
@@ -356,7 +356,7 @@ pub fn check(
         }
         Kind::VirtualMachineInstance => {
             if let Some(meta) = obj.value.get("metadata") {
-                settings::metadata(meta, "metadata", profile, &mut found);
+                settings::metadata(meta, "metadata", true, profile, &mut found);
             }
             if let Some(spec @ Value::Object(_)) = obj.value.get("spec") {
                 let namespace = obj.effective_namespace();
@@ -488,11 +488,20 @@ fn vm_checks(spec: &Value, at: &str, profile: &ClusterProfile, found: &mut Vec<(
     memory_hotplug(spec, at, profile, found);
 }
 
-/// What KubeVirt's VMI webhook refuses in `spec`, the spec of a VirtualMachineInstance with its
-/// presets and the VMI defaults applied (as `kvrender vmi` builds it): field and message.
-pub fn vmi_refusals(spec: &Value, profile: &ClusterProfile) -> Vec<(String, String)> {
+/// What KubeVirt's VMI webhook refuses in `vmi`, a VirtualMachineInstance with its presets and
+/// the VMI defaults applied (as `kvrender vmi` builds it): field and message. `by_user` says
+/// who creates it: a user (a VMI document), or KubeVirt's VM controller (the VMI a VM starts),
+/// which may write the labels KubeVirt keeps for itself.
+pub fn vmi_refusals(vmi: &Value, by_user: bool, profile: &ClusterProfile) -> Vec<(String, String)> {
     let mut found = Vec::new();
-    vmi_checks(spec, "spec", profile, &mut found);
+    let spec = vmi.get("spec").unwrap_or(&Value::Null);
+    if spec.is_object() {
+        vmi_checks(spec, "spec", profile, &mut found);
+    }
+    if let Some(meta) = vmi.get("metadata") {
+        settings::metadata(meta, "metadata", by_user, profile, &mut found);
+        grace::annotations(meta, "metadata", spec, profile, &mut found);
+    }
     found
 }
 

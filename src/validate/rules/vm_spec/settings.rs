@@ -849,10 +849,18 @@ const RESTRICTED_LABELS: [&str; 6] = [
     "kubevirt.io/install-strategy",
 ];
 
-/// The VMI's metadata (a VM's template's): none of the labels KubeVirt keeps for itself, and
-/// Ignition data or sidecar hooks only with their alpha gates (`ValidateVirtualMachineInstanceMetadata`).
-pub(super) fn metadata(meta: &Value, at: &str, profile: &ClusterProfile, found: &mut Found) {
-    if let Some(labels) = meta.get("labels").and_then(Value::as_object)
+/// The VMI's metadata (a VM's template's): none of the labels KubeVirt keeps for itself unless
+/// KubeVirt's own controller writes it (`by_user` false: the VMI a VM starts), and Ignition data
+/// or sidecar hooks only with their alpha gates (`ValidateVirtualMachineInstanceMetadata`).
+pub(super) fn metadata(
+    meta: &Value,
+    at: &str,
+    by_user: bool,
+    profile: &ClusterProfile,
+    found: &mut Found,
+) {
+    if by_user
+        && let Some(labels) = meta.get("labels").and_then(Value::as_object)
         && labels
             .keys()
             .any(|k| RESTRICTED_LABELS.contains(&k.as_str()))
@@ -1847,6 +1855,7 @@ mod tests {
         metadata(
             &meta,
             "spec.template.metadata",
+            true,
             &configured(&[], &[]),
             &mut found,
         );
@@ -1869,14 +1878,30 @@ mod tests {
         );
         let mut found = Vec::new();
         let gates = configured(&["ExperimentalIgnitionSupport"], &[]);
-        metadata(&meta, "metadata", &gates, &mut found);
+        metadata(&meta, "metadata", true, &gates, &mut found);
         assert_eq!(found.len(), 1, "{found:?}");
+        // KubeVirt's controller may write its own labels.
+        let mut found = Vec::new();
+        metadata(&meta, "metadata", false, &gates, &mut found);
+        assert_eq!(found, []);
         // Without a configuration the alpha gates are unknown.
         let mut found = Vec::new();
         let sidecar = json!({"annotations": {"hooks.kubevirt.io/hookSidecars": "[]"}});
-        metadata(&sidecar, "metadata", &ClusterProfile::default(), &mut found);
+        metadata(
+            &sidecar,
+            "metadata",
+            true,
+            &ClusterProfile::default(),
+            &mut found,
+        );
         assert_eq!(found, []);
-        metadata(&sidecar, "metadata", &configured(&[], &[]), &mut found);
+        metadata(
+            &sidecar,
+            "metadata",
+            false,
+            &configured(&[], &[]),
+            &mut found,
+        );
         assert_eq!(
             found[0].1,
             "sidecar feature gate is not enabled in kubevirt-config, invalid entry \
