@@ -153,7 +153,7 @@ fn build_one(
         diagnostics.extend(refused.map(|cause| {
             Diagnostic::warning(
                 crate::validate::rules::admission::code_of(cause.reason),
-                obj.origin.clone(),
+                obj.field_origin(first_field(&cause.field)),
                 format!(
                     "{}: KubeVirt's webhook refuses to create the VirtualMachine as written \
                      (`kvrender validate` reports it as an error); the VirtualMachineInstance \
@@ -247,16 +247,23 @@ fn build_one(
         let by_user = kind == Kind::VirtualMachineInstance;
         let refusals =
             crate::validate::rules::vm_spec::vmi_refusals(&vmi, by_user, &inputs.profile);
-        for (_, message) in refusals {
+        for (field, message) in refusals {
+            // Pointed at the field in the document the VMI comes from (a VM's template).
+            let field = if by_user {
+                field
+            } else {
+                template_field(&field)
+            };
             diagnostics.push(
                 Diagnostic::warning(
                     codes::VM_SPEC,
-                    obj.origin.clone(),
+                    obj.field_origin(first_field(&field)),
                     format!(
                         "KubeVirt's VMI webhook refuses this VirtualMachineInstance: {message}"
                     ),
                 )
-                .with_object(obj.object_ref()),
+                .with_object(obj.object_ref())
+                .with_field(field),
             );
         }
     }
@@ -267,6 +274,23 @@ fn build_one(
         }
     }
     Some(vmi)
+}
+
+/// The first of the fields a finding names (KubeVirt joins some with `, `).
+fn first_field(field: &str) -> &str {
+    field.split(", ").next().unwrap_or(field)
+}
+
+/// The field of a VM's template that becomes `field` of the VMI the VM starts: the VMI's spec
+/// and metadata are the template's.
+fn template_field(field: &str) -> String {
+    if field.is_empty() {
+        "spec.template.spec".to_string()
+    } else if field.starts_with("spec") || field.starts_with("metadata") {
+        format!("spec.template.{field}")
+    } else {
+        field.to_string()
+    }
 }
 
 /// Run `vmi`.
@@ -316,6 +340,21 @@ mod tests {
     use super::*;
     use crate::cli::Command;
     use crate::commands::testing::{cases, command, repo};
+
+    /// A refusal of the VMI a VM starts points at the template field it comes from.
+    #[test]
+    fn vmi_fields_are_found_in_the_template() {
+        for (vmi, template) in [
+            ("spec.domain.devices", "spec.template.spec.domain.devices"),
+            ("spec[0]", "spec.template.spec[0]"),
+            ("metadata.labels", "spec.template.metadata.labels"),
+            ("", "spec.template.spec"),
+            ("nameservers", "nameservers"),
+        ] {
+            assert_eq!(template_field(vmi), template, "{vmi}");
+        }
+        assert_eq!(first_field("spec.a, spec.b"), "spec.a");
+    }
 
     fn args(paths: &[PathBuf], extra: &[&str]) -> VmiArgs {
         let flags: Vec<&str> = ["vmi"].into_iter().chain(extra.iter().copied()).collect();

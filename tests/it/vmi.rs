@@ -449,7 +449,8 @@ fn a_vm_the_webhook_refuses_is_a_warning_beside_its_vmi() {
         assert_eq!(out.status.code(), Some(0), "{command}: {stderr}");
         assert!(!out.stdout.is_empty(), "{command}");
         assert!(
-            stderr.starts_with("win.yaml:1: warning[KV033] VirtualMachine/win: spec.instancetype: failure checking preference requirements: insufficient CPU resources"),
+            // At the line of the field KubeVirt names.
+            stderr.starts_with("win.yaml:6: warning[KV033] VirtualMachine/win: spec.instancetype: failure checking preference requirements: insufficient CPU resources"),
             "{command}: {stderr}"
         );
         assert!(
