@@ -191,8 +191,13 @@ fn build_one(
     match applied {
         Ok(outcome) => {
             for skipped in &outcome.skipped {
+                // At the line where the VMI (or the VM's template) sets the field.
+                let mut at = domain_field(&skipped.field);
+                if kind == Kind::VirtualMachine {
+                    at = template_field(&at);
+                }
                 diagnostics.push(
-                    Diagnostic::warning(codes::PRESET, obj.origin.clone(), skipped.to_string())
+                    Diagnostic::warning(codes::PRESET, obj.field_origin(&at), skipped.to_string())
                         .with_object(obj.object_ref())
                         .with_field(skipped.field.clone()),
                 );
@@ -281,6 +286,17 @@ fn first_field(field: &str) -> &str {
     field.split(", ").next().unwrap_or(field)
 }
 
+/// Where a VMI spec holds the field KubeVirt's preset step names after the domain
+/// (`spec.cpu` is `spec.domain.cpu`, `spec.resources.requests[memory]` is
+/// `spec.domain.resources.requests.memory`).
+fn domain_field(field: &str) -> String {
+    let path = field.replace('[', ".").replace(']', "");
+    match path.strip_prefix("spec.") {
+        Some(rest) => format!("spec.domain.{rest}"),
+        None => path,
+    }
+}
+
 /// The field of a VM's template that becomes `field` of the VMI the VM starts: the VMI's spec
 /// and metadata are the template's.
 fn template_field(field: &str) -> String {
@@ -354,6 +370,11 @@ mod tests {
             assert_eq!(template_field(vmi), template, "{vmi}");
         }
         assert_eq!(first_field("spec.a, spec.b"), "spec.a");
+        assert_eq!(
+            domain_field("spec.resources.requests[memory]"),
+            "spec.domain.resources.requests.memory"
+        );
+        assert_eq!(domain_field("spec.clock.timer"), "spec.domain.clock.timer");
     }
 
     fn args(paths: &[PathBuf], extra: &[&str]) -> VmiArgs {
