@@ -107,6 +107,15 @@ impl Diagnostic {
         self
     }
 
+    /// Point the finding at the line of the first field it names (KubeVirt names some fields
+    /// together, joined with `, `), as `origin_of` finds it in the object's document; a finding
+    /// without a field stays where it is.
+    pub fn point_at_field(&mut self, origin_of: impl FnOnce(&str) -> Origin) {
+        if let Some(field) = self.field.as_deref() {
+            self.origin = origin_of(first_field(field));
+        }
+    }
+
     /// Attach a column.
     #[must_use]
     pub fn with_column(mut self, column: Option<u32>) -> Self {
@@ -170,6 +179,11 @@ impl Diagnostic {
                 &other.message,
             ))
     }
+}
+
+/// The first of the fields a finding names: KubeVirt names some together, joined with `, `.
+pub fn first_field(fields: &str) -> &str {
+    fields.split(", ").next().unwrap_or(fields)
 }
 
 /// `text` cut to its first 64 characters, with `...` when something was cut: for showing an
@@ -300,6 +314,27 @@ pub mod codes {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A finding moves to the line of the first field it names; one without a field stays.
+    #[test]
+    fn a_finding_points_at_its_first_field() {
+        let at = |line| Origin::new("f.yaml", 0, Some(line));
+        let mut asked = Vec::new();
+        let mut d = Diagnostic::error(codes::VM_SPEC, at(1), "refused")
+            .with_field("spec.domain.cpu.sockets, spec.domain.cpu.cores");
+        d.point_at_field(|field| {
+            asked.push(field.to_string());
+            at(7)
+        });
+        assert_eq!(
+            (asked, d.origin.line),
+            (vec!["spec.domain.cpu.sockets".into()], Some(7))
+        );
+        let mut d = Diagnostic::error(codes::VM_SPEC, at(1), "refused");
+        d.point_at_field(|_| at(7));
+        assert_eq!(d.origin.line, Some(1));
+        assert_eq!(first_field("spec.a"), "spec.a");
+    }
 
     #[test]
     fn findings_a_broken_document_or_catalog_may_explain_are_left_out() {

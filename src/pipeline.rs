@@ -425,9 +425,7 @@ pub fn infer_diagnostic(vm: &Object, err: &InferError) -> Diagnostic {
                 .join(", "),
         );
     }
-    if let Some(field) = d.field.as_deref().and_then(|f| f.split(", ").next()) {
-        d.origin = vm.field_origin(field);
-    }
+    d.point_at_field(|field| vm.field_origin(field));
     d
 }
 

@@ -138,14 +138,13 @@ fn point_at_fields(objects: &[Object], diags: &mut [Diagnostic]) {
         .map(|o| ((&*o.origin.path, o.origin.index, o.origin.line), o))
         .collect();
     for d in diags.iter_mut() {
-        let Some(field) = d.field.as_deref() else {
+        if d.field.is_none() {
             continue;
-        };
+        }
         let Some(obj) = by_origin.get(&(&*d.origin.path, d.origin.index, d.origin.line)) else {
             continue;
         };
-        let first = field.split(", ").next().unwrap_or(field);
-        d.origin = obj.field_origin(first);
+        d.point_at_field(|field| obj.field_origin(field));
     }
 }
 

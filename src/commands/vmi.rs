@@ -153,7 +153,7 @@ fn build_one(
         diagnostics.extend(refused.map(|cause| {
             Diagnostic::warning(
                 crate::validate::rules::admission::code_of(cause.reason),
-                obj.field_origin(first_field(&cause.field)),
+                obj.field_origin(diagnostic::first_field(&cause.field)),
                 format!(
                     "{}: KubeVirt's webhook refuses to create the VirtualMachine as written \
                      (`kvrender validate` reports it as an error); the VirtualMachineInstance \
@@ -262,7 +262,7 @@ fn build_one(
             diagnostics.push(
                 Diagnostic::warning(
                     codes::VM_SPEC,
-                    obj.field_origin(first_field(&field)),
+                    obj.field_origin(diagnostic::first_field(&field)),
                     format!(
                         "KubeVirt's VMI webhook refuses this VirtualMachineInstance: {message}"
                     ),
@@ -279,11 +279,6 @@ fn build_one(
         }
     }
     Some(vmi)
-}
-
-/// The first of the fields a finding names (KubeVirt joins some with `, `).
-fn first_field(field: &str) -> &str {
-    field.split(", ").next().unwrap_or(field)
 }
 
 /// Where a VMI spec holds the field KubeVirt's preset step names after the domain
@@ -369,7 +364,6 @@ mod tests {
         ] {
             assert_eq!(template_field(vmi), template, "{vmi}");
         }
-        assert_eq!(first_field("spec.a, spec.b"), "spec.a");
         assert_eq!(
             domain_field("spec.resources.requests[memory]"),
             "spec.domain.resources.requests.memory"

@@ -625,10 +625,8 @@ fn complete(d: &mut Diagnostic, obj: &Object) {
         };
         d.field = field.map(str::to_string);
     }
-    if d.origin == obj.origin
-        && let Some(first) = d.field.as_deref().and_then(|f| f.split(", ").next())
-    {
-        d.origin = obj.field_origin(first);
+    if d.origin == obj.origin {
+        d.point_at_field(|field| obj.field_origin(field));
     }
 }
 

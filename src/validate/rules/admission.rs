@@ -76,11 +76,7 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) -> Admi
                         .into_iter()
                         .filter(|d| d.code == super::wrong_type::RULE.code)
                         .map(|mut d| {
-                            if let Some(first) =
-                                d.field.as_deref().and_then(|f| f.split(", ").next())
-                            {
-                                d.origin = referenced.field_origin(first);
-                            }
+                            d.point_at_field(|field| referenced.field_origin(field));
                             d
                         }),
                 );
