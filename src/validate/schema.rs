@@ -642,6 +642,29 @@ pub const VIRTUAL_MACHINE: Ty = Ty::Struct(&[
     Field("status", Ty::Opaque),
 ]);
 
+/// A whole VirtualMachineInstance: its spec is a VM template's.
+pub const VIRTUAL_MACHINE_INSTANCE: Ty = Ty::Struct(&[
+    Field("apiVersion", Ty::Str),
+    Field("kind", Ty::Str),
+    Field("metadata", Ty::Struct(OBJECT_META)),
+    Field("spec", Ty::Struct(VMI_SPEC)),
+    Field("status", Ty::Opaque),
+]);
+
+/// A whole VirtualMachineInstancePreset: a label selector and a VMI's `domain`.
+pub const PRESET: Ty = Ty::Struct(&[
+    Field("apiVersion", Ty::Str),
+    Field("kind", Ty::Str),
+    Field("metadata", Ty::Struct(OBJECT_META)),
+    Field(
+        "spec",
+        Ty::Struct(&[
+            Field("selector", Ty::OpaqueMap),
+            Field("domain", Ty::Struct(DOMAIN)),
+        ]),
+    ),
+]);
+
 #[cfg(test)]
 mod tests {
     use super::*;

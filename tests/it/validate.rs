@@ -623,6 +623,46 @@ fn findings_in_json_files_name_the_fields_line() {
     );
 }
 
+/// A VirtualMachineInstance and a preset are typed as a VM's template is: a quantity that is
+/// none is `KV004`, a misspelt field (`dedicatedCPUPlacement`, the instancetype spelling) `KV022`.
+#[test]
+fn vmis_and_presets_are_typed_like_a_vm_template() {
+    let (_tmp, file) = temp_file(
+        "vmi.yaml",
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata: {name: p}\n\
+         spec:\n  selector: {matchLabels: {app: web}}\n  domain:\n    devices: {}\n    \
+         cpu: {dedicatedCPUPlacement: true}\n    resources:\n      requests: {memory: 1gi}\n\
+         ---\napiVersion: kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata: {name: v}\n\
+         spec:\n  domain:\n    devices: {}\n    resources:\n      requests: {memory: 2 Gi}\n",
+    );
+    let out = run_on(&["validate", "--no-default-catalog"], &file);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for (line, want) in [
+        (
+            8,
+            "warning[KV022] VirtualMachineInstancePreset/p: spec.domain.cpu.dedicatedCPUPlacement: \
+             unknown field",
+        ),
+        (
+            10,
+            "error[KV004] VirtualMachineInstancePreset/p: spec.domain.resources.requests.memory: \
+             must be a quantity",
+        ),
+        (
+            19,
+            "error[KV004] VirtualMachineInstance/v: spec.domain.resources.requests.memory: must \
+             be a quantity",
+        ),
+    ] {
+        let prefix = format!("vmi.yaml:{line}: {want}");
+        assert!(
+            text.lines().any(|l| l.contains(&prefix)),
+            "no `{prefix}` in:\n{text}"
+        );
+    }
+}
+
 /// A quantity string the API server's pattern refuses (`16GB`, `2 Gi`, `lots`) is KV004 with
 /// the string quoted: in an instancetype, in a VM, and in a family's size table, where every
 /// rendered object is named. `expand` and `build` refuse it and print nothing.

@@ -4,7 +4,9 @@
 //! Field names in instancetype and preference specs, in the parts of a VirtualMachine that
 //! instancetypes and preferences touch (`spec`, the matchers, `template.spec`, `domain`, `cpu`,
 //! `memory`, `resources`, `devices`, the disks, ...) and in the `metadata` of all three and of the VM's
-//! template, against the json names of KubeVirt's Go types and of Kubernetes' `ObjectMeta`.
+//! template; the same parts of a VirtualMachineInstance's spec and of a preset's `domain`, which
+//! are of the same Go types; all against the json names of KubeVirt's Go types and of
+//! Kubernetes' `ObjectMeta`.
 //! The `metadata` of every other object (tool configuration aside) is checked against
 //! `ObjectMeta` too: its names and types are the same whatever the kind. Names are
 //! case-sensitive.
@@ -50,6 +52,8 @@ fn schema_for(kind: Kind) -> Option<Ty> {
         Kind::Instancetype | Kind::ClusterInstancetype => Some(schema::INSTANCETYPE),
         Kind::Preference | Kind::ClusterPreference => Some(schema::PREFERENCE),
         Kind::VirtualMachine => Some(schema::VIRTUAL_MACHINE),
+        Kind::VirtualMachineInstance => Some(schema::VIRTUAL_MACHINE_INSTANCE),
+        Kind::VirtualMachineInstancePreset => Some(schema::PRESET),
         _ => None,
     }
 }

@@ -45,7 +45,7 @@ use crate::validate::Rule;
 pub const RULE: Rule = Rule {
     code: codes::WRONG_TYPE,
     name: "wrong-type",
-    summary: "A field of an instancetype, preference or VM, or of any object's `metadata`, has the wrong type (a string where a quantity belongs that is not one, such as `16GB` or `2 Gi`, counts), or a field its schema requires is missing: the API server refuses it.",
+    summary: "A field of an instancetype, preference, VM, VMI or preset, or of any object's `metadata`, has the wrong type (a string where a quantity belongs that is not one, such as `16GB` or `2 Gi`, counts), or a field its schema requires is missing: the API server refuses it.",
     severity: Severity::Error,
 };
 
