@@ -144,6 +144,28 @@ pub fn vm_diagnostic(vm: &Object) -> Option<Diagnostic> {
         .or_else(|| wrong_type_diagnostic(vm, &typecheck::virtual_machine(&vm.value), ""))
 }
 
+/// What stops a VirtualMachineInstance document before anything is applied to it: the checks
+/// of [`vm_diagnostic`], at the VMI's own paths.
+pub fn vmi_diagnostic(vmi: &Object) -> Option<Diagnostic> {
+    name_diagnostic(vmi).or_else(|| {
+        wrong_type_diagnostic(
+            vmi,
+            &typecheck::virtual_machine_instance(&vmi.value),
+            ": the API server refuses the VirtualMachineInstance",
+        )
+    })
+}
+
+/// A VirtualMachineInstancePreset the API server refuses for a field of the wrong type: it
+/// is never created, so it selects nothing.
+pub fn preset_diagnostic(preset: &Object) -> Option<Diagnostic> {
+    wrong_type_diagnostic(
+        preset,
+        &typecheck::preset(&preset.value),
+        ": the API server refuses the preset, so it selects no VirtualMachineInstance",
+    )
+}
+
 /// Check what expansion needs of a VM before it runs: a valid name, and fields of the right
 /// type in the VM and in the instancetype and preference it names (looked up through
 /// `lookups`, so that expansion finds them there).

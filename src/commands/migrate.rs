@@ -1,5 +1,6 @@
 //! `kvrender migrate presets`: VirtualMachineInstancePresets to preferences (and instancetypes).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::Write;
 use std::sync::Arc;
@@ -14,6 +15,7 @@ use crate::kubevirt::migrate::{KEEP_IN_TEMPLATE, MatcherSuggestion, Unmapped};
 use crate::load;
 use crate::model::{Kind, Object};
 use crate::origin::{ObjectRef, Origin};
+use crate::pipeline;
 use crate::validate::rules::duplicate::identity;
 
 /// Run `migrate presets`: the new objects on stdout; on stderr, for every VM or VMI a preset
@@ -21,11 +23,33 @@ use crate::validate::rules::duplicate::identity;
 pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
     let sources = load::read_paths(&args.paths)?;
     let loaded = load::parse_sources(&sources);
-    let result = migrate::migrate_presets(&loaded.objects);
+    // A preset with a field of the wrong type is refused by the API server: it never applies
+    // to anything, and what it holds is not migrated.
+    let refused: Vec<(usize, Diagnostic)> = loaded
+        .objects
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| o.kind() == Kind::VirtualMachineInstancePreset)
+        .filter_map(|(i, o)| pipeline::preset_diagnostic(o).map(|d| (i, d)))
+        .collect();
+    let admitted: Cow<'_, [Object]> = if refused.is_empty() {
+        Cow::Borrowed(&loaded.objects)
+    } else {
+        let mut left_out = refused.iter().map(|(i, _)| *i).peekable();
+        let mut kept = Vec::with_capacity(loaded.objects.len() - refused.len());
+        for (i, o) in loaded.objects.iter().enumerate() {
+            if left_out.next_if_eq(&i).is_none() {
+                kept.push(o.clone());
+            }
+        }
+        Cow::Owned(kept)
+    };
+    let result = migrate::migrate_presets(&admitted);
     let mut out = Outcome {
         diagnostics: loaded.diagnostics,
         ..Outcome::default()
     };
+    out.diagnostics.extend(refused.into_iter().map(|(_, d)| d));
     out.stdout = emit::yaml_stream(&result.objects);
     out.diagnostics
         .extend(clashes_with_inputs(&result.objects, &loaded.objects));

@@ -47,6 +47,10 @@ fn build_all(
         .iter()
         .filter(|o| o.kind() == Kind::VirtualMachineInstancePreset)
         .filter(|o| {
+            if let Some(d) = pipeline::preset_diagnostic(o) {
+                out.diagnostics.push(d);
+                return false;
+            }
             let has_domain = presets::is_admitted(o);
             if !has_domain {
                 out.diagnostics.push(
@@ -174,9 +178,12 @@ fn build_one(
     } else {
         // The checks `expand` makes (the VMI's name and firmware UUID come from the name;
         // a field of the wrong type would be replaced or copied as it is).
-        if kind == Kind::VirtualMachine
-            && let Some(d) = pipeline::vm_diagnostic(obj)
-        {
+        let refused = if kind == Kind::VirtualMachine {
+            pipeline::vm_diagnostic(obj)
+        } else {
+            pipeline::vmi_diagnostic(obj)
+        };
+        if let Some(d) = refused {
             diagnostics.push(d);
             return None;
         }

@@ -143,26 +143,61 @@ fn wrong_types(v: &Value, ty: Ty, path: &str) -> Vec<WrongType> {
 /// The wrongly typed fields of a VirtualMachine: its matchers and the parts of its template
 /// that instancetypes, preferences and defaults read, list items included.
 pub fn virtual_machine(vm: &Value) -> Vec<WrongType> {
+    // The object's and the template's metadata included: Go decodes both as `ObjectMeta`.
+    let spec = path::get(vm, &["spec", "template", "spec"]);
+    let domain = spec.and_then(|s| s.field("domain"));
+    object(
+        vm,
+        schema::VIRTUAL_MACHINE,
+        spec,
+        domain,
+        "spec.template.spec",
+    )
+}
+
+/// The wrongly typed fields of a VirtualMachineInstance: what [`virtual_machine`] checks of a
+/// VM's template, at the VMI's own paths.
+pub fn virtual_machine_instance(vmi: &Value) -> Vec<WrongType> {
+    let spec = vmi.field("spec");
+    let domain = spec.and_then(|s| s.field("domain"));
+    object(vmi, schema::VIRTUAL_MACHINE_INSTANCE, spec, domain, "spec")
+}
+
+/// The wrongly typed fields of a VirtualMachineInstancePreset: the domain it copies into
+/// VMIs, the items of its device lists included.
+pub fn preset(preset: &Value) -> Vec<WrongType> {
+    // A preset's `spec` holds a domain and no networks or volumes: the domain's lists only.
+    let domain = path::get(preset, &["spec", "domain"]);
+    object(preset, schema::PRESET, None, domain, "spec")
+}
+
+/// The wrongly typed fields of `obj`, of type `ty`, and of the list items the rules read in its
+/// VMI spec (or a VM's template spec) `spec` and its `domain`, the spec being found at
+/// `root`.
+fn object(
+    obj: &Value,
+    ty: Ty,
+    spec: Option<&Value>,
+    domain: Option<&Value>,
+    root: &str,
+) -> Vec<WrongType> {
     let mut out = Vec::new();
-    // Nearly every VM is well typed: a lean pass says so, and only a part it finds wrong is
-    // walked again to name the fields.
+    // Nearly every object is well typed: a lean pass says so, and only a part it finds wrong
+    // is walked again to name the fields.
     let mut check = |v: &Value, ty: Ty, at: &At<'_>| {
         if !well_typed(v, ty) {
             walk(v, ty, at, &mut out);
         }
     };
-    // The object's and the template's metadata included: Go decodes both as `ObjectMeta`.
-    check(vm, schema::VIRTUAL_MACHINE, &At::Root(""));
-    let Some(spec) = path::get(vm, &["spec", "template", "spec"]) else {
-        return out;
-    };
-    let template_spec = At::Root("spec.template.spec");
-    let devices = path::get(spec, &["domain", "devices"]);
-    for (at, parent, key, ty) in LISTS {
-        let parent = if *parent { devices } else { Some(spec) };
-        // The list itself has been checked by the schema; here its items.
+    check(obj, ty, &At::Root(""));
+    let root = At::Root(root);
+    // `domain.devices.interfaces` is a key of `devices`, `networks` one of the spec. The lists
+    // themselves have been checked with the object; here their items.
+    let devices = domain.and_then(|d| d.field("devices"));
+    for (at, in_devices, key, ty) in LISTS {
+        let parent = if *in_devices { devices } else { spec };
         if let Some(list @ Value::Array(_)) = parent.and_then(|p| p.field(key)) {
-            check(list, Ty::List(ty), &At::Key(&template_spec, at));
+            check(list, Ty::List(ty), &At::Key(&root, at));
         }
     }
     out
@@ -193,9 +228,9 @@ fn well_typed(v: &Value, ty: Ty) -> bool {
     }
 }
 
-/// The lists of the template spec whose items the rules read, with the item fields read: the
-/// dotted path, whether the list is in `domain.devices` (else in the spec itself), its key.
-/// (Disks are in the schema itself, names and all.)
+/// The lists of a VMI spec whose items the rules read, with the item fields read: the dotted
+/// path from the spec, whether the list is in `domain.devices` (else in the spec itself), its
+/// key. (Disks are in the schema itself, names and all.)
 const LISTS: &[(&str, bool, &str, &Ty)] = &[
     (
         "domain.devices.interfaces",
@@ -304,6 +339,41 @@ mod tests {
                 "spec.template.spec.domain.devices.disks[0].disk.bus",
             ]
         );
+    }
+
+    #[test]
+    fn vmis_and_presets_are_checked_at_their_own_paths() {
+        let vmi = json!({"spec": {"domain": {"cpu": {"cores": "2"},
+            "devices": {"interfaces": [{"name": "default", "bootOrder": "1"}]}},
+            "networks": [{"name": 7}]}});
+        let got: Vec<String> = virtual_machine_instance(&vmi)
+            .iter()
+            .map(|w| w.field.clone())
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "spec.domain.cpu.cores",
+                "spec.domain.devices.interfaces[0].bootOrder",
+                "spec.networks[0].name",
+            ]
+        );
+        let preset = json!({"spec": {"selector": {"matchLabels": {"a": "b"}},
+            "domain": {"memory": {"guest": true},
+            "devices": {"inputs": [{"name": "tablet", "bus": 1}]}}}});
+        let got: Vec<String> = super::preset(&preset)
+            .iter()
+            .map(|w| w.field.clone())
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "spec.domain.memory.guest",
+                "spec.domain.devices.inputs[0].bus"
+            ]
+        );
+        assert!(virtual_machine_instance(&json!({"spec": {"domain": {"devices": {}}}})).is_empty());
+        assert!(super::preset(&json!({"spec": {"domain": {"cpu": {"cores": 2}}}})).is_empty());
     }
 
     #[test]

@@ -207,6 +207,41 @@ fn a_preset_without_a_domain_is_refused_and_selects_nothing() {
     insta::assert_snapshot!(presets_stage("preset-without-domain.yaml"));
 }
 
+/// A preset or a VMI with a field of the wrong type is refused by the API server: an error
+/// names the field, the preset selects nothing and the VMI is not built, instead of the field
+/// being copied as it is or dropped for a default.
+#[test]
+fn presets_and_vmis_of_the_wrong_type_are_refused() {
+    let _guard = snapshot_settings();
+    insta::assert_snapshot!(presets_stage("wrong-types.yaml"));
+    let full = outcome(kvrender().current_dir(testdata("vmi")).args([
+        "vmi",
+        "--no-default-catalog",
+        "wrong-types.yaml",
+    ]));
+    let (stdout, stderr) = full.split_once("----- stderr -----").expect("both streams");
+    assert!(stdout.starts_with("exit: 1\n"), "{full}");
+    assert_eq!(
+        stdout.matches("kind: VirtualMachineInstance\n").count(),
+        1,
+        "{stdout}"
+    );
+    assert!(stdout.contains("  name: web\n"), "{stdout}");
+    assert!(stdout.contains("      cores: 1\n"), "{stdout}");
+    assert!(!stdout.contains("cores: two") && !stdout.contains("/two-cores"));
+    assert!(
+        stderr
+            .contains("error[KV004] VirtualMachineInstancePreset/two-cores: spec.domain.cpu.cores"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "error[KV004] VirtualMachineInstance/typo: spec.domain.devices.interfaces[0].bootOrder"
+        ),
+        "{stderr}"
+    );
+}
+
 /// The stderr of `kvrender migrate presets` on one file holding `text`.
 fn migrate_stderr(text: &str) -> String {
     let tmp = tempfile::tempdir().unwrap();
@@ -217,6 +252,40 @@ fn migrate_stderr(text: &str) -> String {
         .output()
         .unwrap();
     String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A preset the API server refuses for a field of the wrong type is not migrated: an error
+/// names the field, and nothing is written for it.
+#[test]
+fn migrate_presets_refuses_a_preset_of_the_wrong_type() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("all.yaml"),
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
+         name: typo\nspec:\n  selector:\n    matchLabels: {size: small}\n  domain:\n    \
+         cpu: {cores: two}\n    resources:\n      requests: {memory: 1Gi}\n---\n\
+         apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
+         name: small\nspec:\n  selector:\n    matchLabels: {size: small}\n  domain:\n    \
+         cpu: {cores: 2}\n    resources:\n      requests: {memory: 1Gi}\n",
+    )
+    .unwrap();
+    let out = kvrender()
+        .current_dir(tmp.path())
+        .args(["migrate", "presets", "all.yaml"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "all.yaml:9: error[KV004] VirtualMachineInstancePreset/typo: spec.domain.cpu.cores: \
+             must be a non-negative integer, not a string"
+        ),
+        "{stderr}"
+    );
+    assert!(!stdout.contains("name: typo"), "{stdout}");
+    assert!(stdout.contains("  name: small\n"), "{stdout}");
 }
 
 /// A bare VirtualMachineInstance a preset selects is not told to add matchers it cannot have:
