@@ -659,11 +659,24 @@ pub const PRESET: Ty = Ty::Struct(&[
     Field(
         "spec",
         Ty::Struct(&[
-            Field("selector", Ty::OpaqueMap),
+            Field("selector", Ty::Struct(LABEL_SELECTOR)),
             Field("domain", Ty::Struct(DOMAIN)),
         ]),
     ),
 ]);
+
+/// A Kubernetes label selector (`metav1.LabelSelector`).
+const LABEL_SELECTOR: &[Field] = &[
+    Field("matchLabels", Ty::StrMap),
+    Field(
+        "matchExpressions",
+        Ty::List(&Ty::Struct(&[
+            Field("key", Ty::Str),
+            Field("operator", Ty::Str),
+            Field("values", Ty::List(&Ty::Str)),
+        ])),
+    ),
+];
 
 #[cfg(test)]
 mod tests {

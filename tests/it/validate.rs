@@ -633,7 +633,10 @@ fn vmis_and_presets_are_typed_like_a_vm_template() {
          spec:\n  selector: {matchLabels: {app: web}}\n  domain:\n    devices: {}\n    \
          cpu: {dedicatedCPUPlacement: true}\n    resources:\n      requests: {memory: 1gi}\n\
          ---\napiVersion: kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata: {name: v}\n\
-         spec:\n  domain:\n    devices: {}\n    resources:\n      requests: {memory: 2 Gi}\n",
+         spec:\n  domain:\n    devices: {}\n    resources:\n      requests: {memory: 2 Gi}\n\
+         ---\napiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata: {name: q}\n\
+         spec:\n  selector:\n    matchLabel: {app: web}\n    \
+         matchExpressions: [{key: app, operator: In, values: web}]\n  domain: {devices: {}}\n",
     );
     let out = run_on(&["validate", "--no-default-catalog"], &file);
     assert_eq!(out.status.code(), Some(1));
@@ -653,6 +656,17 @@ fn vmis_and_presets_are_typed_like_a_vm_template() {
             19,
             "error[KV004] VirtualMachineInstance/v: spec.domain.resources.requests.memory: must \
              be a quantity",
+        ),
+        // The selector is a label selector, typed and named as one.
+        (
+            26,
+            "warning[KV022] VirtualMachineInstancePreset/q: spec.selector.matchLabel: unknown \
+             field `matchLabel` in `spec.selector`",
+        ),
+        (
+            27,
+            "error[KV004] VirtualMachineInstancePreset/q: \
+             spec.selector.matchExpressions[0].values: must be a list, not a string",
         ),
     ] {
         let prefix = format!("vmi.yaml:{line}: {want}");
