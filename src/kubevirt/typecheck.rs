@@ -321,18 +321,19 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The paths of the fields `check` finds wrongly typed in `v`.
+    fn fields(check: fn(&Value) -> Vec<WrongType>, v: &Value) -> Vec<String> {
+        check(v).into_iter().map(|w| w.field).collect()
+    }
+
     #[test]
     fn vm_fields_the_rules_read_are_checked() {
         let vm = json!({"spec": {"template": {"spec": {"domain": {
             "cpu": {"sockets": {"n": 1}},
             "memory": {"guest": ["1Gi"]},
             "devices": {"disks": [{"name": "a", "disk": {"bus": 5}}]}}}}}});
-        let got: Vec<String> = virtual_machine(&vm)
-            .iter()
-            .map(|w| w.field.clone())
-            .collect();
         assert_eq!(
-            got,
+            fields(virtual_machine, &vm),
             [
                 "spec.template.spec.domain.cpu.sockets",
                 "spec.template.spec.domain.memory.guest",
@@ -346,12 +347,8 @@ mod tests {
         let vmi = json!({"spec": {"domain": {"cpu": {"cores": "2"},
             "devices": {"interfaces": [{"name": "default", "bootOrder": "1"}]}},
             "networks": [{"name": 7}]}});
-        let got: Vec<String> = virtual_machine_instance(&vmi)
-            .iter()
-            .map(|w| w.field.clone())
-            .collect();
         assert_eq!(
-            got,
+            fields(virtual_machine_instance, &vmi),
             [
                 "spec.domain.cpu.cores",
                 "spec.domain.devices.interfaces[0].bootOrder",
@@ -361,12 +358,8 @@ mod tests {
         let preset = json!({"spec": {"selector": {"matchLabels": {"a": "b"}},
             "domain": {"memory": {"guest": true},
             "devices": {"inputs": [{"name": "tablet", "bus": 1}]}}}});
-        let got: Vec<String> = super::preset(&preset)
-            .iter()
-            .map(|w| w.field.clone())
-            .collect();
         assert_eq!(
-            got,
+            fields(super::preset, &preset),
             [
                 "spec.domain.memory.guest",
                 "spec.domain.devices.inputs[0].bus"

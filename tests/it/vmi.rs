@@ -168,20 +168,14 @@ fn migrate_presets_to_preferences() {
 /// VMI's name and firmware UUID come from the VM's name.
 #[test]
 fn a_vm_without_a_valid_name_makes_no_vmi() {
-    let tmp = tempfile::tempdir().unwrap();
-    std::fs::write(
-        tmp.path().join("vms.yaml"),
+    let out = run_on_text(
+        &["vmi", "--no-default-catalog"],
+        "vms.yaml",
         "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  namespace: x\n\
          spec:\n  template: {}\n---\n\
          apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: n\n\
          spec:\n  template: {}\n",
-    )
-    .unwrap();
-    let out = kvrender()
-        .current_dir(tmp.path())
-        .args(["vmi", "--no-default-catalog", "vms.yaml"])
-        .output()
-        .unwrap();
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
@@ -242,15 +236,21 @@ fn presets_and_vmis_of_the_wrong_type_are_refused() {
     );
 }
 
+/// `kvrender ARGS FILE` run beside `FILE`, a file named `file` holding `text`.
+fn run_on_text(args: &[&str], file: &str, text: &str) -> std::process::Output {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join(file), text).unwrap();
+    kvrender()
+        .current_dir(tmp.path())
+        .args(args)
+        .arg(file)
+        .output()
+        .unwrap()
+}
+
 /// The stderr of `kvrender migrate presets` on one file holding `text`.
 fn migrate_stderr(text: &str) -> String {
-    let tmp = tempfile::tempdir().unwrap();
-    std::fs::write(tmp.path().join("all.yaml"), text).unwrap();
-    let out = kvrender()
-        .current_dir(tmp.path())
-        .args(["migrate", "presets", "all.yaml"])
-        .output()
-        .unwrap();
+    let out = run_on_text(&["migrate", "presets"], "all.yaml", text);
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
@@ -258,22 +258,16 @@ fn migrate_stderr(text: &str) -> String {
 /// names the field, and nothing is written for it.
 #[test]
 fn migrate_presets_refuses_a_preset_of_the_wrong_type() {
-    let tmp = tempfile::tempdir().unwrap();
-    std::fs::write(
-        tmp.path().join("all.yaml"),
+    let out = run_on_text(
+        &["migrate", "presets"],
+        "all.yaml",
         "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
          name: typo\nspec:\n  selector:\n    matchLabels: {size: small}\n  domain:\n    \
          cpu: {cores: two}\n    resources:\n      requests: {memory: 1Gi}\n---\n\
          apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
          name: small\nspec:\n  selector:\n    matchLabels: {size: small}\n  domain:\n    \
          cpu: {cores: 2}\n    resources:\n      requests: {memory: 1Gi}\n",
-    )
-    .unwrap();
-    let out = kvrender()
-        .current_dir(tmp.path())
-        .args(["migrate", "presets", "all.yaml"])
-        .output()
-        .unwrap();
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
