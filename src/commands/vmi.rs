@@ -199,7 +199,7 @@ fn build_one(
         Ok(outcome) => {
             for skipped in &outcome.skipped {
                 // At the line where the VMI (or the VM's template) sets the field.
-                let mut at = domain_field(&skipped.field);
+                let mut at = format!("spec.domain.{}", skipped.domain_path());
                 if kind == Kind::VirtualMachine {
                     at = template_field(&at);
                 }
@@ -288,17 +288,6 @@ fn build_one(
     Some(vmi)
 }
 
-/// Where a VMI spec holds the field KubeVirt's preset step names after the domain
-/// (`spec.cpu` is `spec.domain.cpu`, `spec.resources.requests[memory]` is
-/// `spec.domain.resources.requests.memory`).
-fn domain_field(field: &str) -> String {
-    let path = field.replace('[', ".").replace(']', "");
-    match path.strip_prefix("spec.") {
-        Some(rest) => format!("spec.domain.{rest}"),
-        None => path,
-    }
-}
-
 /// The field of a VM's template that becomes `field` of the VMI the VM starts: the VMI's spec
 /// and metadata are the template's.
 fn template_field(field: &str) -> String {
@@ -371,11 +360,6 @@ mod tests {
         ] {
             assert_eq!(template_field(vmi), template, "{vmi}");
         }
-        assert_eq!(
-            domain_field("spec.resources.requests[memory]"),
-            "spec.domain.resources.requests.memory"
-        );
-        assert_eq!(domain_field("spec.clock.timer"), "spec.domain.clock.timer");
     }
 
     fn args(paths: &[PathBuf], extra: &[&str]) -> VmiArgs {

@@ -215,15 +215,12 @@ pub fn migrate_presets(objects: &[Object]) -> MigrateResult {
             // A section with an override of its own is told as that override.
             let not_applied = skipped
                 .into_iter()
-                .filter(|skip| {
-                    let section = skip.field.strip_prefix("spec.").unwrap_or(&skip.field);
-                    let section = section.split(['.', '[']).next().unwrap_or_default();
+                .filter_map(|skip| {
+                    let at = skip.domain_path();
+                    let section = at.split('.').next().unwrap_or_default();
                     let under = format!("{prefix}.{section}.");
-                    !overridden.iter().any(|(f, ..)| f.starts_with(&under))
-                })
-                .map(|skip| {
-                    let rest = skip.field.strip_prefix("spec.").unwrap_or(&skip.field);
-                    (format!("{prefix}.{rest}"), skip)
+                    let told = overridden.iter().any(|(f, ..)| f.starts_with(&under));
+                    (!told).then(|| (format!("{prefix}.{at}"), skip))
                 })
                 .collect();
             result.matchers.push(MatcherSuggestion {

@@ -67,6 +67,15 @@ pub struct SkippedField {
     pub detail: String,
 }
 
+impl SkippedField {
+    /// The field's dotted path under the VMI's `domain`: KubeVirt names it after `spec.`
+    /// (`spec.cpu`, `spec.resources.requests[memory]`), which is where a preset keeps it.
+    pub fn domain_path(&self) -> String {
+        let field = self.field.strip_prefix("spec.").unwrap_or(&self.field);
+        field.replace('[', ".").replace(']', "")
+    }
+}
+
 impl fmt::Display for SkippedField {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
@@ -1661,6 +1670,8 @@ mod tests {
         assert_eq!(out.applied, ["mem"]);
         assert_eq!(out.skipped.len(), 1);
         assert_eq!(out.skipped[0].field, "spec.resources.requests[memory]");
+        // Where the VMI and the preset hold it.
+        assert_eq!(out.skipped[0].domain_path(), "resources.requests.memory");
         assert_eq!(
             v["spec"]["domain"]["resources"],
             json!({"requests": {"memory": "1Gi"}})
