@@ -156,14 +156,16 @@ pub fn vmi_diagnostic(vmi: &Object) -> Option<Diagnostic> {
     })
 }
 
-/// A VirtualMachineInstancePreset the API server refuses for a field of the wrong type: it
-/// is never created, so it selects nothing.
+/// A VirtualMachineInstancePreset the API server refuses, for its name or a field of the
+/// wrong type: it is never created, so it selects nothing.
 pub fn preset_diagnostic(preset: &Object) -> Option<Diagnostic> {
-    wrong_type_diagnostic(
-        preset,
-        &typecheck::preset(&preset.value),
-        ": the API server refuses the preset, so it selects no VirtualMachineInstance",
-    )
+    const NOTE: &str =
+        ": the API server refuses the preset, so it selects no VirtualMachineInstance";
+    if let Some(mut d) = name_diagnostic(preset) {
+        d.message.push_str(NOTE);
+        return Some(d);
+    }
+    wrong_type_diagnostic(preset, &typecheck::preset(&preset.value), NOTE)
 }
 
 /// Check what expansion needs of a VM before it runs: a valid name, and fields of the right

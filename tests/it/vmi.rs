@@ -282,6 +282,45 @@ fn migrate_presets_refuses_a_preset_of_the_wrong_type() {
     assert!(stdout.contains("  name: small\n"), "{stdout}");
 }
 
+/// A preset without a name, or with one the API server refuses, is never created: `vmi`
+/// applies it to nothing (it would name an annotation after it) and `migrate presets` writes
+/// nothing named after it.
+#[test]
+fn presets_without_a_valid_name_are_refused() {
+    let text = "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
+                name: \"Bad Name!\"\nspec:\n  selector: {}\n  domain:\n    cpu: {cores: 2}\n---\n\
+                apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata: {}\n\
+                spec:\n  selector: {}\n  domain:\n    cpu: {cores: 2}\n---\n\
+                apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata: {name: v}\n\
+                spec:\n  domain:\n    devices: {}\n    memory: {guest: 1Gi}\n";
+    for args in [
+        &["vmi", "--no-default-catalog"][..],
+        &["migrate", "presets"],
+    ] {
+        let out = run_on_text(args, "all.yaml", text);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        for want in [
+            "all.yaml:4: error[KV003] VirtualMachineInstancePreset/\"Bad Name!\": metadata.name: \
+             \"Bad Name!\" is not a valid Kubernetes name",
+            "all.yaml:12: error[KV003] VirtualMachineInstancePreset/<no name>: metadata.name: the \
+             VirtualMachineInstancePreset has no `metadata.name`",
+        ] {
+            assert!(stderr.contains(want), "{args:?}: no `{want}` in {stderr}");
+        }
+        assert!(
+            !stdout.contains("Bad Name") && !stdout.contains("name: \"\""),
+            "{stdout}"
+        );
+        assert!(
+            !stdout.contains("virtualmachinepreset.kubevirt.io/"),
+            "{stdout}"
+        );
+        assert!(!stderr.contains("selected by preset"), "{stderr}");
+    }
+}
+
 /// A bare VirtualMachineInstance a preset selects is not told to add matchers it cannot have:
 /// only a VirtualMachine names an instancetype or preference.
 #[test]
