@@ -81,9 +81,14 @@ impl<'a> Context<'a> {
         profile: &'a ClusterProfile,
         objects: impl IntoIterator<Item = &'a Object>,
     ) -> Self {
+        // The presets the cluster creates: with a domain, a valid name and well-typed fields.
         let presets: Vec<&Object> = objects
             .into_iter()
-            .filter(|o| o.kind() == Kind::VirtualMachineInstancePreset && presets::is_admitted(o))
+            .filter(|o| {
+                o.kind() == Kind::VirtualMachineInstancePreset
+                    && presets::is_admitted(o)
+                    && crate::pipeline::preset_diagnostic(o).is_none()
+            })
             .collect();
         Context {
             index,

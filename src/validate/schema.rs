@@ -3,7 +3,7 @@
 //! `core/v1/types.go`, `core/v1/schema.go`, at d923fdb815).
 //!
 //! It covers instancetype and preference specs and the parts of a VirtualMachine that
-//! instancetypes and preferences touch. Everything below those parts (volume sources, features,
+//! instancetypes, preferences and presets touch. Everything below those parts (volume sources,
 //! affinity, ...) is [`Ty::Opaque`]: we check neither its names nor its types. Field names are
 //! case-sensitive, as the API server treats them: an unknown field is refused under strict field
 //! validation (`kubectl`'s default) and pruned without a word otherwise.
@@ -383,22 +383,22 @@ const DEVICE_PREFERENCES: &[Field] = &[
     Field("preferredDiskIO", Ty::Str),
     Field("preferredDiskBlockSize", Ty::OpaqueMap),
     Field("preferredInterfaceModel", Ty::Str),
-    Field("preferredRng", Ty::OpaqueMap),
+    Field("preferredRng", Ty::Struct(&[])),
     Field("preferredBlockMultiQueue", Ty::Bool),
     Field("preferredNetworkInterfaceMultiQueue", Ty::Bool),
-    Field("preferredTPM", Ty::OpaqueMap),
-    Field("preferredInterfaceMasquerade", Ty::OpaqueMap),
+    Field("preferredTPM", Ty::Struct(TPM)),
+    Field("preferredInterfaceMasquerade", Ty::Struct(&[])),
     Field("preferredPanicDeviceModel", Ty::Str),
     Field("preferredVideoType", Ty::Str),
 ];
 
 const FEATURE_PREFERENCES: &[Field] = &[
-    Field("preferredAcpi", Ty::OpaqueMap),
-    Field("preferredApic", Ty::OpaqueMap),
-    Field("preferredHyperv", Ty::OpaqueMap),
-    Field("preferredKvm", Ty::OpaqueMap),
-    Field("preferredPvspinlock", Ty::OpaqueMap),
-    Field("preferredSmm", Ty::OpaqueMap),
+    Field("preferredAcpi", Ty::Struct(FEATURE_STATE)),
+    Field("preferredApic", Ty::Struct(APIC)),
+    Field("preferredHyperv", Ty::Struct(HYPERV)),
+    Field("preferredKvm", Ty::Struct(KVM)),
+    Field("preferredPvspinlock", Ty::Struct(FEATURE_STATE)),
+    Field("preferredSmm", Ty::Struct(FEATURE_STATE)),
 ];
 
 const FIRMWARE_PREFERENCES: &[Field] = &[
@@ -406,13 +406,13 @@ const FIRMWARE_PREFERENCES: &[Field] = &[
     Field("preferredUseBiosSerial", Ty::Bool),
     Field("preferredUseEfi", Ty::Bool),
     Field("preferredUseSecureBoot", Ty::Bool),
-    Field("preferredEfi", Ty::OpaqueMap),
+    Field("preferredEfi", Ty::Struct(EFI)),
 ];
 
 const MACHINE_PREFERENCES: &[Field] = &[Field("preferredMachineType", Ty::Str)];
 const CLOCK_PREFERENCES: &[Field] = &[
-    Field("preferredClockOffset", Ty::OpaqueMap),
-    Field("preferredTimer", Ty::OpaqueMap),
+    Field("preferredClockOffset", Ty::Struct(CLOCK_OFFSET)),
+    Field("preferredTimer", Ty::Struct(TIMERS)),
 ];
 const VOLUME_PREFERENCES: &[Field] = &[Field("preferredStorageClassName", Ty::Str)];
 const CPU_REQUIREMENT: &[Field] = &[Field("guest", Ty::Uint32)];
@@ -506,7 +506,7 @@ const DEVICES: &[Field] = &[
     Field("useVirtioTransitional", Ty::Bool),
     Field("disableHotplug", Ty::Bool),
     Field("disks", Ty::List(&Ty::Struct(DISK))),
-    Field("watchdog", Ty::OpaqueMap),
+    Field("watchdog", Ty::Struct(WATCHDOG)),
     Field("interfaces", MAP_LIST),
     Field("inputs", MAP_LIST),
     Field("autoattachPodInterface", Ty::Bool),
@@ -516,7 +516,7 @@ const DEVICES: &[Field] = &[
     Field("autoattachMemBalloon", Ty::Bool),
     Field("autoattachInputDevice", Ty::Bool),
     Field("autoattachVSOCK", Ty::Bool),
-    Field("rng", Ty::OpaqueMap),
+    Field("rng", Ty::Struct(&[])),
     Field("blockMultiQueue", Ty::Bool),
     Field("networkInterfaceMultiqueue", Ty::Bool),
     Field("gpus", MAP_LIST),
@@ -525,25 +525,167 @@ const DEVICES: &[Field] = &[
     Field("filesystems", MAP_LIST),
     Field("hostDevices", MAP_LIST),
     Field("clientPassthrough", Ty::OpaqueMap),
-    Field("sound", Ty::OpaqueMap),
-    Field("tpm", Ty::OpaqueMap),
-    Field("video", Ty::OpaqueMap),
+    Field(
+        "sound",
+        Ty::Struct(&[Field("name", Ty::Str), Field("model", Ty::Str)]),
+    ),
+    Field("tpm", Ty::Struct(TPM)),
+    Field("video", Ty::Struct(&[Field("type", Ty::Str)])),
 ];
 
 const MACHINE: &[Field] = &[Field("type", Ty::Str)];
+
+/// `enabled`, alone (`FeatureState`) or inlined first in a larger feature.
+const FEATURE_STATE: &[Field] = &[Field("enabled", Ty::Bool)];
+
+const FIRMWARE: &[Field] = &[
+    Field("uuid", Ty::Str),
+    Field(
+        "bootloader",
+        Ty::Struct(&[
+            Field("bios", Ty::Struct(&[Field("useSerial", Ty::Bool)])),
+            Field("efi", Ty::Struct(EFI)),
+        ]),
+    ),
+    Field("serial", Ty::Str),
+    Field(
+        "kernelBoot",
+        Ty::Struct(&[
+            Field("kernelArgs", Ty::Str),
+            Field(
+                "container",
+                Ty::Struct(&[
+                    Field("image", Ty::Str),
+                    Field("imagePullSecret", Ty::Str),
+                    Field("imagePullPolicy", Ty::Str),
+                    Field("kernelPath", Ty::Str),
+                    Field("initrdPath", Ty::Str),
+                ]),
+            ),
+        ]),
+    ),
+    Field(
+        "acpi",
+        Ty::Struct(&[Field("slicNameRef", Ty::Str), Field("msdmNameRef", Ty::Str)]),
+    ),
+];
+
+/// A timer: whether it is `present`, and the tick policy of those that have one.
+const TIMER: &[Field] = &[Field("present", Ty::Bool), Field("tickPolicy", Ty::Str)];
+
+/// The timers of a clock (`Timer`).
+const TIMERS: &[Field] = &[
+    Field("hpet", Ty::Struct(TIMER)),
+    Field("kvm", Ty::Struct(&[Field("present", Ty::Bool)])),
+    Field("pit", Ty::Struct(TIMER)),
+    Field(
+        "rtc",
+        Ty::Struct(&[
+            Field("present", Ty::Bool),
+            Field("tickPolicy", Ty::Str),
+            Field("track", Ty::Str),
+        ]),
+    ),
+    Field("hyperv", Ty::Struct(&[Field("present", Ty::Bool)])),
+];
+
+/// A clock's offset (`ClockOffset`): `utc` or `timezone`.
+const CLOCK_OFFSET: &[Field] = &[
+    Field("utc", Ty::Struct(&[Field("offsetSeconds", Ty::Int)])),
+    Field("timezone", Ty::Str),
+];
+
+/// A clock: its offset (inlined) and its timers.
+const CLOCK: &[Field] = &[
+    CLOCK_OFFSET[0],
+    CLOCK_OFFSET[1],
+    Field("timer", Ty::Struct(TIMERS)),
+];
+
+/// A Hyper-V feature with a `direct` mode besides its state (`synictimer`).
+const FEATURE_WITH_DIRECT: &[Field] = &[
+    Field("enabled", Ty::Bool),
+    Field("direct", Ty::Struct(FEATURE_STATE)),
+];
+
+const HYPERV: &[Field] = &[
+    Field("relaxed", Ty::Struct(FEATURE_STATE)),
+    Field("vapic", Ty::Struct(FEATURE_STATE)),
+    Field(
+        "spinlocks",
+        Ty::Struct(&[Field("enabled", Ty::Bool), Field("spinlocks", Ty::Uint32)]),
+    ),
+    Field("vpindex", Ty::Struct(FEATURE_STATE)),
+    Field("runtime", Ty::Struct(FEATURE_STATE)),
+    Field("synic", Ty::Struct(FEATURE_STATE)),
+    Field("synictimer", Ty::Struct(FEATURE_WITH_DIRECT)),
+    Field("reset", Ty::Struct(FEATURE_STATE)),
+    Field(
+        "vendorid",
+        Ty::Struct(&[Field("enabled", Ty::Bool), Field("vendorid", Ty::Str)]),
+    ),
+    Field("frequencies", Ty::Struct(FEATURE_STATE)),
+    Field("reenlightenment", Ty::Struct(FEATURE_STATE)),
+    Field(
+        "tlbflush",
+        Ty::Struct(&[
+            Field("enabled", Ty::Bool),
+            Field("direct", Ty::Struct(FEATURE_STATE)),
+            Field("extended", Ty::Struct(FEATURE_STATE)),
+        ]),
+    ),
+    Field("ipi", Ty::Struct(FEATURE_STATE)),
+    Field("evmcs", Ty::Struct(FEATURE_STATE)),
+];
+
+const APIC: &[Field] = &[
+    Field("enabled", Ty::Bool),
+    Field("endOfInterrupt", Ty::Bool),
+];
+const KVM: &[Field] = &[Field("hidden", Ty::Bool)];
+
+const FEATURES: &[Field] = &[
+    Field("acpi", Ty::Struct(FEATURE_STATE)),
+    Field("apic", Ty::Struct(APIC)),
+    Field("hypervPassthrough", Ty::Struct(FEATURE_STATE)),
+    Field("hyperv", Ty::Struct(HYPERV)),
+    Field("smm", Ty::Struct(FEATURE_STATE)),
+    Field("kvm", Ty::Struct(KVM)),
+    Field("pvspinlock", Ty::Struct(FEATURE_STATE)),
+];
+
+const EFI: &[Field] = &[Field("secureBoot", Ty::Bool), Field("persistent", Ty::Bool)];
+const TPM: &[Field] = &[Field("enabled", Ty::Bool), Field("persistent", Ty::Bool)];
+
+/// The action of a watchdog device (`i6300esb`, `diag288`).
+const WATCHDOG_DEVICE: &[Field] = &[Field("action", Ty::Str)];
+
+const WATCHDOG: &[Field] = &[
+    Field("name", Ty::Str),
+    Field("i6300esb", Ty::Struct(WATCHDOG_DEVICE)),
+    Field("diag288", Ty::Struct(WATCHDOG_DEVICE)),
+];
+
+const CHASSIS: &[Field] = &[
+    Field("manufacturer", Ty::Str),
+    Field("version", Ty::Str),
+    Field("serial", Ty::Str),
+    Field("asset", Ty::Str),
+    Field("sku", Ty::Str),
+];
 
 const DOMAIN: &[Field] = &[
     Field("resources", Ty::Struct(RESOURCES)),
     Field("cpu", Ty::Struct(VM_CPU)),
     Field("memory", Ty::Struct(VM_MEMORY)),
     Field("machine", Ty::Struct(MACHINE)),
-    Field("firmware", Ty::OpaqueMap),
-    Field("clock", Ty::OpaqueMap),
-    Field("features", Ty::OpaqueMap),
+    Field("firmware", Ty::Struct(FIRMWARE)),
+    Field("clock", Ty::Struct(CLOCK)),
+    Field("features", Ty::Struct(FEATURES)),
     Field("devices", Ty::Struct(DEVICES)),
     Field("ioThreadsPolicy", Ty::Str),
     Field("ioThreads", Ty::Struct(IO_THREADS)),
-    Field("chassis", Ty::OpaqueMap),
+    Field("chassis", Ty::Struct(CHASSIS)),
     Field("launchSecurity", Ty::OpaqueMap),
     Field("rebootPolicy", Ty::Str),
 ];
@@ -778,6 +920,58 @@ mod tests {
                 }]
             ),
             "{out:?}"
+        );
+    }
+
+    #[test]
+    fn features_firmware_clock_and_devices_are_typed() {
+        // What presets copy into VMIs and preferences fill in: their names and types are
+        // known down to the leaves.
+        let vm = json!({"spec": {"template": {"spec": {"domain": {
+            "features": {"hyperV": {}, "hyperv": {"spinlocks": {"spinlocks": "8191"},
+                "synictimer": {"direct": {"enabled": true}}}},
+            "firmware": {"serial": 7, "bootloader": {"efi": {"secureBoot": false}}},
+            "clock": {"utc": {"offsetSeconds": 60}, "timer": {"rtc": {"track": "guest",
+                "present": "yes"}}},
+            "devices": {"watchdog": {"name": "w", "i6300ESB": {}}, "rng": {"x": 1},
+                "tpm": {"persistent": true}}}}}}});
+        let mut out = Vec::new();
+        check(&vm, VIRTUAL_MACHINE, "", &mut out);
+        let got: Vec<String> = out
+            .iter()
+            .map(|p| match p {
+                Problem::Unknown {
+                    parent,
+                    key,
+                    suggestion,
+                    ..
+                } => format!("unknown {parent}.{key} {suggestion:?}"),
+                Problem::WrongType { path, .. } => format!("wrong {path}"),
+            })
+            .collect();
+        let domain = "spec.template.spec.domain";
+        assert_eq!(
+            got,
+            [
+                format!("unknown {domain}.features.hyperV Some(\"hyperv\")"),
+                format!("wrong {domain}.features.hyperv.spinlocks.spinlocks"),
+                format!("wrong {domain}.firmware.serial"),
+                format!("wrong {domain}.clock.timer.rtc.present"),
+                format!("unknown {domain}.devices.watchdog.i6300ESB Some(\"i6300esb\")"),
+                format!("unknown {domain}.devices.rng.x None"),
+            ]
+        );
+        let preference = json!({"features": {"preferredHyperv": {"relaxed": {"enabled": 1}}},
+            "clock": {"preferredTimer": {"hpet": {"present": false}}},
+            "firmware": {"preferredEfi": {"secureboot": true}}});
+        let mut out = Vec::new();
+        check(&preference, Ty::Struct(PREFERENCE_SPEC), "spec", &mut out);
+        assert_eq!(out.len(), 2, "{out:?}");
+        assert!(matches!(&out[0], Problem::WrongType { path, .. }
+            if path == "spec.features.preferredHyperv.relaxed.enabled"));
+        assert!(
+            matches!(&out[1], Problem::Unknown { key, suggestion: Some("secureBoot"), .. }
+            if key == "secureboot")
         );
     }
 

@@ -677,6 +677,40 @@ fn vmis_and_presets_are_typed_like_a_vm_template() {
     }
 }
 
+/// A preset the API server refuses (a name it does not take, a field of the wrong type) is
+/// reported once, and its fields are not applied to the VMIs judged with their presets.
+#[test]
+fn a_refused_preset_is_not_applied_when_vmis_are_judged() {
+    let vmi = "---\napiVersion: kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata: {name: v}\n\
+               spec:\n  domain:\n    devices: {}\n    memory: {guest: 1Gi}\n";
+    for (preset, refusal) in [
+        ("name: \"Bad Name!\"", "error[KV003]"),
+        ("name: typed\n  labels: {cores: \"1\"}", ""),
+    ] {
+        for extra in ["", "    firmware: {serial: 7}\n"] {
+            let text = format!(
+                "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
+                 {preset}\nspec:\n  selector: {{}}\n  domain:\n    devices: {{}}\n    \
+                 cpu: {{sockets: 10, maxSockets: 2}}\n{extra}{vmi}"
+            );
+            let (_tmp, file) = temp_file("all.yaml", &text);
+            let out = run_on(&["validate", "--no-default-catalog"], &file);
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            let refused = !refusal.is_empty() || !extra.is_empty();
+            // Applied, the preset's sockets exceed its maxSockets in the VMI.
+            assert_eq!(
+                stdout.contains("Number of sockets in CPU topology"),
+                !refused,
+                "{preset} {extra}: {stdout}"
+            );
+            assert_eq!(out.status.code(), Some(i32::from(refused)), "{stdout}");
+            if !refusal.is_empty() {
+                assert!(stdout.contains(refusal), "{stdout}");
+            }
+        }
+    }
+}
+
 /// A quantity string the API server's pattern refuses (`16GB`, `2 Gi`, `lots`) is KV004 with
 /// the string quoted: in an instancetype, in a VM, and in a family's size table, where every
 /// rendered object is named. `expand` and `build` refuse it and print nothing.
