@@ -10,7 +10,6 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use crate::model::path;
 use crate::model::path::{At, Fields};
 use crate::validate::schema::{self, Field, Ty, found_instead, go_reads_quantity};
 
@@ -141,66 +140,31 @@ fn wrong_types(v: &Value, ty: Ty, path: &str) -> Vec<WrongType> {
 }
 
 /// The wrongly typed fields of a VirtualMachine: its matchers and the parts of its template
-/// that instancetypes, preferences and defaults read, list items included.
+/// that instancetypes, preferences, presets and defaults read, list items included. The
+/// object's and the template's metadata are included: Go decodes both as `ObjectMeta`.
 pub fn virtual_machine(vm: &Value) -> Vec<WrongType> {
-    // The object's and the template's metadata included: Go decodes both as `ObjectMeta`.
-    let spec = path::get(vm, &["spec", "template", "spec"]);
-    let domain = spec.and_then(|s| s.field("domain"));
-    object(
-        vm,
-        schema::VIRTUAL_MACHINE,
-        spec,
-        domain,
-        "spec.template.spec",
-    )
+    object(vm, schema::VIRTUAL_MACHINE)
 }
 
 /// The wrongly typed fields of a VirtualMachineInstance: what [`virtual_machine`] checks of a
 /// VM's template, at the VMI's own paths.
 pub fn virtual_machine_instance(vmi: &Value) -> Vec<WrongType> {
-    let spec = vmi.field("spec");
-    let domain = spec.and_then(|s| s.field("domain"));
-    object(vmi, schema::VIRTUAL_MACHINE_INSTANCE, spec, domain, "spec")
+    object(vmi, schema::VIRTUAL_MACHINE_INSTANCE)
 }
 
-/// The wrongly typed fields of a VirtualMachineInstancePreset: the domain it copies into
-/// VMIs, the items of its device lists included.
+/// The wrongly typed fields of a VirtualMachineInstancePreset: its selector and the domain it
+/// copies into VMIs.
 pub fn preset(preset: &Value) -> Vec<WrongType> {
-    // A preset's `spec` holds a domain and no networks or volumes: the domain's lists only.
-    let domain = path::get(preset, &["spec", "domain"]);
-    object(preset, schema::PRESET, None, domain, "spec")
+    object(preset, schema::PRESET)
 }
 
-/// The wrongly typed fields of `obj`, of type `ty`, and of the list items the rules read in its
-/// VMI spec (or a VM's template spec) `spec` and its `domain`, the spec being found at
-/// `root`.
-fn object(
-    obj: &Value,
-    ty: Ty,
-    spec: Option<&Value>,
-    domain: Option<&Value>,
-    root: &str,
-) -> Vec<WrongType> {
-    let mut out = Vec::new();
-    // Nearly every object is well typed: a lean pass says so, and only a part it finds wrong
-    // is walked again to name the fields.
-    let mut check = |v: &Value, ty: Ty, at: &At<'_>| {
-        if !well_typed(v, ty) {
-            walk(v, ty, at, &mut out);
-        }
-    };
-    check(obj, ty, &At::Root(""));
-    let root = At::Root(root);
-    // `domain.devices.interfaces` is a key of `devices`, `networks` one of the spec. The lists
-    // themselves have been checked with the object; here their items.
-    let devices = domain.and_then(|d| d.field("devices"));
-    for (at, in_devices, key, ty) in LISTS {
-        let parent = if *in_devices { devices } else { spec };
-        if let Some(list @ Value::Array(_)) = parent.and_then(|p| p.field(key)) {
-            check(list, Ty::List(ty), &At::Key(&root, at));
-        }
+/// The wrongly typed fields of `obj`, of type `ty`. Nearly every object is well typed: a lean
+/// pass says so, and only an object it finds wrong is walked again to name the fields.
+fn object(obj: &Value, ty: Ty) -> Vec<WrongType> {
+    if well_typed(obj, ty) {
+        return Vec::new();
     }
-    out
+    wrong_types(obj, ty, "")
 }
 
 /// Whether [`walk`] of `v` against `ty` finds nothing, found without keeping track of where
@@ -227,59 +191,6 @@ fn well_typed(v: &Value, ty: Ty) -> bool {
         _ => true,
     }
 }
-
-/// The lists of a VMI spec whose items the rules read, with the item fields read: the dotted
-/// path from the spec, whether the list is in `domain.devices` (else in the spec itself), its
-/// key. (Disks are in the schema itself, names and all.)
-const LISTS: &[(&str, bool, &str, &Ty)] = &[
-    (
-        "domain.devices.interfaces",
-        true,
-        "interfaces",
-        &Ty::Struct(INTERFACE),
-    ),
-    ("domain.devices.inputs", true, "inputs", &Ty::Struct(INPUT)),
-    ("domain.devices.gpus", true, "gpus", &Ty::Struct(DEVICE)),
-    (
-        "domain.devices.hostDevices",
-        true,
-        "hostDevices",
-        &Ty::Struct(DEVICE),
-    ),
-    ("networks", false, "networks", &Ty::Struct(NAMED)),
-    ("volumes", false, "volumes", &Ty::Struct(NAMED)),
-];
-
-const INTERFACE: &[Field] = &[
-    Field("name", Ty::Str),
-    Field("model", Ty::Str),
-    Field("masquerade", Ty::OpaqueMap),
-    Field("bridge", Ty::OpaqueMap),
-    Field("sriov", Ty::OpaqueMap),
-    Field("slirp", Ty::OpaqueMap),
-    Field("macvtap", Ty::OpaqueMap),
-    Field("passt", Ty::OpaqueMap),
-    Field("binding", Ty::OpaqueMap),
-    Field("macAddress", Ty::Str),
-    Field("bootOrder", Ty::Uint32),
-    Field("pciAddress", Ty::Str),
-    Field("tag", Ty::Str),
-    Field("state", Ty::Str),
-];
-
-const INPUT: &[Field] = &[
-    Field("name", Ty::Str),
-    Field("bus", Ty::Str),
-    Field("type", Ty::Str),
-];
-
-const DEVICE: &[Field] = &[
-    Field("name", Ty::Str),
-    Field("deviceName", Ty::Str),
-    Field("tag", Ty::Str),
-];
-
-const NAMED: &[Field] = &[Field("name", Ty::Str)];
 
 /// The wrongly typed fields of the instancetype a ControllerRevision stores (its `data`).
 pub fn instancetype_revision(data: &Value) -> Vec<WrongType> {

@@ -319,6 +319,43 @@ fn walk(v: &Value, ty: Ty, at: &At<'_>, up: Option<&[Field]>, out: &mut Vec<Prob
 
 const MAP_LIST: Ty = Ty::List(&Ty::OpaqueMap);
 
+/// A DRA claim and request, inlined in GPUs and host devices and a network source.
+const CLAIM_REQUEST: [Field; 2] = [Field("claimName", Ty::Str), Field("requestName", Ty::Str)];
+
+/// `GPU`, for instancetypes and VMs alike.
+const GPUS: Ty = Ty::List(&Ty::Struct(&[
+    Field("name", Ty::Str),
+    Field("deviceName", Ty::Str),
+    CLAIM_REQUEST[0],
+    CLAIM_REQUEST[1],
+    Field(
+        "virtualGPUOptions",
+        Ty::Struct(&[Field(
+            "display",
+            Ty::Struct(&[
+                Field("enabled", Ty::Bool),
+                Field("ramFB", Ty::Struct(FEATURE_STATE)),
+            ]),
+        )]),
+    ),
+    Field("tag", Ty::Str),
+]));
+
+/// `HostDevice`, for instancetypes and VMs alike.
+const HOST_DEVICES: Ty = Ty::List(&Ty::Struct(&[
+    Field("name", Ty::Str),
+    Field("deviceName", Ty::Str),
+    CLAIM_REQUEST[0],
+    CLAIM_REQUEST[1],
+    Field("tag", Ty::Str),
+]));
+
+/// `CPUFeature`, in a VM's CPU and a preference's preferred features.
+const CPU_FEATURES: Ty = Ty::List(&Ty::Struct(&[
+    Field("name", Ty::Str),
+    Field("policy", Ty::Str),
+]));
+
 const NUMA: &[Field] = &[Field("guestMappingPassthrough", Ty::OpaqueMap)];
 const REALTIME: &[Field] = &[Field("mask", Ty::Str)];
 const HUGEPAGES: &[Field] = &[Field("pageSize", Ty::Str)];
@@ -347,8 +384,8 @@ pub const INSTANCETYPE_SPEC: &[Field] = &[
     Field("schedulerName", Ty::Str),
     Field("cpu", Ty::Struct(CPU_INSTANCETYPE)),
     Field("memory", Ty::Struct(MEMORY_INSTANCETYPE)),
-    Field("gpus", MAP_LIST),
-    Field("hostDevices", MAP_LIST),
+    Field("gpus", GPUS),
+    Field("hostDevices", HOST_DEVICES),
     Field("ioThreadsPolicy", Ty::Str),
     Field("ioThreads", Ty::Struct(IO_THREADS)),
     Field("launchSecurity", Ty::OpaqueMap),
@@ -360,7 +397,7 @@ const SPREAD_OPTIONS: &[Field] = &[Field("across", Ty::Str), Field("ratio", Ty::
 const CPU_PREFERENCES: &[Field] = &[
     Field("preferredCPUTopology", Ty::Str),
     Field("spreadOptions", Ty::Struct(SPREAD_OPTIONS)),
-    Field("preferredCPUFeatures", MAP_LIST),
+    Field("preferredCPUFeatures", CPU_FEATURES),
 ];
 
 const DEVICE_PREFERENCES: &[Field] = &[
@@ -447,7 +484,7 @@ const VM_CPU: &[Field] = &[
     Field("maxSockets", Ty::Uint32),
     Field("threads", Ty::Uint32),
     Field("model", Ty::Str),
-    Field("features", MAP_LIST),
+    Field("features", CPU_FEATURES),
     Field("dedicatedCpuPlacement", Ty::Bool),
     Field("numa", Ty::Struct(NUMA)),
     Field("isolateEmulatorThread", Ty::Bool),
@@ -502,13 +539,108 @@ const DISK: &[Field] = &[
     Field("changedBlockTracking", Ty::Bool),
 ];
 
+/// A port, as `ports` lists them.
+const PORT: &[Field] = &[
+    Field("name", Ty::Str),
+    Field("protocol", Ty::Str),
+    Field("port", Ty::Int),
+];
+
+/// A range of ports, as `portRanges` lists them.
+const PORT_RANGE: &[Field] = &[
+    Field("protocol", Ty::Str),
+    Field("start", Ty::Int),
+    Field("end", Ty::Int),
+];
+
+const DHCP_OPTIONS: &[Field] = &[
+    Field("bootFileName", Ty::Str),
+    Field("tftpServerName", Ty::Str),
+    Field("ntpServers", Ty::List(&Ty::Str)),
+    Field(
+        "privateOptions",
+        Ty::List(&Ty::Struct(&[
+            Field("option", Ty::Int),
+            Field("value", Ty::Str),
+        ])),
+    ),
+];
+
+/// A network interface, its binding method inlined.
+const INTERFACE: &[Field] = &[
+    Field("name", Ty::Str),
+    Field("model", Ty::Str),
+    Field("bridge", Ty::Struct(&[])),
+    Field("slirp", Ty::Struct(&[])),
+    Field("masquerade", Ty::Struct(&[])),
+    Field("sriov", Ty::Struct(&[])),
+    Field("macvtap", Ty::Struct(&[])),
+    Field("passt", Ty::Struct(&[])),
+    Field("passtBinding", Ty::Struct(&[])),
+    Field("binding", Ty::Struct(&[Field("name", Ty::Str)])),
+    Field("ports", Ty::List(&Ty::Struct(PORT))),
+    Field("portRanges", Ty::List(&Ty::Struct(PORT_RANGE))),
+    Field("macAddress", Ty::Str),
+    Field("bootOrder", Ty::Uint32),
+    Field("pciAddress", Ty::Str),
+    Field("dhcpOptions", Ty::Struct(DHCP_OPTIONS)),
+    Field("tag", Ty::Str),
+    Field("acpiIndex", Ty::Int),
+    Field("state", Ty::Str),
+];
+
+/// A volume, its source inlined: the sources' own fields are not looked into.
+const VOLUME: &[Field] = &[
+    Field("name", Ty::Str),
+    Field("hostDisk", Ty::OpaqueMap),
+    Field("persistentVolumeClaim", Ty::OpaqueMap),
+    Field("cloudInitNoCloud", Ty::OpaqueMap),
+    Field("cloudInitConfigDrive", Ty::OpaqueMap),
+    Field("sysprep", Ty::OpaqueMap),
+    Field("containerDisk", Ty::OpaqueMap),
+    Field("ephemeral", Ty::OpaqueMap),
+    Field("emptyDisk", Ty::OpaqueMap),
+    Field("dataVolume", Ty::OpaqueMap),
+    Field("configMap", Ty::OpaqueMap),
+    Field("secret", Ty::OpaqueMap),
+    Field("downwardAPI", Ty::OpaqueMap),
+    Field("serviceAccount", Ty::OpaqueMap),
+    Field("downwardMetrics", Ty::OpaqueMap),
+    Field("memoryDump", Ty::OpaqueMap),
+    Field("containerPath", Ty::OpaqueMap),
+];
+
+/// A network, its source inlined.
+const NETWORK: &[Field] = &[
+    Field("name", Ty::Str),
+    Field(
+        "pod",
+        Ty::Struct(&[
+            Field("vmNetworkCIDR", Ty::Str),
+            Field("vmIPv6NetworkCIDR", Ty::Str),
+        ]),
+    ),
+    Field(
+        "multus",
+        Ty::Struct(&[Field("networkName", Ty::Str), Field("default", Ty::Bool)]),
+    ),
+    Field("resourceClaim", Ty::Struct(&CLAIM_REQUEST)),
+];
+
 const DEVICES: &[Field] = &[
     Field("useVirtioTransitional", Ty::Bool),
     Field("disableHotplug", Ty::Bool),
     Field("disks", Ty::List(&Ty::Struct(DISK))),
     Field("watchdog", Ty::Struct(WATCHDOG)),
-    Field("interfaces", MAP_LIST),
-    Field("inputs", MAP_LIST),
+    Field("interfaces", Ty::List(&Ty::Struct(INTERFACE))),
+    Field(
+        "inputs",
+        Ty::List(&Ty::Struct(&[
+            Field("bus", Ty::Str),
+            Field("type", Ty::Str),
+            Field("name", Ty::Str),
+        ])),
+    ),
     Field("autoattachPodInterface", Ty::Bool),
     Field("autoattachGraphicsDevice", Ty::Bool),
     Field("autoattachSerialConsole", Ty::Bool),
@@ -519,11 +651,20 @@ const DEVICES: &[Field] = &[
     Field("rng", Ty::Struct(&[])),
     Field("blockMultiQueue", Ty::Bool),
     Field("networkInterfaceMultiqueue", Ty::Bool),
-    Field("gpus", MAP_LIST),
+    Field("gpus", GPUS),
     Field("downwardMetrics", Ty::OpaqueMap),
-    Field("panicDevices", MAP_LIST),
-    Field("filesystems", MAP_LIST),
-    Field("hostDevices", MAP_LIST),
+    Field(
+        "panicDevices",
+        Ty::List(&Ty::Struct(&[Field("model", Ty::Str)])),
+    ),
+    Field(
+        "filesystems",
+        Ty::List(&Ty::Struct(&[
+            Field("name", Ty::Str),
+            Field("virtiofs", Ty::Struct(&[])),
+        ])),
+    ),
+    Field("hostDevices", HOST_DEVICES),
     Field("clientPassthrough", Ty::OpaqueMap),
     Field(
         "sound",
@@ -702,12 +843,12 @@ const VMI_SPEC: &[Field] = &[
     Field("evictionStrategy", Ty::Str),
     Field("startStrategy", Ty::Str),
     Field("terminationGracePeriodSeconds", Ty::Int),
-    Field("volumes", MAP_LIST),
+    Field("volumes", Ty::List(&Ty::Struct(VOLUME))),
     Field("livenessProbe", Ty::OpaqueMap),
     Field("readinessProbe", Ty::OpaqueMap),
     Field("hostname", Ty::Str),
     Field("subdomain", Ty::Str),
-    Field("networks", MAP_LIST),
+    Field("networks", Ty::List(&Ty::Struct(NETWORK))),
     Field("dnsPolicy", Ty::Str),
     Field("dnsConfig", Ty::OpaqueMap),
     Field("accessCredentials", MAP_LIST),
@@ -1113,9 +1254,20 @@ mod tests {
     #[test]
     fn opaque_parts_and_nulls_are_not_checked() {
         let vm = json!({"spec": {"template": {"spec": {"affinity": {"whatever": 1},
-                        "volumes": [{"name": "x", "anything": {}}], "hostname": null}}}});
+                        "volumes": [{"name": "x", "containerDisk": {"anything": {}}}],
+                        "hostname": null}}}});
         let mut out = Vec::new();
         check(&vm, VIRTUAL_MACHINE, "", &mut out);
         assert!(out.is_empty());
+        // A volume's sources are known by name, not looked into.
+        let vm = json!({"spec": {"template": {"spec": {
+                        "volumes": [{"name": "x", "containerdisk": {"image": "i"}}]}}}});
+        let mut out = Vec::new();
+        check(&vm, VIRTUAL_MACHINE, "", &mut out);
+        assert!(
+            matches!(&out[..], [Problem::Unknown { key, suggestion: Some("containerDisk"), .. }]
+                if key == "containerdisk"),
+            "{out:?}"
+        );
     }
 }
