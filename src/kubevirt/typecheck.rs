@@ -254,6 +254,30 @@ mod tests {
     }
 
     #[test]
+    fn every_list_the_rules_read_is_checked_item_by_item() {
+        let vm = json!({"spec": {"template": {"spec": {
+            "domain": {"devices": {
+                "interfaces": [{"name": "a", "masquerade": {}, "ports": [{"port": "80"}]}],
+                "inputs": [{"name": "t", "type": "tablet", "bus": 3}],
+                "gpus": [{"name": "g", "deviceName": ["x"]}]},
+                "cpu": {"features": [{"name": "vmx", "policy": true}]}},
+            "networks": [{"name": "n", "multus": {"networkName": "x", "default": "yes"}}],
+            "volumes": [{"name": 1, "containerDisk": {"image": 5}}]}}}});
+        assert_eq!(
+            fields(virtual_machine, &vm),
+            [
+                "spec.template.spec.domain.devices.interfaces[0].ports[0].port",
+                "spec.template.spec.domain.devices.inputs[0].bus",
+                "spec.template.spec.domain.devices.gpus[0].deviceName",
+                "spec.template.spec.domain.cpu.features[0].policy",
+                "spec.template.spec.networks[0].multus.default",
+                // A volume source's own fields are not looked into.
+                "spec.template.spec.volumes[0].name",
+            ]
+        );
+    }
+
+    #[test]
     fn vmis_and_presets_are_checked_at_their_own_paths() {
         let vmi = json!({"spec": {"domain": {"cpu": {"cores": "2"},
             "devices": {"interfaces": [{"name": "default", "bootOrder": "1"}]}},
