@@ -838,7 +838,16 @@ const VMI_SPEC: &[Field] = &[
     Field("affinity", Ty::OpaqueMap),
     Field("schedulerName", Ty::Str),
     Field("serviceAccountName", Ty::Str),
-    Field("tolerations", MAP_LIST),
+    Field(
+        "tolerations",
+        Ty::List(&Ty::Struct(&[
+            Field("key", Ty::Str),
+            Field("operator", Ty::Str),
+            Field("value", Ty::Str),
+            Field("effect", Ty::Str),
+            Field("tolerationSeconds", Ty::Int),
+        ])),
+    ),
     Field("topologySpreadConstraints", MAP_LIST),
     Field("evictionStrategy", Ty::Str),
     Field("startStrategy", Ty::Str),
@@ -1259,6 +1268,17 @@ mod tests {
         let mut out = Vec::new();
         check(&vm, VIRTUAL_MACHINE, "", &mut out);
         assert!(out.is_empty());
+        // Tolerations are Kubernetes' own, typed as the API server types them.
+        let vm = json!({"spec": {"template": {"spec": {"tolerations": [
+            {"key": "k", "operator": "Exists", "effect": "NoSchedule", "tolerationSeconds": "60"},
+            {"key": "k", "Effect": "NoSchedule"}]}}}});
+        let mut out = Vec::new();
+        check(&vm, VIRTUAL_MACHINE, "", &mut out);
+        assert!(
+            matches!(&out[..], [Problem::WrongType { path, .. }, Problem::Unknown { key, .. }]
+                if path == "spec.template.spec.tolerations[0].tolerationSeconds" && key == "Effect"),
+            "{out:?}"
+        );
         // A volume's sources are known by name, not looked into.
         let vm = json!({"spec": {"template": {"spec": {
                         "volumes": [{"name": "x", "containerdisk": {"image": "i"}}]}}}});
