@@ -610,6 +610,40 @@ const VOLUME: &[Field] = &[
     Field("containerPath", Ty::OpaqueMap),
 ];
 
+/// Where an access credential's secret is.
+const CREDENTIAL_SOURCE: &[Field] = &[Field("secret", Ty::Struct(&[Field("secretName", Ty::Str)]))];
+
+/// An access credential: SSH public keys or a user's password, and how they reach the guest.
+const ACCESS_CREDENTIAL: &[Field] = &[
+    Field(
+        "sshPublicKey",
+        Ty::Struct(&[
+            Field("source", Ty::Struct(CREDENTIAL_SOURCE)),
+            Field(
+                "propagationMethod",
+                Ty::Struct(&[
+                    Field("configDrive", Ty::Struct(&[])),
+                    Field("noCloud", Ty::Struct(&[])),
+                    Field(
+                        "qemuGuestAgent",
+                        Ty::Struct(&[Field("users", Ty::List(&Ty::Str))]),
+                    ),
+                ]),
+            ),
+        ]),
+    ),
+    Field(
+        "userPassword",
+        Ty::Struct(&[
+            Field("source", Ty::Struct(CREDENTIAL_SOURCE)),
+            Field(
+                "propagationMethod",
+                Ty::Struct(&[Field("qemuGuestAgent", Ty::Struct(&[]))]),
+            ),
+        ]),
+    ),
+];
+
 /// A network, its source inlined.
 const NETWORK: &[Field] = &[
     Field("name", Ty::Str),
@@ -860,7 +894,10 @@ const VMI_SPEC: &[Field] = &[
     Field("networks", Ty::List(&Ty::Struct(NETWORK))),
     Field("dnsPolicy", Ty::Str),
     Field("dnsConfig", Ty::OpaqueMap),
-    Field("accessCredentials", MAP_LIST),
+    Field(
+        "accessCredentials",
+        Ty::List(&Ty::Struct(ACCESS_CREDENTIAL)),
+    ),
     Field("architecture", Ty::Str),
     Field("resourceClaims", MAP_LIST),
     Field("utilityVolumes", MAP_LIST),
@@ -1277,6 +1314,20 @@ mod tests {
         assert!(
             matches!(&out[..], [Problem::WrongType { path, .. }, Problem::Unknown { key, .. }]
                 if path == "spec.template.spec.tolerations[0].tolerationSeconds" && key == "Effect"),
+            "{out:?}"
+        );
+        // A user's password reaches the guest through its agent only.
+        let vm = json!({"spec": {"template": {"spec": {"accessCredentials": [
+            {"sshPublicKey": {"source": {"secret": {"secretName": "k"}},
+                "propagationMethod": {"qemuGuestAgent": {"users": ["fedora"]}}}},
+            {"userPassword": {"source": {"secret": {"secretName": "p"}},
+                "propagationMethod": {"noCloud": {}}}}]}}}});
+        let mut out = Vec::new();
+        check(&vm, VIRTUAL_MACHINE, "", &mut out);
+        assert!(
+            matches!(&out[..], [Problem::Unknown { parent, key, .. }]
+                if parent == "spec.template.spec.accessCredentials[1].userPassword.propagationMethod"
+                    && key == "noCloud"),
             "{out:?}"
         );
         // A volume's sources are known by name, not looked into.
