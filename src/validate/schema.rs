@@ -610,6 +610,38 @@ const VOLUME: &[Field] = &[
     Field("containerPath", Ty::OpaqueMap),
 ];
 
+/// A liveness or readiness probe: its handler inlined (Kubernetes' exec, HTTP and TCP actions,
+/// or a ping of the guest agent) and its timings. A port is a number or a name.
+const PROBE: &[Field] = &[
+    Field("exec", Ty::Struct(&[Field("command", Ty::List(&Ty::Str))])),
+    Field("guestAgentPing", Ty::Struct(&[])),
+    Field(
+        "httpGet",
+        Ty::Struct(&[
+            Field("path", Ty::Str),
+            Field("port", Ty::Opaque),
+            Field("host", Ty::Str),
+            Field("scheme", Ty::Str),
+            Field(
+                "httpHeaders",
+                Ty::List(&Ty::Struct(&[
+                    Field("name", Ty::Str),
+                    Field("value", Ty::Str),
+                ])),
+            ),
+        ]),
+    ),
+    Field(
+        "tcpSocket",
+        Ty::Struct(&[Field("port", Ty::Opaque), Field("host", Ty::Str)]),
+    ),
+    Field("initialDelaySeconds", Ty::Int),
+    Field("timeoutSeconds", Ty::Int),
+    Field("periodSeconds", Ty::Int),
+    Field("successThreshold", Ty::Int),
+    Field("failureThreshold", Ty::Int),
+];
+
 /// Where an access credential's secret is.
 const CREDENTIAL_SOURCE: &[Field] = &[Field("secret", Ty::Struct(&[Field("secretName", Ty::Str)]))];
 
@@ -887,8 +919,8 @@ const VMI_SPEC: &[Field] = &[
     Field("startStrategy", Ty::Str),
     Field("terminationGracePeriodSeconds", Ty::Int),
     Field("volumes", Ty::List(&Ty::Struct(VOLUME))),
-    Field("livenessProbe", Ty::OpaqueMap),
-    Field("readinessProbe", Ty::OpaqueMap),
+    Field("livenessProbe", Ty::Struct(PROBE)),
+    Field("readinessProbe", Ty::Struct(PROBE)),
     Field("hostname", Ty::Str),
     Field("subdomain", Ty::Str),
     Field("networks", Ty::List(&Ty::Struct(NETWORK))),
@@ -1328,6 +1360,18 @@ mod tests {
             matches!(&out[..], [Problem::Unknown { parent, key, .. }]
                 if parent == "spec.template.spec.accessCredentials[1].userPassword.propagationMethod"
                     && key == "noCloud"),
+            "{out:?}"
+        );
+        // A probe's port is a number or a name; its timings are numbers.
+        let vm = json!({"spec": {"template": {"spec": {
+            "readinessProbe": {"httpGet": {"port": "http", "Path": "/"}, "periodSeconds": "10"},
+            "livenessProbe": {"tcpSocket": {"port": 22}, "guestAgentPing": {}}}}}});
+        let mut out = Vec::new();
+        check(&vm, VIRTUAL_MACHINE, "", &mut out);
+        assert!(
+            matches!(&out[..], [Problem::Unknown { key, suggestion: Some("path"), .. },
+                Problem::WrongType { path, .. }]
+                if key == "Path" && path == "spec.template.spec.readinessProbe.periodSeconds"),
             "{out:?}"
         );
         // A volume's sources are known by name, not looked into.
