@@ -2,9 +2,11 @@
 //! tags in KubeVirt's API (`staging/src/kubevirt.io/api/instancetype/v1beta1/types.go`,
 //! `core/v1/types.go`, `core/v1/schema.go`, at d923fdb815).
 //!
-//! It covers instancetype and preference specs and the parts of a VirtualMachine that
-//! instancetypes, preferences and presets touch. Everything below those parts (volume sources,
-//! affinity, ...) is [`Ty::Opaque`]: we check neither its names nor its types. Field names are
+//! It covers instancetype and preference specs, the parts of a VirtualMachine that
+//! instancetypes, preferences, presets and defaults touch, and its volumes (by source),
+//! tolerations, access credentials and probes. Everything else (a volume source's fields,
+//! affinity, spread constraints, DNS configuration, ...) is [`Ty::Opaque`] or
+//! [`Ty::OpaqueMap`]: we check neither its names nor its types. Field names are
 //! case-sensitive, as the API server treats them: an unknown field is refused under strict field
 //! validation (`kubectl`'s default) and pruned without a word otherwise.
 
