@@ -23,8 +23,8 @@ use crate::validate::rules::duplicate::identity;
 pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
     let sources = load::read_paths(&args.paths)?;
     let loaded = load::parse_sources(&sources);
-    // A preset with a field of the wrong type is refused by the API server: it never applies
-    // to anything, and what it holds is not migrated.
+    // A preset the API server refuses (a name it does not take, a field of the wrong type)
+    // never applies to anything, and what it holds is not migrated.
     let refused: Vec<(usize, Diagnostic)> = loaded
         .objects
         .iter()
