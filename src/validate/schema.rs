@@ -4,11 +4,11 @@
 //!
 //! It covers instancetype and preference specs, the parts of a VirtualMachine that
 //! instancetypes, preferences, presets and defaults touch, and its volumes (by source),
-//! tolerations, access credentials and probes. Everything else (a volume source's fields,
-//! affinity, spread constraints, DNS configuration, ...) is [`Ty::Opaque`] or
-//! [`Ty::OpaqueMap`]: we check neither its names nor its types. Field names are
-//! case-sensitive, as the API server treats them: an unknown field is refused under strict field
-//! validation (`kubectl`'s default) and pruned without a word otherwise.
+//! tolerations, access credentials, probes, DNS configuration and spread constraints.
+//! Everything else (a volume source's fields, affinity, `dataVolumeTemplates`, ...) is
+//! [`Ty::Opaque`] or [`Ty::OpaqueMap`]: we check neither its names nor its types. Field names
+//! are case-sensitive, as the API server treats them: an unknown field is refused under strict
+//! field validation (`kubectl`'s default) and pruned without a word otherwise.
 
 use std::borrow::Cow;
 
@@ -916,7 +916,19 @@ const VMI_SPEC: &[Field] = &[
             Field("tolerationSeconds", Ty::Int),
         ])),
     ),
-    Field("topologySpreadConstraints", MAP_LIST),
+    Field(
+        "topologySpreadConstraints",
+        Ty::List(&Ty::Struct(&[
+            Field("maxSkew", Ty::Int),
+            Field("topologyKey", Ty::Str),
+            Field("whenUnsatisfiable", Ty::Str),
+            Field("labelSelector", Ty::Struct(LABEL_SELECTOR)),
+            Field("minDomains", Ty::Int),
+            Field("nodeAffinityPolicy", Ty::Str),
+            Field("nodeTaintsPolicy", Ty::Str),
+            Field("matchLabelKeys", Ty::List(&Ty::Str)),
+        ])),
+    ),
     Field("evictionStrategy", Ty::Str),
     Field("startStrategy", Ty::Str),
     Field("terminationGracePeriodSeconds", Ty::Int),
@@ -927,7 +939,20 @@ const VMI_SPEC: &[Field] = &[
     Field("subdomain", Ty::Str),
     Field("networks", Ty::List(&Ty::Struct(NETWORK))),
     Field("dnsPolicy", Ty::Str),
-    Field("dnsConfig", Ty::OpaqueMap),
+    Field(
+        "dnsConfig",
+        Ty::Struct(&[
+            Field("nameservers", Ty::List(&Ty::Str)),
+            Field("searches", Ty::List(&Ty::Str)),
+            Field(
+                "options",
+                Ty::List(&Ty::Struct(&[
+                    Field("name", Ty::Str),
+                    Field("value", Ty::Str),
+                ])),
+            ),
+        ]),
+    ),
     Field(
         "accessCredentials",
         Ty::List(&Ty::Struct(ACCESS_CREDENTIAL)),
@@ -1374,6 +1399,19 @@ mod tests {
             matches!(&out[..], [Problem::Unknown { key, suggestion: Some("path"), .. },
                 Problem::WrongType { path, .. }]
                 if key == "Path" && path == "spec.template.spec.readinessProbe.periodSeconds"),
+            "{out:?}"
+        );
+        // Kubernetes' DNS configuration and spread constraints, with their label selector.
+        let vm = json!({"spec": {"template": {"spec": {
+            "dnsConfig": {"nameservers": "1.1.1.1", "options": [{"name": "ndots", "value": "2"}]},
+            "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone",
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"app": "web"}, "matchLabel": {}}}]}}}});
+        let mut out = Vec::new();
+        check(&vm, VIRTUAL_MACHINE, "", &mut out);
+        assert!(
+            matches!(&out[..], [Problem::WrongType { path, .. }, Problem::Unknown { key, .. }]
+                if path == "spec.template.spec.dnsConfig.nameservers" && key == "matchLabel"),
             "{out:?}"
         );
         // A volume's sources are known by name, not looked into.
