@@ -321,6 +321,10 @@ fn walk(v: &Value, ty: Ty, at: &At<'_>, up: Option<&[Field]>, out: &mut Vec<Prob
 
 const MAP_LIST: Ty = Ty::List(&Ty::OpaqueMap);
 
+/// A struct without fields, written `{}` (`bridge`, `rng`, `guestAgentPing`, ...): any key in
+/// it is unknown.
+const EMPTY: Ty = Ty::Struct(&[]);
+
 /// A DRA claim and request, inlined in GPUs and host devices and a network source.
 const CLAIM_REQUEST: [Field; 2] = [Field("claimName", Ty::Str), Field("requestName", Ty::Str)];
 
@@ -422,11 +426,11 @@ const DEVICE_PREFERENCES: &[Field] = &[
     Field("preferredDiskIO", Ty::Str),
     Field("preferredDiskBlockSize", Ty::OpaqueMap),
     Field("preferredInterfaceModel", Ty::Str),
-    Field("preferredRng", Ty::Struct(&[])),
+    Field("preferredRng", EMPTY),
     Field("preferredBlockMultiQueue", Ty::Bool),
     Field("preferredNetworkInterfaceMultiQueue", Ty::Bool),
     Field("preferredTPM", Ty::Struct(TPM)),
-    Field("preferredInterfaceMasquerade", Ty::Struct(&[])),
+    Field("preferredInterfaceMasquerade", EMPTY),
     Field("preferredPanicDeviceModel", Ty::Str),
     Field("preferredVideoType", Ty::Str),
 ];
@@ -572,13 +576,13 @@ const DHCP_OPTIONS: &[Field] = &[
 const INTERFACE: &[Field] = &[
     Field("name", Ty::Str),
     Field("model", Ty::Str),
-    Field("bridge", Ty::Struct(&[])),
-    Field("slirp", Ty::Struct(&[])),
-    Field("masquerade", Ty::Struct(&[])),
-    Field("sriov", Ty::Struct(&[])),
-    Field("macvtap", Ty::Struct(&[])),
-    Field("passt", Ty::Struct(&[])),
-    Field("passtBinding", Ty::Struct(&[])),
+    Field("bridge", EMPTY),
+    Field("slirp", EMPTY),
+    Field("masquerade", EMPTY),
+    Field("sriov", EMPTY),
+    Field("macvtap", EMPTY),
+    Field("passt", EMPTY),
+    Field("passtBinding", EMPTY),
     Field("binding", Ty::Struct(&[Field("name", Ty::Str)])),
     Field("ports", Ty::List(&Ty::Struct(PORT))),
     Field("portRanges", Ty::List(&Ty::Struct(PORT_RANGE))),
@@ -616,7 +620,7 @@ const VOLUME: &[Field] = &[
 /// or a ping of the guest agent) and its timings. A port is a number or a name.
 const PROBE: &[Field] = &[
     Field("exec", Ty::Struct(&[Field("command", Ty::List(&Ty::Str))])),
-    Field("guestAgentPing", Ty::Struct(&[])),
+    Field("guestAgentPing", EMPTY),
     Field(
         "httpGet",
         Ty::Struct(&[
@@ -656,8 +660,8 @@ const ACCESS_CREDENTIAL: &[Field] = &[
             Field(
                 "propagationMethod",
                 Ty::Struct(&[
-                    Field("configDrive", Ty::Struct(&[])),
-                    Field("noCloud", Ty::Struct(&[])),
+                    Field("configDrive", EMPTY),
+                    Field("noCloud", EMPTY),
                     Field(
                         "qemuGuestAgent",
                         Ty::Struct(&[Field("users", Ty::List(&Ty::Str))]),
@@ -672,7 +676,7 @@ const ACCESS_CREDENTIAL: &[Field] = &[
             Field("source", Ty::Struct(CREDENTIAL_SOURCE)),
             Field(
                 "propagationMethod",
-                Ty::Struct(&[Field("qemuGuestAgent", Ty::Struct(&[]))]),
+                Ty::Struct(&[Field("qemuGuestAgent", EMPTY)]),
             ),
         ]),
     ),
@@ -716,7 +720,7 @@ const DEVICES: &[Field] = &[
     Field("autoattachMemBalloon", Ty::Bool),
     Field("autoattachInputDevice", Ty::Bool),
     Field("autoattachVSOCK", Ty::Bool),
-    Field("rng", Ty::Struct(&[])),
+    Field("rng", EMPTY),
     Field("blockMultiQueue", Ty::Bool),
     Field("networkInterfaceMultiqueue", Ty::Bool),
     Field("gpus", GPUS),
@@ -729,7 +733,7 @@ const DEVICES: &[Field] = &[
         "filesystems",
         Ty::List(&Ty::Struct(&[
             Field("name", Ty::Str),
-            Field("virtiofs", Ty::Struct(&[])),
+            Field("virtiofs", EMPTY),
         ])),
     ),
     Field("hostDevices", HOST_DEVICES),
@@ -1332,7 +1336,7 @@ mod tests {
 
     #[test]
     fn paths_start_at_the_given_root() {
-        const ITEM: Ty = Ty::Struct(&[Field("a", Ty::Struct(&[]))]);
+        const ITEM: Ty = Ty::Struct(&[Field("a", EMPTY)]);
         let list = json!([{"a": {"x": 1}}, {"a": 2}]);
         for (root, parent, path) in [("", "[0].a", "[1].a"), ("r", "r[0].a", "r[1].a")] {
             let mut out = Vec::new();
