@@ -239,16 +239,17 @@ mod tests {
         }
     }
 
-    /// The fallback reads the peak in bytes: at least what the process holds, a large block
-    /// touched included.
+    /// The fallback reads the peak in bytes: at least a large block the process has touched.
+    /// (Not what `/proc` says the process holds plus the block: other tests, running at the
+    /// same time, may have held more before and freed it since, and the kernel's two counts
+    /// need not agree to the page.)
     #[cfg(unix)]
     #[test]
     fn peak_memory_is_read_from_getrusage() {
-        let now = proc_resident().unwrap_or(0);
         let block = vec![1u8; 256 << 20];
         std::hint::black_box(&block);
         let peak = peak_resident().expect("getrusage tells the peak");
-        assert!(peak >= now + (192 << 20), "{now} -> {peak}");
+        assert!(peak >= 256 << 20, "peak {peak} below the block's 256 MiB");
         drop(block);
     }
 }
