@@ -45,7 +45,9 @@ fn fits_here(v: &Value, ty: Ty) -> bool {
         Ty::Int => v.is_i64() || v.is_u64(),
         Ty::Uint32 => v.as_u64().is_some_and(|n| u32::try_from(n).is_ok()),
         Ty::Quantity => go_reads_quantity(v),
-        Ty::StrMap | Ty::QuantityMap | Ty::Struct(_) | Ty::OpaqueMap => v.is_object(),
+        Ty::StrMap | Ty::QuantityMap | Ty::Struct(_) | Ty::Preserving(_) | Ty::OpaqueMap => {
+            v.is_object()
+        }
         Ty::List(_) => v.is_array(),
         Ty::Opaque => true,
     }
@@ -93,7 +95,7 @@ fn walk(v: &Value, ty: Ty, at: &At<'_>, out: &mut Vec<WrongType>) {
                 }
             }
         }
-        (Ty::Struct(fields), Value::Object(map)) => {
+        (Ty::Struct(fields) | Ty::Preserving(fields), Value::Object(map)) => {
             for (key, child) in map {
                 if let Some(f) = find_field(fields, key)
                     && needs_walk(child, f.1)
@@ -118,7 +120,9 @@ fn walk(v: &Value, ty: Ty, at: &At<'_>, out: &mut Vec<WrongType>) {
 #[inline]
 fn needs_walk(v: &Value, ty: Ty) -> bool {
     match ty {
-        Ty::Struct(_) | Ty::List(_) | Ty::StrMap | Ty::QuantityMap => !v.is_null(),
+        Ty::Struct(_) | Ty::Preserving(_) | Ty::List(_) | Ty::StrMap | Ty::QuantityMap => {
+            !v.is_null()
+        }
         _ => !v.is_null() && !fits_here(v, ty),
     }
 }
@@ -181,10 +185,12 @@ fn well_typed(v: &Value, ty: Ty) -> bool {
         (Ty::QuantityMap, Value::Object(map)) => {
             map.values().all(|i| i.is_null() || go_reads_quantity(i))
         }
-        (Ty::Struct(fields), Value::Object(map)) => map.iter().all(|(key, child)| {
-            find_field(fields, key)
-                .is_none_or(|f| !needs_walk(child, f.1) || well_typed(child, f.1))
-        }),
+        (Ty::Struct(fields) | Ty::Preserving(fields), Value::Object(map)) => {
+            map.iter().all(|(key, child)| {
+                find_field(fields, key)
+                    .is_none_or(|f| !needs_walk(child, f.1) || well_typed(child, f.1))
+            })
+        }
         (Ty::List(item), Value::Array(items)) => items
             .iter()
             .all(|child| !needs_walk(child, *item) || well_typed(child, *item)),
@@ -271,8 +277,8 @@ mod tests {
                 "spec.template.spec.domain.devices.gpus[0].deviceName",
                 "spec.template.spec.domain.cpu.features[0].policy",
                 "spec.template.spec.networks[0].multus.default",
-                // A volume source's own fields are not looked into.
                 "spec.template.spec.volumes[0].name",
+                "spec.template.spec.volumes[0].containerDisk.image",
             ]
         );
     }

@@ -2,13 +2,13 @@
 //! tags in KubeVirt's API (`staging/src/kubevirt.io/api/instancetype/v1beta1/types.go`,
 //! `core/v1/types.go`, `core/v1/schema.go`, at d923fdb815).
 //!
-//! It covers instancetype and preference specs, the parts of a VirtualMachine that
-//! instancetypes, preferences, presets and defaults touch, and its volumes (by source),
-//! tolerations, access credentials, probes, DNS configuration and spread constraints.
-//! Everything else (a volume source's fields, affinity, `dataVolumeTemplates`, ...) is
-//! [`Ty::Opaque`] or [`Ty::OpaqueMap`]: we check neither its names nor its types. Field names
-//! are case-sensitive, as the API server treats them: an unknown field is refused under strict
-//! field validation (`kubectl`'s default) and pruned without a word otherwise.
+//! It covers instancetypes, preferences, VirtualMachines, VirtualMachineInstances and presets
+//! whole, as KubeVirt's CRD schemas (generated from those types) do: the volume sources, the
+//! affinity and tolerations of Kubernetes, the DataVolume templates of CDI. Only what a user
+//! never writes is [`Ty::Opaque`] or [`Ty::OpaqueMap`]: `status`, the time stamps and the
+//! managed fields of `metadata`. Field names are case-sensitive, as the API server treats them:
+//! an unknown field is refused under strict field validation (`kubectl`'s default) and pruned
+//! without a word otherwise, except in a [`Ty::Preserving`] mapping, where it is kept.
 
 use std::borrow::Cow;
 
@@ -35,6 +35,10 @@ pub enum Ty {
     QuantityMap,
     /// A mapping with known fields.
     Struct(&'static [Field]),
+    /// A mapping with known fields whose schema keeps unknown ones
+    /// (`x-kubernetes-preserve-unknown-fields`): the API server stores an unknown key as
+    /// written, and KubeVirt, reading the object into its Go types, ignores it.
+    Preserving(&'static [Field]),
     /// A list whose items are all of one type.
     List(&'static Ty),
     /// A mapping we do not look into.
@@ -54,7 +58,7 @@ impl Ty {
             Ty::Quantity => "a quantity (a string like `2Gi`, or an integer)",
             Ty::StrMap => "a mapping of strings",
             Ty::QuantityMap => "a mapping of quantities",
-            Ty::Struct(_) | Ty::OpaqueMap => "a mapping",
+            Ty::Struct(_) | Ty::Preserving(_) | Ty::OpaqueMap => "a mapping",
             Ty::List(_) => "a list",
             Ty::Opaque => "anything",
         }
@@ -78,6 +82,9 @@ pub enum Problem {
         suggestion: Option<&'static str>,
         /// Where a field of that name is known nearby, when the key looks mis-indented.
         misplaced: Option<Misplaced>,
+        /// Whether the API server keeps the key ([`Ty::Preserving`]) rather than refusing or
+        /// dropping it.
+        kept: bool,
     },
     /// A value of the wrong type.
     WrongType {
@@ -217,7 +224,7 @@ fn fits(v: &Value, ty: Ty) -> bool {
         Ty::QuantityMap => v
             .as_object()
             .is_some_and(|m| m.values().all(|q| q.is_null() || is_quantity(q))),
-        Ty::Struct(_) | Ty::OpaqueMap => v.is_object(),
+        Ty::Struct(_) | Ty::Preserving(_) | Ty::OpaqueMap => v.is_object(),
         Ty::List(_) => v.is_array(),
         Ty::Opaque => true,
     }
@@ -240,7 +247,7 @@ fn misplaced(
 ) -> Option<Misplaced> {
     let empty = |v: &Value| v.is_null() || v.as_object().is_some_and(serde_json::Map::is_empty);
     let under = fields.iter().find(|f| {
-        matches!(f.1, Ty::Struct(sub) if sub.iter().any(|g| g.0 == key))
+        matches!(f.1, Ty::Struct(sub) | Ty::Preserving(sub) if sub.iter().any(|g| g.0 == key))
             && map.get(f.0).is_some_and(empty)
     });
     if let Some(sibling) = under {
@@ -291,7 +298,7 @@ fn walk(v: &Value, ty: Ty, at: &At<'_>, up: Option<&[Field]>, out: &mut Vec<Prob
         return;
     }
     match ty {
-        Ty::Struct(fields) => {
+        Ty::Struct(fields) | Ty::Preserving(fields) => {
             let Some(map) = v.as_object() else { return };
             for (key, child) in map {
                 match fields.iter().find(|f| f.0 == key) {
@@ -304,6 +311,7 @@ fn walk(v: &Value, ty: Ty, at: &At<'_>, up: Option<&[Field]>, out: &mut Vec<Prob
                             fields.iter().map(|f| f.0),
                         ),
                         misplaced: misplaced(key, map, fields, at, up),
+                        kept: matches!(ty, Ty::Preserving(_)),
                     }),
                 }
             }
@@ -319,8 +327,6 @@ fn walk(v: &Value, ty: Ty, at: &At<'_>, up: Option<&[Field]>, out: &mut Vec<Prob
     }
 }
 
-const MAP_LIST: Ty = Ty::List(&Ty::OpaqueMap);
-
 /// A struct without fields, written `{}` (`bridge`, `rng`, `guestAgentPing`, ...): any key in
 /// it is unknown.
 const EMPTY: Ty = Ty::Struct(&[]);
@@ -328,22 +334,22 @@ const EMPTY: Ty = Ty::Struct(&[]);
 /// A DRA claim and request, inlined in GPUs and host devices and a network source.
 const CLAIM_REQUEST: [Field; 2] = [Field("claimName", Ty::Str), Field("requestName", Ty::Str)];
 
+/// A vGPU's options (`VGPUOptions`), in a GPU and a preference's preferred ones.
+const VGPU_OPTIONS: Ty = Ty::Struct(&[Field(
+    "display",
+    Ty::Struct(&[
+        Field("enabled", Ty::Bool),
+        Field("ramFB", Ty::Struct(FEATURE_STATE)),
+    ]),
+)]);
+
 /// `GPU`, for instancetypes and VMs alike.
 const GPUS: Ty = Ty::List(&Ty::Struct(&[
     Field("name", Ty::Str),
     Field("deviceName", Ty::Str),
     CLAIM_REQUEST[0],
     CLAIM_REQUEST[1],
-    Field(
-        "virtualGPUOptions",
-        Ty::Struct(&[Field(
-            "display",
-            Ty::Struct(&[
-                Field("enabled", Ty::Bool),
-                Field("ramFB", Ty::Struct(FEATURE_STATE)),
-            ]),
-        )]),
-    ),
+    Field("virtualGPUOptions", VGPU_OPTIONS),
     Field("tag", Ty::Str),
 ]));
 
@@ -362,7 +368,35 @@ const CPU_FEATURES: Ty = Ty::List(&Ty::Struct(&[
     Field("policy", Ty::Str),
 ]));
 
-const NUMA: &[Field] = &[Field("guestMappingPassthrough", Ty::OpaqueMap)];
+const NUMA: &[Field] = &[Field("guestMappingPassthrough", EMPTY)];
+
+/// Launch security (`LaunchSecurity`): AMD SEV, SEV-SNP or Intel TDX.
+const LAUNCH_SECURITY: Ty = Ty::Struct(&[
+    Field(
+        "sev",
+        Ty::Struct(&[
+            Field("policy", Ty::Struct(&[Field("encryptedState", Ty::Bool)])),
+            Field("attestation", EMPTY),
+            Field("session", Ty::Str),
+            Field("dhCert", Ty::Str),
+        ]),
+    ),
+    Field("snp", EMPTY),
+    Field("tdx", EMPTY),
+]);
+
+/// A disk's block sizes (`BlockSize`): custom sizes, or those of the volume.
+const BLOCK_SIZE: Ty = Ty::Struct(&[
+    Field(
+        "custom",
+        Ty::Struct(&[
+            Field("logical", Ty::Int),
+            Field("physical", Ty::Int),
+            Field("discardGranularity", Ty::Int),
+        ]),
+    ),
+    Field("matchVolume", Ty::Struct(FEATURE_STATE)),
+]);
 const REALTIME: &[Field] = &[Field("mask", Ty::Str)];
 const HUGEPAGES: &[Field] = &[Field("pageSize", Ty::Str)];
 const IO_THREADS: &[Field] = &[Field("supplementalPoolThreadCount", Ty::Uint32)];
@@ -394,7 +428,7 @@ pub const INSTANCETYPE_SPEC: &[Field] = &[
     Field("hostDevices", HOST_DEVICES),
     Field("ioThreadsPolicy", Ty::Str),
     Field("ioThreads", Ty::Struct(IO_THREADS)),
-    Field("launchSecurity", Ty::OpaqueMap),
+    Field("launchSecurity", LAUNCH_SECURITY),
     Field("annotations", Ty::StrMap),
 ];
 
@@ -413,7 +447,7 @@ const DEVICE_PREFERENCES: &[Field] = &[
     Field("preferredAutoattachSerialConsole", Ty::Bool),
     Field("preferredAutoattachInputDevice", Ty::Bool),
     Field("preferredDisableHotplug", Ty::Bool),
-    Field("preferredVirtualGPUOptions", Ty::OpaqueMap),
+    Field("preferredVirtualGPUOptions", VGPU_OPTIONS),
     Field("preferredSoundModel", Ty::Str),
     Field("preferredUseVirtioTransitional", Ty::Bool),
     Field("preferredInputBus", Ty::Str),
@@ -424,7 +458,7 @@ const DEVICE_PREFERENCES: &[Field] = &[
     Field("preferredDiskDedicatedIoThread", Ty::Bool),
     Field("preferredDiskCache", Ty::Str),
     Field("preferredDiskIO", Ty::Str),
-    Field("preferredDiskBlockSize", Ty::OpaqueMap),
+    Field("preferredDiskBlockSize", BLOCK_SIZE),
     Field("preferredInterfaceModel", Ty::Str),
     Field("preferredRng", EMPTY),
     Field("preferredBlockMultiQueue", Ty::Bool),
@@ -481,7 +515,7 @@ pub const PREFERENCE_SPEC: &[Field] = &[
     Field("annotations", Ty::StrMap),
     Field("preferSpreadSocketToCoreRatio", Ty::Uint32),
     Field("preferredArchitecture", Ty::Str),
-    Field("preferredLaunchSecurity", Ty::OpaqueMap),
+    Field("preferredLaunchSecurity", LAUNCH_SECURITY),
 ];
 
 const VM_CPU: &[Field] = &[
@@ -501,7 +535,13 @@ const VM_MEMORY: &[Field] = &[
     Field("hugepages", Ty::Struct(HUGEPAGES)),
     Field("guest", Ty::Quantity),
     Field("maxGuest", Ty::Quantity),
-    Field("reservedOverhead", Ty::OpaqueMap),
+    Field(
+        "reservedOverhead",
+        Ty::Struct(&[
+            Field("addedOverhead", Ty::Quantity),
+            Field("memLock", Ty::Str),
+        ]),
+    ),
 ];
 
 const RESOURCES: &[Field] = &[
@@ -539,7 +579,7 @@ const DISK: &[Field] = &[
     Field("cache", Ty::Str),
     Field("io", Ty::Str),
     Field("tag", Ty::Str),
-    Field("blockSize", Ty::OpaqueMap),
+    Field("blockSize", BLOCK_SIZE),
     Field("shareable", Ty::Bool),
     Field("errorPolicy", Ty::Str),
     Field("changedBlockTracking", Ty::Bool),
@@ -595,25 +635,307 @@ const INTERFACE: &[Field] = &[
     Field("state", Ty::Str),
 ];
 
-/// A volume, its source inlined: the sources' own fields are not looked into.
+/// A reference to an object of the same namespace (`LocalObjectReference`).
+const LOCAL_REF: Ty = Ty::Struct(&[Field("name", Ty::Str)]);
+
+/// Where cloud-init's user and network data are (NoCloud and ConfigDrive alike).
+const CLOUD_INIT: &[Field] = &[
+    Field("secretRef", LOCAL_REF),
+    Field("userDataBase64", Ty::Str),
+    Field("userData", Ty::Str),
+    Field("networkDataSecretRef", LOCAL_REF),
+    Field("networkDataBase64", Ty::Str),
+    Field("networkData", Ty::Str),
+];
+
+/// A claim (Kubernetes' `PersistentVolumeClaimVolumeSource`) and KubeVirt's `hotpluggable`.
+const CLAIM: [Field; 3] = [
+    Field("claimName", Ty::Str),
+    Field("readOnly", Ty::Bool),
+    Field("hotpluggable", Ty::Bool),
+];
+
+/// A volume, its source inlined.
 const VOLUME: &[Field] = &[
     Field("name", Ty::Str),
-    Field("hostDisk", Ty::OpaqueMap),
-    Field("persistentVolumeClaim", Ty::OpaqueMap),
-    Field("cloudInitNoCloud", Ty::OpaqueMap),
-    Field("cloudInitConfigDrive", Ty::OpaqueMap),
-    Field("sysprep", Ty::OpaqueMap),
-    Field("containerDisk", Ty::OpaqueMap),
-    Field("ephemeral", Ty::OpaqueMap),
-    Field("emptyDisk", Ty::OpaqueMap),
-    Field("dataVolume", Ty::OpaqueMap),
-    Field("configMap", Ty::OpaqueMap),
-    Field("secret", Ty::OpaqueMap),
-    Field("downwardAPI", Ty::OpaqueMap),
-    Field("serviceAccount", Ty::OpaqueMap),
-    Field("downwardMetrics", Ty::OpaqueMap),
-    Field("memoryDump", Ty::OpaqueMap),
-    Field("containerPath", Ty::OpaqueMap),
+    Field(
+        "hostDisk",
+        Ty::Struct(&[
+            Field("path", Ty::Str),
+            Field("type", Ty::Str),
+            Field("capacity", Ty::Quantity),
+            Field("shared", Ty::Bool),
+        ]),
+    ),
+    Field("persistentVolumeClaim", Ty::Struct(&CLAIM)),
+    Field("cloudInitNoCloud", Ty::Struct(CLOUD_INIT)),
+    Field("cloudInitConfigDrive", Ty::Struct(CLOUD_INIT)),
+    Field(
+        "sysprep",
+        Ty::Struct(&[Field("secret", LOCAL_REF), Field("configMap", LOCAL_REF)]),
+    ),
+    Field(
+        "containerDisk",
+        Ty::Struct(&[
+            Field("image", Ty::Str),
+            Field("imagePullSecret", Ty::Str),
+            Field("path", Ty::Str),
+            Field("imagePullPolicy", Ty::Str),
+        ]),
+    ),
+    Field(
+        "ephemeral",
+        Ty::Struct(&[Field(
+            "persistentVolumeClaim",
+            Ty::Struct(&[CLAIM[0], CLAIM[1]]),
+        )]),
+    ),
+    Field("emptyDisk", Ty::Struct(&[Field("capacity", Ty::Quantity)])),
+    Field(
+        "dataVolume",
+        Ty::Struct(&[Field("name", Ty::Str), CLAIM[2]]),
+    ),
+    Field(
+        "configMap",
+        Ty::Struct(&[
+            Field("name", Ty::Str),
+            Field("optional", Ty::Bool),
+            Field("volumeLabel", Ty::Str),
+        ]),
+    ),
+    Field(
+        "secret",
+        Ty::Struct(&[
+            Field("secretName", Ty::Str),
+            Field("optional", Ty::Bool),
+            Field("volumeLabel", Ty::Str),
+        ]),
+    ),
+    Field(
+        "downwardAPI",
+        Ty::Struct(&[
+            Field(
+                "fields",
+                Ty::List(&Ty::Struct(&[
+                    Field("path", Ty::Str),
+                    Field(
+                        "fieldRef",
+                        Ty::Struct(&[Field("apiVersion", Ty::Str), Field("fieldPath", Ty::Str)]),
+                    ),
+                    Field(
+                        "resourceFieldRef",
+                        Ty::Struct(&[
+                            Field("containerName", Ty::Str),
+                            Field("resource", Ty::Str),
+                            Field("divisor", Ty::Quantity),
+                        ]),
+                    ),
+                    Field("mode", Ty::Int),
+                ])),
+            ),
+            Field("volumeLabel", Ty::Str),
+        ]),
+    ),
+    Field(
+        "serviceAccount",
+        Ty::Struct(&[Field("serviceAccountName", Ty::Str)]),
+    ),
+    Field("downwardMetrics", EMPTY),
+    Field("memoryDump", Ty::Struct(&CLAIM)),
+    Field(
+        "containerPath",
+        Ty::Struct(&[Field("path", Ty::Str), Field("readOnly", Ty::Bool)]),
+    ),
+];
+
+/// A typed reference (`TypedLocalObjectReference`, and with `namespace`,
+/// `TypedObjectReference`).
+const TYPED_REF: [Field; 4] = [
+    Field("apiGroup", Ty::Str),
+    Field("kind", Ty::Str),
+    Field("name", Ty::Str),
+    Field("namespace", Ty::Str),
+];
+
+/// What CDI's `storage` asks for; a `pvc` (Kubernetes' `PersistentVolumeClaimSpec`) also
+/// takes `volumeAttributesClassName`.
+const STORAGE: [Field; 8] = [
+    Field("accessModes", Ty::List(&Ty::Str)),
+    Field(
+        "dataSource",
+        Ty::Struct(&[TYPED_REF[0], TYPED_REF[1], TYPED_REF[2]]),
+    ),
+    Field("dataSourceRef", Ty::Struct(&TYPED_REF)),
+    Field(
+        "resources",
+        Ty::Struct(&[
+            Field("limits", Ty::QuantityMap),
+            Field("requests", Ty::QuantityMap),
+        ]),
+    ),
+    Field("selector", Ty::Struct(LABEL_SELECTOR)),
+    Field("storageClassName", Ty::Str),
+    Field("volumeMode", Ty::Str),
+    Field("volumeName", Ty::Str),
+];
+
+/// Where a CDI import reads from, and the secret and CA bundle it may use.
+const IMPORT_URL: [Field; 3] = [
+    Field("url", Ty::Str),
+    Field("secretRef", Ty::Str),
+    Field("certConfigMap", Ty::Str),
+];
+
+/// A namespaced name (a PVC or a snapshot to clone).
+const NAMESPACED_NAME: Ty = Ty::Struct(&[Field("namespace", Ty::Str), Field("name", Ty::Str)]);
+
+/// The spec of a VM's data volume template: CDI's `DataVolumeSpec`, as KubeVirt's schema holds it.
+const DATA_VOLUME_SPEC: &[Field] = &[
+    Field(
+        "source",
+        Ty::Struct(&[
+            Field(
+                "http",
+                Ty::Struct(&[
+                    IMPORT_URL[0],
+                    IMPORT_URL[1],
+                    IMPORT_URL[2],
+                    Field("extraHeaders", Ty::List(&Ty::Str)),
+                    Field("secretExtraHeaders", Ty::List(&Ty::Str)),
+                ]),
+            ),
+            Field("s3", Ty::Struct(&IMPORT_URL)),
+            Field("gcs", Ty::Struct(&[IMPORT_URL[0], IMPORT_URL[1]])),
+            Field(
+                "registry",
+                Ty::Struct(&[
+                    IMPORT_URL[0],
+                    Field("imageStream", Ty::Str),
+                    Field("pullMethod", Ty::Str),
+                    IMPORT_URL[1],
+                    IMPORT_URL[2],
+                    Field("platform", Ty::Struct(&[Field("architecture", Ty::Str)])),
+                ]),
+            ),
+            Field("pvc", NAMESPACED_NAME),
+            Field("upload", EMPTY),
+            Field("blank", EMPTY),
+            Field(
+                "imageio",
+                Ty::Struct(&[
+                    IMPORT_URL[0],
+                    Field("diskId", Ty::Str),
+                    IMPORT_URL[1],
+                    IMPORT_URL[2],
+                    Field("insecureSkipVerify", Ty::Bool),
+                ]),
+            ),
+            Field(
+                "vddk",
+                Ty::Struct(&[
+                    IMPORT_URL[0],
+                    Field("uuid", Ty::Str),
+                    Field("backingFile", Ty::Str),
+                    Field("thumbprint", Ty::Str),
+                    IMPORT_URL[1],
+                    Field("initImageURL", Ty::Str),
+                    Field("extraArgs", Ty::Str),
+                ]),
+            ),
+            Field("snapshot", NAMESPACED_NAME),
+        ]),
+    ),
+    Field(
+        "sourceRef",
+        Ty::Struct(&[TYPED_REF[1], TYPED_REF[3], TYPED_REF[2]]),
+    ),
+    Field(
+        "pvc",
+        Ty::Struct(&[
+            STORAGE[0],
+            STORAGE[1],
+            STORAGE[2],
+            STORAGE[3],
+            STORAGE[4],
+            STORAGE[5],
+            STORAGE[6],
+            STORAGE[7],
+            Field("volumeAttributesClassName", Ty::Str),
+        ]),
+    ),
+    Field("storage", Ty::Struct(&STORAGE)),
+    Field("priorityClassName", Ty::Str),
+    Field("contentType", Ty::Str),
+    Field(
+        "checkpoints",
+        Ty::List(&Ty::Struct(&[
+            Field("previous", Ty::Str),
+            Field("current", Ty::Str),
+        ])),
+    ),
+    Field("finalCheckpoint", Ty::Bool),
+    Field("preallocation", Ty::Bool),
+];
+
+/// A node selector's terms and a label selector's expressions (`NodeSelectorRequirement`,
+/// `LabelSelectorRequirement`): the same three fields.
+const REQUIREMENTS_LIST: Ty = Ty::List(&Ty::Struct(&[
+    Field("key", Ty::Str),
+    Field("operator", Ty::Str),
+    Field("values", Ty::List(&Ty::Str)),
+]));
+
+/// `NodeSelectorTerm`.
+const NODE_SELECTOR_TERM: Ty = Ty::Struct(&[
+    Field("matchExpressions", REQUIREMENTS_LIST),
+    Field("matchFields", REQUIREMENTS_LIST),
+]);
+
+/// `PodAffinityTerm`.
+const POD_AFFINITY_TERM: Ty = Ty::Struct(&[
+    Field("labelSelector", Ty::Struct(LABEL_SELECTOR)),
+    Field("namespaces", Ty::List(&Ty::Str)),
+    Field("topologyKey", Ty::Str),
+    Field("namespaceSelector", Ty::Struct(LABEL_SELECTOR)),
+    Field("matchLabelKeys", Ty::List(&Ty::Str)),
+    Field("mismatchLabelKeys", Ty::List(&Ty::Str)),
+]);
+
+/// `PodAffinity` and `PodAntiAffinity`: the same fields.
+const POD_AFFINITY: Ty = Ty::Struct(&[
+    Field(
+        "requiredDuringSchedulingIgnoredDuringExecution",
+        Ty::List(&POD_AFFINITY_TERM),
+    ),
+    Field(
+        "preferredDuringSchedulingIgnoredDuringExecution",
+        Ty::List(&Ty::Struct(&[
+            Field("weight", Ty::Int),
+            Field("podAffinityTerm", POD_AFFINITY_TERM),
+        ])),
+    ),
+]);
+
+/// Kubernetes' `Affinity`.
+const AFFINITY: &[Field] = &[
+    Field(
+        "nodeAffinity",
+        Ty::Struct(&[
+            Field(
+                "requiredDuringSchedulingIgnoredDuringExecution",
+                Ty::Struct(&[Field("nodeSelectorTerms", Ty::List(&NODE_SELECTOR_TERM))]),
+            ),
+            Field(
+                "preferredDuringSchedulingIgnoredDuringExecution",
+                Ty::List(&Ty::Struct(&[
+                    Field("weight", Ty::Int),
+                    Field("preference", NODE_SELECTOR_TERM),
+                ])),
+            ),
+        ]),
+    ),
+    Field("podAffinity", POD_AFFINITY),
+    Field("podAntiAffinity", POD_AFFINITY),
 ];
 
 /// A liveness or readiness probe: its handler inlined (Kubernetes' exec, HTTP and TCP actions,
@@ -724,7 +1046,7 @@ const DEVICES: &[Field] = &[
     Field("blockMultiQueue", Ty::Bool),
     Field("networkInterfaceMultiqueue", Ty::Bool),
     Field("gpus", GPUS),
-    Field("downwardMetrics", Ty::OpaqueMap),
+    Field("downwardMetrics", EMPTY),
     Field(
         "panicDevices",
         Ty::List(&Ty::Struct(&[Field("model", Ty::Str)])),
@@ -737,7 +1059,7 @@ const DEVICES: &[Field] = &[
         ])),
     ),
     Field("hostDevices", HOST_DEVICES),
-    Field("clientPassthrough", Ty::OpaqueMap),
+    Field("clientPassthrough", EMPTY),
     Field(
         "sound",
         Ty::Struct(&[Field("name", Ty::Str), Field("model", Ty::Str)]),
@@ -893,13 +1215,13 @@ const DOMAIN: &[Field] = &[
     Field("memory", Ty::Struct(VM_MEMORY)),
     Field("machine", Ty::Struct(MACHINE)),
     Field("firmware", Ty::Struct(FIRMWARE)),
-    Field("clock", Ty::Struct(CLOCK)),
+    Field("clock", Ty::Preserving(CLOCK)),
     Field("features", Ty::Struct(FEATURES)),
     Field("devices", Ty::Struct(DEVICES)),
     Field("ioThreadsPolicy", Ty::Str),
     Field("ioThreads", Ty::Struct(IO_THREADS)),
     Field("chassis", Ty::Struct(CHASSIS)),
-    Field("launchSecurity", Ty::OpaqueMap),
+    Field("launchSecurity", LAUNCH_SECURITY),
     Field("rebootPolicy", Ty::Str),
 ];
 
@@ -907,7 +1229,7 @@ const VMI_SPEC: &[Field] = &[
     Field("priorityClassName", Ty::Str),
     Field("domain", Ty::Struct(DOMAIN)),
     Field("nodeSelector", Ty::StrMap),
-    Field("affinity", Ty::OpaqueMap),
+    Field("affinity", Ty::Struct(AFFINITY)),
     Field("schedulerName", Ty::Str),
     Field("serviceAccountName", Ty::Str),
     Field(
@@ -962,8 +1284,23 @@ const VMI_SPEC: &[Field] = &[
         Ty::List(&Ty::Struct(ACCESS_CREDENTIAL)),
     ),
     Field("architecture", Ty::Str),
-    Field("resourceClaims", MAP_LIST),
-    Field("utilityVolumes", MAP_LIST),
+    Field(
+        "resourceClaims",
+        Ty::List(&Ty::Struct(&[
+            Field("name", Ty::Str),
+            Field("resourceClaimName", Ty::Str),
+            Field("resourceClaimTemplateName", Ty::Str),
+        ])),
+    ),
+    Field(
+        "utilityVolumes",
+        Ty::List(&Ty::Struct(&[
+            Field("name", Ty::Str),
+            CLAIM[0],
+            CLAIM[1],
+            Field("type", Ty::Str),
+        ])),
+    ),
 ];
 
 /// Go's `ObjectMeta`, every field of it: the API server refuses a wrongly typed one (a label
@@ -981,13 +1318,25 @@ pub const OBJECT_META: &[Field] = &[
     Field("deletionGracePeriodSeconds", Ty::Int),
     Field("labels", Ty::StrMap),
     Field("annotations", Ty::StrMap),
-    Field("ownerReferences", MAP_LIST),
+    Field(
+        "ownerReferences",
+        Ty::List(&Ty::Struct(&[
+            Field("apiVersion", Ty::Str),
+            Field("kind", Ty::Str),
+            Field("name", Ty::Str),
+            Field("uid", Ty::Str),
+            Field("controller", Ty::Bool),
+            Field("blockOwnerDeletion", Ty::Bool),
+        ])),
+    ),
     Field("finalizers", Ty::List(&Ty::Str)),
-    Field("managedFields", MAP_LIST),
+    Field("managedFields", Ty::List(&Ty::OpaqueMap)),
 ];
 
+/// A VM's template. The CRD keeps unknown fields of its `metadata` and does not type them;
+/// KubeVirt's webhook, decoding the VM, refuses a wrong type there.
 const TEMPLATE: &[Field] = &[
-    Field("metadata", Ty::Struct(OBJECT_META)),
+    Field("metadata", Ty::Preserving(OBJECT_META)),
     Field("spec", Ty::Struct(VMI_SPEC)),
 ];
 
@@ -1005,7 +1354,16 @@ const VM_SPEC: &[Field] = &[
     Field("instancetype", Ty::Struct(MATCHER)),
     Field("preference", Ty::Struct(MATCHER)),
     Field("template", Ty::Struct(TEMPLATE)),
-    Field("dataVolumeTemplates", MAP_LIST),
+    Field(
+        "dataVolumeTemplates",
+        Ty::List(&Ty::Struct(&[
+            Field("apiVersion", Ty::Str),
+            Field("kind", Ty::Str),
+            Field("metadata", Ty::Preserving(OBJECT_META)),
+            Field("spec", Ty::Struct(DATA_VOLUME_SPEC)),
+            Field("status", EMPTY),
+        ])),
+    ),
     Field("updateVolumesStrategy", Ty::Str),
 ];
 
@@ -1060,14 +1418,7 @@ pub const PRESET: Ty = Ty::Struct(&[
 /// A Kubernetes label selector (`metav1.LabelSelector`).
 const LABEL_SELECTOR: &[Field] = &[
     Field("matchLabels", Ty::StrMap),
-    Field(
-        "matchExpressions",
-        Ty::List(&Ty::Struct(&[
-            Field("key", Ty::Str),
-            Field("operator", Ty::Str),
-            Field("values", Ty::List(&Ty::Str)),
-        ])),
-    ),
+    Field("matchExpressions", REQUIREMENTS_LIST),
 ];
 
 #[cfg(test)]
@@ -1099,6 +1450,7 @@ mod tests {
                 key: "dedicatedCPUPlacement".into(),
                 suggestion: Some("dedicatedCpuPlacement"),
                 misplaced: None,
+                kept: false,
             }]
         );
     }
@@ -1119,12 +1471,14 @@ mod tests {
                     key: "readOnly".into(),
                     suggestion: Some("readonly"),
                     misplaced: None,
+                    kept: false,
                 },
                 Problem::Unknown {
                     parent: "spec.template.spec.domain.devices.disks[1]".into(),
                     key: "bootorder".into(),
                     suggestion: Some("bootOrder"),
                     misplaced: None,
+                    kept: false,
                 },
             ]
         );
@@ -1166,6 +1520,7 @@ mod tests {
                 &out[..],
                 [Problem::Unknown {
                     misplaced: None,
+                    kept: false,
                     ..
                 }]
             ),
@@ -1349,6 +1704,7 @@ mod tests {
                         key: "x".into(),
                         suggestion: None,
                         misplaced: None,
+                        kept: false,
                     },
                     Problem::WrongType {
                         path: path.into(),
@@ -1360,11 +1716,102 @@ mod tests {
         }
     }
 
+    /// The paths of the unknown keys `check` finds in `v`, each with whether it is kept, and
+    /// the paths of the wrongly typed values.
+    fn problems(v: &Value, ty: Ty) -> (Vec<(String, bool)>, Vec<String>) {
+        let mut out = Vec::new();
+        check(v, ty, "", &mut out);
+        let (mut unknown, mut wrong) = (Vec::new(), Vec::new());
+        for p in out {
+            match p {
+                Problem::Unknown {
+                    parent, key, kept, ..
+                } => unknown.push((format!("{parent}.{key}"), kept)),
+                Problem::WrongType { path, .. } => wrong.push(path),
+            }
+        }
+        (unknown, wrong)
+    }
+
+    /// Where KubeVirt's CRD keeps unknown fields (a template's and a DataVolume template's
+    /// `metadata`, the clock), an unknown key is kept; one level deeper, in a typed mapping, it
+    /// is not.
+    #[test]
+    fn preserving_mappings_keep_unknown_fields() {
+        let vm = json!({"metadata": {"lables": {}},
+            "spec": {"template": {"metadata": {"lables": {}},
+                "spec": {"domain": {"clock": {"utcc": {}, "timer": {"hpet": {"presnt": true}}}}}},
+            "dataVolumeTemplates": [{"metadata": {"lables": {}, "labels": {"a": 1}}}]}});
+        let (unknown, wrong) = problems(&vm, VIRTUAL_MACHINE);
+        assert_eq!(
+            unknown,
+            [
+                ("metadata.lables".to_string(), false),
+                ("spec.template.metadata.lables".to_string(), true),
+                ("spec.template.spec.domain.clock.utcc".to_string(), true),
+                (
+                    "spec.template.spec.domain.clock.timer.hpet.presnt".to_string(),
+                    false
+                ),
+                (
+                    "spec.dataVolumeTemplates[0].metadata.lables".to_string(),
+                    true
+                ),
+            ]
+        );
+        // The types are still checked: KubeVirt's webhook decodes them.
+        assert_eq!(wrong, ["spec.dataVolumeTemplates[0].metadata.labels.a"]);
+    }
+
+    /// Volume sources, affinity, DataVolume templates, launch security and block sizes are
+    /// typed as KubeVirt's CRD types them.
+    #[test]
+    fn the_parts_users_write_by_hand_are_typed_throughout() {
+        let vm = json!({"spec": {
+            "dataVolumeTemplates": [{"spec": {
+                "source": {"http": {"url": 5}, "registry": {"uri": "docker://x"}},
+                "storage": {"resources": {"requests": {"storage": "10GB"}}}}}],
+            "template": {"spec": {
+                "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchExpressions": [
+                        {"key": "k", "operator": "In", "value": ["a"]}]}]}}},
+                "domain": {"devices": {"disks": [{"name": "d", "blockSize": {
+                    "custom": {"logical": "512"}}}]},
+                    "launchSecurity": {"sev": {"policy": {"encryptedState": "yes"}}}},
+                "volumes": [
+                    {"name": "a", "containerDisk": {"img": "quay.io/x"}},
+                    {"name": "b", "cloudInitNoCloud": {"userDataSecretRef": {"name": "s"}}},
+                    {"name": "c", "emptyDisk": {"capacity": "lots"}},
+                    {"name": "d", "persistentVolumeClaim": {"claimName": "c", "readOnly": "no"}}]}}}});
+        let (unknown, wrong) = problems(&vm, VIRTUAL_MACHINE);
+        let unknown: Vec<&str> = unknown.iter().map(|(path, _)| path.as_str()).collect();
+        assert_eq!(
+            unknown,
+            [
+                "spec.dataVolumeTemplates[0].spec.source.registry.uri",
+                "spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].value",
+                "spec.template.spec.volumes[0].containerDisk.img",
+                "spec.template.spec.volumes[1].cloudInitNoCloud.userDataSecretRef",
+            ]
+        );
+        assert_eq!(
+            wrong,
+            [
+                "spec.dataVolumeTemplates[0].spec.source.http.url",
+                "spec.dataVolumeTemplates[0].spec.storage.resources.requests.storage",
+                "spec.template.spec.domain.devices.disks[0].blockSize.custom.logical",
+                "spec.template.spec.domain.launchSecurity.sev.policy.encryptedState",
+                "spec.template.spec.volumes[2].emptyDisk.capacity",
+                "spec.template.spec.volumes[3].persistentVolumeClaim.readOnly",
+            ]
+        );
+    }
+
     #[test]
     fn opaque_parts_and_nulls_are_not_checked() {
-        let vm = json!({"spec": {"template": {"spec": {"affinity": {"whatever": 1},
-                        "volumes": [{"name": "x", "containerDisk": {"anything": {}}}],
-                        "hostname": null}}}});
+        let vm = json!({"metadata": {"managedFields": [{"fieldsV1": {"f:spec": {}}}]},
+                        "spec": {"template": {"spec": {"hostname": null,
+                        "volumes": [{"name": "x", "containerDisk": null}]}}}});
         let mut out = Vec::new();
         check(&vm, VIRTUAL_MACHINE, "", &mut out);
         assert!(out.is_empty());

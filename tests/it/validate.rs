@@ -1369,3 +1369,48 @@ fn vm_spec_judges_the_vm_as_kubevirt_applies_its_instancetype_and_preference() {
     assert!(!report.contains("VirtualMachine/secure"), "{report}");
     assert_eq!(report.matches("[KV034]").count(), 5, "{report}");
 }
+
+/// A volume source's fields are checked like the rest of the VM. In a template's `metadata`,
+/// which KubeVirt's schema leaves open, an unknown field is kept by the API server rather than
+/// refused: the warning says so.
+#[test]
+fn volume_sources_are_checked_and_kept_fields_are_told_apart() {
+    let (_tmp, file) = temp_file(
+        "vm.yaml",
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: vm\nspec:\n  \
+         runStrategy: Always\n  template:\n    metadata:\n      lables: {app: web}\n    spec:\n      \
+         domain:\n        devices: {disks: [{name: root, disk: {}}]}\n        \
+         memory: {guest: 1Gi}\n      volumes:\n      - name: root\n        containerDisk:\n          \
+         img: quay.io/containerdisks/fedora\n          imagePullPolicy: true\n",
+    );
+    let out = run_on(&["validate", "--no-default-catalog"], &file);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    for (line, want) in [
+        (
+            9,
+            "warning[KV022] VirtualMachine/vm: spec.template.metadata.lables: unknown field \
+             `lables` in `spec.template.metadata`: the API server keeps it (the schema \
+             preserves unknown fields there), but KubeVirt does not read it",
+        ),
+        (
+            17,
+            "warning[KV022] VirtualMachine/vm: spec.template.spec.volumes[0].containerDisk.img: \
+             unknown field `img` in `spec.template.spec.volumes[0].containerDisk`: `kubectl \
+             apply` refuses the object",
+        ),
+        (
+            18,
+            "error[KV004] VirtualMachine/vm: \
+             spec.template.spec.volumes[0].containerDisk.imagePullPolicy: must be a string, not \
+             a boolean",
+        ),
+    ] {
+        let prefix = format!("vm.yaml:{line}: {want}");
+        assert!(text.contains(&prefix), "no `{prefix}` in:\n{text}");
+    }
+    // `expand` refuses the wrongly typed VM, as KubeVirt cannot decode it.
+    let expand = run_on(&["expand", "--no-default-catalog"], &file);
+    assert_eq!(expand.status.code(), Some(1));
+    assert!(expand.stdout.is_empty());
+}

@@ -1,12 +1,10 @@
 //! `KV022` unknown-field (and the walk that also finds `KV004` wrong types).
 //!
 //! ## What it checks
-//! Field names in instancetype and preference specs, in the parts of a VirtualMachine that
-//! instancetypes and preferences touch (`spec`, the matchers, `template.spec`, `domain`, `cpu`,
-//! `memory`, `resources`, `devices`, the disks, ...) and in the `metadata` of all three and of the VM's
-//! template; the same parts of a VirtualMachineInstance's spec and of a preset's `domain`, which
-//! are of the same Go types; all against the json names of KubeVirt's Go types and of
-//! Kubernetes' `ObjectMeta`.
+//! Field names in instancetypes, preferences, VirtualMachines (their templates, volumes,
+//! affinity and DataVolume templates included), VirtualMachineInstances and presets, against
+//! the json names of KubeVirt's Go types (those of Kubernetes and CDI it embeds included) and
+//! of Kubernetes' `ObjectMeta`.
 //! The `metadata` of every other object (tool configuration aside) is checked against
 //! `ObjectMeta` too: its names and types are the same whatever the kind. Names are
 //! case-sensitive.
@@ -16,7 +14,9 @@
 //!
 //! ## Why
 //! The API server prunes fields its schema does not know, without an error: the setting silently
-//! does nothing. The classic case is the instancetype spelling `dedicatedCPUPlacement` in a VM's
+//! does nothing. Three places of KubeVirt's schema keep unknown fields instead (a template's
+//! `metadata`, a DataVolume template's `metadata` and the clock): there the API server stores the
+//! field, and KubeVirt, reading the object into its Go types, ignores it. The classic case is the instancetype spelling `dedicatedCPUPlacement` in a VM's
 //! `domain.cpu`, where the field is `dedicatedCpuPlacement`; another, a disk's `readOnly`, as a
 //! Kubernetes volume mount spells it, where KubeVirt's field is `readonly`.
 //!
@@ -43,7 +43,7 @@ use crate::validate::schema::{self, Misplaced, Problem, Ty};
 pub const RULE: Rule = Rule {
     code: codes::UNKNOWN_FIELD,
     name: "unknown-field",
-    summary: "A field KubeVirt does not know, or one of any object's `metadata` that Kubernetes does not know (e.g. a wrong case): `kubectl apply` refuses the object, a client that does not validate fields has it dropped; either way it does nothing. At the top level of an instancetype or preference it is an error: KubeVirt's webhook refuses the object.",
+    summary: "A field KubeVirt does not know, or one of any object's `metadata` that Kubernetes does not know (e.g. a wrong case): `kubectl apply` refuses the object, a client that does not validate fields has it dropped; either way it does nothing. (In a template's or DataVolume template's `metadata` and in the clock, where KubeVirt's schema keeps unknown fields, the API server stores it and KubeVirt ignores it.) At the top level of an instancetype or preference it is an error: KubeVirt's webhook refuses the object.",
     severity: Severity::Warning,
 };
 
@@ -85,6 +85,7 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
                 key,
                 suggestion,
                 misplaced,
+                kept,
             } => {
                 let field = if parent.is_empty() {
                     key.clone()
@@ -96,11 +97,19 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
                 } else {
                     format!("in `{parent}`")
                 };
-                let mut message = format!(
-                    "unknown field `{key}` {place}: `kubectl apply` refuses the object (strict \
-                     field validation), a client that does not validate fields has it dropped; \
-                     either way it does nothing"
-                );
+                let mut message = if kept {
+                    format!(
+                        "unknown field `{key}` {place}: the API server keeps it (the schema \
+                         preserves unknown fields there), but KubeVirt does not read it: it \
+                         does nothing"
+                    )
+                } else {
+                    format!(
+                        "unknown field `{key}` {place}: `kubectl apply` refuses the object \
+                         (strict field validation), a client that does not validate fields has \
+                         it dropped; either way it does nothing"
+                    )
+                };
                 // KubeVirt's webhook for instancetypes and preferences allows these five keys at
                 // the top and refuses the object for any other (its schema check of the `spec`
                 // itself finds no schema for these kinds, so deeper fields pass it).
