@@ -134,6 +134,7 @@ pub fn check_object(obj: &Object, ctx: &Context<'_>) -> Vec<Diagnostic> {
     rules::bad_label::check(obj, &mut d);
     rules::unknown_field::check(obj, &mut d);
     rules::wrong_type::check_required(obj, &mut d);
+    rules::wrong_type::limits::check(obj, &mut d);
     let admitted = rules::admission::check(obj, ctx, &mut d);
     // The VMI the controller creates of a VM, as `kvrender vmi` builds it.
     let build = || {

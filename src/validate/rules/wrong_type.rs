@@ -13,6 +13,11 @@
 //! KubeVirt's CRD schema marks required; the same for a VirtualMachineInstance's `spec`, and a
 //! preset's `selector` and `domain`. A `null` counts as missing, also a `null` spec (KubeVirt's
 //! instancetype and preference webhooks admit that one; the API server does not).
+//! And the limits those schemas set beyond types ([`limits`]): the values of `rebootPolicy`,
+//! `memLock` and a DataVolume template's `contentType`, at most 256 disks, interfaces,
+//! networks, volumes, utility volumes and access credentials, guest-agent users listed once,
+//! and a `containerPath` volume's path (absolute, without `..`, at most 4096 bytes) and
+//! `readOnly` (true).
 //!
 //! ## Why
 //! The API server validates these types and required fields and refuses the object. kvrender's
@@ -36,6 +41,8 @@ use std::fmt::Write as _;
 
 use serde_json::{Map, Value};
 
+pub mod limits;
+
 use crate::diagnostic::{Diagnostic, Severity, codes};
 use crate::model::{Kind, Object};
 use crate::validate::Rule;
@@ -45,7 +52,7 @@ use crate::validate::Rule;
 pub const RULE: Rule = Rule {
     code: codes::WRONG_TYPE,
     name: "wrong-type",
-    summary: "A field of an instancetype, preference, VM, VMI or preset, or of any object's `metadata`, has the wrong type (a string where a quantity belongs that is not one, such as `16GB` or `2 Gi`, counts), or a field its schema requires is missing: the API server refuses it.",
+    summary: "A field of an instancetype, preference, VM, VMI or preset, or of any object's `metadata`, has the wrong type (a string where a quantity belongs that is not one, such as `16GB` or `2 Gi`, counts), a field its schema requires is missing, or a value breaks its schema's limits (a `rebootPolicy`, `memLock` or DataVolume `contentType` the schema does not list, more than 256 disks, interfaces, networks, volumes or access credentials, a guest-agent user listed twice, a `containerPath` path that is relative or has `..`, a writable `containerPath`): the API server refuses it.",
     severity: Severity::Error,
 };
 
