@@ -7,11 +7,10 @@
 //! `expand` and `vmi` do not refuse these: KubeVirt reads such a field without complaint; only
 //! the API server refuses the object.
 
-use std::fmt::Write as _;
-
 use serde_json::Value;
 
 use crate::diagnostic::Diagnostic;
+use crate::model::path::At;
 use crate::model::{Kind, Object};
 
 /// What a schema asks of a value beyond its type.
@@ -108,9 +107,7 @@ fn rows(
         if only_domain && !path.starts_with("domain.") {
             continue;
         }
-        let keys: Vec<&str> = path.split('.').collect();
-        let mut at = root.to_string();
-        visit(spec, &keys, &mut at, &mut |v, at| {
+        visit(spec, path, &At::Root(root), &mut |v, at| {
             if let Some(problem) = judge(v, limit, at) {
                 found.push(problem);
             }
@@ -118,26 +115,23 @@ fn rows(
     }
 }
 
-/// Call `f` on every value at `keys` below `v` (at `at`), `*` going into every item of a list.
-fn visit(v: &Value, keys: &[&str], at: &mut String, f: &mut dyn FnMut(&Value, &str)) {
-    let Some((key, rest)) = keys.split_first() else {
+/// Call `f` on every value at the dotted `path` below `v` (at `at`), `*` going into every
+/// item of a list. Nothing is allocated on the way: a path is written out only for a problem.
+fn visit(v: &Value, path: &str, at: &At<'_>, f: &mut dyn FnMut(&Value, &At<'_>)) {
+    if path.is_empty() {
         f(v, at);
         return;
-    };
-    let len = at.len();
-    match (*key, v) {
+    }
+    let (key, rest) = path.split_once('.').unwrap_or((path, ""));
+    match (key, v) {
         ("*", Value::Array(items)) => {
             for (i, item) in items.iter().enumerate() {
-                let _ = write!(at, "[{i}]");
-                visit(item, rest, at, f);
-                at.truncate(len);
+                visit(item, rest, &At::Index(at, i), f);
             }
         }
         (key, Value::Object(map)) if key != "*" => {
             if let Some(child) = map.get(key).filter(|c| !c.is_null()) {
-                let _ = write!(at, ".{key}");
-                visit(child, rest, at, f);
-                at.truncate(len);
+                visit(child, rest, &At::Key(at, key), f);
             }
         }
         _ => {}
@@ -146,8 +140,8 @@ fn visit(v: &Value, keys: &[&str], at: &mut String, f: &mut dyn FnMut(&Value, &s
 
 /// The field and the problem, if `v` (at `at`) breaks `limit`. A value of the wrong type is
 /// the type check's to report.
-fn judge(v: &Value, limit: &Limit, at: &str) -> Option<(String, String)> {
-    let here = |problem: String| Some((at.to_string(), problem));
+fn judge(v: &Value, limit: &Limit, at: &At<'_>) -> Option<(String, String)> {
+    let here = |problem: String| Some((at.path(), problem));
     match (limit, v) {
         (OneOf(allowed), Value::String(s)) if !allowed.contains(&s.as_str()) => {
             let allowed: Vec<String> = allowed.iter().map(|a| format!("{a:?}")).collect();
@@ -166,7 +160,7 @@ fn judge(v: &Value, limit: &Limit, at: &str) -> Option<(String, String)> {
                 .enumerate()
                 .find(|(i, item)| items[..*i].contains(item))?;
             Some((
-                format!("{at}[{i}]"),
+                At::Index(at, i).path(),
                 format!("Duplicate value: {}", serde_json::to_string(item).ok()?),
             ))
         }
