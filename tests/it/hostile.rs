@@ -491,3 +491,40 @@ spec:
     );
     assert!(!tmp.path().join("out").exists(), "nothing is written");
 }
+
+/// A list whose items must all differ (a guest agent's users), 200,000 long: the repeated
+/// user at its end is found in one pass, not by comparing every pair (which took minutes).
+#[test]
+fn a_long_list_of_users_is_checked_in_one_pass() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut users: Vec<String> = (0..200_000).map(|i| format!("\"u{i}\"")).collect();
+    users.push("\"u7\"".to_string());
+    let vmi = format!(
+        "{{\"apiVersion\": \"kubevirt.io/v1\", \"kind\": \"VirtualMachineInstance\", \
+         \"metadata\": {{\"name\": \"v\"}}, \"spec\": {{\"domain\": {{\"devices\": {{}}, \
+         \"memory\": {{\"guest\": \"1Gi\"}}}}, \"accessCredentials\": [{{\"sshPublicKey\": \
+         {{\"source\": {{\"secret\": {{\"secretName\": \"s\"}}}}, \"propagationMethod\": \
+         {{\"qemuGuestAgent\": {{\"users\": [{}]}}}}}}}}]}}}}",
+        users.join(", ")
+    );
+    fs::write(tmp.path().join("users.json"), vmi).unwrap();
+    // Into a file, not a pipe: reading a pipe would wait for ever on a run that hangs.
+    let report = fs::File::create(tmp.path().join("report.txt")).unwrap();
+    let mut child = kvrender()
+        .current_dir(tmp.path())
+        .args(["validate", "--no-default-catalog", "users.json"])
+        .stdout(report)
+        .spawn()
+        .unwrap();
+    let status = crate::common::wait_at_most(&mut child, 60, "validate of 200,000 users");
+    let stdout = fs::read_to_string(tmp.path().join("report.txt")).unwrap();
+    assert_eq!(status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains(
+            "users.json:1: error[KV004] VirtualMachineInstance/v: \
+             spec.accessCredentials[0].sshPublicKey.propagationMethod.qemuGuestAgent.\
+             users[200000]: Duplicate value: \"u7\""
+        ),
+        "{stdout}"
+    );
+}
