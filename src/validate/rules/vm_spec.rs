@@ -9,7 +9,8 @@
 //!   feature gate `DecentralizedLiveMigration` is on (unless the cluster profile disables it).
 //! - Every disk has a volume of its name (a CD-ROM without one needs a feature gate and is
 //!   left alone), no two disks share a name, and a disk has at most one of `disk`, `lun` and
-//!   `cdrom`.
+//!   `cdrom`. KubeVirt names each pair of disks of one name; past the first thousand pairs
+//!   (45 disks of one name), the rest are counted in one finding.
 //! - No two volumes share a name, and each volume has exactly one source (`containerDisk`,
 //!   `persistentVolumeClaim`, `dataVolume`, `cloudInitNoCloud`, ...).
 //! - Every interface has a network of its name and every network an interface, and no two
@@ -597,6 +598,9 @@ fn name(item: &Value) -> &str {
     path::str_at(item, &["name"]).unwrap_or("")
 }
 
+/// The most pairs of same-named disks listed one by one; the rest are counted in one finding.
+const MOST_PAIRS_LISTED: usize = 1000;
+
 fn instance_spec(spec: &Value, at: &str, written: Written, found: &mut Vec<(String, String)>) {
     let disks = items(spec, &["domain", "devices", "disks"]);
     let volumes = items(spec, &["volumes"]);
@@ -610,11 +614,22 @@ fn instance_spec(spec: &Value, at: &str, written: Written, found: &mut Vec<(Stri
     // Disks: unique names, one target, a volume of their name.
     let volume_names: HashSet<&str> = volumes.iter().map(|(_, v)| name(v)).collect();
     // KubeVirt names every earlier disk of the same name; found through the disks of each
-    // name, so that thousands of distinct names are not compared with each other.
+    // name, so that thousands of distinct names are not compared with each other. n disks of
+    // one name make n(n-1)/2 pairs: past the first thousand, the rest are counted, not
+    // listed (a hostile list of 3,000 would print 4.5 million lines).
     let mut same_name: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut pairs_unlisted = 0usize;
+    let mut first_unlisted = None;
+    let mut pairs_listed = 0usize;
     for (i, disk) in &disks {
         let earlier = same_name.entry(name(disk)).or_default();
-        for j in earlier.iter() {
+        let listed = earlier.len().min(MOST_PAIRS_LISTED - pairs_listed);
+        if listed < earlier.len() {
+            pairs_unlisted += earlier.len() - listed;
+            first_unlisted.get_or_insert(*i);
+        }
+        pairs_listed += listed;
+        for j in &earlier[..listed] {
             found.push((
                 format!("{}.name", disk_at(*i)),
                 format!(
@@ -646,6 +661,17 @@ fn instance_spec(spec: &Value, at: &str, written: Written, found: &mut Vec<(Stri
                 ),
             ));
         }
+    }
+
+    if let Some(i) = first_unlisted {
+        found.push((
+            format!("{}.name", disk_at(i)),
+            format!(
+                "and {pairs_unlisted} more pairs of disks with the same Name, from {} on (KubeVirt \
+                 names each pair; the first {MOST_PAIRS_LISTED} are listed)",
+                disk_at(i)
+            ),
+        ));
     }
 
     // Volumes: unique names, exactly one source.
@@ -1566,6 +1592,44 @@ mod tests {
         };
         let gated = findings_with(&vm, &gate_off);
         assert!(gated[0].1.contains("feature gate"), "{gated:?}");
+    }
+
+    /// n disks of one name make n(n-1)/2 pairs, each a finding in KubeVirt: the first
+    /// thousand are listed, the rest counted in one finding at the first disk left out.
+    #[test]
+    fn pairs_of_same_named_disks_past_a_thousand_are_counted() {
+        let disks: Vec<Value> = (0..50).map(|_| json!({"name": "d", "disk": {}})).collect();
+        let spec = vm(json!({"domain": {"devices": {"disks": disks}},
+            "volumes": [{"name": "d", "emptyDisk": {"capacity": "1Gi"}}]}));
+        let found = findings("VirtualMachine", spec);
+        let pairs: Vec<&(String, String)> = found
+            .iter()
+            .filter(|(_, m)| m.ends_with("must not have the same Name."))
+            .collect();
+        let at = "spec.template.spec.domain.devices.disks";
+        assert_eq!(pairs.len(), 1000);
+        // Disks 1 to 45 make 1,035 pairs: the thousandth is the 10th of disk 45's 45.
+        assert_eq!(
+            pairs[999],
+            &(
+                format!("{at}[45].name"),
+                format!("{at}[45] and {at}[9] must not have the same Name.")
+            )
+        );
+        let rest: Vec<&(String, String)> = found
+            .iter()
+            .filter(|(_, m)| m.contains("more pairs"))
+            .collect();
+        assert_eq!(
+            rest,
+            [&(
+                format!("{at}[45].name"),
+                format!(
+                    "and 225 more pairs of disks with the same Name, from {at}[45] on (KubeVirt \
+                     names each pair; the first 1000 are listed)"
+                )
+            )]
+        );
     }
 
     #[test]

@@ -38,6 +38,15 @@ pub(super) fn check(spec: &Value, at: &str, profile: &ClusterProfile, found: &mu
     });
     // The discontinued gates already reported.
     let mut gates_reported = Vec::new();
+    // The last network of each name, as KubeVirt indexes them: a later one replaces an
+    // earlier one of its name. Looked up, not searched, however long a hostile list is.
+    let mut by_name = std::collections::HashMap::new();
+    if !interfaces.is_empty() {
+        by_name.reserve(networks.len());
+        for network in networks {
+            by_name.insert(path::str_at(network, &["name"]).unwrap_or(""), network);
+        }
+    }
     for (i, iface) in interfaces.iter().enumerate() {
         let name = path::str_at(iface, &["name"]).unwrap_or("");
         let iface_at = Item {
@@ -45,10 +54,7 @@ pub(super) fn check(spec: &Value, at: &str, profile: &ClusterProfile, found: &mu
             list: "domain.devices.interfaces",
             index: i,
         };
-        // The last network of the interface's name, as KubeVirt indexes them.
-        let network = networks
-            .iter()
-            .rfind(|n| path::str_at(n, &["name"]).unwrap_or("") == name);
+        let network = by_name.get(name).copied();
         let on_pod = network.is_some_and(|n| is_set(n, &["pod"]));
         // Few interfaces have any of these: one pass over the keys says whether to look.
         let rare = iface.as_object().is_some_and(|m| {

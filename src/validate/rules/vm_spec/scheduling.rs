@@ -396,6 +396,19 @@ fn label_selector(selector: Option<&Value>, at: &str, found: &mut Found) {
 /// `whenUnsatisfiable` Kubernetes knows, a good label selector, and no two constraints with the
 /// same key and action.
 fn spread_constraints(constraints: &[Value], at: &str, found: &mut Found) {
+    // Whether a later constraint has the same key and action, for each: found from the end
+    // with a set, in one pass however long a hostile list is.
+    let pairs: Vec<Option<(String, String)>> = constraints
+        .iter()
+        .map(|c| Some((text(c, "topologyKey")?, text(c, "whenUnsatisfiable")?)))
+        .collect();
+    let mut later = std::collections::HashSet::new();
+    let mut repeated = vec![false; constraints.len()];
+    for (i, pair) in pairs.iter().enumerate().rev() {
+        if let Some(pair) = pair {
+            repeated[i] = !later.insert(pair);
+        }
+    }
     for (i, constraint) in constraints.iter().enumerate() {
         let sub = format!("{at}[{i}]");
         if let Some(skew) = int32(constraint, "maxSkew")
@@ -431,21 +444,17 @@ fn spread_constraints(constraints: &[Value], at: &str, found: &mut Found) {
             &format!("{sub}.labelSelector"),
             found,
         );
-        if let (Some(key), Some(action)) = (&key, &action) {
-            let repeated = constraints[i + 1..].iter().any(|other| {
-                text(other, "topologyKey").as_ref() == Some(key)
-                    && text(other, "whenUnsatisfiable").as_ref() == Some(action)
-            });
-            if repeated {
-                push(
-                    found,
-                    format!("{sub}.{{topologyKey, whenUnsatisfiable}}"),
-                    format!(
-                        "Duplicate value: {}",
-                        go_quote(&format!("{{{key}, {action}}}"))
-                    ),
-                );
-            }
+        if let (Some(key), Some(action)) = (&key, &action)
+            && repeated[i]
+        {
+            push(
+                found,
+                format!("{sub}.{{topologyKey, whenUnsatisfiable}}"),
+                format!(
+                    "Duplicate value: {}",
+                    go_quote(&format!("{{{key}, {action}}}"))
+                ),
+            );
         }
     }
 }
