@@ -24,6 +24,9 @@ pub(super) const MODELS: [&str; 7] = [
 /// The MAC address KubeVirt keeps for the in-pod bridge of masquerade interfaces.
 const RESERVED_MAC: &str = "02:00:00:00:00:00";
 
+/// The most networks searched one by one for an interface's; past it, they are put in a map.
+const FEW_NETWORKS: usize = 16;
+
 /// The network and interface checks on the spec at `at`.
 pub(super) fn check(spec: &Value, at: &str, profile: &ClusterProfile, found: &mut Found) {
     let networks = path::get(spec, &["networks"]).and_then(Value::as_array);
@@ -39,14 +42,24 @@ pub(super) fn check(spec: &Value, at: &str, profile: &ClusterProfile, found: &mu
     // The discontinued gates already reported.
     let mut gates_reported = Vec::new();
     // The last network of each name, as KubeVirt indexes them: a later one replaces an
-    // earlier one of its name. Looked up, not searched, however long a hostile list is.
+    // earlier one of its name. A VM has a network or two, searched; a long (hostile) list is
+    // looked up in a map instead, so that the cost does not grow with the square of it.
     let mut by_name = std::collections::HashMap::new();
-    if !interfaces.is_empty() {
+    if networks.len() > FEW_NETWORKS && !interfaces.is_empty() {
         by_name.reserve(networks.len());
         for network in networks {
             by_name.insert(path::str_at(network, &["name"]).unwrap_or(""), network);
         }
     }
+    let network_named = |name: &str| {
+        if networks.len() > FEW_NETWORKS {
+            by_name.get(name).copied()
+        } else {
+            networks
+                .iter()
+                .rfind(|n| path::str_at(n, &["name"]).unwrap_or("") == name)
+        }
+    };
     for (i, iface) in interfaces.iter().enumerate() {
         let name = path::str_at(iface, &["name"]).unwrap_or("");
         let iface_at = Item {
@@ -54,7 +67,7 @@ pub(super) fn check(spec: &Value, at: &str, profile: &ClusterProfile, found: &mu
             list: "domain.devices.interfaces",
             index: i,
         };
-        let network = by_name.get(name).copied();
+        let network = network_named(name);
         let on_pod = network.is_some_and(|n| is_set(n, &["pod"]));
         // Few interfaces have any of these: one pass over the keys says whether to look.
         let rare = iface.as_object().is_some_and(|m| {

@@ -29,35 +29,42 @@ enum Limit {
 
 use Limit::{ContainerPath, MaxItems, OneOf, True, Unique};
 
-/// The limits of a VirtualMachineInstance's `spec` (a VM's `spec.template.spec`): a dotted
-/// path below it, `*` for every item of a list. The rows under `domain` hold for a preset's
+/// The limits of a VirtualMachineInstance's `spec` (a VM's `spec.template.spec`): the keys of
+/// a path below it, `*` for every item of a list. The rows under `domain` hold for a preset's
 /// `spec.domain` too.
-const VMI_SPEC: &[(&str, Limit)] = &[
-    ("accessCredentials", MaxItems(256)),
+const VMI_SPEC: &[(&[&str], Limit)] = &[
+    (&["accessCredentials"], MaxItems(256)),
     (
-        "accessCredentials.*.sshPublicKey.propagationMethod.qemuGuestAgent.users",
+        &[
+            "accessCredentials",
+            "*",
+            "sshPublicKey",
+            "propagationMethod",
+            "qemuGuestAgent",
+            "users",
+        ],
         Unique,
     ),
-    ("domain.devices.disks", MaxItems(256)),
-    ("domain.devices.interfaces", MaxItems(256)),
+    (&["domain", "devices", "disks"], MaxItems(256)),
+    (&["domain", "devices", "interfaces"], MaxItems(256)),
     (
-        "domain.memory.reservedOverhead.memLock",
+        &["domain", "memory", "reservedOverhead", "memLock"],
         OneOf(&["NotRequired", "Required"]),
     ),
-    ("domain.rebootPolicy", OneOf(&["Reboot", "Terminate"])),
-    ("networks", MaxItems(256)),
-    ("utilityVolumes", MaxItems(256)),
-    ("volumes", MaxItems(256)),
-    ("volumes.*.containerPath.path", ContainerPath),
+    (&["domain", "rebootPolicy"], OneOf(&["Reboot", "Terminate"])),
+    (&["networks"], MaxItems(256)),
+    (&["utilityVolumes"], MaxItems(256)),
+    (&["volumes"], MaxItems(256)),
+    (&["volumes", "*", "containerPath", "path"], ContainerPath),
     (
-        "volumes.*.containerPath.readOnly",
+        &["volumes", "*", "containerPath", "readOnly"],
         True("readOnly must be true, write access is not supported"),
     ),
 ];
 
 /// The limits of a VirtualMachine's `spec` outside its template.
-const VM_SPEC: &[(&str, Limit)] = &[(
-    "dataVolumeTemplates.*.spec.contentType",
+const VM_SPEC: &[(&[&str], Limit)] = &[(
+    &["dataVolumeTemplates", "*", "spec", "contentType"],
     OneOf(&["kubevirt", "archive"]),
 )];
 
@@ -99,39 +106,78 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
 fn rows(
     spec: &Value,
     root: &str,
-    rows: &[(&str, Limit)],
+    rows: &[(&[&str], Limit)],
     only_domain: bool,
     found: &mut Vec<(String, String)>,
 ) {
-    for (path, limit) in rows {
-        if only_domain && !path.starts_with("domain.") {
-            continue;
+    let mut mask = 0u32;
+    for (i, (path, _)) in rows.iter().enumerate() {
+        if !only_domain || path.first() == Some(&"domain") {
+            mask |= 1 << i;
         }
-        visit(spec, path, &At::Root(root), &mut |v, at| {
-            if let Some(problem) = judge(v, limit, at) {
-                found.push(problem);
-            }
-        });
     }
+    walk(spec, 0, mask, rows, &At::Root(root), found);
 }
 
-/// Call `f` on every value at the dotted `path` below `v` (at `at`), `*` going into every
-/// item of a list. Nothing is allocated on the way: a path is written out only for a problem.
-fn visit(v: &Value, path: &str, at: &At<'_>, f: &mut dyn FnMut(&Value, &At<'_>)) {
-    if path.is_empty() {
-        f(v, at);
-        return;
-    }
-    let (key, rest) = path.split_once('.').unwrap_or((path, ""));
-    match (key, v) {
-        ("*", Value::Array(items)) => {
-            for (i, item) in items.iter().enumerate() {
-                visit(item, rest, &At::Index(at, i), f);
+// A row is a bit of a `u32`.
+const _: () = assert!(VMI_SPEC.len() <= 32 && VM_SPEC.len() <= 32);
+
+/// Walk `v` (at `at`, `depth` keys below the spec) for the rows in `mask`, whose first `depth`
+/// keys led here. A mapping's own keys are gone through once, each compared with the rows'
+/// next key, rather than each row's key looked up: the mappings of a spec are small, and most
+/// rows name keys a spec does not have. Nothing is allocated unless a value breaks a limit.
+fn walk(
+    v: &Value,
+    depth: usize,
+    mask: u32,
+    rows: &[(&[&str], Limit)],
+    at: &At<'_>,
+    found: &mut Vec<(String, String)>,
+) {
+    // The rows in `mask`, lowest first.
+    let live = || {
+        let mut left = mask;
+        std::iter::from_fn(move || {
+            let i = left.trailing_zeros() as usize;
+            left &= left.wrapping_sub(1);
+            (i < 32).then_some(i)
+        })
+    };
+    match v {
+        Value::Object(map) => {
+            for (key, child) in map {
+                if child.is_null() {
+                    continue;
+                }
+                let mut deeper = 0u32;
+                for i in live() {
+                    let (path, limit) = &rows[i];
+                    // Lengths first: most keys differ in length from every row's.
+                    if path
+                        .get(depth)
+                        .is_none_or(|k| k.len() != key.len() || *k != key)
+                    {
+                        continue;
+                    }
+                    if path.len() == depth + 1 {
+                        found.extend(judge(child, limit, &At::Key(at, key)));
+                    } else {
+                        deeper |= 1 << i;
+                    }
+                }
+                if deeper != 0 {
+                    walk(child, depth + 1, deeper, rows, &At::Key(at, key), found);
+                }
             }
         }
-        (key, Value::Object(map)) if key != "*" => {
-            if let Some(child) = map.get(key).filter(|c| !c.is_null()) {
-                visit(child, rest, &At::Key(at, key), f);
+        Value::Array(items) => {
+            let deeper = live()
+                .filter(|&i| rows[i].0.get(depth) == Some(&"*") && rows[i].0.len() > depth + 1)
+                .fold(0u32, |m, i| m | 1 << i);
+            if deeper != 0 {
+                for (i, item) in items.iter().enumerate() {
+                    walk(item, depth + 1, deeper, rows, &At::Index(at, i), found);
+                }
             }
         }
         _ => {}
@@ -252,10 +298,10 @@ mod tests {
                  absolute (start with '/'): the API server refuses the object",
                 "spec.volumes[1].containerPath.path: Invalid value: \"string\": path must not \
                  contain '..': the API server refuses the object",
-                "spec.volumes[2].containerPath.path: Too long: may not be more than 4096 bytes: \
-                 the API server refuses the object",
                 "spec.volumes[1].containerPath.readOnly: Invalid value: \"boolean\": readOnly \
                  must be true, write access is not supported: the API server refuses the object",
+                "spec.volumes[2].containerPath.path: Too long: may not be more than 4096 bytes: \
+                 the API server refuses the object",
             ]
         );
     }
