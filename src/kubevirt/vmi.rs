@@ -375,7 +375,7 @@ pub const STRUCT_LISTS: &[&[&str]] = &[
 ];
 
 /// The users an SSH key is propagated to by the guest agent: a list of strings Go always writes.
-const GUEST_AGENT_USERS: &[&str] = &[
+pub(crate) const GUEST_AGENT_USERS: &[&str] = &[
     "accessCredentials",
     "*",
     "sshPublicKey",

@@ -34,17 +34,7 @@ use Limit::{ContainerPath, MaxItems, OneOf, True, Unique};
 /// `spec.domain` too.
 const VMI_SPEC: &[(&[&str], Limit)] = &[
     (&["accessCredentials"], MaxItems(256)),
-    (
-        &[
-            "accessCredentials",
-            "*",
-            "sshPublicKey",
-            "propagationMethod",
-            "qemuGuestAgent",
-            "users",
-        ],
-        Unique,
-    ),
+    (crate::kubevirt::vmi::GUEST_AGENT_USERS, Unique),
     (&["domain", "devices", "disks"], MaxItems(256)),
     (&["domain", "devices", "interfaces"], MaxItems(256)),
     (
