@@ -180,34 +180,64 @@ fn convert_error(e: &serde_saphyr::Error) -> YamlError {
         Some(rest) => rest.split_once(": ").map_or(first, |(_, m)| m).to_string(),
         None => first.to_string(),
     };
-    let message = if message.starts_with("budget breached: Depth")
-        || message == "recursion limit exceeded"
-    {
-        format!("the document nests deeper than {MAX_DEPTH} levels")
-    } else if let Some(detail) = message.strip_prefix("budget breached: ").filter(|d| {
-        ["Events", "Nodes", "ScalarBytes"]
-            .iter()
-            .any(|k| d.starts_with(k))
-    }) {
-        format!(
-            "the document is larger than kvrender reads as one document ({MAX_NODES} values): \
+    let message =
+        if message.starts_with("budget breached: Depth") || message == "recursion limit exceeded" {
+            format!("the document nests deeper than {MAX_DEPTH} levels")
+        } else if let Some(detail) = message.strip_prefix("budget breached: ").filter(|d| {
+            ["Events", "Nodes", "ScalarBytes"]
+                .iter()
+                .any(|k| d.starts_with(k))
+        }) {
+            format!(
+                "the document is larger than kvrender reads as one document ({MAX_NODES} values): \
              split it into several documents, or a List into several Lists: {detail}"
-        )
-    } else if let Some(detail) = message.strip_prefix("budget breached: ") {
-        format!(
-            "the document expands beyond kvrender's limits (aliases that multiply each other?): {detail}"
-        )
-    } else if let Some(plain) = in_yaml_terms(&message) {
-        plain.to_string()
-    } else {
-        message
-            .replace(", set DuplicateKeyPolicy in Options if acceptable", "")
-            .replace(" rejected by the configured policy", "")
-    };
+            )
+        } else if let Some(detail) = message.strip_prefix("budget breached: ") {
+            format!(
+                "the document goes beyond kvrender's limits: {}",
+                budget_in_words(detail)
+            )
+        } else if let Some(plain) = in_yaml_terms(&message) {
+            plain.to_string()
+        } else {
+            message
+                .replace(", set DuplicateKeyPolicy in Options if acceptable", "")
+                .replace(" rejected by the configured policy", "")
+        };
     YamlError {
         message,
         line: line.filter(|l| *l > 0),
         column: column.filter(|c| *c > 0),
+    }
+}
+
+/// The parser names a breached limit as a Rust value (`Aliases { aliases: 10001 }`); say it in
+/// the terms of the YAML instead, keeping the count it reached.
+fn budget_in_words(detail: &str) -> String {
+    let (name, count) = match detail.split_once(" {") {
+        Some((name, rest)) => (
+            name,
+            rest.split(|c: char| !c.is_ascii_digit())
+                .find(|d| !d.is_empty()),
+        ),
+        None => (detail, None),
+    };
+    let count = count.unwrap_or("?");
+    match name {
+        "Aliases" => format!("more than {MAX_ALIASES} aliases (`*name`)"),
+        "Anchors" => format!("too many anchors (`&name`): {count}"),
+        "AliasAnchorRatio" => "far more aliases (`*name`) than anchors (`&name`)".to_string(),
+        "MergeKeys" => format!("too many merge keys (`<<`): {count}"),
+        "RecordedAnchorEvents" => {
+            format!("aliases (`*name`) that repeat anchored values {count} times or more")
+        }
+        "RecordedAnchorBytes" => {
+            format!("aliases (`*name`) that repeat {count} bytes of anchored values or more")
+        }
+        "Documents" => format!("too many documents in one stream: {count}"),
+        "InputBytes" => format!("more input than kvrender reads: {count} bytes"),
+        "SequenceUnbalanced" => "a list or mapping closed that was never opened".to_string(),
+        _ => detail.to_string(),
     }
 }
 
@@ -233,6 +263,36 @@ mod tests {
         let text = format!("[{}0]", "0,".repeat(n));
         let value = parse_document_full(&text).unwrap();
         assert_eq!(value.as_array().map(Vec::len), Some(n + 1));
+    }
+
+    /// Aliases that multiply each other are refused in words, not as the parser's Rust value.
+    #[test]
+    fn an_alias_bomb_is_refused_in_words() {
+        let mut text = String::from("a: &a [x, x, x, x, x, x, x, x, x]\n");
+        for (name, previous) in ["b", "c", "d", "e", "f", "g", "h", "i"]
+            .iter()
+            .zip(["a", "b", "c", "d", "e", "f", "g", "h"])
+        {
+            let refs = vec![format!("*{previous}"); 9].join(", ");
+            text.push_str(&format!("{name}: &{name} [{refs}]\n"));
+        }
+        let err = parse_document(&text).unwrap_err();
+        assert!(
+            err.message
+                .contains("aliases (`*name`) that repeat anchored values 1000001 times"),
+            "{}",
+            err.message
+        );
+        assert!(!err.message.contains('{'), "{}", err.message);
+        assert_eq!(
+            budget_in_words("Aliases { aliases: 10001 }"),
+            "more than 10000 aliases (`*name`)"
+        );
+        assert_eq!(
+            budget_in_words("SequenceUnbalanced"),
+            "a list or mapping closed that was never opened"
+        );
+        assert_eq!(budget_in_words("Unknown { x: 1 }"), "Unknown { x: 1 }");
     }
 
     /// Each of these used to come out in terms of the parser's Rust API.
