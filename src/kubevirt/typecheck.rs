@@ -11,7 +11,9 @@ use std::borrow::Cow;
 use serde_json::Value;
 
 use crate::model::path::{At, Fields};
-use crate::validate::schema::{self, Field, Ty, found_instead, go_reads_quantity};
+use crate::validate::schema::{
+    self, Field, Ty, found_instead, go_reads_quantity, integer_fits, integer_range,
+};
 
 /// One field whose value has the wrong type.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,8 +44,7 @@ fn fits_here(v: &Value, ty: Ty) -> bool {
     match ty {
         Ty::Str => v.is_string(),
         Ty::Bool => v.is_boolean(),
-        Ty::Int => v.is_i64() || v.is_u64(),
-        Ty::Uint32 => v.as_u64().is_some_and(|n| u32::try_from(n).is_ok()),
+        Ty::Int | Ty::Int32 | Ty::Uint | Ty::Uint32 => integer_fits(v, ty) == Some(true),
         Ty::Quantity => go_reads_quantity(v),
         Ty::StrMap | Ty::QuantityMap | Ty::Struct(_) | Ty::Preserving(_) | Ty::OpaqueMap => {
             v.is_object()
@@ -68,9 +69,7 @@ fn walk(v: &Value, ty: Ty, at: &At<'_>, out: &mut Vec<WrongType>) {
     };
     if !fits_here(v, ty) {
         let expected = match (ty, v) {
-            (Ty::Uint32, Value::Number(n)) if n.is_i64() || n.is_u64() => {
-                "a non-negative integer below 2^32"
-            }
+            _ if integer_fits(v, ty) == Some(false) => integer_range(ty),
             (Ty::StrMap | Ty::QuantityMap, _) => "a mapping",
             (Ty::Quantity, _) => QUANTITY,
             _ => ty.describe(),

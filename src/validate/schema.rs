@@ -25,6 +25,10 @@ pub enum Ty {
     Bool,
     /// A signed integer (Go `int`, `int64`).
     Int,
+    /// A signed 32-bit integer (Go `int32`).
+    Int32,
+    /// An unsigned integer (Go `uint`, `uint64`).
+    Uint,
     /// An unsigned 32-bit integer (Go `uint32`).
     Uint32,
     /// A resource quantity: a string or an integer.
@@ -53,8 +57,8 @@ impl Ty {
         match self {
             Ty::Str => "a string",
             Ty::Bool => "a boolean",
-            Ty::Int => "an integer",
-            Ty::Uint32 => "a non-negative integer",
+            Ty::Int | Ty::Int32 => "an integer",
+            Ty::Uint | Ty::Uint32 => "a non-negative integer",
             Ty::Quantity => "a quantity (a string like `2Gi`, or an integer)",
             Ty::StrMap => "a mapping of strings",
             Ty::QuantityMap => "a mapping of quantities",
@@ -62,6 +66,61 @@ impl Ty {
             Ty::List(_) => "a list",
             Ty::Opaque => "anything",
         }
+    }
+}
+
+/// The largest whole number a 64-bit float holds exactly, and each one below it: KubeVirt's
+/// webhooks read an object's numbers as such floats before they check its schema.
+pub(crate) const MAX_EXACT_IN_FLOAT: u64 = (1 << 53) - 1;
+
+/// Whether the whole number `v` fits the Go integer type `ty` stands for; `None` when `v` is
+/// not a whole number or `ty` not an integer type. The API server takes any 64-bit signed
+/// integer where KubeVirt's schema says `integer` (and refuses a larger one); KubeVirt,
+/// decoding it into a narrower Go type, cannot read one out of that type's range.
+pub(crate) fn integer_fits(v: &Value, ty: Ty) -> Option<bool> {
+    if !(v.is_i64() || v.is_u64()) || !matches!(ty, Ty::Int | Ty::Int32 | Ty::Uint | Ty::Uint32) {
+        return None;
+    }
+    let Some(n) = v.as_i64() else {
+        return Some(false);
+    };
+    Some(match ty {
+        Ty::Int32 => i32::try_from(n).is_ok(),
+        Ty::Uint => n >= 0,
+        Ty::Uint32 => u32::try_from(n).is_ok(),
+        _ => true,
+    })
+}
+
+/// What a whole number out of the range of the Go integer type `ty` must be instead.
+pub(crate) fn integer_range(ty: Ty) -> &'static str {
+    match ty {
+        Ty::Int32 => "an integer from -2^31 to 2^31-1",
+        Ty::Uint => "a non-negative integer below 2^63",
+        Ty::Uint32 => "a non-negative integer below 2^32",
+        _ => "an integer from -2^63 to 2^63-1",
+    }
+}
+
+/// What KubeVirt's webhooks make of `found`, a whole number beyond ±[`MAX_EXACT_IN_FLOAT`] in
+/// an integer field of the `spec` of a VM, VMI or preset.
+pub(crate) fn beyond_float_message(found: &str) -> String {
+    format!(
+        "{found} is beyond 2^53-1 (9007199254740991): KubeVirt's webhook reads the object's \
+         numbers as 64-bit floats, which hold no larger whole number exactly, and refuses it as \
+         not an integer"
+    )
+}
+
+/// A VirtualMachineInstance's `spec` (a VM template's `spec`).
+pub(crate) const VMI_SPEC_TY: Ty = Ty::Struct(VMI_SPEC);
+
+/// Whether `v`, a whole number of an integer field, is one a 64-bit float does not hold
+/// exactly (beyond ±[`MAX_EXACT_IN_FLOAT`]).
+pub(crate) fn beyond_float(v: &Value) -> bool {
+    match v.as_i64() {
+        Some(n) => n.unsigned_abs() > MAX_EXACT_IN_FLOAT,
+        None => v.is_u64(),
     }
 }
 
@@ -94,6 +153,18 @@ pub enum Problem {
         expected: &'static str,
         /// What it is.
         found: Cow<'static, str>,
+        /// Whether it is a whole number out of the range of the field's Go type, which the
+        /// API server stores (its schema says `integer`) and KubeVirt cannot decode.
+        out_of_range: bool,
+    },
+    /// A whole number in an integer field beyond ±(2^53-1), which a 64-bit float does not
+    /// hold exactly. KubeVirt's VM, VMI and preset webhooks read the object's numbers as such
+    /// floats to check it against their schema, and refuse it.
+    BeyondFloat {
+        /// The dotted path of the value.
+        path: String,
+        /// The number.
+        found: String,
     },
 }
 
@@ -204,7 +275,11 @@ pub(crate) fn found_instead(v: &Value, ty: Ty) -> Cow<'static, str> {
         }
         // A whole number out of range is shown as it is: "an integer" would read as if an
         // integer were not what is wanted.
-        (Ty::Uint32, Value::Number(n)) if n.is_i64() || n.is_u64() => Cow::Owned(n.to_string()),
+        (Ty::Int | Ty::Int32 | Ty::Uint | Ty::Uint32, Value::Number(n))
+            if n.is_i64() || n.is_u64() =>
+        {
+            Cow::Owned(n.to_string())
+        }
         _ => Cow::Borrowed(found(v)),
     }
 }
@@ -213,8 +288,7 @@ fn fits(v: &Value, ty: Ty) -> bool {
     match ty {
         Ty::Str => v.is_string(),
         Ty::Bool => v.is_boolean(),
-        Ty::Int => v.is_i64() || v.is_u64(),
-        Ty::Uint32 => v.as_u64().is_some_and(|n| u32::try_from(n).is_ok()),
+        Ty::Int | Ty::Int32 | Ty::Uint | Ty::Uint32 => integer_fits(v, ty) == Some(true),
         Ty::Quantity => is_quantity(v),
         // A `null` value in a map reads as the zero value of its type (`""`, the zero
         // quantity): the API server takes it.
@@ -278,22 +352,24 @@ fn walk(v: &Value, ty: Ty, at: &At<'_>, up: Option<&[Field]>, out: &mut Vec<Prob
                     path: At::Key(at, key).path(),
                     expected,
                     found: found_instead(child, value_ty),
+                    out_of_range: false,
                 });
             }
         }
         return;
     }
     if !fits(v, ty) {
-        let expected = match (ty, v) {
-            (Ty::Uint32, Value::Number(n)) if n.is_i64() || n.is_u64() => {
-                "a non-negative integer below 2^32"
-            }
-            _ => ty.describe(),
+        let out_of_range = integer_fits(v, ty) == Some(false) && v.is_i64();
+        let expected = if integer_fits(v, ty) == Some(false) {
+            integer_range(ty)
+        } else {
+            ty.describe()
         };
         out.push(Problem::WrongType {
             path: at.path(),
             expected,
             found: found_instead(v, ty),
+            out_of_range,
         });
         return;
     }
@@ -323,6 +399,10 @@ fn walk(v: &Value, ty: Ty, at: &At<'_>, up: Option<&[Field]>, out: &mut Vec<Prob
                 }
             }
         }
+        Ty::Int | Ty::Uint if beyond_float(v) => out.push(Problem::BeyondFloat {
+            path: at.path(),
+            found: v.to_string(),
+        }),
         _ => {}
     }
 }
@@ -390,9 +470,9 @@ const BLOCK_SIZE: Ty = Ty::Struct(&[
     Field(
         "custom",
         Ty::Struct(&[
-            Field("logical", Ty::Int),
-            Field("physical", Ty::Int),
-            Field("discardGranularity", Ty::Int),
+            Field("logical", Ty::Uint),
+            Field("physical", Ty::Uint),
+            Field("discardGranularity", Ty::Uint),
         ]),
     ),
     Field("matchVolume", Ty::Struct(FEATURE_STATE)),
@@ -573,7 +653,7 @@ const DISK: &[Field] = &[
     Field("disk", Ty::Struct(DISK_TARGET)),
     Field("lun", Ty::Struct(LUN_TARGET)),
     Field("cdrom", Ty::Struct(CDROM_TARGET)),
-    Field("bootOrder", Ty::Uint32),
+    Field("bootOrder", Ty::Uint),
     Field("serial", Ty::Str),
     Field("dedicatedIOThread", Ty::Bool),
     Field("cache", Ty::Str),
@@ -589,14 +669,14 @@ const DISK: &[Field] = &[
 const PORT: &[Field] = &[
     Field("name", Ty::Str),
     Field("protocol", Ty::Str),
-    Field("port", Ty::Int),
+    Field("port", Ty::Int32),
 ];
 
 /// A range of ports, as `portRanges` lists them.
 const PORT_RANGE: &[Field] = &[
     Field("protocol", Ty::Str),
-    Field("start", Ty::Int),
-    Field("end", Ty::Int),
+    Field("start", Ty::Int32),
+    Field("end", Ty::Int32),
 ];
 
 const DHCP_OPTIONS: &[Field] = &[
@@ -627,7 +707,7 @@ const INTERFACE: &[Field] = &[
     Field("ports", Ty::List(&Ty::Struct(PORT))),
     Field("portRanges", Ty::List(&Ty::Struct(PORT_RANGE))),
     Field("macAddress", Ty::Str),
-    Field("bootOrder", Ty::Uint32),
+    Field("bootOrder", Ty::Uint),
     Field("pciAddress", Ty::Str),
     Field("dhcpOptions", Ty::Struct(DHCP_OPTIONS)),
     Field("tag", Ty::Str),
@@ -730,7 +810,7 @@ const VOLUME: &[Field] = &[
                             Field("divisor", Ty::Quantity),
                         ]),
                     ),
-                    Field("mode", Ty::Int),
+                    Field("mode", Ty::Int32),
                 ])),
             ),
             Field("volumeLabel", Ty::Str),
@@ -910,7 +990,7 @@ const POD_AFFINITY: Ty = Ty::Struct(&[
     Field(
         "preferredDuringSchedulingIgnoredDuringExecution",
         Ty::List(&Ty::Struct(&[
-            Field("weight", Ty::Int),
+            Field("weight", Ty::Int32),
             Field("podAffinityTerm", POD_AFFINITY_TERM),
         ])),
     ),
@@ -928,7 +1008,7 @@ const AFFINITY: &[Field] = &[
             Field(
                 "preferredDuringSchedulingIgnoredDuringExecution",
                 Ty::List(&Ty::Struct(&[
-                    Field("weight", Ty::Int),
+                    Field("weight", Ty::Int32),
                     Field("preference", NODE_SELECTOR_TERM),
                 ])),
             ),
@@ -963,11 +1043,11 @@ const PROBE: &[Field] = &[
         "tcpSocket",
         Ty::Struct(&[Field("port", Ty::Opaque), Field("host", Ty::Str)]),
     ),
-    Field("initialDelaySeconds", Ty::Int),
-    Field("timeoutSeconds", Ty::Int),
-    Field("periodSeconds", Ty::Int),
-    Field("successThreshold", Ty::Int),
-    Field("failureThreshold", Ty::Int),
+    Field("initialDelaySeconds", Ty::Int32),
+    Field("timeoutSeconds", Ty::Int32),
+    Field("periodSeconds", Ty::Int32),
+    Field("successThreshold", Ty::Int32),
+    Field("failureThreshold", Ty::Int32),
 ];
 
 /// Where an access credential's secret is.
@@ -1245,11 +1325,11 @@ const VMI_SPEC: &[Field] = &[
     Field(
         "topologySpreadConstraints",
         Ty::List(&Ty::Struct(&[
-            Field("maxSkew", Ty::Int),
+            Field("maxSkew", Ty::Int32),
             Field("topologyKey", Ty::Str),
             Field("whenUnsatisfiable", Ty::Str),
             Field("labelSelector", Ty::Struct(LABEL_SELECTOR)),
-            Field("minDomains", Ty::Int),
+            Field("minDomains", Ty::Int32),
             Field("nodeAffinityPolicy", Ty::Str),
             Field("nodeTaintsPolicy", Ty::Str),
             Field("matchLabelKeys", Ty::List(&Ty::Str)),
@@ -1426,6 +1506,58 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// Each integer type takes what its Go type decodes, and the API server nothing beyond a
+    /// 64-bit signed integer.
+    #[test]
+    fn integers_fit_their_go_types() {
+        let fits = |v: Value, ty| integer_fits(&v, ty);
+        assert_eq!(fits(json!(2_147_483_647), Ty::Int32), Some(true));
+        assert_eq!(fits(json!(2_147_483_648_u64), Ty::Int32), Some(false));
+        assert_eq!(fits(json!(-2_147_483_649_i64), Ty::Int32), Some(false));
+        assert_eq!(fits(json!(4_294_967_296_u64), Ty::Uint), Some(true));
+        assert_eq!(fits(json!(-1), Ty::Uint), Some(false));
+        assert_eq!(fits(json!(4_294_967_296_u64), Ty::Uint32), Some(false));
+        assert_eq!(fits(json!(i64::MIN), Ty::Int), Some(true));
+        // Past 2^63 the API server refuses it, whatever the Go type.
+        assert_eq!(fits(json!(1_u64 << 63), Ty::Uint), Some(false));
+        assert_eq!(fits(json!(1.5), Ty::Int), None);
+        assert_eq!(fits(json!("1"), Ty::Int), None);
+        assert_eq!(fits(json!(1), Ty::Str), None);
+    }
+
+    #[test]
+    fn whole_numbers_beyond_2_to_the_53_are_found_in_integer_fields_only() {
+        assert!(!beyond_float(&json!(9_007_199_254_740_991_u64)));
+        assert!(beyond_float(&json!(9_007_199_254_740_992_u64)));
+        assert!(!beyond_float(&json!(-9_007_199_254_740_991_i64)));
+        assert!(beyond_float(&json!(-9_007_199_254_740_992_i64)));
+        let spec = json!({
+            "terminationGracePeriodSeconds": 9_007_199_254_740_993_u64,
+            "domain": {"devices": {"disks": [{"name": "d", "bootOrder": 1_u64 << 60}]},
+                "resources": {"requests": {"memory": 9_007_199_254_740_993_u64}}},
+            "readinessProbe": {"periodSeconds": 9_007_199_254_740_993_u64}});
+        let mut out = Vec::new();
+        check(&spec, VMI_SPEC_TY, "spec", &mut out);
+        let got: Vec<(&str, bool)> = out
+            .iter()
+            .map(|p| match p {
+                Problem::BeyondFloat { path, .. } => (path.as_str(), true),
+                Problem::WrongType { path, .. } | Problem::Unknown { key: path, .. } => {
+                    (path.as_str(), false)
+                }
+            })
+            .collect();
+        // A quantity may be any number; an `int32` this large is out of its range first.
+        assert_eq!(
+            got,
+            [
+                ("spec.terminationGracePeriodSeconds", true),
+                ("spec.domain.devices.disks[0].bootOrder", true),
+                ("spec.readinessProbe.periodSeconds", false),
+            ]
+        );
+    }
+
     #[test]
     fn a_whole_number_out_of_range_is_shown_as_it_is() {
         assert_eq!(found_instead(&json!(-2), Ty::Uint32), "-2");
@@ -1496,7 +1628,7 @@ mod tests {
             .into_iter()
             .filter_map(|p| match p {
                 Problem::Unknown { key, misplaced, .. } => Some((key, misplaced)),
-                Problem::WrongType { .. } => None,
+                Problem::WrongType { .. } | Problem::BeyondFloat { .. } => None,
             })
             .collect();
         assert_eq!(
@@ -1551,7 +1683,9 @@ mod tests {
                     suggestion,
                     ..
                 } => format!("unknown {parent}.{key} {suggestion:?}"),
-                Problem::WrongType { path, .. } => format!("wrong {path}"),
+                Problem::WrongType { path, .. } | Problem::BeyondFloat { path, .. } => {
+                    format!("wrong {path}")
+                }
             })
             .collect();
         let domain = "spec.template.spec.domain";
@@ -1592,7 +1726,7 @@ mod tests {
                 Problem::Unknown {
                     key, suggestion, ..
                 } => Some((key, suggestion)),
-                Problem::WrongType { .. } => None,
+                Problem::WrongType { .. } | Problem::BeyondFloat { .. } => None,
             })
             .collect();
         assert_eq!(
@@ -1628,7 +1762,7 @@ mod tests {
         let paths: Vec<String> = out
             .iter()
             .map(|p| match p {
-                Problem::WrongType { path, .. } => path.clone(),
+                Problem::WrongType { path, .. } | Problem::BeyondFloat { path, .. } => path.clone(),
                 Problem::Unknown { key, .. } => key.clone(),
             })
             .collect();
@@ -1649,6 +1783,7 @@ mod tests {
             .iter()
             .map(|p| match p {
                 Problem::WrongType { path, found, .. } => (path.clone(), found.to_string()),
+                Problem::BeyondFloat { path, found } => (path.clone(), found.clone()),
                 Problem::Unknown { key, .. } => (key.clone(), String::new()),
             })
             .collect();
@@ -1710,6 +1845,7 @@ mod tests {
                         path: path.into(),
                         expected: "a mapping",
                         found: "an integer".into(),
+                        out_of_range: false,
                     },
                 ]
             );
@@ -1727,7 +1863,9 @@ mod tests {
                 Problem::Unknown {
                     parent, key, kept, ..
                 } => unknown.push((format!("{parent}.{key}"), kept)),
-                Problem::WrongType { path, .. } => wrong.push(path),
+                Problem::WrongType { path, .. } | Problem::BeyondFloat { path, .. } => {
+                    wrong.push(path);
+                }
             }
         }
         (unknown, wrong)

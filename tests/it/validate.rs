@@ -1067,6 +1067,94 @@ fn whole_floats_are_integers() {
     );
 }
 
+/// Each integer field is read into its Go type: `bootOrder` is a `uint` (2^32 is fine), a
+/// spread constraint's `maxSkew` an `int32` (the API server stores 2^31, KubeVirt cannot
+/// decode it: `validate` and `expand` refuse it). And KubeVirt's VM webhook reads the numbers
+/// of a VM's `spec` as 64-bit floats first, so a whole number beyond 2^53-1 is refused there
+/// (while `expand-spec`, which does not, expands it); one a preference brings refuses the VMI.
+#[test]
+fn integers_are_read_as_kubevirt_reads_them() {
+    let vm = |spec: &str| {
+        format!(
+            "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {{name: vm}}\nspec:\n  \
+             runStrategy: Always\n  template:\n    spec:\n{spec}      domain:\n        \
+             memory: {{guest: 1Gi}}\n        devices:\n          disks:\n          \
+             - name: d\n            bootOrder: 4294967296\n      volumes:\n      \
+             - name: d\n        containerDisk: {{image: x}}\n"
+        )
+    };
+    let (_tmp, fine) = temp_file("fine.yaml", &vm(""));
+    let out = run_on(&["validate", "--no-default-catalog"], &fine);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let out = run_on(&["expand", "--no-default-catalog"], &fine);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("bootOrder: 4294967296\n"));
+
+    let skew = "      topologySpreadConstraints:\n      - {maxSkew: 2147483648, \
+                topologyKey: zone, whenUnsatisfiable: DoNotSchedule}\n";
+    let (_tmp, narrow) = temp_file("narrow.yaml", &vm(skew));
+    let out = run_on(&["validate", "--no-default-catalog"], &narrow);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("narrow.yaml:9: error[KV004] VirtualMachine/vm: spec.template.spec.topologySpreadConstraints[0].maxSkew: must be an integer from -2^31 to 2^31-1, not 2147483648: the API server stores it"),
+        "{text}"
+    );
+    let out = run_on(&["expand", "--no-default-catalog"], &narrow);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+
+    let (_tmp, big) = temp_file(
+        "big.yaml",
+        &vm("      terminationGracePeriodSeconds: 9007199254740992\n"),
+    );
+    let out = run_on(&["validate", "--no-default-catalog"], &big);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("big.yaml:8: error[KV004] VirtualMachine/vm: spec.template.spec.terminationGracePeriodSeconds: 9007199254740992 is beyond 2^53-1 (9007199254740991): KubeVirt's webhook reads"),
+        "{text}"
+    );
+    let out = run_on(&["expand", "--no-default-catalog"], &big);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    // One below is exact: nothing to say.
+    let (_tmp, exact) = temp_file(
+        "exact.yaml",
+        &vm("      terminationGracePeriodSeconds: 9007199254740991\n"),
+    );
+    let out = run_on(&["validate", "--no-default-catalog"], &exact);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+
+    // A preference's grace period: its own webhook checks no schema, the VM's passes, the VMI
+    // it starts is refused.
+    let preference = "apiVersion: instancetype.kubevirt.io/v1beta1\n\
+                      kind: VirtualMachineClusterPreference\nmetadata: {name: p}\nspec:\n  \
+                      preferredTerminationGracePeriodSeconds: 9223372036854775807\n---\n";
+    let text = vm("").replace(
+        "spec:\n  runStrategy",
+        "spec:\n  preference: {name: p}\n  runStrategy",
+    );
+    let (_tmp, from_preference) = temp_file("p.yaml", &format!("{preference}{text}"));
+    let out = run_on(&["validate", "--no-default-catalog"], &from_preference);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("warning[KV034] VirtualMachine/vm: spec.template.spec.terminationGracePeriodSeconds: 9223372036854775807 is beyond 2^53-1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("then refuses the VirtualMachineInstance it starts"),
+        "{text}"
+    );
+    assert_eq!(text.matches("KV0").count(), 1, "{text}");
+    let out = run_on(&["vmi", "--no-default-catalog"], &from_preference);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        text.contains("KubeVirt's VMI webhook refuses this VirtualMachineInstance: 9223372036854775807 is beyond 2^53-1"),
+        "{text}"
+    );
+}
+
 /// The API server checks the metadata of every kind alike, so objects kvrender otherwise passes
 /// through are held to it too: a name, field names and types of `ObjectMeta`, label and
 /// annotation keys and values. `validate`, `build` and the KRM function say so at the line;

@@ -162,12 +162,41 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
                 path,
                 expected,
                 found,
-            } => Diagnostic::error(
-                super::wrong_type::RULE.code,
-                obj.origin.clone(),
-                format!("must be {expected}, not {found}: the API server refuses the object"),
-            )
-            .with_field(path),
+                out_of_range,
+            } => {
+                let who = if out_of_range {
+                    "the API server stores it (the schema says `integer`), then KubeVirt cannot \
+                     decode it into its Go type and refuses the object"
+                } else {
+                    "the API server refuses the object"
+                };
+                Diagnostic::error(
+                    super::wrong_type::RULE.code,
+                    obj.origin.clone(),
+                    format!("must be {expected}, not {found}: {who}"),
+                )
+                .with_field(path)
+            }
+            Problem::BeyondFloat { path, found } => {
+                // KubeVirt's webhooks check the `spec` of these kinds against their schema,
+                // reading its numbers as 64-bit floats; an instancetype's or preference's
+                // webhook checks no schema below `spec`, and `metadata` is not checked.
+                let checked = matches!(
+                    obj.kind(),
+                    Kind::VirtualMachine
+                        | Kind::VirtualMachineInstance
+                        | Kind::VirtualMachineInstancePreset
+                ) && path.starts_with("spec.");
+                if !checked {
+                    continue;
+                }
+                Diagnostic::error(
+                    super::wrong_type::RULE.code,
+                    obj.origin.clone(),
+                    schema::beyond_float_message(&found),
+                )
+                .with_field(path)
+            }
         };
         out.push(d.with_object(obj.object_ref()));
     }

@@ -177,6 +177,7 @@ use crate::model::path::{self, is_set};
 use crate::model::quantity::{Format, Quantity};
 use crate::model::{Kind, Object};
 use crate::validate::Rule;
+use crate::validate::schema;
 
 mod devices;
 mod disks;
@@ -327,6 +328,15 @@ pub fn check(
                 // interface), set up as the preference says: where that could be refused, the
                 // VMI is built as the controller builds it; otherwise the spec KubeVirt's VM
                 // webhook judged stands for it.
+                // A preference's grace period beyond what the VMI webhook reads exactly
+                // (the VM's own is `KV004`'s).
+                let grace = "terminationGracePeriodSeconds";
+                if let Some(n) = base.get(grace).filter(|n| schema::beyond_float(n))
+                    && template_spec.is_none_or(|t| t.get(grace).is_none())
+                {
+                    let message = schema::beyond_float_message(&n.to_string());
+                    found.push((format!("{AT}.{grace}"), message + START_NOTE));
+                }
                 let arch = settings::architecture(base, profile);
                 let vmi = if is_set(spec, &["preference"]) && preference(arch) {
                     build()
@@ -498,6 +508,14 @@ pub fn vmi_refusals(vmi: &Value, by_user: bool, profile: &ClusterProfile) -> Vec
     let spec = vmi.get("spec").unwrap_or(&Value::Null);
     if spec.is_object() {
         vmi_checks(spec, "spec", profile, &mut found);
+        // Whole numbers the webhook cannot read exactly, wherever they come from.
+        let mut problems = Vec::new();
+        schema::check(spec, schema::VMI_SPEC_TY, "spec", &mut problems);
+        for p in problems {
+            if let schema::Problem::BeyondFloat { path, found: n } = p {
+                found.push((path, schema::beyond_float_message(&n)));
+            }
+        }
     }
     if let Some(meta) = vmi.get("metadata") {
         settings::metadata(meta, "metadata", by_user, profile, &mut found);

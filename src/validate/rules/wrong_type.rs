@@ -2,7 +2,13 @@
 //!
 //! ## What it checks
 //! The types of the fields the schema of [`super::unknown_field`] covers: integers where Go has
-//! `uint32`/`int`, quantities (strings or numbers) for memory, booleans, mappings and lists.
+//! them, each within the range of its Go type (`int32`, `uint32`, `uint`, `int64`), quantities
+//! (strings or numbers) for memory, booleans, mappings and lists. The API server stores any
+//! 64-bit integer where the schema says `integer`; KubeVirt cannot decode one out of its Go
+//! type's range and refuses the object. In the `spec` of a VM, VMI or preset, a whole number
+//! beyond 2^53-1 is refused too: KubeVirt's webhooks for those kinds read the object's numbers
+//! as 64-bit floats to check it against their schema (those of instancetypes and preferences
+//! check none below `spec`).
 //! And the fields the schemas of KubeVirt's kinds require: an instancetype's
 //! `spec.cpu.guest` and `spec.memory.guest`, the `name` of each of its GPUs and host devices,
 //! a preference's `guest` under `requirements.cpu` and `requirements.memory` when those are
@@ -52,7 +58,7 @@ use crate::validate::Rule;
 pub const RULE: Rule = Rule {
     code: codes::WRONG_TYPE,
     name: "wrong-type",
-    summary: "A field of an instancetype, preference, VM, VMI or preset, or of any object's `metadata`, has the wrong type (a string where a quantity belongs that is not one, such as `16GB` or `2 Gi`, counts), a field its schema requires is missing, or a value breaks its schema's limits (a `rebootPolicy`, `memLock` or DataVolume `contentType` the schema does not list, more than 256 disks, interfaces, networks, volumes or access credentials, a guest-agent user listed twice, a `containerPath` path that is relative or has `..`, a writable `containerPath`): the API server refuses it.",
+    summary: "A field of an instancetype, preference, VM, VMI or preset, or of any object's `metadata`, has the wrong type (a string where a quantity belongs that is not one, such as `16GB` or `2 Gi`, counts), a field its schema requires is missing, or a value breaks its schema's limits (a `rebootPolicy`, `memLock` or DataVolume `contentType` the schema does not list, more than 256 disks, interfaces, networks, volumes or access credentials, a guest-agent user listed twice, a `containerPath` path that is relative or has `..`, a writable `containerPath`): the API server refuses it. Also an integer out of its Go type's range (the API server stores it, KubeVirt cannot decode it), and in a VM's, VMI's or preset's `spec` a whole number beyond 2^53-1, which KubeVirt's webhook reads as a float and refuses.",
     severity: Severity::Error,
 };
 
