@@ -395,6 +395,12 @@ enum GoInstant {
     Utc(String),
 }
 
+/// Whether Go reads `s` as a `metav1.Time` and writes it back: KubeVirt cannot decode an
+/// object with a time it does not (`yesterday`, `2024-02-30T00:00:00Z`, a lower-case `t`).
+pub fn go_reads_time(s: &str) -> bool {
+    parse_rfc3339(s).is_some()
+}
+
 /// Parse `s` as Go's `time.Parse` does with the RFC 3339 layout:
 /// `YYYY-MM-DDTHH:MM:SS`, an optional fraction of a second (after `.` or `,`; nine digits
 /// count), then `Z` or an offset `±HH:MM` (up to 24 hours and 60 minutes, as Go's general

@@ -5,8 +5,8 @@
 //! It covers instancetypes, preferences, VirtualMachines, VirtualMachineInstances and presets
 //! whole, as KubeVirt's CRD schemas (generated from those types) do: the volume sources, the
 //! affinity and tolerations of Kubernetes, the DataVolume templates of CDI. Only what a user
-//! never writes is [`Ty::Opaque`] or [`Ty::OpaqueMap`]: `status`, the time stamps and the
-//! managed fields of `metadata`. Field names are case-sensitive, as the API server treats them:
+//! never writes is [`Ty::Opaque`] or [`Ty::OpaqueMap`]: `status` and the
+//! managed fields of `metadata` (the time stamps are [`Ty::Time`]: a time Go reads, or `null`). Field names are case-sensitive, as the API server treats them:
 //! an unknown field is refused under strict field validation (`kubectl`'s default) and pruned
 //! without a word otherwise, except in a [`Ty::Preserving`] mapping, where it is kept.
 
@@ -33,6 +33,9 @@ pub enum Ty {
     Uint32,
     /// A resource quantity: a string or an integer.
     Quantity,
+    /// A time (`metav1.Time`): a string Go's RFC 3339 layout reads, like
+    /// `2024-01-01T10:00:00Z`.
+    Time,
     /// A mapping of strings to strings.
     StrMap,
     /// A mapping of resource names to quantities.
@@ -60,6 +63,7 @@ impl Ty {
             Ty::Int | Ty::Int32 => "an integer",
             Ty::Uint | Ty::Uint32 => "a non-negative integer",
             Ty::Quantity => "a quantity (a string like `2Gi`, or an integer)",
+            Ty::Time => "a time like `2024-01-01T10:00:00Z` (RFC 3339)",
             Ty::StrMap => "a mapping of strings",
             Ty::QuantityMap => "a mapping of quantities",
             Ty::Struct(_) | Ty::Preserving(_) | Ty::OpaqueMap => "a mapping",
@@ -264,7 +268,7 @@ fn quantity_shaped(s: &str) -> bool {
 /// the string itself (shortened).
 pub(crate) fn found_instead(v: &Value, ty: Ty) -> Cow<'static, str> {
     match (ty, v) {
-        (Ty::Quantity | Ty::QuantityMap, Value::String(s)) => {
+        (Ty::Quantity | Ty::QuantityMap | Ty::Time, Value::String(s)) => {
             const LONGEST: usize = 40;
             if s.chars().count() > LONGEST {
                 let head: String = s.chars().take(LONGEST).collect();
@@ -290,6 +294,9 @@ fn fits(v: &Value, ty: Ty) -> bool {
         Ty::Bool => v.is_boolean(),
         Ty::Int | Ty::Int32 | Ty::Uint | Ty::Uint32 => integer_fits(v, ty) == Some(true),
         Ty::Quantity => is_quantity(v),
+        Ty::Time => v
+            .as_str()
+            .is_some_and(crate::kubevirt::go_shape::go_reads_time),
         // A `null` value in a map reads as the zero value of its type (`""`, the zero
         // quantity): the API server takes it.
         Ty::StrMap => v
@@ -1393,8 +1400,8 @@ pub const OBJECT_META: &[Field] = &[
     Field("uid", Ty::Str),
     Field("resourceVersion", Ty::Str),
     Field("generation", Ty::Int),
-    Field("creationTimestamp", Ty::Opaque),
-    Field("deletionTimestamp", Ty::Opaque),
+    Field("creationTimestamp", Ty::Time),
+    Field("deletionTimestamp", Ty::Time),
     Field("deletionGracePeriodSeconds", Ty::Int),
     Field("labels", Ty::StrMap),
     Field("annotations", Ty::StrMap),

@@ -1155,6 +1155,63 @@ fn integers_are_read_as_kubevirt_reads_them() {
     );
 }
 
+/// A time stamp is a `metav1.Time`: `null`, or a string Go's RFC 3339 layout reads. Where the
+/// API server checks `metadata` it refuses any other; in a template's `metadata`, which it
+/// keeps as written, KubeVirt cannot decode it: `validate` and `expand` refuse it alike.
+#[test]
+fn time_stamps_are_times_go_reads() {
+    let vm = |template_time: &str| {
+        format!(
+            "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: vm\n  \
+             creationTimestamp: null\nspec:\n  runStrategy: Halted\n  template:\n    \
+             metadata:\n      creationTimestamp: {template_time}\n    spec:\n      \
+             domain:\n        devices: {{}}\n        memory: {{guest: 1Gi}}\n"
+        )
+    };
+    for good in [
+        "null",
+        "2024-01-01T10:00:00.5+02:00",
+        "\"2024-01-01T10:00:00Z\"",
+    ] {
+        let (_tmp, file) = temp_file("good.yaml", &vm(good));
+        let out = run_on(&["validate", "--no-default-catalog"], &file);
+        assert_eq!(out.status.code(), Some(0), "{good}: {out:?}");
+        let out = run_on(&["expand", "--no-default-catalog"], &file);
+        assert_eq!(out.status.code(), Some(0), "{good}: {out:?}");
+    }
+    for bad in [
+        "yesterday",
+        "2024-01-01t10:00:00z",
+        "2024-02-30T00:00:00Z",
+        "5",
+    ] {
+        let (_tmp, file) = temp_file("bad.yaml", &vm(bad));
+        let out = run_on(&["validate", "--no-default-catalog"], &file);
+        assert_eq!(out.status.code(), Some(1), "{bad}: {out:?}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("bad.yaml:10: error[KV004] VirtualMachine/vm: spec.template.metadata.creationTimestamp: must be a time like `2024-01-01T10:00:00Z` (RFC 3339)"),
+            "{text}"
+        );
+        assert!(text.contains("KubeVirt cannot decode it"), "{text}");
+        let out = run_on(&["expand", "--no-default-catalog"], &file);
+        assert_eq!(out.status.code(), Some(1), "{bad}: {out:?}");
+    }
+    // Any object's own `metadata`, as the API server reads it: a date alone is no time.
+    let (_tmp, file) = temp_file(
+        "cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  \
+         creationTimestamp: 2024-01-01\n",
+    );
+    let out = run_on(&["validate", "--no-default-catalog"], &file);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("cm.yaml:5: error[KV004] ConfigMap/c: metadata.creationTimestamp: must be a time like `2024-01-01T10:00:00Z` (RFC 3339), not \"2024-01-01\": the API server refuses the object"),
+        "{text}"
+    );
+}
+
 /// The API server checks the metadata of every kind alike, so objects kvrender otherwise passes
 /// through are held to it too: a name, field names and types of `ObjectMeta`, label and
 /// annotation keys and values. `validate`, `build` and the KRM function say so at the line;

@@ -58,6 +58,16 @@ fn schema_for(kind: Kind) -> Option<Ty> {
     }
 }
 
+/// Whether `path` is inside a template's or a DataVolume template's `metadata`, which
+/// KubeVirt's CRD schemas keep as written, checking nothing in it.
+fn in_kept_metadata(path: &str) -> bool {
+    path.strip_prefix("spec.template.metadata.").is_some()
+        || path
+            .strip_prefix("spec.dataVolumeTemplates[")
+            .and_then(|rest| rest.split_once("].metadata."))
+            .is_some()
+}
+
 /// Report unknown fields (`KV022`) and wrong types (`KV004`) in a KubeVirt object, or in the
 /// `metadata` of any other.
 pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
@@ -167,6 +177,9 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
                 let who = if out_of_range {
                     "the API server stores it (the schema says `integer`), then KubeVirt cannot \
                      decode it into its Go type and refuses the object"
+                } else if in_kept_metadata(&path) {
+                    "the API server stores it (the schema keeps this `metadata` as written), \
+                     then KubeVirt cannot decode it and refuses the object"
                 } else {
                     "the API server refuses the object"
                 };
