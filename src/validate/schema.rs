@@ -161,6 +161,14 @@ pub enum Problem {
         /// API server stores (its schema says `integer`) and KubeVirt cannot decode.
         out_of_range: bool,
     },
+    /// A `null` item of a list. The API server drops a `null` field of a mapping, but keeps a
+    /// list's items, and refuses one that is `null` where its schema checks the list.
+    NullItem {
+        /// The dotted path of the item.
+        path: String,
+        /// What it should be.
+        expected: &'static str,
+    },
     /// A whole number in an integer field beyond ±(2^53-1), which a 64-bit float does not
     /// hold exactly. KubeVirt's VM, VMI and preset webhooks read the object's numbers as such
     /// floats to check it against their schema, and refuse it.
@@ -402,7 +410,14 @@ fn walk(v: &Value, ty: Ty, at: &At<'_>, up: Option<&[Field]>, out: &mut Vec<Prob
         Ty::List(item) => {
             if let Some(items) = v.as_array() {
                 for (i, child) in items.iter().enumerate() {
-                    walk(child, *item, &At::Index(at, i), None, out);
+                    if child.is_null() && !matches!(item, Ty::Opaque | Ty::OpaqueMap) {
+                        out.push(Problem::NullItem {
+                            path: At::Index(at, i).path(),
+                            expected: item.describe(),
+                        });
+                    } else {
+                        walk(child, *item, &At::Index(at, i), None, out);
+                    }
                 }
             }
         }
@@ -1549,9 +1564,9 @@ mod tests {
             .iter()
             .map(|p| match p {
                 Problem::BeyondFloat { path, .. } => (path.as_str(), true),
-                Problem::WrongType { path, .. } | Problem::Unknown { key: path, .. } => {
-                    (path.as_str(), false)
-                }
+                Problem::WrongType { path, .. }
+                | Problem::NullItem { path, .. }
+                | Problem::Unknown { key: path, .. } => (path.as_str(), false),
             })
             .collect();
         // A quantity may be any number; an `int32` this large is out of its range first.
@@ -1635,7 +1650,9 @@ mod tests {
             .into_iter()
             .filter_map(|p| match p {
                 Problem::Unknown { key, misplaced, .. } => Some((key, misplaced)),
-                Problem::WrongType { .. } | Problem::BeyondFloat { .. } => None,
+                Problem::WrongType { .. }
+                | Problem::BeyondFloat { .. }
+                | Problem::NullItem { .. } => None,
             })
             .collect();
         assert_eq!(
@@ -1690,7 +1707,9 @@ mod tests {
                     suggestion,
                     ..
                 } => format!("unknown {parent}.{key} {suggestion:?}"),
-                Problem::WrongType { path, .. } | Problem::BeyondFloat { path, .. } => {
+                Problem::WrongType { path, .. }
+                | Problem::BeyondFloat { path, .. }
+                | Problem::NullItem { path, .. } => {
                     format!("wrong {path}")
                 }
             })
@@ -1733,7 +1752,9 @@ mod tests {
                 Problem::Unknown {
                     key, suggestion, ..
                 } => Some((key, suggestion)),
-                Problem::WrongType { .. } | Problem::BeyondFloat { .. } => None,
+                Problem::WrongType { .. }
+                | Problem::BeyondFloat { .. }
+                | Problem::NullItem { .. } => None,
             })
             .collect();
         assert_eq!(
@@ -1769,7 +1790,9 @@ mod tests {
         let paths: Vec<String> = out
             .iter()
             .map(|p| match p {
-                Problem::WrongType { path, .. } | Problem::BeyondFloat { path, .. } => path.clone(),
+                Problem::WrongType { path, .. }
+                | Problem::BeyondFloat { path, .. }
+                | Problem::NullItem { path, .. } => path.clone(),
                 Problem::Unknown { key, .. } => key.clone(),
             })
             .collect();
@@ -1791,6 +1814,7 @@ mod tests {
             .map(|p| match p {
                 Problem::WrongType { path, found, .. } => (path.clone(), found.to_string()),
                 Problem::BeyondFloat { path, found } => (path.clone(), found.clone()),
+                Problem::NullItem { path, .. } => (path.clone(), "null".to_string()),
                 Problem::Unknown { key, .. } => (key.clone(), String::new()),
             })
             .collect();
@@ -1870,7 +1894,9 @@ mod tests {
                 Problem::Unknown {
                     parent, key, kept, ..
                 } => unknown.push((format!("{parent}.{key}"), kept)),
-                Problem::WrongType { path, .. } | Problem::BeyondFloat { path, .. } => {
+                Problem::WrongType { path, .. }
+                | Problem::BeyondFloat { path, .. }
+                | Problem::NullItem { path, .. } => {
                     wrong.push(path);
                 }
             }

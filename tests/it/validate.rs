@@ -1212,6 +1212,45 @@ fn time_stamps_are_times_go_reads() {
     );
 }
 
+/// The API server drops a `null` field of a mapping but keeps a list's `null` items, and
+/// refuses them where its schema checks the list: not in a template's `metadata` (kept as
+/// written), and not among a VM's DataVolume templates (the one list whose items may be null).
+#[test]
+fn null_items_of_lists_are_refused_where_the_schema_checks_them() {
+    let (_tmp, file) = temp_file(
+        "n.yaml",
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: vm, finalizers: [null]}\n\
+         spec:\n  runStrategy: Halted\n  dataVolumeTemplates: [null]\n  template:\n    \
+         metadata: {finalizers: [null]}\n    spec:\n      \
+         dnsConfig: {nameservers: [null], searches: [~]}\n      domain:\n        \
+         memory: {guest: 1Gi}\n        devices:\n          disks: [null]\n          \
+         interfaces: [{name: default, masquerade: {}}]\n      \
+         networks: [{name: default, pod: {}}]\n      tolerations: [null]\n",
+    );
+    let out = run_on(&["validate", "--no-default-catalog"], &file);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let refused: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("error[KV004]"))
+        .filter_map(|l| l.split(": ").nth(2))
+        .collect();
+    assert_eq!(
+        refused,
+        [
+            "spec.template.spec.dnsConfig.nameservers[0]",
+            "spec.template.spec.dnsConfig.searches[0]",
+            "spec.template.spec.domain.devices.disks[0]",
+            "spec.template.spec.tolerations[0]",
+        ],
+        "{text}"
+    );
+    assert!(
+        text.contains("must be a mapping, not null: the API server keeps a list's `null` items and refuses them"),
+        "{text}"
+    );
+}
+
 /// The API server checks the metadata of every kind alike, so objects kvrender otherwise passes
 /// through are held to it too: a name, field names and types of `ObjectMeta`, label and
 /// annotation keys and values. `validate`, `build` and the KRM function say so at the line;

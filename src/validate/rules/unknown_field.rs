@@ -190,6 +190,27 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
                 )
                 .with_field(path)
             }
+            Problem::NullItem { path, expected } => {
+                // An object's own `metadata` is read by the API server as Go's `ObjectMeta`,
+                // and a template's is kept as written: Go reads a `null` item as the zero value.
+                // The one list whose items the CRD marks `nullable`: a VM's DataVolume templates.
+                let nullable = path
+                    .strip_prefix("spec.dataVolumeTemplates[")
+                    .and_then(|rest| rest.strip_suffix(']'))
+                    .is_some_and(|index| index.bytes().all(|b| b.is_ascii_digit()));
+                if nullable || path.starts_with("metadata.") || in_kept_metadata(&path) {
+                    continue;
+                }
+                Diagnostic::error(
+                    super::wrong_type::RULE.code,
+                    obj.origin.clone(),
+                    format!(
+                        "must be {expected}, not null: the API server keeps a list's `null` \
+                         items and refuses them (it drops only the `null` fields of a mapping)"
+                    ),
+                )
+                .with_field(path)
+            }
             Problem::BeyondFloat { path, found } => {
                 // KubeVirt's webhooks check the `spec` of these kinds against their schema,
                 // reading its numbers as 64-bit floats; an instancetype's or preference's

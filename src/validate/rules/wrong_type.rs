@@ -4,7 +4,9 @@
 //! The types of the fields the schema of [`super::unknown_field`] covers: integers where Go has
 //! them, each within the range of its Go type (`int32`, `uint32`, `uint`, `int64`), quantities
 //! (strings or numbers) for memory, time stamps Go reads (RFC 3339, or `null`), booleans,
-//! mappings and lists. The API server stores any
+//! mappings and lists, and no `null` items in lists (the API server drops a mapping's `null`
+//! fields but keeps and refuses those; a template's `metadata` and the items of
+//! `dataVolumeTemplates` may hold them). The API server stores any
 //! 64-bit integer where the schema says `integer`; KubeVirt cannot decode one out of its Go
 //! type's range and refuses the object. In the `spec` of a VM, VMI or preset, a whole number
 //! beyond 2^53-1 is refused too: KubeVirt's webhooks for those kinds read the object's numbers
@@ -59,7 +61,7 @@ use crate::validate::Rule;
 pub const RULE: Rule = Rule {
     code: codes::WRONG_TYPE,
     name: "wrong-type",
-    summary: "A field of an instancetype, preference, VM, VMI or preset, or of any object's `metadata`, has the wrong type (a string where a quantity belongs that is not one, such as `16GB` or `2 Gi`, counts), a field its schema requires is missing, or a value breaks its schema's limits (a `rebootPolicy`, `memLock` or DataVolume `contentType` the schema does not list, more than 256 disks, interfaces, networks, volumes or access credentials, a guest-agent user listed twice, a `containerPath` path that is relative or has `..`, a writable `containerPath`): the API server refuses it. Also an integer out of its Go type's range or a time stamp Go cannot read (where the API server stores it, KubeVirt cannot decode it), and in a VM's, VMI's or preset's `spec` a whole number beyond 2^53-1, which KubeVirt's webhook reads as a float and refuses.",
+    summary: "A field of an instancetype, preference, VM, VMI or preset, or of any object's `metadata`, has the wrong type (a string where a quantity belongs that is not one, such as `16GB` or `2 Gi`, counts), a field its schema requires is missing, or a value breaks its schema's limits (a `rebootPolicy`, `memLock` or DataVolume `contentType` the schema does not list, more than 256 disks, interfaces, networks, volumes or access credentials, a guest-agent user listed twice, a `containerPath` path that is relative or has `..`, a writable `containerPath`): the API server refuses it. Also an integer out of its Go type's range or a time stamp Go cannot read (where the API server stores it, KubeVirt cannot decode it), a `null` item of a list the schema checks, and in a VM's, VMI's or preset's `spec` a whole number beyond 2^53-1, which KubeVirt's webhook reads as a float and refuses.",
     severity: Severity::Error,
 };
 
