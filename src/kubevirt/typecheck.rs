@@ -45,6 +45,7 @@ fn fits_here(v: &Value, ty: Ty) -> bool {
         Ty::Str => v.is_string(),
         Ty::Bool => v.is_boolean(),
         Ty::Int | Ty::Int32 | Ty::Uint | Ty::Uint32 => integer_fits(v, ty) == Some(true),
+        Ty::IntOrString => v.is_string() || integer_fits(v, ty) == Some(true),
         Ty::Quantity => go_reads_quantity(v),
         Ty::Time => v.as_str().is_some_and(super::go_shape::go_reads_time),
         Ty::StrMap | Ty::QuantityMap | Ty::Struct(_) | Ty::Preserving(_) | Ty::OpaqueMap => {

@@ -31,6 +31,8 @@ pub enum Ty {
     Uint,
     /// An unsigned 32-bit integer (Go `uint32`).
     Uint32,
+    /// A port number (Go `int32`) or name (`intstr.IntOrString`).
+    IntOrString,
     /// A resource quantity: a string or an integer.
     Quantity,
     /// A time (`metav1.Time`): a string Go's RFC 3339 layout reads, like
@@ -62,6 +64,7 @@ impl Ty {
             Ty::Bool => "a boolean",
             Ty::Int | Ty::Int32 => "an integer",
             Ty::Uint | Ty::Uint32 => "a non-negative integer",
+            Ty::IntOrString => "an integer or a string",
             Ty::Quantity => "a quantity (a string like `2Gi`, or an integer)",
             Ty::Time => "a time like `2024-01-01T10:00:00Z` (RFC 3339)",
             Ty::StrMap => "a mapping of strings",
@@ -82,14 +85,18 @@ pub(crate) const MAX_EXACT_IN_FLOAT: u64 = (1 << 53) - 1;
 /// integer where KubeVirt's schema says `integer` (and refuses a larger one); KubeVirt,
 /// decoding it into a narrower Go type, cannot read one out of that type's range.
 pub(crate) fn integer_fits(v: &Value, ty: Ty) -> Option<bool> {
-    if !(v.is_i64() || v.is_u64()) || !matches!(ty, Ty::Int | Ty::Int32 | Ty::Uint | Ty::Uint32) {
+    let integer = matches!(
+        ty,
+        Ty::Int | Ty::Int32 | Ty::Uint | Ty::Uint32 | Ty::IntOrString
+    );
+    if !(v.is_i64() || v.is_u64()) || !integer {
         return None;
     }
     let Some(n) = v.as_i64() else {
         return Some(false);
     };
     Some(match ty {
-        Ty::Int32 => i32::try_from(n).is_ok(),
+        Ty::Int32 | Ty::IntOrString => i32::try_from(n).is_ok(),
         Ty::Uint => n >= 0,
         Ty::Uint32 => u32::try_from(n).is_ok(),
         _ => true,
@@ -100,6 +107,7 @@ pub(crate) fn integer_fits(v: &Value, ty: Ty) -> Option<bool> {
 pub(crate) fn integer_range(ty: Ty) -> &'static str {
     match ty {
         Ty::Int32 => "an integer from -2^31 to 2^31-1",
+        Ty::IntOrString => "a string, or an integer from -2^31 to 2^31-1",
         Ty::Uint => "a non-negative integer below 2^63",
         Ty::Uint32 => "a non-negative integer below 2^32",
         _ => "an integer from -2^63 to 2^63-1",
@@ -158,7 +166,7 @@ pub enum Problem {
         /// What it is.
         found: Cow<'static, str>,
         /// Whether it is a whole number out of the range of the field's Go type, which the
-        /// API server stores (its schema says `integer`) and KubeVirt cannot decode.
+        /// API server stores (its schema takes any 64-bit integer) and KubeVirt cannot decode.
         out_of_range: bool,
     },
     /// A `null` item of a list. The API server drops a `null` field of a mapping, but keeps a
@@ -287,7 +295,7 @@ pub(crate) fn found_instead(v: &Value, ty: Ty) -> Cow<'static, str> {
         }
         // A whole number out of range is shown as it is: "an integer" would read as if an
         // integer were not what is wanted.
-        (Ty::Int | Ty::Int32 | Ty::Uint | Ty::Uint32, Value::Number(n))
+        (Ty::Int | Ty::Int32 | Ty::Uint | Ty::Uint32 | Ty::IntOrString, Value::Number(n))
             if n.is_i64() || n.is_u64() =>
         {
             Cow::Owned(n.to_string())
@@ -301,6 +309,7 @@ fn fits(v: &Value, ty: Ty) -> bool {
         Ty::Str => v.is_string(),
         Ty::Bool => v.is_boolean(),
         Ty::Int | Ty::Int32 | Ty::Uint | Ty::Uint32 => integer_fits(v, ty) == Some(true),
+        Ty::IntOrString => v.is_string() || integer_fits(v, ty) == Some(true),
         Ty::Quantity => is_quantity(v),
         Ty::Time => v
             .as_str()
@@ -1049,7 +1058,7 @@ const PROBE: &[Field] = &[
         "httpGet",
         Ty::Struct(&[
             Field("path", Ty::Str),
-            Field("port", Ty::Opaque),
+            Field("port", Ty::IntOrString),
             Field("host", Ty::Str),
             Field("scheme", Ty::Str),
             Field(
@@ -1063,7 +1072,7 @@ const PROBE: &[Field] = &[
     ),
     Field(
         "tcpSocket",
-        Ty::Struct(&[Field("port", Ty::Opaque), Field("host", Ty::Str)]),
+        Ty::Struct(&[Field("port", Ty::IntOrString), Field("host", Ty::Str)]),
     ),
     Field("initialDelaySeconds", Ty::Int32),
     Field("timeoutSeconds", Ty::Int32),

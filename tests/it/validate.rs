@@ -1103,6 +1103,22 @@ fn integers_are_read_as_kubevirt_reads_them() {
     let out = run_on(&["expand", "--no-default-catalog"], &narrow);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
 
+    // A probe's port is a name or an `int32`.
+    for (port, refused) in [
+        ("http", false),
+        ("8080", false),
+        ("2147483648", true),
+        ("true", true),
+    ] {
+        let probe = format!("      readinessProbe: {{httpGet: {{port: {port}}}}}\n");
+        let (_tmp, file) = temp_file("port.yaml", &vm(&probe));
+        let want = if refused { Some(1) } else { Some(0) };
+        let out = run_on(&["validate", "--no-default-catalog"], &file);
+        assert_eq!(out.status.code(), want, "{port}: {out:?}");
+        let out = run_on(&["expand", "--no-default-catalog"], &file);
+        assert_eq!(out.status.code(), want, "{port}: {out:?}");
+    }
+
     let (_tmp, big) = temp_file(
         "big.yaml",
         &vm("      terminationGracePeriodSeconds: 9007199254740992\n"),

@@ -175,7 +175,7 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
                 out_of_range,
             } => {
                 let who = if out_of_range {
-                    "the API server stores it (the schema says `integer`), then KubeVirt cannot \
+                    "the API server stores it (its schema takes any 64-bit integer), then KubeVirt cannot \
                      decode it into its Go type and refuses the object"
                 } else if in_kept_metadata(&path) {
                     "the API server stores it (the schema keeps this `metadata` as written), \
