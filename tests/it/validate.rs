@@ -141,6 +141,16 @@ fn temp_file(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
     (tmp, file)
 }
 
+/// The exit codes of `validate` and `expand` on `file`, both without the embedded catalog.
+fn validate_and_expand_exits(file: &Path) -> (Option<i32>, Option<i32>) {
+    let code = |command| {
+        run_on(&[command, "--no-default-catalog"], file)
+            .status
+            .code()
+    };
+    (code("validate"), code("expand"))
+}
+
 /// Run kvrender with `args`, then `file`.
 fn run_on(args: &[&str], file: &Path) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_kvrender"))
@@ -1113,10 +1123,7 @@ fn integers_are_read_as_kubevirt_reads_them() {
         let probe = format!("      readinessProbe: {{httpGet: {{port: {port}}}}}\n");
         let (_tmp, file) = temp_file("port.yaml", &vm(&probe));
         let want = if refused { Some(1) } else { Some(0) };
-        let out = run_on(&["validate", "--no-default-catalog"], &file);
-        assert_eq!(out.status.code(), want, "{port}: {out:?}");
-        let out = run_on(&["expand", "--no-default-catalog"], &file);
-        assert_eq!(out.status.code(), want, "{port}: {out:?}");
+        assert_eq!(validate_and_expand_exits(&file), (want, want), "{port}");
     }
 
     let (_tmp, big) = temp_file(
@@ -1190,10 +1197,11 @@ fn time_stamps_are_times_go_reads() {
         "\"2024-01-01T10:00:00Z\"",
     ] {
         let (_tmp, file) = temp_file("good.yaml", &vm(good));
-        let out = run_on(&["validate", "--no-default-catalog"], &file);
-        assert_eq!(out.status.code(), Some(0), "{good}: {out:?}");
-        let out = run_on(&["expand", "--no-default-catalog"], &file);
-        assert_eq!(out.status.code(), Some(0), "{good}: {out:?}");
+        assert_eq!(
+            validate_and_expand_exits(&file),
+            (Some(0), Some(0)),
+            "{good}"
+        );
     }
     for bad in [
         "yesterday",
