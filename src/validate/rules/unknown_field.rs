@@ -175,8 +175,8 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
                 out_of_range,
             } => {
                 let who = if out_of_range {
-                    "the API server stores it (its schema takes any 64-bit integer), then KubeVirt cannot \
-                     decode it into its Go type and refuses the object"
+                    "the API server stores it (its schema takes any 64-bit integer), then \
+                     KubeVirt cannot decode it into its Go type and refuses the object"
                 } else if in_kept_metadata(&path) {
                     "the API server stores it (the schema keeps this `metadata` as written), \
                      then KubeVirt cannot decode it and refuses the object"
@@ -191,9 +191,10 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
                 .with_field(path)
             }
             Problem::NullItem { path, expected } => {
-                // An object's own `metadata` is read by the API server as Go's `ObjectMeta`,
-                // and a template's is kept as written: Go reads a `null` item as the zero value.
-                // The one list whose items the CRD marks `nullable`: a VM's DataVolume templates.
+                // Left alone: the one list whose items the CRD marks `nullable` (a VM's
+                // DataVolume templates); an object's own `metadata`, which the API server reads
+                // as Go's `ObjectMeta`; a template's, kept as written. Go reads a `null` item
+                // there as the zero value.
                 let nullable = path
                     .strip_prefix("spec.dataVolumeTemplates[")
                     .and_then(|rest| rest.strip_suffix(']'))

@@ -324,10 +324,6 @@ pub fn check(
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
                     .has_namespace(obj.effective_namespace());
-                // The controller adds a disk for each volume without one (and the default
-                // interface), set up as the preference says: where that could be refused, the
-                // VMI is built as the controller builds it; otherwise the spec KubeVirt's VM
-                // webhook judged stands for it.
                 // A preference's grace period beyond what the VMI webhook reads exactly
                 // (the VM's own is `KV004`'s).
                 let grace = "terminationGracePeriodSeconds";
@@ -337,6 +333,10 @@ pub fn check(
                     let message = schema::beyond_float_message(&n.to_string());
                     found.push((format!("{AT}.{grace}"), message + START_NOTE));
                 }
+                // The controller adds a disk for each volume without one (and the default
+                // interface), set up as the preference says: where that could be refused, the
+                // VMI is built as the controller builds it; otherwise the spec KubeVirt's VM
+                // webhook judged stands for it.
                 let arch = settings::architecture(base, profile);
                 let vmi = if is_set(spec, &["preference"]) && preference(arch) {
                     build()
