@@ -656,6 +656,7 @@ const KV034_MESSAGES: &[&str] = &[
     "hard-disks do not support read-only",
     "IOThreads are not supported for disks",
     "can only be mapped to a DataVolume",
+    "DownwardMetrics volume must be mapped to",
     "must have a boot order > 0",
     "already set for a different device",
     "Input device can have only",

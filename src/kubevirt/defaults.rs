@@ -290,39 +290,54 @@ fn default_network() -> &'static [Value; 3] {
     })
 }
 
-/// Append a disk `{name}` for every volume that has no disk or filesystem of the same name, in
-/// volume order (`SetDefaultVolumeDisk`). The disk of a volume without a name has none either:
-/// `name: ""` is Go's zero value, which [`crate::kubevirt::vmi::write_go_zero_fields`] writes
-/// where the whole of Go's answer is wanted.
-pub fn set_default_volume_disks(spec: &mut Value) {
+/// A Go string: a list item without a name (or with `null`) is named "".
+fn go_name(d: &Value) -> Option<&str> {
+    match d.field("name") {
+        None | Some(Value::Null) => d.is_object().then_some(""),
+        Some(name) => name.as_str(),
+    }
+}
+
+/// The names of the volumes of `spec` that no disk or filesystem names, in volume order: those
+/// `SetDefaultVolumeDisk` gives a disk.
+pub fn volumes_without_disk(spec: &Value) -> Vec<&str> {
     let list = |p: &[&str]| {
         path::get(spec, p)
             .and_then(Value::as_array)
             .map_or(&[][..], Vec::as_slice)
     };
-    // A Go string: an item without a name (or with `null`) is named "".
-    fn name(d: &Value) -> Option<&str> {
-        match d.field("name") {
-            None | Some(Value::Null) => d.is_object().then_some(""),
-            Some(name) => name.as_str(),
-        }
-    }
     let disks = list(&["domain", "devices", "disks"]);
     let filesystems = list(&["domain", "devices", "filesystems"]);
     // A few disks are searched in turn; thousands through a set, or the search is quadratic.
     let many: Option<std::collections::HashSet<&str>> = (disks.len() + filesystems.len() > 32)
-        .then(|| disks.iter().chain(filesystems).filter_map(name).collect());
+        .then(|| {
+            disks
+                .iter()
+                .chain(filesystems)
+                .filter_map(go_name)
+                .collect()
+        });
     let taken = |volume: &str| match &many {
         Some(names) => names.contains(volume),
         None => disks
             .iter()
             .chain(filesystems)
-            .any(|d| name(d) == Some(volume)),
+            .any(|d| go_name(d) == Some(volume)),
     };
-    let missing: Vec<String> = list(&["volumes"])
+    list(&["volumes"])
         .iter()
-        .filter_map(name)
+        .filter_map(go_name)
         .filter(|v| !taken(v))
+        .collect()
+}
+
+/// Append a disk `{name}` for every volume that has no disk or filesystem of the same name, in
+/// volume order (`SetDefaultVolumeDisk`). The disk of a volume without a name has none either:
+/// `name: ""` is Go's zero value, which [`crate::kubevirt::vmi::write_go_zero_fields`] writes
+/// where the whole of Go's answer is wanted.
+pub fn set_default_volume_disks(spec: &mut Value) {
+    let missing: Vec<String> = volumes_without_disk(spec)
+        .into_iter()
         .map(str::to_string)
         .collect();
     if missing.is_empty() {

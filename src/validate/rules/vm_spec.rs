@@ -164,6 +164,7 @@
 //! realtime both. A VM without an instancetype needs memory of its own (`domain.memory.guest`
 //! or a memory request): KubeVirt admits it without, and refuses every VMI it starts.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
@@ -192,7 +193,7 @@ mod start;
 pub const RULE: Rule = Rule {
     code: codes::VM_SPEC,
     name: "vm-spec",
-    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a disk bus KubeVirt does not take (ide, unknown, virtio for a CD-ROM) or that does not fit the disk (read-only SATA, a dedicated I/O thread off virtio), a LUN that is not a claim, a boot order below 1 or used twice, a disk name that is not a DNS label, a disk PCI address, serial number, cache or I/O mode, error policy or block size KubeVirt does not take, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding, CPU or memory requests out of bounds, huge pages that do not divide the memory, dedicated CPUs, NUMA passthrough or realtime without what they need, memory hotplug without what it needs, a host name, start strategy, I/O threads policy, CPU feature policy, boot loader, ACPI table, sound, video, panic device, host disk, machine type, eviction strategy, probe or kernel boot KubeVirt does not take, cloud-init data missing, doubled or over 2048 bytes, a volume source, access credential or DataVolume template without what it needs, a network without one source, an interface state, binding, name, model, MAC or PCI address or port KubeVirt does not take, a discontinued binding, port ranges or DHCP options KubeVirt does not take, affinity or topology spread constraints Kubernetes does not take, GPUs, host devices, DRA networks or resource claims without what they need, utility volumes at creation, a VMI's Hyper-V features without what they need, a DNS policy or configuration Kubernetes does not take, launch security without what it needs, NVIDIA Grace GPU passthrough without what it needs, labels KubeVirt keeps for itself, a feature whose gate the cluster configuration leaves off, the gate of a discontinued binding the configuration still lists while the binding is used; and on a VMI with its presets and defaults applied (a VMI document, or the one a VM starts) the same, no memory asked for, or devices its architecture does not take. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
+    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a disk bus KubeVirt does not take (ide, unknown, virtio for a CD-ROM) or that does not fit the disk (read-only SATA, a dedicated I/O thread off virtio), a LUN that is not a claim, a DownwardMetrics volume not on a virtio disk, a boot order below 1 or used twice, a disk name that is not a DNS label (also of the disk KubeVirt adds for a volume that no disk or filesystem names), a disk PCI address, serial number, cache or I/O mode, error policy or block size KubeVirt does not take, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding, CPU or memory requests out of bounds, huge pages that do not divide the memory, dedicated CPUs, NUMA passthrough or realtime without what they need, memory hotplug without what it needs, a host name, start strategy, I/O threads policy, CPU feature policy, boot loader, ACPI table, sound, video, panic device, host disk, machine type, eviction strategy, probe or kernel boot KubeVirt does not take, cloud-init data missing, doubled or over 2048 bytes, a volume source, access credential or DataVolume template without what it needs, a network without one source, an interface state, binding, name, model, MAC or PCI address or port KubeVirt does not take, a discontinued binding, port ranges or DHCP options KubeVirt does not take, affinity or topology spread constraints Kubernetes does not take, GPUs, host devices, DRA networks or resource claims without what they need, utility volumes at creation, a VMI's Hyper-V features without what they need, a DNS policy or configuration Kubernetes does not take, launch security without what it needs, NVIDIA Grace GPU passthrough without what it needs, labels KubeVirt keeps for itself, a feature whose gate the cluster configuration leaves off, the gate of a discontinued binding the configuration still lists while the binding is used; and on a VMI with its presets and defaults applied (a VMI document, or the one a VM starts) the same, no memory asked for, or devices its architecture does not take. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
     severity: Severity::Warning,
 };
 
@@ -272,7 +273,9 @@ pub fn check(
                 if !after.is_empty() {
                     let mut own = Vec::new();
                     if let Some(template_spec) = template_spec {
-                        vm_checks(template_spec, AT, profile, &mut own);
+                        vm_checks(&with_volume_disks(template_spec), AT, profile, &mut own);
+                        name_volume_disks(template_spec, AT, &mut after);
+                        name_volume_disks(template_spec, AT, &mut own);
                     }
                     add_noted(after, &own, APPLIED_NOTE, &mut found);
                 }
@@ -284,18 +287,12 @@ pub fn check(
                 } else {
                     Written::Exact
                 };
-                // KubeVirt validates the VM with a disk added for each volume without one,
-                // which counts when two volumes share a name: each gets a disk.
-                let defaulted;
-                let with_disks = if has_twin_volumes(template_spec) {
-                    let mut copy = template_spec.clone();
-                    defaults::set_default_volume_disks(&mut copy);
-                    defaulted = copy;
-                    &defaulted
-                } else {
-                    template_spec
-                };
-                instance_spec(with_disks, AT, written, &mut found);
+                // KubeVirt validates the VM with a disk added for each volume without one: its
+                // name must suit a container, two volumes of one name give two such disks.
+                let with_disks = with_volume_disks(template_spec);
+                let from = found.len();
+                instance_spec(&with_disks, AT, written, &mut found);
+                name_volume_disks(template_spec, AT, &mut found[from..]);
                 let exact = written == Written::Exact;
                 settings::check(template_spec, AT, profile, exact, &mut found);
                 interfaces::check(template_spec, AT, profile, &mut found);
@@ -361,6 +358,9 @@ pub fn check(
                 {
                     let mut refused = Vec::new();
                     vmi_checks(spec, AT, profile, &mut refused);
+                    if let Some(template_spec) = template_spec {
+                        name_volume_disks(template_spec, AT, &mut refused);
+                    }
                     found.extend(refused.into_iter().map(|(f, m)| (f, m + START_NOTE)));
                 }
             }
@@ -387,6 +387,7 @@ pub fn check(
                     // Judged as KubeVirt judges it, with its presets and defaults applied.
                     let mut after = Vec::new();
                     vmi_checks(mutated, "spec", profile, &mut after);
+                    name_volume_disks(spec, "spec", &mut after);
                     if !after.is_empty() {
                         let mut own = Vec::new();
                         vmi_checks(spec, "spec", profile, &mut own);
@@ -538,20 +539,46 @@ fn vmi_checks(spec: &Value, at: &str, profile: &ClusterProfile, found: &mut Vec<
     hyperv::check(spec, at, found);
 }
 
-/// Whether two of a spec's volumes share a name (compared pairwise when there are few, as
-/// there usually are).
-fn has_twin_volumes(spec: &Value) -> bool {
-    let Some(volumes) = path::get(spec, &["volumes"]).and_then(Value::as_array) else {
-        return false;
-    };
-    let objects = || volumes.iter().filter(|v| v.is_object());
-    if volumes.len() <= 16 {
-        return objects()
-            .enumerate()
-            .any(|(i, a)| objects().take(i).any(|b| name(b) == name(a)));
+/// The spec KubeVirt validates for a VM's template as far as disks go: with a disk `{name}`
+/// added for each volume no disk or filesystem names (`SetDefaultVolumeDisk`).
+fn with_volume_disks(spec: &Value) -> Cow<'_, Value> {
+    if defaults::volumes_without_disk(spec).is_empty() {
+        return Cow::Borrowed(spec);
     }
-    let mut seen = HashSet::new();
-    objects().any(|v| !seen.insert(name(v)))
+    let mut copy = spec.clone();
+    defaults::set_default_volume_disks(&mut copy);
+    Cow::Owned(copy)
+}
+
+/// Name the volume behind each finding about a disk KubeVirt added to the spec at `at` (one
+/// past the spec's own disks, see [`with_volume_disks`]): the manifest has no such disk.
+fn name_volume_disks(spec: &Value, at: &str, found: &mut [(String, String)]) {
+    if found.is_empty() {
+        return;
+    }
+    let added = defaults::volumes_without_disk(spec);
+    if added.is_empty() {
+        return;
+    }
+    let own = path::get(spec, &["domain", "devices", "disks"])
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    let disks = format!("{at}.domain.devices.disks[");
+    for (field, message) in found {
+        let index = field
+            .strip_prefix(&*disks)
+            .and_then(|rest| rest.split_once(']'))
+            .and_then(|(i, _)| i.parse::<usize>().ok());
+        if let Some(volume) = index
+            .and_then(|i| i.checked_sub(own))
+            .and_then(|k| added.get(k))
+        {
+            message.push_str(&format!(
+                " (the disk KubeVirt adds for volume `{volume}`, which no disk or filesystem \
+                 names)"
+            ));
+        }
+    }
 }
 
 /// How a spec's absent values are read.
@@ -904,8 +931,9 @@ fn buses(at: &str, disks: &[(usize, &Value)], found: &mut Vec<(String, String)>)
     }
 }
 
-/// A LUN needs a PersistentVolumeClaim or DataVolume behind it, and a disk's or interface's
-/// boot order is at least 1 and its own (disks first, as KubeVirt counts them).
+/// A LUN needs a PersistentVolumeClaim or DataVolume behind it, a DownwardMetrics volume a
+/// disk target on the virtio bus, and a disk's or interface's boot order is at least 1 and its
+/// own (disks first, as KubeVirt counts them).
 fn disk_volumes_and_boot_order(
     at: &str,
     disks: &[(usize, &Value)],
@@ -930,6 +958,33 @@ fn disk_volumes_and_boot_order(
                      volume."
                 ),
             ));
+        }
+        if by_name
+            .get(name(disk))
+            .is_some_and(|v| is_set(v, &["downwardMetrics"]))
+        {
+            match path::get(disk, &["disk"]).filter(|t| !t.is_null()) {
+                None => found.push((
+                    format!("{disk_at}.disk"),
+                    format!(
+                        "DownwardMetrics volume must be mapped to a disk, but disk is not set on \
+                         {disk_at}.disk."
+                    ),
+                )),
+                Some(target) => {
+                    if let Some(bus) = path::str_at(target, &["bus"])
+                        && !["", "virtio"].contains(&bus)
+                    {
+                        found.push((
+                            format!("{disk_at}.disk.bus"),
+                            format!(
+                                "DownwardMetrics volume must be mapped to virtio bus, but \
+                                 {disk_at}.disk.bus is set to {bus}"
+                            ),
+                        ));
+                    }
+                }
+            }
         }
         let Some(order) = path::get(disk, &["bootOrder"]).and_then(Value::as_u64) else {
             continue;
@@ -1693,17 +1748,104 @@ mod tests {
     }
 
     #[test]
-    fn twin_volumes_are_found_among_few_and_many() {
+    fn the_disks_kubevirt_adds_for_volumes_are_judged_and_name_their_volume() {
+        let at = "spec.template.spec.domain.devices.disks";
+        let note = |v: &str| {
+            format!(" (the disk KubeVirt adds for volume `{v}`, which no disk or filesystem names)")
+        };
+        // A DownwardMetrics volume behind the given disks (none: the one KubeVirt adds), beside
+        // a volume shared through a filesystem and one without a disk of its own.
+        let run = |disks: Value| {
+            let spec = vm(json!({
+                "domain": {"devices": {
+                    "disks": disks,
+                    "filesystems": [{"name": "Share", "virtiofs": {}}],
+                }},
+                "volumes": [
+                    {"name": "Share", "persistentVolumeClaim": {"claimName": "c"}},
+                    {"name": "m", "downwardMetrics": {}},
+                    {"name": "fine", "emptyDisk": {"capacity": "1Gi"}},
+                ],
+            }));
+            findings("VirtualMachine", spec)
+        };
+        let to_a_disk = |i: usize| {
+            format!(
+                "DownwardMetrics volume must be mapped to a disk, but disk is not set on {at}[{i}].disk."
+            )
+        };
+        assert_eq!(run(json!([{"name": "m", "disk": {"bus": "virtio"}}])), []);
+        let on_sata = format!(
+            "DownwardMetrics volume must be mapped to virtio bus, but {at}[0].disk.bus is set to sata"
+        );
+        assert_eq!(
+            run(json!([{"name": "m", "disk": {"bus": "sata"}}])),
+            [(format!("{at}[0].disk.bus"), on_sata.clone())]
+        );
+        // The VM is admitted; the defaults of its amd64 VMI put the disk on SATA.
+        assert_eq!(
+            run(json!([{"name": "m", "disk": {}}])),
+            [(format!("{at}[0].disk.bus"), on_sata + START_NOTE)]
+        );
+        assert_eq!(
+            run(json!([{"name": "m", "cdrom": {"bus": "sata"}}])),
+            [(format!("{at}[0].disk"), to_a_disk(0))]
+        );
+        assert_eq!(
+            run(json!([{"name": "fine", "disk": {}}])),
+            [(format!("{at}[1].disk"), to_a_disk(1) + &note("m"))]
+        );
+        // The name of a disk KubeVirt adds must suit a container, as any disk's.
+        let spec = vm(json!({
+            "domain": {"devices": {"disks": [{"name": "root", "disk": {}}]}},
+            "volumes": [
+                {"name": "root", "containerDisk": {"image": "x"}},
+                {"name": "ok", "emptyDisk": {"capacity": "1Gi"}},
+                {"name": "Data_1", "emptyDisk": {"capacity": "1Gi"}},
+            ],
+        }));
+        assert_eq!(
+            findings("VirtualMachine", spec),
+            [(
+                format!("{at}[2].name"),
+                format!("{}{}", crate::model::names::DNS_LABEL_MSG, note("Data_1"))
+            )]
+        );
+    }
+
+    #[test]
+    fn volumes_without_a_disk_get_one_among_few_and_many_disks() {
         for count in [2, 16, 17, 40] {
+            let disks: Vec<Value> = (0..count)
+                .map(|i| json!({"name": format!("v{i}")}))
+                .collect();
             let mut volumes: Vec<Value> = (0..count)
                 .map(|i| json!({"name": format!("v{i}")}))
                 .collect();
-            assert!(!has_twin_volumes(&json!({"volumes": volumes})), "{count}");
+            let spec = json!({"domain": {"devices": {"disks": disks}}, "volumes": volumes});
+            assert!(
+                matches!(with_volume_disks(&spec), Cow::Borrowed(_)),
+                "{count}"
+            );
             volumes.push(json!("not a volume"));
-            volumes.push(json!({"name": format!("v{}", count - 1)}));
-            assert!(has_twin_volumes(&json!({"volumes": volumes})), "{count}");
+            volumes.push(json!({"name": "Extra"}));
+            volumes.push(json!({"name": "Extra"}));
+            let spec = json!({"domain": {"devices": {"disks": disks}}, "volumes": volumes});
+            let with = with_volume_disks(&spec);
+            let added = &with["domain"]["devices"]["disks"].as_array().unwrap()[count..];
+            assert_eq!(
+                added,
+                [json!({"name": "Extra"}), json!({"name": "Extra"})],
+                "{count}"
+            );
         }
-        assert!(!has_twin_volumes(&json!({"volumes": "none"})));
+        let fs = json!({"domain": {"devices": {"filesystems": [{"name": "share"}]}},
+                        "volumes": [{"name": "share"}]});
+        assert!(matches!(with_volume_disks(&fs), Cow::Borrowed(_)));
+        assert!(matches!(
+            with_volume_disks(&json!({"volumes": "none"})),
+            Cow::Borrowed(_)
+        ));
     }
 
     #[test]

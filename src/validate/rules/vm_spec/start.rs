@@ -71,13 +71,33 @@ pub(super) fn from_applied(vm: &Object, spec: &Value) -> Value {
 /// Whether the mutating webhook could change the VMI a VM of this spec starts in a way its
 /// webhook refuses: presets may change anything, the defaults of an architecture other than
 /// amd64 put disks on `virtio`, and amd64's put a disk without a bus on `sata`, which cannot
-/// take some of its settings.
+/// take some of its settings, nor a DownwardMetrics volume.
 pub(super) fn changed_by_mutation(spec: &Value, profile: &ClusterProfile, presets: bool) -> bool {
     presets
         || super::settings::architecture(spec, profile) != "amd64"
         || path::get(spec, &["domain", "devices", "disks"])
             .and_then(Value::as_array)
-            .is_some_and(|disks| disks.iter().any(not_for_sata))
+            .is_some_and(|disks| {
+                disks.iter().any(not_for_sata) || disks.iter().any(|d| metrics_without_bus(spec, d))
+            })
+}
+
+/// Whether a disk is a hard disk without a bus for a DownwardMetrics volume of the spec.
+fn metrics_without_bus(spec: &Value, disk: &Value) -> bool {
+    let Some(name) = path::str_at(disk, &["name"]) else {
+        return false;
+    };
+    is_set(disk, &["disk"])
+        && path::str_at(disk, &["disk", "bus"])
+            .unwrap_or("")
+            .is_empty()
+        && path::get(spec, &["volumes"])
+            .and_then(Value::as_array)
+            .is_some_and(|volumes| {
+                volumes.iter().any(|v| {
+                    path::str_at(v, &["name"]) == Some(name) && is_set(v, &["downwardMetrics"])
+                })
+            })
 }
 
 /// Whether the VMI a VM of this spec starts (the mutating webhook changing nothing that
