@@ -657,6 +657,7 @@ const KV034_MESSAGES: &[&str] = &[
     "IOThreads are not supported for disks",
     "can only be mapped to a DataVolume",
     "DownwardMetrics volume must be mapped to",
+    "quantities must match the regular expression",
     "must have a boot order > 0",
     "already set for a different device",
     "Input device can have only",
@@ -1044,7 +1045,12 @@ fn check_vmi_admit(answer: &Value, configured: bool, run: &Run) -> Result<(), Fa
     }
     let report: Value = serde_json::from_str(&run.stdout)
         .map_err(|e| Failed::from(format!("stdout is not JSON: {e}")))?;
-    let answer = answer["vmi"].as_object().ok_or("no `vmi` answer")?;
+    // `mutate` is the answer when the mutating webhook already refuses the VMI (its schema
+    // check); otherwise `vmi` holds the validating webhook's.
+    let answer = answer["vmi"]
+        .as_object()
+        .or_else(|| answer["mutate"].as_object())
+        .ok_or("no `vmi` or `mutate` answer")?;
     let ours: Vec<(String, String)> = report["findings"]
         .as_array()
         .ok_or("no `findings` list in the report")?

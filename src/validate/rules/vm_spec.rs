@@ -182,6 +182,7 @@ use crate::validate::schema;
 
 mod devices;
 mod disks;
+mod enums;
 mod grace;
 mod hyperv;
 mod interfaces;
@@ -193,7 +194,7 @@ mod start;
 pub const RULE: Rule = Rule {
     code: codes::VM_SPEC,
     name: "vm-spec",
-    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a disk bus KubeVirt does not take (ide, unknown, virtio for a CD-ROM) or that does not fit the disk (read-only SATA, a dedicated I/O thread off virtio), a LUN that is not a claim, a DownwardMetrics volume not on a virtio disk, a boot order below 1 or used twice, a disk name that is not a DNS label (also of the disk KubeVirt adds for a volume that no disk or filesystem names), a disk PCI address, serial number, cache or I/O mode, error policy or block size KubeVirt does not take, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding, CPU or memory requests out of bounds, huge pages that do not divide the memory, dedicated CPUs, NUMA passthrough or realtime without what they need, memory hotplug without what it needs, a host name, start strategy, I/O threads policy, CPU feature policy, boot loader, ACPI table, sound, video, panic device, host disk, machine type, eviction strategy, probe or kernel boot KubeVirt does not take, cloud-init data missing, doubled or over 2048 bytes, a volume source, access credential or DataVolume template without what it needs, a network without one source, an interface state, binding, name, model, MAC or PCI address or port KubeVirt does not take, a discontinued binding, port ranges or DHCP options KubeVirt does not take, affinity or topology spread constraints Kubernetes does not take, GPUs, host devices, DRA networks or resource claims without what they need, utility volumes at creation, a VMI's Hyper-V features without what they need, a DNS policy or configuration Kubernetes does not take, launch security without what it needs, NVIDIA Grace GPU passthrough without what it needs, labels KubeVirt keeps for itself, a feature whose gate the cluster configuration leaves off, the gate of a discontinued binding the configuration still lists while the binding is used; and on a VMI with its presets and defaults applied (a VMI document, or the one a VM starts) the same, no memory asked for, or devices its architecture does not take. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
+    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a disk bus KubeVirt does not take (ide, unknown, virtio for a CD-ROM) or that does not fit the disk (read-only SATA, a dedicated I/O thread off virtio), a LUN that is not a claim, a DownwardMetrics volume not on a virtio disk, a boot order below 1 or used twice, a disk name that is not a DNS label (also of the disk KubeVirt adds for a volume that no disk or filesystem names), a disk PCI address, serial number, cache or I/O mode, error policy or block size KubeVirt does not take, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding, CPU or memory requests out of bounds, huge pages that do not divide the memory, dedicated CPUs, NUMA passthrough or realtime without what they need, memory hotplug without what it needs, a host name, start strategy, I/O threads policy, CPU feature policy, boot loader, ACPI table, sound, video, panic device, host disk, machine type, eviction strategy, probe or kernel boot KubeVirt does not take, cloud-init data missing, doubled or over 2048 bytes, a volume source, access credential or DataVolume template without what it needs, a network without one source, an interface state, binding, name, model, MAC or PCI address or port KubeVirt does not take, a discontinued binding, port ranges or DHCP options KubeVirt does not take, affinity or topology spread constraints Kubernetes does not take, a pull policy, toleration operator or effect, node inclusion policy, probe scheme or DataVolume template access or volume mode outside the values KubeVirt's schema lists, GPUs, host devices, DRA networks or resource claims without what they need, utility volumes at creation, a VMI's Hyper-V features without what they need, a DNS policy or configuration Kubernetes does not take, launch security without what it needs, NVIDIA Grace GPU passthrough without what it needs, labels KubeVirt keeps for itself, a feature whose gate the cluster configuration leaves off, the gate of a discontinued binding the configuration still lists while the binding is used; and on a VMI with its presets and defaults applied (a VMI document, or the one a VM starts) the same, no memory asked for, or devices its architecture does not take. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
     severity: Severity::Warning,
 };
 
@@ -264,6 +265,7 @@ pub fn check(
                 }
             }
             settings::data_volume_templates(spec, &mut found);
+            enums::data_volume_templates(spec, &mut found);
             settings::data_volume_namespaces(&obj.value, &mut found);
             if let Some(applied) = applied {
                 let mut after = Vec::new();
@@ -297,6 +299,7 @@ pub fn check(
                 settings::check(template_spec, AT, profile, exact, &mut found);
                 interfaces::check(template_spec, AT, profile, &mut found);
                 scheduling::check(template_spec, AT, &mut found);
+                enums::check(template_spec, AT, &mut found);
                 devices::check(template_spec, AT, profile, &mut found);
                 // An instancetype may set what the VM leaves out (dedicated CPUs).
                 if !is_set(spec, &["instancetype"]) {
@@ -400,6 +403,7 @@ pub fn check(
                     settings::check(spec, "spec", profile, false, &mut found);
                     interfaces::check(spec, "spec", profile, &mut found);
                     scheduling::check(spec, "spec", &mut found);
+                    enums::check(spec, "spec", &mut found);
                     devices::check(spec, "spec", profile, &mut found);
                     settings::per_architecture(spec, "spec", profile, &mut found);
                     hyperv::check(spec, "spec", &mut found);
@@ -488,6 +492,7 @@ fn shared_checks(
     settings::check(spec, at, profile, true, found);
     interfaces::check(spec, at, profile, found);
     scheduling::check(spec, at, found);
+    enums::check(spec, at, found);
     devices::check(spec, at, profile, found);
     cpu_placement(spec, at, found);
     resources(spec, at, found);

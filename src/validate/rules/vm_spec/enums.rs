@@ -1,0 +1,241 @@
+//! The part of `KV034` that judges string fields against the values KubeVirt's webhooks take
+//! for them: the enumerations of KubeVirt's OpenAPI schema (Kubernetes' own types among them),
+//! which the VM and VMI webhooks check the object against before anything else. The custom
+//! resource definitions leave them out, so the API server stores any string there.
+//!
+//! KubeVirt's mutating webhooks write the spec back as Go serializes it first: an empty string
+//! in a field Go leaves out when empty (`omitempty`) is gone by then, one in a pointer or a list
+//! item is not. The schema check names a field without list indices
+//! (`spec.template.spec.tolerations.effect`); the findings keep them.
+
+use serde_json::Value;
+
+use crate::model::path;
+
+type Found = Vec<(String, String)>;
+
+/// `imagePullPolicy` of container disks and kernel boot containers.
+const PULL_POLICIES: [&str; 3] = ["Always", "IfNotPresent", "Never"];
+/// A toleration's `operator`.
+const TOLERATION_OPERATORS: [&str; 2] = ["Equal", "Exists"];
+/// A toleration's `effect`.
+const TAINT_EFFECTS: [&str; 3] = ["NoExecute", "NoSchedule", "PreferNoSchedule"];
+/// A spread constraint's `nodeAffinityPolicy` and `nodeTaintsPolicy`.
+const INCLUSION_POLICIES: [&str; 2] = ["Honor", "Ignore"];
+/// A probe's `httpGet.scheme`.
+const SCHEMES: [&str; 2] = ["HTTP", "HTTPS"];
+/// A DataVolume template's access modes, of its `storage` or its `pvc`.
+const ACCESS_MODES: [&str; 4] = [
+    "ReadOnlyMany",
+    "ReadWriteMany",
+    "ReadWriteOnce",
+    "ReadWriteOncePod",
+];
+/// A DataVolume template's volume mode, of its `storage` or its `pvc`.
+const VOLUME_MODES: [&str; 3] = ["Block", "Filesystem", "FromStorageProfile"];
+
+/// How Go writes an empty string in a field back.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Empty {
+    /// Left out (`omitempty`): the check never sees it.
+    Dropped,
+    /// Kept (a pointer, a list item): the check refuses it like any other value.
+    Kept,
+}
+
+/// The finding for the string at `field` when it is not one of `allowed`; other types are the
+/// schema's (`KV004`).
+fn judge(value: Option<&Value>, field: String, allowed: &[&str], empty: Empty, found: &mut Found) {
+    let Some(Value::String(given)) = value else {
+        return;
+    };
+    if allowed.contains(&given.as_str()) || (given.is_empty() && empty == Empty::Dropped) {
+        return;
+    }
+    let message = format!("{field} in body should be one of [{}]", allowed.join(" "));
+    found.push((field, message));
+}
+
+/// The items of the list at `key` of `v`, with their index (absent or another type: none).
+fn items<'a>(v: &'a Value, key: &str) -> impl Iterator<Item = (usize, &'a Value)> {
+    v.get(key)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+}
+
+/// The enumerated fields of the VMI spec at `at`: pull policies, tolerations, spread
+/// constraints' inclusion policies and probes' schemes.
+pub(super) fn check(spec: &Value, at: &str, found: &mut Found) {
+    for (i, volume) in items(spec, "volumes") {
+        if let Some(disk) = volume.get("containerDisk") {
+            let field = format!("{at}.volumes[{i}].containerDisk.imagePullPolicy");
+            let policy = disk.get("imagePullPolicy");
+            judge(policy, field, &PULL_POLICIES, Empty::Dropped, found);
+        }
+    }
+    let kernel = ["domain", "firmware", "kernelBoot", "container"];
+    if let Some(container) = path::get(spec, &kernel) {
+        let field = format!("{at}.domain.firmware.kernelBoot.container.imagePullPolicy");
+        let policy = container.get("imagePullPolicy");
+        judge(policy, field, &PULL_POLICIES, Empty::Dropped, found);
+    }
+    for (i, toleration) in items(spec, "tolerations") {
+        let sub = format!("{at}.tolerations[{i}]");
+        let (operator, effect) = (toleration.get("operator"), toleration.get("effect"));
+        let field = format!("{sub}.operator");
+        judge(
+            operator,
+            field,
+            &TOLERATION_OPERATORS,
+            Empty::Dropped,
+            found,
+        );
+        judge(
+            effect,
+            format!("{sub}.effect"),
+            &TAINT_EFFECTS,
+            Empty::Dropped,
+            found,
+        );
+    }
+    for (i, constraint) in items(spec, "topologySpreadConstraints") {
+        for key in ["nodeAffinityPolicy", "nodeTaintsPolicy"] {
+            let field = format!("{at}.topologySpreadConstraints[{i}].{key}");
+            judge(
+                constraint.get(key),
+                field,
+                &INCLUSION_POLICIES,
+                Empty::Kept,
+                found,
+            );
+        }
+    }
+    for probe in ["livenessProbe", "readinessProbe"] {
+        if let Some(get) = path::get(spec, &[probe, "httpGet"]) {
+            let field = format!("{at}.{probe}.httpGet.scheme");
+            judge(get.get("scheme"), field, &SCHEMES, Empty::Dropped, found);
+        }
+    }
+}
+
+/// The access and volume modes of a VM's DataVolume templates (`vm_spec` is the VM's spec).
+pub(super) fn data_volume_templates(vm_spec: &Value, found: &mut Found) {
+    for (i, template) in items(vm_spec, "dataVolumeTemplates") {
+        for claim in ["storage", "pvc"] {
+            let Some(claim_spec) = path::get(template, &["spec", claim]) else {
+                continue;
+            };
+            let at = format!("spec.dataVolumeTemplates[{i}].spec.{claim}");
+            for (j, mode) in items(claim_spec, "accessModes") {
+                let field = format!("{at}.accessModes[{j}]");
+                judge(Some(mode), field, &ACCESS_MODES, Empty::Kept, found);
+            }
+            let mode = claim_spec.get("volumeMode");
+            judge(
+                mode,
+                format!("{at}.volumeMode"),
+                &VOLUME_MODES,
+                Empty::Kept,
+                found,
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn fields(found: &Found) -> Vec<&str> {
+        found.iter().map(|(f, _)| f.as_str()).collect()
+    }
+
+    #[test]
+    fn values_outside_the_schema_are_refused_and_empty_ones_where_go_keeps_them() {
+        let spec = json!({
+            "volumes": [
+                {"name": "a", "containerDisk": {"image": "x", "imagePullPolicy": "always"}},
+                {"name": "b", "containerDisk": {"image": "x", "imagePullPolicy": ""}},
+                {"name": "c", "containerDisk": {"image": "x", "imagePullPolicy": "Never"}},
+            ],
+            "domain": {"firmware": {"kernelBoot": {"container": {"imagePullPolicy": "Sometimes"}}}},
+            "tolerations": [
+                {"key": "k", "operator": "equal", "effect": "NoSchedule"},
+                {"key": "k", "operator": "", "effect": ""},
+                {"key": "k", "operator": "Exists", "effect": "noexecute"},
+            ],
+            "topologySpreadConstraints": [
+                {"nodeAffinityPolicy": "Honor", "nodeTaintsPolicy": ""},
+                {"nodeAffinityPolicy": "honor", "nodeTaintsPolicy": null},
+            ],
+            "livenessProbe": {"httpGet": {"port": 80, "scheme": "http"}},
+            "readinessProbe": {"httpGet": {"port": 80, "scheme": ""}},
+        });
+        let mut found = Vec::new();
+        check(&spec, "spec", &mut found);
+        assert_eq!(
+            fields(&found),
+            [
+                "spec.volumes[0].containerDisk.imagePullPolicy",
+                "spec.domain.firmware.kernelBoot.container.imagePullPolicy",
+                "spec.tolerations[0].operator",
+                "spec.tolerations[2].effect",
+                "spec.topologySpreadConstraints[0].nodeTaintsPolicy",
+                "spec.topologySpreadConstraints[1].nodeAffinityPolicy",
+                "spec.livenessProbe.httpGet.scheme",
+            ]
+        );
+        assert_eq!(
+            found[2].1,
+            "spec.tolerations[0].operator in body should be one of [Equal Exists]"
+        );
+    }
+
+    #[test]
+    fn data_volume_templates_take_known_access_and_volume_modes() {
+        let vm_spec = json!({"dataVolumeTemplates": [
+            {"spec": {"storage": {"accessModes": ["ReadWriteOnce", "RWO", ""], "volumeMode": ""}}},
+            {"spec": {"pvc": {"accessModes": ["ReadWriteOncePod"], "volumeMode": "block"}}},
+            {"spec": {"pvc": {"accessModes": "ReadWriteOnce", "volumeMode": "Filesystem"}}},
+        ]});
+        let mut found = Vec::new();
+        data_volume_templates(&vm_spec, &mut found);
+        let at = "spec.dataVolumeTemplates";
+        assert_eq!(
+            found,
+            [
+                (
+                    format!("{at}[0].spec.storage.accessModes[1]"),
+                    format!(
+                        "{at}[0].spec.storage.accessModes[1] in body should be one of \
+                         [ReadOnlyMany ReadWriteMany ReadWriteOnce ReadWriteOncePod]"
+                    )
+                ),
+                (
+                    format!("{at}[0].spec.storage.accessModes[2]"),
+                    format!(
+                        "{at}[0].spec.storage.accessModes[2] in body should be one of \
+                         [ReadOnlyMany ReadWriteMany ReadWriteOnce ReadWriteOncePod]"
+                    )
+                ),
+                (
+                    format!("{at}[0].spec.storage.volumeMode"),
+                    format!(
+                        "{at}[0].spec.storage.volumeMode in body should be one of \
+                         [Block Filesystem FromStorageProfile]"
+                    )
+                ),
+                (
+                    format!("{at}[1].spec.pvc.volumeMode"),
+                    format!(
+                        "{at}[1].spec.pvc.volumeMode in body should be one of \
+                         [Block Filesystem FromStorageProfile]"
+                    )
+                ),
+            ]
+        );
+    }
+}
