@@ -122,9 +122,11 @@ struct Kind {
 }
 
 /// A device's claim request (`claimName`, `requestName`, inlined in the device), when it has
-/// one: Go allocates it as soon as either key is there.
+/// one. Go allocates it as soon as either key is there, but both are strings it leaves out when
+/// empty, and KubeVirt's mutating webhooks write the spec back before it is validated: a
+/// request with neither a claim nor a request name is gone by then.
 fn claim_request(device: &Value) -> Option<(&str, &str)> {
-    let has = |key: &str| device.get(key).is_some();
+    let has = |key: &str| path::str_at(device, &[key]).is_some_and(|s| !s.is_empty());
     (has("claimName") || has("requestName")).then(|| {
         (
             path::str_at(device, &["claimName"]).unwrap_or(""),
@@ -520,6 +522,25 @@ mod tests {
             "vmi.spec.domain.devices.gpus contains both DRA and non-DRA GPUs; each GPU must be \
              either DRA or non-DRA"
         );
+        // Empty names are no claim request once the mutating webhook has written them back.
+        for empty in [
+            json!({"claimName": ""}),
+            json!({"claimName": null, "requestName": ""}),
+        ] {
+            let mut gpu = json!({"name": "d"});
+            gpu.as_object_mut()
+                .unwrap()
+                .extend(empty.as_object().unwrap().clone());
+            let spec = json!({"resourceClaims": [{"name": "c", "resourceClaimName": "c"}],
+                              "domain": {"devices": {"gpus": [
+                                  {"name": "b", "claimName": "c", "requestName": "r"}, gpu]}}});
+            let found = run(spec, &ClusterProfile::default());
+            assert_eq!(found.len(), 1, "{found:?}");
+            assert!(
+                found[0].1.contains("contains both DRA and non-DRA GPUs"),
+                "{found:?}"
+            );
+        }
         let dra = json!({"resourceClaims": [{"name": "c", "resourceClaimName": "c"}],
                          "domain": {"devices": {"gpus": [{"name": "b", "claimName": "c", "requestName": "r"}]}}});
         assert_eq!(run(dra.clone(), &ClusterProfile::default()), []);
