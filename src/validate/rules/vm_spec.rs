@@ -256,7 +256,16 @@ pub fn check(
                 return;
             };
             run_strategy(spec, profile, &mut found);
-            let template_spec = path::get(spec, &["template", "spec"]).filter(|s| s.is_object());
+            // A template without a spec (or a `null` one) is validated, and starts a VMI, as
+            // an empty spec: Go decodes nothing into the struct.
+            let no_spec = Value::Object(serde_json::Map::new());
+            let template_spec = match path::get(spec, &["template", "spec"]) {
+                Some(s @ Value::Object(_)) => Some(s),
+                None | Some(Value::Null) if spec.get("template").is_some_and(Value::is_object) => {
+                    Some(&no_spec)
+                }
+                _ => None,
+            };
             if let Some(meta) = path::get(spec, &["template", "metadata"]) {
                 settings::metadata(meta, "spec.template.metadata", true, profile, &mut found);
                 if let Some(judged) = applied.or(template_spec) {
@@ -623,7 +632,7 @@ fn run_strategy(spec: &Value, profile: &ClusterProfile, found: &mut Vec<(String,
         Some(s) if !RUN_STRATEGIES.contains(&s) => found.push((
             "spec.runStrategy".into(),
             format!(
-                "Invalid RunStrategy ({s}); it is one of {}",
+                "Invalid RunStrategy ({s}) (KubeVirt knows {})",
                 RUN_STRATEGIES.join(", ")
             ),
         )),
@@ -1816,6 +1825,52 @@ mod tests {
                 format!("{}{}", crate::model::names::DNS_LABEL_MSG, note("Data_1"))
             )]
         );
+    }
+
+    #[test]
+    fn a_template_without_a_spec_is_judged_as_an_empty_one() {
+        let dv = json!([{"metadata": {"name": "d"},
+                         "spec": {"pvc": {"resources": {"requests": {"storage": "1Gi"}}},
+                                  "source": {"blank": {}}}}]);
+        for template in [json!({}), json!({"spec": null}), json!({"metadata": {}})] {
+            let spec = json!({"runStrategy": "Halted", "template": template,
+                              "dataVolumeTemplates": dv});
+            assert_eq!(
+                findings("VirtualMachine", spec),
+                [(
+                    "spec.dataVolumeTemplates[0]".to_string(),
+                    "DataVolumeTemplate entry spec.dataVolumeTemplates[0] must be referenced in \
+                     the VMI template's 'volumes' list"
+                        .to_string()
+                )]
+            );
+        }
+        // Admitted, it starts a VMI that asks for no memory.
+        let obj = Object::new(
+            json!({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+                   "metadata": {"name": "x"}, "spec": {"runStrategy": "Halted", "template": {}}}),
+            Origin::new("vm.yaml", 0, Some(1)),
+        );
+        let mut out = Vec::new();
+        let (vmi, preference) = (|| crate::kubevirt::vmi::vmi_for(&obj), |_: &str| false);
+        let start = Start::Builds {
+            vmi: &vmi,
+            preference: &preference,
+        };
+        check(
+            &obj,
+            &ClusterProfile::default(),
+            None,
+            start,
+            &Mutex::default(),
+            &mut out,
+        );
+        let found: Vec<(Option<String>, String)> =
+            out.into_iter().map(|d| (d.field, d.message)).collect();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].0.as_deref(), Some("spec.template.spec.domain"));
+        assert!(found[0].1.starts_with("no memory requested"), "{found:?}");
+        assert!(found[0].1.ends_with(START_NOTE), "{found:?}");
     }
 
     #[test]

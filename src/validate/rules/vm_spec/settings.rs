@@ -1097,11 +1097,12 @@ pub(super) fn data_volume_templates(vm_spec: &Value, found: &mut Found) {
     let Some(templates) = vm_spec.get("dataVolumeTemplates").and_then(Value::as_array) else {
         return;
     };
-    let Some(template_spec) = path::get(vm_spec, &["template", "spec"]).filter(|t| !t.is_null())
-    else {
+    // A template without a spec has no volumes to Go; without a template at all, the API
+    // server refuses the VM first (`KV004`).
+    if !vm_spec.get("template").is_some_and(Value::is_object) {
         return;
-    };
-    let volumes = path::get(template_spec, &["volumes"]).and_then(Value::as_array);
+    }
+    let volumes = path::get(vm_spec, &["template", "spec", "volumes"]).and_then(Value::as_array);
     for (i, template) in templates.iter().enumerate() {
         let at = format!("spec.dataVolumeTemplates[{i}]");
         let name = path::str_at(template, &["metadata", "name"]).unwrap_or("");
