@@ -300,7 +300,7 @@ fn go_name(d: &Value) -> Option<&str> {
 
 /// The names of the volumes of `spec` that no disk or filesystem names, in volume order: those
 /// `SetDefaultVolumeDisk` gives a disk.
-pub fn volumes_without_disk(spec: &Value) -> Vec<&str> {
+pub fn volumes_without_disk(spec: &Value) -> impl Iterator<Item = &str> {
     let list = |p: &[&str]| {
         path::get(spec, p)
             .and_then(Value::as_array)
@@ -317,18 +317,16 @@ pub fn volumes_without_disk(spec: &Value) -> Vec<&str> {
                 .filter_map(go_name)
                 .collect()
         });
-    let taken = |volume: &str| match &many {
-        Some(names) => names.contains(volume),
-        None => disks
-            .iter()
-            .chain(filesystems)
-            .any(|d| go_name(d) == Some(volume)),
-    };
     list(&["volumes"])
         .iter()
         .filter_map(go_name)
-        .filter(|v| !taken(v))
-        .collect()
+        .filter(move |volume| match &many {
+            Some(names) => !names.contains(volume),
+            None => !disks
+                .iter()
+                .chain(filesystems)
+                .any(|d| go_name(d) == Some(volume)),
+        })
 }
 
 /// Append a disk `{name}` for every volume that has no disk or filesystem of the same name, in
@@ -336,10 +334,7 @@ pub fn volumes_without_disk(spec: &Value) -> Vec<&str> {
 /// `name: ""` is Go's zero value, which [`crate::kubevirt::vmi::write_go_zero_fields`] writes
 /// where the whole of Go's answer is wanted.
 pub fn set_default_volume_disks(spec: &mut Value) {
-    let missing: Vec<String> = volumes_without_disk(spec)
-        .into_iter()
-        .map(str::to_string)
-        .collect();
+    let missing: Vec<String> = volumes_without_disk(spec).map(str::to_string).collect();
     if missing.is_empty() {
         return;
     }

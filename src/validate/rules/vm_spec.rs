@@ -556,7 +556,7 @@ fn vmi_checks(spec: &Value, at: &str, profile: &ClusterProfile, found: &mut Vec<
 /// The spec KubeVirt validates for a VM's template as far as disks go: with a disk `{name}`
 /// added for each volume no disk or filesystem names (`SetDefaultVolumeDisk`).
 fn with_volume_disks(spec: &Value) -> Cow<'_, Value> {
-    if defaults::volumes_without_disk(spec).is_empty() {
+    if defaults::volumes_without_disk(spec).next().is_none() {
         return Cow::Borrowed(spec);
     }
     let mut copy = spec.clone();
@@ -570,7 +570,7 @@ fn name_volume_disks(spec: &Value, at: &str, found: &mut [(String, String)]) {
     if found.is_empty() {
         return;
     }
-    let added = defaults::volumes_without_disk(spec);
+    let added: Vec<&str> = defaults::volumes_without_disk(spec).collect();
     if added.is_empty() {
         return;
     }
