@@ -414,8 +414,12 @@ impl ClusterProfile {
                 p.cpu_request = Some(q.to_string());
             }
         }
-        if let Some(e) = text(&["evictionStrategy"])? {
-            p.eviction_strategy = Some(e);
+        // A pointer in Go: an empty strategy is one, which every VMI then gets (and its
+        // webhook refuses).
+        match path::get(&config, &["evictionStrategy"]) {
+            None | Some(Value::Null) => {}
+            Some(Value::String(e)) => p.eviction_strategy = Some(e.clone()),
+            Some(_) => return Err("`spec.configuration.evictionStrategy` must be a string".into()),
         }
         if let Some(s) = text(&["confidentialCompute", "tdx", "attestation", "qgsSocketPath"])? {
             p.qgs_socket_path = s;
@@ -454,6 +458,41 @@ impl ClusterProfile {
                     );
                 }
             },
+        }
+        // KubeVirt drops a configuration with any of these for its defaults; here it is an
+        // error to fix.
+        let integer = |path: &[&str]| match path::get(&config, path) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => v.as_i64().map(Some).ok_or(format!(
+                "`spec.configuration.{}` must be an integer",
+                path.join(".")
+            )),
+        };
+        if let Some(ratio) = integer(&["developerConfiguration", "cpuAllocationRatio"])?
+            && ratio <= 0
+        {
+            return Err(
+                "`spec.configuration.developerConfiguration.cpuAllocationRatio` must be a \
+                 positive integer"
+                    .into(),
+            );
+        }
+        if let Some(tolerance) = integer(&["developerConfiguration", "lessPVCSpaceToleration"])?
+            && !(0..=100).contains(&tolerance)
+        {
+            return Err(
+                "`spec.configuration.developerConfiguration.lessPVCSpaceToleration` must be a \
+                 percentage, 0 to 100"
+                    .into(),
+            );
+        }
+        if let Some(policy) = text(&["imagePullPolicy"])?
+            && !["Always", "IfNotPresent", "Never"].contains(&policy.as_str())
+        {
+            return Err(format!(
+                "invalid `spec.configuration.imagePullPolicy`: `{policy}` (expected `Always`, \
+                 `IfNotPresent` or `Never`)"
+            ));
         }
         p.hotplug = hotplug(&config, &text)?;
         let annotated = doc.field("kind").and_then(Value::as_str) == Some("KubeVirt")
@@ -871,5 +910,49 @@ mod tests {
             Ok(Some(true))
         );
         assert!(on(json!({"persistentReservationConfiguration": {"enabled": "yes"}})).is_err());
+    }
+
+    #[test]
+    fn configurations_kubevirt_would_drop_for_its_defaults_are_refused() {
+        let read = |config: Value| ClusterProfile::from_kubevirt(&config);
+        for bad in [
+            json!({"developerConfiguration": {"cpuAllocationRatio": 0}}),
+            json!({"developerConfiguration": {"cpuAllocationRatio": -1}}),
+            json!({"developerConfiguration": {"cpuAllocationRatio": "10"}}),
+            json!({"developerConfiguration": {"lessPVCSpaceToleration": 101}}),
+            json!({"developerConfiguration": {"lessPVCSpaceToleration": -1}}),
+            json!({"imagePullPolicy": "always"}),
+            json!({"developerConfiguration": {"memoryOvercommit": 0}}),
+            json!({"network": {"defaultNetworkInterface": "macvtap"}}),
+        ] {
+            assert!(read(bad.clone()).is_err(), "{bad}");
+        }
+        for good in [
+            json!({"developerConfiguration": {"cpuAllocationRatio": 10,
+                                              "lessPVCSpaceToleration": 0}}),
+            json!({"developerConfiguration": {"lessPVCSpaceToleration": 100}}),
+            json!({"imagePullPolicy": "IfNotPresent"}),
+            json!({"imagePullPolicy": ""}),
+        ] {
+            assert!(read(good.clone()).is_ok(), "{good}");
+        }
+    }
+
+    #[test]
+    fn an_empty_eviction_strategy_is_one() {
+        let read = |config: Value| ClusterProfile::from_kubevirt(&config).unwrap();
+        assert_eq!(
+            read(json!({"evictionStrategy": ""}))
+                .eviction_strategy
+                .as_deref(),
+            Some("")
+        );
+        assert_eq!(
+            read(json!({"evictionStrategy": null}))
+                .eviction_strategy
+                .as_deref(),
+            Some("None")
+        );
+        assert!(ClusterProfile::from_kubevirt(&json!({"evictionStrategy": 1})).is_err());
     }
 }

@@ -1874,6 +1874,35 @@ mod tests {
     }
 
     #[test]
+    fn the_clusters_eviction_strategy_is_judged_where_the_spec_has_none() {
+        let profile = ClusterProfile::from_kubevirt(&json!({"evictionStrategy": "Sometimes"}))
+            .expect("a configuration");
+        let run = |template_spec: Value| {
+            let obj = Object::new(
+                json!({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+                       "metadata": {"name": "x"}, "spec": vm(template_spec)}),
+                Origin::new("vm.yaml", 0, Some(1)),
+            );
+            findings_with(&obj, &profile)
+        };
+        let field = "spec.template.spec.evictionStrategy";
+        assert_eq!(
+            run(json!({"domain": {"devices": {}}})),
+            [(
+                field.to_string(),
+                format!(
+                    "{field} is set with an unrecognized option: Sometimes (the cluster \
+                     configuration's default, which the spec does not override)"
+                )
+            )]
+        );
+        assert_eq!(
+            run(json!({"domain": {"devices": {}}, "evictionStrategy": "LiveMigrate"})),
+            []
+        );
+    }
+
+    #[test]
     fn volumes_without_a_disk_get_one_among_few_and_many_disks() {
         for count in [2, 16, 17, 40] {
             let disks: Vec<Value> = (0..count)

@@ -123,11 +123,20 @@ pub(super) fn check(
             found.push((field, "Sound device requires a name field.".into()));
         }
     }
-    if let Some(strategy) = spec.get("evictionStrategy").and_then(Value::as_str)
+    // Without one of its own, the spec gets the cluster's (`--cluster-config`), which KubeVirt
+    // does not check when it reads its configuration.
+    let (strategy, note) = match spec.get("evictionStrategy") {
+        None | Some(Value::Null) => (
+            profile.eviction_strategy.as_deref(),
+            " (the cluster configuration's default, which the spec does not override)",
+        ),
+        Some(strategy) => (strategy.as_str(), ""),
+    };
+    if let Some(strategy) = strategy
         && !EVICTION_STRATEGIES.contains(&strategy)
     {
         let field = format!("{at}.evictionStrategy");
-        let message = format!("{field} is set with an unrecognized option: {strategy}");
+        let message = format!("{field} is set with an unrecognized option: {strategy}{note}");
         found.push((field, message));
     }
     launch_security(spec, domain, at, profile, exact, found);
