@@ -77,27 +77,27 @@ pub(super) fn changed_by_mutation(spec: &Value, profile: &ClusterProfile, preset
         || super::settings::architecture(spec, profile) != "amd64"
         || path::get(spec, &["domain", "devices", "disks"])
             .and_then(Value::as_array)
-            .is_some_and(|disks| {
-                disks.iter().any(not_for_sata) || disks.iter().any(|d| metrics_without_bus(spec, d))
-            })
+            .is_some_and(|disks| disks.iter().any(not_for_sata) || metrics_without_bus(spec, disks))
 }
 
-/// Whether a disk is a hard disk without a bus for a DownwardMetrics volume of the spec.
-fn metrics_without_bus(spec: &Value, disk: &Value) -> bool {
-    let Some(name) = path::str_at(disk, &["name"]) else {
-        return false;
-    };
-    is_set(disk, &["disk"])
-        && path::str_at(disk, &["disk", "bus"])
-            .unwrap_or("")
-            .is_empty()
-        && path::get(spec, &["volumes"])
-            .and_then(Value::as_array)
-            .is_some_and(|volumes| {
-                volumes.iter().any(|v| {
-                    path::str_at(v, &["name"]) == Some(name) && is_set(v, &["downwardMetrics"])
-                })
-            })
+/// Whether a hard disk without a bus is for a DownwardMetrics volume of the spec (the volumes'
+/// names are gathered first: there is usually none, and a long list is not searched per disk).
+fn metrics_without_bus(spec: &Value, disks: &[Value]) -> bool {
+    let metrics: std::collections::HashSet<&str> = path::get(spec, &["volumes"])
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|v| is_set(v, &["downwardMetrics"]))
+        .filter_map(|v| path::str_at(v, &["name"]))
+        .collect();
+    !metrics.is_empty()
+        && disks.iter().any(|disk| {
+            is_set(disk, &["disk"])
+                && path::str_at(disk, &["disk", "bus"])
+                    .unwrap_or("")
+                    .is_empty()
+                && path::str_at(disk, &["name"]).is_some_and(|n| metrics.contains(n))
+        })
 }
 
 /// Whether the VMI a VM of this spec starts (the mutating webhook changing nothing that
