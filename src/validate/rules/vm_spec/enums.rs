@@ -36,24 +36,33 @@ const VOLUME_MODES: [&str; 3] = ["Block", "Filesystem", "FromStorageProfile"];
 
 /// How Go writes an empty string in a field back.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Empty {
+pub(super) enum Empty {
     /// Left out (`omitempty`): the check never sees it.
     Dropped,
     /// Kept (a pointer, a list item): the check refuses it like any other value.
     Kept,
 }
 
-/// The finding for the string at `field` when it is not one of `allowed`; other types are the
+/// Whether the string `value` is not one of `allowed`, and then the finding at the field
+/// `field` names (written out only then), in the schema check's words; other types are the
 /// schema's (`KV004`).
-fn judge(value: Option<&Value>, field: String, allowed: &[&str], empty: Empty, found: &mut Found) {
+pub(super) fn judge(
+    value: Option<&Value>,
+    field: impl FnOnce() -> String,
+    allowed: &[&str],
+    empty: Empty,
+    found: &mut Found,
+) -> bool {
     let Some(Value::String(given)) = value else {
-        return;
+        return false;
     };
     if allowed.contains(&given.as_str()) || (given.is_empty() && empty == Empty::Dropped) {
-        return;
+        return false;
     }
+    let field = field();
     let message = format!("{field} in body should be one of [{}]", allowed.join(" "));
     found.push((field, message));
+    true
 }
 
 /// The items of the list at `key` of `v`, with their index (absent or another type: none).
@@ -70,31 +79,26 @@ fn items<'a>(v: &'a Value, key: &str) -> impl Iterator<Item = (usize, &'a Value)
 pub(super) fn check(spec: &Value, at: &str, found: &mut Found) {
     for (i, volume) in items(spec, "volumes") {
         if let Some(disk) = volume.get("containerDisk") {
-            let field = format!("{at}.volumes[{i}].containerDisk.imagePullPolicy");
+            let field = || format!("{at}.volumes[{i}].containerDisk.imagePullPolicy");
             let policy = disk.get("imagePullPolicy");
             judge(policy, field, &PULL_POLICIES, Empty::Dropped, found);
         }
     }
     let kernel = ["domain", "firmware", "kernelBoot", "container"];
     if let Some(container) = path::get(spec, &kernel) {
-        let field = format!("{at}.domain.firmware.kernelBoot.container.imagePullPolicy");
+        let field = || format!("{at}.domain.firmware.kernelBoot.container.imagePullPolicy");
         let policy = container.get("imagePullPolicy");
         judge(policy, field, &PULL_POLICIES, Empty::Dropped, found);
     }
     for (i, toleration) in items(spec, "tolerations") {
-        let sub = format!("{at}.tolerations[{i}]");
-        let (operator, effect) = (toleration.get("operator"), toleration.get("effect"));
-        let field = format!("{sub}.operator");
-        judge(
-            operator,
-            field,
-            &TOLERATION_OPERATORS,
-            Empty::Dropped,
-            found,
-        );
+        let field = |key: &str| format!("{at}.tolerations[{i}].{key}");
+        let operator = toleration.get("operator");
+        let (allowed, empty) = (&TOLERATION_OPERATORS, Empty::Dropped);
+        judge(operator, || field("operator"), allowed, empty, found);
+        let effect = toleration.get("effect");
         judge(
             effect,
-            format!("{sub}.effect"),
+            || field("effect"),
             &TAINT_EFFECTS,
             Empty::Dropped,
             found,
@@ -102,7 +106,7 @@ pub(super) fn check(spec: &Value, at: &str, found: &mut Found) {
     }
     for (i, constraint) in items(spec, "topologySpreadConstraints") {
         for key in ["nodeAffinityPolicy", "nodeTaintsPolicy"] {
-            let field = format!("{at}.topologySpreadConstraints[{i}].{key}");
+            let field = || format!("{at}.topologySpreadConstraints[{i}].{key}");
             judge(
                 constraint.get(key),
                 field,
@@ -114,7 +118,7 @@ pub(super) fn check(spec: &Value, at: &str, found: &mut Found) {
     }
     for probe in ["livenessProbe", "readinessProbe"] {
         if let Some(get) = path::get(spec, &[probe, "httpGet"]) {
-            let field = format!("{at}.{probe}.httpGet.scheme");
+            let field = || format!("{at}.{probe}.httpGet.scheme");
             judge(get.get("scheme"), field, &SCHEMES, Empty::Dropped, found);
         }
     }
@@ -127,19 +131,13 @@ pub(super) fn data_volume_templates(vm_spec: &Value, found: &mut Found) {
             let Some(claim_spec) = path::get(template, &["spec", claim]) else {
                 continue;
             };
-            let at = format!("spec.dataVolumeTemplates[{i}].spec.{claim}");
+            let at = |key: &str| format!("spec.dataVolumeTemplates[{i}].spec.{claim}.{key}");
             for (j, mode) in items(claim_spec, "accessModes") {
-                let field = format!("{at}.accessModes[{j}]");
+                let field = || format!("{}[{j}]", at("accessModes"));
                 judge(Some(mode), field, &ACCESS_MODES, Empty::Kept, found);
             }
             let mode = claim_spec.get("volumeMode");
-            judge(
-                mode,
-                format!("{at}.volumeMode"),
-                &VOLUME_MODES,
-                Empty::Kept,
-                found,
-            );
+            judge(mode, || at("volumeMode"), &VOLUME_MODES, Empty::Kept, found);
         }
     }
 }

@@ -33,16 +33,16 @@ const NODE_OPERATORS: [&str; 6] = ["DoesNotExist", "Exists", "Gt", "In", "Lt", "
 /// mutating webhook writes the whole spec back, with these fields, which Go does not leave
 /// out.
 fn schema_enum(v: &Value, key: &str, allowed: &[&str], at: &str, found: &mut Found) -> bool {
-    let Some(given) = text(v, key) else {
-        return false;
-    };
-    if allowed.contains(&given.as_str()) {
-        return false;
-    }
-    let field = format!("{at}.{key}");
-    let message = format!("{field} in body should be one of [{}]", allowed.join(" "));
-    found.push((field, message));
-    true
+    static ABSENT: Value = Value::String(String::new());
+    let given = v.get(key).filter(|g| !g.is_null()).unwrap_or(&ABSENT);
+    let field = || format!("{at}.{key}");
+    super::enums::judge(
+        Some(given),
+        field,
+        allowed,
+        super::enums::Empty::Kept,
+        found,
+    )
 }
 
 /// The affinity and spread checks on the spec at `at`.
