@@ -910,6 +910,10 @@ const FIELD_FIXES: &[(&str, &str)] = &[
         "spec.template.spec.domain.launchSecurity",
     ),
     (
+        "spec.template.spec.domain.volumes[",
+        "spec.template.spec.volumes[",
+    ),
+    (
         "domain.ioThreads.count",
         "domain.ioThreads.supplementalPoolThreadCount",
     ),

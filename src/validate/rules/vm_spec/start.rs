@@ -102,12 +102,16 @@ fn metrics_without_bus(spec: &Value, disks: &[Value]) -> bool {
 
 /// Whether the VMI a VM of this spec starts (the mutating webhook changing nothing that
 /// matters) could be refused by a check the VM webhook does not make: it asks for no memory,
-/// has Hyper-V features, or a watchdog or video device (each architecture takes its own).
+/// has Hyper-V features, a watchdog or video device (each architecture takes its own), or a
+/// ContainerPath volume.
 pub(super) fn worth_checking(spec: &Value) -> bool {
     no_memory(spec)
         || is_set(spec, &["domain", "features", "hyperv"])
         || is_set(spec, &["domain", "devices", "watchdog"])
         || is_set(spec, &["domain", "devices", "video"])
+        || path::get(spec, &["volumes"])
+            .and_then(Value::as_array)
+            .is_some_and(|v| v.iter().any(|v| is_set(v, &["containerPath"])))
 }
 
 /// Whether a disk without a bus has what a SATA disk cannot have: a dedicated I/O thread, a
@@ -152,6 +156,66 @@ pub(super) fn memory(spec: &Value, at: &str, found: &mut Found) {
     }
 }
 
+/// The paths below which a ContainerPath volume may not expose the launcher's files: KubeVirt's
+/// and libvirt's own sockets and state (compared as string prefixes, as KubeVirt does).
+const RESERVED_CONTAINER_PATHS: [&str; 2] = ["/var/run/kubevirt", "/var/run/libvirt"];
+
+/// What the VMI webhook alone checks of ContainerPath volumes (`virtiofs` shares of a path in
+/// the launcher), on the spec at `at` once the defaults have given a disk to every volume
+/// that no disk or filesystem names: each must be a filesystem, not a disk, and stay out of
+/// the reserved paths. KubeVirt names the volume `{at}.domain.volumes[i]`; the finding names
+/// `{at}.volumes[i]`.
+pub(super) fn container_paths(spec: &Value, at: &str, found: &mut Found) {
+    let volumes = path::get(spec, &["volumes"])
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    if !volumes.iter().any(|v| is_set(v, &["containerPath"])) {
+        return;
+    }
+    let names = |spec: &'_ Value, list: &str| -> std::collections::HashSet<String> {
+        path::get(spec, &["domain", "devices", list])
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|d| path::str_at(d, &["name"]).unwrap_or("").to_string())
+            .collect()
+    };
+    let disks = names(spec, "disks");
+    let filesystems = names(spec, "filesystems");
+    for (i, volume) in volumes.iter().enumerate() {
+        let Some(source) = volume.get("containerPath").filter(|s| !s.is_null()) else {
+            continue;
+        };
+        let name = path::str_at(volume, &["name"]).unwrap_or("");
+        let field = format!("{at}.volumes[{i}]");
+        if disks.contains(name) {
+            found.push((
+                field.clone(),
+                format!("ContainerPath volume '{name}' must be mapped to a filesystem, not a disk"),
+            ));
+        }
+        if !filesystems.contains(name) {
+            found.push((
+                field.clone(),
+                format!(
+                    "ContainerPath volume '{name}' must have a matching filesystem defined in \
+                     spec.domain.devices.filesystems"
+                ),
+            ));
+        }
+        let target = path::str_at(source, &["path"]).unwrap_or("");
+        if let Some(prefix) = RESERVED_CONTAINER_PATHS
+            .iter()
+            .find(|p| target.starts_with(*p))
+        {
+            found.push((
+                format!("{field}.containerPath.path"),
+                format!("ContainerPath volume '{name}' uses reserved path prefix '{prefix}'"),
+            ));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -164,6 +228,56 @@ mod tests {
         let mut found = Vec::new();
         memory(&vmi["spec"], "spec", &mut found);
         found
+    }
+
+    fn container_path_findings(spec: Value) -> Found {
+        let mut vmi = json!({"metadata": {"name": "v"}, "spec": spec});
+        let presets = Mutex::new(PresetIndex::default());
+        vmi = mutated(vmi, "default", &presets, &ClusterProfile::default()).expect("mutated");
+        let mut found = Vec::new();
+        container_paths(&vmi["spec"], "spec", &mut found);
+        found
+    }
+
+    #[test]
+    fn a_container_path_volume_must_be_a_filesystem_outside_the_reserved_paths() {
+        let share = |name: &str, path: &str| json!({"name": name, "containerPath": {"path": path}});
+        let found = container_path_findings(json!({
+            "domain": {"devices": {
+                "filesystems": [{"name": "shared", "virtiofs": {}}, {"name": "run", "virtiofs": {}}],
+                "disks": [{"name": "as-disk", "disk": {"bus": "virtio"}}],
+            }},
+            "volumes": [
+                share("shared", "/srv/data"),
+                share("as-disk", "/srv/other"),
+                // A prefix of the path's string, not of its directories.
+                share("run", "/var/run/kubevirt-private/x"),
+                // No disk or filesystem: the defaults give it a disk.
+                share("bare", "/var/run/libvirt"),
+                {"name": "plain", "emptyDisk": {"capacity": "1Gi"}},
+            ],
+        }));
+        let found: Vec<String> = found.iter().map(|(f, m)| format!("{f}: {m}")).collect();
+        assert_eq!(
+            found,
+            [
+                "spec.volumes[1]: ContainerPath volume 'as-disk' must be mapped to a filesystem, \
+                 not a disk",
+                "spec.volumes[1]: ContainerPath volume 'as-disk' must have a matching filesystem \
+                 defined in spec.domain.devices.filesystems",
+                "spec.volumes[2].containerPath.path: ContainerPath volume 'run' uses reserved path \
+                 prefix '/var/run/kubevirt'",
+                "spec.volumes[3]: ContainerPath volume 'bare' must be mapped to a filesystem, not \
+                 a disk",
+                "spec.volumes[3]: ContainerPath volume 'bare' must have a matching filesystem \
+                 defined in spec.domain.devices.filesystems",
+                "spec.volumes[3].containerPath.path: ContainerPath volume 'bare' uses reserved \
+                 path prefix '/var/run/libvirt'",
+            ]
+        );
+        // Without a ContainerPath volume there is nothing to judge.
+        let plain = json!({"volumes": [{"name": "d", "emptyDisk": {"capacity": "1Gi"}}]});
+        assert!(container_path_findings(plain).is_empty());
     }
 
     #[test]
@@ -221,5 +335,11 @@ mod tests {
         assert!(worth_checking(&read_only, &profile, false));
         let no_target = disk(json!({"name": "d", "dedicatedIOThread": true}));
         assert!(worth_checking(&no_target, &profile, false));
+        let shared = json!({
+            "domain": {"memory": {"guest": "1Gi"}},
+            "volumes": [{"name": "s", "containerPath": {"path": "/srv"}}],
+        });
+        assert!(worth_checking(&shared, &profile, false));
+        assert!(!changed_by_mutation(&shared, &profile, false));
     }
 }
