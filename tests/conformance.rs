@@ -637,6 +637,7 @@ fn check_validate(expected: &Value, run: &Run) -> Result<(), Failed> {
 const KV034_MESSAGES: &[&str] = &[
     // What the VMI webhook alone checks, on the VMI a VM starts.
     "no memory requested",
+    "ContainerPath volume '",
     "which was disabled.",
     "Cannot explicitly set hyperV features",
     "vmx cpu feature",
