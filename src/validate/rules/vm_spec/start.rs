@@ -183,9 +183,13 @@ pub(super) fn container_paths(spec: &Value, at: &str, found: &mut Found) {
     let disks = names(spec, "disks");
     let filesystems = names(spec, "filesystems");
     for (i, volume) in volumes.iter().enumerate() {
+        // KubeVirt passes over a memory dump volume here, whatever else it holds.
         let Some(source) = volume.get("containerPath").filter(|s| !s.is_null()) else {
             continue;
         };
+        if is_set(volume, &["memoryDump"]) {
+            continue;
+        }
         let name = path::str_at(volume, &["name"]).unwrap_or("");
         let field = format!("{at}.volumes[{i}]");
         if disks.contains(name) {
@@ -255,6 +259,9 @@ mod tests {
                 // No disk or filesystem: the defaults give it a disk.
                 share("bare", "/var/run/libvirt"),
                 {"name": "plain", "emptyDisk": {"capacity": "1Gi"}},
+                // Two sources (refused elsewhere), one a memory dump: not judged here.
+                {"name": "dump", "containerPath": {"path": "/var/run/kubevirt"},
+                 "memoryDump": {"claimName": "c"}},
             ],
         }));
         let found: Vec<String> = found.iter().map(|(f, m)| format!("{f}: {m}")).collect();
