@@ -861,6 +861,9 @@ const OUR_FIELD_FOLDS: &[(&str, &str)] = &[
     (r"\.namespaces\[\d+\]$", ".namespace"),
 ];
 
+/// How KubeVirt's refusals for a preference's requirements begin (`KV033` reports them).
+const PREFERENCE_REQUIREMENTS: &str = "failure checking preference requirements";
+
 /// KubeVirt's schema check's refusal of an unknown DNS policy, which names no field but its
 /// message's first words. Any schema refusal stops the webhook before the spec checks.
 const SCHEMA_DNS_POLICY: &str = "dnsPolicy in body should be one of";
@@ -1129,7 +1132,11 @@ fn compare_causes(causes: &[Value], configured: bool, ours: &[(&str, &str)]) -> 
         .filter(|c| !gated(c))
         .filter_map(|c| {
             let message = c["message"].as_str()?;
-            KV034_MESSAGES.iter().any(|m| message.contains(m)).then(|| {
+            // Preference requirements are `KV033`'s, whatever words they share with `KV034`'s
+            // (an architecture named `Arm64`).
+            let kv034 = KV034_MESSAGES.iter().any(|m| message.contains(m))
+                && !message.starts_with(PREFERENCE_REQUIREMENTS);
+            kv034.then(|| {
                 // KubeVirt names some fields where they do not live (the I/O thread refusal
                 // repeats the disk list's path, the ACPI tables miss the firmware's, ...);
                 // kvrender names the field that holds the setting.

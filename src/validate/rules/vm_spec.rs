@@ -275,7 +275,6 @@ pub fn check(
             }
             settings::data_volume_templates(spec, &mut found);
             enums::data_volume_templates(spec, &mut found);
-            settings::data_volume_namespaces(&obj.value, &mut found);
             if let Some(applied) = applied {
                 let mut after = Vec::new();
                 vm_checks(applied, AT, profile, &mut after);
@@ -315,6 +314,11 @@ pub fn check(
                     cpu_placement(template_spec, AT, &mut found);
                 }
                 defaulted_resources(template_spec, profile, AT, &mut found);
+            }
+            // KubeVirt's storage admitter, the last stage of the VM webhook, judges the
+            // DataVolume templates' namespaces only once every other check has passed.
+            if found.is_empty() {
+                settings::data_volume_namespaces(&obj.value, &mut found);
             }
             // A VM KubeVirt admits may still start a VMI its webhook refuses. An instancetype
             // or preference that could not be applied here would have filled in the VMI's
@@ -1346,15 +1350,21 @@ fn resources(spec: &Value, at: &str, found: &mut Vec<(String, String)>) {
                 ),
             ));
         }
-        // KubeVirt's vCPU count: the product of the topology's non-zero parts.
-        let vcpus = ["cores", "sockets", "threads"]
-            .iter()
-            .map(|k| count(k))
-            .filter(|n| *n != 0)
-            .fold(
-                0,
-                |acc: i64, n| if acc == 0 { n } else { acc.saturating_mul(n) },
-            );
+        // KubeVirt's vCPU count: the product of the topology's non-zero parts, multiplied as
+        // Go's `uint32`s, so a product of 2^32 or more wraps around (to 0 for 2^31 sockets of
+        // two threads). Counts beyond `uint32` are the schema's refusal.
+        let vcpus = i64::from(
+            ["cores", "sockets", "threads"]
+                .iter()
+                .map(|k| count(k) as u32)
+                .filter(|n| *n != 0)
+                .fold(
+                    0u32,
+                    |acc, n| {
+                        if acc == 0 { n } else { acc.wrapping_mul(n) }
+                    },
+                ),
+        );
         let (req, lim) = (req_cpu.value(), lim_cpu.value());
         let (req_f, lim_f) = (field("requests", "cpu"), field("limits", "cpu"));
         let placement = cpu_at("dedicatedCpuPlacement");
@@ -1903,6 +1913,38 @@ mod tests {
     }
 
     #[test]
+    fn a_data_volume_templates_namespace_is_judged_once_the_rest_passes() {
+        let vm = |volume: &str| {
+            Object::new(
+                json!({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+                    "metadata": {"name": "x", "namespace": "team-a"},
+                    "spec": {"runStrategy": "Halted",
+                        "dataVolumeTemplates": [{"metadata": {"name": "root", "namespace": "team-b"},
+                            "spec": {"storage": {}, "source": {"blank": {}}}}],
+                        "template": {"spec": {"domain": {"memory": {"guest": "1Gi"}, "devices": {}},
+                            "volumes": [{"name": "root", "dataVolume": {"name": volume}}]}}}}),
+                Origin::new("vm.yaml", 0, Some(1)),
+            )
+        };
+        let found = findings_with(&vm("root"), &ClusterProfile::default());
+        assert_eq!(
+            found,
+            [(
+                "spec.dataVolumeTemplates[0]".to_string(),
+                "Embedded DataVolume namespace team-b differs from VM namespace team-a".to_string()
+            )]
+        );
+        // A template no volume uses stops KubeVirt before its storage admitter.
+        let found = findings_with(&vm("other"), &ClusterProfile::default());
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0]
+                .1
+                .ends_with("must be referenced in the VMI template's 'volumes' list")
+        );
+    }
+
+    #[test]
     fn the_clusters_eviction_strategy_is_judged_where_the_spec_has_none() {
         let profile = ClusterProfile::from_kubevirt(&json!({"evictionStrategy": "Sometimes"}))
             .expect("a configuration");
@@ -2333,6 +2375,14 @@ mod tests {
                      at the same time with {at}.cpu.cores when DedicatedCPUPlacement is true "
                 )
             )]
+        );
+        // Go multiplies the topology as `uint32`s: 2^31 sockets of two threads make 0 vCPUs,
+        // which no request contradicts.
+        assert!(
+            dedicated(json!({"cpu": {"sockets": 2_147_483_648_u64, "threads": 2},
+                       "resources": {"requests": {"cpu": 2}}, "memory": {"guest": "1Gi"}}))
+            .iter()
+            .all(|(_, m)| !m.contains("at the same time")),
         );
         assert_eq!(
             dedicated(json!({"cpu": {"threads": 4}, "memory": {"guest": "1Gi"}})),

@@ -1074,13 +1074,9 @@ const DATA_VOLUME_SOURCES: [&str; 10] = [
     "http", "s3", "gcs", "registry", "pvc", "upload", "blank", "imageio", "vddk", "snapshot",
 ];
 
-/// A VM's `dataVolumeTemplates` (`ValidateDataVolumeTemplate`): each is named, has a `pvc` or
-/// a `storage` (not both), one import source or an external populator (not both), and is used
-/// by a volume of the template. KubeVirt names the list `spec.dataVolumeTemplate`, and the
-/// storage and source fields `PVC.Storage` and `source.sourceRef`; the findings name the
-/// fields as they are spelled.
 /// A DataVolume template that names a namespace names the VM's (when the VM names one; else
-/// the namespace it is created in, unknown here).
+/// the namespace it is created in, unknown here). KubeVirt's storage admitter checks this
+/// after every other check of the VM webhook has passed.
 pub(super) fn data_volume_namespaces(vm: &Value, found: &mut Found) {
     let Some(namespace) = path::str_at(vm, &["metadata", "namespace"]).filter(|n| !n.is_empty())
     else {
@@ -1102,6 +1098,11 @@ pub(super) fn data_volume_namespaces(vm: &Value, found: &mut Found) {
     }
 }
 
+/// A VM's `dataVolumeTemplates` (`ValidateDataVolumeTemplate`): each is named, has a `pvc` or
+/// a `storage` (not both), one import source or an external populator (not both), and is used
+/// by a volume of the template. KubeVirt names the list `spec.dataVolumeTemplate`, and the
+/// storage and source fields `PVC.Storage` and `source.sourceRef`; the findings name the
+/// fields as they are spelled.
 pub(super) fn data_volume_templates(vm_spec: &Value, found: &mut Found) {
     let Some(templates) = vm_spec.get("dataVolumeTemplates").and_then(Value::as_array) else {
         return;
