@@ -1102,11 +1102,15 @@ const START_NOTE: &str = " (KubeVirt admits the VirtualMachine, then refuses the
 fn vmi_cause_at_template(cause: &Value) -> Value {
     static SPEC: std::sync::LazyLock<regex::Regex> =
         std::sync::LazyLock::new(|| regex::Regex::new(r"\bspec([.\[])").expect("a pattern"));
+    // The ContainerPath refusal names the filesystems' list in fixed words, not by its path.
+    const LITERAL: &str = "defined in spec.domain.devices.filesystems";
     let to_template = |s: &str| {
-        SPEC.replace_all(s, "spec.template.spec$1").replace(
-            ".domain.features.hyperv.domain.features.hyperv.",
-            ".domain.features.hyperv.",
-        )
+        SPEC.replace_all(s, "spec.template.spec$1")
+            .replace(
+                ".domain.features.hyperv.domain.features.hyperv.",
+                ".domain.features.hyperv.",
+            )
+            .replace(&LITERAL.replace("spec.", "spec.template.spec."), LITERAL)
     };
     let message = cause["message"].as_str().unwrap_or("");
     let mut field = to_template(cause["field"].as_str().unwrap_or(""));

@@ -1672,6 +1672,19 @@ mod tests {
         );
         let shared = shares(json!([{"name": "s", "virtiofs": {}}]));
         assert_eq!(findings_with(&shared, &ClusterProfile::default()), []);
+        // The amd64 defaults make a watchdog without a model an `i6300esb`; `diag288` stays.
+        let watchdog =
+            |w: Value| obj(json!({"domain": {"memory": memory, "devices": {"watchdog": w}}}));
+        let plain = watchdog(json!({"name": "w"}));
+        assert_eq!(findings_with(&plain, &ClusterProfile::default()), []);
+        let diag = watchdog(json!({"name": "w", "diag288": {}}));
+        assert_eq!(
+            findings_with(&diag, &ClusterProfile::default()),
+            at_start(
+                "spec.template.spec.domain.devices.watchdog",
+                "amd64 only supports I6300ESB watchdog device"
+            )
+        );
     }
 
     fn fields(kind: &str, spec: Value) -> Vec<String> {

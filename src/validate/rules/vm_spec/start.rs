@@ -69,12 +69,14 @@ pub(super) fn from_applied(vm: &Object, spec: &Value) -> Value {
 }
 
 /// Whether the mutating webhook could change the VMI a VM of this spec starts in a way its
-/// webhook refuses: presets may change anything, the defaults of an architecture other than
-/// amd64 put disks on `virtio`, and amd64's put a disk without a bus on `sata`, which cannot
-/// take some of its settings, nor a DownwardMetrics volume.
+/// webhook judges otherwise: presets may change anything, the defaults of an architecture
+/// other than amd64 put disks on `virtio`, amd64's put a disk without a bus on `sata`, which
+/// cannot take some of its settings, nor a DownwardMetrics volume, and give a watchdog without
+/// a model the architecture's own.
 pub(super) fn changed_by_mutation(spec: &Value, profile: &ClusterProfile, presets: bool) -> bool {
     presets
         || super::settings::architecture(spec, profile) != "amd64"
+        || is_set(spec, &["domain", "devices", "watchdog"])
         || path::get(spec, &["domain", "devices", "disks"])
             .and_then(Value::as_array)
             .is_some_and(|disks| disks.iter().any(not_for_sata) || metrics_without_bus(spec, disks))
@@ -102,12 +104,11 @@ fn metrics_without_bus(spec: &Value, disks: &[Value]) -> bool {
 
 /// Whether the VMI a VM of this spec starts (the mutating webhook changing nothing that
 /// matters) could be refused by a check the VM webhook does not make: it asks for no memory,
-/// has Hyper-V features, a watchdog or video device (each architecture takes its own), or a
-/// ContainerPath volume.
+/// has Hyper-V features, a video device (each architecture takes its own), or a ContainerPath
+/// volume. (A watchdog is [`changed_by_mutation`]'s.)
 pub(super) fn worth_checking(spec: &Value) -> bool {
     no_memory(spec)
         || is_set(spec, &["domain", "features", "hyperv"])
-        || is_set(spec, &["domain", "devices", "watchdog"])
         || is_set(spec, &["domain", "devices", "video"])
         || path::get(spec, &["volumes"])
             .and_then(Value::as_array)
@@ -342,6 +343,10 @@ mod tests {
         assert!(worth_checking(&read_only, &profile, false));
         let no_target = disk(json!({"name": "d", "dedicatedIOThread": true}));
         assert!(worth_checking(&no_target, &profile, false));
+        // The amd64 defaults give a watchdog without a model `i6300esb`.
+        let watchdog = json!({"domain": {"memory": {"guest": "1Gi"},
+            "devices": {"watchdog": {"name": "w"}}}});
+        assert!(changed_by_mutation(&watchdog, &profile, false));
         let shared = json!({
             "domain": {"memory": {"guest": "1Gi"}},
             "volumes": [{"name": "s", "containerPath": {"path": "/srv"}}],
