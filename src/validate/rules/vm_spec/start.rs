@@ -226,22 +226,22 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn memory_findings(spec: Value) -> Found {
+    /// What `check` finds in a VMI of `spec` once the mutating webhook has run.
+    fn findings_after_mutation(check: fn(&Value, &str, &mut Found), spec: Value) -> Found {
         let mut vmi = json!({"metadata": {"name": "v"}, "spec": spec});
         let presets = Mutex::new(PresetIndex::default());
         vmi = mutated(vmi, "default", &presets, &ClusterProfile::default()).expect("mutated");
         let mut found = Vec::new();
-        memory(&vmi["spec"], "spec", &mut found);
+        check(&vmi["spec"], "spec", &mut found);
         found
     }
 
+    fn memory_findings(spec: Value) -> Found {
+        findings_after_mutation(memory, spec)
+    }
+
     fn container_path_findings(spec: Value) -> Found {
-        let mut vmi = json!({"metadata": {"name": "v"}, "spec": spec});
-        let presets = Mutex::new(PresetIndex::default());
-        vmi = mutated(vmi, "default", &presets, &ClusterProfile::default()).expect("mutated");
-        let mut found = Vec::new();
-        container_paths(&vmi["spec"], "spec", &mut found);
-        found
+        findings_after_mutation(container_paths, spec)
     }
 
     #[test]
