@@ -67,7 +67,7 @@ fn build_all(
             has_domain
         })
         .collect();
-    let preset_index = Mutex::new(presets::PresetIndex::new(&preset_objects));
+    let preset_index = Mutex::new(presets::PresetIndex::new(&preset_objects).checking_order());
     // Each VM on its own, in parallel; their findings and printed VMIs are then taken in input
     // order.
     let built: std::result::Result<Vec<Built>, NotAVm> = inputs
@@ -207,6 +207,17 @@ fn build_one(
                     Diagnostic::warning(codes::PRESET, obj.field_origin(&at), skipped.to_string())
                         .with_object(obj.object_ref())
                         .with_field(skipped.field.clone()),
+                );
+            }
+            if let Some(order) = &outcome.order_dependence {
+                let mut field = order.fields.first().cloned().unwrap_or_default();
+                if kind == Kind::VirtualMachine {
+                    field = template_field(&field);
+                }
+                diagnostics.push(
+                    Diagnostic::warning(codes::PRESET, obj.origin.clone(), order.to_string())
+                        .with_object(obj.object_ref())
+                        .with_field(field),
                 );
             }
             for warning in &outcome.warnings {

@@ -18,7 +18,9 @@
 //!    warning is returned.
 //!
 //! KubeVirt walks the presets in Go map order, which is unspecified; we walk them sorted by
-//! name, one of the orders KubeVirt may use.
+//! name, one of the orders KubeVirt may use. An index made with
+//! [`PresetIndex::checking_order`] also merges them in the other orders and reports in
+//! [`PresetOutcome::order_dependence`] when the VMI comes out otherwise.
 //!
 //! KubeVirt does steps 2 and 3 for each VMI. We index the presets once per run instead
 //! ([`PresetIndex`]): grouped by namespace, sorted, each selector parsed once and each preset
@@ -99,6 +101,53 @@ pub struct PresetOutcome {
     pub skipped: Vec<SkippedField>,
     /// The warnings KubeVirt's webhook returns (the deprecation warning).
     pub warnings: Vec<String>,
+    /// Set when another order of the matching presets gives another VMI (only looked for by
+    /// an index made with [`PresetIndex::checking_order`]).
+    pub order_dependence: Option<OrderDependence>,
+}
+
+/// Matching presets whose merge order changes the VMI. KubeVirt lists a namespace's presets in
+/// Go map order, which is unspecified, so the cluster may create any of the VMIs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OrderDependence {
+    /// The presets that set a part that comes out otherwise in another order, in name order.
+    pub presets: Vec<String>,
+    /// Those parts, as paths of the VMI (`spec.domain.resources.requests`, and
+    /// `metadata.annotations` when the presets annotated as applied differ).
+    pub fields: Vec<String>,
+}
+
+impl fmt::Display for OrderDependence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let quoted: Vec<String> = self.presets.iter().map(|p| format!("'{p}'")).collect();
+        write!(
+            f,
+            "KubeVirt merges the VirtualMachineInstancePresets {} in no fixed order (Go map \
+             order), and the VirtualMachineInstance depends on it: {} can come out otherwise. \
+             kvrender shows the presets merged in name order, one of KubeVirt's orders; to make \
+             the result certain, let one preset set each of these parts, or make them agree",
+            and_list(&quoted),
+            and_list(&self.fields.iter().map(|f| describe(f)).collect::<Vec<_>>())
+        )
+    }
+}
+
+/// A part in words: the annotations say which presets were applied.
+fn describe(field: &str) -> String {
+    if field == "metadata.annotations" {
+        "which presets the VMI is annotated with (metadata.annotations)".to_string()
+    } else {
+        field.to_string()
+    }
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
 }
 
 /// Why the webhook refuses the VMI (HTTP 422).
@@ -158,6 +207,8 @@ pub fn is_admitted(preset: &Object) -> bool {
 #[derive(Debug, Default)]
 pub struct PresetIndex<'a> {
     namespaces: HashMap<&'a str, NamespacePresets<'a>>,
+    /// Whether [`PresetIndex::apply`] also tries the other orders of the matching presets.
+    check_order: bool,
 }
 
 /// The presets of one namespace.
@@ -200,7 +251,17 @@ impl<'a> PresetIndex<'a> {
             .into_iter()
             .map(|(namespace, presets)| (namespace, NamespacePresets::new(presets)))
             .collect();
-        PresetIndex { namespaces }
+        PresetIndex {
+            namespaces,
+            check_order: false,
+        }
+    }
+
+    /// Have [`PresetIndex::apply`] also merge the matching presets in other orders and report
+    /// in [`PresetOutcome::order_dependence`] when the VMI comes out otherwise.
+    pub fn checking_order(mut self) -> Self {
+        self.check_order = true;
+        self
     }
 
     /// Whether there are presets in `namespace`.
@@ -235,7 +296,11 @@ impl<'a> PresetIndex<'a> {
         }
         in_namespace.check_conflicts(&matching)?;
         let matching: Vec<&Object> = matching.iter().map(|&i| in_namespace.presets[i]).collect();
+        let before = (self.check_order && matching.len() > 1).then(|| vmi.clone());
         merge_presets(vmi, &matching, &mut outcome);
+        if let Some(before) = before {
+            outcome.order_dependence = order_dependence(&before, vmi, &matching);
+        }
         outcome.warnings = deprecation_warnings(vmi);
         Ok(outcome)
     }
@@ -408,6 +473,122 @@ fn merge_presets(vmi: &mut Value, matching: &[&Object], outcome: &mut PresetOutc
     {
         spec.remove("domain");
     }
+}
+
+/// Up to this many matching presets, every order is tried; above, the reversed order and
+/// each rotation of the name order (a preset first and last, and each pair swapped).
+const EVERY_ORDER_UP_TO: usize = 5;
+
+/// Merge `matching` (in name order) into copies of `before` in the other orders and compare
+/// each result with `merged`, the name order's.
+fn order_dependence(
+    before: &Value,
+    merged: &Value,
+    matching: &[&Object],
+) -> Option<OrderDependence> {
+    let n = matching.len();
+    let mut orders: Vec<Vec<usize>> = Vec::new();
+    if n <= EVERY_ORDER_UP_TO {
+        let mut order: Vec<usize> = (0..n).collect();
+        while next_permutation(&mut order) {
+            orders.push(order.clone());
+        }
+    } else {
+        orders.push((0..n).rev().collect());
+        orders.extend((1..n).map(|k| (0..n).map(|i| (i + k) % n).collect()));
+    }
+    let mut fields: Vec<&str> = Vec::new();
+    let mut annotated: Vec<&str> = Vec::new();
+    for order in orders {
+        let mut trial = before.clone();
+        let presets: Vec<&Object> = order.iter().map(|&i| matching[i]).collect();
+        merge_presets(&mut trial, &presets, &mut PresetOutcome::default());
+        for field in differing_parts(merged, &trial) {
+            if !fields.contains(&field) {
+                fields.push(field);
+            }
+        }
+        for preset in matching {
+            let key = format!("{APPLIED_ANNOTATION_PREFIX}{}", preset.name());
+            let at = |v: &Value| {
+                path::get(v, &["metadata", "annotations"])
+                    .and_then(|a| a.field(&key))
+                    .is_some()
+            };
+            if at(merged) != at(&trial) && !annotated.contains(&preset.name()) {
+                annotated.push(preset.name());
+            }
+        }
+    }
+    if fields.is_empty() && annotated.is_empty() {
+        return None;
+    }
+    // The presets that set a part that differs, and those that set a part in common with a
+    // preset annotated in one order and not in another.
+    let sets = |p: &Object, at: &[&str]| set_at(preset_domain(p), at).is_some();
+    let presets = matching
+        .iter()
+        .filter(|p| {
+            fields.iter().any(|f| {
+                let at: Vec<&str> = f.trim_start_matches("spec.domain.").split('.').collect();
+                sets(p, &at)
+            }) || matching.iter().any(|q| {
+                annotated.contains(&q.name())
+                    && CONFLICT_PARTS.iter().any(|at| sets(p, at) && sets(q, at))
+            })
+        })
+        .map(|p| p.name().to_string())
+        .collect();
+    let mut fields: Vec<String> = fields.into_iter().map(String::from).collect();
+    if !annotated.is_empty() {
+        fields.push("metadata.annotations".to_string());
+    }
+    Some(OrderDependence { presets, fields })
+}
+
+/// The parts of the domain a preset merges that differ between two VMIs, as Go compares them.
+fn differing_parts(a: &Value, b: &Value) -> Vec<&'static str> {
+    let domain = |v: &Value| {
+        path::get(v, &["spec", "domain"])
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    let (a, b) = (domain(a), domain(b));
+    let same = |at: &[&str], ty: &schema::Ty| match (set_at(&a, at), set_at(&b, at)) {
+        (None, None) => true,
+        (Some(x), Some(y)) => schema::semantic_eq(x, y, ty),
+        _ => false,
+    };
+    let mut out = Vec::new();
+    if !same(&["resources", "requests"], &schema::REQUESTS) {
+        out.push("spec.domain.resources.requests");
+    }
+    if !same(&["clock"], &schema::CLOCK) {
+        out.push("spec.domain.clock");
+    }
+    for ((_, at, ty), field) in POINTER_PARTS.iter().zip([
+        "spec.domain.cpu",
+        "spec.domain.firmware",
+        "spec.domain.features",
+        "spec.domain.devices.watchdog",
+        "spec.domain.ioThreadsPolicy",
+    ]) {
+        if !same(at, ty) {
+            out.push(field);
+        }
+    }
+    out
+}
+
+/// The next order of `order` in lexicographic order; false after the last.
+fn next_permutation(order: &mut [usize]) -> bool {
+    let Some(i) = order.windows(2).rposition(|w| w[0] < w[1]) else {
+        return false;
+    };
+    let j = order.iter().rposition(|&x| x > order[i]).unwrap_or(i + 1);
+    order.swap(i, j);
+    order[i + 1..].reverse();
+    true
 }
 
 /// One VMI produced by [`vmi_stage_presets`].
@@ -2036,5 +2217,147 @@ mod tests {
         v["metadata"]["annotations"] = json!({EXCLUDE_ANNOTATION: "True"});
         let out = apply_presets(&mut v, "default", &[&p]).unwrap();
         assert_eq!(out.applied, ["p"]);
+    }
+
+    fn order_check(presets: &[&Object], v: &mut Value) -> Option<OrderDependence> {
+        PresetIndex::new(presets)
+            .checking_order()
+            .apply(v, "default")
+            .unwrap()
+            .order_dependence
+    }
+
+    #[test]
+    fn requests_of_two_presets_depend_on_the_order() {
+        // Different keys do not conflict, but the first preset's requests are copied whole
+        // and the second's are then skipped: which one the VMI gets depends on the order.
+        let a = preset(
+            "a",
+            None,
+            web(),
+            json!({"resources": {"requests": {"memory": "1Gi"}}}),
+        );
+        let b = preset(
+            "b",
+            None,
+            web(),
+            json!({"resources": {"requests": {"cpu": "1"}}}),
+        );
+        let c = preset("c", None, web(), json!({"ioThreadsPolicy": "shared"}));
+        let mut v = vmi(json!({"app": "web"}), json!({}));
+        let order = order_check(&[&c, &b, &a], &mut v).expect("order-dependent");
+        assert_eq!(order.presets, ["a", "b"]);
+        assert_eq!(
+            order.fields,
+            ["spec.domain.resources.requests", "metadata.annotations"]
+        );
+        // The VMI printed is the name order's.
+        assert_eq!(
+            v["spec"]["domain"]["resources"]["requests"],
+            json!({"memory": "1Gi"})
+        );
+        assert!(order.to_string().contains("'a' and 'b' in no fixed order"));
+        // Without the check nothing is looked for.
+        let mut v = vmi(json!({"app": "web"}), json!({}));
+        let out = apply_presets(&mut v, "default", &[&a, &b]).unwrap();
+        assert_eq!(out.order_dependence, None);
+    }
+
+    #[test]
+    fn presets_that_agree_or_meet_a_set_field_do_not_depend_on_the_order() {
+        // Equal parts, written differently but equal as quantities.
+        let a = preset(
+            "a",
+            None,
+            web(),
+            json!({"resources": {"requests": {"memory": "1024Mi"}}, "cpu": {"cores": 2}}),
+        );
+        let b = preset(
+            "b",
+            None,
+            web(),
+            json!({"resources": {"requests": {"memory": "1048576Ki"}}, "cpu": {"cores": 2}}),
+        );
+        let mut v = vmi(json!({"app": "web"}), json!({}));
+        assert_eq!(order_check(&[&a, &b], &mut v), None);
+        // The VMI's own requests: neither preset's are copied, in any order.
+        let c = preset(
+            "c",
+            None,
+            web(),
+            json!({"resources": {"requests": {"cpu": "1"}}}),
+        );
+        let d = preset(
+            "d",
+            None,
+            web(),
+            json!({"resources": {"requests": {"memory": "1Gi"}}}),
+        );
+        let mut v = vmi(
+            json!({"app": "web"}),
+            json!({"resources": {"requests": {"memory": "2Gi"}}}),
+        );
+        assert_eq!(order_check(&[&c, &d], &mut v), None);
+    }
+
+    #[test]
+    fn a_clock_timer_changes_which_presets_are_annotated() {
+        // Merged as a, b both are applied; as b, a the VMI's clock no longer equals a's.
+        let a = preset("a", None, web(), json!({"clock": {"utc": {}}}));
+        let b = preset(
+            "b",
+            None,
+            web(),
+            json!({"clock": {"utc": {}, "timer": {"rtc": {}}}}),
+        );
+        let mut v = vmi(json!({"app": "web"}), json!({}));
+        let order = order_check(&[&a, &b], &mut v).expect("order-dependent");
+        assert_eq!(order.presets, ["a", "b"]);
+        assert_eq!(order.fields, ["metadata.annotations"]);
+    }
+
+    #[test]
+    fn many_presets_are_tried_in_rotations() {
+        // Six matching presets: beyond every order, the rotations still find the two that
+        // depend on it.
+        let mut all: Vec<Object> = (0..4)
+            .map(|i| {
+                preset(
+                    &format!("p{i}"),
+                    None,
+                    web(),
+                    json!({"ioThreadsPolicy": "shared"}),
+                )
+            })
+            .collect();
+        all.push(preset(
+            "q",
+            None,
+            web(),
+            json!({"resources": {"requests": {"cpu": "1"}}}),
+        ));
+        all.push(preset(
+            "r",
+            None,
+            web(),
+            json!({"resources": {"requests": {"memory": "1Gi"}}}),
+        ));
+        let refs: Vec<&Object> = all.iter().collect();
+        let mut v = vmi(json!({"app": "web"}), json!({}));
+        let order = order_check(&refs, &mut v).expect("order-dependent");
+        assert_eq!(order.presets, ["q", "r"]);
+    }
+
+    #[test]
+    fn next_permutation_visits_every_order_once() {
+        let mut order = vec![0, 1, 2, 3];
+        let mut seen = vec![order.clone()];
+        while next_permutation(&mut order) {
+            seen.push(order.clone());
+        }
+        assert_eq!(seen.len(), 24);
+        seen.sort();
+        seen.dedup();
+        assert_eq!(seen.len(), 24);
     }
 }
