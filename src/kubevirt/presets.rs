@@ -296,10 +296,15 @@ impl<'a> PresetIndex<'a> {
         }
         in_namespace.check_conflicts(&matching)?;
         let matching: Vec<&Object> = matching.iter().map(|&i| in_namespace.presets[i]).collect();
-        let before = (self.check_order && matching.len() > 1).then(|| vmi.clone());
+        let shared = if self.check_order {
+            sharing_parts(&matching)
+        } else {
+            Vec::new()
+        };
+        let before = (shared.len() > 1).then(|| vmi.clone());
         merge_presets(vmi, &matching, &mut outcome);
         if let Some(before) = before {
-            outcome.order_dependence = order_dependence(&before, vmi, &matching);
+            outcome.order_dependence = order_dependence(&before, &shared);
         }
         outcome.warnings = deprecation_warnings(vmi);
         Ok(outcome)
@@ -475,18 +480,39 @@ fn merge_presets(vmi: &mut Value, matching: &[&Object], outcome: &mut PresetOutc
     }
 }
 
-/// Up to this many matching presets, every order is tried; above, the reversed order and
-/// each rotation of the name order (a preset first and last, and each pair swapped).
+/// Up to this many presets that share parts, every order is tried; above, the reversed order
+/// and each rotation of the name order (a preset first and last, and each pair swapped).
 const EVERY_ORDER_UP_TO: usize = 5;
 
-/// Merge `matching` (in name order) into copies of `before` in the other orders and compare
-/// each result with `merged`, the name order's.
-fn order_dependence(
-    before: &Value,
-    merged: &Value,
-    matching: &[&Object],
-) -> Option<OrderDependence> {
-    let n = matching.len();
+/// Whether a preset's domain has a part [`merge_domain`] would copy at `at`.
+fn touches(domain: &Value, at: &[&str]) -> bool {
+    if at == ["resources", "requests"] {
+        requests(domain).is_some_and(|r| !r.is_empty())
+    } else {
+        set_at(domain, at).is_some()
+    }
+}
+
+/// The matching presets (in name order) that set a part another matching preset sets too.
+/// Only they can depend on the order: a part set by one preset alone is copied, and counts
+/// for its annotation, the same way whenever that preset comes.
+fn sharing_parts<'o>(matching: &[&'o Object]) -> Vec<&'o Object> {
+    let shares = |i: usize, j: usize| {
+        let (a, b) = (preset_domain(matching[i]), preset_domain(matching[j]));
+        CONFLICT_PARTS
+            .iter()
+            .any(|at| touches(a, at) && touches(b, at))
+    };
+    (0..matching.len())
+        .filter(|&i| (0..matching.len()).any(|j| j != i && shares(i, j)))
+        .map(|i| matching[i])
+        .collect()
+}
+
+/// Merge `shared` (presets that share parts, in name order) into copies of `before` in every
+/// order and compare each result with the name order's.
+fn order_dependence(before: &Value, shared: &[&Object]) -> Option<OrderDependence> {
+    let n = shared.len();
     let mut orders: Vec<Vec<usize>> = Vec::new();
     if n <= EVERY_ORDER_UP_TO {
         let mut order: Vec<usize> = (0..n).collect();
@@ -497,25 +523,27 @@ fn order_dependence(
         orders.push((0..n).rev().collect());
         orders.extend((1..n).map(|k| (0..n).map(|i| (i + k) % n).collect()));
     }
+    let mut reference = before.clone();
+    merge_presets(&mut reference, shared, &mut PresetOutcome::default());
     let mut fields: Vec<&str> = Vec::new();
     let mut annotated: Vec<&str> = Vec::new();
     for order in orders {
         let mut trial = before.clone();
-        let presets: Vec<&Object> = order.iter().map(|&i| matching[i]).collect();
+        let presets: Vec<&Object> = order.iter().map(|&i| shared[i]).collect();
         merge_presets(&mut trial, &presets, &mut PresetOutcome::default());
-        for field in differing_parts(merged, &trial) {
+        for field in differing_parts(&reference, &trial) {
             if !fields.contains(&field) {
                 fields.push(field);
             }
         }
-        for preset in matching {
+        for preset in shared {
             let key = format!("{APPLIED_ANNOTATION_PREFIX}{}", preset.name());
             let at = |v: &Value| {
                 path::get(v, &["metadata", "annotations"])
                     .and_then(|a| a.field(&key))
                     .is_some()
             };
-            if at(merged) != at(&trial) && !annotated.contains(&preset.name()) {
+            if at(&reference) != at(&trial) && !annotated.contains(&preset.name()) {
                 annotated.push(preset.name());
             }
         }
@@ -525,14 +553,14 @@ fn order_dependence(
     }
     // The presets that set a part that differs, and those that set a part in common with a
     // preset annotated in one order and not in another.
-    let sets = |p: &Object, at: &[&str]| set_at(preset_domain(p), at).is_some();
-    let presets = matching
+    let sets = |p: &Object, at: &[&str]| touches(preset_domain(p), at);
+    let presets = shared
         .iter()
         .filter(|p| {
             fields.iter().any(|f| {
                 let at: Vec<&str> = f.trim_start_matches("spec.domain.").split('.').collect();
                 sets(p, &at)
-            }) || matching.iter().any(|q| {
+            }) || shared.iter().any(|q| {
                 annotated.contains(&q.name())
                     && CONFLICT_PARTS.iter().any(|at| sets(p, at) && sets(q, at))
             })
@@ -2346,6 +2374,36 @@ mod tests {
         let mut v = vmi(json!({"app": "web"}), json!({}));
         let order = order_check(&refs, &mut v).expect("order-dependent");
         assert_eq!(order.presets, ["q", "r"]);
+    }
+
+    #[test]
+    fn only_presets_that_share_a_part_are_reordered() {
+        let a = preset(
+            "a",
+            None,
+            web(),
+            json!({"cpu": {"cores": 2}, "resources": {"requests": {}}}),
+        );
+        let b = preset(
+            "b",
+            None,
+            web(),
+            json!({"resources": {"requests": {"cpu": "1"}}}),
+        );
+        let c = preset(
+            "c",
+            None,
+            web(),
+            json!({"resources": {"requests": {"memory": "1Gi"}}}),
+        );
+        let d = preset("d", None, web(), json!({"ioThreadsPolicy": "shared"}));
+        // An empty `requests` is not merged: `a` shares nothing.
+        assert!(sharing_parts(&[&a, &b, &d]).is_empty());
+        let shared: Vec<&str> = sharing_parts(&[&a, &b, &c, &d])
+            .iter()
+            .map(|p| p.name())
+            .collect();
+        assert_eq!(shared, ["b", "c"]);
     }
 
     #[test]
