@@ -2247,6 +2247,11 @@ mod tests {
         assert_eq!(out.applied, ["p"]);
     }
 
+    /// A preset selecting `app: web` in the default namespace.
+    fn web_preset(name: &str, domain: Value) -> Object {
+        preset(name, None, web(), domain)
+    }
+
     fn order_check(presets: &[&Object], v: &mut Value) -> Option<OrderDependence> {
         PresetIndex::new(presets)
             .checking_order()
@@ -2259,19 +2264,9 @@ mod tests {
     fn requests_of_two_presets_depend_on_the_order() {
         // Different keys do not conflict, but the first preset's requests are copied whole
         // and the second's are then skipped: which one the VMI gets depends on the order.
-        let a = preset(
-            "a",
-            None,
-            web(),
-            json!({"resources": {"requests": {"memory": "1Gi"}}}),
-        );
-        let b = preset(
-            "b",
-            None,
-            web(),
-            json!({"resources": {"requests": {"cpu": "1"}}}),
-        );
-        let c = preset("c", None, web(), json!({"ioThreadsPolicy": "shared"}));
+        let a = web_preset("a", json!({"resources": {"requests": {"memory": "1Gi"}}}));
+        let b = web_preset("b", json!({"resources": {"requests": {"cpu": "1"}}}));
+        let c = web_preset("c", json!({"ioThreadsPolicy": "shared"}));
         let mut v = vmi(json!({"app": "web"}), json!({}));
         let order = order_check(&[&c, &b, &a], &mut v).expect("order-dependent");
         assert_eq!(order.presets, ["a", "b"]);
@@ -2294,33 +2289,19 @@ mod tests {
     #[test]
     fn presets_that_agree_or_meet_a_set_field_do_not_depend_on_the_order() {
         // Equal parts, written differently but equal as quantities.
-        let a = preset(
+        let a = web_preset(
             "a",
-            None,
-            web(),
             json!({"resources": {"requests": {"memory": "1024Mi"}}, "cpu": {"cores": 2}}),
         );
-        let b = preset(
+        let b = web_preset(
             "b",
-            None,
-            web(),
             json!({"resources": {"requests": {"memory": "1048576Ki"}}, "cpu": {"cores": 2}}),
         );
         let mut v = vmi(json!({"app": "web"}), json!({}));
         assert_eq!(order_check(&[&a, &b], &mut v), None);
         // The VMI's own requests: neither preset's are copied, in any order.
-        let c = preset(
-            "c",
-            None,
-            web(),
-            json!({"resources": {"requests": {"cpu": "1"}}}),
-        );
-        let d = preset(
-            "d",
-            None,
-            web(),
-            json!({"resources": {"requests": {"memory": "1Gi"}}}),
-        );
+        let c = web_preset("c", json!({"resources": {"requests": {"cpu": "1"}}}));
+        let d = web_preset("d", json!({"resources": {"requests": {"memory": "1Gi"}}}));
         let mut v = vmi(
             json!({"app": "web"}),
             json!({"resources": {"requests": {"memory": "2Gi"}}}),
@@ -2331,13 +2312,8 @@ mod tests {
     #[test]
     fn a_clock_timer_changes_which_presets_are_annotated() {
         // Merged as a, b both are applied; as b, a the VMI's clock no longer equals a's.
-        let a = preset("a", None, web(), json!({"clock": {"utc": {}}}));
-        let b = preset(
-            "b",
-            None,
-            web(),
-            json!({"clock": {"utc": {}, "timer": {"rtc": {}}}}),
-        );
+        let a = web_preset("a", json!({"clock": {"utc": {}}}));
+        let b = web_preset("b", json!({"clock": {"utc": {}, "timer": {"rtc": {}}}}));
         let mut v = vmi(json!({"app": "web"}), json!({}));
         let order = order_check(&[&a, &b], &mut v).expect("order-dependent");
         assert_eq!(order.presets, ["a", "b"]);
@@ -2349,25 +2325,14 @@ mod tests {
         // Six matching presets: beyond every order, the rotations still find the two that
         // depend on it.
         let mut all: Vec<Object> = (0..4)
-            .map(|i| {
-                preset(
-                    &format!("p{i}"),
-                    None,
-                    web(),
-                    json!({"ioThreadsPolicy": "shared"}),
-                )
-            })
+            .map(|i| web_preset(&format!("p{i}"), json!({"ioThreadsPolicy": "shared"})))
             .collect();
-        all.push(preset(
+        all.push(web_preset(
             "q",
-            None,
-            web(),
             json!({"resources": {"requests": {"cpu": "1"}}}),
         ));
-        all.push(preset(
+        all.push(web_preset(
             "r",
-            None,
-            web(),
             json!({"resources": {"requests": {"memory": "1Gi"}}}),
         ));
         let refs: Vec<&Object> = all.iter().collect();
@@ -2378,25 +2343,13 @@ mod tests {
 
     #[test]
     fn only_presets_that_share_a_part_are_reordered() {
-        let a = preset(
+        let a = web_preset(
             "a",
-            None,
-            web(),
             json!({"cpu": {"cores": 2}, "resources": {"requests": {}}}),
         );
-        let b = preset(
-            "b",
-            None,
-            web(),
-            json!({"resources": {"requests": {"cpu": "1"}}}),
-        );
-        let c = preset(
-            "c",
-            None,
-            web(),
-            json!({"resources": {"requests": {"memory": "1Gi"}}}),
-        );
-        let d = preset("d", None, web(), json!({"ioThreadsPolicy": "shared"}));
+        let b = web_preset("b", json!({"resources": {"requests": {"cpu": "1"}}}));
+        let c = web_preset("c", json!({"resources": {"requests": {"memory": "1Gi"}}}));
+        let d = web_preset("d", json!({"ioThreadsPolicy": "shared"}));
         // An empty `requests` is not merged: `a` shares nothing.
         assert!(sharing_parts(&[&a, &b, &d]).is_empty());
         let shared: Vec<&str> = sharing_parts(&[&a, &b, &c, &d])
