@@ -119,7 +119,15 @@ pub struct OrderDependence {
 
 impl fmt::Display for OrderDependence {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let quoted: Vec<String> = self.presets.iter().map(|p| format!("'{p}'")).collect();
+        let mut quoted: Vec<String> = self
+            .presets
+            .iter()
+            .take(NAMED_AT_MOST)
+            .map(|p| format!("'{p}'"))
+            .collect();
+        if self.presets.len() > NAMED_AT_MOST {
+            quoted.push(format!("{} more", self.presets.len() - NAMED_AT_MOST));
+        }
         write!(
             f,
             "KubeVirt merges the VirtualMachineInstancePresets {} in no fixed order (Go map \
@@ -481,8 +489,14 @@ fn merge_presets(vmi: &mut Value, matching: &[&Object], outcome: &mut PresetOutc
 }
 
 /// Up to this many presets that share parts, every order is tried; above, the reversed order
-/// and each rotation of the name order (a preset first and last, and each pair swapped).
+/// and a few rotations of the name order (each puts other presets first and last).
 const EVERY_ORDER_UP_TO: usize = 5;
+
+/// How many rotations of the name order are tried above [`EVERY_ORDER_UP_TO`].
+const ROTATIONS: usize = 6;
+
+/// How many presets an [`OrderDependence`] names before it counts the rest.
+const NAMED_AT_MOST: usize = 5;
 
 /// Whether a preset's domain has a part [`merge_domain`] would copy at `at`.
 fn touches(domain: &Value, at: &[&str]) -> bool {
@@ -497,22 +511,46 @@ fn touches(domain: &Value, at: &[&str]) -> bool {
 /// Only they can depend on the order: a part set by one preset alone is copied, and counts
 /// for its annotation, the same way whenever that preset comes.
 fn sharing_parts<'o>(matching: &[&'o Object]) -> Vec<&'o Object> {
-    let shares = |i: usize, j: usize| {
-        let (a, b) = (preset_domain(matching[i]), preset_domain(matching[j]));
-        CONFLICT_PARTS
-            .iter()
-            .any(|at| touches(a, at) && touches(b, at))
-    };
-    (0..matching.len())
-        .filter(|&i| (0..matching.len()).any(|j| j != i && shares(i, j)))
-        .map(|i| matching[i])
+    let mut setters = [0usize; CONFLICT_PARTS.len()];
+    for preset in matching {
+        for (count, at) in setters.iter_mut().zip(CONFLICT_PARTS) {
+            *count += usize::from(touches(preset_domain(preset), at));
+        }
+    }
+    matching
+        .iter()
+        .copied()
+        .filter(|p| {
+            setters
+                .iter()
+                .zip(CONFLICT_PARTS)
+                .any(|(&count, at)| count > 1 && touches(preset_domain(p), at))
+        })
         .collect()
 }
 
-/// Merge `shared` (presets that share parts, in name order) into copies of `before` in every
-/// order and compare each result with the name order's.
+/// Merge `shared` (presets that share parts, in name order) into copies of `before` in other
+/// orders and compare each result with the name order's. Presets whose merged parts are
+/// alike act alike wherever they come (the first of them merges, and each is applied exactly
+/// when the first is), so one of each kind is reordered.
 fn order_dependence(before: &Value, shared: &[&Object]) -> Option<OrderDependence> {
-    let n = shared.len();
+    let mut kinds: HashMap<String, usize> = HashMap::new();
+    let mut reps: Vec<&Object> = Vec::new();
+    let kind_of: Vec<usize> = shared
+        .iter()
+        .map(|p| {
+            let next = reps.len();
+            let kind = *kinds.entry(conflict_key(preset_domain(p))).or_insert(next);
+            if kind == next {
+                reps.push(p);
+            }
+            kind
+        })
+        .collect();
+    let n = reps.len();
+    if n < 2 {
+        return None;
+    }
     let mut orders: Vec<Vec<usize>> = Vec::new();
     if n <= EVERY_ORDER_UP_TO {
         let mut order: Vec<usize> = (0..n).collect();
@@ -521,54 +559,67 @@ fn order_dependence(before: &Value, shared: &[&Object]) -> Option<OrderDependenc
         }
     } else {
         orders.push((0..n).rev().collect());
-        orders.extend((1..n).map(|k| (0..n).map(|i| (i + k) % n).collect()));
+        let shifts = (1..=ROTATIONS)
+            .map(|k| k * n / (ROTATIONS + 1))
+            .filter(|&k| k > 0);
+        orders.extend(shifts.map(|k| (0..n).map(|i| (i + k) % n).collect()));
+        orders.dedup();
     }
     let mut reference = before.clone();
-    merge_presets(&mut reference, shared, &mut PresetOutcome::default());
+    merge_presets(&mut reference, &reps, &mut PresetOutcome::default());
+    let annotation = |v: &Value, name: &str| {
+        path::get(v, &["metadata", "annotations"])
+            .and_then(|a| a.field(&format!("{APPLIED_ANNOTATION_PREFIX}{name}")))
+            .is_some()
+    };
     let mut fields: Vec<&str> = Vec::new();
-    let mut annotated: Vec<&str> = Vec::new();
+    let mut annotated = vec![false; n];
     for order in orders {
         let mut trial = before.clone();
-        let presets: Vec<&Object> = order.iter().map(|&i| shared[i]).collect();
+        let presets: Vec<&Object> = order.iter().map(|&i| reps[i]).collect();
         merge_presets(&mut trial, &presets, &mut PresetOutcome::default());
         for field in differing_parts(&reference, &trial) {
             if !fields.contains(&field) {
                 fields.push(field);
             }
         }
-        for preset in shared {
-            let key = format!("{APPLIED_ANNOTATION_PREFIX}{}", preset.name());
-            let at = |v: &Value| {
-                path::get(v, &["metadata", "annotations"])
-                    .and_then(|a| a.field(&key))
-                    .is_some()
-            };
-            if at(&reference) != at(&trial) && !annotated.contains(&preset.name()) {
-                annotated.push(preset.name());
-            }
+        for (i, preset) in reps.iter().enumerate() {
+            annotated[i] |=
+                annotation(&reference, preset.name()) != annotation(&trial, preset.name());
         }
     }
-    if fields.is_empty() && annotated.is_empty() {
+    let any_annotated = annotated.contains(&true);
+    let annotated: Vec<bool> = kind_of.iter().map(|&k| annotated[k]).collect();
+    if fields.is_empty() && !any_annotated {
         return None;
     }
     // The presets that set a part that differs, and those that set a part in common with a
     // preset annotated in one order and not in another.
-    let sets = |p: &Object, at: &[&str]| touches(preset_domain(p), at);
+    let differing: Vec<Vec<&str>> = fields
+        .iter()
+        .map(|f| f.trim_start_matches("spec.domain.").split('.').collect())
+        .collect();
+    let annotated_parts: Vec<&[&str]> = CONFLICT_PARTS
+        .iter()
+        .copied()
+        .filter(|at| {
+            shared
+                .iter()
+                .zip(&annotated)
+                .any(|(q, &a)| a && touches(preset_domain(q), at))
+        })
+        .collect();
     let presets = shared
         .iter()
         .filter(|p| {
-            fields.iter().any(|f| {
-                let at: Vec<&str> = f.trim_start_matches("spec.domain.").split('.').collect();
-                sets(p, &at)
-            }) || shared.iter().any(|q| {
-                annotated.contains(&q.name())
-                    && CONFLICT_PARTS.iter().any(|at| sets(p, at) && sets(q, at))
-            })
+            let domain = preset_domain(p);
+            differing.iter().any(|at| touches(domain, at))
+                || annotated_parts.iter().any(|at| touches(domain, at))
         })
         .map(|p| p.name().to_string())
         .collect();
     let mut fields: Vec<String> = fields.into_iter().map(String::from).collect();
-    if !annotated.is_empty() {
+    if any_annotated {
         fields.push("metadata.annotations".to_string());
     }
     Some(OrderDependence { presets, fields })
@@ -2321,12 +2372,19 @@ mod tests {
     }
 
     #[test]
-    fn many_presets_are_tried_in_rotations() {
-        // Six matching presets: beyond every order, the rotations still find the two that
-        // depend on it.
+    fn presets_alike_are_reordered_as_one() {
+        // Four presets with the same parts act as one: the order among them changes nothing,
+        // and with two others that request different resources, all six depend on it.
         let mut all: Vec<Object> = (0..4)
             .map(|i| web_preset(&format!("p{i}"), json!({"ioThreadsPolicy": "shared"})))
             .collect();
+        assert_eq!(
+            order_check(
+                &all.iter().collect::<Vec<_>>(),
+                &mut vmi(json!({"app": "web"}), json!({}))
+            ),
+            None
+        );
         all.push(web_preset(
             "q",
             json!({"resources": {"requests": {"cpu": "1"}}}),
@@ -2339,6 +2397,29 @@ mod tests {
         let mut v = vmi(json!({"app": "web"}), json!({}));
         let order = order_check(&refs, &mut v).expect("order-dependent");
         assert_eq!(order.presets, ["q", "r"]);
+    }
+
+    #[test]
+    fn many_presets_are_tried_in_rotations() {
+        // Seven presets requesting seven resources: beyond every order, the reversed order and
+        // the rotations find that each comes first in one of them.
+        let all: Vec<Object> = (0..7)
+            .map(|i| {
+                web_preset(
+                    &format!("p{i}"),
+                    json!({"resources": {"requests": {format!("example.com/r{i}"): "1"}}}),
+                )
+            })
+            .collect();
+        let refs: Vec<&Object> = all.iter().collect();
+        let mut v = vmi(json!({"app": "web"}), json!({}));
+        let order = order_check(&refs, &mut v).expect("order-dependent");
+        assert_eq!(order.presets.len(), 7);
+        assert!(
+            order
+                .to_string()
+                .contains("'p0', 'p1', 'p2', 'p3', 'p4' and 2 more in no fixed order")
+        );
     }
 
     #[test]
