@@ -572,15 +572,15 @@ fn order_dependence(before: &Value, shared: &[&Object]) -> Option<OrderDependenc
             .and_then(|a| a.field(&format!("{APPLIED_ANNOTATION_PREFIX}{name}")))
             .is_some()
     };
-    let mut fields: Vec<&str> = Vec::new();
+    let mut parts: Vec<&[&str]> = Vec::new();
     let mut annotated = vec![false; n];
     for order in orders {
         let mut trial = before.clone();
         let presets: Vec<&Object> = order.iter().map(|&i| reps[i]).collect();
         merge_presets(&mut trial, &presets, &mut PresetOutcome::default());
-        for field in differing_parts(&reference, &trial) {
-            if !fields.contains(&field) {
-                fields.push(field);
+        for part in differing_parts(&reference, &trial) {
+            if !parts.contains(&part) {
+                parts.push(part);
             }
         }
         for (i, preset) in reps.iter().enumerate() {
@@ -590,15 +590,11 @@ fn order_dependence(before: &Value, shared: &[&Object]) -> Option<OrderDependenc
     }
     let any_annotated = annotated.contains(&true);
     let annotated: Vec<bool> = kind_of.iter().map(|&k| annotated[k]).collect();
-    if fields.is_empty() && !any_annotated {
+    if parts.is_empty() && !any_annotated {
         return None;
     }
     // The presets that set a part that differs, and those that set a part in common with a
     // preset annotated in one order and not in another.
-    let differing: Vec<Vec<&str>> = fields
-        .iter()
-        .map(|f| f.trim_start_matches("spec.domain.").split('.').collect())
-        .collect();
     let annotated_parts: Vec<&[&str]> = CONFLICT_PARTS
         .iter()
         .copied()
@@ -613,50 +609,41 @@ fn order_dependence(before: &Value, shared: &[&Object]) -> Option<OrderDependenc
         .iter()
         .filter(|p| {
             let domain = preset_domain(p);
-            differing.iter().any(|at| touches(domain, at))
+            parts.iter().any(|at| touches(domain, at))
                 || annotated_parts.iter().any(|at| touches(domain, at))
         })
         .map(|p| p.name().to_string())
         .collect();
-    let mut fields: Vec<String> = fields.into_iter().map(String::from).collect();
+    let mut fields: Vec<String> = parts
+        .iter()
+        .map(|at| format!("spec.domain.{}", at.join(".")))
+        .collect();
     if any_annotated {
         fields.push("metadata.annotations".to_string());
     }
     Some(OrderDependence { presets, fields })
 }
 
-/// The parts of the domain a preset merges that differ between two VMIs, as Go compares them.
-fn differing_parts(a: &Value, b: &Value) -> Vec<&'static str> {
-    let domain = |v: &Value| {
-        path::get(v, &["spec", "domain"])
-            .cloned()
-            .unwrap_or(Value::Null)
-    };
+/// The parts of the domain a preset merges (paths under the domain) that differ between two
+/// VMIs, as Go compares them.
+fn differing_parts(a: &Value, b: &Value) -> Vec<&'static [&'static str]> {
+    let null = Value::Null;
+    let domain = |v| path::get(v, &["spec", "domain"]).unwrap_or(&null);
     let (a, b) = (domain(a), domain(b));
-    let same = |at: &[&str], ty: &schema::Ty| match (set_at(&a, at), set_at(&b, at)) {
-        (None, None) => true,
-        (Some(x), Some(y)) => schema::semantic_eq(x, y, ty),
-        _ => false,
-    };
-    let mut out = Vec::new();
-    if !same(&["resources", "requests"], &schema::REQUESTS) {
-        out.push("spec.domain.resources.requests");
-    }
-    if !same(&["clock"], &schema::CLOCK) {
-        out.push("spec.domain.clock");
-    }
-    for ((_, at, ty), field) in POINTER_PARTS.iter().zip([
-        "spec.domain.cpu",
-        "spec.domain.firmware",
-        "spec.domain.features",
-        "spec.domain.devices.watchdog",
-        "spec.domain.ioThreadsPolicy",
-    ]) {
-        if !same(at, ty) {
-            out.push(field);
-        }
-    }
-    out
+    let typed: [(&'static [&'static str], &schema::Ty); 2] = [
+        (&["resources", "requests"], &schema::REQUESTS),
+        (&["clock"], &schema::CLOCK),
+    ];
+    typed
+        .into_iter()
+        .chain(POINTER_PARTS.iter().map(|&(_, at, ty)| (at, ty)))
+        .filter(|(at, ty)| match (set_at(a, at), set_at(b, at)) {
+            (None, None) => false,
+            (Some(x), Some(y)) => !schema::semantic_eq(x, y, ty),
+            _ => true,
+        })
+        .map(|(at, _)| at)
+        .collect()
 }
 
 /// The next order of `order` in lexicographic order; false after the last.
