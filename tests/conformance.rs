@@ -1015,17 +1015,21 @@ fn check_admit(
     }
     let report: Value = serde_json::from_str(&run.stdout)
         .map_err(|e| Failed::from(format!("stdout is not JSON: {e}")))?;
-    let (mut folded, mut at_start) = (Vec::new(), Vec::new());
+    let (mut folded, mut at_start, mut at_start_maybe) = (Vec::new(), Vec::new(), Vec::new());
     for f in report["findings"]
         .as_array()
         .ok_or("no `findings` list in the report")?
         .iter()
         .filter(|f| f["code"] == "KV034" && f["object"]["kind"] == "VirtualMachine")
     {
-        let message = f["message"].as_str().unwrap_or("");
+        let (message, maybe) = strip_order_note(f["message"].as_str().unwrap_or(""));
         let pair = fold_field(f["field"].as_str().unwrap_or(""), message);
         match pair.1.strip_suffix(START_NOTE) {
+            Some(m) if maybe => at_start_maybe.push((pair.0.clone(), m.to_string())),
             Some(m) => at_start.push((pair.0.clone(), m.to_string())),
+            None if maybe => {
+                return Err(format!("an order note on a finding about the VM: {message}").into());
+            }
             None => folded.push(pair),
         }
     }
@@ -1038,7 +1042,16 @@ fn check_admit(
         }
         let answer = start.map(|s| &s["vmi"]).filter(|a| a.is_object());
         let at_start: Vec<(&str, &str)> = at_start.iter().map(|(f, m)| (&**f, &**m)).collect();
+        let maybe: Vec<(&str, &str)> = at_start_maybe.iter().map(|(f, m)| (&**f, &**m)).collect();
         return match answer {
+            Some(answer) if answer["allowed"] == true => match at_start.first() {
+                Some((field, message)) => Err(format!(
+                    "KubeVirt admits the VMI the VM starts, but KV034 refuses it: \
+                     {field}: {message}"
+                )
+                .into()),
+                None => Ok(()),
+            },
             Some(answer) => {
                 let causes: Vec<Value> = answer["causes"]
                     .as_array()
@@ -1046,7 +1059,7 @@ fn check_admit(
                     .flatten()
                     .map(vmi_cause_at_template)
                     .collect();
-                compare_causes(&causes, configured, &at_start)
+                compare_causes(&causes, configured, &at_start, &maybe)
                     .map_err(|e| format!("the VMI the VM starts: {e:?}").into())
             }
             None => match at_start.first() {
@@ -1060,7 +1073,23 @@ fn check_admit(
         };
     }
     let causes = admit["causes"].as_array().map(Vec::as_slice).unwrap_or(&[]);
-    compare_causes(causes, configured, &ours)
+    compare_causes(causes, configured, &ours, &[])
+}
+
+/// The notes `KV034` adds to a finding that holds in some orders of the presets only
+/// (`src/validate/rules/vm_spec/start.rs`).
+const ORDER_NOTES: [&str; 2] = [
+    ". This holds with the VirtualMachineInstancePresets ",
+    ". This holds when KubeVirt merges the VirtualMachineInstancePresets ",
+];
+
+/// `message` without the note that it holds in some orders of the presets only, and whether
+/// it had one: KubeVirt's answer, from one order, may or may not give it.
+fn strip_order_note(message: &str) -> (&str, bool) {
+    ORDER_NOTES
+        .iter()
+        .find_map(|note| message.find(note).map(|at| (&message[..at], true)))
+        .unwrap_or((message, false))
 }
 
 /// KubeVirt's answer to creating a VirtualMachineInstance (`vmiadmit.yaml`: its presets and
@@ -1079,20 +1108,24 @@ fn check_vmi_admit(answer: &Value, configured: bool, run: &Run) -> Result<(), Fa
         .as_object()
         .or_else(|| answer["mutate"].as_object())
         .ok_or("no `vmi` or `mutate` answer")?;
-    let ours: Vec<(String, String)> = report["findings"]
+    let (mut ours, mut maybe) = (Vec::new(), Vec::new());
+    for f in report["findings"]
         .as_array()
         .ok_or("no `findings` list in the report")?
         .iter()
         .filter(|f| f["code"] == "KV034" && f["object"]["kind"] == "VirtualMachineInstance")
-        .map(|f| {
-            let mapped = vmi_cause_at_template(f);
-            fold_field(
-                mapped["field"].as_str().unwrap_or(""),
-                mapped["message"].as_str().unwrap_or(""),
-            )
-        })
-        .collect();
+    {
+        let mapped = vmi_cause_at_template(f);
+        let (message, in_some_orders) = strip_order_note(mapped["message"].as_str().unwrap_or(""));
+        let pair = fold_field(mapped["field"].as_str().unwrap_or(""), message);
+        if in_some_orders {
+            maybe.push(pair);
+        } else {
+            ours.push(pair);
+        }
+    }
     let ours: Vec<(&str, &str)> = ours.iter().map(|(f, m)| (&**f, &**m)).collect();
+    let maybe: Vec<(&str, &str)> = maybe.iter().map(|(f, m)| (&**f, &**m)).collect();
     if answer.get("allowed") == Some(&Value::Bool(true)) {
         return match ours.first() {
             Some((field, message)) => {
@@ -1108,7 +1141,7 @@ fn check_vmi_admit(answer: &Value, configured: bool, run: &Run) -> Result<(), Fa
         .flatten()
         .map(vmi_cause_at_template)
         .collect();
-    compare_causes(&causes, configured, &ours)
+    compare_causes(&causes, configured, &ours, &maybe)
 }
 
 /// What `KV034` adds to a finding about the VMI a VM starts (`src/validate/rules/vm_spec.rs`).
@@ -1143,10 +1176,16 @@ fn vmi_cause_at_template(cause: &Value) -> Value {
     json!({"field": field, "message": to_template(message)})
 }
 
-/// KubeVirt's `causes` of refusal against `KV034`'s findings (`ours`): every cause of a kind
-/// `KV034` covers is one of them, and when KubeVirt got that far and listed every cause,
-/// `KV034` reports nothing more.
-fn compare_causes(causes: &[Value], configured: bool, ours: &[(&str, &str)]) -> Result<(), Failed> {
+/// KubeVirt's `causes` of refusal against `KV034`'s findings (`ours`, and `maybe`: those that
+/// hold in some orders of the presets only): every cause of a kind `KV034` covers is one of
+/// them, and when KubeVirt got that far and listed every cause, `KV034` reports nothing more
+/// than `maybe`.
+fn compare_causes(
+    causes: &[Value],
+    configured: bool,
+    ours: &[(&str, &str)],
+    maybe: &[(&str, &str)],
+) -> Result<(), Failed> {
     let gated = |c: &Value| {
         let message = c["message"].as_str().unwrap_or("");
         !configured && (message.contains(GATE_OFF) || message.contains(PERSISTENT_RESERVATION_OFF))
@@ -1241,7 +1280,10 @@ fn compare_causes(causes: &[Value], configured: bool, ours: &[(&str, &str)]) -> 
             .collect::<Vec<_>>()
     };
     let theirs: Vec<(&str, &str)> = covered.iter().map(|(f, m)| (f.as_str(), &**m)).collect();
-    let missing = unmatched(&theirs, ours, false);
+    // A finding that holds in some orders of the presets only may stand for a refusal; it is
+    // never one too many.
+    let either: Vec<(&str, &str)> = ours.iter().chain(maybe).copied().collect();
+    let missing = unmatched(&theirs, &either, false);
     if !missing.is_empty() {
         return Err(format!("KubeVirt refuses, and KV034 does not report: {missing:?}").into());
     }

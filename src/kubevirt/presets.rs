@@ -284,39 +284,109 @@ impl<'a> PresetIndex<'a> {
         vmi: &mut Value,
         namespace: &str,
     ) -> Result<PresetOutcome, PresetRefusal> {
-        let mut outcome = PresetOutcome::default();
+        let mut outcome = PresetOutcome {
+            excluded: is_excluded(vmi),
+            ..PresetOutcome::default()
+        };
+        let matching = self.selecting(vmi, namespace)?;
+        if !matching.is_empty() {
+            let shared = if self.check_order {
+                sharing_parts(&matching)
+            } else {
+                Vec::new()
+            };
+            let before = (shared.len() > 1).then(|| vmi.clone());
+            merge_presets(vmi, &matching, &mut outcome);
+            if let Some(before) = before {
+                outcome.order_dependence = order_dependence(&before, &shared);
+            }
+        }
+        outcome.warnings = deprecation_warnings(vmi);
+        Ok(outcome)
+    }
+
+    /// The VMIs that other orders of the presets of `namespace` that select `vmi` give, where
+    /// they differ from the name order's ([`PresetIndex::apply`]), each once; `vmi` is left
+    /// unchanged. The orders tried are those [`PresetOutcome::order_dependence`] tries. Empty
+    /// when the order changes nothing or KubeVirt refuses the VMI.
+    pub fn other_orders(&mut self, vmi: &Value, namespace: &str) -> OtherOrders {
+        let Ok(matching) = self.selecting(vmi, namespace) else {
+            return OtherOrders::default();
+        };
+        let shared = sharing_parts(&matching);
+        let (reps, kind_of) = kinds(&shared);
+        if reps.len() < 2 {
+            return OtherOrders::default();
+        }
+        // The presets that set no part in common with another come after the others: what
+        // they do is the same wherever they come.
+        let alone: Vec<&Object> = matching
+            .iter()
+            .copied()
+            .filter(|p| !shared.iter().any(|q| std::ptr::eq(*p, *q)))
+            .collect();
+        let merged = |presets: &[&Object]| {
+            let mut out = vmi.clone();
+            merge_presets(&mut out, presets, &mut PresetOutcome::default());
+            out
+        };
+        let reference = merged(&matching);
+        let mut vmis: Vec<Value> = Vec::new();
+        for order in orders(reps.len()) {
+            let presets: Vec<&Object> = order
+                .iter()
+                .flat_map(|&kind| {
+                    shared
+                        .iter()
+                        .zip(&kind_of)
+                        .filter(move |(_, k)| **k == kind)
+                        .map(|(p, _)| *p)
+                })
+                .chain(alone.iter().copied())
+                .collect();
+            let trial = merged(&presets);
+            if trial != reference && !vmis.contains(&trial) {
+                vmis.push(trial);
+            }
+        }
+        let presets = if vmis.is_empty() {
+            Vec::new()
+        } else {
+            shared.iter().map(|p| p.name().to_string()).collect()
+        };
+        OtherOrders { presets, vmis }
+    }
+
+    /// The presets of `namespace` that select `vmi`, in name order, once KubeVirt's checks of
+    /// them pass: none for a VMI that excludes itself or a namespace without presets.
+    fn selecting(
+        &mut self,
+        vmi: &Value,
+        namespace: &str,
+    ) -> Result<Vec<&'a Object>, PresetRefusal> {
         if is_excluded(vmi) {
-            outcome.excluded = true;
-            outcome.warnings = deprecation_warnings(vmi);
-            return Ok(outcome);
+            return Ok(Vec::new());
         }
         let Some(in_namespace) = self.namespaces.get_mut(namespace) else {
-            outcome.warnings = deprecation_warnings(vmi);
-            return Ok(outcome);
+            return Ok(Vec::new());
         };
         if let Some(refusal) = &in_namespace.refusal {
             return Err(refusal.clone());
         }
         let matching = in_namespace.matching(&vmi_labels(vmi));
-        if matching.is_empty() {
-            outcome.warnings = deprecation_warnings(vmi);
-            return Ok(outcome);
-        }
         in_namespace.check_conflicts(&matching)?;
-        let matching: Vec<&Object> = matching.iter().map(|&i| in_namespace.presets[i]).collect();
-        let shared = if self.check_order {
-            sharing_parts(&matching)
-        } else {
-            Vec::new()
-        };
-        let before = (shared.len() > 1).then(|| vmi.clone());
-        merge_presets(vmi, &matching, &mut outcome);
-        if let Some(before) = before {
-            outcome.order_dependence = order_dependence(&before, &shared);
-        }
-        outcome.warnings = deprecation_warnings(vmi);
-        Ok(outcome)
+        Ok(matching.iter().map(|&i| in_namespace.presets[i]).collect())
     }
+}
+
+/// What [`PresetIndex::other_orders`] finds.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OtherOrders {
+    /// The selecting presets that set a part another of them sets too, in name order: those
+    /// whose order KubeVirt leaves open. Empty when no other order gives another VMI.
+    pub presets: Vec<String>,
+    /// The VMIs of other orders, unlike the name order's and each other.
+    pub vmis: Vec<Value>,
 }
 
 impl<'a> NamespacePresets<'a> {
@@ -534,36 +604,10 @@ fn sharing_parts<'o>(matching: &[&'o Object]) -> Vec<&'o Object> {
 /// alike act alike wherever they come (the first of them merges, and each is applied exactly
 /// when the first is), so one of each kind is reordered.
 fn order_dependence(before: &Value, shared: &[&Object]) -> Option<OrderDependence> {
-    let mut kinds: HashMap<String, usize> = HashMap::new();
-    let mut reps: Vec<&Object> = Vec::new();
-    let kind_of: Vec<usize> = shared
-        .iter()
-        .map(|p| {
-            let next = reps.len();
-            let kind = *kinds.entry(conflict_key(preset_domain(p))).or_insert(next);
-            if kind == next {
-                reps.push(p);
-            }
-            kind
-        })
-        .collect();
+    let (reps, kind_of) = kinds(shared);
     let n = reps.len();
     if n < 2 {
         return None;
-    }
-    let mut orders: Vec<Vec<usize>> = Vec::new();
-    if n <= EVERY_ORDER_UP_TO {
-        let mut order: Vec<usize> = (0..n).collect();
-        while next_permutation(&mut order) {
-            orders.push(order.clone());
-        }
-    } else {
-        orders.push((0..n).rev().collect());
-        let shifts = (1..=ROTATIONS)
-            .map(|k| k * n / (ROTATIONS + 1))
-            .filter(|&k| k > 0);
-        orders.extend(shifts.map(|k| (0..n).map(|i| (i + k) % n).collect()));
-        orders.dedup();
     }
     let mut reference = before.clone();
     merge_presets(&mut reference, &reps, &mut PresetOutcome::default());
@@ -574,7 +618,7 @@ fn order_dependence(before: &Value, shared: &[&Object]) -> Option<OrderDependenc
     };
     let mut parts: Vec<&[&str]> = Vec::new();
     let mut annotated = vec![false; n];
-    for order in orders {
+    for order in orders(n) {
         let mut trial = before.clone();
         let presets: Vec<&Object> = order.iter().map(|&i| reps[i]).collect();
         merge_presets(&mut trial, &presets, &mut PresetOutcome::default());
@@ -622,6 +666,45 @@ fn order_dependence(before: &Value, shared: &[&Object]) -> Option<OrderDependenc
         fields.push("metadata.annotations".to_string());
     }
     Some(OrderDependence { presets, fields })
+}
+
+/// One preset of each kind among `shared` (presets whose merged parts are alike are of one
+/// kind), and the kind of each preset of `shared`.
+fn kinds<'o>(shared: &[&'o Object]) -> (Vec<&'o Object>, Vec<usize>) {
+    let mut kinds: HashMap<String, usize> = HashMap::new();
+    let mut reps: Vec<&Object> = Vec::new();
+    let kind_of = shared
+        .iter()
+        .map(|p| {
+            let next = reps.len();
+            let kind = *kinds.entry(conflict_key(preset_domain(p))).or_insert(next);
+            if kind == next {
+                reps.push(p);
+            }
+            kind
+        })
+        .collect();
+    (reps, kind_of)
+}
+
+/// The orders of `n` kinds of presets to try besides the name order: every one up to
+/// [`EVERY_ORDER_UP_TO`], else the reversed order and [`ROTATIONS`] rotations.
+fn orders(n: usize) -> Vec<Vec<usize>> {
+    let mut orders: Vec<Vec<usize>> = Vec::new();
+    if n <= EVERY_ORDER_UP_TO {
+        let mut order: Vec<usize> = (0..n).collect();
+        while next_permutation(&mut order) {
+            orders.push(order.clone());
+        }
+    } else {
+        orders.push((0..n).rev().collect());
+        let shifts = (1..=ROTATIONS)
+            .map(|k| k * n / (ROTATIONS + 1))
+            .filter(|&k| k > 0);
+        orders.extend(shifts.map(|k| (0..n).map(|i| (i + k) % n).collect()));
+        orders.dedup();
+    }
+    orders
 }
 
 /// The parts of the domain a preset merges (paths under the domain) that differ between two
@@ -2425,6 +2508,104 @@ mod tests {
             .map(|p| p.name())
             .collect();
         assert_eq!(shared, ["b", "c"]);
+    }
+
+    #[test]
+    fn other_orders_give_the_vmis_of_the_other_orders_in_full() {
+        let a = web_preset("a", json!({"resources": {"requests": {"memory": "1Gi"}}}));
+        let b = web_preset("b", json!({"resources": {"requests": {"cpu": "1"}}}));
+        let c = web_preset("c", json!({"ioThreadsPolicy": "shared"}));
+        let v = vmi(json!({"app": "web"}), json!({}));
+        let mut index = PresetIndex::new(&[&c, &b, &a]);
+        let others = index.other_orders(&v, "default");
+        assert_eq!(others.presets, ["a", "b"]);
+        let [other] = others.vmis.as_slice() else {
+            panic!("one other VMI: {others:?}");
+        };
+        // b first: its requests, and c's part, which no order changes.
+        assert_eq!(
+            other["spec"]["domain"],
+            json!({"resources": {"requests": {"cpu": "1"}}, "ioThreadsPolicy": "shared"})
+        );
+        let annotated: Vec<&String> = other["metadata"]["annotations"]
+            .as_object()
+            .map(|a| a.keys().collect())
+            .unwrap_or_default();
+        assert_eq!(
+            annotated,
+            [
+                "virtualmachinepreset.kubevirt.io/b",
+                "virtualmachinepreset.kubevirt.io/c"
+            ]
+        );
+        assert_eq!(v, vmi(json!({"app": "web"}), json!({})), "left unchanged");
+        // Nothing for presets whose order changes nothing, nor for a refused VMI.
+        assert_eq!(
+            PresetIndex::new(&[&a, &c]).other_orders(&v, "default"),
+            OtherOrders::default()
+        );
+        let d = web_preset("d", json!({"ioThreadsPolicy": "auto"}));
+        assert!(
+            PresetIndex::new(&[&a, &b, &c, &d])
+                .apply(&mut v.clone(), "default")
+                .is_err()
+        );
+        assert_eq!(
+            PresetIndex::new(&[&a, &b, &c, &d]).other_orders(&v, "default"),
+            OtherOrders::default()
+        );
+    }
+
+    #[test]
+    fn other_orders_are_those_of_every_order_of_every_preset() {
+        // Merging the presets in each of their orders, one by one, gives the name order's VMI
+        // and exactly the VMIs `other_orders` gives: presets alike counted as one and those
+        // that share no part merged last change nothing.
+        let domains = [
+            json!({"resources": {"requests": {"memory": "1Gi"}}}),
+            json!({"resources": {"requests": {"memory": "1Gi"}}}),
+            json!({"resources": {"requests": {"cpu": "1"}}, "clock": {"utc": {}}}),
+            json!({"clock": {"utc": {}, "timer": {"rtc": {}}}}),
+            json!({"ioThreadsPolicy": "shared", "cpu": {"cores": 2}}),
+            json!({"cpu": {"cores": 2}, "firmware": {"serial": "x"}}),
+        ];
+        let mut several = 0;
+        for mask in 1u32..(1 << domains.len()) {
+            let presets: Vec<Object> = domains
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| mask & (1 << i) != 0)
+                .map(|(i, d)| web_preset(&format!("p{i}"), d.clone()))
+                .collect();
+            let refs: Vec<&Object> = presets.iter().collect();
+            let v = vmi(json!({"app": "web"}), json!({}));
+            let mut every: Vec<Value> = Vec::new();
+            let mut order: Vec<usize> = (0..refs.len()).collect();
+            loop {
+                let mut merged = v.clone();
+                let ordered: Vec<&Object> = order.iter().map(|&i| refs[i]).collect();
+                merge_presets(&mut merged, &ordered, &mut PresetOutcome::default());
+                if !every.contains(&merged) {
+                    every.push(merged);
+                }
+                if !next_permutation(&mut order) {
+                    break;
+                }
+            }
+            let mut name_order = v.clone();
+            PresetIndex::new(&refs)
+                .apply(&mut name_order, "default")
+                .unwrap();
+            let mut found = PresetIndex::new(&refs).other_orders(&v, "default").vmis;
+            found.insert(0, name_order);
+            assert_eq!(found.len(), every.len(), "presets {mask:b}");
+            assert!(found.iter().all(|f| every.contains(f)), "presets {mask:b}");
+            several += usize::from(every.len() > 1);
+        }
+        assert!(
+            several > 10,
+            "{several} sets of presets depend on the order"
+        );
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! Every line of the README that reads as a whole diagnostic (`file:line: severity[KVnnn] …`)
 //! has a row here: the directory under `testdata/readme/` and the command that prints it there.
 //! The test runs each command in its directory and looks for the README's line, character for
-//! character, in what it wrote to stderr; a README line without a row fails too.
+//! character, in what it wrote (stdout for `validate`'s report, stderr otherwise); a README
+//! line without a row fails too.
 
 use crate::common::{kvrender, root, testdata};
 
@@ -26,6 +27,11 @@ const SAMPLES: &[(&str, &[&str], &str)] = &[
     ),
     ("kv013", &["expand", "vm.yaml"], "vm.yaml:9: error[KV013]"),
     ("kv014", &["vmi", "vm.yaml"], "vm.yaml:21: warning[KV014]"),
+    (
+        "kv034-order",
+        &["validate", "vm.yaml"],
+        "vm.yaml:31: warning[KV034]",
+    ),
 ];
 
 /// Whether `line` reads as a whole diagnostic: `path:line[:col]: severity[KVnnn] `.
@@ -69,11 +75,17 @@ fn the_readme_shows_diagnostics_as_kvrender_prints_them() {
             .current_dir(testdata("readme").join(dir))
             .output()
             .expect("kvrender runs");
-        let stderr = String::from_utf8_lossy(&out.stderr);
+        // `validate` prints its report on stdout, the other commands their diagnostics on
+        // stderr.
+        let printed = String::from_utf8_lossy(if args[0] == "validate" {
+            &out.stdout
+        } else {
+            &out.stderr
+        });
         assert!(
-            stderr.lines().any(|printed| printed == *line),
+            printed.lines().any(|printed| printed == *line),
             "`kvrender {}` in testdata/readme/{dir} does not print the README's line\n\
-             README:  {line}\nprinted: {stderr}",
+             README:  {line}\nprinted: {printed}",
             args.join(" ")
         );
         // An error exits 1; warnings alone, 0.

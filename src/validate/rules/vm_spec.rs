@@ -129,6 +129,11 @@
 //! where the VM turns it off itself. A VirtualMachineInstance is judged with its presets and
 //! the VMI defaults applied (as written when its presets conflict).
 //!
+//! KubeVirt merges presets in Go map order, which is unspecified. Where presets set a part in
+//! common, the VMI of each other order is judged too: a finding that only some orders give
+//! says so, and names the presets (a finding of the name order, which `vmi` shows, or of an
+//! order it does not show).
+//!
 //! A volume without a disk is fine: KubeVirt adds a disk for it, as `expand` shows. Networks
 //! and interfaces that are both missing get the default pod network, so they pair up too.
 //!
@@ -369,16 +374,26 @@ pub fn check(
                     None
                 };
                 if let Some(vmi) = vmi
-                    && let Some(vmi) =
+                    && let Some(mutated) =
                         start::mutated(vmi, obj.effective_namespace(), presets, profile)
-                    && let Some(spec) = vmi.get("spec")
                 {
-                    let mut refused = Vec::new();
-                    vmi_checks(spec, AT, profile, &mut refused);
-                    if let Some(template_spec) = template_spec {
-                        name_volume_disks(template_spec, AT, &mut refused);
-                    }
-                    found.extend(refused.into_iter().map(|(f, m)| (f, m + START_NOTE)));
+                    let judge = |vmi: &Value| {
+                        let mut refused = Vec::new();
+                        if let Some(spec) = vmi.get("spec") {
+                            vmi_checks(spec, AT, profile, &mut refused);
+                            if let Some(template_spec) = template_spec {
+                                name_volume_disks(template_spec, AT, &mut refused);
+                            }
+                        }
+                        refused
+                            .into_iter()
+                            .map(|(f, m)| (f, m + START_NOTE))
+                            .collect()
+                    };
+                    let others: Vec<_> = mutated.other_orders.iter().map(judge).collect();
+                    let refused =
+                        start::across_orders(judge(&mutated.vmi), &others, &mutated.presets);
+                    found.extend(refused);
                 }
             }
         }
@@ -390,7 +405,7 @@ pub fn check(
                 let namespace = obj.effective_namespace();
                 let vmi = crate::kubevirt::vmi::vmi_for(obj)
                     .and_then(|vmi| start::mutated(vmi, namespace, presets, profile));
-                let mutated = vmi.as_ref().and_then(|v| v.get("spec"));
+                let mutated = vmi.as_ref().and_then(|m| m.vmi.get("spec"));
                 if let Some(meta) = obj.value.get("metadata") {
                     grace::annotations(
                         meta,
@@ -400,15 +415,34 @@ pub fn check(
                         &mut found,
                     );
                 }
-                if let Some(mutated) = mutated {
-                    // Judged as KubeVirt judges it, with its presets and defaults applied.
-                    let mut after = Vec::new();
-                    vmi_checks(mutated, "spec", profile, &mut after);
-                    name_volume_disks(spec, "spec", &mut after);
-                    if !after.is_empty() {
+                if let Some(vmi) = &vmi
+                    && let Some(mutated) = mutated
+                {
+                    // Judged as KubeVirt judges it, with its presets and defaults applied, in
+                    // each order of the presets that gives another VMI.
+                    let judge = |mutated: &Value| {
+                        let mut after = Vec::new();
+                        vmi_checks(mutated, "spec", profile, &mut after);
+                        name_volume_disks(spec, "spec", &mut after);
+                        after
+                    };
+                    let after = judge(mutated);
+                    let others: Vec<_> = vmi
+                        .other_orders
+                        .iter()
+                        .filter_map(|v| v.get("spec"))
+                        .map(judge)
+                        .collect();
+                    if !after.is_empty() || others.iter().any(|o| !o.is_empty()) {
                         let mut own = Vec::new();
                         vmi_checks(spec, "spec", profile, &mut own);
-                        add_noted(after, &own, MUTATED_NOTE, &mut found);
+                        let noted = |after: Vec<(String, String)>| {
+                            let mut found = Vec::new();
+                            add_noted(after, &own, MUTATED_NOTE, &mut found);
+                            found
+                        };
+                        let others: Vec<_> = others.into_iter().map(noted).collect();
+                        found.extend(start::across_orders(noted(after), &others, &vmi.presets));
                     }
                 } else {
                     // KubeVirt refuses it before (conflicting presets): its CPU and memory are

@@ -20,6 +20,18 @@ use crate::model::path::{self, is_set};
 
 type Found = Vec<(String, String)>;
 
+/// A VirtualMachineInstance as KubeVirt's VMI webhook validates it, with the presets that
+/// select it merged in name order, and the VMIs other orders give.
+pub(super) struct Mutated {
+    /// The VMI with its presets merged in name order and the VMI defaults applied.
+    pub vmi: Value,
+    /// The same for each other order of the presets that gives another VMI (an order whose
+    /// VMI the defaults cannot take is left out).
+    pub other_orders: Vec<Value>,
+    /// The presets whose order KubeVirt leaves open, when `other_orders` is not empty.
+    pub presets: Vec<String>,
+}
+
 /// `vmi` (a VirtualMachineInstance document) as KubeVirt's VMI webhook validates it: the presets
 /// of `namespace` that select it and the VMI defaults applied. `None` when KubeVirt refuses it
 /// before that (conflicting presets, defaults it cannot apply), which other findings report.
@@ -28,19 +40,86 @@ pub(super) fn mutated(
     namespace: &str,
     presets: &Mutex<PresetIndex<'_>>,
     profile: &ClusterProfile,
-) -> Option<Value> {
+) -> Option<Mutated> {
     vmi::null_strings_as_empty(&mut vmi);
     // The webhook gets the VMI as Go encodes it, without an empty map of requests or limits,
     // so that a preset's requests are copied into one (`vmi --stage presets` keeps it).
     vmi::omit_empty_resources_and_devices(&mut vmi);
-    presets
+    let mut presets = presets
         .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .apply(&mut vmi, namespace)
-        .ok()?;
-    vmi::omit_empty_resources_and_devices(&mut vmi);
-    vmi_defaults::apply(profile, vmi.get_mut("spec")?).ok()?;
-    Some(vmi)
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let others = presets.other_orders(&vmi, namespace);
+
+    presets.apply(&mut vmi, namespace).ok()?;
+    drop(presets);
+    let defaulted = |mut vmi: Value| {
+        vmi::omit_empty_resources_and_devices(&mut vmi);
+        vmi_defaults::apply(profile, vmi.get_mut("spec")?).ok()?;
+        Some(vmi)
+    };
+    let other_orders: Vec<Value> = others.vmis.into_iter().filter_map(defaulted).collect();
+    Some(Mutated {
+        vmi: defaulted(vmi)?,
+        presets: if other_orders.is_empty() {
+            Vec::new()
+        } else {
+            others.presets
+        },
+        other_orders,
+    })
+}
+
+/// The findings of a VMI whose presets KubeVirt may merge in other orders, in one list:
+/// `name_order`'s (the presets merged in name order) and `others`' (one list per other order).
+/// Those that every order gives stand as they are; the others say in which orders they hold.
+pub(super) fn across_orders(name_order: Found, others: &[Found], presets: &[String]) -> Found {
+    if others.is_empty() {
+        return name_order;
+    }
+    let in_every = |f: &(String, String)| others.iter().all(|o| o.contains(f));
+    let named = presets_named(presets);
+    let mut out: Found = name_order
+        .iter()
+        .map(|(field, message)| {
+            let f = (field.clone(), message.clone());
+            if in_every(&f) {
+                f
+            } else {
+                let note = format!(
+                    ". This holds with the VirtualMachineInstancePresets {named} merged in name \
+                     order, as `kvrender vmi` shows them; KubeVirt merges them in no fixed order \
+                     (Go map order), and another order gives a VMI without this finding"
+                );
+                (f.0, f.1 + &note)
+            }
+        })
+        .collect();
+    for (field, message) in others.iter().flatten() {
+        let f = (field.clone(), message.clone());
+        if name_order.contains(&f) {
+            continue;
+        }
+        let noted = format!(
+            "{message}. This holds when KubeVirt merges the VirtualMachineInstancePresets \
+             {named} in another order than their names' (it merges them in no fixed order, Go \
+             map order); merged in name order, as `kvrender vmi` shows them, they give a VMI \
+             without this finding"
+        );
+        if !out.iter().any(|(g, m)| *g == *field && *m == noted) {
+            out.push((field.clone(), noted));
+        }
+    }
+    out
+}
+
+/// `'a'`, `'a' and 'b'`, `'a', 'b' and 'c'`.
+fn presets_named(presets: &[String]) -> String {
+    let quoted: Vec<String> = presets.iter().map(|p| format!("'{p}'")).collect();
+    match quoted.as_slice() {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
 }
 
 /// The VMI the controller creates of `vm` (which reads its template and its status), with
@@ -230,7 +309,9 @@ mod tests {
     fn findings_after_mutation(check: fn(&Value, &str, &mut Found), spec: Value) -> Found {
         let mut vmi = json!({"metadata": {"name": "v"}, "spec": spec});
         let presets = Mutex::new(PresetIndex::default());
-        vmi = mutated(vmi, "default", &presets, &ClusterProfile::default()).expect("mutated");
+        vmi = mutated(vmi, "default", &presets, &ClusterProfile::default())
+            .expect("mutated")
+            .vmi;
         let mut found = Vec::new();
         check(&vmi["spec"], "spec", &mut found);
         found
@@ -242,6 +323,84 @@ mod tests {
 
     fn container_path_findings(spec: Value) -> Found {
         findings_after_mutation(container_paths, spec)
+    }
+
+    #[test]
+    fn findings_of_some_orders_of_the_presets_say_so() {
+        let f = |field: &str, message: &str| (field.to_string(), message.to_string());
+        let presets = ["a".to_string(), "b".to_string()];
+        let every = f("spec.x", "every order");
+        let named = f("spec.y", "the name order");
+        let other = f("spec.z", "another order");
+        // Without other orders the findings stand as they are.
+        let alone = across_orders(vec![every.clone(), named.clone()], &[], &[]);
+        assert_eq!(alone, [every.clone(), named.clone()]);
+        let out = across_orders(
+            vec![every.clone(), named.clone()],
+            &[
+                vec![every.clone(), other.clone()],
+                vec![other.clone(), every.clone()],
+            ],
+            &presets,
+        );
+        let [first, second, third] = out.as_slice() else {
+            panic!("three findings: {out:?}");
+        };
+        assert_eq!(*first, every);
+        assert_eq!(second.0, "spec.y");
+        assert!(
+            second
+                .1
+                .starts_with("the name order. This holds with the VirtualMachineInstancePresets 'a' and 'b' merged in name order"),
+            "{}",
+            second.1
+        );
+        // One finding, however many other orders give it.
+        assert_eq!(third.0, "spec.z");
+        assert!(
+            third.1.starts_with(
+                "another order. This holds when KubeVirt merges the \
+                 VirtualMachineInstancePresets 'a' and 'b' in another order"
+            ),
+            "{}",
+            third.1
+        );
+    }
+
+    #[test]
+    fn a_vmi_whose_presets_request_one_resource_each_may_ask_for_no_memory() {
+        let preset = |name: &str, requests: Value| {
+            Object::new(
+                json!({
+                    "apiVersion": "kubevirt.io/v1",
+                    "kind": "VirtualMachineInstancePreset",
+                    "metadata": {"name": name, "namespace": "default"},
+                    "spec": {
+                        "selector": {"matchLabels": {"app": "web"}},
+                        "domain": {"resources": {"requests": requests}}
+                    }
+                }),
+                crate::origin::Origin::default(),
+            )
+        };
+        let cpu = preset("cpu", json!({"cpu": "2"}));
+        let mem = preset("memory", json!({"memory": "2Gi"}));
+        let presets = Mutex::new(PresetIndex::new(&[&cpu, &mem]));
+        let vmi =
+            json!({"metadata": {"name": "v", "labels": {"app": "web"}}, "spec": {"domain": {}}});
+        let out = mutated(vmi, "default", &presets, &ClusterProfile::default()).expect("mutated");
+        assert_eq!(out.presets, ["cpu", "memory"]);
+        let refused = |v: &Value| {
+            let mut found = Vec::new();
+            memory(&v["spec"], "spec", &mut found);
+            found
+        };
+        // In name order the VMI has the CPU request only; in the other, the memory request.
+        assert_eq!(refused(&out.vmi).len(), 1);
+        let [other] = out.other_orders.as_slice() else {
+            panic!("one other order: {:?}", out.other_orders);
+        };
+        assert_eq!(refused(other), []);
     }
 
     #[test]
