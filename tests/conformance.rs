@@ -1040,6 +1040,28 @@ fn check_admit(
                 format!("KubeVirt admits the VM, but KV034 reports {field}: {message}").into(),
             );
         }
+        // The presets' refusal of the VMI the VM starts: the mutating webhook's answer with a
+        // message of its own (its schema check's lists causes instead).
+        let mutate = start.and_then(|s| s["mutate"]["message"].as_str());
+        let by_presets: Vec<&str> = at_start
+            .iter()
+            .map(|(_, m)| m.as_str())
+            .filter(|m| is_preset_refusal(m))
+            .collect();
+        if !by_presets.is_empty() || mutate.is_some() {
+            return match (mutate, by_presets.as_slice()) {
+                (Some(theirs), [ours])
+                    if at_start.len() == 1 && same_preset_refusal(theirs, ours) =>
+                {
+                    Ok(())
+                }
+                _ => Err(format!(
+                    "the presets' refusal of the VMI the VM starts: KubeVirt {mutate:?}, \
+                     KV034 {at_start:?}"
+                )
+                .into()),
+            };
+        }
         let answer = start.map(|s| &s["vmi"]).filter(|a| a.is_object());
         let at_start: Vec<(&str, &str)> = at_start.iter().map(|(f, m)| (&**f, &**m)).collect();
         let maybe: Vec<(&str, &str)> = at_start_maybe.iter().map(|(f, m)| (&**f, &**m)).collect();
@@ -1074,6 +1096,42 @@ fn check_admit(
     }
     let causes = admit["causes"].as_array().map(Vec::as_slice).unwrap_or(&[]);
     compare_causes(causes, configured, &ours, &[])
+}
+
+/// How KubeVirt's message of a refusal by conflicting presets begins.
+const PRESET_CONFLICTS: &str = "VirtualMachinePresets cannot be applied due to conflicts";
+
+/// What kvrender adds to KubeVirt's message when a preset's selector does not parse.
+const INVALID_SELECTOR: &str = "(invalid label selector in VirtualMachineInstancePreset ";
+
+/// Whether a `KV034` message is the presets' refusal of a VMI.
+fn is_preset_refusal(message: &str) -> bool {
+    message.starts_with(PRESET_CONFLICTS) || message.contains(INVALID_SELECTOR)
+}
+
+/// Whether kvrender's message (`ours`) is the presets' refusal KubeVirt's (`theirs`) is: the
+/// same pairs of presets in conflict (KubeVirt lists them in Go map order, and prints the
+/// addresses of pointers), or the same selector error.
+fn same_preset_refusal(theirs: &str, ours: &str) -> bool {
+    static PAIR: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"presets '([^']*)' and '([^']*)' conflict").expect("a pattern")
+    });
+    let pairs = |m: &str| {
+        let mut pairs: Vec<(String, String)> = PAIR
+            .captures_iter(m)
+            .map(|c| {
+                let (a, b) = (c[1].to_string(), c[2].to_string());
+                if a <= b { (a, b) } else { (b, a) }
+            })
+            .collect();
+        pairs.sort();
+        pairs
+    };
+    if theirs.starts_with(PRESET_CONFLICTS) {
+        ours.starts_with(PRESET_CONFLICTS) && pairs(theirs) == pairs(ours)
+    } else {
+        ours.starts_with(theirs) && ours.contains(INVALID_SELECTOR)
+    }
 }
 
 /// The notes `KV034` adds to a finding that holds in some orders of the presets only
@@ -1126,6 +1184,23 @@ fn check_vmi_admit(answer: &Value, configured: bool, run: &Run) -> Result<(), Fa
     }
     let ours: Vec<(&str, &str)> = ours.iter().map(|(f, m)| (&**f, &**m)).collect();
     let maybe: Vec<(&str, &str)> = maybe.iter().map(|(f, m)| (&**f, &**m)).collect();
+    // The presets' refusal (the mutating webhook's answer with a message of its own, where its
+    // schema check lists causes): the same presets in conflict, or the same selector error.
+    let mutate = answer.get("message").and_then(Value::as_str);
+    let by_presets: Vec<&str> = ours
+        .iter()
+        .map(|(_, m)| *m)
+        .filter(|m| is_preset_refusal(m))
+        .collect();
+    if !by_presets.is_empty() || mutate.is_some() {
+        return match (mutate, by_presets.as_slice()) {
+            (Some(theirs), [ours]) if same_preset_refusal(theirs, ours) => Ok(()),
+            _ => Err(format!(
+                "the presets' refusal of the VMI: KubeVirt {mutate:?}, KV034 {by_presets:?}"
+            )
+            .into()),
+        };
+    }
     if answer.get("allowed") == Some(&Value::Bool(true)) {
         return match ours.first() {
             Some((field, message)) => {

@@ -127,7 +127,9 @@
 //! matter (sockets, CPU requests). When KubeVirt refuses the VM before that step (a conflict,
 //! say) the manifest is judged as written, and then SMM, which the preference may fill in, only
 //! where the VM turns it off itself. A VirtualMachineInstance is judged with its presets and
-//! the VMI defaults applied (as written when its presets conflict).
+//! the VMI defaults applied (as written when its presets conflict). Presets that conflict, or a
+//! preset of the namespace whose selector does not parse, have KubeVirt's mutating webhook
+//! refuse the VMI first: that refusal is a finding of its own, at the labels.
 //!
 //! KubeVirt merges presets in Go map order, which is unspecified. Where presets set a part in
 //! common, the VMI of each other order is judged too: a finding that only some orders give
@@ -199,7 +201,7 @@ mod start;
 pub const RULE: Rule = Rule {
     code: codes::VM_SPEC,
     name: "vm-spec",
-    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a disk bus KubeVirt does not take (ide, unknown, virtio for a CD-ROM) or that does not fit the disk (read-only SATA, a dedicated I/O thread off virtio), a LUN that is not a claim, a DownwardMetrics volume not on a virtio disk, a boot order below 1 or used twice, a disk name that is not a DNS label (also of the disk KubeVirt adds for a volume that no disk or filesystem names), a disk PCI address, serial number, cache or I/O mode, error policy or block size KubeVirt does not take, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding, CPU or memory requests out of bounds, huge pages that do not divide the memory, dedicated CPUs, NUMA passthrough or realtime without what they need, memory hotplug without what it needs, a host name, start strategy, I/O threads policy, CPU feature policy, boot loader, ACPI table, sound, video, panic device, host disk, machine type, eviction strategy, probe or kernel boot KubeVirt does not take, cloud-init data missing, doubled or over 2048 bytes, a volume source, access credential or DataVolume template without what it needs, a network without one source, an interface state, binding, name, model, MAC or PCI address or port KubeVirt does not take, a discontinued binding, port ranges or DHCP options KubeVirt does not take, affinity or topology spread constraints Kubernetes does not take, a pull policy, toleration operator or effect, node inclusion policy, probe scheme or DataVolume template access or volume mode outside the values KubeVirt's schema lists, GPUs, host devices, DRA networks or resource claims without what they need, utility volumes at creation, a VMI's Hyper-V features without what they need, a DNS policy or configuration Kubernetes does not take, launch security without what it needs, NVIDIA Grace GPU passthrough without what it needs, labels KubeVirt keeps for itself, a feature whose gate the cluster configuration leaves off, the gate of a discontinued binding the configuration still lists while the binding is used; and on a VMI with its presets and defaults applied (a VMI document, or the one a VM starts) the same, no memory asked for, a ContainerPath volume that is not a filesystem or lies below a reserved path, or devices its architecture does not take. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
+    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a disk bus KubeVirt does not take (ide, unknown, virtio for a CD-ROM) or that does not fit the disk (read-only SATA, a dedicated I/O thread off virtio), a LUN that is not a claim, a DownwardMetrics volume not on a virtio disk, a boot order below 1 or used twice, a disk name that is not a DNS label (also of the disk KubeVirt adds for a volume that no disk or filesystem names), a disk PCI address, serial number, cache or I/O mode, error policy or block size KubeVirt does not take, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding, CPU or memory requests out of bounds, huge pages that do not divide the memory, dedicated CPUs, NUMA passthrough or realtime without what they need, memory hotplug without what it needs, a host name, start strategy, I/O threads policy, CPU feature policy, boot loader, ACPI table, sound, video, panic device, host disk, machine type, eviction strategy, probe or kernel boot KubeVirt does not take, cloud-init data missing, doubled or over 2048 bytes, a volume source, access credential or DataVolume template without what it needs, a network without one source, an interface state, binding, name, model, MAC or PCI address or port KubeVirt does not take, a discontinued binding, port ranges or DHCP options KubeVirt does not take, affinity or topology spread constraints Kubernetes does not take, a pull policy, toleration operator or effect, node inclusion policy, probe scheme or DataVolume template access or volume mode outside the values KubeVirt's schema lists, GPUs, host devices, DRA networks or resource claims without what they need, utility volumes at creation, a VMI's Hyper-V features without what they need, a DNS policy or configuration Kubernetes does not take, launch security without what it needs, NVIDIA Grace GPU passthrough without what it needs, labels KubeVirt keeps for itself, a feature whose gate the cluster configuration leaves off, the gate of a discontinued binding the configuration still lists while the binding is used; and on a VMI with its presets and defaults applied (a VMI document, or the one a VM starts) the same, no memory asked for, a ContainerPath volume that is not a filesystem or lies below a reserved path, devices its architecture does not take, presets that select it and conflict, or a preset of its namespace whose selector does not parse. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
     severity: Severity::Warning,
 };
 
@@ -373,10 +375,14 @@ pub fn check(
                     found.extend(refused.into_iter().map(|(f, m)| (f, m + START_NOTE)));
                     None
                 };
-                if let Some(vmi) = vmi
-                    && let Some(mutated) =
-                        start::mutated(vmi, obj.effective_namespace(), presets, profile)
-                {
+                let mutated =
+                    vmi.map(|vmi| start::mutated(vmi, obj.effective_namespace(), presets, profile));
+                if let Some(Err(start::Refused::Presets(refusal))) = &mutated {
+                    // KubeVirt's mutating webhook refuses the VMI at every start.
+                    let at = "spec.template.metadata.labels";
+                    found.push((at.to_string(), format!("{refusal}{START_NOTE}")));
+                }
+                if let Some(Ok(mutated)) = mutated {
                     let judge = |vmi: &Value| {
                         let mut refused = Vec::new();
                         if let Some(spec) = vmi.get("spec") {
@@ -404,7 +410,11 @@ pub fn check(
             if let Some(spec @ Value::Object(_)) = obj.value.get("spec") {
                 let namespace = obj.effective_namespace();
                 let vmi = crate::kubevirt::vmi::vmi_for(obj)
-                    .and_then(|vmi| start::mutated(vmi, namespace, presets, profile));
+                    .map(|vmi| start::mutated(vmi, namespace, presets, profile));
+                if let Some(Err(start::Refused::Presets(refusal))) = &vmi {
+                    found.push(("metadata.labels".to_string(), refusal.to_string()));
+                }
+                let vmi = vmi.and_then(Result::ok);
                 let mutated = vmi.as_ref().and_then(|m| m.vmi.get("spec"));
                 if let Some(meta) = obj.value.get("metadata") {
                     grace::annotations(
@@ -1593,6 +1603,27 @@ mod tests {
         // A limit is memory too, once the defaults have made it the guest's.
         let limited = json!({"domain": {"resources": {"limits": {"memory": "2Gi"}}}});
         assert!(run(&object("VirtualMachine", vm(limited)), &[]).is_empty());
+
+        // Presets that conflict: the mutating webhook refuses the VMI first, at the labels.
+        let mut other = preset.clone();
+        other.value["metadata"]["name"] = json!("large");
+        other.value["spec"]["domain"]["resources"]["requests"]["memory"] = json!("2Gi");
+        let refused = run(&machine, &[&preset, &other]);
+        assert_eq!(refused.len(), 1, "{refused:?}");
+        assert_eq!(refused[0].0, "spec.template.metadata.labels");
+        assert!(
+            refused[0].1.starts_with(
+                "VirtualMachinePresets cannot be applied due to conflicts: presets 'small' and \
+                 'large' conflict: spec.resources.requests[memory]"
+            ),
+            "{}",
+            refused[0].1
+        );
+        assert!(refused[0].1.ends_with(START_NOTE), "{}", refused[0].1);
+        // A VMI document is refused at creation, the manifest judged as written beside it.
+        let refused = run(&vmi, &[&preset, &other]);
+        let fields: Vec<&str> = refused.iter().map(|(f, _)| f.as_str()).collect();
+        assert!(fields.contains(&"metadata.labels"), "{refused:?}");
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::sync::Mutex;
 use serde_json::Value;
 
 use crate::kubevirt::defaults::quantity_at;
-use crate::kubevirt::presets::PresetIndex;
+use crate::kubevirt::presets::{PresetIndex, PresetRefusal};
 use crate::kubevirt::profile::ClusterProfile;
 use crate::kubevirt::{vmi, vmi_defaults};
 use crate::model::Object;
@@ -32,15 +32,26 @@ pub(super) struct Mutated {
     pub presets: Vec<String>,
 }
 
+/// Why KubeVirt's mutating webhook refuses a VirtualMachineInstance before its validating
+/// webhook sees it.
+#[derive(Debug)]
+pub(super) enum Refused {
+    /// The presets that select it conflict, or a preset of its namespace has a selector that
+    /// does not parse.
+    Presets(PresetRefusal),
+    /// The VMI defaults cannot be applied (other findings report why).
+    Defaults,
+}
+
 /// `vmi` (a VirtualMachineInstance document) as KubeVirt's VMI webhook validates it: the presets
-/// of `namespace` that select it and the VMI defaults applied. `None` when KubeVirt refuses it
-/// before that (conflicting presets, defaults it cannot apply), which other findings report.
+/// of `namespace` that select it and the VMI defaults applied; or why KubeVirt refuses it
+/// before that.
 pub(super) fn mutated(
     mut vmi: Value,
     namespace: &str,
     presets: &Mutex<PresetIndex<'_>>,
     profile: &ClusterProfile,
-) -> Option<Mutated> {
+) -> Result<Mutated, Refused> {
     vmi::null_strings_as_empty(&mut vmi);
     // The webhook gets the VMI as Go encodes it, without an empty map of requests or limits,
     // so that a preset's requests are copied into one (`vmi --stage presets` keeps it).
@@ -49,8 +60,9 @@ pub(super) fn mutated(
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let others = presets.other_orders(&vmi, namespace);
-
-    presets.apply(&mut vmi, namespace).ok()?;
+    presets
+        .apply(&mut vmi, namespace)
+        .map_err(Refused::Presets)?;
     drop(presets);
     let defaulted = |mut vmi: Value| {
         vmi::omit_empty_resources_and_devices(&mut vmi);
@@ -58,8 +70,8 @@ pub(super) fn mutated(
         Some(vmi)
     };
     let other_orders: Vec<Value> = others.vmis.into_iter().filter_map(defaulted).collect();
-    Some(Mutated {
-        vmi: defaulted(vmi)?,
+    Ok(Mutated {
+        vmi: defaulted(vmi).ok_or(Refused::Defaults)?,
         presets: if other_orders.is_empty() {
             Vec::new()
         } else {
