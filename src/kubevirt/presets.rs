@@ -117,24 +117,29 @@ pub struct OrderDependence {
     pub fields: Vec<String>,
 }
 
+/// Presets named in a message: `'a'`, `'a' and 'b'`, `'a', 'b' and 'c'`; past
+/// five, how many more.
+pub fn named(presets: &[String]) -> String {
+    let mut quoted: Vec<String> = presets
+        .iter()
+        .take(NAMED_AT_MOST)
+        .map(|p| format!("'{p}'"))
+        .collect();
+    if presets.len() > NAMED_AT_MOST {
+        quoted.push(format!("{} more", presets.len() - NAMED_AT_MOST));
+    }
+    and_list(&quoted)
+}
+
 impl fmt::Display for OrderDependence {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut quoted: Vec<String> = self
-            .presets
-            .iter()
-            .take(NAMED_AT_MOST)
-            .map(|p| format!("'{p}'"))
-            .collect();
-        if self.presets.len() > NAMED_AT_MOST {
-            quoted.push(format!("{} more", self.presets.len() - NAMED_AT_MOST));
-        }
         write!(
             f,
             "KubeVirt merges the VirtualMachineInstancePresets {} in no fixed order (Go map \
              order), and the VirtualMachineInstance depends on it: {} can come out otherwise. \
              kvrender shows the presets merged in name order, one of KubeVirt's orders; to make \
              the result certain, let one preset set each of these parts, or make them agree",
-            and_list(&quoted),
+            named(&self.presets),
             and_list(&self.fields.iter().map(|f| describe(f)).collect::<Vec<_>>())
         )
     }
@@ -288,7 +293,7 @@ impl<'a> PresetIndex<'a> {
             excluded: is_excluded(vmi),
             ..PresetOutcome::default()
         };
-        let matching = self.selecting(vmi, namespace)?;
+        let (matching, classes) = self.selecting(vmi, namespace)?;
         if !matching.is_empty() {
             let shared = if self.check_order {
                 sharing_parts(&matching)
@@ -298,7 +303,9 @@ impl<'a> PresetIndex<'a> {
             let before = (shared.len() > 1).then(|| vmi.clone());
             merge_presets(vmi, &matching, &mut outcome);
             if let Some(before) = before {
-                outcome.order_dependence = order_dependence(&before, &shared);
+                let presets: Vec<&Object> = shared.iter().map(|&i| matching[i]).collect();
+                let classes: Vec<usize> = shared.iter().map(|&i| classes[i]).collect();
+                outcome.order_dependence = order_dependence(&before, &presets, &classes);
             }
         }
         outcome.warnings = deprecation_warnings(vmi);
@@ -310,21 +317,33 @@ impl<'a> PresetIndex<'a> {
     /// unchanged. The orders tried are those [`PresetOutcome::order_dependence`] tries. Empty
     /// when the order changes nothing or KubeVirt refuses the VMI.
     pub fn other_orders(&mut self, vmi: &Value, namespace: &str) -> OtherOrders {
-        let Ok(matching) = self.selecting(vmi, namespace) else {
+        let Ok((matching, classes)) = self.selecting(vmi, namespace) else {
             return OtherOrders::default();
         };
-        let shared = sharing_parts(&matching);
-        let (reps, kind_of) = kinds(&shared);
+        let positions = sharing_parts(&matching);
+        let shared: Vec<&Object> = positions.iter().map(|&i| matching[i]).collect();
+        let shared_classes: Vec<usize> = positions.iter().map(|&i| classes[i]).collect();
+        let (reps, kind_of) = kinds(&shared, &shared_classes);
         if reps.len() < 2 {
             return OtherOrders::default();
         }
         // The presets that set no part in common with another come after the others: what
         // they do is the same wherever they come.
+        let mut is_shared = vec![false; matching.len()];
+        for &i in &positions {
+            is_shared[i] = true;
+        }
         let alone: Vec<&Object> = matching
             .iter()
-            .copied()
-            .filter(|p| !shared.iter().any(|q| std::ptr::eq(*p, *q)))
+            .zip(&is_shared)
+            .filter(|(_, shared)| !**shared)
+            .map(|(p, _)| *p)
             .collect();
+        // The presets of each kind, in name order.
+        let mut of_kind: Vec<Vec<&Object>> = vec![Vec::new(); reps.len()];
+        for (preset, &kind) in shared.iter().zip(&kind_of) {
+            of_kind[kind].push(preset);
+        }
         let merged = |presets: &[&Object]| {
             let mut out = vmi.clone();
             merge_presets(&mut out, presets, &mut PresetOutcome::default());
@@ -335,13 +354,7 @@ impl<'a> PresetIndex<'a> {
         for order in orders(reps.len()) {
             let presets: Vec<&Object> = order
                 .iter()
-                .flat_map(|&kind| {
-                    shared
-                        .iter()
-                        .zip(&kind_of)
-                        .filter(move |(_, k)| **k == kind)
-                        .map(|(p, _)| *p)
-                })
+                .flat_map(|&kind| of_kind[kind].iter().copied())
                 .chain(alone.iter().copied())
                 .collect();
             let trial = merged(&presets);
@@ -358,26 +371,29 @@ impl<'a> PresetIndex<'a> {
     }
 
     /// The presets of `namespace` that select `vmi`, in name order, once KubeVirt's checks of
-    /// them pass: none for a VMI that excludes itself or a namespace without presets.
-    fn selecting(
-        &mut self,
-        vmi: &Value,
-        namespace: &str,
-    ) -> Result<Vec<&'a Object>, PresetRefusal> {
+    /// them pass, and the conflict class of each: none for a VMI that excludes itself or a
+    /// namespace without presets.
+    fn selecting(&mut self, vmi: &Value, namespace: &str) -> Result<Selected<'a>, PresetRefusal> {
         if is_excluded(vmi) {
-            return Ok(Vec::new());
+            return Ok(Selected::default());
         }
         let Some(in_namespace) = self.namespaces.get_mut(namespace) else {
-            return Ok(Vec::new());
+            return Ok(Selected::default());
         };
         if let Some(refusal) = &in_namespace.refusal {
             return Err(refusal.clone());
         }
         let matching = in_namespace.matching(&vmi_labels(vmi));
         in_namespace.check_conflicts(&matching)?;
-        Ok(matching.iter().map(|&i| in_namespace.presets[i]).collect())
+        Ok((
+            matching.iter().map(|&i| in_namespace.presets[i]).collect(),
+            matching.iter().map(|&i| in_namespace.classes[i]).collect(),
+        ))
     }
 }
+
+/// The presets that select a VMI, in name order, and the conflict class of each.
+type Selected<'a> = (Vec<&'a Object>, Vec<usize>);
 
 /// What [`PresetIndex::other_orders`] finds.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -577,34 +593,36 @@ fn touches(domain: &Value, at: &[&str]) -> bool {
     }
 }
 
-/// The matching presets (in name order) that set a part another matching preset sets too.
-/// Only they can depend on the order: a part set by one preset alone is copied, and counts
-/// for its annotation, the same way whenever that preset comes.
-fn sharing_parts<'o>(matching: &[&'o Object]) -> Vec<&'o Object> {
+/// The positions of the matching presets (in name order) that set a part another matching
+/// preset sets too. Only they can depend on the order: a part set by one preset alone is
+/// copied, and counts for its annotation, the same way whenever that preset comes.
+fn sharing_parts(matching: &[&Object]) -> Vec<usize> {
     let mut setters = [0usize; CONFLICT_PARTS.len()];
     for preset in matching {
         for (count, at) in setters.iter_mut().zip(CONFLICT_PARTS) {
             *count += usize::from(touches(preset_domain(preset), at));
         }
     }
-    matching
-        .iter()
-        .copied()
-        .filter(|p| {
+    (0..matching.len())
+        .filter(|&i| {
             setters
                 .iter()
                 .zip(CONFLICT_PARTS)
-                .any(|(&count, at)| count > 1 && touches(preset_domain(p), at))
+                .any(|(&count, at)| count > 1 && touches(preset_domain(matching[i]), at))
         })
         .collect()
 }
 
-/// Merge `shared` (presets that share parts, in name order) into copies of `before` in other
-/// orders and compare each result with the name order's. Presets whose merged parts are
-/// alike act alike wherever they come (the first of them merges, and each is applied exactly
-/// when the first is), so one of each kind is reordered.
-fn order_dependence(before: &Value, shared: &[&Object]) -> Option<OrderDependence> {
-    let (reps, kind_of) = kinds(shared);
+/// Merge `shared` (presets that share parts, in name order, of conflict classes `classes`)
+/// into copies of `before` in other orders and compare each result with the name order's.
+/// Presets whose merged parts are alike act alike wherever they come (the first of them
+/// merges, and each is applied exactly when the first is), so one of each kind is reordered.
+fn order_dependence(
+    before: &Value,
+    shared: &[&Object],
+    classes: &[usize],
+) -> Option<OrderDependence> {
+    let (reps, kind_of) = kinds(shared, classes);
     let n = reps.len();
     if n < 2 {
         return None;
@@ -668,16 +686,17 @@ fn order_dependence(before: &Value, shared: &[&Object]) -> Option<OrderDependenc
     Some(OrderDependence { presets, fields })
 }
 
-/// One preset of each kind among `shared` (presets whose merged parts are alike are of one
-/// kind), and the kind of each preset of `shared`.
-fn kinds<'o>(shared: &[&'o Object]) -> (Vec<&'o Object>, Vec<usize>) {
-    let mut kinds: HashMap<String, usize> = HashMap::new();
+/// One preset of each kind among `shared` (presets of one conflict class, in `classes`, have
+/// the same merged parts: they are of one kind), and the kind of each preset of `shared`.
+fn kinds<'o>(shared: &[&'o Object], classes: &[usize]) -> (Vec<&'o Object>, Vec<usize>) {
+    let mut kinds: HashMap<usize, usize> = HashMap::new();
     let mut reps: Vec<&Object> = Vec::new();
     let kind_of = shared
         .iter()
-        .map(|p| {
+        .zip(classes)
+        .map(|(p, &class)| {
             let next = reps.len();
-            let kind = *kinds.entry(conflict_key(preset_domain(p))).or_insert(next);
+            let kind = *kinds.entry(class).or_insert(next);
             if kind == next {
                 reps.push(p);
             }
@@ -2503,10 +2522,8 @@ mod tests {
         let d = web_preset("d", json!({"ioThreadsPolicy": "shared"}));
         // An empty `requests` is not merged: `a` shares nothing.
         assert!(sharing_parts(&[&a, &b, &d]).is_empty());
-        let shared: Vec<&str> = sharing_parts(&[&a, &b, &c, &d])
-            .iter()
-            .map(|p| p.name())
-            .collect();
+        let all = [&a, &b, &c, &d];
+        let shared: Vec<&str> = sharing_parts(&all).iter().map(|&i| all[i].name()).collect();
         assert_eq!(shared, ["b", "c"]);
     }
 

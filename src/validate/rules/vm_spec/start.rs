@@ -12,7 +12,7 @@ use std::sync::Mutex;
 use serde_json::Value;
 
 use crate::kubevirt::defaults::quantity_at;
-use crate::kubevirt::presets::{PresetIndex, PresetRefusal};
+use crate::kubevirt::presets::{self, PresetIndex, PresetRefusal};
 use crate::kubevirt::profile::ClusterProfile;
 use crate::kubevirt::{vmi, vmi_defaults};
 use crate::model::Object;
@@ -89,7 +89,7 @@ pub(super) fn across_orders(name_order: Found, others: &[Found], presets: &[Stri
         return name_order;
     }
     let in_every = |f: &(String, String)| others.iter().all(|o| o.contains(f));
-    let named = presets_named(presets);
+    let named = presets::named(presets);
     let mut out: Found = name_order
         .iter()
         .map(|(field, message)| {
@@ -122,16 +122,6 @@ pub(super) fn across_orders(name_order: Found, others: &[Found], presets: &[Stri
         }
     }
     out
-}
-
-/// `'a'`, `'a' and 'b'`, `'a', 'b' and 'c'`.
-fn presets_named(presets: &[String]) -> String {
-    let quoted: Vec<String> = presets.iter().map(|p| format!("'{p}'")).collect();
-    match quoted.as_slice() {
-        [] => String::new(),
-        [one] => one.clone(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
-    }
 }
 
 /// The VMI the controller creates of `vm` (which reads its template and its status), with
@@ -376,6 +366,16 @@ mod tests {
             ),
             "{}",
             third.1
+        );
+        // However many presets share a part, the finding names five.
+        let many: Vec<String> = (0..7).map(|i| format!("p{i}")).collect();
+        let out = across_orders(vec![named.clone()], &[vec![]], &many);
+        assert!(
+            out[0]
+                .1
+                .contains("'p0', 'p1', 'p2', 'p3', 'p4' and 2 more merged in name order"),
+            "{}",
+            out[0].1
         );
     }
 
