@@ -289,19 +289,50 @@ impl<'a> PresetIndex<'a> {
         vmi: &mut Value,
         namespace: &str,
     ) -> Result<PresetOutcome, PresetRefusal> {
+        let (matching, classes) = self.selecting(vmi, namespace)?;
+        Ok(self.merge_selected(vmi, &matching, &classes))
+    }
+
+    /// [`PresetIndex::apply`], and the VMIs that other orders of the same presets give, where
+    /// they differ from the name order's, each once. The orders tried are those
+    /// [`PresetOutcome::order_dependence`] tries; none when the order changes nothing. The
+    /// presets are looked up, checked and merged in name order once for both.
+    pub fn apply_in_other_orders(
+        &mut self,
+        vmi: &mut Value,
+        namespace: &str,
+    ) -> Result<(PresetOutcome, OtherOrders), PresetRefusal> {
+        let (matching, classes) = self.selecting(vmi, namespace)?;
+        let reordering = Reordering::of(&matching, &classes);
+        let before = reordering.as_ref().map(|_| vmi.clone());
+        let outcome = self.merge_selected(vmi, &matching, &classes);
+        let others = match (reordering, before) {
+            (Some(reordering), Some(before)) => reordering.other_orders(&before, vmi),
+            _ => OtherOrders::default(),
+        };
+        Ok((outcome, others))
+    }
+
+    /// Merge `matching` (the presets that select `vmi`, in name order, of conflict classes
+    /// `classes`) into `vmi`, and check their order when the index is made to.
+    fn merge_selected(
+        &self,
+        vmi: &mut Value,
+        matching: &[&Object],
+        classes: &[usize],
+    ) -> PresetOutcome {
         let mut outcome = PresetOutcome {
             excluded: is_excluded(vmi),
             ..PresetOutcome::default()
         };
-        let (matching, classes) = self.selecting(vmi, namespace)?;
         if !matching.is_empty() {
             let shared = if self.check_order {
-                sharing_parts(&matching)
+                sharing_parts(matching)
             } else {
                 Vec::new()
             };
             let before = (shared.len() > 1).then(|| vmi.clone());
-            merge_presets(vmi, &matching, &mut outcome);
+            merge_presets(vmi, matching, &mut outcome);
             if let Some(before) = before {
                 let presets: Vec<&Object> = shared.iter().map(|&i| matching[i]).collect();
                 let classes: Vec<usize> = shared.iter().map(|&i| classes[i]).collect();
@@ -309,65 +340,7 @@ impl<'a> PresetIndex<'a> {
             }
         }
         outcome.warnings = deprecation_warnings(vmi);
-        Ok(outcome)
-    }
-
-    /// The VMIs that other orders of the presets of `namespace` that select `vmi` give, where
-    /// they differ from the name order's ([`PresetIndex::apply`]), each once; `vmi` is left
-    /// unchanged. The orders tried are those [`PresetOutcome::order_dependence`] tries. Empty
-    /// when the order changes nothing or KubeVirt refuses the VMI.
-    pub fn other_orders(&mut self, vmi: &Value, namespace: &str) -> OtherOrders {
-        let Ok((matching, classes)) = self.selecting(vmi, namespace) else {
-            return OtherOrders::default();
-        };
-        let positions = sharing_parts(&matching);
-        let shared: Vec<&Object> = positions.iter().map(|&i| matching[i]).collect();
-        let shared_classes: Vec<usize> = positions.iter().map(|&i| classes[i]).collect();
-        let (reps, kind_of) = kinds(&shared, &shared_classes);
-        if reps.len() < 2 {
-            return OtherOrders::default();
-        }
-        // The presets that set no part in common with another come after the others: what
-        // they do is the same wherever they come.
-        let mut is_shared = vec![false; matching.len()];
-        for &i in &positions {
-            is_shared[i] = true;
-        }
-        let alone: Vec<&Object> = matching
-            .iter()
-            .zip(&is_shared)
-            .filter(|(_, shared)| !**shared)
-            .map(|(p, _)| *p)
-            .collect();
-        // The presets of each kind, in name order.
-        let mut of_kind: Vec<Vec<&Object>> = vec![Vec::new(); reps.len()];
-        for (preset, &kind) in shared.iter().zip(&kind_of) {
-            of_kind[kind].push(preset);
-        }
-        let merged = |presets: &[&Object]| {
-            let mut out = vmi.clone();
-            merge_presets(&mut out, presets, &mut PresetOutcome::default());
-            out
-        };
-        let reference = merged(&matching);
-        let mut vmis: Vec<Value> = Vec::new();
-        for order in orders(reps.len()) {
-            let presets: Vec<&Object> = order
-                .iter()
-                .flat_map(|&kind| of_kind[kind].iter().copied())
-                .chain(alone.iter().copied())
-                .collect();
-            let trial = merged(&presets);
-            if trial != reference && !vmis.contains(&trial) {
-                vmis.push(trial);
-            }
-        }
-        let presets = if vmis.is_empty() {
-            Vec::new()
-        } else {
-            shared.iter().map(|p| p.name().to_string()).collect()
-        };
-        OtherOrders { presets, vmis }
+        outcome
     }
 
     /// The presets of `namespace` that select `vmi`, in name order, once KubeVirt's checks of
@@ -395,7 +368,7 @@ impl<'a> PresetIndex<'a> {
 /// The presets that select a VMI, in name order, and the conflict class of each.
 type Selected<'a> = (Vec<&'a Object>, Vec<usize>);
 
-/// What [`PresetIndex::other_orders`] finds.
+/// What [`PresetIndex::apply_in_other_orders`] finds besides the name order.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct OtherOrders {
     /// The selecting presets that set a part another of them sets too, in name order: those
@@ -403,6 +376,75 @@ pub struct OtherOrders {
     pub presets: Vec<String>,
     /// The VMIs of other orders, unlike the name order's and each other.
     pub vmis: Vec<Value>,
+}
+
+/// The selecting presets of a VMI whose order KubeVirt leaves open, ready to be merged in
+/// other orders.
+struct Reordering<'o> {
+    /// The presets that set a part another of them sets too, in name order.
+    shared: Vec<&'o Object>,
+    /// Those presets by kind (presets of a kind merge alike), each kind in name order.
+    of_kind: Vec<Vec<&'o Object>>,
+    /// The other selecting presets, in name order.
+    alone: Vec<&'o Object>,
+}
+
+impl<'o> Reordering<'o> {
+    /// The reordering of `matching` (in name order, of conflict classes `classes`); none when
+    /// fewer than two kinds of presets share parts, so that every order gives one VMI.
+    fn of(matching: &[&'o Object], classes: &[usize]) -> Option<Self> {
+        let positions = sharing_parts(matching);
+        let shared: Vec<&Object> = positions.iter().map(|&i| matching[i]).collect();
+        let shared_classes: Vec<usize> = positions.iter().map(|&i| classes[i]).collect();
+        let (reps, kind_of) = kinds(&shared, &shared_classes);
+        if reps.len() < 2 {
+            return None;
+        }
+        let mut is_shared = vec![false; matching.len()];
+        for &i in &positions {
+            is_shared[i] = true;
+        }
+        let alone = matching
+            .iter()
+            .zip(&is_shared)
+            .filter(|(_, shared)| !**shared)
+            .map(|(p, _)| *p)
+            .collect();
+        let mut of_kind: Vec<Vec<&Object>> = vec![Vec::new(); reps.len()];
+        for (preset, &kind) in shared.iter().zip(&kind_of) {
+            of_kind[kind].push(preset);
+        }
+        Some(Reordering {
+            shared,
+            of_kind,
+            alone,
+        })
+    }
+
+    /// The VMIs the other orders give when merged into `before`, unlike `name_order` (the
+    /// name order's VMI) and each other. The presets that set no part in common with another
+    /// come after the others: what they do is the same wherever they come.
+    fn other_orders(&self, before: &Value, name_order: &Value) -> OtherOrders {
+        let mut vmis: Vec<Value> = Vec::new();
+        for order in orders(self.of_kind.len()) {
+            let presets: Vec<&Object> = order
+                .iter()
+                .flat_map(|&kind| self.of_kind[kind].iter().copied())
+                .chain(self.alone.iter().copied())
+                .collect();
+            let mut trial = before.clone();
+            merge_presets(&mut trial, &presets, &mut PresetOutcome::default());
+            if trial != *name_order && !vmis.contains(&trial) {
+                vmis.push(trial);
+            }
+        }
+        let presets = if vmis.is_empty() {
+            Vec::new()
+        } else {
+            self.shared.iter().map(|p| p.name().to_string()).collect()
+        };
+        OtherOrders { presets, vmis }
+    }
 }
 
 impl<'a> NamespacePresets<'a> {
@@ -2533,8 +2575,15 @@ mod tests {
         let b = web_preset("b", json!({"resources": {"requests": {"cpu": "1"}}}));
         let c = web_preset("c", json!({"ioThreadsPolicy": "shared"}));
         let v = vmi(json!({"app": "web"}), json!({}));
-        let mut index = PresetIndex::new(&[&c, &b, &a]);
-        let others = index.other_orders(&v, "default");
+        let mut name_order = v.clone();
+        let (_, others) = PresetIndex::new(&[&c, &b, &a])
+            .apply_in_other_orders(&mut name_order, "default")
+            .unwrap();
+        assert_eq!(
+            name_order["spec"]["domain"],
+            json!({"resources": {"requests": {"memory": "1Gi"}}, "ioThreadsPolicy": "shared"}),
+            "the name order's VMI"
+        );
         assert_eq!(others.presets, ["a", "b"]);
         let [other] = others.vmis.as_slice() else {
             panic!("one other VMI: {others:?}");
@@ -2555,28 +2604,28 @@ mod tests {
                 "virtualmachinepreset.kubevirt.io/c"
             ]
         );
-        assert_eq!(v, vmi(json!({"app": "web"}), json!({})), "left unchanged");
-        // Nothing for presets whose order changes nothing, nor for a refused VMI.
+        // Nothing for presets whose order changes nothing; a refused VMI is left unchanged.
         assert_eq!(
-            PresetIndex::new(&[&a, &c]).other_orders(&v, "default"),
+            PresetIndex::new(&[&a, &c])
+                .apply_in_other_orders(&mut v.clone(), "default")
+                .unwrap()
+                .1,
             OtherOrders::default()
         );
         let d = web_preset("d", json!({"ioThreadsPolicy": "auto"}));
+        let mut refused = v.clone();
         assert!(
             PresetIndex::new(&[&a, &b, &c, &d])
-                .apply(&mut v.clone(), "default")
+                .apply_in_other_orders(&mut refused, "default")
                 .is_err()
         );
-        assert_eq!(
-            PresetIndex::new(&[&a, &b, &c, &d]).other_orders(&v, "default"),
-            OtherOrders::default()
-        );
+        assert_eq!(refused, v);
     }
 
     #[test]
     fn other_orders_are_those_of_every_order_of_every_preset() {
         // Merging the presets in each of their orders, one by one, gives the name order's VMI
-        // and exactly the VMIs `other_orders` gives: presets alike counted as one and those
+        // and exactly the VMIs `apply_in_other_orders` gives: presets alike counted as one and those
         // that share no part merged last change nothing.
         let domains = [
             json!({"resources": {"requests": {"memory": "1Gi"}}}),
@@ -2613,7 +2662,12 @@ mod tests {
             PresetIndex::new(&refs)
                 .apply(&mut name_order, "default")
                 .unwrap();
-            let mut found = PresetIndex::new(&refs).other_orders(&v, "default").vmis;
+            let mut both = v.clone();
+            let (_, others) = PresetIndex::new(&refs)
+                .apply_in_other_orders(&mut both, "default")
+                .unwrap();
+            assert_eq!(both, name_order, "presets {mask:b}");
+            let mut found = others.vmis;
             found.insert(0, name_order);
             assert_eq!(found.len(), every.len(), "presets {mask:b}");
             assert!(found.iter().all(|f| every.contains(f)), "presets {mask:b}");

@@ -59,9 +59,8 @@ pub(super) fn mutated(
     let mut presets = presets
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let others = presets.other_orders(&vmi, namespace);
-    presets
-        .apply(&mut vmi, namespace)
+    let (_, others) = presets
+        .apply_in_other_orders(&mut vmi, namespace)
         .map_err(Refused::Presets)?;
     drop(presets);
     let defaulted = |mut vmi: Value| {
