@@ -1162,6 +1162,7 @@ fn check_vmi_admit(answer: &Value, configured: bool, run: &Run) -> Result<(), Fa
         .map_err(|e| Failed::from(format!("stdout is not JSON: {e}")))?;
     // `mutate` is the answer when the mutating webhook already refuses the VMI (its schema
     // check); otherwise `vmi` holds the validating webhook's.
+    let before_presets = answer["vmi"].is_null() && answer["mutate"]["allowed"] == false;
     let answer = answer["vmi"]
         .as_object()
         .or_else(|| answer["mutate"].as_object())
@@ -1192,7 +1193,13 @@ fn check_vmi_admit(answer: &Value, configured: bool, run: &Run) -> Result<(), Fa
         .map(|(_, m)| *m)
         .filter(|m| is_preset_refusal(m))
         .collect();
-    if !by_presets.is_empty() || mutate.is_some() {
+    // The webhook's schema check comes before the presets: when it refuses the VMI, KubeVirt
+    // never gets to a refusal by the presets, which `KV034` may report beside the schema's.
+    let ours: Vec<(&str, &str)> = if before_presets && mutate.is_none() {
+        ours.into_iter()
+            .filter(|(_, m)| !is_preset_refusal(m))
+            .collect()
+    } else if !by_presets.is_empty() || mutate.is_some() {
         return match (mutate, by_presets.as_slice()) {
             (Some(theirs), [ours]) if same_preset_refusal(theirs, ours) => Ok(()),
             _ => Err(format!(
@@ -1200,7 +1207,9 @@ fn check_vmi_admit(answer: &Value, configured: bool, run: &Run) -> Result<(), Fa
             )
             .into()),
         };
-    }
+    } else {
+        ours
+    };
     if answer.get("allowed") == Some(&Value::Bool(true)) {
         return match ours.first() {
             Some((field, message)) => {
