@@ -240,9 +240,7 @@ fn build_one(
         }
     }
     vmi::omit_empty_resources_and_devices(&mut vmi);
-    if stage == Stage::Full {
-        vmi::write_go_zero_fields(&mut vmi);
-    } else {
+    if stage == Stage::Presets {
         // The preset stage shows what the presets did: no zero values nobody wrote.
         vmi::go_nulls_as_zero_values(&mut vmi);
     }
@@ -265,6 +263,9 @@ fn build_one(
         return None;
     }
     if stage == Stage::Full {
+        // Go writes the fields that are not `omitempty` with their zero values, also in the
+        // disks the defaults add (a volume without a name gets a disk named "").
+        vmi::write_go_zero_fields(&mut vmi);
         // Printed all the same, as the controller makes it; the cluster does not create it.
         // A VMI document is created by a user, the VMI a VM starts by KubeVirt's controller.
         let by_user = kind == Kind::VirtualMachineInstance;
