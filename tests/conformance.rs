@@ -1098,6 +1098,12 @@ fn check_admit(
     compare_causes(causes, configured, &ours, &[])
 }
 
+/// KubeVirt's messages when the VMI defaults refuse the cluster's default interface.
+const DEFAULT_INTERFACE_REFUSALS: &[&str] = &[
+    "slirp interface is deprecated as of v1.3",
+    "bridge interface is not enabled in kubevirt-config",
+];
+
 /// How KubeVirt's message of a refusal by conflicting presets begins.
 const PRESET_CONFLICTS: &str = "VirtualMachinePresets cannot be applied due to conflicts";
 
@@ -1193,6 +1199,20 @@ fn check_vmi_admit(answer: &Value, configured: bool, run: &Run) -> Result<(), Fa
         .map(|(_, m)| *m)
         .filter(|m| is_preset_refusal(m))
         .collect();
+    // The defaults that come after the presets refuse the cluster's default interface: one
+    // `KV034` finding at the spec (a template's, as every VMI path here) says so, beside what
+    // the checks of the VMI as written find.
+    if let Some(theirs) = mutate.filter(|m| DEFAULT_INTERFACE_REFUSALS.contains(m)) {
+        let said: Vec<&(&str, &str)> = ours.iter().filter(|(_, m)| m.starts_with(theirs)).collect();
+        return match said.as_slice() {
+            [("spec.template.spec", _)] if by_presets.is_empty() => Ok(()),
+            _ => Err(format!(
+                "the default interface's refusal: KubeVirt {theirs:?}, KV034 {said:?} \
+                 (and the presets' refusal {by_presets:?})"
+            )
+            .into()),
+        };
+    }
     // The webhook's schema check comes before the presets: when it refuses the VMI, KubeVirt
     // never gets to a refusal by the presets, which `KV034` may report beside the schema's.
     let ours: Vec<(&str, &str)> = if before_presets && mutate.is_none() {

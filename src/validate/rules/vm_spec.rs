@@ -129,7 +129,9 @@
 //! where the VM turns it off itself. A VirtualMachineInstance is judged with its presets and
 //! the VMI defaults applied (as written when its presets conflict). Presets that conflict, or a
 //! preset of the namespace whose selector does not parse, have KubeVirt's mutating webhook
-//! refuse the VMI first: that refusal is a finding of its own, at the labels.
+//! refuse the VMI first: that refusal is a finding of its own, at the labels. So is the
+//! refusal of the cluster's default interface by the VMI defaults that follow, for a VMI
+//! that lists no interfaces or networks, at its spec.
 //!
 //! KubeVirt merges presets in Go map order, which is unspecified. Where presets set a part in
 //! common, the VMI of each other order is judged too: a finding that only some orders give
@@ -201,7 +203,7 @@ mod start;
 pub const RULE: Rule = Rule {
     code: codes::VM_SPEC,
     name: "vm-spec",
-    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a disk bus KubeVirt does not take (ide, unknown, virtio for a CD-ROM) or that does not fit the disk (read-only SATA, a dedicated I/O thread off virtio), a LUN that is not a claim, a DownwardMetrics volume not on a virtio disk, a boot order below 1 or used twice, a disk name that is not a DNS label (also of the disk KubeVirt adds for a volume that no disk or filesystem names), a disk PCI address, serial number, cache or I/O mode, error policy or block size KubeVirt does not take, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding, CPU or memory requests out of bounds, huge pages that do not divide the memory, dedicated CPUs, NUMA passthrough or realtime without what they need, memory hotplug without what it needs, a host name, start strategy, I/O threads policy, CPU feature policy, boot loader, ACPI table, sound, video, panic device, host disk, machine type, eviction strategy, probe or kernel boot KubeVirt does not take, cloud-init data missing, doubled or over 2048 bytes, a volume source, access credential or DataVolume template without what it needs, a network without one source, an interface state, binding, name, model, MAC or PCI address or port KubeVirt does not take, a discontinued binding, port ranges or DHCP options KubeVirt does not take, affinity or topology spread constraints Kubernetes does not take, a pull policy, toleration operator or effect, node inclusion policy, probe scheme or DataVolume template access or volume mode outside the values KubeVirt's schema lists, GPUs, host devices, DRA networks or resource claims without what they need, utility volumes at creation, a VMI's Hyper-V features without what they need, a DNS policy or configuration Kubernetes does not take, launch security without what it needs, NVIDIA Grace GPU passthrough without what it needs, labels KubeVirt keeps for itself, a feature whose gate the cluster configuration leaves off, the gate of a discontinued binding the configuration still lists while the binding is used; and on a VMI with its presets and defaults applied (a VMI document, or the one a VM starts) the same, no memory asked for, a ContainerPath volume that is not a filesystem or lies below a reserved path, devices its architecture does not take, presets that select it and conflict, or a preset of its namespace whose selector does not parse. A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
+    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a disk bus KubeVirt does not take (ide, unknown, virtio for a CD-ROM) or that does not fit the disk (read-only SATA, a dedicated I/O thread off virtio), a LUN that is not a claim, a DownwardMetrics volume not on a virtio disk, a boot order below 1 or used twice, a disk name that is not a DNS label (also of the disk KubeVirt adds for a volume that no disk or filesystem names), a disk PCI address, serial number, cache or I/O mode, error policy or block size KubeVirt does not take, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding, CPU or memory requests out of bounds, huge pages that do not divide the memory, dedicated CPUs, NUMA passthrough or realtime without what they need, memory hotplug without what it needs, a host name, start strategy, I/O threads policy, CPU feature policy, boot loader, ACPI table, sound, video, panic device, host disk, machine type, eviction strategy, probe or kernel boot KubeVirt does not take, cloud-init data missing, doubled or over 2048 bytes, a volume source, access credential or DataVolume template without what it needs, a network without one source, an interface state, binding, name, model, MAC or PCI address or port KubeVirt does not take, a discontinued binding, port ranges or DHCP options KubeVirt does not take, affinity or topology spread constraints Kubernetes does not take, a pull policy, toleration operator or effect, node inclusion policy, probe scheme or DataVolume template access or volume mode outside the values KubeVirt's schema lists, GPUs, host devices, DRA networks or resource claims without what they need, utility volumes at creation, a VMI's Hyper-V features without what they need, a DNS policy or configuration Kubernetes does not take, launch security without what it needs, NVIDIA Grace GPU passthrough without what it needs, labels KubeVirt keeps for itself, a feature whose gate the cluster configuration leaves off, the gate of a discontinued binding the configuration still lists while the binding is used; and on a VMI with its presets and defaults applied (a VMI document, or the one a VM starts) the same, no memory asked for, a ContainerPath volume that is not a filesystem or lies below a reserved path, devices its architecture does not take, presets that select it and conflict, or a preset of its namespace whose selector does not parse; and on a VMI document that lists no interfaces or networks, a default interface the cluster refuses (as `KV012` reports it for a VM). A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
     severity: Severity::Warning,
 };
 
@@ -239,6 +241,11 @@ const MUTATED_NOTE: &str = " (KubeVirt checks the VMI with its presets and defau
 /// What a finding about the VMI a VM starts adds to KubeVirt's message.
 const START_NOTE: &str = " (KubeVirt admits the VirtualMachine, then refuses the \
      VirtualMachineInstance it starts, with its presets and defaults applied)";
+
+/// What the refusal of a VirtualMachineInstance's default interface adds to KubeVirt's message.
+const VMI_DEFAULTS_HINT: &str = " (the cluster's default interface, which KubeVirt adds to a \
+     VirtualMachineInstance that lists no interfaces or networks: give it its own, such as \
+     `masquerade` on the pod network)";
 
 /// Check a VirtualMachine or VirtualMachineInstance against what a cluster of `profile` takes.
 /// `applied` is a VM's template spec as KubeVirt's webhook validates it (instancetype,
@@ -411,8 +418,14 @@ pub fn check(
                 let namespace = obj.effective_namespace();
                 let vmi = crate::kubevirt::vmi::vmi_for(obj)
                     .map(|vmi| start::mutated(vmi, namespace, presets, profile));
-                if let Some(Err(start::Refused::Presets(refusal))) = &vmi {
-                    found.push(("metadata.labels".to_string(), refusal.to_string()));
+                match &vmi {
+                    Some(Err(start::Refused::Presets(refusal))) => {
+                        found.push(("metadata.labels".to_string(), refusal.to_string()));
+                    }
+                    Some(Err(start::Refused::Defaults(message))) => {
+                        found.push(("spec".to_string(), format!("{message}{VMI_DEFAULTS_HINT}")));
+                    }
+                    _ => {}
                 }
                 let vmi = vmi.and_then(Result::ok);
                 let mutated = vmi.as_ref().and_then(|m| m.vmi.get("spec"));
@@ -455,8 +468,9 @@ pub fn check(
                         found.extend(start::across_orders(noted(after), &others, &vmi.presets));
                     }
                 } else {
-                    // KubeVirt refuses it before (conflicting presets): its CPU and memory are
-                    // not judged, presets would have added to them.
+                    // KubeVirt refuses it before (conflicting presets, or a default interface
+                    // the cluster refuses): its CPU and memory are not judged, presets and
+                    // defaults would have added to them.
                     instance_spec(spec, "spec", Written::Only, &mut found);
                     settings::check(spec, "spec", profile, false, &mut found);
                     interfaces::check(spec, "spec", profile, &mut found);

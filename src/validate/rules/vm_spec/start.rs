@@ -39,8 +39,9 @@ pub(super) enum Refused {
     /// The presets that select it conflict, or a preset of its namespace has a selector that
     /// does not parse.
     Presets(PresetRefusal),
-    /// The VMI defaults cannot be applied (other findings report why).
-    Defaults,
+    /// The VMI defaults cannot be applied: KubeVirt's message (a default interface the
+    /// cluster refuses).
+    Defaults(String),
 }
 
 /// `vmi` (a VirtualMachineInstance document) as KubeVirt's VMI webhook validates it: the presets
@@ -65,12 +66,19 @@ pub(super) fn mutated(
     drop(presets);
     let defaulted = |mut vmi: Value| {
         vmi::omit_empty_resources_and_devices(&mut vmi);
-        vmi_defaults::apply(profile, vmi.get_mut("spec")?).ok()?;
-        Some(vmi)
+        let spec = vmi
+            .get_mut("spec")
+            .ok_or_else(|| "the VirtualMachineInstance has no spec".to_string())?;
+        vmi_defaults::apply(profile, spec).map_err(|e| e.0)?;
+        Ok::<_, String>(vmi)
     };
-    let other_orders: Vec<Value> = others.vmis.into_iter().filter_map(defaulted).collect();
+    let other_orders: Vec<Value> = others
+        .vmis
+        .into_iter()
+        .filter_map(|vmi| defaulted(vmi).ok())
+        .collect();
     Ok(Mutated {
-        vmi: defaulted(vmi).ok_or(Refused::Defaults)?,
+        vmi: defaulted(vmi).map_err(Refused::Defaults)?,
         presets: if other_orders.is_empty() {
             Vec::new()
         } else {
