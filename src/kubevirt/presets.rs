@@ -2625,8 +2625,8 @@ mod tests {
     #[test]
     fn other_orders_are_those_of_every_order_of_every_preset() {
         // Merging the presets in each of their orders, one by one, gives the name order's VMI
-        // and exactly the VMIs `apply_in_other_orders` gives: presets alike counted as one and those
-        // that share no part merged last change nothing.
+        // and exactly the VMIs `apply_in_other_orders` gives: presets alike counted as one and
+        // those that share no part merged last change nothing.
         let domains = [
             json!({"resources": {"requests": {"memory": "1Gi"}}}),
             json!({"resources": {"requests": {"memory": "1Gi"}}}),
