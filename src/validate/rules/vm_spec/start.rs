@@ -66,10 +66,11 @@ pub(super) fn mutated(
     drop(presets);
     let defaulted = |mut vmi: Value| {
         vmi::omit_empty_resources_and_devices(&mut vmi);
-        let spec = vmi
-            .get_mut("spec")
-            .ok_or_else(|| "the VirtualMachineInstance has no spec".to_string())?;
-        vmi_defaults::apply(profile, spec).map_err(|e| e.0)?;
+        // A VMI's spec is a Go struct, there even when not written: the defaults fill it.
+        vmi::zero_field(&mut vmi, "spec", || Value::Object(serde_json::Map::new()));
+        if let Some(spec) = vmi.get_mut("spec") {
+            vmi_defaults::apply(profile, spec).map_err(|e| e.0)?;
+        }
         Ok::<_, String>(vmi)
     };
     let other_orders: Vec<Value> = others
