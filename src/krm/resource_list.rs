@@ -659,6 +659,18 @@ mod tests {
     }
 
     #[test]
+    fn an_item_key_past_the_implicit_key_limit_is_refused_either_way() {
+        // Found by the `krm` fuzzer: an entry whose key is longer than YAML's 1024 characters
+        // was read in parts while the whole document is refused.
+        let text = format!(
+            "{HEAD}items:\n- apiVersion:{}:\n    name: s\n",
+            "A".repeat(1500)
+        );
+        assert!(!read_in_parts_agreeing(&text));
+        assert!(parse(&text).is_err());
+    }
+
+    #[test]
     fn a_list_as_kpt_prints_it_is_read_in_parts_and_reads_the_same() {
         let items = "items:\n- apiVersion: v1\n  kind: A\n  metadata:\n    name: a\n  data:\n    k: v\n- apiVersion: v1\n  kind: B\n  metadata:\n    name: b\n";
         let config = "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  data:\n    expand: \"false\"\n";

@@ -14,6 +14,9 @@ use serde_json::{Map, Number, Value};
 /// Deeper documents go to the full parser, which enforces the real limit.
 const MAX_DEPTH: usize = 100;
 
+/// Keys longer than this (with their quotes and colon, in bytes) go to the full parser.
+const MAX_KEY: usize = 1000;
+
 /// Read one document, or `None` when it needs the full parser (or is not a mapping: a list or a
 /// scalar where an object belongs is for the full parser to report).
 pub fn parse(text: &str) -> Option<Value> {
@@ -376,6 +379,11 @@ fn split_key(content: &str) -> Option<(String, &str)> {
         }
         _ => return None,
     };
+    // A YAML implicit key is at most 1024 characters long; longer ones, and those near the
+    // limit, go to the full parser, which refuses them where the spec says.
+    if content.len() - after.len() > MAX_KEY {
+        return None;
+    }
     (after.is_empty() || after.starts_with(' ')).then_some((key, after))
 }
 
@@ -684,6 +692,22 @@ mod tests {
         ] {
             assert_eq!(parse(case), None, "{case:?}");
         }
+    }
+
+    #[test]
+    fn keys_past_the_implicit_key_limit_go_to_the_full_parser() {
+        // YAML limits an implicit key to 1024 characters: serde-saphyr refuses a longer one.
+        let long = format!("{}: b\n", "a".repeat(1500));
+        assert_eq!(parse(&long), None);
+        assert!(parse_document_full_refuses(&long));
+        let quoted = format!("\"{}\": b\n", "a".repeat(1500));
+        assert_eq!(parse(&quoted), None);
+        let short = format!("{}: b\n", "a".repeat(900));
+        assert_eq!(parse(&short), Some(full(&short)));
+    }
+
+    fn parse_document_full_refuses(text: &str) -> bool {
+        super::super::parse_document_full(text).is_err()
     }
 
     #[test]
