@@ -36,6 +36,14 @@ const MAX_ALIASES: usize = 10_000;
 const MAX_NODES: usize = 2_000_000;
 /// Nesting deeper than this is not a Kubernetes object; refuse it instead of recursing.
 const MAX_DEPTH: usize = 128;
+/// Parser events that aliases may replay in one document. Each costs a value and an event
+/// copy, about 200 bytes together: the parser's own default of a million let a 400-byte alias
+/// bomb take 0.6 s and 220 MB before it was refused. A manifest that repeats a block with an
+/// alias repeats tens of values, a few hundred times at most.
+const MAX_REPEATED: usize = 100_000;
+/// Parser events that anchors may hold in one document, counted once for every anchor open
+/// around them (nested anchors copy what they hold), replayed ones included.
+const MAX_ANCHORED: usize = 4 * MAX_REPEATED;
 
 fn options() -> serde_saphyr::Options {
     let mut budget = serde_saphyr::Budget::default();
@@ -45,8 +53,10 @@ fn options() -> serde_saphyr::Options {
     // within the node budget must not run out of events first.
     budget.max_events = 2 * MAX_NODES + 2;
     budget.max_depth = MAX_DEPTH;
+    budget.max_recorded_anchor_events = MAX_ANCHORED;
     let mut options = serde_saphyr::Options::default();
     options.budget = Some(budget);
+    options.alias_limits.max_total_replayed_events = MAX_REPEATED;
     // `0644` is the octal 420, as kubectl and kustomize read it (YAML 1.1), not 644.
     options.legacy_octal_numbers = true;
     options
@@ -197,6 +207,11 @@ fn convert_error(e: &serde_saphyr::Error) -> YamlError {
                 "the document goes beyond kvrender's limits: {}",
                 budget_in_words(detail)
             )
+        } else if message.starts_with("alias replay limit exceeded") {
+            format!(
+                "the document goes beyond kvrender's limits: aliases (`*name`) that repeat \
+                 anchored values more than {MAX_REPEATED} times"
+            )
         } else if let Some(plain) = in_yaml_terms(&message) {
             plain.to_string()
         } else {
@@ -228,9 +243,10 @@ fn budget_in_words(detail: &str) -> String {
         "Anchors" => format!("too many anchors (`&name`): {count}"),
         "AliasAnchorRatio" => "far more aliases (`*name`) than anchors (`&name`)".to_string(),
         "MergeKeys" => format!("too many merge keys (`<<`): {count}"),
-        "RecordedAnchorEvents" => {
-            format!("aliases (`*name`) that repeat anchored values {count} times or more")
-        }
+        "RecordedAnchorEvents" => format!(
+            "anchors (`&name`) that hold more than {MAX_ANCHORED} values in all (a value inside \
+             nested anchors counts once for each)"
+        ),
         "RecordedAnchorBytes" => {
             format!("aliases (`*name`) that repeat {count} bytes of anchored values or more")
         }
@@ -279,7 +295,7 @@ mod tests {
         let err = parse_document(&text).unwrap_err();
         assert!(
             err.message
-                .contains("aliases (`*name`) that repeat anchored values 1000001 times"),
+                .contains("aliases (`*name`) that repeat anchored values more than 100000 times"),
             "{}",
             err.message
         );
@@ -293,6 +309,47 @@ mod tests {
             "a list or mapping closed that was never opened"
         );
         assert_eq!(budget_in_words("Unknown { x: 1 }"), "Unknown { x: 1 }");
+    }
+
+    /// One anchor repeated by many aliases, without nesting, is refused once the values the
+    /// aliases repeat pass the limit; just under it, the document reads.
+    #[test]
+    fn aliases_may_repeat_a_bounded_number_of_values() {
+        let with_refs = |refs: usize| {
+            let mut text = format!("a: &a [{}]\nrefs:\n", vec!["x"; 999].join(", "));
+            text.push_str(&"- *a\n".repeat(refs));
+            text
+        };
+        // Each replay of the anchor is 1,001 events: the list opens, 999 values, it closes.
+        let fits = MAX_REPEATED / 1001;
+        let value = parse_document(&with_refs(fits)).unwrap();
+        assert_eq!(value["refs"].as_array().map(Vec::len), Some(fits));
+        let err = parse_document(&with_refs(fits + 1)).unwrap_err();
+        assert_eq!(
+            err.message,
+            "the document goes beyond kvrender's limits: aliases (`*name`) that repeat anchored \
+             values more than 100000 times"
+        );
+        assert_eq!(err.line, Some(u32::try_from(fits + 3).unwrap()));
+    }
+
+    /// Anchors nested in anchors copy what they hold once for each: bounded too.
+    #[test]
+    fn nested_anchors_hold_a_bounded_number_of_values() {
+        let depth = 100;
+        let opens: String = (0..depth).map(|i| format!("&n{i} [")).collect();
+        let text = format!(
+            "a: {opens}{}{}\n",
+            vec!["x"; 5000].join(","),
+            "]".repeat(depth)
+        );
+        let err = parse_document(&text).unwrap_err();
+        assert!(
+            err.message
+                .contains("anchors (`&name`) that hold more than 400000 values in all"),
+            "{}",
+            err.message
+        );
     }
 
     /// Each of these used to come out in terms of the parser's Rust API.
