@@ -1136,7 +1136,10 @@ fn same_preset_refusal(theirs: &str, ours: &str) -> bool {
     if theirs.starts_with(PRESET_CONFLICTS) {
         ours.starts_with(PRESET_CONFLICTS) && pairs(theirs) == pairs(ours)
     } else {
-        ours.starts_with(theirs) && ours.contains(INVALID_SELECTOR)
+        // Several invalid selectors: KubeVirt names the error of the first it meets, in Go's
+        // map order, and kvrender gives each of the others after its preset's name.
+        ours.contains(INVALID_SELECTOR)
+            && (ours.starts_with(theirs) || ours.contains(&format!("': {theirs}")))
     }
 }
 

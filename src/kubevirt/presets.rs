@@ -172,25 +172,49 @@ pub struct PresetRefusal {
     pub conflicts: Vec<(String, String, Vec<String>)>,
     /// Presets of the namespace whose selector does not parse.
     pub invalid_selectors: Vec<String>,
+    /// The error of each of [`Self::invalid_selectors`], in the same order; `message` is the
+    /// first.
+    pub selector_errors: Vec<String>,
 }
 
 impl fmt::Display for PresetRefusal {
     /// KubeVirt's message, followed by the presets whose selector does not parse (KubeVirt's
-    /// message names only the error of the first one, not the preset).
+    /// message names only the error of the first one it meets, not the preset). KubeVirt lists
+    /// the presets in Go's map order, so when their errors differ, the message may be any of
+    /// them: each is given with its preset.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)?;
-        if !self.invalid_selectors.is_empty() {
-            write!(
-                f,
-                " (invalid label selector in VirtualMachineInstancePreset {})",
-                self.invalid_selectors
-                    .iter()
-                    .map(|n| format!("'{n}'"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )?;
+        if self.invalid_selectors.is_empty() {
+            return Ok(());
         }
-        Ok(())
+        let names = |names: &mut dyn Iterator<Item = &String>| {
+            names
+                .map(|n| format!("'{n}'"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        write!(
+            f,
+            " (invalid label selector in VirtualMachineInstancePreset {}",
+            names(&mut self.invalid_selectors.iter())
+        )?;
+        let others: Vec<(&String, &String)> = self
+            .invalid_selectors
+            .iter()
+            .zip(&self.selector_errors)
+            .filter(|(_, e)| **e != self.message)
+            .collect();
+        if !others.is_empty() {
+            f.write_str(
+                "; KubeVirt meets them in no fixed order and names the error of the first, \
+                 which may also be",
+            )?;
+            for (i, (name, error)) in others.iter().enumerate() {
+                let sep = if i == 0 { "" } else { ";" };
+                write!(f, "{sep} '{name}': {error}")?;
+            }
+        }
+        f.write_str(")")
     }
 }
 
@@ -461,22 +485,23 @@ impl<'a> NamespacePresets<'a> {
             checked: HashMap::new(),
         };
         let mut invalid = Vec::new();
-        let mut first_error = None;
+        let mut errors = Vec::new();
         for preset in &out.presets {
             match selector::parse(path::get(&preset.value, &["spec", "selector"])) {
                 Ok(sel) => out.selectors.push(sel),
                 Err(e) => {
                     invalid.push(preset.name().to_string());
-                    first_error.get_or_insert(e);
+                    errors.push(e);
                 }
             }
         }
-        if let Some(message) = first_error {
+        if let Some(message) = errors.first() {
             out.selectors.clear();
             out.refusal = Some(PresetRefusal {
-                message,
+                message: message.clone(),
                 conflicts: Vec::new(),
                 invalid_selectors: invalid,
+                selector_errors: errors,
             });
             return out;
         }
@@ -924,6 +949,7 @@ fn check_preset_conflicts(
         ),
         conflicts,
         invalid_selectors: Vec::new(),
+        selector_errors: Vec::new(),
     })
 }
 
@@ -2153,6 +2179,41 @@ mod tests {
         v["metadata"]["annotations"] = json!({EXCLUDE_ANNOTATION: "true"});
         let out = apply_presets(&mut v, "ns", &[&ok, &bad, &elsewhere]).unwrap();
         assert!(out.excluded);
+    }
+
+    /// KubeVirt names the error of the first invalid selector it meets, in Go's map order:
+    /// when the errors differ, every one of them is given with its preset.
+    #[test]
+    fn every_error_of_several_invalid_selectors_is_given() {
+        let in_without_values = json!({"matchExpressions": [{"key": "x", "operator": "In"}]});
+        let a = preset("a", None, in_without_values.clone(), json!({}));
+        let b = preset("b", None, in_without_values, json!({}));
+        let exists_with_values = json!({"matchExpressions": [
+            {"key": "x", "operator": "Exists", "values": ["v"]}]});
+        let c = preset("c", None, exists_with_values, json!({}));
+        let in_error =
+            "values: Invalid value: null: for 'in', 'notin' operators, values set can't be empty";
+        let exists_error = "values: Invalid value: [\"v\"]: values set must be empty for exists and does not exist";
+
+        let mut v = vmi(json!({"app": "web"}), json!({}));
+        let same = apply_presets(&mut v, "default", &[&b, &a]).unwrap_err();
+        assert_eq!(same.message, in_error);
+        assert_eq!(same.selector_errors, [in_error, in_error]);
+        assert_eq!(
+            same.to_string(),
+            format!("{in_error} (invalid label selector in VirtualMachineInstancePreset 'a', 'b')")
+        );
+
+        let differ = apply_presets(&mut v, "default", &[&c, &b, &a]).unwrap_err();
+        assert_eq!(differ.invalid_selectors, ["a", "b", "c"]);
+        assert_eq!(
+            differ.to_string(),
+            format!(
+                "{in_error} (invalid label selector in VirtualMachineInstancePreset 'a', 'b', \
+                 'c'; KubeVirt meets them in no fixed order and names the error of the first, \
+                 which may also be 'c': {exists_error})"
+            )
+        );
     }
 
     /// The index finds, for any labels, the presets a pass over every preset of the namespace
