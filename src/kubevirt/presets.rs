@@ -187,16 +187,15 @@ impl fmt::Display for PresetRefusal {
         if self.invalid_selectors.is_empty() {
             return Ok(());
         }
-        let names = |names: &mut dyn Iterator<Item = &String>| {
-            names
-                .map(|n| format!("'{n}'"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
+        let names: Vec<String> = self
+            .invalid_selectors
+            .iter()
+            .map(|n| format!("'{n}'"))
+            .collect();
         write!(
             f,
             " (invalid label selector in VirtualMachineInstancePreset {}",
-            names(&mut self.invalid_selectors.iter())
+            names.join(", ")
         )?;
         let others: Vec<(&String, &String)> = self
             .invalid_selectors
