@@ -11,7 +11,8 @@ use kvrender::cli::{Cli, Command, MigrateCommand};
 use kvrender::commands;
 use libfuzzer_sys::fuzz_target;
 
-/// One input file per fuzzing process, rewritten for every input.
+/// One input file per fuzzing process, written for every input and removed after it (libFuzzer
+/// ends the process without running destructors, so nothing else would remove it).
 fn input_path() -> &'static std::path::Path {
     static PATH: OnceLock<std::path::PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
@@ -42,4 +43,5 @@ fuzz_target!(|data: &[u8]| {
     run(&["kvrender", "vmi", "--stage", "presets", "--no-default-catalog", file]);
     run(&["kvrender", "diff", "--color", "never", "--no-default-catalog", file]);
     run(&["kvrender", "migrate", "presets", file]);
+    let _ = std::fs::remove_file(path);
 });
