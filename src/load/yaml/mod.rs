@@ -333,7 +333,9 @@ mod tests {
         assert_eq!(err.line, Some(u32::try_from(fits + 3).unwrap()));
     }
 
-    /// Anchors nested in anchors copy what they hold once for each: bounded too.
+    /// Anchors nested in anchors copy what they hold once for each: bounded too. Run on a
+    /// thread with the workers' stack, as the binary parses: 100 levels of nesting take more
+    /// than a test thread's 2 MiB in a debug build.
     #[test]
     fn nested_anchors_hold_a_bounded_number_of_values() {
         let depth = 100;
@@ -343,7 +345,12 @@ mod tests {
             vec!["x"; 5000].join(","),
             "]".repeat(depth)
         );
-        let err = parse_document(&text).unwrap_err();
+        let err = std::thread::Builder::new()
+            .stack_size(crate::workers::WORKER_STACK)
+            .spawn(move || parse_document(&text).unwrap_err())
+            .unwrap()
+            .join()
+            .unwrap();
         assert!(
             err.message
                 .contains("anchors (`&name`) that hold more than 400000 values in all"),
