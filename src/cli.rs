@@ -204,6 +204,10 @@ pub struct MigrateArgs {
     /// Files or directories, or `-` for stdin.
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
+    /// Where the instancetypes and preferences the VMs already name are found, and the
+    /// cluster profile: what the presets meet in those VMs today.
+    #[command(flatten)]
+    pub resolve: ResolveArgs,
 }
 
 /// `--version-label`: a value the API server accepts on a label.

@@ -42,6 +42,6 @@ fuzz_target!(|data: &[u8]| {
     run(&["kvrender", "vmi", "--no-default-catalog", file]);
     run(&["kvrender", "vmi", "--stage", "presets", "--no-default-catalog", file]);
     run(&["kvrender", "diff", "--color", "never", "--no-default-catalog", file]);
-    run(&["kvrender", "migrate", "presets", file]);
+    run(&["kvrender", "migrate", "presets", "--no-default-catalog", file]);
     let _ = std::fs::remove_file(path);
 });

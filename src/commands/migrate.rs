@@ -5,13 +5,16 @@ use std::collections::HashMap;
 use std::fmt::Write;
 use std::sync::Arc;
 
+use rayon::prelude::*;
+
 use crate::cli::MigrateArgs;
 use crate::commands::Outcome;
+use crate::commands::inputs::Inputs;
 use crate::diagnostic::{self, Diagnostic, codes};
 use crate::emit;
 use crate::error::Result;
-use crate::kubevirt::migrate;
 use crate::kubevirt::migrate::{KEEP_IN_TEMPLATE, MatcherSuggestion, Unmapped};
+use crate::kubevirt::{expand, migrate};
 use crate::load;
 use crate::model::{Kind, Object};
 use crate::origin::{ObjectRef, Origin};
@@ -23,6 +26,7 @@ use crate::validate::rules::duplicate::identity;
 pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
     let sources = load::read_paths(&args.paths)?;
     let loaded = load::parse_sources(&sources);
+    let resolution = Inputs::resolution(&args.resolve)?;
     // A preset the API server refuses (a name it does not take, a field of the wrong type)
     // never applies to anything, and what it holds is not migrated.
     let refused: Vec<(usize, Diagnostic)> = loaded
@@ -44,11 +48,43 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
         }
         Cow::Owned(kept)
     };
-    let result = migrate::migrate_presets(&admitted);
     let mut out = Outcome {
         diagnostics: loaded.diagnostics,
         ..Outcome::default()
     };
+    out.diagnostics
+        .extend(resolution.diagnostics.iter().cloned());
+    // What the presets meet today in a VM that names an instancetype or preference: the VM as
+    // the controller has it, both applied. One that does not resolve is told so, and its own
+    // spec stands for it.
+    let index = resolution.index_with(admitted.iter());
+    let controller_vms: Vec<Option<serde_json::Value>> = admitted
+        .par_iter()
+        .map(|o| {
+            if o.kind() != Kind::VirtualMachine || !expand::has_matchers(&o.value) {
+                return (None, None);
+            }
+            match pipeline::controller_vm(o, &index, &resolution.profile) {
+                Ok(vm) => (Some(vm), None),
+                Err(d) => (None, Some(d)),
+            }
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|(vm, refused)| {
+            if let Some(mut d) = refused {
+                d.severity = diagnostic::Severity::Warning;
+                d.message = format!(
+                    "{}; the advice for this VirtualMachine leaves out what its instancetype \
+                     and preference set (`--catalog` adds files to resolve them)",
+                    d.message
+                );
+                out.diagnostics.push(d);
+            }
+            vm
+        })
+        .collect();
+    let result = migrate::migrate_presets(&admitted, &controller_vms);
     out.diagnostics.extend(refused.into_iter().map(|(_, d)| d));
     out.stdout = emit::yaml_stream(&result.objects);
     out.diagnostics
@@ -70,13 +106,13 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
             ))
             .copied()
     };
-    let mut unmapped_of: HashMap<(&str, Option<&str>), Vec<&Unmapped>> = HashMap::new();
+    let mut unmapped_of: HashMap<(&str, &str), Vec<&Unmapped>> = HashMap::new();
     for u in &result.unmapped {
         let origin = input(&u.preset)
             .map(|o| o.field_origin(&u.field))
             .unwrap_or_default();
         unmapped_of
-            .entry((u.preset.name.as_str(), u.preset.namespace.as_deref()))
+            .entry((u.preset.name.as_str(), effective_namespace(&u.preset)))
             .or_default()
             .push(u);
         out.diagnostics.push(
@@ -115,7 +151,15 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
             }
             continue;
         }
-        if m.instancetype.is_none() && m.preference.is_none() {
+        // What the target keeps of its own: `instancetype `u1.medium``, ...
+        let kept_own = m
+            .own_matchers
+            .iter()
+            .map(|(field, name)| format!("{} {name}", field.strip_prefix("spec.").unwrap_or(field)))
+            .collect::<Vec<_>>()
+            .join(" and ");
+        let own_only = m.instancetype.is_none() && m.preference.is_none();
+        if own_only && m.own_matchers.is_empty() {
             let _ = writeln!(
                 out.stderr,
                 "{}: selected by preset `{}`, which has nothing a matcher can carry",
@@ -123,7 +167,14 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
             );
             continue;
         }
-        if m.target.kind == "VirtualMachineInstance" {
+        if own_only {
+            let _ = writeln!(
+                out.stderr,
+                "{}: selected by preset `{}`; it names its own {kept_own}, and a VM takes one \
+                 of each: nothing to add",
+                m.target, m.preset
+            );
+        } else if m.target.kind == "VirtualMachineInstance" {
             // Only a VirtualMachine names an instancetype or preference: a VMI has no such
             // field, and one added is dropped.
             let _ = writeln!(
@@ -140,6 +191,43 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
                 m.target, m.preset
             );
         }
+        if !m.lost.is_empty() {
+            let (field, _) = &m.own_matchers[0];
+            let origin = input(&m.target)
+                .map(|o| o.field_origin(field))
+                .unwrap_or_default();
+            out.diagnostics.push(
+                Diagnostic::warning(codes::PRESET, origin, {
+                    let kinds = m
+                        .own_matchers
+                        .iter()
+                        .map(|(f, _)| f.strip_prefix("spec.").unwrap_or(f))
+                        .collect::<Vec<_>>()
+                        .join(" and ");
+                    let (takes, are, their, own) = if m.own_matchers.len() == 1 {
+                        (format!("one {kinds}"), "is", "its", format!("own {kinds}"))
+                    } else {
+                        (
+                            "one of each".to_string(),
+                            "are",
+                            "their",
+                            "own objects".into(),
+                        )
+                    };
+                    format!(
+                        "it names its own {kept_own}, and a VM takes {takes}: the {kinds} \
+                             migrated from preset `{}` {are} not suggested for it, so what the \
+                             preset gives it today through {their} fields ends with the preset: \
+                             {}. Carry what it needs into its {own}, or into its spec where \
+                             KubeVirt allows it",
+                        m.preset,
+                        m.lost.join(", ")
+                    )
+                })
+                .with_object(m.target.clone())
+                .with_field(*field),
+            );
+        }
         let mut spec = serde_json::Map::new();
         if let Some(it) = &m.instancetype {
             spec.insert("instancetype".into(), it.clone());
@@ -148,7 +236,7 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
             spec.insert("preference".into(), p.clone());
         }
         let own = unmapped_of
-            .get(&(m.preset.as_str(), m.target.namespace.as_deref()))
+            .get(&(m.preset.as_str(), effective_namespace(&m.target)))
             .map_or(&[][..], Vec::as_slice);
         let keep = kept_parts(own, m);
         // Unless the preset's own cpu is copied into the template below.
@@ -159,9 +247,17 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
                 serde_json::json!({"spec": {"domain": {"cpu": {}}}}),
             );
         }
-        let snippet = emit::yaml_document(&serde_json::json!({ "spec": spec }));
-        for line in snippet.lines() {
-            let _ = writeln!(out.stderr, "    {line}");
+        if !spec.is_empty() {
+            let snippet = emit::yaml_document(&serde_json::json!({ "spec": spec }));
+            for line in snippet.lines() {
+                let _ = writeln!(out.stderr, "    {line}");
+            }
+            if !m.own_matchers.is_empty() {
+                let _ = writeln!(
+                    out.stderr,
+                    "  (it keeps its own {kept_own}: a VM takes one of each)"
+                );
+            }
         }
         if needs_cpu {
             let _ = writeln!(
@@ -205,7 +301,13 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
                 .with_field(field.clone()),
             );
         }
-        for (field, skipped) in &m.not_applied {
+        // Only a matcher suggested brings back what KubeVirt skips today.
+        let not_applied = if own_only {
+            &[][..]
+        } else {
+            &m.not_applied[..]
+        };
+        for (field, skipped) in not_applied {
             let origin = input(&m.target)
                 .map(|o| o.field_origin(field))
                 .unwrap_or_default();
@@ -292,6 +394,12 @@ fn clashes_with_inputs(migrated: &[serde_json::Value], inputs: &[Object]) -> Vec
     found
 }
 
+/// The namespace an object of `r` is in: `default` when it names none, as `kubectl apply`
+/// puts it (and as presets select).
+fn effective_namespace(r: &ObjectRef) -> &str {
+    r.namespace.as_deref().unwrap_or("default")
+}
+
 /// What the preset gives this target today that neither the instancetype nor the preference
 /// carries: lost with the preset unless the target's own spec takes it. `unmapped` holds the
 /// parts of the presets of the suggestion's name in the target's namespace.
@@ -300,10 +408,12 @@ fn kept_parts<'a>(unmapped: &[&'a Unmapped], m: &MatcherSuggestion) -> Vec<&'a s
         .iter()
         .copied()
         .filter(|u| {
+            // `spec.domain.cpu (sockets/cores/threads)` is a part of `spec.domain.cpu`.
+            let field = u.field.split(" (").next().unwrap_or_default();
             let under_target = if m.target.kind == "VirtualMachine" {
-                format!("spec.template.{}", u.field)
+                format!("spec.template.{field}")
             } else {
-                u.field.clone()
+                field.to_string()
             };
             // A part KubeVirt skips for this target today is not lost by migrating.
             let skipped = m
@@ -311,7 +421,7 @@ fn kept_parts<'a>(unmapped: &[&'a Unmapped], m: &MatcherSuggestion) -> Vec<&'a s
                 .iter()
                 .any(|(f, _)| under_target == *f || under_target.starts_with(&format!("{f}.")));
             u.preset.name == m.preset
-                && u.preset.namespace == m.target.namespace
+                && effective_namespace(&u.preset) == effective_namespace(&m.target)
                 && u.reason.ends_with(KEEP_IN_TEMPLATE)
                 && !skipped
         })

@@ -66,8 +66,17 @@ pub struct MatcherSuggestion {
     /// firmware UUID, so a preset's `firmware` never reaches a VM). The instancetype or
     /// preference written for the preset carries them, so migrating changes what runs. Each
     /// is (the field under the target, `spec.template.spec.domain.firmware`, and what KubeVirt
-    /// says of it).
+    /// says of it). Only a matcher suggested brings them back.
     pub not_applied: Vec<(String, SkippedField)>,
+    /// The matchers the target already has where the migration wrote an object of the same
+    /// kind for the preset: a VM takes one instancetype and one preference, so that object is
+    /// not suggested for it. Each is (`spec.instancetype` or `spec.preference`, the name it
+    /// gives, or what it infers from).
+    pub own_matchers: Vec<(&'static str, String)>,
+    /// What the preset gives the target today through the fields that migrate to an object
+    /// not suggested for it (see [`Self::own_matchers`]): lost with the preset. Fields under
+    /// the target (`spec.template.spec.domain.resources.requests.memory`).
+    pub lost: Vec<String>,
     /// Whether the target must get an empty `domain.cpu` with the preference matcher: the
     /// preference has `preferredCPUFeatures`, which KubeVirt writes into the VM's `cpu`, and
     /// neither the VM nor an instancetype provides one (KubeVirt fails on the missing `cpu`).
@@ -97,7 +106,11 @@ pub struct MigrateResult {
 }
 
 /// Migrate every VirtualMachineInstancePreset of `objects`.
-pub fn migrate_presets(objects: &[Object]) -> MigrateResult {
+///
+/// `controller_vms[i]`, when there is one, is `objects[i]`, a VirtualMachine that names an
+/// instancetype or preference, as the VM controller has it when it creates the VMI (both
+/// applied): what the presets meet today. Without it a target's own spec stands for that.
+pub fn migrate_presets(objects: &[Object], controller_vms: &[Option<Value>]) -> MigrateResult {
     let mut result = MigrateResult::default();
     let mut presets: Vec<&Object> = objects
         .iter()
@@ -140,6 +153,7 @@ pub fn migrate_presets(objects: &[Object]) -> MigrateResult {
             instancetype,
             preference,
             owns: converted.instancetype_owns,
+            preference_carries: converted.preference_carries,
             cpu_features: converted.cpu_features,
         });
     }
@@ -149,10 +163,30 @@ pub fn migrate_presets(objects: &[Object]) -> MigrateResult {
         .map(|w| selector::parse(path::get(&w.preset.value, &["spec", "selector"])).ok())
         .collect();
     let index = SelectorIndex::new(&written, &selectors);
-    for target in objects {
+    for (i, target) in objects.iter().enumerate() {
         let Some(vmi) = vmi_for(target) else {
             continue;
         };
+        // The VMI the presets meet today: with the VM's own instancetype and preference.
+        let base = controller_vms
+            .get(i)
+            .and_then(Option::as_ref)
+            .and_then(|vm| vmi_for(&target.with_value(vm.clone())))
+            .unwrap_or_else(|| vmi.clone());
+        let own = |key: &str| -> Option<String> {
+            if target.kind() != Kind::VirtualMachine {
+                return None;
+            }
+            let matcher = path::get(&target.value, &["spec", key]).filter(|v| !v.is_null())?;
+            Some(match path::str_at(matcher, &["name"]) {
+                Some(name) if !name.is_empty() => format!("`{name}`"),
+                _ => match path::str_at(matcher, &["inferFromVolume"]) {
+                    Some(volume) => format!("the one inferred from volume `{volume}`"),
+                    None => "an unnamed one".to_string(),
+                },
+            })
+        };
+        let (own_instancetype, own_preference) = (own("instancetype"), own("preference"));
         if path::str_at(&vmi, &["metadata", "annotations", EXCLUDE_ANNOTATION]) == Some("true") {
             continue;
         }
@@ -179,8 +213,29 @@ pub fn migrate_presets(objects: &[Object]) -> MigrateResult {
                 instancetype,
                 preference,
                 owns,
+                preference_carries,
                 cpu_features,
             } = w;
+            // A VM takes one instancetype and one preference: its own stay.
+            let mut own_matchers = Vec::new();
+            let mut unsuggested: Vec<&[&str]> = Vec::new();
+            let instancetype = match (instancetype, &own_instancetype) {
+                (Some(_), Some(name)) => {
+                    own_matchers.push(("spec.instancetype", name.clone()));
+                    unsuggested.extend(owns.iter().copied());
+                    unsuggested.push(&["cpu", "maxSockets"]);
+                    &None
+                }
+                _ => instancetype,
+            };
+            let preference = match (preference, &own_preference) {
+                (Some(_), Some(name)) => {
+                    own_matchers.push(("spec.preference", name.clone()));
+                    unsuggested.extend(preference_carries.iter().copied());
+                    &None
+                }
+                _ => preference,
+            };
             let domain = path::get(&vmi, &["spec", "domain"]);
             let set: Vec<&[&str]> = if instancetype.is_some() {
                 owns.iter()
@@ -207,11 +262,32 @@ pub fn migrate_presets(objects: &[Object]) -> MigrateResult {
                 .collect();
             let remove_fields = set.iter().map(|at| field(at)).collect();
             // What the preset does to this target today, alone.
-            let mut trial = vmi.clone();
+            let mut trial = base.clone();
             let skipped =
                 presets::apply_presets(&mut trial, target.effective_namespace(), &[preset])
                     .map(|outcome| outcome.skipped)
                     .unwrap_or_default();
+            let lost: Vec<String> = if unsuggested.is_empty() {
+                Vec::new()
+            } else {
+                let mut changed = Vec::new();
+                changed_leaves(
+                    path::get(&base, &["spec", "domain"]),
+                    path::get(&trial, &["spec", "domain"]),
+                    &mut Vec::new(),
+                    &mut changed,
+                );
+                changed
+                    .into_iter()
+                    .filter(|at| {
+                        unsuggested.iter().any(|carried| {
+                            at.len() >= carried.len()
+                                && at.iter().zip(carried.iter()).all(|(a, c)| a == c)
+                        })
+                    })
+                    .map(|at| format!("{prefix}.{}", at.join(".")))
+                    .collect()
+            };
             // A section with an override of its own is told as that override.
             let not_applied = skipped
                 .into_iter()
@@ -232,7 +308,10 @@ pub fn migrate_presets(objects: &[Object]) -> MigrateResult {
                 selected_by: Arc::clone(&selected_by),
                 overridden,
                 not_applied,
+                own_matchers,
+                lost,
                 needs_cpu: *cpu_features
+                    && preference.is_some()
                     && instancetype.is_none()
                     && target.kind() == Kind::VirtualMachine
                     && path::get(&target.value, &["spec", "instancetype"])
@@ -339,8 +418,43 @@ struct Written<'a> {
     preference: Option<Value>,
     /// The domain paths the instancetype owns.
     owns: Vec<&'static [&'static str]>,
+    /// The domain paths of the preset the preference carries.
+    preference_carries: Vec<&'static [&'static str]>,
     /// Whether the preference has `preferredCPUFeatures`.
     cpu_features: bool,
+}
+
+/// The paths under `before` and `after` (two VMI domains) where they differ, leaf by leaf: a
+/// mapping missing on one side is read as empty, so each path ends at a value.
+fn changed_leaves(
+    before: Option<&Value>,
+    after: Option<&Value>,
+    at: &mut Vec<String>,
+    found: &mut Vec<Vec<String>>,
+) {
+    let empty = Map::new();
+    match (before, after) {
+        (Some(Value::Object(_)) | None, Some(Value::Object(_)) | None)
+            if before.is_some() || after.is_some() =>
+        {
+            let b = before.and_then(Value::as_object).unwrap_or(&empty);
+            let a = after.and_then(Value::as_object).unwrap_or(&empty);
+            let mut keys: Vec<&String> = b.keys().chain(a.keys()).collect();
+            keys.sort_unstable();
+            keys.dedup();
+            // `apic: {}` where there was none is a change too.
+            if keys.is_empty() && before != after {
+                found.push(at.clone());
+            }
+            for key in keys {
+                at.push(key.clone());
+                changed_leaves(b.get(key), a.get(key), at, found);
+                at.pop();
+            }
+        }
+        _ if before != after => found.push(at.clone()),
+        _ => {}
+    }
 }
 
 fn object(preset: &Object, kind: &str, spec: Map<String, Value>) -> Value {
@@ -362,6 +476,8 @@ struct Converted {
     preference: Option<Map<String, Value>>,
     /// Domain paths the instancetype sets (a VM setting them conflicts with it).
     instancetype_owns: Vec<&'static [&'static str]>,
+    /// Domain paths of the preset the preference carries.
+    preference_carries: Vec<&'static [&'static str]>,
     /// Whether the preference has `preferredCPUFeatures`.
     cpu_features: bool,
     unmapped: Vec<Unmapped>,
@@ -384,6 +500,16 @@ const FEATURES_TO_PREFERENCE: [(&str, &str); 6] = [
     ("kvm", "preferredKvm"),
     ("pvspinlock", "preferredPvspinlock"),
     ("smm", "preferredSmm"),
+];
+
+/// The domain paths of [`FEATURES_TO_PREFERENCE`]'s features.
+const FEATURE_PATHS: [[&str; 2]; 6] = [
+    ["features", "acpi"],
+    ["features", "apic"],
+    ["features", "hyperv"],
+    ["features", "kvm"],
+    ["features", "pvspinlock"],
+    ["features", "smm"],
 ];
 
 /// The seven domain parts KubeVirt merges from a preset.
@@ -423,6 +549,7 @@ fn convert(preset: &Object) -> Converted {
     let mut it_memory = Map::new();
     let mut it_spec = Map::new();
     let mut owns: Vec<&'static [&'static str]> = Vec::new();
+    let mut carries: Vec<&'static [&'static str]> = Vec::new();
     let mut pref = Map::new();
     let mut insert_pref = |group: &str, key: &str, v: Value| {
         let entry = pref
@@ -495,6 +622,7 @@ fn convert(preset: &Object) -> Converted {
         }
         if let Some(v) = cpu.field("features").filter(|v| !path::is_zero(Some(v))) {
             insert_pref("cpu", "preferredCPUFeatures", v.clone());
+            carries.push(&["cpu", "features"]);
         }
         for key in cpu.keys() {
             let known = matches!(
@@ -511,6 +639,7 @@ fn convert(preset: &Object) -> Converted {
     }
 
     // resources.requests
+    let mut requests_cpu = false;
     if let Some(requests) = path::get(&Value::Object(domain.clone()), &["resources", "requests"])
         .and_then(Value::as_object)
         .cloned()
@@ -526,6 +655,8 @@ fn convert(preset: &Object) -> Converted {
                         &["memory", "guest"][..],
                     ]);
                 }
+                // Whether it can stay in the template depends on the instancetype (below).
+                "cpu" => requests_cpu = true,
                 _ => note(
                     format!("spec.domain.resources.requests.{key}"),
                     "an instancetype sets guest vCPUs and memory, not pod resource requests; \
@@ -554,6 +685,7 @@ fn convert(preset: &Object) -> Converted {
         for (key, value) in firmware {
             match key.as_str() {
                 "bootloader" => {
+                    carries.push(&["firmware", "bootloader"]);
                     if let Some(bios) = value.field("bios").filter(|v| !v.is_null()) {
                         insert_pref("firmware", "preferredUseBios", json!(true));
                         if let Some(serial) = bios.field("useSerial").filter(|v| !v.is_null()) {
@@ -584,8 +716,16 @@ fn convert(preset: &Object) -> Converted {
             match key.as_str() {
                 "utc" | "timezone" => {
                     offset.insert(key.clone(), value.clone());
+                    carries.push(if key == "utc" {
+                        &["clock", "utc"]
+                    } else {
+                        &["clock", "timezone"]
+                    });
                 }
-                "timer" => insert_pref("clock", "preferredTimer", value.clone()),
+                "timer" => {
+                    insert_pref("clock", "preferredTimer", value.clone());
+                    carries.push(&["clock", "timer"]);
+                }
                 _ => note(
                     format!("spec.domain.clock.{key}"),
                     "not a field of a VMI clock; KubeVirt ignores it",
@@ -601,7 +741,15 @@ fn convert(preset: &Object) -> Converted {
     if let Some(features) = domain.field("features").and_then(Value::as_object) {
         for (key, value) in features {
             match FEATURES_TO_PREFERENCE.iter().find(|(f, _)| f == key) {
-                Some((_, to)) => insert_pref("features", to, value.clone()),
+                Some((from, to)) => {
+                    insert_pref("features", to, value.clone());
+                    carries.extend(
+                        FEATURE_PATHS
+                            .iter()
+                            .find(|at| at[1] == *from)
+                            .map(|at| &at[..]),
+                    );
+                }
                 None => note(
                     format!("spec.domain.features.{key}"),
                     "no preference field; keep it in the VM template",
@@ -626,6 +774,20 @@ fn convert(preset: &Object) -> Converted {
     let has_cpu = it_cpu.contains_key("guest");
     let has_memory = it_memory.contains_key("guest");
     let instancetype = if has_cpu && has_memory {
+        if requests_cpu {
+            note(
+                "spec.domain.resources.requests.cpu".into(),
+                "KubeVirt refuses a VM that requests CPU beside an instancetype (a conflict: \
+                 the instancetype's guest vCPUs decide), so the VMs that take the instancetype \
+                 cannot keep it; not carried over",
+            );
+        }
+        // KubeVirt refuses a VM that sets these beside any instancetype.
+        owns.extend([
+            &["resources", "requests", "cpu"][..],
+            &["resources", "limits", "cpu"][..],
+            &["resources", "limits", "memory"][..],
+        ]);
         let mut spec = Map::new();
         spec.insert("cpu".into(), Value::Object(it_cpu));
         spec.insert("memory".into(), Value::Object(it_memory));
@@ -648,6 +810,13 @@ fn convert(preset: &Object) -> Converted {
             fields.push("spec.domain.resources.requests.memory".into());
         }
         fields.extend(it_spec.keys().map(|k| format!("spec.domain.{k}")));
+        if requests_cpu {
+            note(
+                "spec.domain.resources.requests.cpu".into(),
+                "an instancetype sets guest vCPUs and memory, not pod resource requests; keep it \
+                 in the VM template",
+            );
+        }
         for field in fields {
             note(
                 field,
@@ -666,6 +835,7 @@ fn convert(preset: &Object) -> Converted {
         instancetype,
         preference,
         instancetype_owns: owns,
+        preference_carries: carries,
         cpu_features,
         unmapped,
     }
@@ -708,7 +878,7 @@ mod tests {
                 "spec": {"domain": {"cpu": {"cores": 2}, "devices": {}}}
             }}
         }));
-        let r = migrate_presets(&[preset, vm]);
+        let r = migrate_presets(&[preset, vm], &[]);
         assert_eq!(r.objects.len(), 2);
         assert_eq!(
             r.objects[0]["spec"],
@@ -728,15 +898,118 @@ mod tests {
             fields,
             [
                 "spec.domain.machine",
-                "spec.domain.resources.requests.cpu",
                 "spec.domain.firmware.serial",
-                "spec.domain.devices.watchdog"
+                "spec.domain.devices.watchdog",
+                "spec.domain.resources.requests.cpu"
             ]
+        );
+        // Beside an instancetype, a VM cannot keep a CPU request.
+        assert!(
+            !r.unmapped[3].reason.ends_with(KEEP_IN_TEMPLATE),
+            "{}",
+            r.unmapped[3].reason
         );
         assert_eq!(r.matchers.len(), 1);
         assert_eq!(
             r.matchers[0].remove_fields,
             ["spec.template.spec.domain.cpu.cores"]
+        );
+    }
+
+    /// A VM with an instancetype and a preference of its own keeps them; what the preset gives
+    /// its VMI today (beside what the VM's own instancetype and preference set, which the VM
+    /// controller applies before the presets) through the fields that would have moved to the
+    /// preset's instancetype and preference is named as lost with the preset.
+    #[test]
+    fn a_vm_with_its_own_matchers_keeps_them() {
+        let preset = obj(json!({
+            "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstancePreset",
+            "metadata": {"name": "small"},
+            "spec": {"selector": {}, "domain": {
+                "cpu": {"cores": 2},
+                "resources": {"requests": {"memory": "1Gi"}},
+                "features": {"smm": {}, "apic": {}}
+            }}
+        }));
+        let vm = |matchers: Value| {
+            let mut spec = json!({"template": {"spec": {"domain": {"devices": {}}}}});
+            spec.as_object_mut()
+                .unwrap()
+                .extend(matchers.as_object().unwrap().clone());
+            obj(json!({
+                "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+                "metadata": {"name": "vm"}, "spec": spec
+            }))
+        };
+        let own = vm(json!({"instancetype": {"name": "it"}, "preference": {"name": "pref"}}));
+        // As the controller has it: the instancetype's CPU and memory (so the preset's CPU is
+        // skipped today), no features (so the preset's apply).
+        let mut controller = own.value.clone();
+        controller["spec"]["template"]["spec"]["domain"] = json!({
+            "devices": {}, "cpu": {"sockets": 1, "cores": 1, "threads": 1},
+            "memory": {"guest": "4Gi"}
+        });
+        let r = migrate_presets(&[preset.clone(), own], &[None, Some(controller.clone())]);
+        let m = &r.matchers[0];
+        assert_eq!((&m.instancetype, &m.preference), (&None, &None));
+        assert_eq!(
+            m.own_matchers,
+            [
+                ("spec.instancetype", "`it`".to_string()),
+                ("spec.preference", "`pref`".to_string())
+            ]
+        );
+        assert!(m.remove_fields.is_empty());
+        assert_eq!(
+            m.lost,
+            [
+                "spec.template.spec.domain.features.apic",
+                "spec.template.spec.domain.features.smm",
+                "spec.template.spec.domain.resources.requests.memory"
+            ]
+        );
+        // Only a preference of its own: the instancetype is suggested, and only what the
+        // preference would have carried is lost.
+        let own = vm(json!({"preference": {"name": "pref"}}));
+        let r = migrate_presets(&[preset, own], &[None, Some(controller)]);
+        let m = &r.matchers[0];
+        assert!(m.instancetype.is_some() && m.preference.is_none());
+        assert_eq!(m.own_matchers, [("spec.preference", "`pref`".to_string())]);
+        assert_eq!(
+            m.lost,
+            [
+                "spec.template.spec.domain.features.apic",
+                "spec.template.spec.domain.features.smm"
+            ]
+        );
+    }
+
+    /// KubeVirt refuses a VM that sets a CPU request or a CPU or memory limit beside an
+    /// instancetype: each is a field to remove with the instancetype matcher.
+    #[test]
+    fn the_resources_an_instancetype_refuses_are_removed() {
+        let preset = obj(json!({
+            "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstancePreset",
+            "metadata": {"name": "small"},
+            "spec": {"selector": {}, "domain": {
+                "cpu": {"cores": 2}, "resources": {"requests": {"memory": "1Gi"}}
+            }}
+        }));
+        let vm = obj(json!({
+            "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+            "metadata": {"name": "vm"},
+            "spec": {"template": {"spec": {"domain": {"resources": {
+                "requests": {"cpu": "1"}, "limits": {"cpu": "1", "memory": "2Gi"}
+            }}}}}
+        }));
+        let r = migrate_presets(&[preset, vm], &[]);
+        assert_eq!(
+            r.matchers[0].remove_fields,
+            [
+                "spec.template.spec.domain.resources.requests.cpu",
+                "spec.template.spec.domain.resources.limits.cpu",
+                "spec.template.spec.domain.resources.limits.memory"
+            ]
         );
     }
 
@@ -757,7 +1030,7 @@ mod tests {
                                   "resources": {"requests": {"memory": memory}}}}}}
             }))
         };
-        let r = migrate_presets(&[preset.clone(), vm(2, "2Gi")]);
+        let r = migrate_presets(&[preset.clone(), vm(2, "2Gi")], &[]);
         let fields: Vec<&str> = r.matchers[0]
             .overridden
             .iter()
@@ -771,7 +1044,7 @@ mod tests {
             ]
         );
         // The same values (a quantity written another way included) are no override.
-        let r = migrate_presets(&[preset, vm(4, "8192Mi")]);
+        let r = migrate_presets(&[preset, vm(4, "8192Mi")], &[]);
         assert!(r.matchers[0].overridden.is_empty(), "{:?}", r.matchers[0]);
         assert_eq!(r.matchers[0].remove_fields.len(), 2);
     }
@@ -808,11 +1081,11 @@ mod tests {
         };
         // A VM's VMI always has a firmware UUID: the preset's firmware never applies. Its cpu
         // differs too, but that is told as an override of a field the instancetype owns.
-        let r = migrate_presets(&[preset.clone(), target("VirtualMachine", 2)]);
+        let r = migrate_presets(&[preset.clone(), target("VirtualMachine", 2)], &[]);
         assert_eq!(fields(&r), ["spec.firmware"]);
         assert_eq!(r.matchers[0].overridden.len(), 1, "{:?}", r.matchers[0]);
         // A VMI without firmware takes it.
-        let r = migrate_presets(&[preset, target("VirtualMachineInstance", 4)]);
+        let r = migrate_presets(&[preset, target("VirtualMachineInstance", 4)], &[]);
         assert!(fields(&r).is_empty(), "{:?}", r.matchers[0]);
     }
 
@@ -849,6 +1122,7 @@ mod tests {
                 instancetype: None,
                 preference: None,
                 owns: Vec::new(),
+                preference_carries: Vec::new(),
                 cpu_features: false,
             })
             .collect();
@@ -907,7 +1181,7 @@ mod tests {
         let mut objects: Vec<Object> = (0..25).rev().map(|i| preset(&format!("p{i:02}"))).collect();
         objects.push(preset("p03"));
         objects.extend([vm("v0"), vm("v1")]);
-        let r = migrate_presets(&objects);
+        let r = migrate_presets(&objects, &[]);
         assert_eq!(r.matchers.len(), 2 * 26);
         for (vm, suggestions) in ["v0", "v1"].iter().zip(r.matchers.chunks(26)) {
             assert!(suggestions.iter().all(|m| m.target.name == *vm));
@@ -946,7 +1220,7 @@ mod tests {
             "metadata": {"name": "p"},
             "spec": {"selector": {}, "domain": {"cpu": {"cores": 2, "dedicatedCpuPlacement": true}}}
         }));
-        let r = migrate_presets(&[preset]);
+        let r = migrate_presets(&[preset], &[]);
         // Named as the preset spells it.
         assert!(
             r.unmapped

@@ -415,6 +415,97 @@ fn migrate_presets_names_what_a_vm_must_keep() {
     );
 }
 
+/// A VM that names an instancetype and a preference of its own is not told to swap them for
+/// the preset's (a VM takes one of each: following that would resize it), and what the preset
+/// gives it today that would end with the preset is named: here its memory request, which
+/// u1.medium (4Gi, from the embedded catalog) leaves unset. What the preset sets and the
+/// instancetype already decides (the CPU) is skipped today, so not named.
+#[test]
+fn migrate_presets_keeps_the_matchers_a_vm_has() {
+    let preset = "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
+                  name: small\nspec:\n  selector: {}\n  domain:\n    cpu: {cores: 2}\n    \
+                  resources:\n      requests: {memory: 1Gi}\n";
+    let vm = |matchers: &str| {
+        format!(
+            "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: web\nspec:\n  \
+             runStrategy: Halted\n{matchers}  template:\n    spec:\n      domain:\n        \
+             devices: {{}}\n"
+        )
+    };
+    let both = "  instancetype: {name: u1.medium}\n  preference: {name: fedora}\n";
+    let stderr = migrate_stderr(&format!("{preset}---\n{}", vm(both)));
+    assert!(
+        stderr.contains(
+            "VirtualMachine/web: selected by preset `small`; it names its own instancetype \
+             `u1.medium` and preference `fedora`, and a VM takes one of each: nothing to add"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("add:"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "all.yaml:18: warning[KV014] VirtualMachine/web: spec.instancetype: it names its own \
+             instancetype `u1.medium` and preference `fedora`"
+        ) && stderr.contains(
+            "ends with the preset: spec.template.spec.domain.resources.requests.memory. "
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("domain.cpu."), "{stderr}");
+    // With a preference of its own only, the instancetype is still suggested.
+    let stderr = migrate_stderr(&format!(
+        "{preset}---\n{}",
+        vm("  preference: {name: fedora}\n")
+    ));
+    assert!(
+        stderr.contains("      instancetype:\n        kind: VirtualMachineInstancetype\n")
+            && !stderr.contains("      preference:\n")
+            && stderr.contains("  (it keeps its own preference `fedora`: a VM takes one of each)"),
+        "{stderr}"
+    );
+    // An instancetype that does not resolve is said to be left out of the advice.
+    let out = run_on_text(
+        &["migrate", "presets", "--no-default-catalog"],
+        "all.yaml",
+        &format!("{preset}---\n{}", vm(both)),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("warning[KV011] VirtualMachine/web")
+            && stderr
+                .contains("the advice for this VirtualMachine leaves out what its instancetype"),
+        "{stderr}"
+    );
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+}
+
+/// A preset part KubeVirt skips today because the VM sets it otherwise is not one to copy into
+/// the VM (it would change what runs), and a preset written with `namespace: default` applies
+/// to a VM written without a namespace as to one in `default`.
+#[test]
+fn migrate_presets_names_only_what_reaches_the_vm() {
+    let preset = "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
+                  name: four\n  namespace: default\nspec:\n  selector: {}\n  domain:\n    \
+                  cpu: {cores: 4}\n    features:\n      acpi: {}\n";
+    let vm = |cpu: &str| {
+        format!(
+            "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: vm\nspec:\n  \
+             runStrategy: Halted\n  template:\n    spec:\n      domain:\n        devices: {{}}{cpu}\n"
+        )
+    };
+    let copy = "and copy into its own spec the preset's spec.domain.cpu (sockets/cores/threads)";
+    let stderr = migrate_stderr(&format!("{preset}---\n{}", vm("")));
+    assert!(stderr.contains(copy), "{stderr}");
+    let stderr = migrate_stderr(&format!(
+        "{preset}---\n{}",
+        vm("\n        cpu: {sockets: 2}")
+    ));
+    assert!(
+        stderr.contains("add:") && !stderr.contains(copy),
+        "{stderr}"
+    );
+}
+
 /// A preset with CPU features only becomes a preference with `preferredCPUFeatures`, which
 /// KubeVirt writes into the VM's `domain.cpu`: a VM without one is told to add it, and with the
 /// advice applied the VM passes `validate` (without it, `KV030`).
