@@ -367,6 +367,11 @@ pub fn check(
                 let arch = settings::architecture(base, profile);
                 let vmi = if is_set(spec, &["preference"]) && preference(arch) {
                     build()
+                } else if presets_here && applied.is_some() {
+                    // The spec KubeVirt's VM webhook judged has the VMI defaults applied,
+                    // which the VMI webhook applies only after the presets: a preset's request
+                    // would meet the default one and be skipped.
+                    build()
                 } else if start::changed_by_mutation(base, profile, presets_here) {
                     Some(start::from_applied(obj, base))
                 } else {
