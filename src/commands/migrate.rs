@@ -165,9 +165,7 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
                 "{}: selected by preset `{}`, which has nothing a matcher can carry",
                 m.target, m.preset
             );
-            continue;
-        }
-        if own_only {
+        } else if own_only {
             let _ = writeln!(
                 out.stderr,
                 "{}: selected by preset `{}`; it names its own {kept_own}, and a VM takes one \
@@ -238,7 +236,39 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
         let own = unmapped_of
             .get(&(m.preset.as_str(), effective_namespace(&m.target)))
             .map_or(&[][..], Vec::as_slice);
-        let keep = kept_parts(own, m);
+        let mut keep = kept_parts(own, m);
+        // Beside an instancetype of its own, KubeVirt refuses a VM that sets these: what the
+        // preset gives it there today ends with the preset.
+        let own_instancetype = input(&m.target)
+            .and_then(|o| o.value.get("spec"))
+            .and_then(|spec| spec.get("instancetype"))
+            .is_some_and(|v| !v.is_null());
+        let refused: Vec<&str> = if own_instancetype {
+            keep.extract_if(.., |f| REFUSED_BESIDE_AN_INSTANCETYPE.contains(f))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        if !refused.is_empty() {
+            let origin = input(&m.target)
+                .map(|o| o.field_origin("spec.instancetype"))
+                .unwrap_or_default();
+            out.diagnostics.push(
+                Diagnostic::warning(
+                    codes::PRESET,
+                    origin,
+                    format!(
+                        "preset `{}` gives it {} today, which a VM cannot set beside an \
+                         instancetype (KubeVirt refuses it as a conflict): it ends with the \
+                         preset. Carry what it needs into its instancetype",
+                        m.preset,
+                        refused.join(", ")
+                    ),
+                )
+                .with_object(m.target.clone())
+                .with_field("spec.instancetype"),
+            );
+        }
         // Unless the preset's own cpu is copied into the template below.
         let needs_cpu = m.needs_cpu && !keep.iter().any(|f| f.starts_with("spec.domain.cpu"));
         if needs_cpu {
@@ -393,6 +423,14 @@ fn clashes_with_inputs(migrated: &[serde_json::Value], inputs: &[Object]) -> Vec
     }
     found
 }
+
+/// The preset parts [`kept_parts`] may list that KubeVirt refuses in a VM beside an
+/// instancetype, whatever the instancetype sets.
+const REFUSED_BESIDE_AN_INSTANCETYPE: [&str; 3] = [
+    "spec.domain.cpu (sockets/cores/threads)",
+    "spec.domain.resources.requests.cpu",
+    "spec.domain.resources.requests.memory",
+];
 
 /// The namespace an object of `r` is in: `default` when it names none, as `kubectl apply`
 /// puts it (and as presets select).

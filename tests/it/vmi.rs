@@ -479,6 +479,45 @@ fn migrate_presets_keeps_the_matchers_a_vm_has() {
     assert_eq!(out.status.code(), Some(0), "{stderr}");
 }
 
+/// A preset part that reaches a VM today but that no VM may set beside an instancetype (a
+/// memory request) is not one to copy into a VM that names an instancetype: KubeVirt would
+/// refuse the VM. It is named as ending with the preset instead.
+#[test]
+fn migrate_presets_does_not_copy_what_an_instancetype_refuses() {
+    let preset = "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
+                  name: mem\nspec:\n  selector: {}\n  domain:\n    resources:\n      \
+                  requests: {memory: 1Gi}\n    ioThreadsPolicy: shared\n";
+    let vm = |matchers: &str| {
+        format!(
+            "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: web\nspec:\n  \
+             runStrategy: Halted\n{matchers}  template:\n    spec:\n      domain:\n        \
+             devices: {{}}\n"
+        )
+    };
+    let stderr = migrate_stderr(&format!(
+        "{preset}---\n{}",
+        vm("  instancetype: {name: u1.medium}\n")
+    ));
+    assert!(
+        stderr.contains(
+            "warning[KV014] VirtualMachine/web: spec.instancetype: preset `mem` gives it \
+             spec.domain.resources.requests.memory today, which a VM cannot set beside an \
+             instancetype"
+        ) && stderr
+            .contains("and copy into its own spec the preset's spec.domain.ioThreadsPolicy:"),
+        "{stderr}"
+    );
+    // Without an instancetype, the VM keeps both in its own spec.
+    let stderr = migrate_stderr(&format!("{preset}---\n{}", vm("")));
+    assert!(
+        stderr.contains(
+            "and copy into its own spec the preset's spec.domain.resources.requests.memory, \
+             spec.domain.ioThreadsPolicy:"
+        ) && !stderr.contains("cannot set beside"),
+        "{stderr}"
+    );
+}
+
 /// A preset part KubeVirt skips today because the VM sets it otherwise is not one to copy into
 /// the VM (it would change what runs), and a preset written with `namespace: default` applies
 /// to a VM written without a namespace as to one in `default`.
