@@ -448,20 +448,17 @@ fn kept_parts<'a>(unmapped: &[&'a Unmapped], m: &MatcherSuggestion) -> Vec<&'a s
         .filter(|u| {
             // `spec.domain.cpu (sockets/cores/threads)` is a part of `spec.domain.cpu`.
             let field = u.field.split(" (").next().unwrap_or_default();
-            let under_target = if m.target.kind == "VirtualMachine" {
-                format!("spec.template.{field}")
-            } else {
-                field.to_string()
-            };
-            // A part KubeVirt skips for this target today is not lost by migrating.
-            let skipped = m
-                .not_applied
+            // A part KubeVirt skips or passes over for this target today, or that the VMI
+            // already has, is not lost by migrating.
+            let domain = field.strip_prefix("spec.domain.").unwrap_or(field);
+            let applied = m
+                .applied_today
                 .iter()
-                .any(|(f, _)| under_target == *f || under_target.starts_with(&format!("{f}.")));
+                .any(|at| at == domain || at.starts_with(&format!("{domain}.")));
             u.preset.name == m.preset
                 && effective_namespace(&u.preset) == effective_namespace(&m.target)
                 && u.reason.ends_with(KEEP_IN_TEMPLATE)
-                && !skipped
+                && applied
         })
         .map(|u| u.field.as_str())
         .collect()

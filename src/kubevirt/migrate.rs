@@ -77,6 +77,10 @@ pub struct MatcherSuggestion {
     /// not suggested for it (see [`Self::own_matchers`]): lost with the preset. Fields under
     /// the target (`spec.template.spec.domain.resources.requests.memory`).
     pub lost: Vec<String>,
+    /// The leaves of the VMI's domain the preset changes today, dotted
+    /// (`resources.requests.memory`): what the target loses with the preset unless something
+    /// carries it.
+    pub applied_today: Vec<String>,
     /// Whether the target must get an empty `domain.cpu` with the preference matcher: the
     /// preference has `preferredCPUFeatures`, which KubeVirt writes into the VM's `cpu`, and
     /// neither the VM nor an instancetype provides one (KubeVirt fails on the missing `cpu`).
@@ -173,6 +177,10 @@ pub fn migrate_presets(objects: &[Object], controller_vms: &[Option<Value>]) -> 
             .and_then(Option::as_ref)
             .and_then(|vm| vmi_for(&target.with_value(vm.clone())))
             .unwrap_or_else(|| vmi.clone());
+        // As KubeVirt's webhook gets it: `null` strings as "", no empty requests or limits.
+        let mut base = base;
+        crate::kubevirt::vmi::null_strings_as_empty(&mut base);
+        crate::kubevirt::vmi::omit_empty_resources_and_devices(&mut base);
         let own = |key: &str| -> Option<String> {
             if target.kind() != Kind::VirtualMachine {
                 return None;
@@ -267,27 +275,26 @@ pub fn migrate_presets(objects: &[Object], controller_vms: &[Option<Value>]) -> 
                 presets::apply_presets(&mut trial, target.effective_namespace(), &[preset])
                     .map(|outcome| outcome.skipped)
                     .unwrap_or_default();
-            let lost: Vec<String> = if unsuggested.is_empty() {
-                Vec::new()
-            } else {
-                let mut changed = Vec::new();
-                changed_leaves(
-                    path::get(&base, &["spec", "domain"]),
-                    path::get(&trial, &["spec", "domain"]),
-                    &mut Vec::new(),
-                    &mut changed,
-                );
-                changed
-                    .into_iter()
-                    .filter(|at| {
-                        unsuggested.iter().any(|carried| {
-                            at.len() >= carried.len()
-                                && at.iter().zip(carried.iter()).all(|(a, c)| a == c)
-                        })
+            // What the preset changes in the VMI today, leaf by leaf (a preset part the VMI
+            // already has, or one KubeVirt passes over, changes nothing).
+            let mut changed = Vec::new();
+            changed_leaves(
+                path::get(&base, &["spec", "domain"]),
+                path::get(&trial, &["spec", "domain"]),
+                &mut Vec::new(),
+                &mut changed,
+            );
+            let lost: Vec<String> = changed
+                .iter()
+                .filter(|at| {
+                    unsuggested.iter().any(|carried| {
+                        at.len() >= carried.len()
+                            && at.iter().zip(carried.iter()).all(|(a, c)| a == c)
                     })
-                    .map(|at| format!("{prefix}.{}", at.join(".")))
-                    .collect()
-            };
+                })
+                .map(|at| format!("{prefix}.{}", at.join(".")))
+                .collect();
+            let applied_today: Vec<String> = changed.into_iter().map(|at| at.join(".")).collect();
             // A section with an override of its own is told as that override.
             let not_applied = skipped
                 .into_iter()
@@ -310,6 +317,7 @@ pub fn migrate_presets(objects: &[Object], controller_vms: &[Option<Value>]) -> 
                 not_applied,
                 own_matchers,
                 lost,
+                applied_today,
                 needs_cpu: *cpu_features
                     && preference.is_some()
                     && instancetype.is_none()

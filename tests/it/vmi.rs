@@ -479,6 +479,32 @@ fn migrate_presets_keeps_the_matchers_a_vm_has() {
     assert_eq!(out.status.code(), Some(0), "{stderr}");
 }
 
+/// KubeVirt copies a preset's requests only into a VMI that has none, and says nothing when it
+/// passes them over: a VM with a CPU request of its own does not get the preset's memory
+/// request today, so it is not told to copy it.
+#[test]
+fn migrate_presets_names_requests_only_where_kubevirt_copies_them() {
+    let preset = "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
+                  name: mem\nspec:\n  selector: {}\n  domain:\n    resources:\n      \
+                  requests: {memory: 1Gi}\n";
+    let vm = |resources: &str| {
+        format!(
+            "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: web\nspec:\n  \
+             runStrategy: Halted\n  template:\n    spec:\n      domain:\n        \
+             devices: {{}}{resources}\n"
+        )
+    };
+    let copy = "and copy into its own spec the preset's spec.domain.resources.requests.memory";
+    let stderr = migrate_stderr(&format!("{preset}---\n{}", vm("")));
+    assert!(stderr.contains(copy), "{stderr}");
+    let own = "\n        resources:\n          requests: {cpu: 500m}";
+    let stderr = migrate_stderr(&format!("{preset}---\n{}", vm(own)));
+    assert!(
+        stderr.contains("selected by preset `mem`") && !stderr.contains(copy),
+        "{stderr}"
+    );
+}
+
 /// A preset part that reaches a VM today but that no VM may set beside an instancetype (a
 /// memory request) is not one to copy into a VM that names an instancetype: KubeVirt would
 /// refuse the VM. It is named as ending with the preset instead.
