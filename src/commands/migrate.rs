@@ -106,6 +106,15 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
             ))
             .copied()
     };
+    // A warning at a field of a suggestion's target.
+    let at_target = |m: &MatcherSuggestion, field: &str, message: String| {
+        let origin = input(&m.target)
+            .map(|o| o.field_origin(field))
+            .unwrap_or_default();
+        Diagnostic::warning(codes::PRESET, origin, message)
+            .with_object(m.target.clone())
+            .with_field(field)
+    };
     let mut unmapped_of: HashMap<(&str, &str), Vec<&Unmapped>> = HashMap::new();
     for u in &result.unmapped {
         let origin = input(&u.preset)
@@ -191,40 +200,33 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
         }
         if !m.lost.is_empty() {
             let (field, _) = &m.own_matchers[0];
-            let origin = input(&m.target)
-                .map(|o| o.field_origin(field))
-                .unwrap_or_default();
-            out.diagnostics.push(
-                Diagnostic::warning(codes::PRESET, origin, {
-                    let kinds = m
-                        .own_matchers
-                        .iter()
-                        .map(|(f, _)| f.strip_prefix("spec.").unwrap_or(f))
-                        .collect::<Vec<_>>()
-                        .join(" and ");
-                    let (takes, are, their, own) = if m.own_matchers.len() == 1 {
-                        (format!("one {kinds}"), "is", "its", format!("own {kinds}"))
-                    } else {
-                        (
-                            "one of each".to_string(),
-                            "are",
-                            "their",
-                            "own objects".into(),
-                        )
-                    };
-                    format!(
-                        "it names its own {kept_own}, and a VM takes {takes}: the {kinds} \
-                             migrated from preset `{}` {are} not suggested for it, so what the \
-                             preset gives it today through {their} fields ends with the preset: \
-                             {}. Carry what it needs into its {own}, or into its spec where \
-                             KubeVirt allows it",
-                        m.preset,
-                        m.lost.join(", ")
+            out.diagnostics.push(at_target(m, field, {
+                let kinds = m
+                    .own_matchers
+                    .iter()
+                    .map(|(f, _)| f.strip_prefix("spec.").unwrap_or(f))
+                    .collect::<Vec<_>>()
+                    .join(" and ");
+                let (takes, are, their, own) = if m.own_matchers.len() == 1 {
+                    (format!("one {kinds}"), "is", "its", format!("own {kinds}"))
+                } else {
+                    (
+                        "one of each".to_string(),
+                        "are",
+                        "their",
+                        "own objects".into(),
                     )
-                })
-                .with_object(m.target.clone())
-                .with_field(*field),
-            );
+                };
+                format!(
+                    "it names its own {kept_own}, and a VM takes {takes}: the {kinds} \
+                     migrated from preset `{}` {are} not suggested for it, so what the \
+                     preset gives it today through {their} fields ends with the preset: \
+                     {}. Carry what it needs into its {own}, or into its spec where \
+                     KubeVirt allows it",
+                    m.preset,
+                    m.lost.join(", ")
+                )
+            }));
         }
         let mut spec = serde_json::Map::new();
         if let Some(it) = &m.instancetype {
@@ -250,24 +252,17 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
             Vec::new()
         };
         if !refused.is_empty() {
-            let origin = input(&m.target)
-                .map(|o| o.field_origin("spec.instancetype"))
-                .unwrap_or_default();
-            out.diagnostics.push(
-                Diagnostic::warning(
-                    codes::PRESET,
-                    origin,
-                    format!(
-                        "preset `{}` gives it {} today, which a VM cannot set beside an \
-                         instancetype (KubeVirt refuses it as a conflict): it ends with the \
-                         preset. Carry what it needs into its instancetype",
-                        m.preset,
-                        refused.join(", ")
-                    ),
-                )
-                .with_object(m.target.clone())
-                .with_field("spec.instancetype"),
-            );
+            out.diagnostics.push(at_target(
+                m,
+                "spec.instancetype",
+                format!(
+                    "preset `{}` gives it {} today, which a VM cannot set beside an \
+                     instancetype (KubeVirt refuses it as a conflict): it ends with the \
+                     preset. Carry what it needs into its instancetype",
+                    m.preset,
+                    refused.join(", ")
+                ),
+            ));
         }
         // Unless the preset's own cpu is copied into the template below.
         let needs_cpu = m.needs_cpu && !keep.iter().any(|f| f.starts_with("spec.domain.cpu"));
@@ -312,24 +307,17 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
             );
         }
         for (field, mine, theirs) in &m.overridden {
-            let origin = input(&m.target)
-                .map(|o| o.field_origin(field))
-                .unwrap_or_default();
-            out.diagnostics.push(
-                Diagnostic::warning(
-                    codes::PRESET,
-                    origin,
-                    format!(
-                        "set to {mine} where preset `{}` sets {theirs}: KubeVirt skips the \
-                         preset's value, so {mine} is what runs today; with the instancetype \
-                         `{}` it would be the preset's. Adjust the instancetype, or give this \
-                         one an instancetype of its own",
-                        m.preset, m.preset
-                    ),
-                )
-                .with_object(m.target.clone())
-                .with_field(field.clone()),
-            );
+            out.diagnostics.push(at_target(
+                m,
+                field,
+                format!(
+                    "set to {mine} where preset `{}` sets {theirs}: KubeVirt skips the \
+                     preset's value, so {mine} is what runs today; with the instancetype \
+                     `{}` it would be the preset's. Adjust the instancetype, or give this \
+                     one an instancetype of its own",
+                    m.preset, m.preset
+                ),
+            ));
         }
         // Only a matcher suggested brings back what KubeVirt skips today.
         let not_applied = if own_only {
@@ -338,24 +326,17 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
             &m.not_applied[..]
         };
         for (field, skipped) in not_applied {
-            let origin = input(&m.target)
-                .map(|o| o.field_origin(field))
-                .unwrap_or_default();
-            out.diagnostics.push(
-                Diagnostic::warning(
-                    codes::PRESET,
-                    origin,
-                    format!(
-                        "preset `{}` does not reach this today: KubeVirt skips its `{}`, which \
-                         the VirtualMachineInstance sets differently ({}). The instancetype or \
-                         preference `{}` carries it and would apply it: drop it from them, or \
-                         give this one its own",
-                        m.preset, skipped.field, skipped.detail, m.preset
-                    ),
-                )
-                .with_object(m.target.clone())
-                .with_field(field.clone()),
-            );
+            out.diagnostics.push(at_target(
+                m,
+                field,
+                format!(
+                    "preset `{}` does not reach this today: KubeVirt skips its `{}`, which \
+                     the VirtualMachineInstance sets differently ({}). The instancetype or \
+                     preference `{}` carries it and would apply it: drop it from them, or \
+                     give this one its own",
+                    m.preset, skipped.field, skipped.detail, m.preset
+                ),
+            ));
         }
         let others = m.also_selected_by().count();
         if others > 0 {

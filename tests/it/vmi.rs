@@ -248,6 +248,17 @@ fn run_on_text(args: &[&str], file: &str, text: &str) -> std::process::Output {
         .unwrap()
 }
 
+/// A halted VirtualMachine named `name`: `spec` is more of its spec, each line indented by two
+/// (`"  instancetype: {name: u1.medium}\n"`), `domain` more of its domain, after `devices: {}`
+/// (`"\n        cpu: {sockets: 2}"`).
+fn halted_vm(name: &str, spec: &str, domain: &str) -> String {
+    format!(
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: {name}\nspec:\n  \
+         runStrategy: Halted\n{spec}  template:\n    spec:\n      domain:\n        \
+         devices: {{}}{domain}\n"
+    )
+}
+
 /// The stderr of `kvrender migrate presets` on one file holding `text`.
 fn migrate_stderr(text: &str) -> String {
     let out = run_on_text(&["migrate", "presets"], "all.yaml", text);
@@ -425,13 +436,7 @@ fn migrate_presets_keeps_the_matchers_a_vm_has() {
     let preset = "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
                   name: small\nspec:\n  selector: {}\n  domain:\n    cpu: {cores: 2}\n    \
                   resources:\n      requests: {memory: 1Gi}\n";
-    let vm = |matchers: &str| {
-        format!(
-            "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: web\nspec:\n  \
-             runStrategy: Halted\n{matchers}  template:\n    spec:\n      domain:\n        \
-             devices: {{}}\n"
-        )
-    };
+    let vm = |matchers: &str| halted_vm("web", matchers, "");
     let both = "  instancetype: {name: u1.medium}\n  preference: {name: fedora}\n";
     let stderr = migrate_stderr(&format!("{preset}---\n{}", vm(both)));
     assert!(
@@ -487,13 +492,7 @@ fn migrate_presets_names_requests_only_where_kubevirt_copies_them() {
     let preset = "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
                   name: mem\nspec:\n  selector: {}\n  domain:\n    resources:\n      \
                   requests: {memory: 1Gi}\n";
-    let vm = |resources: &str| {
-        format!(
-            "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: web\nspec:\n  \
-             runStrategy: Halted\n  template:\n    spec:\n      domain:\n        \
-             devices: {{}}{resources}\n"
-        )
-    };
+    let vm = |resources: &str| halted_vm("web", "", resources);
     let copy = "and copy into its own spec the preset's spec.domain.resources.requests.memory";
     let stderr = migrate_stderr(&format!("{preset}---\n{}", vm("")));
     assert!(stderr.contains(copy), "{stderr}");
@@ -513,13 +512,7 @@ fn migrate_presets_does_not_copy_what_an_instancetype_refuses() {
     let preset = "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
                   name: mem\nspec:\n  selector: {}\n  domain:\n    resources:\n      \
                   requests: {memory: 1Gi}\n    ioThreadsPolicy: shared\n";
-    let vm = |matchers: &str| {
-        format!(
-            "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: web\nspec:\n  \
-             runStrategy: Halted\n{matchers}  template:\n    spec:\n      domain:\n        \
-             devices: {{}}\n"
-        )
-    };
+    let vm = |matchers: &str| halted_vm("web", matchers, "");
     let stderr = migrate_stderr(&format!(
         "{preset}---\n{}",
         vm("  instancetype: {name: u1.medium}\n")
@@ -552,12 +545,7 @@ fn migrate_presets_names_only_what_reaches_the_vm() {
     let preset = "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
                   name: four\n  namespace: default\nspec:\n  selector: {}\n  domain:\n    \
                   cpu: {cores: 4}\n    features:\n      acpi: {}\n";
-    let vm = |cpu: &str| {
-        format!(
-            "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: vm\nspec:\n  \
-             runStrategy: Halted\n  template:\n    spec:\n      domain:\n        devices: {{}}{cpu}\n"
-        )
-    };
+    let vm = |cpu: &str| halted_vm("vm", "", cpu);
     let copy = "and copy into its own spec the preset's spec.domain.cpu (sockets/cores/threads)";
     let stderr = migrate_stderr(&format!("{preset}---\n{}", vm("")));
     assert!(stderr.contains(copy), "{stderr}");
