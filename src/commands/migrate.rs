@@ -1,11 +1,10 @@
 //! `kvrender migrate presets`: VirtualMachineInstancePresets to preferences (and instancetypes).
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt::Write;
 use std::sync::Arc;
-
-use rayon::prelude::*;
 
 use crate::cli::MigrateArgs;
 use crate::commands::Outcome;
@@ -54,37 +53,31 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
     };
     out.diagnostics
         .extend(resolution.diagnostics.iter().cloned());
-    // What the presets meet today in a VM that names an instancetype or preference: the VM as
-    // the controller has it, both applied. One that does not resolve is told so, and its own
-    // spec stands for it.
+    // What the presets meet today in a VM they select that names an instancetype or
+    // preference: the VM as the controller has it, both applied. One that does not resolve is
+    // told so, and its own spec stands for it.
     let index = resolution.index_with(admitted.iter());
-    let controller_vms: Vec<Option<serde_json::Value>> = admitted
-        .par_iter()
-        .map(|o| {
-            if o.kind() != Kind::VirtualMachine || !expand::has_matchers(&o.value) {
-                return (None, None);
-            }
-            match pipeline::controller_vm(o, &index, &resolution.profile) {
-                Ok(vm) => (Some(vm), None),
-                Err(d) => (None, Some(d)),
-            }
-        })
-        .collect::<Vec<_>>()
-        .into_iter()
-        .map(|(vm, refused)| {
-            if let Some(mut d) = refused {
+    let unresolved = RefCell::new(Vec::new());
+    let controller_vm = |o: &Object| {
+        if o.kind() != Kind::VirtualMachine || !expand::has_matchers(&o.value) {
+            return None;
+        }
+        match pipeline::controller_vm(o, &index, &resolution.profile) {
+            Ok(vm) => Some(vm),
+            Err(mut d) => {
                 d.severity = diagnostic::Severity::Warning;
                 d.message = format!(
                     "{}; the advice for this VirtualMachine leaves out what its instancetype \
                      and preference set (`--catalog` adds files to resolve them)",
                     d.message
                 );
-                out.diagnostics.push(d);
+                unresolved.borrow_mut().push(d);
+                None
             }
-            vm
-        })
-        .collect();
-    let result = migrate::migrate_presets(&admitted, &controller_vms);
+        }
+    };
+    let result = migrate::migrate_presets(&admitted, &controller_vm);
+    out.diagnostics.extend(unresolved.into_inner());
     out.diagnostics.extend(refused.into_iter().map(|(_, d)| d));
     out.stdout = emit::yaml_stream(&result.objects);
     out.diagnostics

@@ -111,10 +111,14 @@ pub struct MigrateResult {
 
 /// Migrate every VirtualMachineInstancePreset of `objects`.
 ///
-/// `controller_vms[i]`, when there is one, is `objects[i]`, a VirtualMachine that names an
-/// instancetype or preference, as the VM controller has it when it creates the VMI (both
-/// applied): what the presets meet today. Without it a target's own spec stands for that.
-pub fn migrate_presets(objects: &[Object], controller_vms: &[Option<Value>]) -> MigrateResult {
+/// `controller_vm(target)`, asked only of the targets a preset selects, is a VirtualMachine
+/// that names an instancetype or preference as the VM controller has it when it creates the
+/// VMI (both applied): what the presets meet today. Where it gives nothing, the target's own
+/// spec stands for that.
+pub fn migrate_presets(
+    objects: &[Object],
+    controller_vm: &dyn Fn(&Object) -> Option<Value>,
+) -> MigrateResult {
     let mut result = MigrateResult::default();
     let mut presets: Vec<&Object> = objects
         .iter()
@@ -167,20 +171,10 @@ pub fn migrate_presets(objects: &[Object], controller_vms: &[Option<Value>]) -> 
         .map(|w| selector::parse(path::get(&w.preset.value, &["spec", "selector"])).ok())
         .collect();
     let index = SelectorIndex::new(&written, &selectors);
-    for (i, target) in objects.iter().enumerate() {
+    for target in objects {
         let Some(vmi) = vmi_for(target) else {
             continue;
         };
-        // The VMI the presets meet today: with the VM's own instancetype and preference.
-        let base = controller_vms
-            .get(i)
-            .and_then(Option::as_ref)
-            .and_then(|vm| vmi_for(&target.with_value(vm.clone())))
-            .unwrap_or_else(|| vmi.clone());
-        // As KubeVirt's webhook gets it: `null` strings as "", no empty requests or limits.
-        let mut base = base;
-        crate::kubevirt::vmi::null_strings_as_empty(&mut base);
-        crate::kubevirt::vmi::omit_empty_resources_and_devices(&mut base);
         let own = |key: &str| -> Option<String> {
             if target.kind() != Kind::VirtualMachine {
                 return None;
@@ -211,6 +205,16 @@ pub fn migrate_presets(objects: &[Object], controller_vms: &[Option<Value>]) -> 
             .into_iter()
             .map(|i| &written[i])
             .collect();
+        if selecting.is_empty() {
+            continue;
+        }
+        // The VMI the presets meet today: with the VM's own instancetype and preference.
+        let mut base = controller_vm(target)
+            .and_then(|vm| vmi_for(&target.with_value(vm)))
+            .unwrap_or_else(|| vmi.clone());
+        // As KubeVirt's webhook gets it: `null` strings as "", no empty requests or limits.
+        crate::kubevirt::vmi::null_strings_as_empty(&mut base);
+        crate::kubevirt::vmi::omit_empty_resources_and_devices(&mut base);
         let selected_by: Arc<[String]> = selecting
             .iter()
             .map(|w| w.preset.name().to_string())
@@ -886,7 +890,7 @@ mod tests {
                 "spec": {"domain": {"cpu": {"cores": 2}, "devices": {}}}
             }}
         }));
-        let r = migrate_presets(&[preset, vm], &[]);
+        let r = migrate_presets(&[preset, vm], &|_| None);
         assert_eq!(r.objects.len(), 2);
         assert_eq!(
             r.objects[0]["spec"],
@@ -957,7 +961,7 @@ mod tests {
             "devices": {}, "cpu": {"sockets": 1, "cores": 1, "threads": 1},
             "memory": {"guest": "4Gi"}
         });
-        let r = migrate_presets(&[preset.clone(), own], &[None, Some(controller.clone())]);
+        let r = migrate_presets(&[preset.clone(), own], &|_| Some(controller.clone()));
         let m = &r.matchers[0];
         assert_eq!((&m.instancetype, &m.preference), (&None, &None));
         assert_eq!(
@@ -979,7 +983,7 @@ mod tests {
         // Only a preference of its own: the instancetype is suggested, and only what the
         // preference would have carried is lost.
         let own = vm(json!({"preference": {"name": "pref"}}));
-        let r = migrate_presets(&[preset, own], &[None, Some(controller)]);
+        let r = migrate_presets(&[preset, own], &|_| Some(controller.clone()));
         let m = &r.matchers[0];
         assert!(m.instancetype.is_some() && m.preference.is_none());
         assert_eq!(m.own_matchers, [("spec.preference", "`pref`".to_string())]);
@@ -1010,7 +1014,7 @@ mod tests {
                 "requests": {"cpu": "1"}, "limits": {"cpu": "1", "memory": "2Gi"}
             }}}}}
         }));
-        let r = migrate_presets(&[preset, vm], &[]);
+        let r = migrate_presets(&[preset, vm], &|_| None);
         assert_eq!(
             r.matchers[0].remove_fields,
             [
@@ -1038,7 +1042,7 @@ mod tests {
                                   "resources": {"requests": {"memory": memory}}}}}}
             }))
         };
-        let r = migrate_presets(&[preset.clone(), vm(2, "2Gi")], &[]);
+        let r = migrate_presets(&[preset.clone(), vm(2, "2Gi")], &|_| None);
         let fields: Vec<&str> = r.matchers[0]
             .overridden
             .iter()
@@ -1052,7 +1056,7 @@ mod tests {
             ]
         );
         // The same values (a quantity written another way included) are no override.
-        let r = migrate_presets(&[preset, vm(4, "8192Mi")], &[]);
+        let r = migrate_presets(&[preset, vm(4, "8192Mi")], &|_| None);
         assert!(r.matchers[0].overridden.is_empty(), "{:?}", r.matchers[0]);
         assert_eq!(r.matchers[0].remove_fields.len(), 2);
     }
@@ -1089,11 +1093,11 @@ mod tests {
         };
         // A VM's VMI always has a firmware UUID: the preset's firmware never applies. Its cpu
         // differs too, but that is told as an override of a field the instancetype owns.
-        let r = migrate_presets(&[preset.clone(), target("VirtualMachine", 2)], &[]);
+        let r = migrate_presets(&[preset.clone(), target("VirtualMachine", 2)], &|_| None);
         assert_eq!(fields(&r), ["spec.firmware"]);
         assert_eq!(r.matchers[0].overridden.len(), 1, "{:?}", r.matchers[0]);
         // A VMI without firmware takes it.
-        let r = migrate_presets(&[preset, target("VirtualMachineInstance", 4)], &[]);
+        let r = migrate_presets(&[preset, target("VirtualMachineInstance", 4)], &|_| None);
         assert!(fields(&r).is_empty(), "{:?}", r.matchers[0]);
     }
 
@@ -1189,7 +1193,7 @@ mod tests {
         let mut objects: Vec<Object> = (0..25).rev().map(|i| preset(&format!("p{i:02}"))).collect();
         objects.push(preset("p03"));
         objects.extend([vm("v0"), vm("v1")]);
-        let r = migrate_presets(&objects, &[]);
+        let r = migrate_presets(&objects, &|_| None);
         assert_eq!(r.matchers.len(), 2 * 26);
         for (vm, suggestions) in ["v0", "v1"].iter().zip(r.matchers.chunks(26)) {
             assert!(suggestions.iter().all(|m| m.target.name == *vm));
@@ -1228,7 +1232,7 @@ mod tests {
             "metadata": {"name": "p"},
             "spec": {"selector": {}, "domain": {"cpu": {"cores": 2, "dedicatedCpuPlacement": true}}}
         }));
-        let r = migrate_presets(&[preset], &[]);
+        let r = migrate_presets(&[preset], &|_| None);
         // Named as the preset spells it.
         assert!(
             r.unmapped

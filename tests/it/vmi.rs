@@ -482,6 +482,15 @@ fn migrate_presets_keeps_the_matchers_a_vm_has() {
         "{stderr}"
     );
     assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // A VM no preset selects gets no advice, so nothing is said of its matchers.
+    let elsewhere = preset.replace("name: small\n", "name: small\n  namespace: legacy\n");
+    let out = run_on_text(
+        &["migrate", "presets", "--no-default-catalog"],
+        "all.yaml",
+        &format!("{elsewhere}---\n{}", vm(both)),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("VirtualMachine/web"), "{stderr}");
 }
 
 /// KubeVirt copies a preset's requests only into a VMI that has none, and says nothing when it
