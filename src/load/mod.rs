@@ -329,11 +329,23 @@ fn parse_chunk(
             Err(Diagnostic::error(
                 codes::YAML_SYNTAX,
                 Origin::new(path.clone(), index, line),
-                format!("invalid YAML: {}", e.message),
+                format!("invalid YAML: {}{}", e.message, template_hint(chunk.text)),
             )
             .with_column(e.column)
             .may_define(chunk.text.as_bytes()))
         }
+    }
+}
+
+/// What to add to a YAML error when the document holds template markers: a Helm chart's
+/// `templates/` or a Jinja or Go template is YAML only once rendered.
+fn template_hint(text: &str) -> &'static str {
+    if text.contains("{{") || text.contains("{%") {
+        "; the document holds template markers (`{{`, `{%`): kvrender reads rendered \
+         manifests, so render it first and give kvrender the result (for a Helm chart, \
+         `helm template ... | kvrender validate -`)"
+    } else {
+        ""
     }
 }
 
@@ -625,6 +637,19 @@ mod tests {
         assert_eq!(d.code, codes::YAML_SYNTAX);
         assert_eq!(d.origin.line, Some(5));
         assert_eq!(d.origin.index, 1);
+    }
+
+    #[test]
+    fn a_template_that_is_not_yaml_yet_is_named_as_one() {
+        let helm = load("apiVersion: v1\nkind: A\nmetadata:\n  name: {{ .Values.name }}\n");
+        let message = &helm.diagnostics[0].message;
+        assert!(message.contains("template markers"), "{message}");
+        let jinja = load("kind: A\n{% if x %}\nb: 1\n{% endif %}\n");
+        let message = &jinja.diagnostics[0].message;
+        assert!(message.contains("template markers"), "{message}");
+        let plain = load("kind: [\n");
+        let message = &plain.diagnostics[0].message;
+        assert!(!message.contains("template"), "{message}");
     }
 
     #[test]
