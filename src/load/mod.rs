@@ -4,6 +4,7 @@
 
 pub mod deferred;
 mod json;
+pub mod kustomize;
 pub mod locate;
 pub mod split;
 pub mod walk;
@@ -77,6 +78,7 @@ pub fn line_breaks_as_lf(bytes: &mut [u8]) {
 /// PATH that names it is still read).
 pub fn read_paths_skipping(paths: &[PathBuf], skip: Option<&Path>) -> Result<Vec<Source>> {
     let skip = skip.and_then(|dir| std::fs::canonicalize(dir).ok());
+    let mut kustomizations = kustomize::Kustomizations::default();
     let mut sources = Vec::new();
     for path in paths {
         if path.as_os_str() == "-" {
@@ -98,13 +100,14 @@ pub fn read_paths_skipping(paths: &[PathBuf], skip: Option<&Path>) -> Result<Vec
             path: path.clone(),
             source,
         })?;
-        let files = if meta.is_dir() {
+        let mut files = if meta.is_dir() {
             walk::walk_skipping(path, skip.as_deref())?
         } else if walk::is_kustomization(path) {
             Vec::new()
         } else {
             vec![path.clone()]
         };
+        files.retain(|file| !kustomizations.names_as_configuration(file));
         let read: Vec<Result<Source>> = files
             .par_iter()
             .map(|file| {

@@ -708,6 +708,59 @@ fn kustomization_files_are_not_read() {
     assert_eq!(objects[0].kind_str(), "VirtualMachine");
 }
 
+/// A kustomize tree keeps patches and generator inputs beside its resources. A file that a
+/// kustomization in its folder or above names as a patch or an input is not a resource: no
+/// command reads it, walked or named, so a patch of a VM is neither a second definition of
+/// it nor a broken VM. The overlay itself is what `kubectl kustomize` builds, and kvrender
+/// reads that from stdin.
+#[test]
+fn files_a_kustomization_names_as_patches_or_inputs_are_not_read() {
+    const TREE: &str = "testdata/build/kustomize-tree";
+    const OVERLAY: &str = "testdata/build/kustomize-tree/overlays/prod";
+    let out = run(&["validate", TREE]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_eq!(stdout(&out), "No problems found in 1 object.\n");
+
+    let out = run(&["build", TREE]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let objects = parse(&stdout(&out), "stdout");
+    assert_eq!(objects.len(), 1, "{}", stdout(&out));
+    assert_eq!(objects[0].name(), "web");
+    assert_eq!(objects[0].value["spec"]["runStrategy"], "Always");
+
+    for file in ["instancetype.yaml", "halted.yaml", "settings.yaml"] {
+        let path = format!("{OVERLAY}/{file}");
+        let out = run(&["validate", &path]);
+        assert_eq!(out.status.code(), Some(0), "{file}: {}", describe(&out));
+        assert_eq!(stdout(&out), "No problems found in 0 objects.\n", "{file}");
+    }
+    // A file no kustomization names is read as ever.
+    let tmp = tempfile::tempdir().unwrap();
+    let stray = tmp.path().join("halted.yaml");
+    std::fs::copy(format!("{OVERLAY}/halted.yaml"), &stray).unwrap();
+    let out = run(&["validate", stray.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+
+    // The overlay as kustomize builds it: the patches applied, the ConfigMap generated.
+    let built = std::process::Command::new(tool("kubectl"))
+        .args(["kustomize", OVERLAY])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{}", describe(&built));
+    let mut build = kvrender();
+    build.args(["build", "-"]).current_dir(root());
+    let out = run_with_stdin(build, &built.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let objects = parse(&stdout(&out), "stdout");
+    let kinds: Vec<&str> = objects.iter().map(Object::kind_str).collect();
+    assert_eq!(kinds, ["ConfigMap", "VirtualMachine"]);
+    let spec = &objects[1].value["spec"];
+    assert_eq!(spec["runStrategy"], "Halted");
+    // u1.large: 2 vCPUs, 8Gi.
+    assert_eq!(spec["template"]["spec"]["domain"]["memory"]["guest"], "8Gi");
+}
+
 /// A `List` (or `VirtualMachineList`, as `kubectl get -o yaml` prints one) stands for its items,
 /// as kustomize reads it: each is expanded, checked and printed in its own right, and findings
 /// point at the item's own lines.

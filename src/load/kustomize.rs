@@ -1,0 +1,329 @@
+//! The files a kustomization names that are not resources.
+//!
+//! A kustomize tree keeps its patches, replacement and transformer configurations, generator
+//! inputs and Helm charts beside its resources, as `*.yaml` files. A patch of a VirtualMachine
+//! looks like a VirtualMachine with most of it missing; read as one, it would be a second
+//! definition of the VM and a broken one. kvrender therefore leaves out every file that a
+//! `kustomization.yaml` (`.yml`, `Kustomization`) in the file's folder or above names in one
+//! of those roles, wherever the file was found: in a walked directory or named on the command
+//! line. A file that a kustomization also lists under `resources` (or `components`) stays.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Component, Path, PathBuf};
+
+use serde_json::Value;
+
+/// The kustomization file names kustomize looks for, in its order.
+const NAMES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
+
+/// The most bytes of a kustomization file read; a larger one is not a kustomization anyone
+/// writes by hand, and is passed over.
+const MAX_BYTES: u64 = 4 << 20;
+
+/// What the kustomizations of one folder name, as absolute paths with `.` and `..` resolved.
+#[derive(Debug, Default)]
+struct Named {
+    /// Files that are not resources.
+    files: HashSet<PathBuf>,
+    /// Folders that are not resources (a Helm chart home).
+    folders: Vec<PathBuf>,
+    /// Files and folders listed as resources or components.
+    resources: HashSet<PathBuf>,
+}
+
+/// Decides, for the files of a run, which are kustomize configuration rather than resources.
+/// Each folder's kustomization is read at most once.
+#[derive(Debug, Default)]
+pub struct Kustomizations {
+    /// The folder's kustomization, read, or `None` when it has none (or one kvrender cannot
+    /// read, which kustomize reports better).
+    by_folder: HashMap<PathBuf, Option<Named>>,
+    /// The working directory, which relative paths start from.
+    cwd: Option<PathBuf>,
+}
+
+impl Kustomizations {
+    /// Whether `file` is named by a kustomization of its folder or a folder above as something
+    /// other than a resource: a patch, a replacement, a transformer configuration, a
+    /// generator's input, an OpenAPI schema, a Helm values file or a file in a Helm chart home.
+    pub fn names_as_configuration(&mut self, file: &Path) -> bool {
+        let file = if file.is_absolute() {
+            normalize(file)
+        } else {
+            let cwd = self.cwd.get_or_insert_with(|| {
+                std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"))
+            });
+            normalize(&cwd.join(file))
+        };
+        let mut configuration = false;
+        for folder in file.ancestors().skip(1) {
+            let Some(named) = self.folder(folder) else {
+                continue;
+            };
+            if named.resources.contains(&file) {
+                return false;
+            }
+            configuration |= named.files.contains(&file)
+                || named.folders.iter().any(|home| file.starts_with(home));
+        }
+        configuration
+    }
+
+    fn folder(&mut self, folder: &Path) -> Option<&Named> {
+        if !self.by_folder.contains_key(folder) {
+            self.by_folder.insert(folder.to_path_buf(), read(folder));
+        }
+        self.by_folder.get(folder).and_then(Option::as_ref)
+    }
+}
+
+/// The kustomization of `folder`, if it has one kvrender can read.
+fn read(folder: &Path) -> Option<Named> {
+    let file = NAMES
+        .iter()
+        .map(|name| folder.join(name))
+        .find(|path| path.is_file())?;
+    let meta = std::fs::metadata(&file).ok()?;
+    if meta.len() > MAX_BYTES {
+        return None;
+    }
+    let text = std::fs::read_to_string(&file).ok()?;
+    let value = super::yaml::parse_document_full(&text).ok()?;
+    Some(named(folder, &value))
+}
+
+/// The paths `kustomization` (the parsed file of `folder`) names, sorted by role.
+fn named(folder: &Path, kustomization: &Value) -> Named {
+    let mut named = Named::default();
+    let at = |path: &str| normalize(&folder.join(path));
+    let strings = |key: &str| -> Vec<&str> {
+        kustomization
+            .get(key)
+            .and_then(Value::as_array)
+            .map(|items| items.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default()
+    };
+    let objects = |key: &str| -> Vec<&Value> {
+        kustomization
+            .get(key)
+            .and_then(Value::as_array)
+            .map(|items| items.iter().filter(|item| item.is_object()).collect())
+            .unwrap_or_default()
+    };
+    // A string entry with a line break is an inline patch or configuration, not a path.
+    let is_path = |entry: &&str| !entry.contains('\n') && !entry.trim().is_empty();
+
+    for key in ["resources", "components", "bases"] {
+        named
+            .resources
+            .extend(strings(key).into_iter().filter(is_path).map(at));
+    }
+    let mut files: Vec<&str> = Vec::new();
+    for key in ["patches", "patchesJson6902", "replacements"] {
+        files.extend(
+            objects(key)
+                .into_iter()
+                .filter_map(|item| item.get("path").and_then(Value::as_str)),
+        );
+    }
+    for key in [
+        "patchesStrategicMerge",
+        "configurations",
+        "crds",
+        "generators",
+        "transformers",
+        "validators",
+    ] {
+        files.extend(strings(key));
+    }
+    if let Some(path) = kustomization
+        .get("openapi")
+        .and_then(|o| o.get("path"))
+        .and_then(Value::as_str)
+    {
+        files.push(path);
+    }
+    for key in ["configMapGenerator", "secretGenerator"] {
+        for generator in objects(key) {
+            let list = |field: &str| {
+                generator
+                    .get(field)
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+            };
+            // `files` entries may give the key first: `key=path`.
+            files.extend(list("files").map(|f| f.split_once('=').map_or(f, |(_, p)| p)));
+            files.extend(list("envs"));
+            files.extend(generator.get("env").and_then(Value::as_str));
+        }
+    }
+    let charts = objects("helmCharts");
+    for chart in &charts {
+        files.extend(chart.get("valuesFile").and_then(Value::as_str));
+        files.extend(
+            chart
+                .get("additionalValuesFiles")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str),
+        );
+    }
+    if !charts.is_empty() {
+        let home = kustomization
+            .get("helmGlobals")
+            .and_then(|g| g.get("chartHome"))
+            .and_then(Value::as_str)
+            .unwrap_or("charts");
+        named.folders.push(at(home));
+    }
+    named
+        .files
+        .extend(files.into_iter().filter(is_path).map(at));
+    named
+}
+
+/// `.` and `..` resolved in the text of an absolute path, as kustomize resolves the paths a
+/// kustomization gives.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (path, text) in files {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        dir
+    }
+
+    fn configuration(dir: &tempfile::TempDir, files: &[&str]) -> Vec<String> {
+        let mut k = Kustomizations::default();
+        files
+            .iter()
+            .filter(|f| k.names_as_configuration(&dir.path().join(f)))
+            .map(|f| (*f).to_string())
+            .collect()
+    }
+
+    #[test]
+    fn patches_and_generator_inputs_are_configuration() {
+        let dir = tree(&[(
+            "overlay/kustomization.yaml",
+            "resources: [../base, vm.yaml]\n\
+             patches:\n- path: patches/cpu.yaml\n- patch: |\n    inline\n\
+             patchesStrategicMerge: [smp.yaml, \"apiVersion: v1\\nkind: X\\n\"]\n\
+             patchesJson6902:\n- path: ./json.yaml\n\
+             replacements:\n- path: repl.yaml\n\
+             configurations: [conf.yaml]\n\
+             openapi: {path: schema.json}\n\
+             configMapGenerator:\n- name: c\n  files: [key=data/a.yaml, data/b.yaml]\n  envs: [e.env]\n\
+             transformers: [labels.yaml]\n",
+        )]);
+        let all = [
+            "overlay/vm.yaml",
+            "overlay/patches/cpu.yaml",
+            "overlay/smp.yaml",
+            "overlay/json.yaml",
+            "overlay/repl.yaml",
+            "overlay/conf.yaml",
+            "overlay/schema.json",
+            "overlay/data/a.yaml",
+            "overlay/data/b.yaml",
+            "overlay/labels.yaml",
+            "overlay/other.yaml",
+            "base/vm.yaml",
+        ];
+        assert_eq!(
+            configuration(&dir, &all),
+            [
+                "overlay/patches/cpu.yaml",
+                "overlay/smp.yaml",
+                "overlay/json.yaml",
+                "overlay/repl.yaml",
+                "overlay/conf.yaml",
+                "overlay/schema.json",
+                "overlay/data/a.yaml",
+                "overlay/data/b.yaml",
+                "overlay/labels.yaml",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_kustomization_above_counts_and_a_resource_stays_one() {
+        let dir = tree(&[
+            (
+                "kustomization.yaml",
+                "patches:\n- path: sub/p.yaml\n- path: sub/both.yaml\n",
+            ),
+            ("sub/kustomization.yml", "resources: [both.yaml]\n"),
+        ]);
+        assert_eq!(
+            configuration(&dir, &["sub/p.yaml", "sub/both.yaml", "sub/q.yaml"]),
+            ["sub/p.yaml"]
+        );
+    }
+
+    #[test]
+    fn a_helm_chart_home_is_configuration() {
+        let dir = tree(&[
+            (
+                "a/kustomization.yaml",
+                "helmCharts:\n- name: c\n  valuesFile: values.yaml\n",
+            ),
+            (
+                "b/kustomization.yaml",
+                "helmGlobals: {chartHome: vendor}\nhelmCharts:\n- name: c\n",
+            ),
+        ]);
+        assert_eq!(
+            configuration(
+                &dir,
+                &[
+                    "a/values.yaml",
+                    "a/charts/c/templates/vm.yaml",
+                    "a/vm.yaml",
+                    "b/vendor/c/Chart.yaml",
+                    "b/charts/x.yaml",
+                ]
+            ),
+            [
+                "a/values.yaml",
+                "a/charts/c/templates/vm.yaml",
+                "b/vendor/c/Chart.yaml",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_kustomization_kvrender_cannot_read_names_nothing() {
+        let dir = tree(&[
+            ("a/kustomization.yaml", "patches: [\n"),
+            (
+                "b/kustomization.yaml",
+                "patches: 3\npatchesStrategicMerge: {a: b}\n",
+            ),
+            ("c/Kustomization", "- a list\n"),
+        ]);
+        assert!(configuration(&dir, &["a/p.yaml", "b/p.yaml", "c/p.yaml"]).is_empty());
+    }
+}
