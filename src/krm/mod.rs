@@ -67,6 +67,55 @@ fn config_error(origin: &str, message: String) -> Diagnostic {
     Diagnostic::error(codes::BAD_CONFIG, Origin::new(origin, 0, None), message)
 }
 
+/// kpt hands over every file of a package that looks like a resource, the patches of VMs a
+/// kustomization applies among them: for each item, whether a kustomization item of its
+/// package names its file as a patch or another input rather than a resource (see
+/// [`load::kustomize`]). Such an item is no object of the function's.
+fn kustomize_inputs(items: &[Value]) -> Vec<bool> {
+    use std::path::{Path, PathBuf};
+    fn file_of(item: &Value) -> Option<(&str, PathBuf)> {
+        let path = annotations::file_path(item)?;
+        let package = annotations::package_path(item).unwrap_or_default();
+        Some((package, load::kustomize::normalize(Path::new(&path))))
+    }
+    let kustomizations: Vec<(&str, PathBuf, load::kustomize::Named)> = items
+        .iter()
+        .filter_map(|item| {
+            let (package, file) = file_of(item)?;
+            let name = file.file_name()?.to_str()?;
+            if !load::kustomize::is_kustomization_name(name) {
+                return None;
+            }
+            let folder = file.parent().unwrap_or(Path::new("")).to_path_buf();
+            let named = load::kustomize::named(&folder, item);
+            Some((package, folder, named))
+        })
+        .collect();
+    items
+        .iter()
+        .map(|item| {
+            if kustomizations.is_empty() {
+                return false;
+            }
+            let Some((package, file)) = file_of(item) else {
+                return false;
+            };
+            let mut input = false;
+            for (_, _, named) in kustomizations
+                .iter()
+                .filter(|(p, folder, _)| *p == package && file.starts_with(folder))
+            {
+                match named.role_of(&file) {
+                    Some(false) => return false,
+                    Some(true) => input = true,
+                    None => {}
+                }
+            }
+            input
+        })
+        .collect()
+}
+
 /// The warnings about fields of the config's `clusterConfig` KubeVirt's configuration does
 /// not have, as `--cluster-config` gives them.
 fn cluster_config_warnings(config: &FnConfig, origin: &str) -> Vec<Diagnostic> {
@@ -110,18 +159,21 @@ pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput
             return Ok(FnOutput::finish(out, diags));
         }
     };
-    // Files of the package that are no Kubernetes objects go round the engine, unchanged.
+    // Files of the package that are no Kubernetes objects go round the engine, unchanged, and
+    // so do the patches and other inputs a kustomization of the package names.
+    let kustomize_inputs = kustomize_inputs(&list.items);
     let mut inputs = Vec::with_capacity(list.items.len());
     let mut raw_items = Vec::with_capacity(list.items.len());
     let mut item_lines = Vec::with_capacity(list.items.len());
     let mut foreign = Vec::new();
-    for ((item, raw), line) in list
+    for (((item, raw), line), kustomize_input) in list
         .items
         .into_iter()
         .zip(list.raw_items)
         .zip(list.item_lines)
+        .zip(kustomize_inputs)
     {
-        if resource_list::is_foreign(&item) {
+        if kustomize_input || resource_list::is_foreign(&item) {
             foreign.push((item, raw));
         } else {
             inputs.push(item);

@@ -20,9 +20,10 @@ const NAMES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kustomizat
 /// writes by hand, and is passed over.
 const MAX_BYTES: u64 = 4 << 20;
 
-/// What the kustomizations of one folder name, as absolute paths with `.` and `..` resolved.
+/// What the kustomization of one folder names, its paths joined to that folder with `.` and
+/// `..` resolved.
 #[derive(Debug, Default)]
-struct Named {
+pub struct Named {
     /// Files that are not resources.
     files: HashSet<PathBuf>,
     /// Folders that are not resources (a Helm chart home).
@@ -60,11 +61,11 @@ impl Kustomizations {
             let Some(named) = self.folder(folder) else {
                 continue;
             };
-            if named.resources.contains(&file) {
-                return false;
+            match named.role_of(&file) {
+                Some(false) => return false,
+                Some(true) => configuration = true,
+                None => {}
             }
-            configuration |= named.files.contains(&file)
-                || named.folders.iter().any(|home| file.starts_with(home));
         }
         configuration
     }
@@ -75,6 +76,28 @@ impl Kustomizations {
         }
         self.by_folder.get(folder).and_then(Option::as_ref)
     }
+}
+
+impl Named {
+    /// What this kustomization makes of `file` (joined and resolved as its own paths are):
+    /// `Some(false)` a resource, `Some(true)` configuration (see
+    /// [`Kustomizations::names_as_configuration`]), `None` nothing.
+    pub fn role_of(&self, file: &Path) -> Option<bool> {
+        if self.resources.contains(file) {
+            Some(false)
+        } else if self.files.contains(file)
+            || self.folders.iter().any(|home| file.starts_with(home))
+        {
+            Some(true)
+        } else {
+            None
+        }
+    }
+}
+
+/// Whether a file name is one kustomize reads as a kustomization.
+pub fn is_kustomization_name(name: &str) -> bool {
+    NAMES.contains(&name)
 }
 
 /// The kustomization of `folder`, if it has one kvrender can read.
@@ -92,8 +115,9 @@ fn read(folder: &Path) -> Option<Named> {
     Some(named(folder, &value))
 }
 
-/// The paths `kustomization` (the parsed file of `folder`) names, sorted by role.
-fn named(folder: &Path, kustomization: &Value) -> Named {
+/// The paths `kustomization` (the parsed file of `folder`) names, sorted by role. `folder`
+/// may be relative (a path inside a kpt package); the paths are then relative too.
+pub fn named(folder: &Path, kustomization: &Value) -> Named {
     let mut named = Named::default();
     let at = |path: &str| normalize(&folder.join(path));
     let strings = |key: &str| -> Vec<&str> {
@@ -185,9 +209,9 @@ fn named(folder: &Path, kustomization: &Value) -> Named {
     named
 }
 
-/// `.` and `..` resolved in the text of an absolute path, as kustomize resolves the paths a
+/// `.` and `..` resolved in the text of a path, as kustomize resolves the paths a
 /// kustomization gives.
-fn normalize(path: &Path) -> PathBuf {
+pub fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for part in path.components() {
         match part {

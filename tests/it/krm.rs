@@ -8,7 +8,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::common::{run_with_stdin, tool, wait_at_most};
+use crate::common::{root, run_with_stdin, tool, wait_at_most};
 
 const BIN: &str = env!("CARGO_BIN_EXE_kvrender");
 
@@ -1116,6 +1116,51 @@ fn kpt_fn_eval_expands_a_package_with_fn_config() {
     insta::assert_snapshot!(
         "krm_kpt_eval_vms_package",
         scrub(&dump(&pkg), Some(tmp.path()))
+    );
+}
+
+/// kpt hands over every file of a package that looks like a resource, the patches a
+/// kustomization in the package applies among them. A patch of a VM is no VM of its own: the
+/// function leaves it as it is (not checked, not a second definition) and expands the VM, and
+/// kustomize still builds the package.
+#[test]
+fn kpt_fn_eval_leaves_a_kustomize_patch_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("pkg");
+    copy_dir(&root().join("testdata/build/kustomize-tree/base"), &pkg);
+    std::fs::write(
+        pkg.join("Kptfile"),
+        "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\n",
+    )
+    .unwrap();
+    let patch = "testdata/build/kustomize-tree/overlays/prod/instancetype.yaml";
+    std::fs::copy(root().join(patch), pkg.join("bigger.yaml")).unwrap();
+    std::fs::write(
+        pkg.join("kustomization.yaml"),
+        "resources:\n- vm.yaml\npatches:\n- path: bigger.yaml\n",
+    )
+    .unwrap();
+    let out = kpt_eval(&pkg, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(
+        std::fs::read_to_string(pkg.join("bigger.yaml")).unwrap(),
+        std::fs::read_to_string(root().join(patch)).unwrap()
+    );
+    let vm = std::fs::read_to_string(pkg.join("vm.yaml")).unwrap();
+    assert!(
+        !vm.contains("u1.medium") && vm.contains("guest: 4Gi"),
+        "{vm}"
+    );
+    let built = Command::new(tool("kubectl"))
+        .arg("kustomize")
+        .arg(&pkg)
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{}", show(&built));
+    assert!(
+        String::from_utf8_lossy(&built.stdout).contains("name: u1.large"),
+        "{}",
+        show(&built)
     );
 }
 
