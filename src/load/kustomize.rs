@@ -7,6 +7,8 @@
 //! `kustomization.yaml` (`.yml`, `Kustomization`) in the file's folder or above names in one
 //! of those roles, wherever the file was found: in a walked directory or named on the command
 //! line. A file that a kustomization also lists under `resources` (or `components`) stays.
+//! So does it leave out the files of a Helm chart, which become manifests only once Helm
+//! renders them.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
@@ -32,21 +34,31 @@ pub struct Named {
     resources: HashSet<PathBuf>,
 }
 
-/// Decides, for the files of a run, which are kustomize configuration rather than resources.
-/// Each folder's kustomization is read at most once.
+/// What kvrender knows of one folder.
+#[derive(Debug)]
+struct Folder {
+    /// Its kustomization, read, or `None` when it has none (or one kvrender cannot read,
+    /// which kustomize reports better).
+    kustomization: Option<Named>,
+    /// Whether it is a Helm chart (it holds [`super::walk::HELM_CHART`]).
+    chart: bool,
+}
+
+/// Decides, for the files of a run, which are other tools' files rather than resources: the
+/// configuration a kustomization names, and the files of Helm charts. Each folder is looked
+/// at once.
 #[derive(Debug, Default)]
 pub struct Kustomizations {
-    /// The folder's kustomization, read, or `None` when it has none (or one kvrender cannot
-    /// read, which kustomize reports better).
-    by_folder: HashMap<PathBuf, Option<Named>>,
+    by_folder: HashMap<PathBuf, Folder>,
     /// The working directory, which relative paths start from.
     cwd: Option<PathBuf>,
 }
 
 impl Kustomizations {
-    /// Whether `file` is named by a kustomization of its folder or a folder above as something
-    /// other than a resource: a patch, a replacement, a transformer configuration, a
-    /// generator's input, an OpenAPI schema, a Helm values file or a file in a Helm chart home.
+    /// Whether `file` lies in a Helm chart (a folder above it holds `Chart.yaml`), or is named
+    /// by a kustomization of its folder or a folder above as something other than a resource:
+    /// a patch, a replacement, a transformer configuration, a generator's input, an OpenAPI
+    /// schema, a Helm values file or a file in a Helm chart home.
     pub fn names_as_configuration(&mut self, file: &Path) -> bool {
         let file = if file.is_absolute() {
             normalize(file)
@@ -57,24 +69,30 @@ impl Kustomizations {
             normalize(&cwd.join(file))
         };
         let mut configuration = false;
+        let mut resource = false;
         for folder in file.ancestors().skip(1) {
-            let Some(named) = self.folder(folder) else {
-                continue;
-            };
-            match named.role_of(&file) {
-                Some(false) => return false,
+            let folder = self.folder(folder);
+            if folder.chart {
+                return true;
+            }
+            match folder.kustomization.as_ref().and_then(|k| k.role_of(&file)) {
+                Some(false) => resource = true,
                 Some(true) => configuration = true,
                 None => {}
             }
         }
-        configuration
+        configuration && !resource
     }
 
-    fn folder(&mut self, folder: &Path) -> Option<&Named> {
+    fn folder(&mut self, folder: &Path) -> &Folder {
         if !self.by_folder.contains_key(folder) {
-            self.by_folder.insert(folder.to_path_buf(), read(folder));
+            let read = Folder {
+                kustomization: read(folder),
+                chart: folder.join(super::walk::HELM_CHART).is_file(),
+            };
+            self.by_folder.insert(folder.to_path_buf(), read);
         }
-        self.by_folder.get(folder).and_then(Option::as_ref)
+        &self.by_folder[folder]
     }
 }
 
@@ -335,6 +353,23 @@ mod tests {
                 "a/charts/c/templates/vm.yaml",
                 "b/vendor/c/Chart.yaml",
             ]
+        );
+    }
+
+    #[test]
+    fn the_files_of_a_helm_chart_are_configuration() {
+        let dir = tree(&[("web/Chart.yaml", "apiVersion: v2\nname: web\n")]);
+        assert_eq!(
+            configuration(
+                &dir,
+                &[
+                    "web/values.yaml",
+                    "web/templates/vm.yaml",
+                    "web.yaml",
+                    "other/vm.yaml"
+                ]
+            ),
+            ["web/values.yaml", "web/templates/vm.yaml"]
         );
     }
 

@@ -761,6 +761,50 @@ fn files_a_kustomization_names_as_patches_or_inputs_are_not_read() {
     assert_eq!(spec["template"]["spec"]["domain"]["memory"]["guest"], "8Gi");
 }
 
+/// A Helm chart is not manifests until Helm renders it: no command reads the files of a
+/// directory holding `Chart.yaml`, walked or named (pre-commit names them one by one). Another
+/// template that is not YAML yet gets a `KV001` that says to render it first.
+#[test]
+fn helm_charts_are_not_read_and_templates_are_named_as_such() {
+    let tmp = tempfile::tempdir().unwrap();
+    let chart = tmp.path().join("charts/web");
+    std::fs::create_dir_all(chart.join("templates")).unwrap();
+    std::fs::write(
+        chart.join("Chart.yaml"),
+        "apiVersion: v2\nname: web\nversion: 0.1.0\n",
+    )
+    .unwrap();
+    std::fs::write(chart.join("values.yaml"), "replicas: 2\n").unwrap();
+    let vm_template =
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: {{ .Values.name }}\n";
+    let template = chart.join("templates/vm.yaml");
+    std::fs::write(&template, vm_template).unwrap();
+    std::fs::copy(FEDORA_VM, tmp.path().join("vm.yaml")).unwrap();
+    let out = run(&["validate", tmp.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_eq!(stdout(&out), "No problems found in 1 object.\n");
+    let named: Vec<String> = ["Chart.yaml", "values.yaml", "templates/vm.yaml"]
+        .iter()
+        .map(|f| chart.join(f).to_string_lossy().into_owned())
+        .collect();
+    let mut args = vec!["validate"];
+    args.extend(named.iter().map(String::as_str));
+    let out = run(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_eq!(stdout(&out), "No problems found in 0 objects.\n");
+
+    let elsewhere = tmp.path().join("vm.yaml.tmpl.yaml");
+    std::fs::write(&elsewhere, vm_template).unwrap();
+    let out = run(&["validate", elsewhere.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let report = stdout(&out);
+    assert!(
+        report.contains("vm.yaml.tmpl.yaml:4:") && report.contains("error[KV001]"),
+        "{report}"
+    );
+    assert!(report.contains("render it first"), "{report}");
+}
+
 /// A `List` (or `VirtualMachineList`, as `kubectl get -o yaml` prints one) stands for its items,
 /// as kustomize reads it: each is expanded, checked and printed in its own right, and findings
 /// point at the item's own lines.
