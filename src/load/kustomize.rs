@@ -280,34 +280,24 @@ mod tests {
              configMapGenerator:\n- name: c\n  files: [key=data/a.yaml, data/b.yaml]\n  envs: [e.env]\n\
              transformers: [labels.yaml]\n",
         )]);
-        let all = [
-            "overlay/vm.yaml",
-            "overlay/patches/cpu.yaml",
-            "overlay/smp.yaml",
-            "overlay/json.yaml",
-            "overlay/repl.yaml",
-            "overlay/conf.yaml",
-            "overlay/schema.json",
-            "overlay/data/a.yaml",
-            "overlay/data/b.yaml",
-            "overlay/labels.yaml",
-            "overlay/other.yaml",
-            "base/vm.yaml",
+        // Each file, and whether it is configuration.
+        let files = [
+            ("overlay/vm.yaml", false),
+            ("overlay/patches/cpu.yaml", true),
+            ("overlay/smp.yaml", true),
+            ("overlay/json.yaml", true),
+            ("overlay/repl.yaml", true),
+            ("overlay/conf.yaml", true),
+            ("overlay/schema.json", true),
+            ("overlay/data/a.yaml", true),
+            ("overlay/data/b.yaml", true),
+            ("overlay/labels.yaml", true),
+            ("overlay/other.yaml", false),
+            ("base/vm.yaml", false),
         ];
-        assert_eq!(
-            configuration(&dir, &all),
-            [
-                "overlay/patches/cpu.yaml",
-                "overlay/smp.yaml",
-                "overlay/json.yaml",
-                "overlay/repl.yaml",
-                "overlay/conf.yaml",
-                "overlay/schema.json",
-                "overlay/data/a.yaml",
-                "overlay/data/b.yaml",
-                "overlay/labels.yaml",
-            ]
-        );
+        let all: Vec<&str> = files.iter().map(|(f, _)| *f).collect();
+        let expected: Vec<&str> = files.iter().filter(|(_, c)| *c).map(|(f, _)| *f).collect();
+        assert_eq!(configuration(&dir, &all), expected);
     }
 
     #[test]
