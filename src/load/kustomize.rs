@@ -42,6 +42,9 @@ struct Folder {
     kustomization: Option<Named>,
     /// Whether it is a Helm chart (it holds [`super::walk::HELM_CHART`]).
     chart: bool,
+    /// Whether it or a folder above it has a kustomization or is a chart: when not, no file
+    /// below it is another tool's, and nothing more needs looking at.
+    tools: bool,
 }
 
 /// Decides, for the files of a run, which are other tools' files rather than resources: the
@@ -72,6 +75,9 @@ impl Kustomizations {
         let mut resource = false;
         for folder in file.ancestors().skip(1) {
             let folder = self.folder(folder);
+            if !folder.tools {
+                break;
+            }
             if folder.chart {
                 return true;
             }
@@ -86,11 +92,30 @@ impl Kustomizations {
 
     fn folder(&mut self, folder: &Path) -> &Folder {
         if !self.by_folder.contains_key(folder) {
-            let read = Folder {
-                kustomization: read(folder),
-                chart: folder.join(super::walk::HELM_CHART).is_file(),
-            };
-            self.by_folder.insert(folder.to_path_buf(), read);
+            // The folders not yet looked at, outermost first, so that each knows what lies
+            // above it.
+            let new: Vec<PathBuf> = folder
+                .ancestors()
+                .take_while(|f| !self.by_folder.contains_key(*f))
+                .map(Path::to_path_buf)
+                .collect();
+            for f in new.into_iter().rev() {
+                let above = f
+                    .parent()
+                    .and_then(|p| self.by_folder.get(p))
+                    .is_some_and(|p| p.tools);
+                let kustomization = read(&f);
+                let chart = f.join(super::walk::HELM_CHART).is_file();
+                let tools = above || chart || kustomization.is_some();
+                self.by_folder.insert(
+                    f,
+                    Folder {
+                        kustomization,
+                        chart,
+                        tools,
+                    },
+                );
+            }
         }
         &self.by_folder[folder]
     }
