@@ -100,18 +100,11 @@ fn kustomize_inputs(items: &[Value]) -> Vec<bool> {
             let Some((package, file)) = file_of(item) else {
                 return false;
             };
-            let mut input = false;
-            for (_, _, named) in kustomizations
+            let holding = kustomizations
                 .iter()
                 .filter(|(p, folder, _)| *p == package && file.starts_with(folder))
-            {
-                match named.role_of(&file) {
-                    Some(false) => return false,
-                    Some(true) => input = true,
-                    None => {}
-                }
-            }
-            input
+                .map(|(_, _, named)| named);
+            load::kustomize::names_as_input(holding, &file)
         })
         .collect()
 }

@@ -18,6 +18,10 @@ use serde_json::Value;
 /// The kustomization file names kustomize looks for, in its order.
 const NAMES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
 
+/// The file that makes a folder a Helm chart: its `templates/` become manifests only once
+/// Helm renders them, and `Chart.yaml` and `values.yaml` are Helm's own configuration.
+const HELM_CHART: &str = "Chart.yaml";
+
 /// The most bytes of a kustomization file read; a larger one is not a kustomization anyone
 /// writes by hand, and is passed over.
 const MAX_BYTES: u64 = 4 << 20;
@@ -40,7 +44,7 @@ struct Folder {
     /// Its kustomization, read, or `None` when it has none (or one kvrender cannot read,
     /// which kustomize reports better).
     kustomization: Option<Named>,
-    /// Whether it is a Helm chart (it holds [`super::walk::HELM_CHART`]).
+    /// Whether it is a Helm chart (it holds [`HELM_CHART`]).
     chart: bool,
     /// Whether it or a folder above it has a kustomization or is a chart: when not, no file
     /// below it is another tool's, and nothing more needs looking at.
@@ -71,25 +75,27 @@ impl Kustomizations {
             });
             normalize(&cwd.join(file))
         };
-        let mut configuration = false;
-        let mut resource = false;
+        let Some(parent) = file.parent() else {
+            return false;
+        };
+        // Looks at the parent and every folder above it.
+        self.folder(parent);
+        let mut kustomizations = Vec::new();
         for folder in file.ancestors().skip(1) {
-            let folder = self.folder(folder);
+            let folder = &self.by_folder[folder];
             if !folder.tools {
                 break;
             }
             if folder.chart {
                 return true;
             }
-            match folder.kustomization.as_ref().and_then(|k| k.role_of(&file)) {
-                Some(false) => resource = true,
-                Some(true) => configuration = true,
-                None => {}
-            }
+            kustomizations.extend(folder.kustomization.as_ref());
         }
-        configuration && !resource
+        names_as_input(kustomizations, &file)
     }
 
+    /// What kvrender knows of `folder`, looked at (with every folder above it) when first
+    /// asked for.
     fn folder(&mut self, folder: &Path) -> &Folder {
         if !self.by_folder.contains_key(folder) {
             // The folders not yet looked at, outermost first, so that each knows what lies
@@ -105,7 +111,7 @@ impl Kustomizations {
                     .and_then(|p| self.by_folder.get(p))
                     .is_some_and(|p| p.tools);
                 let kustomization = read(&f);
-                let chart = f.join(super::walk::HELM_CHART).is_file();
+                let chart = f.join(HELM_CHART).is_file();
                 let tools = above || chart || kustomization.is_some();
                 self.by_folder.insert(
                     f,
@@ -136,6 +142,23 @@ impl Named {
             None
         }
     }
+}
+
+/// Whether `kustomizations` (those whose folders hold `file`) name `file` as a patch or
+/// another input: one of them does, and none lists it as a resource.
+pub fn names_as_input<'a>(
+    kustomizations: impl IntoIterator<Item = &'a Named>,
+    file: &Path,
+) -> bool {
+    let mut input = false;
+    for named in kustomizations {
+        match named.role_of(file) {
+            Some(false) => return false,
+            Some(true) => input = true,
+            None => {}
+        }
+    }
+    input
 }
 
 /// Whether a file name is one kustomize reads as a kustomization.

@@ -10,11 +10,6 @@ use crate::error::{Error, Result};
 /// same, and so is a file named on the command line.
 pub const OUTPUT_MARKER: &str = ".kvrender-output";
 
-/// The file that makes a directory a Helm chart. A walk leaves such a directory out: its
-/// `templates/` become manifests only once Helm renders them, and `Chart.yaml` and
-/// `values.yaml` are Helm's own configuration.
-pub const HELM_CHART: &str = "Chart.yaml";
-
 /// Whether a file found while walking a directory is one kvrender reads.
 pub fn is_manifest(path: &Path) -> bool {
     matches!(
@@ -34,7 +29,7 @@ pub fn is_kustomization(path: &Path) -> bool {
 }
 
 /// The files below `root`, sorted by path, hidden entries (`.git`, ...) and directories holding
-/// [`OUTPUT_MARKER`] or [`HELM_CHART`] skipped (`root` itself is always walked). Symbolic links are followed; a
+/// [`OUTPUT_MARKER`] skipped (`root` itself is always walked). Symbolic links are followed; a
 /// loop is an error naming the link.
 pub fn walk(root: &Path) -> Result<Vec<PathBuf>> {
     walk_skipping(root, None)
@@ -59,9 +54,7 @@ pub fn walk_skipping(root: &Path, skip: Option<&Path>) -> Result<Vec<PathBuf>> {
             e.depth() == 0
                 || !(e.file_name().to_str().is_some_and(|n| n.starts_with('.'))
                     || skipped(e)
-                    || (e.file_type().is_dir()
-                        && (e.path().join(OUTPUT_MARKER).exists()
-                            || e.path().join(HELM_CHART).is_file())))
+                    || (e.file_type().is_dir() && e.path().join(OUTPUT_MARKER).exists()))
         });
     for entry in walker {
         let entry = entry.map_err(|e| {
