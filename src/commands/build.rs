@@ -96,6 +96,11 @@ fn run_parsing(args: &BuildArgs, parsing: Parsing) -> Result<Outcome> {
     out.diagnostics.extend(profile_warnings);
     out.diagnostics.extend(processed.diagnostics);
     diagnostic::sort(&mut out.diagnostics);
+    load::note_variables(
+        &mut out.diagnostics,
+        sources.iter().chain(&catalog_sources),
+        "build",
+    );
     out.exit_from_diagnostics();
     // Nothing half-done: with an error finding, no output at all.
     if out.exit != 0 {

@@ -24,7 +24,9 @@ use crate::render;
 pub fn run(args: &ExpandArgs, out: &mut (impl Write + Send)) -> Result<Outcome> {
     let sources = load::read_paths(&args.paths)?;
     let inputs = Inputs::resolution(&args.resolve)?;
-    expand_sources(&sources, &inputs, out)
+    let mut outcome = expand_sources(&sources, &inputs, out)?;
+    load::note_variables(&mut outcome.diagnostics, &sources, "expand");
+    Ok(outcome)
 }
 
 /// Expand every VirtualMachine of `sources`, resolving against them and then `inputs`

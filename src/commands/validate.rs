@@ -35,12 +35,13 @@ pub fn run(args: &ValidateArgs) -> Result<Outcome> {
         Some(checked) => checked,
         None => check_whole(&paths, &sources, load::parse_sources(&sources), args)?,
     };
-    let diags = validate::finish(
+    let mut diags = validate::finish(
         diags,
         Options {
             strict: args.strict,
         },
     );
+    load::note_variables(&mut diags, &sources, "validate");
     let stdout = match args.format {
         Format::Human if diags.is_empty() => format!(
             "No problems found in {objects} object{}.\n",

@@ -92,9 +92,10 @@ fn build_all(
 
 /// Load the inputs of `args` with their VM documents left as text, build every VMI with
 /// `build` and return the outcome; when a VM document does not parse as a VM, load them
-/// parsed whole and build again (see [`NotAVm`]).
+/// parsed whole and build again (see [`NotAVm`]). `command` names the command in findings.
 fn load_and_build(
     args: &VmiArgs,
+    command: &str,
     build: impl Fn(&Inputs, &DeferredVms<'_>, &mut Outcome) -> std::result::Result<(), NotAVm>,
 ) -> Result<Outcome> {
     let sources = load::read_paths(&args.paths)?;
@@ -116,6 +117,7 @@ fn load_and_build(
         })?;
     }
     diagnostic::sort(&mut out.diagnostics);
+    load::note_variables(&mut out.diagnostics, &sources, command);
     out.exit_from_diagnostics();
     Ok(out)
 }
@@ -316,7 +318,7 @@ fn template_field(field: &str) -> String {
 pub fn run(args: &VmiArgs) -> Result<Outcome> {
     // A VMI is never printed from a twin (only catalog kinds are), so its documents one after
     // the other are the stream `emit::yaml_stream` would print.
-    load_and_build(args, |inputs, deferred, out| {
+    load_and_build(args, "vmi", |inputs, deferred, out| {
         build_all(inputs, deferred, args.stage, out, |_, vmi| {
             emit::stream_document(&vmi)
         })
@@ -331,7 +333,7 @@ pub fn run_diff(diff: &DiffArgs) -> Result<Outcome> {
         "never" => false,
         _ => std::io::stdout().is_terminal(),
     };
-    load_and_build(args, |inputs, deferred, out| {
+    load_and_build(args, "diff", |inputs, deferred, out| {
         build_all(inputs, deferred, args.stage, out, |source, vmi| {
             let before = if source.kind() == Kind::VirtualMachine {
                 crate::model::path::get(&source.value, &["spec", "template", "spec"])

@@ -7,6 +7,7 @@ mod json;
 pub mod kustomize;
 pub mod locate;
 pub mod split;
+mod variables;
 pub mod walk;
 pub mod yaml;
 
@@ -23,6 +24,8 @@ use crate::error::{Error, Result};
 use crate::model::Object;
 use crate::model::path::Fields;
 use crate::origin::Origin;
+
+pub use variables::note_variables;
 
 /// The text of one input file.
 #[derive(Clone, Debug)]
