@@ -52,6 +52,19 @@ pub struct ResolveArgs {
     /// cluster defaults. Default: KubeVirt's defaults on amd64.
     #[arg(long, value_name = "FILE")]
     pub cluster_config: Option<PathBuf>,
+    /// Leave out the files and folders a glob matches, in PATH and `--catalog` (repeatable): a
+    /// name at any depth (`mkdocs.yml`, `*.json`, `ansible`), or with a `/` a path as shown in
+    /// findings or from the directory walked (`docs/*.yaml`, `clusters/**/flux-system`); a
+    /// trailing `/` matches folders only.
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
+}
+
+impl ResolveArgs {
+    /// The compiled `--exclude` patterns.
+    pub fn exclude(&self) -> crate::error::Result<crate::load::Exclude> {
+        crate::load::Exclude::new(&self.exclude)
+    }
 }
 
 /// `kvrender expand`.

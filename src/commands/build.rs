@@ -65,10 +65,11 @@ fn run_parsing(args: &BuildArgs, parsing: Parsing) -> Result<Outcome> {
         args.paths.clone()
     };
     // What an earlier run wrote to the output directory is not read back as input.
-    let sources = load::read_paths_skipping(&paths, args.output.as_deref())?;
+    let exclude = args.resolve.exclude()?;
+    let sources = load::read_inputs(&paths, args.output.as_deref(), &exclude)?;
     // Read here, not by the engine: a file that cannot be read stops the run (exit code 2),
     // as a PATH argument does.
-    let catalog_sources = load::read_paths(&args.resolve.catalogs)?;
+    let catalog_sources = load::read_inputs(&args.resolve.catalogs, None, &exclude)?;
     let mut config = FnConfig {
         render: true,
         expand: if args.catalog_only {

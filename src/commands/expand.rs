@@ -22,7 +22,7 @@ use crate::render;
 
 /// Run `expand`, writing the expanded VMs to `out` as they are ready.
 pub fn run(args: &ExpandArgs, out: &mut (impl Write + Send)) -> Result<Outcome> {
-    let sources = load::read_paths(&args.paths)?;
+    let sources = load::read_inputs(&args.paths, None, &args.resolve.exclude()?)?;
     let inputs = Inputs::resolution(&args.resolve)?;
     let mut outcome = expand_sources(&sources, &inputs, out)?;
     load::note_variables(&mut outcome.diagnostics, &sources, "expand");

@@ -35,7 +35,7 @@ pub struct Inputs {
 impl Inputs {
     /// Read and parse the inputs.
     pub fn load(paths: &[PathBuf], resolve: &ResolveArgs) -> Result<Inputs> {
-        let sources = load::read_paths(paths)?;
+        let sources = load::read_inputs(paths, None, &resolve.exclude()?)?;
         let loaded = load::parse_sources(&sources);
         Inputs::from_loaded(paths, &sources, loaded, resolve)
     }
@@ -97,7 +97,7 @@ impl Inputs {
             ..Inputs::default()
         };
         if !resolve.catalogs.is_empty() {
-            let sources = load::read_paths(&resolve.catalogs)?;
+            let sources = load::read_inputs(&resolve.catalogs, None, &resolve.exclude()?)?;
             let loaded = load::parse_sources(&sources);
             let mut catalog = loaded.objects;
             inputs.diagnostics.extend(loaded.diagnostics);

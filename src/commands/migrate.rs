@@ -23,7 +23,7 @@ use crate::validate::rules::duplicate::identity;
 /// Run `migrate presets`: the new objects on stdout; on stderr, for every VM or VMI a preset
 /// selected, the matchers to add, and every preset field that has no equivalent.
 pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
-    let sources = load::read_paths(&args.paths)?;
+    let sources = load::read_inputs(&args.paths, None, &args.resolve.exclude()?)?;
     let loaded = load::parse_sources(&sources);
     let resolution = Inputs::resolution(&args.resolve)?;
     // A preset the API server refuses (a name it does not take, a field of the wrong type)

@@ -30,7 +30,7 @@ pub fn run(args: &ValidateArgs) -> Result<Outcome> {
     } else {
         args.paths.clone()
     };
-    let sources = load::read_paths(&paths)?;
+    let sources = load::read_inputs(&paths, None, &args.resolve.exclude()?)?;
     let (objects, diags) = match check_deferring_vms(&paths, &sources, args)? {
         Some(checked) => checked,
         None => check_whole(&paths, &sources, load::parse_sources(&sources), args)?,

@@ -98,7 +98,7 @@ fn load_and_build(
     command: &str,
     build: impl Fn(&Inputs, &DeferredVms<'_>, &mut Outcome) -> std::result::Result<(), NotAVm>,
 ) -> Result<Outcome> {
-    let sources = load::read_paths(&args.paths)?;
+    let sources = load::read_inputs(&args.paths, None, &args.resolve.exclude()?)?;
     let (inputs, deferred) = Inputs::load_deferring_vms(&args.paths, &sources, &args.resolve)?;
     let mut out = Outcome {
         diagnostics: inputs.diagnostics.clone(),

@@ -3,6 +3,7 @@
 //! documents parsed in parallel; every object keeps its [`Origin`].
 
 pub mod deferred;
+pub mod exclude;
 mod json;
 pub mod kustomize;
 pub mod locate;
@@ -25,6 +26,7 @@ use crate::model::Object;
 use crate::model::path::Fields;
 use crate::origin::Origin;
 
+pub use exclude::Exclude;
 pub use variables::note_variables;
 
 /// The text of one input file.
@@ -59,7 +61,7 @@ fn display(path: &Path) -> Arc<str> {
 
 /// Read every input path: a file, a directory (walked) or `-` (stdin, read once).
 pub fn read_paths(paths: &[PathBuf]) -> Result<Vec<Source>> {
-    read_paths_skipping(paths, None)
+    read_inputs(paths, None, &Exclude::default())
 }
 
 /// Turn every line break that is a carriage return alone (old Mac line endings, or a file
@@ -78,8 +80,12 @@ pub fn line_breaks_as_lf(bytes: &mut [u8]) {
 }
 
 /// [`read_paths`], leaving out the directory `skip` wherever a walked directory holds it (a
-/// PATH that names it is still read).
-pub fn read_paths_skipping(paths: &[PathBuf], skip: Option<&Path>) -> Result<Vec<Source>> {
+/// PATH that names it is still read), and what `exclude` matches (see [`Exclude`]).
+pub fn read_inputs(
+    paths: &[PathBuf],
+    skip: Option<&Path>,
+    exclude: &Exclude,
+) -> Result<Vec<Source>> {
     let skip = skip.and_then(|dir| std::fs::canonicalize(dir).ok());
     let mut kustomizations = kustomize::Kustomizations::default();
     let mut sources = Vec::new();
@@ -104,8 +110,8 @@ pub fn read_paths_skipping(paths: &[PathBuf], skip: Option<&Path>) -> Result<Vec
             source,
         })?;
         let mut files = if meta.is_dir() {
-            walk::walk_skipping(path, skip.as_deref())?
-        } else if walk::is_kustomization(path) {
+            walk::walk_skipping(path, skip.as_deref(), exclude)?
+        } else if walk::is_kustomization(path) || exclude.leaves_out_named(path) {
             Vec::new()
         } else {
             vec![path.clone()]
@@ -272,8 +278,12 @@ pub fn parse_text(path: &Arc<str>, text: &str) -> Loaded {
                         }
                     }
                     Some(problem) => loaded.diagnostics.push(
-                        Diagnostic::error(codes::NOT_AN_OBJECT, origin, problem)
-                            .may_define(text.as_bytes()),
+                        Diagnostic::error(
+                            codes::NOT_AN_OBJECT,
+                            origin,
+                            problem + &exclude_hint(path, &value),
+                        )
+                        .may_define(text.as_bytes()),
                     ),
                 }
             }
@@ -291,13 +301,16 @@ pub fn parse_text(path: &Arc<str>, text: &str) -> Loaded {
         return loaded;
     }
     let chunks = split::split(text);
+    let alone = only_document(&chunks);
     let results: Vec<Result<Object, Diagnostic>> = chunks
         .par_iter()
         .enumerate()
-        .flat_map_iter(|(index, chunk)| match parse_chunk(path, index, chunk) {
-            Ok(obj) if is_list(&obj) => Either::Right(inline_lists(obj).into_iter()),
-            parsed => Either::Left(std::iter::once(parsed)),
-        })
+        .flat_map_iter(
+            |(index, chunk)| match parse_chunk(path, index, chunk, alone) {
+                Ok(obj) if is_list(&obj) => Either::Right(inline_lists(obj).into_iter()),
+                parsed => Either::Left(std::iter::once(parsed)),
+            },
+        )
         .collect();
     let mut loaded = Loaded::default();
     for r in results {
@@ -309,11 +322,19 @@ pub fn parse_text(path: &Arc<str>, text: &str) -> Loaded {
     loaded
 }
 
-/// Parse document `index` of the file `path`: an object, or why it is not one.
+/// Whether `chunks` hold one document with content: a file of one document that is not a
+/// Kubernetes object is most likely another tool's configuration (see [`exclude_hint`]).
+fn only_document(chunks: &[split::Chunk<'_>]) -> bool {
+    chunks.iter().filter(|c| c.content_line.is_some()).count() == 1
+}
+
+/// Parse document `index` of the file `path`: an object, or why it is not one. `alone` says
+/// that it is the file's only document.
 fn parse_chunk(
     path: &Arc<str>,
     index: usize,
     chunk: &split::Chunk<'_>,
+    alone: bool,
 ) -> Result<Object, Diagnostic> {
     match yaml::parse_document(chunk.text) {
         Ok(value) => {
@@ -323,8 +344,16 @@ fn parse_chunk(
                     Ok(Object::new(value, origin)
                         .with_source(Arc::from(chunk.text), chunk.first_line))
                 }
-                Some(problem) => Err(Diagnostic::error(codes::NOT_AN_OBJECT, origin, problem)
-                    .may_define(chunk.text.as_bytes())),
+                Some(problem) => Err(Diagnostic::error(
+                    codes::NOT_AN_OBJECT,
+                    origin,
+                    if alone {
+                        problem + &exclude_hint(path, &value)
+                    } else {
+                        problem
+                    },
+                )
+                .may_define(chunk.text.as_bytes())),
             }
         }
         Err(e) => {
@@ -381,7 +410,8 @@ pub struct Deferred<'a> {
 impl<'a> Deferred<'a> {
     /// Parse the document now, exactly as [`parse_sources`] would have.
     pub fn parse(&self) -> Result<Object, Diagnostic> {
-        parse_chunk(self.path, self.index, &self.chunk)
+        // A deferred document names a kind to defer, so it is no other tool's configuration.
+        parse_chunk(self.path, self.index, &self.chunk, false)
     }
 
     /// The path of the file the document is in.
@@ -444,7 +474,9 @@ fn file_documents<'a>(
         split::TopLevelKey::new("apiVersion"),
         split::TopLevelKey::new("kind"),
     );
-    split::split(text)
+    let chunks = split::split(text);
+    let alone = only_document(&chunks);
+    chunks
         .into_par_iter()
         .enumerate()
         .flat_map_iter(|(index, chunk)| {
@@ -456,7 +488,7 @@ fn file_documents<'a>(
                     chunk,
                 })
             } else {
-                match parse_chunk(&source.path, index, &chunk) {
+                match parse_chunk(&source.path, index, &chunk, alone) {
                     Ok(obj) if is_list(&obj) => {
                         return Either::Right(inline_lists(obj).into_iter().map(|r| match r {
                             Ok(obj) => Document::Object(Box::new(obj)),
@@ -546,6 +578,34 @@ fn inline_into(mut list: Object, out: &mut Vec<Result<Object, Diagnostic>>, dept
         } else {
             inline_into(obj, out, depth + 1);
         }
+    }
+}
+
+/// What to add when the only document of a file is nothing like a Kubernetes object (a list,
+/// a scalar, or a mapping with neither `apiVersion` nor `kind`): most often the file is
+/// another tool's configuration, such as an Ansible playbook or `mkdocs.yml`, that a walk
+/// found.
+fn exclude_hint(path: &str, value: &Value) -> String {
+    let foreign = match value {
+        Value::Object(map) => !map.contains_key("apiVersion") && !map.contains_key("kind"),
+        Value::Null => false,
+        _ => true,
+    };
+    if !foreign || path == "-" {
+        return String::new();
+    }
+    let name = Path::new(path)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .filter(|n| !n.chars().any(char::is_control))
+        .map(variables::shell_word);
+    match name {
+        Some(name) => format!(
+            "; if the file is another tool's configuration, leave it out with `--exclude \
+             {name}` (or a folder or glob: see `--help`)"
+        ),
+        None => "; if the file is another tool's configuration, leave it out with `--exclude`"
+            .to_string(),
     }
 }
 

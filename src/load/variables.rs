@@ -111,7 +111,7 @@ fn first_reference(line: &[u8]) -> Option<String> {
 
 /// `path` as one word of a shell command: as it is when it holds only characters no shell
 /// treats specially, otherwise in single quotes.
-fn shell_word(path: &str) -> String {
+pub(crate) fn shell_word(path: &str) -> String {
     let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+,:@%".contains(c);
     if !path.is_empty() && path.chars().all(plain) {
         path.to_string()

@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::load::Exclude;
 
 /// The file `build -o DIR` leaves in DIR. A walk that meets a directory holding it leaves that
 /// directory out: it is an earlier run's output, and reading it beside the files it was built
@@ -32,12 +33,13 @@ pub fn is_kustomization(path: &Path) -> bool {
 /// [`OUTPUT_MARKER`] skipped (`root` itself is always walked). Symbolic links are followed; a
 /// loop is an error naming the link.
 pub fn walk(root: &Path) -> Result<Vec<PathBuf>> {
-    walk_skipping(root, None)
+    walk_skipping(root, None, &Exclude::default())
 }
 
 /// [`walk`], leaving out the directory `skip` (already canonical) wherever it is met below
-/// `root`: `build -o DIR` does not read back what it wrote.
-pub fn walk_skipping(root: &Path, skip: Option<&Path>) -> Result<Vec<PathBuf>> {
+/// `root` (`build -o DIR` does not read back what it wrote), and the files and folders
+/// `exclude` matches (`root` itself is not matched).
+pub fn walk_skipping(root: &Path, skip: Option<&Path>, exclude: &Exclude) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     let skipped = |e: &walkdir::DirEntry| {
         skip.is_some_and(|skip| {
@@ -54,6 +56,12 @@ pub fn walk_skipping(root: &Path, skip: Option<&Path>) -> Result<Vec<PathBuf>> {
             e.depth() == 0
                 || !(e.file_name().to_str().is_some_and(|n| n.starts_with('.'))
                     || skipped(e)
+                    || (!exclude.is_empty()
+                        && exclude.leaves_out_entry(
+                            &crate::load::exclude::as_given(e.path()),
+                            e.path().strip_prefix(root).ok(),
+                            e.file_type().is_dir(),
+                        ))
                     || (e.file_type().is_dir() && e.path().join(OUTPUT_MARKER).exists()))
         });
     for entry in walker {

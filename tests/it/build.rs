@@ -1433,3 +1433,115 @@ fn objects_sharing_a_file_name_are_named_and_nothing_is_written() {
     );
     assert!(!dir.exists(), "nothing written");
 }
+
+/// `--exclude` leaves other tools' YAML out of a walked tree, a named file and a `--catalog`
+/// directory, by name at any depth or by a path from the walked directory; without it, such a
+/// file is a `KV002` that says how to leave it out.
+#[test]
+fn exclude_leaves_out_other_tools_yaml_by_name_folder_or_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path();
+    let write = |rel: &str, text: &str| {
+        let file = repo.join(rel);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, text).unwrap();
+    };
+    std::fs::create_dir_all(repo.join("vms")).unwrap();
+    std::fs::copy(root().join(FEDORA_VM), repo.join("vms/fedora.yaml")).unwrap();
+    write("ansible/site.yml", "- hosts: all\n  tasks: []\n");
+    write("mkdocs.yml", "site_name: infra\n");
+    write("docs/conf.yaml", "theme: dark\n");
+    write(
+        "docs/deep/namespace.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: web\n",
+    );
+    write(
+        "catalog/db.yaml",
+        "apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineClusterInstancetype\n\
+         metadata:\n  name: db.large\nspec:\n  cpu:\n    guest: 4\n  memory:\n    guest: 16Gi\n",
+    );
+    write("catalog/notes.yaml", "owner: platform-team\n");
+    let kvrender_in_repo = |args: &[&str]| {
+        kvrender()
+            .current_dir(repo)
+            .args(args)
+            .output()
+            .expect("kvrender runs")
+    };
+
+    let out = kvrender_in_repo(&["validate", "."]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let report = stdout(&out);
+    for (file, name) in [
+        ("ansible/site.yml", "site.yml"),
+        ("mkdocs.yml", "mkdocs.yml"),
+        ("docs/conf.yaml", "conf.yaml"),
+        ("catalog/notes.yaml", "notes.yaml"),
+    ] {
+        let line = report
+            .lines()
+            .find(|l| l.starts_with(&format!("./{file}:1: error[KV002]")))
+            .unwrap_or_else(|| panic!("no KV002 for {file}:\n{report}"));
+        assert!(
+            line.contains(&format!("leave it out with `--exclude {name}`")),
+            "{line}"
+        );
+    }
+
+    let excluding = [
+        "--exclude",
+        "ansible/",
+        "--exclude",
+        "mkdocs.yml",
+        "--exclude",
+        "docs/*.yaml",
+        "--exclude",
+        "notes.yaml",
+    ];
+    // The VM, the namespace (`*` stays in `docs/`) and the instancetype.
+    let mut args = vec!["validate", "."];
+    args.extend(excluding);
+    let out = kvrender_in_repo(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_eq!(stdout(&out), "No problems found in 3 objects.\n");
+    // Walked from an absolute path, `docs/*.yaml` matches the path from the directory walked.
+    let absolute = repo.to_str().unwrap();
+    let mut args = vec!["validate", absolute];
+    args.extend(excluding);
+    let out = kvrender_in_repo(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_eq!(stdout(&out), "No problems found in 3 objects.\n");
+
+    // Named one by one, as pre-commit names changed files.
+    let mut args = vec![
+        "validate",
+        "./ansible/site.yml",
+        "mkdocs.yml",
+        "docs/conf.yaml",
+        "vms/fedora.yaml",
+    ];
+    args.extend(excluding);
+    let out = kvrender_in_repo(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_eq!(stdout(&out), "No problems found in 1 object.\n");
+
+    // A `--catalog` directory is walked with the same patterns; `build` prints what is left.
+    let mut args = vec!["build", "vms", "docs", "--catalog", "catalog"];
+    args.extend(excluding);
+    let out = kvrender_in_repo(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let printed = parse(&stdout(&out), "build");
+    let names: Vec<String> = printed
+        .iter()
+        .map(|o| format!("{}/{}", o.kind_str(), o.name()))
+        .collect();
+    assert_eq!(names, ["VirtualMachine/fedora-server", "Namespace/web"]);
+
+    let out = kvrender_in_repo(&["validate", ".", "--exclude", "docs/[a"]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--exclude \"docs/[a\": not a valid pattern"),
+        "{}",
+        describe(&out)
+    );
+}

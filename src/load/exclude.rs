@@ -1,0 +1,212 @@
+//! `--exclude GLOB`: files and folders left out of the inputs, as a `.gitignore` names them.
+//!
+//! A repository holds more YAML than manifests: Ansible playbooks, `mkdocs.yml`, CI and editor
+//! configuration. Each pattern leaves out what it matches:
+//!
+//! - a pattern without a `/` (other than a last one) matches the name of a file or folder at any
+//!   depth: `mkdocs.yml`, `*.json`, `ansible`;
+//! - a pattern with a `/` matches a path: the path as kvrender shows it (as given on the
+//!   command line, without a leading `./`), or for a walked file its path from the directory
+//!   walked: `docs/*.yaml`, `clusters/*/flux-system` (a leading `/` changes nothing);
+//! - a pattern ending in `/` matches only folders;
+//! - `*` and `?` stay within one name, `**` crosses folders, `[abc]` and `{a,b}` work as in a
+//!   shell.
+//!
+//! A folder that is left out is not walked, so nothing below it is read. A file named on the
+//! command line is left out the same way. A directory named on the command line is always
+//! walked, and standard input is never left out.
+
+use std::path::{Component, Path};
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+
+use crate::error::{Error, Result};
+
+/// The compiled `--exclude` patterns.
+#[derive(Debug, Clone)]
+pub struct Exclude {
+    /// Patterns with a `/`, matched against a path from the walked root.
+    paths: GlobSet,
+    /// Patterns without a `/`, matched against one name.
+    names: GlobSet,
+    /// As `paths` and `names`, for the patterns that end in `/`: folders only.
+    folder_paths: GlobSet,
+    folder_names: GlobSet,
+}
+
+impl Default for Exclude {
+    fn default() -> Self {
+        Exclude {
+            paths: GlobSet::empty(),
+            names: GlobSet::empty(),
+            folder_paths: GlobSet::empty(),
+            folder_names: GlobSet::empty(),
+        }
+    }
+}
+
+impl Exclude {
+    /// Compile `patterns`; a pattern that is not a valid glob is a usage error naming it.
+    pub fn new(patterns: &[String]) -> Result<Exclude> {
+        let mut sets = [
+            GlobSetBuilder::new(),
+            GlobSetBuilder::new(),
+            GlobSetBuilder::new(),
+            GlobSetBuilder::new(),
+        ];
+        for pattern in patterns {
+            let bad = |why: &str| {
+                Error::Usage(format!(
+                    "--exclude {:?}: {why}",
+                    crate::diagnostic::shortened(pattern)
+                ))
+            };
+            let folder_only = pattern.ends_with('/');
+            let trimmed = pattern.trim_end_matches('/');
+            let anchored = trimmed.contains('/');
+            let trimmed = trimmed.trim_start_matches('/');
+            if trimmed.is_empty() {
+                return Err(bad("the pattern matches nothing (it is empty or only `/`)"));
+            }
+            let glob = GlobBuilder::new(trimmed)
+                .literal_separator(true)
+                .backslash_escape(true)
+                .build()
+                .map_err(|e| bad(&format!("not a valid pattern: {}", e.kind())))?;
+            sets[usize::from(folder_only) * 2 + usize::from(!anchored)].add(glob);
+        }
+        let [paths, names, folder_paths, folder_names] = sets.map(|set| {
+            set.build()
+                .expect("globs that compiled one by one compile together")
+        });
+        Ok(Exclude {
+            paths,
+            names,
+            folder_paths,
+            folder_names,
+        })
+    }
+
+    /// Whether there are no patterns.
+    pub fn is_empty(&self) -> bool {
+        self.paths.is_empty()
+            && self.names.is_empty()
+            && self.folder_paths.is_empty()
+            && self.folder_names.is_empty()
+    }
+
+    /// Whether the entry at `path` (see [`as_given`]) is left out; a walk also gives its path
+    /// from the directory walked, `relative`. The folders above it are not looked at: a walk
+    /// does not enter a folder that is left out.
+    pub fn leaves_out_entry(&self, path: &Path, relative: Option<&Path>, is_folder: bool) -> bool {
+        let Some(name) = path.file_name() else {
+            return false;
+        };
+        let name = Path::new(name);
+        let path_matches = |set: &GlobSet| {
+            set.is_match(path) || relative.is_some_and(|relative| set.is_match(relative))
+        };
+        path_matches(&self.paths)
+            || self.names.is_match(name)
+            || (is_folder && (path_matches(&self.folder_paths) || self.folder_names.is_match(name)))
+    }
+
+    /// Whether a file named on the command line is left out: the file itself, or a folder
+    /// of its path as given.
+    pub fn leaves_out_named(&self, path: &Path) -> bool {
+        if self.is_empty() {
+            return false;
+        }
+        // Each prefix of the path as given is a folder but the last.
+        let path = as_given(path);
+        let parts: Vec<Component<'_>> = path.components().collect();
+        let mut prefix = std::path::PathBuf::new();
+        for (i, part) in parts.iter().enumerate() {
+            prefix.push(part.as_os_str());
+            if matches!(part, Component::Normal(_))
+                && self.leaves_out_entry(&prefix, None, i + 1 < parts.len())
+            {
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// `path` as patterns see it: as given, without its `.` parts (`./docs/x.yaml` is
+/// `docs/x.yaml`).
+pub fn as_given(path: &Path) -> std::path::PathBuf {
+    path.components()
+        .filter(|c| !matches!(c, Component::CurDir))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exclude(patterns: &[&str]) -> Exclude {
+        Exclude::new(&patterns.iter().map(|p| p.to_string()).collect::<Vec<_>>()).unwrap()
+    }
+
+    #[test]
+    fn a_name_pattern_matches_at_any_depth_and_a_path_pattern_the_whole_path() {
+        let e = exclude(&["mkdocs.yml", "*.json", "docs/*.yaml"]);
+        assert!(e.leaves_out_entry(Path::new("mkdocs.yml"), None, false));
+        assert!(e.leaves_out_entry(Path::new("site/mkdocs.yml"), None, false));
+        assert!(e.leaves_out_entry(Path::new("a/b/renovate.json"), None, false));
+        assert!(e.leaves_out_entry(Path::new("docs/x.yaml"), None, false));
+        // `*` does not cross a folder, and a path pattern is anchored at the root.
+        assert!(!e.leaves_out_entry(Path::new("docs/deep/x.yaml"), None, false));
+        assert!(!e.leaves_out_entry(Path::new("site/docs/x.yaml"), None, false));
+        assert!(!e.leaves_out_entry(Path::new("vm.yaml"), None, false));
+        // A walked file's path from the directory walked counts too.
+        let walked = Path::new("/srv/repo/docs/x.yaml");
+        assert!(!e.leaves_out_entry(walked, None, false));
+        assert!(e.leaves_out_entry(walked, Some(Path::new("docs/x.yaml")), false));
+    }
+
+    #[test]
+    fn double_stars_cross_folders_and_a_trailing_slash_means_folders_only() {
+        let e = exclude(&["clusters/**/flux-system", "ansible/", "/top.yaml"]);
+        assert!(e.leaves_out_entry(Path::new("clusters/prod/flux-system"), None, true));
+        assert!(e.leaves_out_entry(Path::new("clusters/a/b/flux-system"), None, true));
+        assert!(e.leaves_out_entry(Path::new("infra/ansible"), None, true));
+        assert!(!e.leaves_out_entry(Path::new("infra/ansible"), None, false));
+        assert!(e.leaves_out_entry(Path::new("top.yaml"), None, false));
+        assert!(!e.leaves_out_entry(Path::new("sub/top.yaml"), None, false));
+    }
+
+    #[test]
+    fn a_named_file_is_left_out_by_its_name_or_a_folder_of_its_path() {
+        let e = exclude(&["ansible", "docs/*.yaml"]);
+        assert!(e.leaves_out_named(Path::new("./ansible/play.yml")));
+        assert!(e.leaves_out_named(Path::new("/srv/repo/ansible/play.yml")));
+        assert!(e.leaves_out_named(Path::new("docs/x.yaml")));
+        assert!(e.leaves_out_named(Path::new("./docs/x.yaml")));
+        assert!(!e.leaves_out_named(Path::new("vms/vm.yaml")));
+        assert!(!e.leaves_out_named(Path::new("../docs/x.yaml")));
+        // A folder-only pattern does not match the file itself.
+        let e = exclude(&["vm.yaml/"]);
+        assert!(!e.leaves_out_named(Path::new("vm.yaml")));
+        assert!(e.leaves_out_named(Path::new("vm.yaml/inner.yaml")));
+    }
+
+    #[test]
+    fn bad_patterns_are_usage_errors_naming_them() {
+        for (pattern, why) in [
+            ("a[b", "not a valid pattern"),
+            ("/", "matches nothing"),
+            ("", "matches nothing"),
+        ] {
+            let err = Exclude::new(&[pattern.to_string()]).unwrap_err();
+            let text = err.to_string();
+            assert!(
+                text.contains(&format!("--exclude {pattern:?}")) && text.contains(why),
+                "{text}"
+            );
+        }
+        assert!(exclude(&[]).is_empty());
+        assert!(!exclude(&["x"]).is_empty());
+    }
+}
