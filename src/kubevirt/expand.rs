@@ -105,6 +105,15 @@ fn not_found_hint(index: &Index<'_>, kind: Kind, namespace: &str, name: &str) ->
             kind.as_str()
         ));
     }
+    if let Some(renamed) = index.renamed(kind, namespace, name) {
+        return Some(format!(
+            "a {} named \"{renamed}\" exists: if kustomize's `namePrefix` or `nameSuffix` \
+             renamed it, it left this reference as it was, since kustomize does not know the \
+             names a VM refers to unless a `configurations:` file declares them (see \
+             \"Name prefixes and suffixes\" in kvrender's README)",
+            kind.as_str()
+        ));
+    }
     index
         .similar_name(kind, namespace, name)
         .map(|similar| format!("did you mean \"{similar}\"?"))

@@ -53,6 +53,8 @@ pub struct Index<'a> {
     /// The answers of [`Index::similar_name`] so far: thousands of VMs naming one misspelt
     /// instancetype are answered once.
     nearest: Mutex<HashMap<NearestKey, Option<&'a str>>>,
+    /// The answers of [`Index::renamed`] so far, for the same reason.
+    renamed: Mutex<HashMap<NearestKey, Option<&'a str>>>,
 }
 
 /// A question [`Index::similar_name`] answered: kind, namespace (`""` for cluster-scoped
@@ -141,6 +143,7 @@ impl<'a> Index<'a> {
     pub fn add_layer(&mut self, objects: impl IntoIterator<Item = &'a Object>) {
         self.names = OnceLock::new();
         self.nearest = Mutex::default();
+        self.renamed = Mutex::default();
         let objects: Vec<&'a Object> = objects
             .into_iter()
             .filter(|obj| !obj.name().is_empty() && indexed(obj))
@@ -166,6 +169,7 @@ impl<'a> Index<'a> {
     pub fn set_fallback(&mut self, fallback: Fallback, names: FallbackNames) {
         self.fallback = Some((fallback, names));
         self.nearest = Mutex::default();
+        self.renamed = Mutex::default();
     }
 
     /// The tables behind the lookups that missed, made on first use.
@@ -219,6 +223,39 @@ impl<'a> Index<'a> {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .insert(key, found);
         found
+    }
+
+    /// A name of an object of `kind` in `namespace` that is `name` with a prefix, a suffix or
+    /// both (see `holds_renamed`), as kustomize's `namePrefix` and `nameSuffix` rename
+    /// objects without renaming the references to them that it does not know of: for a lookup
+    /// of `name` that found nothing. The fallback layer is left aside (its names are nobody's
+    /// renaming), and so is a name of fewer than three characters. The shortest such name,
+    /// then the first.
+    pub fn renamed(&self, kind: Kind, namespace: &str, name: &str) -> Option<&'a str> {
+        const SHORTEST: usize = 3;
+        if name.len() < SHORTEST {
+            return None;
+        }
+        let kind = kind.as_str();
+        let ns = if is_cluster_scoped(kind) {
+            ""
+        } else {
+            namespace
+        };
+        let key = (kind, ns.to_string(), name.to_string());
+        let mut answers = self
+            .renamed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *answers.entry(key).or_insert_with(|| {
+            self.name_tables()
+                .by_scope
+                .get(&(kind, ns))?
+                .iter()
+                .copied()
+                .filter(|n| n.len() > name.len() && holds_renamed(n, name))
+                .min_by_key(|n| (n.len(), *n))
+        })
     }
 
     /// The names of every object of `kind` in `namespace` (ignored for cluster-scoped kinds),
@@ -327,6 +364,17 @@ impl<'a> Index<'a> {
     }
 }
 
+/// Whether `renamed` is `name` with a prefix that ends in `-` or `.`, a suffix that starts
+/// with one, or both: how kustomize's `namePrefix: prod-` and `nameSuffix: -v2` are written.
+/// A name with a letter more (`team-small` for `team-smal`) is a typo's, not a renaming.
+fn holds_renamed(renamed: &str, name: &str) -> bool {
+    let separator = |c: Option<char>| matches!(c, Some('-' | '.'));
+    renamed.match_indices(name).any(|(at, _)| {
+        let (prefix, suffix) = (&renamed[..at], &renamed[at + name.len()..]);
+        separator(prefix.chars().next_back()) || separator(suffix.chars().next())
+    })
+}
+
 /// Whether lookups ever ask for objects of this kind.
 pub fn indexed(obj: &Object) -> bool {
     matches!(
@@ -358,6 +406,78 @@ mod tests {
                    "metadata": meta, "spec": {"marker": marker}}),
             Origin::default(),
         )
+    }
+
+    #[test]
+    fn a_renamed_object_is_found_by_the_name_inside_its_own() {
+        let objects = [
+            obj(
+                "VirtualMachineInstancetype",
+                Some("prod"),
+                "prod-db-large",
+                1,
+            ),
+            obj(
+                "VirtualMachineInstancetype",
+                Some("prod"),
+                "prod-db-large-v2",
+                2,
+            ),
+            obj("VirtualMachineInstancetype", Some("dev"), "dev-web", 3),
+            obj(
+                "VirtualMachineClusterInstancetype",
+                Some("x"),
+                "web-blue",
+                4,
+            ),
+            obj("VirtualMachineInstancetype", Some("prod"), "ab-c", 5),
+        ];
+        let mut idx = Index::new();
+        idx.add_layer(&objects);
+        // The shortest name holding the one asked for, in the VM's namespace only; asked twice,
+        // the same answer.
+        for _ in 0..2 {
+            assert_eq!(
+                idx.renamed(Kind::Instancetype, "prod", "db-large"),
+                Some("prod-db-large")
+            );
+        }
+        assert_eq!(idx.renamed(Kind::Instancetype, "prod", "web"), None);
+        assert_eq!(
+            idx.renamed(Kind::Instancetype, "dev", "web"),
+            Some("dev-web")
+        );
+        // A cluster-scoped kind has no namespace; a suffix counts as a prefix does.
+        assert_eq!(
+            idx.renamed(Kind::ClusterInstancetype, "any", "web"),
+            Some("web-blue")
+        );
+        // The name itself is no renaming, nor is a name too short to tell.
+        assert_eq!(
+            idx.renamed(Kind::Instancetype, "prod", "prod-db-large-v2"),
+            None
+        );
+        assert_eq!(idx.renamed(Kind::Instancetype, "prod", "b-"), None);
+        // A letter more is a typo's doing, not a prefix's or a suffix's.
+        assert_eq!(
+            idx.renamed(Kind::Instancetype, "prod", "prod-db-larg"),
+            None
+        );
+        assert_eq!(idx.renamed(Kind::Instancetype, "dev", "ev-web"), None);
+        assert_eq!(idx.renamed(Kind::Preference, "prod", "db-large"), None);
+        // The fallback layer (the embedded catalog) renames nothing.
+        fn nothing(_: &str, _: &str, _: &str) -> Option<&'static Object> {
+            None
+        }
+        fn catalog_names(_: &str, _: &str) -> Vec<&'static str> {
+            vec!["u1.medium"]
+        }
+        idx.set_fallback(nothing, catalog_names);
+        assert_eq!(idx.renamed(Kind::ClusterInstancetype, "", "medium"), None);
+        assert_eq!(
+            idx.similar_name(Kind::ClusterInstancetype, "", "u1.mediun"),
+            Some("u1.medium")
+        );
     }
 
     #[test]

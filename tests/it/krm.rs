@@ -2282,3 +2282,88 @@ fn kpt_render_replaces_its_output_whose_namespace_was_changed() {
     assert_eq!(std::fs::read_to_string(&file).unwrap(), first);
     assert!(!pkg.join("prod").exists());
 }
+
+/// kustomize's `namePrefix` renames an instancetype and a preference but not the names a VM
+/// refers to them by, unless a `configurations:` file declares those references:
+/// `examples/kustomize-names/` ships one. With it, the real `kubectl kustomize` output passes
+/// `validate` and expands; without it, each reference is a `KV011` that names the renamed
+/// object and the README section.
+#[test]
+fn a_name_prefix_renames_references_only_with_the_shipped_configuration() {
+    let example = root().join("examples/kustomize-names");
+    let build = |dir: &Path| {
+        let out = Command::new(tool("kubectl"))
+            .arg("kustomize")
+            .arg(dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", show(&out));
+        out.stdout
+    };
+    let kvrender_on = |args: &[&str], stdin: Vec<u8>| {
+        let mut cmd = Command::new(BIN);
+        cmd.args(args);
+        run_with_stdin(cmd, stdin)
+    };
+
+    let built = build(&example.join("overlays/prod"));
+    let text = String::from_utf8_lossy(&built);
+    assert!(
+        text.contains("name: prod-app-medium\n  preference:\n    kind: VirtualMachinePreference\n    name: prod-app-linux"),
+        "{text}"
+    );
+    let out = kvrender_on(&["validate", "-"], built.clone());
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "No problems found in 3 objects.\n"
+    );
+    let out = kvrender_on(&["expand", "-"], built);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let vm = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        vm.contains("name: prod-app\n")
+            && vm.contains("guest: 4Gi")
+            && !vm.contains("instancetype:"),
+        "{vm}"
+    );
+    // Walked as a tree, the configuration file is kustomize's input, not a manifest.
+    let out = Command::new(BIN)
+        .arg("validate")
+        .arg(&example)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+
+    // The same overlay without the configuration.
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(&example, tmp.path());
+    let overlay = tmp.path().join("overlays/prod");
+    let kustomization = std::fs::read_to_string(overlay.join("kustomization.yaml")).unwrap();
+    let without = kustomization.replace("configurations:\n- kubevirt-references.yaml\n", "");
+    assert_ne!(without, kustomization);
+    std::fs::write(overlay.join("kustomization.yaml"), without).unwrap();
+    // Warnings: KubeVirt admits a VM whose instancetype is missing (`--strict` would fail).
+    let out = kvrender_on(&["validate", "-"], build(&overlay));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let report = String::from_utf8_lossy(&out.stdout);
+    for (side, kind, renamed) in [
+        (
+            "instancetype",
+            "VirtualMachineInstancetype",
+            "prod-app-medium",
+        ),
+        ("preference", "VirtualMachinePreference", "prod-app-linux"),
+    ] {
+        let line = report
+            .lines()
+            .find(|l| l.contains("warning[KV011]") && l.contains(&format!("spec.{side}:")))
+            .unwrap_or_else(|| panic!("no KV011 for the {side}:\n{report}"));
+        assert!(
+            line.contains(&format!(
+                "a {kind} named \"{renamed}\" exists: if kustomize's `namePrefix` or `nameSuffix` renamed it"
+            )) && line.contains("\"Name prefixes and suffixes\" in kvrender's README"),
+            "{line}"
+        );
+    }
+}
