@@ -282,6 +282,8 @@ pub mod codes {
     pub const INFERENCE: &str = "KV013";
     /// VirtualMachineInstancePresets refused the VMI or were partly skipped.
     pub const PRESET: &str = "KV014";
+    /// A VM names a ConfigMap, Secret, ... that the inputs hold only renamed.
+    pub const RENAMED_REFERENCE: &str = "KV015";
     /// The same kind, namespace and name defined twice.
     pub const DUPLICATE: &str = "KV020";
     /// An unknown or outdated `apiVersion` for a kind kvrender knows.

@@ -226,7 +226,7 @@ impl<'a> Index<'a> {
     }
 
     /// A name of an object of `kind` in `namespace` that is `name` with a prefix, a suffix or
-    /// both (see `holds_renamed`), as kustomize's `namePrefix` and `nameSuffix` rename
+    /// both (see [`holds_renamed`]), as kustomize's `namePrefix` and `nameSuffix` rename
     /// objects without renaming the references to them that it does not know of: for a lookup
     /// of `name` that found nothing. The fallback layer is left aside (its names are nobody's
     /// renaming), and so is a name of fewer than three characters. The shortest such name,
@@ -367,7 +367,7 @@ impl<'a> Index<'a> {
 /// Whether `renamed` is `name` with a prefix that ends in `-` or `.`, a suffix that starts
 /// with one, or both: how kustomize's `namePrefix: prod-` and `nameSuffix: -v2` are written.
 /// A name with a letter more (`team-small` for `team-smal`) is a typo's, not a renaming.
-fn holds_renamed(renamed: &str, name: &str) -> bool {
+pub fn holds_renamed(renamed: &str, name: &str) -> bool {
     let separator = |c: Option<char>| matches!(c, Some('-' | '.'));
     renamed.match_indices(name).any(|(at, _)| {
         let (prefix, suffix) = (&renamed[..at], &renamed[at + name.len()..]);

@@ -44,6 +44,7 @@ pub const RULES: &[Rule] = &[
     rules::reference_not_found::RULE,
     rules::bad_matcher::RULE,
     rules::infer_from_volume::RULE,
+    rules::renamed_reference::RULE,
     rules::duplicate::RULE,
     rules::api_version::RULE,
     rules::unknown_field::RULE,
@@ -72,6 +73,8 @@ pub struct Context<'a> {
     /// The VirtualMachineInstancePresets of the inputs: KubeVirt applies those that select a
     /// VirtualMachineInstance before its webhook validates it.
     pub presets: std::sync::Mutex<PresetIndex<'a>>,
+    /// The ConfigMaps, Secrets, ... of the inputs, for `KV015`.
+    pub referable: rules::renamed_reference::Referable<'a>,
 }
 
 impl<'a> Context<'a> {
@@ -81,9 +84,11 @@ impl<'a> Context<'a> {
         profile: &'a ClusterProfile,
         objects: impl IntoIterator<Item = &'a Object>,
     ) -> Self {
+        let objects: Vec<&'a Object> = objects.into_iter().collect();
         // The presets the cluster creates: with a domain, a valid name and well-typed fields.
         let presets: Vec<&Object> = objects
-            .into_iter()
+            .iter()
+            .copied()
             .filter(|o| {
                 o.kind() == Kind::VirtualMachineInstancePreset
                     && presets::is_admitted(o)
@@ -95,6 +100,7 @@ impl<'a> Context<'a> {
             profile,
             memo: Memo::default(),
             presets: std::sync::Mutex::new(PresetIndex::new(&presets)),
+            referable: rules::renamed_reference::Referable::new(objects),
         }
     }
 }
@@ -171,6 +177,7 @@ pub fn check_object(obj: &Object, ctx: &Context<'_>) -> Vec<Diagnostic> {
         &mut d,
     );
     rules::size_labels::check(obj, &mut d);
+    rules::renamed_reference::check(obj, ctx, &mut d);
     d
 }
 

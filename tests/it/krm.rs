@@ -2283,11 +2283,13 @@ fn kpt_render_replaces_its_output_whose_namespace_was_changed() {
     assert!(!pkg.join("prod").exists());
 }
 
-/// kustomize's `namePrefix` renames an instancetype and a preference but not the names a VM
-/// refers to them by, unless a `configurations:` file declares those references:
+/// kustomize's `namePrefix` renames an instancetype and a preference, and its
+/// `secretGenerator` adds a hash to a Secret's name, but neither renames the names a VM refers
+/// to them by unless a `configurations:` file declares those references:
 /// `examples/kustomize-names/` ships one. With it, the real `kubectl kustomize` output passes
-/// `validate` and expands; without it, each reference is a `KV011` that names the renamed
-/// object and the README section.
+/// `validate` and expands; without it, each reference to an instancetype or preference is a
+/// `KV011` and the one to the Secret a `KV015`, each naming the renamed object and the README
+/// section.
 #[test]
 fn a_name_prefix_renames_references_only_with_the_shipped_configuration() {
     let example = root().join("examples/kustomize-names");
@@ -2312,11 +2314,21 @@ fn a_name_prefix_renames_references_only_with_the_shipped_configuration() {
         text.contains("name: prod-app-medium\n  preference:\n    kind: VirtualMachinePreference\n    name: prod-app-linux"),
         "{text}"
     );
+    let secret = text
+        .lines()
+        .find_map(|l| l.strip_prefix("  name: prod-app-userdata-"))
+        .unwrap_or_else(|| panic!("no generated Secret:\n{text}"));
+    assert!(
+        text.contains(&format!(
+            "secretRef:\n            name: prod-app-userdata-{secret}\n"
+        )),
+        "{text}"
+    );
     let out = kvrender_on(&["validate", "-"], built.clone());
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        "No problems found in 3 objects.\n"
+        "No problems found in 4 objects.\n"
     );
     let out = kvrender_on(&["expand", "-"], built);
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
@@ -2339,10 +2351,11 @@ fn a_name_prefix_renames_references_only_with_the_shipped_configuration() {
     let tmp = tempfile::tempdir().unwrap();
     copy_dir(&example, tmp.path());
     let overlay = tmp.path().join("overlays/prod");
-    let kustomization = std::fs::read_to_string(overlay.join("kustomization.yaml")).unwrap();
+    let base = tmp.path().join("base/kustomization.yaml");
+    let kustomization = std::fs::read_to_string(&base).unwrap();
     let without = kustomization.replace("configurations:\n- kubevirt-references.yaml\n", "");
     assert_ne!(without, kustomization);
-    std::fs::write(overlay.join("kustomization.yaml"), without).unwrap();
+    std::fs::write(&base, without).unwrap();
     // Warnings: KubeVirt admits a VM whose instancetype is missing (`--strict` would fail).
     let out = kvrender_on(&["validate", "-"], build(&overlay));
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
@@ -2366,4 +2379,15 @@ fn a_name_prefix_renames_references_only_with_the_shipped_configuration() {
             "{line}"
         );
     }
+    let line = report
+        .lines()
+        .find(|l| l.contains("warning[KV015]"))
+        .unwrap_or_else(|| panic!("no KV015 for the Secret:\n{report}"));
+    assert!(
+        line.contains(
+            "spec.template.spec.volumes[1].cloudInitNoCloud.secretRef.name: Secret \"app-userdata\" \
+             is not among the inputs, but Secret \"prod-app-userdata-"
+        ) && line.contains("\"Name prefixes and suffixes\" in kvrender's README"),
+        "{line}"
+    );
 }

@@ -13,6 +13,7 @@ pub mod instancetype_conflict;
 pub mod invalid_spec;
 pub mod not_an_object;
 pub mod reference_not_found;
+pub mod renamed_reference;
 pub mod requirements;
 pub mod size_labels;
 pub mod spread;
