@@ -225,17 +225,11 @@ impl<'a> Index<'a> {
         found
     }
 
-    /// A name of an object of `kind` in `namespace` that is `name` with a prefix, a suffix or
-    /// both (see [`holds_renamed`]), as kustomize's `namePrefix` and `nameSuffix` rename
-    /// objects without renaming the references to them that it does not know of: for a lookup
-    /// of `name` that found nothing. The fallback layer is left aside (its names are nobody's
-    /// renaming), and so is a name of fewer than three characters. The shortest such name,
-    /// then the first.
+    /// A name of an object of `kind` in `namespace` that kustomize's `namePrefix` or
+    /// `nameSuffix` may have made of `name` (see [`renaming_of`]) without renaming the
+    /// references to it that kustomize does not know of: for a lookup of `name` that found
+    /// nothing. The fallback layer is left aside: its names are nobody's renaming.
     pub fn renamed(&self, kind: Kind, namespace: &str, name: &str) -> Option<&'a str> {
-        const SHORTEST: usize = 3;
-        if name.len() < SHORTEST {
-            return None;
-        }
         let kind = kind.as_str();
         let ns = if is_cluster_scoped(kind) {
             ""
@@ -248,13 +242,14 @@ impl<'a> Index<'a> {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         *answers.entry(key).or_insert_with(|| {
-            self.name_tables()
-                .by_scope
-                .get(&(kind, ns))?
-                .iter()
-                .copied()
-                .filter(|n| n.len() > name.len() && holds_renamed(n, name))
-                .min_by_key(|n| (n.len(), *n))
+            renaming_of(
+                self.name_tables()
+                    .by_scope
+                    .get(&(kind, ns))?
+                    .iter()
+                    .copied(),
+                name,
+            )
         })
     }
 
@@ -362,6 +357,20 @@ impl<'a> Index<'a> {
     pub fn duplicates(&self) -> &[(&'a Object, &'a Object)] {
         &self.duplicates
     }
+}
+
+/// The shortest of `names` (then the first in order) that is `name` with a prefix, a suffix
+/// or both (see [`holds_renamed`]); none for a name of fewer than three characters, which any
+/// name could hold.
+pub fn renaming_of<'n>(names: impl IntoIterator<Item = &'n str>, name: &str) -> Option<&'n str> {
+    const SHORTEST: usize = 3;
+    if name.len() < SHORTEST {
+        return None;
+    }
+    names
+        .into_iter()
+        .filter(|n| n.len() > name.len() && holds_renamed(n, name))
+        .min_by_key(|n| (n.len(), *n))
 }
 
 /// Whether `renamed` is `name` with a prefix that ends in `-` or `.`, a suffix that starts

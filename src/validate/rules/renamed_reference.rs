@@ -98,12 +98,12 @@ impl<'a> Referable<'a> {
         self.names.is_empty()
     }
 
-    /// For a reference to `name`, the name of the object it should now name: `None` when an
-    /// object of that name is held, or none holds it renamed.
+    /// For a reference to `name`, the name of the object it should now name
+    /// ([`crate::resolve::renaming_of`]): `None` when an object of that name is held, or none
+    /// holds it renamed.
     fn renamed(&self, kind: &'static str, namespace: &str, name: &str) -> Option<&'a str> {
-        const SHORTEST: usize = 3;
         let held = self.names.get(&(kind, namespace))?;
-        if name.len() < SHORTEST || held.contains(name) {
+        if held.contains(name) {
             return None;
         }
         let key = (kind, namespace.to_string(), name.to_string());
@@ -111,12 +111,9 @@ impl<'a> Referable<'a> {
             .answers
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        *answers.entry(key).or_insert_with(|| {
-            held.iter()
-                .copied()
-                .filter(|n| n.len() > name.len() && crate::resolve::holds_renamed(n, name))
-                .min_by_key(|n| (n.len(), *n))
-        })
+        *answers
+            .entry(key)
+            .or_insert_with(|| crate::resolve::renaming_of(held.iter().copied(), name))
     }
 }
 
