@@ -301,6 +301,9 @@ pub mod codes {
     /// A VM or VMI spec KubeVirt's webhook refuses for itself (run strategy, disks without
     /// volumes, networks without interfaces, names used twice, ...).
     pub const VM_SPEC: &str = "KV034";
+    /// A VirtualMachinePool KubeVirt's pool webhook refuses for its own settings (selector,
+    /// `maxUnavailable`, strategies).
+    pub const POOL_SPEC: &str = "KV035";
     /// A catalog (families, parts, preferences) that does not render: a malformed document,
     /// an unknown part or trait, a template error.
     pub const CATALOG_RENDER: &str = "KV040";

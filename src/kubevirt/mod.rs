@@ -9,6 +9,7 @@ pub mod go_shape;
 pub mod infer;
 pub mod instancetype_apply;
 pub mod migrate;
+pub mod pool;
 pub mod preference_apply;
 pub mod presets;
 pub mod profile;

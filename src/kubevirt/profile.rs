@@ -77,6 +77,11 @@ pub struct ClusterProfile {
     /// Fields of the configuration KubeVirt does not have, each with the nearest one it has:
     /// ignored, and reported as warnings by the commands that read the file.
     pub unknown_fields: Vec<(String, Option<&'static str>)>,
+    /// Not read from the cluster: whether a spec is judged as written, before KubeVirt's
+    /// defaults, as KubeVirt's VirtualMachinePool webhook judges a pool's template (no default
+    /// architecture, machine type or interface, and an empty list is still a list). `validate`
+    /// sets it for that check alone.
+    pub as_written: bool,
 }
 
 /// `liveUpdateConfiguration`: how `maxSockets` and `maxGuest` are chosen for a VMI that sets
@@ -155,6 +160,7 @@ impl Default for ClusterProfile {
             gates: None,
             pci_selectors: BTreeMap::new(),
             unknown_fields: Vec::new(),
+            as_written: false,
         }
     }
 }

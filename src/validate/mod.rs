@@ -53,6 +53,7 @@ pub const RULES: &[Rule] = &[
     rules::spread::RULE,
     rules::requirements::RULE,
     rules::vm_spec::RULE,
+    rules::pool::RULE,
     rules::size_labels::RULE,
     rules::unmet_requirements::RULE,
 ];
@@ -178,6 +179,7 @@ pub fn check_object(obj: &Object, ctx: &Context<'_>) -> Vec<Diagnostic> {
     );
     rules::size_labels::check(obj, &mut d);
     rules::renamed_reference::check(obj, ctx, &mut d);
+    rules::pool::check(obj, ctx, &mut d);
     d
 }
 

@@ -1526,6 +1526,91 @@ pub const PRESET: Ty = Ty::Struct(&[
     ),
 ]);
 
+/// A whole VirtualMachinePool (`pool.kubevirt.io`): a VM's `spec` and `metadata` as a template,
+/// a selector of its VMs and how the pool replaces, updates and removes them.
+pub const VIRTUAL_MACHINE_POOL: Ty = Ty::Struct(&[
+    Field("apiVersion", Ty::Str),
+    Field("kind", Ty::Str),
+    Field("metadata", Ty::Struct(OBJECT_META)),
+    Field("spec", Ty::Struct(POOL_SPEC)),
+    Field("status", Ty::Opaque),
+]);
+
+const POOL_SPEC: &[Field] = &[
+    Field("replicas", Ty::Int32),
+    Field("selector", Ty::Struct(LABEL_SELECTOR)),
+    Field(
+        "virtualMachineTemplate",
+        Ty::Struct(&[
+            Field("metadata", Ty::Preserving(OBJECT_META)),
+            Field("spec", Ty::Struct(VM_SPEC)),
+        ]),
+    ),
+    Field("paused", Ty::Bool),
+    Field(
+        "nameGeneration",
+        Ty::Struct(&[
+            Field("appendIndexToConfigMapRefs", Ty::Bool),
+            Field("appendIndexToSecretRefs", Ty::Bool),
+        ]),
+    ),
+    Field("maxUnavailable", Ty::IntOrString),
+    Field(
+        "scaleInStrategy",
+        Ty::Struct(&[
+            Field("unmanaged", EMPTY),
+            Field(
+                "opportunistic",
+                Ty::Struct(&[Field("statePreservation", Ty::Str)]),
+            ),
+            Field(
+                "proactive",
+                Ty::Struct(&[
+                    Field("selectionPolicy", Ty::Struct(POOL_SELECTION_POLICY)),
+                    Field("statePreservation", Ty::Str),
+                ]),
+            ),
+        ]),
+    ),
+    Field(
+        "updateStrategy",
+        Ty::Struct(&[
+            Field("unmanaged", EMPTY),
+            Field("opportunistic", EMPTY),
+            Field(
+                "proactive",
+                Ty::Struct(&[Field("selectionPolicy", Ty::Struct(POOL_SELECTION_POLICY))]),
+            ),
+        ]),
+    ),
+    Field(
+        "autohealing",
+        Ty::Struct(&[
+            Field("minFailingToStartDuration", Ty::Str),
+            Field("startUpFailureThreshold", Ty::Uint32),
+        ]),
+    ),
+];
+
+/// Which of a pool's VMs go first when it scales in or updates.
+const POOL_SELECTION_POLICY: &[Field] = &[
+    Field("sortPolicy", Ty::Str),
+    Field(
+        "selectors",
+        Ty::Struct(&[
+            Field("labelSelector", Ty::Struct(LABEL_SELECTOR)),
+            Field(
+                "nodeSelectorRequirementMatcher",
+                Ty::List(&Ty::Struct(&[
+                    Field("key", Ty::Str),
+                    Field("operator", Ty::Str),
+                    Field("values", Ty::List(&Ty::Str)),
+                ])),
+            ),
+        ]),
+    ),
+];
+
 /// A Kubernetes label selector (`metav1.LabelSelector`).
 const LABEL_SELECTOR: &[Field] = &[
     Field("matchLabels", Ty::StrMap),

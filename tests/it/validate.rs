@@ -1682,3 +1682,130 @@ fn findings_on_lines_with_flux_variables_say_to_substitute_first() {
         "No problems found in 1 object.\n"
     );
 }
+
+/// A VirtualMachinePool as platform teams write one: KubeVirt admits it, and its VMs fail. The
+/// findings about its VMs are on the pool, at the template's lines, once each; those of a pool
+/// KubeVirt refuses stop at the pool.
+#[test]
+fn a_pool_is_checked_as_its_webhook_checks_it_and_its_vms_as_vms() {
+    const POOLS: &str = "\
+apiVersion: v1
+kind: Secret
+metadata: {name: keys-0}
+---
+apiVersion: pool.kubevirt.io/v1beta1
+kind: VirtualMachinePool
+metadata:
+  name: web
+spec:
+  replicas: 2
+  nameGeneration: {appendIndexToSecretRefs: true}
+  selector:
+    matchLabels: {app: web}
+  virtualMachineTemplate:
+    metadata:
+      labels: {app: web}
+    spec:
+      runStrategy: Always
+      instancetype:
+        name: u1.mediumm
+      preference:
+        name: fedora
+      template:
+        spec:
+          domain:
+            devices: {}
+            cpuu: {}
+          volumes:
+          - name: keys
+            secret: {secretName: keys}
+---
+apiVersion: pool.kubevirt.io/v1beta1
+kind: VirtualMachinePool
+metadata:
+  name: refused
+spec:
+  maxUnavailable: 0%
+  selector:
+    matchLabels: {app: db}
+  virtualMachineTemplate:
+    metadata:
+      labels: {app: db}
+    spec:
+      runStrategy: Always
+      instancetype:
+        name: u1.mediumm
+      template:
+        spec:
+          domain:
+            devices: {}
+";
+    let out = run_with_stdin(
+        {
+            let mut cmd = crate::common::kvrender();
+            cmd.args(["validate", "--format", "json", "-"]);
+            cmd
+        },
+        POOLS,
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let findings: Vec<(String, String, String, u64)> = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| {
+            (
+                format!(
+                    "{} {}",
+                    f["code"].as_str().unwrap(),
+                    f["object"]["name"].as_str().unwrap()
+                ),
+                f["field"].as_str().unwrap_or("").to_string(),
+                f["message"].as_str().unwrap().to_string(),
+                f["line"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    let about = |code: &str| -> Vec<&(String, String, String, u64)> {
+        findings.iter().filter(|f| f.0 == code).collect()
+    };
+    // The typo'd instancetype, at its line, about the VMs the pool creates.
+    let missing = about("KV011 web");
+    assert_eq!(missing.len(), 1, "{findings:#?}");
+    assert_eq!(
+        missing[0].1,
+        "spec.virtualMachineTemplate.spec.instancetype"
+    );
+    assert_eq!(missing[0].3, 20);
+    assert!(
+        missing[0].2.contains("did you mean \"u1.medium\""),
+        "{}",
+        missing[0].2
+    );
+    assert!(missing[0].2.ends_with(
+        "(about each VM the pool creates from its template, \"web-0\" the first: KubeVirt \
+         admits the pool itself)"
+    ));
+    // The unknown field once, in the pool's words, not again for its VM.
+    let unknown = about("KV022 web");
+    assert_eq!(unknown.len(), 1, "{findings:#?}");
+    assert_eq!(
+        unknown[0].1,
+        "spec.virtualMachineTemplate.spec.template.spec.domain.cpuu"
+    );
+    // The Secret the controller names `keys-0` is there: no renamed reference.
+    assert!(about("KV015 web").is_empty(), "{findings:#?}");
+    // The refused pool: its own finding, and nothing about VMs it never creates.
+    let refused: Vec<_> = findings
+        .iter()
+        .filter(|f| f.0.ends_with(" refused"))
+        .collect();
+    assert_eq!(refused.len(), 1, "{findings:#?}");
+    assert_eq!(refused[0].0, "KV035 refused");
+    assert_eq!(refused[0].1, "spec.maxUnavailable");
+    assert_eq!(
+        refused[0].2,
+        "maxUnavailable percentage value 0 must be between 1 and 100"
+    );
+}

@@ -12,6 +12,7 @@ pub mod infer_from_volume;
 pub mod instancetype_conflict;
 pub mod invalid_spec;
 pub mod not_an_object;
+pub mod pool;
 pub mod reference_not_found;
 pub mod renamed_reference;
 pub mod requirements;

@@ -61,6 +61,13 @@ fn schema_for(kind: Kind) -> Option<Ty> {
 /// Whether `path` is inside a template's or a DataVolume template's `metadata`, which
 /// KubeVirt's CRD schemas keep as written, checking nothing in it.
 fn in_kept_metadata(path: &str) -> bool {
+    // A pool's template, and the VM spec in it, keep theirs as a VM's do.
+    if let Some(rest) = path.strip_prefix("spec.virtualMachineTemplate.") {
+        return rest.starts_with("metadata.")
+            || rest
+                .strip_prefix("spec.")
+                .is_some_and(|vm| in_kept_metadata(&format!("spec.{vm}")));
+    }
     path.strip_prefix("spec.template.metadata.").is_some()
         || path
             .strip_prefix("spec.dataVolumeTemplates[")
@@ -72,7 +79,13 @@ fn in_kept_metadata(path: &str) -> bool {
 /// `metadata` of any other.
 pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
     let mut problems = Vec::new();
-    match schema_for(obj.kind()) {
+    let pool = crate::kubevirt::pool::is_pool(obj);
+    let schema = if pool {
+        Some(schema::VIRTUAL_MACHINE_POOL)
+    } else {
+        schema_for(obj.kind())
+    };
+    match schema {
         Some(ty) => schema::check(&obj.value, ty, "", &mut problems),
         // Every other object's `metadata` is Kubernetes' `ObjectMeta`, whatever its kind;
         // tool configuration is never sent to the API server.
@@ -195,7 +208,11 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
                 // DataVolume templates); an object's own `metadata`, which the API server reads
                 // as Go's `ObjectMeta`; a template's, kept as written. Go reads a `null` item
                 // there as the zero value.
-                let nullable = path
+                let in_vm = path
+                    .strip_prefix("spec.virtualMachineTemplate.")
+                    .filter(|_| pool)
+                    .unwrap_or(&path);
+                let nullable = in_vm
                     .strip_prefix("spec.dataVolumeTemplates[")
                     .and_then(|rest| rest.strip_suffix(']'))
                     .is_some_and(|index| index.bytes().all(|b| b.is_ascii_digit()));
@@ -216,6 +233,8 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
                 // KubeVirt's webhooks check the `spec` of these kinds against their schema,
                 // reading its numbers as 64-bit floats; an instancetype's or preference's
                 // webhook checks no schema below `spec`, and `metadata` is not checked.
+                // A pool's webhook checks no such schema: the VMs it creates are refused
+                // instead (the pool rule reports it on the pool).
                 let checked = matches!(
                     obj.kind(),
                     Kind::VirtualMachine

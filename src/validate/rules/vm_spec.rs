@@ -320,7 +320,7 @@ pub fn check(
                 let exact = written == Written::Exact;
                 settings::check(template_spec, AT, profile, exact, &mut found);
                 interfaces::check(template_spec, AT, profile, &mut found);
-                scheduling::check(template_spec, AT, &mut found);
+                scheduling::check(template_spec, AT, false, &mut found);
                 enums::check(template_spec, AT, &mut found);
                 devices::check(template_spec, AT, profile, &mut found);
                 // An instancetype may set what the VM leaves out (dedicated CPUs).
@@ -479,7 +479,7 @@ pub fn check(
                     instance_spec(spec, "spec", Written::Only, &mut found);
                     settings::check(spec, "spec", profile, false, &mut found);
                     interfaces::check(spec, "spec", profile, &mut found);
-                    scheduling::check(spec, "spec", &mut found);
+                    scheduling::check(spec, "spec", false, &mut found);
                     enums::check(spec, "spec", &mut found);
                     devices::check(spec, "spec", profile, &mut found);
                     settings::per_architecture(spec, "spec", profile, &mut found);
@@ -568,8 +568,10 @@ fn shared_checks(
     instance_spec(spec, at, Written::Exact, found);
     settings::check(spec, at, profile, true, found);
     interfaces::check(spec, at, profile, found);
-    scheduling::check(spec, at, found);
-    enums::check(spec, at, found);
+    scheduling::check(spec, at, profile.as_written, found);
+    if !profile.as_written {
+        enums::check(spec, at, found);
+    }
     devices::check(spec, at, profile, found);
     cpu_placement(spec, at, found);
     resources(spec, at, found);
@@ -580,6 +582,50 @@ fn shared_checks(
 fn vm_checks(spec: &Value, at: &str, profile: &ClusterProfile, found: &mut Vec<(String, String)>) {
     shared_checks(spec, at, profile, found);
     memory_hotplug(spec, at, profile, found);
+}
+
+/// What KubeVirt's VirtualMachinePool webhook refuses in the VM `spec` of a pool's template
+/// (at `root`), as written: the VM webhook's checks of a VM's spec, without the instancetype,
+/// preference and defaults the VM webhook applies before them. The fields of the template are
+/// below `root`; the few checks of the VM's own fields name them as on a VM (`spec.running`).
+pub fn template_refusals(
+    spec: &Value,
+    root: &str,
+    profile: &ClusterProfile,
+) -> Vec<(String, String)> {
+    let as_written = ClusterProfile {
+        as_written: true,
+        ..profile.clone()
+    };
+    let profile = &as_written;
+    let mut found = Vec::new();
+    let Some(template) = spec.get("template").filter(|t| t.is_object()) else {
+        found.push((
+            format!("{root}.template"),
+            "missing virtual machine template.".to_string(),
+        ));
+        return found;
+    };
+    run_strategy(spec, profile, &mut found);
+    let no_spec = Value::Object(serde_json::Map::new());
+    let template_spec = match template.get("spec") {
+        Some(s @ Value::Object(_)) => s,
+        _ => &no_spec,
+    };
+    if let Some(meta) = template.get("metadata") {
+        let at = format!("{root}.template.metadata");
+        settings::metadata(meta, &at, true, profile, &mut found);
+        grace::annotations(meta, &at, template_spec, profile, &mut found);
+    }
+    // The enumerations of KubeVirt's schema (`enums`) are the VM webhook's, not the pool's.
+    settings::data_volume_templates(spec, &mut found);
+    vm_checks(
+        template_spec,
+        &format!("{root}.template.spec"),
+        profile,
+        &mut found,
+    );
+    found
 }
 
 /// What KubeVirt's VMI webhook refuses in `vmi`, a VirtualMachineInstance with its presets and

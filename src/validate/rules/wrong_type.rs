@@ -304,20 +304,43 @@ const PRESET_SPEC: Required = &[
     ("selector.matchExpressions.*", &["key", "operator"]),
 ];
 
+/// A VirtualMachinePool's `spec`, apart from the VM `spec` of its template.
+const POOL_SPEC: Required = &[
+    ("", &["selector", "virtualMachineTemplate"]),
+    ("selector.matchExpressions.*", &["key", "operator"]),
+];
+
 /// Report the fields the schema of an instancetype, preference, VirtualMachine,
-/// VirtualMachineInstance or preset requires and the object lacks (a `null` counts as
+/// VirtualMachineInstance, preset or VirtualMachinePool requires and the object lacks (a `null` counts as
 /// missing: the API server drops it first). An instancetype's or preference's missing `spec` is
 /// the webhook's own refusal (`KV030`), and a `spec` of another type a wrong type.
 pub fn check_required(obj: &Object, out: &mut Vec<Diagnostic>) {
     let kind = obj.kind();
-    let spec_required = matches!(kind, Kind::VirtualMachine | Kind::VirtualMachineInstance);
+    let pool = crate::kubevirt::pool::is_pool(obj);
+    let spec_required = pool || matches!(kind, Kind::VirtualMachine | Kind::VirtualMachineInstance);
     let mut missing = Vec::new();
     match obj.value.get("spec") {
         Some(Value::Object(spec)) => {
+            fn vm_spec(spec: &Map<String, Value>, at: &str, missing: &mut Vec<String>) {
+                missing.extend(trees::VM_SPEC.missing(spec, at));
+                let template_spec = spec.get("template").and_then(|t| t.get("spec"));
+                if let Some(Value::Object(template_spec)) = template_spec {
+                    let at = format!("{at}.template.spec");
+                    missing.extend(trees::VMI_SPEC.missing(template_spec, &at));
+                }
+            }
+            if pool {
+                let template = spec.get("virtualMachineTemplate");
+                if let Some(Value::Object(vm)) = template.and_then(|t| t.get("spec")) {
+                    vm_spec(vm, "spec.virtualMachineTemplate.spec", &mut missing);
+                }
+                missing.extend(trees::POOL_SPEC.missing(spec, "spec"));
+            }
             let mut check = |map: &Map<String, Value>, root: &str, tree: &Tree| {
                 missing.extend(tree.missing(map, root));
             };
             match kind {
+                _ if pool => {}
                 Kind::Instancetype | Kind::ClusterInstancetype => {
                     check(spec, "spec", &trees::INSTANCETYPE);
                 }
@@ -341,7 +364,9 @@ pub fn check_required(obj: &Object, out: &mut Vec<Diagnostic>) {
         }
         // The webhooks let a `null` spec through; the API server drops the `null` and then
         // misses the field.
-        Some(Value::Null) if kind != Kind::Other && kind != Kind::VirtualMachineInstancePreset => {
+        Some(Value::Null)
+            if pool || (kind != Kind::Other && kind != Kind::VirtualMachineInstancePreset) =>
+        {
             missing.push("spec".to_string());
         }
         None if spec_required => missing.push("spec".to_string()),
@@ -478,6 +503,7 @@ mod trees {
     pub static VM_SPEC: LazyLock<Tree> = LazyLock::new(|| Tree::of(super::VM_SPEC, false));
     pub static VMI_SPEC: LazyLock<Tree> = LazyLock::new(|| Tree::of(super::VMI_SPEC, false));
     pub static PRESET_SPEC: LazyLock<Tree> = LazyLock::new(|| Tree::of(super::PRESET_SPEC, false));
+    pub static POOL_SPEC: LazyLock<Tree> = LazyLock::new(|| Tree::of(super::POOL_SPEC, false));
     /// A preset's `spec.domain`, which the rows of a VMI's `domain` hold for.
     pub static PRESET_DOMAIN: LazyLock<Tree> = LazyLock::new(|| Tree::of(super::VMI_SPEC, true));
 }

@@ -124,9 +124,10 @@ struct Kind {
 /// A device's claim request (`claimName`, `requestName`, inlined in the device), when it has
 /// one. Go allocates it as soon as either key is there, but both are strings it leaves out when
 /// empty, and KubeVirt's mutating webhooks write the spec back before it is validated: a
-/// request with neither a claim nor a request name is gone by then.
-fn claim_request(device: &Value) -> Option<(&str, &str)> {
-    let has = |key: &str| path::str_at(device, &[key]).is_some_and(|s| !s.is_empty());
+/// request with neither a claim nor a request name is gone by then. A spec judged `as_written`
+/// (a pool's template) has one with any of the two keys given a string.
+fn claim_request(device: &Value, as_written: bool) -> Option<(&str, &str)> {
+    let has = |key: &str| path::str_at(device, &[key]).is_some_and(|s| as_written || !s.is_empty());
     (has("claimName") || has("requestName")).then(|| {
         (
             path::str_at(device, &["claimName"]).unwrap_or(""),
@@ -150,7 +151,7 @@ fn dra_devices(
     let mut plain = Vec::new();
     for (i, device) in devices.iter().enumerate().filter(|(_, d)| d.is_object()) {
         let device_name = path::str_at(device, &["deviceName"]).unwrap_or("");
-        match claim_request(device) {
+        match claim_request(device, profile.as_written) {
             Some(request) if device_name.is_empty() => dra.push((i, request)),
             request => plain.push((device_name, request.is_some())),
         }

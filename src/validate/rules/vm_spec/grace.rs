@@ -11,7 +11,7 @@
 use serde_json::Value;
 
 use super::scheduling::go_quote;
-use super::settings::{self, Item};
+use super::settings::Item;
 use crate::kubevirt::profile::{ClusterProfile, GateState};
 use crate::model::path;
 
@@ -141,7 +141,12 @@ pub(super) fn check(spec: &Value, at: &str, profile: &ClusterProfile, found: &mu
         }
         return;
     }
-    let arch = settings::architecture(spec, profile);
+    // The cluster's default stands in for an empty architecture here, even in a spec judged
+    // as written.
+    let arch = match path::str_at(spec, &["architecture"]) {
+        Some(arch) if !arch.is_empty() => arch,
+        _ => &profile.default_architecture,
+    };
     if arch != "arm64" {
         found.push((
             format!("{at}.architecture"),

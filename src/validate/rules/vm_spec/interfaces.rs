@@ -79,7 +79,10 @@ pub(super) fn check(spec: &Value, at: &str, profile: &ClusterProfile, found: &mu
             })
         });
         if rare {
-            discontinued(iface, iface_at, found);
+            // The VM webhook's check on creation, which the pool webhook does not make.
+            if !profile.as_written {
+                discontinued(iface, iface_at, found);
+            }
             discontinued_gates(iface, iface_at, profile, &mut gates_reported, found);
         }
         state(iface, name, iface_at, default_network, found);

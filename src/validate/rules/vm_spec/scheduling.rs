@@ -45,12 +45,14 @@ fn schema_enum(v: &Value, key: &str, allowed: &[&str], at: &str, found: &mut Fou
     )
 }
 
-/// The affinity and spread checks on the spec at `at`.
-pub(super) fn check(spec: &Value, at: &str, found: &mut Found) {
+/// The affinity and spread checks on the spec at `at`. A spec judged `as_written` (a pool's
+/// template, which no schema check of KubeVirt's sees first) gets Kubernetes' own words for
+/// an operator or a `whenUnsatisfiable` it does not know.
+pub(super) fn check(spec: &Value, at: &str, as_written: bool, found: &mut Found) {
     if let Some(affinity @ Value::Object(_)) = spec.get("affinity") {
         let at = format!("{at}.affinity");
         if let Some(node @ Value::Object(_)) = affinity.get("nodeAffinity") {
-            node_affinity(node, &format!("{at}.nodeAffinity"), found);
+            node_affinity(node, &format!("{at}.nodeAffinity"), as_written, found);
         }
         for kind in ["podAffinity", "podAntiAffinity"] {
             if let Some(pod @ Value::Object(_)) = affinity.get(kind) {
@@ -65,6 +67,7 @@ pub(super) fn check(spec: &Value, at: &str, found: &mut Found) {
         spread_constraints(
             constraints,
             &format!("{at}.topologySpreadConstraints"),
+            as_written,
             found,
         );
     }
@@ -194,7 +197,7 @@ fn label_name(name: &str, field: &str, found: &mut Found) {
     invalid(found, field, name, names::qualified_name_errors(name));
 }
 
-fn node_affinity(node: &Value, at: &str, found: &mut Found) {
+fn node_affinity(node: &Value, at: &str, as_written: bool, found: &mut Found) {
     let required = node.get("requiredDuringSchedulingIgnoredDuringExecution");
     if let Some(selector @ Value::Object(_)) = required {
         let terms_at =
@@ -208,11 +211,13 @@ fn node_affinity(node: &Value, at: &str, found: &mut Found) {
             );
         } else {
             for (i, term) in terms.iter().enumerate() {
-                node_selector_term(term, &format!("{terms_at}[{i}]"), found);
+                node_selector_term(term, &format!("{terms_at}[{i}]"), as_written, found);
             }
         }
     }
-    preferred(node, at, "preference", node_selector_term, found);
+    let term =
+        |t: &Value, at: &str, found: &mut Found| node_selector_term(t, at, as_written, found);
+    preferred(node, at, "preference", &term, found);
 }
 
 /// The values `operator` takes: some for `In` and `NotIn`, none for `Exists` and
@@ -249,7 +254,7 @@ fn preferred(
     affinity: &Value,
     at: &str,
     inner: &str,
-    judge: fn(&Value, &str, &mut Found),
+    judge: &dyn Fn(&Value, &str, &mut Found),
     found: &mut Found,
 ) {
     let terms = list(affinity, "preferredDuringSchedulingIgnoredDuringExecution");
@@ -261,15 +266,23 @@ fn preferred(
     }
 }
 
-fn node_selector_term(term: &Value, at: &str, found: &mut Found) {
+fn node_selector_term(term: &Value, at: &str, as_written: bool, found: &mut Found) {
     for (j, requirement) in list(term, "matchExpressions").iter().enumerate() {
         let at = format!("{at}.matchExpressions[{j}]");
-        let refused = schema_enum(requirement, "operator", &NODE_OPERATORS, &at, found);
-        let operator = text(requirement, "operator").filter(|_| !refused);
         let values = list(requirement, "values");
-        // The schema check lets only the operators Kubernetes knows through.
-        if let Some(operator) = operator {
-            operator_values(&operator, values, true, &at, found);
+        if as_written {
+            // Go reads an absent operator as "".
+            let operator = text(requirement, "operator").unwrap_or_default();
+            if !operator_values(&operator, values, true, &at, found) {
+                not_an_operator(&operator, &at, found);
+            }
+        } else {
+            let refused = schema_enum(requirement, "operator", &NODE_OPERATORS, &at, found);
+            let operator = text(requirement, "operator").filter(|_| !refused);
+            // The schema check lets only the operators Kubernetes knows through.
+            if let Some(operator) = operator {
+                operator_values(&operator, values, true, &at, found);
+            }
         }
         if let Some(key) = text(requirement, "key") {
             label_name(&key, &format!("{at}.key"), found);
@@ -277,8 +290,12 @@ fn node_selector_term(term: &Value, at: &str, found: &mut Found) {
     }
     for (j, requirement) in list(term, "matchFields").iter().enumerate() {
         let at = format!("{at}.matchFields[{j}]");
-        let refused = schema_enum(requirement, "operator", &NODE_OPERATORS, &at, found);
-        let operator = text(requirement, "operator").filter(|_| !refused);
+        let operator = if as_written {
+            Some(text(requirement, "operator").unwrap_or_default())
+        } else {
+            let refused = schema_enum(requirement, "operator", &NODE_OPERATORS, &at, found);
+            text(requirement, "operator").filter(|_| !refused)
+        };
         let values = list(requirement, "values");
         match operator.as_deref() {
             None => {}
@@ -290,14 +307,7 @@ fn node_selector_term(term: &Value, at: &str, found: &mut Found) {
                     .into(),
             ),
             Some("In" | "NotIn") => {}
-            Some(other) => push(
-                found,
-                format!("{at}.operator"),
-                format!(
-                    "Invalid value: {}: not a valid selector operator",
-                    json_quote(other)
-                ),
-            ),
+            Some(other) => not_an_operator(other, &at, found),
         }
         let Some(key) = text(requirement, "key") else {
             continue;
@@ -323,7 +333,7 @@ fn pod_affinity(pod: &Value, at: &str, found: &mut Found) {
         let term_at = format!("{at}.requiredDuringSchedulingIgnoredDuringExecution[{i}]");
         pod_affinity_term(term, &term_at, found);
     }
-    preferred(pod, at, "podAffinityTerm", pod_affinity_term, found);
+    preferred(pod, at, "podAffinityTerm", &pod_affinity_term, found);
 }
 
 fn pod_affinity_term(term: &Value, at: &str, found: &mut Found) {
@@ -376,14 +386,7 @@ fn label_selector(selector: Option<&Value>, at: &str, found: &mut Found) {
         };
         let values = list(requirement, "values");
         if !operator_values(&operator, values, false, &at, found) {
-            push(
-                found,
-                format!("{at}.operator"),
-                format!(
-                    "Invalid value: {}: not a valid selector operator",
-                    json_quote(&operator)
-                ),
-            );
+            not_an_operator(&operator, &at, found);
         }
         if let Some(key) = text(requirement, "key") {
             label_name(&key, &format!("{at}.key"), found);
@@ -392,10 +395,22 @@ fn label_selector(selector: Option<&Value>, at: &str, found: &mut Found) {
     }
 }
 
+/// Kubernetes' refusal of a selector requirement's `operator` at `at`.
+fn not_an_operator(operator: &str, at: &str, found: &mut Found) {
+    push(
+        found,
+        format!("{at}.operator"),
+        format!(
+            "Invalid value: {}: not a valid selector operator",
+            json_quote(operator)
+        ),
+    );
+}
+
 /// Spread constraints: a positive `maxSkew`, a topology key that is a label name, a
 /// `whenUnsatisfiable` Kubernetes knows, a good label selector, and no two constraints with the
 /// same key and action.
-fn spread_constraints(constraints: &[Value], at: &str, found: &mut Found) {
+fn spread_constraints(constraints: &[Value], at: &str, as_written: bool, found: &mut Found) {
     // Whether a later constraint has the same key and action, for each: found from the end
     // with a set, in one pass however long a hostile list is.
     let pairs: Vec<Option<(String, String)>> = constraints
@@ -432,13 +447,29 @@ fn spread_constraints(constraints: &[Value], at: &str, found: &mut Found) {
         }
         // The schema check leaves only the actions Kubernetes knows to the webhook.
         let action = text(constraint, "whenUnsatisfiable");
-        schema_enum(
-            constraint,
-            "whenUnsatisfiable",
-            &SCHEDULE_ACTIONS,
-            &sub,
-            found,
-        );
+        if as_written {
+            let given = action.as_deref().unwrap_or("");
+            if !SCHEDULE_ACTIONS.contains(&given) {
+                let supported: Vec<String> = SCHEDULE_ACTIONS.iter().map(|a| go_quote(a)).collect();
+                push(
+                    found,
+                    format!("{sub}.whenUnsatisfiable"),
+                    format!(
+                        "Unsupported value: {}: supported values: {}",
+                        go_quote(given),
+                        supported.join(", ")
+                    ),
+                );
+            }
+        } else {
+            schema_enum(
+                constraint,
+                "whenUnsatisfiable",
+                &SCHEDULE_ACTIONS,
+                &sub,
+                found,
+            );
+        }
         label_selector(
             constraint.get("labelSelector"),
             &format!("{sub}.labelSelector"),
@@ -466,7 +497,7 @@ mod tests {
 
     fn run(spec: Value) -> Vec<(String, String)> {
         let mut found = Vec::new();
-        check(&spec, "spec", &mut found);
+        check(&spec, "spec", false, &mut found);
         found
     }
 

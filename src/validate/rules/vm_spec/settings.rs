@@ -52,6 +52,8 @@ impl std::fmt::Display for Item<'_> {
 pub(super) fn architecture<'a>(spec: &'a Value, profile: &'a ClusterProfile) -> &'a str {
     match path::str_at(spec, &["architecture"]) {
         Some(arch) if !arch.is_empty() => arch,
+        // Judged as written, nothing has filled it in: KubeVirt reads an empty one.
+        _ if profile.as_written => "",
         _ => &profile.default_architecture,
     }
 }
@@ -74,7 +76,7 @@ pub(super) fn check(
     cpu_feature_policies(domain, at, found);
     start_strategy(spec, at, found);
     io_threads(domain, at, found);
-    probes(spec, at, found);
+    probes(spec, at, profile.as_written, found);
     kernel_boot(domain, at, found);
     if let Some(bootloader) = path::get(domain, &["firmware", "bootloader"])
         && is_set(bootloader, &["efi"])
@@ -108,7 +110,7 @@ pub(super) fn check(
         ));
     }
     access_credentials(spec, at, found);
-    dns(spec, at, found);
+    dns(spec, at, profile.as_written, found);
     if let Some(sound @ Value::Object(_)) = devices.get("sound") {
         let field = format!("{at}.domain.devices.sound");
         let model = path::str_at(sound, &["model"]).unwrap_or("");
@@ -180,6 +182,7 @@ fn machine_type(spec: &Value, at: &str, profile: &ClusterProfile, found: &mut Fo
     let arch = architecture(spec, profile);
     let machine = match path::str_at(spec, &["domain", "machine", "type"]) {
         Some(m) if !m.is_empty() => m,
+        _ if profile.as_written => return,
         _ => profile.machine_type_for(arch),
     };
     let allowed = profile.emulated_machines_for(arch);
@@ -194,10 +197,11 @@ fn machine_type(spec: &Value, at: &str, profile: &ClusterProfile, found: &mut Fo
     found.push((field, message));
 }
 
-/// Each probe has one handler, and HTTP and TCP probes need the pod network.
-fn probes(spec: &Value, at: &str, found: &mut Found) {
+/// Each probe has one handler, and HTTP and TCP probes need the pod network (which a spec without
+/// networks gets by default, unless it is judged `as_written`).
+fn probes(spec: &Value, at: &str, as_written: bool, found: &mut Found) {
     // The defaults add the pod network to a spec with no networks and no interfaces.
-    let pod_network = defaults::needs_default_interface(spec)
+    let pod_network = (defaults::needs_default_interface(spec) && !as_written)
         || path::get(spec, &["networks"])
             .and_then(Value::as_array)
             .into_iter()
@@ -618,7 +622,7 @@ fn base64_decoded_len(text: &str) -> (usize, bool) {
 /// policy is `None`, at most three of them, IP addresses, at most six search domains in 256
 /// characters, each a DNS subdomain, and options with names. KubeVirt names the fields
 /// `nameservers`, `searchDomains` and `options`; the findings name them below `dnsConfig`.
-fn dns(spec: &Value, at: &str, found: &mut Found) {
+fn dns(spec: &Value, at: &str, as_written: bool, found: &mut Found) {
     let policy = path::str_at(spec, &["dnsPolicy"]).unwrap_or("");
     if ![
         "",
@@ -629,11 +633,20 @@ fn dns(spec: &Value, at: &str, found: &mut Found) {
     ]
     .contains(&policy)
     {
-        // The webhook's schema check refuses it first, in these words.
+        // The webhook's schema check refuses it first, in these words; a pool's template, which
+        // it does not see, is refused in the words of KubeVirt's own check.
         let field = format!("{at}.dnsPolicy");
-        let message = format!(
-            "{field} in body should be one of [ClusterFirst ClusterFirstWithHostNet Default None]"
-        );
+        let message = if as_written {
+            format!(
+                "DNSPolicy: {policy} is not supported, valid values: [ClusterFirstWithHostNet \
+                 ClusterFirst Default None ]"
+            )
+        } else {
+            format!(
+                "{field} in body should be one of [ClusterFirst ClusterFirstWithHostNet Default \
+                 None]"
+            )
+        };
         found.push((field, message));
     }
     let config = spec.get("dnsConfig").filter(|c| !c.is_null());
@@ -802,9 +815,11 @@ fn one_source_and_method(
 
 /// Devices and settings that need a feature gate, when the cluster profile says it is off.
 fn gated_devices(domain: &Value, at: &str, profile: &ClusterProfile, found: &mut Found) {
-    // An empty list is left out when KubeVirt decodes and encodes the VM on its way.
+    // An empty list is left out when KubeVirt decodes and encodes the VM on its way, not when
+    // it judges a pool's template as written.
     let host_devices = path::get(domain, &["devices", "hostDevices"]).and_then(Value::as_array);
-    if host_devices.is_some_and(|l| !l.is_empty()) && off(profile, "HostDevices", GateState::Alpha)
+    if host_devices.is_some_and(|l| profile.as_written || !l.is_empty())
+        && off(profile, "HostDevices", GateState::Alpha)
     {
         found.push((
             format!("{at}.domain.devices.hostDevices"),

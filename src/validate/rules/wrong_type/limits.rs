@@ -25,9 +25,11 @@ enum Limit {
     ContainerPath,
     /// `true`, with the schema's message otherwise.
     True(&'static str),
+    /// An integer of at least this much (`minimum`).
+    AtLeast(i64),
 }
 
-use Limit::{ContainerPath, MaxItems, OneOf, True, Unique};
+use Limit::{AtLeast, ContainerPath, MaxItems, OneOf, True, Unique};
 
 /// The limits of a VirtualMachineInstance's `spec` (a VM's `spec.template.spec`): the keys of
 /// a path below it, `*` for every item of a list. The rows under `domain` hold for a preset's
@@ -58,17 +60,80 @@ const VM_SPEC: &[(&[&str], Limit)] = &[(
     OneOf(&["kubevirt", "archive"]),
 )];
 
+/// The limits of a VirtualMachinePool's `spec` outside the VM `spec` of its template.
+const POOL_SPEC: &[(&[&str], Limit)] = &[
+    (&["replicas"], AtLeast(0)),
+    (&["autohealing", "startUpFailureThreshold"], AtLeast(1)),
+    (
+        &["scaleInStrategy", "opportunistic", "statePreservation"],
+        OneOf(STATE_PRESERVATION),
+    ),
+    (
+        &["scaleInStrategy", "proactive", "statePreservation"],
+        OneOf(STATE_PRESERVATION),
+    ),
+    (
+        &[
+            "scaleInStrategy",
+            "proactive",
+            "selectionPolicy",
+            "sortPolicy",
+        ],
+        OneOf(SORT_POLICIES),
+    ),
+    (
+        &[
+            "updateStrategy",
+            "proactive",
+            "selectionPolicy",
+            "sortPolicy",
+        ],
+        OneOf(SORT_POLICIES),
+    ),
+];
+
+/// What a pool keeps of the VMs it removes.
+const STATE_PRESERVATION: &[&str] = &["Disabled", "Offline", "Online"];
+
+/// The orders in which a pool picks the VMs to remove or update.
+const SORT_POLICIES: &[&str] = &[
+    "AscendingOrder",
+    "DescendingOrder",
+    "Newest",
+    "Oldest",
+    "Random",
+];
+
 /// The longest `containerPath` path the schema takes, in bytes.
 const LONGEST_PATH: usize = 4096;
 
-/// Report the values of a VirtualMachine, VirtualMachineInstance or preset that the limits of
-/// its schema refuse.
+/// Report the values of a VirtualMachine, VirtualMachineInstance, preset or VirtualMachinePool
+/// that the limits of its schema refuse.
 pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
     let Some(spec) = obj.value.get("spec").filter(|s| s.is_object()) else {
         return;
     };
     let mut found = Vec::new();
     match obj.kind() {
+        _ if crate::kubevirt::pool::is_pool(obj) => {
+            rows(spec, "spec", POOL_SPEC, false, &mut found);
+            let at = "spec.virtualMachineTemplate.spec";
+            if let Some(vm) = spec
+                .get("virtualMachineTemplate")
+                .and_then(|t| t.get("spec"))
+            {
+                rows(vm, at, VM_SPEC, false, &mut found);
+                if let Some(template) = vm.get("template").and_then(|t| t.get("spec")) {
+                    rows(
+                        template,
+                        &format!("{at}.template.spec"),
+                        VMI_SPEC,
+                        false,
+                        &mut found,
+                    );
+                }
+            }
+        }
         Kind::VirtualMachine => {
             rows(spec, "spec", VM_SPEC, false, &mut found);
             if let Some(template) = spec.get("template").and_then(|t| t.get("spec")) {
@@ -110,7 +175,7 @@ fn rows(
 }
 
 // A row is a bit of a `u32`.
-const _: () = assert!(VMI_SPEC.len() <= 32 && VM_SPEC.len() <= 32);
+const _: () = assert!(VMI_SPEC.len() <= 32 && VM_SPEC.len() <= 32 && POOL_SPEC.len() <= 32);
 
 /// Walk `v` (at `at`, `depth` keys below the spec) for the rows in `mask`, whose first `depth`
 /// keys led here. A mapping's own keys are gone through once, each compared with the rows'
@@ -215,6 +280,12 @@ fn judge(v: &Value, limit: &Limit, at: &At<'_>) -> Option<(String, String)> {
             } else {
                 None
             }
+        }
+        (AtLeast(least), Value::Number(n)) if n.as_i64().is_some_and(|n| n < *least) => {
+            here(format!(
+                "Invalid value: {n}: {} in body should be greater than or equal to {least}",
+                at.path()
+            ))
         }
         (True(message), Value::Bool(false)) => {
             here(format!("Invalid value: \"boolean\": {message}"))
