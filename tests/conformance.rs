@@ -5,7 +5,8 @@
 //! Go's non-pointer-struct artifacts, comparison as data, and three allowances for values
 //! kvrender did not compute (quantity spellings, zero values the user wrote, the `default`
 //! namespace). `oracle/admit/` holds KubeVirt's whole answer to creating a VM, checked against
-//! `validate`'s `KV034` findings ([`check_admit`]). Run one case with
+//! `validate`'s `KV034` findings ([`check_admit`]); `oracle/pool/` its answers to a
+//! VirtualMachinePool and to the first VM the pool creates ([`check_pool`]). Run one case with
 //! `cargo test --test conformance -- 0098`.
 
 use std::path::{Path, PathBuf};
@@ -20,10 +21,12 @@ fn main() {
     let mut trials = Vec::new();
     // `conformance/` holds the given corpora, `oracle/` cases of the same format made for
     // kvrender (see its README); their test names start with `oracle::`.
-    for (corpus, mode) in ["conformance", "oracle"]
-        .into_iter()
-        .flat_map(|c| ["expand", "infer", "presets", "validate", "vmi", "admit"].map(|m| (c, m)))
-    {
+    for (corpus, mode) in ["conformance", "oracle"].into_iter().flat_map(|c| {
+        [
+            "expand", "infer", "presets", "validate", "vmi", "admit", "pool",
+        ]
+        .map(|m| (c, m))
+    }) {
         let dir = testdata.join(corpus).join(mode);
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
@@ -96,6 +99,13 @@ fn run_case(mode: &str, case: &Path) -> Result<(), Failed> {
             configured,
             &run,
         );
+    }
+    if mode == "pool" {
+        let run = run_kvrender(
+            &["validate", "--no-default-catalog", "--format", "json"],
+            &input,
+        );
+        return check_pool(case, &run);
     }
     let expected = read_one(&case.join("expected.yaml"));
     let input_vm = read_all(&input).pop().unwrap_or(Value::Null);
@@ -653,6 +663,196 @@ fn check_validate(expected: &Value, run: &Run) -> Result<(), Failed> {
     }
 }
 
+/// Where a VirtualMachinePool keeps the VM `spec` of its template.
+const POOL_TEMPLATE: &str = "spec.virtualMachineTemplate.spec.";
+
+/// How the pool rule (`src/validate/rules/pool.rs`) ends a finding about the VMs a pool creates.
+const POOL_VM_NOTE: &str = r#" \(about each VM the pool creates from its template, "([^"]*)" the first: KubeVirt admits the pool itself\)$"#;
+
+/// The fields of the refusals of KubeVirt's pool webhook for the pool's own settings (`KV035`).
+const POOL_FIELDS: &[&str] = &[
+    "spec.selector",
+    "spec.maxUnavailable",
+    "spec.updateStrategy",
+    "spec.scaleInStrategy",
+];
+
+/// A pool case (`oracle/pool/`): KubeVirt's pool webhook's answer (`pooladmit.yaml`) and, when
+/// it admits the pool, the whole answer to the first VM its controller creates (`vm/admit.yaml`,
+/// `vm/vmiadmit.yaml`), against `validate`'s findings on the pool. The findings about the
+/// pool itself are held to the first as [`check_admit`] holds a VM's (`KV034`) and one by one
+/// (`KV035`); those about its VMs, taken back to the VM's fields, to the second as
+/// [`check_admit`] and [`check_validate`] hold a VM's. A refused pool has no finding about VMs.
+fn check_pool(case: &Path, run: &Run) -> Result<(), Failed> {
+    if run.code != 0 && run.code != 1 {
+        return Err(format!("exit {}: {}", run.code, run.stderr).into());
+    }
+    let report: Value = serde_json::from_str(&run.stdout)
+        .map_err(|e| Failed::from(format!("stdout is not JSON: {e}")))?;
+    let note = regex::Regex::new(POOL_VM_NOTE).expect("a pattern");
+    let to_vm = |text: &str| text.replace(POOL_TEMPLATE, "spec.");
+    let (mut own, mut about_vms, mut vm_name) = (Vec::new(), Vec::new(), String::new());
+    for f in report["findings"]
+        .as_array()
+        .ok_or("no `findings` list in the report")?
+        .iter()
+        .filter(|f| f["object"]["kind"] == "VirtualMachinePool")
+    {
+        let mut f = f.clone();
+        let message = f["message"].as_str().unwrap_or("").to_string();
+        let field = f["field"].as_str().unwrap_or("").to_string();
+        f["object"]["kind"] = json!("VirtualMachine");
+        if let Some(found) = note.captures(&message) {
+            vm_name = found[1].to_string();
+            f["object"]["name"] = json!(vm_name);
+            f["message"] = json!(&message[..found.get(0).expect("a match").start()]);
+            f["field"] = json!(to_vm(&field));
+            about_vms.push(f);
+        } else {
+            f["message"] = json!(to_vm(&message));
+            f["field"] = json!(to_vm(&field));
+            own.push(f);
+        }
+    }
+    let view = |findings: &[Value]| Run {
+        code: i32::from(findings.iter().any(|f| f["severity"] == "error")),
+        stdout: json!({ "findings": findings }).to_string(),
+        stderr: String::new(),
+    };
+    let configured = case.join("cluster.yaml").is_file();
+    let mut answer = read_one(&case.join("pooladmit.yaml"));
+    if let Some(causes) = answer["causes"].as_array_mut() {
+        for c in causes {
+            for key in ["field", "message"] {
+                let text = to_vm(c[key].as_str().unwrap_or(""));
+                c[key] = json!(text);
+            }
+        }
+    }
+    check_admit(&answer, None, configured, &view(&own)).map_err(|e| format!("the pool: {e:?}"))?;
+    // The pool's own settings: every such cause a `KV035` finding, and no other.
+    let theirs: Vec<(String, String)> = answer["causes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| {
+            let (field, message) = (c["field"].as_str()?, c["message"].as_str()?);
+            POOL_FIELDS
+                .contains(&field)
+                .then(|| (field.to_string(), words(message)))
+        })
+        .collect();
+    let ours: Vec<(String, String)> = own
+        .iter()
+        .filter(|f| f["code"] == "KV035")
+        .map(|f| {
+            let message = f["message"].as_str().unwrap_or("");
+            (
+                f["field"].as_str().unwrap_or("").to_string(),
+                words(message),
+            )
+        })
+        .collect();
+    for (field, message) in &theirs {
+        if !ours
+            .iter()
+            .any(|(f, m)| f == field && same_message(m, message))
+        {
+            return Err(format!(
+                "KubeVirt refuses the pool, KV035 does not report {field}: {message}"
+            )
+            .into());
+        }
+    }
+    // KubeVirt lists ten causes at most, and none when it cannot decode the pool.
+    let listed = answer["causes"].as_array().map_or(0, Vec::len);
+    for (field, message) in ours.iter().filter(|_| (1..10).contains(&listed)) {
+        if !theirs
+            .iter()
+            .any(|(f, m)| f == field && same_message(message, m))
+        {
+            return Err(format!("KV035 reports what KubeVirt does not: {field}: {message}").into());
+        }
+    }
+    // Without a cluster configuration the alpha gates are unknown to kvrender: a pool KubeVirt
+    // refuses for one of them alone may have its VMs judged.
+    let gated = answer["causes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| c["message"].as_str().is_some_and(|m| m.contains(GATE_OFF)));
+    if answer["allowed"] != true && (configured || !gated) {
+        return match about_vms.first() {
+            Some(f) => {
+                Err(format!("KubeVirt refuses the pool, yet a finding about its VMs: {f}").into())
+            }
+            None => Ok(()),
+        };
+    }
+    let vm = case.join("vm");
+    if !vm.join("admit.yaml").is_file() {
+        return Ok(());
+    }
+    let admit = read_one(&vm.join("admit.yaml"));
+    let start = vm.join("vmiadmit.yaml");
+    let start = start.is_file().then(|| read_one(&start));
+    let run = view(&about_vms);
+    check_admit(&admit, start.as_ref(), configured, &run)
+        .map_err(|e| format!("the pool's VM: {e:?}"))?;
+    // The instancetype steps, as `oracle/validate/` holds them: a refusal by another step
+    // counts as admitted there.
+    const STEPS: [&str; 3] = [
+        "conflicts with selected instance type",
+        "provided by the instance type are not divisible",
+        "failure checking preference requirements",
+    ];
+    let causes: Vec<Value> = admit["causes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| {
+            let message = c["message"].as_str().unwrap_or("");
+            STEPS.iter().any(|s| message.contains(s))
+        })
+        .cloned()
+        .collect();
+    if vm_name.is_empty() {
+        let pool = read_all(&case.join("input.yaml"))
+            .pop()
+            .unwrap_or(Value::Null);
+        vm_name = format!("{}-0", pool["metadata"]["name"].as_str().unwrap_or(""));
+    }
+    // A refusal without causes (the defaults' own) stands as it is.
+    let (allowed, causes) = match admit["causes"].as_array() {
+        None if admit["allowed"] != true => (
+            false,
+            vec![json!({"field": "", "message": admit["message"]})],
+        ),
+        _ => (admit["allowed"] == true || causes.is_empty(), causes),
+    };
+    let expected = json!({
+        "kind": "VirtualMachine",
+        "name": vm_name,
+        "allowed": allowed,
+        "causes": causes,
+    });
+    check_validate(&expected, &run).map_err(|e| format!("the pool's VM: {e:?}").into())
+}
+
+/// A message with the strategies KubeVirt lists in map order sorted.
+fn words(message: &str) -> String {
+    const FOUND: &str = "but found ";
+    match message.split_once(FOUND) {
+        Some((head, rest)) => {
+            let (list, tail) = rest.split_once(" strategies").unwrap_or((rest, ""));
+            let mut names: Vec<&str> = list.split(", ").collect();
+            names.sort_unstable();
+            format!("{head}{FOUND}{} strategies{tail}", names.join(", "))
+        }
+        None => message.to_string(),
+    }
+}
+
 /// The refusals of KubeVirt's VM webhook that `KV034` reports, by a part of their message.
 const KV034_MESSAGES: &[&str] = &[
     // What the VMI webhook alone checks, on the VMI a VM starts.
@@ -698,6 +898,8 @@ const KV034_MESSAGES: &[&str] = &[
     "must be greater than or equal to",
     "' is greater than",
     "should be provided",
+    // A pool template's DNS policy, which no schema check sees first.
+    "DNSPolicy: ",
     "must be an interger",
     "must be equal to ",
     "DedicatedCPUPlacement is true",
