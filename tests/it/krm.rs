@@ -2391,3 +2391,101 @@ fn a_name_prefix_renames_references_only_with_the_shipped_configuration() {
         "{line}"
     );
 }
+
+/// The shipped `configurations:` file renames the references of a VirtualMachinePool's VM
+/// template too (real kubectl): with it, `validate` of the build finds nothing; without it,
+/// the pool's VMs name an instancetype and a Secret the build renamed.
+#[test]
+fn the_shipped_configuration_renames_a_pools_references_too() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(&root().join("examples/kustomize-names"), tmp.path());
+    let base = tmp.path().join("base");
+    std::fs::write(
+        base.join("pool.yaml"),
+        "\
+apiVersion: pool.kubevirt.io/v1beta1
+kind: VirtualMachinePool
+metadata:
+  name: workers
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: workers}
+  virtualMachineTemplate:
+    metadata:
+      labels: {app: workers}
+    spec:
+      runStrategy: Always
+      instancetype:
+        kind: VirtualMachineInstancetype
+        name: app-medium
+      template:
+        spec:
+          domain:
+            devices: {}
+          volumes:
+          - name: cloudinit
+            cloudInitNoCloud:
+              secretRef:
+                name: app-userdata
+",
+    )
+    .unwrap();
+    let kustomization = base.join("kustomization.yaml");
+    let text = std::fs::read_to_string(&kustomization).unwrap();
+    let with_pool = text.replace("- app.yaml\n", "- app.yaml\n- pool.yaml\n");
+    assert_ne!(with_pool, text);
+    std::fs::write(&kustomization, &with_pool).unwrap();
+    let build = || {
+        let out = Command::new(tool("kubectl"))
+            .arg("kustomize")
+            .arg(tmp.path().join("overlays/prod"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", show(&out));
+        out.stdout
+    };
+    let validate = |built: Vec<u8>| {
+        let mut cmd = Command::new(BIN);
+        cmd.args(["validate", "-"]);
+        run_with_stdin(cmd, built)
+    };
+    let built = build();
+    let text = String::from_utf8_lossy(&built).into_owned();
+    assert!(text.contains("name: prod-workers\n"), "{text}");
+    assert!(
+        text.contains("kind: VirtualMachineInstancetype\n        name: prod-app-medium\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("secretRef:\n                name: prod-app-userdata-"),
+        "{text}"
+    );
+    let out = validate(built);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "No problems found in 5 objects.\n"
+    );
+
+    // Without the configuration, the pool keeps the old names.
+    let without = with_pool.replace("configurations:\n- kubevirt-references.yaml\n", "");
+    assert_ne!(without, with_pool);
+    std::fs::write(&kustomization, without).unwrap();
+    let out = validate(build());
+    let report = String::from_utf8_lossy(&out.stdout);
+    let pool_lines: Vec<&str> = report
+        .lines()
+        .filter(|l| l.contains("VirtualMachinePool/prod/prod-workers"))
+        .collect();
+    assert!(
+        pool_lines.iter().any(|l| l.contains("warning[KV011]")
+            && l.contains("a VirtualMachineInstancetype named \"prod-app-medium\" exists")),
+        "{report}"
+    );
+    assert!(
+        pool_lines.iter().any(|l| l.contains("warning[KV015]")
+            && l.contains("spec.virtualMachineTemplate.spec.template.spec.volumes[0].cloudInitNoCloud.secretRef.name")),
+        "{report}"
+    );
+}
