@@ -133,6 +133,15 @@ fn build_one(
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Option<Value> {
     let kind = obj.kind();
+    if crate::kubevirt::pool::is_pool(obj) {
+        // The VMI the pool's first VM starts: each of its VMs starts one of the same spec.
+        let vm = crate::kubevirt::pool::vm_of(obj, 0)?;
+        let mut found = Vec::new();
+        let vmi = build_one(&vm, inputs, index, stage, preset_index, &mut found);
+        let on_pool = |d| crate::validate::rules::pool::about_its_vms(obj, &vm, d);
+        diagnostics.extend(found.into_iter().map(on_pool));
+        return vmi;
+    }
     if kind == Kind::Other {
         // A misspelt VirtualMachine kind is reported instead of passed over in silence.
         crate::validate::rules::api_version::check(obj, diagnostics);
@@ -337,6 +346,9 @@ pub fn run_diff(diff: &DiffArgs) -> Result<Outcome> {
         build_all(inputs, deferred, args.stage, out, |source, vmi| {
             let before = if source.kind() == Kind::VirtualMachine {
                 crate::model::path::get(&source.value, &["spec", "template", "spec"])
+            } else if crate::kubevirt::pool::is_pool(source) {
+                let at = ["spec", "virtualMachineTemplate", "spec", "template", "spec"];
+                crate::model::path::get(&source.value, &at)
             } else {
                 source.value.get("spec")
             };

@@ -762,3 +762,58 @@ fn migrate_presets_stays_short_when_many_presets_select_every_vm() {
     );
     assert!(stderr.len() < 20_000, "{} bytes", stderr.len());
 }
+
+/// A VirtualMachinePool's VMI is the one its first VM starts: the same bytes as `vmi` of that
+/// VM written out as the pool's controller creates it. Its findings are on the pool.
+#[test]
+fn a_pool_starts_the_vmi_of_its_first_vm() {
+    let pool = std::fs::read_to_string(crate::common::root().join("examples/vms/web-pool.yaml"))
+        .expect("the example pool");
+    let template = pool
+        .split_once("    spec:\n")
+        .map(|(_, spec)| spec)
+        .expect("a template spec");
+    // The controller's VM: named by index, the template's labels, the template's spec.
+    let vm = format!(
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: web-pool-0\n  \
+         namespace: web\n  labels:\n    app: web-pool\nspec:\n{}",
+        template
+            .lines()
+            .map(|l| format!("{}\n", l.strip_prefix("    ").unwrap_or(l)))
+            .collect::<String>()
+    );
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let (pool_path, vm_path) = (dir.path().join("pool.yaml"), dir.path().join("vm.yaml"));
+    std::fs::write(&pool_path, &pool).unwrap();
+    std::fs::write(&vm_path, &vm).unwrap();
+    let vmi = |path: &std::path::Path| {
+        let out = kvrender()
+            .arg("vmi")
+            .arg(path)
+            .output()
+            .expect("kvrender runs");
+        assert!(out.status.success(), "{}", crate::common::describe(&out));
+        String::from_utf8(out.stdout).expect("UTF-8")
+    };
+    let from_pool = vmi(&pool_path);
+    assert!(from_pool.contains("  name: web-pool-0\n"), "{from_pool}");
+    assert!(from_pool.contains("kubevirt.io/cluster-instancetype-name: u1.small"));
+    assert_eq!(from_pool, vmi(&vm_path));
+
+    // A typo in the template: the finding is the pool's, at the template's line.
+    std::fs::write(
+        &pool_path,
+        pool.replace("name: u1.small\n", "name: u1.smal\n"),
+    )
+    .unwrap();
+    let out = kvrender().arg("vmi").arg(&pool_path).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "pool.yaml:22: error[KV011] VirtualMachinePool/web/web-pool: \
+             spec.virtualMachineTemplate.spec.instancetype: "
+        ) && stderr.contains("did you mean \"u1.small\"?"),
+        "{stderr}"
+    );
+}

@@ -148,37 +148,44 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
     let Some(vm) = pool::vm_of(obj, 0) else {
         return;
     };
-    let note = format!(
-        " (about each VM the pool creates from its template, \"{}\" the first: KubeVirt \
-         admits the pool itself)",
-        vm.name()
-    );
     let mut seen = std::collections::HashSet::new();
-    for mut d in crate::validate::check_object(&vm, ctx) {
+    for d in crate::validate::check_object(&vm, ctx) {
         // The pool's webhook checks no schema of the numbers in it, the VM's webhook does.
         let beyond_float = d.code == wrong_type::RULE.code && d.message.contains(BEYOND_FLOAT);
         if THE_POOLS_OWN.contains(&d.code) && !beyond_float {
             continue;
         }
-        d.field = d.field.as_deref().map(|f| {
-            f.split(", ")
-                .map(pool::pool_field)
-                .collect::<Vec<_>>()
-                .join(", ")
-        });
-        if !seen.insert((d.code, d.field.clone(), d.message.clone())) {
-            continue;
+        let d = about_its_vms(obj, &vm, d);
+        if seen.insert((d.code, d.field.clone(), d.message.clone())) {
+            out.push(d);
         }
-        d.message.push_str(&note);
-        // The pool's lines: a name that is not found at the name's, as on a VM; the others
-        // at their fields' when the findings are printed.
-        d.origin = match (&d.field, d.code == super::reference_not_found::RULE.code) {
-            (Some(field), true) => obj.field_origin(&format!("{field}.name")),
-            _ => obj.origin.clone(),
-        };
-        d.object = Some(obj.object_ref());
-        out.push(d);
     }
+}
+
+/// A finding about `vm`, the pool's first VM, said of the pool: at the field of the template it
+/// comes from, on that field's line (a name that is not found on the name's line, as on a VM),
+/// ending with a note that it is about the VMs the pool creates.
+pub fn about_its_vms(pool: &Object, vm: &Object, mut d: Diagnostic) -> Diagnostic {
+    d.field = d.field.as_deref().map(|f| {
+        f.split(", ")
+            .map(pool::pool_field)
+            .collect::<Vec<_>>()
+            .join(", ")
+    });
+    d.message.push_str(&format!(
+        " (about each VM the pool creates from its template, \"{}\" the first: KubeVirt \
+         admits the pool itself)",
+        vm.name()
+    ));
+    d.origin = match &d.field {
+        Some(field) if d.code == super::reference_not_found::RULE.code => {
+            pool.field_origin(&format!("{field}.name"))
+        }
+        Some(field) => pool.field_origin(crate::diagnostic::first_field(field)),
+        None => pool.origin.clone(),
+    };
+    d.object = Some(pool.object_ref());
+    d
 }
 
 /// What the pool webhook says of `maxUnavailable`: a string must be a percentage from 1 to 100,
