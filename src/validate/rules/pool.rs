@@ -8,7 +8,9 @@
 //! - whose `maxUnavailable` is a string that is not a percentage, a percentage outside 1 to
 //!   100, or a count below 1;
 //! - with more than one of `unmanaged`, `opportunistic` and `proactive` in its `updateStrategy`
-//!   or its `scaleInStrategy`.
+//!   or its `scaleInStrategy`;
+//! - whose template has huge pages and neither `memory.guest` nor a memory request: the webhook
+//!   fails on it (it reads the guest memory that is not there), and with it the request.
 //!
 //! Those are this rule's. The webhook also checks the template's VM `spec` as written, with
 //! the VM webhook's own checks: those findings are `KV034`'s, at the template's fields. The
@@ -48,14 +50,15 @@ use super::{api_version, bad_name, unknown_field, vm_spec, wrong_type};
 use crate::diagnostic::{Diagnostic, Severity, codes};
 use crate::kubevirt::pool;
 use crate::kubevirt::presets::selector;
-use crate::model::Object;
+use crate::model::quantity::Quantity;
+use crate::model::{Object, path};
 use crate::validate::{Context, Rule};
 
 /// The rule.
 pub const RULE: Rule = Rule {
     code: codes::POOL_SPEC,
     name: "pool-spec",
-    summary: "KubeVirt's VirtualMachinePool webhook refuses the pool: a selector that does not parse or does not select the labels of the VM template, a `maxUnavailable` that is not a count of at least 1 or a percentage from 1% to 100%, more than one update or scale-in strategy. (What the pool's template and the VMs it creates get wrong is reported on the pool under the VM rules' codes.)",
+    summary: "KubeVirt's VirtualMachinePool webhook refuses the pool: a selector that does not parse or does not select the labels of the VM template, a `maxUnavailable` that is not a count of at least 1 or a percentage from 1% to 100%, more than one update or scale-in strategy, or a template with huge pages and no guest memory or memory request, on which the webhook fails. (What the pool's template and the VMs it creates get wrong is reported on the pool under the VM rules' codes.)",
     severity: Severity::Error,
 };
 
@@ -100,6 +103,19 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
                 pool::pool_field(&field)
             };
             found.push((vm_spec::RULE.code, field, message));
+        }
+        if let Some(template_spec) = path::get(vm_spec, &["template", "spec"])
+            && webhook_fails_on_huge_pages(template_spec)
+        {
+            found.push((
+                RULE.code,
+                format!("{}.template.spec.domain.memory", pool::TEMPLATE_SPEC),
+                "KubeVirt's pool webhook fails on a template with huge pages and neither \
+                 `memory.guest` nor `resources.requests.memory`: it reads the guest memory that \
+                 is not there, and the API server refuses the pool (`failed calling webhook`); \
+                 set `domain.memory.guest`"
+                    .into(),
+            ));
         }
         let labels = template
             .get("metadata")
@@ -186,6 +202,24 @@ pub fn about_its_vms(pool: &Object, vm: &Object, mut d: Diagnostic) -> Diagnosti
     };
     d.object = Some(pool.object_ref());
     d
+}
+
+/// Whether KubeVirt's pool webhook, checking the huge pages of the template `spec` as written,
+/// dereferences a guest memory that is not there: huge pages with a page size that parses, no
+/// memory request (or one of 0), and no `memory.guest`.
+fn webhook_fails_on_huge_pages(spec: &Value) -> bool {
+    let Some(memory) = path::get(spec, &["domain", "memory"]).filter(|m| m.is_object()) else {
+        return false;
+    };
+    let page_size = path::str_at(memory, &["hugepages", "pageSize"]);
+    let hugepages = memory.get("hugepages").is_some_and(Value::is_object);
+    let requested = path::get(spec, &["domain", "resources", "requests", "memory"])
+        .and_then(Quantity::from_json)
+        .is_some_and(|q| q.value() != 0);
+    hugepages
+        && Quantity::parse(page_size.unwrap_or("")).is_ok()
+        && !requested
+        && memory.get("guest").is_none_or(Value::is_null)
 }
 
 /// What the pool webhook says of `maxUnavailable`: a string must be a percentage from 1 to 100,
@@ -278,6 +312,32 @@ mod tests {
             say(json!(-2)).as_deref(),
             Some("maxUnavailable must be greater than 0")
         );
+    }
+
+    #[test]
+    fn the_webhook_fails_on_huge_pages_without_guest_memory_or_a_memory_request() {
+        let fails = |v: Value| webhook_fails_on_huge_pages(&v);
+        let pages = json!({"hugepages": {"pageSize": "2Mi"}});
+        assert!(fails(json!({"domain": {"memory": pages}})));
+        assert!(fails(
+            json!({"domain": {"memory": {"hugepages": {"pageSize": "2Mi"}, "guest": null}}})
+        ));
+        // A request of 0 counts as none.
+        assert!(fails(
+            json!({"domain": {"memory": pages, "resources": {"requests": {"memory": "0"}}}})
+        ));
+        assert!(!fails(
+            json!({"domain": {"memory": {"hugepages": {"pageSize": "2Mi"}, "guest": "1Gi"}}})
+        ));
+        assert!(!fails(
+            json!({"domain": {"memory": pages, "resources": {"requests": {"memory": "1Gi"}}}})
+        ));
+        // A page size that does not parse is refused before the guest memory is read.
+        assert!(!fails(
+            json!({"domain": {"memory": {"hugepages": {"pageSize": "big"}}}})
+        ));
+        assert!(!fails(json!({"domain": {"memory": {"hugepages": {}}}})));
+        assert!(!fails(json!({"domain": {"memory": {"guest": "1Gi"}}})));
     }
 
     #[test]
