@@ -23,9 +23,10 @@ pub enum Command {
     Expand(ExpandArgs),
     /// Render catalogs, expand VirtualMachines and pass other objects through: the main job.
     Build(BuildArgs),
-    /// Check instancetypes, preferences and VirtualMachines as KubeVirt's admission would.
+    /// Check instancetypes, preferences, VirtualMachines and VirtualMachinePools as KubeVirt's
+    /// admission would.
     Validate(ValidateArgs),
-    /// Print the VirtualMachineInstance each VirtualMachine will produce.
+    /// Print the VirtualMachineInstance each VirtualMachine (or VirtualMachinePool) will produce.
     Vmi(VmiArgs),
     /// Show what the cluster will add to each VirtualMachine, as a unified diff.
     Diff(DiffArgs),
