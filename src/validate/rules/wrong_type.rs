@@ -347,13 +347,7 @@ pub fn check_required(obj: &Object, out: &mut Vec<Diagnostic>) {
                 Kind::Preference | Kind::ClusterPreference => {
                     check(spec, "spec", &trees::PREFERENCE)
                 }
-                Kind::VirtualMachine => {
-                    check(spec, "spec", &trees::VM_SPEC);
-                    let template_spec = spec.get("template").and_then(|t| t.get("spec"));
-                    if let Some(Value::Object(template_spec)) = template_spec {
-                        check(template_spec, "spec.template.spec", &trees::VMI_SPEC);
-                    }
-                }
+                Kind::VirtualMachine => vm_spec(spec, "spec", &mut missing),
                 Kind::VirtualMachineInstance => check(spec, "spec", &trees::VMI_SPEC),
                 Kind::VirtualMachineInstancePreset => {
                     check(spec, "spec", &trees::PRESET_SPEC);
