@@ -13,6 +13,7 @@ pub mod pool;
 pub mod preference_apply;
 pub mod presets;
 pub mod profile;
+pub mod replica_set;
 pub mod revision;
 pub mod typecheck;
 pub mod vmi;
