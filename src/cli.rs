@@ -23,10 +23,11 @@ pub enum Command {
     Expand(ExpandArgs),
     /// Render catalogs, expand VirtualMachines and pass other objects through: the main job.
     Build(BuildArgs),
-    /// Check instancetypes, preferences, VirtualMachines and VirtualMachinePools as KubeVirt's
-    /// admission would.
+    /// Check instancetypes, preferences, VirtualMachines, VMIs, presets, VirtualMachinePools and
+    /// VirtualMachineInstanceReplicaSets as KubeVirt's admission would.
     Validate(ValidateArgs),
-    /// Print the VirtualMachineInstance each VirtualMachine (or VirtualMachinePool) will produce.
+    /// Print the VirtualMachineInstance each VirtualMachine (or VirtualMachinePool, or
+    /// VirtualMachineInstanceReplicaSet) will produce.
     Vmi(VmiArgs),
     /// Show what the cluster will add to each VirtualMachine, as a unified diff.
     Diff(DiffArgs),

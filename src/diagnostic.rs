@@ -304,6 +304,9 @@ pub mod codes {
     /// A VirtualMachinePool KubeVirt's pool webhook refuses for its own settings (selector,
     /// `maxUnavailable`, strategies).
     pub const POOL_SPEC: &str = "KV035";
+    /// A VirtualMachineInstanceReplicaSet KubeVirt refuses for its selector, or one its
+    /// controller creates no VMI of.
+    pub const REPLICA_SET_SPEC: &str = "KV036";
     /// A catalog (families, parts, preferences) that does not render: a malformed document,
     /// an unknown part or trait, a template error.
     pub const CATALOG_RENDER: &str = "KV040";

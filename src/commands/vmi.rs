@@ -142,6 +142,39 @@ fn build_one(
         diagnostics.extend(found.into_iter().map(on_pool));
         return vmi;
     }
+    if crate::kubevirt::replica_set::is_replica_set(obj) {
+        // The VMI the replica set's controller creates, with a generated name; its findings
+        // said of the replica set.
+        let Some(vmi_object) = crate::kubevirt::replica_set::vmi_of(obj) else {
+            if let Some(reason) = crate::kubevirt::replica_set::idle_reason(obj) {
+                diagnostics.push(
+                    Diagnostic::error(
+                        codes::REPLICA_SET_SPEC,
+                        obj.origin.clone(),
+                        format!("the replica set creates no VirtualMachineInstance: {reason}"),
+                    )
+                    .with_object(obj.object_ref()),
+                );
+            }
+            return None;
+        };
+        let mut found = Vec::new();
+        let vmi = build_one(&vmi_object, inputs, index, stage, preset_index, &mut found);
+        let on_set = |d| crate::validate::rules::replica_set::about_its_vmis(obj, &vmi_object, d);
+        // The controller may write the labels KubeVirt keeps for itself.
+        let reserved = crate::validate::rules::vm_spec::RESERVED_LABELS;
+        found.retain(|d: &Diagnostic| !d.message.contains(reserved));
+        diagnostics.extend(found.into_iter().map(on_set));
+        return vmi.map(|mut vmi| {
+            if let Some(meta) = vmi.get_mut("metadata").and_then(Value::as_object_mut) {
+                // In the name's place.
+                let base = crate::kubevirt::replica_set::base_name(obj);
+                meta.shift_remove("name");
+                meta.shift_insert(0, "generateName".into(), Value::String(base));
+            }
+            vmi
+        });
+    }
     if kind == Kind::Other {
         // A misspelt VirtualMachine kind is reported instead of passed over in silence.
         crate::validate::rules::api_version::check(obj, diagnostics);
@@ -349,6 +382,8 @@ pub fn run_diff(diff: &DiffArgs) -> Result<Outcome> {
             } else if crate::kubevirt::pool::is_pool(source) {
                 let at = ["spec", "virtualMachineTemplate", "spec", "template", "spec"];
                 crate::model::path::get(&source.value, &at)
+            } else if crate::kubevirt::replica_set::is_replica_set(source) {
+                crate::model::path::get(&source.value, &["spec", "template", "spec"])
             } else {
                 source.value.get("spec")
             };

@@ -54,6 +54,7 @@ pub const RULES: &[Rule] = &[
     rules::requirements::RULE,
     rules::vm_spec::RULE,
     rules::pool::RULE,
+    rules::replica_set::RULE,
     rules::size_labels::RULE,
     rules::unmet_requirements::RULE,
 ];
@@ -180,6 +181,7 @@ pub fn check_object(obj: &Object, ctx: &Context<'_>) -> Vec<Diagnostic> {
     rules::size_labels::check(obj, &mut d);
     rules::renamed_reference::check(obj, ctx, &mut d);
     rules::pool::check(obj, ctx, &mut d);
+    rules::replica_set::check(obj, ctx, &mut d);
     d
 }
 

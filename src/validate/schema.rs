@@ -1526,6 +1526,30 @@ pub const PRESET: Ty = Ty::Struct(&[
     ),
 ]);
 
+/// A whole VirtualMachineInstanceReplicaSet: a VMI's `spec` and `metadata` as a template and a
+/// selector of its VMIs.
+pub const VIRTUAL_MACHINE_INSTANCE_REPLICA_SET: Ty = Ty::Struct(&[
+    Field("apiVersion", Ty::Str),
+    Field("kind", Ty::Str),
+    Field("metadata", Ty::Struct(OBJECT_META)),
+    Field(
+        "spec",
+        Ty::Struct(&[
+            Field("replicas", Ty::Int32),
+            Field("selector", Ty::Struct(LABEL_SELECTOR)),
+            Field(
+                "template",
+                Ty::Struct(&[
+                    Field("metadata", Ty::Preserving(OBJECT_META)),
+                    Field("spec", Ty::Struct(VMI_SPEC)),
+                ]),
+            ),
+            Field("paused", Ty::Bool),
+        ]),
+    ),
+    Field("status", Ty::Opaque),
+]);
+
 /// A whole VirtualMachinePool (`pool.kubevirt.io`): a VM's `spec` and `metadata` as a template,
 /// a selector of its VMs and how the pool replaces, updates and removes them.
 pub const VIRTUAL_MACHINE_POOL: Ty = Ty::Struct(&[

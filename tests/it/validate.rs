@@ -1809,3 +1809,147 @@ spec:
         "maxUnavailable percentage value 0 must be between 1 and 100"
     );
 }
+
+/// A VirtualMachineInstanceReplicaSet is checked as its webhook checks it, and the VMI its
+/// controller creates as a VMI, presets applied: the findings about the VMI are on the replica
+/// set, at the template's lines; a replica set KubeVirt refuses, or whose controller creates
+/// nothing, has none about VMIs.
+#[test]
+fn a_replica_set_is_checked_as_its_webhook_checks_it_and_its_vmis_as_vmis() {
+    const SETS: &str = "\
+apiVersion: kubevirt.io/v1
+kind: VirtualMachineInstancePreset
+metadata: {name: a, namespace: apps}
+spec:
+  selector: {matchLabels: {tier: web}}
+  domain:
+    cpu: {cores: 2}
+---
+apiVersion: kubevirt.io/v1
+kind: VirtualMachineInstancePreset
+metadata: {name: b, namespace: apps}
+spec:
+  selector: {matchLabels: {app: web}}
+  domain:
+    cpu: {cores: 4}
+---
+apiVersion: kubevirt.io/v1
+kind: VirtualMachineInstanceReplicaSet
+metadata: {name: web, namespace: apps}
+spec:
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web, tier: web, kubevirt.io/nodeName: n1}
+    spec:
+      domain:
+        devices: {}
+        memory: {guest: 1Gi}
+        cpuu: {}
+---
+apiVersion: kubevirt.io/v1
+kind: VirtualMachineInstanceReplicaSet
+metadata: {name: refused, namespace: apps}
+spec:
+  selector:
+    matchExpressions: [{key: app, operator: Near}]
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      domain:
+        devices: {}
+---
+apiVersion: kubevirt.io/v1
+kind: VirtualMachineInstanceReplicaSet
+metadata: {name: idle, namespace: apps}
+spec:
+  selector: {}
+  template:
+    spec:
+      domain:
+        devices: {}
+";
+    let out = run_with_stdin(
+        {
+            let mut cmd = crate::common::kvrender();
+            cmd.args(["validate", "--format", "json", "-"]);
+            cmd
+        },
+        SETS,
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let findings: Vec<(String, String, String, u64)> = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["object"]["kind"] == "VirtualMachineInstanceReplicaSet")
+        .map(|f| {
+            (
+                format!(
+                    "{} {}",
+                    f["code"].as_str().unwrap(),
+                    f["object"]["name"].as_str().unwrap()
+                ),
+                f["field"].as_str().unwrap_or("").to_string(),
+                f["message"].as_str().unwrap().to_string(),
+                f["line"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    let named = |name: &str| -> Vec<&(String, String, String, u64)> {
+        findings
+            .iter()
+            .filter(|f| f.0.ends_with(&format!(" {name}")))
+            .collect()
+    };
+    // The two presets select the VMI and conflict: refused at each start, said of the replica
+    // set at the template's labels. The reserved label is the controller's to set, and the
+    // unknown field is reported once, as the replica set's.
+    let web = named("web");
+    assert_eq!(web.len(), 2, "{findings:#?}");
+    let unknown = web.iter().find(|f| f.0 == "KV022 web").expect("KV022");
+    assert_eq!(unknown.1, "spec.template.spec.domain.cpuu");
+    let conflict = web.iter().find(|f| f.0 == "KV034 web").expect("KV034");
+    assert_eq!(conflict.1, "spec.template.metadata.labels");
+    assert_eq!(conflict.3, 25, "{conflict:#?}");
+    assert!(
+        conflict.2.starts_with(
+            "VirtualMachinePresets cannot be applied due to conflicts: presets 'a' and 'b' \
+             conflict"
+        ) || conflict.2.starts_with(
+            "VirtualMachinePresets cannot be applied due to conflicts: presets 'b' and 'a' \
+             conflict"
+        ),
+        "{}",
+        conflict.2
+    );
+    assert!(conflict.2.ends_with(
+        "(about each VMI the replica set creates from its template, named \"web\" and five \
+         random characters: KubeVirt admits the replica set itself)"
+    ));
+    // The refused one: its selector, and nothing about VMIs it never creates.
+    let refused = named("refused");
+    assert_eq!(refused.len(), 1, "{findings:#?}");
+    assert_eq!(refused[0].0, "KV036 refused");
+    assert_eq!(refused[0].1, "spec.selector");
+    assert!(
+        refused[0]
+            .2
+            .contains("\"Near\" is not a valid label selector operator"),
+        "{}",
+        refused[0].2
+    );
+    // The idle one: admitted, and its controller creates nothing; no finding about the
+    // memory its VMIs would lack.
+    let idle = named("idle");
+    assert_eq!(idle.len(), 1, "{findings:#?}");
+    assert_eq!(idle[0].0, "KV036 idle");
+    assert!(
+        idle[0].2.contains("its template has no labels"),
+        "{}",
+        idle[0].2
+    );
+}

@@ -817,3 +817,91 @@ fn a_pool_starts_the_vmi_of_its_first_vm() {
         "{stderr}"
     );
 }
+
+/// A VirtualMachineInstanceReplicaSet prints the VMI its controller creates: the template's
+/// labels and spec, the presets that select it applied, a generated name, and the same spec as
+/// the VMI document written out by hand.
+#[test]
+fn a_replica_set_prints_the_vmi_its_controller_creates() {
+    const PRESET: &str = "\
+apiVersion: kubevirt.io/v1
+kind: VirtualMachineInstancePreset
+metadata: {name: small, namespace: apps}
+spec:
+  selector: {matchLabels: {size: small}}
+  domain:
+    resources: {requests: {memory: 256Mi}}
+";
+    let set = format!(
+        "{PRESET}---
+apiVersion: kubevirt.io/v1
+kind: VirtualMachineInstanceReplicaSet
+metadata: {{name: cache, namespace: apps}}
+spec:
+  replicas: 3
+  selector: {{matchLabels: {{app: cache}}}}
+  template:
+    metadata:
+      generateName: cache-
+      labels: {{app: cache, size: small}}
+    spec:
+      domain:
+        devices: {{}}
+"
+    );
+    let vmi_document = format!(
+        "{PRESET}---
+apiVersion: kubevirt.io/v1
+kind: VirtualMachineInstance
+metadata:
+  name: cache-xxxxx
+  namespace: apps
+  labels: {{app: cache, size: small}}
+spec:
+  domain:
+    devices: {{}}
+"
+    );
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let (set_path, vmi_path) = (dir.path().join("rs.yaml"), dir.path().join("vmi.yaml"));
+    std::fs::write(&set_path, &set).unwrap();
+    std::fs::write(&vmi_path, &vmi_document).unwrap();
+    let vmi = |path: &std::path::Path| {
+        let out = kvrender()
+            .args(["vmi", "--no-default-catalog"])
+            .arg(path)
+            .output()
+            .expect("kvrender runs");
+        assert!(out.status.success(), "{}", crate::common::describe(&out));
+        String::from_utf8(out.stdout).expect("UTF-8")
+    };
+    let from_set = vmi(&set_path);
+    assert!(
+        from_set.contains("metadata:\n  generateName: cache-\n"),
+        "{from_set}"
+    );
+    assert!(from_set.contains("virtualmachinepreset.kubevirt.io/small: kubevirt.io/v1"));
+    assert!(from_set.contains("memory: 256Mi"), "{from_set}");
+    // The same VMI as the document, but for its name.
+    let by_hand = vmi(&vmi_path);
+    assert_eq!(
+        from_set.replace("  generateName: cache-\n", ""),
+        by_hand.replace("  name: cache-xxxxx\n", ""),
+    );
+
+    // Without the preset, its VMIs ask for no memory: said of the replica set.
+    let large = set.replace("{app: cache, size: small}", "{app: cache, size: large}");
+    std::fs::write(&set_path, large).unwrap();
+    let out = kvrender()
+        .args(["vmi", "--no-default-catalog"])
+        .arg(&set_path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "warning[KV034] VirtualMachineInstanceReplicaSet/apps/cache: spec.template.spec.domain: "
+        ) && stderr.contains("no memory requested"),
+        "{stderr}"
+    );
+}

@@ -15,6 +15,7 @@ pub mod not_an_object;
 pub mod pool;
 pub mod reference_not_found;
 pub mod renamed_reference;
+pub mod replica_set;
 pub mod requirements;
 pub mod size_labels;
 pub mod spread;

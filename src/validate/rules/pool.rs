@@ -207,7 +207,7 @@ pub fn about_its_vms(pool: &Object, vm: &Object, mut d: Diagnostic) -> Diagnosti
 /// Whether KubeVirt's pool webhook, checking the huge pages of the template `spec` as written,
 /// dereferences a guest memory that is not there: huge pages with a page size that parses, no
 /// memory request (or one of 0), and no `memory.guest`.
-fn webhook_fails_on_huge_pages(spec: &Value) -> bool {
+pub(crate) fn webhook_fails_on_huge_pages(spec: &Value) -> bool {
     let Some(memory) = path::get(spec, &["domain", "memory"]).filter(|m| m.is_object()) else {
         return false;
     };

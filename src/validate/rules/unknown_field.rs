@@ -80,8 +80,11 @@ fn in_kept_metadata(path: &str) -> bool {
 pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
     let mut problems = Vec::new();
     let pool = crate::kubevirt::pool::is_pool(obj);
+    let replica_set = crate::kubevirt::replica_set::is_replica_set(obj);
     let schema = if pool {
         Some(schema::VIRTUAL_MACHINE_POOL)
+    } else if replica_set {
+        Some(schema::VIRTUAL_MACHINE_INSTANCE_REPLICA_SET)
     } else {
         schema_for(obj.kind())
     };
@@ -234,13 +237,15 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
                 // reading its numbers as 64-bit floats; an instancetype's or preference's
                 // webhook checks no schema below `spec`, and `metadata` is not checked.
                 // A pool's webhook checks no such schema: the VMs it creates are refused
-                // instead (the pool rule reports it on the pool).
-                let checked = matches!(
-                    obj.kind(),
-                    Kind::VirtualMachine
-                        | Kind::VirtualMachineInstance
-                        | Kind::VirtualMachineInstancePreset
-                ) && path.starts_with("spec.");
+                // instead (the pool rule reports it on the pool). A replica set's does.
+                let checked = (replica_set
+                    || matches!(
+                        obj.kind(),
+                        Kind::VirtualMachine
+                            | Kind::VirtualMachineInstance
+                            | Kind::VirtualMachineInstancePreset
+                    ))
+                    && path.starts_with("spec.");
                 if !checked {
                     continue;
                 }

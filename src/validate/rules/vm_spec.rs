@@ -197,6 +197,7 @@ mod hyperv;
 mod interfaces;
 mod scheduling;
 mod settings;
+pub use settings::RESERVED_LABELS;
 mod start;
 
 /// The rule.
@@ -625,6 +626,39 @@ pub fn template_refusals(
         profile,
         &mut found,
     );
+    found
+}
+
+/// What KubeVirt's VirtualMachineInstanceReplicaSet webhook refuses in the VMI template at
+/// `root` of a replica set, as written: the VMI webhook's checks of a VMI's spec, without the
+/// presets and defaults the VMI webhook applies before them, and of the template's annotations;
+/// not those of its labels (the controller creates the VMIs).
+pub fn vmi_template_refusals(
+    template: &Value,
+    root: &str,
+    profile: &ClusterProfile,
+) -> Vec<(String, String)> {
+    let as_written = ClusterProfile {
+        as_written: true,
+        ..profile.clone()
+    };
+    let profile = &as_written;
+    let mut found = Vec::new();
+    let no_spec = Value::Object(serde_json::Map::new());
+    let spec = match template.get("spec") {
+        Some(s @ Value::Object(_)) => s,
+        _ => &no_spec,
+    };
+    if let Some(meta) = template.get("metadata") {
+        grace::annotations(meta, &format!("{root}.metadata"), spec, profile, &mut found);
+    }
+    let at = format!("{root}.spec");
+    shared_checks(spec, &at, profile, &mut found);
+    // This webhook checks the replica set against its schema itself, as written.
+    enums::check_as(spec, &at, true, &mut found);
+    if profile.hotplug.is_none() {
+        guest_within_limit(spec, &at, &mut found);
+    }
     found
 }
 

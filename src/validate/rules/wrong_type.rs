@@ -310,14 +310,23 @@ const POOL_SPEC: Required = &[
     ("selector.matchExpressions.*", &["key", "operator"]),
 ];
 
+/// A VirtualMachineInstanceReplicaSet's `spec`, apart from the VMI `spec` of its template.
+const REPLICA_SET_SPEC: Required = &[
+    ("", &["selector", "template"]),
+    ("selector.matchExpressions.*", &["key", "operator"]),
+];
+
 /// Report the fields the schema of an instancetype, preference, VirtualMachine,
-/// VirtualMachineInstance, preset or VirtualMachinePool requires and the object lacks (a `null` counts as
+/// VirtualMachineInstance, preset, VirtualMachinePool or VirtualMachineInstanceReplicaSet requires
+/// and the object lacks (a `null` counts as
 /// missing: the API server drops it first). An instancetype's or preference's missing `spec` is
 /// the webhook's own refusal (`KV030`), and a `spec` of another type a wrong type.
 pub fn check_required(obj: &Object, out: &mut Vec<Diagnostic>) {
     let kind = obj.kind();
     let pool = crate::kubevirt::pool::is_pool(obj);
-    let spec_required = pool || matches!(kind, Kind::VirtualMachine | Kind::VirtualMachineInstance);
+    let replica_set = crate::kubevirt::replica_set::is_replica_set(obj);
+    let spec_required =
+        pool || replica_set || matches!(kind, Kind::VirtualMachine | Kind::VirtualMachineInstance);
     let mut missing = Vec::new();
     match obj.value.get("spec") {
         Some(Value::Object(spec)) => {
@@ -336,11 +345,18 @@ pub fn check_required(obj: &Object, out: &mut Vec<Diagnostic>) {
                 }
                 missing.extend(trees::POOL_SPEC.missing(spec, "spec"));
             }
+            if replica_set {
+                let template = spec.get("template");
+                if let Some(Value::Object(vmi)) = template.and_then(|t| t.get("spec")) {
+                    missing.extend(trees::VMI_SPEC.missing(vmi, "spec.template.spec"));
+                }
+                missing.extend(trees::REPLICA_SET_SPEC.missing(spec, "spec"));
+            }
             let mut check = |map: &Map<String, Value>, root: &str, tree: &Tree| {
                 missing.extend(tree.missing(map, root));
             };
             match kind {
-                _ if pool => {}
+                _ if pool || replica_set => {}
                 Kind::Instancetype | Kind::ClusterInstancetype => {
                     check(spec, "spec", &trees::INSTANCETYPE);
                 }
@@ -359,7 +375,9 @@ pub fn check_required(obj: &Object, out: &mut Vec<Diagnostic>) {
         // The webhooks let a `null` spec through; the API server drops the `null` and then
         // misses the field.
         Some(Value::Null)
-            if pool || (kind != Kind::Other && kind != Kind::VirtualMachineInstancePreset) =>
+            if pool
+                || replica_set
+                || (kind != Kind::Other && kind != Kind::VirtualMachineInstancePreset) =>
         {
             missing.push("spec".to_string());
         }
@@ -498,6 +516,8 @@ mod trees {
     pub static VMI_SPEC: LazyLock<Tree> = LazyLock::new(|| Tree::of(super::VMI_SPEC, false));
     pub static PRESET_SPEC: LazyLock<Tree> = LazyLock::new(|| Tree::of(super::PRESET_SPEC, false));
     pub static POOL_SPEC: LazyLock<Tree> = LazyLock::new(|| Tree::of(super::POOL_SPEC, false));
+    pub static REPLICA_SET_SPEC: LazyLock<Tree> =
+        LazyLock::new(|| Tree::of(super::REPLICA_SET_SPEC, false));
     /// A preset's `spec.domain`, which the rows of a VMI's `domain` hold for.
     pub static PRESET_DOMAIN: LazyLock<Tree> = LazyLock::new(|| Tree::of(super::VMI_SPEC, true));
 }

@@ -77,32 +77,34 @@ fn items<'a>(v: &'a Value, key: &str) -> impl Iterator<Item = (usize, &'a Value)
 /// The enumerated fields of the VMI spec at `at`: pull policies, tolerations, spread
 /// constraints' inclusion policies and probes' schemes.
 pub(super) fn check(spec: &Value, at: &str, found: &mut Found) {
+    check_as(spec, at, false, found);
+}
+
+/// [`check`], of a spec as written (`raw`: no mutating webhook wrote it back first, so an
+/// empty string is judged wherever it is) or as KubeVirt's mutating webhooks write it back.
+pub(super) fn check_as(spec: &Value, at: &str, raw: bool, found: &mut Found) {
+    // An empty string of an `omitempty` field is dropped only by a write-back.
+    let dropped = if raw { Empty::Kept } else { Empty::Dropped };
     for (i, volume) in items(spec, "volumes") {
         if let Some(disk) = volume.get("containerDisk") {
             let field = || format!("{at}.volumes[{i}].containerDisk.imagePullPolicy");
             let policy = disk.get("imagePullPolicy");
-            judge(policy, field, &PULL_POLICIES, Empty::Dropped, found);
+            judge(policy, field, &PULL_POLICIES, dropped, found);
         }
     }
     let kernel = ["domain", "firmware", "kernelBoot", "container"];
     if let Some(container) = path::get(spec, &kernel) {
         let field = || format!("{at}.domain.firmware.kernelBoot.container.imagePullPolicy");
         let policy = container.get("imagePullPolicy");
-        judge(policy, field, &PULL_POLICIES, Empty::Dropped, found);
+        judge(policy, field, &PULL_POLICIES, dropped, found);
     }
     for (i, toleration) in items(spec, "tolerations") {
         let field = |key: &str| format!("{at}.tolerations[{i}].{key}");
         let operator = toleration.get("operator");
-        let (allowed, empty) = (&TOLERATION_OPERATORS, Empty::Dropped);
+        let (allowed, empty) = (&TOLERATION_OPERATORS, dropped);
         judge(operator, || field("operator"), allowed, empty, found);
         let effect = toleration.get("effect");
-        judge(
-            effect,
-            || field("effect"),
-            &TAINT_EFFECTS,
-            Empty::Dropped,
-            found,
-        );
+        judge(effect, || field("effect"), &TAINT_EFFECTS, dropped, found);
     }
     for (i, constraint) in items(spec, "topologySpreadConstraints") {
         for key in ["nodeAffinityPolicy", "nodeTaintsPolicy"] {
@@ -119,7 +121,7 @@ pub(super) fn check(spec: &Value, at: &str, found: &mut Found) {
     for probe in ["livenessProbe", "readinessProbe"] {
         if let Some(get) = path::get(spec, &[probe, "httpGet"]) {
             let field = || format!("{at}.{probe}.httpGet.scheme");
-            judge(get.get("scheme"), field, &SCHEMES, Empty::Dropped, found);
+            judge(get.get("scheme"), field, &SCHEMES, dropped, found);
         }
     }
 }

@@ -873,6 +873,10 @@ const RESTRICTED_LABELS: [&str; 6] = [
     "kubevirt.io/install-strategy",
 ];
 
+/// KubeVirt's refusal of a VMI that a user creates with labels KubeVirt keeps for itself.
+pub const RESERVED_LABELS: &str =
+    "creation of the following reserved kubevirt.io/ labels on a VMI object is prohibited";
+
 /// The VMI's metadata (a VM's template's): none of the labels KubeVirt keeps for itself unless
 /// KubeVirt's own controller writes it (`by_user` false: the VMI a VM starts), and Ignition data
 /// or sidecar hooks only with their alpha gates (`ValidateVirtualMachineInstanceMetadata`).
@@ -889,12 +893,7 @@ pub(super) fn metadata(
             .keys()
             .any(|k| RESTRICTED_LABELS.contains(&k.as_str()))
     {
-        found.push((
-            format!("{at}.labels"),
-            "creation of the following reserved kubevirt.io/ labels on a VMI object is \
-             prohibited"
-                .into(),
-        ));
+        found.push((format!("{at}.labels"), RESERVED_LABELS.into()));
     }
     let annotations = meta.get("annotations").unwrap_or(&Value::Null);
     for (key, gate, what) in [

@@ -107,8 +107,8 @@ const SORT_POLICIES: &[&str] = &[
 /// The longest `containerPath` path the schema takes, in bytes.
 const LONGEST_PATH: usize = 4096;
 
-/// Report the values of a VirtualMachine, VirtualMachineInstance, preset or VirtualMachinePool
-/// that the limits of its schema refuse.
+/// Report the values of a VirtualMachine, VirtualMachineInstance, preset, VirtualMachinePool or
+/// VirtualMachineInstanceReplicaSet that the limits of its schema refuse.
 pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
     let Some(spec) = obj.value.get("spec").filter(|s| s.is_object()) else {
         return;
@@ -132,6 +132,11 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
                         &mut found,
                     );
                 }
+            }
+        }
+        _ if crate::kubevirt::replica_set::is_replica_set(obj) => {
+            if let Some(template) = spec.get("template").and_then(|t| t.get("spec")) {
+                rows(template, "spec.template.spec", VMI_SPEC, false, &mut found);
             }
         }
         Kind::VirtualMachine => {
