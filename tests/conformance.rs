@@ -6,7 +6,9 @@
 //! kvrender did not compute (quantity spellings, zero values the user wrote, the `default`
 //! namespace). `oracle/admit/` holds KubeVirt's whole answer to creating a VM, checked against
 //! `validate`'s `KV034` findings ([`check_admit`]); `oracle/pool/` its answers to a
-//! VirtualMachinePool and to the first VM the pool creates ([`check_pool`]). Run one case with
+//! VirtualMachinePool and to the first VM the pool creates ([`check_pool`]); `oracle/rs/` to a
+//! VirtualMachineInstanceReplicaSet and to the VMI it creates ([`check_replica_set`]). Run one
+//! case with
 //! `cargo test --test conformance -- 0098`.
 
 use std::path::{Path, PathBuf};
@@ -23,7 +25,7 @@ fn main() {
     // kvrender (see its README); their test names start with `oracle::`.
     for (corpus, mode) in ["conformance", "oracle"].into_iter().flat_map(|c| {
         [
-            "expand", "infer", "presets", "validate", "vmi", "admit", "pool",
+            "expand", "infer", "presets", "validate", "vmi", "admit", "pool", "rs",
         ]
         .map(|m| (c, m))
     }) {
@@ -106,6 +108,13 @@ fn run_case(mode: &str, case: &Path) -> Result<(), Failed> {
             &input,
         );
         return check_pool(case, &run);
+    }
+    if mode == "rs" {
+        let run = run_kvrender(
+            &["validate", "--no-default-catalog", "--format", "json"],
+            &input,
+        );
+        return check_replica_set(case, &run);
     }
     let expected = read_one(&case.join("expected.yaml"));
     let input_vm = read_all(&input).pop().unwrap_or(Value::Null);
@@ -668,6 +677,185 @@ const POOL_TEMPLATE: &str = "spec.virtualMachineTemplate.spec.";
 
 /// How the pool rule (`src/validate/rules/pool.rs`) ends a finding about the VMs a pool creates.
 const POOL_VM_NOTE: &str = r#" \(about each VM the pool creates from its template, "([^"]*)" the first: KubeVirt admits the pool itself\)$"#;
+
+/// How the replica set rule (`src/validate/rules/replica_set.rs`) ends a finding about the VMIs
+/// a replica set creates.
+const RS_VMI_NOTE: &str = r#" \(about each VMI the replica set creates from its template, named "([^"]*)" and five random characters: KubeVirt admits the replica set itself\)$"#;
+
+/// A replica set case (`oracle/rs/`): KubeVirt's replica set webhook's answer (`rsadmit.yaml`,
+/// with `controller: idle` when its controller then creates no VMI) and, when it creates one,
+/// the whole answer to that VMI (`vmi/vmiadmit.yaml`: its presets and defaults applied), against
+/// `validate`'s findings on the replica set. Those about the replica set itself are held to the
+/// first: an admitted replica set has no error and no `KV034` finding of its own (`KV036` says
+/// so when the controller stays idle, and only then); a refused one an error, and its `KV034`
+/// findings are held to the causes as [`check_admit`] holds a VM's, and its `KV036` ones one by
+/// one. Those about its VMI, taken back to the VMI's fields, are held to the second as
+/// [`check_vmi_admit`] holds a VMI document's, and `kvrender vmi`'s VMI to the VMI the mutating
+/// webhook made (`vmi/expected.yaml`) as [`check_presets`] holds it. A refused or idle replica
+/// set has no finding about VMIs.
+fn check_replica_set(case: &Path, run: &Run) -> Result<(), Failed> {
+    if run.code != 0 && run.code != 1 {
+        return Err(format!("exit {}: {}", run.code, run.stderr).into());
+    }
+    let report: Value = serde_json::from_str(&run.stdout)
+        .map_err(|e| Failed::from(format!("stdout is not JSON: {e}")))?;
+    let note = regex::Regex::new(RS_VMI_NOTE).expect("a pattern");
+    let (mut own, mut about_vmis) = (Vec::new(), Vec::new());
+    for f in report["findings"]
+        .as_array()
+        .ok_or("no `findings` list in the report")?
+        .iter()
+        .filter(|f| f["object"]["kind"] == "VirtualMachineInstanceReplicaSet")
+    {
+        let mut f = f.clone();
+        let message = f["message"].as_str().unwrap_or("").to_string();
+        if let Some(found) = note.captures(&message) {
+            f["object"]["kind"] = json!("VirtualMachineInstance");
+            f["message"] = json!(&message[..found.get(0).expect("a match").start()]);
+            let field = f["field"].as_str().unwrap_or("");
+            let field = field.strip_prefix("spec.template.").unwrap_or(field);
+            f["field"] = json!(field);
+            about_vmis.push(f);
+        } else {
+            // The template's fields are where a VM keeps its template's.
+            f["object"]["kind"] = json!("VirtualMachine");
+            own.push(f);
+        }
+    }
+    let view = |findings: &[Value]| Run {
+        code: i32::from(findings.iter().any(|f| f["severity"] == "error")),
+        stdout: json!({ "findings": findings }).to_string(),
+        stderr: String::new(),
+    };
+    let configured = case.join("cluster.yaml").is_file();
+    let answer = read_one(&case.join("rsadmit.yaml"));
+    let idle = answer["controller"] == "idle";
+    let said_idle = |f: &&Value| {
+        f["code"] == "KV036"
+            && f["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("its controller creates no"))
+    };
+    let gated = answer["causes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| c["message"].as_str().is_some_and(|m| m.contains(GATE_OFF)));
+    if answer["allowed"] == true {
+        let refusing = own
+            .iter()
+            .filter(|f| !said_idle(f))
+            .find(|f| f["severity"] == "error" || f["code"] == "KV034");
+        if let Some(f) = refusing {
+            return Err(format!("KubeVirt admits the replica set, but: {f}").into());
+        }
+        if idle != own.iter().any(|f| said_idle(&f)) {
+            return Err(format!(
+                "the controller {} VMIs, and KV036 says otherwise",
+                if idle { "creates no" } else { "creates" }
+            )
+            .into());
+        }
+        if idle {
+            return match about_vmis.first() {
+                Some(f) => {
+                    Err(format!("an idle replica set, yet a finding about VMIs: {f}").into())
+                }
+                None => Ok(()),
+            };
+        }
+        let vmi = case.join("vmi").join("vmiadmit.yaml");
+        if !vmi.is_file() {
+            return Err("an admitted replica set with no answer about its VMI".into());
+        }
+        check_vmi_admit(&read_one(&vmi), configured, &view(&about_vmis))
+            .map_err(|e| format!("the replica set's VMI: {e:?}"))?;
+        // The VMI itself, as the mutating webhook leaves it, against `kvrender vmi`.
+        let expected = case.join("vmi").join("expected.yaml");
+        if !expected.is_file() {
+            return Ok(());
+        }
+        let set = read_all(&case.join("input.yaml"))
+            .pop()
+            .unwrap_or(Value::Null);
+        let template = &set["spec"]["template"];
+        let written = json!({
+            "kind": "VirtualMachineInstance",
+            "metadata": template["metadata"],
+            "spec": template["spec"],
+        });
+        let run = run_kvrender(&["vmi", "--no-default-catalog"], &case.join("input.yaml"));
+        return check_presets(&read_one(&expected), &written, &run)
+            .map_err(|e| format!("the replica set's VMI as printed: {e:?}").into());
+    }
+    // Refused: by the schema, the template's checks or the selector.
+    if !own
+        .iter()
+        .any(|f| f["severity"] == "error" || f["code"] == "KV034")
+        && (configured || !gated)
+    {
+        return Err(format!(
+            "KubeVirt refuses the replica set, kvrender finds no refusal: {}",
+            answer
+        )
+        .into());
+    }
+    check_admit(&answer, None, configured, &view(&own))
+        .map_err(|e| format!("the replica set: {e:?}"))?;
+    let causes = answer["causes"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    // The schema check names a field without its list indices.
+    let indices = regex::Regex::new(r"\[[^\]]*\]").expect("a pattern");
+    for c in causes {
+        let (field, message) = (
+            c["field"].as_str().unwrap_or(""),
+            c["message"].as_str().unwrap_or(""),
+        );
+        // The schema's refusals name the field in the message: `KV004` and `KV022` report them
+        // at the field, or `KV034` (the enumerations) as the causes' check above holds them.
+        if let Some((named, rest)) = message.split_once(SCHEMA_REFUSAL) {
+            let by_enum = rest.starts_with("should be one of");
+            let at_field = |f: &Value| {
+                let ours = f["field"].as_str().unwrap_or("");
+                let unindexed = indices.replace_all(ours, "");
+                unindexed == named || unindexed.starts_with(&format!("{named}."))
+            };
+            if !by_enum
+                && !own
+                    .iter()
+                    .any(|f| (f["code"] == "KV004" || f["code"] == "KV022") && at_field(f))
+            {
+                return Err(format!(
+                    "KubeVirt's schema refuses {named}: {message}, KV004 does not"
+                )
+                .into());
+            }
+            continue;
+        }
+        if field == "spec.selector" {
+            let ours = own.iter().any(|f| {
+                f["code"] == "KV036"
+                    && f["field"] == "spec.selector"
+                    && same_message(&words(f["message"].as_str().unwrap_or("")), &words(message))
+            });
+            if !ours {
+                return Err(
+                    format!("KubeVirt refuses the selector, KV036 does not: {message}").into(),
+                );
+            }
+        }
+    }
+    if (configured || !gated)
+        && let Some(f) = about_vmis.first()
+    {
+        return Err(
+            format!("KubeVirt refuses the replica set, yet a finding about its VMIs: {f}").into(),
+        );
+    }
+    Ok(())
+}
 
 /// The fields of the refusals of KubeVirt's pool webhook for the pool's own settings (`KV035`).
 const POOL_FIELDS: &[&str] = &[
