@@ -2489,3 +2489,84 @@ spec:
         "{report}"
     );
 }
+
+/// The shipped configuration renames the references of a VirtualMachineInstanceReplicaSet's
+/// template too (real `kubectl kustomize`); without it, `validate` reports the old name on the
+/// replica set, at the template's field.
+#[test]
+fn the_shipped_configuration_renames_a_replica_sets_references_too() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(&root().join("examples/kustomize-names"), tmp.path());
+    let base = tmp.path().join("base");
+    std::fs::write(
+        base.join("replica-set.yaml"),
+        "\
+apiVersion: kubevirt.io/v1
+kind: VirtualMachineInstanceReplicaSet
+metadata:
+  name: caches
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: caches}
+  template:
+    metadata:
+      labels: {app: caches}
+    spec:
+      domain:
+        devices: {}
+        memory: {guest: 1Gi}
+      volumes:
+      - name: cloudinit
+        cloudInitNoCloud:
+          secretRef:
+            name: app-userdata
+",
+    )
+    .unwrap();
+    let kustomization = base.join("kustomization.yaml");
+    let text = std::fs::read_to_string(&kustomization).unwrap();
+    let with_set = text.replace("- app.yaml\n", "- app.yaml\n- replica-set.yaml\n");
+    assert_ne!(with_set, text);
+    std::fs::write(&kustomization, &with_set).unwrap();
+    let build = || {
+        let out = Command::new(tool("kubectl"))
+            .arg("kustomize")
+            .arg(tmp.path().join("overlays/prod"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", show(&out));
+        out.stdout
+    };
+    let validate = |built: Vec<u8>| {
+        let mut cmd = Command::new(BIN);
+        cmd.args(["validate", "-"]);
+        run_with_stdin(cmd, built)
+    };
+    let built = build();
+    let text = String::from_utf8_lossy(&built).into_owned();
+    assert!(text.contains("name: prod-caches\n"), "{text}");
+    assert!(
+        text.contains("secretRef:\n            name: prod-app-userdata-"),
+        "{text}"
+    );
+    let out = validate(built);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "No problems found in 5 objects.\n"
+    );
+
+    // Without the configuration, the replica set keeps the old name.
+    let without = with_set.replace("configurations:\n- kubevirt-references.yaml\n", "");
+    assert_ne!(without, with_set);
+    std::fs::write(&kustomization, without).unwrap();
+    let out = validate(build());
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        report.lines().any(|l| l
+            .contains("warning[KV015] VirtualMachineInstanceReplicaSet/prod/prod-caches")
+            && l.contains("spec.template.spec.volumes[0].cloudInitNoCloud.secretRef.name")),
+        "{report}"
+    );
+}
