@@ -2491,8 +2491,8 @@ spec:
 }
 
 /// The shipped configuration renames the references of a VirtualMachineInstanceReplicaSet's
-/// template too (real `kubectl kustomize`); without it, `validate` reports the old name on the
-/// replica set, at the template's field.
+/// template and of a VirtualMachineInstance too (real `kubectl kustomize`); without it,
+/// `validate` reports the old names, on the replica set at the template's field.
 #[test]
 fn the_shipped_configuration_renames_a_replica_sets_references_too() {
     let tmp = tempfile::tempdir().unwrap();
@@ -2521,6 +2521,20 @@ spec:
         cloudInitNoCloud:
           secretRef:
             name: app-userdata
+---
+apiVersion: kubevirt.io/v1
+kind: VirtualMachineInstance
+metadata:
+  name: scratch
+spec:
+  domain:
+    devices: {}
+    memory: {guest: 1Gi}
+  volumes:
+  - name: cloudinit
+    cloudInitNoCloud:
+      secretRef:
+        name: app-userdata
 ",
     )
     .unwrap();
@@ -2550,14 +2564,18 @@ spec:
         text.contains("secretRef:\n            name: prod-app-userdata-"),
         "{text}"
     );
+    assert!(
+        text.contains("secretRef:\n        name: prod-app-userdata-"),
+        "{text}"
+    );
     let out = validate(built);
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        "No problems found in 5 objects.\n"
+        "No problems found in 6 objects.\n"
     );
 
-    // Without the configuration, the replica set keeps the old name.
+    // Without the configuration, the replica set and the VMI keep the old name.
     let without = with_set.replace("configurations:\n- kubevirt-references.yaml\n", "");
     assert_ne!(without, with_set);
     std::fs::write(&kustomization, without).unwrap();
@@ -2567,6 +2585,12 @@ spec:
         report.lines().any(|l| l
             .contains("warning[KV015] VirtualMachineInstanceReplicaSet/prod/prod-caches")
             && l.contains("spec.template.spec.volumes[0].cloudInitNoCloud.secretRef.name")),
+        "{report}"
+    );
+    assert!(
+        report.lines().any(|l| l
+            .contains("warning[KV015] VirtualMachineInstance/prod/prod-scratch")
+            && l.contains("spec.volumes[0].cloudInitNoCloud.secretRef.name")),
         "{report}"
     );
 }
