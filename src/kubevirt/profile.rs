@@ -82,6 +82,11 @@ pub struct ClusterProfile {
     /// architecture, machine type or interface, and an empty list is still a list). `validate`
     /// sets it for that check alone.
     pub as_written: bool,
+    /// Not read from the cluster either: with `as_written`, whether the webhook first checks
+    /// the spec against KubeVirt's OpenAPI schema as written, before any mutating webhook
+    /// writes it back (so an empty string in an enumerated field is refused), as the
+    /// VirtualMachineInstanceReplicaSet webhook does and the pool webhook does not.
+    pub schema_as_written: bool,
 }
 
 /// `liveUpdateConfiguration`: how `maxSockets` and `maxGuest` are chosen for a VMI that sets
@@ -161,6 +166,7 @@ impl Default for ClusterProfile {
             pci_selectors: BTreeMap::new(),
             unknown_fields: Vec::new(),
             as_written: false,
+            schema_as_written: false,
         }
     }
 }

@@ -569,9 +569,14 @@ fn shared_checks(
     instance_spec(spec, at, Written::Exact, found);
     settings::check(spec, at, profile, true, found);
     interfaces::check(spec, at, profile, found);
-    scheduling::check(spec, at, profile.as_written, found);
+    // A pool's template, which no schema check of KubeVirt's sees first, gets Kubernetes'
+    // own words for an operator or an action it does not know.
+    let kubernetes_words = profile.as_written && !profile.schema_as_written;
+    scheduling::check(spec, at, kubernetes_words, found);
     if !profile.as_written {
         enums::check(spec, at, found);
+    } else if profile.schema_as_written {
+        enums::check_as(spec, at, true, found);
     }
     devices::check(spec, at, profile, found);
     cpu_placement(spec, at, found);
@@ -640,6 +645,7 @@ pub fn vmi_template_refusals(
 ) -> Vec<(String, String)> {
     let as_written = ClusterProfile {
         as_written: true,
+        schema_as_written: true,
         ..profile.clone()
     };
     let profile = &as_written;
@@ -654,8 +660,6 @@ pub fn vmi_template_refusals(
     }
     let at = format!("{root}.spec");
     shared_checks(spec, &at, profile, &mut found);
-    // This webhook checks the replica set against its schema itself, as written.
-    enums::check_as(spec, &at, true, &mut found);
     if profile.hotplug.is_none() {
         guest_within_limit(spec, &at, &mut found);
     }

@@ -110,7 +110,7 @@ pub(super) fn check(
         ));
     }
     access_credentials(spec, at, found);
-    dns(spec, at, profile.as_written, found);
+    dns(spec, at, profile, found);
     if let Some(sound @ Value::Object(_)) = devices.get("sound") {
         let field = format!("{at}.domain.devices.sound");
         let model = path::str_at(sound, &["model"]).unwrap_or("");
@@ -622,21 +622,25 @@ fn base64_decoded_len(text: &str) -> (usize, bool) {
 /// policy is `None`, at most three of them, IP addresses, at most six search domains in 256
 /// characters, each a DNS subdomain, and options with names. KubeVirt names the fields
 /// `nameservers`, `searchDomains` and `options`; the findings name them below `dnsConfig`.
-fn dns(spec: &Value, at: &str, as_written: bool, found: &mut Found) {
-    let policy = path::str_at(spec, &["dnsPolicy"]).unwrap_or("");
-    if ![
-        "",
-        "ClusterFirstWithHostNet",
-        "ClusterFirst",
-        "Default",
-        "None",
-    ]
-    .contains(&policy)
+fn dns(spec: &Value, at: &str, profile: &ClusterProfile, found: &mut Found) {
+    let given = path::str_at(spec, &["dnsPolicy"]);
+    let policy = given.unwrap_or("");
+    // An empty policy is left out when a mutating webhook writes the spec back first.
+    let empty_refused = profile.schema_as_written && given == Some("");
+    if empty_refused
+        || ![
+            "",
+            "ClusterFirstWithHostNet",
+            "ClusterFirst",
+            "Default",
+            "None",
+        ]
+        .contains(&policy)
     {
         // The webhook's schema check refuses it first, in these words; a pool's template, which
         // it does not see, is refused in the words of KubeVirt's own check.
         let field = format!("{at}.dnsPolicy");
-        let message = if as_written {
+        let message = if profile.as_written && !profile.schema_as_written {
             format!(
                 "DNSPolicy: {policy} is not supported, valid values: [ClusterFirstWithHostNet \
                  ClusterFirst Default None ]"
