@@ -9,7 +9,8 @@
 //! labels, or when the selector does not select them.
 //!
 //! KubeVirt's VMI webhooks then judge each VMI as any other, presets applied; the controller
-//! creates them, so the labels KubeVirt keeps for itself are allowed. The owner reference it
+//! creates them, so the labels KubeVirt keeps for itself are allowed, and through Go's types,
+//! so an empty map of resource requests or limits is gone. The owner reference it
 //! adds is for nobody's checks, so [`vmi_of`] leaves it out.
 
 use serde_json::{Map, Value, json};
@@ -105,7 +106,9 @@ pub fn vmi_of(rs: &Object) -> Option<Object> {
             metadata.insert(key.clone(), value.clone());
         }
     }
-    let spec = template.get("spec").cloned().unwrap_or_else(|| json!({}));
+    let mut spec = template.get("spec").cloned().unwrap_or_else(|| json!({}));
+    // The controller creates it through the API, from Go's types.
+    crate::kubevirt::vmi::drop_empty_resource_lists(&mut spec);
     let vmi = json!({
         "apiVersion": "kubevirt.io/v1",
         "kind": "VirtualMachineInstance",
@@ -174,6 +177,16 @@ spec:
             vmi.value["spec"]["domain"]["resources"]["requests"]["memory"],
             "1Gi"
         );
+    }
+
+    #[test]
+    fn empty_resource_lists_do_not_survive_the_controller() {
+        let set = rs(&RS.replace(
+            "resources: {requests: {memory: 1Gi}}",
+            "resources: {requests: {}, limits: null}",
+        ));
+        let vmi = vmi_of(&set).expect("a VMI");
+        assert_eq!(vmi.value["spec"]["domain"]["resources"], json!({}));
     }
 
     #[test]

@@ -69,16 +69,7 @@ pub fn vm_to_vmi(vm: &Object) -> Value {
     {
         remove_volume(&mut spec, claim);
     }
-    // The controller creates the VMI through the API: Go drops an empty or `null` map of
-    // requests or limits on the way (`omitempty`), so the webhooks see none.
-    if let Some(resources) =
-        path::get_mut(&mut spec, &["domain", "resources"]).and_then(Value::as_object_mut)
-    {
-        resources.retain(|key, v| {
-            !matches!(key.as_str(), "requests" | "limits")
-                || !(v.is_null() || v.as_object().is_some_and(Map::is_empty))
-        });
-    }
+    drop_empty_resource_lists(&mut spec);
     set_stable_firmware_uuid(&mut spec, vm.name());
     // Go reads a `null` volume, disk, ... as an empty one: a `null` volume gets a disk too.
     null_items_as_structs(&mut spec);
@@ -90,6 +81,20 @@ pub fn vm_to_vmi(vm: &Object) -> Value {
     vmi.insert("metadata".into(), Value::Object(metadata));
     vmi.insert("spec".into(), spec);
     Value::Object(vmi)
+}
+
+/// What a KubeVirt controller that creates a VMI through the API does to its `spec` on the way:
+/// Go drops an empty or `null` map of requests or limits (`omitempty`), so neither the presets
+/// nor the webhooks see one.
+pub fn drop_empty_resource_lists(spec: &mut Value) {
+    if let Some(resources) =
+        path::get_mut(spec, &["domain", "resources"]).and_then(Value::as_object_mut)
+    {
+        resources.retain(|key, v| {
+            !matches!(key.as_str(), "requests" | "limits")
+                || !(v.is_null() || v.as_object().is_some_and(Map::is_empty))
+        });
+    }
 }
 
 /// The VMI as it reaches the VMI admission webhook: for a `VirtualMachine` the one
