@@ -736,11 +736,11 @@ fn check_replica_set(case: &Path, run: &Run) -> Result<(), Failed> {
                 .as_str()
                 .is_some_and(|m| m.contains("its controller creates no"))
     };
-    let gated = answer["causes"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .any(|c| c["message"].as_str().is_some_and(|m| m.contains(GATE_OFF)));
+    let gated = answer["causes"].as_array().into_iter().flatten().any(|c| {
+        c["message"]
+            .as_str()
+            .is_some_and(|m| m.contains(GATE_OFF) || m.contains(PERSISTENT_RESERVATION_OFF))
+    });
     if answer["allowed"] == true {
         let refusing = own
             .iter()
