@@ -19,6 +19,7 @@ pub mod replica_set;
 pub mod requirements;
 pub mod size_labels;
 pub mod spread;
+mod templated;
 pub mod unknown_field;
 pub mod unmet_requirements;
 pub mod vm_spec;

@@ -46,7 +46,7 @@
 
 use serde_json::Value;
 
-use super::{api_version, bad_name, unknown_field, vm_spec, wrong_type};
+use super::{api_version, bad_name, templated, unknown_field, vm_spec, wrong_type};
 use crate::diagnostic::{Diagnostic, Severity, codes};
 use crate::kubevirt::pool;
 use crate::kubevirt::presets::selector;
@@ -149,14 +149,7 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
         }
     }
     let refused = refused_before || !found.is_empty();
-    for (code, field, message) in found {
-        let d = if code == RULE.code {
-            Diagnostic::error(code, obj.origin.clone(), message)
-        } else {
-            Diagnostic::warning(code, obj.origin.clone(), message)
-        };
-        out.push(d.with_field(field).with_object(obj.object_ref()));
-    }
+    templated::push_found(obj, RULE.code, found, out);
     if refused {
         // KubeVirt refuses the pool: it creates no VM.
         return;
@@ -164,44 +157,25 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
     let Some(vm) = pool::vm_of(obj, 0) else {
         return;
     };
-    let mut seen = std::collections::HashSet::new();
-    for d in crate::validate::check_object(&vm, ctx) {
-        // The pool's webhook checks no schema of the numbers in it, the VM's webhook does.
+    // The pool's webhook checks no schema of the numbers in it, the VM's webhook does.
+    let skip = |d: &Diagnostic| {
         let beyond_float = d.code == wrong_type::RULE.code && d.message.contains(BEYOND_FLOAT);
-        if THE_POOLS_OWN.contains(&d.code) && !beyond_float {
-            continue;
-        }
-        let d = about_its_vms(obj, &vm, d);
-        if seen.insert((d.code, d.field.clone(), d.message.clone())) {
-            out.push(d);
-        }
-    }
+        THE_POOLS_OWN.contains(&d.code) && !beyond_float
+    };
+    let said_of = |d| about_its_vms(obj, &vm, d);
+    templated::report_made(&vm, ctx, skip, said_of, out);
 }
 
 /// A finding about `vm`, the pool's first VM, said of the pool: at the field of the template it
 /// comes from, on that field's line (a name that is not found on the name's line, as on a VM),
 /// ending with a note that it is about the VMs the pool creates.
-pub fn about_its_vms(pool: &Object, vm: &Object, mut d: Diagnostic) -> Diagnostic {
-    d.field = d.field.as_deref().map(|f| {
-        f.split(", ")
-            .map(pool::pool_field)
-            .collect::<Vec<_>>()
-            .join(", ")
-    });
-    d.message.push_str(&format!(
+pub fn about_its_vms(pool: &Object, vm: &Object, d: Diagnostic) -> Diagnostic {
+    let note = format!(
         " (about each VM the pool creates from its template, \"{}\" the first: KubeVirt \
          admits the pool itself)",
         vm.name()
-    ));
-    d.origin = match &d.field {
-        Some(field) if d.code == super::reference_not_found::RULE.code => {
-            pool.field_origin(&format!("{field}.name"))
-        }
-        Some(field) => pool.field_origin(crate::diagnostic::first_field(field)),
-        None => pool.origin.clone(),
-    };
-    d.object = Some(pool.object_ref());
-    d
+    );
+    templated::said_of(pool, d, pool::pool_field, &note)
 }
 
 /// Whether KubeVirt's pool webhook, checking the huge pages of the template `spec` as written,

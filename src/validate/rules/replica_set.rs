@@ -42,7 +42,7 @@
 
 use serde_json::Value;
 
-use super::{api_version, bad_name, pool, unknown_field, vm_spec, wrong_type};
+use super::{api_version, bad_name, pool, templated, unknown_field, vm_spec, wrong_type};
 use crate::diagnostic::{Diagnostic, Severity, codes};
 use crate::kubevirt::presets::selector;
 use crate::kubevirt::replica_set;
@@ -125,14 +125,7 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
         }
     }
     let refused = refused_before || !found.is_empty();
-    for (code, field, message) in found {
-        let d = if code == RULE.code {
-            Diagnostic::error(code, obj.origin.clone(), message)
-        } else {
-            Diagnostic::warning(code, obj.origin.clone(), message)
-        };
-        out.push(d.with_field(field).with_object(obj.object_ref()));
-    }
+    templated::push_found(obj, RULE.code, found, out);
     if refused {
         // KubeVirt refuses the replica set: it creates no VMI.
         return;
@@ -157,44 +150,26 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
     let Some(vmi) = replica_set::vmi_of(obj) else {
         return;
     };
-    let mut seen = std::collections::HashSet::new();
-    for d in crate::validate::check_object(&vmi, ctx) {
-        if THE_REPLICA_SETS_OWN.contains(&d.code) {
-            continue;
-        }
+    let skip = |d: &Diagnostic| {
         // The controller may write the labels KubeVirt keeps for itself.
-        if d.code == vm_spec::RULE.code && d.message.starts_with(vm_spec::RESERVED_LABELS) {
-            continue;
-        }
-        let d = about_its_vmis(obj, &vmi, d);
-        if seen.insert((d.code, d.field.clone(), d.message.clone())) {
-            out.push(d);
-        }
-    }
+        THE_REPLICA_SETS_OWN.contains(&d.code)
+            || (d.code == vm_spec::RULE.code && d.message.starts_with(vm_spec::RESERVED_LABELS))
+    };
+    let said_of = |d| about_its_vmis(obj, &vmi, d);
+    templated::report_made(&vmi, ctx, skip, said_of, out);
 }
 
 /// A finding about `vmi`, a VMI the replica set creates, said of the replica set: at the field
 /// of the template it comes from, on that field's line, ending with a note that it is about the
 /// VMIs the replica set creates.
-pub fn about_its_vmis(rs: &Object, vmi: &Object, mut d: Diagnostic) -> Diagnostic {
-    d.field = d.field.as_deref().map(|f| {
-        f.split(", ")
-            .map(replica_set::rs_field)
-            .collect::<Vec<_>>()
-            .join(", ")
-    });
+pub fn about_its_vmis(rs: &Object, vmi: &Object, d: Diagnostic) -> Diagnostic {
     let base = vmi
         .name()
         .strip_suffix(replica_set::RANDOM_SUFFIX)
         .unwrap_or(vmi.name());
-    d.message.push_str(&format!(
+    let note = format!(
         " (about each VMI the replica set creates from its template, named \"{base}\" and five \
          random characters: KubeVirt admits the replica set itself)"
-    ));
-    d.origin = match &d.field {
-        Some(field) => rs.field_origin(crate::diagnostic::first_field(field)),
-        None => rs.origin.clone(),
-    };
-    d.object = Some(rs.object_ref());
-    d
+    );
+    templated::said_of(rs, d, replica_set::rs_field, &note)
 }
