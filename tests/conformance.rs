@@ -678,6 +678,16 @@ const POOL_TEMPLATE: &str = "spec.virtualMachineTemplate.spec.";
 /// How the pool rule (`src/validate/rules/pool.rs`) ends a finding about the VMs a pool creates.
 const POOL_VM_NOTE: &str = r#" \(about each VM the pool creates from its template, "([^"]*)" the first: KubeVirt admits the pool itself\)$"#;
 
+/// A `validate` run that reported `findings` alone (exit 1 with an error among them), for the
+/// checks that judge part of a run's findings.
+fn view_of(findings: &[Value]) -> Run {
+    Run {
+        code: i32::from(findings.iter().any(|f| f["severity"] == "error")),
+        stdout: json!({ "findings": findings }).to_string(),
+        stderr: String::new(),
+    }
+}
+
 /// How the replica set rule (`src/validate/rules/replica_set.rs`) ends a finding about the VMIs
 /// a replica set creates.
 const RS_VMI_NOTE: &str = r#" \(about each VMI the replica set creates from its template, named "([^"]*)" and five random characters: KubeVirt admits the replica set itself\)$"#;
@@ -722,11 +732,6 @@ fn check_replica_set(case: &Path, run: &Run) -> Result<(), Failed> {
             own.push(f);
         }
     }
-    let view = |findings: &[Value]| Run {
-        code: i32::from(findings.iter().any(|f| f["severity"] == "error")),
-        stdout: json!({ "findings": findings }).to_string(),
-        stderr: String::new(),
-    };
     let configured = case.join("cluster.yaml").is_file();
     let answer = read_one(&case.join("rsadmit.yaml"));
     let idle = answer["controller"] == "idle";
@@ -768,7 +773,7 @@ fn check_replica_set(case: &Path, run: &Run) -> Result<(), Failed> {
         if !vmi.is_file() {
             return Err("an admitted replica set with no answer about its VMI".into());
         }
-        check_vmi_admit(&read_one(&vmi), configured, &view(&about_vmis))
+        check_vmi_admit(&read_one(&vmi), configured, &view_of(&about_vmis))
             .map_err(|e| format!("the replica set's VMI: {e:?}"))?;
         // The VMI itself, as the mutating webhook leaves it, against `kvrender vmi`.
         let expected = case.join("vmi").join("expected.yaml");
@@ -800,7 +805,7 @@ fn check_replica_set(case: &Path, run: &Run) -> Result<(), Failed> {
         )
         .into());
     }
-    check_admit(&answer, None, configured, &view(&own))
+    check_admit(&answer, None, configured, &view_of(&own))
         .map_err(|e| format!("the replica set: {e:?}"))?;
     let causes = answer["causes"]
         .as_array()
@@ -902,11 +907,6 @@ fn check_pool(case: &Path, run: &Run) -> Result<(), Failed> {
             own.push(f);
         }
     }
-    let view = |findings: &[Value]| Run {
-        code: i32::from(findings.iter().any(|f| f["severity"] == "error")),
-        stdout: json!({ "findings": findings }).to_string(),
-        stderr: String::new(),
-    };
     let configured = case.join("cluster.yaml").is_file();
     let mut answer = read_one(&case.join("pooladmit.yaml"));
     if let Some(causes) = answer["causes"].as_array_mut() {
@@ -917,7 +917,8 @@ fn check_pool(case: &Path, run: &Run) -> Result<(), Failed> {
             }
         }
     }
-    check_admit(&answer, None, configured, &view(&own)).map_err(|e| format!("the pool: {e:?}"))?;
+    check_admit(&answer, None, configured, &view_of(&own))
+        .map_err(|e| format!("the pool: {e:?}"))?;
     // The pool's own settings: every such cause a `KV035` finding, and no other.
     let theirs: Vec<(String, String)> = answer["causes"]
         .as_array()
@@ -984,7 +985,7 @@ fn check_pool(case: &Path, run: &Run) -> Result<(), Failed> {
     let admit = read_one(&vm.join("admit.yaml"));
     let start = vm.join("vmiadmit.yaml");
     let start = start.is_file().then(|| read_one(&start));
-    let run = view(&about_vms);
+    let run = view_of(&about_vms);
     check_admit(&admit, start.as_ref(), configured, &run)
         .map_err(|e| format!("the pool's VM: {e:?}"))?;
     // The instancetype steps, as `oracle/validate/` holds them: a refusal by another step

@@ -2392,16 +2392,46 @@ fn a_name_prefix_renames_references_only_with_the_shipped_configuration() {
     );
 }
 
+/// A copy of `examples/kustomize-names` whose base also lists `name`, written with `text`: the
+/// temporary directory, the base's kustomization and its text with `name` listed.
+fn kustomize_names_with(name: &str, text: &str) -> (tempfile::TempDir, PathBuf, String) {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(&root().join("examples/kustomize-names"), tmp.path());
+    let base = tmp.path().join("base");
+    std::fs::write(base.join(name), text).unwrap();
+    let kustomization = base.join("kustomization.yaml");
+    let before = std::fs::read_to_string(&kustomization).unwrap();
+    let listed = before.replace("- app.yaml\n", &format!("- app.yaml\n- {name}\n"));
+    assert_ne!(listed, before);
+    std::fs::write(&kustomization, &listed).unwrap();
+    (tmp, kustomization, listed)
+}
+
+/// `kubectl kustomize` of the prod overlay of a copy of `examples/kustomize-names` at `root`.
+fn build_prod(root: &Path) -> Vec<u8> {
+    let out = Command::new(tool("kubectl"))
+        .arg("kustomize")
+        .arg(root.join("overlays/prod"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    out.stdout
+}
+
+/// `kvrender validate -` of a build's output.
+fn validate_built(built: Vec<u8>) -> std::process::Output {
+    let mut cmd = Command::new(BIN);
+    cmd.args(["validate", "-"]);
+    run_with_stdin(cmd, built)
+}
+
 /// The shipped `configurations:` file renames the references of a VirtualMachinePool's VM
 /// template too (real kubectl): with it, `validate` of the build finds nothing; without it,
 /// the pool's VMs name an instancetype and a Secret the build renamed.
 #[test]
 fn the_shipped_configuration_renames_a_pools_references_too() {
-    let tmp = tempfile::tempdir().unwrap();
-    copy_dir(&root().join("examples/kustomize-names"), tmp.path());
-    let base = tmp.path().join("base");
-    std::fs::write(
-        base.join("pool.yaml"),
+    let (tmp, kustomization, with_pool) = kustomize_names_with(
+        "pool.yaml",
         "\
 apiVersion: pool.kubevirt.io/v1beta1
 kind: VirtualMachinePool
@@ -2429,27 +2459,8 @@ spec:
               secretRef:
                 name: app-userdata
 ",
-    )
-    .unwrap();
-    let kustomization = base.join("kustomization.yaml");
-    let text = std::fs::read_to_string(&kustomization).unwrap();
-    let with_pool = text.replace("- app.yaml\n", "- app.yaml\n- pool.yaml\n");
-    assert_ne!(with_pool, text);
-    std::fs::write(&kustomization, &with_pool).unwrap();
-    let build = || {
-        let out = Command::new(tool("kubectl"))
-            .arg("kustomize")
-            .arg(tmp.path().join("overlays/prod"))
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", show(&out));
-        out.stdout
-    };
-    let validate = |built: Vec<u8>| {
-        let mut cmd = Command::new(BIN);
-        cmd.args(["validate", "-"]);
-        run_with_stdin(cmd, built)
-    };
+    );
+    let build = || build_prod(tmp.path());
     let built = build();
     let text = String::from_utf8_lossy(&built).into_owned();
     assert!(text.contains("name: prod-workers\n"), "{text}");
@@ -2461,7 +2472,7 @@ spec:
         text.contains("secretRef:\n                name: prod-app-userdata-"),
         "{text}"
     );
-    let out = validate(built);
+    let out = validate_built(built);
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
@@ -2472,7 +2483,7 @@ spec:
     let without = with_pool.replace("configurations:\n- kubevirt-references.yaml\n", "");
     assert_ne!(without, with_pool);
     std::fs::write(&kustomization, without).unwrap();
-    let out = validate(build());
+    let out = validate_built(build());
     let report = String::from_utf8_lossy(&out.stdout);
     let pool_lines: Vec<&str> = report
         .lines()
@@ -2495,11 +2506,8 @@ spec:
 /// `validate` reports the old names, on the replica set at the template's field.
 #[test]
 fn the_shipped_configuration_renames_a_replica_sets_references_too() {
-    let tmp = tempfile::tempdir().unwrap();
-    copy_dir(&root().join("examples/kustomize-names"), tmp.path());
-    let base = tmp.path().join("base");
-    std::fs::write(
-        base.join("replica-set.yaml"),
+    let (tmp, kustomization, with_set) = kustomize_names_with(
+        "replica-set.yaml",
         "\
 apiVersion: kubevirt.io/v1
 kind: VirtualMachineInstanceReplicaSet
@@ -2536,27 +2544,8 @@ spec:
       secretRef:
         name: app-userdata
 ",
-    )
-    .unwrap();
-    let kustomization = base.join("kustomization.yaml");
-    let text = std::fs::read_to_string(&kustomization).unwrap();
-    let with_set = text.replace("- app.yaml\n", "- app.yaml\n- replica-set.yaml\n");
-    assert_ne!(with_set, text);
-    std::fs::write(&kustomization, &with_set).unwrap();
-    let build = || {
-        let out = Command::new(tool("kubectl"))
-            .arg("kustomize")
-            .arg(tmp.path().join("overlays/prod"))
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", show(&out));
-        out.stdout
-    };
-    let validate = |built: Vec<u8>| {
-        let mut cmd = Command::new(BIN);
-        cmd.args(["validate", "-"]);
-        run_with_stdin(cmd, built)
-    };
+    );
+    let build = || build_prod(tmp.path());
     let built = build();
     let text = String::from_utf8_lossy(&built).into_owned();
     assert!(text.contains("name: prod-caches\n"), "{text}");
@@ -2568,7 +2557,7 @@ spec:
         text.contains("secretRef:\n        name: prod-app-userdata-"),
         "{text}"
     );
-    let out = validate(built);
+    let out = validate_built(built);
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
@@ -2579,7 +2568,7 @@ spec:
     let without = with_set.replace("configurations:\n- kubevirt-references.yaml\n", "");
     assert_ne!(without, with_set);
     std::fs::write(&kustomization, without).unwrap();
-    let out = validate(build());
+    let out = validate_built(build());
     let report = String::from_utf8_lossy(&out.stdout);
     assert!(
         report.lines().any(|l| l

@@ -1683,6 +1683,30 @@ fn findings_on_lines_with_flux_variables_say_to_substitute_first() {
     );
 }
 
+/// The findings of a `--format json` run on objects of `kind`: `"<code> <name>"`, the field,
+/// the message and the line.
+fn findings_on(out: &std::process::Output, kind: &str) -> Vec<(String, String, String, u64)> {
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["object"]["kind"] == kind)
+        .map(|f| {
+            (
+                format!(
+                    "{} {}",
+                    f["code"].as_str().unwrap(),
+                    f["object"]["name"].as_str().unwrap()
+                ),
+                f["field"].as_str().unwrap_or("").to_string(),
+                f["message"].as_str().unwrap().to_string(),
+                f["line"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect()
+}
+
 /// A VirtualMachinePool as platform teams write one: KubeVirt admits it, and its VMs fail. The
 /// findings about its VMs are on the pool, at the template's lines, once each; those of a pool
 /// KubeVirt refuses stop at the pool.
@@ -1749,24 +1773,7 @@ spec:
         POOLS,
     );
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    let findings: Vec<(String, String, String, u64)> = report["findings"]
-        .as_array()
-        .expect("findings")
-        .iter()
-        .map(|f| {
-            (
-                format!(
-                    "{} {}",
-                    f["code"].as_str().unwrap(),
-                    f["object"]["name"].as_str().unwrap()
-                ),
-                f["field"].as_str().unwrap_or("").to_string(),
-                f["message"].as_str().unwrap().to_string(),
-                f["line"].as_u64().unwrap_or(0),
-            )
-        })
-        .collect();
+    let findings = findings_on(&out, "VirtualMachinePool");
     let about = |code: &str| -> Vec<&(String, String, String, u64)> {
         findings.iter().filter(|f| f.0 == code).collect()
     };
@@ -1880,25 +1887,7 @@ spec:
         SETS,
     );
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    let findings: Vec<(String, String, String, u64)> = report["findings"]
-        .as_array()
-        .expect("findings")
-        .iter()
-        .filter(|f| f["object"]["kind"] == "VirtualMachineInstanceReplicaSet")
-        .map(|f| {
-            (
-                format!(
-                    "{} {}",
-                    f["code"].as_str().unwrap(),
-                    f["object"]["name"].as_str().unwrap()
-                ),
-                f["field"].as_str().unwrap_or("").to_string(),
-                f["message"].as_str().unwrap().to_string(),
-                f["line"].as_u64().unwrap_or(0),
-            )
-        })
-        .collect();
+    let findings = findings_on(&out, "VirtualMachineInstanceReplicaSet");
     let named = |name: &str| -> Vec<&(String, String, String, u64)> {
         findings
             .iter()
