@@ -2418,6 +2418,15 @@ fn build_prod(root: &Path) -> Vec<u8> {
     out.stdout
 }
 
+/// `validate` found nothing in `objects` objects.
+fn assert_clean(out: &std::process::Output, objects: usize) {
+    assert_eq!(out.status.code(), Some(0), "{}", show(out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("No problems found in {objects} objects.\n")
+    );
+}
+
 /// `kvrender validate -` of a build's output.
 fn validate_built(built: Vec<u8>) -> std::process::Output {
     let mut cmd = Command::new(BIN);
@@ -2472,12 +2481,7 @@ spec:
         text.contains("secretRef:\n                name: prod-app-userdata-"),
         "{text}"
     );
-    let out = validate_built(built);
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        "No problems found in 5 objects.\n"
-    );
+    assert_clean(&validate_built(built), 5);
 
     // Without the configuration, the pool keeps the old names.
     let without = with_pool.replace("configurations:\n- kubevirt-references.yaml\n", "");
@@ -2557,12 +2561,7 @@ spec:
         text.contains("secretRef:\n        name: prod-app-userdata-"),
         "{text}"
     );
-    let out = validate_built(built);
-    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        "No problems found in 6 objects.\n"
-    );
+    assert_clean(&validate_built(built), 6);
 
     // Without the configuration, the replica set and the VMI keep the old name.
     let without = with_set.replace("configurations:\n- kubevirt-references.yaml\n", "");

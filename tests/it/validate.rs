@@ -1683,6 +1683,13 @@ fn findings_on_lines_with_flux_variables_say_to_substitute_first() {
     );
 }
 
+/// `kvrender validate --format json -` of `text`.
+fn validate_json(text: &str) -> std::process::Output {
+    let mut cmd = crate::common::kvrender();
+    cmd.args(["validate", "--format", "json", "-"]);
+    run_with_stdin(cmd, text)
+}
+
 /// The findings of a `--format json` run on objects of `kind`: `"<code> <name>"`, the field,
 /// the message and the line.
 fn findings_on(out: &std::process::Output, kind: &str) -> Vec<(String, String, String, u64)> {
@@ -1764,14 +1771,7 @@ spec:
           domain:
             devices: {}
 ";
-    let out = run_with_stdin(
-        {
-            let mut cmd = crate::common::kvrender();
-            cmd.args(["validate", "--format", "json", "-"]);
-            cmd
-        },
-        POOLS,
-    );
+    let out = validate_json(POOLS);
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
     let findings = findings_on(&out, "VirtualMachinePool");
     let about = |code: &str| -> Vec<&(String, String, String, u64)> {
@@ -1878,14 +1878,7 @@ spec:
       domain:
         devices: {}
 ";
-    let out = run_with_stdin(
-        {
-            let mut cmd = crate::common::kvrender();
-            cmd.args(["validate", "--format", "json", "-"]);
-            cmd
-        },
-        SETS,
-    );
+    let out = validate_json(SETS);
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
     let findings = findings_on(&out, "VirtualMachineInstanceReplicaSet");
     let named = |name: &str| -> Vec<&(String, String, String, u64)> {
