@@ -2418,6 +2418,13 @@ fn build_prod(root: &Path) -> Vec<u8> {
     out.stdout
 }
 
+/// Write the copy's base `kustomization` as `listed` without the shipped `configurations:`.
+fn drop_configuration(kustomization: &Path, listed: &str) {
+    let without = listed.replace("configurations:\n- kubevirt-references.yaml\n", "");
+    assert_ne!(without, listed);
+    std::fs::write(kustomization, without).unwrap();
+}
+
 /// `validate` found nothing in `objects` objects.
 fn assert_clean(out: &std::process::Output, objects: usize) {
     assert_eq!(out.status.code(), Some(0), "{}", show(out));
@@ -2484,9 +2491,7 @@ spec:
     assert_clean(&validate_built(built), 5);
 
     // Without the configuration, the pool keeps the old names.
-    let without = with_pool.replace("configurations:\n- kubevirt-references.yaml\n", "");
-    assert_ne!(without, with_pool);
-    std::fs::write(&kustomization, without).unwrap();
+    drop_configuration(&kustomization, &with_pool);
     let out = validate_built(build());
     let report = String::from_utf8_lossy(&out.stdout);
     let pool_lines: Vec<&str> = report
@@ -2564,9 +2569,7 @@ spec:
     assert_clean(&validate_built(built), 6);
 
     // Without the configuration, the replica set and the VMI keep the old name.
-    let without = with_set.replace("configurations:\n- kubevirt-references.yaml\n", "");
-    assert_ne!(without, with_set);
-    std::fs::write(&kustomization, without).unwrap();
+    drop_configuration(&kustomization, &with_set);
     let out = validate_built(build());
     let report = String::from_utf8_lossy(&out.stdout);
     assert!(
