@@ -2152,6 +2152,18 @@ mod tests {
             run(json!({"domain": {"devices": {}}, "evictionStrategy": "LiveMigrate"})),
             []
         );
+        // A template judged as written (a replica set's) has no default yet: the webhook fails.
+        let template = json!({"metadata": {}, "spec": {"domain": {"devices": {}}}});
+        let found = vmi_template_refusals(&template, "spec.template", &profile);
+        let (at, message) = found
+            .iter()
+            .find(|(f, _)| f == field)
+            .expect("the strategy's refusal");
+        assert_eq!(at, field);
+        assert!(
+            message.ends_with("KubeVirt's webhook fails on it, reading the strategy the spec does not set, and the API server refuses the object)"),
+            "{message}"
+        );
     }
 
     #[test]

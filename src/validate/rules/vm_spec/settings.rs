@@ -127,7 +127,15 @@ pub(super) fn check(
     }
     // Without one of its own, the spec gets the cluster's (`--cluster-config`), which KubeVirt
     // does not check when it reads its configuration.
+    // A spec judged as written has not been given the default yet: the webhook, naming the
+    // strategy in its refusal, reads the one the spec does not have and fails.
     let (strategy, note) = match spec.get("evictionStrategy") {
+        None | Some(Value::Null) if profile.as_written => (
+            profile.eviction_strategy.as_deref(),
+            " (the cluster configuration's default, which the spec does not override: \
+             KubeVirt's webhook fails on it, reading the strategy the spec does not set, and \
+             the API server refuses the object)",
+        ),
         None | Some(Value::Null) => (
             profile.eviction_strategy.as_deref(),
             " (the cluster configuration's default, which the spec does not override)",
