@@ -46,7 +46,7 @@
 
 use serde_json::Value;
 
-use super::{api_version, bad_name, templated, unknown_field, vm_spec, wrong_type};
+use super::{templated, vm_spec, wrong_type};
 use crate::diagnostic::{Diagnostic, Severity, codes};
 use crate::kubevirt::pool;
 use crate::kubevirt::presets::selector;
@@ -61,15 +61,6 @@ pub const RULE: Rule = Rule {
     summary: "KubeVirt's VirtualMachinePool webhook refuses the pool: a selector that does not parse or does not select the labels of the VM template, a `maxUnavailable` that is not a count of at least 1 or a percentage from 1% to 100%, more than one update or scale-in strategy, or a template with huge pages and no guest memory or memory request, on which the webhook fails. (What the pool's template and the VMs it creates get wrong is reported on the pool under the VM rules' codes.)",
     severity: Severity::Error,
 };
-
-/// The codes whose findings about a pool's VM its own checks already make: the schema's and
-/// the object's names (the VM's name is the pool's with an index).
-const THE_POOLS_OWN: [&str; 4] = [
-    wrong_type::RULE.code,
-    unknown_field::RULE.code,
-    api_version::RULE.code,
-    bad_name::RULE.code,
-];
 
 /// What the schema's finding of a number beyond a float's exact range says.
 const BEYOND_FLOAT: &str = "is beyond 2^53-1";
@@ -160,7 +151,7 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
     // The pool's webhook checks no schema of the numbers in it, the VM's webhook does.
     let skip = |d: &Diagnostic| {
         let beyond_float = d.code == wrong_type::RULE.code && d.message.contains(BEYOND_FLOAT);
-        THE_POOLS_OWN.contains(&d.code) && !beyond_float
+        templated::OWNERS_OWN.contains(&d.code) && !beyond_float
     };
     let said_of = |d| about_its_vms(obj, &vm, d);
     templated::report_made(&vm, ctx, skip, said_of, out);

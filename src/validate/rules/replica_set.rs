@@ -42,7 +42,7 @@
 
 use serde_json::Value;
 
-use super::{api_version, bad_name, pool, templated, unknown_field, vm_spec, wrong_type};
+use super::{pool, templated, vm_spec};
 use crate::diagnostic::{Diagnostic, Severity, codes};
 use crate::kubevirt::presets::selector;
 use crate::kubevirt::replica_set;
@@ -56,16 +56,6 @@ pub const RULE: Rule = Rule {
     summary: "KubeVirt's VirtualMachineInstanceReplicaSet webhook refuses the replica set: a selector that does not parse or does not select the labels of the VMI template, or a template with huge pages and no guest memory or memory request, on which the webhook fails; or KubeVirt admits it and its controller creates no VMI, because the template has no labels. (What the template and the VMIs made of it get wrong is reported on the replica set under the VMI rules' codes.)",
     severity: Severity::Error,
 };
-
-/// The codes whose findings about the replica set's VMI its own checks already make: the
-/// schema's (its webhook checks the schema too) and the object's names (the VMI's name is
-/// generated).
-const THE_REPLICA_SETS_OWN: [&str; 4] = [
-    wrong_type::RULE.code,
-    unknown_field::RULE.code,
-    api_version::RULE.code,
-    bad_name::RULE.code,
-];
 
 /// Check a VirtualMachineInstanceReplicaSet: its selector and template as its webhook does,
 /// then, when nothing so far refuses it, the VMI its controller creates as `validate` checks a
@@ -151,8 +141,9 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
         return;
     };
     let skip = |d: &Diagnostic| {
-        // The controller may write the labels KubeVirt keeps for itself.
-        THE_REPLICA_SETS_OWN.contains(&d.code)
+        // Its webhook checks the schema too (numbers beyond a float's range as well), and the
+        // controller may write the labels KubeVirt keeps for itself.
+        templated::OWNERS_OWN.contains(&d.code)
             || (d.code == vm_spec::RULE.code && d.message.starts_with(vm_spec::RESERVED_LABELS))
     };
     let said_of = |d| about_its_vmis(obj, &vmi, d);

@@ -8,6 +8,16 @@ use crate::diagnostic::{Diagnostic, first_field};
 use crate::model::Object;
 use crate::validate::Context;
 
+/// The codes whose findings about an object created from a template the template's owner's own
+/// checks already make: the schema's, and the object's names (the created object's name is
+/// made of the owner's).
+pub(super) const OWNERS_OWN: [&str; 4] = [
+    super::wrong_type::RULE.code,
+    super::unknown_field::RULE.code,
+    super::api_version::RULE.code,
+    super::bad_name::RULE.code,
+];
+
 /// Report `found` (code, field, message) on `obj`: those of `own_code`, the object's rule, as
 /// errors, the others (the template's `KV034`) as warnings.
 pub(super) fn push_found(
