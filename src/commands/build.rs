@@ -64,6 +64,9 @@ fn run_parsing(args: &BuildArgs, parsing: Parsing) -> Result<Outcome> {
     } else {
         args.paths.clone()
     };
+    if let Some(dir) = &args.output {
+        refuse_output_over_inputs(dir, paths.iter().chain(&args.resolve.catalogs))?;
+    }
     // What an earlier run wrote to the output directory is not read back as input.
     let exclude = args.resolve.exclude()?;
     let sources = load::read_inputs(&paths, args.output.as_deref(), &exclude)?;
@@ -154,6 +157,41 @@ fn run_parsing(args: &BuildArgs, parsing: Parsing) -> Result<Outcome> {
     }
     out.printed_from = items;
     Ok(out)
+}
+
+/// Refuse an output directory that is one of the input PATHs or holds one: `build` would
+/// mark the sources as its output (so that later walks skip them), write beside them, and
+/// with `--prune` remove them. A directory inside a PATH is fine: walks leave it out.
+fn refuse_output_over_inputs<'a>(
+    dir: &Path,
+    inputs: impl Iterator<Item = &'a PathBuf>,
+) -> Result<()> {
+    let Ok(out) = std::fs::canonicalize(dir) else {
+        // Not there yet: no input can be in it.
+        return Ok(());
+    };
+    for input in inputs {
+        if input.as_os_str() == "-" {
+            continue;
+        }
+        let Ok(canonical) = std::fs::canonicalize(input) else {
+            continue;
+        };
+        if canonical.starts_with(&out) {
+            let how = if canonical == out {
+                format!("is the input PATH `{}`", input.display())
+            } else {
+                format!("holds the input PATH `{}`", input.display())
+            };
+            return Err(crate::error::Error::Usage(format!(
+                "-o `{}` {how}: build would write over the files it reads (and `--prune` \
+                 would delete them); write to another directory (one inside the inputs is \
+                 fine: later walks leave it out)",
+                dir.display()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// `--check`: one line per file a run would create, change or delete, then a summary.

@@ -6,8 +6,10 @@
 //! - a pattern without a `/` (other than a last one) matches the name of a file or folder at any
 //!   depth: `mkdocs.yml`, `*.json`, `ansible`;
 //! - a pattern with a `/` matches a path: the path as kvrender shows it (as given on the
-//!   command line, without a leading `./`), or for a walked file its path from the directory
-//!   walked: `docs/*.yaml`, `clusters/*/flux-system` (a leading `/` changes nothing);
+//!   command line), or for a walked file its path from the directory walked: `docs/*.yaml`,
+//!   `clusters/*/flux-system`; a leading `./` or `/` changes nothing, so a path copied from a
+//!   finding works, and a pattern that is an absolute path also matches the absolute paths
+//!   shown when an absolute PATH is walked;
 //! - a pattern ending in `/` matches only folders;
 //! - `*` and `?` stay within one name, `**` crosses folders, `[abc]` and `{a,b}` work as in a
 //!   shell.
@@ -64,16 +66,29 @@ impl Exclude {
             let folder_only = pattern.ends_with('/');
             let trimmed = pattern.trim_end_matches('/');
             let anchored = trimmed.contains('/');
-            let trimmed = trimmed.trim_start_matches('/');
-            if trimmed.is_empty() {
-                return Err(bad("the pattern matches nothing (it is empty or only `/`)"));
+            // `./docs/x.yaml`, `docs/./x.yaml` and `docs//x.yaml` name `docs/x.yaml`, as the
+            // paths findings show do.
+            let parts: Vec<&str> = trimmed
+                .split('/')
+                .filter(|part| !part.is_empty() && *part != ".")
+                .collect();
+            if parts.is_empty() {
+                return Err(bad(
+                    "the pattern matches nothing (it is empty, only `/` or only `.`)",
+                ));
             }
-            let glob = GlobBuilder::new(trimmed)
-                .literal_separator(true)
-                .backslash_escape(true)
-                .build()
-                .map_err(|e| bad(&format!("not a valid pattern: {}", e.kind())))?;
-            sets[usize::from(folder_only) * 2 + usize::from(!anchored)].add(glob);
+            let relative = parts.join("/");
+            // An absolute pattern also matches the absolute paths findings show when an
+            // absolute PATH is walked.
+            let absolute = trimmed.starts_with('/').then(|| format!("/{relative}"));
+            for text in std::iter::once(&relative).chain(absolute.as_ref()) {
+                let glob = GlobBuilder::new(text)
+                    .literal_separator(true)
+                    .backslash_escape(true)
+                    .build()
+                    .map_err(|e| bad(&format!("not a valid pattern: {}", e.kind())))?;
+                sets[usize::from(folder_only) * 2 + usize::from(!anchored)].add(glob);
+            }
         }
         let [paths, names, folder_paths, folder_names] = sets.map(|set| {
             set.build()
@@ -193,11 +208,34 @@ mod tests {
     }
 
     #[test]
+    fn a_path_copied_from_a_finding_matches_what_the_finding_names() {
+        // Walking `.` shows `./sub/x.yaml`; walking `/srv/repo` shows `/srv/repo/top.yaml`.
+        let e = exclude(&["./sub/*.yaml", "./top.yaml", "/srv/repo/deep/y.yaml"]);
+        let walked = |path: &str, relative: &str| {
+            e.leaves_out_entry(&as_given(Path::new(path)), Some(Path::new(relative)), false)
+        };
+        assert!(walked("./sub/x.yaml", "sub/x.yaml"));
+        assert!(walked("./top.yaml", "top.yaml"));
+        assert!(!walked("./other/top.yaml", "other/top.yaml"));
+        assert!(walked("/srv/repo/deep/y.yaml", "deep/y.yaml"));
+        // As any anchored pattern, it also matches that path from a walked directory.
+        assert!(walked(
+            "/elsewhere/srv/repo/deep/y.yaml",
+            "srv/repo/deep/y.yaml"
+        ));
+        assert!(!walked("/srv/repo/y.yaml", "y.yaml"));
+        assert!(e.leaves_out_named(Path::new("/srv/repo/deep/y.yaml")));
+        assert!(e.leaves_out_named(Path::new("sub/x.yaml")));
+    }
+
+    #[test]
     fn bad_patterns_are_usage_errors_naming_them() {
         for (pattern, why) in [
             ("a[b", "not a valid pattern"),
             ("/", "matches nothing"),
             ("", "matches nothing"),
+            ("./", "matches nothing"),
+            (".", "matches nothing"),
         ] {
             let err = Exclude::new(&[pattern.to_string()]).unwrap_err();
             let text = err.to_string();

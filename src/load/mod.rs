@@ -88,6 +88,7 @@ pub fn read_inputs(
 ) -> Result<Vec<Source>> {
     let skip = skip.and_then(|dir| std::fs::canonicalize(dir).ok());
     let mut kustomizations = kustomize::Kustomizations::default();
+    let mut seen = std::collections::HashSet::new();
     let mut sources = Vec::new();
     for path in paths {
         if path.as_os_str() == "-" {
@@ -117,6 +118,9 @@ pub fn read_inputs(
             vec![path.clone()]
         };
         files.retain(|file| !kustomizations.names_as_configuration(file));
+        // A file reached a second time (named twice, or through a symbolic link to a folder
+        // already walked, such as `current -> releases/v2`) is read once, where first met.
+        files.retain(|file| std::fs::canonicalize(file).map_or(true, |c| seen.insert(c)));
         let read: Vec<Result<Source>> = files
             .par_iter()
             .map(|file| {

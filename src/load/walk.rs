@@ -31,7 +31,8 @@ pub fn is_kustomization(path: &Path) -> bool {
 
 /// The files below `root`, sorted by path, hidden entries (`.git`, ...) and directories holding
 /// [`OUTPUT_MARKER`] skipped (`root` itself is always walked). Symbolic links are followed; a
-/// loop is an error naming the link.
+/// loop is an error naming the link. (A file reached twice is read once: see
+/// [`crate::load::read_inputs`].)
 pub fn walk(root: &Path) -> Result<Vec<PathBuf>> {
     walk_skipping(root, None, &Exclude::default())
 }

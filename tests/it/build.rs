@@ -1544,4 +1544,142 @@ fn exclude_leaves_out_other_tools_yaml_by_name_folder_or_path() {
         "{}",
         describe(&out)
     );
+
+    // A path copied from a finding (`./docs/conf.yaml`, or absolute when an absolute PATH is
+    // walked) leaves that file out as it is.
+    let conf = format!("{absolute}/docs/conf.yaml");
+    for (walked, pattern) in [(".", "./docs/conf.yaml"), (absolute, conf.as_str())] {
+        let out = kvrender_in_repo(&[
+            "validate",
+            walked,
+            "--exclude",
+            "ansible",
+            "--exclude",
+            "mkdocs.yml",
+            "--exclude",
+            "notes.yaml",
+            "--exclude",
+            pattern,
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{pattern}: {}", describe(&out));
+        assert_eq!(
+            stdout(&out),
+            "No problems found in 3 objects.\n",
+            "{pattern}"
+        );
+    }
+}
+
+/// `build -o DIR` refuses a DIR that is an input or holds one: it would write beside the
+/// sources, mark them as output (so later walks skip them) and let `--prune` delete them. A DIR
+/// inside the inputs is fine.
+#[test]
+fn output_directory_over_the_inputs_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path();
+    std::fs::create_dir_all(repo.join("vms")).unwrap();
+    std::fs::copy(root().join(FEDORA_VM), repo.join("vms/fedora.yaml")).unwrap();
+    let in_dir = |dir: &Path, args: &[&str]| {
+        kvrender()
+            .current_dir(dir)
+            .args(args)
+            .output()
+            .expect("kvrender runs")
+    };
+    for (dir, args, says) in [
+        (
+            repo,
+            &["build", "vms", "-o", "vms", "--bundles"][..],
+            "-o `vms` is the input PATH `vms`",
+        ),
+        (
+            repo,
+            &["build", "vms", "-o", "vms", "--prune"][..],
+            "-o `vms` is the input PATH `vms`",
+        ),
+        (
+            &*repo.join("vms"),
+            &["build", "-o", "."][..],
+            "-o `.` is the input PATH `.`",
+        ),
+        (
+            &*repo.join("vms"),
+            &["build", ".", "-o", ".."][..],
+            "-o `..` holds the input PATH `.`",
+        ),
+        (
+            repo,
+            &["build", "-", "--catalog", "vms", "-o", "vms"][..],
+            "-o `vms` is the input PATH `vms`",
+        ),
+        (
+            &*repo.join("vms"),
+            &["build", "fedora.yaml", "-o", "."][..],
+            "-o `.` holds the input PATH `fedora.yaml`",
+        ),
+    ] {
+        let out = in_dir(dir, args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", describe(&out));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(says) && stderr.contains("--prune"),
+            "{args:?}: {stderr}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    // Nothing was written or marked: the source is still the only file, and still read.
+    let listed: Vec<_> = walkdir::WalkDir::new(repo)
+        .min_depth(1)
+        .sort_by_file_name()
+        .into_iter()
+        .map(|e| e.unwrap().path().strip_prefix(repo).unwrap().to_owned())
+        .collect();
+    assert_eq!(listed, [Path::new("vms"), Path::new("vms/fedora.yaml")]);
+    let out = in_dir(repo, &["validate", "."]);
+    assert_eq!(
+        stdout(&out),
+        "No problems found in 1 object.\n",
+        "{}",
+        describe(&out)
+    );
+
+    // Inside the inputs: written, and left out of the next walk.
+    let out = in_dir(repo, &["build", ".", "-o", "rendered"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(
+        repo.join("rendered/kubevirt.io_v1_virtualmachine_fedora-server.yaml")
+            .is_file()
+    );
+    let out = in_dir(repo, &["validate", "."]);
+    assert_eq!(
+        stdout(&out),
+        "No problems found in 1 object.\n",
+        "{}",
+        describe(&out)
+    );
+}
+
+/// A file reached twice, through a symbolic link to a folder already walked or by being named
+/// twice, is read once: no object is defined twice (`KV020`).
+#[cfg(unix)]
+#[test]
+fn a_file_reached_twice_is_read_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path();
+    std::fs::create_dir_all(repo.join("releases/v2")).unwrap();
+    std::fs::copy(root().join(FEDORA_VM), repo.join("releases/v2/vm.yaml")).unwrap();
+    std::os::unix::fs::symlink("releases/v2", repo.join("current")).unwrap();
+    for args in [
+        &["validate", "."][..],
+        &["validate", "current/vm.yaml", "releases/v2/vm.yaml"][..],
+        &["validate", "releases", "current", "releases/v2/vm.yaml"][..],
+    ] {
+        let out = kvrender()
+            .current_dir(repo)
+            .args(args)
+            .output()
+            .expect("kvrender runs");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", describe(&out));
+        assert_eq!(stdout(&out), "No problems found in 1 object.\n", "{args:?}");
+    }
 }
