@@ -93,7 +93,9 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) -> Admi
             Reason::InvalidSpec | Reason::Spread => String::new(),
             Reason::Defaults => DEFAULTS_HINT.to_string(),
             Reason::Conflict => conflict_hint(obj),
-            Reason::Requirements => requirements_hint(obj, ctx, &response.ignored_lookups),
+            Reason::Requirements => {
+                requirements_hint(obj, ctx, &cause.message, &response.ignored_lookups)
+            }
         };
         out.push(
             Diagnostic::error(code, obj.origin.clone(), format!("{}{hint}", cause.message))
@@ -147,19 +149,40 @@ fn conflict_hint(vm: &Object) -> String {
 /// Why a VM misses its preference's requirements, after KubeVirt's message: its instancetype
 /// was not found (so the VM's own CPU and memory were counted), or which size of the same
 /// series (`u1` of `u1.small`) is the smallest that meets the requirements.
-fn requirements_hint(vm: &Object, ctx: &Context<'_>, ignored: &[ExpandError]) -> String {
-    let Some((kind, name)) = expand::instancetype_named(vm) else {
-        return String::new();
-    };
-    let not_found = ignored.iter().any(|e| {
-        matches!(e, ExpandError::NotFound { field, .. } if field.starts_with("spec.instancetype"))
-    });
-    if not_found {
-        return format!(
-            " (the instancetype \"{name}\" was not found, so KubeVirt counted the VM's own CPU \
-             and memory: see the KV011 finding)"
-        );
+fn requirements_hint(
+    vm: &Object,
+    ctx: &Context<'_>,
+    message: &str,
+    ignored: &[ExpandError],
+) -> String {
+    for e in ignored {
+        match e {
+            ExpandError::NotFound { field, name, .. } if field.starts_with("spec.instancetype") => {
+                return format!(
+                    " (the instancetype \"{name}\" was not found, so KubeVirt counted the VM's \
+                     own CPU and memory: see the {} finding)",
+                    reference_not_found::RULE.code
+                );
+            }
+            ExpandError::Other {
+                field: Some(field), ..
+            } if field.starts_with("spec.instancetype") => {
+                return format!(
+                    " (the instancetype matcher could not be used, so KubeVirt counted the VM's \
+                     own CPU and memory: see the {} finding)",
+                    bad_matcher::RULE.code
+                );
+            }
+            _ => {}
+        }
     }
+    let Some((kind, name)) = expand::instancetype_named(vm) else {
+        return if message.contains("vCPU provided by VirtualMachine") {
+            own_cpu_hint(vm, ctx)
+        } else {
+            String::new()
+        };
+    };
     let Ok((Some(_), Some(preference))) = expand::find_specs(vm, ctx.index) else {
         return String::new();
     };
@@ -210,6 +233,105 @@ fn requirements_hint(vm: &Object, ctx: &Context<'_>, ignored: &[ExpandError]) ->
     hint
 }
 
+/// Why a VM without an instancetype misses its preference's vCPU requirement although it
+/// asks for enough vCPUs: KubeVirt counts only the axes of the preference's CPU topology, and
+/// an axis the VM leaves out as 0.
+fn own_cpu_hint(vm: &Object, ctx: &Context<'_>) -> String {
+    const AXES: [&str; 3] = ["sockets", "cores", "threads"];
+    let Ok((None, Some(preference))) = expand::find_specs(vm, ctx.index) else {
+        return String::new();
+    };
+    let Some(cpu) = path::get(&vm.value, &["spec", "template", "spec", "domain", "cpu"]) else {
+        return String::new();
+    };
+    let count = |axis: &str| path::get(cpu, &[axis]).and_then(Value::as_u64).unwrap_or(0);
+    // The vCPUs the VM asks for, as the VMI will have them (an axis left out is 1 there).
+    let total: u64 = AXES
+        .iter()
+        .map(|axis| count(axis).clamp(1, u64::from(u32::MAX)))
+        .product();
+    // Only a VM that asks for enough vCPUs in all, counted in the wrong place.
+    let required = path::get(&preference, &["requirements", "cpu", "guest"])
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    if total < required {
+        return String::new();
+    }
+    let topology = crate::kubevirt::admission::topology::preferred(Some(&preference));
+    let how = match topology {
+        "sockets" | "preferSockets" | "cores" | "preferCores" | "threads" | "preferThreads" => {
+            let counted = AXES
+                .into_iter()
+                .find(|axis| topology.to_ascii_lowercase().ends_with(axis))
+                .unwrap_or("sockets");
+            if count(counted) >= total {
+                return String::new();
+            }
+            let others: Vec<String> = AXES
+                .iter()
+                .filter(|axis| **axis != counted && count(axis) > 1)
+                .map(|axis| format!("`{axis}: {}`", count(axis)))
+                .collect();
+            if others.is_empty() {
+                format!("counts only `cpu.{counted}`, which the VM does not set: set it")
+            } else {
+                format!(
+                    "counts only `cpu.{counted}`, not the VM's {}: give its {total} vCPUs as \
+                     `{counted}: {total}`",
+                    others.join(" and ")
+                )
+            }
+        }
+        "any" | "preferAny" => {
+            let missing: Vec<String> = AXES
+                .iter()
+                .filter(|axis| count(axis) == 0)
+                .map(|axis| format!("`{axis}`"))
+                .collect();
+            let (counts, them) = match missing.len() {
+                0 => return String::new(),
+                1 => ("counts", "it"),
+                _ => ("count", "them"),
+            };
+            format!(
+                "multiplies `cpu.sockets`, `cpu.cores` and `cpu.threads`, and the VM leaves out \
+                 {}, which {counts} as 0: set {them} to 1",
+                missing.join(" and ")
+            )
+        }
+        _ => return String::new(),
+    };
+    let default =
+        if path::get(&preference, &["cpu", "preferredCPUTopology"]).is_none_or(Value::is_null) {
+            ", the default,"
+        } else {
+            ""
+        };
+    format!(" (the preference's CPU topology is `{topology}`{default} so KubeVirt {how})")
+}
+
+/// The kinds a matcher takes, after KubeVirt's message about one it does not.
+fn kinds_hint(message: &str, field: &str) -> String {
+    if !message.starts_with("got unexpected kind") {
+        return String::new();
+    }
+    let (cluster, namespaced) = if field.starts_with("spec.preference") {
+        (
+            "VirtualMachineClusterPreference",
+            "VirtualMachinePreference",
+        )
+    } else {
+        (
+            "VirtualMachineClusterInstancetype",
+            "VirtualMachineInstancetype",
+        )
+    };
+    format!(
+        " (the kind is `{cluster}`, which a matcher without `kind` means, or `{namespaced}`, \
+         in any case and singular or plural)"
+    )
+}
+
 fn infers(obj: &Object, side: &str) -> bool {
     !path::is_zero(path::get(&obj.value, &["spec", side, "inferFromVolume"]))
 }
@@ -240,7 +362,9 @@ fn lookup_finding(obj: &Object, err: &ExpandError) -> Option<Diagnostic> {
             bad_matcher::RULE.code,
             field.clone().unwrap_or_default(),
             format!(
-                "{message}: KubeVirt's admission lets the lookup fail, but the VM will not start"
+                "{message}: KubeVirt's admission lets the lookup fail, but the VM will not \
+                 start{}",
+                kinds_hint(message, field.as_deref().unwrap_or_default())
             ),
         ),
         // The admission pass reports a zero ratio and features without a `cpu` itself.
