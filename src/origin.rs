@@ -65,16 +65,26 @@ pub struct ObjectRef {
 
 impl fmt::Display for ObjectRef {
     /// `kind/namespace/name`. A part longer than any Kubernetes name (253 characters) is shown
-    /// shortened: it came from hostile input, and a diagnostic stays one readable line.
+    /// shortened: it came from hostile input, and a diagnostic stays one readable line. A
+    /// part with anything but letters, digits, `.`, `-`, `_` and `:` (a `/`, a space, a
+    /// control character, `{{ }}` of a template), a shortened one, and `.` and `..` are shown
+    /// quoted and escaped, in every finding alike.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let part = |text: &str, empty: &str| -> String {
             if text.is_empty() {
-                empty.to_string()
-            } else if text.len() > 253 {
+                return empty.to_string();
+            }
+            let shown = if text.len() > 253 {
                 crate::diagnostic::shortened(text)
             } else {
                 text.to_string()
-            }
+            };
+            let plain = shown == text
+                && !matches!(text, "." | "..")
+                && text
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':'));
+            if plain { shown } else { format!("{shown:?}") }
         };
         let kind = part(&self.kind, "<no kind>");
         let name = part(&self.name, "<no name>");
@@ -82,5 +92,55 @@ impl fmt::Display for ObjectRef {
             Some(ns) => write!(f, "{kind}/{}/{name}", part(ns, "")),
             None => write!(f, "{kind}/{name}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shown(kind: &str, namespace: Option<&str>, name: &str) -> String {
+        ObjectRef {
+            api_version: "v1".into(),
+            kind: kind.into(),
+            namespace: namespace.map(str::to_string),
+            name: name.into(),
+        }
+        .to_string()
+    }
+
+    #[test]
+    fn a_part_that_is_not_a_plain_name_is_quoted_in_every_finding() {
+        assert_eq!(
+            shown("VirtualMachine", None, "web-1.a_b"),
+            "VirtualMachine/web-1.a_b"
+        );
+        assert_eq!(
+            shown("ClusterRole", None, "system:node"),
+            "ClusterRole/system:node"
+        );
+        assert_eq!(
+            shown("VirtualMachine", Some("prod"), "Web"),
+            "VirtualMachine/prod/Web"
+        );
+        assert_eq!(
+            shown("VirtualMachine", None, "{{ .Release.Name }}-vm"),
+            "VirtualMachine/\"{{ .Release.Name }}-vm\""
+        );
+        assert_eq!(
+            shown("VirtualMachine", Some("../etc"), "a/b"),
+            "VirtualMachine/\"../etc\"/\"a/b\""
+        );
+        assert_eq!(shown("VirtualMachine", None, ".."), "VirtualMachine/\"..\"");
+        assert_eq!(
+            shown("VirtualMachine", None, "nul\0"),
+            "VirtualMachine/\"nul\\0\""
+        );
+        assert_eq!(shown("", None, ""), "<no kind>/<no name>");
+        let long = "a".repeat(300);
+        assert_eq!(
+            shown("VirtualMachine", None, &long),
+            format!("VirtualMachine/\"{}...\"", "a".repeat(64))
+        );
     }
 }

@@ -95,11 +95,9 @@ pub fn name_diagnostic(obj: &Object) -> Option<Diagnostic> {
     // Shown quoted, escaped and shortened: the name may hold `/`, control characters or
     // hundreds of characters.
     let shown = format!("{:?}", crate::diagnostic::shortened(name));
-    let mut d = bad_name(format!("{shown} is not a valid Kubernetes name: {why}"));
-    if let Some(object) = &mut d.object {
-        object.name = shown;
-    }
-    Some(d)
+    Some(bad_name(format!(
+        "{shown} is not a valid Kubernetes name: {why}"
+    )))
 }
 
 /// Whether `obj` has a non-empty `metadata.generateName`, for `kubectl create` to name it.
@@ -121,7 +119,7 @@ fn namespace_diagnostic(obj: &Object) -> Option<Diagnostic> {
         return None;
     }
     let shown = format!("{:?}", crate::diagnostic::shortened(namespace));
-    let mut d = Diagnostic::error(
+    let d = Diagnostic::error(
         codes::BAD_NAME,
         obj.field_origin("metadata.namespace"),
         format!(
@@ -131,9 +129,6 @@ fn namespace_diagnostic(obj: &Object) -> Option<Diagnostic> {
     )
     .with_object(obj.object_ref())
     .with_field("metadata.namespace");
-    if let Some(object) = &mut d.object {
-        object.namespace = Some(shown);
-    }
     Some(d)
 }
 

@@ -165,7 +165,7 @@ mod tests {
         let line = human_line(&d);
         assert_eq!(
             line,
-            "dir/x\\ty.yaml:3: error[KV004] K/a\\nb\\u{0}c: spec.x: bad\\rly"
+            "dir/x\\ty.yaml:3: error[KV004] K/\"a\\nb\\0c\": spec.x: bad\\rly"
         );
         // The finding and the summary: two lines.
         assert_eq!(human(&[d], true).lines().count(), 2);

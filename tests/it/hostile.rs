@@ -388,7 +388,7 @@ fn bad_names_of_instancetypes_and_preferences() {
             [
                 "catalog.yaml:10: error[KV003] VirtualMachinePreference/web/\"team/fedora\": \
                  metadata.name: \"team/fedora\" is not a valid Kubernetes name: it contains `/`",
-                "catalog.yaml:4: error[KV003] VirtualMachineClusterInstancetype/\"U1.Medium\": \
+                "catalog.yaml:4: error[KV003] VirtualMachineClusterInstancetype/U1.Medium: \
                  metadata.name: \"U1.Medium\" is not a valid Kubernetes name: it contains an \
                  uppercase letter",
             ],
@@ -440,7 +440,7 @@ fn a_kind_continued_on_the_next_line_is_the_whole_kind() {
         text.push_str(&String::from_utf8_lossy(&out.stderr));
         assert_eq!(out.status.code(), Some(1), "{command}: {text}");
         assert!(
-            text.contains("vm.yaml:2: error[KV021] VirtualMachine Pool/a: kind:"),
+            text.contains("vm.yaml:2: error[KV021] \"VirtualMachine Pool\"/a: kind:"),
             "{command}: {text}"
         );
     }

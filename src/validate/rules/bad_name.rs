@@ -76,7 +76,7 @@ fn any_kind_name(obj: &Object) -> Option<Diagnostic> {
         _ => return None,
     };
     let shown = format!("{:?}", crate::diagnostic::shortened(name));
-    let mut d = Diagnostic::error(
+    let d = Diagnostic::error(
         RULE.code,
         obj.field_origin("metadata.name"),
         format!(
@@ -86,9 +86,6 @@ fn any_kind_name(obj: &Object) -> Option<Diagnostic> {
     )
     .with_object(obj.object_ref())
     .with_field("metadata.name");
-    if let Some(object) = &mut d.object {
-        object.name = shown;
-    }
     Some(d)
 }
 
