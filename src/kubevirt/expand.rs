@@ -817,9 +817,19 @@ fn metadata_and_status_as_go_writes_them(vm: &mut Value) {
             .is_some_and(|t| t.iter().any(|t| meta_has_any(t.field("metadata"))));
     if needed {
         SHAPE.apply(vm);
-        // Every field of the status is `omitempty`: a `null` one is left out.
+        // Every field of the status is `omitempty`: a `null` one is left out, and so is an
+        // empty list, an empty string, a zero and `false` (its structs are pointers: `{}`
+        // stays).
         if let Some(status) = vm.field_mut("status") {
             Shape::drop_omitted_nulls(SHAPE.get(&["status"]), status);
+            if let Some(fields) = status.as_object_mut() {
+                fields.retain(|_, v| {
+                    !matches!(v, Value::Array(a) if a.is_empty())
+                        && !matches!(v, Value::String(s) if s.is_empty())
+                        && !matches!(v, Value::Bool(false))
+                        && v.as_f64() != Some(0.0)
+                });
+            }
         }
     }
 }
