@@ -92,13 +92,7 @@ pub fn read_inputs(
     let mut sources = Vec::new();
     for path in paths {
         if path.as_os_str() == "-" {
-            let mut bytes =
-                read_stream(std::io::stdin().lock(), Vec::new(), MAX_STREAM).map_err(|source| {
-                    Error::Read {
-                        path: path.clone(),
-                        source,
-                    }
-                })?;
+            let mut bytes = read_stdin("a PATH")?;
             line_breaks_as_lf(&mut bytes);
             sources.push(Source {
                 path: Arc::from("-"),
@@ -140,6 +134,25 @@ pub fn read_inputs(
         }
     }
     Ok(sources)
+}
+
+/// Read standard input, for `what` (a PATH, `--cluster-config`) that names it as `-`. It can
+/// be read once in a run: a second `-` is a usage error naming both.
+pub fn read_stdin(what: &str) -> Result<Vec<u8>> {
+    static FIRST: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+    let mut first = FIRST
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(first) = first.as_deref() {
+        return Err(Error::Usage(format!(
+            "`-` (standard input) is named twice, as {first} and as {what}: it can be read once"
+        )));
+    }
+    *first = Some(what.to_string());
+    read_stream(std::io::stdin().lock(), Vec::new(), MAX_STREAM).map_err(|source| Error::Read {
+        path: PathBuf::from("-"),
+        source,
+    })
 }
 
 /// Files at least this large are read in pieces by several threads (on Unix systems).
@@ -368,12 +381,138 @@ fn parse_chunk(
             Err(Diagnostic::error(
                 codes::YAML_SYNTAX,
                 Origin::new(path.clone(), index, line),
-                format!("invalid YAML: {}{}", e.message, template_hint(chunk.text)),
+                format!(
+                    "invalid YAML: {}{}{}",
+                    e.message,
+                    unclosed_hint(chunk.text, e.line, chunk.first_line),
+                    template_hint(chunk.text)
+                ),
             )
             .with_column(e.column)
             .may_define(chunk.text.as_bytes()))
         }
     }
+}
+
+/// What to add to a YAML error that a flow collection opened on an earlier line and never
+/// closed explains: the parser reports where it gave up, often the next key's line.
+/// `first_line` is the file's line number of the text's first line.
+fn unclosed_hint(text: &str, error_line: Option<u32>, first_line: u32) -> String {
+    let Some(error_line) = error_line.and_then(|l| usize::try_from(l).ok()) else {
+        return String::new();
+    };
+    match unclosed_flow(text, error_line) {
+        Some((line, column, open)) => format!(
+            "; the `{}` at line {}, column {column} is not closed before it",
+            open as char,
+            (line as u64) + u64::from(first_line) - 1
+        ),
+        None => String::new(),
+    }
+}
+
+/// The `[` or `{` (1-based line and column within `text`) that starts a flow collection as a
+/// value on a line before `error_line` and is still open when that line is reached. Only a
+/// bracket that begins a value (at the start of a line, after `- `, or after `: `) counts, so
+/// brackets inside plain or block scalars are not taken for one.
+fn unclosed_flow(text: &str, error_line: usize) -> Option<(usize, usize, u8)> {
+    let lines: Vec<&str> = text.lines().take(error_line.saturating_sub(1)).collect();
+    let mut i = 0;
+    let indent = |line: &str| line.len() - line.trim_start_matches(' ').len();
+    while i < lines.len() {
+        let line = lines[i].as_bytes();
+        if starts_block_scalar(lines[i]) {
+            // Its text: the lines indented deeper than the one that starts it, and blank ones.
+            let own = indent(lines[i]);
+            i += 1;
+            while i < lines.len() && (lines[i].trim().is_empty() || indent(lines[i]) > own) {
+                i += 1;
+            }
+            continue;
+        }
+        let Some(start) = flow_start(line) else {
+            i += 1;
+            continue;
+        };
+        // Follow the collection until it closes, across lines.
+        let mut stack: Vec<u8> = Vec::new();
+        let mut quote: Option<u8> = None;
+        let (mut row, mut col) = (i, start);
+        let closed_at = loop {
+            let bytes = lines[row].as_bytes();
+            while col < bytes.len() {
+                let b = bytes[col];
+                match quote {
+                    Some(q) if b == q => quote = None,
+                    Some(_) => {}
+                    None => match b {
+                        b'"' | b'\'' => quote = Some(b),
+                        b'#' if col == 0 || bytes[col - 1].is_ascii_whitespace() => break,
+                        b'[' | b'{' => stack.push(b),
+                        b']' | b'}' => {
+                            stack.pop();
+                            if stack.is_empty() {
+                                break;
+                            }
+                        }
+                        _ => {}
+                    },
+                }
+                col += 1;
+            }
+            if stack.is_empty() {
+                break Some(row);
+            }
+            row += 1;
+            col = 0;
+            if row >= lines.len() {
+                break None;
+            }
+        };
+        match closed_at {
+            Some(row) => i = row + 1,
+            None => return Some((i + 1, start + 1, line[start])),
+        }
+    }
+    None
+}
+
+/// Whether `line` ends with a block scalar's header (`|`, `>-`, `|2+`, ...) as its value.
+fn starts_block_scalar(line: &str) -> bool {
+    let value = line.split(" #").next().unwrap_or(line).trim_end();
+    let header = value.trim_end_matches(|c: char| c.is_ascii_digit() || c == '-' || c == '+');
+    let Some(before) = header
+        .strip_suffix('|')
+        .or_else(|| header.strip_suffix('>'))
+    else {
+        return false;
+    };
+    let before = before.trim_end();
+    before.is_empty() || before.ends_with(':') || before.ends_with('-')
+}
+
+/// Where a flow collection begins a value on `line`: at the start (after indentation and
+/// `- `), or right after the first `: ` outside quotes.
+fn flow_start(line: &[u8]) -> Option<usize> {
+    let mut at = line.iter().position(|b| *b != b' ')?;
+    while line.get(at) == Some(&b'-') && line.get(at + 1) == Some(&b' ') {
+        at += 2;
+        while line.get(at) == Some(&b' ') {
+            at += 1;
+        }
+    }
+    if matches!(line.get(at), Some(b'[' | b'{')) {
+        return Some(at);
+    }
+    if matches!(line.get(at), Some(b'"' | b'\'' | b'#' | b'|' | b'>')) {
+        return None;
+    }
+    let colon = line[at..].windows(2).position(|w| w == b": ")? + at;
+    let mut value = colon + 2;
+    while line.get(value) == Some(&b' ') {
+        value += 1;
+    }
+    matches!(line.get(value), Some(b'[' | b'{')).then_some(value)
 }
 
 /// What to add to a YAML error when the document holds template markers: a Helm chart's
@@ -648,6 +787,24 @@ fn check_object(value: &Value) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_flow_collection_left_open_on_an_earlier_line_is_found() {
+        let text = "a:\n  name: [fedora\n  template:\n    spec: {}\n";
+        assert_eq!(unclosed_flow(text, 3), Some((2, 9, b'[')));
+        assert_eq!(
+            unclosed_hint(text, Some(3), 10),
+            "; the `[` at line 11, column 9 is not closed before it"
+        );
+        // Closed on a later line, in a list item, with brackets in quotes and comments.
+        let text = "a:\n  - [1,\n     2]\n  - {x: \"[\", y: '{'} # [\nb: 1\nc: [x\n";
+        assert_eq!(unclosed_flow(text, 6), None);
+        assert_eq!(unclosed_flow(text, 7), Some((6, 4, b'[')));
+        // Brackets inside a plain or block scalar do not begin a collection.
+        let text = "a: x [y\nb: |\n  {z\nc: 1\n";
+        assert_eq!(unclosed_flow(text, 4), None);
+        assert_eq!(unclosed_hint(text, None, 1), "");
+    }
 
     #[test]
     fn a_stream_is_read_up_to_its_limit() {
