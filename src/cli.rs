@@ -51,7 +51,8 @@ pub struct ResolveArgs {
     #[arg(long)]
     pub no_default_catalog: bool,
     /// A `KubeVirt` custom resource (or its `spec.configuration`) whose configuration sets the
-    /// cluster defaults. Default: KubeVirt's defaults on amd64.
+    /// cluster defaults, or `-` for stdin (`kubectl get kubevirt -A -o yaml |`). Default:
+    /// KubeVirt's defaults on amd64.
     #[arg(long, value_name = "FILE")]
     pub cluster_config: Option<PathBuf>,
     /// Leave out the files and folders a glob matches, in PATH and `--catalog` (repeatable): a

@@ -165,10 +165,14 @@ pub fn profile_warnings(profile: &ClusterProfile, file: &std::path::Path) -> Vec
 
 /// Read the cluster profile from `--cluster-config FILE`.
 pub fn load_profile(file: &PathBuf) -> Result<ClusterProfile> {
-    let bytes = std::fs::read(file).map_err(|source| Error::Read {
-        path: file.clone(),
-        source,
-    })?;
+    let bytes = if file.as_os_str() == "-" {
+        load::read_stdin("--cluster-config")?
+    } else {
+        std::fs::read(file).map_err(|source| Error::Read {
+            path: file.clone(),
+            source,
+        })?
+    };
     let usage = |msg: String| Error::Usage(format!("--cluster-config {}: {msg}", file.display()));
     let text = String::from_utf8(bytes).map_err(|_| usage("the file is not valid UTF-8".into()))?;
     // The file may hold a KubeVirt resource among other documents (or in a `List`, as

@@ -564,3 +564,47 @@ fn a_reader_that_stops_early_is_not_an_error() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// `--cluster-config -` reads the KubeVirt resource from stdin, as `kubectl get kubevirt -A -o
+/// yaml | kvrender ...` pipes it; stdin is read once, so a PATH `-` beside it is a usage error.
+#[test]
+fn cluster_config_from_stdin() {
+    let kubevirt = "apiVersion: kubevirt.io/v1\nkind: KubeVirt\nmetadata:\n  name: kubevirt\n  \
+                    namespace: kubevirt\nspec:\n  configuration:\n    \
+                    architectureConfiguration:\n      amd64:\n        \
+                    machineType: pc-q35-rhel9.4.0\n";
+    let vm = crate::common::root().join("examples/vms/fedora-server.yaml");
+    let mut cmd = kvrender();
+    cmd.args(["expand", "--cluster-config", "-"]).arg(&vm);
+    let out = run_with_stdin(cmd, kubevirt);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        crate::common::describe(&out)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("machine:\n          type: pc-q35-rhel9.4.0\n"),
+        "{text}"
+    );
+
+    let mut cmd = kvrender();
+    cmd.args(["expand", "--cluster-config", "-", "-"]);
+    let out = run_with_stdin(cmd, kubevirt);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        crate::common::describe(&out)
+    );
+    assert!(out.stdout.is_empty());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(
+            "`-` (standard input) is named twice, as a PATH and as --cluster-config: it can be \
+             read once"
+        ),
+        "{}",
+        crate::common::describe(&out)
+    );
+}
