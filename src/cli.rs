@@ -38,8 +38,11 @@ pub enum Command {
     Migrate(MigrateCommand),
 }
 
-/// Where instancetypes and preferences come from, and the cluster profile.
+/// Where instancetypes and preferences come from, and the cluster profile. Shown under a
+/// heading of their own, after each command's own options, so that they read the same in every
+/// command's help.
 #[derive(Debug, Args, Clone, Default)]
+#[command(next_help_heading = "Inputs, references and cluster")]
 pub struct ResolveArgs {
     /// Extra files or directories whose objects are used to resolve references, but not
     /// printed: instancetypes and preferences (and catalog families), and the DataSources,
@@ -181,12 +184,12 @@ pub struct VmiArgs {
 /// `kvrender diff`: what `vmi` builds, and the colour of the diff.
 #[derive(Debug, Args)]
 pub struct DiffArgs {
-    /// What `vmi` takes.
-    #[command(flatten)]
-    pub vmi: VmiArgs,
     /// Colour: auto (on a terminal), always or never.
     #[arg(long, default_value = "auto", value_parser = ["auto", "always", "never"])]
     pub color: String,
+    /// What `vmi` takes.
+    #[command(flatten)]
+    pub vmi: VmiArgs,
 }
 
 /// `kvrender fn`.

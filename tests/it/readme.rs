@@ -107,3 +107,37 @@ fn only_whole_diagnostics_count_as_samples() {
     ));
     assert!(!is_diagnostic("vm.yaml:x: error[KV013] …"));
 }
+
+/// Every command that resolves references shows the options it shares with the others under
+/// one heading, in one order, after its own options.
+#[test]
+fn shared_options_read_the_same_in_every_command_help() {
+    let shared = [
+        "--catalog <PATH>",
+        "--no-default-catalog",
+        "--cluster-config <FILE>",
+        "--exclude <GLOB>",
+    ];
+    for command in [
+        &["build"][..],
+        &["expand"],
+        &["validate"],
+        &["vmi"],
+        &["diff"],
+        &["migrate", "presets"],
+    ] {
+        let out = kvrender().args(command).arg("--help").output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{command:?}");
+        let help = String::from_utf8(out.stdout).unwrap();
+        let (own, rest) = help
+            .split_once("\nInputs, references and cluster:\n")
+            .unwrap_or_else(|| panic!("{command:?}: no shared heading in\n{help}"));
+        assert!(own.contains("\nOptions:\n"), "{command:?}: {help}");
+        let listed: Vec<&str> = rest
+            .lines()
+            .filter_map(|line| line.trim_start().split("  ").next())
+            .filter(|option| option.starts_with("--"))
+            .collect();
+        assert_eq!(listed, shared, "{command:?}: {help}");
+    }
+}
