@@ -1,4 +1,5 @@
-//! Findings on lines that hold a variable reference such as `${cluster_name}`.
+//! Findings on lines that hold a variable reference such as `${cluster_name}`, or a template
+//! expression such as `{{ .Values.size }}`.
 //!
 //! Flux's post-build substitution and `envsubst` replace `${name}` (and Flux's `${name:=default}`)
 //! before a manifest reaches the cluster, so a file kept for them is not yet what the cluster
@@ -21,11 +22,15 @@ pub fn note_variables<'s>(
     if diags.is_empty() {
         return;
     }
-    // Only files that hold `${` at all are looked at line by line.
-    let mut files: HashMap<&str, Lines<'_>> = sources
+    // Only files that hold `${` or `{{` at all are looked at line by line. kvrender's own
+    // catalog documents (`kvrender.io`) are templates by design: their `{{` is kvrender's.
+    let mut files: HashMap<&str, (Lines<'_>, bool)> = sources
         .into_iter()
-        .filter(|s| memchr::memmem::find(&s.bytes, b"${").is_some())
-        .map(|s| (&*s.path, Lines::new(&s.bytes)))
+        .filter_map(|s| {
+            let find = |needle: &[u8]| memchr::memmem::find(&s.bytes, needle).is_some();
+            let expressions = find(b"{{") && !find(b"kvrender.io/");
+            (find(b"${") || expressions).then(|| (&*s.path, (Lines::new(&s.bytes), expressions)))
+        })
         .collect();
     if files.is_empty() {
         return;
@@ -34,10 +39,21 @@ pub fn note_variables<'s>(
         let Some(line) = d.origin.line else {
             continue;
         };
-        let Some(lines) = files.get_mut(&*d.origin.path) else {
+        let Some((lines, expressions)) = files.get_mut(&*d.origin.path) else {
             continue;
         };
-        let Some(reference) = lines.line(line).and_then(first_reference) else {
+        let Some(text) = lines.line(line) else {
+            continue;
+        };
+        let Some(reference) = first_reference(text) else {
+            if let Some(expression) = first_expression(text).filter(|_| *expressions) {
+                d.message.push_str(&format!(
+                    "; `{expression}` is a template expression, which Helm or another \
+                     template engine fills in before the cluster sees the manifest: render it \
+                     first and give kvrender the result (`helm template ... | kvrender \
+                     {command} -`)"
+                ));
+            }
             continue;
         };
         let input = if &*d.origin.path == "-" {
@@ -109,6 +125,18 @@ fn first_reference(line: &[u8]) -> Option<String> {
     None
 }
 
+/// The first `{{ ... }}` of `line`, as written (at most 64 bytes of it), when it is plain
+/// text (no backtick, no control character).
+fn first_expression(line: &[u8]) -> Option<String> {
+    const LONGEST: usize = 64;
+    let at = memchr::memmem::find(line, b"{{")?;
+    let close = memchr::memmem::find(&line[at + 2..], b"}}")?;
+    let expression = &line[at..at + 2 + close + 2];
+    let text = std::str::from_utf8(expression).ok()?;
+    (expression.len() <= LONGEST && !text.chars().any(|c| c == '`' || c.is_control()))
+        .then(|| text.to_string())
+}
+
 /// `path` as one word of a shell command: as it is when it holds only characters no shell
 /// treats specially, otherwise in single quotes.
 pub(crate) fn shell_word(path: &str) -> String {
@@ -162,6 +190,42 @@ mod tests {
         );
         assert_eq!(diags[2].message, "bad");
         assert_eq!(diags[3].message, "bad");
+    }
+
+    #[test]
+    fn a_finding_on_a_line_with_a_template_expression_says_to_render_first() {
+        let text = "metadata:\n  name: \"{{ .Release.Name }}-vm\"\n  ns: ${ns} {{ x }}\n\
+                    a: \"{{ unclosed\"\n";
+        let sources = [source("chart/vm.yaml", text)];
+        let mut diags = vec![
+            finding("chart/vm.yaml", 2),
+            finding("chart/vm.yaml", 3),
+            finding("chart/vm.yaml", 4),
+        ];
+        note_variables(&mut diags, &sources, "validate");
+        assert_eq!(
+            diags[0].message,
+            "bad; `{{ .Release.Name }}` is a template expression, which Helm or another \
+             template engine fills in before the cluster sees the manifest: render it first \
+             and give kvrender the result (`helm template ... | kvrender validate -`)"
+        );
+        // A variable reference on the line is named instead.
+        assert!(
+            diags[1]
+                .message
+                .starts_with("bad; `${ns}` is a variable reference")
+        );
+        assert_eq!(diags[2].message, "bad");
+        // kvrender's own catalog documents are templates by design.
+        let catalog = "apiVersion: kvrender.io/v1alpha1\nkind: Parts\nx: \"{{ size.cpu }}\"\n";
+        let mut diags = vec![finding("catalog.yaml", 3)];
+        note_variables(&mut diags, &[source("catalog.yaml", catalog)], "build");
+        assert_eq!(diags[0].message, "bad");
+        assert_eq!(first_expression(b"{{ a`b }}"), None);
+        assert_eq!(
+            first_expression(format!("{{{{ {} }}}}", "x".repeat(70)).as_bytes()),
+            None
+        );
     }
 
     #[test]
