@@ -1570,6 +1570,15 @@ fn exclude_leaves_out_other_tools_yaml_by_name_folder_or_path() {
     }
 }
 
+/// Run kvrender with `args` in `dir`.
+fn run_in(dir: &Path, args: &[&str]) -> Output {
+    kvrender()
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("kvrender runs")
+}
+
 /// `build -o DIR` refuses a DIR that is an input or holds one: it would write beside the
 /// sources, mark them as output (so later walks skip them) and let `--prune` delete them. A DIR
 /// inside the inputs is fine.
@@ -1579,13 +1588,6 @@ fn output_directory_over_the_inputs_is_refused() {
     let repo = tmp.path();
     std::fs::create_dir_all(repo.join("vms")).unwrap();
     std::fs::copy(root().join(FEDORA_VM), repo.join("vms/fedora.yaml")).unwrap();
-    let in_dir = |dir: &Path, args: &[&str]| {
-        kvrender()
-            .current_dir(dir)
-            .args(args)
-            .output()
-            .expect("kvrender runs")
-    };
     for (dir, args, says) in [
         (
             repo,
@@ -1618,7 +1620,7 @@ fn output_directory_over_the_inputs_is_refused() {
             "-o `.` holds the input PATH `fedora.yaml`",
         ),
     ] {
-        let out = in_dir(dir, args);
+        let out = run_in(dir, args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", describe(&out));
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
@@ -1635,7 +1637,7 @@ fn output_directory_over_the_inputs_is_refused() {
         .map(|e| e.unwrap().path().strip_prefix(repo).unwrap().to_owned())
         .collect();
     assert_eq!(listed, [Path::new("vms"), Path::new("vms/fedora.yaml")]);
-    let out = in_dir(repo, &["validate", "."]);
+    let out = run_in(repo, &["validate", "."]);
     assert_eq!(
         stdout(&out),
         "No problems found in 1 object.\n",
@@ -1644,13 +1646,13 @@ fn output_directory_over_the_inputs_is_refused() {
     );
 
     // Inside the inputs: written, and left out of the next walk.
-    let out = in_dir(repo, &["build", ".", "-o", "rendered"]);
+    let out = run_in(repo, &["build", ".", "-o", "rendered"]);
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     assert!(
         repo.join("rendered/kubevirt.io_v1_virtualmachine_fedora-server.yaml")
             .is_file()
     );
-    let out = in_dir(repo, &["validate", "."]);
+    let out = run_in(repo, &["validate", "."]);
     assert_eq!(
         stdout(&out),
         "No problems found in 1 object.\n",
@@ -1674,11 +1676,7 @@ fn a_file_reached_twice_is_read_once() {
         &["validate", "current/vm.yaml", "releases/v2/vm.yaml"][..],
         &["validate", "releases", "current", "releases/v2/vm.yaml"][..],
     ] {
-        let out = kvrender()
-            .current_dir(repo)
-            .args(args)
-            .output()
-            .expect("kvrender runs");
+        let out = run_in(repo, args);
         assert_eq!(out.status.code(), Some(0), "{args:?}: {}", describe(&out));
         assert_eq!(stdout(&out), "No problems found in 1 object.\n", "{args:?}");
     }

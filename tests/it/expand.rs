@@ -3,7 +3,7 @@
 
 use std::fs;
 
-use crate::common::{kvrender, outcome, run_with_stdin, snapshot_settings, testdata};
+use crate::common::{describe, kvrender, outcome, run_with_stdin, snapshot_settings, testdata};
 
 #[test]
 fn namespaced_instancetype_and_cluster_preference() {
@@ -577,12 +577,7 @@ fn cluster_config_from_stdin() {
     let mut cmd = kvrender();
     cmd.args(["expand", "--cluster-config", "-"]).arg(&vm);
     let out = run_with_stdin(cmd, kubevirt);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        crate::common::describe(&out)
-    );
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
         text.contains("machine:\n          type: pc-q35-rhel9.4.0\n"),
@@ -592,12 +587,7 @@ fn cluster_config_from_stdin() {
     let mut cmd = kvrender();
     cmd.args(["expand", "--cluster-config", "-", "-"]);
     let out = run_with_stdin(cmd, kubevirt);
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{}",
-        crate::common::describe(&out)
-    );
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
     assert!(out.stdout.is_empty());
     assert!(
         String::from_utf8_lossy(&out.stderr).contains(
@@ -605,6 +595,6 @@ fn cluster_config_from_stdin() {
              read once"
         ),
         "{}",
-        crate::common::describe(&out)
+        describe(&out)
     );
 }
