@@ -112,25 +112,30 @@ pub fn read_inputs(
             vec![path.clone()]
         };
         files.retain(|file| !kustomizations.names_as_configuration(file));
-        // A file reached a second time (named twice, or through a symbolic link to a folder
-        // already walked, such as `current -> releases/v2`) is read once, where first met.
-        files.retain(|file| std::fs::canonicalize(file).map_or(true, |c| seen.insert(c)));
-        let read: Vec<Result<Source>> = files
+        let read: Vec<Result<(Source, Option<FileId>)>> = files
             .par_iter()
             .map(|file| {
-                let mut bytes = read_file(file).map_err(|source| Error::Read {
+                let (mut bytes, id) = read_file(file).map_err(|source| Error::Read {
                     path: file.clone(),
                     source,
                 })?;
                 line_breaks_as_lf(&mut bytes);
-                Ok(Source {
+                let source = Source {
                     path: display(file),
                     bytes,
-                })
+                };
+                Ok((source, id))
             })
             .collect();
-        for source in read {
-            sources.push(source?);
+        for read in read {
+            let (source, id) = read?;
+            // A file reached a second time (named twice, or through a symbolic link to a
+            // folder already walked, such as `current -> releases/v2`) is kept once, where
+            // first met. Its identity comes from the handle it was read through: no extra
+            // look-up per file.
+            if id.is_none_or(|id| seen.insert(id)) {
+                sources.push(source);
+            }
         }
     }
     Ok(sources)
@@ -163,9 +168,32 @@ const PARALLEL_READ_FROM: u64 = 4 << 20;
 /// time of reading a file that the system has cached goes into giving the buffer its memory
 /// pages, and that work spreads over the threads. Any other file is read from the handle
 /// already open, into a buffer of the size the system reported.
-fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
+fn read_file(path: &Path) -> std::io::Result<(Vec<u8>, Option<FileId>)> {
     let file = std::fs::File::open(path)?;
     let meta = file.metadata()?;
+    let id = file_id(&meta);
+    read_open_file(&file, &meta).map(|bytes| (bytes, id))
+}
+
+/// What tells two paths to one file apart from two files: the device and the inode.
+type FileId = (u64, u64);
+
+/// The identity of a file, where the system gives one.
+fn file_id(meta: &std::fs::Metadata) -> Option<FileId> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Some((meta.dev(), meta.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        None
+    }
+}
+
+/// Read the whole of `file`, whose metadata is `meta` (see [`read_file`]).
+fn read_open_file(file: &std::fs::File, meta: &std::fs::Metadata) -> std::io::Result<Vec<u8>> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileExt;
@@ -196,11 +224,11 @@ fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
         .try_reserve_exact(hint.saturating_add(1))
         .map_err(|_| std::io::Error::from(std::io::ErrorKind::OutOfMemory))?;
     if meta.is_file() {
-        Read::take(&file, u64::MAX).read_to_end(&mut bytes)?;
+        Read::take(file, u64::MAX).read_to_end(&mut bytes)?;
         return Ok(bytes);
     }
     // A device or a pipe has no size to trust: `/dev/zero` never ends.
-    read_stream(&file, bytes, MAX_STREAM)
+    read_stream(file, bytes, MAX_STREAM)
 }
 
 /// The most kvrender reads from a stream (stdin, a pipe, a device), where no file size bounds
@@ -838,7 +866,7 @@ mod tests {
         ] {
             let path = dir.path().join(name);
             std::fs::write(&path, &bytes).unwrap();
-            assert_eq!(read_file(&path).unwrap(), bytes, "{name}");
+            assert_eq!(read_file(&path).unwrap().0, bytes, "{name}");
         }
         assert!(read_file(&dir.path().join("missing.yaml")).is_err());
     }
