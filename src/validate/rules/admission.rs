@@ -248,8 +248,8 @@ fn own_cpu_hint(vm: &Object, ctx: &Context<'_>) -> String {
     // The vCPUs the VM asks for, as the VMI will have them (an axis left out is 1 there).
     let total: u64 = AXES
         .iter()
-        .map(|axis| count(axis).clamp(1, u64::from(u32::MAX)))
-        .product();
+        .map(|axis| count(axis).max(1))
+        .fold(1, u64::saturating_mul);
     // Only a VM that asks for enough vCPUs in all, counted in the wrong place.
     let required = path::get(&preference, &["requirements", "cpu", "guest"])
         .and_then(Value::as_u64)
