@@ -74,12 +74,13 @@ impl fmt::Display for ObjectRef {
             if text.is_empty() {
                 return empty.to_string();
             }
-            let shown = if text.len() > 253 {
+            let long = text.len() > 253;
+            let shown = if long {
                 crate::diagnostic::shortened(text)
             } else {
                 text.to_string()
             };
-            let plain = shown == text
+            let plain = !long
                 && !matches!(text, "." | "..")
                 && text
                     .chars()

@@ -119,17 +119,18 @@ fn namespace_diagnostic(obj: &Object) -> Option<Diagnostic> {
         return None;
     }
     let shown = format!("{:?}", crate::diagnostic::shortened(namespace));
-    let d = Diagnostic::error(
-        codes::BAD_NAME,
-        obj.field_origin("metadata.namespace"),
-        format!(
-            "namespace {shown} is not a valid Kubernetes namespace: at most 63 lowercase \
+    Some(
+        Diagnostic::error(
+            codes::BAD_NAME,
+            obj.field_origin("metadata.namespace"),
+            format!(
+                "namespace {shown} is not a valid Kubernetes namespace: at most 63 lowercase \
              letters, digits and `-`, starting and ending with a letter or digit"
-        ),
+            ),
+        )
+        .with_object(obj.object_ref())
+        .with_field("metadata.namespace"),
     )
-    .with_object(obj.object_ref())
-    .with_field("metadata.namespace");
-    Some(d)
 }
 
 /// The checks `expand` makes of a VM itself before anything is applied: a valid name and

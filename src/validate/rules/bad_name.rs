@@ -76,17 +76,18 @@ fn any_kind_name(obj: &Object) -> Option<Diagnostic> {
         _ => return None,
     };
     let shown = format!("{:?}", crate::diagnostic::shortened(name));
-    let d = Diagnostic::error(
-        RULE.code,
-        obj.field_origin("metadata.name"),
-        format!(
-            "{shown} is not a valid name for any kind of Kubernetes object: {why}; the API \
+    Some(
+        Diagnostic::error(
+            RULE.code,
+            obj.field_origin("metadata.name"),
+            format!(
+                "{shown} is not a valid name for any kind of Kubernetes object: {why}; the API \
              server refuses the object"
-        ),
+            ),
+        )
+        .with_object(obj.object_ref())
+        .with_field("metadata.name"),
     )
-    .with_object(obj.object_ref())
-    .with_field("metadata.name");
-    Some(d)
 }
 
 #[cfg(test)]
