@@ -290,6 +290,9 @@ pub fn check(
             }
             settings::data_volume_templates(spec, &mut found);
             enums::data_volume_templates(spec, &mut found);
+            if let Some(template_spec) = template_spec {
+                enums::empty_as_written(template_spec, AT, &mut found);
+            }
             if let Some(applied) = applied {
                 let mut after = Vec::new();
                 vm_checks(applied, AT, profile, &mut after);
@@ -421,6 +424,7 @@ pub fn check(
                 settings::metadata(meta, "metadata", true, profile, &mut found);
             }
             if let Some(spec @ Value::Object(_)) = obj.value.get("spec") {
+                enums::empty_as_written(spec, "spec", &mut found);
                 let namespace = obj.effective_namespace();
                 let vmi = crate::kubevirt::vmi::vmi_for(obj)
                     .map(|vmi| start::mutated(vmi, namespace, presets, profile));

@@ -3,9 +3,11 @@
 //! which the VM and VMI webhooks check the object against before anything else. The custom
 //! resource definitions leave them out, so the API server stores any string there.
 //!
-//! KubeVirt's mutating webhooks write the spec back as Go serializes it first: an empty string
-//! in a field Go leaves out when empty (`omitempty`) is gone by then, one in a pointer or a list
-//! item is not. The schema check names a field without list indices
+//! The VM and VMI mutating webhooks check the object as the API server hands it over, as
+//! written, so they refuse an empty string wherever it is. An object KubeVirt's own controllers
+//! create (the VMI a VM starts, a pool's VMs) went through Go first, which leaves an empty
+//! string out of a field it omits when empty (`omitempty`), but not out of a pointer or a list
+//! item. The schema check names a field without list indices
 //! (`spec.template.spec.tolerations.effect`); the findings keep them.
 
 use serde_json::Value;
@@ -78,6 +80,17 @@ fn items<'a>(v: &'a Value, key: &str) -> impl Iterator<Item = (usize, &'a Value)
 /// constraints' inclusion policies and probes' schemes.
 pub(super) fn check(spec: &Value, at: &str, found: &mut Found) {
     check_as(spec, at, false, found);
+}
+
+/// What [`check`] leaves to the object as written: the empty strings Go would leave out, which
+/// KubeVirt's mutating webhooks refuse in a VM's template or a VMI written by hand, before any
+/// other check. The other values of these fields are [`check`]'s, on the spec as validated.
+pub(super) fn empty_as_written(spec: &Value, at: &str, found: &mut Found) {
+    let mut written = Vec::new();
+    check_as(spec, at, true, &mut written);
+    let mut back = Vec::new();
+    check_as(spec, at, false, &mut back);
+    found.extend(written.into_iter().filter(|f| !back.contains(f)));
 }
 
 /// [`check`], of a spec as written (`raw`: no mutating webhook wrote it back first, so an
@@ -192,6 +205,37 @@ mod tests {
             found[2].1,
             "spec.tolerations[0].operator in body should be one of [Equal Exists]"
         );
+    }
+
+    #[test]
+    fn a_spec_as_written_adds_only_the_empty_strings_go_would_leave_out() {
+        let spec = json!({
+            "volumes": [
+                {"name": "a", "containerDisk": {"image": "x", "imagePullPolicy": ""}},
+                {"name": "b", "containerDisk": {"image": "x", "imagePullPolicy": "always"}},
+            ],
+            "tolerations": [{"key": "k", "operator": "", "effect": "NoSchedule"}],
+            "topologySpreadConstraints": [{"nodeTaintsPolicy": ""}],
+            "readinessProbe": {"httpGet": {"port": 80, "scheme": ""}},
+        });
+        let mut found = Vec::new();
+        empty_as_written(&spec, "spec", &mut found);
+        // `always` and the pointer's empty string are `check`'s, on the spec as validated.
+        assert_eq!(
+            fields(&found),
+            [
+                "spec.volumes[0].containerDisk.imagePullPolicy",
+                "spec.tolerations[0].operator",
+                "spec.readinessProbe.httpGet.scheme",
+            ]
+        );
+        assert_eq!(
+            found[2].1,
+            "spec.readinessProbe.httpGet.scheme in body should be one of [HTTP HTTPS]"
+        );
+        let mut together = found.clone();
+        check(&spec, "spec", &mut together);
+        assert_eq!(together.len(), 5, "no finding twice: {together:?}");
     }
 
     #[test]
