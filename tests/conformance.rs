@@ -7,8 +7,9 @@
 //! namespace). `oracle/admit/` holds KubeVirt's whole answer to creating a VM, checked against
 //! `validate`'s `KV034` findings ([`check_admit`]); `oracle/pool/` its answers to a
 //! VirtualMachinePool and to the first VM the pool creates ([`check_pool`]); `oracle/rs/` to a
-//! VirtualMachineInstanceReplicaSet and to the VMI it creates ([`check_replica_set`]). Run one
-//! case with
+//! VirtualMachineInstanceReplicaSet and to the VMI it creates ([`check_replica_set`]);
+//! `oracle/presetadmit/` to creating a VirtualMachineInstancePreset ([`check_preset_admit`]).
+//! Run one case with
 //! `cargo test --test conformance -- 0098`.
 
 use std::path::{Path, PathBuf};
@@ -25,7 +26,15 @@ fn main() {
     // kvrender (see its README); their test names start with `oracle::`.
     for (corpus, mode) in ["conformance", "oracle"].into_iter().flat_map(|c| {
         [
-            "expand", "infer", "presets", "validate", "vmi", "admit", "pool", "rs",
+            "expand",
+            "infer",
+            "presets",
+            "validate",
+            "vmi",
+            "admit",
+            "pool",
+            "rs",
+            "presetadmit",
         ]
         .map(|m| (c, m))
     }) {
@@ -108,6 +117,13 @@ fn run_case(mode: &str, case: &Path) -> Result<(), Failed> {
             &input,
         );
         return check_pool(case, &run);
+    }
+    if mode == "presetadmit" {
+        let run = run_kvrender(
+            &["validate", "--no-default-catalog", "--format", "json"],
+            &input,
+        );
+        return check_preset_admit(&read_one(&case.join("presetadmit.yaml")), &run);
     }
     if mode == "rs" {
         let run = run_kvrender(
@@ -1487,6 +1503,55 @@ fn check_admit(
     }
     let causes = admit["causes"].as_array().map(Vec::as_slice).unwrap_or(&[]);
     compare_causes(causes, configured, &ours, &[])
+}
+
+/// What `KV014` adds around KubeVirt's message of a preset its webhook refuses.
+const PRESET_REFUSED: (&str, &str) = (
+    "KubeVirt's preset webhook refuses the preset: ",
+    " (it is never created, so it selects no VirtualMachineInstance",
+);
+
+/// KubeVirt's answer to creating the preset of the input (`presetadmit.yaml`: `allowed`, and the
+/// `causes` of a refusal) against `validate`'s `KV014` findings: one for each cause, with
+/// KubeVirt's message, and none when KubeVirt admits the preset. KubeVirt's disk checks name a
+/// disk by a path of their own (`disks.domain.devices.disks.disk[0]`); kvrender names the disk.
+fn check_preset_admit(answer: &Value, run: &Run) -> Result<(), Failed> {
+    if run.code != 0 && run.code != 1 {
+        return Err(format!("exit {}: {}", run.code, run.stderr).into());
+    }
+    let report: Value = serde_json::from_str(&run.stdout)
+        .map_err(|e| Failed::from(format!("stdout is not JSON: {e}")))?;
+    let mut ours: Vec<String> = report["findings"]
+        .as_array()
+        .ok_or("no `findings` list in the report")?
+        .iter()
+        .filter(|f| f["code"] == "KV014")
+        .map(|f| {
+            let message = f["message"].as_str().unwrap_or("");
+            let message = message.strip_prefix(PRESET_REFUSED.0).unwrap_or(message);
+            match message.rfind(PRESET_REFUSED.1) {
+                Some(at) => message[..at].to_string(),
+                None => message.to_string(),
+            }
+        })
+        .collect();
+    let mut theirs: Vec<String> = answer["causes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["message"].as_str())
+        .map(|m| m.replace("disks.domain.devices.disks.disk[", "disks["))
+        .collect();
+    if answer["allowed"] == true && !theirs.is_empty() {
+        return Err("an admitted preset with causes in presetadmit.yaml".into());
+    }
+    ours.sort();
+    theirs.sort();
+    if ours == theirs {
+        Ok(())
+    } else {
+        Err(format!("KubeVirt {theirs:?}, KV014 {ours:?}").into())
+    }
 }
 
 /// KubeVirt's messages when the VMI defaults refuse the cluster's default interface.

@@ -231,10 +231,18 @@ pub fn apply_presets(
     PresetIndex::new(presets).apply(vmi, namespace)
 }
 
-/// Whether KubeVirt takes `preset` when it is created: one without a `spec.domain` is refused
-/// (`ValidateVMIPresetSpec`), so it never selects a VirtualMachineInstance.
+/// Whether `preset` has the `spec.domain` KubeVirt's preset webhook requires: one without it
+/// never selects a VirtualMachineInstance. `kvrender vmi` applies every preset that has one,
+/// as the given preset corpora do; `validate` also leaves out those [`refusals`] names.
 pub fn is_admitted(preset: &Object) -> bool {
     path::get(&preset.value, &["spec", "domain"]).is_some_and(|d| !d.is_null())
+}
+
+/// Why KubeVirt's preset webhook refuses `preset` when it is created (a field and KubeVirt's
+/// message each), in its order; empty when it takes it.
+pub fn refusals(preset: &Object) -> Vec<(String, String)> {
+    let spec = preset.value.get("spec").unwrap_or(&Value::Null);
+    crate::validate::rules::vm_spec::preset_refusals(spec)
 }
 
 /// The presets of a run, grouped by namespace, in order and with their selectors parsed, so

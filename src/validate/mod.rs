@@ -87,14 +87,15 @@ impl<'a> Context<'a> {
         objects: impl IntoIterator<Item = &'a Object>,
     ) -> Self {
         let objects: Vec<&'a Object> = objects.into_iter().collect();
-        // The presets the cluster creates: with a domain, a valid name and well-typed fields.
+        // The presets the cluster creates: a valid name, well-typed fields, and nothing the
+        // preset webhook refuses (a missing domain among them).
         let presets: Vec<&Object> = objects
             .iter()
             .copied()
             .filter(|o| {
                 o.kind() == Kind::VirtualMachineInstancePreset
-                    && presets::is_admitted(o)
                     && crate::pipeline::preset_diagnostic(o).is_none()
+                    && presets::refusals(o).is_empty()
             })
             .collect();
         Context {
@@ -143,6 +144,7 @@ pub fn check_object(obj: &Object, ctx: &Context<'_>) -> Vec<Diagnostic> {
     rules::unknown_field::check(obj, &mut d);
     rules::wrong_type::check_required(obj, &mut d);
     rules::wrong_type::limits::check(obj, &mut d);
+    preset_refusals(obj, &mut d);
     let admitted = rules::admission::check(obj, ctx, &mut d);
     // The VMI the controller creates of a VM, as `kvrender vmi` builds it.
     let build = || {
@@ -183,6 +185,36 @@ pub fn check_object(obj: &Object, ctx: &Context<'_>) -> Vec<Diagnostic> {
     rules::pool::check(obj, ctx, &mut d);
     rules::replica_set::check(obj, ctx, &mut d);
     d
+}
+
+/// What KubeVirt's VirtualMachineInstancePreset webhook refuses in a well-typed preset (one
+/// of the wrong types is `KV004`'s): `KV014` warnings, like the VM and VMI webhooks' `KV034`.
+fn preset_refusals(obj: &Object, out: &mut Vec<Diagnostic>) {
+    if obj.kind() != Kind::VirtualMachineInstancePreset
+        || crate::pipeline::preset_diagnostic(obj).is_some()
+    {
+        return;
+    }
+    for (field, message) in presets::refusals(obj) {
+        // `kvrender vmi` leaves out a preset without a domain only (see `is_admitted`).
+        let vmi = if presets::is_admitted(obj) {
+            "; `kvrender vmi` applies it as given"
+        } else {
+            ""
+        };
+        out.push(
+            Diagnostic::warning(
+                crate::diagnostic::codes::PRESET,
+                obj.field_origin(&field),
+                format!(
+                    "KubeVirt's preset webhook refuses the preset: {message} (it is never \
+                     created, so it selects no VirtualMachineInstance{vmi})"
+                ),
+            )
+            .with_field(field)
+            .with_object(obj.object_ref()),
+        );
+    }
 }
 
 /// Apply the options and sort into printing order.

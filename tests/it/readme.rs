@@ -28,6 +28,11 @@ const SAMPLES: &[(&str, &[&str], &str)] = &[
     ("kv013", &["expand", "vm.yaml"], "vm.yaml:9: error[KV013]"),
     ("kv014", &["vmi", "vm.yaml"], "vm.yaml:21: warning[KV014]"),
     (
+        "kv014-preset",
+        &["validate", "presets.yaml"],
+        "presets.yaml:14: warning[KV014]",
+    ),
+    (
         "kv034-order",
         &["validate", "vm.yaml"],
         "vm.yaml:31: warning[KV034]",

@@ -638,6 +638,40 @@ pub fn template_refusals(
     found
 }
 
+/// What KubeVirt's VirtualMachineInstancePreset webhook refuses in a preset's `spec`, in its
+/// order: its schema check of the preset as written (a kernel boot container's pull policy, an
+/// empty one too), a preset without a `domain`, then the checks it shares with the VMI webhook
+/// on the domain's disks (names, one target, boot order, bus, PCI address, serial, cache, I/O
+/// and error modes, block sizes) and firmware (boot loader, kernel boot). Each check stops the
+/// webhook at its stage, so a later stage is not judged when an earlier one refuses.
+pub fn preset_refusals(spec: &Value) -> Vec<(String, String)> {
+    const AT: &str = "spec";
+    let mut found = Vec::new();
+    enums::kernel_boot_pull_policy(spec, AT, &mut found);
+    if !found.is_empty() {
+        return found;
+    }
+    let Some(domain) = spec.get("domain").filter(|d| !d.is_null()) else {
+        found.push((format!("{AT}.domain"), "missing domain.".to_string()));
+        return found;
+    };
+    let disks = items(spec, &["domain", "devices", "disks"]);
+    disk_names_and_targets(AT, &disks, &mut found);
+    for (i, disk) in &disks {
+        if path::get(disk, &["bootOrder"]).and_then(Value::as_u64) == Some(0) {
+            let disk_at = format!("{AT}.domain.devices.disks[{i}]");
+            found.push((
+                format!("{disk_at}.bootOrder"),
+                format!("{disk_at} must have a boot order > 0, if supplied"),
+            ));
+        }
+    }
+    buses(AT, &disks, &mut found);
+    disks::check(AT, &disks, true, &mut found);
+    settings::firmware(domain, AT, &mut found);
+    found
+}
+
 /// What KubeVirt's VirtualMachineInstanceReplicaSet webhook refuses in the VMI template at
 /// `root` of a replica set, as written: the VMI webhook's checks of a VMI's spec, without the
 /// presets and defaults the VMI webhook applies before them, and of the template's annotations;
@@ -817,18 +851,9 @@ fn name(item: &Value) -> &str {
 /// The most pairs of same-named disks listed one by one; the rest are counted in one finding.
 const MOST_PAIRS_LISTED: usize = 1000;
 
-fn instance_spec(spec: &Value, at: &str, written: Written, found: &mut Vec<(String, String)>) {
-    let disks = items(spec, &["domain", "devices", "disks"]);
-    let volumes = items(spec, &["volumes"]);
-    let interfaces = items(spec, &["domain", "devices", "interfaces"]);
-    let networks = items(spec, &["networks"]);
+/// No two disks of the spec at `at` share a name, and each has at most one target.
+fn disk_names_and_targets(at: &str, disks: &[(usize, &Value)], found: &mut Vec<(String, String)>) {
     let disk_at = |i: usize| format!("{at}.domain.devices.disks[{i}]");
-    let volume_at = |i: usize| format!("{at}.volumes[{i}]");
-    let iface_at = |i: usize| format!("{at}.domain.devices.interfaces[{i}]");
-    let network_at = |i: usize| format!("{at}.networks[{i}]");
-
-    // Disks: unique names, one target, a volume of their name.
-    let volume_names: HashSet<&str> = volumes.iter().map(|(_, v)| name(v)).collect();
     // KubeVirt names every earlier disk of the same name; found through the disks of each
     // name, so that thousands of distinct names are not compared with each other. n disks of
     // one name make n(n-1)/2 pairs: past the first thousand, the rest are counted, not
@@ -837,7 +862,7 @@ fn instance_spec(spec: &Value, at: &str, written: Written, found: &mut Vec<(Stri
     let mut pairs_unlisted = 0usize;
     let mut first_unlisted = None;
     let mut pairs_listed = 0usize;
-    for (i, disk) in &disks {
+    for (i, disk) in disks {
         let earlier = same_name.entry(name(disk)).or_default();
         let listed = earlier.len().min(MOST_PAIRS_LISTED - pairs_listed);
         if listed < earlier.len() {
@@ -867,6 +892,33 @@ fn instance_spec(spec: &Value, at: &str, written: Written, found: &mut Vec<(Stri
                 format!("{} can only have a single target type defined", disk_at(*i)),
             ));
         }
+    }
+    if let Some(i) = first_unlisted {
+        found.push((
+            format!("{}.name", disk_at(i)),
+            format!(
+                "and {pairs_unlisted} more pairs of disks with the same Name, from {} on (KubeVirt \
+                 names each pair; the first {MOST_PAIRS_LISTED} are listed)",
+                disk_at(i)
+            ),
+        ));
+    }
+}
+
+fn instance_spec(spec: &Value, at: &str, written: Written, found: &mut Vec<(String, String)>) {
+    let disks = items(spec, &["domain", "devices", "disks"]);
+    let volumes = items(spec, &["volumes"]);
+    let interfaces = items(spec, &["domain", "devices", "interfaces"]);
+    let networks = items(spec, &["networks"]);
+    let disk_at = |i: usize| format!("{at}.domain.devices.disks[{i}]");
+    let volume_at = |i: usize| format!("{at}.volumes[{i}]");
+    let iface_at = |i: usize| format!("{at}.domain.devices.interfaces[{i}]");
+    let network_at = |i: usize| format!("{at}.networks[{i}]");
+
+    // Disks: unique names, one target, a volume of their name.
+    disk_names_and_targets(at, &disks, found);
+    let volume_names: HashSet<&str> = volumes.iter().map(|(_, v)| name(v)).collect();
+    for (i, disk) in &disks {
         if !volume_names.contains(name(disk)) && !is_set(disk, &["cdrom"]) {
             found.push((
                 format!("{}.name", disk_at(*i)),
@@ -877,17 +929,6 @@ fn instance_spec(spec: &Value, at: &str, written: Written, found: &mut Vec<(Stri
                 ),
             ));
         }
-    }
-
-    if let Some(i) = first_unlisted {
-        found.push((
-            format!("{}.name", disk_at(i)),
-            format!(
-                "and {pairs_unlisted} more pairs of disks with the same Name, from {} on (KubeVirt \
-                 names each pair; the first {MOST_PAIRS_LISTED} are listed)",
-                disk_at(i)
-            ),
-        ));
     }
 
     // Volumes: unique names, exactly one source.
@@ -1646,6 +1687,52 @@ mod tests {
             .filter(|d| !d.message.starts_with("no memory requested"))
             .map(|d| (d.field.unwrap_or_default(), d.message))
             .collect()
+    }
+
+    #[test]
+    fn the_preset_webhook_stops_at_its_schema_then_at_a_missing_domain() {
+        let fields = |found: Vec<(String, String)>| -> Vec<String> {
+            found.into_iter().map(|(f, _)| f).collect()
+        };
+        let kernel =
+            json!({"container": {"image": "k", "kernelPath": "/k", "imagePullPolicy": ""}});
+        // The schema check comes first and is all KubeVirt says then.
+        let spec = json!({"domain": {"firmware": {"kernelBoot": kernel,
+            "bootloader": {"bios": {}, "efi": {}}}}});
+        assert_eq!(
+            fields(preset_refusals(&spec)),
+            ["spec.domain.firmware.kernelBoot.container.imagePullPolicy"]
+        );
+        assert_eq!(
+            preset_refusals(&json!({"selector": {}})),
+            [("spec.domain".to_string(), "missing domain.".to_string())]
+        );
+        assert_eq!(
+            fields(preset_refusals(&json!({"domain": null}))),
+            ["spec.domain"]
+        );
+        // Then the disks and the firmware, as the VMI webhook judges them.
+        let spec = json!({"domain": {
+            "devices": {"disks": [
+                {"name": "a", "bootOrder": 0, "cdrom": {"bus": "virtio"}},
+                {"name": "a", "disk": {}, "lun": {}},
+            ]},
+            "firmware": {"bootloader": {"bios": {}, "efi": {}}},
+        }});
+        assert_eq!(
+            fields(preset_refusals(&spec)),
+            [
+                "spec.domain.devices.disks[1].name",
+                "spec.domain.devices.disks[1]",
+                "spec.domain.devices.disks[0].bootOrder",
+                "spec.domain.devices.disks[0].cdrom.bus",
+                "spec.domain.firmware.bootloader",
+            ]
+        );
+        // Resources, CPU and the rest of a preset's domain are the VMI's to judge.
+        let spec =
+            json!({"domain": {"cpu": {"cores": 0}, "resources": {"requests": {"memory": "1"}}}});
+        assert!(preset_refusals(&spec).is_empty());
     }
 
     #[test]

@@ -139,6 +139,17 @@ pub(super) fn check_as(spec: &Value, at: &str, raw: bool, found: &mut Found) {
     }
 }
 
+/// A kernel boot container's pull policy in the spec at `at`, as written: the one field of a
+/// preset's domain that KubeVirt's schema lists values for.
+pub(super) fn kernel_boot_pull_policy(spec: &Value, at: &str, found: &mut Found) {
+    let kernel = ["domain", "firmware", "kernelBoot", "container"];
+    if let Some(container) = path::get(spec, &kernel) {
+        let field = || format!("{at}.domain.firmware.kernelBoot.container.imagePullPolicy");
+        let policy = container.get("imagePullPolicy");
+        judge(policy, field, &PULL_POLICIES, Empty::Kept, found);
+    }
+}
+
 /// The access and volume modes of a VM's DataVolume templates (`vm_spec` is the VM's spec).
 pub(super) fn data_volume_templates(vm_spec: &Value, found: &mut Found) {
     for (i, template) in items(vm_spec, "dataVolumeTemplates") {

@@ -77,17 +77,7 @@ pub(super) fn check(
     start_strategy(spec, at, found);
     io_threads(domain, at, found);
     probes(spec, at, profile.as_written, found);
-    kernel_boot(domain, at, found);
-    if let Some(bootloader) = path::get(domain, &["firmware", "bootloader"])
-        && is_set(bootloader, &["efi"])
-        && is_set(bootloader, &["bios"])
-    {
-        let field = format!("{at}.domain.firmware.bootloader");
-        found.push((
-            field.clone(),
-            format!("{field} has both EFI and BIOS configured, but they are mutually exclusive."),
-        ));
-    }
+    firmware(domain, at, found);
     gated_devices(domain, at, profile, found);
     virtiofs_storage(spec, devices, at, profile, found);
     if is_set(devices, &["downwardMetrics"]) && off(profile, "DownwardMetrics", GateState::Alpha) {
@@ -245,6 +235,22 @@ fn probes(spec: &Value, at: &str, as_written: bool, found: &mut Found) {
             }
         }
     }
+}
+
+/// The firmware of the domain: a boot loader that is not both EFI and BIOS, and a kernel boot
+/// (KubeVirt's `validateFirmware`, which its preset webhook runs too).
+pub(super) fn firmware(domain: &Value, at: &str, found: &mut Found) {
+    if let Some(bootloader) = path::get(domain, &["firmware", "bootloader"])
+        && is_set(bootloader, &["efi"])
+        && is_set(bootloader, &["bios"])
+    {
+        let field = format!("{at}.domain.firmware.bootloader");
+        found.push((
+            field.clone(),
+            format!("{field} has both EFI and BIOS configured, but they are mutually exclusive."),
+        ));
+    }
+    kernel_boot(domain, at, found);
 }
 
 /// A kernel boot from a container names the image and a kernel or an initrd at absolute
