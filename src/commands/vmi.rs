@@ -313,8 +313,11 @@ fn build_one(
         // Printed all the same, as the controller makes it; the cluster does not create it.
         // A VMI document is created by a user, the VMI a VM starts by KubeVirt's controller.
         let by_user = kind == Kind::VirtualMachineInstance;
-        let refusals =
+        let mut refusals =
             crate::validate::rules::vm_spec::vmi_refusals(&vmi, by_user, &inputs.profile);
+        if by_user && let Some(spec) = obj.value.get("spec") {
+            refusals.extend(crate::validate::rules::vm_spec::vmi_document_refusals(spec));
+        }
         for (field, message) in refusals {
             // Pointed at the field in the document the VMI comes from (a VM's template).
             let field = if by_user {

@@ -1,6 +1,6 @@
 //! `kvrender vmi`, `kvrender diff` and `kvrender migrate presets` through the binary.
 
-use crate::common::{kvrender, outcome, snapshot_settings, testdata};
+use crate::common::{kvrender, outcome, run_with_stdin, snapshot_settings, testdata};
 
 #[test]
 fn full_vmi_with_presets_instancetype_and_defaults() {
@@ -904,4 +904,41 @@ spec:
         ) && stderr.contains("no memory requested"),
         "{stderr}"
     );
+}
+
+/// A VirtualMachineInstance document is checked as written by KubeVirt's mutating webhook, so
+/// an empty probe scheme is refused there, though Go would leave it out of the VMI it prints;
+/// a VM's template with the same value is the VM webhook's to refuse, not the VMI's.
+#[test]
+fn an_empty_schema_value_in_a_vmi_document_is_refused_as_written() {
+    let spec = "spec:\n  domain:\n    devices: {}\n    memory: {guest: 1Gi}\n  readinessProbe:\n    \
+                httpGet: {port: 80, scheme: \"\"}\n";
+    let vmi = format!(
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata: {{name: i}}\n{spec}"
+    );
+    let mut cmd = kvrender();
+    cmd.args(["vmi", "--no-default-catalog", "-"]);
+    let out = run_with_stdin(cmd, vmi);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(
+            "-:9: warning[KV034] VirtualMachineInstance/i: spec.readinessProbe.httpGet.scheme: \
+             KubeVirt's VMI webhook refuses this VirtualMachineInstance: \
+             spec.readinessProbe.httpGet.scheme in body should be one of [HTTP HTTPS]"
+        ),
+        "{stderr}"
+    );
+
+    let template = spec.replace('\n', "\n    ");
+    let vm = format!(
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {{name: v}}\nspec:\n  \
+         runStrategy: Always\n  template:\n    {template}"
+    );
+    let mut cmd = kvrender();
+    cmd.args(["vmi", "--no-default-catalog", "-"]);
+    let out = run_with_stdin(cmd, vm);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("KV034"), "{stderr}");
 }

@@ -729,6 +729,17 @@ pub fn vmi_refusals(vmi: &Value, by_user: bool, profile: &ClusterProfile) -> Vec
     found
 }
 
+/// What KubeVirt's VMI mutating webhook refuses in a VirtualMachineInstance document's `spec`
+/// as written, before its presets and defaults are applied: an empty value in a field whose
+/// values its schema lists (the others are [`vmi_refusals`]'s).
+pub fn vmi_document_refusals(spec: &Value) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    if spec.is_object() {
+        enums::empty_as_written(spec, "spec", &mut found);
+    }
+    found
+}
+
 /// Every check of the VMI webhook on the spec at `at` of a VirtualMachineInstance, presets and
 /// defaults applied: those of the VM webhook and those it alone makes (some memory asked for,
 /// what each architecture takes, Hyper-V features).
