@@ -720,11 +720,7 @@ const RS_VMI_NOTE: &str = r#" \(about each VMI the replica set creates from its 
 /// webhook made (`vmi/expected.yaml`) as [`check_presets`] holds it. A refused or idle replica
 /// set has no finding about VMIs.
 fn check_replica_set(case: &Path, run: &Run) -> Result<(), Failed> {
-    if run.code != 0 && run.code != 1 {
-        return Err(format!("exit {}: {}", run.code, run.stderr).into());
-    }
-    let report: Value = serde_json::from_str(&run.stdout)
-        .map_err(|e| Failed::from(format!("stdout is not JSON: {e}")))?;
+    let report = json_report(run)?;
     let note = regex::Regex::new(RS_VMI_NOTE).expect("a pattern");
     let (mut own, mut about_vmis) = (Vec::new(), Vec::new());
     for f in report["findings"]
@@ -893,11 +889,7 @@ const POOL_FIELDS: &[&str] = &[
 /// (`KV035`); those about its VMs, taken back to the VM's fields, to the second as
 /// [`check_admit`] and [`check_validate`] hold a VM's. A refused pool has no finding about VMs.
 fn check_pool(case: &Path, run: &Run) -> Result<(), Failed> {
-    if run.code != 0 && run.code != 1 {
-        return Err(format!("exit {}: {}", run.code, run.stderr).into());
-    }
-    let report: Value = serde_json::from_str(&run.stdout)
-        .map_err(|e| Failed::from(format!("stdout is not JSON: {e}")))?;
+    let report = json_report(run)?;
     let note = regex::Regex::new(POOL_VM_NOTE).expect("a pattern");
     let to_vm = |text: &str| text.replace(POOL_TEMPLATE, "spec.");
     let (mut own, mut about_vms, mut vm_name) = (Vec::new(), Vec::new(), String::new());
@@ -1417,11 +1409,7 @@ fn check_admit(
     configured: bool,
     run: &Run,
 ) -> Result<(), Failed> {
-    if run.code != 0 && run.code != 1 {
-        return Err(format!("exit {}: {}", run.code, run.stderr).into());
-    }
-    let report: Value = serde_json::from_str(&run.stdout)
-        .map_err(|e| Failed::from(format!("stdout is not JSON: {e}")))?;
+    let report = json_report(run)?;
     let (mut folded, mut at_start, mut at_start_maybe) = (Vec::new(), Vec::new(), Vec::new());
     for f in report["findings"]
         .as_array()
@@ -1505,6 +1493,14 @@ fn check_admit(
     compare_causes(causes, configured, &ours, &[])
 }
 
+/// The JSON report of a `validate` run that found what it found (exit code 0 or 1).
+fn json_report(run: &Run) -> Result<Value, Failed> {
+    if run.code != 0 && run.code != 1 {
+        return Err(format!("exit {}: {}", run.code, run.stderr).into());
+    }
+    serde_json::from_str(&run.stdout).map_err(|e| format!("stdout is not JSON: {e}").into())
+}
+
 /// What `KV014` adds around KubeVirt's message of a preset its webhook refuses.
 const PRESET_REFUSED: (&str, &str) = (
     "KubeVirt's preset webhook refuses the preset: ",
@@ -1516,11 +1512,7 @@ const PRESET_REFUSED: (&str, &str) = (
 /// KubeVirt's message, and none when KubeVirt admits the preset. KubeVirt's disk checks name a
 /// disk by a path of their own (`disks.domain.devices.disks.disk[0]`); kvrender names the disk.
 fn check_preset_admit(answer: &Value, run: &Run) -> Result<(), Failed> {
-    if run.code != 0 && run.code != 1 {
-        return Err(format!("exit {}: {}", run.code, run.stderr).into());
-    }
-    let report: Value = serde_json::from_str(&run.stdout)
-        .map_err(|e| Failed::from(format!("stdout is not JSON: {e}")))?;
+    let report = json_report(run)?;
     let mut ours: Vec<String> = report["findings"]
         .as_array()
         .ok_or("no `findings` list in the report")?
@@ -1620,11 +1612,7 @@ fn strip_order_note(message: &str) -> (&str, bool) {
 /// it, as [`check_admit`] holds a VM's: both taken to a VM template's paths, where the field
 /// fixes apply.
 fn check_vmi_admit(answer: &Value, configured: bool, run: &Run) -> Result<(), Failed> {
-    if run.code != 0 && run.code != 1 {
-        return Err(format!("exit {}: {}", run.code, run.stderr).into());
-    }
-    let report: Value = serde_json::from_str(&run.stdout)
-        .map_err(|e| Failed::from(format!("stdout is not JSON: {e}")))?;
+    let report = json_report(run)?;
     // `mutate` is the answer when the mutating webhook already refuses the VMI (its schema
     // check); otherwise `vmi` holds the validating webhook's.
     let before_presets = answer["vmi"].is_null() && answer["mutate"]["allowed"] == false;
