@@ -580,7 +580,7 @@ fn shared_checks(
     if !profile.as_written {
         enums::check(spec, at, found);
     } else if profile.schema_as_written {
-        enums::check_as(spec, at, true, found);
+        enums::check_as(spec, at, enums::Pass::AsWritten, found);
     }
     devices::check(spec, at, profile, found);
     cpu_placement(spec, at, found);

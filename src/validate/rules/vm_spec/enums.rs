@@ -43,6 +43,21 @@ pub(super) enum Empty {
     Dropped,
     /// Kept (a pointer, a list item): the check refuses it like any other value.
     Kept,
+    /// Left out by a write-back that has not happened yet: in a pass over the object as
+    /// written that adds to a pass over it as written back, only the empty string is judged.
+    Only,
+}
+
+/// Which object the check sees.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Pass {
+    /// The object as KubeVirt's mutating webhooks write it back.
+    WrittenBack,
+    /// The object as written, before anything wrote it back.
+    AsWritten,
+    /// What [`Pass::AsWritten`] finds beyond [`Pass::WrittenBack`]: the empty strings of the
+    /// fields Go leaves out when empty.
+    EmptyAsWritten,
 }
 
 /// Whether the string `value` is not one of `allowed`, and then the finding at the field
@@ -58,7 +73,12 @@ pub(super) fn judge(
     let Some(Value::String(given)) = value else {
         return false;
     };
-    if allowed.contains(&given.as_str()) || (given.is_empty() && empty == Empty::Dropped) {
+    let judged = match empty {
+        Empty::Dropped => !given.is_empty(),
+        Empty::Kept => true,
+        Empty::Only => given.is_empty(),
+    };
+    if !judged || allowed.contains(&given.as_str()) {
         return false;
     }
     let field = field();
@@ -79,25 +99,27 @@ fn items<'a>(v: &'a Value, key: &str) -> impl Iterator<Item = (usize, &'a Value)
 /// The enumerated fields of the VMI spec at `at`: pull policies, tolerations, spread
 /// constraints' inclusion policies and probes' schemes.
 pub(super) fn check(spec: &Value, at: &str, found: &mut Found) {
-    check_as(spec, at, false, found);
+    check_as(spec, at, Pass::WrittenBack, found);
 }
 
 /// What [`check`] leaves to the object as written: the empty strings Go would leave out, which
 /// KubeVirt's mutating webhooks refuse in a VM's template or a VMI written by hand, before any
 /// other check. The other values of these fields are [`check`]'s, on the spec as validated.
 pub(super) fn empty_as_written(spec: &Value, at: &str, found: &mut Found) {
-    let mut written = Vec::new();
-    check_as(spec, at, true, &mut written);
-    let mut back = Vec::new();
-    check_as(spec, at, false, &mut back);
-    found.extend(written.into_iter().filter(|f| !back.contains(f)));
+    check_as(spec, at, Pass::EmptyAsWritten, found);
 }
 
-/// [`check`], of a spec as written (`raw`: no mutating webhook wrote it back first, so an
-/// empty string is judged wherever it is) or as KubeVirt's mutating webhooks write it back.
-pub(super) fn check_as(spec: &Value, at: &str, raw: bool, found: &mut Found) {
-    // An empty string of an `omitempty` field is dropped only by a write-back.
-    let dropped = if raw { Empty::Kept } else { Empty::Dropped };
+/// [`check`], in one of the [`Pass`]es: of a spec as written (no mutating webhook wrote it
+/// back first, so an empty string is judged wherever it is), as KubeVirt's mutating webhooks
+/// write it back, or only for what the first finds beyond the second.
+pub(super) fn check_as(spec: &Value, at: &str, pass: Pass, found: &mut Found) {
+    // An empty string of an `omitempty` field is dropped only by a write-back; one of a
+    // pointer is judged in both passes, so not again by the pass that adds to them.
+    let (dropped, kept) = match pass {
+        Pass::WrittenBack => (Empty::Dropped, Some(Empty::Kept)),
+        Pass::AsWritten => (Empty::Kept, Some(Empty::Kept)),
+        Pass::EmptyAsWritten => (Empty::Only, None),
+    };
     for (i, volume) in items(spec, "volumes") {
         if let Some(disk) = volume.get("containerDisk") {
             let field = || format!("{at}.volumes[{i}].containerDisk.imagePullPolicy");
@@ -120,15 +142,12 @@ pub(super) fn check_as(spec: &Value, at: &str, raw: bool, found: &mut Found) {
         judge(effect, || field("effect"), &TAINT_EFFECTS, dropped, found);
     }
     for (i, constraint) in items(spec, "topologySpreadConstraints") {
+        let Some(kept) = kept else {
+            break;
+        };
         for key in ["nodeAffinityPolicy", "nodeTaintsPolicy"] {
             let field = || format!("{at}.topologySpreadConstraints[{i}].{key}");
-            judge(
-                constraint.get(key),
-                field,
-                &INCLUSION_POLICIES,
-                Empty::Kept,
-                found,
-            );
+            judge(constraint.get(key), field, &INCLUSION_POLICIES, kept, found);
         }
     }
     for probe in ["livenessProbe", "readinessProbe"] {
