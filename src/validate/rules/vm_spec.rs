@@ -1530,7 +1530,10 @@ fn resources(spec: &Value, at: &str, found: &mut Vec<(String, String)>) {
                 ),
             ));
         }
-        let whole = |q: &Quantity| q.value() <= 0 || q.value() * 1000 == q.milli_value();
+        // Go multiplies as `int64`s, wrapping past 2^63 (`value()` and `milli_value()` wrap
+        // the same way), so a huge request compares as KubeVirt's check compares it.
+        let whole =
+            |q: &Quantity| q.value() <= 0 || q.value().wrapping_mul(1000) == q.milli_value();
         if !whole(req_cpu) {
             found.push((
                 field("requests", "cpu"),
