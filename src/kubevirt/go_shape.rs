@@ -503,9 +503,11 @@ fn civil_from_days(days: i64) -> (i64, i64, i64) {
 }
 
 /// A quantity as Go re-encodes it, where kvrender's spelling would read differently: a
-/// decimal number (not an integer) becomes its canonical string, and a string with blanks
-/// around it loses them (Go trims a quantity before parsing it). Anything else is left alone:
-/// an integer or another string is a spelling of the same amount.
+/// decimal number (not an integer) becomes its canonical string, a string whose amount Go
+/// does not keep (finer than a nano-unit, or a binary amount beyond 2^63 - 1) becomes the
+/// canonical string of the amount Go keeps, and a string with blanks around it loses them (Go
+/// trims a quantity before parsing it). Anything else is left alone: an integer or another
+/// string is a spelling of the same amount.
 pub fn canonical_float_quantity(v: &mut Value) {
     match v {
         Value::Number(n) if n.is_f64() => {
@@ -513,9 +515,12 @@ pub fn canonical_float_quantity(v: &mut Value) {
                 *v = q.to_json();
             }
         }
-        Value::String(s) if s.trim().len() != s.len() => {
+        Value::String(s) => {
             let trimmed = s.trim();
-            if Quantity::parse(trimmed).is_ok() {
+            if let Some(q) = Quantity::changed_by_go(trimmed) {
+                // Not the amount written: what Go keeps, in its canonical form.
+                *s = q.to_string();
+            } else if trimmed.len() != s.len() && Quantity::parse(trimmed).is_ok() {
                 *s = trimmed.to_string();
             }
         }
@@ -540,13 +545,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn quantities_lose_blanks_and_decimal_numbers_as_go_reads_them() {
+    fn quantities_lose_blanks_decimal_numbers_and_amounts_go_does_not_keep() {
         for (given, expected) in [
             (json!(" 1Gi"), json!("1Gi")),
             (json!("2Gi\t"), json!("2Gi")),
             (json!("1024Mi"), json!("1024Mi")),
             (json!(" not a quantity"), json!(" not a quantity")),
             (json!(1.5), json!("1500m")),
+            (json!("1e-30"), json!("1e-9")),
+            (json!(" 0.5n "), json!("1n")),
+            (json!("-0.0000000001"), json!("-1n")),
+            (json!("16Ei"), json!("9223372036854775807")),
+            (
+                json!("123456789012345678901234567890Ki"),
+                json!("9223372036854775807"),
+            ),
+            (json!("1e30"), json!("1e30")),
+            (json!("0.000000001"), json!("0.000000001")),
             (json!(3), json!(3)),
         ] {
             let mut v = given.clone();

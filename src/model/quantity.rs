@@ -93,15 +93,34 @@ impl Quantity {
     /// number (`1`, `1.5`, `.5`, `5.`), and an optional suffix: one of `n u m k M G T P E`,
     /// `Ki Mi Gi Ti Pi Ei`, or an exponent `e<int>` / `E<int>`. No surrounding whitespace.
     pub fn parse(s: &str) -> Result<Quantity, QuantityError> {
+        Quantity::parse_noting_change(s).map(|(q, _)| q)
+    }
+
+    /// The quantity Go reads from `s` when that is not the amount written: Go rounds a
+    /// non-zero amount up (away from zero) to a whole number of nano-units (`1e-30` is `1n`,
+    /// `0.5n` is `1n`) and caps a binary one at 2^63 - 1 (`16Ei` is `9223372036854775807`).
+    /// `None` when `s` does not parse or Go keeps its amount exactly (`1024Mi`, `1e30`).
+    pub fn changed_by_go(s: &str) -> Option<Quantity> {
+        match Quantity::parse_noting_change(s) {
+            Ok((q, true)) => Some(q),
+            _ => None,
+        }
+    }
+
+    /// [`Quantity::parse`], and whether Go's amount differs from the amount written.
+    fn parse_noting_change(s: &str) -> Result<(Quantity, bool), QuantityError> {
         if s.is_empty() {
             return Err(QuantityError);
         }
         if s == "0" {
-            return Ok(Quantity {
-                amount: Amount::Int { value: 0, scale: 0 },
-                cached: Some(s.to_owned()),
-                format: Format::DecimalSi,
-            });
+            return Ok((
+                Quantity {
+                    amount: Amount::Int { value: 0, scale: 0 },
+                    cached: Some(s.to_owned()),
+                    format: Format::DecimalSi,
+                },
+                false,
+            ));
         }
         let parts = split(s)?;
         let (base, exponent, format) = interpret_suffix(parts.suffix)?;
@@ -143,14 +162,17 @@ impl Quantity {
                             scale % 3 == 0 && !shifted.ends_with("000") && !shifted.starts_with('0')
                         }
                     };
-                    return Ok(Quantity {
-                        amount: Amount::Int {
-                            value: result,
-                            scale,
+                    return Ok((
+                        Quantity {
+                            amount: Amount::Int {
+                                value: result,
+                                scale,
+                            },
+                            cached: canonical.then(|| s.to_owned()),
+                            format,
                         },
-                        cached: canonical.then(|| s.to_owned()),
-                        format,
-                    });
+                        false,
+                    ));
                 }
             }
         }
@@ -179,29 +201,36 @@ impl Quantity {
             mag,
             scale: dscale,
         };
+        let mut changed = false;
         if !amount.mag.is_empty() {
             let grow = 9i64 - i64::from(amount.scale);
             if grow > 0 && amount.mag.len() as i64 + grow > MAX_DIGITS as i64 {
                 return Err(QuantityError);
             }
-            amount = amount.round_up(9).0;
+            let (rounded, exact) = amount.round_up(9);
+            amount = rounded;
+            changed = !exact;
         }
         let mut format = format;
         if format == Format::BinarySi {
             let max = BigDec::from_int(i64::MAX, 0);
             if amount.cmp_num(&max) == Ordering::Greater {
                 amount = max;
+                changed = true;
             }
             if !amount.mag.is_empty() && amount.cmp_num(&BigDec::from_int(1, 0)) == Ordering::Less {
                 format = Format::DecimalSi;
             }
         }
         amount.neg = negative;
-        Ok(Quantity {
-            amount: Amount::Big(amount),
-            cached: None,
-            format,
-        })
+        Ok((
+            Quantity {
+                amount: Amount::Big(amount),
+                cached: None,
+                format,
+            },
+            changed,
+        ))
     }
 
     /// Reads a quantity from a JSON value the way Go's `Quantity.UnmarshalJSON` reads the JSON
