@@ -26,7 +26,11 @@ pub(super) fn apply(instancetype: &Value, spec: &mut Value) -> Option<Conflict> 
         .and_then(Value::as_i64)
         .unwrap_or(0);
     if overcommit > 0 {
-        let request = overcommitted_request(&guest, overcommit);
+        // From the quantity as written: Go keeps the one it read, and the canonical text read
+        // again is not always the same amount in Go's arithmetic (`-8Ei` is capped at
+        // -(2^63 - 1), whose decimal text Go's `Value()` reads as 1).
+        let written = owned("guest").unwrap_or(&guest);
+        let request = overcommitted_request(written, overcommit);
         if let Some(requests) = domain_map(spec, &["resources", "requests"]) {
             requests.insert("memory".to_string(), Value::from(request));
         }
@@ -102,8 +106,21 @@ pub fn overcommitted_request(guest: &Value, percent: i64) -> String {
     };
     let bytes = guest.value() as f32;
     let keep = 1.0f32 - (percent as f32) / 100.0f32;
-    let request = (bytes * keep) as i64;
+    let request = go_f32_to_i64(bytes * keep);
     Quantity::new(request, guest.format()).to_string()
+}
+
+/// Go's `int64(x)` of a `float32` on amd64, where KubeVirt's webhooks run: the value truncated
+/// toward zero, and -2^63 when it does not fit (a huge product, or NaN) where Rust's `as`
+/// would saturate.
+fn go_f32_to_i64(x: f32) -> i64 {
+    // 2^63 is exact in f32; every f32 below it in magnitude truncates to a fitting integer.
+    const LIMIT: f32 = 9_223_372_036_854_775_808.0;
+    if x.is_nan() || !(-LIMIT..LIMIT).contains(&x) {
+        i64::MIN
+    } else {
+        x as i64
+    }
 }
 
 #[cfg(test)]
@@ -172,8 +189,35 @@ mod tests {
     }
 
     #[test]
+    fn overcommit_starts_from_the_guest_as_written() {
+        // The guest is capped at -(2^63 - 1) and copied as that decimal text; the request is
+        // worked out from the quantity Go read, in the guest's binary format.
+        let it = json!({"memory": {"guest": "-8Ei", "overcommitPercent": 50}});
+        let (c, spec) = run(it, json!({}));
+        assert!(c.is_none());
+        assert_eq!(
+            spec["domain"]["memory"]["guest"],
+            json!("-9223372036854775807")
+        );
+        assert_eq!(
+            spec["domain"]["resources"]["requests"]["memory"],
+            json!("-4Ei")
+        );
+    }
+
+    #[test]
     fn overcommit_uses_single_precision() {
         assert_eq!(overcommitted_request(&json!("128Mi"), 80), "26843544");
+        // Out of range for int64: Go on amd64 gives -2^63, not a saturated value.
+        assert_eq!(
+            overcommitted_request(&json!("-8Ei"), 2_147_483_648),
+            "-9223372036854775808"
+        );
+        assert_eq!(
+            overcommitted_request(&json!("8Ei"), 2_147_483_648),
+            "-9223372036854775808"
+        );
+        assert_eq!(overcommitted_request(&json!("-8Ei"), 50), "-4Ei");
         assert_eq!(overcommitted_request(&json!("1G"), 1), "990M");
         assert_eq!(overcommitted_request(&json!("1Gi"), 100), "0");
         // A pebibyte guest is held as a big decimal; its size in bytes is still exact.
