@@ -821,7 +821,7 @@ fn strings_that_are_not_quantities_are_kv004() {
 /// not checked against it, and its type error is the finding, once, whether it comes from the
 /// inputs or from `--catalog`, in `validate` as in `build`.
 #[test]
-fn a_wrongly_typed_instancetype_a_vm_names_is_reported_once_wherever_it_comes_from() {
+fn a_wrongly_typed_instancetype_a_vm_names_is_reported_once_and_the_vm_told_it_will_not_start() {
     let dir = tempfile::tempdir().unwrap();
     let catalog = dir.path().join("catalog");
     std::fs::create_dir(&catalog).unwrap();
@@ -859,11 +859,23 @@ fn a_wrongly_typed_instancetype_a_vm_names_is_reported_once_wherever_it_comes_fr
         vec![catalog.as_os_str(), vm.as_os_str()],
     ] {
         let found = findings(&args);
-        assert_eq!(found.len(), 1, "{found:#?}");
+        assert_eq!(found.len(), 2, "{found:#?}");
         assert_eq!(found[0]["code"], "KV004");
         assert_eq!(found[0]["field"], "spec.memory.guest");
         assert_eq!(found[0]["line"], 9);
         assert_eq!(found[0]["object"]["name"], "big");
+        // The VM is told why it will not start, at the name it gives.
+        assert_eq!(found[1]["code"], "KV011");
+        assert_eq!(found[1]["severity"], "warning");
+        assert_eq!(found[1]["field"], "spec.instancetype");
+        assert_eq!(found[1]["line"], 8);
+        assert_eq!(found[1]["object"]["name"], "v");
+        let message = found[1]["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("VirtualMachineClusterInstancetype/big (at ")
+                && message.contains("will not start"),
+            "{message}"
+        );
     }
     let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
         .arg("build")

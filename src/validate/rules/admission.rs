@@ -65,6 +65,8 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) -> Admi
     // (the API server refuses it), so nothing KubeVirt would say about the VM can be worked
     // out from it: its own type errors are the findings, the same ones (and so reported once)
     // as when it is among the checked objects, wherever it comes from (`--catalog`).
+    // The VM itself gets a `KV011` warning, as for a name that is not found: the cluster would
+    // not hold the object, so the VM is admitted but does not start.
     if obj.kind() == Kind::VirtualMachine {
         let ill_typed = crate::pipeline::ill_typed_references(obj, ctx.index);
         if !ill_typed.is_empty() {
@@ -80,8 +82,12 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) -> Admi
                             d
                         }),
                 );
+                out.push(refused_reference(obj, referenced));
             }
-            return Admitted::default();
+            return Admitted {
+                applied: None,
+                never_starts: true,
+            };
         }
     }
     let Some(response) = admission::admit(obj, ctx.index, ctx.profile) else {
@@ -390,6 +396,30 @@ fn lookup_finding(obj: &Object, err: &ExpandError) -> Option<Diagnostic> {
             .with_object(obj.object_ref())
             .with_field(field),
     )
+}
+
+/// The `KV011` warning on `vm` for the instancetype or preference `referenced` it names, which
+/// the API server refuses for a field of the wrong type or out of range (reported on
+/// `referenced` itself as `KV004`).
+fn refused_reference(vm: &Object, referenced: &Object) -> Diagnostic {
+    let side = match referenced.kind() {
+        Kind::Instancetype | Kind::ClusterInstancetype => "instancetype",
+        _ => "preference",
+    };
+    let field = format!("spec.{side}");
+    Diagnostic::warning(
+        reference_not_found::RULE.code,
+        vm.field_origin(&format!("{field}.name")),
+        format!(
+            "{} (at {}) is refused by the API server for a field it cannot take (its `KV004` \
+             finding), so the cluster will not hold it; KubeVirt's admission lets the lookup \
+             fail, but the VM will not start until that is fixed",
+            referenced.object_ref(),
+            referenced.origin
+        ),
+    )
+    .with_object(vm.object_ref())
+    .with_field(field)
 }
 
 /// The matcher checks of KubeVirt's VM mutating webhook.

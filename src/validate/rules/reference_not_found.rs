@@ -25,6 +25,6 @@ use crate::validate::Rule;
 pub const RULE: Rule = Rule {
     code: codes::REFERENCE_NOT_FOUND,
     name: "reference-not-found",
-    summary: "An instancetype or preference the VM names exists nowhere (warning; error with --strict); the message names a near match when there is one: the same name in the other scope or another namespace, a name that holds it (what kustomize's `namePrefix` or `nameSuffix` made of it, see \"Name prefixes and suffixes\"), or a name a few edits away.",
+    summary: "An instancetype or preference the VM names exists nowhere, or only as an object the API server refuses (`KV004`) (warning; error with --strict); the message names a near match when there is one: the same name in the other scope or another namespace, a name that holds it (what kustomize's `namePrefix` or `nameSuffix` made of it, see \"Name prefixes and suffixes\"), or a name a few edits away.",
     severity: Severity::Warning,
 };
