@@ -652,6 +652,76 @@ const QUANTITY_FIELDS: &[&[&str]] = &[
     ],
 ];
 
+/// `spec` (a VMI spec, or a VM's template spec) with every quantity written as a string
+/// rewritten in Go's canonical form, where that changes it: what KubeVirt's validating webhooks
+/// read, since the mutating webhook before them sends the object back through Go's JSON
+/// (`-10.5Gi` arrives as `-10752Mi`, which Go's arithmetic reads otherwise). Borrowed when
+/// nothing changes.
+pub fn with_canonical_quantities(spec: &Value) -> std::borrow::Cow<'_, Value> {
+    let mut changed = false;
+    for at in QUANTITY_FIELDS {
+        each_at(spec, at, &mut |v| {
+            if let Value::String(text) = v
+                && let Some(q) = crate::model::quantity::Quantity::from_json(v)
+                && q.to_string() != *text
+            {
+                changed = true;
+            }
+        });
+    }
+    if !changed {
+        return std::borrow::Cow::Borrowed(spec);
+    }
+    let mut owned = spec.clone();
+    for at in QUANTITY_FIELDS {
+        each_at_mut(&mut owned, at, &mut |v| {
+            if v.is_string()
+                && let Some(q) = crate::model::quantity::Quantity::from_json(v)
+            {
+                *v = q.to_json();
+            }
+        });
+    }
+    std::borrow::Cow::Owned(owned)
+}
+
+/// Call `f` on every value at `path` below `v` (`*` is every item of a list or every value of
+/// a mapping).
+fn each_at(v: &Value, path: &[&str], f: &mut impl FnMut(&Value)) {
+    let Some((first, rest)) = path.split_first() else {
+        f(v);
+        return;
+    };
+    match (v, *first) {
+        (Value::Array(items), "*") => items.iter().for_each(|item| each_at(item, rest, f)),
+        (Value::Object(map), "*") => map.values().for_each(|item| each_at(item, rest, f)),
+        (Value::Object(map), key) => {
+            if let Some(next) = map.get(key) {
+                each_at(next, rest, f);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// [`each_at`], mutably.
+fn each_at_mut(v: &mut Value, path: &[&str], f: &mut impl FnMut(&mut Value)) {
+    let Some((first, rest)) = path.split_first() else {
+        f(v);
+        return;
+    };
+    match (v, *first) {
+        (Value::Array(items), "*") => items.iter_mut().for_each(|item| each_at_mut(item, rest, f)),
+        (Value::Object(map), "*") => map.values_mut().for_each(|item| each_at_mut(item, rest, f)),
+        (Value::Object(map), key) => {
+            if let Some(next) = map.get_mut(key) {
+                each_at_mut(next, rest, f);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Set `key` of the mapping `v` to `zero()` when it is missing or `null`.
 pub fn zero_field(v: &mut Value, key: &str, zero: impl Fn() -> Value) {
     let Some(map) = v.as_object_mut() else {
@@ -725,6 +795,28 @@ pub fn remove_volume(spec: &mut Value, name: &str) {
 mod tests {
     use super::*;
     use crate::origin::Origin;
+
+    #[test]
+    fn quantities_are_judged_as_go_sends_them_back() {
+        let canonical = json!({"domain": {"resources": {"requests": {"memory": "1Gi", "cpu": "2"}}},
+            "volumes": [{"name": "v", "emptyDisk": {"capacity": "1Gi"}}]});
+        assert!(matches!(
+            with_canonical_quantities(&canonical),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        let written = json!({"domain": {"resources": {"requests": {"memory": "-10.5Gi"},
+            "limits": {"memory": 1073741824u64, "cpu": "2000m"}},
+            "memory": {"guest": "-8Ei"}},
+            "volumes": [{"name": "v", "emptyDisk": {"capacity": "1024Mi"}}, {"name": "w"}]});
+        let judged = with_canonical_quantities(&written).into_owned();
+        assert_eq!(
+            judged,
+            json!({"domain": {"resources": {"requests": {"memory": "-10752Mi"},
+                "limits": {"memory": 1073741824u64, "cpu": "2"}},
+                "memory": {"guest": "-9223372036854775807"}},
+                "volumes": [{"name": "v", "emptyDisk": {"capacity": "1Gi"}}, {"name": "w"}]})
+        );
+    }
 
     #[test]
     fn null_labels_annotations_and_node_selectors_are_empty_strings() {

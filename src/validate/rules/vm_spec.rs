@@ -183,6 +183,7 @@ use crate::diagnostic::{Diagnostic, Severity, codes};
 use crate::kubevirt::defaults::{self, quantity_at};
 use crate::kubevirt::presets::PresetIndex;
 use crate::kubevirt::profile::ClusterProfile;
+use crate::kubevirt::vmi;
 use crate::model::path::{self, is_set};
 use crate::model::quantity::{Format, Quantity};
 use crate::model::{Kind, Object};
@@ -281,6 +282,11 @@ pub fn check(
                 }
                 _ => None,
             };
+            // The validating webhook reads the quantities as the mutating one sent them back.
+            let canonical_template = template_spec.map(vmi::with_canonical_quantities);
+            let template_spec = canonical_template.as_deref();
+            let canonical_applied = applied.map(vmi::with_canonical_quantities);
+            let applied = canonical_applied.as_deref();
             if let Some(meta) = path::get(spec, &["template", "metadata"]) {
                 settings::metadata(meta, "spec.template.metadata", true, profile, &mut found);
                 if let Some(judged) = applied.or(template_spec) {
@@ -744,6 +750,8 @@ pub fn vmi_document_refusals(spec: &Value) -> Vec<(String, String)> {
 /// defaults applied: those of the VM webhook and those it alone makes (some memory asked for,
 /// what each architecture takes, Hyper-V features).
 fn vmi_checks(spec: &Value, at: &str, profile: &ClusterProfile, found: &mut Vec<(String, String)>) {
+    // The validating webhook reads the quantities as the mutating one sent them back.
+    let spec = &*vmi::with_canonical_quantities(spec);
     shared_checks(spec, at, profile, found);
     // Memory hotplug's own checks are the VM webhook's; this one is shared.
     if profile.hotplug.is_none() {
