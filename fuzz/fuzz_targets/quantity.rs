@@ -27,6 +27,18 @@ fuzz_target!(|data: &[u8]| {
         );
         return;
     };
+    // Go's quirk, kept: the exponent is an `int32`, and printing adds the mantissa's trailing
+    // zeros to it, wrapping at the edge (`384000E-930516503755751425` has the exponent
+    // 2^31 - 1 once wrapped, and prints as `384e-2147483646`), so such a text does not
+    // round-trip by value. Go cannot even read it back: rounding it to nano-units builds a
+    // power of ten with two billion digits.
+    if shown
+        .split_once(['e', 'E'])
+        .and_then(|(_, e)| e.parse::<i64>().ok())
+        .is_some_and(|e| e.abs() > i64::from(i32::MAX) - 64)
+    {
+        return;
+    }
     // Go's quirk, kept: a decimal-SI amount of 10^21 or more has no suffix, and Go prints the
     // mantissa bare (`1000E` prints as `1`), so only smaller amounts round-trip by value.
     if q.format() == Format::DecimalSi && q.as_f64().abs() >= 1e21 {

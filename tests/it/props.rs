@@ -371,6 +371,14 @@ fn quantity_round_trip_edge_cases_found_by_fuzzing() {
     let back = Quantity::parse(&q.to_string()).unwrap();
     assert!(back.eq_value(&q));
     assert_eq!(back.to_string(), "24019752289984k");
+    // Go reads the exponent as an `int32` (this one wraps to 2^31 - 1) and adds the trailing
+    // zeros of the mantissa to it when printing, wrapping again: the text printed is another
+    // amount, which kvrender reads at once (rounded up to a nano-unit) where Go would build a
+    // power of ten with two billion digits.
+    let q = Quantity::parse("384000E-000000930516503755751425").unwrap();
+    assert_eq!(q.to_string(), "384e-2147483646");
+    let back = Quantity::parse(&q.to_string()).unwrap();
+    assert_eq!(back.to_string(), "1e-9");
 }
 
 proptest! {
