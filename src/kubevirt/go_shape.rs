@@ -517,7 +517,9 @@ pub fn canonical_float_quantity(v: &mut Value) {
         }
         Value::String(s) => {
             let trimmed = s.trim();
-            if let Some(q) = Quantity::changed_by_go(trimmed) {
+            if may_change(trimmed)
+                && let Some(q) = Quantity::changed_by_go(trimmed)
+            {
                 // Not the amount written: what Go keeps, in its canonical form.
                 *s = q.to_string();
             } else if trimmed.len() != s.len() && Quantity::parse(trimmed).is_ok() {
@@ -526,6 +528,14 @@ pub fn canonical_float_quantity(v: &mut Value) {
         }
         _ => {}
     }
+}
+
+/// Whether Go could keep another amount than the quantity `s` writes, cheaply over-answered so
+/// that the usual short quantities (`4Gi`, `512Mi`, `100m`) are not parsed here: rounding to a
+/// nano-unit needs a fraction or an exponent (`.`, `e`), and the cap of a binary amount at
+/// 2^63 - 1 an `Ei` suffix or at least six characters (`8192Pi`).
+fn may_change(s: &str) -> bool {
+    s.len() >= 6 || s.ends_with("Ei") || s.bytes().any(|b| matches!(b, b'.' | b'e' | b'E'))
 }
 
 /// A quantity of a resource list (`requests`, `limits`) as Go re-encodes it: `null` reads as
@@ -567,6 +577,20 @@ mod tests {
             let mut v = given.clone();
             canonical_float_quantity(&mut v);
             assert_eq!(v, expected, "{given}");
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 2048, ..Default::default() })]
+
+        /// The quick filter never passes over a quantity whose amount Go changes.
+        #[test]
+        fn the_quick_filter_misses_no_quantity_go_changes(
+            s in "[+-]?[0-9]{1,22}(\\.[0-9]{0,12})?(|n|u|m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei|[eE][+-]?[0-9]{1,2})"
+        ) {
+            if Quantity::changed_by_go(&s).is_some() {
+                proptest::prop_assert!(may_change(&s), "{}", s);
+            }
         }
     }
 
