@@ -35,7 +35,7 @@ fuzz_target!(|data: &[u8]| {
     if shown
         .split_once(['e', 'E'])
         .and_then(|(_, e)| e.parse::<i64>().ok())
-        .is_some_and(|e| e.abs() > i64::from(i32::MAX) - 64)
+        .is_some_and(|e| e.unsigned_abs() > u64::from(i32::MAX.unsigned_abs()) - 64)
     {
         return;
     }
