@@ -12,7 +12,7 @@ use crate::commands::inputs::Inputs;
 use crate::diagnostic::{self, Diagnostic, codes};
 use crate::emit;
 use crate::error::Result;
-use crate::kubevirt::migrate::{KEEP_IN_TEMPLATE, MatcherSuggestion, Unmapped};
+use crate::kubevirt::migrate::{Carrier, KEEP_IN_TEMPLATE, MatcherSuggestion, Unmapped};
 use crate::kubevirt::{expand, migrate};
 use crate::load;
 use crate::model::{Kind, Object};
@@ -300,6 +300,20 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
             );
         }
         for (field, mine, theirs) in &m.overridden {
+            if field.ends_with(".memory.guest") {
+                out.diagnostics.push(at_target(
+                    m,
+                    field,
+                    format!(
+                        "set to {mine} where preset `{}` requests {theirs} of memory: the \
+                         preset only sets the pod's request, so the guest has {mine} today; \
+                         with the instancetype `{}` it would have {theirs}. Adjust the \
+                         instancetype, or give this one an instancetype of its own",
+                        m.preset, m.preset
+                    ),
+                ));
+                continue;
+            }
             out.diagnostics.push(at_target(
                 m,
                 field,
@@ -318,15 +332,27 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
         } else {
             &m.not_applied[..]
         };
-        for (field, skipped) in not_applied {
+        for (field, skipped, carrier) in not_applied {
+            let what = carrier.describe();
+            let (carry, from, own) = match carrier {
+                Carrier::Both => ("carry", "them".to_string(), "objects of its own"),
+                Carrier::Instancetype => (
+                    "carries",
+                    format!("the {what}"),
+                    "an instancetype of its own",
+                ),
+                Carrier::Preference => {
+                    ("carries", format!("the {what}"), "a preference of its own")
+                }
+            };
             out.diagnostics.push(at_target(
                 m,
                 field,
                 format!(
                     "preset `{}` does not reach this today: KubeVirt skips its `{}`, which \
-                     the VirtualMachineInstance sets differently ({}). The instancetype or \
-                     preference `{}` carries it and would apply it: drop it from them, or \
-                     give this one its own",
+                     the VirtualMachineInstance sets differently ({}). The {what} `{}` \
+                     suggested for it {carry} it and would apply it: drop that part from \
+                     {from}, or give this one {own}",
                     m.preset, skipped.field, skipped.detail, m.preset
                 ),
             ));

@@ -67,7 +67,7 @@ pub struct MatcherSuggestion {
     /// preference written for the preset carries them, so migrating changes what runs. Each
     /// is (the field under the target, `spec.template.spec.domain.firmware`, and what KubeVirt
     /// says of it). Only a matcher suggested brings them back.
-    pub not_applied: Vec<(String, SkippedField)>,
+    pub not_applied: Vec<(String, SkippedField, Carrier)>,
     /// The matchers the target already has where the migration wrote an object of the same
     /// kind for the preset: a VM takes one instancetype and one preference, so that object is
     /// not suggested for it. Each is (`spec.instancetype` or `spec.preference`, the name it
@@ -85,6 +85,28 @@ pub struct MatcherSuggestion {
     /// preference has `preferredCPUFeatures`, which KubeVirt writes into the VM's `cpu`, and
     /// neither the VM nor an instancetype provides one (KubeVirt fails on the missing `cpu`).
     pub needs_cpu: bool,
+}
+
+/// Which of the objects suggested for a target carries a part of the preset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Carrier {
+    /// The instancetype.
+    Instancetype,
+    /// The preference.
+    Preference,
+    /// Both.
+    Both,
+}
+
+impl Carrier {
+    /// How a message names it: `instancetype`, `preference`, `instancetype and preference`.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Carrier::Instancetype => "instancetype",
+            Carrier::Preference => "preference",
+            Carrier::Both => "instancetype and preference",
+        }
+    }
 }
 
 impl MatcherSuggestion {
@@ -163,6 +185,7 @@ pub fn migrate_presets(
             owns: converted.instancetype_owns,
             preference_carries: converted.preference_carries,
             cpu_features: converted.cpu_features,
+            cpu_topology: converted.cpu_topology,
         });
     }
 
@@ -227,6 +250,7 @@ pub fn migrate_presets(
                 owns,
                 preference_carries,
                 cpu_features,
+                cpu_topology,
             } = w;
             // A VM takes one instancetype and one preference: its own stay.
             let mut own_matchers = Vec::new();
@@ -268,7 +292,12 @@ pub fn migrate_presets(
                 .iter()
                 .filter_map(|at| {
                     let mine = path::get(domain?, at)?;
-                    let theirs = path::get(preset_domain?, at).filter(|v| !v.is_null())?;
+                    // The instancetype's guest memory is the preset's memory request.
+                    let from: &[&str] = match at {
+                        ["memory", "guest"] => &["resources", "requests", "memory"],
+                        _ => at,
+                    };
+                    let theirs = path::get(preset_domain?, from).filter(|v| !v.is_null())?;
                     (!same_value(mine, theirs)).then(|| (field(at), mine.clone(), theirs.clone()))
                 })
                 .collect();
@@ -299,7 +328,43 @@ pub fn migrate_presets(
                 .map(|at| format!("{prefix}.{}", at.join(".")))
                 .collect();
             let applied_today: Vec<String> = changed.into_iter().map(|at| at.join(".")).collect();
-            // A section with an override of its own is told as that override.
+            // What the objects suggested for this target would apply: the instancetype's fields,
+            // the preference's, and the preference's CPU topology wherever an instancetype (its
+            // own or the suggested one) gives a vCPU count to lay out.
+            let by_instancetype: &[&[&str]] = if instancetype.is_some() { owns } else { &[] };
+            // A preference only fills what the VM leaves unset.
+            let base_domain = path::get(&base, &["spec", "domain"]);
+            let mut by_preference: Vec<&[&str]> = Vec::new();
+            if preference.is_some() {
+                by_preference.extend(
+                    preference_carries
+                        .iter()
+                        .copied()
+                        .filter(|at| preference_fills(base_domain, preset_domain, at)),
+                );
+                // The instancetype's vCPUs are laid out as the preference says, whatever the VM
+                // (one vCPU has one layout).
+                let vcpus: u64 = ["sockets", "cores", "threads"]
+                    .iter()
+                    .map(|axis| {
+                        base_domain
+                            .and_then(|d| path::get(d, &["cpu", axis]))
+                            .and_then(Value::as_u64)
+                            .unwrap_or(1)
+                    })
+                    .fold(1, u64::saturating_mul);
+                if *cpu_topology
+                    && (instancetype.is_some() || (own_instancetype.is_some() && vcpus > 1))
+                {
+                    by_preference.extend([
+                        &["cpu", "sockets"][..],
+                        &["cpu", "cores"],
+                        &["cpu", "threads"],
+                    ]);
+                }
+            }
+            // A section with an override of its own is told as that override; one that neither
+            // suggested object carries stays as it is today.
             let not_applied = skipped
                 .into_iter()
                 .filter_map(|skip| {
@@ -307,7 +372,26 @@ pub fn migrate_presets(
                     let section = at.split('.').next().unwrap_or_default();
                     let under = format!("{prefix}.{section}.");
                     let told = overridden.iter().any(|(f, ..)| f.starts_with(&under));
-                    (!told).then(|| (format!("{prefix}.{at}"), skip))
+                    // KubeVirt tells quantities apart by their spelling too (`1Gi`, `1024Mi`):
+                    // the same amount changes nothing.
+                    let parts: Vec<&str> = at.split('.').collect();
+                    let same = base_domain
+                        .and_then(|d| path::get(d, &parts))
+                        .zip(preset_domain.and_then(|d| path::get(d, &parts)))
+                        .is_some_and(|(mine, theirs)| same_value(mine, theirs));
+                    if same {
+                        return None;
+                    }
+                    let carrier = match (
+                        by_instancetype.iter().any(|c| overlaps(&at, c)),
+                        by_preference.iter().any(|c| overlaps(&at, c)),
+                    ) {
+                        (true, true) => Carrier::Both,
+                        (true, false) => Carrier::Instancetype,
+                        (false, true) => Carrier::Preference,
+                        (false, false) => return None,
+                    };
+                    (!told).then(|| (format!("{prefix}.{at}"), skip, carrier))
                 })
                 .collect();
             result.matchers.push(MatcherSuggestion {
@@ -434,6 +518,69 @@ struct Written<'a> {
     preference_carries: Vec<&'static [&'static str]>,
     /// Whether the preference has `preferredCPUFeatures`.
     cpu_features: bool,
+    /// Whether the preference lays out vCPUs other than the default way (`preferredCPUTopology`
+    /// other than sockets).
+    cpu_topology: bool,
+}
+
+/// Whether a preference carrying the preset's part at `at` (a path of `preference_carries`)
+/// would change a VMI whose domain is `base`, as KubeVirt applies preferences: each one where
+/// the VMI leaves it unset, CPU features and Hyper-V enlightenments one by one, the BIOS serial
+/// inside a BIOS the VM chose, and ACPI always.
+fn preference_fills(base: Option<&Value>, preset: Option<&Value>, at: &[&str]) -> bool {
+    let unset = |at: &[&str]| {
+        base.and_then(|d| path::get(d, at))
+            .is_none_or(Value::is_null)
+    };
+    let from_preset = |at: &[&str]| preset.and_then(|d| path::get(d, at));
+    match at {
+        ["features", "acpi"] => true,
+        ["features", "hyperv"] => {
+            from_preset(at)
+                .and_then(Value::as_object)
+                .is_some_and(|hyperv| {
+                    hyperv
+                        .iter()
+                        .any(|(k, v)| !v.is_null() && unset(&["features", "hyperv", k]))
+                })
+        }
+        ["cpu", "features"] => {
+            let name = |f: &Value| f.get("name").and_then(Value::as_str).map(str::to_string);
+            let have: Vec<String> = base
+                .and_then(|d| path::get(d, at))
+                .and_then(Value::as_array)
+                .map(|fs| fs.iter().filter_map(name).collect())
+                .unwrap_or_default();
+            from_preset(at)
+                .and_then(Value::as_array)
+                .is_some_and(|fs| fs.iter().filter_map(name).any(|n| !have.contains(&n)))
+        }
+        ["clock", "utc" | "timezone"] => unset(&["clock", "utc"]) && unset(&["clock", "timezone"]),
+        ["firmware", "bootloader"] => {
+            let chosen = !unset(&["firmware", "bootloader", "bios"])
+                || !unset(&["firmware", "bootloader", "efi"]);
+            // The serial reaches a BIOS the VM chose itself.
+            let serial = from_preset(&["firmware", "bootloader", "bios", "useSerial"])
+                .is_some_and(|v| !v.is_null())
+                && !unset(&["firmware", "bootloader", "bios"])
+                && unset(&["firmware", "bootloader", "bios", "useSerial"]);
+            !chosen || serial
+        }
+        _ => unset(at),
+    }
+}
+
+/// Whether a part of a preset KubeVirt skips, as [`SkippedField::domain_path`] names it
+/// (`cpu`, `clock.clockoffset`, `resources.requests.memory`), and a domain path a migrated
+/// object carries (`cpu.sockets`, `clock.utc`) meet: one lies under the other. KubeVirt
+/// merges a clock's `utc` and `timezone` as one offset.
+fn overlaps(skipped: &str, carried: &[&str]) -> bool {
+    let skipped: Vec<&str> = skipped.split('.').collect();
+    let carried: Vec<&str> = match carried {
+        ["clock", "utc" | "timezone"] => vec!["clock", "clockoffset"],
+        other => other.to_vec(),
+    };
+    skipped.iter().zip(&carried).all(|(a, b)| a == b)
 }
 
 /// The paths under `before` and `after` (two VMI domains) where they differ, leaf by leaf: a
@@ -492,6 +639,9 @@ struct Converted {
     preference_carries: Vec<&'static [&'static str]>,
     /// Whether the preference has `preferredCPUFeatures`.
     cpu_features: bool,
+    /// Whether the preference lays out vCPUs other than the default way (`preferredCPUTopology`
+    /// other than sockets).
+    cpu_topology: bool,
     unmapped: Vec<Unmapped>,
 }
 
@@ -840,15 +990,23 @@ fn convert(preset: &Object) -> Converted {
         None
     };
     let preference = (!pref.is_empty()).then_some(pref);
-    let cpu_features = preference.as_ref().is_some_and(|p| {
-        path::get(&Value::Object(p.clone()), &["cpu", "preferredCPUFeatures"]).is_some()
-    });
+    let preference_cpu = |key: &str| {
+        preference
+            .as_ref()
+            .and_then(|p| p.field("cpu"))
+            .and_then(|cpu| cpu.get(key))
+    };
+    let cpu_features = preference_cpu("preferredCPUFeatures").is_some();
+    // Sockets is how KubeVirt lays out an instancetype's vCPUs when no preference says.
+    let cpu_topology = preference_cpu("preferredCPUTopology")
+        .is_some_and(|t| !matches!(t.as_str(), Some("sockets" | "preferSockets")));
     Converted {
         instancetype,
         preference,
         instancetype_owns: owns,
         preference_carries: carries,
         cpu_features,
+        cpu_topology,
         unmapped,
     }
 }
@@ -1088,7 +1246,7 @@ mod tests {
             r.matchers[0]
                 .not_applied
                 .iter()
-                .map(|(_, s)| s.field.clone())
+                .map(|(_, s, _)| s.field.clone())
                 .collect()
         };
         // A VM's VMI always has a firmware UUID: the preset's firmware never applies. Its cpu
@@ -1099,6 +1257,60 @@ mod tests {
         // A VMI without firmware takes it.
         let r = migrate_presets(&[preset, target("VirtualMachineInstance", 4)], &|_| None);
         assert!(fields(&r).is_empty(), "{:?}", r.matchers[0]);
+    }
+
+    /// A preference fills a VMI as KubeVirt applies one: where the VMI leaves a part unset,
+    /// ACPI always, Hyper-V enlightenments and CPU features one by one, the clock offset only
+    /// when the VMI has none.
+    #[test]
+    fn a_preference_fills_what_kubevirt_lets_it() {
+        let preset = json!({
+            "features": {"acpi": {}, "apic": {}, "hyperv": {"relaxed": {}, "vapic": {}}},
+            "cpu": {"features": [{"name": "vmx"}, {"name": "pdpe1gb"}]},
+            "clock": {"utc": {}, "timer": {"hpet": {"present": false}}},
+        });
+        let fills = |base: Value, at: &[&str]| preference_fills(Some(&base), Some(&preset), at);
+        let all_set = json!({
+            "features": {"acpi": {"enabled": false}, "apic": {}, "hyperv": {"relaxed": {}, "vapic": {}}},
+            "cpu": {"features": [{"name": "pdpe1gb"}, {"name": "vmx", "policy": "disable"}]},
+            "clock": {"timezone": "UTC", "timer": {}},
+        });
+        assert!(fills(all_set.clone(), &["features", "acpi"]));
+        for at in [
+            &["features", "apic"][..],
+            &["features", "hyperv"],
+            &["cpu", "features"],
+            &["clock", "utc"],
+            &["clock", "timer"],
+        ] {
+            assert!(!fills(all_set.clone(), at), "{at:?}");
+            assert!(fills(json!({}), at), "{at:?}");
+        }
+        let partly = json!({
+            "features": {"hyperv": {"relaxed": {}}},
+            "cpu": {"features": [{"name": "vmx"}]},
+        });
+        assert!(fills(partly.clone(), &["features", "hyperv"]));
+        assert!(fills(partly, &["cpu", "features"]));
+    }
+
+    /// A part KubeVirt skips meets what an object carries when one lies under the other; a
+    /// clock's `utc` and `timezone` are the offset KubeVirt skips as one.
+    #[test]
+    fn a_skipped_part_meets_what_lies_under_it_or_above_it() {
+        assert!(overlaps("cpu", &["cpu", "sockets"]));
+        assert!(overlaps(
+            "resources.requests.memory",
+            &["resources", "requests", "memory"]
+        ));
+        assert!(overlaps("clock.clockoffset", &["clock", "utc"]));
+        assert!(overlaps("clock.clockoffset", &["clock", "timezone"]));
+        assert!(!overlaps("clock.timer", &["clock", "utc"]));
+        assert!(!overlaps(
+            "resources.requests.cpu",
+            &["resources", "requests", "memory"]
+        ));
+        assert!(!overlaps("features", &["firmware", "bootloader"]));
     }
 
     /// The label index finds exactly the presets a pass over every preset of the namespace
@@ -1136,6 +1348,7 @@ mod tests {
                 owns: Vec::new(),
                 preference_carries: Vec::new(),
                 cpu_features: false,
+                cpu_topology: false,
             })
             .collect();
         let parsed: Vec<Option<Selector>> = written

@@ -568,6 +568,148 @@ fn migrate_presets_names_only_what_reaches_the_vm() {
     );
 }
 
+/// The findings of `migrate presets` about one VM, the lines naming it.
+fn migrate_findings_of(stderr: &str, vm: &str) -> Vec<String> {
+    let who = format!("VirtualMachine/{vm}:");
+    stderr
+        .lines()
+        .filter(|l| l.contains("warning[KV014]") && l.contains(&who))
+        .map(str::to_string)
+        .collect()
+}
+
+/// A part of a preset KubeVirt skips for a VM today is a warning only where following the
+/// advice would change it: where an object suggested for that VM carries it and, for a
+/// preference, where the VM leaves it unset (a preference fills only those). A part no
+/// suggested object carries (a CPU request, the preference of a VM that keeps its own), and a
+/// CPU layout with no instancetype to lay out, stay as they run today.
+#[test]
+fn migrate_presets_warns_of_a_skipped_part_only_where_the_advice_changes_it() {
+    let preset = "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
+                  name: p\nspec:\n  selector: {}\n  domain:\n    cpu: {threads: 2}\n    \
+                  resources:\n      requests: {cpu: \"2\"}\n    clock:\n      timer:\n        \
+                  hpet: {present: false}\n    features:\n      apic: {}\n";
+    let vms = [
+        halted_vm(
+            "own-preference",
+            "  preference:\n    name: fedora\n",
+            "\n        features:\n          smm: {}",
+        ),
+        halted_vm(
+            "own-timer",
+            "",
+            "\n        clock:\n          timer:\n            rtc: {}",
+        ),
+        halted_vm(
+            "own-request",
+            "",
+            "\n        resources:\n          requests: {cpu: \"1\"}",
+        ),
+        halted_vm("own-cpu", "", "\n        cpu: {sockets: 2}"),
+        halted_vm(
+            "no-apic",
+            "",
+            "\n        features:\n          kvm: {hidden: true}",
+        ),
+    ];
+    let stderr = migrate_stderr(&format!("{preset}---\n{}", vms.join("---\n")));
+    for quiet in ["own-preference", "own-timer", "own-request", "own-cpu"] {
+        let found = migrate_findings_of(&stderr, quiet);
+        assert!(
+            found
+                .iter()
+                .all(|l| !l.contains("does not reach this today")),
+            "{quiet}: {found:#?}\n{stderr}"
+        );
+    }
+    let found = migrate_findings_of(&stderr, "no-apic");
+    assert!(
+        found.iter().any(|l| l
+            .contains("spec.template.spec.domain.features: preset `p` does not reach this today")
+            && l.contains("The preference `p` suggested for it carries it")),
+        "{found:#?}\n{stderr}"
+    );
+}
+
+/// An instancetype migrated from a preset takes its guest memory from the preset's memory
+/// request. A VM that sets another guest memory runs with its own today (the preset only sets
+/// the pod's request); the advice to remove it would resize the VM, so a warning names both
+/// amounts. The same amount written otherwise (`0.5Gi` for `512Mi`) is no change.
+#[test]
+fn migrate_presets_tells_a_guest_memory_the_instancetype_would_change() {
+    let preset = "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
+                  name: small\nspec:\n  selector: {}\n  domain:\n    cpu: {cores: 2}\n    \
+                  resources:\n      requests: {memory: 512Mi}\n";
+    let vms = [
+        halted_vm("bigger", "", "\n        memory: {guest: 1Gi}"),
+        halted_vm("same", "", "\n        memory: {guest: 0.5Gi}"),
+    ];
+    let stderr = migrate_stderr(&format!("{preset}---\n{}", vms.join("---\n")));
+    let found = migrate_findings_of(&stderr, "bigger");
+    assert!(
+        found.iter().any(|l| l.contains(
+            "spec.template.spec.domain.memory.guest: set to \"1Gi\" where preset `small` \
+             requests \"512Mi\" of memory"
+        )),
+        "{found:#?}\n{stderr}"
+    );
+    assert!(migrate_findings_of(&stderr, "same").is_empty(), "{stderr}");
+    assert!(
+        stderr.contains(
+            "VirtualMachine/same: selected by preset `small`; add:\n    spec:\n      \
+             instancetype:"
+        ),
+        "{stderr}"
+    );
+}
+
+/// KubeVirt skips a preset's memory request that the VM writes another way (`1024Mi` for
+/// `1Gi`), but the instancetype that replaces the preset gives the same amount: no warning.
+/// The BIOS serial of a preset does reach a VM that chose a BIOS itself through the
+/// preference, which fills the serial in, so that VM is told; one that chose EFI is not.
+#[test]
+fn migrate_presets_compares_amounts_and_the_bios_serial_as_kubevirt_applies_them() {
+    let preset = "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
+                  name: p\nspec:\n  selector: {}\n  domain:\n    cpu: {cores: 2}\n    \
+                  resources:\n      requests: {memory: 1Gi}\n    firmware:\n      \
+                  bootloader:\n        bios: {useSerial: true}\n";
+    let vms = [
+        halted_vm(
+            "spelled",
+            "",
+            "\n        resources:\n          requests: {memory: 1024Mi}",
+        ),
+        halted_vm(
+            "bios",
+            "",
+            "\n        firmware:\n          bootloader:\n            bios: {}",
+        ),
+        halted_vm(
+            "efi",
+            "",
+            "\n        firmware:\n          bootloader:\n            efi: {}",
+        ),
+    ];
+    let stderr = migrate_stderr(&format!("{preset}---\n{}", vms.join("---\n")));
+    assert!(
+        migrate_findings_of(&stderr, "spelled")
+            .iter()
+            .all(|l| !l.contains("resources.requests.memory")),
+        "{stderr}"
+    );
+    assert!(
+        migrate_findings_of(&stderr, "bios").iter().any(|l| l
+            .contains("spec.template.spec.domain.firmware: preset `p` does not reach this today")),
+        "{stderr}"
+    );
+    assert!(
+        migrate_findings_of(&stderr, "efi")
+            .iter()
+            .all(|l| !l.contains("does not reach this today")),
+        "{stderr}"
+    );
+}
+
 /// A preset with CPU features only becomes a preference with `preferredCPUFeatures`, which
 /// KubeVirt writes into the VM's `domain.cpu`: a VM without one is told to add it, and with the
 /// advice applied the VM passes `validate` (without it, `KV030`).
