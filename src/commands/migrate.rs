@@ -300,6 +300,21 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
             );
         }
         for (field, mine, theirs) in &m.overridden {
+            if field.ends_with(".resources.limits.memory") {
+                out.diagnostics.push(at_target(
+                    m,
+                    field,
+                    format!(
+                        "set to {mine}, which sizes the guest today: preset `{}` requests \
+                         {theirs} of memory, but KubeVirt merges a preset's requests only into \
+                         a VM that has none, so it does not reach this one. With the \
+                         instancetype `{}` the guest would have {theirs}. Adjust the \
+                         instancetype, or give this one an instancetype of its own",
+                        m.preset, m.preset
+                    ),
+                ));
+                continue;
+            }
             if field.ends_with(".memory.guest") {
                 out.diagnostics.push(at_target(
                     m,

@@ -288,13 +288,36 @@ pub fn migrate_presets(
             };
             let field = |at: &[&str]| format!("{prefix}.{}", at.join("."));
             let preset_domain = path::get(&preset.value, &["spec", "domain"]);
+            // What the preset does to this target today, alone.
+            let mut trial = base.clone();
+            let skipped =
+                presets::apply_presets(&mut trial, target.effective_namespace(), &[preset])
+                    .map(|outcome| outcome.skipped)
+                    .unwrap_or_default();
             let overridden: Vec<(String, Value, Value)> = set
                 .iter()
                 .filter_map(|at| {
                     let mine = path::get(domain?, at)?;
-                    // The instancetype's guest memory is the preset's memory request.
+                    // The instancetype's guest memory is the preset's memory request. It
+                    // replaces the VM's memory limit where that sizes the guest today: nothing
+                    // else does (KubeVirt merges a preset's requests only into a VMI that has
+                    // none).
                     let from: &[&str] = match at {
                         ["memory", "guest"] => &["resources", "requests", "memory"],
+                        ["resources", "limits", "memory"] => {
+                            let today = path::get(&trial, &["spec", "domain"]);
+                            let sized = |at: &[&str]| {
+                                today
+                                    .and_then(|d| path::get(d, at))
+                                    .is_some_and(|v| !v.is_null())
+                            };
+                            if sized(&["memory", "guest"])
+                                || sized(&["resources", "requests", "memory"])
+                            {
+                                return None;
+                            }
+                            &["resources", "requests", "memory"]
+                        }
                         _ => at,
                     };
                     let theirs = path::get(preset_domain?, from).filter(|v| !v.is_null())?;
@@ -302,12 +325,6 @@ pub fn migrate_presets(
                 })
                 .collect();
             let remove_fields = set.iter().map(|at| field(at)).collect();
-            // What the preset does to this target today, alone.
-            let mut trial = base.clone();
-            let skipped =
-                presets::apply_presets(&mut trial, target.effective_namespace(), &[preset])
-                    .map(|outcome| outcome.skipped)
-                    .unwrap_or_default();
             // What the preset changes in the VMI today, leaf by leaf (a preset part the VMI
             // already has, or one KubeVirt passes over, changes nothing).
             let mut changed = Vec::new();
@@ -526,7 +543,8 @@ struct Written<'a> {
 /// Whether a preference carrying the preset's part at `at` (a path of `preference_carries`)
 /// would change a VMI whose domain is `base`, as KubeVirt applies preferences: each one where
 /// the VMI leaves it unset, CPU features and Hyper-V enlightenments one by one, the BIOS serial
-/// inside a BIOS the VM chose, and ACPI always.
+/// inside a BIOS the VM chose, and ACPI always (which changes something only where the two
+/// disagree on whether it is on).
 fn preference_fills(base: Option<&Value>, preset: Option<&Value>, at: &[&str]) -> bool {
     let unset = |at: &[&str]| {
         base.and_then(|d| path::get(d, at))
@@ -534,7 +552,15 @@ fn preference_fills(base: Option<&Value>, preset: Option<&Value>, at: &[&str]) -
     };
     let from_preset = |at: &[&str]| preset.and_then(|d| path::get(d, at));
     match at {
-        ["features", "acpi"] => true,
+        // Taken whatever the VMI has; ACPI is on unless a VMI turns it off.
+        ["features", "acpi"] => {
+            let enabled = |acpi: Option<&Value>| {
+                acpi.and_then(|a| a.get("enabled"))
+                    .and_then(Value::as_bool)
+                    .unwrap_or(true)
+            };
+            enabled(from_preset(at)) != enabled(base.and_then(|d| path::get(d, at)))
+        }
         ["features", "hyperv"] => {
             from_preset(at)
                 .and_then(Value::as_object)
@@ -1260,7 +1286,7 @@ mod tests {
     }
 
     /// A preference fills a VMI as KubeVirt applies one: where the VMI leaves a part unset,
-    /// ACPI always, Hyper-V enlightenments and CPU features one by one, the clock offset only
+    /// ACPI always (a change only where one turns it off), Hyper-V enlightenments and CPU features one by one, the clock offset only
     /// when the VMI has none.
     #[test]
     fn a_preference_fills_what_kubevirt_lets_it() {
@@ -1276,6 +1302,10 @@ mod tests {
             "clock": {"timezone": "UTC", "timer": {}},
         });
         assert!(fills(all_set.clone(), &["features", "acpi"]));
+        assert!(!fills(
+            json!({"features": {"acpi": {"enabled": true}}}),
+            &["features", "acpi"]
+        ));
         for at in [
             &["features", "apic"][..],
             &["features", "hyperv"],

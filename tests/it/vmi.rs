@@ -634,7 +634,8 @@ fn migrate_presets_warns_of_a_skipped_part_only_where_the_advice_changes_it() {
 /// An instancetype migrated from a preset takes its guest memory from the preset's memory
 /// request. A VM that sets another guest memory runs with its own today (the preset only sets
 /// the pod's request); the advice to remove it would resize the VM, so a warning names both
-/// amounts. The same amount written otherwise (`0.5Gi` for `512Mi`) is no change.
+/// amounts. The same amount written otherwise (`0.5Gi` for `512Mi`) is no change. So is a
+/// memory limit that sizes the guest because the preset's request does not reach the VM.
 #[test]
 fn migrate_presets_tells_a_guest_memory_the_instancetype_would_change() {
     let preset = "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
@@ -643,8 +644,36 @@ fn migrate_presets_tells_a_guest_memory_the_instancetype_would_change() {
     let vms = [
         halted_vm("bigger", "", "\n        memory: {guest: 1Gi}"),
         halted_vm("same", "", "\n        memory: {guest: 0.5Gi}"),
+        halted_vm(
+            "limited",
+            "",
+            "\n        resources:\n          requests: {cpu: 100m}\n          \
+             limits: {memory: 2Gi}",
+        ),
+        halted_vm(
+            "limit-only",
+            "",
+            "\n        resources:\n          limits: {memory: 2Gi}",
+        ),
     ];
     let stderr = migrate_stderr(&format!("{preset}---\n{}", vms.join("---\n")));
+    // Requests of its own keep the preset's from a VM: its memory limit sizes the guest today.
+    assert!(
+        migrate_findings_of(&stderr, "limited")
+            .iter()
+            .any(|l| l.contains(
+                "spec.template.spec.domain.resources.limits.memory: set to \"2Gi\", which sizes \
+             the guest today: preset `small` requests \"512Mi\" of memory"
+            )),
+        "{stderr}"
+    );
+    // Without, the preset's request reaches it and sizes the guest, as the instancetype will.
+    assert!(
+        migrate_findings_of(&stderr, "limit-only")
+            .iter()
+            .all(|l| !l.contains("memory")),
+        "{stderr}"
+    );
     let found = migrate_findings_of(&stderr, "bigger");
     assert!(
         found.iter().any(|l| l.contains(
