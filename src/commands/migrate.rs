@@ -15,9 +15,10 @@ use crate::error::Result;
 use crate::kubevirt::migrate::{Carrier, KEEP_IN_TEMPLATE, MatcherSuggestion, Unmapped};
 use crate::kubevirt::{expand, migrate};
 use crate::load;
-use crate::model::{Kind, Object};
+use crate::model::{Kind, Object, path};
 use crate::origin::{ObjectRef, Origin};
 use crate::pipeline;
+use crate::validate;
 use crate::validate::rules::duplicate::identity;
 
 /// Run `migrate presets`: the new objects on stdout; on stderr, for every VM or VMI a preset
@@ -78,6 +79,27 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
     };
     let result = migrate::migrate_presets(&admitted, &controller_vm);
     out.diagnostics.extend(unresolved.into_inner());
+    // The cluster after the migration, to check each VM as the advice leaves it: the presets
+    // gone, the migrated objects there.
+    let migrated: Vec<Object> = result
+        .objects
+        .iter()
+        .map(|v| Object::new(v.clone(), Origin::default()))
+        .collect();
+    let after: Vec<&Object> = admitted
+        .iter()
+        .filter(|o| o.kind() != Kind::VirtualMachineInstancePreset)
+        .chain(&migrated)
+        .collect();
+    let index_after = resolution.index_with(after.iter().copied());
+    let before_ctx = validate::Context::new(&index, &resolution.profile, admitted.iter());
+    let after_ctx =
+        validate::Context::new(&index_after, &resolution.profile, after.iter().copied());
+    let preset_named: HashMap<(&str, &str), &Object> = admitted
+        .iter()
+        .filter(|o| o.kind() == Kind::VirtualMachineInstancePreset)
+        .map(|o| ((o.effective_namespace(), o.name()), o))
+        .collect();
     out.diagnostics.extend(refused.into_iter().map(|(_, d)| d));
     out.stdout = emit::yaml_stream(&result.objects);
     out.diagnostics
@@ -299,6 +321,54 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
                 keep.join(", ")
             );
         }
+        // The VM as the advice leaves it, judged as `validate` judges VMs (its VMI as it
+        // starts included): what KubeVirt would refuse in it. Only where one preset selects
+        // it: several are merged by hand.
+        if m.target.kind == "VirtualMachine"
+            && m.also_selected_by().next().is_none()
+            && (m.instancetype.is_some() || m.preference.is_some() || !keep.is_empty())
+            && let Some(vm) = input(&m.target)
+            && let Some(preset) =
+                preset_named.get(&(effective_namespace(&m.target), m.preset.as_str()))
+        {
+            let advised = vm.with_value(advised_vm(&vm.value, m, preset, &keep, needs_cpu));
+            let refusals =
+                |o: &Object, ctx: &validate::Context<'_>| -> Vec<(&'static str, String)> {
+                    validate::check_object(o, ctx)
+                        .into_iter()
+                        .filter(|d| {
+                            d.severity == diagnostic::Severity::Error || d.code == codes::VM_SPEC
+                        })
+                        .map(|d| (d.code, d.message))
+                        .collect()
+                };
+            // A VM KubeVirt refuses today has that to fix first; the advice is judged against
+            // one it admits.
+            let admitted_today = refusals(vm, &before_ctx).is_empty();
+            let refused = if admitted_today {
+                refusals(&advised, &after_ctx)
+            } else {
+                Vec::new()
+            };
+            for (code, message) in refused {
+                let field = if m.instancetype.is_some() {
+                    "spec.instancetype"
+                } else if m.preference.is_some() {
+                    "spec.preference"
+                } else {
+                    "spec.template.spec.domain"
+                };
+                out.diagnostics.push(at_target(
+                    m,
+                    field,
+                    format!(
+                        "KubeVirt admits it today, and would refuse it with the advice for \
+                         preset `{}` followed ({code}): {message}",
+                        m.preset
+                    ),
+                ));
+            }
+        }
         for (field, mine, theirs) in &m.overridden {
             if field.ends_with(".resources.limits.memory") {
                 out.diagnostics.push(at_target(
@@ -393,6 +463,60 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
     diagnostic::sort(&mut out.diagnostics);
     out.exit_from_diagnostics();
     Ok(out)
+}
+
+/// `vm` with the advice of `m` followed: the matchers added, the fields the instancetype owns
+/// removed, the preset's parts `keep` names copied into its template, and an empty `cpu` where
+/// the preference's CPU features need one.
+fn advised_vm(
+    vm: &serde_json::Value,
+    m: &MatcherSuggestion,
+    preset: &Object,
+    keep: &[&str],
+    needs_cpu: bool,
+) -> serde_json::Value {
+    let mut vm = vm.clone();
+    if let Some(it) = &m.instancetype {
+        path::set(&mut vm, &["spec", "instancetype"], it.clone());
+    }
+    if let Some(p) = &m.preference {
+        path::set(&mut vm, &["spec", "preference"], p.clone());
+    }
+    for field in &m.remove_fields {
+        let at: Vec<&str> = field.split('.').collect();
+        path::remove(&mut vm, &at);
+    }
+    let domain = ["spec", "template", "spec", "domain"];
+    for part in keep {
+        // `spec.domain.cpu (sockets/cores/threads)`: the preset's topology.
+        let (field, axes) = match part.split_once(" (") {
+            Some((field, _)) => (field, &["sockets", "cores", "threads"][..]),
+            None => (*part, &[][..]),
+        };
+        let Some(under) = field.strip_prefix("spec.domain.") else {
+            continue;
+        };
+        let at: Vec<&str> = under.split('.').collect();
+        let Some(value) = path::get(&preset.value, &[&["spec", "domain"][..], &at].concat()) else {
+            continue;
+        };
+        if axes.is_empty() {
+            path::set(&mut vm, &[&domain[..], &at].concat(), value.clone());
+        } else {
+            for axis in axes {
+                if let Some(n) = value.get(*axis) {
+                    path::set(&mut vm, &[&domain[..], &at, &[*axis]].concat(), n.clone());
+                }
+            }
+        }
+    }
+    if needs_cpu {
+        let cpu = [&domain[..], &["cpu"]].concat();
+        if path::get(&vm, &cpu).is_none_or(serde_json::Value::is_null) {
+            path::set(&mut vm, &cpu, serde_json::json!({}));
+        }
+    }
+    vm
 }
 
 /// The migrated objects that have the identity of an object among the inputs (a preference

@@ -739,6 +739,74 @@ fn migrate_presets_compares_amounts_and_the_bios_serial_as_kubevirt_applies_them
     );
 }
 
+/// Each VM is judged again as the advice leaves it, against the cluster after the migration
+/// (the presets gone, the migrated objects there): what KubeVirt would refuse in it then and
+/// admits today is a warning. A preset's EFI becomes a preference's: KubeVirt turns Secure
+/// Boot on when EFI does not say, which needs SMM, so a VM that does not enable SMM would be
+/// refused. A memory request copied from the preset into a VM whose preference requires more
+/// is refused by the VM webhook, which never saw the preset's request.
+#[test]
+fn migrate_presets_tells_a_vm_the_advice_would_get_refused() {
+    let efi = "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
+               name: efi\nspec:\n  selector: {}\n  domain:\n    firmware:\n      \
+               bootloader:\n        efi: {}\n";
+    let vms = [
+        halted_vm("plain", "", "\n        memory: {guest: 1Gi}"),
+        halted_vm(
+            "smm",
+            "",
+            "\n        memory: {guest: 1Gi}\n        features:\n          smm: {}",
+        ),
+    ];
+    let stderr = migrate_stderr(&format!("{efi}---\n{}", vms.join("---\n")));
+    assert!(
+        migrate_findings_of(&stderr, "plain")
+            .iter()
+            .any(|l| l.contains(
+                "spec.preference: KubeVirt admits it today, and would refuse it with the advice \
+             for preset `efi` followed (KV034): spec.template.spec.domain has EFI SecureBoot \
+             enabled. SecureBoot requires SMM"
+            )),
+        "{stderr}"
+    );
+    assert!(
+        migrate_findings_of(&stderr, "smm")
+            .iter()
+            .all(|l| !l.contains("would refuse")),
+        "{stderr}"
+    );
+
+    let small = "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
+                 name: small\nspec:\n  selector: {}\n  domain:\n    resources:\n      \
+                 requests: {memory: 512Mi}\n";
+    let vm = halted_vm(
+        "fedora",
+        "  preference:\n    name: fedora\n",
+        "\n        resources:\n          limits: {memory: 4Gi}",
+    );
+    let stderr = migrate_stderr(&format!("{small}---\n{vm}"));
+    assert!(
+        stderr.contains(
+            "and copy into its own spec the preset's spec.domain.resources.requests.memory"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        migrate_findings_of(&stderr, "fedora")
+            .iter()
+            .any(|l| l.contains(
+                "KubeVirt admits it today, and would refuse it with the advice for preset `small` \
+             followed (KV033): failure checking preference requirements: insufficient Memory \
+             resources of 512Mi provided by VirtualMachine"
+            )),
+        "{stderr}"
+    );
+    // Refused today already (no memory at all): that comes first, and is not told here.
+    let vm = halted_vm("bare", "", "");
+    let stderr = migrate_stderr(&format!("{efi}---\n{vm}"));
+    assert!(!stderr.contains("would refuse"), "{stderr}");
+}
+
 /// A preset with CPU features only becomes a preference with `preferredCPUFeatures`, which
 /// KubeVirt writes into the VM's `domain.cpu`: a VM without one is told to add it, and with the
 /// advice applied the VM passes `validate` (without it, `KV030`).
