@@ -223,6 +223,12 @@ pub struct MigrateArgs {
     /// Files or directories, or `-` for stdin.
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
+    /// Also print, after the new objects, every VirtualMachine whose advice changes it, with
+    /// the advice followed: the matchers added, the fields the instancetype owns removed, the
+    /// preset's parts copied into its template. A VM several presets select is left out (a
+    /// warning says so: merge them by hand).
+    #[arg(long)]
+    pub with_vms: bool,
     /// Where the instancetypes and preferences the VMs already name are found, and the
     /// cluster profile: what the presets meet in those VMs today.
     #[command(flatten)]

@@ -156,6 +156,8 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
     // The suggestions of one target share its list of selecting presets; two copies of one
     // VM in the input are two targets of the same name, counted apart.
     let mut shown: Option<(&Arc<[String]>, usize)> = None;
+    // `--with-vms`: the VMs with their advice followed, in the order of the suggestions.
+    let mut rewritten: Vec<serde_json::Value> = Vec::new();
     for m in &result.matchers {
         let count = match shown {
             Some((selected_by, n)) if Arc::ptr_eq(selected_by, &m.selected_by) => n + 1,
@@ -324,14 +326,32 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
         // The VM as the advice leaves it, judged as `validate` judges VMs (its VMI as it
         // starts included): what KubeVirt would refuse in it. Only where one preset selects
         // it: several are merged by hand.
+        let changes = m.instancetype.is_some() || m.preference.is_some() || !keep.is_empty();
+        if args.with_vms
+            && changes
+            && m.target.kind == "VirtualMachine"
+            && m.also_selected_by().next().is_some()
+            && count == 1
+        {
+            out.diagnostics.push(at_target(
+                m,
+                "spec.template.metadata.labels",
+                "not printed with the advice followed (`--with-vms`): several presets select \
+                 it, and a VM takes one instancetype and one preference. Merge them by hand"
+                    .to_string(),
+            ));
+        }
         if m.target.kind == "VirtualMachine"
             && m.also_selected_by().next().is_none()
-            && (m.instancetype.is_some() || m.preference.is_some() || !keep.is_empty())
+            && changes
             && let Some(vm) = input(&m.target)
             && let Some(preset) =
                 preset_named.get(&(effective_namespace(&m.target), m.preset.as_str()))
         {
             let advised = vm.with_value(advised_vm(&vm.value, m, preset, &keep, needs_cpu));
+            if args.with_vms {
+                rewritten.push(advised.value.clone());
+            }
             let refusals =
                 |o: &Object, ctx: &validate::Context<'_>| -> Vec<(&'static str, String)> {
                     validate::check_object(o, ctx)
@@ -459,6 +479,9 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
                     .join(", ")
             );
         }
+    }
+    if !rewritten.is_empty() {
+        out.stdout.push_str(&emit::yaml_stream(&rewritten));
     }
     diagnostic::sort(&mut out.diagnostics);
     out.exit_from_diagnostics();

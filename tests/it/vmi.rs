@@ -1,6 +1,7 @@
 //! `kvrender vmi`, `kvrender diff` and `kvrender migrate presets` through the binary.
 
-use crate::common::{kvrender, outcome, run_with_stdin, snapshot_settings, testdata};
+use crate::common::{describe, kvrender, outcome, run_with_stdin, snapshot_settings, testdata};
+use kvrender::load;
 
 #[test]
 fn full_vmi_with_presets_instancetype_and_defaults() {
@@ -805,6 +806,95 @@ fn migrate_presets_tells_a_vm_the_advice_would_get_refused() {
     let vm = halted_vm("bare", "", "");
     let stderr = migrate_stderr(&format!("{efi}---\n{vm}"));
     assert!(!stderr.contains("would refuse"), "{stderr}");
+}
+
+/// `--with-vms` prints, after the new objects, each VM with its advice followed: the matchers
+/// added, what the instancetype owns removed, the preset's parts no object carries copied into
+/// the template. Applied with the new objects, the VMs pass `validate`, and each starts the
+/// VMI it starts today with the preset. A VM two presets select is left out, with a warning;
+/// one the presets leave alone is not printed.
+#[test]
+fn migrate_presets_with_vms_prints_each_vm_with_its_advice_followed() {
+    let presets = "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
+                   name: web\nspec:\n  selector:\n    matchLabels: {tier: web}\n  domain:\n    \
+                   cpu: {cores: 2}\n    resources:\n      requests: {memory: 1Gi}\n    \
+                   features:\n      smm: {}\n    devices:\n      watchdog:\n        name: w\n        \
+                   i6300esb: {action: poweroff}\n---\n\
+                   apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
+                   name: any\nspec:\n  selector:\n    matchLabels: {also: any}\n  domain:\n    \
+                   clock:\n      utc: {}\n";
+    let vm = |name: &str, labels: &str, domain: &str| {
+        format!(
+            "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: {name}\nspec:\n  \
+             runStrategy: Halted\n  template:\n    metadata:\n      labels: {labels}\n    \
+             spec:\n      domain:\n        devices: {{}}{domain}\n"
+        )
+    };
+    let text = [
+        presets.to_string(),
+        vm("one", "{tier: web}", "\n        cpu: {cores: 2}"),
+        vm("two", "{tier: web, also: any}", ""),
+        vm("none", "{tier: db}", "\n        memory: {guest: 1Gi}"),
+    ]
+    .join("---\n");
+    let out = run_on_text(&["migrate", "presets", "--with-vms"], "all.yaml", &text);
+    assert!(out.status.success(), "{}", describe(&out));
+    let stdout = String::from_utf8(out.stdout.clone()).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let docs = load::parse_text(&std::sync::Arc::from("out"), &stdout).objects;
+    let vms: Vec<&serde_json::Value> = docs
+        .iter()
+        .filter(|o| o.kind_str() == "VirtualMachine")
+        .map(|o| &o.value)
+        .collect();
+    assert_eq!(vms.len(), 1, "{stdout}");
+    let one = vms[0];
+    assert_eq!(one["metadata"]["name"], "one");
+    assert_eq!(one["spec"]["instancetype"]["name"], "web", "{stdout}");
+    assert_eq!(one["spec"]["preference"]["name"], "web", "{stdout}");
+    let domain = &one["spec"]["template"]["spec"]["domain"];
+    assert!(domain["cpu"].get("cores").is_none(), "{stdout}");
+    assert_eq!(
+        domain["devices"]["watchdog"]["i6300esb"]["action"],
+        "poweroff"
+    );
+    assert!(
+        stderr.contains(
+            "VirtualMachine/two: spec.template.metadata.labels: not printed with the advice \
+             followed (`--with-vms`): several presets select it"
+        ),
+        "{stderr}"
+    );
+    // The new objects and the rewritten VM, without the presets: nothing KubeVirt refuses,
+    // and the VMI it starts is the one it starts today.
+    let after = run_on_text(&["validate"], "after.yaml", &stdout);
+    assert!(after.status.success(), "{}", describe(&after));
+    let spec_of = |text: &str, file: &str| {
+        let out = run_on_text(&["vmi"], file, text);
+        assert!(out.status.success(), "{}", describe(&out));
+        let text = String::from_utf8(out.stdout).unwrap();
+        load::parse_text(&std::sync::Arc::from(file), &text)
+            .objects
+            .into_iter()
+            .find(|o| o.name() == "one")
+            .map(|o| o.value["spec"]["domain"].clone())
+            .unwrap()
+    };
+    let (before, after) = (
+        spec_of(&text, "before.yaml"),
+        spec_of(&stdout, "after.yaml"),
+    );
+    for at in ["memory", "features", "devices"] {
+        assert_eq!(before[at], after[at], "{at}");
+    }
+    let vcpus = |d: &serde_json::Value| {
+        ["sockets", "cores", "threads"]
+            .iter()
+            .map(|k| d["cpu"][k].as_u64().unwrap_or(1))
+            .product::<u64>()
+    };
+    assert_eq!(vcpus(&before), 2);
+    assert_eq!(vcpus(&after), 2);
 }
 
 /// A preset with CPU features only becomes a preference with `preferredCPUFeatures`, which
