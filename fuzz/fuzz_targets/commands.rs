@@ -1,5 +1,5 @@
 //! The commands not covered by the other targets, as the binary runs them on a file: `validate`,
-//! `vmi` (both stages), `diff` and `migrate presets`, on any bytes (no embedded catalog, so that
+//! `vmi` (both stages), `diff` and `migrate presets --with-vms`, on any bytes (no embedded catalog, so that
 //! each input is the whole cluster). Each must finish with an outcome or an error, never a
 //! panic.
 #![no_main]
@@ -42,6 +42,13 @@ fuzz_target!(|data: &[u8]| {
     run(&["kvrender", "vmi", "--no-default-catalog", file]);
     run(&["kvrender", "vmi", "--stage", "presets", "--no-default-catalog", file]);
     run(&["kvrender", "diff", "--color", "never", "--no-default-catalog", file]);
-    run(&["kvrender", "migrate", "presets", "--no-default-catalog", file]);
+    run(&[
+        "kvrender",
+        "migrate",
+        "presets",
+        "--with-vms",
+        "--no-default-catalog",
+        file,
+    ]);
     let _ = std::fs::remove_file(path);
 });
