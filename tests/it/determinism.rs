@@ -143,7 +143,8 @@ fn diagnostics_are_identical_with_1_2_and_8_threads() {
 }
 
 /// `vmi` and `diff` build each VMI on its own thread, with presets (some of them in conflict)
-/// whose checks are remembered across VMs, and findings of every kind among them.
+/// whose checks are remembered across VMs, and findings of every kind among them; `migrate
+/// presets` resolves and judges the VMs its presets select.
 #[test]
 fn vmis_and_diffs_are_identical_with_1_2_and_8_threads() {
     let tmp = tempfile::tempdir().unwrap();
@@ -194,6 +195,25 @@ fn vmis_and_diffs_are_identical_with_1_2_and_8_threads() {
             .unwrap_or(0)
     });
     assert_eq!(names, sorted, "VMIs out of input order");
+    // `migrate presets` judges each VM again as its advice leaves it.
+    fs::write(
+        tmp.path().join("presets.yaml"),
+        preset(
+            "e",
+            "    cpu:\n      cores: 2\n    resources:\n      requests:\n        memory: 1Gi\n    \
+             devices:\n      watchdog:\n        name: w\n        i6300esb: {}\n",
+        ),
+    )
+    .unwrap();
+    let out = same_for(&["migrate", "presets", "--with-vms"], tmp.path());
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let printed = kvrender::load::parse_text(&std::sync::Arc::from("stdout"), &stdout);
+    let vms = printed
+        .objects
+        .iter()
+        .filter(|o| o.kind_str() == "VirtualMachine")
+        .count();
+    assert!(vms > 0, "{stdout}");
 }
 
 /// A thread count beyond what any machine can start is a usage error (exit code 2), not an
