@@ -794,7 +794,13 @@ fn convert(preset: &Object) -> Converted {
             }
         }
         for (from, to) in CPU_TO_INSTANCETYPE {
-            if let Some(v) = cpu.field(from).filter(|v| !path::is_zero(Some(v))) {
+            // `realtime` and `numa` are pointers in Go: an empty one is set (`realtime: {}`
+            // turns real time on); the others are values, set when not their zero.
+            let set = |v: &&Value| match from {
+                "realtime" | "numa" => !v.is_null(),
+                _ => !path::is_zero(Some(v)),
+            };
+            if let Some(v) = cpu.field(from).filter(set) {
                 it_cpu.insert(to.into(), v.clone());
                 owns.push(match from {
                     "model" => &["cpu", "model"],
@@ -1494,5 +1500,34 @@ mod tests {
                 .iter()
                 .any(|u| u.field == "spec.domain.cpu (sockets/cores/threads)")
         );
+    }
+
+    /// An empty `realtime` turns real time on (Go keeps a pointer to it), and an empty `numa`
+    /// is set too: both reach the instancetype, which owns them. A `false` or empty model is
+    /// no setting at all.
+    #[test]
+    fn an_empty_realtime_or_numa_is_carried_over() {
+        let preset = obj(json!({
+            "apiVersion": "kubevirt.io/v1",
+            "kind": "VirtualMachineInstancePreset",
+            "metadata": {"name": "p"},
+            "spec": {"selector": {}, "domain": {
+                "cpu": {"cores": 2, "dedicatedCpuPlacement": true, "realtime": {}, "numa": {},
+                        "isolateEmulatorThread": false, "model": ""},
+                "resources": {"requests": {"memory": "1Gi"}},
+            }}
+        }));
+        let r = migrate_presets(&[preset], &|_| None);
+        let it = r
+            .objects
+            .iter()
+            .find(|o| o["kind"] == "VirtualMachineInstancetype")
+            .unwrap();
+        assert_eq!(
+            it["spec"]["cpu"],
+            json!({"guest": 2, "dedicatedCPUPlacement": true, "numa": {}, "realtime": {}}),
+            "{it}"
+        );
+        assert!(r.unmapped.is_empty(), "{:?}", r.unmapped);
     }
 }
