@@ -349,37 +349,21 @@ pub fn migrate_presets(
             // the preference's, and the preference's CPU topology wherever an instancetype (its
             // own or the suggested one) gives a vCPU count to lay out.
             let by_instancetype: &[&[&str]] = if instancetype.is_some() { owns } else { &[] };
-            // A preference only fills what the VM leaves unset.
             let base_domain = path::get(&base, &["spec", "domain"]);
-            let mut by_preference: Vec<&[&str]> = Vec::new();
-            if preference.is_some() {
-                by_preference.extend(
-                    preference_carries
-                        .iter()
-                        .copied()
-                        .filter(|at| preference_fills(base_domain, preset_domain, at)),
-                );
-                // The instancetype's vCPUs are laid out as the preference says, whatever the VM
-                // (one vCPU has one layout).
-                let vcpus: u64 = ["sockets", "cores", "threads"]
-                    .iter()
-                    .map(|axis| {
-                        base_domain
-                            .and_then(|d| path::get(d, &["cpu", axis]))
-                            .and_then(Value::as_u64)
-                            .unwrap_or(1)
-                    })
-                    .fold(1, u64::saturating_mul);
-                if *cpu_topology
-                    && (instancetype.is_some() || (own_instancetype.is_some() && vcpus > 1))
-                {
-                    by_preference.extend([
-                        &["cpu", "sockets"][..],
-                        &["cpu", "cores"],
-                        &["cpu", "threads"],
-                    ]);
-                }
-            }
+            let by_preference = if preference.is_some() {
+                // The instancetype's vCPUs are laid out as the preference says, whatever the
+                // VM (one vCPU has one layout).
+                let laid_out = instancetype.is_some()
+                    || (own_instancetype.is_some() && vcpus(base_domain) > 1);
+                preference_would_apply(
+                    preference_carries,
+                    base_domain,
+                    preset_domain,
+                    *cpu_topology && laid_out,
+                )
+            } else {
+                Vec::new()
+            };
             // A section with an override of its own is told as that override; one that neither
             // suggested object carries stays as it is today.
             let not_applied = skipped
@@ -538,6 +522,44 @@ struct Written<'a> {
     /// Whether the preference lays out vCPUs other than the default way (`preferredCPUTopology`
     /// other than sockets).
     cpu_topology: bool,
+}
+
+/// The parts a preference carrying `carries` (domain paths of the preset) would change in a
+/// VMI whose domain is `base`: those [`preference_fills`] lets it fill, and the CPU layout when
+/// `lays_out_cpu` (the preference has a layout of its own and an instancetype gives it vCPUs
+/// to lay out).
+fn preference_would_apply<'a>(
+    carries: &[&'a [&'a str]],
+    base: Option<&Value>,
+    preset: Option<&Value>,
+    lays_out_cpu: bool,
+) -> Vec<&'a [&'a str]> {
+    let mut applies: Vec<&[&str]> = carries
+        .iter()
+        .copied()
+        .filter(|at| preference_fills(base, preset, at))
+        .collect();
+    if lays_out_cpu {
+        applies.extend([
+            &["cpu", "sockets"][..],
+            &["cpu", "cores"],
+            &["cpu", "threads"],
+        ]);
+    }
+    applies
+}
+
+/// The vCPUs of a VMI domain: its sockets, cores and threads multiplied, each 1 when unset.
+fn vcpus(domain: Option<&Value>) -> u64 {
+    ["sockets", "cores", "threads"]
+        .iter()
+        .map(|axis| {
+            domain
+                .and_then(|d| path::get(d, &["cpu", axis]))
+                .and_then(Value::as_u64)
+                .unwrap_or(1)
+        })
+        .fold(1, u64::saturating_mul)
 }
 
 /// Whether a preference carrying the preset's part at `at` (a path of `preference_carries`)
