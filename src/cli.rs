@@ -225,8 +225,8 @@ pub struct MigrateArgs {
     pub paths: Vec<PathBuf>,
     /// Also print, after the new objects, every VirtualMachine whose advice changes it, with
     /// the advice followed: the matchers added, the fields the instancetype owns removed, the
-    /// preset's parts copied into its template. A VM several presets select is left out (a
-    /// warning says so: merge them by hand).
+    /// preset's parts copied into its template. A VM several presets select gets the advice of
+    /// all of them when it cannot clash, and is left out otherwise (a warning says so).
     #[arg(long)]
     pub with_vms: bool,
     /// Where the instancetypes and preferences the VMs already name are found, and the

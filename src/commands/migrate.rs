@@ -158,11 +158,109 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
     let mut shown: Option<(&Arc<[String]>, usize)> = None;
     // `--with-vms`: the VMs with their advice followed, in the order of the suggestions.
     let mut rewritten: Vec<serde_json::Value> = Vec::new();
+    // The advice for the VM at hand, one entry per preset that selects it.
+    let mut followed: Vec<Followed<'_>> = Vec::new();
+    // Follow the advice gathered for one VM: judge the VM as it leaves it, and keep it for
+    // `--with-vms`.
+    let mut follow = |followed: &mut Vec<Followed<'_>>, out: &mut Outcome| {
+        let group = std::mem::take(followed);
+        let Some(first) = group.first() else {
+            return;
+        };
+        let m = first.m;
+        let changes = group
+            .iter()
+            .any(|f| f.m.instancetype.is_some() || f.m.preference.is_some() || !f.keep.is_empty());
+        if !changes {
+            return;
+        }
+        let presets: Vec<&Object> = group
+            .iter()
+            .filter_map(|f| {
+                preset_named
+                    .get(&(effective_namespace(&f.m.target), f.m.preset.as_str()))
+                    .copied()
+            })
+            .collect();
+        let Some(vm) = input(&m.target) else {
+            return;
+        };
+        // Several presets' advice is followed together when it cannot clash: one
+        // instancetype and one preference at most, and no part two of them give.
+        let all_shown = group.len() == m.also_selected_by().count() + 1;
+        let count =
+            |carries: fn(&MatcherSuggestion) -> bool| group.iter().filter(|f| carries(f.m)).count();
+        let compatible = presets.len() == group.len()
+            && all_shown
+            && count(|m| m.instancetype.is_some()) <= 1
+            && count(|m| m.preference.is_some()) <= 1
+            && migrate::parts_apart(&presets);
+        if !compatible {
+            if args.with_vms {
+                out.diagnostics.push(at_target(
+                    m,
+                    "spec.template.metadata.labels",
+                    "not printed with the advice followed (`--with-vms`): several presets \
+                     select it, and their advice clashes (two instancetypes or preferences, \
+                     or a part two of them give). Merge them by hand"
+                        .to_string(),
+                ));
+            }
+            return;
+        }
+        let mut value = vm.value.clone();
+        for (f, preset) in group.iter().zip(&presets) {
+            value = advised_vm(&value, f.m, preset, &f.keep, f.needs_cpu);
+        }
+        let advised = vm.with_value(value);
+        // Judged as `validate` judges VMs (the VMI it starts included): what KubeVirt would
+        // refuse in it then. A VM KubeVirt refuses today has that to fix first.
+        let refusals = |o: &Object, ctx: &validate::Context<'_>| -> Vec<(&'static str, String)> {
+            validate::check_object(o, ctx)
+                .into_iter()
+                .filter(|d| d.severity == diagnostic::Severity::Error || d.code == codes::VM_SPEC)
+                .map(|d| (d.code, d.message))
+                .collect()
+        };
+        if refusals(vm, &before_ctx).is_empty() {
+            let names = group
+                .iter()
+                .map(|f| format!("`{}`", f.m.preset))
+                .collect::<Vec<_>>();
+            let which = match names.as_slice() {
+                [one] => format!("preset {one}"),
+                many => format!("presets {}", many.join(" and ")),
+            };
+            let field = if group.iter().any(|f| f.m.instancetype.is_some()) {
+                "spec.instancetype"
+            } else if group.iter().any(|f| f.m.preference.is_some()) {
+                "spec.preference"
+            } else {
+                "spec.template.spec.domain"
+            };
+            for (code, message) in refusals(&advised, &after_ctx) {
+                out.diagnostics.push(at_target(
+                    m,
+                    field,
+                    format!(
+                        "KubeVirt admits it today, and would refuse it with the advice for \
+                         {which} followed ({code}): {message}"
+                    ),
+                ));
+            }
+        }
+        if args.with_vms {
+            rewritten.push(advised.value);
+        }
+    };
     for m in &result.matchers {
         let count = match shown {
             Some((selected_by, n)) if Arc::ptr_eq(selected_by, &m.selected_by) => n + 1,
             _ => 1,
         };
+        if count == 1 {
+            follow(&mut followed, &mut out);
+        }
         shown = Some((&m.selected_by, count));
         if count > SUGGESTIONS_PER_TARGET {
             if count == SUGGESTIONS_PER_TARGET + 1 {
@@ -323,71 +421,13 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
                 keep.join(", ")
             );
         }
-        // The VM as the advice leaves it, judged as `validate` judges VMs (its VMI as it
-        // starts included): what KubeVirt would refuse in it. Only where one preset selects
-        // it: several are merged by hand.
-        let changes = m.instancetype.is_some() || m.preference.is_some() || !keep.is_empty();
-        if args.with_vms
-            && changes
-            && m.target.kind == "VirtualMachine"
-            && m.also_selected_by().next().is_some()
-            && count == 1
-        {
-            out.diagnostics.push(at_target(
+        // The VM as the advice leaves it, once every preset that selects it has had its say.
+        if m.target.kind == "VirtualMachine" {
+            followed.push(Followed {
                 m,
-                "spec.template.metadata.labels",
-                "not printed with the advice followed (`--with-vms`): several presets select \
-                 it, and a VM takes one instancetype and one preference. Merge them by hand"
-                    .to_string(),
-            ));
-        }
-        if m.target.kind == "VirtualMachine"
-            && m.also_selected_by().next().is_none()
-            && changes
-            && let Some(vm) = input(&m.target)
-            && let Some(preset) =
-                preset_named.get(&(effective_namespace(&m.target), m.preset.as_str()))
-        {
-            let advised = vm.with_value(advised_vm(&vm.value, m, preset, &keep, needs_cpu));
-            if args.with_vms {
-                rewritten.push(advised.value.clone());
-            }
-            let refusals =
-                |o: &Object, ctx: &validate::Context<'_>| -> Vec<(&'static str, String)> {
-                    validate::check_object(o, ctx)
-                        .into_iter()
-                        .filter(|d| {
-                            d.severity == diagnostic::Severity::Error || d.code == codes::VM_SPEC
-                        })
-                        .map(|d| (d.code, d.message))
-                        .collect()
-                };
-            // A VM KubeVirt refuses today has that to fix first; the advice is judged against
-            // one it admits.
-            let admitted_today = refusals(vm, &before_ctx).is_empty();
-            let refused = if admitted_today {
-                refusals(&advised, &after_ctx)
-            } else {
-                Vec::new()
-            };
-            for (code, message) in refused {
-                let field = if m.instancetype.is_some() {
-                    "spec.instancetype"
-                } else if m.preference.is_some() {
-                    "spec.preference"
-                } else {
-                    "spec.template.spec.domain"
-                };
-                out.diagnostics.push(at_target(
-                    m,
-                    field,
-                    format!(
-                        "KubeVirt admits it today, and would refuse it with the advice for \
-                         preset `{}` followed ({code}): {message}",
-                        m.preset
-                    ),
-                ));
-            }
+                keep: keep.clone(),
+                needs_cpu,
+            });
         }
         for (field, mine, theirs) in &m.overridden {
             if field.ends_with(".resources.limits.memory") {
@@ -480,12 +520,21 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
             );
         }
     }
+    follow(&mut followed, &mut out);
     if !rewritten.is_empty() {
         out.stdout.push_str(&emit::yaml_stream(&rewritten));
     }
     diagnostic::sort(&mut out.diagnostics);
     out.exit_from_diagnostics();
     Ok(out)
+}
+
+/// The advice for a VM from one preset that selects it: the suggestion, the preset's parts to
+/// copy into the VM, and whether it needs an empty `cpu`.
+struct Followed<'a> {
+    m: &'a MatcherSuggestion,
+    keep: Vec<&'a str>,
+    needs_cpu: bool,
 }
 
 /// `vm` with the advice of `m` followed: the matchers added, the fields the instancetype owns

@@ -733,6 +733,45 @@ const MERGED_PARTS: [&str; 7] = [
     "ioThreadsPolicy",
 ];
 
+/// Whether no two of `presets` give the same part of a VMI, as KubeVirt merges them: each of
+/// [`MERGED_PARTS`] whole, but a request per resource and, of the devices, the watchdog. Their
+/// advice can then be followed together.
+pub fn parts_apart(presets: &[&Object]) -> bool {
+    let mut seen: Vec<String> = Vec::new();
+    for preset in presets {
+        let Some(domain) = path::get(&preset.value, &["spec", "domain"]).and_then(Value::as_object)
+        else {
+            continue;
+        };
+        let mut parts: Vec<String> = Vec::new();
+        for (key, value) in domain {
+            if value.is_null() || !MERGED_PARTS.contains(&key.as_str()) {
+                continue;
+            }
+            match key.as_str() {
+                "resources" => parts.extend(
+                    path::get(value, &["requests"])
+                        .and_then(Value::as_object)
+                        .into_iter()
+                        .flat_map(|requests| requests.keys())
+                        .map(|k| format!("resources.requests.{k}")),
+                ),
+                "devices" => {
+                    if path::get(value, &["watchdog"]).is_some_and(|w| !w.is_null()) {
+                        parts.push("devices.watchdog".into());
+                    }
+                }
+                other => parts.push(other.to_string()),
+            }
+        }
+        if parts.iter().any(|p| seen.contains(p)) {
+            return false;
+        }
+        seen.extend(parts);
+    }
+    true
+}
+
 fn convert(preset: &Object) -> Converted {
     let who = preset.object_ref();
     let mut unmapped = Vec::new();
@@ -1522,6 +1561,50 @@ mod tests {
                 .iter()
                 .any(|u| u.field == "spec.domain.cpu (sockets/cores/threads)")
         );
+    }
+
+    /// Presets give the same part when KubeVirt would merge both into it: a whole CPU, clock,
+    /// firmware or features, a request of one resource, a watchdog. Requests of different
+    /// resources, an empty `devices` and parts KubeVirt never merges (`memory`) stay apart.
+    #[test]
+    fn presets_give_the_same_part_as_kubevirt_merges_them() {
+        let preset = |domain: Value| {
+            obj(json!({
+                "apiVersion": "kubevirt.io/v1",
+                "kind": "VirtualMachineInstancePreset",
+                "metadata": {"name": "p"},
+                "spec": {"selector": {}, "domain": domain}
+            }))
+        };
+        let apart = |a: Value, b: Value| parts_apart(&[&preset(a), &preset(b)]);
+        assert!(apart(
+            json!({"resources": {"requests": {"cpu": "1"}}, "devices": {}, "memory": {"guest": "1Gi"}}),
+            json!({"resources": {"requests": {"memory": "1Gi"}}, "devices": {}, "memory": {"guest": "2Gi"}}),
+        ));
+        assert!(apart(
+            json!({"cpu": {"cores": 2}}),
+            json!({"clock": {"utc": {}}})
+        ));
+        for (a, b) in [
+            (
+                json!({"cpu": {"cores": 2}}),
+                json!({"cpu": {"model": "host-passthrough"}}),
+            ),
+            (
+                json!({"resources": {"requests": {"cpu": "1"}}}),
+                json!({"resources": {"requests": {"cpu": "2"}}}),
+            ),
+            (
+                json!({"devices": {"watchdog": {"name": "w"}}}),
+                json!({"devices": {"watchdog": {"name": "x"}}}),
+            ),
+            (
+                json!({"features": {"acpi": {}}}),
+                json!({"features": {"smm": {}}}),
+            ),
+        ] {
+            assert!(!apart(a.clone(), b.clone()), "{a} {b}");
+        }
     }
 
     /// An empty `realtime` turns real time on (Go keeps a pointer to it), and an empty `numa`

@@ -810,19 +810,31 @@ fn migrate_presets_tells_a_vm_the_advice_would_get_refused() {
 
 /// `--with-vms` prints, after the new objects, each VM with its advice followed: the matchers
 /// added, what the instancetype owns removed, the preset's parts no object carries copied into
-/// the template. Applied with the new objects, the VMs pass `validate`, and each starts the
-/// VMI it starts today with the preset. A VM two presets select is left out, with a warning;
-/// one the presets leave alone is not printed.
+/// the template. A VM two presets select gets the advice of both when it cannot clash (one
+/// gives the matchers, the other a part to copy); one whose presets give the same part is
+/// left out, with a warning; one the presets leave alone is not printed. Applied with the new
+/// objects, the VMs pass `validate`, and each starts the VMI it starts today with the presets.
 #[test]
 fn migrate_presets_with_vms_prints_each_vm_with_its_advice_followed() {
-    let presets = "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
-                   name: web\nspec:\n  selector:\n    matchLabels: {tier: web}\n  domain:\n    \
-                   cpu: {cores: 2}\n    resources:\n      requests: {memory: 1Gi}\n    \
-                   features:\n      smm: {}\n    devices:\n      watchdog:\n        name: w\n        \
-                   i6300esb: {action: poweroff}\n---\n\
-                   apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
-                   name: any\nspec:\n  selector:\n    matchLabels: {also: any}\n  domain:\n    \
-                   clock:\n      utc: {}\n";
+    let preset = |name: &str, selector: &str, domain: &str| {
+        format!(
+            "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
+             name: {name}\nspec:\n  selector:\n    matchLabels: {selector}\n  domain:\n{domain}"
+        )
+    };
+    let presets = [
+        preset(
+            "web",
+            "{tier: web}",
+            "    cpu: {cores: 2}\n    resources:\n      requests: {memory: 1Gi}\n",
+        ),
+        preset(
+            "dog",
+            "{watched: \"yes\"}",
+            "    devices:\n      watchdog:\n        name: w\n        i6300esb: {action: poweroff}\n",
+        ),
+        preset("big", "{size: big}", "    cpu: {cores: 4}\n"),
+    ];
     let vm = |name: &str, labels: &str, domain: &str| {
         format!(
             "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: {name}\nspec:\n  \
@@ -831,9 +843,10 @@ fn migrate_presets_with_vms_prints_each_vm_with_its_advice_followed() {
         )
     };
     let text = [
-        presets.to_string(),
+        presets.join("---\n"),
         vm("one", "{tier: web}", "\n        cpu: {cores: 2}"),
-        vm("two", "{tier: web, also: any}", ""),
+        vm("two", "{tier: web, watched: \"yes\"}", ""),
+        vm("three", "{tier: web, size: big}", ""),
         vm("none", "{tier: db}", "\n        memory: {guest: 1Gi}"),
     ]
     .join("---\n");
@@ -847,54 +860,62 @@ fn migrate_presets_with_vms_prints_each_vm_with_its_advice_followed() {
         .filter(|o| o.kind_str() == "VirtualMachine")
         .map(|o| &o.value)
         .collect();
-    assert_eq!(vms.len(), 1, "{stdout}");
-    let one = vms[0];
-    assert_eq!(one["metadata"]["name"], "one");
+    let names: Vec<&str> = vms
+        .iter()
+        .filter_map(|v| v["metadata"]["name"].as_str())
+        .collect();
+    assert_eq!(names, ["one", "two"], "{stdout}");
+    let (one, two) = (vms[0], vms[1]);
     assert_eq!(one["spec"]["instancetype"]["name"], "web", "{stdout}");
     assert_eq!(one["spec"]["preference"]["name"], "web", "{stdout}");
     let domain = &one["spec"]["template"]["spec"]["domain"];
     assert!(domain["cpu"].get("cores").is_none(), "{stdout}");
+    assert!(domain["devices"].get("watchdog").is_none(), "{stdout}");
+    // Both presets' advice: the matchers of one, the watchdog of the other.
+    assert_eq!(two["spec"]["instancetype"]["name"], "web", "{stdout}");
+    assert_eq!(two["spec"]["preference"]["name"], "web", "{stdout}");
+    let domain = &two["spec"]["template"]["spec"]["domain"];
     assert_eq!(
         domain["devices"]["watchdog"]["i6300esb"]["action"],
         "poweroff"
     );
     assert!(
         stderr.contains(
-            "VirtualMachine/two: spec.template.metadata.labels: not printed with the advice \
-             followed (`--with-vms`): several presets select it"
+            "VirtualMachine/three: spec.template.metadata.labels: not printed with the advice \
+             followed (`--with-vms`): several presets select it, and their advice clashes"
         ),
         "{stderr}"
     );
-    // The new objects and the rewritten VM, without the presets: nothing KubeVirt refuses,
-    // and the VMI it starts is the one it starts today.
+    // The new objects and the rewritten VMs, without the presets: nothing KubeVirt refuses,
+    // and the VMIs they start are the ones they start today.
     let after = run_on_text(&["validate"], "after.yaml", &stdout);
     assert!(after.status.success(), "{}", describe(&after));
-    let spec_of = |text: &str, file: &str| {
+    let domains = |text: &str, file: &str| {
         let out = run_on_text(&["vmi"], file, text);
-        assert!(out.status.success(), "{}", describe(&out));
-        let text = String::from_utf8(out.stdout).unwrap();
-        load::parse_text(&std::sync::Arc::from(file), &text)
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        load::parse_text(&std::sync::Arc::from(file), &stdout)
             .objects
             .into_iter()
-            .find(|o| o.name() == "one")
-            .map(|o| o.value["spec"]["domain"].clone())
-            .unwrap()
+            .map(|o| (o.name().to_string(), o.value["spec"]["domain"].clone()))
+            .collect::<std::collections::BTreeMap<_, _>>()
     };
     let (before, after) = (
-        spec_of(&text, "before.yaml"),
-        spec_of(&stdout, "after.yaml"),
+        domains(&text, "before.yaml"),
+        domains(&stdout, "after.yaml"),
     );
-    for at in ["memory", "features", "devices"] {
-        assert_eq!(before[at], after[at], "{at}");
-    }
     let vcpus = |d: &serde_json::Value| {
         ["sockets", "cores", "threads"]
             .iter()
             .map(|k| d["cpu"][k].as_u64().unwrap_or(1))
             .product::<u64>()
     };
-    assert_eq!(vcpus(&before), 2);
-    assert_eq!(vcpus(&after), 2);
+    for name in ["one", "two"] {
+        let (before, after) = (&before[name], &after[name]);
+        for at in ["memory", "features", "devices", "clock"] {
+            assert_eq!(before[at], after[at], "{name}: {at}");
+        }
+        assert_eq!((vcpus(before), vcpus(after)), (2, 2), "{name}");
+    }
 }
 
 /// A preset with CPU features only becomes a preference with `preferredCPUFeatures`, which
