@@ -733,9 +733,9 @@ const MERGED_PARTS: [&str; 7] = [
     "ioThreadsPolicy",
 ];
 
-/// Whether no two of `presets` give the same part of a VMI, as KubeVirt merges them: each of
-/// [`MERGED_PARTS`] whole, but a request per resource and, of the devices, the watchdog. Their
-/// advice can then be followed together.
+/// Whether no two of `presets` give the same part of a VMI, as KubeVirt merges them: the CPU,
+/// firmware, clock, features and I/O threads policy whole, a request per resource and, of the
+/// devices, the watchdog. Their advice can then be followed together.
 pub fn parts_apart(presets: &[&Object]) -> bool {
     let mut seen: Vec<String> = Vec::new();
     for preset in presets {
