@@ -734,7 +734,7 @@ const MERGED_PARTS: [&str; 7] = [
 ];
 
 /// Whether no two of `presets` give the same part of a VMI, as KubeVirt merges them: the CPU,
-/// firmware, clock, features and I/O threads policy whole, a request per resource and, of the
+/// firmware, clock, features, resource requests and I/O threads policy whole and, of the
 /// devices, the watchdog. Their advice can then be followed together.
 pub fn parts_apart(presets: &[&Object]) -> bool {
     let mut seen: Vec<String> = Vec::new();
@@ -749,13 +749,16 @@ pub fn parts_apart(presets: &[&Object]) -> bool {
                 continue;
             }
             match key.as_str() {
-                "resources" => parts.extend(
-                    path::get(value, &["requests"])
+                // KubeVirt copies a preset's requests only into a VMI that has none: the
+                // first preset with requests gives all of them.
+                "resources" => {
+                    if path::get(value, &["requests"])
                         .and_then(Value::as_object)
-                        .into_iter()
-                        .flat_map(|requests| requests.keys())
-                        .map(|k| format!("resources.requests.{k}")),
-                ),
+                        .is_some_and(|requests| !requests.is_empty())
+                    {
+                        parts.push("resources.requests".into());
+                    }
+                }
                 "devices" => {
                     if path::get(value, &["watchdog"]).is_some_and(|w| !w.is_null()) {
                         parts.push("devices.watchdog".into());
@@ -1564,8 +1567,9 @@ mod tests {
     }
 
     /// Presets give the same part when KubeVirt would merge both into it: a whole CPU, clock,
-    /// firmware or features, a request of one resource, a watchdog. Requests of different
-    /// resources, an empty `devices` and parts KubeVirt never merges (`memory`) stay apart.
+    /// firmware or features, resource requests (of any resources: KubeVirt copies a preset's
+    /// requests only into a VMI that has none), a watchdog. An empty `devices` or `requests`
+    /// and parts KubeVirt never merges (`memory`) stay apart.
     #[test]
     fn presets_give_the_same_part_as_kubevirt_merges_them() {
         let preset = |domain: Value| {
@@ -1579,7 +1583,7 @@ mod tests {
         let apart = |a: Value, b: Value| parts_apart(&[&preset(a), &preset(b)]);
         assert!(apart(
             json!({"resources": {"requests": {"cpu": "1"}}, "devices": {}, "memory": {"guest": "1Gi"}}),
-            json!({"resources": {"requests": {"memory": "1Gi"}}, "devices": {}, "memory": {"guest": "2Gi"}}),
+            json!({"resources": {"requests": {}}, "devices": {}, "memory": {"guest": "2Gi"}}),
         ));
         assert!(apart(
             json!({"cpu": {"cores": 2}}),
@@ -1592,7 +1596,7 @@ mod tests {
             ),
             (
                 json!({"resources": {"requests": {"cpu": "1"}}}),
-                json!({"resources": {"requests": {"cpu": "2"}}}),
+                json!({"resources": {"requests": {"memory": "1Gi"}}}),
             ),
             (
                 json!({"devices": {"watchdog": {"name": "w"}}}),
