@@ -4,16 +4,16 @@ use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt::Write;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use crate::cli::MigrateArgs;
+use crate::cli::{MigrateArgs, Stage};
 use crate::commands::Outcome;
 use crate::commands::inputs::Inputs;
 use crate::diagnostic::{self, Diagnostic, codes};
 use crate::emit;
 use crate::error::Result;
 use crate::kubevirt::migrate::{Carrier, KEEP_IN_TEMPLATE, MatcherSuggestion, Unmapped};
-use crate::kubevirt::{expand, migrate};
+use crate::kubevirt::{expand, migrate, presets};
 use crate::load;
 use crate::model::{Kind, Object, path};
 use crate::origin::{ObjectRef, Origin};
@@ -95,6 +95,24 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
     let before_ctx = validate::Context::new(&index, &resolution.profile, admitted.iter());
     let after_ctx =
         validate::Context::new(&index_after, &resolution.profile, after.iter().copied());
+    // The VMI each VM starts before (the presets applied) and after (none left): a part
+    // KubeVirt skips today is told only where following the advice changes it there.
+    let preset_objects: Vec<&Object> = admitted
+        .iter()
+        .filter(|o| o.kind() == Kind::VirtualMachineInstancePreset && presets::is_admitted(o))
+        .collect();
+    let presets_before = Mutex::new(presets::PresetIndex::new(&preset_objects));
+    let presets_after = Mutex::new(presets::PresetIndex::new(&[]));
+    let started_vmi = |o: &Object, index: &crate::resolve::Index<'_>, presets| {
+        crate::commands::vmi::build_one(
+            o,
+            &resolution,
+            index,
+            Stage::Full,
+            presets,
+            &mut Vec::new(),
+        )
+    };
     let preset_named: HashMap<(&str, &str), &Object> = admitted
         .iter()
         .filter(|o| o.kind() == Kind::VirtualMachineInstancePreset)
@@ -163,7 +181,17 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
     // Follow the advice gathered for one VM: judge the VM as it leaves it, and keep it for
     // `--with-vms`.
     let mut follow = |followed: &mut Vec<Followed<'_>>, out: &mut Outcome| {
-        let group = std::mem::take(followed);
+        let mut group = std::mem::take(followed);
+        // The warnings of parts KubeVirt skips today: told unless the VMI shows them unchanged
+        // with the advice followed.
+        let mut skipped: Vec<(String, Diagnostic)> = group
+            .iter_mut()
+            .flat_map(|f| std::mem::take(&mut f.skipped))
+            .collect();
+        let told = |skipped: &mut Vec<(String, Diagnostic)>, out: &mut Outcome| {
+            out.diagnostics
+                .extend(std::mem::take(skipped).into_iter().map(|(_, d)| d));
+        };
         let Some(first) = group.first() else {
             return;
         };
@@ -172,6 +200,7 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
             .iter()
             .any(|f| f.m.instancetype.is_some() || f.m.preference.is_some() || !f.keep.is_empty());
         if !changes {
+            told(&mut skipped, out);
             return;
         }
         let presets: Vec<&Object> = group
@@ -183,6 +212,7 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
             })
             .collect();
         let Some(vm) = input(&m.target) else {
+            told(&mut skipped, out);
             return;
         };
         // Several presets' advice is followed together when it cannot clash: one
@@ -206,6 +236,7 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
                         .to_string(),
                 ));
             }
+            told(&mut skipped, out);
             return;
         }
         let mut value = vm.value.clone();
@@ -213,6 +244,14 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
             value = advised_vm(&value, f.m, preset, &f.keep, f.needs_cpu);
         }
         let advised = vm.with_value(value);
+        if !skipped.is_empty() {
+            let before = started_vmi(vm, &index, &presets_before);
+            let after = started_vmi(&advised, &index_after, &presets_after);
+            if let (Some(before), Some(after)) = (&before, &after) {
+                skipped.retain(|(at, _)| vmi_part(before, at) != vmi_part(after, at));
+            }
+            told(&mut skipped, out);
+        }
         // Judged as `validate` judges VMs (the VMI it starts included): what KubeVirt would
         // refuse in it then. A VM KubeVirt refuses today has that to fix first.
         let refusals = |o: &Object, ctx: &validate::Context<'_>| -> Vec<(&'static str, String)> {
@@ -421,14 +460,6 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
                 keep.join(", ")
             );
         }
-        // The VM as the advice leaves it, once every preset that selects it has had its say.
-        if m.target.kind == "VirtualMachine" {
-            followed.push(Followed {
-                m,
-                keep: keep.clone(),
-                needs_cpu,
-            });
-        }
         for (field, mine, theirs) in &m.overridden {
             if field.ends_with(".resources.limits.memory") {
                 out.diagnostics.push(at_target(
@@ -477,6 +508,7 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
         } else {
             &m.not_applied[..]
         };
+        let mut skipped_parts = Vec::with_capacity(not_applied.len());
         for (field, skipped, carrier) in not_applied {
             let what = carrier.describe();
             let (carry, from, own) = match carrier {
@@ -490,17 +522,32 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
                     ("carries", format!("the {what}"), "a preference of its own")
                 }
             };
-            out.diagnostics.push(at_target(
-                m,
-                field,
-                format!(
-                    "preset `{}` does not reach this today: KubeVirt skips its `{}`, which \
-                     the VirtualMachineInstance sets differently ({}). The {what} `{}` \
-                     suggested for it {carry} it and would apply it: drop that part from \
-                     {from}, or give this one {own}",
-                    m.preset, skipped.field, skipped.detail, m.preset
+            skipped_parts.push((
+                skipped.domain_path(),
+                at_target(
+                    m,
+                    field,
+                    format!(
+                        "preset `{}` does not reach this today: KubeVirt skips its `{}`, which \
+                         the VirtualMachineInstance sets differently ({}). The {what} `{}` \
+                         suggested for it {carry} it and would apply it: drop that part from \
+                         {from}, or give this one {own}",
+                        m.preset, skipped.field, skipped.detail, m.preset
+                    ),
                 ),
             ));
+        }
+        // The VM as the advice leaves it, once every preset that selects it has had its say.
+        if m.target.kind == "VirtualMachine" {
+            followed.push(Followed {
+                m,
+                keep: keep.clone(),
+                needs_cpu,
+                skipped: skipped_parts,
+            });
+        } else {
+            out.diagnostics
+                .extend(skipped_parts.into_iter().map(|(_, d)| d));
         }
         let others = m.also_selected_by().count();
         if others > 0 {
@@ -530,11 +577,29 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
 }
 
 /// The advice for a VM from one preset that selects it: the suggestion, the preset's parts to
-/// copy into the VM, and whether it needs an empty `cpu`.
+/// copy into the VM, whether it needs an empty `cpu`, and the warnings of the preset's parts
+/// KubeVirt skips today that the suggested objects would apply (each with its path under the
+/// VMI's `domain`).
 struct Followed<'a> {
     m: &'a MatcherSuggestion,
     keep: Vec<&'a str>,
     needs_cpu: bool,
+    skipped: Vec<(String, Diagnostic)>,
+}
+
+/// The part of the VMI's domain at `at` (a [`presets::SkippedField`]'s path), as KubeVirt
+/// compares it: `clock.clockoffset` is the clock without its timer.
+fn vmi_part(vmi: &serde_json::Value, at: &str) -> Option<serde_json::Value> {
+    let domain = path::get(vmi, &["spec", "domain"])?;
+    if at == "clock.clockoffset" {
+        let mut clock = domain.get("clock")?.clone();
+        if let Some(clock) = clock.as_object_mut() {
+            clock.shift_remove("timer");
+        }
+        return Some(clock);
+    }
+    let parts: Vec<&str> = at.split('.').collect();
+    path::get(domain, &parts).cloned()
 }
 
 /// `vm` with the advice of `m` followed: the matchers added, the fields the instancetype owns

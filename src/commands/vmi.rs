@@ -124,7 +124,7 @@ fn load_and_build(
 
 /// The VMI of one object of `inputs`, if it is a VirtualMachine or a VirtualMachineInstance and
 /// nothing refuses it; findings go to `diagnostics`.
-fn build_one(
+pub(crate) fn build_one(
     obj: &Object,
     inputs: &Inputs,
     index: &crate::resolve::Index<'_>,

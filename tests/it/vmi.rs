@@ -632,6 +632,72 @@ fn migrate_presets_warns_of_a_skipped_part_only_where_the_advice_changes_it() {
     );
 }
 
+/// A skipped part is judged on the VMI the VM starts, with the cluster's defaults: on an arm64
+/// cluster every VMI gets EFI without Secure Boot, so the preference's `preferredEfi` that
+/// replaces a preset's `efi: {}` changes nothing there and is not told, while on amd64 it
+/// switches the VM from BIOS to EFI. A part the preference does change is told on both.
+#[test]
+fn migrate_presets_judges_a_skipped_part_on_the_vmi_with_the_cluster_defaults() {
+    let preset = "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
+                  name: p\nspec:\n  selector: {}\n  domain:\n    firmware:\n      \
+                  bootloader:\n        efi: {}\n    features:\n      apic: {}\n";
+    let vms = [
+        halted_vm("plain", "", ""),
+        halted_vm(
+            "no-apic",
+            "",
+            "\n        features:\n          kvm: {hidden: true}",
+        ),
+    ];
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("all.yaml"),
+        format!("{preset}---\n{}", vms.join("---\n")),
+    )
+    .unwrap();
+    std::fs::write(
+        tmp.path().join("arm64.yaml"),
+        "spec:\n  configuration:\n    architectureConfiguration:\n      \
+         defaultArchitecture: arm64\n",
+    )
+    .unwrap();
+    let stderr_on = |extra: &[&str]| {
+        let out = kvrender()
+            .current_dir(tmp.path())
+            .args(["migrate", "presets", "all.yaml"])
+            .args(extra)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let firmware = "spec.template.spec.domain.firmware: preset `p` does not reach this today";
+    let features = "spec.template.spec.domain.features: preset `p` does not reach this today";
+    let amd64 = stderr_on(&[]);
+    let arm64 = stderr_on(&["--cluster-config", "arm64.yaml"]);
+    for vm in ["plain", "no-apic"] {
+        assert!(
+            migrate_findings_of(&amd64, vm)
+                .iter()
+                .any(|l| l.contains(firmware)),
+            "{vm}: {amd64}"
+        );
+        assert!(
+            migrate_findings_of(&arm64, vm)
+                .iter()
+                .all(|l| !l.contains(firmware)),
+            "{vm}: {arm64}"
+        );
+    }
+    for stderr in [&amd64, &arm64] {
+        assert!(
+            migrate_findings_of(stderr, "no-apic")
+                .iter()
+                .any(|l| l.contains(features)),
+            "{stderr}"
+        );
+    }
+}
+
 /// An instancetype migrated from a preset takes its guest memory from the preset's memory
 /// request. A VM that sets another guest memory runs with its own today (the preset only sets
 /// the pod's request); the advice to remove it would resize the VM, so a warning names both
