@@ -188,9 +188,17 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
             .iter_mut()
             .flat_map(|f| std::mem::take(&mut f.skipped))
             .collect();
-        let told = |skipped: &mut Vec<(String, Diagnostic)>, out: &mut Outcome| {
+        let mut overrides: Vec<Override<'_>> = group
+            .iter_mut()
+            .flat_map(|f| std::mem::take(&mut f.overrides))
+            .collect();
+        let told = |skipped: &mut Vec<(String, Diagnostic)>,
+                    overrides: &mut Vec<Override<'_>>,
+                    out: &mut Outcome| {
             out.diagnostics
                 .extend(std::mem::take(skipped).into_iter().map(|(_, d)| d));
+            out.diagnostics
+                .extend(std::mem::take(overrides).into_iter().map(|o| o.told(None)));
         };
         let Some(first) = group.first() else {
             return;
@@ -200,7 +208,7 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
             .iter()
             .any(|f| f.m.instancetype.is_some() || f.m.preference.is_some() || !f.keep.is_empty());
         if !changes {
-            told(&mut skipped, out);
+            told(&mut skipped, &mut overrides, out);
             return;
         }
         let presets: Vec<&Object> = group
@@ -212,7 +220,7 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
             })
             .collect();
         let Some(vm) = input(&m.target) else {
-            told(&mut skipped, out);
+            told(&mut skipped, &mut overrides, out);
             return;
         };
         // Several presets' advice is followed together when it cannot clash: one
@@ -236,7 +244,7 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
                         .to_string(),
                 ));
             }
-            told(&mut skipped, out);
+            told(&mut skipped, &mut overrides, out);
             return;
         }
         let mut value = vm.value.clone();
@@ -244,13 +252,30 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
             value = advised_vm(&value, f.m, preset, &f.keep, f.needs_cpu);
         }
         let advised = vm.with_value(value);
-        if !skipped.is_empty() {
+        if !skipped.is_empty() || !overrides.is_empty() {
             let before = started_vmi(vm, &index, &presets_before);
             let after = started_vmi(&advised, &index_after, &presets_after);
             if let (Some(before), Some(after)) = (&before, &after) {
-                skipped.retain(|(at, _)| vmi_part(before, at) != vmi_part(after, at));
+                // A CPU layout told as an override leaves the rest of the `cpu` to judge.
+                let layout_told = overrides
+                    .iter()
+                    .any(|o| matches!(o.part, OverriddenPart::Layout { .. }));
+                skipped.retain(|(at, _)| {
+                    if at == "cpu" && layout_told {
+                        let cpu = |vmi| path::get(vmi, &["spec", "domain", "cpu"]);
+                        migrate::without_layout(cpu(before)) != migrate::without_layout(cpu(after))
+                    } else {
+                        vmi_part(before, at) != vmi_part(after, at)
+                    }
+                });
+                let layout_after = vmi_layout(after);
+                for o in std::mem::take(&mut overrides) {
+                    if !o.unchanged(before, after) {
+                        out.diagnostics.push(o.told(Some(layout_after)));
+                    }
+                }
             }
-            told(&mut skipped, out);
+            told(&mut skipped, &mut overrides, out);
         }
         // Judged as `validate` judges VMs (the VMI it starts included): what KubeVirt would
         // refuse in it then. A VM KubeVirt refuses today has that to fix first.
@@ -460,9 +485,38 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
                 keep.join(", ")
             );
         }
+        let mut overrides: Vec<Override<'_>> = Vec::with_capacity(m.overridden.len());
         for (field, mine, theirs) in &m.overridden {
+            let domain_path = field
+                .strip_prefix("spec.template.spec.domain.")
+                .or_else(|| field.strip_prefix("spec.domain."))
+                .unwrap_or(field);
+            if let (Some(mine), Some(theirs)) = (layout(mine), layout(theirs))
+                && domain_path == "cpu"
+            {
+                overrides.push(Override {
+                    part: OverriddenPart::Layout { mine, theirs },
+                    preset: &m.preset,
+                    diagnostic: at_target(m, field, String::new()),
+                });
+                continue;
+            }
+            let part = if field.ends_with(".resources.limits.memory")
+                || field.ends_with(".memory.guest")
+            {
+                OverriddenPart::At("memory.guest".to_string())
+            } else {
+                OverriddenPart::At(domain_path.to_string())
+            };
+            let mut push = |d: Diagnostic| {
+                overrides.push(Override {
+                    part: part.clone(),
+                    preset: &m.preset,
+                    diagnostic: d,
+                });
+            };
             if field.ends_with(".resources.limits.memory") {
-                out.diagnostics.push(at_target(
+                push(at_target(
                     m,
                     field,
                     format!(
@@ -477,7 +531,7 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
                 continue;
             }
             if field.ends_with(".memory.guest") {
-                out.diagnostics.push(at_target(
+                push(at_target(
                     m,
                     field,
                     format!(
@@ -490,7 +544,7 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
                 ));
                 continue;
             }
-            out.diagnostics.push(at_target(
+            push(at_target(
                 m,
                 field,
                 format!(
@@ -544,10 +598,13 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
                 keep: keep.clone(),
                 needs_cpu,
                 skipped: skipped_parts,
+                overrides,
             });
         } else {
             out.diagnostics
                 .extend(skipped_parts.into_iter().map(|(_, d)| d));
+            out.diagnostics
+                .extend(overrides.into_iter().map(|o| o.told(None)));
         }
         let others = m.also_selected_by().count();
         if others > 0 {
@@ -585,6 +642,112 @@ struct Followed<'a> {
     keep: Vec<&'a str>,
     needs_cpu: bool,
     skipped: Vec<(String, Diagnostic)>,
+    overrides: Vec<Override<'a>>,
+}
+
+/// A field the VM sets where the preset's value is skipped today and the instancetype would
+/// bring it: a warning, judged on the VMI the VM starts where the advice can be followed.
+struct Override<'a> {
+    part: OverriddenPart,
+    /// The preset's name.
+    preset: &'a str,
+    /// The warning at the field (its message made by [`Override::told`] for a layout).
+    diagnostic: Diagnostic,
+}
+
+/// What an [`Override`] compares in the VMI.
+#[derive(Clone)]
+enum OverriddenPart {
+    /// The part at this path under the VMI's `domain` (`memory.guest`, ...).
+    At(String),
+    /// The CPU layout, `[sockets, cores, threads]`: the VM's and the preset's.
+    Layout { mine: [u64; 3], theirs: [u64; 3] },
+}
+
+impl Override<'_> {
+    /// The warning, with the layout the VMI would have once the advice is followed, where it
+    /// is known.
+    fn told(mut self, after: Option<[u64; 3]>) -> Diagnostic {
+        if let OverriddenPart::Layout { mine, theirs } = self.part {
+            let preset = self.preset;
+            let then = match after {
+                Some(after) => format!("it would have {}", described(after)),
+                None if vcpus(theirs) == vcpus(mine) => {
+                    format!(
+                        "its {} vCPUs would be laid out as its preference says",
+                        vcpus(mine)
+                    )
+                }
+                None => format!(
+                    "it would have {} vCPUs, laid out as its preference says",
+                    vcpus(theirs)
+                ),
+            };
+            self.diagnostic.message = format!(
+                "has {} where preset `{preset}` gives {}: KubeVirt skips the preset's CPU, so \
+                 its own layout is what runs today; with the instancetype `{preset}` {then}. \
+                 Adjust the instancetype, or give this one an instancetype of its own",
+                described(mine),
+                described(theirs)
+            );
+        }
+        self.diagnostic
+    }
+
+    /// Whether the VMI shows this part the same before and after the advice is followed.
+    fn unchanged(&self, before: &serde_json::Value, after: &serde_json::Value) -> bool {
+        match &self.part {
+            OverriddenPart::Layout { .. } => vmi_layout(before) == vmi_layout(after),
+            OverriddenPart::At(at) => match (vmi_part(before, at), vmi_part(after, at)) {
+                (Some(b), Some(a)) => migrate::same_value(&b, &a),
+                (b, a) => b == a,
+            },
+        }
+    }
+}
+
+/// `[sockets, cores, threads]` from a value [`crate::kubevirt::migrate`] wrote for a layout.
+fn layout(v: &serde_json::Value) -> Option<[u64; 3]> {
+    let axes = v.as_array()?;
+    match axes.as_slice() {
+        [s, c, t] => Some([s.as_u64()?, c.as_u64()?, t.as_u64()?]),
+        _ => None,
+    }
+}
+
+/// The number of vCPUs of a layout.
+fn vcpus(layout: [u64; 3]) -> u64 {
+    layout.iter().fold(1u64, |n, axis| n.saturating_mul(*axis))
+}
+
+/// `4 vCPUs (1 socket, 4 cores, 1 thread)`.
+fn described(layout: [u64; 3]) -> String {
+    let [s, c, t] = layout;
+    let plural = |n: u64, one: &str| {
+        if n == 1 {
+            format!("{n} {one}")
+        } else {
+            format!("{n} {one}s")
+        }
+    };
+    format!(
+        "{} ({}, {}, {})",
+        plural(vcpus(layout), "vCPU"),
+        plural(s, "socket"),
+        plural(c, "core"),
+        plural(t, "thread")
+    )
+}
+
+/// The CPU layout of a VMI, an axis not set counted as 1.
+fn vmi_layout(vmi: &serde_json::Value) -> [u64; 3] {
+    let cpu = path::get(vmi, &["spec", "domain", "cpu"]);
+    ["sockets", "cores", "threads"].map(|k| {
+        cpu.and_then(|c| c.get(k))
+            .and_then(serde_json::Value::as_u64)
+            .filter(|n| *n > 0)
+            .unwrap_or(1)
+    })
 }
 
 /// The part of the VMI's domain at `at` (a [`presets::SkippedField`]'s path), as KubeVirt

@@ -59,7 +59,9 @@ pub struct MatcherSuggestion {
     /// Fields of [`Self::remove_fields`] the target sets to another value than the preset:
     /// KubeVirt skips a preset's value the VMI already sets differently, so the target runs
     /// with its own value today, and would run with the instancetype's once migrated. Each is
-    /// (field, the target's value, the preset's value).
+    /// (field, the target's value, the preset's value). The CPU layout is one entry, at
+    /// `…domain.cpu`, with `[sockets, cores, threads]` on both sides (an axis not set is 1);
+    /// a CPU request or limit is none (the instancetype carries neither).
     pub overridden: Vec<(String, Value, Value)>,
     /// The parts of the preset KubeVirt skips for this target today, beyond those of
     /// [`Self::overridden`]: the VMI already sets them differently (every VM's VMI has a
@@ -294,9 +296,33 @@ pub fn migrate_presets(
                 presets::apply_presets(&mut trial, target.effective_namespace(), &[preset])
                     .map(|outcome| outcome.skipped)
                     .unwrap_or_default();
-            let overridden: Vec<(String, Value, Value)> = set
-                .iter()
-                .filter_map(|at| {
+            // The CPU layout is one part: the instancetype's guest vCPUs are the preset's
+            // sockets × cores × threads, laid out as the preference says, so no axis alone
+            // says what the VM would run with.
+            let axis = |at: &[&str]| matches!(at, ["cpu", "sockets" | "cores" | "threads"]);
+            let layout = |cpu: Option<&Value>| -> [u64; 3] {
+                ["sockets", "cores", "threads"].map(|k| {
+                    cpu.and_then(|c| c.get(k))
+                        .and_then(Value::as_u64)
+                        .filter(|n| *n > 0)
+                        .unwrap_or(1)
+                })
+            };
+            let cpu_override = set.iter().any(|at| axis(at)).then(|| {
+                let mine = layout(domain.and_then(|d| d.get("cpu")));
+                let theirs = layout(preset_domain.and_then(|d| d.get("cpu")));
+                (mine != theirs).then(|| (field(&["cpu"]), json!(mine), json!(theirs)))
+            });
+            let overridden: Vec<(String, Value, Value)> = cpu_override
+                .flatten()
+                .into_iter()
+                .chain(set.iter().filter_map(|at| {
+                    // Neither the instancetype nor the preference carries a CPU request or a
+                    // CPU limit: a VM drops its own beside an instancetype (the advice says
+                    // so), and a preset's never reached it.
+                    if axis(at) || matches!(at, ["resources", _, "cpu"]) {
+                        return None;
+                    }
                     let mine = path::get(domain?, at)?;
                     // The instancetype's guest memory is the preset's memory request. It
                     // replaces the VM's memory limit where that sizes the guest today: nothing
@@ -322,7 +348,7 @@ pub fn migrate_presets(
                     };
                     let theirs = path::get(preset_domain?, from).filter(|v| !v.is_null())?;
                     (!same_value(mine, theirs)).then(|| (field(at), mine.clone(), theirs.clone()))
-                })
+                }))
                 .collect();
             let remove_fields = set.iter().map(|at| field(at)).collect();
             // What the preset changes in the VMI today, leaf by leaf (a preset part the VMI
@@ -348,7 +374,15 @@ pub fn migrate_presets(
             // What the objects suggested for this target would apply: the instancetype's fields,
             // the preference's, and the preference's CPU topology wherever an instancetype (its
             // own or the suggested one) gives a vCPU count to lay out.
-            let by_instancetype: &[&[&str]] = if instancetype.is_some() { owns } else { &[] };
+            // Not a CPU request or limit: the instancetype only makes a VM drop its own.
+            let by_instancetype: Vec<&[&str]> = if instancetype.is_some() {
+                owns.iter()
+                    .copied()
+                    .filter(|at| !matches!(at, ["resources", _, "cpu"]))
+                    .collect()
+            } else {
+                Vec::new()
+            };
             let base_domain = path::get(&base, &["spec", "domain"]);
             let by_preference = if preference.is_some() {
                 // The instancetype's vCPUs are laid out as the preference says, whatever the
@@ -364,15 +398,30 @@ pub fn migrate_presets(
             } else {
                 Vec::new()
             };
-            // A section with an override of its own is told as that override; one that neither
-            // suggested object carries stays as it is today.
+            // A section with an override of its own is told as that override (a CPU layout
+            // tells the whole `cpu` only where the preset's has nothing else the VM lacks); one
+            // that neither suggested object carries stays as it is today.
+            let beyond_layout = {
+                let mine = without_layout(base_domain.and_then(|d| d.get("cpu")));
+                without_layout(preset_domain.and_then(|d| d.get("cpu"))).is_some_and(|theirs| {
+                    theirs
+                        .iter()
+                        .any(|(k, v)| mine.as_ref().and_then(|m| m.get(k)) != Some(v))
+                })
+            };
             let not_applied = skipped
                 .into_iter()
                 .filter_map(|skip| {
                     let at = skip.domain_path();
                     let section = at.split('.').next().unwrap_or_default();
                     let under = format!("{prefix}.{section}.");
-                    let told = overridden.iter().any(|(f, ..)| f.starts_with(&under));
+                    let told = overridden.iter().any(|(f, ..)| {
+                        f.starts_with(&under)
+                            || (f
+                                .strip_prefix(prefix)
+                                .is_some_and(|rest| rest.strip_prefix('.') == Some(section))
+                                && !(section == "cpu" && beyond_layout))
+                    });
                     // KubeVirt tells quantities apart by their spelling too (`1Gi`, `1024Mi`):
                     // the same amount changes nothing.
                     let parts: Vec<&str> = at.split('.').collect();
@@ -495,8 +544,16 @@ impl<'s> SelectorIndex<'s> {
     }
 }
 
+/// A `cpu` without its layout (`sockets`, `cores`, `threads`) and its null fields; `None` when
+/// nothing else is set.
+pub(crate) fn without_layout(cpu: Option<&Value>) -> Option<Map<String, Value>> {
+    let mut rest = cpu?.as_object()?.clone();
+    rest.retain(|k, v| !matches!(k.as_str(), "sockets" | "cores" | "threads") && !v.is_null());
+    (!rest.is_empty()).then_some(rest)
+}
+
 /// Whether two values of one field are the same, quantities by value (`1Gi` is `1024Mi`).
-fn same_value(a: &Value, b: &Value) -> bool {
+pub(crate) fn same_value(a: &Value, b: &Value) -> bool {
     if a == b {
         return true;
     }
@@ -1305,14 +1362,33 @@ mod tests {
         assert_eq!(
             fields,
             [
-                "spec.template.spec.domain.cpu.cores",
+                "spec.template.spec.domain.cpu",
                 "spec.template.spec.domain.resources.requests.memory"
             ]
         );
+        // The CPU layout is told whole: [sockets, cores, threads], each unset axis 1.
+        let (_, mine, theirs) = &r.matchers[0].overridden[0];
+        assert_eq!((mine, theirs), (&json!([1, 2, 1]), &json!([1, 4, 1])));
         // The same values (a quantity written another way included) are no override.
-        let r = migrate_presets(&[preset, vm(4, "8192Mi")], &|_| None);
+        let r = migrate_presets(&[preset.clone(), vm(4, "8192Mi")], &|_| None);
         assert!(r.matchers[0].overridden.is_empty(), "{:?}", r.matchers[0]);
         assert_eq!(r.matchers[0].remove_fields.len(), 2);
+        // Nor is a VM's own CPU request: no instancetype carries the preset's, which never
+        // reached it (the advice removes the VM's, as KubeVirt refuses it beside one).
+        let mut preset = preset;
+        preset.value["spec"]["domain"]["resources"]["requests"]["cpu"] = json!("2");
+        let mut own = vm(4, "8Gi");
+        own.value["spec"]["template"]["spec"]["domain"]["resources"]["requests"]["cpu"] =
+            json!("1");
+        let r = migrate_presets(&[preset, own], &|_| None);
+        assert!(r.matchers[0].overridden.is_empty(), "{:?}", r.matchers[0]);
+        assert!(r.matchers[0].not_applied.is_empty(), "{:?}", r.matchers[0]);
+        assert!(
+            r.matchers[0]
+                .remove_fields
+                .iter()
+                .any(|f| f.ends_with("requests.cpu"))
+        );
     }
 
     #[test]

@@ -698,6 +698,91 @@ fn migrate_presets_judges_a_skipped_part_on_the_vmi_with_the_cluster_defaults() 
     }
 }
 
+/// The CPU layout a VM sets beside a preset's is told whole: the instancetype gets the preset's
+/// vCPU count and the preference lays it out, so the warning names the VM's layout, the
+/// preset's and the one the VM would get. A VM whose layout comes out the same is not told.
+/// Nor is a VM's own CPU request: no instancetype carries the preset's, and the advice removes
+/// the VM's.
+#[test]
+fn migrate_presets_tells_a_cpu_layout_whole() {
+    let preset = "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
+                  name: p\nspec:\n  selector: {}\n  domain:\n    cpu: {threads: 2}\n    \
+                  resources:\n      requests: {memory: 1Gi, cpu: 500m}\n";
+    let own = "\n        resources:\n          requests: {memory: 1Gi, cpu: \"1\"}";
+    let vms = [
+        halted_vm(
+            "four",
+            "",
+            &format!("\n        cpu: {{sockets: 1, cores: 4, threads: 1}}{own}"),
+        ),
+        halted_vm(
+            "two-cores",
+            "",
+            &format!("\n        cpu: {{cores: 2}}{own}"),
+        ),
+        halted_vm(
+            "two-threads",
+            "",
+            &format!("\n        cpu: {{threads: 2}}{own}"),
+        ),
+    ];
+    let stderr = migrate_stderr(&format!("{preset}---\n{}", vms.join("---\n")));
+    let told = |vm: &str| migrate_findings_of(&stderr, vm);
+    assert!(
+        told("four").iter().any(|l| l.contains(
+            "spec.template.spec.domain.cpu: has 4 vCPUs (1 socket, 4 cores, 1 thread) where \
+             preset `p` gives 2 vCPUs (1 socket, 1 core, 2 threads)"
+        ) && l
+            .contains("it would have 2 vCPUs (1 socket, 1 core, 2 threads)")),
+        "{stderr}"
+    );
+    // As many vCPUs, laid out otherwise by the preference.
+    assert!(
+        told("two-cores").iter().any(|l| l
+            .contains("has 2 vCPUs (1 socket, 2 cores, 1 thread) where preset `p` gives 2 vCPUs")
+            && l.contains("it would have 2 vCPUs (1 socket, 1 core, 2 threads)")),
+        "{stderr}"
+    );
+    assert!(told("two-threads").is_empty(), "{stderr}");
+    for vm in ["four", "two-cores", "two-threads"] {
+        assert!(
+            told(vm).iter().all(|l| !l.contains("requests.cpu")),
+            "{vm}: {stderr}"
+        );
+        assert!(
+            stderr.contains(&format!(
+                "VirtualMachine/{vm}: selected by preset `p`; add:"
+            )),
+            "{stderr}"
+        );
+    }
+    assert!(
+        stderr.contains(
+            "remove what the instancetype now owns: spec.template.spec.domain.cpu.sockets"
+        ),
+        "{stderr}"
+    );
+    // The same four vCPUs, laid out by sockets as today (the preset's two axes give the
+    // preference no layout): the layout is no change, but the preset's CPU model, which
+    // KubeVirt skips with the rest of its `cpu` today, comes with the instancetype.
+    let preset = "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
+                  name: p\nspec:\n  selector: {}\n  domain:\n    cpu: {sockets: 2, cores: 2, \
+                  model: host-passthrough}\n    resources:\n      requests: {memory: 1Gi}\n";
+    let stderr = migrate_stderr(&format!(
+        "{preset}---\n{}",
+        halted_vm("four-sockets", "", "\n        cpu: {sockets: 4}")
+    ));
+    let found = migrate_findings_of(&stderr, "four-sockets");
+    assert!(
+        found.iter().any(|l| l.contains(
+            "spec.template.spec.domain.cpu: preset `p` does not reach this today: KubeVirt \
+             skips its `spec.cpu`"
+        ) && l.contains("The instancetype `p` suggested for it carries it")),
+        "{stderr}"
+    );
+    assert!(found.iter().all(|l| !l.contains("vCPUs")), "{stderr}");
+}
+
 /// An instancetype migrated from a preset takes its guest memory from the preset's memory
 /// request. A VM that sets another guest memory runs with its own today (the preset only sets
 /// the pod's request); the advice to remove it would resize the VM, so a warning names both
