@@ -739,15 +739,9 @@ fn described(layout: [u64; 3]) -> String {
     )
 }
 
-/// The CPU layout of a VMI, an axis not set counted as 1.
+/// The CPU layout of a VMI (see [`migrate::cpu_layout`]).
 fn vmi_layout(vmi: &serde_json::Value) -> [u64; 3] {
-    let cpu = path::get(vmi, &["spec", "domain", "cpu"]);
-    ["sockets", "cores", "threads"].map(|k| {
-        cpu.and_then(|c| c.get(k))
-            .and_then(serde_json::Value::as_u64)
-            .filter(|n| *n > 0)
-            .unwrap_or(1)
-    })
+    migrate::cpu_layout(path::get(vmi, &["spec", "domain", "cpu"]))
 }
 
 /// The part of the VMI's domain at `at` (a [`presets::SkippedField`]'s path), as KubeVirt

@@ -300,17 +300,9 @@ pub fn migrate_presets(
             // sockets × cores × threads, laid out as the preference says, so no axis alone
             // says what the VM would run with.
             let axis = |at: &[&str]| matches!(at, ["cpu", "sockets" | "cores" | "threads"]);
-            let layout = |cpu: Option<&Value>| -> [u64; 3] {
-                ["sockets", "cores", "threads"].map(|k| {
-                    cpu.and_then(|c| c.get(k))
-                        .and_then(Value::as_u64)
-                        .filter(|n| *n > 0)
-                        .unwrap_or(1)
-                })
-            };
             let cpu_override = set.iter().any(|at| axis(at)).then(|| {
-                let mine = layout(domain.and_then(|d| d.get("cpu")));
-                let theirs = layout(preset_domain.and_then(|d| d.get("cpu")));
+                let mine = cpu_layout(domain.and_then(|d| d.get("cpu")));
+                let theirs = cpu_layout(preset_domain.and_then(|d| d.get("cpu")));
                 (mine != theirs).then(|| (field(&["cpu"]), json!(mine), json!(theirs)))
             });
             let overridden: Vec<(String, Value, Value)> = cpu_override
@@ -608,15 +600,20 @@ fn preference_would_apply<'a>(
 
 /// The vCPUs of a VMI domain: its sockets, cores and threads multiplied, each 1 when unset.
 fn vcpus(domain: Option<&Value>) -> u64 {
-    ["sockets", "cores", "threads"]
-        .iter()
-        .map(|axis| {
-            domain
-                .and_then(|d| path::get(d, &["cpu", axis]))
-                .and_then(Value::as_u64)
-                .unwrap_or(1)
-        })
+    cpu_layout(domain.and_then(|d| d.get("cpu")))
+        .into_iter()
         .fold(1, u64::saturating_mul)
+}
+
+/// The layout of a `cpu`, `[sockets, cores, threads]`: an axis unset or 0 counts as 1, as
+/// KubeVirt lays vCPUs out.
+pub(crate) fn cpu_layout(cpu: Option<&Value>) -> [u64; 3] {
+    ["sockets", "cores", "threads"].map(|axis| {
+        cpu.and_then(|c| c.get(axis))
+            .and_then(Value::as_u64)
+            .filter(|n| *n > 0)
+            .unwrap_or(1)
+    })
 }
 
 /// Whether a preference carrying the preset's part at `at` (a path of `preference_carries`)
