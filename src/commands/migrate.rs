@@ -77,8 +77,30 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
             }
         }
     };
-    let result = migrate::migrate_presets(&admitted, &controller_vm);
+    let mut result = migrate::migrate_presets(&admitted, &controller_vm);
     out.diagnostics.extend(unresolved.into_inner());
+    let preset_named: HashMap<(&str, &str), &Object> = admitted
+        .iter()
+        .filter(|o| o.kind() == Kind::VirtualMachineInstancePreset)
+        .map(|o| ((o.effective_namespace(), o.name()), o))
+        .collect();
+    // A VM takes one preference: where several presets that select it give one each and
+    // cannot clash, their preferences merged into one, written with the others.
+    let merged = merge_preferences(&result, &preset_named, &loaded.objects);
+    let mut merged_objects: Vec<serde_json::Value> =
+        merged.values().map(|m| m.object.clone()).collect();
+    merged_objects.sort_by(|a, b| {
+        fn key(v: &serde_json::Value) -> (Option<&str>, Option<&str>) {
+            (
+                path::get(v, &["metadata", "namespace"]).and_then(serde_json::Value::as_str),
+                path::get(v, &["metadata", "name"]).and_then(serde_json::Value::as_str),
+            )
+        }
+        key(a).cmp(&key(b))
+    });
+    merged_objects.dedup();
+    result.objects.extend(merged_objects);
+    let merged_for = |m: &MatcherSuggestion| merged.get(&Arc::as_ptr(&m.selected_by).cast::<()>());
     // The cluster after the migration, to check each VM as the advice leaves it: the presets
     // gone, the migrated objects there.
     let migrated: Vec<Object> = result
@@ -113,11 +135,6 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
             &mut Vec::new(),
         )
     };
-    let preset_named: HashMap<(&str, &str), &Object> = admitted
-        .iter()
-        .filter(|o| o.kind() == Kind::VirtualMachineInstancePreset)
-        .map(|o| ((o.effective_namespace(), o.name()), o))
-        .collect();
     out.diagnostics.extend(refused.into_iter().map(|(_, d)| d));
     out.stdout = emit::yaml_stream(&result.objects);
     out.diagnostics
@@ -228,10 +245,11 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
         let all_shown = group.len() == m.also_selected_by().count() + 1;
         let count =
             |carries: fn(&MatcherSuggestion) -> bool| group.iter().filter(|f| carries(f.m)).count();
+        let merged = merged_for(m);
         let compatible = presets.len() == group.len()
             && all_shown
             && count(|m| m.instancetype.is_some()) <= 1
-            && count(|m| m.preference.is_some()) <= 1
+            && (count(|m| m.preference.is_some()) <= 1 || merged.is_some())
             && migrate::parts_apart(&presets);
         if !compatible {
             if args.with_vms {
@@ -250,6 +268,9 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
         let mut value = vm.value.clone();
         for (f, preset) in group.iter().zip(&presets) {
             value = advised_vm(&value, f.m, preset, &f.keep, f.needs_cpu);
+        }
+        if let Some(merged) = merged {
+            path::set(&mut value, &["spec", "preference"], merged.matcher.clone());
         }
         let advised = vm.with_value(value);
         if !skipped.is_empty() || !overrides.is_empty() {
@@ -606,6 +627,22 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
             out.diagnostics
                 .extend(overrides.into_iter().map(|o| o.told(None)));
         }
+        if let Some(merged) = merged_for(m)
+            && m.preference.is_some()
+        {
+            let _ = writeln!(
+                out.stderr,
+                "  note: a VM takes one preference, and presets {} give it one each: name the \
+                 preference `{}` instead, which merges theirs (written with the new objects)",
+                merged
+                    .presets
+                    .iter()
+                    .map(|p| format!("`{p}`"))
+                    .collect::<Vec<_>>()
+                    .join(" and "),
+                merged.name
+            );
+        }
         let others = m.also_selected_by().count();
         if others > 0 {
             const NAMED: usize = 10;
@@ -631,6 +668,135 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
     diagnostic::sort(&mut out.diagnostics);
     out.exit_from_diagnostics();
     Ok(out)
+}
+
+/// A preference merged from those of the presets that select one VM.
+struct MergedPreference {
+    /// Its name: the presets' names joined by `-`.
+    name: String,
+    /// The matcher that names it.
+    matcher: serde_json::Value,
+    /// The preference.
+    object: serde_json::Value,
+    /// The presets whose preferences it merges, in migration order.
+    presets: Vec<String>,
+}
+
+/// The merged preference of each VM (by its suggestions' shared list of presets) that several
+/// presets select, each giving it a preference, where their advice can be followed together:
+/// at most one of them gives an instancetype, no two give one part as KubeVirt merges presets,
+/// and the preferences have no field with two values. Its name is theirs joined by `-`; none
+/// is made under a name the API server refuses or that an input or another migrated object
+/// already has.
+fn merge_preferences(
+    result: &migrate::MigrateResult,
+    preset_named: &HashMap<(&str, &str), &Object>,
+    inputs: &[Object],
+) -> HashMap<*const (), MergedPreference> {
+    let mut merged = HashMap::new();
+    let taken = |namespace: &str, name: &str| {
+        let same = |v: &serde_json::Value| {
+            let o = Object::new(v.clone(), Origin::default());
+            o.kind() == Kind::Preference && o.effective_namespace() == namespace && o.name() == name
+        };
+        result.objects.iter().any(same)
+            || inputs.iter().any(|o| {
+                o.kind() == Kind::Preference
+                    && o.effective_namespace() == namespace
+                    && o.name() == name
+            })
+    };
+    for group in result
+        .matchers
+        .chunk_by(|a, b| Arc::ptr_eq(&a.selected_by, &b.selected_by))
+    {
+        let first = &group[0];
+        let namespace = effective_namespace(&first.target);
+        let with_preference: Vec<&MatcherSuggestion> =
+            group.iter().filter(|m| m.preference.is_some()).collect();
+        if first.target.kind != "VirtualMachine"
+            || with_preference.len() < 2
+            || group.len() != first.also_selected_by().count() + 1
+            || group.iter().filter(|m| m.instancetype.is_some()).count() > 1
+        {
+            continue;
+        }
+        let presets: Option<Vec<&Object>> = group
+            .iter()
+            .map(|m| preset_named.get(&(namespace, m.preset.as_str())).copied())
+            .collect();
+        if !presets.is_some_and(|p| migrate::parts_apart(&p)) {
+            continue;
+        }
+        let mut spec = serde_json::Map::new();
+        let mut fits = true;
+        for m in &with_preference {
+            let name = m
+                .preference
+                .as_ref()
+                .and_then(|p| p.get("name"))
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or_default();
+            let theirs = result.objects.iter().find(|v| {
+                let o = Object::new((*v).clone(), Origin::default());
+                o.kind() == Kind::Preference
+                    && o.effective_namespace() == namespace
+                    && o.name() == name
+            });
+            match theirs
+                .and_then(|v| v.get("spec"))
+                .and_then(serde_json::Value::as_object)
+            {
+                Some(theirs) => fits &= merge_into(&mut spec, theirs),
+                None => fits = false,
+            }
+        }
+        let names: Vec<String> = with_preference.iter().map(|m| m.preset.clone()).collect();
+        let name = names.join("-");
+        if !fits || name.len() > 253 || taken(namespace, &name) {
+            continue;
+        }
+        let mut metadata = serde_json::Map::new();
+        metadata.insert("name".into(), serde_json::json!(name));
+        if let Some(ns) = &first.target.namespace {
+            metadata.insert("namespace".into(), serde_json::json!(ns));
+        }
+        merged.insert(
+            Arc::as_ptr(&first.selected_by).cast::<()>(),
+            MergedPreference {
+                matcher: serde_json::json!({"kind": "VirtualMachinePreference", "name": name}),
+                object: serde_json::json!({
+                    "apiVersion": "instancetype.kubevirt.io/v1beta1",
+                    "kind": "VirtualMachinePreference",
+                    "metadata": metadata,
+                    "spec": spec,
+                }),
+                name,
+                presets: names,
+            },
+        );
+    }
+    merged
+}
+
+/// Merge `theirs` into `into`, mappings field by field; false where a field has two values.
+fn merge_into(
+    into: &mut serde_json::Map<String, serde_json::Value>,
+    theirs: &serde_json::Map<String, serde_json::Value>,
+) -> bool {
+    let mut fits = true;
+    for (key, value) in theirs {
+        match (into.get_mut(key), value) {
+            (None, _) => {
+                into.insert(key.clone(), value.clone());
+            }
+            (Some(serde_json::Value::Object(mine)), serde_json::Value::Object(theirs)) => {
+                fits &= merge_into(mine, theirs);
+            }
+            (Some(mine), _) => fits &= mine == value,
+        }
+    }
+    fits
 }
 
 /// The advice for a VM from one preset that selects it: the suggestion, the preset's parts to

@@ -165,6 +165,20 @@ fn migrate_presets_to_preferences() {
     ])));
 }
 
+/// The presets example: a size preset and an operating system preset, a VM each selects, one
+/// both select (which gets their preferences merged) and one whose own CPU layout the
+/// instancetype would change.
+#[test]
+fn migrate_presets_example() {
+    let _guard = snapshot_settings();
+    insta::assert_snapshot!(outcome(kvrender().args([
+        "migrate",
+        "presets",
+        "--with-vms",
+        "examples/presets/"
+    ])));
+}
+
 /// A VM that names no instancetype or preference gets the name check `expand` makes: the
 /// VMI's name and firmware UUID come from the VM's name.
 #[test]
@@ -1067,6 +1081,103 @@ fn migrate_presets_with_vms_prints_each_vm_with_its_advice_followed() {
         }
         assert_eq!((vcpus(before), vcpus(after)), (2, 2), "{name}");
     }
+}
+
+/// A VM takes one preference: where two presets that select it give one each (a size preset's
+/// CPU layout, an OS preset's features) and cannot clash, their preferences are merged into a
+/// new one named after both, the advice says to name it, and `--with-vms` does. Where that
+/// name is already taken, the VM is left out as before.
+#[test]
+fn migrate_presets_merges_the_preferences_of_presets_that_select_a_vm_together() {
+    let preset = |name: &str, selector: &str, domain: &str| {
+        format!(
+            "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
+             name: {name}\nspec:\n  selector:\n    matchLabels: {selector}\n  domain:\n{domain}"
+        )
+    };
+    let vm = |name: &str, labels: &str| {
+        format!(
+            "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: {name}\nspec:\n  \
+             runStrategy: Halted\n  template:\n    metadata:\n      labels: {labels}\n    \
+             spec:\n      domain:\n        devices: {{}}\n"
+        )
+    };
+    let text = [
+        preset(
+            "sized",
+            "{size: s}",
+            "    cpu: {cores: 2}\n    resources:\n      requests: {memory: 1Gi}\n",
+        ),
+        preset(
+            "win",
+            "{os: win}",
+            "    features:\n      hyperv: {relaxed: {}}\n    clock:\n      timer:\n        \
+             hpet: {present: false}\n",
+        ),
+        preset("win2", "{os2: win}", "    features:\n      apic: {}\n"),
+        "apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachinePreference\n\
+         metadata:\n  name: sized-win2\nspec: {}\n"
+            .to_string(),
+        vm("desk", "{size: s, os: win}"),
+        vm("desk2", "{size: s, os2: win}"),
+    ]
+    .join("---\n");
+    let out = run_on_text(&["migrate", "presets", "--with-vms"], "all.yaml", &text);
+    assert!(out.status.success(), "{}", describe(&out));
+    let stdout = String::from_utf8(out.stdout.clone()).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let docs = load::parse_text(&std::sync::Arc::from("out"), &stdout).objects;
+    let find = |kind: &str, name: &str| {
+        docs.iter()
+            .find(|o| o.kind_str() == kind && o.name() == name)
+            .map(|o| o.value.clone())
+    };
+    let merged = find("VirtualMachinePreference", "sized-win").expect(&stdout);
+    assert_eq!(merged["spec"]["cpu"]["preferredCPUTopology"], "cores");
+    assert!(
+        merged["spec"]["features"]["preferredHyperv"]["relaxed"].is_object(),
+        "{stdout}"
+    );
+    assert_eq!(
+        merged["spec"]["clock"]["preferredTimer"]["hpet"]["present"],
+        false
+    );
+    let desk = find("VirtualMachine", "desk").expect(&stdout);
+    assert_eq!(desk["spec"]["instancetype"]["name"], "sized", "{stdout}");
+    assert_eq!(desk["spec"]["preference"]["name"], "sized-win", "{stdout}");
+    assert!(
+        stderr.contains(
+            "note: a VM takes one preference, and presets `sized` and `win` give it one each: \
+             name the preference `sized-win` instead"
+        ),
+        "{stderr}"
+    );
+    // `sized-win2` is an input's name: no merge, and the VM is left to be merged by hand.
+    assert!(find("VirtualMachine", "desk2").is_none(), "{stdout}");
+    assert!(
+        stderr.contains("VirtualMachine/desk2: spec.template.metadata.labels: not printed"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("`sized-win2` instead"), "{stderr}");
+    // Applied without the presets, the VM passes `validate` and starts the VMI it starts today.
+    let after = run_on_text(&["validate"], "after.yaml", &stdout);
+    assert!(after.status.success(), "{}", describe(&after));
+    let domain = |text: &str, file: &str| {
+        let out = run_on_text(&["vmi"], file, text);
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        load::parse_text(&std::sync::Arc::from(file), &stdout)
+            .objects
+            .into_iter()
+            .find(|o| o.name() == "desk")
+            .map(|o| o.value["spec"]["domain"].clone())
+            .unwrap()
+    };
+    let (before, after) = (domain(&text, "before.yaml"), domain(&stdout, "after.yaml"));
+    for at in ["features", "clock"] {
+        assert_eq!(before[at], after[at], "{at}");
+    }
+    assert_eq!(before["cpu"]["cores"], 2);
+    assert_eq!(after["cpu"]["cores"], 2);
 }
 
 /// A preset with CPU features only becomes a preference with `preferredCPUFeatures`, which
