@@ -725,9 +725,9 @@ fn merge_preferences(
             .iter()
             .map(|m| preset_named.get(&(namespace, m.preset.as_str())).copied())
             .collect();
-        if !presets.is_some_and(|p| migrate::parts_apart(&p)) {
+        let Some(presets) = presets.filter(|p| migrate::parts_apart(p)) else {
             continue;
-        }
+        };
         let mut spec = serde_json::Map::new();
         let mut fits = true;
         for m in &with_preference {
@@ -758,7 +758,8 @@ fn merge_preferences(
         }
         let mut metadata = serde_json::Map::new();
         metadata.insert("name".into(), serde_json::json!(name));
-        if let Some(ns) = &first.target.namespace {
+        // Written like the presets' own objects: in their namespace, as they name it.
+        if let Some(ns) = presets.first().and_then(|p| p.namespace()) {
             metadata.insert("namespace".into(), serde_json::json!(ns));
         }
         merged.insert(
