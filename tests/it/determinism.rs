@@ -214,6 +214,13 @@ fn vmis_and_diffs_are_identical_with_1_2_and_8_threads() {
         .filter(|o| o.kind_str() == "VirtualMachine")
         .count();
     assert!(vms > 0, "{stdout}");
+    // And merges the preferences of presets that select a VM together.
+    let out = same_for(
+        &["migrate", "presets", "--with-vms"],
+        std::path::Path::new("examples/presets"),
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains("name: small-windows"), "{stdout}");
 }
 
 /// A thread count beyond what any machine can start is a usage error (exit code 2), not an
