@@ -249,7 +249,7 @@ fn preference_well_typed(obj: &Object) -> bool {
 }
 
 /// Why `name` is not a DNS-1123 subdomain (what Kubernetes accepts as an object name), if not.
-fn check_name(name: &str) -> Result<(), &'static str> {
+pub(crate) fn check_name(name: &str) -> Result<(), &'static str> {
     // Every valid name takes this path; only an invalid one is looked at again to say why.
     if is_dns_subdomain(name) {
         return Ok(());

@@ -607,7 +607,14 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
                          the VirtualMachineInstance sets differently ({}). The {what} `{}` \
                          suggested for it {carry} it and would apply it: drop that part from \
                          {from}, or give this one {own}",
-                        m.preset, skipped.field, skipped.detail, m.preset
+                        m.preset,
+                        skipped.field,
+                        skipped.detail,
+                        // A preference merged for this VM carries what its presets' do.
+                        match (carrier, merged_for(m)) {
+                            (Carrier::Preference, Some(merged)) => &merged.name,
+                            _ => &m.preset,
+                        }
                     ),
                 ),
             ));
@@ -753,7 +760,7 @@ fn merge_preferences(
         }
         let names: Vec<String> = with_preference.iter().map(|m| m.preset.clone()).collect();
         let name = names.join("-");
-        if !fits || name.len() > 253 || taken(namespace, &name) {
+        if !fits || crate::pipeline::check_name(&name).is_err() || taken(namespace, &name) {
             continue;
         }
         let mut metadata = serde_json::Map::new();

@@ -1178,6 +1178,28 @@ fn migrate_presets_merges_the_preferences_of_presets_that_select_a_vm_together()
     }
     assert_eq!(before["cpu"]["cores"], 2);
     assert_eq!(after["cpu"]["cores"], 2);
+    // Nor is a preference written under a name the API server refuses: two names of 200
+    // characters make one of 401.
+    let (long_a, long_b) = ("a".repeat(200), "b".repeat(200));
+    let text = [
+        preset(
+            &long_a,
+            "{size: s}",
+            "    cpu: {cores: 2}\n    resources:\n      requests: {memory: 1Gi}\n",
+        ),
+        preset(&long_b, "{os: win}", "    features:\n      apic: {}\n"),
+        vm("desk", "{size: s, os: win}"),
+    ]
+    .join("---\n");
+    let out = run_on_text(&["migrate", "presets", "--with-vms"], "all.yaml", &text);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stdout.contains(&format!("{long_a}-{long_b}")), "{stdout}");
+    assert!(
+        stderr.contains("VirtualMachine/desk: spec.template.metadata.labels: not printed"),
+        "{stderr}"
+    );
 }
 
 /// A preset with CPU features only becomes a preference with `preferredCPUFeatures`, which
