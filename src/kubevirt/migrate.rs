@@ -896,6 +896,9 @@ fn convert(preset: &Object) -> Converted {
                     .collect();
             match set.as_slice() {
                 [] => {}
+                // Sockets is how KubeVirt lays out an instancetype's vCPUs when no preference
+                // says: a preference saying so would only repeat it.
+                [("sockets", _)] => {}
                 [(axis, _)] => insert_pref("cpu", "preferredCPUTopology", json!(axis)),
                 _ => note(
                     "spec.domain.cpu".into(),
@@ -1331,6 +1334,35 @@ mod tests {
                 "spec.template.spec.domain.resources.limits.memory"
             ]
         );
+    }
+
+    /// One axis above 1 becomes the preference's layout, except sockets, KubeVirt's own
+    /// layout when no preference says: a preset with nothing else gets no preference.
+    #[test]
+    fn a_sockets_layout_needs_no_preference() {
+        let preset = |cpu: Value| {
+            obj(json!({
+                "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstancePreset",
+                "metadata": {"name": "size", "namespace": "app"},
+                "spec": {"selector": {"matchLabels": {"size": "m"}},
+                         "domain": {"cpu": cpu, "resources": {"requests": {"memory": "2Gi"}}}}
+            }))
+        };
+        let kinds = |r: &MigrateResult| -> Vec<String> {
+            r.objects
+                .iter()
+                .map(|o| o["kind"].as_str().unwrap_or_default().to_string())
+                .collect()
+        };
+        let r = migrate_presets(&[preset(json!({"sockets": 2}))], &|_| None);
+        assert_eq!(kinds(&r), ["VirtualMachineInstancetype"]);
+        assert_eq!(r.objects[0]["spec"]["cpu"]["guest"], 2);
+        let r = migrate_presets(&[preset(json!({"cores": 2}))], &|_| None);
+        assert_eq!(
+            kinds(&r),
+            ["VirtualMachineInstancetype", "VirtualMachinePreference"]
+        );
+        assert_eq!(r.objects[1]["spec"]["cpu"]["preferredCPUTopology"], "cores");
     }
 
     #[test]
