@@ -274,6 +274,36 @@ fn halted_vm(name: &str, spec: &str, domain: &str) -> String {
     )
 }
 
+/// A preset named `name` whose `matchLabels` are `selector` (`"{size: s}"`) and whose domain
+/// is `domain`, each line indented by four.
+fn labelled_preset(name: &str, selector: &str, domain: &str) -> String {
+    format!(
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
+         name: {name}\nspec:\n  selector:\n    matchLabels: {selector}\n  domain:\n{domain}"
+    )
+}
+
+/// A halted VirtualMachine named `name` whose template has the `labels` (`"{size: s}"`);
+/// `domain` is more of its domain, after `devices: {}`.
+fn labelled_vm(name: &str, labels: &str, domain: &str) -> String {
+    format!(
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: {name}\nspec:\n  \
+         runStrategy: Halted\n  template:\n    metadata:\n      labels: {labels}\n    \
+         spec:\n      domain:\n        devices: {{}}{domain}\n"
+    )
+}
+
+/// The domain of each VMI `kvrender vmi` prints for a file `file` holding `text`, by name.
+fn vmi_domains(text: &str, file: &str) -> std::collections::BTreeMap<String, serde_json::Value> {
+    let out = run_on_text(&["vmi"], file, text);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    load::parse_text(&std::sync::Arc::from(file), &stdout)
+        .objects
+        .into_iter()
+        .map(|o| (o.name().to_string(), o.value["spec"]["domain"].clone()))
+        .collect()
+}
+
 /// The stderr of `kvrender migrate presets` on one file holding `text`.
 fn migrate_stderr(text: &str) -> String {
     let out = run_on_text(&["migrate", "presets"], "all.yaml", text);
@@ -981,12 +1011,7 @@ fn migrate_presets_tells_a_vm_the_advice_would_get_refused() {
 /// objects, the VMs pass `validate`, and each starts the VMI it starts today with the presets.
 #[test]
 fn migrate_presets_with_vms_prints_each_vm_with_its_advice_followed() {
-    let preset = |name: &str, selector: &str, domain: &str| {
-        format!(
-            "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
-             name: {name}\nspec:\n  selector:\n    matchLabels: {selector}\n  domain:\n{domain}"
-        )
-    };
+    let preset = labelled_preset;
     let presets = [
         preset(
             "web",
@@ -1000,13 +1025,7 @@ fn migrate_presets_with_vms_prints_each_vm_with_its_advice_followed() {
         ),
         preset("big", "{size: big}", "    cpu: {cores: 4}\n"),
     ];
-    let vm = |name: &str, labels: &str, domain: &str| {
-        format!(
-            "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: {name}\nspec:\n  \
-             runStrategy: Halted\n  template:\n    metadata:\n      labels: {labels}\n    \
-             spec:\n      domain:\n        devices: {{}}{domain}\n"
-        )
-    };
+    let vm = labelled_vm;
     let text = [
         presets.join("---\n"),
         vm("one", "{tier: web}", "\n        cpu: {cores: 2}"),
@@ -1055,15 +1074,7 @@ fn migrate_presets_with_vms_prints_each_vm_with_its_advice_followed() {
     // and the VMIs they start are the ones they start today.
     let after = run_on_text(&["validate"], "after.yaml", &stdout);
     assert!(after.status.success(), "{}", describe(&after));
-    let domains = |text: &str, file: &str| {
-        let out = run_on_text(&["vmi"], file, text);
-        let stdout = String::from_utf8(out.stdout).unwrap();
-        load::parse_text(&std::sync::Arc::from(file), &stdout)
-            .objects
-            .into_iter()
-            .map(|o| (o.name().to_string(), o.value["spec"]["domain"].clone()))
-            .collect::<std::collections::BTreeMap<_, _>>()
-    };
+    let domains = vmi_domains;
     let (before, after) = (
         domains(&text, "before.yaml"),
         domains(&stdout, "after.yaml"),
@@ -1089,19 +1100,8 @@ fn migrate_presets_with_vms_prints_each_vm_with_its_advice_followed() {
 /// name is already taken, the VM is left out as before.
 #[test]
 fn migrate_presets_merges_the_preferences_of_presets_that_select_a_vm_together() {
-    let preset = |name: &str, selector: &str, domain: &str| {
-        format!(
-            "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
-             name: {name}\nspec:\n  selector:\n    matchLabels: {selector}\n  domain:\n{domain}"
-        )
-    };
-    let vm = |name: &str, labels: &str| {
-        format!(
-            "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: {name}\nspec:\n  \
-             runStrategy: Halted\n  template:\n    metadata:\n      labels: {labels}\n    \
-             spec:\n      domain:\n        devices: {{}}\n"
-        )
-    };
+    let preset = labelled_preset;
+    let vm = |name: &str, labels: &str| labelled_vm(name, labels, "");
     let text = [
         preset(
             "sized",
@@ -1162,16 +1162,7 @@ fn migrate_presets_merges_the_preferences_of_presets_that_select_a_vm_together()
     // Applied without the presets, the VM passes `validate` and starts the VMI it starts today.
     let after = run_on_text(&["validate"], "after.yaml", &stdout);
     assert!(after.status.success(), "{}", describe(&after));
-    let domain = |text: &str, file: &str| {
-        let out = run_on_text(&["vmi"], file, text);
-        let stdout = String::from_utf8(out.stdout).unwrap();
-        load::parse_text(&std::sync::Arc::from(file), &stdout)
-            .objects
-            .into_iter()
-            .find(|o| o.name() == "desk")
-            .map(|o| o.value["spec"]["domain"].clone())
-            .unwrap()
-    };
+    let domain = |text: &str, file: &str| vmi_domains(text, file)["desk"].clone();
     let (before, after) = (domain(&text, "before.yaml"), domain(&stdout, "after.yaml"));
     for at in ["features", "clock"] {
         assert_eq!(before[at], after[at], "{at}");
