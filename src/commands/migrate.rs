@@ -701,17 +701,26 @@ fn merge_preferences(
     inputs: &[Object],
 ) -> HashMap<*const (), MergedPreference> {
     let mut merged = HashMap::new();
+    // The migrated preferences' specs, and the names of the inputs' preferences, by namespace.
+    let mut migrated: HashMap<(&str, &str), &serde_json::Value> = HashMap::new();
+    for v in &result.objects {
+        if v.get("kind").and_then(serde_json::Value::as_str) == Some("VirtualMachinePreference") {
+            let at =
+                |key: &str| path::get(v, &["metadata", key]).and_then(serde_json::Value::as_str);
+            let namespace = at("namespace").unwrap_or("default");
+            migrated.insert(
+                (namespace, at("name").unwrap_or_default()),
+                v.get("spec").unwrap_or(&serde_json::Value::Null),
+            );
+        }
+    }
+    let inputs: std::collections::HashSet<(&str, &str)> = inputs
+        .iter()
+        .filter(|o| o.kind() == Kind::Preference)
+        .map(|o| (o.effective_namespace(), o.name()))
+        .collect();
     let taken = |namespace: &str, name: &str| {
-        let same = |v: &serde_json::Value| {
-            let o = Object::new(v.clone(), Origin::default());
-            o.kind() == Kind::Preference && o.effective_namespace() == namespace && o.name() == name
-        };
-        result.objects.iter().any(same)
-            || inputs.iter().any(|o| {
-                o.kind() == Kind::Preference
-                    && o.effective_namespace() == namespace
-                    && o.name() == name
-            })
+        migrated.contains_key(&(namespace, name)) || inputs.contains(&(namespace, name))
     };
     for group in result
         .matchers
@@ -744,15 +753,9 @@ fn merge_preferences(
                 .and_then(|p| p.get("name"))
                 .and_then(serde_json::Value::as_str)
                 .unwrap_or_default();
-            let theirs = result.objects.iter().find(|v| {
-                let o = Object::new((*v).clone(), Origin::default());
-                o.kind() == Kind::Preference
-                    && o.effective_namespace() == namespace
-                    && o.name() == name
-            });
-            match theirs
-                .and_then(|v| v.get("spec"))
-                .and_then(serde_json::Value::as_object)
+            match migrated
+                .get(&(namespace, name))
+                .and_then(|spec| spec.as_object())
             {
                 Some(theirs) => fits &= merge_into(&mut spec, theirs),
                 None => fits = false,
