@@ -293,6 +293,17 @@ fn labelled_vm(name: &str, labels: &str, domain: &str) -> String {
     )
 }
 
+/// The stdout and stderr of `kvrender migrate presets --with-vms` on one file holding `text`,
+/// which must succeed.
+fn migrate_with_vms(text: &str) -> (String, String) {
+    let out = run_on_text(&["migrate", "presets", "--with-vms"], "all.yaml", text);
+    assert!(out.status.success(), "{}", describe(&out));
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// The domain of each VMI `kvrender vmi` prints for a file `file` holding `text`, by name.
 fn vmi_domains(text: &str, file: &str) -> std::collections::BTreeMap<String, serde_json::Value> {
     let out = run_on_text(&["vmi"], file, text);
@@ -1034,10 +1045,7 @@ fn migrate_presets_with_vms_prints_each_vm_with_its_advice_followed() {
         vm("none", "{tier: db}", "\n        memory: {guest: 1Gi}"),
     ]
     .join("---\n");
-    let out = run_on_text(&["migrate", "presets", "--with-vms"], "all.yaml", &text);
-    assert!(out.status.success(), "{}", describe(&out));
-    let stdout = String::from_utf8(out.stdout.clone()).unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let (stdout, stderr) = migrate_with_vms(&text);
     let docs = load::parse_text(&std::sync::Arc::from("out"), &stdout).objects;
     let vms: Vec<&serde_json::Value> = docs
         .iter()
@@ -1122,10 +1130,7 @@ fn migrate_presets_merges_the_preferences_of_presets_that_select_a_vm_together()
         vm("desk2", "{size: s, os2: win}"),
     ]
     .join("---\n");
-    let out = run_on_text(&["migrate", "presets", "--with-vms"], "all.yaml", &text);
-    assert!(out.status.success(), "{}", describe(&out));
-    let stdout = String::from_utf8(out.stdout.clone()).unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let (stdout, stderr) = migrate_with_vms(&text);
     let docs = load::parse_text(&std::sync::Arc::from("out"), &stdout).objects;
     let find = |kind: &str, name: &str| {
         docs.iter()
@@ -1182,10 +1187,7 @@ fn migrate_presets_merges_the_preferences_of_presets_that_select_a_vm_together()
         vm("desk", "{size: s, os: win}"),
     ]
     .join("---\n");
-    let out = run_on_text(&["migrate", "presets", "--with-vms"], "all.yaml", &text);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
+    let (stdout, stderr) = migrate_with_vms(&text);
     assert!(!stdout.contains(&format!("{long_a}-{long_b}")), "{stdout}");
     assert!(
         stderr.contains("VirtualMachine/desk: spec.template.metadata.labels: not printed"),
