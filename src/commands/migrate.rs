@@ -849,15 +849,15 @@ impl Override<'_> {
             let preset = self.preset;
             let then = match after {
                 Some(after) => format!("it would have {}", described(after)),
-                None if vcpus(theirs) == vcpus(mine) => {
+                None if migrate::layout_vcpus(theirs) == migrate::layout_vcpus(mine) => {
                     format!(
                         "its {} vCPUs would be laid out as its preference says",
-                        vcpus(mine)
+                        migrate::layout_vcpus(mine)
                     )
                 }
                 None => format!(
                     "it would have {} vCPUs, laid out as its preference says",
-                    vcpus(theirs)
+                    migrate::layout_vcpus(theirs)
                 ),
             };
             self.diagnostic.message = format!(
@@ -892,11 +892,6 @@ fn layout(v: &serde_json::Value) -> Option<[u64; 3]> {
     }
 }
 
-/// The number of vCPUs of a layout.
-fn vcpus(layout: [u64; 3]) -> u64 {
-    layout.iter().fold(1u64, |n, axis| n.saturating_mul(*axis))
-}
-
 /// `4 vCPUs (1 socket, 4 cores, 1 thread)`.
 fn described(layout: [u64; 3]) -> String {
     let [s, c, t] = layout;
@@ -909,7 +904,7 @@ fn described(layout: [u64; 3]) -> String {
     };
     format!(
         "{} ({}, {}, {})",
-        plural(vcpus(layout), "vCPU"),
+        plural(migrate::layout_vcpus(layout), "vCPU"),
         plural(s, "socket"),
         plural(c, "core"),
         plural(t, "thread")

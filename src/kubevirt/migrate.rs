@@ -406,13 +406,11 @@ pub fn migrate_presets(
                 .filter_map(|skip| {
                     let at = skip.domain_path();
                     let section = at.split('.').next().unwrap_or_default();
-                    let under = format!("{prefix}.{section}.");
+                    let whole = format!("{prefix}.{section}");
+                    let under = format!("{whole}.");
                     let told = overridden.iter().any(|(f, ..)| {
                         f.starts_with(&under)
-                            || (f
-                                .strip_prefix(prefix)
-                                .is_some_and(|rest| rest.strip_prefix('.') == Some(section))
-                                && !(section == "cpu" && beyond_layout))
+                            || (*f == whole && !(section == "cpu" && beyond_layout))
                     });
                     // KubeVirt tells quantities apart by their spelling too (`1Gi`, `1024Mi`):
                     // the same amount changes nothing.
@@ -600,9 +598,12 @@ fn preference_would_apply<'a>(
 
 /// The vCPUs of a VMI domain: its sockets, cores and threads multiplied, each 1 when unset.
 fn vcpus(domain: Option<&Value>) -> u64 {
-    cpu_layout(domain.and_then(|d| d.get("cpu")))
-        .into_iter()
-        .fold(1, u64::saturating_mul)
+    layout_vcpus(cpu_layout(domain.and_then(|d| d.get("cpu"))))
+}
+
+/// The vCPUs of a layout, `[sockets, cores, threads]` multiplied (at most `u64::MAX`).
+pub(crate) fn layout_vcpus(layout: [u64; 3]) -> u64 {
+    layout.into_iter().fold(1, u64::saturating_mul)
 }
 
 /// The layout of a `cpu`, `[sockets, cores, threads]`: an axis unset or 0 counts as 1, as
