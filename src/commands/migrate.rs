@@ -27,21 +27,63 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
     let sources = load::read_inputs(&args.paths, None, &args.resolve.exclude()?)?;
     let loaded = load::parse_sources(&sources);
     let resolution = Inputs::resolution(&args.resolve)?;
+    let rewrite = args.with_vms.then_some(Rewrite::WithVms);
+    let migration = migrate_objects(&loaded.objects, loaded.diagnostics, &resolution, rewrite);
+    let mut out = migration.out;
+    out.stdout = emit::yaml_stream(&migration.objects);
+    if !migration.rewritten.is_empty() {
+        let vms: Vec<serde_json::Value> = migration.rewritten.into_iter().map(|(_, v)| v).collect();
+        out.stdout.push_str(&emit::yaml_stream(&vms));
+    }
+    diagnostic::sort(&mut out.diagnostics);
+    out.exit_from_diagnostics();
+    Ok(out)
+}
+
+/// Who rewrites the VMs with the advice followed, named in the warning about a VM whose
+/// presets' advice clashes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Rewrite {
+    /// `migrate presets --with-vms`: the VM is left out of the output (a warning).
+    WithVms,
+    /// The KRM function's `migrate: presets`: the VM cannot be migrated (an error).
+    Function,
+}
+
+/// What the migration of a set of objects gives.
+pub(crate) struct Migration {
+    /// The findings (unsorted) and the advice for each VM (on `stderr`).
+    pub out: Outcome,
+    /// The new instancetypes and preferences, in output order.
+    pub objects: Vec<serde_json::Value>,
+    /// With a [`Rewrite`]: each VirtualMachine the advice changes, as the position of the
+    /// object among the inputs and the VM with the advice followed, in the order of the
+    /// suggestions.
+    pub rewritten: Vec<(usize, serde_json::Value)>,
+}
+
+/// The migration of `objects` (parsed with the findings `parsed`), resolving the
+/// instancetypes and preferences the VMs name against `resolution`.
+pub(crate) fn migrate_objects(
+    objects: &[Object],
+    parsed: Vec<Diagnostic>,
+    resolution: &Inputs,
+    rewrite: Option<Rewrite>,
+) -> Migration {
     // A preset the API server refuses (a name it does not take, a field of the wrong type)
     // never applies to anything, and what it holds is not migrated.
-    let refused: Vec<(usize, Diagnostic)> = loaded
-        .objects
+    let refused: Vec<(usize, Diagnostic)> = objects
         .iter()
         .enumerate()
         .filter(|(_, o)| o.kind() == Kind::VirtualMachineInstancePreset)
         .filter_map(|(i, o)| pipeline::preset_diagnostic(o).map(|d| (i, d)))
         .collect();
     let admitted: Cow<'_, [Object]> = if refused.is_empty() {
-        Cow::Borrowed(&loaded.objects)
+        Cow::Borrowed(objects)
     } else {
         let mut left_out = refused.iter().map(|(i, _)| *i).peekable();
-        let mut kept = Vec::with_capacity(loaded.objects.len() - refused.len());
-        for (i, o) in loaded.objects.iter().enumerate() {
+        let mut kept = Vec::with_capacity(objects.len() - refused.len());
+        for (i, o) in objects.iter().enumerate() {
             if left_out.next_if_eq(&i).is_none() {
                 kept.push(o.clone());
             }
@@ -49,7 +91,7 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
         Cow::Owned(kept)
     };
     let mut out = Outcome {
-        diagnostics: loaded.diagnostics,
+        diagnostics: parsed,
         ..Outcome::default()
     };
     out.diagnostics
@@ -86,7 +128,7 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
         .collect();
     // A VM takes one preference: where several presets that select it give one each and
     // cannot clash, their preferences merged into one, written with the others.
-    let merged = merge_preferences(&result, &preset_named, &loaded.objects);
+    let merged = merge_preferences(&result, &preset_named, objects);
     let mut merged_objects: Vec<serde_json::Value> =
         merged.values().map(|m| m.object.clone()).collect();
     merged_objects.sort_by(|a, b| {
@@ -128,7 +170,7 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
     let started_vmi = |o: &Object, index: &crate::resolve::Index<'_>, presets| {
         crate::commands::vmi::build_one(
             o,
-            &resolution,
+            resolution,
             index,
             Stage::Full,
             presets,
@@ -136,12 +178,11 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
         )
     };
     out.diagnostics.extend(refused.into_iter().map(|(_, d)| d));
-    out.stdout = emit::yaml_stream(&result.objects);
     out.diagnostics
-        .extend(clashes_with_inputs(&result.objects, &loaded.objects));
+        .extend(clashes_with_inputs(&result.objects, objects));
     // The first input of each identity, to place a finding at its field.
-    let mut by_ref = HashMap::with_capacity(loaded.objects.len());
-    for o in &loaded.objects {
+    let mut by_ref = HashMap::with_capacity(objects.len());
+    for o in objects {
         by_ref
             .entry((o.api_version(), o.kind_str(), o.namespace(), o.name()))
             .or_insert(o);
@@ -161,9 +202,14 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
         let origin = input(&m.target)
             .map(|o| o.field_origin(field))
             .unwrap_or_default();
-        Diagnostic::warning(codes::PRESET, origin, message)
+        // The function carries the advice out: what it would change or break in a VM stops it.
+        let mut d = Diagnostic::warning(codes::PRESET, origin, message)
             .with_object(m.target.clone())
-            .with_field(field)
+            .with_field(field);
+        if rewrite == Some(Rewrite::Function) {
+            d.severity = diagnostic::Severity::Error;
+        }
+        d
     };
     let mut unmapped_of: HashMap<(&str, &str), Vec<&Unmapped>> = HashMap::new();
     for u in &result.unmapped {
@@ -192,7 +238,7 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
     // VM in the input are two targets of the same name, counted apart.
     let mut shown: Option<(&Arc<[String]>, usize)> = None;
     // `--with-vms`: the VMs with their advice followed, in the order of the suggestions.
-    let mut rewritten: Vec<serde_json::Value> = Vec::new();
+    let mut rewritten: Vec<(usize, serde_json::Value)> = Vec::new();
     // The advice for the VM at hand, one entry per preset that selects it.
     let mut followed: Vec<Followed<'_>> = Vec::new();
     // Follow the advice gathered for one VM: judge the VM as it leaves it, and keep it for
@@ -252,15 +298,30 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
             && (count(|m| m.preference.is_some()) <= 1 || merged.is_some())
             && migrate::parts_apart(&presets);
         if !compatible {
-            if args.with_vms {
-                out.diagnostics.push(at_target(
+            const CLASH: &str = "several presets select it, and their advice clashes (two \
+                                 instancetypes or preferences, or a part two of them give)";
+            match rewrite {
+                Some(Rewrite::WithVms) => out.diagnostics.push(at_target(
                     m,
                     "spec.template.metadata.labels",
-                    "not printed with the advice followed (`--with-vms`): several presets \
-                     select it, and their advice clashes (two instancetypes or preferences, \
-                     or a part two of them give). Merge them by hand"
-                        .to_string(),
-                ));
+                    format!(
+                        "not printed with the advice followed (`--with-vms`): {CLASH}. Merge \
+                         them by hand"
+                    ),
+                )),
+                Some(Rewrite::Function) => {
+                    let mut d = at_target(
+                        m,
+                        "spec.template.metadata.labels",
+                        format!(
+                            "cannot be migrated: {CLASH}. Merge them by hand, then migrate \
+                             again; nothing was changed"
+                        ),
+                    );
+                    d.severity = diagnostic::Severity::Error;
+                    out.diagnostics.push(d);
+                }
+                None => {}
             }
             told(&mut skipped, &mut overrides, out);
             return;
@@ -334,8 +395,9 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
                 ));
             }
         }
-        if args.with_vms {
-            rewritten.push(advised.value);
+        if rewrite.is_some() {
+            let at = objects.iter().position(|o| std::ptr::eq(o, vm));
+            rewritten.extend(at.map(|at| (at, advised.value)));
         }
     };
     for m in &result.matchers {
@@ -391,6 +453,18 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
                  the matchers below, or write the preset's fields into its own spec:",
                 m.target, m.preset
             );
+            if rewrite == Some(Rewrite::Function) {
+                out.diagnostics.push(at_target(
+                    m,
+                    "metadata.labels",
+                    format!(
+                        "cannot be migrated: preset `{}` gives it what no matcher can carry \
+                         to a VirtualMachineInstance. Create it through a VirtualMachine, or \
+                         write the preset's fields into its own spec, then migrate again",
+                        m.preset
+                    ),
+                ));
+            }
         } else {
             let _ = writeln!(
                 out.stderr,
@@ -669,12 +743,11 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
         }
     }
     follow(&mut followed, &mut out);
-    if !rewritten.is_empty() {
-        out.stdout.push_str(&emit::yaml_stream(&rewritten));
+    Migration {
+        out,
+        objects: result.objects,
+        rewritten,
     }
-    diagnostic::sort(&mut out.diagnostics);
-    out.exit_from_diagnostics();
-    Ok(out)
 }
 
 /// A preference merged from those of the presets that select one VM.
@@ -943,10 +1016,10 @@ fn advised_vm(
 ) -> serde_json::Value {
     let mut vm = vm.clone();
     if let Some(it) = &m.instancetype {
-        path::set(&mut vm, &["spec", "instancetype"], it.clone());
+        set_matcher(&mut vm, "instancetype", it.clone());
     }
     if let Some(p) = &m.preference {
-        path::set(&mut vm, &["spec", "preference"], p.clone());
+        set_matcher(&mut vm, "preference", p.clone());
     }
     for field in &m.remove_fields {
         let at: Vec<&str> = field.split('.').collect();
@@ -983,6 +1056,22 @@ fn advised_vm(
         }
     }
     vm
+}
+
+/// Set a matcher of `vm`: in its place when the VM has one, otherwise before `template`, where
+/// people write it, instead of after everything else.
+fn set_matcher(vm: &mut serde_json::Value, key: &str, matcher: serde_json::Value) {
+    let before_template = path::get(vm, &["spec"])
+        .and_then(serde_json::Value::as_object)
+        .filter(|spec| !spec.contains_key(key))
+        .and_then(|spec| spec.keys().position(|k| k == "template"));
+    if let Some(at) = before_template
+        && let Some(serde_json::Value::Object(spec)) = path::get_mut(vm, &["spec"])
+    {
+        spec.shift_insert(at, key.to_string(), matcher);
+        return;
+    }
+    path::set(vm, &["spec", key], matcher);
 }
 
 /// The migrated objects that have the identity of an object among the inputs (a preference

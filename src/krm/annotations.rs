@@ -131,6 +131,15 @@ pub fn set_file(value: &mut Value, file: &str, index: usize) {
     }
 }
 
+/// Set both spellings of the index annotation (an item's place in its file).
+pub fn set_index(value: &mut Value, index: usize) {
+    if let Some(map) = path::ensure_map(value, &["metadata", "annotations"]) {
+        for key in [INDEX, LEGACY_INDEX] {
+            map.insert(key.to_string(), Value::String(index.to_string()));
+        }
+    }
+}
+
 /// Put a new item in the package at directory `package` (`kpt fn render`'s subpackages).
 pub fn set_package(value: &mut Value, package: &str) {
     if let Some(map) = path::ensure_map(value, &["metadata", "annotations"]) {

@@ -18,6 +18,7 @@
 //! severity: error           # the most severe a finding is reported: error | warning | info
 //! strict: false             # report warnings as errors
 //! prune: false              # drop earlier rendered objects no catalog document renders now
+//! migrate: off               # presets: migrate the package's presets instead (runs alone)
 //! ```
 //!
 //! Every key is optional; an unknown key, a wrong type or an unknown value is an error naming
@@ -76,6 +77,8 @@ pub struct FnConfig {
     pub strict: bool,
     /// Drop the items an earlier package render wrote that this render no longer produces.
     pub prune: bool,
+    /// Migrate the package's VirtualMachineInstancePresets instead of rendering and expanding.
+    pub migrate: bool,
     /// The directories `kvrender build` walked (never set from a function config): an object
     /// read from the file a package render writes a rendered object to, relative to one of
     /// them, is that render's earlier output, replaced as it is in a kpt package.
@@ -101,11 +104,23 @@ impl Default for FnConfig {
             severity: Severity::Error,
             strict: false,
             prune: false,
+            migrate: false,
             walked: Vec::new(),
             check_input_catalog: false,
         }
     }
 }
+
+/// The keys of the render and expand steps, which `migrate: presets` does not run.
+const NOT_WITH_MIGRATE: [&str; 7] = [
+    "render",
+    "expand",
+    "emitDefaultCatalog",
+    "paths",
+    "versionLabel",
+    "versionLabelKey",
+    "prune",
+];
 
 /// Keys kustomize's legacy exec plugins read from the same file; kvrender ignores them.
 const KUSTOMIZE_KEYS: [&str; 2] = ["argsOneLiner", "argsFromFile"];
@@ -137,12 +152,14 @@ impl FnConfig {
         let kind = map.get("kind").and_then(Value::as_str).unwrap_or("");
         let mut errors = Vec::new();
         let mut config = FnConfig::default();
+        let mut keys: Vec<&str> = Vec::new();
         match kind {
             KIND if api_version == API_VERSION => {
                 for (key, v) in map {
                     if matches!(key.as_str(), "apiVersion" | "kind" | "metadata") {
                         continue;
                     }
+                    keys.push(key);
                     config.set(key, Raw::Typed(v), &mut errors);
                 }
             }
@@ -161,6 +178,7 @@ impl FnConfig {
                     None | Some(Value::Null) => {}
                     Some(Value::Object(data)) => {
                         for (key, v) in data {
+                            keys.push(key);
                             match v {
                                 Value::String(s) => config.set(key, Raw::Text(s), &mut errors),
                                 _ => errors.push(format!("`data.{key}` must be a string")),
@@ -173,6 +191,19 @@ impl FnConfig {
             _ => errors.push(format!(
                 "unsupported functionConfig `{api_version}, Kind={kind}` (expected `{API_VERSION}, Kind={KIND}` or a ConfigMap)"
             )),
+        }
+        if config.migrate {
+            let beside: Vec<String> = keys
+                .iter()
+                .filter(|k| NOT_WITH_MIGRATE.contains(k))
+                .map(|k| format!("`{k}`"))
+                .collect();
+            if !beside.is_empty() {
+                errors.push(format!(
+                    "`migrate: presets` runs alone, without rendering or expanding: leave out {}",
+                    beside.join(", ")
+                ));
+            }
         }
         if config.version_label_key.is_some() && config.version_label.is_none() {
             errors.push(
@@ -227,11 +258,19 @@ impl FnConfig {
             }),
             "strict" => bool_value(&raw).map(|b| self.strict = b),
             "prune" => bool_value(&raw).map(|b| self.prune = b),
+            "migrate" => string_value(&raw).and_then(|s| {
+                self.migrate = match s.as_str() {
+                    "off" => false,
+                    "presets" => true,
+                    _ => return Err(format!("`{s}` is not one of off, presets")),
+                };
+                Ok(())
+            }),
             k if KUSTOMIZE_KEYS.contains(&k) => Ok(()),
             _ => Err(
                 "unknown key (expected one of render, expand, defaultCatalog, \
                  emitDefaultCatalog, paths, catalogs, clusterConfig, versionLabel, \
-                 versionLabelKey, severity, strict, prune)"
+                 versionLabelKey, severity, strict, prune, migrate)"
                     .to_string(),
             ),
         };
@@ -360,6 +399,29 @@ mod tests {
         );
         let cm = json!({"kind": "ConfigMap", "data": {"render": "maybe", "x": "1"}});
         assert_eq!(FnConfig::parse(Some(&cm)).unwrap_err().len(), 2);
+    }
+
+    #[test]
+    fn migrate_runs_alone() {
+        let cm = json!({"kind": "ConfigMap", "data": {"migrate": "presets", "strict": "true"}});
+        let config = FnConfig::parse(Some(&cm)).unwrap();
+        assert!(config.migrate && config.strict);
+        let off = json!({"kind": "ConfigMap", "data": {"migrate": "off", "render": "false"}});
+        assert!(!FnConfig::parse(Some(&off)).unwrap().migrate);
+        let typed = json!({"apiVersion": API_VERSION, "kind": KIND, "migrate": "presets",
+            "expand": "replace", "paths": ["a"], "catalogs": ["b"]});
+        assert_eq!(
+            FnConfig::parse(Some(&typed)).unwrap_err(),
+            [
+                "`migrate: presets` runs alone, without rendering or expanding: leave out \
+              `expand`, `paths`"
+            ]
+        );
+        let bad = json!({"kind": "ConfigMap", "data": {"migrate": "instancetypes"}});
+        assert_eq!(
+            FnConfig::parse(Some(&bad)).unwrap_err(),
+            ["functionConfig `migrate`: `instancetypes` is not one of off, presets"]
+        );
     }
 
     #[test]

@@ -492,7 +492,7 @@ fn read(paths: &[String], diagnostics: &mut Vec<Diagnostic>) -> (Vec<Source>, Lo
 }
 
 /// Read the files of `paths`; a path that cannot be read becomes a finding.
-fn read_sources(paths: &[String], diagnostics: &mut Vec<Diagnostic>) -> Vec<Source> {
+pub(crate) fn read_sources(paths: &[String], diagnostics: &mut Vec<Diagnostic>) -> Vec<Source> {
     let mut sources = Vec::new();
     for p in paths {
         match load::read_paths(&[PathBuf::from(p)]) {

@@ -17,6 +17,7 @@
 pub mod annotations;
 pub mod config;
 pub mod engine;
+pub mod migrate;
 pub mod resource_list;
 
 use std::sync::Arc;
@@ -201,6 +202,33 @@ pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput
             .with_object(o.object_ref())
         })
         .collect();
+    if fn_config.migrate {
+        let migrated = migrate::migrate(&items, &fn_config, Placement::Files);
+        let mut diagnostics = cluster_config_warnings(&fn_config, "-");
+        diagnostics.extend(lists);
+        diagnostics.extend(migrated.diagnostics);
+        let results = diagnostics
+            .iter()
+            .flat_map(resource_list::results)
+            .collect();
+        let mut entries: Vec<String> = migrated
+            .items
+            .into_iter()
+            .map(|item| match item {
+                migrate::Item::Kept(i) => {
+                    resource_list::entry(raw_items[i].clone(), &items[i].value)
+                }
+                migrate::Item::New(value) => resource_list::entry(None, &value),
+            })
+            .collect();
+        entries.extend(
+            foreign
+                .into_iter()
+                .map(|(value, raw)| resource_list::entry(raw, &value)),
+        );
+        let out = resource_list::write_entries(&list.api_version, &entries, results);
+        return Ok(FnOutput::finish(out, diagnostics));
+    }
     let mut processed = engine::process(items, &fn_config, Placement::Files);
     processed.diagnostics.splice(
         0..0,
@@ -370,6 +398,20 @@ pub fn run_stream(config: &Value, input: &str) -> Result<FnOutput> {
         // Broken input: say so and give nothing back, so the build stops here.
         crate::diagnostic::sort(&mut diagnostics);
         return Ok(FnOutput::finish(String::new(), diagnostics));
+    }
+    if fn_config.migrate {
+        let migrated = migrate::migrate(&items, &fn_config, Placement::Stream);
+        diagnostics.extend(migrated.diagnostics);
+        crate::diagnostic::sort(&mut diagnostics);
+        let values: Vec<Value> = migrated
+            .items
+            .into_iter()
+            .map(|item| match item {
+                migrate::Item::Kept(i) => items[i].value.clone(),
+                migrate::Item::New(value) => value,
+            })
+            .collect();
+        return Ok(FnOutput::finish(emit::yaml_stream(&values), diagnostics));
     }
     let processed = engine::process(items, &fn_config, Placement::Stream);
     diagnostics.extend(processed.diagnostics);

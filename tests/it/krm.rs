@@ -1220,6 +1220,112 @@ fn kpt_fn_eval_fails_on_an_instancetype_conflict() {
     );
 }
 
+/// What `kvrender vmi` gives each VM of a directory: its vCPU count, cores, guest memory (the
+/// guest's amount, or the memory request that sizes it), clock and features, by name.
+fn vmi_essentials(dir: &Path) -> std::collections::BTreeMap<String, Value> {
+    let out = Command::new(BIN)
+        .args(["vmi", "--no-default-catalog"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    kvrender::load::parse_text(&std::sync::Arc::from("vmi"), &text)
+        .objects
+        .into_iter()
+        .map(|o| {
+            let domain = &o.value["spec"]["domain"];
+            let axis = |a: &str| domain["cpu"][a].as_u64().unwrap_or(1);
+            let memory = match &domain["memory"]["guest"] {
+                Value::Null => domain["resources"]["requests"]["memory"].clone(),
+                guest => guest.clone(),
+            };
+            let essentials = json!({
+                "vcpus": axis("sockets") * axis("cores") * axis("threads"),
+                "cores": axis("cores"),
+                "memory": memory,
+                "clock": domain["clock"],
+                "features": domain["features"],
+            });
+            (o.name().to_string(), essentials)
+        })
+        .collect()
+}
+
+/// `migrate: presets` replaces each preset by the instancetype and preferences migrated from
+/// it, in its place in its file, and rewrites the VMs the presets select with the advice
+/// followed; kpt keeps the comments of what stays. The VMs start as they did with the presets.
+#[test]
+fn kpt_fn_eval_migrates_the_presets_of_a_package() {
+    let (tmp, pkg) = package("migrate");
+    let before = vmi_essentials(&pkg);
+    let out = kpt_eval(&pkg, &["--", "migrate=presets"]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let migrated = dump(&pkg);
+    assert!(
+        !migrated.contains("VirtualMachineInstancePreset"),
+        "{migrated}"
+    );
+    for comment in [
+        "runStrategy: Always # restarted whenever it stops",
+        "# A CI runner: the size preset selects it.",
+        "bus: sata # the installer has no virtio driver",
+    ] {
+        assert!(migrated.contains(comment), "{comment}: {migrated}");
+    }
+    assert_eq!(vmi_essentials(&pkg), before);
+    let validate = Command::new(BIN)
+        .args(["validate", "--no-default-catalog"])
+        .arg(&pkg)
+        .output()
+        .unwrap();
+    assert_eq!(validate.status.code(), Some(0), "{}", show(&validate));
+    let _g = settings().bind_to_scope();
+    insta::assert_snapshot!(
+        "krm_kpt_eval_migrate_package",
+        scrub(&migrated, Some(tmp.path()))
+    );
+    insta::assert_snapshot!(
+        "krm_kpt_eval_migrate_output",
+        scrub(&show(&out), Some(tmp.path()))
+    );
+}
+
+/// A VM the migration would change (its own CPU layout, which the preset's instancetype would
+/// replace) stops `migrate: presets`: an error names it, and no file of the package changes.
+#[test]
+fn kpt_fn_eval_migrates_nothing_when_a_vm_would_change() {
+    let (tmp, pkg) = package("migrate");
+    std::fs::write(
+        pkg.join("big.yaml"),
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: big\n  \
+         namespace: lab\nspec:\n  runStrategy: Always\n  template:\n    metadata:\n      \
+         labels:\n        lab.example.com/size: small\n    spec:\n      domain:\n        \
+         cpu:\n          cores: 8\n        devices: {}\n",
+    )
+    .unwrap();
+    let before = dump(&pkg);
+    let results = tmp.path().join("results");
+    let out = kpt_eval(
+        &pkg,
+        &[
+            "--results-dir",
+            results.to_str().unwrap(),
+            "--",
+            "migrate=presets",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert_eq!(dump(&pkg), before);
+    let entries = kpt_results(&results);
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert_eq!(entries[0]["severity"], "error");
+    assert_eq!(entries[0]["resourceRef"]["name"], "big");
+    assert_eq!(entries[0]["file"]["path"], "big.yaml");
+    let message = entries[0]["message"].as_str().unwrap();
+    assert!(message.contains("has 8 vCPUs"), "{message}");
+}
+
 #[test]
 fn kpt_fn_eval_renders_a_catalog_into_files() {
     let (tmp, pkg) = package("catalog");

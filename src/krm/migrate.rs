@@ -1,0 +1,431 @@
+//! The function's `migrate: presets`: a package's VirtualMachineInstancePresets replaced by the
+//! instancetypes and preferences `kvrender migrate presets` writes, and its VirtualMachines
+//! rewritten with that command's advice followed (as `--with-vms` prints them).
+//!
+//! Each new object takes the place of the preset it comes from, in the preset's file; a merged
+//! preference goes where the first of its presets was. A VM keeps its orchestration annotations,
+//! so kpt writes it back to its file with the comments it can keep. The package is migrated
+//! whole or not at all: any error (a preset the API server refuses, a VM whose presets' advice
+//! clashes, a VM the advice would change or KubeVirt would then refuse, a bare
+//! VirtualMachineInstance a preset gives something to) leaves every item as it was.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde_json::Value;
+
+use crate::commands::inputs::Inputs;
+use crate::commands::migrate::{Rewrite, migrate_objects};
+use crate::diagnostic::{Diagnostic, Severity, codes};
+use crate::krm::annotations;
+use crate::krm::config::FnConfig;
+use crate::krm::engine::Placement;
+use crate::load;
+use crate::model::{Kind, Object, path};
+use crate::origin::Origin;
+use crate::render::RenderOptions;
+
+/// What the migration made of the items.
+pub struct Migrated {
+    /// The output items, each either an input kept as it was or a new value.
+    pub items: Vec<Item>,
+    /// Findings, sorted, severities adjusted by the configuration.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// One output item.
+pub enum Item {
+    /// Input item `n`, unchanged.
+    Kept(usize),
+    /// A new or rewritten item.
+    New(Value),
+}
+
+/// Migrate the presets among `items` (whose origins the caller set from their annotations).
+/// Under [`Placement::Files`] the new objects are given the file of their preset.
+pub fn migrate(items: &[Object], config: &FnConfig, placement: Placement) -> Migrated {
+    let mut diagnostics = Vec::new();
+    let resolution = resolution(config, &mut diagnostics);
+    let migration = migrate_objects(items, Vec::new(), &resolution, Some(Rewrite::Function));
+    diagnostics.extend(migration.out.diagnostics);
+    let blocked = diagnostics.iter().any(Diagnostic::is_error);
+    let items_out = if blocked {
+        (0..items.len()).map(Item::Kept).collect()
+    } else {
+        let files = placement == Placement::Files;
+        let (out, told) = replace(items, migration.objects, migration.rewritten, files);
+        diagnostics.extend(told);
+        out
+    };
+    for d in &mut diagnostics {
+        if config.strict && d.severity == Severity::Warning {
+            d.severity = Severity::Error;
+        }
+        if d.severity < config.severity {
+            d.severity = config.severity;
+        }
+    }
+    crate::diagnostic::sort(&mut diagnostics);
+    Migrated {
+        items: items_out,
+        diagnostics,
+    }
+}
+
+/// What resolution needs besides the items: the `catalogs`, the embedded catalog switch and the
+/// cluster profile.
+fn resolution(config: &FnConfig, diagnostics: &mut Vec<Diagnostic>) -> Inputs {
+    let mut inputs = Inputs {
+        embedded: config.default_catalog,
+        profile: config.profile.clone(),
+        ..Inputs::default()
+    };
+    if config.catalogs.is_empty() {
+        return inputs;
+    }
+    let sources = super::engine::read_sources(&config.catalogs, diagnostics);
+    let loaded = load::parse_sources(&sources);
+    diagnostics.extend(loaded.diagnostics);
+    let mut catalog = loaded.objects;
+    let options = RenderOptions {
+        sources: &sources,
+        shipped_parts: config.default_catalog,
+        ..RenderOptions::default()
+    };
+    super::engine::render_families(&mut catalog, &options, diagnostics);
+    inputs.catalog = catalog;
+    inputs.catalog_sources = sources;
+    inputs
+}
+
+/// The output items: each preset replaced by the objects migrated from it, each VM the
+/// advice changes by its rewritten form, the rest kept; and an info finding for each change.
+fn replace(
+    items: &[Object],
+    objects: Vec<Value>,
+    rewritten: Vec<(usize, Value)>,
+    files: bool,
+) -> (Vec<Item>, Vec<Diagnostic>) {
+    let mut told = Vec::new();
+    // The position of each preset, by namespace and name.
+    let mut preset_at: HashMap<(String, String), usize> = HashMap::new();
+    for (i, o) in items.iter().enumerate() {
+        if o.kind() == Kind::VirtualMachineInstancePreset {
+            preset_at
+                .entry((o.effective_namespace().to_string(), o.name().to_string()))
+                .or_insert(i);
+        }
+    }
+    // A new object goes where the preset of its name was; a merged preference (`a-b`) where
+    // the first preset whose name begins it was.
+    let mut placed: BTreeMap<usize, Vec<Value>> = BTreeMap::new();
+    for object in objects {
+        let o = Object::new(object, Origin::default());
+        let ns = o.effective_namespace().to_string();
+        let name = o.name().to_string();
+        let home = preset_at
+            .get(&(ns.clone(), name.clone()))
+            .copied()
+            .or_else(|| {
+                preset_at
+                    .iter()
+                    .filter(|((n, p), _)| *n == ns && name.starts_with(&format!("{p}-")))
+                    .map(|(_, at)| *at)
+                    .min()
+            });
+        let at = home.unwrap_or(usize::MAX);
+        placed.entry(at).or_default().push(o.value);
+    }
+    let mut vms: HashMap<usize, Value> = rewritten.into_iter().collect();
+    let mut out = Vec::with_capacity(items.len());
+    for (i, o) in items.iter().enumerate() {
+        if o.kind() == Kind::VirtualMachineInstancePreset {
+            let new = placed.remove(&i).unwrap_or_default();
+            let names: Vec<String> = new
+                .iter()
+                .map(|v| {
+                    Object::new(v.clone(), Origin::default())
+                        .object_ref()
+                        .to_string()
+                })
+                .collect();
+            told.push(
+                Diagnostic::warning(
+                    codes::PRESET,
+                    o.origin.clone(),
+                    if names.is_empty() {
+                        "removed: nothing of it maps to an instancetype or preference (the \
+                         warnings say what its VMs now carry in their own spec)"
+                            .to_string()
+                    } else {
+                        format!("replaced by {}", and_list(&names))
+                    },
+                )
+                .with_severity(Severity::Info)
+                .with_object(o.object_ref()),
+            );
+            for mut value in new {
+                if files {
+                    home_in(&mut value, &o.value);
+                }
+                out.push(Item::New(value));
+            }
+            continue;
+        }
+        match vms.remove(&i) {
+            Some(vm) => {
+                told.push(
+                    Diagnostic::warning(codes::PRESET, o.origin.clone(), follows(&vm))
+                        .with_severity(Severity::Info)
+                        .with_object(o.object_ref()),
+                );
+                out.push(Item::New(vm));
+            }
+            None => out.push(Item::Kept(i)),
+        }
+    }
+    // Objects no preset is home to (none expected): at the end, in a file of their own.
+    for mut value in placed.into_values().flatten() {
+        if files {
+            let file = annotations::file_for(&Object::new(value.clone(), Origin::default()));
+            annotations::set_file(&mut value, &file, 0);
+        }
+        out.push(Item::New(value));
+    }
+    if files {
+        renumber(&mut out, items);
+    }
+    (out, told)
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+/// What a rewritten VM now names.
+fn follows(vm: &Value) -> String {
+    let named = |key: &str| {
+        path::get(vm, &["spec", key, "name"])
+            .and_then(Value::as_str)
+            .map(|n| format!("{key} `{n}`"))
+    };
+    let names: Vec<String> = ["instancetype", "preference"]
+        .iter()
+        .filter_map(|k| named(k))
+        .collect();
+    if names.is_empty() {
+        "rewritten with the advice of its presets followed".to_string()
+    } else {
+        format!(
+            "rewritten with the advice of its presets followed: it names {}",
+            names.join(" and ")
+        )
+    }
+}
+
+/// Put a new object in the file (and package) of the preset it replaces.
+fn home_in(value: &mut Value, preset: &Value) {
+    let file = annotations::file_path(preset)
+        .unwrap_or_else(|| annotations::file_for(&Object::new(value.clone(), Origin::default())));
+    annotations::set_file(value, &file, 0);
+    if let Some(package) = annotations::package_path(preset) {
+        let package = package.to_string();
+        annotations::set_package(value, &package);
+    }
+}
+
+/// Number the items of every file that held a preset in output order, so that each index
+/// is used once and the new objects sit where their presets were.
+fn renumber(out: &mut [Item], items: &[Object]) {
+    let mut files: Vec<String> = items
+        .iter()
+        .filter(|o| o.kind() == Kind::VirtualMachineInstancePreset)
+        .filter_map(|o| annotations::file_path(&o.value))
+        .collect();
+    files.sort();
+    files.dedup();
+    let mut next: HashMap<&str, usize> = files.iter().map(|f| (f.as_str(), 0)).collect();
+    for item in out.iter_mut() {
+        let value = match item {
+            Item::Kept(i) => &items[*i].value,
+            Item::New(v) => &*v,
+        };
+        let Some(file) = annotations::file_path(value) else {
+            continue;
+        };
+        let Some(n) = next.get_mut(file.as_str()) else {
+            continue;
+        };
+        let index = *n;
+        *n += 1;
+        if annotations::file_index(value) == Some(index) {
+            continue;
+        }
+        let mut value = value.clone();
+        annotations::set_index(&mut value, index);
+        *item = Item::New(value);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn item(mut value: Value, file: &str, index: usize) -> Object {
+        annotations::set_file(&mut value, file, index);
+        let origin = annotations::origin_of(&value, 0);
+        Object::new(value, origin)
+    }
+
+    fn preset(name: &str, label: &str, domain: Value) -> Value {
+        json!({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstancePreset",
+               "metadata": {"name": name, "namespace": "lab"},
+               "spec": {"selector": {"matchLabels": {label: "yes"}}, "domain": domain}})
+    }
+
+    fn vm(kind: &str, name: &str, labels: Value) -> Value {
+        let template = json!({"metadata": {"labels": labels},
+                              "spec": {"domain": {"devices": {}}}});
+        match kind {
+            "VirtualMachine" => json!({"apiVersion": "kubevirt.io/v1", "kind": kind,
+                "metadata": {"name": name, "namespace": "lab"},
+                "spec": {"runStrategy": "Halted", "template": template}}),
+            _ => json!({"apiVersion": "kubevirt.io/v1", "kind": kind,
+                "metadata": {"name": name, "namespace": "lab", "labels": labels},
+                "spec": template["spec"]}),
+        }
+    }
+
+    fn config() -> FnConfig {
+        FnConfig {
+            migrate: true,
+            default_catalog: false,
+            ..FnConfig::default()
+        }
+    }
+
+    /// Where each output item is: its kind and name, file and index.
+    fn placed(items: &[Object], out: &Migrated) -> Vec<String> {
+        out.items
+            .iter()
+            .map(|item| {
+                let value = match item {
+                    Item::Kept(i) => &items[*i].value,
+                    Item::New(v) => v,
+                };
+                let o = Object::new(value.clone(), Origin::default());
+                format!(
+                    "{}/{} {}:{}",
+                    o.kind_str(),
+                    o.name(),
+                    annotations::file_path(value).unwrap_or_default(),
+                    annotations::file_index(value).map_or(-1, |i| i as i64)
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn each_preset_gives_way_to_its_objects_in_its_file() {
+        let size = json!({"cpu": {"cores": 2}, "resources": {"requests": {"memory": "2Gi"}}});
+        let os = json!({"features": {"acpi": {}, "apic": {}}});
+        let items = vec![
+            item(preset("small", "small", size), "presets.yaml", 0),
+            item(
+                vm("VirtualMachine", "a", json!({"small": "yes"})),
+                "presets.yaml",
+                1,
+            ),
+            item(preset("linux", "linux", os), "presets.yaml", 2),
+            item(
+                vm(
+                    "VirtualMachine",
+                    "b",
+                    json!({"small": "yes", "linux": "yes"}),
+                ),
+                "b.yaml",
+                0,
+            ),
+            item(
+                vm("VirtualMachine", "c", json!({"other": "yes"})),
+                "c.yaml",
+                0,
+            ),
+        ];
+        let out = migrate(&items, &config(), Placement::Files);
+        assert!(
+            !out.diagnostics.iter().any(Diagnostic::is_error),
+            "{:?}",
+            out.diagnostics
+        );
+        assert_eq!(
+            placed(&items, &out),
+            [
+                "VirtualMachineInstancetype/small presets.yaml:0",
+                "VirtualMachinePreference/small presets.yaml:1",
+                "VirtualMachine/a presets.yaml:2",
+                // The merged preference is named in migration order, and goes with the first.
+                "VirtualMachinePreference/linux presets.yaml:3",
+                "VirtualMachinePreference/linux-small presets.yaml:4",
+                "VirtualMachine/b b.yaml:0",
+                "VirtualMachine/c c.yaml:0",
+            ]
+        );
+        // The VM no preset selects is the input item itself; the others name their objects.
+        assert!(matches!(out.items[6], Item::Kept(4)));
+        let Item::New(b) = &out.items[5] else {
+            panic!("b is rewritten")
+        };
+        assert_eq!(b["spec"]["instancetype"]["name"], "small");
+        assert_eq!(b["spec"]["preference"]["name"], "linux-small");
+        let infos = out
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Info)
+            .count();
+        assert_eq!(infos, 4, "{:?}", out.diagnostics);
+    }
+
+    #[test]
+    fn a_vmi_a_preset_gives_something_to_stops_the_migration() {
+        let size = json!({"cpu": {"cores": 2}, "resources": {"requests": {"memory": "2Gi"}}});
+        let items = vec![
+            item(preset("small", "small", size), "presets.yaml", 0),
+            item(
+                vm("VirtualMachine", "a", json!({"small": "yes"})),
+                "a.yaml",
+                0,
+            ),
+            item(
+                vm("VirtualMachineInstance", "bare", json!({"small": "yes"})),
+                "bare.yaml",
+                0,
+            ),
+        ];
+        let out = migrate(&items, &config(), Placement::Files);
+        let errors: Vec<&Diagnostic> = out.diagnostics.iter().filter(|d| d.is_error()).collect();
+        assert_eq!(errors.len(), 1, "{:?}", out.diagnostics);
+        assert_eq!(errors[0].object.as_ref().unwrap().name, "bare");
+        assert!(errors[0].message.contains("cannot be migrated"));
+        assert!(
+            out.items
+                .iter()
+                .enumerate()
+                .all(|(i, item)| matches!(item, Item::Kept(k) if *k == i))
+        );
+        // Reported as a warning, it still changes nothing.
+        let lenient = FnConfig {
+            severity: Severity::Warning,
+            ..config()
+        };
+        let out = migrate(&items, &lenient, Placement::Files);
+        assert!(!out.diagnostics.iter().any(Diagnostic::is_error));
+        assert!(out.items.iter().all(|item| matches!(item, Item::Kept(_))));
+    }
+}
