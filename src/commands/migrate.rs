@@ -108,12 +108,23 @@ pub(crate) fn migrate_objects(
         match pipeline::controller_vm(o, &index, &resolution.profile) {
             Ok(vm) => Some(vm),
             Err(mut d) => {
-                d.severity = diagnostic::Severity::Warning;
-                d.message = format!(
-                    "{}; the advice for this VirtualMachine leaves out what its instancetype \
-                     and preference set (`--catalog` adds files to resolve them)",
-                    d.message
-                );
+                // The function would carry out advice that cannot see what they give the VM.
+                if rewrite == Some(Rewrite::Function) {
+                    d.severity = diagnostic::Severity::Error;
+                    d.message = format!(
+                        "{}; the VM cannot be migrated without knowing what its instancetype \
+                         and preference set (`catalogs` adds files to resolve them)",
+                        d.message
+                    );
+                } else {
+                    d.severity = diagnostic::Severity::Warning;
+                    d.message = format!(
+                        "{}; the advice for this VirtualMachine leaves out what its \
+                         instancetype and preference set (`--catalog` adds files to resolve \
+                         them)",
+                        d.message
+                    );
+                }
                 unresolved.borrow_mut().push(d);
                 None
             }
@@ -168,14 +179,7 @@ pub(crate) fn migrate_objects(
     let presets_before = Mutex::new(presets::PresetIndex::new(&preset_objects));
     let presets_after = Mutex::new(presets::PresetIndex::new(&[]));
     let started_vmi = |o: &Object, index: &crate::resolve::Index<'_>, presets| {
-        crate::commands::vmi::build_one(
-            o,
-            resolution,
-            index,
-            Stage::Full,
-            presets,
-            &mut Vec::new(),
-        )
+        crate::commands::vmi::build_one(o, resolution, index, Stage::Full, presets, &mut Vec::new())
     };
     out.diagnostics.extend(refused.into_iter().map(|(_, d)| d));
     out.diagnostics

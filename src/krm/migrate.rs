@@ -392,6 +392,24 @@ mod tests {
         assert_eq!(infos, 4, "{:?}", out.diagnostics);
     }
 
+    /// What the presets give a VM that names an instancetype nobody has cannot be judged.
+    #[test]
+    fn a_vm_whose_own_instancetype_is_nowhere_stops_the_migration() {
+        let os = json!({"features": {"acpi": {}, "apic": {}}});
+        let mut named = vm("VirtualMachine", "a", json!({"linux": "yes"}));
+        named["spec"]["instancetype"] = json!({"name": "nowhere"});
+        let items = vec![
+            item(preset("linux", "linux", os), "presets.yaml", 0),
+            item(named, "a.yaml", 0),
+        ];
+        let out = migrate(&items, &config(), Placement::Files);
+        let errors: Vec<&Diagnostic> = out.diagnostics.iter().filter(|d| d.is_error()).collect();
+        assert_eq!(errors.len(), 1, "{:?}", out.diagnostics);
+        assert!(errors[0].message.contains("\"nowhere\" not found"));
+        assert!(errors[0].message.contains("cannot be migrated"));
+        assert!(out.items.iter().all(|item| matches!(item, Item::Kept(_))));
+    }
+
     #[test]
     fn a_vmi_a_preset_gives_something_to_stops_the_migration() {
         let size = json!({"cpu": {"cores": 2}, "resources": {"requests": {"memory": "2Gi"}}});
