@@ -49,6 +49,23 @@ pub fn migrate(items: &[Object], config: &FnConfig, placement: Placement) -> Mig
     diagnostics.extend(migration.out.diagnostics);
     let blocked = diagnostics.iter().any(Diagnostic::is_error);
     let items_out = if blocked {
+        let errors = diagnostics.iter().filter(|d| d.is_error()).count();
+        diagnostics.push(Diagnostic::error(
+            codes::PRESET,
+            Origin::new("-", 0, None),
+            format!(
+                "the presets were not migrated, and nothing was changed: {} what the \
+                 migration would change or break. Settle {} in the presets or the VMs, or \
+                 migrate those VMs by hand (`kvrender migrate presets --with-vms` prints what \
+                 it would write), then run it again",
+                if errors == 1 {
+                    "the other error names".to_string()
+                } else {
+                    format!("the {errors} other errors name")
+                },
+                if errors == 1 { "it" } else { "them" },
+            ),
+        ));
         (0..items.len()).map(Item::Kept).collect()
     } else {
         let files = placement == Placement::Files;
@@ -331,6 +348,23 @@ mod tests {
             .collect()
     }
 
+    /// The errors about an object; the one error that says the run changed nothing is there
+    /// too.
+    fn vm_errors(out: &Migrated) -> Vec<&Diagnostic> {
+        let (about, run): (Vec<&Diagnostic>, Vec<&Diagnostic>) = out
+            .diagnostics
+            .iter()
+            .filter(|d| d.is_error())
+            .partition(|d| d.object.is_some());
+        assert_eq!(run.len(), 1, "{:?}", out.diagnostics);
+        assert!(
+            run[0]
+                .message
+                .contains("nothing was changed: the other error names")
+        );
+        about
+    }
+
     #[test]
     fn each_preset_gives_way_to_its_objects_in_its_file() {
         let size = json!({"cpu": {"cores": 2}, "resources": {"requests": {"memory": "2Gi"}}});
@@ -403,7 +437,7 @@ mod tests {
             item(named, "a.yaml", 0),
         ];
         let out = migrate(&items, &config(), Placement::Files);
-        let errors: Vec<&Diagnostic> = out.diagnostics.iter().filter(|d| d.is_error()).collect();
+        let errors = vm_errors(&out);
         assert_eq!(errors.len(), 1, "{:?}", out.diagnostics);
         assert!(errors[0].message.contains("\"nowhere\" not found"));
         assert!(errors[0].message.contains("cannot be migrated"));
@@ -427,7 +461,7 @@ mod tests {
             ),
         ];
         let out = migrate(&items, &config(), Placement::Files);
-        let errors: Vec<&Diagnostic> = out.diagnostics.iter().filter(|d| d.is_error()).collect();
+        let errors = vm_errors(&out);
         assert_eq!(errors.len(), 1, "{:?}", out.diagnostics);
         assert_eq!(errors[0].object.as_ref().unwrap().name, "bare");
         assert!(errors[0].message.contains("cannot be migrated"));

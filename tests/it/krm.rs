@@ -1274,6 +1274,10 @@ fn kpt_fn_eval_migrates_the_presets_of_a_package() {
         assert!(migrated.contains(comment), "{comment}: {migrated}");
     }
     assert_eq!(vmi_essentials(&pkg), before);
+    // Nothing is left to migrate: a second run changes nothing.
+    let again = kpt_eval(&pkg, &["--", "migrate=presets"]);
+    assert_eq!(again.status.code(), Some(0), "{}", show(&again));
+    assert_eq!(dump(&pkg), migrated);
     let validate = Command::new(BIN)
         .args(["validate", "--no-default-catalog"])
         .arg(&pkg)
@@ -1318,11 +1322,13 @@ fn kpt_fn_eval_migrates_nothing_when_a_vm_would_change() {
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));
     assert_eq!(dump(&pkg), before);
     let entries = kpt_results(&results);
-    assert_eq!(entries.len(), 1, "{entries:?}");
-    assert_eq!(entries[0]["severity"], "error");
-    assert_eq!(entries[0]["resourceRef"]["name"], "big");
-    assert_eq!(entries[0]["file"]["path"], "big.yaml");
-    let message = entries[0]["message"].as_str().unwrap();
+    assert_eq!(entries.len(), 2, "{entries:?}");
+    assert!(entries.iter().all(|e| e["severity"] == "error"));
+    let run = entries[0]["message"].as_str().unwrap();
+    assert!(run.contains("nothing was changed"), "{run}");
+    assert_eq!(entries[1]["resourceRef"]["name"], "big");
+    assert_eq!(entries[1]["file"]["path"], "big.yaml");
+    let message = entries[1]["message"].as_str().unwrap();
     assert!(message.contains("has 8 vCPUs"), "{message}");
 }
 
