@@ -5,7 +5,7 @@
 use std::fs;
 use std::process::Output;
 
-use crate::common::{kvrender, run_with_stdin, wait_at_most};
+use crate::common::{kvrender, root, run_with_stdin, wait_at_most};
 use crate::vm_gen;
 
 fn run(threads: &str, command: &[&str], dir: &std::path::Path) -> Output {
@@ -267,6 +267,59 @@ fn a_resource_list_gives_the_same_answer_with_1_2_and_8_threads() {
     );
     assert!(text.contains("results:"), "{text}");
     assert!(text.contains("no-such-"), "{text}");
+}
+
+/// The function's `migrate: presets` gives the same ResourceList at every thread count, both
+/// when it migrates a package and when a VM stops it.
+#[test]
+fn a_migrated_resource_list_is_the_same_with_1_2_and_8_threads() {
+    let dir = root().join("testdata/krm/migrate");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    let mut items = String::new();
+    for file in &files {
+        let name = file.file_name().unwrap().to_string_lossy().to_string();
+        let text = std::fs::read_to_string(file).unwrap();
+        for (i, doc) in text.split("---\n").enumerate() {
+            let annotations = format!(
+                "metadata:\n  annotations:\n    config.kubernetes.io/path: {name}\n    \
+                 config.kubernetes.io/index: '{i}'\n"
+            );
+            let doc = doc.replacen("metadata:\n", &annotations, 1);
+            for (n, line) in doc.lines().enumerate() {
+                items.push_str(if n == 0 { "- " } else { "  " });
+                items.push_str(line);
+                items.push('\n');
+            }
+        }
+    }
+    let big = "- apiVersion: kubevirt.io/v1\n  kind: VirtualMachine\n  metadata:\n    name: big\n    \
+               namespace: lab\n  spec:\n    runStrategy: Always\n    template:\n      metadata:\n        \
+               labels: {lab.example.com/size: small}\n      spec:\n        domain:\n          \
+               cpu: {cores: 8}\n          devices: {}\n";
+    for (extra, changed) in [("", true), (big, false)] {
+        let list = format!(
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{items}{extra}\
+             functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {{name: c}}\n  \
+             data: {{migrate: presets}}\n"
+        );
+        let run = |threads: &str| {
+            let mut cmd = kvrender();
+            cmd.args(["--threads", threads, "fn"]);
+            run_with_stdin(cmd, &list)
+        };
+        let one = same_at("fn migrate", run);
+        let text = String::from_utf8_lossy(&one.stdout);
+        assert_eq!(
+            !text.contains("\n  kind: VirtualMachineInstancePreset\n"),
+            changed,
+            "{text}"
+        );
+        assert!(text.contains("results:"), "{text}");
+    }
 }
 
 #[test]
