@@ -214,6 +214,10 @@ pub struct FnArgs {
 #[derive(Debug, Subcommand)]
 pub enum MigrateCommand {
     /// Turn VirtualMachineInstancePresets into preferences (and instancetypes).
+    ///
+    /// Prints the new objects, and on stderr the advice for each VM the presets select. To
+    /// migrate a kpt package's files in place, comments kept, run the KRM function with
+    /// `migrate: presets` (`kpt fn eval DIR --exec "kvrender fn" -- migrate=presets`).
     Presets(MigrateArgs),
 }
 
