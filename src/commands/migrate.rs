@@ -313,18 +313,11 @@ pub(crate) fn migrate_objects(
                          them by hand"
                     ),
                 )),
-                Some(Rewrite::Function) => {
-                    let mut d = at_target(
-                        m,
-                        "spec.template.metadata.labels",
-                        format!(
-                            "cannot be migrated: {CLASH}. Merge them by hand, then migrate \
-                             again; nothing was changed"
-                        ),
-                    );
-                    d.severity = diagnostic::Severity::Error;
-                    out.diagnostics.push(d);
-                }
+                Some(Rewrite::Function) => out.diagnostics.push(at_target(
+                    m,
+                    "spec.template.metadata.labels",
+                    format!("cannot be migrated: {CLASH}. Merge them by hand, then migrate again"),
+                )),
                 None => {}
             }
             told(&mut skipped, &mut overrides, out);
@@ -400,8 +393,7 @@ pub(crate) fn migrate_objects(
             }
         }
         if rewrite.is_some() {
-            let at = objects.iter().position(|o| std::ptr::eq(o, vm));
-            rewritten.extend(at.map(|at| (at, advised.value)));
+            rewritten.extend(position_of(objects, vm).map(|at| (at, advised.value)));
         }
     };
     for m in &result.matchers {
@@ -1062,6 +1054,18 @@ fn advised_vm(
     vm
 }
 
+/// The position of `object` in `objects`, when it is one of them (found from its address, not
+/// by a search: a package may hold thousands of VMs).
+fn position_of(objects: &[Object], object: &Object) -> Option<usize> {
+    let size = std::mem::size_of::<Object>().max(1);
+    let offset = (std::ptr::from_ref(object) as usize).checked_sub(objects.as_ptr() as usize)?;
+    let at = offset / size;
+    objects
+        .get(at)
+        .filter(|o| std::ptr::eq(*o, object))
+        .map(|_| at)
+}
+
 /// Set a matcher of `vm`: in its place when the VM has one, otherwise before `template`, where
 /// people write it, instead of after everything else.
 fn set_matcher(vm: &mut serde_json::Value, key: &str, matcher: serde_json::Value) {
@@ -1160,4 +1164,27 @@ fn kept_parts<'a>(unmapped: &[&'a Unmapped], m: &MatcherSuggestion) -> Vec<&'a s
         })
         .map(|u| u.field.as_str())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_object_is_found_among_its_slice_by_its_address_only() {
+        let object = |name: &str| {
+            Object::new(
+                serde_json::json!({"kind": "VirtualMachine", "metadata": {"name": name}}),
+                Origin::default(),
+            )
+        };
+        let objects = vec![object("a"), object("b"), object("c")];
+        for (i, o) in objects.iter().enumerate() {
+            assert_eq!(position_of(&objects, o), Some(i));
+        }
+        // An equal object elsewhere is not one of them.
+        let copy = object("b");
+        assert_eq!(position_of(&objects, &copy), None);
+        assert_eq!(position_of(&objects[1..], &objects[0]), None);
+    }
 }
