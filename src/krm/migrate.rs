@@ -444,6 +444,36 @@ mod tests {
         assert!(out.items.iter().all(|item| matches!(item, Item::Kept(_))));
     }
 
+    /// Two presets that each give one VM an instancetype: it takes one, so it cannot be
+    /// migrated, and neither can the package.
+    #[test]
+    fn presets_whose_advice_clashes_stop_the_migration() {
+        let size = |cores: u32| json!({"cpu": {"cores": cores}, "resources": {"requests": {"memory": "2Gi"}}});
+        let items = vec![
+            item(preset("small", "small", size(2)), "presets.yaml", 0),
+            item(preset("large", "large", size(4)), "presets.yaml", 1),
+            item(
+                vm(
+                    "VirtualMachine",
+                    "a",
+                    json!({"small": "yes", "large": "yes"}),
+                ),
+                "a.yaml",
+                0,
+            ),
+        ];
+        let out = migrate(&items, &config(), Placement::Files);
+        let errors = vm_errors(&out);
+        assert!(!errors.is_empty(), "{:?}", out.diagnostics);
+        assert!(
+            errors.iter().any(|d| d
+                .message
+                .starts_with("cannot be migrated: several presets select it")),
+            "{errors:?}"
+        );
+        assert!(out.items.iter().all(|item| matches!(item, Item::Kept(_))));
+    }
+
     #[test]
     fn a_vmi_a_preset_gives_something_to_stops_the_migration() {
         let size = json!({"cpu": {"cores": 2}, "resources": {"requests": {"memory": "2Gi"}}});
