@@ -1259,9 +1259,38 @@ fn vmi_essentials(dir: &Path) -> std::collections::BTreeMap<String, Value> {
 fn kpt_fn_eval_migrates_the_presets_of_a_package() {
     let (tmp, pkg) = package("migrate");
     let before = vmi_essentials(&pkg);
+    let command = Command::new(BIN)
+        .args(["migrate", "presets", "--with-vms", "--no-default-catalog"])
+        .arg(&pkg)
+        .output()
+        .unwrap();
+    assert_eq!(command.status.code(), Some(0), "{}", show(&command));
     let out = kpt_eval(&pkg, &["--", "migrate=presets"]);
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let migrated = dump(&pkg);
+    // The objects the command prints, and the VMs it prints with the advice followed, are
+    // those the package now holds.
+    let objects = |text: &str| {
+        let mut all: Vec<Value> = kvrender::load::parse_text(&std::sync::Arc::from("x"), text)
+            .objects
+            .into_iter()
+            .map(|o| {
+                let mut v = o.value;
+                if let Some(a) = v["metadata"].as_object_mut() {
+                    a.remove("annotations");
+                }
+                v
+            })
+            .collect();
+        all.sort_by_key(|v| (v["kind"].to_string(), v["metadata"]["name"].to_string()));
+        all
+    };
+    let printed = objects(&String::from_utf8_lossy(&command.stdout));
+    let files: Vec<String> = std::fs::read_dir(&pkg)
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .collect();
+    assert_eq!(objects(&files.join("---\n")), printed);
     assert!(
         !migrated.contains("VirtualMachineInstancePreset"),
         "{migrated}"
