@@ -201,6 +201,8 @@ pub(crate) fn migrate_objects(
             ))
             .copied()
     };
+    let function = rewrite == Some(Rewrite::Function);
+    let adjust = ADJUST[usize::from(function)];
     // A warning at a field of a suggestion's target.
     let at_target = |m: &MatcherSuggestion, field: &str, message: String| {
         let origin = input(&m.target)
@@ -588,6 +590,7 @@ pub(crate) fn migrate_objects(
                 overrides.push(Override {
                     part: OverriddenPart::Layout { mine, theirs },
                     preset: &m.preset,
+                    adjust,
                     diagnostic: at_target(m, field, String::new()),
                 });
                 continue;
@@ -603,6 +606,7 @@ pub(crate) fn migrate_objects(
                 overrides.push(Override {
                     part: part.clone(),
                     preset: &m.preset,
+                    adjust,
                     diagnostic: d,
                 });
             };
@@ -614,8 +618,7 @@ pub(crate) fn migrate_objects(
                         "set to {mine}, which sizes the guest today: preset `{}` requests \
                          {theirs} of memory, but KubeVirt merges a preset's requests only into \
                          a VM that has none, so it does not reach this one. With the \
-                         instancetype `{}` the guest would have {theirs}. Adjust the \
-                         instancetype, or give this one an instancetype of its own",
+                         instancetype `{}` the guest would have {theirs}. {adjust}",
                         m.preset, m.preset
                     ),
                 ));
@@ -628,8 +631,7 @@ pub(crate) fn migrate_objects(
                     format!(
                         "set to {mine} where preset `{}` requests {theirs} of memory: the \
                          preset only sets the pod's request, so the guest has {mine} today; \
-                         with the instancetype `{}` it would have {theirs}. Adjust the \
-                         instancetype, or give this one an instancetype of its own",
+                         with the instancetype `{}` it would have {theirs}. {adjust}",
                         m.preset, m.preset
                     ),
                 ));
@@ -641,8 +643,7 @@ pub(crate) fn migrate_objects(
                 format!(
                     "set to {mine} where preset `{}` sets {theirs}: KubeVirt skips the \
                      preset's value, so {mine} is what runs today; with the instancetype \
-                     `{}` it would be the preset's. Adjust the instancetype, or give this \
-                     one an instancetype of its own",
+                     `{}` it would be the preset's. {adjust}",
                     m.preset, m.preset
                 ),
             ));
@@ -675,8 +676,7 @@ pub(crate) fn migrate_objects(
                     format!(
                         "preset `{}` does not reach this today: KubeVirt skips its `{}`, which \
                          the VirtualMachineInstance sets differently ({}). The {what} `{}` \
-                         suggested for it {carry} it and would apply it: drop that part from \
-                         {from}, or give this one {own}",
+                         suggested for it {carry} it and would apply it: {}",
                         m.preset,
                         skipped.field,
                         skipped.detail,
@@ -684,6 +684,13 @@ pub(crate) fn migrate_objects(
                         match (carrier, merged_for(m)) {
                             (Carrier::Preference, Some(merged)) => &merged.name,
                             _ => &m.preset,
+                        },
+                        if function {
+                            "drop that part from the preset, since it does not reach this VM, \
+                             or migrate this VM by hand"
+                                .to_string()
+                        } else {
+                            format!("drop that part from {from}, or give this one {own}")
                         }
                     ),
                 ),
@@ -745,6 +752,13 @@ pub(crate) fn migrate_objects(
         rewritten,
     }
 }
+
+/// What to do about a VM's own value that the migration would replace: for the command, whose
+/// objects the user writes, and for the function, which writes them itself.
+const ADJUST: [&str; 2] = [
+    "Adjust the instancetype, or give this one an instancetype of its own",
+    "Make the preset and this VM agree, or migrate this VM by hand",
+];
 
 /// A preference merged from those of the presets that select one VM.
 struct MergedPreference {
@@ -897,6 +911,8 @@ struct Override<'a> {
     part: OverriddenPart,
     /// The preset's name.
     preset: &'a str,
+    /// What to do about it (see [`ADJUST`]).
+    adjust: &'static str,
     /// The warning at the field (its message made by [`Override::told`] for a layout).
     diagnostic: Diagnostic,
 }
@@ -932,9 +948,10 @@ impl Override<'_> {
             self.diagnostic.message = format!(
                 "has {} where preset `{preset}` gives {}: KubeVirt skips the preset's CPU, so \
                  its own layout is what runs today; with the instancetype `{preset}` {then}. \
-                 Adjust the instancetype, or give this one an instancetype of its own",
+                 {}",
                 described(mine),
-                described(theirs)
+                described(theirs),
+                self.adjust
             );
         }
         self.diagnostic
