@@ -1359,6 +1359,10 @@ fn kpt_fn_eval_migrates_nothing_when_a_vm_would_change() {
     assert_eq!(entries[1]["file"]["path"], "big.yaml");
     let message = entries[1]["message"].as_str().unwrap();
     assert!(message.contains("has 8 vCPUs"), "{message}");
+    assert!(
+        message.ends_with("Make the preset and this VM agree, or migrate this VM by hand"),
+        "{message}"
+    );
 }
 
 #[test]
