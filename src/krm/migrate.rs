@@ -191,7 +191,7 @@ fn replace(
         match vms.remove(&i) {
             Some(vm) => {
                 told.push(
-                    Diagnostic::warning(codes::PRESET, o.origin.clone(), follows(&vm))
+                    Diagnostic::warning(codes::PRESET, o.origin.clone(), follows(&o.value, &vm))
                         .with_severity(Severity::Info)
                         .with_object(o.object_ref()),
                 );
@@ -223,8 +223,9 @@ fn and_list(items: &[String]) -> String {
     }
 }
 
-/// What a rewritten VM now names.
-fn follows(vm: &Value) -> String {
+/// What changed in a rewritten VM: what it now names, what was removed and what was added
+/// (the outermost fields that differ, the matchers aside).
+fn follows(before: &Value, vm: &Value) -> String {
     let named = |key: &str| {
         path::get(vm, &["spec", key, "name"])
             .and_then(Value::as_str)
@@ -234,13 +235,57 @@ fn follows(vm: &Value) -> String {
         .iter()
         .filter_map(|k| named(k))
         .collect();
-    if names.is_empty() {
-        "rewritten with the advice of its presets followed".to_string()
-    } else {
-        format!(
-            "rewritten with the advice of its presets followed: it names {}",
-            names.join(" and ")
-        )
+    let mut removed = Vec::new();
+    let mut added = Vec::new();
+    changed_fields(before, vm, "", &mut removed, &mut added);
+    added.retain(|f| f != "spec.instancetype" && f != "spec.preference");
+    let mut message = "rewritten with the advice of its presets followed".to_string();
+    if !names.is_empty() {
+        message.push_str(&format!(": it names {}", names.join(" and ")));
+    }
+    if !removed.is_empty() {
+        message.push_str(&format!(
+            "; removed, as the instancetype now owns it: {}",
+            removed.join(", ")
+        ));
+    }
+    if !added.is_empty() {
+        message.push_str(&format!(
+            "; set from its presets, which no matcher carries: {}",
+            added.join(", ")
+        ));
+    }
+    message
+}
+
+/// The outermost fields of mappings present in `before` only (`removed`) or in `after` only,
+/// or set to another value there (`added`). Lists are compared whole.
+fn changed_fields(
+    before: &Value,
+    after: &Value,
+    at: &str,
+    removed: &mut Vec<String>,
+    added: &mut Vec<String>,
+) {
+    let field = |key: &str| {
+        if at.is_empty() {
+            key.to_string()
+        } else {
+            format!("{at}.{key}")
+        }
+    };
+    match (before, after) {
+        (Value::Object(b), Value::Object(a)) => {
+            for (key, value) in b {
+                match a.get(key) {
+                    None => removed.push(field(key)),
+                    Some(other) => changed_fields(value, other, &field(key), removed, added),
+                }
+            }
+            added.extend(a.keys().filter(|k| !b.contains_key(*k)).map(|k| field(k)));
+        }
+        _ if before != after => added.push(at.to_string()),
+        _ => {}
     }
 }
 
@@ -424,6 +469,38 @@ mod tests {
             .filter(|d| d.severity == Severity::Info)
             .count();
         assert_eq!(infos, 4, "{:?}", out.diagnostics);
+    }
+
+    /// The info result of a rewritten VM names what was removed from it and what was set.
+    #[test]
+    fn a_rewritten_vm_is_told_what_changed_in_it() {
+        let size = json!({"cpu": {"cores": 2}, "resources": {"requests": {"memory": "2Gi"}},
+                          "devices": {"watchdog": {"name": "w", "i6300esb": {}}}});
+        let mut own = vm("VirtualMachine", "a", json!({"small": "yes"}));
+        own["spec"]["template"]["spec"]["domain"]["cpu"] = json!({"cores": 2});
+        own["spec"]["template"]["spec"]["domain"]["resources"] =
+            json!({"requests": {"memory": "2Gi"}});
+        let items = vec![
+            item(preset("small", "small", size), "presets.yaml", 0),
+            item(own, "a.yaml", 0),
+        ];
+        let out = migrate(&items, &config(), Placement::Files);
+        let told: Vec<&str> = out
+            .diagnostics
+            .iter()
+            .filter(|d| d.object.as_ref().is_some_and(|o| o.name == "a"))
+            .map(|d| d.message.as_str())
+            .collect();
+        assert_eq!(
+            told,
+            [
+                "rewritten with the advice of its presets followed: it names instancetype `small` \
+              and preference `small`; removed, as the instancetype now owns it: \
+              spec.template.spec.domain.cpu.cores, \
+              spec.template.spec.domain.resources.requests.memory; set from its presets, \
+              which no matcher carries: spec.template.spec.domain.devices.watchdog"
+            ]
+        );
     }
 
     /// What the presets give a VM that names an instancetype nobody has cannot be judged.
