@@ -218,6 +218,19 @@ impl FnConfig {
         }
     }
 
+    /// Report `diagnostics` as the configuration asks (`strict`, `severity`), and sort them.
+    pub fn adjust(&self, diagnostics: &mut Vec<crate::diagnostic::Diagnostic>) {
+        for d in diagnostics.iter_mut() {
+            if self.strict && d.severity == Severity::Warning {
+                d.severity = Severity::Error;
+            }
+            if d.severity < self.severity {
+                d.severity = self.severity;
+            }
+        }
+        crate::diagnostic::sort(diagnostics);
+    }
+
     fn set(&mut self, key: &str, raw: Raw<'_>, errors: &mut Vec<String>) {
         let result = match key {
             "render" => bool_value(&raw).map(|b| self.render = b),

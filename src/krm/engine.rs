@@ -1359,15 +1359,7 @@ fn run<V: VmTexts>(
         values.push(value);
     }
 
-    for d in &mut diagnostics {
-        if config.strict && d.severity == Severity::Warning {
-            d.severity = Severity::Error;
-        }
-        if d.severity < config.severity {
-            d.severity = config.severity;
-        }
-    }
-    crate::diagnostic::sort(&mut diagnostics);
+    config.adjust(&mut diagnostics);
     if any_printed {
         printed.resize(values.len(), None);
     }

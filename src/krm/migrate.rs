@@ -73,15 +73,7 @@ pub fn migrate(items: &[Object], config: &FnConfig, placement: Placement) -> Mig
         diagnostics.extend(told);
         out
     };
-    for d in &mut diagnostics {
-        if config.strict && d.severity == Severity::Warning {
-            d.severity = Severity::Error;
-        }
-        if d.severity < config.severity {
-            d.severity = config.severity;
-        }
-    }
-    crate::diagnostic::sort(&mut diagnostics);
+    config.adjust(&mut diagnostics);
     Migrated {
         items: items_out,
         diagnostics,

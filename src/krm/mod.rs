@@ -202,16 +202,12 @@ pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput
             .with_object(o.object_ref())
         })
         .collect();
-    if fn_config.migrate {
+    let (mut entries, diagnostics) = if fn_config.migrate {
         let migrated = migrate::migrate(&items, &fn_config, Placement::Files);
         let mut diagnostics = cluster_config_warnings(&fn_config, "-");
         diagnostics.extend(lists);
         diagnostics.extend(migrated.diagnostics);
-        let results = diagnostics
-            .iter()
-            .flat_map(resource_list::results)
-            .collect();
-        let mut entries: Vec<String> = migrated
+        let entries: Vec<String> = migrated
             .items
             .into_iter()
             .map(|item| match item {
@@ -221,41 +217,36 @@ pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput
                 migrate::Item::New(value) => resource_list::entry(None, &value),
             })
             .collect();
-        entries.extend(
-            foreign
+        (entries, diagnostics)
+    } else {
+        let mut processed = engine::process(items, &fn_config, Placement::Files);
+        processed.diagnostics.splice(
+            0..0,
+            cluster_config_warnings(&fn_config, "-")
                 .into_iter()
-                .map(|(value, raw)| resource_list::entry(raw, &value)),
+                .chain(lists),
         );
-        let out = resource_list::write_entries(&list.api_version, &entries, results);
-        return Ok(FnOutput::finish(out, diagnostics));
-    }
-    let mut processed = engine::process(items, &fn_config, Placement::Files);
-    processed.diagnostics.splice(
-        0..0,
-        cluster_config_warnings(&fn_config, "-")
-            .into_iter()
-            .chain(lists),
-    );
-    let results = processed
-        .diagnostics
+        // Each output item becomes its entry of the output list, and its tree is dropped there.
+        let count = processed.items.len();
+        let mut printed = processed.printed;
+        printed.resize(count, None);
+        let mut as_read = processed.as_read;
+        as_read.resize(count, None);
+        let entries: Vec<String> = processed
+            .items
+            .into_par_iter()
+            .zip(printed)
+            .zip(as_read)
+            .map(|((value, printed), as_read)| match printed {
+                Some(entry) => entry,
+                None => entry_of(value, as_read, &raw_items),
+            })
+            .collect();
+        (entries, processed.diagnostics)
+    };
+    let results = diagnostics
         .iter()
         .flat_map(resource_list::results)
-        .collect();
-    // Each output item becomes its entry of the output list, and its tree is dropped there.
-    let count = processed.items.len();
-    let mut printed = processed.printed;
-    printed.resize(count, None);
-    let mut as_read = processed.as_read;
-    as_read.resize(count, None);
-    let mut entries: Vec<String> = processed
-        .items
-        .into_par_iter()
-        .zip(printed)
-        .zip(as_read)
-        .map(|((value, printed), as_read)| match printed {
-            Some(entry) => entry,
-            None => entry_of(value, as_read, &raw_items),
-        })
         .collect();
     entries.extend(
         foreign
@@ -263,7 +254,7 @@ pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput
             .map(|(value, raw)| resource_list::entry(raw, &value)),
     );
     let out = resource_list::write_entries(&list.api_version, &entries, results);
-    Ok(FnOutput::finish(out, processed.diagnostics))
+    Ok(FnOutput::finish(out, diagnostics))
 }
 
 /// Item `position` of a ResourceList read on stdin, as an object. An item that names its file
