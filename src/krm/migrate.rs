@@ -47,9 +47,11 @@ pub fn migrate(items: &[Object], config: &FnConfig, placement: Placement) -> Mig
     let resolution = resolution(config, &mut diagnostics);
     let migration = migrate_objects(items, Vec::new(), &resolution, Some(Rewrite::Function));
     diagnostics.extend(migration.out.diagnostics);
-    let blocked = diagnostics.iter().any(Diagnostic::is_error);
+    // With `strict`, a warning stops the migration as an error does.
+    let stops = |d: &Diagnostic| d.is_error() || (config.strict && d.severity == Severity::Warning);
+    let blocked = diagnostics.iter().any(stops);
     let items_out = if blocked {
-        let errors = diagnostics.iter().filter(|d| d.is_error()).count();
+        let errors = diagnostics.iter().filter(|d| stops(d)).count();
         diagnostics.push(Diagnostic::error(
             codes::PRESET,
             Origin::new("-", 0, None),
@@ -492,6 +494,40 @@ mod tests {
               spec.template.spec.domain.resources.requests.memory; set from its presets, \
               which no matcher carries: spec.template.spec.domain.devices.watchdog"
             ]
+        );
+    }
+
+    /// With `strict`, a warning (a preset part no object carries) stops the migration too.
+    #[test]
+    fn strict_stops_the_migration_on_a_warning() {
+        let size = json!({"cpu": {"cores": 2},
+                          "resources": {"requests": {"memory": "2Gi", "cpu": "1"}}});
+        let items = vec![
+            item(preset("small", "small", size), "presets.yaml", 0),
+            item(
+                vm("VirtualMachine", "a", json!({"small": "yes"})),
+                "a.yaml",
+                0,
+            ),
+        ];
+        let out = migrate(&items, &config(), Placement::Files);
+        assert!(
+            out.items.iter().any(|item| matches!(item, Item::New(_))),
+            "{:?}",
+            out.diagnostics
+        );
+        let strict = FnConfig {
+            strict: true,
+            ..config()
+        };
+        let out = migrate(&items, &strict, Placement::Files);
+        assert!(out.items.iter().all(|item| matches!(item, Item::Kept(_))));
+        assert!(
+            out.diagnostics
+                .iter()
+                .any(|d| d.message.contains("nothing was changed")),
+            "{:?}",
+            out.diagnostics
         );
     }
 
