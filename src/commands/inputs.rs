@@ -92,24 +92,12 @@ impl Inputs {
     /// Only what resolution needs besides the PATH arguments: `--catalog` objects, the embedded
     /// catalog switch and the cluster profile (`objects` stays empty).
     pub fn resolution(resolve: &ResolveArgs) -> Result<Inputs> {
-        let mut inputs = Inputs {
-            embedded: !resolve.no_default_catalog,
-            ..Inputs::default()
+        let sources = if resolve.catalogs.is_empty() {
+            Vec::new()
+        } else {
+            load::read_inputs(&resolve.catalogs, None, &resolve.exclude()?)?
         };
-        if !resolve.catalogs.is_empty() {
-            let sources = load::read_inputs(&resolve.catalogs, None, &resolve.exclude()?)?;
-            let loaded = load::parse_sources(&sources);
-            let mut catalog = loaded.objects;
-            inputs.diagnostics.extend(loaded.diagnostics);
-            let options = RenderOptions {
-                sources: &sources,
-                shipped_parts: inputs.embedded,
-                ..RenderOptions::default()
-            };
-            crate::krm::engine::render_families(&mut catalog, &options, &mut inputs.diagnostics);
-            inputs.catalog = catalog;
-            inputs.catalog_sources = sources;
-        }
+        let mut inputs = Inputs::with_catalogs(sources, !resolve.no_default_catalog);
         if let Some(file) = &resolve.cluster_config {
             inputs.profile = load_profile(file)?;
             inputs
@@ -117,6 +105,30 @@ impl Inputs {
                 .extend(profile_warnings(&inputs.profile, file));
         }
         Ok(inputs)
+    }
+
+    /// What resolution needs from catalog files already read (`sources`), their families and
+    /// preferences rendered, with the embedded catalog or without it (`embedded`).
+    pub fn with_catalogs(sources: Vec<Source>, embedded: bool) -> Inputs {
+        let mut inputs = Inputs {
+            embedded,
+            ..Inputs::default()
+        };
+        if sources.is_empty() {
+            return inputs;
+        }
+        let loaded = load::parse_sources(&sources);
+        let mut catalog = loaded.objects;
+        inputs.diagnostics.extend(loaded.diagnostics);
+        let options = RenderOptions {
+            sources: &sources,
+            shipped_parts: embedded,
+            ..RenderOptions::default()
+        };
+        crate::krm::engine::render_families(&mut catalog, &options, &mut inputs.diagnostics);
+        inputs.catalog = catalog;
+        inputs.catalog_sources = sources;
+        inputs
     }
 
     /// How to render catalog families and preferences among the inputs: a part they do not

@@ -19,10 +19,8 @@ use crate::diagnostic::{Diagnostic, Severity, codes};
 use crate::krm::annotations;
 use crate::krm::config::FnConfig;
 use crate::krm::engine::Placement;
-use crate::load;
 use crate::model::{Kind, Object, path};
 use crate::origin::Origin;
-use crate::render::RenderOptions;
 
 /// What the migration made of the items.
 pub struct Migrated {
@@ -85,26 +83,10 @@ pub fn migrate(items: &[Object], config: &FnConfig, placement: Placement) -> Mig
 /// What resolution needs besides the items: the `catalogs`, the embedded catalog switch and the
 /// cluster profile.
 fn resolution(config: &FnConfig, diagnostics: &mut Vec<Diagnostic>) -> Inputs {
-    let mut inputs = Inputs {
-        embedded: config.default_catalog,
-        profile: config.profile.clone(),
-        ..Inputs::default()
-    };
-    if config.catalogs.is_empty() {
-        return inputs;
-    }
     let sources = super::engine::read_sources(&config.catalogs, diagnostics);
-    let loaded = load::parse_sources(&sources);
-    diagnostics.extend(loaded.diagnostics);
-    let mut catalog = loaded.objects;
-    let options = RenderOptions {
-        sources: &sources,
-        shipped_parts: config.default_catalog,
-        ..RenderOptions::default()
-    };
-    super::engine::render_families(&mut catalog, &options, diagnostics);
-    inputs.catalog = catalog;
-    inputs.catalog_sources = sources;
+    let mut inputs = Inputs::with_catalogs(sources, config.default_catalog);
+    diagnostics.append(&mut inputs.diagnostics);
+    inputs.profile = config.profile.clone();
     inputs
 }
 
@@ -529,6 +511,42 @@ mod tests {
             "{:?}",
             out.diagnostics
         );
+    }
+
+    /// A VM's own instancetype found in `catalogs` lets the migration judge it.
+    #[test]
+    fn the_catalogs_resolve_what_a_vm_names_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        let catalog = dir.path().join("team.yaml");
+        std::fs::write(
+            &catalog,
+            "apiVersion: instancetype.kubevirt.io/v1beta1\nkind: \
+             VirtualMachineClusterInstancetype\nmetadata:\n  name: team.small\nspec:\n  \
+             cpu: {guest: 2}\n  memory: {guest: 2Gi}\n",
+        )
+        .unwrap();
+        let os = json!({"features": {"acpi": {}, "apic": {}}});
+        let mut named = vm("VirtualMachine", "a", json!({"linux": "yes"}));
+        named["spec"]["instancetype"] = json!({"name": "team.small"});
+        let items = vec![
+            item(preset("linux", "linux", os), "presets.yaml", 0),
+            item(named, "a.yaml", 0),
+        ];
+        let with_catalog = FnConfig {
+            catalogs: vec![catalog.to_string_lossy().into_owned()],
+            ..config()
+        };
+        let out = migrate(&items, &with_catalog, Placement::Files);
+        assert!(
+            !out.diagnostics.iter().any(Diagnostic::is_error),
+            "{:?}",
+            out.diagnostics
+        );
+        let Item::New(a) = &out.items[1] else {
+            panic!("a is rewritten: {:?}", out.diagnostics)
+        };
+        assert_eq!(a["spec"]["instancetype"]["name"], "team.small");
+        assert_eq!(a["spec"]["preference"]["name"], "linux");
     }
 
     /// What the presets give a VM that names an instancetype nobody has cannot be judged.
