@@ -56,6 +56,9 @@ pub(crate) struct Migration {
     pub out: Outcome,
     /// The new instancetypes and preferences, in output order.
     pub objects: Vec<serde_json::Value>,
+    /// For each of [`Migration::objects`], the preset (of its namespace) it comes from: for a
+    /// merged preference, the first of the presets whose preferences it merges.
+    pub homes: Vec<String>,
     /// With a [`Rewrite`]: each VirtualMachine the advice changes, as the position of the
     /// object among the inputs and the VM with the advice followed, in the order of the
     /// suggestions.
@@ -140,9 +143,17 @@ pub(crate) fn migrate_objects(
     // A VM takes one preference: where several presets that select it give one each and
     // cannot clash, their preferences merged into one, written with the others.
     let merged = merge_preferences(&result, &preset_named, objects);
-    let mut merged_objects: Vec<serde_json::Value> =
-        merged.values().map(|m| m.object.clone()).collect();
-    merged_objects.sort_by(|a, b| {
+    // Each with the first of the presets whose preferences it merges.
+    let mut merged_objects: Vec<(serde_json::Value, String)> = merged
+        .values()
+        .map(|m| {
+            (
+                m.object.clone(),
+                m.presets.first().cloned().unwrap_or_default(),
+            )
+        })
+        .collect();
+    merged_objects.sort_by(|(a, _), (b, _)| {
         fn key(v: &serde_json::Value) -> (Option<&str>, Option<&str>) {
             (
                 path::get(v, &["metadata", "namespace"]).and_then(serde_json::Value::as_str),
@@ -151,8 +162,22 @@ pub(crate) fn migrate_objects(
         }
         key(a).cmp(&key(b))
     });
-    merged_objects.dedup();
-    result.objects.extend(merged_objects);
+    merged_objects.dedup_by(|(a, _), (b, _)| a == b);
+    // An object migrated from one preset has its name.
+    let mut homes: Vec<String> = result
+        .objects
+        .iter()
+        .map(|v| {
+            path::get(v, &["metadata", "name"])
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    for (object, home) in merged_objects {
+        result.objects.push(object);
+        homes.push(home);
+    }
     let merged_for = |m: &MatcherSuggestion| merged.get(&Arc::as_ptr(&m.selected_by).cast::<()>());
     // The cluster after the migration, to check each VM as the advice leaves it: the presets
     // gone, the migrated objects there.
@@ -749,6 +774,7 @@ pub(crate) fn migrate_objects(
     Migration {
         out,
         objects: result.objects,
+        homes,
         rewritten,
     }
 }

@@ -69,7 +69,13 @@ pub fn migrate(items: &[Object], config: &FnConfig, placement: Placement) -> Mig
         (0..items.len()).map(Item::Kept).collect()
     } else {
         let files = placement == Placement::Files;
-        let (out, told) = replace(items, migration.objects, migration.rewritten, files);
+        let (out, told) = replace(
+            items,
+            migration.objects,
+            migration.homes,
+            migration.rewritten,
+            files,
+        );
         diagnostics.extend(told);
         out
     };
@@ -95,6 +101,7 @@ fn resolution(config: &FnConfig, diagnostics: &mut Vec<Diagnostic>) -> Inputs {
 fn replace(
     items: &[Object],
     objects: Vec<Value>,
+    homes: Vec<String>,
     rewritten: Vec<(usize, Value)>,
     files: bool,
 ) -> (Vec<Item>, Vec<Diagnostic>) {
@@ -108,24 +115,12 @@ fn replace(
                 .or_insert(i);
         }
     }
-    // A new object goes where the preset of its name was; a merged preference (`a-b`) where
-    // the first preset whose name begins it was.
+    // A new object goes where the preset it comes from was.
     let mut placed: BTreeMap<usize, Vec<Value>> = BTreeMap::new();
-    for object in objects {
+    for (object, home) in objects.into_iter().zip(homes) {
         let o = Object::new(object, Origin::default());
-        let ns = o.effective_namespace().to_string();
-        let name = o.name().to_string();
-        let home = preset_at
-            .get(&(ns.clone(), name.clone()))
-            .copied()
-            .or_else(|| {
-                preset_at
-                    .iter()
-                    .filter(|((n, p), _)| *n == ns && name.starts_with(&format!("{p}-")))
-                    .map(|(_, at)| *at)
-                    .min()
-            });
-        let at = home.unwrap_or(usize::MAX);
+        let key = (o.effective_namespace().to_string(), home);
+        let at = preset_at.get(&key).copied().unwrap_or(usize::MAX);
         placed.entry(at).or_default().push(o.value);
     }
     let mut vms: HashMap<usize, Value> = rewritten.into_iter().collect();
