@@ -138,6 +138,8 @@ pub enum Format {
     Github,
     /// SARIF 2.1.0.
     Sarif,
+    /// A GitLab Code Quality report (JSON), for `artifacts:reports:codequality`.
+    Gitlab,
 }
 
 /// `kvrender validate`.

@@ -51,6 +51,7 @@ pub fn run(args: &ValidateArgs) -> Result<Outcome> {
         Format::Json => emit::json::report(&diags),
         Format::Github => emit::github::report(&diags),
         Format::Sarif => emit::sarif::report(&diags),
+        Format::Gitlab => emit::gitlab::report(&diags),
     };
     let mut out = Outcome {
         stdout,

@@ -4,9 +4,10 @@
 //! GitHub places an annotation on the diff only when its file is relative to the repository's
 //! root, so a leading `./` is dropped and an absolute path under the workspace made relative.
 
-use std::borrow::Cow;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
+
+use super::repo_relative as annotation_path;
 
 use crate::diagnostic::{Diagnostic, Severity};
 
@@ -43,24 +44,6 @@ fn workspace() -> Option<PathBuf> {
     std::env::var_os("GITHUB_WORKSPACE")
         .map(PathBuf::from)
         .or_else(|| std::env::current_dir().ok())
-}
-
-/// `path` as GitHub matches it against the files of a pull request: without `./` in front,
-/// and relative to `workspace` when it is an absolute path inside it.
-fn annotation_path<'p>(path: &'p str, workspace: Option<&Path>) -> Cow<'p, str> {
-    let mut rel = path;
-    while let Some(rest) = rel.strip_prefix("./") {
-        rel = rest.trim_start_matches('/');
-    }
-    if let Some(inside) = workspace
-        .filter(|_| rel.starts_with('/'))
-        .and_then(|root| Path::new(rel).strip_prefix(root).ok())
-        .and_then(Path::to_str)
-        .filter(|inside| !inside.is_empty())
-    {
-        return Cow::Owned(inside.to_owned());
-    }
-    Cow::Borrowed(rel)
 }
 
 /// One command per finding.

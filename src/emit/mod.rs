@@ -3,15 +3,37 @@
 pub mod diagnostics;
 pub mod files;
 pub mod github;
+pub mod gitlab;
 pub mod json;
 pub mod ordered;
 pub mod sarif;
 mod twins;
 
+use std::borrow::Cow;
+use std::path::Path;
+
 use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::load::yaml;
+
+/// `path` as a CI service matches it against the files of a change: without `./` in front,
+/// and relative to `root` (the checkout) when it is an absolute path inside it.
+pub(crate) fn repo_relative<'p>(path: &'p str, root: Option<&Path>) -> Cow<'p, str> {
+    let mut rel = path;
+    while let Some(rest) = rel.strip_prefix("./") {
+        rel = rest.trim_start_matches('/');
+    }
+    if let Some(inside) = root
+        .filter(|_| rel.starts_with('/'))
+        .and_then(|root| Path::new(rel).strip_prefix(root).ok())
+        .and_then(Path::to_str)
+        .filter(|inside| !inside.is_empty())
+    {
+        return Cow::Owned(inside.to_owned());
+    }
+    Cow::Borrowed(rel)
+}
 
 /// Documents printed per parallel task: enough that the task costs more than handing it out.
 const CHUNK: usize = 16;

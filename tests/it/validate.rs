@@ -60,6 +60,64 @@ fn sarif() {
 }
 
 #[test]
+fn gitlab() {
+    let _guard = snapshots();
+    insta::assert_snapshot!(validate(&["--no-default-catalog", "--format", "gitlab"]));
+}
+
+/// In a GitLab pipeline the tree is often named by its absolute path under the checkout
+/// (`$CI_PROJECT_DIR/manifests`): the report is then the one a relative path gives, since
+/// GitLab matches issues to the files of a merge request by their path in the repository.
+/// Every issue has a fingerprint of its own, or GitLab would show only one of them.
+#[test]
+fn a_gitlab_report_names_files_from_the_project_root() {
+    let run = |path: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
+            .current_dir(ROOT)
+            .env("CI_PROJECT_DIR", ROOT)
+            .args([
+                "validate",
+                "--no-default-catalog",
+                "--format",
+                "gitlab",
+                path,
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let relative = run("testdata/validate");
+    let issues: Vec<serde_json::Value> = serde_json::from_str(&relative).unwrap();
+    let absolute: Vec<serde_json::Value> =
+        serde_json::from_str(&run(&format!("{ROOT}/testdata/validate"))).unwrap();
+    assert_eq!(absolute.len(), issues.len());
+    for (abs, rel) in absolute.iter().zip(&issues) {
+        // A message that names another place (`defined twice: first at ...`) names it as given.
+        let description = abs["description"].as_str().unwrap();
+        if description.contains(ROOT) {
+            let shown = description.replace(&format!("{ROOT}/"), "");
+            assert_eq!(shown, rel["description"].as_str().unwrap());
+            assert_eq!(abs["location"], rel["location"]);
+        } else {
+            assert_eq!(abs, rel);
+        }
+    }
+    assert!(issues.len() > 20, "{relative}");
+    let mut fingerprints: Vec<&str> = issues
+        .iter()
+        .map(|i| i["fingerprint"].as_str().unwrap())
+        .collect();
+    fingerprints.sort_unstable();
+    fingerprints.dedup();
+    assert_eq!(fingerprints.len(), issues.len());
+    for issue in &issues {
+        let path = issue["location"]["path"].as_str().unwrap();
+        assert!(path.starts_with("testdata/validate/"), "{issue}");
+    }
+}
+
+#[test]
 fn every_rule_fires_in_the_fixture_tree() {
     let out = validate(&["--no-default-catalog", "--format", "json"]);
     let json = out
@@ -90,7 +148,7 @@ fn strict_turns_warnings_into_errors() {
 
 #[test]
 fn broken_yaml_has_line_and_column_and_exit_1_in_every_format() {
-    for format in ["human", "json", "github", "sarif"] {
+    for format in ["human", "json", "github", "sarif", "gitlab"] {
         let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
             .current_dir(ROOT)
             .args([
@@ -107,6 +165,7 @@ fn broken_yaml_has_line_and_column_and_exit_1_in_every_format() {
             "human" => stdout.contains("broken.yaml:6:13:"),
             "json" => stdout.contains("\"line\": 6") && stdout.contains("column 13"),
             "github" => stdout.contains("line=6,col=13"),
+            "gitlab" => stdout.contains("\"begin\": 6") && stdout.contains("column 13"),
             _ => stdout.contains("\"startLine\": 6") && stdout.contains("\"startColumn\": 13"),
         };
         assert!(has_position, "{format}: {stdout}");

@@ -1,0 +1,218 @@
+//! Findings as a GitLab Code Quality report: a JSON array of issues (`description`,
+//! `check_name`, `fingerprint`, `severity`, `location.path`, `location.lines.begin`), the
+//! subset of the Code Climate format that GitLab reads from a job's
+//! `artifacts:reports:codequality` and shows in the merge request.
+//!
+//! GitLab matches an issue to a file by a path relative to the repository's root, so a leading
+//! `./` is dropped and an absolute path under `CI_PROJECT_DIR` (the checkout) made relative.
+//! It tells issues apart, and new ones from old, by their fingerprint: here a digest of the
+//! code, the file, the object, the field and the message, without the line, so that a finding
+//! moved by an edit above it is not reported as new; findings equal in all of those are
+//! numbered in their order.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use super::repo_relative;
+use crate::diagnostic::{Diagnostic, Severity};
+
+/// The directory report paths are relative to: `CI_PROJECT_DIR` in a pipeline, else the
+/// current directory.
+fn project_dir() -> Option<PathBuf> {
+    std::env::var_os("CI_PROJECT_DIR")
+        .map(PathBuf::from)
+        .or_else(|| std::env::current_dir().ok())
+}
+
+/// GitLab's scale is info, minor, major, critical, blocker. An error is what the cluster
+/// refuses (`major`, above what it only warns about); none is `blocker`, which GitLab keeps
+/// for what stops a release whatever else holds.
+fn severity(s: Severity) -> &'static str {
+    match s {
+        Severity::Error => "major",
+        Severity::Warning => "minor",
+        Severity::Info => "info",
+    }
+}
+
+/// The report, pretty-printed, with a final newline.
+pub fn report(diags: &[Diagnostic]) -> String {
+    report_in(diags, project_dir().as_deref())
+}
+
+/// [`report`], with paths made relative to `root`.
+fn report_in(diags: &[Diagnostic], root: Option<&Path>) -> String {
+    let mut seen: HashMap<[u8; 32], u32> = HashMap::new();
+    let issues: Vec<Value> = diags
+        .iter()
+        .map(|d| {
+            let path = repo_relative(&d.origin.path, root);
+            let object = d.object.as_ref().map(ToString::to_string);
+            let mut key = Sha256::new();
+            for part in [
+                d.code,
+                &path,
+                object.as_deref().unwrap_or(""),
+                d.field.as_deref().unwrap_or(""),
+                &d.message,
+            ] {
+                // Each part with its length, so that no two lists of parts join alike.
+                key.update((part.len() as u64).to_le_bytes());
+                key.update(part.as_bytes());
+            }
+            let key: [u8; 32] = key.finalize().into();
+            let nth = seen.entry(key).or_insert(0);
+            *nth += 1;
+            let mut digest = Sha256::new();
+            digest.update(key);
+            digest.update(nth.to_le_bytes());
+            let fingerprint: String = digest
+                .finalize()
+                .iter()
+                .take(16)
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            let mut description = String::new();
+            if let Some(object) = &object {
+                description.push_str(object);
+                description.push_str(": ");
+            }
+            if let Some(field) = &d.field {
+                description.push_str(field);
+                description.push_str(": ");
+            }
+            description.push_str(&d.message);
+            if let (Some(line), Some(col)) = (d.origin.line, d.column) {
+                description.push_str(&format!(" (line {line}, column {col})"));
+            }
+            json!({
+                "description": description,
+                "check_name": d.code,
+                "fingerprint": fingerprint,
+                "severity": severity(d.severity),
+                "location": {
+                    "path": path,
+                    // GitLab requires a line; a finding about a whole file points at its first.
+                    "lines": {"begin": d.origin.line.unwrap_or(1)},
+                },
+            })
+        })
+        .collect();
+    let mut s = serde_json::to_string_pretty(&issues).unwrap_or_else(|_| "[]".into());
+    s.push('\n');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::origin::ObjectRef;
+    use crate::origin::Origin;
+
+    fn vm(name: &str) -> ObjectRef {
+        ObjectRef {
+            api_version: "kubevirt.io/v1".into(),
+            kind: "VirtualMachine".into(),
+            namespace: Some("lab".into()),
+            name: name.into(),
+        }
+    }
+
+    fn issues(diags: &[Diagnostic], root: Option<&Path>) -> Vec<Value> {
+        match serde_json::from_str(&report_in(diags, root)).unwrap() {
+            Value::Array(issues) => issues,
+            other => panic!("not an array: {other}"),
+        }
+    }
+
+    #[test]
+    fn an_issue_has_what_gitlab_reads() {
+        let d = Diagnostic::error(
+            "KV011",
+            Origin::new("/builds/team/vms/web.yaml", 0, Some(7)),
+            "no VirtualMachineClusterInstancetype named \"u1.huge\"",
+        )
+        .with_object(vm("web"))
+        .with_field("spec.instancetype.name");
+        let root = Path::new("/builds/team/vms");
+        let issue = &issues(&[d], Some(root))[0];
+        assert_eq!(issue["check_name"], "KV011");
+        assert_eq!(issue["severity"], "major");
+        assert_eq!(issue["location"]["path"], "web.yaml");
+        assert_eq!(issue["location"]["lines"]["begin"], 7);
+        assert_eq!(
+            issue["description"],
+            "VirtualMachine/lab/web: spec.instancetype.name: no VirtualMachineClusterInstancetype named \"u1.huge\""
+        );
+        let fingerprint = issue["fingerprint"].as_str().unwrap();
+        assert_eq!(fingerprint.len(), 32);
+        assert!(fingerprint.bytes().all(|b| b.is_ascii_hexdigit()));
+    }
+
+    #[test]
+    fn paths_are_relative_to_the_project() {
+        let root = Some(Path::new("/builds/team/vms"));
+        let at = |path: &str| {
+            let d = Diagnostic::warning("KV022", Origin::new(path, 0, None), "x");
+            issues(&[d], root)[0]["location"].clone()
+        };
+        assert_eq!(
+            at("/builds/team/vms/vms/web.yaml"),
+            json!({"path": "vms/web.yaml", "lines": {"begin": 1}})
+        );
+        assert_eq!(at("./vms/web.yaml")["path"], "vms/web.yaml");
+        assert_eq!(at("/etc/vm.yaml")["path"], "/etc/vm.yaml");
+    }
+
+    #[test]
+    fn severities_follow_gitlabs_scale() {
+        let o = || Origin::new("a.yaml", 0, Some(1));
+        let got: Vec<Value> = issues(
+            &[
+                Diagnostic::error("KV001", o(), "e"),
+                Diagnostic::warning("KV022", o(), "w"),
+                Diagnostic {
+                    severity: Severity::Info,
+                    ..Diagnostic::error("KV030", o(), "i")
+                },
+            ],
+            None,
+        )
+        .into_iter()
+        .map(|i| i["severity"].clone())
+        .collect();
+        assert_eq!(got, [json!("major"), json!("minor"), json!("info")]);
+    }
+
+    /// A fingerprint does not change when the finding moves to another line, differs when
+    /// anything else differs, and two findings alike in all but the line still get two.
+    #[test]
+    fn fingerprints_are_stable_and_unique() {
+        let at = |line, message: &str, name| {
+            Diagnostic::error("KV034", Origin::new("vms.yaml", 0, Some(line)), message)
+                .with_object(vm(name))
+        };
+        let fp = |diags: &[Diagnostic]| -> Vec<String> {
+            issues(diags, None)
+                .iter()
+                .map(|i| i["fingerprint"].as_str().unwrap().to_owned())
+                .collect()
+        };
+        let before = fp(&[at(4, "bad bus", "a"), at(30, "bad bus", "b")]);
+        let after = fp(&[at(9, "bad bus", "a"), at(35, "bad bus", "b")]);
+        assert_eq!(before, after);
+        assert_ne!(before[0], before[1]);
+        assert_ne!(fp(&[at(4, "bad bus!", "a")])[0], before[0]);
+        let twice = fp(&[at(4, "bad bus", "a"), at(8, "bad bus", "a")]);
+        assert_eq!(twice[0], before[0]);
+        assert_ne!(twice[0], twice[1]);
+    }
+
+    #[test]
+    fn no_findings_is_an_empty_array() {
+        assert_eq!(report_in(&[], None), "[]\n");
+    }
+}
