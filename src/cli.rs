@@ -36,6 +36,16 @@ pub enum Command {
     /// Migrate legacy objects to their replacements.
     #[command(subcommand)]
     Migrate(MigrateCommand),
+    /// Print a shell completion script (`source <(kvrender completion bash)`).
+    Completion(CompletionArgs),
+}
+
+/// `kvrender completion`.
+#[derive(Debug, Args)]
+pub struct CompletionArgs {
+    /// The shell the script is for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 /// Where instancetypes and preferences come from, and the cluster profile. Shown under a

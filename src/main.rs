@@ -59,6 +59,7 @@ fn run(cli: &Cli) -> anyhow::Result<Outcome> {
         Command::Diff(args) => commands::vmi::run_diff(args)?,
         Command::Migrate(MigrateCommand::Presets(args)) => commands::migrate::run_presets(args)?,
         Command::Fn(args) => commands::fn_cmd::run(args)?,
+        Command::Completion(args) => commands::completion(args),
     };
     Ok(outcome)
 }

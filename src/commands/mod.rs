@@ -40,6 +40,23 @@ impl Outcome {
     }
 }
 
+/// `kvrender completion SHELL`: the completion script clap writes from the command line's own
+/// definition, so that it knows every command, option and value the binary takes.
+pub fn completion(args: &crate::cli::CompletionArgs) -> Outcome {
+    use clap::CommandFactory;
+    let mut script = Vec::new();
+    clap_complete::generate(
+        args.shell,
+        &mut crate::cli::Cli::command(),
+        "kvrender",
+        &mut script,
+    );
+    Outcome {
+        stdout: String::from_utf8_lossy(&script).into_owned(),
+        ..Outcome::default()
+    }
+}
+
 /// What the commands' tests share.
 #[cfg(test)]
 pub(crate) mod testing {

@@ -2,6 +2,7 @@
 
 mod build;
 mod common;
+mod completion;
 mod determinism;
 mod expand;
 mod hostile;
