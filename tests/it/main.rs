@@ -1,5 +1,6 @@
 //! The one integration-test binary: one module per area.
 
+mod binary;
 mod build;
 mod common;
 mod completion;
