@@ -74,12 +74,30 @@ pub struct ResolveArgs {
     /// trailing `/` matches folders only.
     #[arg(long, value_name = "GLOB")]
     pub exclude: Vec<String>,
+    /// The directory kustomize built, when the input is its output (`kubectl kustomize DIR |
+    /// kvrender validate --built-from DIR -`): findings about objects that carry kustomize's
+    /// origin annotation (`buildMetadata: [originAnnotations]`) point at the files and lines
+    /// they came from.
+    #[arg(long, value_name = "DIR")]
+    pub built_from: Option<PathBuf>,
 }
 
 impl ResolveArgs {
     /// The compiled `--exclude` patterns.
     pub fn exclude(&self) -> crate::error::Result<crate::load::Exclude> {
         crate::load::Exclude::new(&self.exclude)
+    }
+
+    /// `--built-from`, which must be a directory: a mistyped one would leave every finding in
+    /// the stream without a word.
+    pub fn built_from(&self) -> crate::error::Result<Option<&std::path::Path>> {
+        match &self.built_from {
+            Some(dir) if !dir.is_dir() => Err(crate::error::Error::Usage(format!(
+                "--built-from {}: not a directory (give the directory kustomize built)",
+                dir.display()
+            ))),
+            dir => Ok(dir.as_deref()),
+        }
     }
 }
 

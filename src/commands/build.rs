@@ -67,6 +67,7 @@ fn run_parsing(args: &BuildArgs, parsing: Parsing) -> Result<Outcome> {
     if let Some(dir) = &args.output {
         refuse_output_over_inputs(dir, paths.iter().chain(&args.resolve.catalogs))?;
     }
+    let built_from = args.resolve.built_from()?;
     // What an earlier run wrote to the output directory is not read back as input.
     let exclude = args.resolve.exclude()?;
     let sources = load::read_inputs(&paths, args.output.as_deref(), &exclude)?;
@@ -105,6 +106,9 @@ fn run_parsing(args: &BuildArgs, parsing: Parsing) -> Result<Outcome> {
         sources.iter().chain(&catalog_sources),
         "build",
     );
+    if let Some(dir) = built_from {
+        load::built_from::map_to_sources(&mut out.diagnostics, &sources, dir);
+    }
     out.exit_from_diagnostics();
     // Nothing half-done: with an error finding, no output at all.
     if out.exit != 0 {

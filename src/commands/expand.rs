@@ -22,10 +22,14 @@ use crate::render;
 
 /// Run `expand`, writing the expanded VMs to `out` as they are ready.
 pub fn run(args: &ExpandArgs, out: &mut (impl Write + Send)) -> Result<Outcome> {
+    let built_from = args.resolve.built_from()?;
     let sources = load::read_inputs(&args.paths, None, &args.resolve.exclude()?)?;
     let inputs = Inputs::resolution(&args.resolve)?;
     let mut outcome = expand_sources(&sources, &inputs, out)?;
     load::note_variables(&mut outcome.diagnostics, &sources, "expand");
+    if let Some(dir) = built_from {
+        load::built_from::map_to_sources(&mut outcome.diagnostics, &sources, dir);
+    }
     Ok(outcome)
 }
 

@@ -24,6 +24,7 @@ use crate::validate::rules::duplicate::identity;
 /// Run `migrate presets`: the new objects on stdout; on stderr, for every VM or VMI a preset
 /// selected, the matchers to add, and every preset field that has no equivalent.
 pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
+    let built_from = args.resolve.built_from()?;
     let sources = load::read_inputs(&args.paths, None, &args.resolve.exclude()?)?;
     let loaded = load::parse_sources(&sources);
     let resolution = Inputs::resolution(&args.resolve)?;
@@ -36,6 +37,9 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
         out.stdout.push_str(&emit::yaml_stream(&vms));
     }
     diagnostic::sort(&mut out.diagnostics);
+    if let Some(dir) = built_from {
+        load::built_from::map_to_sources(&mut out.diagnostics, &sources, dir);
+    }
     out.exit_from_diagnostics();
     Ok(out)
 }

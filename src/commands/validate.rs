@@ -24,6 +24,7 @@ use crate::validate::{self, Context, Options};
 
 /// Run `validate`.
 pub fn run(args: &ValidateArgs) -> Result<Outcome> {
+    let built_from = args.resolve.built_from()?;
     // As `build`: without a PATH, the current directory.
     let paths = if args.paths.is_empty() {
         vec![std::path::PathBuf::from(".")]
@@ -42,6 +43,9 @@ pub fn run(args: &ValidateArgs) -> Result<Outcome> {
         },
     );
     load::note_variables(&mut diags, &sources, "validate");
+    if let Some(dir) = built_from {
+        load::built_from::map_to_sources(&mut diags, &sources, dir);
+    }
     let stdout = match args.format {
         Format::Human if diags.is_empty() => format!(
             "No problems found in {objects} object{}.\n",

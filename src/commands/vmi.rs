@@ -98,6 +98,7 @@ fn load_and_build(
     command: &str,
     build: impl Fn(&Inputs, &DeferredVms<'_>, &mut Outcome) -> std::result::Result<(), NotAVm>,
 ) -> Result<Outcome> {
+    let built_from = args.resolve.built_from()?;
     let sources = load::read_inputs(&args.paths, None, &args.resolve.exclude()?)?;
     let (inputs, deferred) = Inputs::load_deferring_vms(&args.paths, &sources, &args.resolve)?;
     let mut out = Outcome {
@@ -118,6 +119,9 @@ fn load_and_build(
     }
     diagnostic::sort(&mut out.diagnostics);
     load::note_variables(&mut out.diagnostics, &sources, command);
+    if let Some(dir) = built_from {
+        load::built_from::map_to_sources(&mut out.diagnostics, &sources, dir);
+    }
     out.exit_from_diagnostics();
     Ok(out)
 }

@@ -2,6 +2,7 @@
 //! path) and `-` for stdin. Multi-document streams are split at their boundaries and the
 //! documents parsed in parallel; every object keeps its [`Origin`].
 
+pub mod built_from;
 pub mod deferred;
 pub mod exclude;
 mod json;

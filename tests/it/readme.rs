@@ -127,6 +127,7 @@ fn shared_options_read_the_same_in_every_command_help() {
         "--no-default-catalog",
         "--cluster-config <FILE>",
         "--exclude <GLOB>",
+        "--built-from <DIR>",
     ];
     for command in [
         &["build"][..],

@@ -2120,3 +2120,113 @@ fn unmet_requirements_say_why_when_the_vm_counts_its_own_cpu() {
         "{found:#?}"
     );
 }
+
+/// `kubectl kustomize DIR | kvrender validate --built-from DIR -`, with the real kubectl: each
+/// finding about an object kustomize read from a file (`buildMetadata: [originAnnotations]`)
+/// points at that file and at the line of its field there; one about a field a patch of the
+/// overlay sets says so and where kustomize's output has it; a generated object keeps its place
+/// in the stream. Without `--built-from` every finding points at the stream.
+#[test]
+fn findings_about_kustomize_output_point_at_the_files_it_was_built_from() {
+    let _guard = snapshots();
+    const OVERLAY: &str = "testdata/built-from/overlays/prod";
+    let built = Command::new(crate::common::tool("kubectl"))
+        .args(["kustomize", OVERLAY])
+        .current_dir(ROOT)
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{}", describe(&built));
+    let validate = |args: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_kvrender"));
+        cmd.current_dir(ROOT).arg("validate").args(args).arg("-");
+        run_with_stdin(cmd, &built.stdout)
+    };
+    let out = validate(&["--built-from", OVERLAY]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let report = String::from_utf8_lossy(&out.stdout).into_owned();
+    // Each place is the line that holds what the finding is about.
+    let line_of = |file: &str, line: usize| {
+        std::fs::read_to_string(Path::new(ROOT).join(file))
+            .unwrap()
+            .lines()
+            .nth(line - 1)
+            .unwrap()
+            .to_owned()
+    };
+    for (place, holds) in [
+        ("testdata/built-from/base/vms.yaml:33:", "cores: 3"),
+        (
+            "testdata/built-from/overlays/prod/cache.yaml:7:",
+            "instancetype:",
+        ),
+        // The patched field's deepest parent in the base.
+        ("testdata/built-from/base/vms.yaml:12:", "domain:"),
+    ] {
+        assert!(report.contains(place), "{place}\n{report}");
+        let (file, line) = place.trim_end_matches(':').rsplit_once(':').unwrap();
+        assert!(
+            line_of(file, line.parse().unwrap()).contains(holds),
+            "{place}"
+        );
+    }
+    // The generated ConfigMap's name ends in a hash of its content, kustomize's to choose.
+    let mut settings = insta::Settings::clone_current();
+    settings.add_filter(r"prod-settings-[a-z0-9]+", "prod-settings-[HASH]");
+    settings.bind(|| insta::assert_snapshot!(describe(&out)));
+
+    // Without the directory, the stream's lines.
+    let plain = validate(&[]);
+    let plain = String::from_utf8_lossy(&plain.stdout);
+    let places: Vec<&str> = plain
+        .lines()
+        .filter(|l| l.contains("[KV"))
+        .filter_map(|l| l.split_once(": ").map(|(at, _)| at))
+        .collect();
+    assert_eq!(places.len(), 4, "{plain}");
+    assert!(places.iter().all(|at| at.starts_with("-:")), "{plain}");
+}
+
+/// `--built-from` reads the files kustomize's origin annotations name, which are input: a
+/// device (`/dev/zero` never ends) or a directory is not read and the finding keeps its place.
+/// A `--built-from` that is not a directory cannot run.
+#[test]
+fn built_from_reads_only_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let stream = tmp.path().join("built.yaml");
+    std::fs::write(
+        &stream,
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: x\n  annotations:\n    config.kubernetes.io/origin: |\n      path: /dev/zero\n---\napiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: y\n  annotations:\n    config.kubernetes.io/origin: |\n      path: ..\nspec: {runStrategy: Always, template: {spec: {domain: {cpu: {guest: ham}, devices: {}}}}}\n",
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kvrender"))
+        .args(["validate", "--no-default-catalog", "--built-from", "/"])
+        .arg(&stream)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = crate::common::wait_at_most(&mut child, 60, "validate --built-from /");
+    assert_eq!(status.code(), Some(1));
+    let mut report = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut report).unwrap();
+    let shown = stream.display().to_string();
+    let places: Vec<&str> = report
+        .lines()
+        .filter(|l| l.contains("[KV"))
+        .map(|l| l.split(": ").next().unwrap())
+        .collect();
+    assert!(!places.is_empty(), "{report}");
+    assert!(places.iter().all(|p| p.starts_with(&shown)), "{report}");
+
+    let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
+        .args(["validate", "--built-from"])
+        .arg(&stream)
+        .arg(&stream)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not a directory"),
+        "{}",
+        describe(&out)
+    );
+}
