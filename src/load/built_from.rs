@@ -12,7 +12,7 @@
 //! says so. Objects from remote bases (`repo:`), generated ones and files that cannot be read
 //! keep their place in the stream.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
@@ -122,12 +122,12 @@ type Move = (Arc<str>, Object, Object);
 /// findings back in printing order.
 pub fn map_to_sources(diags: &mut [Diagnostic], sources: &[Source], root: &Path) {
     // The documents findings are about, by file and position.
-    let mut wanted: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut wanted: HashMap<&str, HashSet<usize>> = HashMap::new();
     for d in diags.iter() {
         wanted
             .entry(&d.origin.path)
             .or_default()
-            .push(d.origin.index);
+            .insert(d.origin.index);
     }
     // Each source file parsed once, and per document of the stream (by path and position) the
     // file's document it came from and the stream's object itself.
