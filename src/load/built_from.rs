@@ -9,8 +9,11 @@
 //! output's name holds (a `namePrefix` or `nameSuffix` only adds to it), and to the line of the
 //! finding's field there (or of its deepest parent the file has). A field the file does not
 //! have although the output does came from the overlay (a patch, a transformer): the finding
-//! says so. Objects from remote bases (`repo:`), generated ones and files that cannot be read
-//! keep their place in the stream.
+//! says so. An object a `configMapGenerator` or `secretGenerator` made (`configuredIn:
+//! kustomization.yaml`) moves to that generator's entry in the kustomization file, at its
+//! `options.labels` or `options.annotations` key when the finding is about a label or an
+//! annotation. Objects from remote bases (`repo:`) and files that cannot be read keep their
+//! place in the stream.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
@@ -54,25 +57,93 @@ fn join(base: &Path, rel: &str) -> PathBuf {
     }
 }
 
-/// The local file kustomize's origin annotation names: its `path:` line, unless it also names a
-/// remote repository (`repo:`) or the object was generated (`configuredIn:`, no `path:`).
-fn origin_path(value: &Value) -> Option<String> {
+/// What kustomize's origin annotation says of an object.
+#[derive(Debug, PartialEq, Eq)]
+enum Made {
+    /// Read from this local file (its `path:`).
+    Read(String),
+    /// Made by a generator of this kustomization file (its `configuredIn:`), of this kind
+    /// (`configuredBy.kind`, e.g. `ConfigMapGenerator`).
+    Generated(String, String),
+}
+
+/// What the origin annotation of `value` says, unless it names a remote repository (`repo:`).
+fn made(value: &Value) -> Option<Made> {
     let origin = value
         .get("metadata")?
         .get("annotations")?
         .get(ORIGIN)?
         .as_str()?;
-    let field = |key: &str| {
-        origin.lines().find_map(|line| {
-            let rest = line.strip_prefix(key)?.strip_prefix(':')?.trim();
-            let rest = rest.trim_matches(|c| c == '"' || c == '\'');
-            (!rest.is_empty()).then_some(rest)
-        })
+    let origin = super::yaml::parse_document(origin).ok()?;
+    let text = |v: Option<&Value>| {
+        v.and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
     };
-    if field("repo").is_some() {
+    if origin.get("repo").is_some() {
         return None;
     }
-    field("path").map(str::to_owned)
+    if let Some(path) = text(origin.get("path")) {
+        return Some(Made::Read(path));
+    }
+    let file = text(origin.get("configuredIn"))?;
+    let kind = text(origin.get("configuredBy").and_then(|b| b.get("kind"))).unwrap_or_default();
+    Some(Made::Generated(file, kind))
+}
+
+/// Read and parse a file an origin annotation names: only a file, of a size the loader would
+/// read (the annotation is input, and `path: /dev/zero` never ends).
+fn read(file: &Path) -> Option<String> {
+    let readable =
+        std::fs::metadata(file).is_ok_and(|m| m.is_file() && m.len() <= super::MAX_STREAM);
+    readable
+        .then(|| std::fs::read_to_string(file).ok())
+        .flatten()
+}
+
+/// Where in a kustomization file (`text`) the generator that made `built` is: the steps to its
+/// entry (`configMapGenerator[1]`), and to the field of that entry the finding's `field` of the
+/// generated object comes from (its labels and annotations: `options.labels.tier`).
+fn generator_steps(text: &str, kind: &str, built: &Object, field: Option<&str>) -> Vec<String> {
+    let list = match kind {
+        "ConfigMapGenerator" => "configMapGenerator",
+        "SecretGenerator" => "secretGenerator",
+        _ => return Vec::new(),
+    };
+    let Some(entries) = super::yaml::parse_document(text)
+        .ok()
+        .and_then(|k| k.get(list).and_then(Value::as_array).cloned())
+    else {
+        return Vec::new();
+    };
+    // The entry whose name the generated name holds (a prefix, a suffix and a hash add to it).
+    let entry = entries
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| Some((i, e.get("name")?.as_str()?)))
+        .filter(|(_, name)| !name.is_empty() && built.name().contains(name))
+        .max_by_key(|(_, name)| name.len());
+    let Some((i, _)) = entry else {
+        return vec![list.to_owned()];
+    };
+    let mut steps = vec![list.to_owned(), format!("[{i}]")];
+    if let Some(field) = field {
+        let parts = locate::parse_path(field);
+        if let [
+            locate::Step::Key("metadata"),
+            locate::Step::Key(map @ ("labels" | "annotations")),
+            locate::Step::Key(key),
+            ..,
+        ] = parts.as_slice()
+        {
+            steps.extend([
+                "options".to_owned(),
+                (*map).to_owned(),
+                format!("[{key:?}]"),
+            ]);
+        }
+    }
+    steps
 }
 
 /// Whether `value` has the field at `steps`.
@@ -113,9 +184,19 @@ fn source_of<'a>(objects: &'a [Object], built: &Object) -> Option<&'a Object> {
     }
 }
 
-/// Where the findings about one document of the stream go: the file's path as shown, the
-/// file's document, and the stream's object.
-type Move = (Arc<str>, Object, Object);
+/// A file an origin annotation names: its text, and its documents.
+type Read = (Arc<str>, Vec<Object>);
+
+/// Where the findings about one document of the stream go.
+enum Move {
+    /// To the document of a file it was read from (the file's path as shown, the document,
+    /// and the stream's object).
+    Read(Arc<str>, Object, Object),
+    /// To the kustomization file whose generator made it: the file's path as shown, its text,
+    /// and the dotted path of the generator's entry there (see [`generator_steps`]), by the
+    /// finding's field.
+    Generated(Arc<str>, Arc<str>, String, Object),
+}
 
 /// Move the findings about documents of `sources` that carry kustomize's origin annotation to
 /// the files under `root` they came from (see the module's documentation), then put the
@@ -129,9 +210,9 @@ pub fn map_to_sources(diags: &mut [Diagnostic], sources: &[Source], root: &Path)
             .or_default()
             .insert(d.origin.index);
     }
-    // Each source file parsed once, and per document of the stream (by path and position) the
-    // file's document it came from and the stream's object itself.
-    let mut files: HashMap<PathBuf, Vec<Object>> = HashMap::new();
+    // Each file read once (its text, and its documents parsed), and per document of the stream
+    // (by path and position) where its findings go.
+    let mut files: HashMap<PathBuf, Option<Read>> = HashMap::new();
     let mut moves: HashMap<(Arc<str>, usize), Move> = HashMap::new();
     for source in sources {
         let Some(indexes) = wanted.get(&*source.path) else {
@@ -145,26 +226,30 @@ pub fn map_to_sources(diags: &mut [Diagnostic], sources: &[Source], root: &Path)
             if !indexes.contains(&built.origin.index) {
                 continue;
             }
-            let Some(rel) = origin_path(&built.value) else {
+            let Some(made) = made(&built.value) else {
                 continue;
             };
-            let file = join(root, &rel);
-            let objects = files.entry(file.clone()).or_insert_with(|| {
-                // Only a file, of a size the loader would read: the annotation is input, and
-                // `path: /dev/zero` never ends.
-                let readable = std::fs::metadata(&file)
-                    .is_ok_and(|m| m.is_file() && m.len() <= super::MAX_STREAM);
-                let shown: Arc<str> = file.to_string_lossy().into();
-                readable
-                    .then(|| std::fs::read(&file).ok())
-                    .flatten()
-                    .map(|bytes| parse_bytes(&shown, &bytes).objects)
-                    .unwrap_or_default()
+            let (Made::Read(rel) | Made::Generated(rel, _)) = &made;
+            let file = join(root, rel);
+            let shown: Arc<str> = file.to_string_lossy().into();
+            let read = files.entry(file.clone()).or_insert_with(|| {
+                let text: Arc<str> = read(&file)?.into();
+                let objects = parse_bytes(&shown, text.as_bytes()).objects;
+                Some((text, objects))
             });
-            if let Some(found) = source_of(objects, &built) {
-                let key = (Arc::clone(&source.path), built.origin.index);
-                let shown = Arc::clone(&found.origin.path);
-                moves.insert(key, (shown, found.clone(), built));
+            let Some((text, objects)) = read else {
+                continue;
+            };
+            let key = (Arc::clone(&source.path), built.origin.index);
+            match made {
+                Made::Read(_) => {
+                    if let Some(found) = source_of(objects, &built) {
+                        moves.insert(key, Move::Read(shown, found.clone(), built));
+                    }
+                }
+                Made::Generated(_, kind) => {
+                    moves.insert(key, Move::Generated(shown, Arc::clone(text), kind, built));
+                }
             }
         }
     }
@@ -173,25 +258,33 @@ pub fn map_to_sources(diags: &mut [Diagnostic], sources: &[Source], root: &Path)
     }
     for d in diags.iter_mut() {
         let key = (Arc::clone(&d.origin.path), d.origin.index);
-        let Some((file, found, built)) = moves.get(&key) else {
-            continue;
-        };
         let was = d.origin.clone();
-        let line = match &d.field {
-            Some(field) => {
-                let steps = locate::parse_path(field);
-                if has_field(&built.value, &steps) && !has_field(&found.value, &steps) {
-                    d.message.push_str(&format!(
-                        " (`{field}` is not in this file: a patch or transformer of the \
-                         kustomization that was built sets it; kustomize's output has it at \
-                         {was})"
-                    ));
-                }
-                found.steps_line(&steps).or(found.origin.line)
+        d.origin = match moves.get(&key) {
+            None => continue,
+            Some(Move::Read(file, found, built)) => {
+                let line = match &d.field {
+                    Some(field) => {
+                        let steps = locate::parse_path(field);
+                        if has_field(&built.value, &steps) && !has_field(&found.value, &steps) {
+                            d.message.push_str(&format!(
+                                " (`{field}` is not in this file: a patch or transformer of the \
+                                 kustomization that was built sets it; kustomize's output has \
+                                 it at {was})"
+                            ));
+                        }
+                        found.steps_line(&steps).or(found.origin.line)
+                    }
+                    None => found.origin.line,
+                };
+                Origin::new(Arc::clone(file), found.origin.index, line)
             }
-            None => found.origin.line,
+            Some(Move::Generated(file, text, kind, built)) => {
+                let steps = generator_steps(text, kind, built, d.field.as_deref());
+                let path = steps.join(".").replace(".[", "[");
+                let line = locate::field_line(text, 1, &path).or(Some(1));
+                Origin::new(Arc::clone(file), 0, line)
+            }
         };
-        d.origin = Origin::new(Arc::clone(file), found.origin.index, line);
         d.column = None;
     }
     diags.sort_by(Diagnostic::sort_key_cmp);
@@ -216,23 +309,49 @@ mod tests {
     }
 
     #[test]
-    fn the_origin_names_a_local_file_only() {
+    fn the_origin_says_how_the_object_was_made() {
         let with =
             |origin: &str| serde_json::json!({"metadata": {"annotations": {ORIGIN: origin}}});
+        let read = |path: &str| Some(Made::Read(path.to_owned()));
         assert_eq!(
-            origin_path(&with("path: ../../base/vm.yaml\n")).as_deref(),
-            Some("../../base/vm.yaml")
+            made(&with("path: ../../base/vm.yaml\n")),
+            read("../../base/vm.yaml")
         );
-        assert_eq!(
-            origin_path(&with("path: \"a b.yaml\"\n")).as_deref(),
-            Some("a b.yaml")
-        );
+        assert_eq!(made(&with("path: \"a b.yaml\"\n")), read("a b.yaml"));
         let remote = "path: examples/vm.yaml\nrepo: https://github.com/example/vms\nref: v1\n";
-        assert_eq!(origin_path(&with(remote)), None);
-        let generated =
-            "configuredIn: kustomization.yaml\nconfiguredBy:\n  kind: ConfigMapGenerator\n";
-        assert_eq!(origin_path(&with(generated)), None);
-        assert_eq!(origin_path(&serde_json::json!({"metadata": {}})), None);
+        assert_eq!(made(&with(remote)), None);
+        let generated = "configuredIn: kustomization.yaml\nconfiguredBy:\n  apiVersion: builtin\n  kind: ConfigMapGenerator\n";
+        assert_eq!(
+            made(&with(generated)),
+            Some(Made::Generated(
+                "kustomization.yaml".into(),
+                "ConfigMapGenerator".into()
+            ))
+        );
+        assert_eq!(made(&with("[not, a, mapping]")), None);
+        assert_eq!(made(&serde_json::json!({"metadata": {}})), None);
+    }
+
+    #[test]
+    fn a_generated_object_points_at_its_generator() {
+        let kustomization = "resources: [vm.yaml]\nconfigMapGenerator:\n- name: other\n  literals: [a=b]\n- name: settings\n  options:\n    labels:\n      tier: front end\n";
+        let built = objects(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: prod-settings-5g2h8m4k7b}\n",
+        )
+        .remove(0);
+        let line = |field: Option<&str>| {
+            let steps = generator_steps(kustomization, "ConfigMapGenerator", &built, field);
+            let path = steps.join(".").replace(".[", "[");
+            locate::field_line(kustomization, 1, &path)
+        };
+        assert_eq!(line(Some("metadata.labels[\"tier\"]")), Some(8));
+        assert_eq!(line(Some("metadata.name")), Some(5));
+        assert_eq!(line(None), Some(5));
+        // No such generator in the file: its first line.
+        assert!(generator_steps(kustomization, "SecretGenerator", &built, None).is_empty());
+        assert!(
+            generator_steps(kustomization, "HelmChartInflationGenerator", &built, None).is_empty()
+        );
     }
 
     fn objects(text: &str) -> Vec<Object> {

@@ -2124,8 +2124,9 @@ fn unmet_requirements_say_why_when_the_vm_counts_its_own_cpu() {
 /// `kubectl kustomize DIR | kvrender validate --built-from DIR -`, with the real kubectl: each
 /// finding about an object kustomize read from a file (`buildMetadata: [originAnnotations]`)
 /// points at that file and at the line of its field there; one about a field a patch of the
-/// overlay sets says so and where kustomize's output has it; a generated object keeps its place
-/// in the stream. Without `--built-from` every finding points at the stream.
+/// overlay sets says so and where kustomize's output has it; one about a generated ConfigMap's
+/// label points at that label in the generator's options. Without `--built-from` every finding
+/// points at the stream.
 #[test]
 fn findings_about_kustomize_output_point_at_the_files_it_was_built_from() {
     let _guard = snapshots();
@@ -2161,6 +2162,10 @@ fn findings_about_kustomize_output_point_at_the_files_it_was_built_from() {
         ),
         // The patched field's deepest parent in the base.
         ("testdata/built-from/base/vms.yaml:12:", "domain:"),
+        (
+            "testdata/built-from/overlays/prod/kustomization.yaml:16:",
+            "tier: front end",
+        ),
     ] {
         assert!(report.contains(place), "{place}\n{report}");
         let (file, line) = place.trim_end_matches(':').rsplit_once(':').unwrap();
