@@ -106,9 +106,7 @@ fn run_parsing(args: &BuildArgs, parsing: Parsing) -> Result<Outcome> {
         sources.iter().chain(&catalog_sources),
         "build",
     );
-    if let Some(dir) = built_from {
-        load::built_from::map_to_sources(&mut out.diagnostics, &sources, dir);
-    }
+    load::built_from::map_to_sources(&mut out.diagnostics, &sources, built_from);
     out.exit_from_diagnostics();
     // Nothing half-done: with an error finding, no output at all.
     if out.exit != 0 {

@@ -37,9 +37,7 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
         out.stdout.push_str(&emit::yaml_stream(&vms));
     }
     diagnostic::sort(&mut out.diagnostics);
-    if let Some(dir) = built_from {
-        load::built_from::map_to_sources(&mut out.diagnostics, &sources, dir);
-    }
+    load::built_from::map_to_sources(&mut out.diagnostics, &sources, built_from);
     out.exit_from_diagnostics();
     Ok(out)
 }

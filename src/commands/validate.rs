@@ -43,9 +43,7 @@ pub fn run(args: &ValidateArgs) -> Result<Outcome> {
         },
     );
     load::note_variables(&mut diags, &sources, "validate");
-    if let Some(dir) = built_from {
-        load::built_from::map_to_sources(&mut diags, &sources, dir);
-    }
+    load::built_from::map_to_sources(&mut diags, &sources, built_from);
     let stdout = match args.format {
         Format::Human if diags.is_empty() => format!(
             "No problems found in {objects} object{}.\n",

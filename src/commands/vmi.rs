@@ -119,9 +119,7 @@ fn load_and_build(
     }
     diagnostic::sort(&mut out.diagnostics);
     load::note_variables(&mut out.diagnostics, &sources, command);
-    if let Some(dir) = built_from {
-        load::built_from::map_to_sources(&mut out.diagnostics, &sources, dir);
-    }
+    load::built_from::map_to_sources(&mut out.diagnostics, &sources, built_from);
     out.exit_from_diagnostics();
     Ok(out)
 }

@@ -91,8 +91,8 @@ fn made(value: &Value) -> Option<Made> {
     Some(Made::Generated(file, kind))
 }
 
-/// Read and parse a file an origin annotation names: only a file, of a size the loader would
-/// read (the annotation is input, and `path: /dev/zero` never ends).
+/// The text of a file an origin annotation names: only a file, of a size the loader would read
+/// (the annotation is input, and `path: /dev/zero` never ends).
 fn read(file: &Path) -> Option<String> {
     let readable =
         std::fs::metadata(file).is_ok_and(|m| m.is_file() && m.len() <= super::MAX_STREAM);
@@ -110,10 +110,10 @@ fn generator_steps(text: &str, kind: &str, built: &Object, field: Option<&str>) 
         "SecretGenerator" => "secretGenerator",
         _ => return Vec::new(),
     };
-    let Some(entries) = super::yaml::parse_document(text)
-        .ok()
-        .and_then(|k| k.get(list).and_then(Value::as_array).cloned())
-    else {
+    let Ok(kustomization) = super::yaml::parse_document(text) else {
+        return Vec::new();
+    };
+    let Some(entries) = kustomization.get(list).and_then(Value::as_array) else {
         return Vec::new();
     };
     // The entry whose name the generated name holds (a prefix, a suffix and a hash add to it).
@@ -198,10 +198,13 @@ enum Move {
     Generated(Arc<str>, Arc<str>, String, Object),
 }
 
-/// Move the findings about documents of `sources` that carry kustomize's origin annotation to
-/// the files under `root` they came from (see the module's documentation), then put the
-/// findings back in printing order.
-pub fn map_to_sources(diags: &mut [Diagnostic], sources: &[Source], root: &Path) {
+/// With `--built-from ROOT`, move the findings about documents of `sources` that carry
+/// kustomize's origin annotation to the files under `root` they came from (see the module's
+/// documentation), then put the findings back in printing order.
+pub fn map_to_sources(diags: &mut [Diagnostic], sources: &[Source], root: Option<&Path>) {
+    let Some(root) = root else {
+        return;
+    };
     // The documents findings are about, by file and position.
     let mut wanted: HashMap<&str, HashSet<usize>> = HashMap::new();
     for d in diags.iter() {
