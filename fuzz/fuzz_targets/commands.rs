@@ -1,5 +1,6 @@
-//! The commands not covered by the other targets, as the binary runs them on a file: `validate`,
-//! `vmi` (both stages), `diff` and `migrate presets --with-vms`, on any bytes (no embedded catalog, so that
+//! The commands not covered by the other targets, as the binary runs them on a file: `validate`
+//! (reading the file as kustomize's output, `--built-from` its folder), `vmi` (both stages),
+//! `diff` and `migrate presets --with-vms`, on any bytes (no embedded catalog, so that
 //! each input is the whole cluster). Each must finish with an outcome or an error, never a
 //! panic.
 #![no_main]
@@ -11,12 +12,16 @@ use kvrender::cli::{Cli, Command, MigrateCommand};
 use kvrender::commands;
 use libfuzzer_sys::fuzz_target;
 
-/// One input file per fuzzing process, written for every input and removed after it (libFuzzer
-/// ends the process without running destructors, so nothing else would remove it).
-fn input_path() -> &'static std::path::Path {
+/// One folder per fuzzing process, holding the input as `input.yaml`, written for every input and
+/// removed after it (libFuzzer ends the process without running destructors, so nothing else
+/// would remove it). `validate` reads the input as kustomize's output built from that folder
+/// (`--built-from`), so an origin annotation `path: input.yaml` names the input itself.
+fn input_dir() -> &'static std::path::Path {
     static PATH: OnceLock<std::path::PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
-        std::env::temp_dir().join(format!("kvrender-fuzz-{}.yaml", std::process::id()))
+        let dir = std::env::temp_dir().join(format!("kvrender-fuzz-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("the temporary folder is writable");
+        dir
     })
 }
 
@@ -35,10 +40,19 @@ fn run(args: &[&str]) {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let path = input_path();
-    std::fs::write(path, data).expect("the temporary file is writable");
+    let dir = input_dir();
+    let path = dir.join("input.yaml");
+    std::fs::write(&path, data).expect("the temporary file is writable");
     let file = path.to_str().expect("a UTF-8 temporary path");
-    run(&["kvrender", "validate", "--no-default-catalog", file]);
+    let folder = dir.to_str().expect("a UTF-8 temporary path");
+    run(&[
+        "kvrender",
+        "validate",
+        "--no-default-catalog",
+        "--built-from",
+        folder,
+        file,
+    ]);
     run(&["kvrender", "vmi", "--no-default-catalog", file]);
     run(&["kvrender", "vmi", "--stage", "presets", "--no-default-catalog", file]);
     run(&["kvrender", "diff", "--color", "never", "--no-default-catalog", file]);
@@ -50,5 +64,5 @@ fuzz_target!(|data: &[u8]| {
         "--no-default-catalog",
         file,
     ]);
-    let _ = std::fs::remove_file(path);
+    let _ = std::fs::remove_file(&path);
 });
