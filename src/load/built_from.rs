@@ -146,6 +146,79 @@ fn generator_steps(text: &str, kind: &str, built: &Object, field: Option<&str>) 
     steps
 }
 
+/// A step of a field path, owned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Owned {
+    Key(String),
+    Index(usize),
+}
+
+impl Owned {
+    fn of(step: &locate::Step<'_>) -> Owned {
+        match step {
+            locate::Step::Key(k) => Owned::Key((*k).to_owned()),
+            locate::Step::Index(i) => Owned::Index(*i),
+        }
+    }
+
+    fn step(&self) -> locate::Step<'_> {
+        match self {
+            Owned::Key(k) => locate::Step::Key(k),
+            Owned::Index(i) => locate::Step::Index(*i),
+        }
+    }
+}
+
+/// The most fields of a finding's subtree looked at to find the one its line is on.
+const POINTED_SEARCH: usize = 256;
+
+/// The path of the field a finding about `field` points at in the stream (its `line`): the
+/// field itself, or one below it (a rule may point at a matcher's `name:` while naming the
+/// matcher), found among the field's descendants, nearest first; the field itself when none
+/// is on that line.
+fn pointed_at(built: &Object, field: &[locate::Step<'_>], line: Option<u32>) -> Vec<Owned> {
+    let start: Vec<Owned> = field.iter().map(Owned::of).collect();
+    let Some(line) = line else {
+        return start;
+    };
+    let line_of = |path: &[Owned]| {
+        let steps: Vec<locate::Step<'_>> = path.iter().map(Owned::step).collect();
+        built.steps_line(&steps)
+    };
+    let at = |path: &[Owned]| {
+        path.iter().try_fold(&built.value, |v, step| match step {
+            Owned::Key(k) => v.get(k.as_str()),
+            Owned::Index(i) => v.get(*i),
+        })
+    };
+    let mut queue = std::collections::VecDeque::from([start.clone()]);
+    let mut looked = 0;
+    while let Some(path) = queue.pop_front() {
+        if line_of(&path) == Some(line) {
+            return path;
+        }
+        looked += 1;
+        if looked >= POINTED_SEARCH {
+            break;
+        }
+        let child = |step: Owned| {
+            let mut p = path.clone();
+            p.push(step);
+            p
+        };
+        match at(&path) {
+            Some(Value::Object(map)) => {
+                queue.extend(map.keys().map(|k| child(Owned::Key(k.clone()))))
+            }
+            Some(Value::Array(items)) => {
+                queue.extend((0..items.len()).map(|i| child(Owned::Index(i))))
+            }
+            _ => {}
+        }
+    }
+    start
+}
+
 /// Whether `value` has the field at `steps`.
 fn has_field(value: &Value, steps: &[locate::Step<'_>]) -> bool {
     let mut at = value;
@@ -162,26 +235,49 @@ fn has_field(value: &Value, steps: &[locate::Step<'_>]) -> bool {
     true
 }
 
-/// The document of `objects` that `built` (an object of kustomize's output) was made from: the
-/// one of its kind with its name; else the one of its kind whose name the output's name holds
-/// (the longest such, as a prefix or suffix only adds to it); else the only one of its kind.
-fn source_of<'a>(objects: &'a [Object], built: &Object) -> Option<&'a Object> {
+/// The document of `objects` that `built` (an object of kustomize's output) was made from: one
+/// of its kind with its name; else one of its kind whose name the output's name holds (the
+/// longest such, as a prefix or suffix only adds to it); else the only one of its kind. Where
+/// several share that name (one per namespace, say), the one in the output's namespace; else
+/// the `rank`-th, `rank` being how many objects of the output came before `built` from the
+/// same file with its kind and name, as kustomize keeps the order of a file's documents.
+fn source_of<'a>(objects: &'a [Object], built: &Object, rank: usize) -> Option<&'a Object> {
     let same_kind: Vec<&Object> = objects
         .iter()
         .filter(|o| o.kind_str() == built.kind_str())
         .collect();
-    if let Some(exact) = same_kind.iter().find(|o| o.name() == built.name()) {
-        return Some(exact);
+    let named = |name: &str| -> Vec<&'a Object> {
+        same_kind
+            .iter()
+            .copied()
+            .filter(|o| o.name() == name)
+            .collect()
+    };
+    let mut candidates = named(built.name());
+    if candidates.is_empty()
+        && let Some(held) = same_kind
+            .iter()
+            .map(|o| o.name())
+            .filter(|name| !name.is_empty() && built.name().contains(name))
+            .max_by_key(|name| name.len())
+    {
+        candidates = named(held);
     }
-    let held = same_kind
+    if candidates.is_empty() {
+        return match same_kind.as_slice() {
+            [only] => Some(only),
+            _ => None,
+        };
+    }
+    let in_namespace: Vec<&Object> = candidates
         .iter()
-        .filter(|o| !o.name().is_empty() && built.name().contains(o.name()))
-        .max_by_key(|o| o.name().len());
-    match (held, same_kind.as_slice()) {
-        (Some(o), _) => Some(o),
-        (None, [only]) => Some(only),
-        _ => None,
+        .copied()
+        .filter(|o| o.namespace().is_some() && o.namespace() == built.namespace())
+        .collect();
+    if let [one] = in_namespace.as_slice() {
+        return Some(one);
     }
+    candidates.get(rank).or(candidates.first()).copied()
 }
 
 /// A file an origin annotation names: its text, and its documents.
@@ -225,13 +321,26 @@ pub fn map_to_sources(diags: &mut [Diagnostic], sources: &[Source], root: Option
             continue;
         }
         let stream = parse_bytes(&source.path, &source.bytes);
+        // How many objects of each file, kind and name came before, in the stream's order.
+        let mut seen: HashMap<(String, String, String), usize> = HashMap::new();
         for built in stream.objects {
-            if !indexes.contains(&built.origin.index) {
-                continue;
-            }
             let Some(made) = made(&built.value) else {
                 continue;
             };
+            let rank = {
+                let (Made::Read(rel) | Made::Generated(rel, _)) = &made;
+                let key = (
+                    rel.clone(),
+                    built.kind_str().to_owned(),
+                    built.name().to_owned(),
+                );
+                let count = seen.entry(key).or_default();
+                *count += 1;
+                *count - 1
+            };
+            if !indexes.contains(&built.origin.index) {
+                continue;
+            }
             let (Made::Read(rel) | Made::Generated(rel, _)) = &made;
             let file = join(root, rel);
             let shown: Arc<str> = file.to_string_lossy().into();
@@ -246,7 +355,7 @@ pub fn map_to_sources(diags: &mut [Diagnostic], sources: &[Source], root: Option
             let key = (Arc::clone(&source.path), built.origin.index);
             match made {
                 Made::Read(_) => {
-                    if let Some(found) = source_of(objects, &built) {
+                    if let Some(found) = source_of(objects, &built, rank) {
                         moves.insert(key, Move::Read(shown, found.clone(), built));
                     }
                 }
@@ -265,20 +374,18 @@ pub fn map_to_sources(diags: &mut [Diagnostic], sources: &[Source], root: Option
         d.origin = match moves.get(&key) {
             None => continue,
             Some(Move::Read(file, found, built)) => {
-                let line = match &d.field {
-                    Some(field) => {
-                        let steps = locate::parse_path(field);
-                        if has_field(&built.value, &steps) && !has_field(&found.value, &steps) {
-                            d.message.push_str(&format!(
-                                " (`{field}` is not in this file: a patch or transformer of the \
-                                 kustomization that was built sets it; kustomize's output has \
-                                 it at {was})"
-                            ));
-                        }
-                        found.steps_line(&steps).or(found.origin.line)
-                    }
-                    None => found.origin.line,
-                };
+                let field = d.field.as_deref().unwrap_or("");
+                let steps = locate::parse_path(field);
+                if has_field(&built.value, &steps) && !has_field(&found.value, &steps) {
+                    d.message.push_str(&format!(
+                        " (`{field}` is not in this file: a patch or transformer of the \
+                         kustomization that was built sets it; kustomize's output has it at \
+                         {was})"
+                    ));
+                }
+                let pointed = pointed_at(built, &steps, was.line);
+                let pointed: Vec<locate::Step<'_>> = pointed.iter().map(Owned::step).collect();
+                let line = found.steps_line(&pointed).or(found.origin.line);
                 Origin::new(Arc::clone(file), found.origin.index, line)
             }
             Some(Move::Generated(file, text, kind, built)) => {
@@ -372,11 +479,32 @@ mod tests {
             ))
             .remove(0)
         };
-        let found = |kind, name| source_of(&file, &built(kind, name)).map(|o| o.origin.index);
+        let found = |kind, name| source_of(&file, &built(kind, name), 0).map(|o| o.origin.index);
         assert_eq!(found("VirtualMachine", "web"), Some(0));
         assert_eq!(found("VirtualMachine", "prod-web-db-v2"), Some(1));
         assert_eq!(found("VirtualMachine", "prod-web"), Some(0));
         assert_eq!(found("VirtualMachine", "other"), None);
+        // Of two of one name, the one in the output's namespace, else the one of the same rank.
+        let twice = objects(
+            "apiVersion: v1\nkind: VirtualMachine\nmetadata: {name: web, namespace: a}\n---\napiVersion: v1\nkind: VirtualMachine\nmetadata: {name: web, namespace: b}\n",
+        );
+        let in_b =
+            objects("apiVersion: v1\nkind: VirtualMachine\nmetadata: {name: web, namespace: b}\n")
+                .remove(0);
+        assert_eq!(source_of(&twice, &in_b, 0).map(|o| o.origin.index), Some(1));
+        let elsewhere = built("VirtualMachine", "web");
+        assert_eq!(
+            source_of(&twice, &elsewhere, 0).map(|o| o.origin.index),
+            Some(0)
+        );
+        assert_eq!(
+            source_of(&twice, &elsewhere, 1).map(|o| o.origin.index),
+            Some(1)
+        );
+        assert_eq!(
+            source_of(&twice, &elsewhere, 5).map(|o| o.origin.index),
+            Some(0)
+        );
         // The only Service of the file, whatever the output calls it.
         assert_eq!(found("Service", "renamed"), Some(2));
         assert_eq!(found("ConfigMap", "web"), None);

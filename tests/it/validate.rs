@@ -2156,9 +2156,10 @@ fn findings_about_kustomize_output_point_at_the_files_it_was_built_from() {
     };
     for (place, holds) in [
         ("testdata/built-from/base/vms.yaml:33:", "cores: 3"),
+        // Where the stream's finding points: the matcher's `name:`.
         (
-            "testdata/built-from/overlays/prod/cache.yaml:7:",
-            "instancetype:",
+            "testdata/built-from/overlays/prod/cache.yaml:8:",
+            "name: u1.smal",
         ),
         // The patched field's deepest parent in the base.
         ("testdata/built-from/base/vms.yaml:12:", "domain:"),
@@ -2234,4 +2235,47 @@ fn built_from_reads_only_files() {
         "{}",
         describe(&out)
     );
+}
+
+/// A stream whose origin annotations name the stream's own file maps every finding to where it
+/// already was: the field a finding points at is found again in the same document, whether the
+/// finding names that field or its parent (a matcher for its `name:`), and of two objects of
+/// one kind and name in a file, each finds its own. Run over the findings of every code
+/// `testdata/validate/` has, each document marked as read from its own file.
+#[test]
+fn findings_mapped_onto_their_own_file_stay_where_they_are() {
+    let tmp = tempfile::tempdir().unwrap();
+    let names = [
+        "vms.yaml",
+        "catalog.yaml",
+        "legacy.yaml",
+        "replica-sets.yaml",
+    ];
+    for name in names {
+        let text =
+            std::fs::read_to_string(Path::new(ROOT).join("testdata/validate").join(name)).unwrap();
+        let marked = text.replace(
+            "\nmetadata:\n",
+            &format!(
+                "\nmetadata:\n  annotations: {{config.kubernetes.io/origin: 'path: {name}'}}\n"
+            ),
+        );
+        assert_ne!(marked, text, "{name}");
+        std::fs::write(tmp.path().join(name), marked).unwrap();
+    }
+    let validate = |built_from: bool| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_kvrender"));
+        cmd.current_dir(tmp.path())
+            .args(["validate", "--no-default-catalog"]);
+        if built_from {
+            cmd.args(["--built-from", "."]);
+        }
+        // Named as the annotations name them (a walk of `.` would show `./vms.yaml`).
+        cmd.args(names).output().unwrap()
+    };
+    let (plain, mapped) = (validate(false), validate(true));
+    let report = String::from_utf8_lossy(&plain.stdout);
+    assert!(report.lines().count() > 20, "{report}");
+    assert_eq!(String::from_utf8_lossy(&mapped.stdout), report);
+    assert_eq!(mapped.status.code(), plain.status.code());
 }
