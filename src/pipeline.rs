@@ -392,9 +392,46 @@ fn expand_vm_to(
 /// As [`expand_vm`], for a VM the caller drops afterwards: its tree becomes the result instead
 /// of being copied.
 pub fn expand_vm_owned(
+    vm: Object,
+    index: &Index<'_>,
+    profile: &ClusterProfile,
+) -> Result<Value, Diagnostic> {
+    expand_owned(vm, index, profile, false)
+}
+
+/// As [`expand_vm_owned`], for a VM whose expansion goes to the cluster in its place (`build`,
+/// the KRM function), with what KubeVirt's VM webhook writes into a VM it admits, ahead of any
+/// expansion: the DataVolume templates without a storage class get the preference's
+/// `preferredStorageClassName`. `expand-spec` leaves that out, as `expand` does; but the
+/// expanded VM names no preference any more, so the webhook could not add it when the VM is
+/// applied, and its disks would be made in the cluster's default class instead. With it, the
+/// result is the VM a cluster whose KubeVirt sets `instancetype.referencePolicy: expand` stores.
+/// (A VM that infers its matchers went through the webhook's steps already.)
+pub fn expand_vm_owned_to_apply(
+    vm: Object,
+    index: &Index<'_>,
+    profile: &ClusterProfile,
+) -> Result<Value, Diagnostic> {
+    expand_owned(vm, index, profile, true)
+}
+
+/// As [`expand_vm_owned_to_apply`], for a VM the caller keeps.
+pub fn expand_vm_to_apply(
+    vm: &Object,
+    index: &Index<'_>,
+    profile: &ClusterProfile,
+) -> Result<Value, Diagnostic> {
+    if infer::uses_inference(&vm.value) {
+        return expand_vm(vm, index, profile);
+    }
+    expand_owned(vm.clone(), index, profile, true)
+}
+
+fn expand_owned(
     mut vm: Object,
     index: &Index<'_>,
     profile: &ClusterProfile,
+    admitted: bool,
 ) -> Result<Value, Diagnostic> {
     if infer::uses_inference(&vm.value) {
         return expand_vm(&vm, index, profile);
@@ -407,6 +444,9 @@ pub fn expand_vm_owned(
         expand::find(&vm, index, &mut lookups)
     };
     let found = found.map_err(|e| expand_diagnostic(&vm, &e))?;
+    if admitted && let Some(preference) = found.preference() {
+        infer::mutate_data_volume_templates(&mut vm.value, preference);
+    }
     expand::expand_found(&mut vm, found, profile).map_err(|e| expand_diagnostic(&vm, &e))
 }
 

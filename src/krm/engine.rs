@@ -814,7 +814,7 @@ fn from_text(
     let output = if expand {
         let mut orchestration = Value::Null;
         annotations::copy_orchestration(&vm.value, &mut orchestration);
-        match pipeline::expand_vm_owned(vm, ctx.index, profile) {
+        match pipeline::expand_vm_owned_to_apply(vm, ctx.index, profile) {
             Ok(mut value) => {
                 annotations::copy_orchestration(&orchestration, &mut value);
                 Some(value)
@@ -1230,12 +1230,14 @@ fn run<V: VmTexts>(
                     let result = if placement == Placement::Build {
                         // `build` prints nothing when a VM fails (every failure is an error):
                         // the VM's tree becomes its result.
-                        pipeline::expand_vm_owned(vm, &index, &config.profile).map(|mut value| {
-                            annotations::copy_orchestration(&kept.value, &mut value);
-                            value
-                        })
+                        pipeline::expand_vm_owned_to_apply(vm, &index, &config.profile).map(
+                            |mut value| {
+                                annotations::copy_orchestration(&kept.value, &mut value);
+                                value
+                            },
+                        )
                     } else {
-                        match pipeline::expand_vm(&vm, &index, &config.profile) {
+                        match pipeline::expand_vm_to_apply(&vm, &index, &config.profile) {
                             Ok(mut value) => {
                                 annotations::copy_orchestration(&kept.value, &mut value);
                                 // A function's output keeps a VM that expands to itself as

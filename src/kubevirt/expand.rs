@@ -367,6 +367,15 @@ type Spec<'a> = Option<Cow<'a, Value>>;
 /// the VM has no matchers (it expands to itself).
 pub struct Found<'a>(Option<(Spec<'a>, Spec<'a>)>);
 
+impl Found<'_> {
+    /// The spec of the preference the VM names, when it names one that was found.
+    pub fn preference(&self) -> Option<&Value> {
+        self.0
+            .as_ref()
+            .and_then(|(_, preference)| preference.as_deref())
+    }
+}
+
 /// Find what a VM's matchers point at, reusing the answers of earlier lookups in `lookups`.
 pub fn find<'a, 'k>(
     vm: &'k Object,

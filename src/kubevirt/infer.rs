@@ -785,8 +785,10 @@ fn mutate_machine_type(vm: &mut Value, pref: &Value) {
 }
 
 /// `volumes.preferredStorageClassName` fills `storageClassName` of every `dataVolumeTemplates`
-/// `spec.pvc` / `spec.storage` that has none (an explicit `""` is kept).
-fn mutate_data_volume_templates(vm: &mut Value, pref: &Value) {
+/// `spec.pvc` / `spec.storage` that has none (an explicit `""` is kept). The webhook does this
+/// for every VM that names a preference, inferred or not; `expand-spec` does not (see
+/// [`crate::pipeline::expand_vm_owned_to_apply`]).
+pub fn mutate_data_volume_templates(vm: &mut Value, pref: &Value) {
     let Some(class) = nonempty(pref, &["volumes", "preferredStorageClassName"]) else {
         return;
     };

@@ -91,6 +91,71 @@ fn example_catalog_and_vm() {
     insta::assert_snapshot!(describe(&out));
 }
 
+/// The `storageClassName` of each DataVolume template of each VM in a printed stream, by
+/// VM and template name (`None`: the claim names no class).
+fn storage_classes(text: &str) -> Vec<(String, String, Option<String>)> {
+    let mut out = Vec::new();
+    for vm in parse(text, "out.yaml") {
+        if vm.kind_str() != "VirtualMachine" {
+            continue;
+        }
+        let templates = vm.value["spec"]["dataVolumeTemplates"].as_array().cloned();
+        for dvt in templates.unwrap_or_default() {
+            let spec = &dvt["spec"];
+            let claim = if spec["storage"].is_object() {
+                &spec["storage"]
+            } else {
+                &spec["pvc"]
+            };
+            out.push((
+                vm.name().to_string(),
+                dvt["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                claim["storageClassName"].as_str().map(str::to_string),
+            ));
+        }
+    }
+    out
+}
+
+/// `build` prints what the cluster will hold: KubeVirt's VM webhook gives a DataVolume
+/// template without a storage class the class its VM's preference prefers, and the expanded VM
+/// no longer names the preference, so `build` gives it the class itself (a `storage` or a
+/// `pvc` claim alike; an explicit class, `""` included, stays). `expand` answers as
+/// `expand-spec` does, without the webhook's step.
+#[test]
+fn build_gives_data_volume_templates_the_preferences_storage_class() {
+    let file = "testdata/storage-class/vms.yaml";
+    let built = run(&["build", "--no-default-catalog", file]);
+    assert_eq!(built.status.code(), Some(0), "{}", describe(&built));
+    let expanded = run(&["expand", "--no-default-catalog", file]);
+    assert_eq!(expanded.status.code(), Some(0), "{}", describe(&expanded));
+    let class = |c: Option<&str>| c.map(str::to_string);
+    let row = |vm: &str, dvt: &str, c: Option<&str>| (vm.to_string(), dvt.to_string(), class(c));
+    assert_eq!(
+        storage_classes(&stdout(&built)),
+        vec![
+            row("db", "db-storage", Some("fast")),
+            row("db", "db-pvc", Some("fast")),
+            row("db", "db-default-class", Some("")),
+            row("db", "db-slow", Some("slow")),
+            row("web", "web-root", None),
+        ]
+    );
+    assert_eq!(
+        storage_classes(&stdout(&expanded)),
+        vec![
+            row("db", "db-storage", None),
+            row("db", "db-pvc", None),
+            row("db", "db-default-class", Some("")),
+            row("db", "db-slow", Some("slow")),
+            row("web", "web-root", None),
+        ]
+    );
+}
+
 /// `-o DIR` names files as the real `kubectl kustomize -o DIR` does, namespace prefixes included.
 #[test]
 fn output_dir_names_match_kubectl_kustomize() {

@@ -653,6 +653,43 @@ fn huge_and_deep_input_is_answered() {
     assert_eq!(items[2000]["data"]["k"].as_str().unwrap().len(), 4 << 20);
 }
 
+/// The function's output goes to the cluster, as `build`'s does: a DataVolume template without
+/// a storage class gets the one its VM's preference prefers, which KubeVirt's VM webhook would
+/// have given it had the VM still named the preference (`testdata/storage-class/`).
+#[test]
+fn expanded_vms_keep_the_storage_class_the_webhook_gives() {
+    let text = std::fs::read_to_string(root().join("testdata/storage-class/vms.yaml")).unwrap();
+    let mut items = String::new();
+    for doc in text.split("\n---\n") {
+        let body: Vec<&str> = doc.lines().filter(|l| !l.starts_with('#')).collect();
+        items.push_str("\n- ");
+        items.push_str(&body.join("\n  "));
+    }
+    let (code, out, _, stderr) = krm(&list("config.kubernetes.io/v1", &items, ""));
+    assert_eq!(code, 0, "{stderr}");
+    let vm = out["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["metadata"]["name"] == "db")
+        .expect("the VM is among the items");
+    assert!(vm["spec"].get("preference").is_none(), "not expanded: {vm}");
+    let classes: Vec<&Value> = vm["spec"]["dataVolumeTemplates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let spec = &t["spec"];
+            let claim = spec.get("storage").unwrap_or(&spec["pvc"]);
+            &claim["storageClassName"]
+        })
+        .collect();
+    assert_eq!(
+        classes,
+        [&json!("fast"), &json!("fast"), &json!(""), &json!("slow")]
+    );
+}
+
 #[test]
 fn running_twice_changes_nothing() {
     let items = VM_AND_SIZE.replace("cpu: {sockets: 4, cores: 2}", "cpu: {}");
