@@ -9,7 +9,9 @@
 //! VirtualMachinePool and to the first VM the pool creates ([`check_pool`]); `oracle/rs/` to a
 //! VirtualMachineInstanceReplicaSet and to the VMI it creates ([`check_replica_set`]);
 //! `oracle/presetadmit/` to creating a VirtualMachineInstancePreset ([`check_preset_admit`]).
-//! Run one case with
+//! Every case also runs as `reordered::<mode>::<case>` ([`run_reordered`]): the documents before
+//! the object under test in reverse order, every mapping's keys reversed, the same answer
+//! required. Run one case with
 //! `cargo test --test conformance -- 0098`.
 
 use std::path::{Path, PathBuf};
@@ -57,6 +59,12 @@ fn main() {
                     .to_string_lossy()
                     .replace('-', "_")
             );
+            // The same case with its cluster listed the other way round and every mapping's
+            // keys reversed: a cluster is a set and a mapping has no order, so KubeVirt's
+            // answer cannot depend on either.
+            let reordered = name.replacen("::", "::reordered::", 1);
+            let source = case.clone();
+            trials.push(Trial::test(reordered, move || run_reordered(mode, &source)));
             trials.push(Trial::test(name, move || run_case(mode, &case)));
         }
     }
@@ -169,6 +177,54 @@ fn run_case(mode: &str, case: &Path) -> Result<(), Failed> {
             }
         }
         _ => unreachable!(),
+    }
+}
+
+/// Run `case` as [`run_case`] does, from a copy whose input lists the documents before the one
+/// under test in reverse order and has every mapping's keys reversed, at every depth. The
+/// other files of the case are copied as they are.
+fn run_reordered(mode: &str, case: &Path) -> Result<(), Failed> {
+    let copy = tempfile::tempdir().map_err(|e| format!("a temporary directory: {e}"))?;
+    copy_case(case, copy.path()).map_err(|e| format!("copying {}: {e}", case.display()))?;
+    let mut documents = read_all(&case.join("input.yaml"));
+    let under_test = documents.pop().ok_or("input.yaml holds no document")?;
+    documents.reverse();
+    documents.push(under_test);
+    let mut text = String::new();
+    for document in &documents {
+        text.push_str("---\n");
+        text.push_str(&kvrender::load::yaml::to_string(&reversed(document)));
+    }
+    std::fs::write(copy.path().join("input.yaml"), text).map_err(|e| e.to_string())?;
+    run_case(mode, copy.path())
+}
+
+/// Copy the files of a case directory, its subdirectories included, into `to`.
+fn copy_case(from: &Path, to: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            std::fs::create_dir(&target)?;
+            copy_case(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
+/// `value` with the keys of every mapping in it in reverse order.
+fn reversed(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .rev()
+                .map(|(k, v)| (k.clone(), reversed(v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(reversed).collect()),
+        other => other.clone(),
     }
 }
 
