@@ -11,7 +11,9 @@
 //! `oracle/presetadmit/` to creating a VirtualMachineInstancePreset ([`check_preset_admit`]).
 //! Every case also runs as `reordered::<mode>::<case>` ([`run_reordered`]): the documents before
 //! the object under test in reverse order, every mapping's keys reversed, the same answer
-//! required. Run one case with
+//! required; and the cases of `expand`, `infer`, `presets`, `validate` and `vmi` as
+//! `moved::<mode>::<case>` ([`run_moved`]): out of the `default` namespace, the same answer
+//! there required. Run one case with
 //! `cargo test --test conformance -- 0098`.
 
 use std::path::{Path, PathBuf};
@@ -65,6 +67,13 @@ fn main() {
             let reordered = name.replacen("::", "::reordered::", 1);
             let source = case.clone();
             trials.push(Trial::test(reordered, move || run_reordered(mode, &source)));
+            // The same case moved out of the `default` namespace: nothing but the namespace
+            // may change in the answer.
+            if ["expand", "infer", "presets", "validate", "vmi"].contains(&mode) {
+                let moved = name.replacen("::", "::moved::", 1);
+                let source = case.clone();
+                trials.push(Trial::test(moved, move || run_moved(mode, &source)));
+            }
             trials.push(Trial::test(name, move || run_case(mode, &case)));
         }
     }
@@ -190,13 +199,87 @@ fn run_reordered(mode: &str, case: &Path) -> Result<(), Failed> {
     let under_test = documents.pop().ok_or("input.yaml holds no document")?;
     documents.reverse();
     documents.push(under_test);
-    let mut text = String::new();
-    for document in &documents {
-        text.push_str("---\n");
-        text.push_str(&kvrender::load::yaml::to_string(&reversed(document)));
-    }
-    std::fs::write(copy.path().join("input.yaml"), text).map_err(|e| e.to_string())?;
+    let documents: Vec<Value> = documents.iter().map(reversed).collect();
+    write_documents(&copy.path().join("input.yaml"), &documents)?;
     run_case(mode, copy.path())
+}
+
+/// The namespace [`run_moved`] moves a case into; no case uses it.
+const MOVED: &str = "moved-here";
+
+/// Run `case` as [`run_case`] does, from a copy in which every object of the `default`
+/// namespace, named or implied, is in [`MOVED`] instead, and every `namespace: default` that
+/// points at one (a DataVolume's source, say) points there too; the expected answer is moved
+/// the same way.
+fn run_moved(mode: &str, case: &Path) -> Result<(), Failed> {
+    let copy = tempfile::tempdir().map_err(|e| format!("a temporary directory: {e}"))?;
+    copy_case(case, copy.path()).map_err(|e| format!("copying {}: {e}", case.display()))?;
+    let documents: Vec<Value> = read_all(&case.join("input.yaml"))
+        .iter()
+        .map(|d| {
+            let mut d = renamed_default(d);
+            if !matches!(
+                d["kind"].as_str(),
+                Some("VirtualMachineClusterInstancetype" | "VirtualMachineClusterPreference")
+            ) && let Some(metadata) = d.get_mut("metadata").and_then(Value::as_object_mut)
+                && !metadata.contains_key("namespace")
+            {
+                metadata.insert("namespace".into(), json!(MOVED));
+            }
+            d
+        })
+        .collect();
+    let under_test_moved = documents
+        .last()
+        .is_some_and(|d| d["metadata"]["namespace"] == MOVED);
+    let mut expected = renamed_default(&read_one(&case.join("expected.yaml")));
+    // An answer that is an object (or holds one as `expanded`) names the namespace the object
+    // is in where the input named none; moved, it has one.
+    let object = if expected.get("expanded").is_some() {
+        &mut expected["expanded"]
+    } else {
+        &mut expected
+    };
+    if under_test_moved
+        && object.get("kind").is_some()
+        && let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut)
+        && !metadata.contains_key("namespace")
+    {
+        metadata.insert("namespace".into(), json!(MOVED));
+    }
+    write_documents(&copy.path().join("input.yaml"), &documents)?;
+    write_documents(&copy.path().join("expected.yaml"), &[expected])?;
+    run_case(mode, copy.path())
+}
+
+/// `value` with every `namespace: default` in it, at any depth, naming [`MOVED`] instead.
+fn renamed_default(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| {
+                    let v = if k == "namespace" && v == "default" {
+                        json!(MOVED)
+                    } else {
+                        renamed_default(v)
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(renamed_default).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Write `documents` to `path` as one YAML stream.
+fn write_documents(path: &Path, documents: &[Value]) -> Result<(), Failed> {
+    let mut text = String::new();
+    for document in documents {
+        text.push_str("---\n");
+        text.push_str(&kvrender::load::yaml::to_string(document));
+    }
+    std::fs::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()).into())
 }
 
 /// Copy the files of a case directory, its subdirectories included, into `to`.
