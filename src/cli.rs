@@ -55,8 +55,9 @@ pub struct CompletionArgs {
 #[command(next_help_heading = "Inputs, references and cluster")]
 pub struct ResolveArgs {
     /// Extra files or directories whose objects are used to resolve references, but not
-    /// printed: instancetypes and preferences (and catalog families), and the DataSources,
-    /// DataVolumes and PVCs `inferFromVolume` reads (often only in the cluster).
+    /// printed: instancetypes and preferences (and catalog families), the DataSources,
+    /// DataVolumes and PVCs `inferFromVolume` reads, and the VirtualMachineInstancePresets that
+    /// select VMIs (often only in the cluster).
     #[arg(long = "catalog", value_name = "PATH")]
     pub catalogs: Vec<PathBuf>,
     /// Do not use the embedded common catalog: only the given inputs exist, and catalog

@@ -80,7 +80,7 @@ fn check_deferring_vms(
     let (mut inputs, deferred) = Inputs::load_deferring_vms(paths, sources, &args.resolve)?;
     let checked: std::result::Result<Vec<Checked>, NotAVm> = {
         let index = inputs.index();
-        let ctx = Context::new(&index, &inputs.profile, &inputs.objects);
+        let ctx = Context::with_cluster(&index, &inputs.profile, &inputs.objects, &inputs.catalog);
         inputs
             .objects
             .par_iter()
@@ -126,7 +126,7 @@ fn check_whole(
 ) -> Result<(usize, Vec<Diagnostic>)> {
     let inputs = Inputs::from_loaded(paths, sources, loaded, &args.resolve)?;
     let index = inputs.index();
-    let ctx = Context::new(&index, &inputs.profile, &inputs.objects);
+    let ctx = Context::with_cluster(&index, &inputs.profile, &inputs.objects, &inputs.catalog);
     let mut diags = inputs.diagnostics.clone();
     diags.extend(validate::validate(&inputs.objects, &ctx));
     point_at_fields(&inputs.objects, &mut diags);

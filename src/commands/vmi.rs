@@ -42,31 +42,30 @@ fn build_all(
     each: impl Fn(&Object, Value) -> String + Sync,
 ) -> std::result::Result<(), NotAVm> {
     let index = inputs.index();
-    let preset_objects: Vec<&Object> = inputs
-        .objects
-        .iter()
-        .filter(|o| o.kind() == Kind::VirtualMachineInstancePreset)
-        .filter(|o| {
-            if let Some(d) = pipeline::preset_diagnostic(o) {
-                out.diagnostics.push(d);
-                return false;
-            }
-            let has_domain = presets::is_admitted(o);
-            if !has_domain {
-                out.diagnostics.push(
-                    Diagnostic::error(
-                        codes::PRESET,
-                        o.origin.clone(),
-                        "KubeVirt refuses the preset (missing domain.), so it selects no \
+    let preset_objects: Vec<&Object> =
+        presets::with_cluster_presets(&inputs.objects, &inputs.catalog)
+            .into_iter()
+            .filter(|o| {
+                if let Some(d) = pipeline::preset_diagnostic(o) {
+                    out.diagnostics.push(d);
+                    return false;
+                }
+                let has_domain = presets::is_admitted(o);
+                if !has_domain {
+                    out.diagnostics.push(
+                        Diagnostic::error(
+                            codes::PRESET,
+                            o.origin.clone(),
+                            "KubeVirt refuses the preset (missing domain.), so it selects no \
                          VirtualMachineInstance",
-                    )
-                    .with_object(o.object_ref())
-                    .with_field("spec.domain"),
-                );
-            }
-            has_domain
-        })
-        .collect();
+                        )
+                        .with_object(o.object_ref())
+                        .with_field("spec.domain"),
+                    );
+                }
+                has_domain
+            })
+            .collect();
     let preset_index = Mutex::new(presets::PresetIndex::new(&preset_objects).checking_order());
     // Each VM on its own, in parallel; their findings and printed VMIs are then taken in input
     // order.

@@ -1127,7 +1127,12 @@ fn run<V: VmTexts>(
         let catalog = &catalogs.objects;
         let (mut findings, duplicates, to_expand, from_texts) = {
             let index = index_of(&roles, &out, &path_objects, &new_objects, catalog, config);
-            let ctx = validate::Context::new(&index, &config.profile, checked.iter().copied());
+            let ctx = validate::Context::with_cluster(
+                &index,
+                &config.profile,
+                checked.iter().copied(),
+                catalog,
+            );
             // Requirements no rendered instancetype meets (KV042) look at the rendered catalog
             // as a whole; they are checked while the per-object checks run.
             type PerSubject = (Vec<Diagnostic>, Option<FromText>);

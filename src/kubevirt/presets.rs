@@ -844,6 +844,31 @@ pub struct StagedVmi {
     pub outcome: PresetOutcome,
 }
 
+/// The VirtualMachineInstancePresets among `own` (the inputs), then those among `cluster`
+/// (objects given to resolve against only, as `--catalog` gives them) that no preset of `own`
+/// shadows: as with instancetypes, an input object stands for the cluster's object of the
+/// same kind, namespace and name.
+pub fn with_cluster_presets<'a>(
+    own: impl IntoIterator<Item = &'a Object>,
+    cluster: impl IntoIterator<Item = &'a Object>,
+) -> Vec<&'a Object> {
+    let mut presets: Vec<&'a Object> = own
+        .into_iter()
+        .filter(|o| o.kind() == Kind::VirtualMachineInstancePreset)
+        .collect();
+    let given = presets.len();
+    for preset in cluster {
+        if preset.kind() == Kind::VirtualMachineInstancePreset
+            && !presets[..given].iter().any(|o| {
+                o.name() == preset.name() && o.effective_namespace() == preset.effective_namespace()
+            })
+        {
+            presets.push(preset);
+        }
+    }
+    presets
+}
+
 /// For every VirtualMachine and VirtualMachineInstance of `objects`, in input order, the VMI
 /// KubeVirt creates (see [`crate::kubevirt::vmi::vmi_for`]) after the presets of its namespace
 /// found in `objects` were applied, or the webhook's refusal. Instancetypes and preferences are

@@ -72,8 +72,8 @@ pub struct Context<'a> {
     pub profile: &'a ClusterProfile,
     /// Answers worth keeping for the other objects of the run.
     pub memo: Memo,
-    /// The VirtualMachineInstancePresets of the inputs: KubeVirt applies those that select a
-    /// VirtualMachineInstance before its webhook validates it.
+    /// The VirtualMachineInstancePresets of the inputs and of `--catalog`: KubeVirt applies
+    /// those that select a VirtualMachineInstance before its webhook validates it.
     pub presets: std::sync::Mutex<PresetIndex<'a>>,
     /// The ConfigMaps, Secrets, ... of the inputs, for `KV015`.
     pub referable: rules::renamed_reference::Referable<'a>,
@@ -86,16 +86,25 @@ impl<'a> Context<'a> {
         profile: &'a ClusterProfile,
         objects: impl IntoIterator<Item = &'a Object>,
     ) -> Self {
+        Context::with_cluster(index, profile, objects, [])
+    }
+
+    /// [`Context::new`], with the presets among `cluster` (the objects of `--catalog`, which
+    /// are not checked) selecting VMIs too, unless one of `objects` has the same namespace
+    /// and name.
+    pub fn with_cluster(
+        index: &'a Index<'a>,
+        profile: &'a ClusterProfile,
+        objects: impl IntoIterator<Item = &'a Object>,
+        cluster: impl IntoIterator<Item = &'a Object>,
+    ) -> Self {
         let objects: Vec<&'a Object> = objects.into_iter().collect();
         // The presets the cluster creates: a valid name, well-typed fields, and nothing the
         // preset webhook refuses (a missing domain among them).
-        let presets: Vec<&Object> = objects
-            .iter()
-            .copied()
+        let presets: Vec<&Object> = presets::with_cluster_presets(objects.iter().copied(), cluster)
+            .into_iter()
             .filter(|o| {
-                o.kind() == Kind::VirtualMachineInstancePreset
-                    && crate::pipeline::preset_diagnostic(o).is_none()
-                    && presets::refusals(o).is_empty()
+                crate::pipeline::preset_diagnostic(o).is_none() && presets::refusals(o).is_empty()
             })
             .collect();
         Context {

@@ -1569,3 +1569,97 @@ fn an_empty_schema_value_in_a_vmi_document_is_refused_as_written() {
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(!stderr.contains("KV034"), "{stderr}");
 }
+
+/// Presets given with `--catalog` (exported from the cluster, say) select VMIs as the inputs'
+/// presets do, in `vmi`, `diff`, `validate` and `build`; an input preset shadows one of
+/// `--catalog` with the same namespace and name.
+#[test]
+fn presets_of_the_catalog_select_vmis_and_input_presets_shadow_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let preset = |name: &str, domain: &str| {
+        format!(
+            "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
+             name: {name}\n  namespace: web\nspec:\n  selector:\n    matchLabels: {{size: \
+             small}}\n  domain:\n    devices: {{}}\n{domain}"
+        )
+    };
+    std::fs::write(
+        tmp.path().join("cluster.yaml"),
+        format!(
+            "{}---\n{}",
+            preset(
+                "memory",
+                "    resources:\n      requests:\n        memory: 1Gi\n"
+            ),
+            preset("cpu", "    cpu:\n      cores: 2\n"),
+        ),
+    )
+    .unwrap();
+    let vm = "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: vm1\n  \
+              namespace: web\nspec:\n  runStrategy: Halted\n  template:\n    metadata:\n      \
+              labels: {size: small}\n    spec:\n      domain:\n        devices: {}\n";
+    std::fs::write(
+        tmp.path().join("vm.yaml"),
+        format!("{vm}---\n{}", preset("cpu", "    cpu:\n      cores: 3\n")),
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        kvrender()
+            .current_dir(tmp.path())
+            .args(args)
+            .args([
+                "--no-default-catalog",
+                "--catalog",
+                "cluster.yaml",
+                "vm.yaml",
+            ])
+            .output()
+            .unwrap()
+    };
+
+    let out = run(&["vmi"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let vmi: serde_json::Value = load::yaml::parse_document(stdout.trim_start_matches("---\n"))
+        .unwrap_or_else(|e| panic!("{e:?}\n{stdout}"));
+    assert_eq!(
+        vmi["spec"]["domain"]["resources"]["requests"]["memory"], "1Gi",
+        "{stdout}"
+    );
+    assert_eq!(vmi["spec"]["domain"]["cpu"]["cores"], 3, "{stdout}");
+    let annotations = vmi["metadata"]["annotations"].as_object().unwrap();
+    for name in ["memory", "cpu"] {
+        assert_eq!(
+            annotations[&format!("virtualmachinepreset.kubevirt.io/{name}")],
+            "kubevirt.io/v1",
+            "{stdout}"
+        );
+    }
+
+    let out = run(&["diff"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let diff = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        diff.contains("+  resources:\n+    requests:\n+      memory: 1Gi\n"),
+        "{diff}"
+    );
+
+    // Without the cluster's memory preset the VMI would ask for no memory, which the VMI
+    // webhook refuses (`KV034`).
+    for args in [&["validate"][..], &["build"]] {
+        let out = run(args);
+        assert!(out.status.success(), "{}", describe(&out));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("KV034"), "{args:?}: {stderr}");
+    }
+    let out = kvrender()
+        .current_dir(tmp.path())
+        .args(["validate", "--no-default-catalog", "vm.yaml"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("warning[KV034] VirtualMachine/web/vm1"),
+        "{stdout}"
+    );
+}
