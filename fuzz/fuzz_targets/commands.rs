@@ -1,8 +1,10 @@
 //! The commands not covered by the other targets, as the binary runs them on a file: `validate`
 //! (reading the file as kustomize's output, `--built-from` its folder), `vmi` (both stages),
 //! `diff` and `migrate presets --with-vms`, on any bytes (no embedded catalog, so that
-//! each input is the whole cluster). Each must finish with an outcome or an error, never a
-//! panic.
+//! each input is the whole cluster); then `vmi` and `validate` again with the bytes split at
+//! the last document separator, the documents before it given with `--catalog` (the cluster's
+//! presets, instancetypes and volumes) and the last one as the input. Each must finish with an
+//! outcome or an error, never a panic.
 #![no_main]
 
 use std::sync::OnceLock;
@@ -65,4 +67,18 @@ fuzz_target!(|data: &[u8]| {
         file,
     ]);
     let _ = std::fs::remove_file(&path);
+    if let Some(at) = data.windows(4).rposition(|w| w == b"\n---") {
+        let cluster = dir.join("cluster.yaml");
+        std::fs::write(&cluster, &data[..=at]).expect("the temporary file is writable");
+        std::fs::write(&path, &data[at + 1..]).expect("the temporary file is writable");
+        let cluster = cluster.to_str().expect("a UTF-8 temporary path");
+        for command in [&["vmi"][..], &["validate"]] {
+            let mut args = vec!["kvrender"];
+            args.extend(command);
+            args.extend(["--no-default-catalog", "--catalog", cluster, file]);
+            run(&args);
+        }
+        let _ = std::fs::remove_file(&path);
+        let _ = std::fs::remove_file(cluster);
+    }
 });

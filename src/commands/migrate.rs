@@ -101,6 +101,31 @@ pub(crate) fn migrate_objects(
     };
     out.diagnostics
         .extend(resolution.diagnostics.iter().cloned());
+    // The presets of the files given to resolve against are the cluster's, not the inputs':
+    // they are not migrated, and the advice does not weigh them.
+    let given_with = if rewrite == Some(Rewrite::Function) {
+        "`catalogs`"
+    } else {
+        "`--catalog`"
+    };
+    out.diagnostics.extend(
+        resolution
+            .catalog
+            .iter()
+            .filter(|o| o.kind() == Kind::VirtualMachineInstancePreset)
+            .map(|o| {
+                Diagnostic::warning(
+                    codes::PRESET,
+                    o.origin.clone(),
+                    format!(
+                        "a preset given with {given_with} is not migrated, and the advice for \
+                         the VMs it selects leaves it out; give its file as an input to migrate \
+                         it"
+                    ),
+                )
+                .with_object(o.object_ref())
+            }),
+    );
     // What the presets meet today in a VM they select that names an instancetype or
     // preference: the VM as the controller has it, both applied. One that does not resolve is
     // told so, and its own spec stands for it.

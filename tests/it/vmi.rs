@@ -1662,4 +1662,27 @@ fn presets_of_the_catalog_select_vmis_and_input_presets_shadow_them() {
         stdout.contains("warning[KV034] VirtualMachine/web/vm1"),
         "{stdout}"
     );
+
+    // `migrate presets` migrates the inputs' presets only, and says so of the others.
+    let out = run(&["migrate", "presets"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("kind: VirtualMachinePreference\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("  name: cpu\n") && !stdout.contains("  name: memory\n"),
+        "{stdout}"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for (line, name) in [(1, "memory"), (15, "cpu")] {
+        assert!(
+            stderr.contains(&format!(
+                "cluster.yaml:{line}: warning[KV014] VirtualMachineInstancePreset/web/{name}: a \
+                 preset given with `--catalog` is not migrated"
+            )),
+            "{stderr}"
+        );
+    }
 }
