@@ -13,7 +13,8 @@
 //! the object under test in reverse order, every mapping's keys reversed, the same answer
 //! required; and the cases of `expand`, `infer`, `presets`, `validate` and `vmi` as
 //! `moved::<mode>::<case>` ([`run_moved`]): out of the `default` namespace, the same answer
-//! there required. Run one case with
+//! there required, and as `split::<mode>::<case>` ([`run_split`]): the documents before the
+//! object under test given with `--catalog`, the same answer required. Run one case with
 //! `cargo test --test conformance -- 0098`.
 
 use std::path::{Path, PathBuf};
@@ -73,6 +74,11 @@ fn main() {
                 let moved = name.replacen("::", "::moved::", 1);
                 let source = case.clone();
                 trials.push(Trial::test(moved, move || run_moved(mode, &source)));
+                // And with the cluster given as `--catalog`, the object under test alone as
+                // the input: the cluster's objects count the same from there.
+                let split = name.replacen("::", "::split::", 1);
+                let source = case.clone();
+                trials.push(Trial::test(split, move || run_split(mode, &source)));
             }
             trials.push(Trial::test(name, move || run_case(mode, &case)));
         }
@@ -93,9 +99,18 @@ fn run_kvrender(args: &[&str], input: &Path) -> Run {
     let cluster_args = cluster
         .is_file()
         .then(|| [std::ffi::OsString::from("--cluster-config"), cluster.into()]);
+    // And the cluster's objects may be given apart, as `--catalog` ([`run_split`]).
+    let catalog = input.with_file_name("catalog.yaml");
+    let catalog_args = catalog.is_file().then(|| {
+        [
+            std::ffi::OsString::from("--catalog"),
+            catalog.clone().into(),
+        ]
+    });
     let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
         .args(args)
         .args(cluster_args.iter().flatten())
+        .args(catalog_args.iter().flatten())
         .arg(input)
         .output()
         .expect("kvrender runs");
@@ -103,7 +118,9 @@ fn run_kvrender(args: &[&str], input: &Path) -> Run {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         // The case path itself must not count as naming something ("testdata" holds "data").
-        stderr: String::from_utf8_lossy(&out.stderr).replace(&*input.to_string_lossy(), "<input>"),
+        stderr: String::from_utf8_lossy(&out.stderr)
+            .replace(&*input.to_string_lossy(), "<input>")
+            .replace(&*catalog.to_string_lossy(), "<catalog>"),
     }
 }
 
@@ -249,6 +266,18 @@ fn run_moved(mode: &str, case: &Path) -> Result<(), Failed> {
     }
     write_documents(&copy.path().join("input.yaml"), &documents)?;
     write_documents(&copy.path().join("expected.yaml"), &[expected])?;
+    run_case(mode, copy.path())
+}
+
+/// Run `case` as [`run_case`] does, from a copy whose input holds only the object under test,
+/// the documents before it given with `--catalog` (as `catalog.yaml`).
+fn run_split(mode: &str, case: &Path) -> Result<(), Failed> {
+    let copy = tempfile::tempdir().map_err(|e| format!("a temporary directory: {e}"))?;
+    copy_case(case, copy.path()).map_err(|e| format!("copying {}: {e}", case.display()))?;
+    let mut documents = read_all(&case.join("input.yaml"));
+    let under_test = documents.pop().ok_or("input.yaml holds no document")?;
+    write_documents(&copy.path().join("catalog.yaml"), &documents)?;
+    write_documents(&copy.path().join("input.yaml"), &[under_test])?;
     run_case(mode, copy.path())
 }
 
