@@ -13,9 +13,10 @@
 //! the object under test in reverse order, every mapping's keys reversed, the same answer
 //! required; and the cases of `expand`, `infer`, `presets`, `validate` and `vmi` as
 //! `moved::<mode>::<case>` ([`run_moved`]): out of the `default` namespace, the same answer
-//! there required, and as `split::<mode>::<case>` ([`run_split`]): the documents before the
-//! object under test given with `--catalog`, the same answer required. Run one case with
-//! `cargo test --test conformance -- 0098`.
+//! there required; and every case as `split::<mode>::<case>` ([`run_split`]): the documents
+//! before the object under test given with `--catalog`, the same answer required.
+//!
+//! Run one case with `cargo test --test conformance -- 0098`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -74,12 +75,12 @@ fn main() {
                 let moved = name.replacen("::", "::moved::", 1);
                 let source = case.clone();
                 trials.push(Trial::test(moved, move || run_moved(mode, &source)));
-                // And with the cluster given as `--catalog`, the object under test alone as
-                // the input: the cluster's objects count the same from there.
-                let split = name.replacen("::", "::split::", 1);
-                let source = case.clone();
-                trials.push(Trial::test(split, move || run_split(mode, &source)));
             }
+            // And with the cluster given as `--catalog`, the object under test alone as the
+            // input: the cluster's objects count the same from there.
+            let split = name.replacen("::", "::split::", 1);
+            let source = case.clone();
+            trials.push(Trial::test(split, move || run_split(mode, &source)));
             trials.push(Trial::test(name, move || run_case(mode, &case)));
         }
     }
