@@ -57,7 +57,7 @@ fn build_all(
                             codes::PRESET,
                             o.origin.clone(),
                             "KubeVirt refuses the preset (missing domain.), so it selects no \
-                         VirtualMachineInstance",
+                             VirtualMachineInstance",
                         )
                         .with_object(o.object_ref())
                         .with_field("spec.domain"),
