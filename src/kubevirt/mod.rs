@@ -6,6 +6,7 @@ pub mod conflict;
 pub mod defaults;
 pub mod expand;
 pub mod go_shape;
+pub mod go_text;
 pub mod infer;
 pub mod instancetype_apply;
 pub mod migrate;

@@ -1681,6 +1681,7 @@ pub mod selector {
 
     use serde_json::Value;
 
+    use crate::kubevirt::go_text::{go_json, go_quote};
     use crate::model::names::{label_value_errors, qualified_name_errors};
     use crate::model::path::Fields;
 
@@ -1823,7 +1824,7 @@ pub mod selector {
                         other => {
                             return Err(format!(
                                 "{} is not a valid label selector operator",
-                                json(&Value::String(other.to_string()))
+                                go_quote(other)
                             ));
                         }
                     };
@@ -1862,15 +1863,18 @@ pub mod selector {
         Ok(out)
     }
 
+    /// A value of the wrong type, as Go's `encoding/json` writes it.
     fn json(v: &Value) -> String {
-        serde_json::to_string(v).unwrap_or_default()
+        go_json(v)
     }
 
+    /// The values of a requirement as a field error prints them: Go builds the list by
+    /// appending to a nil one, so no values is `null`.
     fn values_json(values: &[String]) -> String {
         if values.is_empty() {
             "null".to_string()
         } else {
-            json(&Value::from(values.to_vec()))
+            go_json(&Value::from(values.to_vec()))
         }
     }
 
@@ -1881,7 +1885,7 @@ pub mod selector {
         if !key_errors.is_empty() {
             errors.push(format!(
                 "key: Invalid value: {}: {}",
-                json(&Value::String(key.to_string())),
+                go_quote(key),
                 key_errors.join("; ")
             ));
         }
@@ -1905,7 +1909,7 @@ pub mod selector {
             if !value_errors.is_empty() {
                 errors.push(format!(
                     "values[{i}][{key}]: Invalid value: {}: {}",
-                    json(&Value::String(value.clone())),
+                    go_quote(value),
                     value_errors.join("; ")
                 ));
             }
@@ -2036,6 +2040,27 @@ pub mod selector {
                 .unwrap_err()
                 .contains("\"Gt\" is not a valid label selector operator")
             );
+        }
+
+        #[test]
+        fn bad_values_are_written_as_go_writes_them() {
+            // A string with `%q`: control characters as Go escapes them.
+            let e = parse(Some(&json!({"matchExpressions": [
+                {"key": "k", "operator": "Bad\u{1}\u{7}"}]})))
+            .unwrap_err();
+            assert_eq!(e, "\"Bad\\x01\\a\" is not a valid label selector operator");
+            let e = parse(Some(&json!({"matchLabels": {"k\u{a0}": "v"}}))).unwrap_err();
+            assert!(e.starts_with("key: Invalid value: \"k\\u00a0\": "), "{e}");
+            let e = parse(Some(&json!({"matchLabels": {"k": "a\tb"}}))).unwrap_err();
+            assert!(
+                e.starts_with("values[0][k]: Invalid value: \"a\\tb\": "),
+                "{e}"
+            );
+            // A list with `encoding/json`, which escapes `<`, `>` and `&`.
+            let e = parse(Some(&json!({"matchExpressions": [
+                {"key": "k", "operator": "Exists", "values": ["<a&b>"]}]})))
+            .unwrap_err();
+            assert!(e.starts_with("[values: Invalid value: [\"\\u003ca\\u0026b\\u003e\"]: values set must be empty"), "{e}");
         }
     }
 }

@@ -10,8 +10,8 @@
 
 use serde_json::Value;
 
-use super::scheduling::go_quote;
 use super::settings::Item;
+use crate::kubevirt::go_text::go_quote;
 use crate::kubevirt::profile::{ClusterProfile, GateState};
 use crate::model::path;
 

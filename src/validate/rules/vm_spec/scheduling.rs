@@ -19,6 +19,8 @@
 
 use serde_json::Value;
 
+use crate::kubevirt::go_text::{go_json, go_quote};
+
 use crate::model::names;
 
 type Found = Vec<(String, String)>;
@@ -77,53 +79,6 @@ pub(super) fn check(spec: &Value, at: &str, as_written: bool, found: &mut Found)
 fn push(found: &mut Found, field: String, body: String) {
     let message = format!("{field}: {body}");
     found.push((field, message));
-}
-
-/// Go's `%q` of a string: quoted, with Go's escapes for what is not printable.
-pub(super) fn go_quote(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            c if c < ' ' || c == '\u{7f}' => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c if c.is_control() || (c.is_whitespace() && c != ' ') || is_format(c) => {
-                if (c as u32) < 0x10000 {
-                    out.push_str(&format!("\\u{:04x}", c as u32));
-                } else {
-                    out.push_str(&format!("\\U{:08x}", c as u32));
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
-/// Invisible formatting characters Go does not print as they are.
-fn is_format(c: char) -> bool {
-    matches!(c, '\u{ad}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2064}' | '\u{feff}')
-}
-
-/// A value of a string type of its own (an operator, an action), which Kubernetes writes as
-/// JSON.
-fn json_quote(text: &str) -> String {
-    serde_json::to_string(text)
-        .unwrap_or_default()
-        .replace('<', "\\u003c")
-        .replace('>', "\\u003e")
-        .replace('&', "\\u0026")
-        .replace('\u{2028}', "\\u2028")
-        .replace('\u{2029}', "\\u2029")
 }
 
 /// A string field as Go reads it: absent or `null` is `""`; another type is not judged.
@@ -402,7 +357,7 @@ fn not_an_operator(operator: &str, at: &str, found: &mut Found) {
         format!("{at}.operator"),
         format!(
             "Invalid value: {}: not a valid selector operator",
-            json_quote(operator)
+            go_json(&Value::from(operator))
         ),
     );
 }
@@ -671,14 +626,5 @@ mod tests {
             {"weight": "5", "podAffinityTerm": {"topologyKey": 7}}]}},
             "topologySpreadConstraints": [{"maxSkew": "1", "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}]});
         assert_eq!(run(spec), []);
-    }
-
-    #[test]
-    fn quoting_follows_go() {
-        assert_eq!(
-            go_quote("a\"b\\c\n\u{1}é\u{a0}"),
-            "\"a\\\"b\\\\c\\n\\x01é\\u00a0\""
-        );
-        assert_eq!(json_quote("a<b>&"), "\"a\\u003cb\\u003e\\u0026\"");
     }
 }
