@@ -1786,7 +1786,7 @@ pub mod selector {
         let Some(map) = selector.as_object() else {
             return Err(format!(
                 "selector: Invalid value: {}: must be a label selector",
-                json(selector)
+                go_json(selector)
             ));
         };
         match map.field("matchLabels") {
@@ -1797,7 +1797,7 @@ pub mod selector {
                     let Some(value) = value.as_str().or(value.is_null().then_some("")) else {
                         return Err(format!(
                             "matchLabels[{key}]: Invalid value: {}: must be a string",
-                            json(value)
+                            go_json(value)
                         ));
                     };
                     out.requirements
@@ -1807,7 +1807,7 @@ pub mod selector {
             Some(other) => {
                 return Err(format!(
                     "matchLabels: Invalid value: {}: must be a map of strings",
-                    json(other)
+                    go_json(other)
                 ));
             }
         }
@@ -1836,7 +1836,7 @@ pub mod selector {
                                 let Some(s) = v.as_str().or(v.is_null().then_some("")) else {
                                     return Err(format!(
                                         "values: Invalid value: {}: must be strings",
-                                        json(v)
+                                        go_json(v)
                                     ));
                                 };
                                 values.push(s.to_string());
@@ -1846,7 +1846,7 @@ pub mod selector {
                         Some(other) => {
                             return Err(format!(
                                 "values: Invalid value: {}: must be a list of strings",
-                                json(other)
+                                go_json(other)
                             ));
                         }
                     };
@@ -1856,16 +1856,11 @@ pub mod selector {
             Some(other) => {
                 return Err(format!(
                     "matchExpressions: Invalid value: {}: must be a list",
-                    json(other)
+                    go_json(other)
                 ));
             }
         }
         Ok(out)
-    }
-
-    /// A value of the wrong type, as Go's `encoding/json` writes it.
-    fn json(v: &Value) -> String {
-        go_json(v)
     }
 
     /// The values of a requirement as a field error prints them: Go builds the list by
