@@ -24,8 +24,10 @@ pub fn check(instancetype: Option<&Value>, preference: Option<&Value>) -> Option
         message,
     };
     // Go would divide by a zero ratio and panic; the webhook call then fails and the VM is
-    // refused. We say so instead.
-    if ratio == 0 && SPREADS.contains(&across.as_str()) {
+    // refused. We say so instead. An odd guest across SocketsCoresThreads fails before Go
+    // divides by the ratio, with the usual message.
+    let odd_for_threads = across == "SocketsCoresThreads" && !guest.is_multiple_of(2);
+    if ratio == 0 && SPREADS.contains(&across.as_str()) && !odd_for_threads {
         return Some(cause(
             "the preference's spread ratio is 0: KubeVirt's webhook fails on it".into(),
         ));
@@ -110,6 +112,36 @@ mod tests {
                                   "spreadOptions": {"across": "SocketsCoresThreads"}}});
         assert!(check(Some(&json!({"cpu": {"guest": 6}})), Some(&pref)).is_some());
         assert!(check(Some(&json!({"cpu": {"guest": 8}})), Some(&pref)).is_none());
+    }
+
+    #[test]
+    fn zero_ratio_fails_the_webhook_unless_an_odd_guest_fails_first() {
+        let pref = |across: &str| {
+            json!({"cpu": {"preferredCPUTopology": "spread",
+                           "spreadOptions": {"ratio": 0, "across": across}}})
+        };
+        let it = |guest: u32| json!({"cpu": {"guest": guest}});
+        let message = |guest, across| {
+            check(Some(&it(guest)), Some(&pref(across)))
+                .unwrap()
+                .message
+        };
+        assert_eq!(
+            message(3, "SocketsCoresThreads"),
+            "3 vCPUs provided by the instance type are not divisible by the number of threads \
+             per core 2 and Spec.PreferSpreadSocketToCoreRatio or \
+             Spec.CPU.PreferSpreadOptions.Ratio of 0"
+        );
+        for (guest, across) in [
+            (4, "SocketsCoresThreads"),
+            (3, "SocketsCores"),
+            (3, "CoresThreads"),
+        ] {
+            assert!(
+                message(guest, across).contains("ratio is 0"),
+                "{guest} {across}"
+            );
+        }
     }
 
     #[test]
