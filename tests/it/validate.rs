@@ -268,6 +268,57 @@ fn label_and_annotation_values_that_are_not_strings_are_kv004() {
     assert!(expand.stdout.is_empty());
 }
 
+/// KubeVirt answers with its deprecation warnings only when it admits an instancetype or a
+/// preference: one refused for a wrong type gets the `KV004` error and no `KV031` warning.
+#[test]
+fn deprecation_warnings_only_for_objects_the_cluster_would_admit() {
+    let doc = |kind: &str, name: &str, spec: &str| {
+        format!(
+            "---\napiVersion: instancetype.kubevirt.io/v1beta1\nkind: {kind}\n\
+             metadata:\n  name: {name}\nspec: {spec}\n"
+        )
+    };
+    let text = [
+        doc(
+            "VirtualMachineClusterPreference",
+            "ok-pref",
+            "{cpu: {preferredCPUTopology: preferCores}}",
+        ),
+        doc(
+            "VirtualMachineClusterPreference",
+            "bad-pref",
+            "{cpu: {preferredCPUTopology: preferCores}, preferSpreadSocketToCoreRatio: x}",
+        ),
+        doc(
+            "VirtualMachineClusterInstancetype",
+            "ok-it",
+            "{cpu: {guest: 1}, memory: {guest: 1Gi}, launchSecurity: {sev: {}}}",
+        ),
+        doc(
+            "VirtualMachineClusterInstancetype",
+            "bad-it",
+            "{cpu: {guest: one}, memory: {guest: 1Gi}, launchSecurity: {sev: {}}}",
+        ),
+    ]
+    .concat();
+    let (_tmp, file) = temp_file("deprecated.yaml", &text);
+    let out = run_on(&["validate", "--no-default-catalog"], &file);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let has = |code: &str, object: &str| {
+        stdout
+            .lines()
+            .any(|l| l.contains(code) && l.contains(&format!("/{object}:")))
+    };
+    for object in ["ok-pref", "ok-it"] {
+        assert!(has("warning[KV031]", object), "{object}:\n{stdout}");
+    }
+    for object in ["bad-pref", "bad-it"] {
+        assert!(has("error[KV004]", object), "{object}:\n{stdout}");
+        assert!(!has("KV031", object), "{object}:\n{stdout}");
+    }
+}
+
 /// A name that is not found is reported at the line of the name, by `validate` and `expand`
 /// alike, with the likeliest intent: the exact name in the other scope before a near name,
 /// and a namespaced object of another namespace named as such.

@@ -90,6 +90,9 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) -> Admi
             };
         }
     }
+    // An instancetype or preference with an error of its own so far (a wrong type, an unknown
+    // top-level key, a bad name) is refused before its webhook could answer with warnings.
+    let refused_before = obj.kind() != Kind::VirtualMachine && out.iter().any(Diagnostic::is_error);
     let Some(response) = admission::admit(obj, ctx.index, ctx.profile) else {
         return Admitted::default();
     };
@@ -109,7 +112,7 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) -> Admi
                 .with_field(cause.field.clone()),
         );
     }
-    for warning in &response.warnings {
+    for warning in response.warnings.iter().filter(|_| !refused_before) {
         out.push(
             Diagnostic::warning(deprecated::RULE.code, obj.origin.clone(), warning.clone())
                 .with_object(obj.object_ref()),
