@@ -38,6 +38,9 @@ pub fn expand_diagnostic(vm: &Object, err: &ExpandError) -> Diagnostic {
     // Point at the line of the (first) field concerned.
     let line_field = match err {
         ExpandError::Conflicts(c) => c.first().map(|c| {
+            if c.path == "annotations[]" {
+                return "spec.template.metadata.annotations".to_string();
+            }
             c.path.strip_prefix("annotations.").map_or_else(
                 || c.path.clone(),
                 |k| format!("spec.template.metadata.annotations.{k}"),

@@ -21,11 +21,26 @@ impl Conflict {
         }
     }
 
-    /// A conflict on a template annotation (KubeVirt writes `annotations.<key>`).
+    /// A conflict on a template annotation (KubeVirt writes `annotations.<key>`; the empty key,
+    /// a path step without a name, as apimachinery writes it: `annotations[]`).
     pub fn annotation(key: &str) -> Self {
-        Conflict {
-            path: format!("annotations.{key}"),
-        }
+        let path = if key.is_empty() {
+            "annotations[]".to_string()
+        } else {
+            format!("annotations.{key}")
+        };
+        Conflict { path }
+    }
+
+    /// Whether KubeVirt's CPU group reported this conflict (the CPU requests and limits, and
+    /// the fields of `domain.cpu`).
+    pub fn is_cpu(&self) -> bool {
+        self.path
+            .strip_prefix("spec.template.spec.domain.")
+            .is_some_and(|rest| {
+                rest.starts_with("cpu.")
+                    || (rest.starts_with("resources.") && rest.ends_with(".cpu"))
+            })
     }
 }
 
@@ -42,4 +57,36 @@ pub fn message(conflicts: &[Conflict]) -> String {
         "VM field(s) {} conflicts with selected instance type",
         paths.join(", ")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_annotation_key_is_a_step_without_a_name() {
+        assert_eq!(Conflict::annotation("").path, "annotations[]");
+        assert_eq!(Conflict::annotation("a.b/c").path, "annotations.a.b/c");
+    }
+
+    #[test]
+    fn the_cpu_group_owns_the_cpu_fields_and_the_cpu_requests_and_limits() {
+        for rest in [
+            "domain.cpu.sockets",
+            "domain.cpu.numa",
+            "domain.resources.requests.cpu",
+            "domain.resources.limits.cpu",
+        ] {
+            assert!(Conflict::spec(rest).is_cpu(), "{rest}");
+        }
+        for rest in [
+            "domain.memory.guest",
+            "domain.resources.requests.memory",
+            "nodeSelector",
+            "domain.ioThreadsPolicy",
+        ] {
+            assert!(!Conflict::spec(rest).is_cpu(), "{rest}");
+        }
+        assert!(!Conflict::annotation("cpu").is_cpu());
+    }
 }
