@@ -554,11 +554,16 @@ fn expand_in_place(
     let template = path::get_mut(out, &["spec", "template"]).expect("checked above");
     if let Some(it) = instancetype {
         let conflicts = instancetype_apply::apply(it, preference, template);
+        // KubeVirt lays the vCPUs out while it applies the CPU group, before it returns the
+        // conflicts of any group: a zero spread ratio fails it there, unless the CPU group
+        // conflicts itself (it returns before the layout).
+        if !conflicts.iter().any(Conflict::is_cpu)
+            && crate::kubevirt::admission::spread::expansion_divides_by_zero(it, preference)
+        {
+            return Err(ExpandError::SpreadByZero);
+        }
         if !conflicts.is_empty() {
             return Err(ExpandError::Conflicts(conflicts));
-        }
-        if crate::kubevirt::admission::spread::expansion_divides_by_zero(it, preference) {
-            return Err(ExpandError::SpreadByZero);
         }
     }
     if let Some(pref) = preference {

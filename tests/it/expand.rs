@@ -598,3 +598,61 @@ fn cluster_config_from_stdin() {
         describe(&out)
     );
 }
+
+/// `expand` of `vm_spec` (a VM template's spec, as flow YAML) against an instancetype with 4
+/// vCPUs, a node selector and the annotation `"": a`, and a preference that spreads with a
+/// ratio of 0: exit code and stderr.
+fn expand_against_zero_ratio(template: &str) -> (Option<i32>, String) {
+    let text = format!(
+        "apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineClusterInstancetype\n\
+         metadata: {{name: it}}\n\
+         spec: {{cpu: {{guest: 4}}, memory: {{guest: 1Gi}}, nodeSelector: {{a: b}}, \
+         annotations: {{\"\": a}}}}\n---\n\
+         apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineClusterPreference\n\
+         metadata: {{name: p}}\n\
+         spec: {{cpu: {{preferredCPUTopology: spread, spreadOptions: {{ratio: 0}}}}}}\n---\n\
+         apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {{name: vm}}\n\
+         spec:\n  runStrategy: Halted\n  instancetype: {{name: it}}\n  preference: {{name: p}}\n\
+         \x20 template: {template}\n"
+    );
+    let out = run_with_stdin(
+        {
+            let mut cmd = kvrender();
+            cmd.args(["expand", "--no-default-catalog", "-"]);
+            cmd
+        },
+        text,
+    );
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// KubeVirt lays the vCPUs out while it applies the CPU group, before it returns any group's
+/// conflicts: a zero spread ratio fails the expansion even when other groups conflict, unless
+/// the CPU group conflicts itself. An empty annotation key is written as apimachinery writes a
+/// path step without a name.
+#[test]
+fn a_zero_spread_ratio_fails_before_the_conflicts_of_other_groups_are_returned() {
+    let (code, stderr) = expand_against_zero_ratio(
+        "{metadata: {annotations: {\"\": b}}, spec: {nodeSelector: {c: d}, domain: {devices: {}}}}",
+    );
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("ratio of 0"), "{stderr}");
+    assert!(!stderr.contains("conflicts with"), "{stderr}");
+
+    let (code, stderr) = expand_against_zero_ratio(
+        "{metadata: {annotations: {\"\": b}}, \
+         spec: {nodeSelector: {c: d}, domain: {cpu: {sockets: 2}, devices: {}}}}",
+    );
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "VM field(s) spec.template.spec.nodeSelector, spec.template.spec.domain.cpu.sockets, \
+             annotations[] conflicts with selected instance type"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("ratio of 0"), "{stderr}");
+}
