@@ -23,32 +23,45 @@ pub fn check(instancetype: Option<&Value>, preference: Option<&Value>) -> Option
         field: FIELD.into(),
         message,
     };
-    // Go would divide by a zero ratio and panic; the webhook call then fails and the VM is
-    // refused. We say so instead. An odd guest across SocketsCoresThreads fails before Go
-    // divides by the ratio, with the usual message.
-    let odd_for_threads = across == "SocketsCoresThreads" && !guest.is_multiple_of(2);
-    if ratio == 0 && SPREADS.contains(&across.as_str()) && !odd_for_threads {
-        return Some(cause(
+    // Go's `%` by a zero ratio panics: the webhook call fails and the VM is refused. We say so
+    // instead. `None` is that failure, `Some(false)` a remainder.
+    let divides = |n: u32| n.checked_rem(ratio).map(|r| r == 0);
+    let judge = |divides: Option<bool>, message: &dyn Fn() -> String| match divides {
+        None => Some(cause(
             "the preference's spread ratio is 0: KubeVirt's webhook fails on it".into(),
-        ));
-    }
+        )),
+        Some(false) => Some(cause(message())),
+        Some(true) => None,
+    };
     match across.as_str() {
-        "SocketsCores" if !guest.is_multiple_of(ratio) => Some(cause(format!(
-            "{guest} vCPUs provided by the instance type are not divisible by the \
-             Spec.PreferSpreadSocketToCoreRatio or Spec.CPU.PreferSpreadOptions.Ratio of {ratio} \
-             provided by the preference"
-        ))),
-        "CoresThreads" if !guest.is_multiple_of(ratio) => Some(cause(format!(
-            "{guest} vCPUs provided by the instance type are not divisible by the number of \
-             threads per core {ratio}"
-        ))),
-        "SocketsCoresThreads" if !guest.is_multiple_of(2) || !(guest / 2).is_multiple_of(ratio) => {
-            Some(cause(format!(
+        "SocketsCores" => judge(divides(guest), &|| {
+            format!(
+                "{guest} vCPUs provided by the instance type are not divisible by the \
+                 Spec.PreferSpreadSocketToCoreRatio or Spec.CPU.PreferSpreadOptions.Ratio of \
+                 {ratio} provided by the preference"
+            )
+        }),
+        "CoresThreads" => judge(divides(guest), &|| {
+            format!(
                 "{guest} vCPUs provided by the instance type are not divisible by the number of \
-             threads per core 2 and Spec.PreferSpreadSocketToCoreRatio or \
-             Spec.CPU.PreferSpreadOptions.Ratio of {ratio}"
-            )))
-        }
+                 threads per core {ratio}"
+            )
+        }),
+        // An odd guest fails before Go divides by the ratio.
+        "SocketsCoresThreads" => judge(
+            if guest.is_multiple_of(2) {
+                divides(guest / 2)
+            } else {
+                Some(false)
+            },
+            &|| {
+                format!(
+                    "{guest} vCPUs provided by the instance type are not divisible by the number of \
+                     threads per core 2 and Spec.PreferSpreadSocketToCoreRatio or \
+                     Spec.CPU.PreferSpreadOptions.Ratio of {ratio}"
+                )
+            },
+        ),
         _ => None,
     }
 }
