@@ -5,6 +5,7 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::diagnostic::{Diagnostic, codes};
+use crate::kubevirt::conflict::Conflict;
 use crate::kubevirt::expand::{self, ExpandError, Stage};
 use crate::kubevirt::infer::{self, InferError, Inference, Inferred};
 use crate::kubevirt::profile::ClusterProfile;
@@ -37,15 +38,7 @@ pub fn expand_diagnostic(vm: &Object, err: &ExpandError) -> Diagnostic {
     };
     // Point at the line of the (first) field concerned.
     let line_field = match err {
-        ExpandError::Conflicts(c) => c.first().map(|c| {
-            if c.path == "annotations[]" {
-                return "spec.template.metadata.annotations".to_string();
-            }
-            c.path.strip_prefix("annotations.").map_or_else(
-                || c.path.clone(),
-                |k| format!("spec.template.metadata.annotations.{k}"),
-            )
-        }),
+        ExpandError::Conflicts(c) => c.first().map(Conflict::vm_field),
         ExpandError::NotFound { field, .. } => Some(format!("{field}.name")),
         ExpandError::SpreadByZero | ExpandError::FeaturesWithoutCpu => {
             Some("spec.preference.name".to_string())

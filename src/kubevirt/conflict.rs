@@ -32,6 +32,18 @@ impl Conflict {
         Conflict { path }
     }
 
+    /// The VM field the conflict is about: its path, or for an annotation the template's
+    /// `metadata.annotations` entry (the map itself for the empty key).
+    pub fn vm_field(&self) -> String {
+        if self.path == "annotations[]" {
+            return "spec.template.metadata.annotations".to_string();
+        }
+        self.path.strip_prefix("annotations.").map_or_else(
+            || self.path.clone(),
+            |k| format!("spec.template.metadata.annotations.{k}"),
+        )
+    }
+
     /// Whether KubeVirt's CPU group reported this conflict (the CPU requests and limits, and
     /// the fields of `domain.cpu`).
     pub fn is_cpu(&self) -> bool {
@@ -67,6 +79,18 @@ mod tests {
     fn an_empty_annotation_key_is_a_step_without_a_name() {
         assert_eq!(Conflict::annotation("").path, "annotations[]");
         assert_eq!(Conflict::annotation("a.b/c").path, "annotations.a.b/c");
+        assert_eq!(
+            Conflict::annotation("").vm_field(),
+            "spec.template.metadata.annotations"
+        );
+        assert_eq!(
+            Conflict::annotation("a").vm_field(),
+            "spec.template.metadata.annotations.a"
+        );
+        assert_eq!(
+            Conflict::spec("nodeSelector").vm_field(),
+            "spec.template.spec.nodeSelector"
+        );
     }
 
     #[test]

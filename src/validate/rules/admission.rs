@@ -112,11 +112,13 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) -> Admi
                 .with_field(cause.field.clone()),
         );
     }
-    for warning in response.warnings.iter().filter(|_| !refused_before) {
-        out.push(
-            Diagnostic::warning(deprecated::RULE.code, obj.origin.clone(), warning.clone())
-                .with_object(obj.object_ref()),
-        );
+    if !refused_before {
+        for warning in &response.warnings {
+            out.push(
+                Diagnostic::warning(deprecated::RULE.code, obj.origin.clone(), warning.clone())
+                    .with_object(obj.object_ref()),
+            );
+        }
     }
     for err in &response.ignored_lookups {
         if let Some(d) = lookup_finding(obj, err) {
