@@ -125,8 +125,8 @@ pub struct BuildArgs {
     /// With `-o`, write the release bundles (all-in-one, per kind, CHECKSUMS.sha256) instead.
     #[arg(long, requires = "output")]
     pub bundles: bool,
-    /// With `-o`, delete the files of DIR this run does not write (objects since removed from
-    /// the inputs). Only in a directory an earlier `build -o` marked as its own.
+    /// With `-o`, delete the files an earlier `build -o` wrote in DIR that this run does not
+    /// write (objects since removed from the inputs). No other file of DIR is touched.
     #[arg(long, requires = "output")]
     pub prune: bool,
     /// With `-o`, write nothing: list the files of DIR that a run would create or change (and,

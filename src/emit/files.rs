@@ -16,7 +16,9 @@
 //! place. A failure midway leaves DIR as it was.
 //!
 //! DIR also gets [`OUTPUT_MARKER`], which tells every later run that walks a directory holding
-//! DIR to leave it out (see [`crate::load::walk`]).
+//! DIR to leave it out (see [`crate::load::walk`]). The marker lists the files kvrender wrote
+//! there, and `--prune` deletes only files of that list: whatever else DIR holds (a
+//! hand-written `kustomization.yaml`, a README) is never kvrender's to delete.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsStr;
@@ -28,13 +30,56 @@ use crate::error::{Error, Result};
 use crate::load::walk::OUTPUT_MARKER;
 use crate::model::scope::is_builtin_cluster_scoped;
 
-/// What [`OUTPUT_MARKER`] says to whoever opens it.
+/// What [`OUTPUT_MARKER`] says to whoever opens it, before the list of the files written.
 const MARKER_TEXT: &str = "\
 # This directory holds what `kvrender build -o` wrote. A kvrender run that walks a directory
 # containing this one leaves it out, so that `kvrender validate .` or `kvrender build .` at the
 # top of a repository does not read every object a second time. Naming this directory as a
 # PATH reads it; deleting this file makes it an ordinary directory again.
+#
+# The files kvrender wrote here, one per line. `kvrender build -o DIR --prune` deletes those a
+# later run no longer writes, and no other file.
 ";
+
+/// The text of [`OUTPUT_MARKER`] recording `names`.
+fn marker_text<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+    let mut text = MARKER_TEXT.to_string();
+    for name in names {
+        text.push_str(name);
+        text.push('\n');
+    }
+    text
+}
+
+/// The files an earlier `build -o` recorded in `dir`'s marker: none when there is no marker.
+/// A line that could not be a file kvrender writes directly in `dir` (a comment, a path with a
+/// `/`, a hidden name: a marker edited by hand or by someone hostile) is passed over, so that
+/// `--prune` never reaches outside `dir` or into what kvrender did not write.
+fn recorded_files(dir: &Path) -> Result<BTreeSet<String>> {
+    let path = dir.join(OUTPUT_MARKER);
+    let bytes = match std::fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeSet::new()),
+        Err(e) => return Err(Error::Read { path, source: e }),
+    };
+    Ok(String::from_utf8_lossy(&bytes)
+        .lines()
+        .map(str::trim)
+        .filter(|line| is_written_name(line))
+        .map(str::to_string)
+        .collect())
+}
+
+/// Whether `name` is one kvrender could have written directly in an output directory: the
+/// characters of [`sanitize`] (and the bundles' upper-case `CHECKSUMS.sha256`), not hidden.
+fn is_written_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 255
+        && !name.starts_with('.')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
 
 /// An object's API group, version, kind, name and namespace, as strings (`""` when missing).
 struct Id<'a> {
@@ -111,10 +156,11 @@ fn sanitize(s: &str) -> String {
     out
 }
 
-/// Write `files` (relative names, already sanitized, to contents) under `dir`, all or nothing.
-/// With `prune`, then delete every other file directly in `dir` but hidden ones (subdirectories
-/// are left alone), and return how many: only in a directory that is new, empty or already
-/// marked with [`OUTPUT_MARKER`], so that a mistyped `-o` never empties someone's directory.
+/// Write `files` (relative names, already sanitized, to contents) under `dir`, all or nothing,
+/// and record them in [`OUTPUT_MARKER`]. With `prune`, also delete the files an earlier run
+/// recorded there that this one does not write, and return how many; no other file is ever
+/// deleted, so a mistyped `-o` cannot empty someone's directory. Without `prune`, those stay
+/// recorded, for a later `--prune`.
 pub fn write_all(dir: &Path, files: &BTreeMap<String, String>, prune: bool) -> Result<usize> {
     let write_err = |path: &Path, source| Error::Write {
         path: path.to_path_buf(),
@@ -136,9 +182,7 @@ pub fn write_all(dir: &Path, files: &BTreeMap<String, String>, prune: bool) -> R
             target.display()
         )));
     }
-    if prune {
-        prune_allowed(dir)?;
-    }
+    let recorded = recorded_files(dir)?;
     // The directories this run creates, innermost first: removed again if it fails.
     let created: Vec<&Path> = dir
         .ancestors()
@@ -159,7 +203,17 @@ pub fn write_all(dir: &Path, files: &BTreeMap<String, String>, prune: bool) -> R
         write_err(&staging, e)
     })?;
     let result = (|| {
-        let marker = (OUTPUT_MARKER, MARKER_TEXT);
+        let stale = stale_files(dir, &recorded, files);
+        // Recorded files that stay (without `prune`) stay recorded.
+        let kept: Vec<&str> = if prune {
+            Vec::new()
+        } else {
+            stale.iter().map(String::as_str).collect()
+        };
+        let mut listed: Vec<&str> = files.keys().map(String::as_str).chain(kept).collect();
+        listed.sort_unstable();
+        let marker_text = marker_text(listed);
+        let marker = (OUTPUT_MARKER, marker_text.as_str());
         let all = files
             .iter()
             .map(|(n, c)| (n.as_str(), c.as_str()))
@@ -177,11 +231,7 @@ pub fn write_all(dir: &Path, files: &BTreeMap<String, String>, prune: bool) -> R
                 )));
             }
         }
-        let stale = if prune {
-            stale_files(dir, files)?
-        } else {
-            Vec::new()
-        };
+        let stale = if prune { stale } else { Vec::new() };
         // What is there now is copied aside first, so that a failure halfway (a file that may
         // not be replaced or deleted) puts every file back as it was.
         let backup = staging.join(".before");
@@ -237,25 +287,6 @@ pub fn write_all(dir: &Path, files: &BTreeMap<String, String>, prune: bool) -> R
     result
 }
 
-/// Refuse to prune a directory that holds files and no [`OUTPUT_MARKER`]: no `kvrender build
-/// -o` wrote it, and a mistyped `-o` must never empty someone's directory.
-fn prune_allowed(dir: &Path) -> Result<()> {
-    if dir.is_dir() && !dir.join(OUTPUT_MARKER).exists() {
-        let entries = std::fs::read_dir(dir).map_err(|e| Error::Read {
-            path: dir.to_path_buf(),
-            source: e,
-        })?;
-        if entries.flatten().any(|e| !is_hidden(&e.file_name())) {
-            return Err(Error::Usage(format!(
-                "--prune: `{}` has no {OUTPUT_MARKER}, so no `kvrender build -o` wrote it; \
-                 not deleting anything from it (empty it, or write to a new directory)",
-                dir.display()
-            )));
-        }
-    }
-    Ok(())
-}
-
 /// What writing `files` into `dir` (with `prune`: and pruning it) would change, file by file.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Changes {
@@ -307,41 +338,29 @@ pub fn changes(dir: &Path, files: &BTreeMap<String, String>, prune: bool) -> Res
         }
     }
     if prune {
-        prune_allowed(dir)?;
-        changes.removed = stale_files(dir, files)?
-            .iter()
-            .map(|name| name.to_string_lossy().into_owned())
-            .collect();
+        changes.removed = stale_files(dir, &recorded_files(dir)?, files);
     }
     Ok(changes)
 }
 
-/// The files directly in `dir` that `--prune` deletes: neither among `files` nor hidden (the
-/// marker, a staging folder); subdirectories are left alone. Sorted.
-fn stale_files(dir: &Path, files: &BTreeMap<String, String>) -> Result<Vec<std::ffi::OsString>> {
-    let read_err = |path: &Path, source| Error::Read {
-        path: path.to_path_buf(),
-        source,
-    };
-    let mut stale = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(|e| read_err(dir, e))? {
-        let entry = entry.map_err(|e| read_err(dir, e))?;
-        let name = entry.file_name();
-        if !is_hidden(&name)
-            && !name.to_str().is_some_and(|n| files.contains_key(n))
-            && entry
-                .file_type()
-                .is_ok_and(|t| t.is_file() || t.is_symlink())
-        {
-            stale.push(name);
-        }
-    }
-    stale.sort();
-    Ok(stale)
-}
-
-fn is_hidden(name: &std::ffi::OsStr) -> bool {
-    name.as_encoded_bytes().first() == Some(&b'.')
+/// The files directly in `dir` that `--prune` deletes: recorded by an earlier run, not among
+/// `files`, and still there as a file or a symbolic link (a directory of that name is left
+/// alone). Sorted.
+fn stale_files(
+    dir: &Path,
+    recorded: &BTreeSet<String>,
+    files: &BTreeMap<String, String>,
+) -> Vec<String> {
+    recorded
+        .iter()
+        .filter(|name| !files.contains_key(*name))
+        .filter(|name| {
+            dir.join(name)
+                .symlink_metadata()
+                .is_ok_and(|m| m.is_file() || m.is_symlink())
+        })
+        .cloned()
+        .collect()
 }
 
 #[cfg(test)]
@@ -492,47 +511,104 @@ mod tests {
         );
     }
 
+    /// The names directly in `dir`, sorted.
+    fn listing(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    fn files(entries: &[(&str, &str)]) -> BTreeMap<String, String> {
+        entries
+            .iter()
+            .map(|(n, c)| (n.to_string(), c.to_string()))
+            .collect()
+    }
+
     #[test]
-    fn prune_deletes_only_stale_files_of_a_marked_directory() {
+    fn prune_deletes_only_the_files_an_earlier_run_wrote() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("out");
-        let first = BTreeMap::from([
-            ("a.yaml".to_string(), "a: 1\n".to_string()),
-            ("b.yaml".to_string(), "b: 1\n".to_string()),
-        ]);
+        let first = files(&[("a.yaml", "a: 1\n"), ("b.yaml", "b: 1\n")]);
         assert_eq!(write_all(&dir, &first, true).unwrap(), 0, "a new directory");
         std::fs::create_dir(dir.join("sub")).unwrap();
         std::fs::write(dir.join("sub/keep.yaml"), "k: 1\n").unwrap();
         std::fs::write(dir.join(".hidden"), "h\n").unwrap();
-        let second = BTreeMap::from([("a.yaml".to_string(), "a: 2\n".to_string())]);
+        std::fs::write(dir.join("kustomization.yaml"), "resources: []\n").unwrap();
+        let second = files(&[("a.yaml", "a: 2\n")]);
         assert_eq!(write_all(&dir, &second, true).unwrap(), 1);
-        let mut left: Vec<String> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        left.sort();
-        assert_eq!(left, [".hidden", OUTPUT_MARKER, "a.yaml", "sub"]);
+        assert_eq!(
+            listing(&dir),
+            [
+                ".hidden",
+                OUTPUT_MARKER,
+                "a.yaml",
+                "kustomization.yaml",
+                "sub"
+            ]
+        );
         assert_eq!(
             std::fs::read_to_string(dir.join("a.yaml")).unwrap(),
             "a: 2\n"
         );
-        // Without --prune nothing goes.
-        std::fs::write(dir.join("c.yaml"), "c: 1\n").unwrap();
-        assert_eq!(write_all(&dir, &second, false).unwrap(), 0);
-        assert!(dir.join("c.yaml").exists());
+        assert_eq!(
+            recorded_files(&dir).unwrap(),
+            BTreeSet::from(["a.yaml".to_string()])
+        );
     }
 
     #[test]
-    fn prune_refuses_a_directory_no_build_wrote() {
+    fn without_prune_a_file_no_longer_written_stays_and_stays_recorded() {
         let tmp = tempfile::tempdir().unwrap();
-        std::fs::write(tmp.path().join("mine.txt"), "keep\n").unwrap();
-        let files = BTreeMap::from([("a.yaml".to_string(), "a: 1\n".to_string())]);
-        let err = write_all(tmp.path(), &files, true).unwrap_err().to_string();
-        assert!(
-            err.contains("--prune") && err.contains(OUTPUT_MARKER),
-            "{err}"
+        let dir = tmp.path().join("out");
+        write_all(&dir, &files(&[("a.yaml", "a\n"), ("b.yaml", "b\n")]), false).unwrap();
+        write_all(&dir, &files(&[("a.yaml", "a\n")]), false).unwrap();
+        assert_eq!(listing(&dir), [OUTPUT_MARKER, "a.yaml", "b.yaml"]);
+        // A later --prune still knows `b.yaml` as kvrender's, and deletes it.
+        let only_c = files(&[("c.yaml", "c\n")]);
+        let planned = changes(&dir, &only_c, true).unwrap();
+        assert_eq!(planned.removed, ["a.yaml", "b.yaml"]);
+        assert_eq!(write_all(&dir, &only_c, true).unwrap(), 2);
+        assert_eq!(listing(&dir), [OUTPUT_MARKER, "c.yaml"]);
+    }
+
+    #[test]
+    fn prune_never_deletes_what_no_build_wrote() {
+        // An existing directory of someone's own: a plain -o marks it, and --prune afterwards
+        // still leaves their files.
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("README.md"), "keep\n").unwrap();
+        let one = files(&[("a.yaml", "a: 1\n")]);
+        assert_eq!(write_all(tmp.path(), &one, true).unwrap(), 0);
+        assert_eq!(write_all(tmp.path(), &one, false).unwrap(), 0);
+        assert_eq!(write_all(tmp.path(), &files(&[]), true).unwrap(), 1);
+        assert_eq!(listing(tmp.path()), [OUTPUT_MARKER, "README.md"]);
+    }
+
+    #[test]
+    fn a_marker_edited_to_name_other_paths_deletes_none_of_them() {
+        let tmp = tempfile::tempdir().unwrap();
+        let outside = tmp.path().join("outside.yaml");
+        std::fs::write(&outside, "x\n").unwrap();
+        let dir = tmp.path().join("out");
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        std::fs::write(dir.join(".hidden"), "h\n").unwrap();
+        std::fs::write(
+            dir.join(OUTPUT_MARKER),
+            format!(
+                "../outside.yaml\n{}\n.hidden\nsub\n# a.yaml\n./.hidden\n",
+                outside.display()
+            ),
+        )
+        .unwrap();
+        assert_eq!(
+            write_all(&dir, &files(&[("a.yaml", "a\n")]), true).unwrap(),
+            0
         );
-        let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
-        assert_eq!(left.len(), 1, "nothing written, nothing deleted");
+        assert!(outside.exists());
+        assert_eq!(listing(&dir), [".hidden", OUTPUT_MARKER, "a.yaml", "sub"]);
     }
 }

@@ -1296,8 +1296,8 @@ fn a_shipped_template_failing_for_a_users_family_points_at_the_family() {
     );
 }
 
-/// `build -o DIR --prune`: an object removed from the inputs loses its file, in the directory
-/// an earlier run marked; a directory no build wrote is refused, untouched.
+/// `build -o DIR --prune`: an object removed from the inputs loses its file; a file no run
+/// wrote stays.
 #[test]
 fn prune_removes_the_files_of_objects_no_longer_built() {
     let tmp = tempfile::tempdir().unwrap();
@@ -1337,13 +1337,26 @@ fn prune_removes_the_files_of_objects_no_longer_built() {
     let left: Vec<String> = tree(&tmp.path().join("out")).into_keys().collect();
     assert_eq!(left, ["v1_configmap_kept.yaml"]);
 
+    // A directory of one's own: `-o` writes into it, and `--prune` later deletes only what a
+    // run wrote there, never the files that were there before (a hand-written kustomization).
     std::fs::create_dir(tmp.path().join("mine")).unwrap();
-    std::fs::write(tmp.path().join("mine/notes.txt"), "mine\n").unwrap();
-    let refused = build(&["-o", "mine", "--prune"]);
-    assert_eq!(refused.status.code(), Some(2), "{}", describe(&refused));
-    assert!(String::from_utf8_lossy(&refused.stderr).contains("--prune"));
+    std::fs::write(
+        tmp.path().join("mine/kustomization.yaml"),
+        "resources: []\n",
+    )
+    .unwrap();
+    std::fs::write(
+        tmp.path().join("in.yaml"),
+        format!("{}---\n{}", cm("kept"), cm("gone")),
+    )
+    .unwrap();
+    let first = build(&["-o", "mine", "--prune"]);
+    assert_eq!(first.status.code(), Some(0), "{}", describe(&first));
+    std::fs::write(tmp.path().join("in.yaml"), cm("kept")).unwrap();
+    let pruned = build(&["-o", "mine", "--prune"]);
+    assert_eq!(pruned.status.code(), Some(0), "{}", describe(&pruned));
     let left: Vec<String> = tree(&tmp.path().join("mine")).into_keys().collect();
-    assert_eq!(left, ["notes.txt"]);
+    assert_eq!(left, ["kustomization.yaml", "v1_configmap_kept.yaml"]);
 }
 
 /// `build -o DIR --check` writes nothing: it names each file a run would create, change or
