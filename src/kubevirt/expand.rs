@@ -284,7 +284,7 @@ fn find_revision<'a>(
     index: &Index<'a>,
 ) -> Result<Option<Cow<'a, Value>>, ExpandError> {
     let namespace = vm.effective_namespace();
-    let lookup = |rev: &str| {
+    let lookup = |rev: &str, from_status: bool| {
         index
             .get_str("ControllerRevision", namespace, rev)
             .ok_or_else(|| ExpandError::NotFound {
@@ -292,7 +292,7 @@ fn find_revision<'a>(
                 name: rev.to_string(),
                 namespace: Some(namespace.to_string()),
                 field: side.spec_field(),
-                hint: None,
+                hint: Some(revision_hint(side, rev, namespace, name, from_status)),
             })
     };
     let revision = if revision_name.is_empty() {
@@ -304,7 +304,7 @@ fn find_revision<'a>(
         if status_rev.is_empty() {
             return Ok(None);
         }
-        let cr = lookup(status_rev)?;
+        let cr = lookup(status_rev, true)?;
         let label = path::str_at(
             &cr.value,
             &["metadata", "labels", REVISION_OBJECT_NAME_LABEL],
@@ -314,7 +314,7 @@ fn find_revision<'a>(
         }
         cr
     } else {
-        lookup(revision_name)?
+        lookup(revision_name, false)?
     };
     let holds = match side {
         Side::Instancetype => revision::Holds::Instancetype,
@@ -326,6 +326,28 @@ fn find_revision<'a>(
             format!("{message} (ControllerRevision {})", revision.name()),
             side.spec_field(),
         )),
+    }
+}
+
+/// What to do about a ControllerRevision that is not among the inputs: it exists only in the
+/// cluster that made it, named by a VM read back from that cluster (`from_status`) or by the
+/// matcher's `revisionName`.
+fn revision_hint(side: Side, rev: &str, namespace: &str, name: &str, from_status: bool) -> String {
+    let export = format!(
+        "export it (`kubectl get controllerrevision {rev} -n {namespace} -o yaml`) and pass it \
+         with --catalog"
+    );
+    if from_status {
+        format!(
+            "the VM's `status.{}.controllerRevisionRef` names it, as in a VM read back from a \
+             cluster: {export}, or leave `status` out to use {name:?} as it is now",
+            side.status_ref()
+        )
+    } else {
+        format!(
+            "the matcher's `revisionName` names it: {export}, or leave `revisionName` out to \
+             use {name:?} as it is now"
+        )
     }
 }
 

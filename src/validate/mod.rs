@@ -17,6 +17,7 @@ use rayon::prelude::*;
 use crate::diagnostic::{self, Diagnostic, Severity};
 use crate::kubevirt::presets::{self, PresetIndex};
 use crate::kubevirt::profile::ClusterProfile;
+use crate::model::path::Fields;
 use crate::model::{Kind, Object};
 use crate::resolve::Index;
 
@@ -154,6 +155,9 @@ pub fn check_object(obj: &Object, ctx: &Context<'_>) -> Vec<Diagnostic> {
     rules::wrong_type::check_required(obj, &mut d);
     rules::wrong_type::limits::check(obj, &mut d);
     preset_refusals(obj, &mut d);
+    // The webhooks and the controller judge the VM as the API server creates it.
+    let stored = as_created(obj);
+    let obj = stored.as_ref().unwrap_or(obj);
     let admitted = rules::admission::check(obj, ctx, &mut d);
     // The VMI the controller creates of a VM, as `kvrender vmi` builds it.
     let build = || {
@@ -194,6 +198,28 @@ pub fn check_object(obj: &Object, ctx: &Context<'_>) -> Vec<Diagnostic> {
     rules::pool::check(obj, ctx, &mut d);
     rules::replica_set::check(obj, ctx, &mut d);
     d
+}
+
+/// A VirtualMachine as the API server passes it to the validating webhooks when it is created:
+/// without its `status`, which a VirtualMachine changes only through its status subresource.
+/// So a VM exported from a cluster (`kubectl get vm -o yaml`), whose status names the
+/// ControllerRevisions of its instancetype and preference, is judged against the objects its
+/// matchers name, as the webhook judges it, not against revisions that only that cluster holds.
+/// `None` when there is nothing to take away (the object is judged as it is).
+fn as_created(obj: &Object) -> Option<Object> {
+    if obj.kind() != Kind::VirtualMachine {
+        return None;
+    }
+    let status = obj.value.field("status")?;
+    let names_revision = ["instancetypeRef", "preferenceRef"]
+        .iter()
+        .any(|side| status.field(side).is_some());
+    if !names_revision {
+        return None;
+    }
+    let mut value = obj.value.clone();
+    value.as_object_mut()?.remove("status");
+    Some(obj.with_value(value))
 }
 
 /// What KubeVirt's VirtualMachineInstancePreset webhook refuses in a well-typed preset (one

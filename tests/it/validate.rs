@@ -2330,3 +2330,60 @@ fn findings_mapped_onto_their_own_file_stay_where_they_are() {
     assert_eq!(String::from_utf8_lossy(&mapped.stdout), report);
     assert_eq!(mapped.status.code(), plain.status.code());
 }
+
+/// A VM read back from a cluster (`kubectl get vm -o yaml`) keeps the status that names its
+/// instancetype's and preference's ControllerRevisions. The API server drops a VM's `status`
+/// before the validating webhook sees it, so `validate` judges the VM against the objects its
+/// matchers name: a conflict is still refused. `expand`, like `expand-spec`, follows the
+/// status, and says how to get the revision it names.
+#[test]
+fn an_exported_vm_is_judged_without_its_status() {
+    let vm = "\
+apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata: {name: exported, namespace: default}
+spec:
+  instancetype: {name: u1.medium}
+  preference: {name: fedora}
+  runStrategy: Always
+  template:
+    spec:
+      domain:
+        cpu: {cores: 4}
+        devices: {}
+status:
+  instancetypeRef:
+    kind: VirtualMachineClusterInstancetype
+    name: u1.medium
+    controllerRevisionRef: {name: exported-u1.medium-abc-1}
+  preferenceRef:
+    kind: VirtualMachineClusterPreference
+    name: fedora
+    controllerRevisionRef: {name: exported-fedora-abc-1}
+";
+    let run = |cmd: &str| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_kvrender"));
+        c.args([cmd, "-"]);
+        run_with_stdin(c, vm)
+    };
+    let validated = run("validate");
+    assert_eq!(validated.status.code(), Some(1), "{}", describe(&validated));
+    let stdout = String::from_utf8_lossy(&validated.stdout);
+    assert!(
+        stdout.contains("-:11: error[KV010]") && stdout.contains("cpu.cores conflicts"),
+        "{}",
+        describe(&validated)
+    );
+    assert!(!stdout.contains("controllerrevisions"), "{stdout}");
+
+    let expanded = run("expand");
+    assert_eq!(expanded.status.code(), Some(1), "{}", describe(&expanded));
+    let stderr = String::from_utf8_lossy(&expanded.stderr);
+    assert!(
+        stderr.contains("controllerrevisions.apps \"exported-u1.medium-abc-1\" not found")
+            && stderr.contains("`status.instancetypeRef.controllerRevisionRef` names it")
+            && stderr
+                .contains("kubectl get controllerrevision exported-u1.medium-abc-1 -n default"),
+        "{stderr}"
+    );
+}
