@@ -6,9 +6,10 @@
 //! GitLab matches an issue to a file by a path relative to the repository's root, so a leading
 //! `./` is dropped and an absolute path under `CI_PROJECT_DIR` (the checkout) made relative.
 //! It tells issues apart, and new ones from old, by their fingerprint: here a digest of the
-//! code, the file, the object, the field and the message, without the line, so that a finding
-//! moved by an edit above it is not reported as new; findings equal in all of those are
-//! numbered in their order.
+//! code, the file, the object, the field and the message, without the line (nor the places
+//! the message itself names, such as `first at a.yaml:12`), so that a finding moved by an edit
+//! above it, or above what it names, is not reported as new; findings equal in all of those
+//! are numbered in their order.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -38,6 +39,30 @@ fn severity(s: Severity) -> &'static str {
     }
 }
 
+/// `message` with the numbers that place something in a file (`a.yaml:12`, `line 12`,
+/// `column 3`, `document 2`) written as `N`: they change with edits that leave the finding as
+/// it was.
+fn without_positions(message: &str) -> String {
+    const BEFORE: [&str; 4] = [":", "line ", "column ", "document "];
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(start) = rest.find(|c: char| c.is_ascii_digit()) {
+        let end = rest[start..]
+            .find(|c: char| !c.is_ascii_digit())
+            .map_or(rest.len(), |n| start + n);
+        out.push_str(&rest[..start]);
+        let placed = BEFORE.iter().any(|b| out.ends_with(b))
+            // Not after another number (`v1:2`, `10:30`).
+            && !out
+                .trim_end_matches(|c: char| !c.is_alphanumeric())
+                .ends_with(|c: char| c.is_ascii_digit());
+        out.push_str(if placed { "N" } else { &rest[start..end] });
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The report, pretty-printed, with a final newline.
 pub fn report(diags: &[Diagnostic]) -> String {
     report_in(diags, project_dir().as_deref())
@@ -57,7 +82,7 @@ fn report_in(diags: &[Diagnostic], root: Option<&Path>) -> String {
                 &path,
                 object.as_deref().unwrap_or(""),
                 d.field.as_deref().unwrap_or(""),
-                &d.message,
+                &without_positions(&d.message),
             ] {
                 // Each part with its length, so that no two lists of parts join alike.
                 key.update((part.len() as u64).to_le_bytes());
@@ -209,6 +234,39 @@ mod tests {
         let twice = fp(&[at(4, "bad bus", "a"), at(8, "bad bus", "a")]);
         assert_eq!(twice[0], before[0]);
         assert_ne!(twice[0], twice[1]);
+    }
+
+    /// A message that names a place in a file keeps its fingerprint when that place moves.
+    #[test]
+    fn places_a_message_names_do_not_change_the_fingerprint() {
+        assert_eq!(
+            without_positions(
+                "VirtualMachine/a is defined twice: first at st/a.yaml:12 (document 3)"
+            ),
+            "VirtualMachine/a is defined twice: first at st/a.yaml:N (document N)"
+        );
+        assert_eq!(
+            without_positions("the `[` at line 4, column 17 is not closed"),
+            "the `[` at line N, column N is not closed"
+        );
+        // Numbers that say what is wrong stay.
+        for kept in [
+            "cpu 4 is more than 2",
+            "apiVersion kubevirt.io/v1:2",
+            "at 10:30",
+            "u1.medium needs 2Gi",
+        ] {
+            assert_eq!(without_positions(kept), kept);
+        }
+        let dup = |line| {
+            Diagnostic::error(
+                "KV020",
+                Origin::new("b.yaml", 0, Some(1)),
+                format!("VirtualMachine/x is defined twice: first at a.yaml:{line}"),
+            )
+        };
+        let fp = |d| issues(&[d], None)[0]["fingerprint"].clone();
+        assert_eq!(fp(dup(1)), fp(dup(3)));
     }
 
     #[test]
