@@ -647,13 +647,44 @@ fn pre_commit_hook_blocks_a_bad_vm() {
     let (ok, log) = commit(&["vms/good.yaml"], "good vm");
     assert!(ok, "the good VM should pass:\n{log}");
 
+    // Other tools' configuration is not a manifest: the hook leaves it out.
+    std::fs::create_dir_all(repo.join("web")).unwrap();
+    for (file, text) in [
+        (".gitlab-ci.yml", "stages: [test]\n"),
+        ("renovate.json", "{\"extends\": [\"config:recommended\"]}\n"),
+        ("web/package.json", "{\"name\": \"web\"}\n"),
+        ("docs/mkdocs.yml", "site_name: VMs\n"),
+    ] {
+        std::fs::create_dir_all(repo.join(file).parent().unwrap()).unwrap();
+        std::fs::write(repo.join(file), text).unwrap();
+    }
+    let (ok, log) = commit(
+        &[
+            ".gitlab-ci.yml",
+            "renovate.json",
+            "web/package.json",
+            "docs/mkdocs.yml",
+        ],
+        "tool configuration",
+    );
+    assert!(ok, "tool configuration should pass:\n{log}");
+    // YAML that is neither is still read: a KV002 names the --exclude to add.
+    std::fs::write(repo.join("web/site.yaml"), "title: VMs\n").unwrap();
+    let (ok, log) = commit(&["web/site.yaml"], "other yaml");
+    assert!(!ok && log.contains("error[KV002]"), "{log}");
+    assert!(
+        git(repo, &["reset", "-q", "web/site.yaml"])
+            .status
+            .success()
+    );
+    std::fs::remove_file(repo.join("web/site.yaml")).unwrap();
+
     // The second hook: the committed output of `kvrender build -o rendered` must be up to date.
     std::fs::write(
         repo.join(".pre-commit-config.yaml"),
         format!(
             "repos:\n- repo: {ROOT}\n  rev: {sha}\n  hooks:\n  - id: kvrender-validate\n    \
-             args: [--no-default-catalog, --catalog, catalog]\n    \
-             exclude: (^|/)\\.pre-commit-config\\.yaml$|^rendered/\n  \
+             args: [--no-default-catalog, --catalog, catalog, --exclude, rendered/]\n  \
              - id: kvrender-build-check\n    \
              args: [--no-default-catalog, catalog, vms, -o, rendered, --prune]\n"
         ),
