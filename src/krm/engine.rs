@@ -919,6 +919,16 @@ fn run<V: VmTexts>(
             shipped_parts: config.default_catalog,
         };
         if !catalog_docs.is_empty() {
+            // Two catalog documents of one kind and name (two families `d`, two `Parts` named
+            // alike) are a mistake even when what they render does not clash: `validate` says so
+            // of the files, and so does every run that renders them. A document read twice
+            // (an item also named by `paths`) is one definition.
+            let mut seen = std::collections::HashSet::new();
+            let distinct = catalog_docs
+                .iter()
+                .copied()
+                .filter(|d| seen.insert((d.origin.path.clone(), d.origin.index, d.origin.line)));
+            validate::rules::duplicate::check(distinct, &mut diagnostics);
             match render::render(catalog_docs, &options) {
                 Ok(r) => {
                     user_rendered = r.objects.len();

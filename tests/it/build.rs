@@ -1759,3 +1759,42 @@ fn a_file_reached_twice_is_read_once() {
         assert_eq!(stdout(&out), "No problems found in 1 object.\n", "{args:?}");
     }
 }
+
+/// Two catalog documents of one kind and name are a `KV020` for `build` as for `validate`,
+/// even when what they render does not clash (two versions of one family).
+#[test]
+fn two_catalog_documents_of_one_name_are_refused_by_build_as_by_validate() {
+    let tmp = tempfile::tempdir().unwrap();
+    let family = |version: &str, size: &str| {
+        format!(
+            "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata: {{name: d}}\n\
+             spec:\n  version: \"{version}\"\n  sizes:\n    - [{size}, 1, 1Gi]\n  template:\n    \
+             spec:\n      cpu: {{guest: \"{{{{ size.cpu }}}}\"}}\n      \
+             memory: {{guest: \"{{{{ size.memory }}}}\"}}\n"
+        )
+    };
+    std::fs::write(
+        tmp.path().join("a.yaml"),
+        format!("{}---\n{}", family("1", "small"), family("2", "large")),
+    )
+    .unwrap();
+    let expected = "./a.yaml:13: error[KV020] InstancetypeFamily/d: InstancetypeFamily/d is defined \
+                    twice: first at ./a.yaml:1 (document 1)";
+    for command in ["build", "validate"] {
+        let out = kvrender()
+            .current_dir(tmp.path())
+            .args([command, "--no-default-catalog", "."])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{command}: {}", describe(&out));
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(text.contains(expected), "{command}: {text}");
+        if command == "build" {
+            assert!(out.stdout.is_empty(), "build printed: {}", describe(&out));
+        }
+    }
+}
