@@ -294,6 +294,37 @@ impl Object {
         self.str_at("metadata", Some("name"))
     }
 
+    /// The names kustomize gave the object before its current one, within the build that is
+    /// running now: a transformer (a kvrender KRM function or exec plugin under kustomize)
+    /// sees the objects a `namePrefix`, `nameSuffix` or `namespace` of the same build renamed
+    /// before kustomize renames the references to them, which it does at the very end. They
+    /// are in kustomize's internal `previousNames` annotation, beside the kinds the object had
+    /// then (`previousKinds`); a name recorded under another kind is not one of this object's.
+    pub fn previous_names(&self) -> impl Iterator<Item = &str> {
+        const NAMES: &str = "internal.config.kubernetes.io/previousNames";
+        const KINDS: &str = "internal.config.kubernetes.io/previousKinds";
+        let annotations = self
+            .value
+            .get("metadata")
+            .and_then(|m| m.get("annotations"));
+        let text = |key| annotations.and_then(|a| a.get(key)).and_then(Value::as_str);
+        let names = text(NAMES).unwrap_or("");
+        let kinds: Option<Vec<&str>> = text(KINDS).map(|k| k.split(',').collect());
+        let name = self.name();
+        let kind = self.kind_str();
+        names
+            .split(',')
+            .enumerate()
+            .filter(move |(i, n)| {
+                !n.is_empty()
+                    && *n != name
+                    && kinds
+                        .as_ref()
+                        .is_none_or(|k| k.get(*i).is_none_or(|k| *k == kind))
+            })
+            .map(|(_, n)| n)
+    }
+
     /// `metadata.namespace` when set and non-empty.
     pub fn namespace(&self) -> Option<&str> {
         Some(self.str_at("metadata", Some("namespace"))).filter(|s| !s.is_empty())

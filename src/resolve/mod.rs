@@ -42,6 +42,9 @@ type Table<'a> = HashMap<Key<'a>, &'a Object, BuildHasherDefault<WordHasher>>;
 #[derive(Debug, Default)]
 pub struct Index<'a> {
     map: Table<'a>,
+    /// The objects by the names kustomize gave them earlier in the build that is running
+    /// ([`Object::previous_names`]), consulted when a name is not any object's current one.
+    previous: Table<'a>,
     duplicates: Vec<(&'a Object, &'a Object)>,
     fallback: Option<(Fallback, FallbackNames)>,
     /// The objects (by address) and checks (by function address) for which
@@ -160,6 +163,9 @@ impl<'a> Index<'a> {
                     entry.insert(obj);
                     self.map.entry(key).or_insert(obj);
                 }
+            }
+            for previous in obj.previous_names() {
+                self.previous.entry((key.0, key.1, previous)).or_insert(obj);
             }
         }
     }
@@ -334,7 +340,16 @@ impl<'a> Index<'a> {
         } else {
             self.map.get(&(kind, ns, name)).copied()
         };
-        found.or_else(|| self.fallback.and_then(|(f, _)| f(kind, ns, name)))
+        found
+            .or_else(|| {
+                // A reference a kustomize build has not renamed yet, to an object it has.
+                if self.previous.is_empty() {
+                    None
+                } else {
+                    self.previous.get(&(kind, ns, name)).copied()
+                }
+            })
+            .or_else(|| self.fallback.and_then(|(f, _)| f(kind, ns, name)))
     }
 
     /// Whether `check` holds for `obj`, computed once per object: a pass is remembered for the
@@ -415,6 +430,59 @@ mod tests {
                    "metadata": meta, "spec": {"marker": marker}}),
             Origin::default(),
         )
+    }
+
+    /// Under a kustomize build, an object renamed by the build is found by the names
+    /// kustomize recorded as its earlier ones, when no object has that name now; a name it had
+    /// as another kind is not its.
+    #[test]
+    fn an_object_is_found_by_a_name_the_running_kustomize_build_gave_it_before() {
+        let renamed = |kind: &str, name: &str, previous: &str, kinds: &str, marker| {
+            let mut o = obj(kind, Some("prod"), name, marker);
+            o.value["metadata"]["annotations"] = json!({
+                "internal.config.kubernetes.io/previousNames": previous,
+                "internal.config.kubernetes.io/previousKinds": kinds,
+            });
+            o
+        };
+        let objects = [
+            renamed(
+                "VirtualMachineInstancetype",
+                "prod-small",
+                "small,small",
+                "VirtualMachineInstancetype,VirtualMachineInstancetype",
+                1,
+            ),
+            renamed(
+                "VirtualMachineInstancetype",
+                "prod-large",
+                "big,large",
+                "VirtualMachinePreference,VirtualMachineInstancetype",
+                2,
+            ),
+            // A current name wins over an earlier one.
+            renamed(
+                "VirtualMachineInstancetype",
+                "prod-medium",
+                "medium",
+                "VirtualMachineInstancetype",
+                3,
+            ),
+            obj("VirtualMachineInstancetype", Some("prod"), "medium", 4),
+        ];
+        let mut index = Index::new();
+        index.add_layer(&objects);
+        let marker = |name| {
+            index
+                .get(Kind::Instancetype, "prod", name)
+                .map(|o| o.value["spec"]["marker"].as_i64().unwrap())
+        };
+        assert_eq!(marker("small"), Some(1));
+        assert_eq!(marker("prod-small"), Some(1));
+        assert_eq!(marker("large"), Some(2));
+        assert_eq!(marker("big"), None, "recorded as another kind");
+        assert_eq!(marker("medium"), Some(4));
+        assert_eq!(index.get(Kind::Instancetype, "default", "small"), None);
     }
 
     #[test]

@@ -2767,3 +2767,66 @@ spec:
         "{report}"
     );
 }
+
+/// kvrender as the transformer of an overlay that renames (real kubectl): kustomize hands it
+/// the objects renamed and the VM's references not yet, since it renames references only at
+/// the end of the whole build. kvrender finds each referenced object by the name kustomize
+/// recorded as its previous one, so the VM expands against the overlay's own instancetype and
+/// preference, its Secret counts as found, and kustomize then renames the Secret's reference.
+/// The same holds for a transformer in an overlay of that overlay.
+#[test]
+fn kustomize_transformer_finds_objects_an_overlay_renamed() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(&root().join("examples/kustomize-names"), tmp.path());
+    let config = "apiVersion: kvrender.io/v1alpha1\nkind: KVRender\nmetadata:\n  name: expand\n\
+                  expand: replace\n";
+    // The prod overlay with kvrender as its transformer, and an overlay of the prod overlay as
+    // shipped (no transformer) that renames again and has kvrender as its own.
+    let prod = tmp.path().join("overlays/prod-expanded");
+    std::fs::create_dir_all(&prod).unwrap();
+    std::fs::write(prod.join("kvrender.yaml"), config).unwrap();
+    let text =
+        std::fs::read_to_string(tmp.path().join("overlays/prod/kustomization.yaml")).unwrap();
+    std::fs::write(
+        prod.join("kustomization.yaml"),
+        format!("{text}transformers: [kvrender.yaml]\n"),
+    )
+    .unwrap();
+    let outer = tmp.path().join("overlays/outer");
+    std::fs::create_dir_all(&outer).unwrap();
+    std::fs::write(outer.join("kvrender.yaml"), config).unwrap();
+    std::fs::write(
+        outer.join("kustomization.yaml"),
+        "resources: [../prod]\nnameSuffix: -blue\ntransformers: [kvrender.yaml]\n",
+    )
+    .unwrap();
+    for (dir, vm, secret) in [
+        (&prod, "prod-app", "prod-app-userdata-"),
+        (&outer, "prod-app-blue", "prod-app-userdata-blue-"),
+    ] {
+        let out = kustomize(dir);
+        assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+        let built = docs(&format!("---\n{}", String::from_utf8_lossy(&out.stdout)));
+        let vm = built
+            .iter()
+            .find(|o| o["kind"] == "VirtualMachine" && o["metadata"]["name"] == vm)
+            .unwrap_or_else(|| panic!("no VM {vm} in {}", show(&out)));
+        // Expanded: the matchers are gone, the overlay's instancetype and preference applied.
+        assert!(vm["spec"].get("instancetype").is_none(), "{vm}");
+        let spec = &vm["spec"]["template"]["spec"];
+        assert_eq!(spec["domain"]["memory"]["guest"], "4Gi", "{vm}");
+        assert_eq!(
+            spec["domain"]["devices"]["disks"][0]["disk"]["bus"],
+            "virtio"
+        );
+        let reference = spec["volumes"][1]["cloudInitNoCloud"]["secretRef"]["name"]
+            .as_str()
+            .unwrap();
+        assert!(reference.starts_with(secret), "{reference}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).is_empty(),
+            "{}",
+            show(&out)
+        );
+    }
+}

@@ -82,10 +82,10 @@ impl<'a> Referable<'a> {
             if o.name().is_empty() || o.is_tool_config() {
                 continue;
             }
-            names
-                .entry((kind, o.effective_namespace()))
-                .or_default()
-                .insert(o.name());
+            let held = names.entry((kind, o.effective_namespace())).or_default();
+            held.insert(o.name());
+            // A name a kustomize build in progress will rename the reference from.
+            held.extend(o.previous_names());
         }
         Referable {
             names,
