@@ -2,8 +2,11 @@
 //!
 //! ## What it checks
 //! That every preference's `spec.requirements` (`cpu.guest`, `memory.guest`) can be met by at
-//! least one instancetype of the same catalog: one instancetype (cluster-scoped or namespaced)
-//! with at least that many vCPUs and at least that much guest memory. The catalog is what
+//! least one instancetype of the same catalog that a VM using the preference can name: one
+//! instancetype with at least that many vCPUs and at least that much guest memory. A VM names
+//! cluster-scoped instancetypes and those of its own namespace, so a namespaced preference is
+//! met only by a cluster-scoped instancetype or one of its namespace; a cluster-scoped
+//! preference, by any (a VM of the right namespace can pair them). The catalog is what
 //! `kvrender build` rendered, or the inputs of `kvrender validate`; a set of objects without
 //! any instancetype is not checked (its preferences are meant for instancetypes kept
 //! elsewhere).
@@ -108,11 +111,15 @@ pub fn check<'a, I>(objects: I, out: &mut Vec<Diagnostic>)
 where
     I: IntoIterator<Item = &'a Object> + Clone,
 {
-    let sizes: Vec<Size> = objects
+    // Each size with the namespace of its instancetype (`None`: cluster-scoped).
+    let sizes: Vec<(Option<&str>, Size)> = objects
         .clone()
         .into_iter()
         .filter(|o| matches!(o.kind(), Kind::Instancetype | Kind::ClusterInstancetype))
-        .map(|o| Size::of(o.value.get("spec")))
+        .map(|o| {
+            let namespace = (o.kind() == Kind::Instancetype).then(|| o.effective_namespace());
+            (namespace, Size::of(o.value.get("spec")))
+        })
         .collect();
     if sizes.is_empty() {
         return;
@@ -124,10 +131,20 @@ where
         let Some(wanted) = Requirements::of(pref.value.get("spec")) else {
             continue;
         };
-        let met = sizes.iter().any(|size| wanted.met_by(size));
+        let namespace = (pref.kind() == Kind::Preference).then(|| pref.effective_namespace());
+        let usable = |of: Option<&str>| namespace.is_none() || of.is_none() || of == namespace;
+        let met = sizes
+            .iter()
+            .any(|(of, size)| usable(*of) && wanted.met_by(size));
         if met {
             continue;
         }
+        let catalog = match namespace {
+            None => "in the catalog".to_string(),
+            Some(ns) => format!(
+                "that a VM in namespace {ns:?} can name (cluster-scoped, or of that namespace)"
+            ),
+        };
         let Requirements { cpu, memory } = wanted;
         let wanted = match (cpu, &memory) {
             (Some(c), Some(m)) => format!("{c} vCPUs and {m} of memory"),
@@ -140,7 +157,7 @@ where
                 RULE.code,
                 pref.field_origin("spec.requirements"),
                 format!(
-                    "no instancetype in the catalog meets the requirements (at least {wanted}); \
+                    "no instancetype {catalog} meets the requirements (at least {wanted}); \
                      every VM pairing this preference with one of them would be refused"
                 ),
             )
@@ -210,6 +227,45 @@ mod tests {
         assert_eq!(out.len(), 2, "{out:#?}");
         assert!(out[0].contains("/both") && out[0].contains("8 vCPUs and 8Gi"));
         assert!(out[1].contains("/too-much") && out[1].contains("128Gi of memory"));
+    }
+
+    /// A namespaced preference counts only the instancetypes a VM of its namespace can name.
+    #[test]
+    fn a_namespaced_preference_is_met_only_by_what_its_namespace_can_name() {
+        let in_ns = |kind: &str, name: &str, ns: Option<&str>, spec: Value| {
+            let mut o = obj(kind, name, spec);
+            if let Some(ns) = ns {
+                o.value["metadata"]["namespace"] = json!(ns);
+            }
+            o
+        };
+        let big = json!({"cpu": {"guest": 64}, "memory": {"guest": "64Gi"}});
+        let small = json!({"cpu": {"guest": 2}, "memory": {"guest": "2Gi"}});
+        let wants = json!({"requirements": {"cpu": {"guest": 32}}});
+        let objects = [
+            in_ns("VirtualMachineInstancetype", "big", Some("team-a"), big),
+            in_ns("VirtualMachineClusterInstancetype", "small", None, small),
+            in_ns(
+                "VirtualMachinePreference",
+                "a",
+                Some("team-a"),
+                wants.clone(),
+            ),
+            in_ns(
+                "VirtualMachinePreference",
+                "b",
+                Some("team-b"),
+                wants.clone(),
+            ),
+            in_ns("VirtualMachineClusterPreference", "any", None, wants),
+        ];
+        let out = run(&objects);
+        assert_eq!(out.len(), 1, "{out:#?}");
+        assert!(
+            out[0].contains("team-b/b")
+                && out[0].contains("that a VM in namespace \"team-b\" can name"),
+            "{out:#?}"
+        );
     }
 
     #[test]
