@@ -107,6 +107,13 @@ fn run_parsing(args: &BuildArgs, parsing: Parsing) -> Result<Outcome> {
         "build",
     );
     load::built_from::map_to_sources(&mut out.diagnostics, &sources, built_from);
+    if args.strict {
+        for d in &mut out.diagnostics {
+            if d.severity == diagnostic::Severity::Warning {
+                d.severity = diagnostic::Severity::Error;
+            }
+        }
+    }
     out.exit_from_diagnostics();
     // Nothing half-done: with an error finding, no output at all.
     if out.exit != 0 {

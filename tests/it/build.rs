@@ -1798,3 +1798,37 @@ fn two_catalog_documents_of_one_name_are_refused_by_build_as_by_validate() {
         }
     }
 }
+
+/// `build --strict`: a warning (a misspelt field in a catalog template) is an error, and
+/// nothing is printed; without it, the warning is shown and the objects printed.
+#[test]
+fn strict_build_stops_on_a_warning() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("p.yaml"),
+        "apiVersion: kvrender.io/v1alpha1\nkind: Preference\nmetadata: {name: typo}\nspec:\n  \
+         scopes: [cluster]\n  template:\n    spec:\n      devices: {prefferedDiskBus: virtio}\n",
+    )
+    .unwrap();
+    let build = |strict: bool| {
+        let mut cmd = kvrender();
+        cmd.current_dir(tmp.path())
+            .args(["build", "--no-default-catalog", "p.yaml"]);
+        if strict {
+            cmd.arg("--strict");
+        }
+        cmd.output().unwrap()
+    };
+    let lenient = build(false);
+    assert_eq!(lenient.status.code(), Some(0), "{}", describe(&lenient));
+    assert!(String::from_utf8_lossy(&lenient.stderr).contains("warning[KV022]"));
+    assert!(String::from_utf8_lossy(&lenient.stdout).contains("name: typo"));
+    let strict = build(true);
+    assert_eq!(strict.status.code(), Some(1), "{}", describe(&strict));
+    assert!(
+        String::from_utf8_lossy(&strict.stderr).contains("error[KV022]"),
+        "{}",
+        describe(&strict)
+    );
+    assert!(strict.stdout.is_empty(), "{}", describe(&strict));
+}
