@@ -1282,14 +1282,48 @@ fn render_job<'a>(
     object["apiVersion"] = Value::from(OUTPUT_API_VERSION);
     object["metadata"]["name"] = Value::String(name);
     for key in ["labels", "annotations"] {
-        stringify(&mut object, key).map_err(|message| {
-            vec![RenderError::Output {
-                location: origin.clone(),
+        let wrong = stringify(&mut object, key);
+        // Each entry at its line in the document, when the document writes it (a part's
+        // entry, or one the templates made up, at the document's first line).
+        errors.extend(wrong.into_iter().map(|(entry, message)| {
+            let own = [Step::Key("spec"), Step::Key(key), Step::Key(&entry)];
+            let template = [
+                Step::Key("spec"),
+                Step::Key("template"),
+                Step::Key("metadata"),
+                Step::Key(key),
+                Step::Key(&entry),
+            ];
+            let written = |steps: &[Step<'_>]| {
+                let keys: Vec<&str> = steps
+                    .iter()
+                    .filter_map(|s| match s {
+                        Step::Key(k) => Some(*k),
+                        Step::Index(_) => None,
+                    })
+                    .collect();
+                crate::model::path::get(&doc.obj.value, &keys).is_some()
+            };
+            let location = [&own[..], &template[..]]
+                .into_iter()
+                .find(|steps| written(steps))
+                .map_or_else(|| origin.clone(), |steps| doc.at(steps));
+            RenderError::Output {
+                location,
                 combination: Box::new(combination.clone()),
-                field: format!("metadata.{key}"),
+                field: field_to_string(
+                    &["metadata", key, &entry]
+                        .iter()
+                        .filter(|k| !k.is_empty())
+                        .map(|k| FieldStep::Key((*k).to_string()))
+                        .collect::<Vec<_>>(),
+                ),
                 message,
-            }]
-        })?;
+            }
+        }));
+    }
+    if !errors.is_empty() {
+        return Err(errors);
     }
     if let Some(version) = options.version {
         let label = options.version_label.unwrap_or(VERSION_LABEL);
@@ -1366,27 +1400,28 @@ fn must_be_mapping(
 }
 
 /// Label and annotation values are strings in Kubernetes: turn numbers and booleans into
-/// their text, refuse anything else.
-fn stringify(object: &mut Value, key: &str) -> Result<(), String> {
+/// their text. What cannot be turned: each entry refused (its key, `""` for the whole map)
+/// and why.
+fn stringify(object: &mut Value, key: &str) -> Vec<(String, String)> {
     let Some(map) = object.get_mut("metadata").and_then(|m| m.get_mut(key)) else {
-        return Ok(());
+        return Vec::new();
     };
     let Some(map) = map.as_object_mut() else {
-        return Err(format!("`metadata.{key}` must be a mapping"));
+        return vec![(String::new(), format!("`metadata.{key}` must be a mapping"))];
     };
+    let mut wrong = Vec::new();
     for (k, v) in map.iter_mut() {
         match v {
             Value::String(_) => {}
             Value::Number(n) => *v = Value::String(n.to_string()),
             Value::Bool(b) => *v = Value::String(b.to_string()),
-            _ => {
-                return Err(format!(
-                    "the value of `{k}` must be a string, number or boolean"
-                ));
-            }
+            _ => wrong.push((
+                k.clone(),
+                format!("the value of `{k}` must be a string, number or boolean"),
+            )),
         }
     }
-    Ok(())
+    wrong
 }
 
 /// The dotted name of the field at `steps` (`spec.template.metadata`, `parts.linux.spec`).

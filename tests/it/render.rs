@@ -396,6 +396,47 @@ spec:
     );
 }
 
+/// A label or annotation that renders to a mapping or a list is refused at its own line, and
+/// every such entry in one run, whether the preference's own `labels` or its template's
+/// metadata holds it.
+#[test]
+fn every_label_of_the_wrong_type_is_reported_at_its_line() {
+    let text = "\
+apiVersion: kvrender.io/v1alpha1
+kind: Preference
+metadata: {name: lp}
+spec:
+  labels:
+    example.com/ok: \"x\"
+    example.com/map: \"{{ {'a': 1} }}\"
+    example.com/list: \"{{ [1, 2] }}\"
+  template:
+    metadata:
+      annotations:
+        note: \"{{ ['a'] }}\"
+    spec:
+      devices: {preferredDiskBus: virtio}
+";
+    let report = render_error(text);
+    for (line, field) in [
+        (7, "metadata.labels[\"example.com/map\"]"),
+        (8, "metadata.labels[\"example.com/list\"]"),
+        (12, "metadata.annotations.note"),
+    ] {
+        assert!(
+            report.contains(&format!("bad/catalog.yaml:{line}: cannot render `{field}`")),
+            "no {field} at line {line}:\n{report}"
+        );
+    }
+    assert_eq!(
+        report
+            .matches("must be a string, number or boolean")
+            .count(),
+        3,
+        "{report}"
+    );
+}
+
 /// Render one in-memory catalog file.
 fn render_text(text: &str) -> Result<Rendered, RenderErrors> {
     render_at("ns/catalog.yaml", text)
