@@ -20,6 +20,7 @@ pub mod engine;
 pub mod migrate;
 pub mod resource_list;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -202,7 +203,8 @@ pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput
             .with_object(o.object_ref())
         })
         .collect();
-    let (mut entries, diagnostics) = if fn_config.migrate {
+    let subpackages = SubpackageFiles::of(&items);
+    let (mut entries, mut diagnostics) = if fn_config.migrate {
         let migrated = migrate::migrate(&items, &fn_config, Placement::Files);
         let mut diagnostics = cluster_config_warnings(&fn_config, "-");
         diagnostics.extend(lists);
@@ -244,6 +246,7 @@ pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput
             .collect();
         (entries, processed.diagnostics)
     };
+    subpackages.relocate(&mut diagnostics);
     let results = diagnostics
         .iter()
         .flat_map(resource_list::results)
@@ -255,6 +258,88 @@ pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput
     );
     let out = resource_list::write_entries(&list.api_version, &entries, results);
     Ok(FnOutput::finish(out, diagnostics))
+}
+
+/// Under `kpt fn render`, the items of a subpackage name their files relative to the
+/// subpackage (`vm.yaml` for `sub/vm.yaml`), beside the subpackage's directory in full
+/// (`internal.config.kubernetes.io/package-path`). Findings name every file relative to the
+/// package the step runs on, as `kpt fn eval` has them: `sub/vm.yaml`.
+#[derive(Default)]
+struct SubpackageFiles {
+    /// The directory of the package the step runs on, with a trailing `/`.
+    outermost: Option<String>,
+    /// (file, index in it, kind, name) of a subpackage's item, to the subpackage's directory
+    /// relative to the outermost one; `None` where two items of different packages share the
+    /// key.
+    items: HashMap<(String, usize, String, String), Option<String>>,
+}
+
+impl SubpackageFiles {
+    fn of(items: &[Object]) -> SubpackageFiles {
+        let Some(outermost) = items
+            .iter()
+            .filter_map(|o| annotations::package_path(&o.value))
+            .min_by_key(|p| p.len())
+        else {
+            return SubpackageFiles::default();
+        };
+        let outermost = format!("{}/", outermost.trim_end_matches('/'));
+        let mut files: HashMap<(String, usize, String, String), Option<String>> = HashMap::new();
+        for o in items {
+            let Some(package) = annotations::package_path(&o.value) else {
+                continue;
+            };
+            let relative = format!("{}/", package.trim_end_matches('/'))
+                .strip_prefix(&outermost)
+                .map(|dir| dir.trim_end_matches('/').to_string())
+                .filter(|dir| !dir.split('/').any(|c| c == ".." || c == "."));
+            let key = (
+                o.origin.path.to_string(),
+                o.origin.index,
+                o.kind_str().to_string(),
+                o.name().to_string(),
+            );
+            match files.entry(key) {
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(relative);
+                }
+                std::collections::hash_map::Entry::Occupied(mut e) => {
+                    if *e.get() != relative {
+                        e.insert(None);
+                    }
+                }
+            }
+        }
+        files.retain(|_, dir| dir.as_ref().is_some_and(|d| !d.is_empty()));
+        SubpackageFiles {
+            outermost: Some(outermost),
+            items: files,
+        }
+    }
+
+    /// Name the files of `diagnostics` relative to the outermost package.
+    fn relocate(&self, diagnostics: &mut [Diagnostic]) {
+        let Some(outermost) = &self.outermost else {
+            return;
+        };
+        for d in diagnostics {
+            // A catalog document of a subpackage, named in full when rendered.
+            if let Some(rest) = d.origin.path.strip_prefix(outermost.as_str()) {
+                d.origin.path = rest.into();
+                continue;
+            }
+            let Some(object) = &d.object else { continue };
+            let key = (
+                d.origin.path.to_string(),
+                d.origin.index,
+                object.kind.clone(),
+                object.name.clone(),
+            );
+            if let Some(Some(dir)) = self.items.get(&key) {
+                d.origin.path = format!("{dir}/{}", d.origin.path).into();
+            }
+        }
+    }
 }
 
 /// Item `position` of a ResourceList read on stdin, as an object. An item that names its file

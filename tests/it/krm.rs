@@ -2830,3 +2830,55 @@ fn kustomize_transformer_finds_objects_an_overlay_renamed() {
         );
     }
 }
+
+/// Under `kpt fn render`, findings about a subpackage's files name them from the package the
+/// pipeline runs on (`sub/vm.yaml`), as `kpt fn eval` does, whether the finding is about an
+/// item (a VM's conflict) or a catalog document that does not render (real kpt).
+#[test]
+fn kpt_render_names_a_subpackages_files_from_the_outer_package() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = example_kpt_package(tmp.path(), "pkg");
+    std::fs::create_dir_all(pkg.join("sub")).unwrap();
+    std::fs::write(
+        pkg.join("sub/Kptfile"),
+        "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: sub\n  annotations:\n    \
+         config.kubernetes.io/local-config: \"true\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        pkg.join("sub/vm.yaml"),
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: subvm\nspec:\n  \
+         instancetype: {name: u1.medium}\n  runStrategy: Always\n  template:\n    spec:\n      \
+         domain:\n        cpu: {cores: 4}\n        devices: {}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        pkg.join("sub/cat.yaml"),
+        "apiVersion: kvrender.io/v1alpha1\nkind: Preference\nmetadata:\n  name: sub.pref\n\
+         spec:\n  template:\n    spec:\n      devices:\n        preferredDiskBus: \"{{ nope }}\"\n",
+    )
+    .unwrap();
+    let results = tmp.path().join("results");
+    let out = Command::new(tool("kpt"))
+        .args(["fn", "render"])
+        .arg(&pkg)
+        .arg("--allow-exec")
+        .arg("--results-dir")
+        .arg(&results)
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0), "{}", show(&out));
+    let shown = show(&out);
+    assert!(shown.contains("\"sub/vm.yaml: error[KV010]"), "{shown}");
+    assert!(shown.contains("\"sub/cat.yaml: error[KV040]"), "{shown}");
+    let findings = shown.split("Stderr:").nth(1).unwrap_or_default();
+    let findings = findings.split("Exit code").next().unwrap_or_default();
+    assert!(
+        !findings.contains(&tmp.path().display().to_string()),
+        "{shown}"
+    );
+    let recorded = std::fs::read_to_string(results.join("results.yaml")).unwrap();
+    for path in ["path: sub/vm.yaml", "path: sub/cat.yaml"] {
+        assert!(recorded.contains(path), "no {path} in\n{recorded}");
+    }
+}
