@@ -191,5 +191,26 @@ fn expand_documents(
         .extend(streamed.kept.into_iter().map(|(_, d)| *d));
     diagnostic::sort(&mut outcome.diagnostics);
     outcome.exit_from_diagnostics();
+    if !streamed.wrote && outcome.diagnostics.is_empty() {
+        outcome.stderr = nothing_to_expand(&objects);
+    }
     Ok(Some(outcome))
+}
+
+/// What to say when the inputs hold no VirtualMachine at all, rather than print nothing
+/// without a word: where the VMs of a pool or replica set among them are shown instead.
+fn nothing_to_expand(objects: &[&Object]) -> String {
+    let holder = objects.iter().find(|o| {
+        crate::kubevirt::pool::is_pool(o) || crate::kubevirt::replica_set::is_replica_set(o)
+    });
+    match holder {
+        Some(o) => format!(
+            "no VirtualMachine to expand: `expand` prints VirtualMachines only; `kvrender vmi` \
+             prints the VirtualMachineInstances {} `{}` starts, and `kvrender validate` checks \
+             it\n",
+            o.kind_str(),
+            o.name()
+        ),
+        None => "no VirtualMachine to expand in the input\n".to_string(),
+    }
 }

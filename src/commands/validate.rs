@@ -14,7 +14,7 @@ use rayon::prelude::*;
 use crate::cli::{Format, ValidateArgs};
 use crate::commands::Outcome;
 use crate::commands::inputs::Inputs;
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Diagnostic, Severity};
 use crate::emit;
 use crate::error::Result;
 use crate::load::deferred::NotAVm;
@@ -49,7 +49,19 @@ pub fn run(args: &ValidateArgs) -> Result<Outcome> {
             "No problems found in {objects} object{}.\n",
             if objects == 1 { "" } else { "s" }
         ),
-        Format::Human => emit::diagnostics::human(&diags, true),
+        Format::Human => {
+            let mut text = emit::diagnostics::human(&diags, true);
+            // Notes only: they are not problems, and the summary still says how it went.
+            if diags.iter().all(|d| d.severity == Severity::Info) {
+                let notes = diags.len();
+                text.push_str(&format!(
+                    "No problems found in {objects} object{} ({notes} note{} above).\n",
+                    if objects == 1 { "" } else { "s" },
+                    if notes == 1 { "" } else { "s" }
+                ));
+            }
+            text
+        }
         Format::Json => emit::json::report(&diags),
         Format::Github => emit::github::report(&diags),
         Format::Sarif => emit::sarif::report(&diags),

@@ -656,3 +656,42 @@ fn a_zero_spread_ratio_fails_before_the_conflicts_of_other_groups_are_returned()
     );
     assert!(!stderr.contains("ratio of 0"), "{stderr}");
 }
+
+/// Input with no VirtualMachine prints nothing and says so, naming `vmi` for a pool's VMs;
+/// exit 0 (nothing failed).
+#[test]
+fn no_virtual_machine_to_expand_is_said() {
+    let pool = "\
+apiVersion: pool.kubevirt.io/v1beta1
+kind: VirtualMachinePool
+metadata: {name: web}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  virtualMachineTemplate:
+    metadata: {labels: {app: web}}
+    spec:
+      runStrategy: Always
+      instancetype: {name: u1.small}
+      template: {spec: {domain: {devices: {}}}}
+";
+    let config_map = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n";
+    for (input, says) in [
+        (
+            pool,
+            "`kvrender vmi` prints the VirtualMachineInstances VirtualMachinePool `web` starts",
+        ),
+        (config_map, "no VirtualMachine to expand in the input"),
+    ] {
+        let mut cmd = kvrender();
+        cmd.args(["expand", "-"]);
+        let out = run_with_stdin(cmd, input);
+        assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+        assert!(out.stdout.is_empty(), "{}", describe(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(says),
+            "{}",
+            describe(&out)
+        );
+    }
+}

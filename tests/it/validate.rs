@@ -2418,3 +2418,37 @@ status:
         "{stderr}"
     );
 }
+
+/// Findings that are notes only (a preference the `Ignore` policy drops) are shown, and the
+/// summary still says there is no problem.
+#[test]
+fn notes_alone_end_in_no_problems_found() {
+    let vm = "\
+apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata: {name: ign}
+spec:
+  runStrategy: Always
+  preference:
+    inferFromVolume: rootdisk
+    inferFromVolumeFailurePolicy: Ignore
+  template:
+    spec:
+      domain:
+        memory: {guest: 1Gi}
+        devices: {}
+      volumes:
+      - name: rootdisk
+        containerDisk: {image: quay.io/containerdisks/fedora:40}
+";
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kvrender"));
+    cmd.args(["validate", "-"]);
+    let out = run_with_stdin(cmd, vm);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("info[KV013]"), "{stdout}");
+    assert!(
+        stdout.ends_with("No problems found in 1 object (1 note above).\n"),
+        "{stdout}"
+    );
+}
