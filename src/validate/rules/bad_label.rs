@@ -171,7 +171,11 @@ fn qualified_name(key: &str, annotation: bool) -> Result<(), String> {
     if name.is_empty() {
         return Err("has an empty name".to_string());
     }
-    name_part(name)
+    // With a prefix, say which part is wrong: the limits are the name's, not the whole key's.
+    name_part(name).map_err(|why| match prefix {
+        Some(_) => format!("has a name after `/` that {why}"),
+        None => why,
+    })
 }
 
 /// Whether `key` is a label key the API server accepts; else why not, as "it ..." completes it.
