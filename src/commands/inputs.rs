@@ -162,13 +162,30 @@ impl Inputs {
 
 /// The warnings about `profile`, read from `--cluster-config FILE`: its unknown fields.
 pub fn profile_warnings(profile: &ClusterProfile, file: &std::path::Path) -> Vec<Diagnostic> {
+    let messages = profile.unknown_field_messages();
+    if messages.is_empty() {
+        return Vec::new();
+    }
+    // The file is read again for the lines (stdin cannot be): the document holding the
+    // KubeVirt resource, else the first.
+    let text = (file.as_os_str() != "-")
+        .then(|| std::fs::read_to_string(file).ok())
+        .flatten()
+        .unwrap_or_default();
+    let chunks = load::split::split(&text);
+    let document = chunks
+        .iter()
+        .find(|c| c.text.lines().any(|l| l.trim_end() == "kind: KubeVirt"))
+        .or_else(|| chunks.first());
     profile
-        .unknown_field_messages()
-        .into_iter()
-        .map(|message| {
+        .unknown_fields
+        .iter()
+        .zip(messages)
+        .map(|((field, _), message)| {
+            let line = document.and_then(|c| load::locate::field_line(c.text, c.first_line, field));
             Diagnostic::warning(
                 crate::diagnostic::codes::BAD_CONFIG,
-                crate::origin::Origin::new(file.display().to_string(), 0, None),
+                crate::origin::Origin::new(file.display().to_string(), 0, line),
                 message,
             )
         })

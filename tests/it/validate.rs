@@ -1065,6 +1065,11 @@ fn an_unknown_cluster_configuration_field_is_a_warning() {
             ),
             "{command}: {text}"
         );
+        // At the line of the misspelt key.
+        assert!(
+            text.contains(&format!("{}:6: warning[KV007]", kubevirt.display())),
+            "{command}: {text}"
+        );
         if command == "vmi" {
             assert!(text.contains("model: Skylake"), "{command}: {text}");
         }
