@@ -46,9 +46,24 @@ pub fn expand_diagnostic(vm: &Object, err: &ExpandError) -> Diagnostic {
         ExpandError::Other { field, .. } => field.clone(),
     };
     let origin = line_field.map_or_else(|| vm.origin.clone(), |f| vm.field_origin(&f));
-    let mut d = Diagnostic::error(code, origin, err.to_string()).with_object(vm.object_ref());
+    let mut message = err.to_string();
+    if matches!(err, ExpandError::Conflicts(_)) {
+        message.push_str(&conflict_hint(vm));
+    }
+    let mut d = Diagnostic::error(code, origin, message).with_object(vm.object_ref());
     d.field = field;
     d
+}
+
+/// What to do about a field the instancetype owns, after KubeVirt's conflict message: the
+/// same words from every command that reports it.
+pub fn conflict_hint(vm: &Object) -> String {
+    crate::kubevirt::expand::instancetype_named(vm).map_or_else(String::new, |(_, name)| {
+        format!(
+            " (the instancetype \"{name}\" sets it: remove it from the VM, or choose an \
+             instancetype that fits what the VM needs)"
+        )
+    })
 }
 
 /// The `KV003` finding for an object whose `metadata.name` is missing or is not a name the API

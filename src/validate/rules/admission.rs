@@ -101,7 +101,7 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) -> Admi
         let hint = match cause.reason {
             Reason::InvalidSpec | Reason::Spread => String::new(),
             Reason::Defaults => DEFAULTS_HINT.to_string(),
-            Reason::Conflict => conflict_hint(obj),
+            Reason::Conflict => crate::pipeline::conflict_hint(obj),
             Reason::Requirements => {
                 requirements_hint(obj, ctx, &cause.message, &response.ignored_lookups)
             }
@@ -146,16 +146,6 @@ pub fn code_of(reason: Reason) -> &'static str {
 const DEFAULTS_HINT: &str = " (the cluster's default interface, which KubeVirt adds to a VM \
      that lists no interfaces or networks: give the VM its own, such as `masquerade` on the pod \
      network)";
-
-/// What to do about a field the instancetype owns, after KubeVirt's message.
-fn conflict_hint(vm: &Object) -> String {
-    expand::instancetype_named(vm).map_or_else(String::new, |(_, name)| {
-        format!(
-            " (the instancetype \"{name}\" sets it: remove it from the VM, or choose an \
-             instancetype that fits what the VM needs)"
-        )
-    })
-}
 
 /// Why a VM misses its preference's requirements, after KubeVirt's message: its instancetype
 /// was not found (so the VM's own CPU and memory were counted), or which size of the same
