@@ -308,10 +308,14 @@ impl Object {
             .get("metadata")
             .and_then(|m| m.get("annotations"));
         let text = |key| annotations.and_then(|a| a.get(key)).and_then(Value::as_str);
+        // Nearly every object has none: nothing more is looked up then.
         let names = text(NAMES).unwrap_or("");
-        let kinds: Option<Vec<&str>> = text(KINDS).map(|k| k.split(',').collect());
-        let name = self.name();
-        let kind = self.kind_str();
+        let (kinds, name, kind) = if names.is_empty() {
+            (None, "", "")
+        } else {
+            let kinds: Option<Vec<&str>> = text(KINDS).map(|k| k.split(',').collect());
+            (kinds, self.name(), self.kind_str())
+        };
         names
             .split(',')
             .enumerate()

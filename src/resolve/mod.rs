@@ -43,8 +43,9 @@ type Table<'a> = HashMap<Key<'a>, &'a Object, BuildHasherDefault<WordHasher>>;
 pub struct Index<'a> {
     map: Table<'a>,
     /// The objects by the names kustomize gave them earlier in the build that is running
-    /// ([`Object::previous_names`]), consulted when a name is not any object's current one.
-    previous: Table<'a>,
+    /// ([`Object::previous_names`]), consulted when a name is not any object's current one;
+    /// made on the first such miss.
+    previous: OnceLock<Table<'a>>,
     duplicates: Vec<(&'a Object, &'a Object)>,
     fallback: Option<(Fallback, FallbackNames)>,
     /// The objects (by address) and checks (by function address) for which
@@ -145,6 +146,7 @@ impl<'a> Index<'a> {
     /// layer, the first definition wins and the pair is remembered as a duplicate.
     pub fn add_layer(&mut self, objects: impl IntoIterator<Item = &'a Object>) {
         self.names = OnceLock::new();
+        self.previous = OnceLock::new();
         self.nearest = Mutex::default();
         self.renamed = Mutex::default();
         let objects: Vec<&'a Object> = objects
@@ -164,9 +166,6 @@ impl<'a> Index<'a> {
                     self.map.entry(key).or_insert(obj);
                 }
             }
-            for previous in obj.previous_names() {
-                self.previous.entry((key.0, key.1, previous)).or_insert(obj);
-            }
         }
     }
 
@@ -176,6 +175,22 @@ impl<'a> Index<'a> {
         self.fallback = Some((fallback, names));
         self.nearest = Mutex::default();
         self.renamed = Mutex::default();
+    }
+
+    /// The table of earlier names ([`Index::previous`]), made on first use. In the order of
+    /// the keys, so that of two objects that once had one name, the same one always answers.
+    fn previous_names(&self) -> &Table<'a> {
+        self.previous.get_or_init(|| {
+            let mut current: Vec<(&Key<'a>, &&'a Object)> = self.map.iter().collect();
+            current.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            let mut previous = Table::default();
+            for (&(kind, ns, _), &obj) in current {
+                for name in obj.previous_names() {
+                    previous.entry((kind, ns, name)).or_insert(obj);
+                }
+            }
+            previous
+        })
     }
 
     /// The tables behind the lookups that missed, made on first use.
@@ -343,10 +358,10 @@ impl<'a> Index<'a> {
         found
             .or_else(|| {
                 // A reference a kustomize build has not renamed yet, to an object it has.
-                if self.previous.is_empty() {
+                if self.map.is_empty() {
                     None
                 } else {
-                    self.previous.get(&(kind, ns, name)).copied()
+                    self.previous_names().get(&(kind, ns, name)).copied()
                 }
             })
             .or_else(|| self.fallback.and_then(|(f, _)| f(kind, ns, name)))
