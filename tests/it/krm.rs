@@ -1492,14 +1492,7 @@ fn kpt_fn_render_runs_the_kptfile_pipeline() {
     let (tmp, pkg) = package("pipeline");
     run_binary_under_test(&pkg);
     let results = tmp.path().join("results");
-    let out = Command::new(tool("kpt"))
-        .args(["fn", "render"])
-        .arg(&pkg)
-        .arg("--allow-exec")
-        .arg("--results-dir")
-        .arg(&results)
-        .output()
-        .unwrap();
+    let out = kpt_render_with_results(&pkg, &results);
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let web = std::fs::read_to_string(pkg.join("web.yaml")).unwrap();
     assert!(!web.contains("instancetype:"), "not expanded:\n{web}");
@@ -1535,14 +1528,7 @@ fn kpt_fn_render_fails_on_an_instancetype_conflict() {
     run_binary_under_test(&pkg);
     let before = dump(&pkg);
     let results = tmp.path().join("results");
-    let out = Command::new(tool("kpt"))
-        .args(["fn", "render"])
-        .arg(&pkg)
-        .arg("--allow-exec")
-        .arg("--results-dir")
-        .arg(&results)
-        .output()
-        .unwrap();
+    let out = kpt_render_with_results(&pkg, &results);
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));
     // What kpt prints names the VM, the field and (in kvrender's stderr) the file.
     let shown = show(&out);
@@ -2323,12 +2309,7 @@ fn kpt_render_prunes_only_the_files_of_its_own_package() {
                   kind: VirtualMachineClusterInstancetype\nmetadata:\n  name: orphan\n\
                   spec:\n  cpu:\n    guest: 1\n  memory:\n    guest: 1Gi\n";
     std::fs::create_dir_all(pkg.join("sub/cluster-instancetypes")).unwrap();
-    std::fs::write(
-        pkg.join("sub/Kptfile"),
-        "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: sub\n  annotations:\n    \
-         config.kubernetes.io/local-config: \"true\"\n",
-    )
-    .unwrap();
+    write_subpackage_kptfile(&pkg.join("sub"), "sub");
     std::fs::write(pkg.join("sub/cluster-instancetypes/orphan.yaml"), orphan).unwrap();
     std::fs::create_dir_all(pkg.join("cluster-instancetypes")).unwrap();
     std::fs::write(pkg.join("cluster-instancetypes/orphan.yaml"), orphan).unwrap();
@@ -2839,12 +2820,7 @@ fn kpt_render_names_a_subpackages_files_from_the_outer_package() {
     let tmp = tempfile::tempdir().unwrap();
     let pkg = example_kpt_package(tmp.path(), "pkg");
     std::fs::create_dir_all(pkg.join("sub")).unwrap();
-    std::fs::write(
-        pkg.join("sub/Kptfile"),
-        "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: sub\n  annotations:\n    \
-         config.kubernetes.io/local-config: \"true\"\n",
-    )
-    .unwrap();
+    write_subpackage_kptfile(&pkg.join("sub"), "sub");
     std::fs::write(
         pkg.join("sub/vm.yaml"),
         "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: subvm\nspec:\n  \
@@ -2859,14 +2835,7 @@ fn kpt_render_names_a_subpackages_files_from_the_outer_package() {
     )
     .unwrap();
     let results = tmp.path().join("results");
-    let out = Command::new(tool("kpt"))
-        .args(["fn", "render"])
-        .arg(&pkg)
-        .arg("--allow-exec")
-        .arg("--results-dir")
-        .arg(&results)
-        .output()
-        .unwrap();
+    let out = kpt_render_with_results(&pkg, &results);
     assert_ne!(out.status.code(), Some(0), "{}", show(&out));
     let shown = show(&out);
     assert!(shown.contains("\"sub/vm.yaml: error[KV010]"), "{shown}");
@@ -2881,4 +2850,28 @@ fn kpt_render_names_a_subpackages_files_from_the_outer_package() {
     for path in ["path: sub/vm.yaml", "path: sub/cat.yaml"] {
         assert!(recorded.contains(path), "no {path} in\n{recorded}");
     }
+}
+
+/// `kpt fn render PKG --allow-exec --results-dir RESULTS`.
+fn kpt_render_with_results(pkg: &Path, results: &Path) -> Output {
+    Command::new(tool("kpt"))
+        .args(["fn", "render"])
+        .arg(pkg)
+        .arg("--allow-exec")
+        .arg("--results-dir")
+        .arg(results)
+        .output()
+        .unwrap()
+}
+
+/// A `Kptfile` (no pipeline) named `name` in `dir`, which makes `dir` a subpackage.
+fn write_subpackage_kptfile(dir: &Path, name: &str) {
+    std::fs::write(
+        dir.join("Kptfile"),
+        format!(
+            "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: {name}\n  annotations:\n    \
+             config.kubernetes.io/local-config: \"true\"\n"
+        ),
+    )
+    .unwrap();
 }
