@@ -331,12 +331,7 @@ struct Packages {
 
 impl Packages {
     fn of(items: &[Object]) -> Packages {
-        let outermost = items
-            .iter()
-            .filter_map(|o| annotations::package_path(&o.value))
-            .filter(|p| plain_package_path(p))
-            .min_by_key(|p| p.len())
-            .map(str::to_string);
+        let outermost = outermost_package(items).map(str::to_string);
         let eval_dirs = items
             .iter()
             .filter(|o| {
@@ -399,6 +394,17 @@ impl Packages {
                 path.strip_prefix(home.prefix.as_str()) == Some(file)
             })
     }
+}
+
+/// Under `kpt fn render`, the directory of the package the step runs on: the shortest package
+/// path among the items (kpt gives each item its package's); `None` under `kpt fn eval` and
+/// kustomize, which give none.
+pub(crate) fn outermost_package(items: &[Object]) -> Option<&str> {
+    items
+        .iter()
+        .filter_map(|o| annotations::package_path(&o.value))
+        .filter(|p| plain_package_path(p))
+        .min_by_key(|p| p.len())
 }
 
 /// A package path without `.` or `..` components, as kpt writes them.

@@ -276,11 +276,7 @@ struct SubpackageFiles {
 
 impl SubpackageFiles {
     fn of(items: &[Object]) -> SubpackageFiles {
-        let Some(outermost) = items
-            .iter()
-            .filter_map(|o| annotations::package_path(&o.value))
-            .min_by_key(|p| p.len())
-        else {
+        let Some(outermost) = engine::outermost_package(items) else {
             return SubpackageFiles::default();
         };
         let outermost = format!("{}/", outermost.trim_end_matches('/'));
