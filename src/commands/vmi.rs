@@ -67,6 +67,7 @@ fn build_all(
             })
             .collect();
     let preset_index = Mutex::new(presets::PresetIndex::new(&preset_objects).checking_order());
+    out.diagnostics.extend(second_definitions(&inputs.objects));
     // Each VM on its own, in parallel; their findings and printed VMIs are then taken in input
     // order.
     let built: std::result::Result<Vec<Built>, NotAVm> = inputs
@@ -87,6 +88,25 @@ fn build_all(
         out.stdout_parts.extend(printed);
     }
     Ok(())
+}
+
+/// A warning for each second definition of an object a VMI is built with (an instancetype,
+/// a preference, a preset, ...): the cluster holds one object of a kind, namespace and name,
+/// and the VMI is built with the first, as `expand` expands with it.
+fn second_definitions(objects: &[Object]) -> Vec<Diagnostic> {
+    let mut duplicates = Vec::new();
+    crate::validate::rules::duplicate::check(
+        objects.iter().filter(|o| {
+            crate::resolve::indexed(o) || o.kind() == Kind::VirtualMachineInstancePreset
+        }),
+        &mut duplicates,
+    );
+    for d in &mut duplicates {
+        d.severity = diagnostic::Severity::Warning;
+        d.message
+            .push_str("; the VirtualMachineInstance was built with the first");
+    }
+    duplicates
 }
 
 /// Load the inputs of `args` with their VM documents left as text, build every VMI with

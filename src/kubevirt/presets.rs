@@ -847,21 +847,25 @@ pub struct StagedVmi {
 /// The VirtualMachineInstancePresets among `own` (the inputs), then those among `cluster`
 /// (objects given to resolve against only, as `--catalog` gives them) that no preset of `own`
 /// shadows: as with instancetypes, an input object stands for the cluster's object of the
-/// same kind, namespace and name.
+/// same kind, namespace and name. A cluster holds one preset of a namespace and name, so of
+/// two such definitions among `own` only the first is kept, as expansion keeps the first
+/// instancetype of a name (the caller reports the second).
 pub fn with_cluster_presets<'a>(
     own: impl IntoIterator<Item = &'a Object>,
     cluster: impl IntoIterator<Item = &'a Object>,
 ) -> Vec<&'a Object> {
-    let mut presets: Vec<&'a Object> = own
-        .into_iter()
-        .filter(|o| o.kind() == Kind::VirtualMachineInstancePreset)
-        .collect();
-    let given = presets.len();
+    let mut seen: std::collections::HashSet<(&str, &str)> = std::collections::HashSet::new();
+    let mut presets: Vec<&'a Object> = Vec::new();
+    for preset in own {
+        if preset.kind() == Kind::VirtualMachineInstancePreset
+            && seen.insert((preset.effective_namespace(), preset.name()))
+        {
+            presets.push(preset);
+        }
+    }
     for preset in cluster {
         if preset.kind() == Kind::VirtualMachineInstancePreset
-            && !presets[..given].iter().any(|o| {
-                o.name() == preset.name() && o.effective_namespace() == preset.effective_namespace()
-            })
+            && !seen.contains(&(preset.effective_namespace(), preset.name()))
         {
             presets.push(preset);
         }

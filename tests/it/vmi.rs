@@ -1686,3 +1686,64 @@ fn presets_of_the_catalog_select_vmis_and_input_presets_shadow_them() {
         );
     }
 }
+
+/// Two presets of one namespace and name: a cluster holds one of them, so the VMI gets the
+/// first, with a warning, instead of being refused for a conflict of the preset with itself.
+/// A second instancetype of a name is told the same way.
+#[test]
+fn a_second_definition_is_a_warning_and_the_first_is_used() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("a.yaml");
+    let preset = |cores: u32| {
+        format!(
+            "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata: {{name: p}}\n\
+             spec:\n  selector: {{matchLabels: {{app: web}}}}\n  domain: {{cpu: {{cores: {cores}}}}}\n"
+        )
+    };
+    let instancetype = |guest: u32| {
+        format!(
+            "apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineClusterInstancetype\n\
+             metadata: {{name: it}}\nspec: {{cpu: {{guest: {guest}}}, memory: {{guest: 1Gi}}}}\n"
+        )
+    };
+    std::fs::write(
+        &file,
+        [
+            preset(1),
+            preset(2),
+            instancetype(3),
+            instancetype(4),
+            "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstance\n\
+             metadata: {name: v, labels: {app: web}}\nspec: {domain: {devices: {}, memory: {guest: 1Gi}}}\n"
+                .into(),
+            "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: w}\n\
+             spec: {runStrategy: Always, instancetype: {name: it}, template: {spec: {domain: {}}}}\n"
+                .into(),
+        ]
+        .join("---\n"),
+    )
+    .unwrap();
+    let out = kvrender()
+        .args(["vmi", "--no-default-catalog"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    for (line, kind) in [
+        (8, "VirtualMachineInstancePreset/p"),
+        (20, "VirtualMachineClusterInstancetype/it"),
+    ] {
+        assert!(
+            stderr.contains(&format!("a.yaml:{line}: warning[KV020] {kind}:"))
+                && stderr.contains("built with the first"),
+            "{stderr}"
+        );
+    }
+    assert!(!stderr.contains("conflict"), "{stderr}");
+    // The first preset's cores, the first instancetype's vCPUs.
+    assert!(stdout.contains("virtualmachinepreset.kubevirt.io/p: kubevirt.io/v1"));
+    assert!(stdout.contains("cores: 1\n"), "{stdout}");
+    assert!(stdout.contains("sockets: 3\n"), "{stdout}");
+}
