@@ -35,13 +35,7 @@ impl Conflict {
     /// The VM field the conflict is about: its path, or for an annotation the template's
     /// `metadata.annotations` entry (the map itself for the empty key).
     pub fn vm_field(&self) -> String {
-        if self.path == "annotations[]" {
-            return "spec.template.metadata.annotations".to_string();
-        }
-        self.path.strip_prefix("annotations.").map_or_else(
-            || self.path.clone(),
-            |k| format!("spec.template.metadata.annotations.{k}"),
-        )
+        vm_field_of(&self.path)
     }
 
     /// Whether KubeVirt's CPU group reported this conflict (the CPU requests and limits, and
@@ -54,6 +48,23 @@ impl Conflict {
                     || (rest.starts_with("resources.") && rest.ends_with(".cpu"))
             })
     }
+}
+
+/// The VM field a conflict path of KubeVirt's is about, as the VM spells it: for an annotation
+/// the template's `metadata.annotations` entry (the map itself for the empty key), for
+/// `dedicatedCPUPlacement` (the instancetype's spelling, which KubeVirt's message uses) the
+/// VM's `dedicatedCpuPlacement`; any other path as it is.
+pub fn vm_field_of(path: &str) -> String {
+    if path == "annotations[]" {
+        return "spec.template.metadata.annotations".to_string();
+    }
+    if let Some(key) = path.strip_prefix("annotations.") {
+        return format!("spec.template.metadata.annotations.{key}");
+    }
+    if let Some(cpu) = path.strip_suffix(".cpu.dedicatedCPUPlacement") {
+        return format!("{cpu}.cpu.dedicatedCpuPlacement");
+    }
+    path.to_string()
 }
 
 impl fmt::Display for Conflict {
@@ -90,6 +101,10 @@ mod tests {
         assert_eq!(
             Conflict::spec("nodeSelector").vm_field(),
             "spec.template.spec.nodeSelector"
+        );
+        assert_eq!(
+            Conflict::spec("domain.cpu.dedicatedCPUPlacement").vm_field(),
+            "spec.template.spec.domain.cpu.dedicatedCpuPlacement"
         );
     }
 

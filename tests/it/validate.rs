@@ -2457,3 +2457,96 @@ spec:
         "{stdout}"
     );
 }
+
+/// KubeVirt names a conflicting template annotation `annotations.<key>` and the VM's
+/// `dedicatedCpuPlacement` with the instancetype's spelling, `dedicatedCPUPlacement`: the
+/// finding still points at the line where the VM (or a pool's template) sets the field.
+#[test]
+fn conflicts_point_at_the_line_the_vm_sets_them_on() {
+    let instancetype = "apiVersion: instancetype.kubevirt.io/v1beta1
+kind: VirtualMachineClusterInstancetype
+metadata: {name: it1}
+spec:
+  cpu: {guest: 2, dedicatedCPUPlacement: true}
+  memory: {guest: 1Gi}
+  annotations: {a: \"1\"}
+";
+    let vm = "apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata:
+  name: vm1
+spec:
+  runStrategy: Always
+  instancetype: {name: it1}
+  template:
+    metadata:
+      annotations:
+        a: \"2\"
+    spec:
+      domain:
+        cpu:
+          sockets: 1
+          dedicatedCpuPlacement: true
+        devices: {}
+";
+    let pool = "apiVersion: pool.kubevirt.io/v1alpha1
+kind: VirtualMachinePool
+metadata:
+  name: p
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: x}
+  virtualMachineTemplate:
+    metadata:
+      labels: {app: x}
+    spec:
+      runStrategy: Always
+      instancetype: {name: it1}
+      template:
+        metadata:
+          labels: {app: x}
+          annotations:
+            a: \"2\"
+        spec:
+          domain:
+            devices: {}
+";
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, object) in [
+        ("it.yaml", instancetype),
+        ("vm.yaml", vm),
+        ("pool.yaml", pool),
+    ] {
+        std::fs::write(tmp.path().join(name), object).unwrap();
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
+        .current_dir(tmp.path())
+        .args([
+            "validate",
+            "--no-default-catalog",
+            "it.yaml",
+            "vm.yaml",
+            "pool.yaml",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    for (at, field) in [
+        ("vm.yaml:11", "annotations.a"),
+        (
+            "vm.yaml:16",
+            "spec.template.spec.domain.cpu.dedicatedCPUPlacement",
+        ),
+        ("vm.yaml:15", "spec.template.spec.domain.cpu.sockets"),
+        ("pool.yaml:19", "annotations.a"),
+    ] {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.starts_with(&format!("{at}: error[KV010]")) && l.contains(field)),
+            "{field} at {at}:\n{stdout}"
+        );
+    }
+}

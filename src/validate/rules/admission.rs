@@ -106,8 +106,16 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) -> Admi
                 requirements_hint(obj, ctx, &cause.message, &response.ignored_lookups)
             }
         };
+        // A conflict is found at the VM's own spelling of the field (KubeVirt names a template
+        // annotation `annotations.<key>`, and `dedicatedCpuPlacement` with the instancetype's
+        // spelling); other causes at their field, later.
+        let origin = if cause.reason == Reason::Conflict {
+            obj.field_origin(&crate::kubevirt::conflict::vm_field_of(&cause.field))
+        } else {
+            obj.origin.clone()
+        };
         out.push(
-            Diagnostic::error(code, obj.origin.clone(), format!("{}{hint}", cause.message))
+            Diagnostic::error(code, origin, format!("{}{hint}", cause.message))
                 .with_object(obj.object_ref())
                 .with_field(cause.field.clone()),
         );

@@ -67,6 +67,7 @@ pub(super) fn said_of(
     field_of: fn(&str) -> String,
     note: &str,
 ) -> Diagnostic {
+    let vm_field = d.field.clone();
     d.field = d
         .field
         .as_deref()
@@ -75,6 +76,11 @@ pub(super) fn said_of(
     d.origin = match &d.field {
         Some(field) if d.code == super::reference_not_found::RULE.code => {
             owner.field_origin(&format!("{field}.name"))
+        }
+        // A conflict at the template's own spelling of the field (see `vm_field_of`).
+        Some(_) if d.code == super::instancetype_conflict::RULE.code => {
+            let vm_field = vm_field.as_deref().map(first_field).unwrap_or_default();
+            owner.field_origin(&field_of(&crate::kubevirt::conflict::vm_field_of(vm_field)))
         }
         Some(field) => owner.field_origin(first_field(field)),
         None => owner.origin.clone(),
