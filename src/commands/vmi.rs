@@ -319,6 +319,11 @@ pub(crate) fn build_one(
     }
     if stage == Stage::Full
         && let Some(spec) = vmi.get_mut("spec")
+    {
+        vmi::schema_defaults(spec);
+    }
+    if stage == Stage::Full
+        && let Some(spec) = vmi.get_mut("spec")
         && let Err(e) = vmi_defaults::apply(&inputs.profile, spec)
     {
         diagnostics.push(

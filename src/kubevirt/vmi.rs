@@ -83,6 +83,24 @@ pub fn vm_to_vmi(vm: &Object) -> Value {
     Value::Object(vmi)
 }
 
+/// The defaults of KubeVirt's VM and VMI schemas, which the API server writes into a stored
+/// object where it leaves the field out: `readOnly: true` in a `containerPath` volume (the only
+/// such default in a VMI spec; the schema refuses any other value).
+pub fn schema_defaults(spec: &mut Value) {
+    let Some(volumes) = spec.get_mut("volumes").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for volume in volumes {
+        if let Some(source) = volume
+            .get_mut("containerPath")
+            .and_then(Value::as_object_mut)
+            && source.get("readOnly").is_none_or(Value::is_null)
+        {
+            source.insert("readOnly".into(), Value::Bool(true));
+        }
+    }
+}
+
 /// What a KubeVirt controller that creates a VMI through the API does to its `spec` on the way:
 /// Go drops an empty or `null` map of requests or limits (`omitempty`), so neither the presets
 /// nor the webhooks see one.
@@ -815,6 +833,28 @@ mod tests {
                 "limits": {"memory": 1073741824u64, "cpu": "2"}},
                 "memory": {"guest": "-9223372036854775807"}},
                 "volumes": [{"name": "v", "emptyDisk": {"capacity": "1Gi"}}, {"name": "w"}]})
+        );
+    }
+
+    #[test]
+    fn a_container_path_volume_is_read_only_unless_it_says() {
+        let mut spec = json!({"volumes": [
+            {"name": "a", "containerPath": {"path": "/a"}},
+            {"name": "b", "containerPath": {"path": "/b", "readOnly": null}},
+            {"name": "c", "containerPath": {"path": "/c", "readOnly": false}},
+            {"name": "d", "emptyDisk": {"capacity": "1Gi"}},
+            {"name": "e", "containerPath": null}
+        ]});
+        schema_defaults(&mut spec);
+        assert_eq!(
+            spec,
+            json!({"volumes": [
+                {"name": "a", "containerPath": {"path": "/a", "readOnly": true}},
+                {"name": "b", "containerPath": {"path": "/b", "readOnly": true}},
+                {"name": "c", "containerPath": {"path": "/c", "readOnly": false}},
+                {"name": "d", "emptyDisk": {"capacity": "1Gi"}},
+                {"name": "e", "containerPath": null}
+            ]})
         );
     }
 

@@ -1747,3 +1747,33 @@ fn a_second_definition_is_a_warning_and_the_first_is_used() {
     assert!(stdout.contains("cores: 1\n"), "{stdout}");
     assert!(stdout.contains("sockets: 3\n"), "{stdout}");
 }
+
+/// The API server writes the schema's `readOnly: true` into a `containerPath` volume that
+/// leaves it out, so the VMI a VM starts has it; the preset stage, before the API server,
+/// does not.
+#[test]
+fn a_container_path_volume_gets_the_schemas_read_only() {
+    let vm = "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: cp}\n\
+              spec:\n  runStrategy: Always\n  template:\n    spec:\n      domain:\n\
+              \x20       memory: {guest: 1Gi}\n        devices:\n\
+              \x20         filesystems: [{name: host, virtiofs: {}}]\n      volumes:\n\
+              \x20     - {name: host, containerPath: {path: /var/run/x}}\n";
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("vm.yaml");
+    std::fs::write(&file, vm).unwrap();
+    let run = |stage: &str| {
+        let out = kvrender()
+            .args(["vmi", "--no-default-catalog", "--stage", stage])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let full = run("full");
+    assert!(
+        full.contains("containerPath:\n      path: /var/run/x\n      readOnly: true\n"),
+        "{full}"
+    );
+    assert!(!run("presets").contains("readOnly"));
+}
