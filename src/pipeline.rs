@@ -383,10 +383,32 @@ fn expand_vm_to(
         return Err(d);
     }
     if !infer::uses_inference(&vm.value) {
+        // The VM the controller starts went through the VM webhook, whose instancetype step
+        // gives it the preference's architecture and whose next step a DataSource's.
+        if stage == Stage::Controller
+            && let Some(arch) =
+                infer::architecture_from_data_source(&vm.value, vm.effective_namespace(), index)
+            && !expand::find_preference_spec(vm, index)
+                .ok()
+                .flatten()
+                .is_some_and(|p| p.get("preferredArchitecture").is_some_and(|a| a != ""))
+        {
+            let mut value = vm.value.clone();
+            infer::set_architecture(&mut value, arch);
+            let vm = vm.with_value(value);
+            return expand::expand_remembered(&vm, index, profile, stage, &mut lookups)
+                .map_err(|e| expand_diagnostic(&vm, &e));
+        }
         return expand::expand_remembered(vm, index, profile, stage, &mut lookups)
             .map_err(|e| expand_diagnostic(vm, &e));
     }
-    let inferred = infer::infer_and_mutate(vm, index).map_err(|e| infer_diagnostic(vm, &e))?;
+    let mut inferred = infer::infer_and_mutate(vm, index).map_err(|e| infer_diagnostic(vm, &e))?;
+    if stage == Stage::Controller
+        && let Some(arch) =
+            infer::architecture_from_data_source(&inferred.vm, vm.effective_namespace(), index)
+    {
+        infer::set_architecture(&mut inferred.vm, arch);
+    }
     let mutated = Object::new(inferred.vm.clone(), vm.origin.clone());
     expand::expand_remembered(&mutated, index, profile, stage, &mut Lookups::default()).map_err(
         |e| {

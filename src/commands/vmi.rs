@@ -20,7 +20,7 @@ use crate::commands::inputs::Inputs;
 use crate::diagnostic::{self, Diagnostic, codes};
 use crate::emit;
 use crate::error::{Error, Result};
-use crate::kubevirt::{admission, expand, presets, vmi, vmi_defaults};
+use crate::kubevirt::{admission, expand, infer, presets, vmi, vmi_defaults};
 use crate::load;
 use crate::load::deferred::{DeferredVms, NotAVm};
 use crate::model::{Kind, Object};
@@ -252,7 +252,20 @@ pub(crate) fn build_one(
             diagnostics.push(d);
             return None;
         }
-        obj.clone()
+        // The VM webhook's architecture from a DataSource (see `controller_vm`).
+        let arch = (kind == Kind::VirtualMachine)
+            .then(|| {
+                infer::architecture_from_data_source(&obj.value, obj.effective_namespace(), index)
+            })
+            .flatten();
+        match arch {
+            Some(arch) => {
+                let mut value = obj.value.clone();
+                infer::set_architecture(&mut value, arch);
+                obj.with_value(value)
+            }
+            None => obj.clone(),
+        }
     };
     let mut vmi = vmi::vmi_for(&source)?;
     vmi::null_strings_as_empty(&mut vmi);

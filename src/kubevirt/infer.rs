@@ -770,6 +770,73 @@ fn mutate_architecture(vm: &mut Value, pref: &Value) {
     }
 }
 
+/// The step of KubeVirt's VM webhook that follows the instancetype step: a VM whose template
+/// has no architecture (its preference gave none) takes the one a DataSource its DataVolume
+/// templates are cloned from says it holds, in the label `template.kubevirt.io/architecture`.
+/// The DataVolume templates are taken in order, each `sourceRef` of kind `DataSource` (any
+/// case) looked up in its namespace, else the VM's (`namespace`); a DataSource whose source is
+/// another DataSource gives way to that one (looked up in the namespace it names). A template
+/// whose DataSource is not found, has no such label or names an architecture other than
+/// `amd64`, `arm64` or `s390x` is passed over, as KubeVirt passes it over; the first that names
+/// one wins. Returns the architecture to write into the template, if any.
+pub fn architecture_from_data_source(
+    vm: &Value,
+    namespace: &str,
+    index: &Index<'_>,
+) -> Option<&'static str> {
+    const ARCH_LABEL: &str = "template.kubevirt.io/architecture";
+    let template = path::get(vm, &["spec", "template"]).filter(|t| t.is_object())?;
+    if !unset_str(template, &["spec", "architecture"]) {
+        return None;
+    }
+    let lookup = |ns: &str, name: &str| {
+        if ns.is_empty() || name.is_empty() {
+            return None;
+        }
+        index.get_str("DataSource", ns, name)
+    };
+    let templates = path::get(vm, &["spec", "dataVolumeTemplates"]).and_then(Value::as_array)?;
+    for dvt in templates {
+        let Some(source_ref) = path::get(dvt, &["spec", "sourceRef"]).filter(|r| r.is_object())
+        else {
+            continue;
+        };
+        if !ref_str(source_ref, "kind").eq_ignore_ascii_case("datasource") {
+            continue;
+        }
+        let ns = nonempty(source_ref, &["namespace"]).unwrap_or(namespace);
+        let Some(mut ds) = lookup(ns, ref_str(source_ref, "name")) else {
+            continue;
+        };
+        if let Some(next) =
+            path::get(&ds.value, &["spec", "source", "dataSource"]).filter(|d| d.is_object())
+        {
+            match lookup(ref_str(next, "namespace"), ref_str(next, "name")) {
+                Some(next) => ds = next,
+                None => continue,
+            }
+        }
+        match path::get(&ds.value, &["metadata", "labels", ARCH_LABEL]).and_then(Value::as_str) {
+            Some("amd64") => return Some("amd64"),
+            Some("arm64") => return Some("arm64"),
+            Some("s390x") => return Some("s390x"),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Write `arch` into `spec.template.spec.architecture` of `vm`.
+pub fn set_architecture(vm: &mut Value, arch: &str) {
+    if let Some(template) = path::get_mut(vm, &["spec", "template"]) {
+        path::set(
+            template,
+            &["spec", "architecture"],
+            Value::String(arch.into()),
+        );
+    }
+}
+
 /// `machine.preferredMachineType` fills an empty `domain.machine.type`.
 fn mutate_machine_type(vm: &mut Value, pref: &Value) {
     let Some(machine_type) = nonempty(pref, &["machine", "preferredMachineType"]) else {

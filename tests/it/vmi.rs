@@ -1777,3 +1777,123 @@ fn a_container_path_volume_gets_the_schemas_read_only() {
     );
     assert!(!run("presets").contains("readOnly"));
 }
+
+/// KubeVirt's VM webhook gives a VM without an architecture the one the DataSource of its
+/// first DataVolume template that names one holds (`template.kubevirt.io/architecture`),
+/// unless its preference gives one first; the VMI then gets that architecture's defaults.
+#[test]
+fn a_data_source_gives_the_vm_its_architecture() {
+    let data_source = |name: &str, labels: &str, source: &str| {
+        format!(
+            "apiVersion: cdi.kubevirt.io/v1beta1\nkind: DataSource\n\
+             metadata: {{name: {name}, namespace: images, labels: {{{labels}}}}}\n\
+             spec: {{source: {source}}}\n"
+        )
+    };
+    let vm = |name: &str, sources: &[&str], extra: &str| {
+        let templates: Vec<String> = sources
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                format!(
+                    "  - metadata: {{name: {name}-{i}}}\n    spec:\n\
+                     \x20     sourceRef: {{kind: {s}}}\n\
+                     \x20     storage: {{resources: {{requests: {{storage: 1Gi}}}}}}\n"
+                )
+            })
+            .collect();
+        format!(
+            "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {{name: {name}}}\n\
+             spec:\n  runStrategy: Always\n{extra}  dataVolumeTemplates:\n{}\
+             \x20 template:\n    spec:\n      domain:\n        memory: {{guest: 1Gi}}\n\
+             \x20       devices: {{}}\n",
+            templates.concat()
+        )
+    };
+    let documents = [
+        data_source(
+            "arm",
+            "template.kubevirt.io/architecture: arm64",
+            "{pvc: {name: p, namespace: images}}",
+        ),
+        data_source(
+            "other",
+            "template.kubevirt.io/architecture: ppc64le",
+            "{pvc: {name: p, namespace: images}}",
+        ),
+        data_source(
+            "s390x",
+            "template.kubevirt.io/architecture: s390x",
+            "{pvc: {name: p, namespace: images}}",
+        ),
+        // A DataSource that points at another: the other's label counts, not its own.
+        data_source(
+            "alias",
+            "template.kubevirt.io/architecture: arm64",
+            "{dataSource: {name: s390x, namespace: images}}",
+        ),
+        "apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineClusterPreference\n\
+         metadata: {name: amd}\nspec: {preferredArchitecture: amd64}\n"
+            .to_string(),
+        "apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineClusterPreference\n\
+         metadata: {name: plain}\nspec: {devices: {preferredDiskBus: virtio}}\n"
+            .to_string(),
+        vm("bare", &["DataSource, name: arm, namespace: images"], ""),
+        vm(
+            "skips",
+            &[
+                "DataSource, name: missing, namespace: images",
+                "datasource, name: other, namespace: images",
+                "DataSource, name: alias, namespace: images",
+            ],
+            "",
+        ),
+        vm(
+            "plain",
+            &["DataSource, name: arm, namespace: images"],
+            "  preference: {name: plain}\n",
+        ),
+        vm(
+            "preferred",
+            &["DataSource, name: arm, namespace: images"],
+            "  preference: {name: amd}\n",
+        ),
+        vm("elsewhere", &["DataSource, name: arm"], ""),
+    ];
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("vms.yaml");
+    std::fs::write(&file, documents.join("---\n")).unwrap();
+    let out = kvrender()
+        .args(["vmi", "--no-default-catalog"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let vmis: Vec<serde_json::Value> = load::parse_text(&std::sync::Arc::from("out"), &stdout)
+        .objects
+        .into_iter()
+        .map(|o| o.value)
+        .collect();
+    let arch = |name: &str| {
+        let vmi = vmis
+            .iter()
+            .find(|v| v["metadata"]["name"] == name)
+            .unwrap_or_else(|| panic!("no VMI {name}:\n{stdout}"));
+        (
+            vmi["spec"]["architecture"].as_str().unwrap().to_string(),
+            vmi["spec"]["domain"]["machine"]["type"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+        )
+    };
+    let expect = |a: &str, m: &str| (a.to_string(), m.to_string());
+    assert_eq!(arch("bare"), expect("arm64", "virt"));
+    // Not found, then an architecture KubeVirt does not take, then an alias of s390x.
+    assert_eq!(arch("skips"), expect("s390x", "s390-ccw-virtio"));
+    assert_eq!(arch("plain"), expect("arm64", "virt"));
+    assert_eq!(arch("preferred"), expect("amd64", "q35"));
+    // Looked up in the VM's namespace, where there is none.
+    assert_eq!(arch("elsewhere"), expect("amd64", "q35"));
+}
