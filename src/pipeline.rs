@@ -391,7 +391,11 @@ fn expand_vm_to(
             && !expand::find_preference_spec(vm, index)
                 .ok()
                 .flatten()
-                .is_some_and(|p| p.get("preferredArchitecture").is_some_and(|a| a != ""))
+                .is_some_and(|p| {
+                    p.get("preferredArchitecture")
+                        .and_then(Value::as_str)
+                        .is_some_and(|a| !a.is_empty())
+                })
         {
             let mut value = vm.value.clone();
             infer::set_architecture(&mut value, arch);

@@ -2550,3 +2550,52 @@ spec:
         );
     }
 }
+
+/// The validating webhook sees the VM after the mutating one gave it the architecture its
+/// DataSource names (`template.kubevirt.io/architecture`): a preference's architecture
+/// requirement is judged against that one.
+#[test]
+fn a_preference_requirement_sees_the_data_sources_architecture() {
+    let file = |required: &str| {
+        format!(
+            "apiVersion: cdi.kubevirt.io/v1beta1\nkind: DataSource\n\
+             metadata: {{name: arm, namespace: images, labels: {{template.kubevirt.io/architecture: arm64}}}}\n\
+             spec: {{source: {{pvc: {{name: p, namespace: images}}}}}}\n---\n\
+             apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineClusterPreference\n\
+             metadata: {{name: pref}}\nspec: {{requirements: {{architecture: {required}}}}}\n---\n\
+             apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {{name: v}}\nspec:\n\
+             \x20 runStrategy: Always\n  preference: {{name: pref}}\n  dataVolumeTemplates:\n\
+             \x20 - metadata: {{name: root}}\n    spec:\n\
+             \x20     sourceRef: {{kind: DataSource, name: arm, namespace: images}}\n\
+             \x20     storage: {{resources: {{requests: {{storage: 1Gi}}}}}}\n\
+             \x20 template:\n    spec:\n      domain:\n        memory: {{guest: 1Gi}}\n\
+             \x20       devices: {{disks: [{{name: root, disk: {{}}}}]}}\n\
+             \x20     volumes: [{{name: root, dataVolume: {{name: root}}}}]\n"
+        )
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    for (required, code, says) in [
+        ("arm64", Some(0), None),
+        (
+            "amd64",
+            Some(1),
+            Some("preference requires architecture amd64 but arm64 is being requested"),
+        ),
+    ] {
+        let path = tmp.path().join(format!("{required}.yaml"));
+        std::fs::write(&path, file(required)).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
+            .args(["validate", "--no-default-catalog"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), code, "{required}: {}", describe(&out));
+        if let Some(says) = says {
+            assert!(
+                stdout.contains("error[KV033]") && stdout.contains(says),
+                "{stdout}"
+            );
+        }
+    }
+}

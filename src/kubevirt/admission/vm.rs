@@ -20,7 +20,7 @@ use super::{Cause, Reason, Response, requirements, spread};
 use crate::kubevirt::conflict;
 use crate::kubevirt::expand::{self, ExpandError};
 use crate::kubevirt::profile::ClusterProfile;
-use crate::kubevirt::{defaults, instancetype_apply, preference_apply};
+use crate::kubevirt::{defaults, infer, instancetype_apply, preference_apply};
 use crate::model::path::Fields;
 use crate::model::{Object, path};
 use crate::resolve::Index;
@@ -60,6 +60,22 @@ pub fn admit<'a>(vm: &Object, index: &Index<'a>, profile: &ClusterProfile) -> Re
         .filter(|t| t.is_object())
         .cloned()
         .unwrap_or_else(|| Value::Object(Map::new()));
+    // The VM reaches this webhook after the mutating one, which gives a VM without an
+    // architecture its preference's, else the one its DataSource names.
+    let preferred_arch = preference
+        .and_then(|p| p.get("preferredArchitecture"))
+        .and_then(Value::as_str)
+        .is_some_and(|a| !a.is_empty());
+    if !preferred_arch
+        && let Some(arch) =
+            infer::architecture_from_data_source(&vm.value, vm.effective_namespace(), index)
+    {
+        path::set(
+            &mut template,
+            &["spec", "architecture"],
+            Value::String(arch.into()),
+        );
+    }
     if let Some(it) = instancetype {
         let conflicts = instancetype_apply::apply(it, preference, &mut template);
         if !conflicts.is_empty() {
