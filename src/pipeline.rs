@@ -388,14 +388,10 @@ fn expand_vm_to(
         if stage == Stage::Controller
             && let Some(arch) =
                 infer::architecture_from_data_source(&vm.value, vm.effective_namespace(), index)
-            && !expand::find_preference_spec(vm, index)
+            && expand::find_preference_spec(vm, index)
                 .ok()
                 .flatten()
-                .is_some_and(|p| {
-                    p.get("preferredArchitecture")
-                        .and_then(Value::as_str)
-                        .is_some_and(|a| !a.is_empty())
-                })
+                .is_none_or(|p| infer::preferred_architecture(&p).is_none())
         {
             let mut value = vm.value.clone();
             infer::set_architecture(&mut value, arch);

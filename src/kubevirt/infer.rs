@@ -753,9 +753,14 @@ fn unset_str(v: &Value, p: &[&str]) -> bool {
     }
 }
 
+/// A preference's `preferredArchitecture`, when it names one.
+pub fn preferred_architecture(pref: &Value) -> Option<&str> {
+    nonempty(pref, &["preferredArchitecture"])
+}
+
 /// `preferredArchitecture` fills an empty `spec.template.spec.architecture`.
 fn mutate_architecture(vm: &mut Value, pref: &Value) {
-    let Some(arch) = nonempty(pref, &["preferredArchitecture"]) else {
+    let Some(arch) = preferred_architecture(pref) else {
         return;
     };
     let Some(template) = path::get_mut(vm, &["spec", "template"]).filter(|t| t.is_object()) else {

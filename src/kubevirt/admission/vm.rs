@@ -62,11 +62,7 @@ pub fn admit<'a>(vm: &Object, index: &Index<'a>, profile: &ClusterProfile) -> Re
         .unwrap_or_else(|| Value::Object(Map::new()));
     // The VM reaches this webhook after the mutating one, which gives a VM without an
     // architecture its preference's, else the one its DataSource names.
-    let preferred_arch = preference
-        .and_then(|p| p.get("preferredArchitecture"))
-        .and_then(Value::as_str)
-        .is_some_and(|a| !a.is_empty());
-    if !preferred_arch
+    if preference.and_then(infer::preferred_architecture).is_none()
         && let Some(arch) =
             infer::architecture_from_data_source(&vm.value, vm.effective_namespace(), index)
     {
