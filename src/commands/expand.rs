@@ -170,22 +170,16 @@ fn expand_documents(
     // Two definitions of what a VM resolves against: expansion takes the first, a `kubectl
     // apply` of the files the last. A warning (the output is KubeVirt's answer for the first);
     // `build` and `validate`, which check a repository, refuse it.
-    let mut duplicates = Vec::new();
-    crate::validate::rules::duplicate::check(
-        objects
-            .iter()
-            .copied()
-            .filter(|o| crate::resolve::indexed(o))
-            .chain(rendered.iter()),
-        &mut duplicates,
-    );
     outcome
         .diagnostics
-        .extend(duplicates.into_iter().map(|mut d| {
-            d.severity = diagnostic::Severity::Warning;
-            d.message.push_str("; expansion used the first");
-            d
-        }));
+        .extend(crate::validate::rules::duplicate::warnings(
+            objects
+                .iter()
+                .copied()
+                .filter(|o| crate::resolve::indexed(o))
+                .chain(rendered.iter()),
+            "; expansion used the first",
+        ));
     outcome
         .diagnostics
         .extend(streamed.kept.into_iter().map(|(_, d)| *d));

@@ -94,19 +94,12 @@ fn build_all(
 /// a preference, a preset, ...): the cluster holds one object of a kind, namespace and name,
 /// and the VMI is built with the first, as `expand` expands with it.
 fn second_definitions(objects: &[Object]) -> Vec<Diagnostic> {
-    let mut duplicates = Vec::new();
-    crate::validate::rules::duplicate::check(
+    crate::validate::rules::duplicate::warnings(
         objects.iter().filter(|o| {
             crate::resolve::indexed(o) || o.kind() == Kind::VirtualMachineInstancePreset
         }),
-        &mut duplicates,
-    );
-    for d in &mut duplicates {
-        d.severity = diagnostic::Severity::Warning;
-        d.message
-            .push_str("; the VirtualMachineInstance was built with the first");
-    }
-    duplicates
+        "; the VirtualMachineInstance was built with the first",
+    )
 }
 
 /// Load the inputs of `args` with their VM documents left as text, build every VMI with

@@ -78,6 +78,18 @@ pub fn check<'a>(objects: impl IntoIterator<Item = &'a Object>, out: &mut Vec<Di
     }
 }
 
+/// [`check`] for a command that goes on with the first definition: each second definition is a
+/// warning, its message ending with `note` (what the command did with the first).
+pub fn warnings<'a>(objects: impl IntoIterator<Item = &'a Object>, note: &str) -> Vec<Diagnostic> {
+    let mut found = Vec::new();
+    check(objects, &mut found);
+    for d in &mut found {
+        d.severity = crate::diagnostic::Severity::Warning;
+        d.message.push_str(note);
+    }
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
