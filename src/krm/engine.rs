@@ -134,6 +134,9 @@ enum Role {
     /// A file an earlier package render wrote, of an object rendered no more, under `prune`:
     /// neither checked nor written back, so kpt deletes it.
     Pruned,
+    /// The file an earlier run wrote of an object read from `paths` now: neither checked nor
+    /// written back; the object read takes its place (its file and index).
+    Reread,
 }
 
 fn role(obj: &Object) -> Role {
@@ -487,6 +490,59 @@ fn stale_outputs(
             )
         };
         diagnostics.push(finding.with_object(item.object_ref()));
+    }
+}
+
+/// Whether `item` is the document `read` from disk: equal but for the annotations an
+/// orchestrator or an earlier run put on it (a file of the package named in `paths` too).
+fn same_document(item: &Value, read: &Value) -> bool {
+    fn bare(value: &Value) -> Value {
+        let mut value = value.clone();
+        if let Some(metadata) = value.get_mut("metadata").and_then(Value::as_object_mut)
+            && let Some(Value::Object(notes)) = metadata.get_mut("annotations")
+        {
+            notes.retain(|k, _| !annotations::is_orchestration(k));
+            if notes.is_empty() {
+                metadata.remove("annotations");
+            }
+        }
+        value
+    }
+    bare(item) == bare(read)
+}
+
+/// The places (package, file, index) the items of a kpt run hold, and the next free index of
+/// a file for each new object placed there.
+struct Places {
+    taken: foldhash::HashSet<(Option<String>, String, usize)>,
+}
+
+impl Places {
+    /// The places `items` hold (only under [`Placement::Files`], the one that names files).
+    fn of(items: &[Value], packages: Option<&Packages>, placement: Placement) -> Places {
+        let taken = items
+            .iter()
+            .filter(|_| placement == Placement::Files)
+            .filter_map(|value| {
+                let path = annotations::file_path(value)?;
+                let path = path.strip_prefix("./").unwrap_or(&path).to_string();
+                let package = packages.and_then(|p| p.package_of(value));
+                Some((package, path, annotations::file_index(value).unwrap_or(0)))
+            })
+            .collect();
+        Places { taken }
+    }
+
+    /// The first index of `file` in `package` that nothing holds, now held.
+    fn next(&mut self, package: Option<&str>, file: &str) -> usize {
+        let package = package.map(str::to_string);
+        let file = file.to_string();
+        let mut index = 0;
+        while self.taken.contains(&(package.clone(), file.clone(), index)) {
+            index += 1;
+        }
+        self.taken.insert((package, file, index));
+        index
     }
 }
 
@@ -869,17 +925,49 @@ fn run<V: VmTexts>(
         ..RenderOptions::default()
     };
     render_families(&mut catalogs.objects, &catalog_options, &mut diagnostics);
+    let mut out: Vec<Object> = items;
+    // The packages of a kpt run: a subpackage's catalog renders into that subpackage.
+    let packages = (placement == Placement::Files).then(|| Packages::of(&out));
+    // For each `paths` object, the item an earlier run wrote of it, whose place it takes.
+    let mut earlier_copies: Vec<Option<Value>> = Vec::new();
     let (path_catalog, mut path_objects): (Vec<Object>, Vec<Object>) = from_paths
         .objects
         .into_iter()
         .filter(|o| role(o) != Role::Config)
+        .filter_map(|o| {
+            if let Some(packages) = &packages
+                && role(&o) == Role::Object
+            {
+                let file = annotations::file_for(&o);
+                let earlier = (0..out.len()).find(|&i| {
+                    roles[i] == Role::Object
+                        && key(&out[i]) == key(&o)
+                        && packages.holds(&out[i], &Home::default(), &file)
+                });
+                if let Some(i) = earlier {
+                    roles[i] = Role::Reread;
+                    earlier_copies.push(Some(out[i].value.clone()));
+                    return Some(o);
+                }
+            }
+            // A file of the package named again in `paths` is read once: its documents are
+            // among the items already.
+            let read_already = out.iter().zip(&roles).any(|(item, r)| {
+                matches!(r, Role::Object | Role::Catalog)
+                    && key(item) == key(&o)
+                    && same_document(&item.value, &o.value)
+            });
+            if read_already {
+                return None;
+            }
+            if role(&o) == Role::Object {
+                earlier_copies.push(None);
+            }
+            Some(o)
+        })
         .partition(|o| role(o) == Role::Catalog);
-
-    let mut out: Vec<Object> = items;
     // Which items are no longer as they were read.
     let mut changed = vec![false; out.len()];
-    // The packages of a kpt run: a subpackage's catalog renders into that subpackage.
-    let packages = (placement == Placement::Files).then(|| Packages::of(&out));
 
     // Render.
     let mut rendered = Vec::new();
@@ -1339,7 +1427,9 @@ fn run<V: VmTexts>(
     let mut as_read: Vec<Option<AsRead>> = Vec::new();
     for (input, ((o, r), changed)) in out.into_iter().zip(&roles).zip(changed).enumerate() {
         let document = printed_items.next().flatten();
-        if *r == Role::Pruned || (placement == Placement::Build && *r != Role::Object) {
+        if matches!(r, Role::Pruned | Role::Reread)
+            || (placement == Placement::Build && *r != Role::Object)
+        {
             continue;
         }
         let mut value = o.value;
@@ -1362,11 +1452,22 @@ fn run<V: VmTexts>(
         }
         values.push(value);
     }
-    for obj in path_objects {
+    // New files go where a package render writes them (see `annotations::file_for`), in the
+    // package the step runs on or the subpackage their catalog document is in, at the first
+    // index no item of that file holds: kpt refuses two items at one path and index.
+    let mut taken = Places::of(&values, packages.as_ref(), placement);
+    for (obj, earlier) in path_objects.into_iter().zip(earlier_copies) {
+        let file = annotations::file_for(&obj);
         let mut value = obj.value;
-        if placement == Placement::Files && annotations::file_path(&value).is_none() {
-            let file = obj.origin.path.to_string();
-            annotations::set_file(&mut value, &file, obj.origin.index);
+        if placement == Placement::Files {
+            match earlier {
+                Some(earlier) => annotations::copy_orchestration(&earlier, &mut value),
+                None if annotations::file_path(&value).is_none() => {
+                    let index = taken.next(None, &file);
+                    annotations::set_file(&mut value, &file, index);
+                }
+                None => {}
+            }
         }
         values.push(value);
     }
@@ -1374,7 +1475,8 @@ fn run<V: VmTexts>(
         let file = format!("{}{}", home.prefix, annotations::file_for(&obj));
         let mut value = obj.value;
         if placement == Placement::Files {
-            annotations::set_file(&mut value, &file, 0);
+            let index = taken.next(home.package.as_deref(), &file);
+            annotations::set_file(&mut value, &file, index);
             if let Some(package) = &home.package {
                 annotations::set_package(&mut value, package);
             }

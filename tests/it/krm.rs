@@ -1476,6 +1476,173 @@ fn kpt_fn_eval_prunes_the_files_of_sizes_removed_from_the_catalog() {
     assert_eq!(dump(&pkg), before);
 }
 
+/// `kpt fn eval` started in `dir`, as a user runs it from inside a package.
+fn kpt_eval_in(dir: &Path, pkg: &str, extra: &[&str]) -> Output {
+    Command::new(tool("kpt"))
+        .current_dir(dir)
+        .args(["fn", "eval", pkg, "--exec"])
+        .arg(format!("{BIN} fn"))
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+const KPTFILE: &str = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\n";
+
+/// The objects of `paths` files outside the package are written into it where a render writes
+/// objects of their kind, whatever the path looks like, and the next run replaces them there:
+/// kpt refuses an item at a path outside the package, and two items at one path and index.
+#[test]
+fn kpt_fn_eval_places_the_objects_of_paths_in_the_package_and_replaces_them_later() {
+    let tmp = tempfile::tempdir().unwrap();
+    let shared = tmp.path().join("shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    std::fs::write(
+        shared.join("ext.yaml"),
+        "apiVersion: instancetype.kubevirt.io/v1beta1\n\
+         kind: VirtualMachineClusterInstancetype\n\
+         metadata:\n  name: ext.big\n\
+         spec:\n  cpu:\n    guest: 4\n  memory:\n    guest: 8Gi\n",
+    )
+    .unwrap();
+    let pkg = tmp.path().join("pkgs/foo");
+    std::fs::create_dir_all(&pkg).unwrap();
+    std::fs::write(pkg.join("Kptfile"), KPTFILE).unwrap();
+    std::fs::write(
+        pkg.join("vm.yaml"),
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: vm1\n\
+         spec:\n  runStrategy: Halted\n  instancetype:\n    name: ext.big\n\
+         \x20 template:\n    spec:\n      domain:\n        devices: {}\n",
+    )
+    .unwrap();
+    let absolute = format!("paths={}", shared.display());
+    // From the repository's root, from inside the package with `..`, and absolutely.
+    let runs: [(&Path, &str, &str); 3] = [
+        (tmp.path(), "pkgs/foo", "paths=shared"),
+        (&pkg, ".", "paths=../../shared"),
+        (tmp.path(), "pkgs/foo", &absolute),
+    ];
+    for (dir, target, paths) in runs {
+        let before = dump(&pkg);
+        for run in ["first", "second"] {
+            let out = kpt_eval_in(dir, target, &["--", paths, "expand=validate"]);
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{paths}, {run} run:\n{}",
+                show(&out)
+            );
+        }
+        let files = dump(&pkg);
+        assert!(
+            files.contains("# cluster-instancetypes/ext.big.yaml\n"),
+            "{paths}:\n{files}"
+        );
+        assert_eq!(
+            files.matches("name: ext.big\n").count(),
+            2,
+            "{paths}:\n{files}"
+        );
+        if before.contains("# cluster-instancetypes/ext.big.yaml\n") {
+            assert_eq!(files, before, "{paths}: a later run changed the package");
+        }
+    }
+    let mut entries: Vec<String> = walkdir::WalkDir::new(tmp.path())
+        .into_iter()
+        .map(|e| {
+            e.unwrap()
+                .path()
+                .strip_prefix(tmp.path())
+                .unwrap()
+                .display()
+                .to_string()
+        })
+        .collect();
+    entries.sort();
+    assert_eq!(
+        entries,
+        [
+            "",
+            "pkgs",
+            "pkgs/foo",
+            "pkgs/foo/Kptfile",
+            "pkgs/foo/cluster-instancetypes",
+            "pkgs/foo/cluster-instancetypes/ext.big.yaml",
+            "pkgs/foo/vm.yaml",
+            "shared",
+            "shared/ext.yaml"
+        ]
+    );
+}
+
+/// A file of the package named in `paths` too is read once: its documents are not second
+/// definitions of themselves, and nothing is added to the package.
+#[test]
+fn kpt_fn_eval_reads_a_package_file_named_in_paths_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("p");
+    std::fs::create_dir_all(pkg.join("cat")).unwrap();
+    std::fs::write(pkg.join("Kptfile"), KPTFILE).unwrap();
+    std::fs::write(
+        pkg.join("cat/catalog.yaml"),
+        "apiVersion: kvrender.io/v1alpha1\nkind: Parts\nmetadata:\n  name: team-parts\n\
+         parts: {}\n---\n\
+         apiVersion: instancetype.kubevirt.io/v1beta1\n\
+         kind: VirtualMachineClusterInstancetype\n\
+         metadata:\n  name: own.big\n\
+         spec:\n  cpu:\n    guest: 4\n  memory:\n    guest: 8Gi\n",
+    )
+    .unwrap();
+    for (dir, target, paths) in [
+        (pkg.as_path(), ".", "paths=cat"),
+        (tmp.path(), "p", "paths=p/cat"),
+    ] {
+        let out = kpt_eval_in(dir, target, &["--", paths]);
+        assert_eq!(out.status.code(), Some(0), "{paths}:\n{}", show(&out));
+        assert!(!show(&out).contains("KV020"), "{paths}:\n{}", show(&out));
+        let files = dump(&pkg);
+        assert_eq!(files.matches("\n# ").count() + 1, 2, "{paths}:\n{files}");
+        assert_eq!(
+            files.matches("name: own.big\n").count(),
+            1,
+            "{paths}:\n{files}"
+        );
+    }
+}
+
+/// A rendered object whose file holds another object already takes the next index of that
+/// file, where kpt writes it beside the other; the next run replaces it in place.
+#[test]
+fn kpt_fn_eval_adds_a_rendered_object_to_a_file_that_holds_another() {
+    let (_tmp, pkg) = package("catalog");
+    let config = pkg.join("kvrender.yaml");
+    let file = pkg.join("cluster-instancetypes/team1.small.yaml");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(
+        &file,
+        "# kept by hand\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: note\ndata:\n  k: v\n",
+    )
+    .unwrap();
+    let eval = || kpt_eval(&pkg, &["--fn-config", config.to_str().unwrap()]);
+    let out = eval();
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let text = std::fs::read_to_string(&file).unwrap();
+    let (note, rendered) = text.split_once("\n---\n").expect("two documents");
+    assert!(
+        note.starts_with("# kept by hand\n") && note.contains("kind: ConfigMap"),
+        "{text}"
+    );
+    assert!(
+        rendered.contains("kind: VirtualMachineClusterInstancetype")
+            && rendered.contains("name: team1.small"),
+        "{text}"
+    );
+    let before = dump(&pkg);
+    let out = eval();
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(dump(&pkg), before, "the second run changed the package");
+}
+
 /// Point the package's Kptfile pipeline (`exec: kvrender fn`) at the binary under test.
 fn run_binary_under_test(pkg: &Path) {
     let kptfile = pkg.join("Kptfile");
