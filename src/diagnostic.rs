@@ -64,6 +64,9 @@ pub enum Cascade {
     /// A document that does not parse and whose text names an instancetype, preference or
     /// catalog kind: it may define a name that is then not found.
     MayDefine,
+    /// A finding that follows from an instancetype not found (`KV033`: the VM's own CPU and
+    /// memory counted instead): it goes where that `KV011` goes.
+    FollowsUnresolved,
 }
 
 impl Diagnostic {
@@ -241,13 +244,16 @@ fn defines_names(text: &[u8]) -> bool {
 /// another one may explain, as a compiler leaves out its cascading errors: while a document
 /// that may define instancetypes, preferences or parts does not parse, every name not found
 /// (`KV011`, an unknown part); while a catalog does not render (`KV040`), every instancetype
-/// or preference not found (`KV011`). They come back, if still true, once the cause is fixed.
+/// or preference not found (`KV011`). The findings that follow from those go with them. They
+/// come back, if still true, once the cause is fixed.
 pub fn sort(diags: &mut Vec<Diagnostic>) {
     if diags.iter().any(|d| d.cascade == Cascade::MayDefine) {
-        diags.retain(|d| d.cascade != Cascade::Unresolved);
+        diags.retain(|d| !matches!(d.cascade, Cascade::Unresolved | Cascade::FollowsUnresolved));
     } else if diags.iter().any(|d| d.code == codes::CATALOG_RENDER) {
-        diags.retain(|d| {
-            !(d.cascade == Cascade::Unresolved && d.code == codes::REFERENCE_NOT_FOUND)
+        diags.retain(|d| match d.cascade {
+            Cascade::Unresolved => d.code != codes::REFERENCE_NOT_FOUND,
+            Cascade::FollowsUnresolved => false,
+            _ => true,
         });
     }
     diags.sort_by(Diagnostic::sort_key_cmp);
@@ -390,6 +396,13 @@ mod tests {
         assert_eq!(sorted(&[&not_found, &template]), [4]);
         assert_eq!(sorted(&[&not_found, &part]), [5]);
         assert_eq!(sorted(&[&not_found]), [9]);
+        // What follows from an instancetype not found goes where its `KV011` goes.
+        let own_size = Diagnostic::error(codes::REQUIREMENTS, at(12), "insufficient Memory")
+            .with_cascade(Cascade::FollowsUnresolved);
+        assert_eq!(sorted(&[&not_found, &own_size]), [9, 12]);
+        assert_eq!(sorted(&[&not_found, &own_size, &template]), [4]);
+        assert_eq!(sorted(&[&not_found, &own_size, &parts_syntax]), [2]);
+        assert_eq!(sorted(&[&own_size, &vm_syntax]), [1, 12]);
     }
 
     #[test]

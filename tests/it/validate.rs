@@ -2599,3 +2599,44 @@ fn a_preference_requirement_sees_the_data_sources_architecture() {
         }
     }
 }
+
+/// A catalog that does not render may define the instancetype a VM names: the VM's `KV011` is
+/// left out until the catalog renders, and so is the `KV033` that counted the VM's own CPU and
+/// memory instead of that instancetype's. Once the catalog renders, neither is there.
+#[test]
+fn a_catalog_that_does_not_render_leaves_out_what_follows_from_its_names() {
+    let catalog = |memory: &str| {
+        format!(
+            "apiVersion: kvrender.io/v1alpha1\nkind: Parts\nmetadata: {{name: team-parts}}\n\
+             parts:\n  sized:\n    spec:\n      cpu: {{guest: \"{{{{ size.cpu }}}}\"}}\n\
+             \x20     memory: {{guest: \"{{{{ size.{memory} }}}}\"}}\n---\n\
+             apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\n\
+             metadata: {{name: team}}\nspec:\n  version: 1\n  parts: [sized]\n\
+             \x20 sizes:\n  - [medium, 2, 4Gi]\n"
+        )
+    };
+    let vm = "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: web}\nspec:\n\
+              \x20 runStrategy: Always\n  instancetype: {name: team1.medium}\n\
+              \x20 preference: {name: fedora}\n  template:\n    spec:\n      domain:\n\
+              \x20       devices: {}\n";
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("vm.yaml"), vm).unwrap();
+    for (memory, code, codes) in [
+        ("memry", Some(1), &["KV040"][..]),
+        ("memory", Some(0), &[][..]),
+    ] {
+        std::fs::write(tmp.path().join("catalog.yaml"), catalog(memory)).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
+            .args(["validate", "--format", "json"])
+            .arg(tmp.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), code, "{memory}: {}", describe(&out));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let found: Vec<&str> = stdout
+            .match_indices("\"code\":")
+            .map(|(at, _)| stdout[at + 7..].trim_start().get(1..6).unwrap_or(""))
+            .collect();
+        assert_eq!(found, codes, "{memory}: {stdout}");
+    }
+}

@@ -13,7 +13,7 @@ use super::{
     bad_matcher, deprecated, infer_from_volume, instancetype_conflict, invalid_spec,
     reference_not_found, requirements, spread,
 };
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Cascade, Diagnostic};
 use crate::kubevirt::admission::{self, Reason};
 use crate::kubevirt::expand::{self, ExpandError};
 use crate::kubevirt::infer;
@@ -114,10 +114,21 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) -> Admi
         } else {
             obj.origin.clone()
         };
+        // Requirements checked against the VM's own CPU and memory because its instancetype
+        // was not found follow from that `KV011`.
+        let cascade = if cause.reason == Reason::Requirements
+            && response.ignored_lookups.iter().any(|e| {
+                matches!(e, ExpandError::NotFound { field, .. } if field.starts_with("spec.instancetype"))
+            }) {
+            Cascade::FollowsUnresolved
+        } else {
+            Cascade::Independent
+        };
         out.push(
             Diagnostic::error(code, origin, format!("{}{hint}", cause.message))
                 .with_object(obj.object_ref())
-                .with_field(cause.field.clone()),
+                .with_field(cause.field.clone())
+                .with_cascade(cascade),
         );
     }
     if !refused_before {
