@@ -71,8 +71,16 @@ impl Lines for Spans<'_> {
     }
 }
 
+/// Whether `text`, a line without its line break, is a document marker (`---`, `...`). A
+/// marker starts in the first column: an indented `---` is the text of a block scalar (a
+/// cloud-init file inside `userData`, a rule in a description).
 fn is_boundary(text: &str) -> bool {
     text == "---" || text == "..." || text.starts_with("--- ")
+}
+
+/// [`is_boundary`] for a classified line: a marker only at indentation 0.
+fn is_boundary_line(line: &Line<'_>) -> bool {
+    line.indent == 0 && is_boundary(line.text)
 }
 
 /// Whether `text` (a line's content) starts with the mapping key `key`.
@@ -447,7 +455,7 @@ fn entries<L: Lines + ?Sized>(
             let Some(line) = classify(lines.line(at)) else {
                 continue;
             };
-            if is_boundary(line.text) {
+            if is_boundary_line(&line) {
                 i = usize::MAX;
                 return None;
             }
@@ -486,7 +494,7 @@ fn items<L: Lines + ?Sized>(lines: &L, pos: usize) -> impl Iterator<Item = usize
                 continue;
             };
             let want = *item_indent.get_or_insert(line.indent);
-            if is_boundary(line.text)
+            if is_boundary_line(&line)
                 || line.indent < want
                 || (line.indent == want && !(line.text == "-" || line.text.starts_with("- ")))
             {
@@ -644,7 +652,7 @@ pub fn sequence_items(text: &str, field: &str) -> Vec<(std::ops::Range<usize>, u
     for (i, raw) in lines.iter().enumerate().skip(pos) {
         let Some(line) = classify(raw) else { continue };
         let want = *item_indent.get_or_insert(line.indent);
-        if is_boundary(line.text) || line.indent < want {
+        if is_boundary_line(&line) || line.indent < want {
             end = i;
             break;
         }
@@ -788,6 +796,51 @@ spec:
             Some(9)
         );
         assert_eq!(field_line(VM, 1, "metadata.name"), Some(4));
+    }
+
+    /// A `---` or `...` inside a block scalar is its text, not the end of the document: what
+    /// follows it is still found (a cloud-init file in `userData`, a rule in a description).
+    #[test]
+    fn an_indented_marker_does_not_end_the_document() {
+        const CLOUD_INIT: &str = "kind: VirtualMachine
+spec:
+  template:
+    spec:
+      volumes:
+        - name: cloudinit
+          cloudInitNoCloud:
+            userData: |
+              #cloud-config
+              write_files:
+                - content: |
+                    ---
+                    key: value
+                  path: /etc/x.yaml
+              ...
+        - name: root
+          containerDisk: {image: x}
+  instancetype:
+    name: u1.medium
+---
+kind: Next
+";
+        assert_eq!(
+            field_line(CLOUD_INIT, 1, "spec.instancetype.name"),
+            Some(19)
+        );
+        assert_eq!(
+            field_line(CLOUD_INIT, 1, "spec.template.spec.volumes[1].containerDisk"),
+            Some(17)
+        );
+        let items = sequence_items(CLOUD_INIT, "spec.template.spec.volumes");
+        assert_eq!(
+            items.iter().map(|(_, line)| *line).collect::<Vec<_>>(),
+            [6, 16]
+        );
+        // A marker in the first column still ends it.
+        assert_eq!(field_line(CLOUD_INIT, 1, "kind"), Some(1));
+        let cut = CLOUD_INIT.replace("  instancetype:", "---\n  instancetype:");
+        assert_eq!(field_line(&cut, 1, "spec.instancetype.name"), Some(2));
     }
 }
 #[cfg(test)]
