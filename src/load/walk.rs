@@ -29,6 +29,27 @@ pub fn is_kustomization(path: &Path) -> bool {
     )
 }
 
+/// Whether `path`, met below `root` and not readable, is a symbolic link to nothing whose own
+/// name the walk leaves out (hidden, such as an editor's `.#vm.yaml` lock, not a manifest, or
+/// excluded): nothing would have been read through it. A dangling `vm.yaml` stays an error.
+fn is_left_out_link(root: &Path, path: &Path, exclude: &Exclude) -> bool {
+    let dangling = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+        && std::fs::metadata(path).is_err();
+    dangling
+        && (path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_none_or(|n| n.starts_with('.'))
+            || !is_manifest(path)
+            || is_kustomization(path)
+            || (!exclude.is_empty()
+                && exclude.leaves_out_entry(
+                    &crate::load::exclude::as_given(path),
+                    path.strip_prefix(root).ok(),
+                    false,
+                )))
+}
+
 /// The files below `root`, sorted by path, hidden entries (`.git`, ...) and directories holding
 /// [`OUTPUT_MARKER`] skipped (`root` itself is always walked). Symbolic links are followed; a
 /// loop is an error naming the link. (A file reached twice is read once: see
@@ -66,6 +87,13 @@ pub fn walk_skipping(root: &Path, skip: Option<&Path>, exclude: &Exclude) -> Res
                     || (e.file_type().is_dir() && e.path().join(OUTPUT_MARKER).exists()))
         });
     for entry in walker {
+        if let Err(e) = &entry
+            && let Some(path) = e.path()
+            && e.loop_ancestor().is_none()
+            && is_left_out_link(root, path, exclude)
+        {
+            continue;
+        }
         let entry = entry.map_err(|e| {
             let path = e
                 .path()

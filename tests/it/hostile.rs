@@ -131,6 +131,54 @@ fn symlink_loop_under_a_walked_directory() {
     insta::assert_snapshot!(summary(&out));
 }
 
+/// A link to nothing under a walked directory stops the run only where a file would have been
+/// read through it: an editor's lock (`.#vm.yaml`), a `README.md` or a link the user excluded
+/// is passed over like the name itself.
+#[cfg(unix)]
+#[test]
+fn links_to_nothing_the_walk_leaves_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("repo");
+    fs::create_dir_all(dir.join("sub")).unwrap();
+    fs::write(
+        dir.join("vm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kept\n",
+    )
+    .unwrap();
+    for (target, link) in [
+        ("/nonexistent", ".#vm.yaml"),
+        ("../nowhere", "README.md"),
+        ("nowhere", "sub/x.txt"),
+        ("nowhere", "sub/kustomization.yaml"),
+        ("nowhere.yaml", "sub/old.yaml"),
+    ] {
+        std::os::unix::fs::symlink(target, dir.join(link)).unwrap();
+    }
+    let validate = |extra: &[&str]| {
+        kvrender()
+            .current_dir(tmp.path())
+            .args(["validate", "--no-default-catalog"])
+            .args(extra)
+            .arg("repo")
+            .output()
+            .unwrap()
+    };
+    // The `.yaml` link would be read: it is still an error naming it.
+    let out = validate(&[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("repo/sub/old.yaml"), "{stderr}");
+    // Excluded, it is passed over with the rest.
+    let out = validate(&["--exclude", "old.yaml"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("1 object"));
+}
+
 #[cfg(unix)]
 #[test]
 fn unreadable_files() {
