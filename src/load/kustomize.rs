@@ -59,6 +59,8 @@ pub struct Kustomizations {
     by_folder: HashMap<PathBuf, Folder>,
     /// The working directory, which relative paths start from.
     cwd: Option<PathBuf>,
+    /// The kustomization files met that are not YAML (see [`Kustomizations::broken`]).
+    broken: Vec<PathBuf>,
 }
 
 impl Kustomizations {
@@ -110,7 +112,14 @@ impl Kustomizations {
                     .parent()
                     .and_then(|p| self.by_folder.get(p))
                     .is_some_and(|p| p.tools);
-                let kustomization = read(&f);
+                let kustomization = match read(&f) {
+                    Read::Named(named) => Some(named),
+                    Read::Broken(file) => {
+                        self.broken.push(file);
+                        None
+                    }
+                    Read::Nothing => None,
+                };
                 let chart = f.join(HELM_CHART).is_file();
                 let tools = above || chart || kustomization.is_some();
                 self.by_folder.insert(
@@ -125,6 +134,24 @@ impl Kustomizations {
         }
         &self.by_folder[folder]
     }
+
+    /// The kustomization files above the files asked about that do not parse as YAML, in the
+    /// order met. What they name is not known, so their patches may be read as resources and
+    /// blamed for what they lack: the caller reads each of them too, so that its syntax error
+    /// is reported where it is.
+    pub fn broken(&self) -> &[PathBuf] {
+        &self.broken
+    }
+}
+
+/// What the kustomization file of a folder holds, as far as kvrender reads it.
+enum Read {
+    /// What it names.
+    Named(Named),
+    /// A file that is not YAML.
+    Broken(PathBuf),
+    /// No kustomization, or one that cannot be read or is too large to be one.
+    Nothing,
 }
 
 impl Named {
@@ -167,18 +194,24 @@ pub fn is_kustomization_name(name: &str) -> bool {
 }
 
 /// The kustomization of `folder`, if it has one kvrender can read.
-fn read(folder: &Path) -> Option<Named> {
-    let file = NAMES
+fn read(folder: &Path) -> Read {
+    let Some(file) = NAMES
         .iter()
         .map(|name| folder.join(name))
-        .find(|path| path.is_file())?;
-    let meta = std::fs::metadata(&file).ok()?;
-    if meta.len() > MAX_BYTES {
-        return None;
+        .find(|path| path.is_file())
+    else {
+        return Read::Nothing;
+    };
+    if std::fs::metadata(&file).is_ok_and(|meta| meta.len() > MAX_BYTES) {
+        return Read::Nothing;
     }
-    let text = std::fs::read_to_string(&file).ok()?;
-    let value = super::yaml::parse_document_full(&text).ok()?;
-    Some(named(folder, &value))
+    let Ok(text) = std::fs::read_to_string(&file) else {
+        return Read::Nothing;
+    };
+    match super::yaml::parse_document_full(&text) {
+        Ok(value) => Read::Named(named(folder, &value)),
+        Err(_) => Read::Broken(file),
+    }
 }
 
 /// The paths `kustomization` (the parsed file of `folder`) names, sorted by role. `folder`

@@ -139,6 +139,27 @@ pub fn read_inputs(
             }
         }
     }
+    // A kustomization that does not parse is read as the manifests are, so that its syntax
+    // error names it: what it names is unknown, and its patches were read as resources.
+    let relative = !paths.iter().any(|p| p.is_absolute());
+    let cwd = std::env::current_dir().ok();
+    for file in kustomizations.broken() {
+        let Ok((mut bytes, id)) = read_file(file) else {
+            continue;
+        };
+        if id.is_none_or(|id| seen.insert(id)) {
+            line_breaks_as_lf(&mut bytes);
+            let shown = cwd
+                .as_deref()
+                .filter(|_| relative)
+                .and_then(|cwd| file.strip_prefix(cwd).ok())
+                .unwrap_or(file);
+            sources.push(Source {
+                path: display(shown),
+                bytes,
+            });
+        }
+    }
     Ok(sources)
 }
 
@@ -411,10 +432,16 @@ fn parse_chunk(
                 codes::YAML_SYNTAX,
                 Origin::new(path.clone(), index, line),
                 format!(
-                    "invalid YAML: {}{}{}",
+                    "invalid YAML: {}{}{}{}",
                     e.message,
                     unclosed_hint(chunk.text, e.line, chunk.first_line),
-                    template_hint(chunk.text)
+                    template_hint(chunk.text),
+                    if walk::is_kustomization(Path::new(path.as_ref())) {
+                        " (until this kustomization parses, the patches and other files it \
+                         names cannot be told from resources, and are read as resources)"
+                    } else {
+                        ""
+                    }
                 ),
             )
             .with_column(e.column)

@@ -2640,3 +2640,46 @@ fn a_catalog_that_does_not_render_leaves_out_what_follows_from_its_names() {
         assert_eq!(found, codes, "{memory}: {stdout}");
     }
 }
+
+/// A kustomization that does not parse is reported where it breaks: kvrender cannot tell its
+/// patches from resources until it does, and they would be blamed for what a patch lacks.
+#[test]
+fn a_kustomization_that_does_not_parse_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("k");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("kustomization.yaml"),
+        "resources:\n- vm.yaml\npatches:\n- path: patch.yaml\n\tx: 1\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("patch.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n",
+    )
+    .unwrap();
+    let run = || {
+        Command::new(env!("CARGO_BIN_EXE_kvrender"))
+            .current_dir(tmp.path())
+            .args(["validate", "--no-default-catalog", "k"])
+            .output()
+            .unwrap()
+    };
+    let out = run();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(
+        stdout.starts_with("k/kustomization.yaml:4:9: error[KV001] invalid YAML: ")
+            && stdout.contains("until this kustomization parses"),
+        "{stdout}"
+    );
+    // Once it parses, it is kustomize's configuration again, not a resource.
+    std::fs::write(dir.join("kustomization.yaml"), "resources:\n- patch.yaml\n").unwrap();
+    let out = run();
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("1 object"),
+        "{}",
+        describe(&out)
+    );
+}
