@@ -20,6 +20,7 @@ use crate::origin::{ObjectRef, Origin};
 use crate::pipeline;
 use crate::validate;
 use crate::validate::rules::duplicate::identity;
+use crate::validate::rules::wrong_type;
 
 /// Run `migrate presets`: the new objects on stdout; on stderr, for every VM or VMI a preset
 /// selected, the matchers to add, and every preset field that has no equivalent.
@@ -344,6 +345,28 @@ pub(crate) fn migrate_objects(
             told(&mut skipped, &mut overrides, out);
             return;
         };
+        // A field of the wrong type where KubeVirt reads it: the API server refuses the VM
+        // today, and what the presets would give it cannot be judged. That comes first.
+        let wrong_types: Vec<Diagnostic> = validate::check_object(vm, &before_ctx)
+            .into_iter()
+            .filter(|d| wrong_type::is_wrong_type(d) && d.is_error())
+            .collect();
+        if !wrong_types.is_empty() {
+            let names = group
+                .iter()
+                .map(|f| format!("`{}`", f.m.preset))
+                .collect::<Vec<_>>()
+                .join(" and ");
+            out.diagnostics.extend(wrong_types.into_iter().map(|mut d| {
+                d.point_at_field(|field| vm.field_origin(field));
+                d.message = format!(
+                    "{}; the advice for {names} is not followed until this is fixed",
+                    d.message
+                );
+                d
+            }));
+            return;
+        }
         // Several presets' advice is followed together when it cannot clash: one
         // instancetype and one preference at most, and no part two of them give.
         let all_shown = group.len() == m.also_selected_by().count() + 1;

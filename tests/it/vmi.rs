@@ -1897,3 +1897,47 @@ fn a_data_source_gives_the_vm_its_architecture() {
     // Looked up in the VM's namespace, where there is none.
     assert_eq!(arch("elsewhere"), expect("amd64", "q35"));
 }
+
+/// A VM a preset selects with a field of the wrong type where KubeVirt reads it is refused by
+/// the API server today: `migrate presets` says so at the field, and `--with-vms` does not
+/// print it with the advice followed, while a well-typed VM beside it is.
+#[test]
+fn migrate_presets_leaves_out_a_vm_of_the_wrong_types() {
+    let vm = |name: &str, domain: &str| {
+        format!(
+            "---\napiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {{name: {name}}}\n\
+             spec:\n  runStrategy: Always\n  template:\n    metadata: {{labels: {{app: web}}}}\n\
+             \x20   spec:\n      domain:\n{domain}        devices: {{}}\n"
+        )
+    };
+    let text = format!(
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata: {{name: p2}}\n\
+         spec:\n  selector: {{matchLabels: {{app: web}}}}\n  domain:\n\
+         \x20   firmware: {{bootloader: {{efi: {{}}}}}}\n{}{}",
+        vm("bad", "        cpu: \"two\"\n        firmware: []\n"),
+        vm("good", ""),
+    );
+    let out = run_on_text(
+        &["migrate", "presets", "--with-vms", "--no-default-catalog"],
+        "p.yaml",
+        &text,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    for (line, field, says) in [
+        (18, "cpu", "must be a mapping, not a string"),
+        (19, "firmware", "must be a mapping, not a list"),
+    ] {
+        assert!(
+            stderr.contains(&format!(
+                "p.yaml:{line}: error[KV004] VirtualMachine/bad: spec.template.spec.domain.{field}: {says}"
+            )) && stderr.contains("the advice for `p2` is not followed until this is fixed"),
+            "{stderr}"
+        );
+    }
+    assert!(
+        stdout.contains("name: good") && !stdout.contains("name: bad"),
+        "{stdout}"
+    );
+}

@@ -56,6 +56,14 @@ use crate::diagnostic::{Diagnostic, Severity, codes};
 use crate::model::{Kind, Object};
 use crate::validate::Rule;
 
+/// How a finding of a required field that is missing begins.
+const REQUIRED: &str = "required by the";
+
+/// Whether `d` is this rule's finding of a field of the wrong type, not of one missing.
+pub fn is_wrong_type(d: &Diagnostic) -> bool {
+    d.code == RULE.code && !d.message.starts_with(REQUIRED)
+}
+
 /// The rule: wrong types are found by the walk in [`super::unknown_field`], missing fields by
 /// [`check_required`].
 pub const RULE: Rule = Rule {
@@ -390,7 +398,7 @@ pub fn check_required(obj: &Object, out: &mut Vec<Diagnostic>) {
                 RULE.code,
                 obj.origin.clone(),
                 format!(
-                    "required by the {} schema: the API server refuses the object without it",
+                    "{REQUIRED} {} schema: the API server refuses the object without it",
                     obj.kind_str()
                 ),
             )
