@@ -228,10 +228,24 @@ impl<'a> PartLibrary<'a> {
         if stack.iter().any(|p| std::ptr::eq(*p, part)) {
             let mut chain: Vec<String> = stack.iter().map(|p| p.name.to_string()).collect();
             chain.push(name.to_string());
-            return Err(RenderError::PartCycle {
-                location: visit.referrer.at(visit.at),
-                chain,
-            });
+            // A cycle closed inside the shipped catalog's parts was opened by a part of the
+            // user's that took a shipped one's name: reported where that part names the next
+            // one, which is a line the user can open and change.
+            let mut location = visit.referrer.at(visit.at);
+            if super::embedded::is_shipped(&location.path) {
+                let own = (0..stack.len())
+                    .rev()
+                    .find(|&k| !super::embedded::is_shipped(&stack[k].doc.obj.origin.path));
+                if let Some(k) = own {
+                    let part = stack[k];
+                    let next = stack.get(k + 1).map_or(name, |p| p.name);
+                    if let Some((_, index)) = part.parts.iter().find(|(sub, _)| *sub == next) {
+                        let rest = [Step::Key("parts"), Step::Index(*index)];
+                        location = part.doc.at(&part.steps(&rest));
+                    }
+                }
+            }
+            return Err(RenderError::PartCycle { location, chain });
         }
         if stack.len() >= MAX_PART_DEPTH {
             return Err(visit.referrer.invalid(

@@ -1285,3 +1285,31 @@ spec:
         assert_eq!(object.value["metadata"]["labels"]["team"], "a");
     }
 }
+
+/// A part of the user's that takes a shipped part's name and names a shipped part that names
+/// it back closes a cycle inside the shipped catalog: it is reported where the user's part
+/// names the shipped one, a line the user can open, not in the shipped file.
+#[test]
+fn a_cycle_through_a_shipped_part_is_reported_in_the_users_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("p.yaml"),
+        "apiVersion: kvrender.io/v1alpha1\nkind: Parts\nmetadata: {name: mine}\nparts:\n\
+         \x20 base:\n    parts: [windows]\n---\n\
+         apiVersion: kvrender.io/v1alpha1\nkind: Preference\nmetadata: {name: my.win}\n\
+         spec:\n  parts: [base]\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kvrender"))
+        .current_dir(tmp.path())
+        .args(["build", "p.yaml"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        stderr,
+        "p.yaml:6: error[KV040] parts include each other in a cycle: base -> windows -> base\n"
+    );
+}
