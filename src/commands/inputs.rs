@@ -206,8 +206,10 @@ pub fn load_profile(file: &PathBuf) -> Result<ClusterProfile> {
     let text = String::from_utf8(bytes).map_err(|_| usage("the file is not valid UTF-8".into()))?;
     // The file may hold a KubeVirt resource among other documents (or in a `List`, as
     // `kubectl get kubevirt -A -o yaml` prints it), or a bare configuration.
+    let chunks = load::split::split(&text);
+    // Each document, with the text it was read from.
     let mut docs = Vec::new();
-    for chunk in load::split::split(&text) {
+    for chunk in &chunks {
         let doc = load::yaml::parse_document(chunk.text).map_err(|e| {
             usage(format!(
                 "line {}: {}",
@@ -216,15 +218,46 @@ pub fn load_profile(file: &PathBuf) -> Result<ClusterProfile> {
                 e.message
             ))
         })?;
-        flatten_lists(doc, 0, &mut docs);
+        let mut flat = Vec::new();
+        flatten_lists(doc, 0, &mut flat);
+        docs.extend(flat.into_iter().map(|doc| (doc, chunk)));
     }
+    // A field the message begins with (``spec.configuration.machineType` must be a string`)
+    // is found at its line.
+    // A bare configuration holds it without `spec.configuration.` (or `spec.`).
+    let at_line = |doc: &Value, chunk: &load::split::Chunk<'_>, message: String| {
+        let field = message
+            .strip_prefix('`')
+            .and_then(|rest| rest.split_once('`'))
+            .map(|(field, _)| field)
+            .and_then(|field| {
+                [
+                    Some(field),
+                    field.strip_prefix("spec."),
+                    field.strip_prefix("spec.configuration."),
+                ]
+                .into_iter()
+                .flatten()
+                .find(|f| {
+                    let keys: Vec<&str> = f.split('.').collect();
+                    crate::model::path::get(doc, &keys).is_some()
+                })
+            });
+        match field.and_then(|f| load::locate::field_line(chunk.text, chunk.first_line, f)) {
+            Some(line) => usage(format!("line {line}: {message}")),
+            None => usage(message),
+        }
+    };
     let kind = |doc: &Value| doc.get("kind").and_then(Value::as_str).map(str::to_owned);
-    if let Some(kubevirt) = docs.iter().find(|d| kind(d).as_deref() == Some("KubeVirt")) {
-        return ClusterProfile::from_kubevirt(kubevirt).map_err(usage);
+    if let Some((kubevirt, chunk)) = docs
+        .iter()
+        .find(|(d, _)| kind(d).as_deref() == Some("KubeVirt"))
+    {
+        return ClusterProfile::from_kubevirt(kubevirt).map_err(|m| at_line(kubevirt, chunk, m));
     }
     match docs.as_slice() {
         [] => Err(usage("the file is empty".into())),
-        [doc] => ClusterProfile::from_document(doc).map_err(usage),
+        [(doc, chunk)] => ClusterProfile::from_document(doc).map_err(|m| at_line(doc, chunk, m)),
         _ => Err(usage(format!(
             "no KubeVirt resource among the documents; {}",
             crate::kubevirt::profile::EXPECTED

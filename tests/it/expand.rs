@@ -135,6 +135,23 @@ fn cluster_config_shapes() {
             "KubeVirt's field is `network`",
         ),
         ("empty.yaml", String::new(), "the file is empty"),
+        // A field of the wrong type is named with its line, in a resource and a bare one.
+        (
+            "wrong-type.yaml",
+            "apiVersion: kubevirt.io/v1\nkind: KubeVirt\nmetadata: {name: kubevirt}\nspec:\n\
+             \x20 configuration:\n    machineType: q35\n    network:\n\
+             \x20     defaultNetworkInterface: [bridge]\n"
+                .to_string(),
+            "wrong-type.yaml: line 8: `spec.configuration.network.defaultNetworkInterface` must \
+             be a string",
+        ),
+        (
+            "bare-wrong-type.yaml",
+            "developerConfiguration:\n  featureGates: [Snapshot]\n  memoryOvercommit: \"x\"\n"
+                .to_string(),
+            "bare-wrong-type.yaml: line 3: `spec.configuration.developerConfiguration.\
+             memoryOvercommit` must be a positive integer",
+        ),
     ] {
         let out = run(name, &text);
         let stderr = String::from_utf8_lossy(&out.stderr);
