@@ -654,6 +654,7 @@ fn pre_commit_hook_blocks_a_bad_vm() {
         ("renovate.json", "{\"extends\": [\"config:recommended\"]}\n"),
         ("web/package.json", "{\"name\": \"web\"}\n"),
         ("docs/mkdocs.yml", "site_name: VMs\n"),
+        (".codecov.yml", "coverage: {precision: 2}\n"),
     ] {
         std::fs::create_dir_all(repo.join(file).parent().unwrap()).unwrap();
         std::fs::write(repo.join(file), text).unwrap();
@@ -664,6 +665,7 @@ fn pre_commit_hook_blocks_a_bad_vm() {
             "renovate.json",
             "web/package.json",
             "docs/mkdocs.yml",
+            ".codecov.yml",
         ],
         "tool configuration",
     );
