@@ -169,6 +169,12 @@ impl<'a> Index<'a> {
         }
     }
 
+    /// Whether a layer is consulted after every other one (the embedded catalog, unless it
+    /// is turned off).
+    pub fn has_fallback(&self) -> bool {
+        self.fallback.is_some()
+    }
+
     /// Set the layer consulted after every other one (see [`Fallback`]), and how to list its
     /// names.
     pub fn set_fallback(&mut self, fallback: Fallback, names: FallbackNames) {

@@ -2685,3 +2685,36 @@ fn a_kustomization_that_does_not_parse_is_named() {
         describe(&out)
     );
 }
+
+/// With the embedded catalog turned off, a name not found says so, and says when the embedded
+/// catalog has it; with it on, such a name is found.
+#[test]
+fn a_name_not_found_says_whether_the_embedded_catalog_has_it() {
+    let (_tmp, file) = temp_file(
+        "vm.yaml",
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: v}\nspec:\n\
+         \x20 runStrategy: Always\n  instancetype: {name: u1.medium}\n\
+         \x20 preference: {name: no.such}\n  template: {spec: {domain: {devices: {}}}}\n",
+    );
+    let out = run_on(&["validate", "--no-default-catalog"], &file);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(
+            "\"u1.medium\" not found: it is not in the inputs or `--catalog`; the embedded \
+             catalog has it, but is turned off here;"
+        ) && stdout.contains(
+            "\"no.such\" not found: it is not in the inputs or `--catalog` (the embedded catalog \
+             is turned off);"
+        ),
+        "{stdout}"
+    );
+    let out = run_on(&["validate"], &file);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains("u1.medium"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "\"no.such\" not found: it is not in the inputs, `--catalog` or the embedded catalog;"
+        ),
+        "{stdout}"
+    );
+}

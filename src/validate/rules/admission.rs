@@ -140,7 +140,7 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) -> Admi
         }
     }
     for err in &response.ignored_lookups {
-        if let Some(d) = lookup_finding(obj, err) {
+        if let Some(d) = lookup_finding(obj, err, ctx.index.has_fallback()) {
             out.push(d);
         }
     }
@@ -356,7 +356,29 @@ fn infers(obj: &Object, side: &str) -> bool {
     !path::is_zero(path::get(&obj.value, &["spec", side, "inferFromVolume"]))
 }
 
-fn lookup_finding(obj: &Object, err: &ExpandError) -> Option<Diagnostic> {
+/// Where a name not found was looked for: with the embedded catalog turned off, whether it
+/// would have been found there.
+fn looked_in(resource: &str, namespace: Option<&str>, name: &str, embedded: bool) -> String {
+    if embedded {
+        return "it is not in the inputs, `--catalog` or the embedded catalog".to_string();
+    }
+    let kind = match resource.split('.').next() {
+        Some("virtualmachineclusterinstancetypes") => "VirtualMachineClusterInstancetype",
+        Some("virtualmachineinstancetypes") => "VirtualMachineInstancetype",
+        Some("virtualmachineclusterpreferences") => "VirtualMachineClusterPreference",
+        Some("virtualmachinepreferences") => "VirtualMachinePreference",
+        _ => "",
+    };
+    if crate::render::embedded_lookup(kind, namespace.unwrap_or("default"), name).is_some() {
+        "it is not in the inputs or `--catalog`; the embedded catalog has it, but is turned off \
+         here"
+            .to_string()
+    } else {
+        "it is not in the inputs or `--catalog` (the embedded catalog is turned off)".to_string()
+    }
+}
+
+fn lookup_finding(obj: &Object, err: &ExpandError, embedded: bool) -> Option<Diagnostic> {
     let (code, field, message) = match err {
         ExpandError::NotFound {
             resource,
@@ -368,9 +390,9 @@ fn lookup_finding(obj: &Object, err: &ExpandError) -> Option<Diagnostic> {
             reference_not_found::RULE.code,
             (*field).to_string(),
             format!(
-                "{resource} \"{name}\" not found: it is not in the inputs, `--catalog` or the \
-                 embedded catalog{}; KubeVirt's admission lets the lookup fail, but the VM will \
-                 not start unless the cluster holds it{}",
+                "{resource} \"{name}\" not found: {}{}; KubeVirt's admission lets the lookup \
+                 fail, but the VM will not start unless the cluster holds it{}",
+                looked_in(resource, namespace.as_deref(), name, embedded),
                 namespace
                     .as_deref()
                     .map(|ns| format!(" (in namespace \"{ns}\")"))
