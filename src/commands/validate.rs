@@ -72,6 +72,21 @@ pub fn run(args: &ValidateArgs) -> Result<Outcome> {
         diagnostics: diags,
         ..Outcome::default()
     };
+    // Findings are moved to the overlay's files only through kustomize's origin annotations.
+    if let Some(dir) = built_from
+        && sources.iter().any(|s| !s.bytes.trim_ascii().is_empty())
+        && !sources.iter().any(|s| {
+            memchr::memmem::find(&s.bytes, crate::krm::annotations::ORIGIN.as_bytes()).is_some()
+        })
+    {
+        out.stderr = format!(
+            "kvrender: warning: --built-from {}: no object of the input has kustomize's \
+             `{}` annotation, so every finding stays at its line of the input; add \
+             `buildMetadata: [originAnnotations]` to the kustomization and build it again\n",
+            dir.display(),
+            crate::krm::annotations::ORIGIN
+        );
+    }
     out.exit_from_diagnostics();
     // The findings are the report on stdout; `main` must not print them again.
     out.diagnostics.clear();

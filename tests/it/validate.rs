@@ -2718,3 +2718,38 @@ fn a_name_not_found_says_whether_the_embedded_catalog_has_it() {
         "{stdout}"
     );
 }
+
+/// A build without kustomize's origin annotations gives `--built-from` nothing to map: a
+/// warning on stderr says what to add, and the findings stay at the stream's lines.
+#[test]
+fn built_from_warns_when_the_build_has_no_origin_annotations() {
+    let tmp = tempfile::tempdir().unwrap();
+    let stream = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n";
+    let validate = |args: &[&str], input: &str| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_kvrender"));
+        cmd.args(["validate", "--no-default-catalog"])
+            .args(args)
+            .arg("-");
+        run_with_stdin(cmd, input.as_bytes())
+    };
+    let dir = tmp.path().to_str().unwrap();
+    let out = validate(&["--built-from", dir], stream);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(
+        stderr.contains(&format!(
+            "kvrender: warning: --built-from {dir}: no object of the input"
+        )) && stderr.contains("`buildMetadata: [originAnnotations]`"),
+        "{stderr}"
+    );
+    let annotated = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  annotations:\n    \
+                     config.kubernetes.io/origin: |\n      path: c.yaml\n";
+    for (args, input) in [
+        (&["--built-from", dir][..], annotated),
+        (&[][..], stream),
+        (&["--built-from", dir][..], ""),
+    ] {
+        let out = validate(args, input);
+        assert!(out.stderr.is_empty(), "{args:?}: {}", describe(&out));
+    }
+}
