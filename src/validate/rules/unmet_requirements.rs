@@ -142,7 +142,8 @@ where
         let catalog = match namespace {
             None => "in the catalog".to_string(),
             Some(ns) => format!(
-                "that a VM in namespace {ns:?} can name (cluster-scoped, or of that namespace)"
+                "in the catalog that a VM in namespace {ns:?} can name (cluster-scoped, or of \
+                 that namespace)"
             ),
         };
         let Requirements { cpu, memory } = wanted;
@@ -263,7 +264,7 @@ mod tests {
         assert_eq!(out.len(), 1, "{out:#?}");
         assert!(
             out[0].contains("team-b/b")
-                && out[0].contains("that a VM in namespace \"team-b\" can name"),
+                && out[0].contains("in the catalog that a VM in namespace \"team-b\" can name"),
             "{out:#?}"
         );
     }
