@@ -46,7 +46,9 @@ pub fn note_variables<'s>(
             continue;
         };
         let Some(reference) = first_reference(text) else {
-            if let Some(expression) = first_expression(text).filter(|_| *expressions) {
+            // A syntax error already says that the document holds template markers.
+            let told = d.message.contains("render it first");
+            if let Some(expression) = first_expression(text).filter(|_| *expressions && !told) {
                 d.message.push_str(&format!(
                     "; `{expression}` is a template expression, which Helm or another \
                      template engine fills in before the cluster sees the manifest: render it \
@@ -216,6 +218,12 @@ mod tests {
                 .starts_with("bad; `${ns}` is a variable reference")
         );
         assert_eq!(diags[2].message, "bad");
+        // A syntax error that says so already is not told twice.
+        let said = "invalid; the document holds template markers: render it first";
+        let mut diags = vec![finding("chart/vm.yaml", 2)];
+        diags[0].message = said.to_string();
+        note_variables(&mut diags, &sources, "validate");
+        assert_eq!(diags[0].message, said);
         // kvrender's own catalog documents are templates by design.
         let catalog = "apiVersion: kvrender.io/v1alpha1\nkind: Parts\nx: \"{{ size.cpu }}\"\n";
         let mut diags = vec![finding("catalog.yaml", 3)];
