@@ -930,19 +930,25 @@ fn run<V: VmTexts>(
     let packages = (placement == Placement::Files).then(|| Packages::of(&out));
     // For each `paths` object, the item an earlier run wrote of it, whose place it takes.
     let mut earlier_copies: Vec<Option<Value>> = Vec::new();
+    // The items by identity, for the objects of `paths` to meet theirs.
+    let mut by_key: HashMap<Key<'_>, Vec<usize>> = HashMap::default();
+    if !from_paths.objects.is_empty() {
+        for (i, o) in out.iter().enumerate() {
+            by_key.entry(key(o)).or_default().push(i);
+        }
+    }
     let (path_catalog, mut path_objects): (Vec<Object>, Vec<Object>) = from_paths
         .objects
         .into_iter()
         .filter(|o| role(o) != Role::Config)
         .filter_map(|o| {
+            let same_key = by_key.get(&key(&o)).map_or(&[][..], Vec::as_slice);
             if let Some(packages) = &packages
                 && role(&o) == Role::Object
             {
                 let file = annotations::file_for(&o);
-                let earlier = (0..out.len()).find(|&i| {
-                    roles[i] == Role::Object
-                        && key(&out[i]) == key(&o)
-                        && packages.holds(&out[i], &Home::default(), &file)
+                let earlier = same_key.iter().copied().find(|&i| {
+                    roles[i] == Role::Object && packages.holds(&out[i], &Home::default(), &file)
                 });
                 if let Some(i) = earlier {
                     roles[i] = Role::Reread;
@@ -952,10 +958,9 @@ fn run<V: VmTexts>(
             }
             // A file of the package named again in `paths` is read once: its documents are
             // among the items already.
-            let read_already = out.iter().zip(&roles).any(|(item, r)| {
-                matches!(r, Role::Object | Role::Catalog)
-                    && key(item) == key(&o)
-                    && same_document(&item.value, &o.value)
+            let read_already = same_key.iter().any(|&i| {
+                matches!(roles[i], Role::Object | Role::Catalog)
+                    && same_document(&out[i].value, &o.value)
             });
             if read_already {
                 return None;
