@@ -362,13 +362,15 @@ fn looked_in(resource: &str, namespace: Option<&str>, name: &str, embedded: bool
     if embedded {
         return "it is not in the inputs, `--catalog` or the embedded catalog".to_string();
     }
-    let kind = match resource.split('.').next() {
-        Some("virtualmachineclusterinstancetypes") => "VirtualMachineClusterInstancetype",
-        Some("virtualmachineinstancetypes") => "VirtualMachineInstancetype",
-        Some("virtualmachineclusterpreferences") => "VirtualMachineClusterPreference",
-        Some("virtualmachinepreferences") => "VirtualMachinePreference",
-        _ => "",
-    };
+    let kind = [
+        Kind::ClusterInstancetype,
+        Kind::Instancetype,
+        Kind::ClusterPreference,
+        Kind::Preference,
+    ]
+    .into_iter()
+    .find(|k| k.resource() == resource)
+    .map_or("", Kind::as_str);
     if crate::render::embedded_lookup(kind, namespace.unwrap_or("default"), name).is_some() {
         "it is not in the inputs or `--catalog`; the embedded catalog has it, but is turned off \
          here"
