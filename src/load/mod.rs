@@ -142,7 +142,9 @@ pub fn read_inputs(
     // A kustomization that does not parse is read as the manifests are, so that its syntax
     // error names it: what it names is unknown, and its patches were read as resources.
     let relative = !paths.iter().any(|p| p.is_absolute());
-    let cwd = std::env::current_dir().ok();
+    let cwd = (!kustomizations.broken().is_empty())
+        .then(std::env::current_dir)
+        .and_then(std::result::Result::ok);
     for file in kustomizations.broken() {
         let Ok((mut bytes, id)) = read_file(file) else {
             continue;
