@@ -249,11 +249,39 @@ pub fn load_profile(file: &PathBuf) -> Result<ClusterProfile> {
         }
     };
     let kind = |doc: &Value| doc.get("kind").and_then(Value::as_str).map(str::to_owned);
-    if let Some((kubevirt, chunk)) = docs
+    let resources: Vec<_> = docs
         .iter()
-        .find(|(d, _)| kind(d).as_deref() == Some("KubeVirt"))
-    {
-        return ClusterProfile::from_kubevirt(kubevirt).map_err(|m| at_line(kubevirt, chunk, m));
+        .filter(|(d, _)| kind(d).as_deref() == Some("KubeVirt"))
+        .collect();
+    match resources.as_slice() {
+        [] => {}
+        [(kubevirt, chunk)] => {
+            return ClusterProfile::from_kubevirt(kubevirt)
+                .map_err(|m| at_line(kubevirt, chunk, m));
+        }
+        // A cluster runs one KubeVirt; which of two a file means is not guessed.
+        [first, second, ..] => {
+            let place = |(doc, chunk): &(Value, &load::split::Chunk<'_>)| {
+                let field = |f: &str| {
+                    crate::model::path::get(doc, &["metadata", f])
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_owned()
+                };
+                let line = chunk.content_line.unwrap_or(chunk.first_line);
+                format!("{}/{} at line {line}", field("namespace"), field("name"))
+            };
+            return Err(usage(format!(
+                "{} KubeVirt resources ({}, {}{}); a cluster runs one, so keep only its own",
+                match resources.len() {
+                    2 => "two".to_owned(),
+                    n => n.to_string(),
+                },
+                place(first),
+                place(second),
+                if resources.len() > 2 { ", …" } else { "" }
+            )));
+        }
     }
     match docs.as_slice() {
         [] => Err(usage("the file is empty".into())),

@@ -135,6 +135,15 @@ fn cluster_config_shapes() {
             "KubeVirt's field is `network`",
         ),
         ("empty.yaml", String::new(), "the file is empty"),
+        // A cluster has one KubeVirt resource: with two, which one is meant is not guessed.
+        (
+            "two.yaml",
+            format!(
+                "{resource}---\n{}",
+                resource.replace("name: kubevirt,", "name: other,")
+            ),
+            "two KubeVirt resources (kubevirt/kubevirt at line 1, kubevirt/other at line 6)",
+        ),
         // A field of the wrong type is named with its line, in a resource and a bare one.
         (
             "wrong-type.yaml",
