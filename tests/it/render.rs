@@ -137,6 +137,24 @@ fn catalog_renders_the_upstream_bundle() {
                 annotation_keys(want)
             ));
         }
+        // Annotation values match too, but for the prose (written in the project's own words)
+        // and the two URLs, which upstream wraps in stray quotes and a newline.
+        let is_compared = |k: &str| {
+            !k.ends_with("/description")
+                && !["openshift.io/documentation-url", "openshift.io/support-url"].contains(&k)
+        };
+        for k in annotation_keys(want).iter().filter(|k| is_compared(k)) {
+            let path = ["metadata", "annotations", k.as_str()];
+            if field(got, &path) != field(want, &path) {
+                problems.push(format!(
+                    "{}/{}: annotation `{k}` differs: ours {:?}, upstream {:?}",
+                    key.0,
+                    key.1,
+                    field(got, &path),
+                    field(want, &path)
+                ));
+            }
+        }
         if got.api_version() != want.api_version() {
             problems.push(format!("{}/{}: apiVersion differs", key.0, key.1));
         }
