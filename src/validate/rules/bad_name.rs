@@ -12,7 +12,8 @@
 //! catalog and configuration documents, anything marked `config.kubernetes.io/local-config:
 //! "true"`) is held to what the API server asks of any kind: a `metadata.name` that is a string
 //! (or a `generateName`), usable as a segment of the object's URL: not `.` or `..`, no `/` or
-//! `%`.
+//! `%`; and, unless it is one of the built-in cluster-scoped kinds, a namespace that is a DNS
+//! label when it has one.
 //!
 //! ## Why
 //! The API server refuses an object without a name (these kinds take no `generateName` in a
@@ -37,7 +38,7 @@ use crate::validate::Rule;
 pub const RULE: Rule = Rule {
     code: codes::BAD_NAME,
     name: "bad-name",
-    summary: "An instancetype, preference or VirtualMachine has no `metadata.name`, or a name or namespace the API server refuses; any other object has no name, or one no kind accepts (`..`, a `/`).",
+    summary: "An instancetype, preference or VirtualMachine has no `metadata.name`, or a name or namespace the API server refuses; any other object has no name, one no kind accepts (`..`, a `/`), or a namespace that cannot exist.",
     severity: Severity::Error,
 };
 
@@ -46,7 +47,7 @@ pub const RULE: Rule = Rule {
 pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
     if obj.kind() == Kind::Other {
         if !obj.is_tool_config() {
-            out.extend(any_kind_name(obj));
+            out.extend(any_kind_name(obj).or_else(|| any_kind_namespace(obj)));
         }
         return;
     }
@@ -90,6 +91,37 @@ fn any_kind_name(obj: &Object) -> Option<Diagnostic> {
     )
 }
 
+/// The namespace of an object of any other kind, which must be a DNS label as for KubeVirt's
+/// kinds: the API server refuses a namespaced object of any kind in a namespace that cannot
+/// exist. The built-in cluster-scoped kinds are left alone (the API server ignores their
+/// namespace); any other kind counts as namespaced, as it does to kustomize.
+fn any_kind_namespace(obj: &Object) -> Option<Diagnostic> {
+    let namespace = obj.namespace()?;
+    let (group, version) = obj
+        .api_version()
+        .rsplit_once('/')
+        .unwrap_or(("", obj.api_version()));
+    if crate::model::scope::is_builtin_cluster_scoped(group, version, obj.kind_str())
+        || crate::model::names::is_dns_label(namespace.as_bytes())
+    {
+        return None;
+    }
+    let shown = format!("{:?}", crate::diagnostic::shortened(namespace));
+    Some(
+        Diagnostic::error(
+            RULE.code,
+            obj.field_origin("metadata.namespace"),
+            format!(
+                "namespace {shown} is not a valid Kubernetes namespace: at most 63 lowercase \
+                 letters, digits and `-`, starting and ending with a letter or digit; the API \
+                 server refuses the object"
+            ),
+        )
+        .with_object(obj.object_ref())
+        .with_field("metadata.namespace"),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -120,13 +152,43 @@ mod tests {
     }
 
     #[test]
-    fn cluster_scoped_and_other_kinds_keep_any_namespace() {
+    fn cluster_scoped_kinds_keep_any_namespace() {
         let meta = json!({"name": "x", "namespace": "Team A"});
-        assert_eq!(
-            findings("VirtualMachineClusterPreference", meta.clone()),
-            []
-        );
-        assert_eq!(findings("ConfigMap", meta), []);
+        for (api_version, kind) in [
+            (
+                "instancetype.kubevirt.io/v1beta1",
+                "VirtualMachineClusterPreference",
+            ),
+            ("rbac.authorization.k8s.io/v1", "ClusterRole"),
+        ] {
+            let obj = Object::new(
+                json!({"apiVersion": api_version, "kind": kind, "metadata": meta}),
+                Origin::new("c.yaml", 0, Some(1)),
+            );
+            let mut out = Vec::new();
+            check(&obj, &mut out);
+            assert_eq!(out, [], "{kind}");
+        }
+    }
+
+    /// Any other kind counts as namespaced, as it does to kustomize: the API server refuses
+    /// it in a namespace that cannot exist.
+    #[test]
+    fn other_kinds_need_a_valid_namespace() {
+        for good in ["default", "team-a"] {
+            let out = findings("ConfigMap", json!({"name": "x", "namespace": good}));
+            assert_eq!(out, [], "{good}");
+        }
+        for bad in ["Team_A", "../etc", "a.b"] {
+            let out = findings("ConfigMap", json!({"name": "x", "namespace": bad}));
+            assert_eq!(out.len(), 1, "{bad}: {out:?}");
+            assert_eq!(out[0].field.as_deref(), Some("metadata.namespace"));
+            assert!(out[0].message.contains("not a valid Kubernetes namespace"));
+        }
+        // The name's finding comes first and alone.
+        let out = findings("ConfigMap", json!({"name": "a/b", "namespace": "Team_A"}));
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].field.as_deref(), Some("metadata.name"));
     }
 
     #[test]
