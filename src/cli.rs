@@ -276,7 +276,7 @@ pub struct MigrateArgs {
 
 /// `--version-label`: a value the API server accepts on a label.
 fn label_value(text: &str) -> Result<String, String> {
-    crate::validate::rules::bad_label::label_value(text)
+    crate::validate::rules::bad_label::version_label_value(text)
         .map(|()| text.to_string())
         .map_err(|why| format!("not a valid label value: it {why}"))
 }

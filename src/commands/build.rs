@@ -133,7 +133,7 @@ fn run_parsing(args: &BuildArgs, parsing: Parsing) -> Result<Outcome> {
         None => out.stdout_parts = emit::yaml_stream_parts_printed(&items, printed),
         Some(dir) => {
             let tree = if args.bundles {
-                bundles(&items)?
+                bundles(&items, args.version_label.as_deref())?
             } else {
                 one_file_per_object(&items, printed)?
             };
@@ -321,19 +321,50 @@ fn describe(item: &Value) -> String {
     .to_string()
 }
 
-fn bundles(items: &[Value]) -> Result<BTreeMap<String, String>> {
+/// The release bundles of the catalog objects among `items`, sorted by kind, then name (then
+/// namespace), as upstream's are. With a `version`, each bundle is named as upstream names its
+/// release assets (`common-instancetypes-all-bundle-v1.4.0.yaml`), and `CHECKSUMS.sha256`
+/// names them so; its lines follow the file names' order, as `sha256sum` over a glob writes
+/// them.
+fn bundles(items: &[Value], version: Option<&str>) -> Result<BTreeMap<String, String>> {
+    fn str_at<'v>(v: &'v Value, path: &[&str]) -> &'v str {
+        crate::model::path::get(v, path)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    }
+    let mut catalog: Vec<&Value> = items.iter().filter(|v| is_catalog_object(v)).collect();
+    if catalog.is_empty() {
+        return Err(crate::error::Error::Usage(
+            "--bundles: no instancetype or preference among the inputs or rendered from them, \
+             so every bundle would be empty; name the catalog (`kvrender build --bundles -o DIR \
+             catalog/`)"
+                .to_string(),
+        ));
+    }
+    catalog.sort_by_key(|v| {
+        (
+            str_at(v, &["kind"]),
+            str_at(v, &["metadata", "name"]),
+            str_at(v, &["metadata", "namespace"]),
+        )
+    });
     let mut tree = BTreeMap::new();
-    let mut checksums = String::new();
     for (file, kind) in BUNDLES {
-        let selected = items.iter().filter(|v| match kind {
-            None => is_catalog_object(v),
-            Some(k) => v.get("kind").and_then(Value::as_str) == Some(k),
+        let selected = catalog.iter().copied().filter(|v| match kind {
+            None => true,
+            Some(k) => str_at(v, &["kind"]) == k,
         });
-        let text = emit::yaml_stream(selected);
+        let name = match version {
+            Some(version) => file.replace(".yaml", &format!("-{version}.yaml")),
+            None => file.to_string(),
+        };
+        tree.insert(name, emit::yaml_stream(selected));
+    }
+    let mut checksums = String::new();
+    for (file, text) in &tree {
         let digest = Sha256::digest(text.as_bytes());
         let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
         let _ = writeln!(checksums, "{hex}  {file}");
-        tree.insert(file.to_string(), text);
     }
     tree.insert("CHECKSUMS.sha256".to_string(), checksums);
     Ok(tree)

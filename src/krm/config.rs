@@ -249,7 +249,7 @@ impl FnConfig {
             "catalogs" => list_value(&raw).map(|l| self.catalogs = l),
             "clusterConfig" => profile_value(&raw).map(|p| self.profile = p),
             "versionLabel" => string_value(&raw).and_then(|s| {
-                bad_label::label_value(&s)
+                bad_label::version_label_value(&s)
                     .map_err(|why| format!("not a valid label value: it {why}"))?;
                 self.version_label = Some(s);
                 Ok(())
@@ -447,6 +447,8 @@ mod tests {
         assert!(errors[1].contains("`versionLabelKey`: not a valid label key"));
         let empty = json!({"kind": "ConfigMap", "data": {"versionLabelKey": ""}});
         assert!(FnConfig::parse(Some(&empty)).unwrap_err()[0].contains("empty name"));
+        let no_version = json!({"kind": "ConfigMap", "data": {"versionLabel": ""}});
+        assert!(FnConfig::parse(Some(&no_version)).unwrap_err()[0].contains("needs a version"));
         let key_alone = json!({"kind": "ConfigMap", "data": {"versionLabelKey": "example.com/v"}});
         assert_eq!(
             FnConfig::parse(Some(&key_alone)).unwrap_err(),

@@ -325,18 +325,94 @@ fn bundles_and_checksums() {
         let _ = writeln!(summary, "{name}: {} objects", objects.len());
     }
     insta::assert_snapshot!(summary);
-    // CHECKSUMS.sha256 is `sha256sum` output for every bundle, verified here independently.
+    // CHECKSUMS.sha256 is `sha256sum` output for every bundle, verified here independently:
+    // named as upstream names its release assets, in the order `sha256sum *.yaml` gives.
     let mut expected = String::new();
     for name in [
-        "common-instancetypes-all-bundle.yaml",
-        "common-clusterinstancetypes-bundle.yaml",
-        "common-instancetypes-bundle.yaml",
-        "common-clusterpreferences-bundle.yaml",
-        "common-preferences-bundle.yaml",
+        "common-clusterinstancetypes-bundle-v1.4.0.yaml",
+        "common-clusterpreferences-bundle-v1.4.0.yaml",
+        "common-instancetypes-all-bundle-v1.4.0.yaml",
+        "common-instancetypes-bundle-v1.4.0.yaml",
+        "common-preferences-bundle-v1.4.0.yaml",
     ] {
         let _ = writeln!(expected, "{}  {name}", hex_sha256(&written[name]));
     }
     assert_eq!(written["CHECKSUMS.sha256"], expected);
+    // The all-in-one bundle is the upstream bundle, object for object and in its order.
+    let all = parse(
+        &written["common-instancetypes-all-bundle-v1.4.0.yaml"],
+        "all",
+    );
+    let bundle = parse(
+        &std::fs::read_to_string(root().join(BUNDLE)).unwrap(),
+        BUNDLE,
+    );
+    let names = |objects: &[Object]| -> Vec<String> {
+        objects
+            .iter()
+            .map(|o| format!("{}/{}", o.kind_str(), o.name()))
+            .collect()
+    };
+    assert_eq!(names(&all), names(&bundle));
+}
+
+/// Without a version, the bundles keep the names `make` gives them upstream. An instancetype
+/// written out in full among the inputs takes its place in kind and name order, and a build
+/// with no catalog object at all writes no empty release.
+#[test]
+fn bundles_sort_every_catalog_object_and_refuse_an_empty_release() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    std::fs::write(
+        input.join("a.yaml"),
+        "apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineClusterInstancetype\n\
+         metadata: {name: aa.small}\nspec: {cpu: {guest: 1}, memory: {guest: 1Gi}}\n---\n\
+         apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n",
+    )
+    .unwrap();
+    let dir = tmp.path().join("release");
+    let out = run(&[
+        "build",
+        "examples/catalog",
+        input.to_str().unwrap(),
+        "--bundles",
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let written = tree(&dir);
+    let all = parse(&written["common-instancetypes-all-bundle.yaml"], "all");
+    let keys: Vec<(String, String)> = all
+        .iter()
+        .map(|o| (o.kind_str().to_string(), o.name().to_string()))
+        .collect();
+    let mut sorted = keys.clone();
+    sorted.sort();
+    assert_eq!(keys, sorted);
+    assert_eq!(keys[0].1, "aa.small", "{keys:?}");
+    assert!(keys.iter().all(|(kind, _)| kind != "ConfigMap"));
+    // Nothing to bundle: a usage error, and no directory.
+    let empty = tmp.path().join("empty");
+    std::fs::write(
+        input.join("a.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n",
+    )
+    .unwrap();
+    let out = run(&[
+        "build",
+        input.to_str().unwrap(),
+        "--bundles",
+        "-o",
+        empty.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("every bundle would be empty"),
+        "{}",
+        describe(&out)
+    );
+    assert!(!empty.exists());
 }
 
 #[test]
@@ -369,7 +445,8 @@ fn hostile_names_stay_inside_the_output_dir() {
         &input,
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ../x\n---\n\
          apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a/b\n---\n\
-         apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ..\n  namespace: ../../etc\n",
+         apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ..\n  namespace: ../../etc\n---\n\
+         apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ok\n  namespace: ../../etc\n",
     )
     .unwrap();
     let dir = tmp.path().join("deep").join("out");
@@ -385,7 +462,7 @@ fn hostile_names_stay_inside_the_output_dir() {
     let out = build(&input);
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    for line in [4, 9, 14] {
+    for line in [4, 9, 14, 21] {
         let at = format!("in.yaml:{line}: error[KV003] ConfigMap/");
         assert!(stderr.contains(&at), "{at}: {stderr}");
     }
@@ -399,7 +476,7 @@ fn hostile_names_stay_inside_the_output_dir() {
             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: '...'\n---\n\
              apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  \
              name: 'system:..:x'\n---\n\
-             apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {long}\n  namespace: ../../etc\n",
+             apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {long}\n  namespace: etc\n",
         ),
     )
     .unwrap();
@@ -666,6 +743,11 @@ fn a_version_label_the_api_server_would_refuse_is_a_usage_error() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains("not a valid label"), "{stderr}");
     }
+    // An empty version (an unset `$VERSION`) would stamp an empty label on every object.
+    let out = run(&["build", "examples/catalog", "--version-label", ""]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs a version"));
     // A key without a version would stamp nothing.
     let out = run(&[
         "build",

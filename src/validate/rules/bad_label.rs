@@ -191,6 +191,20 @@ pub fn label_value(value: &str) -> Result<(), String> {
     name_part(value)
 }
 
+/// The value of the version label a build stamps: a label value, and not empty, which the API
+/// server would take but which stamps no version (most often a variable that was not set);
+/// else why not, as "it ..." completes it.
+pub fn version_label_value(value: &str) -> Result<(), String> {
+    if value.is_empty() {
+        return Err(
+            "is empty: a version label needs a version (is the variable meant to \
+                    hold it unset?)"
+                .to_string(),
+        );
+    }
+    label_value(value)
+}
+
 /// The rules shared by a key's name and a label value.
 fn name_part(text: &str) -> Result<(), String> {
     let chars = text.chars().count();
