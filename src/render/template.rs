@@ -93,6 +93,14 @@ pub fn field_to_string(field: &[FieldStep]) -> String {
 pub fn sandbox<'s>() -> Environment<'s> {
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::Strict);
+    // A value is the text its template gives, final line break included: a `|` block keeps
+    // its line break whether or not it holds `{{ }}`.
+    env.set_syntax(
+        minijinja::syntax::SyntaxConfig::builder()
+            .keep_trailing_newline(true)
+            .build()
+            .expect("the default delimiters are a valid syntax"),
+    );
     env.set_auto_escape_callback(|_| AutoEscape::None);
     env.set_fuel(Some(FUEL));
     env.set_recursion_limit(RECURSION_LIMIT);
@@ -653,7 +661,7 @@ fn shortcut(s: &str) -> Option<Shortcut<'_>> {
             return Some(Shortcut::PathOrNone(path));
         }
     }
-    // Text pieces hold no braces and no line breaks (minijinja drops a final line break).
+    // Text pieces hold no braces and no line breaks.
     let mut pieces = Vec::new();
     let mut rest = s;
     while !rest.is_empty() {

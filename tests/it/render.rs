@@ -1176,6 +1176,39 @@ spec:
     );
 }
 
+/// A `|` block keeps its final line break whether or not it holds a template, and a `|-` one
+/// gets none: the value is what the YAML says, filled in.
+#[test]
+fn a_block_value_keeps_its_final_line_break() {
+    let text = "\
+apiVersion: kvrender.io/v1alpha1
+kind: Preference
+metadata: {name: mine}
+spec:
+  scopes: [cluster]
+  template:
+    metadata:
+      annotations:
+        templated: |
+          for {{ preference.name }}
+          only
+        plain: |
+          fixed
+        stripped: |-
+          for {{ preference.name }}
+    spec: {devices: {preferredDiskBus: virtio}}
+";
+    let rendered = render_at("ok/catalog.yaml", text).unwrap();
+    let annotation = |key: &str| {
+        field(&rendered.objects[0], &["metadata", "annotations", key])
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    assert_eq!(annotation("templated").as_deref(), Some("for mine\nonly\n"));
+    assert_eq!(annotation("plain").as_deref(), Some("fixed\n"));
+    assert_eq!(annotation("stripped").as_deref(), Some("for mine"));
+}
+
 /// A var of a preference that no part declares and no template reads changes nothing: most
 /// likely misspelt, it is refused. One its own template reads is fine.
 #[test]
