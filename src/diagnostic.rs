@@ -67,6 +67,10 @@ pub enum Cascade {
     /// A finding that follows from an instancetype not found (`KV033`: the VM's own CPU and
     /// memory counted instead): it goes where that `KV011` goes.
     FollowsUnresolved,
+    /// A catalog mistake other than a `KV040` that stops the catalog from rendering (a family
+    /// or preference defined twice, two entries rendering one object): as with a `KV040`,
+    /// the names the catalog would define are not found meanwhile.
+    StopsRender,
 }
 
 impl Diagnostic {
@@ -243,13 +247,16 @@ fn defines_names(text: &[u8]) -> bool {
 /// Sort diagnostics into their printing order, drop exact duplicates, and drop the findings
 /// another one may explain, as a compiler leaves out its cascading errors: while a document
 /// that may define instancetypes, preferences or parts does not parse, every name not found
-/// (`KV011`, an unknown part); while a catalog does not render (`KV040`), every instancetype
-/// or preference not found (`KV011`). The findings that follow from those go with them. They
+/// (`KV011`, an unknown part); while a catalog does not render (`KV040`, or a `KV020` of
+/// [`Cascade::StopsRender`]), every instancetype or preference not found (`KV011`). The findings that follow from those go with them. They
 /// come back, if still true, once the cause is fixed.
 pub fn sort(diags: &mut Vec<Diagnostic>) {
     if diags.iter().any(|d| d.cascade == Cascade::MayDefine) {
         diags.retain(|d| !matches!(d.cascade, Cascade::Unresolved | Cascade::FollowsUnresolved));
-    } else if diags.iter().any(|d| d.code == codes::CATALOG_RENDER) {
+    } else if diags
+        .iter()
+        .any(|d| d.code == codes::CATALOG_RENDER || d.cascade == Cascade::StopsRender)
+    {
         diags.retain(|d| match d.cascade {
             Cascade::Unresolved => d.code != codes::REFERENCE_NOT_FOUND,
             Cascade::FollowsUnresolved => false,

@@ -595,14 +595,17 @@ pub fn render_diagnostic(err: &RenderError) -> Diagnostic {
     if let RenderError::Invalid {
         object: Some(object),
         ..
-    } = err
+    }
+    | RenderError::Redefined { object, .. } = err
     {
         diagnostic = diagnostic.with_object((**object).clone());
     }
-    if matches!(err, RenderError::UnknownPart { .. }) {
-        diagnostic.with_cascade(Cascade::Unresolved)
-    } else {
-        diagnostic
+    match err {
+        RenderError::UnknownPart { .. } => diagnostic.with_cascade(Cascade::Unresolved),
+        RenderError::Redefined { .. } | RenderError::Duplicate { .. } => {
+            diagnostic.with_cascade(Cascade::StopsRender)
+        }
+        _ => diagnostic,
     }
 }
 

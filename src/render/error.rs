@@ -110,6 +110,17 @@ pub enum RenderError {
         /// What is wrong, with the nearest known name.
         message: String,
     },
+    /// A family or preference defined twice (same kind, namespace and name): the duplicate
+    /// rule's finding, reported here so that the second definition is not rendered too.
+    #[error("{location}: {object} is defined twice: first at {other} (document {})", .other.index + 1)]
+    Redefined {
+        /// The second definition.
+        location: Origin,
+        /// The family or preference.
+        object: Box<crate::origin::ObjectRef>,
+        /// The first definition.
+        other: Box<Origin>,
+    },
     /// Two catalog entries render an object of the same kind and name.
     #[error("{location}: {kind} `{name}` is rendered twice, also from {other}")]
     Duplicate {
@@ -133,6 +144,7 @@ impl RenderError {
             | RenderError::Invalid { location, .. }
             | RenderError::PartCycle { location, .. }
             | RenderError::UnknownPart { location, .. }
+            | RenderError::Redefined { location, .. }
             | RenderError::Duplicate { location, .. } => location,
         }
     }
@@ -142,7 +154,7 @@ impl RenderError {
     /// [`codes::CATALOG_RENDER`].
     pub fn code(&self) -> &'static str {
         match self {
-            RenderError::Duplicate { .. } => codes::DUPLICATE,
+            RenderError::Duplicate { .. } | RenderError::Redefined { .. } => codes::DUPLICATE,
             _ => codes::CATALOG_RENDER,
         }
     }

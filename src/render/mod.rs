@@ -582,6 +582,25 @@ impl<'a> Catalog<'a> {
             passthrough: Vec::new(),
         };
         let mut errors = Vec::new();
+        // A second definition of a family or preference is refused here, at this step, so
+        // that the objects the two would both render are not each reported again.
+        let mut defined: HashMap<(&str, Option<&str>, &str), &Object> = HashMap::default();
+        let mut first_definition = |obj: &'a Object, errors: &mut Vec<RenderError>| match defined
+            .entry((obj.kind_str(), obj.namespace(), obj.name()))
+        {
+            std::collections::hash_map::Entry::Occupied(first) => {
+                errors.push(RenderError::Redefined {
+                    location: obj.origin.clone(),
+                    object: Box::new(obj.object_ref()),
+                    other: Box::new(first.get().origin.clone()),
+                });
+                false
+            }
+            std::collections::hash_map::Entry::Vacant(entry) => {
+                entry.insert(obj);
+                true
+            }
+        };
         for (at, read) in read.into_iter().enumerate() {
             match read {
                 Ok(Read::Passthrough) => catalog.passthrough.push(at),
@@ -590,8 +609,16 @@ impl<'a> Catalog<'a> {
                         errors.push(e);
                     }
                 }
-                Ok(Read::Family(family)) => catalog.families.push(family),
-                Ok(Read::Preference(preference)) => catalog.preferences.push(preference),
+                Ok(Read::Family(family)) => {
+                    if first_definition(objects[at], &mut errors) {
+                        catalog.families.push(family);
+                    }
+                }
+                Ok(Read::Preference(preference)) => {
+                    if first_definition(objects[at], &mut errors) {
+                        catalog.preferences.push(preference);
+                    }
+                }
                 Err(e) => errors.push(e),
             }
         }

@@ -622,6 +622,48 @@ fn duplicates_across_catalog_files_are_kv020() {
     insta::assert_snapshot!(describe(&out));
 }
 
+/// A family copied from `catalog/` and edited, given beside the original: one finding naming
+/// both definitions, in every command, not one more for each size the two both render, nor a
+/// name not found because the catalog did not render.
+#[test]
+fn a_family_defined_twice_is_one_finding() {
+    let tmp = tempfile::tempdir().unwrap();
+    let copy = tmp.path().join("u.yaml");
+    let shipped = std::fs::read_to_string(root().join("catalog/instancetypes/u.yaml")).unwrap();
+    std::fs::write(
+        &copy,
+        shipped.replace("- [medium,", "- [16xlarge, 64, 256Gi]\n    - [medium,"),
+    )
+    .unwrap();
+    assert!(std::fs::read_to_string(&copy).unwrap().contains("16xlarge"));
+    let vm = tmp.path().join("vm.yaml");
+    std::fs::write(
+        &vm,
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: big}\n\
+         spec:\n  runStrategy: Halted\n  instancetype: {name: u1.16xlarge}\n  preference: {name: fedora}\n  \
+         template: {spec: {domain: {devices: {}}}}\n",
+    )
+    .unwrap();
+    let (copy, vm) = (copy.to_str().unwrap(), vm.to_str().unwrap());
+    for args in [
+        &["build", "catalog", copy, vm][..],
+        &["validate", "catalog", copy, vm][..],
+        &["expand", "--catalog", "catalog", "--catalog", copy, vm][..],
+    ] {
+        let out = run(args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", describe(&out));
+        // `validate` prints its findings on stdout, the others on stderr.
+        let stderr = String::from_utf8_lossy(&out.stderr) + String::from_utf8_lossy(&out.stdout);
+        let findings: Vec<&str> = stderr.lines().filter(|l| l.contains("]")).collect();
+        assert_eq!(findings.len(), 1, "{args:?}: {stderr}");
+        assert!(
+            findings[0].contains("error[KV020] InstancetypeFamily/u")
+                && findings[0].contains("first at catalog/instancetypes/u.yaml:2"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
 #[test]
 fn shipped_catalog_is_the_upstream_bundle_and_passes_the_checks() {
     let out = run(&["build", "catalog/"]);

@@ -773,6 +773,20 @@ spec: {}
     insta::assert_snapshot!("render__catalog_error_duplicate_name", render_error(text));
 }
 
+/// Two families of other names that render one object (`t` at version 1 and `t1` without a
+/// version both make `t1.small`): each object the two share is reported.
+#[test]
+fn catalog_error_rendered_twice() {
+    let _guard = snapshot_settings();
+    let text = format!(
+        "{FAMILY_HEAD}  template:\n    spec: {{cpu: {{guest: 1}}, memory: {{guest: 1Gi}}}}\n---\n\
+         apiVersion: {API}\nkind: InstancetypeFamily\nmetadata: {{name: t1}}\nspec:\n  \
+         sizes: [[small, 1, 2Gi]]\n  \
+         template: {{spec: {{cpu: {{guest: 1}}, memory: {{guest: 1Gi}}}}}}\n"
+    );
+    insta::assert_snapshot!("render__catalog_error_rendered_twice", render_error(&text));
+}
+
 const API: &str = "kvrender.io/v1alpha1";
 
 /// A part whose `metadata` renders to a list would leave the object nowhere to hold its

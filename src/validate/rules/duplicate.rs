@@ -45,13 +45,22 @@ pub(crate) fn identity(obj: &Object) -> (&str, &str, &str, &str) {
     (group, obj.kind_str(), namespace, obj.name())
 }
 
+/// Whether `obj` is a catalog family or preference, whose second definitions the renderer
+/// reports.
+fn is_catalog_definition(obj: &Object) -> bool {
+    crate::render::is_catalog_kind(obj)
+        && matches!(obj.kind_str(), "InstancetypeFamily" | "Preference")
+}
+
 /// Report every definition after the first of the same object.
 pub fn check<'a>(objects: impl IntoIterator<Item = &'a Object>, out: &mut Vec<Diagnostic>) {
     let objects = objects.into_iter();
     // Nearly every object is seen once: size the table once instead of growing it.
     let mut seen: HashMap<_, &Object> = HashMap::with_capacity(objects.size_hint().0);
     for obj in objects {
-        if obj.name().is_empty() {
+        // A family or preference defined twice is refused where the catalog is read
+        // (`RenderError::Redefined`), which then renders only the first.
+        if obj.name().is_empty() || is_catalog_definition(obj) {
             continue;
         }
         match seen.entry(identity(obj)) {
