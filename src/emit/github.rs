@@ -48,11 +48,12 @@ fn workspace() -> Option<PathBuf> {
 
 /// One command per finding.
 pub fn report(diags: &[Diagnostic]) -> String {
-    report_in(diags, workspace().as_deref())
+    let cwd = std::env::current_dir().ok();
+    report_in(diags, workspace().as_deref(), cwd.as_deref())
 }
 
 /// [`report`], with annotation paths made relative to `workspace`.
-fn report_in(diags: &[Diagnostic], workspace: Option<&Path>) -> String {
+fn report_in(diags: &[Diagnostic], workspace: Option<&Path>, cwd: Option<&Path>) -> String {
     let mut out = String::new();
     for d in diags {
         let command = match d.severity {
@@ -63,7 +64,7 @@ fn report_in(diags: &[Diagnostic], workspace: Option<&Path>) -> String {
         let _ = write!(
             out,
             "::{command} file={}",
-            escape_property(&annotation_path(&d.origin.path, workspace))
+            escape_property(&annotation_path(&d.origin.path, workspace, cwd))
         );
         if let Some(line) = d.origin.line {
             let _ = write!(out, ",line={line}");
@@ -96,7 +97,7 @@ mod tests {
         let d = Diagnostic::error("KV001", Origin::new("a,b:c.yaml", 0, Some(3)), "x\ny 100%")
             .with_column(Some(7));
         assert_eq!(
-            report_in(&[d], None),
+            report_in(&[d], None, None),
             "::error file=a%2Cb%3Ac.yaml,line=3,col=7,title=KV001::x%0Ay 100%25\n"
         );
     }
@@ -108,7 +109,7 @@ mod tests {
             Origin::new("a\u{1b}[2J.yaml", 0, Some(1)),
             "name \"x\u{1b}]0;pwn\u{7}\ty\" is bad",
         );
-        let out = report_in(&[d], None);
+        let out = report_in(&[d], None, None);
         assert!(!out.trim_end().chars().any(char::is_control), "{out:?}");
         assert_eq!(
             out,
@@ -119,27 +120,50 @@ mod tests {
     #[test]
     fn paths_are_relative_to_the_workspace() {
         let root = Some(Path::new("/home/runner/work/repo"));
-        assert_eq!(annotation_path("./vms/web.yaml", root), "vms/web.yaml");
-        assert_eq!(annotation_path(".//vms/web.yaml", None), "vms/web.yaml");
-        assert_eq!(annotation_path("vms/web.yaml", root), "vms/web.yaml");
         assert_eq!(
-            annotation_path("/home/runner/work/repo/vms/web.yaml", root),
+            annotation_path("./vms/web.yaml", root, root),
+            "vms/web.yaml"
+        );
+        assert_eq!(
+            annotation_path(".//vms/web.yaml", None, None),
+            "vms/web.yaml"
+        );
+        assert_eq!(annotation_path("vms/web.yaml", root, root), "vms/web.yaml");
+        assert_eq!(
+            annotation_path("/home/runner/work/repo/vms/web.yaml", root, root),
             "vms/web.yaml"
         );
         // Outside the workspace, or the workspace itself: left as it is.
-        assert_eq!(annotation_path("/etc/vm.yaml", root), "/etc/vm.yaml");
+        assert_eq!(annotation_path("/etc/vm.yaml", root, root), "/etc/vm.yaml");
         assert_eq!(
-            annotation_path("/home/runner/work/repository/vm.yaml", root),
+            annotation_path("/home/runner/work/repository/vm.yaml", root, root),
             "/home/runner/work/repository/vm.yaml"
         );
-        assert_eq!(annotation_path("<stdin>", root), "<stdin>");
+        assert_eq!(annotation_path("<stdin>", root, root), "<stdin>");
+        // A job that runs in a folder of the checkout (`working-directory: manifests`) names
+        // its files from there; the annotation names them from the checkout's root.
+        let manifests = Some(Path::new("/home/runner/work/repo/manifests"));
+        assert_eq!(
+            annotation_path("vms/web.yaml", root, manifests),
+            "manifests/vms/web.yaml"
+        );
+        assert_eq!(
+            annotation_path("../vms/web.yaml", root, manifests),
+            "vms/web.yaml"
+        );
+        assert_eq!(annotation_path("<stdin>", root, manifests), "<stdin>");
+        // Outside the checkout: left as it was given.
+        assert_eq!(
+            annotation_path("../../other/vm.yaml", root, manifests),
+            "../../other/vm.yaml"
+        );
         let d = Diagnostic::error(
             "KV011",
             Origin::new("/home/runner/work/repo/vm.yaml", 0, Some(2)),
             "x",
         );
         assert_eq!(
-            report_in(&[d], root),
+            report_in(&[d], root, root),
             "::error file=vm.yaml,line=2,title=KV011::x\n"
         );
     }

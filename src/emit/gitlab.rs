@@ -65,16 +65,36 @@ fn without_positions(message: &str) -> String {
 
 /// The report, pretty-printed, with a final newline.
 pub fn report(diags: &[Diagnostic]) -> String {
-    report_in(diags, project_dir().as_deref())
+    let cwd = std::env::current_dir().ok();
+    report_in(diags, project_dir().as_deref(), cwd.as_deref())
 }
 
-/// [`report`], with paths made relative to `root`.
-fn report_in(diags: &[Diagnostic], root: Option<&Path>) -> String {
+/// The paths of input files inside `message` (`first at ./a.yaml:12`) as [`repo_relative`]
+/// writes the finding's own: a fingerprint does not change with how the files were named on
+/// the command line, or where the checkout is.
+fn with_paths_relative(message: &str, root: Option<&Path>, cwd: Option<&Path>) -> String {
+    message
+        .split(' ')
+        .map(|word| {
+            let end = word.find(':').unwrap_or(word.len());
+            let path = &word[..end];
+            if [".yaml", ".yml", ".json"].iter().any(|e| path.ends_with(e)) {
+                format!("{}{}", repo_relative(path, root, cwd), &word[end..])
+            } else {
+                word.to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// [`report`], with paths made relative to `root`, relative ones taken from `cwd`.
+fn report_in(diags: &[Diagnostic], root: Option<&Path>, cwd: Option<&Path>) -> String {
     let mut seen: HashMap<[u8; 32], u32> = HashMap::new();
     let issues: Vec<Value> = diags
         .iter()
         .map(|d| {
-            let path = repo_relative(&d.origin.path, root);
+            let path = repo_relative(&d.origin.path, root, cwd);
             let object = d.object.as_ref().map(ToString::to_string);
             let mut key = Sha256::new();
             for part in [
@@ -82,7 +102,7 @@ fn report_in(diags: &[Diagnostic], root: Option<&Path>) -> String {
                 &path,
                 object.as_deref().unwrap_or(""),
                 d.field.as_deref().unwrap_or(""),
-                &without_positions(&d.message),
+                &without_positions(&with_paths_relative(&d.message, root, cwd)),
             ] {
                 // Each part with its length, so that no two lists of parts join alike.
                 key.update((part.len() as u64).to_le_bytes());
@@ -147,7 +167,7 @@ mod tests {
     }
 
     fn issues(diags: &[Diagnostic], root: Option<&Path>) -> Vec<Value> {
-        match serde_json::from_str(&report_in(diags, root)).unwrap() {
+        match serde_json::from_str(&report_in(diags, root, root)).unwrap() {
             Value::Array(issues) => issues,
             other => panic!("not an array: {other}"),
         }
@@ -269,8 +289,52 @@ mod tests {
         assert_eq!(fp(dup(1)), fp(dup(3)));
     }
 
+    /// The same finding has the same fingerprint however its files were named on the command
+    /// line (`d/a.yaml`, `./d/a.yaml`, an absolute path), where the checkout is, and from which
+    /// of its folders kvrender ran; so does the place its message names.
+    #[test]
+    fn fingerprints_do_not_depend_on_how_files_were_named() {
+        let report = |path: &str, first: &str, root: &str, cwd: &str| {
+            let d = Diagnostic::error(
+                "KV020",
+                Origin::new(path, 0, Some(9)),
+                format!("VirtualMachine/x is defined twice: first at {first}:3 (document 1)"),
+            );
+            let issue = &report_in(&[d], Some(Path::new(root)), Some(Path::new(cwd)));
+            let issue: Value = serde_json::from_str(issue).unwrap();
+            (
+                issue[0]["location"]["path"].clone(),
+                issue[0]["fingerprint"].clone(),
+            )
+        };
+        let plain = report("d2/b.yaml", "d1/a.yaml", "/builds/1/repo", "/builds/1/repo");
+        assert_eq!(plain.0, "d2/b.yaml");
+        for other in [
+            report(
+                "./d2/b.yaml",
+                "./d1/a.yaml",
+                "/builds/1/repo",
+                "/builds/1/repo",
+            ),
+            report(
+                "/builds/7/repo/d2/b.yaml",
+                "/builds/7/repo/d1/a.yaml",
+                "/builds/7/repo",
+                "/builds/7/repo",
+            ),
+            report(
+                "b.yaml",
+                "../d1/a.yaml",
+                "/builds/1/repo",
+                "/builds/1/repo/d2",
+            ),
+        ] {
+            assert_eq!(other, plain);
+        }
+    }
+
     #[test]
     fn no_findings_is_an_empty_array() {
-        assert_eq!(report_in(&[], None), "[]\n");
+        assert_eq!(report_in(&[], None, None), "[]\n");
     }
 }

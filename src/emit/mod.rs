@@ -10,7 +10,7 @@ pub mod sarif;
 mod twins;
 
 use std::borrow::Cow;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 use serde_json::Value;
@@ -18,21 +18,57 @@ use serde_json::Value;
 use crate::load::yaml;
 
 /// `path` as a CI service matches it against the files of a change: without `./` in front,
-/// and relative to `root` (the checkout) when it is an absolute path inside it.
-pub(crate) fn repo_relative<'p>(path: &'p str, root: Option<&Path>) -> Cow<'p, str> {
+/// and relative to `root` (the checkout) when it is inside it. A relative path is taken from
+/// `cwd`, the directory kvrender runs in, which a job may have moved into a folder of the
+/// checkout (`working-directory: manifests`): `vm.yaml` there is `manifests/vm.yaml`.
+pub(crate) fn repo_relative<'p>(
+    path: &'p str,
+    root: Option<&Path>,
+    cwd: Option<&Path>,
+) -> Cow<'p, str> {
     let mut rel = path;
     while let Some(rest) = rel.strip_prefix("./") {
         rel = rest.trim_start_matches('/');
     }
+    // What kvrender names itself (`<stdin>`, `-`) is no file of the checkout.
+    if rel.starts_with('<') || rel == "-" {
+        return Cow::Borrowed(rel);
+    }
+    let absolute = if rel.starts_with('/') {
+        Some(PathBuf::from(rel))
+    } else {
+        cwd.filter(|cwd| Some(*cwd) != root)
+            .map(|cwd| normalized(&cwd.join(rel)))
+    };
     if let Some(inside) = root
-        .filter(|_| rel.starts_with('/'))
-        .and_then(|root| Path::new(rel).strip_prefix(root).ok())
-        .and_then(Path::to_str)
+        .zip(absolute)
+        .and_then(|(root, absolute)| {
+            absolute
+                .strip_prefix(root)
+                .ok()
+                .and_then(Path::to_str)
+                .map(str::to_owned)
+        })
         .filter(|inside| !inside.is_empty())
     {
-        return Cow::Owned(inside.to_owned());
+        return Cow::Owned(inside);
     }
     Cow::Borrowed(rel)
+}
+
+/// `path` with its `.` and `..` segments resolved by name (links are not followed).
+fn normalized(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// Documents printed per parallel task: enough that the task costs more than handing it out.

@@ -4,6 +4,8 @@
 //! File locations are URI references (RFC 3986), as SARIF requires: relative paths with each
 //! segment percent-encoded, absolute ones as `file://` URIs.
 
+use std::path::Path;
+
 use serde_json::{Value, json};
 
 use crate::diagnostic::{Diagnostic, Severity, codes};
@@ -81,7 +83,17 @@ fn level(s: Severity) -> &'static str {
     }
 }
 
-fn result(d: &Diagnostic) -> Value {
+/// The directory SARIF paths are relative to: the checkout of the workflow or pipeline
+/// (`GITHUB_WORKSPACE`, `CI_PROJECT_DIR`), where code scanning resolves them; elsewhere, paths
+/// are left as they were given.
+fn checkout() -> Option<std::path::PathBuf> {
+    ["GITHUB_WORKSPACE", "CI_PROJECT_DIR"]
+        .iter()
+        .find_map(std::env::var_os)
+        .map(std::path::PathBuf::from)
+}
+
+fn result(d: &Diagnostic, root: Option<&Path>, cwd: Option<&Path>) -> Value {
     let mut region = serde_json::Map::new();
     if let Some(line) = d.origin.line {
         region.insert("startLine".into(), json!(line));
@@ -89,7 +101,8 @@ fn result(d: &Diagnostic) -> Value {
             region.insert("startColumn".into(), json!(col));
         }
     }
-    let mut physical = json!({"artifactLocation": {"uri": uri(&d.origin.path)}});
+    let path = super::repo_relative(&d.origin.path, root, cwd);
+    let mut physical = json!({"artifactLocation": {"uri": uri(&path)}});
     if !region.is_empty() {
         physical["region"] = Value::Object(region);
     }
@@ -97,7 +110,7 @@ fn result(d: &Diagnostic) -> Value {
     if let Some(obj) = &d.object {
         let mut logical = json!({"fullyQualifiedName": obj.to_string(), "kind": "object"});
         if let Some(field) = &d.field {
-            logical["decoratedName"] = json!(field);
+            logical["properties"] = json!({ "field": field });
         }
         location["logicalLocations"] = json!([logical]);
     }
@@ -121,6 +134,12 @@ fn result(d: &Diagnostic) -> Value {
 
 /// The SARIF log, pretty-printed, with a final newline.
 pub fn report(diags: &[Diagnostic]) -> String {
+    let cwd = std::env::current_dir().ok();
+    report_in(diags, checkout().as_deref(), cwd.as_deref())
+}
+
+/// [`report`], with paths made relative to `root`, relative ones taken from `cwd`.
+fn report_in(diags: &[Diagnostic], root: Option<&Path>, cwd: Option<&Path>) -> String {
     let rules: Vec<Value> = rules()
         .map(|r| {
             json!({
@@ -140,7 +159,9 @@ pub fn report(diags: &[Diagnostic]) -> String {
                 "version": env!("CARGO_PKG_VERSION"),
                 "rules": rules,
             }},
-            "results": diags.iter().map(result).collect::<Vec<_>>(),
+            // Columns count Unicode code points, not UTF-16 units.
+            "columnKind": "unicodeCodePoints",
+            "results": diags.iter().map(|d| result(d, root, cwd)).collect::<Vec<_>>(),
         }],
     });
     let mut s = serde_json::to_string_pretty(&log).unwrap_or_default();
@@ -163,6 +184,28 @@ mod tests {
         // A colon in the first segment would read as a scheme.
         assert_eq!(uri("c:d.yaml"), "c%3Ad.yaml");
         assert_eq!(uri("-"), "-");
+    }
+
+    /// In a workflow that runs in a folder of the checkout, the URIs are still the
+    /// checkout's; the run says how its columns count.
+    #[test]
+    fn uris_are_relative_to_the_checkout() {
+        let d = Diagnostic::error(
+            "KV011",
+            crate::origin::Origin::new("vms/a b.yaml", 0, Some(3)),
+            "x",
+        )
+        .with_column(Some(5));
+        let root = Path::new("/home/runner/work/repo");
+        let log: Value =
+            serde_json::from_str(&report_in(&[d], Some(root), Some(&root.join("manifests"))))
+                .unwrap();
+        let run = &log["runs"][0];
+        assert_eq!(run["columnKind"], "unicodeCodePoints");
+        assert_eq!(
+            run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+            "manifests/vms/a%20b.yaml"
+        );
     }
 
     #[test]
