@@ -102,7 +102,24 @@ fn starts_with_key(text: &str, key: &str) -> bool {
     } else {
         return false;
     };
-    rest == ":" || rest.starts_with(": ")
+    ends_key(rest)
+}
+
+/// Whether `rest`, what follows a key on its line, ends the key: a `:` at the end of the line
+/// or before a space or tab, after any spaces (`key : value` and `key:<TAB>value` are YAML
+/// too).
+fn ends_key(rest: &str) -> bool {
+    let rest = rest.trim_start_matches(' ');
+    rest == ":" || rest.starts_with(": ") || rest.starts_with(":\t")
+}
+
+/// Where the plain key at the start of `text` ends: before the first `:` that ends a key
+/// (see [`ends_key`]), spaces before it left out.
+fn plain_key_end(text: &str) -> Option<usize> {
+    text.match_indices(':')
+        .map(|(at, _)| at)
+        .find(|&at| ends_key(&text[at..]))
+        .map(|at| text[..at].trim_end_matches(' ').len())
 }
 
 /// The 1-based line of the value at `path` in the document whose first content line is
@@ -545,11 +562,7 @@ fn keys_at<L: Lines + ?Sized>(
 /// The keys an entry line can start with in the sense of [`starts_with_key`]: the plain key
 /// before its first `: ` (or a final `:`), and the content of a quoted key.
 fn key_candidates(text: &str) -> impl Iterator<Item = &str> {
-    let ends_key = |rest: &str| rest == ":" || rest.starts_with(": ");
-    let plain = text
-        .find(": ")
-        .or_else(|| text.strip_suffix(':').map(str::len))
-        .map(|end| &text[..end]);
+    let plain = plain_key_end(text).map(|end| &text[..end]);
     let quoted = |quote: char| {
         let inner = text.strip_prefix(quote)?;
         inner
@@ -566,9 +579,12 @@ pub fn is_block_scalar(text: &str, line: u32) -> bool {
     let Some(raw) = text.lines().nth((line as usize).saturating_sub(1)) else {
         return false;
     };
-    raw.split_once(": ")
-        .map(|(_, v)| v.trim_start())
-        .or_else(|| raw.trim_end().strip_suffix(':').map(|_| ""))
+    let trimmed = raw.trim_end();
+    trimmed
+        .match_indices(':')
+        .map(|(at, _)| at)
+        .find(|&at| ends_key(&trimmed[at..]))
+        .map(|at| trimmed[at + 1..].trim_start())
         .is_some_and(|v| v.starts_with('|') || v.starts_with('>'))
 }
 
@@ -771,6 +787,29 @@ spec:
             field_line(VM, 10, "spec.template.spec.domain.cpu"),
             Some(21)
         );
+    }
+
+    /// A key may have spaces before its `:` and a tab after it, in the lines a field is
+    /// looked up through and in the field's own.
+    #[test]
+    fn keys_with_a_space_before_or_a_tab_after_the_colon() {
+        let text = "spec :\n  template:\t\n    spec:\n      domain:\n        cpu :\n          \
+                    cores:\t2\n          sockets  : 1\n        memory: {guest: 1Gi}\n";
+        assert_eq!(
+            field_line(text, 1, "spec.template.spec.domain.cpu.cores"),
+            Some(6)
+        );
+        assert_eq!(
+            field_line(text, 1, "spec.template.spec.domain.cpu.sockets"),
+            Some(7)
+        );
+        assert_eq!(
+            field_line(text, 1, "spec.template.spec.domain.memory"),
+            Some(8)
+        );
+        assert!(is_block_scalar("data:\t|\n  x\n", 1));
+        assert!(is_block_scalar("data : >-\n  x\n", 1));
+        assert!(!is_block_scalar("data: x|\n", 1));
     }
 
     #[test]
