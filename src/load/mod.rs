@@ -333,12 +333,9 @@ pub fn parse_text(path: &Arc<str>, text: &str) -> Loaded {
                 let origin = Origin::new(path.clone(), 0, Some(1));
                 match check_object(&value) {
                     None => {
-                        let mut object = Object::new(value, origin);
                         // Fields are found in the text as YAML's are (see `locate`); the items
-                        // of a list are not, and keep the file's first line.
-                        if !is_list(&object) {
-                            object.source = Some((Arc::from(text), 1));
-                        }
+                        // of a list, through their own objects of the text.
+                        let object = Object::new(value, origin).with_source(Arc::from(text), 1);
                         for r in inline_lists(object) {
                             match r {
                                 Ok(obj) => loaded.objects.push(obj),
@@ -745,16 +742,30 @@ fn inline_into(mut list: Object, out: &mut Vec<Result<Object, Diagnostic>>, dept
     };
     // Each item's own entry of the list's text, found in one pass, becomes its source.
     let field = if list.entry { "[0].items" } else { "items" };
-    let entries = list
-        .source
-        .as_ref()
-        .map(|(text, first)| (locate::sequence_items(text, field), text, *first));
+    // A list written as JSON has no `- ` entries: each item's own object is its source.
+    let entries = list.source.as_ref().map(|(text, first)| {
+        let yaml = locate::sequence_items(text, field);
+        let json = (yaml.is_empty() && !list.entry)
+            .then(|| locate::json_sequence_items(text, "items"))
+            .filter(|json| json.len() == items.len());
+        match json {
+            Some(json) => (json, true, text, *first),
+            None => (yaml, false, text, *first),
+        }
+    });
     for (i, item) in items.into_iter().enumerate() {
-        let entry = entries.as_ref().and_then(|(spans, text, first)| {
+        let entry = entries.as_ref().and_then(|(spans, json, text, first)| {
             let (range, line) = spans.get(i)?;
-            Some((Arc::<str>::from(&text[range.clone()]), line + first - 1))
+            Some((
+                Arc::<str>::from(&text[range.clone()]),
+                line + first - 1,
+                *json,
+            ))
         });
-        let line = entry.as_ref().map(|(_, line)| *line).or(list.origin.line);
+        let line = entry
+            .as_ref()
+            .map(|(_, line, _)| *line)
+            .or(list.origin.line);
         let origin = Origin::new(list.origin.path.clone(), list.origin.index, line);
         if let Some(problem) = check_object(&item) {
             out.push(Err(Diagnostic::error(
@@ -765,8 +776,10 @@ fn inline_into(mut list: Object, out: &mut Vec<Result<Object, Diagnostic>>, dept
             continue;
         }
         let mut obj = Object::new(item, origin);
-        if let Some((text, line)) = entry {
-            obj = obj.with_entry_source(text, line);
+        match entry {
+            Some((text, line, true)) => obj = obj.with_source(text, line),
+            Some((text, line, false)) => obj = obj.with_entry_source(text, line),
+            None => {}
         }
         if !is_list(&obj) {
             out.push(Ok(obj));

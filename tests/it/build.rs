@@ -1044,6 +1044,42 @@ fn list_documents_stand_for_their_items() {
     }
 }
 
+/// The same for a `List` written as JSON, as `kubectl get vm -A -o json` prints it: a finding
+/// about an item points at the line in that item, in a `.json` file and in a `.yaml` one.
+#[test]
+fn json_list_findings_point_at_the_items_lines() {
+    let tmp = tempfile::tempdir().unwrap();
+    let vm = |name: &str, sockets: u32| {
+        serde_json::json!({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+            "metadata": {"name": name},
+            "spec": {"runStrategy": "Halted", "instancetype": {"name": "u1.small"},
+                     "template": {"spec": {"domain": {"cpu": {"sockets": sockets},
+                                                      "devices": {}}}}}})
+    };
+    let list = serde_json::json!({"apiVersion": "v1", "kind": "List",
+        "items": [vm("a", 2), vm("b", 3)]});
+    let text = serde_json::to_string_pretty(&list).unwrap();
+    let lines = |needle: &str| -> Vec<usize> {
+        text.lines()
+            .enumerate()
+            .filter(|(_, l)| l.contains(needle))
+            .map(|(i, _)| i + 1)
+            .collect()
+    };
+    let (a, b) = (lines("\"sockets\": 2")[0], lines("\"sockets\": 3")[0]);
+    for name in ["vms.json", "vms.yaml"] {
+        let file = tmp.path().join(name);
+        std::fs::write(&file, &text).unwrap();
+        let out = run(&["validate", file.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+        let found = stdout(&out);
+        for (line, vm) in [(a, "a"), (b, "b")] {
+            let at = format!("{name}:{line}: error[KV010] VirtualMachine/{vm}:");
+            assert!(found.contains(&at), "{at}\n{found}");
+        }
+    }
+}
+
 /// A user's preference may name shipped parts and parts of a `--catalog` file: `build` renders
 /// it and `expand` resolves a VM against it; with
 /// `--no-default-catalog` the shipped parts are not there.
