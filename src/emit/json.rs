@@ -1,6 +1,7 @@
 //! Findings as one JSON document: `{"findings": [{severity, code, message, field, object:
-//! {apiVersion, kind, namespace, name}, file, line}]}`. Every key is always present; what is
-//! unknown is `null`. JSON has no column key, so a column goes into the message.
+//! {apiVersion, kind, namespace, name}, file, line, column}]}`. Every key is always present;
+//! what is unknown is `null`. The message also ends with the line and column when there is a
+//! column, as a GitLab issue's description does.
 
 use serde_json::{Value, json};
 
@@ -27,6 +28,7 @@ fn finding(d: &Diagnostic) -> Value {
         "object": object,
         "file": &*d.origin.path,
         "line": d.origin.line,
+        "column": d.column,
     })
 }
 
