@@ -584,9 +584,9 @@ impl<'a> Catalog<'a> {
         let mut errors = Vec::new();
         // A second definition of a family or preference is refused here, at this step, so
         // that the objects the two would both render are not each reported again.
-        let mut defined: HashMap<(&str, Option<&str>, &str), &Object> = HashMap::default();
+        let mut defined: HashMap<(&str, &str, &str), &Object> = HashMap::default();
         let mut first_definition = |obj: &'a Object, errors: &mut Vec<RenderError>| match defined
-            .entry((obj.kind_str(), obj.namespace(), obj.name()))
+            .entry((obj.kind_str(), obj.effective_namespace(), obj.name()))
         {
             std::collections::hash_map::Entry::Occupied(first) => {
                 errors.push(RenderError::Redefined {

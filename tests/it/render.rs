@@ -773,6 +773,26 @@ spec: {}
     insta::assert_snapshot!("render__catalog_error_duplicate_name", render_error(text));
 }
 
+/// A catalog document without a namespace is in `default`, as kustomize and the API server
+/// place what it renders: beside one that names `default`, it is the same definition twice.
+#[test]
+fn a_preference_in_default_twice_is_one_finding() {
+    let text = "\
+apiVersion: kvrender.io/v1alpha1
+kind: Preference
+metadata: {name: same}
+spec: {}
+---
+apiVersion: kvrender.io/v1alpha1
+kind: Preference
+metadata: {name: same, namespace: default}
+spec: {}
+";
+    let report = render_error(text);
+    assert_eq!(report.matches("is defined twice").count(), 1, "{report}");
+    assert!(!report.contains("rendered twice"), "{report}");
+}
+
 /// Two families of other names that render one object (`t` at version 1 and `t1` without a
 /// version both make `t1.small`): each object the two share is reported.
 #[test]
