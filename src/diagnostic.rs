@@ -248,8 +248,9 @@ fn defines_names(text: &[u8]) -> bool {
 /// another one may explain, as a compiler leaves out its cascading errors: while a document
 /// that may define instancetypes, preferences or parts does not parse, every name not found
 /// (`KV011`, an unknown part); while a catalog does not render (`KV040`, or a `KV020` of
-/// [`Cascade::StopsRender`]), every instancetype or preference not found (`KV011`). The findings that follow from those go with them. They
-/// come back, if still true, once the cause is fixed.
+/// [`Cascade::StopsRender`]), every instancetype or preference not found (`KV011`). The
+/// findings that follow from those go with them. They come back, if still true, once the
+/// cause is fixed.
 pub fn sort(diags: &mut Vec<Diagnostic>) {
     if diags.iter().any(|d| d.cascade == Cascade::MayDefine) {
         diags.retain(|d| !matches!(d.cascade, Cascade::Unresolved | Cascade::FollowsUnresolved));

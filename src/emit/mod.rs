@@ -38,7 +38,7 @@ pub(crate) fn repo_relative<'p>(
         Some(PathBuf::from(rel))
     } else {
         cwd.filter(|cwd| Some(*cwd) != root)
-            .map(|cwd| normalized(&cwd.join(rel)))
+            .map(|cwd| crate::load::kustomize::normalize(&cwd.join(rel)))
     };
     if let Some(inside) = root
         .zip(absolute)
@@ -54,21 +54,6 @@ pub(crate) fn repo_relative<'p>(
         return Cow::Owned(inside);
     }
     Cow::Borrowed(rel)
-}
-
-/// `path` with its `.` and `..` segments resolved by name (links are not followed).
-fn normalized(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for part in path.components() {
-        match part {
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// Documents printed per parallel task: enough that the task costs more than handing it out.
