@@ -638,50 +638,6 @@ pub fn field_line_of(text: &str, first_line: u32, steps: &[Step<'_>]) -> Option<
 /// the byte range of its entry (from its `- ` line to the next item's) and the 1-based line of
 /// that `- ` line in `text`. Empty when the value at `field` is not a block sequence (a flow
 /// `[...]`, say); stops where the text stops looking like one.
-/// [`sequence_items`] for a document written as JSON (`kubectl get -o json` prints a `List`
-/// so): the byte range and 1-based line of each item of the list at the top-level key `key`,
-/// for the items that begin a line with their `{`. Each range runs to the line before the
-/// next item (the last one to the end of the text); a scan of it stops at the item's closing
-/// brace. Empty when the text is not JSON, or when an item shares its line with what comes
-/// before it.
-pub fn json_sequence_items(text: &str, key: &str) -> Vec<(std::ops::Range<usize>, u32)> {
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    let Some(content) = lines.iter().position(|l| !l.trim().is_empty()) else {
-        return Vec::new();
-    };
-    let doc_line = u32::try_from(content + 1).unwrap_or(u32::MAX);
-    if !is_json_at(lines.as_slice(), doc_line) {
-        return Vec::new();
-    }
-    let mut starts: Vec<usize> = Vec::new();
-    let mut fits = true;
-    scan_json(lines.as_slice(), doc_line, |here, number| {
-        if let [Here::Key(k), Here::Index(_)] = here
-            && k == key
-        {
-            let line = number as usize - 1;
-            fits &= lines[line].trim_start().starts_with('{') && starts.last() != Some(&line);
-            starts.push(line);
-        }
-        !fits
-    });
-    if !fits {
-        return Vec::new();
-    }
-    let offset = |line: usize| lines[..line].iter().map(|l| l.len()).sum::<usize>();
-    starts
-        .iter()
-        .enumerate()
-        .map(|(n, &start)| {
-            let end = starts.get(n + 1).map_or(text.len(), |&next| offset(next));
-            (
-                offset(start)..end,
-                u32::try_from(start + 1).unwrap_or(u32::MAX),
-            )
-        })
-        .collect()
-}
-
 pub fn sequence_items(text: &str, field: &str) -> Vec<(std::ops::Range<usize>, u32)> {
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let Some(mut pos) = lines.iter().position(|l| {
@@ -734,6 +690,58 @@ pub fn sequence_items(text: &str, field: &str) -> Vec<(std::ops::Range<usize>, u
         at += len;
     }
     items
+}
+
+/// [`sequence_items`] for a document written as JSON (`kubectl get -o json` prints a `List`
+/// so): the byte range and 1-based line of each item of the list at the top-level key `key`,
+/// for the items that begin a line with their `{`. Each range runs to the line before the
+/// next item (the last one to the end of the text); a scan of it stops at the item's closing
+/// brace. Empty when the text is not JSON, or when an item shares its line with what comes
+/// before it.
+pub fn json_sequence_items(text: &str, key: &str) -> Vec<(std::ops::Range<usize>, u32)> {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let Some(content) = lines.iter().position(|l| !l.trim().is_empty()) else {
+        return Vec::new();
+    };
+    let doc_line = u32::try_from(content + 1).unwrap_or(u32::MAX);
+    if !is_json_at(lines.as_slice(), doc_line) {
+        return Vec::new();
+    }
+    let mut starts: Vec<usize> = Vec::new();
+    let mut fits = true;
+    scan_json(lines.as_slice(), doc_line, |here, number| {
+        if let [Here::Key(k), Here::Index(_)] = here
+            && k == key
+        {
+            let line = number as usize - 1;
+            fits &= lines[line].trim_start().starts_with('{') && starts.last() != Some(&line);
+            starts.push(line);
+        }
+        !fits
+    });
+    if !fits {
+        return Vec::new();
+    }
+    // The byte offset of each line, found once: a list of thousands of items is not summed
+    // again from the top for each.
+    let mut offsets = Vec::with_capacity(lines.len() + 1);
+    let mut at = 0;
+    for line in &lines {
+        offsets.push(at);
+        at += line.len();
+    }
+    offsets.push(at);
+    starts
+        .iter()
+        .enumerate()
+        .map(|(n, &start)| {
+            let end = starts.get(n + 1).map_or(text.len(), |&next| offsets[next]);
+            (
+                offsets[start]..end,
+                u32::try_from(start + 1).unwrap_or(u32::MAX),
+            )
+        })
+        .collect()
 }
 
 #[cfg(test)]
