@@ -123,6 +123,18 @@ impl Diagnostic {
         }
     }
 
+    /// [`Diagnostic::point_at_field`] in `obj`'s document, or for an object rendered from a
+    /// catalog, in the catalog document among `docs` that writes the field
+    /// ([`crate::model::Object::finding_origin`]).
+    pub fn point_at_field_of(
+        &mut self,
+        obj: &crate::model::Object,
+        docs: &crate::model::written::CatalogDocs<'_>,
+    ) {
+        let key = self.code == codes::UNKNOWN_FIELD;
+        self.point_at_field(|field| obj.finding_origin(field, key, docs));
+    }
+
     /// Attach a column.
     #[must_use]
     pub fn with_column(mut self, column: Option<u32>) -> Self {

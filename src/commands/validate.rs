@@ -20,6 +20,7 @@ use crate::error::Result;
 use crate::load::deferred::NotAVm;
 use crate::load::{self, Loaded, Source};
 use crate::model::Object;
+use crate::model::written::CatalogDocs;
 use crate::validate::{self, Context, Options};
 
 /// Run `validate`.
@@ -168,6 +169,7 @@ fn point_at_fields(objects: &[Object], diags: &mut [Diagnostic]) {
         .iter()
         .map(|o| ((&*o.origin.path, o.origin.index, o.origin.line), o))
         .collect();
+    let docs = CatalogDocs::new(objects);
     for d in diags.iter_mut() {
         if d.field.is_none() {
             continue;
@@ -175,7 +177,7 @@ fn point_at_fields(objects: &[Object], diags: &mut [Diagnostic]) {
         let Some(obj) = by_origin.get(&(&*d.origin.path, d.origin.index, d.origin.line)) else {
             continue;
         };
-        d.point_at_field(|field| obj.field_origin(field));
+        d.point_at_field_of(obj, &docs);
     }
 }
 

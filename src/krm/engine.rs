@@ -24,6 +24,7 @@ use crate::krm::annotations;
 use crate::krm::config::{self, ExpandMode, FnConfig};
 use crate::load::deferred::{DeferredVms, NotAVm};
 use crate::load::{self, Loaded, Source};
+use crate::model::written::CatalogDocs;
 use crate::model::{Kind, Object};
 use crate::pipeline;
 use crate::render::{self, RenderError, RenderOptions};
@@ -681,7 +682,7 @@ fn unmet_requirements(
 
 /// Point a finding about `obj` at the line of its field (when the text is known), and name
 /// the field of the findings whose rule does not (KubeVirt's warnings are plain text).
-fn complete(d: &mut Diagnostic, obj: &Object) {
+fn complete(d: &mut Diagnostic, obj: &Object, docs: &CatalogDocs<'_>) {
     if d.field.is_none() && d.code == codes::DEPRECATED {
         let field = match obj.kind() {
             Kind::Instancetype | Kind::ClusterInstancetype => Some("spec.launchSecurity"),
@@ -691,7 +692,7 @@ fn complete(d: &mut Diagnostic, obj: &Object) {
         d.field = field.map(str::to_string);
     }
     if d.origin == obj.origin {
-        d.point_at_field(|field| obj.field_origin(field));
+        d.point_at_field_of(obj, docs);
     }
 }
 
@@ -848,7 +849,7 @@ fn add_failure(found: &mut Vec<Diagnostic>, failure: Diagnostic) {
 fn check(obj: &Object, ctx: &validate::Context<'_>) -> Vec<Diagnostic> {
     let mut found = validate::check_object(obj, ctx);
     for d in &mut found {
-        complete(d, obj);
+        complete(d, obj, &ctx.docs);
     }
     found
 }
@@ -1239,12 +1240,15 @@ fn run<V: VmTexts>(
         let catalog = &catalogs.objects;
         let (mut findings, duplicates, to_expand, from_texts) = {
             let index = index_of(&roles, &out, &path_objects, &new_objects, catalog, config);
-            let ctx = validate::Context::with_cluster(
+            let mut ctx = validate::Context::with_cluster(
                 &index,
                 &config.profile,
                 checked.iter().copied(),
                 catalog,
             );
+            // The catalog documents are not checked, but the findings about what they render
+            // are reported at their lines.
+            ctx.docs = CatalogDocs::new(out.iter().chain(&path_objects));
             // Requirements no rendered instancetype meets (KV042) look at the rendered catalog
             // as a whole; they are checked while the per-object checks run.
             type PerSubject = (Vec<Diagnostic>, Option<FromText>);

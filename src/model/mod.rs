@@ -12,5 +12,6 @@ pub mod object;
 pub mod path;
 pub mod quantity;
 pub mod scope;
+pub mod written;
 
 pub use object::{Kind, Object};

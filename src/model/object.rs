@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use crate::load::locate;
 use crate::model::path::Fields;
+use crate::model::written::{CatalogDocs, Written};
 use crate::origin::{ObjectRef, Origin};
 
 /// The API group of instancetypes and preferences.
@@ -148,6 +149,8 @@ pub struct Object {
     pub entry: bool,
     /// The lines of `source`, cut on the first lookup of a field's line.
     lines: LineCache,
+    /// For an object rendered from a catalog, where its fields are written.
+    pub written: Option<Written>,
 }
 
 /// An [`Object`]'s [`locate::Index`] of its source text, built on first use and shared by its
@@ -177,6 +180,7 @@ impl Object {
             source: None,
             entry: false,
             lines: LineCache::default(),
+            written: None,
         }
     }
 
@@ -206,6 +210,7 @@ impl Object {
             source: self.source.clone(),
             entry: self.entry,
             lines: self.lines.clone(),
+            written: self.written.clone(),
         }
     }
 
@@ -244,6 +249,17 @@ impl Object {
     /// The origin pointing at the line of `field`.
     pub fn field_origin(&self, field: &str) -> Origin {
         self.origin.at_line(self.field_line(field))
+    }
+
+    /// Where a finding about `field` is best reported: [`Object::field_origin`], or for an
+    /// object rendered from a catalog, the line of the catalog document among `docs` that
+    /// writes the field (see [`Written::origin_of`]; `key` when the finding is about the
+    /// field's name).
+    pub fn finding_origin(&self, field: &str, key: bool, docs: &CatalogDocs<'_>) -> Origin {
+        self.written
+            .as_ref()
+            .and_then(|w| w.origin_of(&locate::parse_path(field), key, docs))
+            .unwrap_or_else(|| self.field_origin(field))
     }
 
     fn str_at(&self, a: &str, b: Option<&str>) -> &str {

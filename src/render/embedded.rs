@@ -196,6 +196,9 @@ impl Lazy {
                 self.templates,
                 &notes,
                 &self.jobs[job],
+                // Its objects are never reported on: where their fields are written is not
+                // needed.
+                None,
                 &RenderOptions::default(),
             ) {
                 Ok(objects) => objects,

@@ -26,6 +26,8 @@ mod preference;
 pub mod template;
 mod watch;
 
+use std::sync::Arc;
+
 use foldhash::HashMap;
 
 use rayon::prelude::*;
@@ -33,6 +35,7 @@ use serde_json::{Map, Value, json};
 
 use crate::load::Source;
 use crate::model::Object;
+use crate::model::written::{At, Fragment, Written};
 use crate::origin::Origin;
 
 pub use embedded::{
@@ -416,6 +419,7 @@ pub fn render<'o>(
     let prepared = catalog.prepare(&env)?;
     let jobs = prepared.jobs(&catalog);
     let (order, names) = output_order(&jobs);
+    let written = written_of(&jobs);
 
     let results: Vec<JobResult> = watch::watched(
         prepared.templates.may_grow(),
@@ -429,7 +433,13 @@ pub fn render<'o>(
                 .enumerate()
                 .map(|(i, job)| {
                     let _rendering = running.enter(i);
-                    render_job(&prepared.templates, &prepared.notes, job, options)
+                    render_job(
+                        &prepared.templates,
+                        &prepared.notes,
+                        job,
+                        written[i].as_ref(),
+                        options,
+                    )
                 })
                 .collect()
         },
@@ -1162,10 +1172,89 @@ fn single(key: &str, value: Value) -> Value {
 /// The objects one combination renders to (one per scope), or every way it failed.
 type JobResult = Result<Vec<(Object, Combination)>, Vec<RenderError>>;
 
+/// For each job, where the fields of its objects are written ([`Written`]): one value for
+/// every job of a family or preference. Only documents read with their text are of use, and
+/// the shipped catalog's are never reported on.
+fn written_of(jobs: &[Job<'_, '_>]) -> Vec<Option<Written>> {
+    let mut of_scope: HashMap<usize, Option<Written>> = HashMap::default();
+    let origin = |doc: &Doc<'_>| -> Option<Origin> {
+        let obj = doc.obj;
+        (obj.source.is_some() && !embedded::is_shipped(&obj.origin.path))
+            .then(|| obj.origin.clone())
+    };
+    jobs.iter()
+        .map(|job| {
+            let (scope, doc, parts, own) = match job {
+                Job::Size { family, parts, .. } => (
+                    std::ptr::from_ref(*family) as usize,
+                    &family.doc,
+                    *parts,
+                    [family.template, family.labels, family.annotations],
+                ),
+                Job::Preference {
+                    preference, parts, ..
+                } => (
+                    std::ptr::from_ref(*preference) as usize,
+                    &preference.doc,
+                    *parts,
+                    [
+                        preference.template,
+                        preference.labels,
+                        preference.annotations,
+                    ],
+                ),
+            };
+            of_scope
+                .entry(scope)
+                .or_insert_with(|| {
+                    let mut fragments = Vec::with_capacity(2 * parts.len() + 3);
+                    for part in parts {
+                        let Some(doc) = origin(&part.doc) else {
+                            continue;
+                        };
+                        let name: Arc<str> = Arc::from(part.name);
+                        for (tree, key) in [(part.metadata, "metadata"), (part.spec, "spec")] {
+                            if tree.is_some() {
+                                fragments.push(Fragment {
+                                    doc: doc.clone(),
+                                    at: At::Part(Arc::clone(&name), key),
+                                    into: if key == "spec" {
+                                        &["spec"]
+                                    } else {
+                                        &["metadata"]
+                                    },
+                                });
+                            }
+                        }
+                    }
+                    if let Some(doc) = origin(doc) {
+                        let places: [(&'static str, &'static [&'static str]); 3] = [
+                            ("template", &[]),
+                            ("labels", &["metadata", "labels"]),
+                            ("annotations", &["metadata", "annotations"]),
+                        ];
+                        for (tree, (key, into)) in own.into_iter().zip(places) {
+                            if tree.is_some() {
+                                fragments.push(Fragment {
+                                    doc: doc.clone(),
+                                    at: At::Own(key),
+                                    into,
+                                });
+                            }
+                        }
+                    }
+                    (!fragments.is_empty()).then(|| Written::new(fragments))
+                })
+                .clone()
+        })
+        .collect()
+}
+
 fn render_job<'a>(
     templates: &Templates<'_, 'a>,
     notes: &HashMap<usize, String>,
     job: &Job<'_, 'a>,
+    written: Option<&Written>,
     options: &RenderOptions<'_>,
 ) -> JobResult {
     let (combination, origin) = job.site();
@@ -1388,7 +1477,9 @@ fn render_job<'a>(
         {
             metadata.shift_insert(1, "namespace".into(), Value::from(namespace));
         }
-        out.push((Object::new(value, origin.clone()), combination.clone()));
+        let mut object = Object::new(value, origin.clone());
+        object.written = written.cloned();
+        out.push((object, combination.clone()));
     }
     Ok(out)
 }

@@ -18,6 +18,7 @@ use crate::diagnostic::{self, Diagnostic, Severity};
 use crate::kubevirt::presets::{self, PresetIndex};
 use crate::kubevirt::profile::ClusterProfile;
 use crate::model::path::Fields;
+use crate::model::written::CatalogDocs;
 use crate::model::{Kind, Object};
 use crate::resolve::Index;
 
@@ -78,6 +79,9 @@ pub struct Context<'a> {
     pub presets: std::sync::Mutex<PresetIndex<'a>>,
     /// The ConfigMaps, Secrets, ... of the inputs, for `KV015`.
     pub referable: rules::renamed_reference::Referable<'a>,
+    /// The catalog documents of the inputs: a finding about a rendered object's field is
+    /// reported at the line of the one that writes it.
+    pub docs: CatalogDocs<'a>,
 }
 
 impl<'a> Context<'a> {
@@ -113,6 +117,7 @@ impl<'a> Context<'a> {
             profile,
             memo: Memo::default(),
             presets: std::sync::Mutex::new(PresetIndex::new(&presets)),
+            docs: CatalogDocs::new(objects.iter().copied()),
             referable: rules::renamed_reference::Referable::new(objects),
         }
     }

@@ -1992,3 +1992,61 @@ fn strict_build_stops_on_a_warning() {
     );
     assert!(strict.stdout.is_empty(), "{}", describe(&strict));
 }
+
+/// A finding about a field of a rendered object is reported where the catalog writes the
+/// field: a misspelt name of a family's template or of a part (in a file of its own) at its
+/// line, shared by every size; a value a template makes from a size row at that row.
+#[test]
+fn a_rendered_objects_finding_is_at_the_line_that_writes_the_field() {
+    let out = kvrender()
+        .args(["validate", "--no-default-catalog", "--format", "json"])
+        .arg("testdata/build/written")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut lines: BTreeMap<(String, String), BTreeMap<String, u64>> = BTreeMap::new();
+    for f in report["findings"].as_array().unwrap() {
+        let file = f["file"].as_str().unwrap();
+        let file = file.rsplit('/').next().unwrap().to_string();
+        let at = lines
+            .entry((
+                f["code"].as_str().unwrap().into(),
+                f["field"].as_str().unwrap().into(),
+            ))
+            .or_default();
+        *at.entry(format!("{file}:{}", f["line"])).or_default() += 1;
+    }
+    let at = |code: &str, field: &str| {
+        let found = &lines[&(code.to_string(), field.to_string())];
+        found
+            .iter()
+            .map(|(k, n)| format!("{k}×{n}"))
+            .collect::<Vec<_>>()
+    };
+    // Both scopes of both sizes.
+    assert_eq!(
+        at("KV022", "spec.cpu.dedicatedCpuPlacement"),
+        ["family.yaml:17×4"]
+    );
+    assert_eq!(at("KV022", "spec.ioThreadPolicy"), ["parts.yaml:10×4"]);
+    assert_eq!(
+        at("KV022", "spec.memory.hugepages.pageSzie"),
+        ["parts.yaml:12×4"]
+    );
+    // Both scopes of the `large` row only.
+    assert_eq!(at("KV004", "spec.cpu.guest"), ["family.yaml:12×2"]);
+
+    // `build` says each of the first three once, for the four objects.
+    let out = run(&["build", "--no-default-catalog", "testdata/build/written"]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for line in [
+        "family.yaml:17: warning[KV022]",
+        "parts.yaml:10: warning[KV022]",
+    ] {
+        let found: Vec<&str> = stderr.lines().filter(|l| l.contains(line)).collect();
+        assert_eq!(found.len(), 1, "{stderr}");
+        assert!(found[0].contains("and 3 more"), "{stderr}");
+    }
+}

@@ -78,7 +78,7 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) -> Admi
                         .into_iter()
                         .filter(|d| d.code == super::wrong_type::RULE.code)
                         .map(|mut d| {
-                            d.point_at_field(|field| referenced.field_origin(field));
+                            d.point_at_field_of(referenced, &ctx.docs);
                             d
                         }),
                 );

@@ -1,0 +1,346 @@
+//! [`Written`]: where the fields of an object rendered from a catalog are written.
+//!
+//! A rendered instancetype or preference has no text of its own: its origin is the size row
+//! or the preference document it was rendered for. A finding about one of its fields is more
+//! use at the line that writes the field (a family's `template`, a part), which the same
+//! mistake in every size then shares.
+//!
+//! A rendered object names the catalog documents it was rendered from by their origin; they are
+//! looked up among the objects of the run ([`CatalogDocs`]) only when a finding is reported, so
+//! rendering copies nothing for it.
+
+use std::sync::Arc;
+
+use foldhash::HashMap;
+use serde_json::Value;
+
+use crate::load::locate::Step;
+use crate::model::Object;
+use crate::model::path::Fields;
+use crate::origin::Origin;
+
+/// The catalog fragments an object was rendered from, in the order they were merged into it.
+/// Shared by every object rendered from the same family or preference; any two compare equal
+/// (it is not part of the object's value).
+#[derive(Clone)]
+pub struct Written(Arc<[Fragment]>);
+
+/// One fragment merged into a rendered object.
+pub struct Fragment {
+    /// The origin of the catalog document that holds it.
+    pub doc: Origin,
+    /// Where it is in that document.
+    pub at: At,
+    /// Where it lands in the rendered object: the object itself (`[]`), its `spec`, or its
+    /// `metadata.labels`.
+    pub into: &'static [&'static str],
+}
+
+/// Where a fragment is in its document.
+pub enum At {
+    /// `spec.KEY` of a family or preference (`template`, `labels`, `annotations`).
+    Own(&'static str),
+    /// `parts.NAME.KEY` of a `Parts` document (`spec`, `metadata`).
+    Part(Arc<str>, &'static str),
+}
+
+impl At {
+    fn keys(&self) -> [&str; 3] {
+        match self {
+            At::Own(key) => ["spec", key, ""],
+            At::Part(name, key) => ["parts", name, key],
+        }
+    }
+}
+
+/// Origin key of a document: its file, index and first line.
+type DocKey<'a> = (&'a str, usize, Option<u32>);
+
+/// The catalog documents (families, preferences, parts) among the objects of a run, by origin,
+/// looked up only when a finding about a rendered object is reported.
+#[derive(Default)]
+pub struct CatalogDocs<'a> {
+    objects: Vec<&'a Object>,
+    by_origin: std::sync::OnceLock<HashMap<DocKey<'a>, &'a Object>>,
+}
+
+impl<'a> CatalogDocs<'a> {
+    /// The catalog documents among `objects`.
+    pub fn new(objects: impl IntoIterator<Item = &'a Object>) -> Self {
+        CatalogDocs {
+            objects: objects.into_iter().collect(),
+            by_origin: std::sync::OnceLock::new(),
+        }
+    }
+
+    fn get(&self, origin: &Origin) -> Option<&'a Object> {
+        self.by_origin
+            .get_or_init(|| {
+                self.objects
+                    .iter()
+                    .filter(|o| crate::render::is_catalog_kind(o))
+                    .map(|o| ((&*o.origin.path, o.origin.index, o.origin.line), *o))
+                    .collect()
+            })
+            .get(&(&*origin.path, origin.index, origin.line))
+            .copied()
+    }
+}
+
+impl PartialEq for Written {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for Written {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Written({} fragments)", self.0.len())
+    }
+}
+
+/// Whether a string is a template, as the renderer reads it.
+fn is_template(s: &str) -> bool {
+    s.contains("{{") || s.contains("{%") || s.contains("{#")
+}
+
+/// Whether any string under `v` is a template.
+fn holds_template(v: &Value) -> bool {
+    match v {
+        Value::String(s) => is_template(s),
+        Value::Array(items) => items.iter().any(holds_template),
+        Value::Object(map) => map.values().any(holds_template),
+        _ => false,
+    }
+}
+
+/// How far a fragment writes a path.
+enum Reach<'v> {
+    /// It writes the whole path: the value there.
+    Whole(&'v Value),
+    /// A template at the first `n` steps makes the value that holds the rest.
+    Template(usize),
+    /// It does not write the path; an earlier fragment may.
+    Not,
+}
+
+fn reach<'v>(mut v: &'v Value, steps: &[Step<'_>]) -> Reach<'v> {
+    for (n, step) in steps.iter().enumerate() {
+        if let Value::String(s) = v {
+            return if is_template(s) {
+                Reach::Template(n)
+            } else {
+                Reach::Not
+            };
+        }
+        let next = match step {
+            Step::Key(key) => v.field(key),
+            Step::Index(i) => v.as_array().and_then(|items| items.get(*i)),
+        };
+        match next {
+            Some(next) => v = next,
+            None => return Reach::Not,
+        }
+    }
+    Reach::Whole(v)
+}
+
+impl Written {
+    /// The fragments, in merge order.
+    pub fn new(fragments: Vec<Fragment>) -> Written {
+        Written(fragments.into())
+    }
+
+    /// Where the field at `steps` of the rendered object is written, when one fragment's
+    /// document (found in `docs`) says so and its text is at hand.
+    ///
+    /// The last fragment that writes the whole path wins, as it does in the merge. When the
+    /// value there holds a template, the value comes from what the template reads (a size row,
+    /// a trait) and only `key` (the finding is about the field's name, not its value) keeps
+    /// it there. A template that makes the value holding the field (a string that renders to
+    /// a mapping) is where a name is written when no fragment writes the whole path.
+    pub fn origin_of(
+        &self,
+        steps: &[Step<'_>],
+        key: bool,
+        docs: &CatalogDocs<'_>,
+    ) -> Option<Origin> {
+        let mut made_by: Option<(&Object, Vec<Step<'_>>)> = None;
+        for fragment in self.0.iter().rev() {
+            let Some(rest) = strip_keys(steps, fragment.into) else {
+                continue;
+            };
+            // A document not among them (the shipped catalog's) says nothing.
+            let doc = docs.get(&fragment.doc)?;
+            let keys = fragment.at.keys();
+            let at: &[&str] = if keys[2].is_empty() {
+                &keys[..2]
+            } else {
+                &keys
+            };
+            let Some(root) = crate::model::path::get(&doc.value, at) else {
+                continue;
+            };
+            let mut path: Vec<Step<'_>> = at.iter().map(|k| Step::Key(k)).collect();
+            match reach(root, rest) {
+                Reach::Whole(value) => {
+                    if !key && holds_template(value) {
+                        return None;
+                    }
+                    path.extend_from_slice(rest);
+                    return line_in(doc, &path);
+                }
+                Reach::Template(n) if key && made_by.is_none() => {
+                    path.extend_from_slice(&rest[..n]);
+                    made_by = Some((doc, path));
+                }
+                Reach::Template(_) | Reach::Not => {}
+            }
+        }
+        made_by.and_then(|(doc, path)| line_in(doc, &path))
+    }
+}
+
+/// `steps` after the keys `keys`, when it starts with them.
+fn strip_keys<'s, 'p>(steps: &'s [Step<'p>], keys: &[&str]) -> Option<&'s [Step<'p>]> {
+    if steps.len() < keys.len() {
+        return None;
+    }
+    let (head, rest) = steps.split_at(keys.len());
+    head.iter()
+        .zip(keys)
+        .all(|(step, key)| *step == Step::Key(key))
+        .then_some(rest)
+}
+
+/// The origin of the field at `path` in `doc`, found in its text.
+fn line_in(doc: &Object, path: &[Step<'_>]) -> Option<Origin> {
+    doc.steps_line(path)
+        .map(|line| doc.origin.at_line(Some(line)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::locate::parse_path;
+
+    const FAMILY: &str = "\
+apiVersion: kvrender.io/v1alpha1
+kind: InstancetypeFamily
+metadata: {name: g}
+spec:
+  sizes:
+    - [small, 4, 16Gi]
+  template:
+    spec:
+      cpu:
+        guest: \"{{ size.cpu }}\"
+        dedicatedCpuPlacement: true
+      memory:
+        hugepages: \"{{ {'pageSzie': '1Gi'} }}\"
+";
+
+    const PARTS: &str = "\
+apiVersion: kvrender.io/v1alpha1
+kind: Parts
+metadata: {name: p}
+parts:
+  base:
+    spec:
+      cpu:
+        guest: 1
+        model: host-passthrough
+        dedicatedCpuPlacement: false
+      memory:
+        hugepages: {pageSize: 2Mi}
+";
+
+    fn doc(path: &str, text: &str) -> Object {
+        Object::new(yaml(text), Origin::new(path, 0, Some(1))).with_source(text.into(), 1)
+    }
+
+    fn yaml(text: &str) -> Value {
+        crate::load::parse_text(&Arc::from("t.yaml"), text)
+            .objects
+            .into_iter()
+            .next()
+            .expect("one document")
+            .value
+    }
+
+    fn at(field: &str, key: bool) -> Option<String> {
+        let docs = [doc("parts.yaml", PARTS), doc("g.yaml", FAMILY)];
+        let written = Written::new(vec![
+            Fragment {
+                doc: docs[0].origin.clone(),
+                at: At::Part("base".into(), "spec"),
+                into: &["spec"],
+            },
+            Fragment {
+                doc: docs[1].origin.clone(),
+                at: At::Own("template"),
+                into: &[],
+            },
+        ]);
+        written
+            .origin_of(&parse_path(field), key, &CatalogDocs::new(&docs))
+            .map(|o| o.to_string())
+    }
+
+    #[test]
+    fn the_last_fragment_that_writes_a_field_says_where() {
+        assert_eq!(
+            at("spec.cpu.dedicatedCpuPlacement", true).as_deref(),
+            Some("g.yaml:11")
+        );
+        // Written by the part only.
+        assert_eq!(at("spec.cpu.model", false).as_deref(), Some("parts.yaml:9"));
+    }
+
+    #[test]
+    fn a_templated_value_stays_with_what_it_reads_unless_the_name_is_at_fault() {
+        assert_eq!(at("spec.cpu.guest", false), None);
+        assert_eq!(at("spec.cpu.guest", true).as_deref(), Some("g.yaml:10"));
+    }
+
+    #[test]
+    fn a_name_a_template_makes_is_at_the_template_when_nothing_writes_it_whole() {
+        assert_eq!(
+            at("spec.memory.hugepages.pageSzie", true).as_deref(),
+            Some("g.yaml:13")
+        );
+        // The part writes this one whole.
+        assert_eq!(
+            at("spec.memory.hugepages.pageSize", true).as_deref(),
+            Some("parts.yaml:12")
+        );
+        assert_eq!(at("spec.memory.hugepages.pageSzie", false), None);
+    }
+
+    #[test]
+    fn a_field_no_fragment_writes_is_not_placed() {
+        assert_eq!(at("spec.cpu.sockets", true), None);
+        assert_eq!(at("metadata.labels.x", true), None);
+    }
+
+    #[test]
+    fn documents_not_at_hand_place_nothing() {
+        let docs = [doc("g.yaml", FAMILY)];
+        let written = Written::new(vec![Fragment {
+            doc: docs[0].origin.clone(),
+            at: At::Own("template"),
+            into: &[],
+        }]);
+        let steps = parse_path("spec.cpu.dedicatedCpuPlacement");
+        assert!(
+            written
+                .origin_of(&steps, true, &CatalogDocs::default())
+                .is_none()
+        );
+        assert!(
+            written
+                .origin_of(&steps, true, &CatalogDocs::new(&docs))
+                .is_some()
+        );
+    }
+}
