@@ -680,17 +680,8 @@ fn unmet_requirements(
     out
 }
 
-/// Point a finding about `obj` at the line of its field (when the text is known), and name
-/// the field of the findings whose rule does not (KubeVirt's warnings are plain text).
+/// Point a finding about `obj` at the line of its field (when the text is known).
 fn complete(d: &mut Diagnostic, obj: &Object, docs: &CatalogDocs<'_>) {
-    if d.field.is_none() && d.code == codes::DEPRECATED {
-        let field = match obj.kind() {
-            Kind::Instancetype | Kind::ClusterInstancetype => Some("spec.launchSecurity"),
-            Kind::Preference | Kind::ClusterPreference => Some("spec.cpu.preferredCPUTopology"),
-            _ => None,
-        };
-        d.field = field.map(str::to_string);
-    }
     if d.origin == obj.origin {
         d.point_at_field_of(obj, docs);
     }

@@ -69,10 +69,7 @@ impl At<'_> {
             At::Root(path) => out.push_str(path),
             At::Key(parent, key) => {
                 parent.write(out);
-                if !out.is_empty() {
-                    out.push('.');
-                }
-                out.push_str(key);
+                push_key(out, key);
             }
             At::Index(parent, index) => {
                 parent.write(out);
@@ -89,6 +86,34 @@ impl At<'_> {
         self.write(&mut out);
         out
     }
+}
+
+/// Append field `key` to the dotted path `out`: `.key`, or `["key"]` for a key a dot would
+/// split (a label such as `app.kubernetes.io/name`), as [`crate::load::locate::parse_path`]
+/// reads it back.
+pub fn push_key(out: &mut String, key: &str) {
+    if needs_brackets(key) {
+        out.push_str("[\"");
+        out.push_str(key);
+        out.push_str("\"]");
+    } else {
+        if !out.is_empty() {
+            out.push('.');
+        }
+        out.push_str(key);
+    }
+}
+
+/// The dotted path of field `key` under `parent` (see [`push_key`]).
+pub fn join(parent: &str, key: &str) -> String {
+    let mut out = String::with_capacity(parent.len() + key.len() + 4);
+    out.push_str(parent);
+    push_key(&mut out, key);
+    out
+}
+
+fn needs_brackets(key: &str) -> bool {
+    key.is_empty() || key.contains(['.', '[', ']'])
 }
 
 /// The value at `path`, if every step exists.
@@ -209,6 +234,24 @@ pub fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_key_a_dot_would_split_is_written_in_brackets_and_read_back_whole() {
+        use crate::load::locate::{Step, parse_path};
+        let path = join(&join("metadata.labels", "app.kubernetes.io/name"), "x");
+        assert_eq!(path, r#"metadata.labels["app.kubernetes.io/name"].x"#);
+        assert_eq!(
+            parse_path(&path),
+            [
+                Step::Key("metadata"),
+                Step::Key("labels"),
+                Step::Key("app.kubernetes.io/name"),
+                Step::Key("x"),
+            ]
+        );
+        assert_eq!(join("", "spec"), "spec");
+        assert_eq!(join("", "a.b"), r#"["a.b"]"#);
+    }
 
     #[test]
     fn fields_finds_what_get_finds_in_small_and_large_mappings() {

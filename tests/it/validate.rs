@@ -2753,3 +2753,61 @@ fn built_from_warns_when_the_build_has_no_origin_annotations() {
         assert!(out.stderr.is_empty(), "{args:?}: {}", describe(&out));
     }
 }
+
+/// The findings of `validate --no-default-catalog --format json` on `text`, as
+/// `line field` pairs.
+fn json_lines_and_fields(text: &str) -> Vec<String> {
+    let (_tmp, file) = temp_file("in.yaml", text);
+    let out = run_on(
+        &["validate", "--no-default-catalog", "--format", "json"],
+        &file,
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a JSON report");
+    report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| format!("{} {} {}", f["code"], f["line"], f["field"]))
+        .collect()
+}
+
+/// A map key with dots in it (a label, a node selector, a resource name) is one step of the
+/// field's path, written in brackets, and found at its own line.
+#[test]
+fn a_key_with_dots_is_one_step_of_the_field_at_its_line() {
+    let found = json_lines_and_fields(
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: vm\n  \
+         namespace: ns\n  labels:\n    app: web\n    app.kubernetes.io/version: 1.2\n\
+         spec:\n  runStrategy: Always\n  template:\n    spec:\n      nodeSelector:\n        \
+         kubernetes.io/arch: 64\n      domain:\n        cpu.cores: 2\n        devices: {}\n        \
+         memory: {guest: 1Gi}\n",
+    );
+    assert_eq!(
+        found,
+        [
+            r#""KV004" 8 "metadata.labels[\"app.kubernetes.io/version\"]""#,
+            r#""KV004" 14 "spec.template.spec.nodeSelector[\"kubernetes.io/arch\"]""#,
+            r#""KV022" 16 "spec.template.spec.domain[\"cpu.cores\"]""#,
+        ]
+    );
+}
+
+/// KubeVirt's deprecation warnings name the field they are about in `validate` as in `build`.
+#[test]
+fn a_deprecation_warning_names_its_field_and_line() {
+    let found = json_lines_and_fields(
+        "apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachinePreference\n\
+         metadata:\n  name: legacy\n  namespace: ns\nspec:\n  cpu:\n    \
+         preferredCPUTopology: preferSockets\n---\n\
+         apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineInstancetype\n\
+         metadata:\n  name: sev\n  namespace: ns\nspec:\n  cpu: {guest: 1}\n  \
+         memory: {guest: 1Gi}\n  launchSecurity:\n    sev: {}\n",
+    );
+    assert_eq!(
+        found,
+        [
+            r#""KV031" 8 "spec.cpu.preferredCPUTopology""#,
+            r#""KV031" 18 "spec.launchSecurity""#,
+        ]
+    );
+}

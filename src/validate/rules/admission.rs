@@ -132,11 +132,18 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) -> Admi
         );
     }
     if !refused_before {
+        // KubeVirt's warnings are plain text; each kind has one deprecated field.
+        let field = match obj.kind() {
+            Kind::Instancetype | Kind::ClusterInstancetype => Some("spec.launchSecurity"),
+            Kind::Preference | Kind::ClusterPreference => Some("spec.cpu.preferredCPUTopology"),
+            _ => None,
+        };
         for warning in &response.warnings {
-            out.push(
+            let mut d =
                 Diagnostic::warning(deprecated::RULE.code, obj.origin.clone(), warning.clone())
-                    .with_object(obj.object_ref()),
-            );
+                    .with_object(obj.object_ref());
+            d.field = field.map(str::to_string);
+            out.push(d);
         }
     }
     for err in &response.ignored_lookups {

@@ -113,11 +113,7 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
                 misplaced,
                 kept,
             } => {
-                let field = if parent.is_empty() {
-                    key.clone()
-                } else {
-                    format!("{parent}.{key}")
-                };
+                let field = crate::model::path::join(&parent, &key);
                 let place = if parent.is_empty() {
                     "at the top level".to_string()
                 } else {
