@@ -536,7 +536,11 @@ pub fn results(d: &Diagnostic) -> Vec<Value> {
         .into_iter()
         .map(|field| {
             let mut r = Map::new();
-            r.insert("message".into(), Value::String(d.message.clone()));
+            // kpt prints the message to a terminal: a control character a name brought in (an
+            // escape sequence) is written out, as on stderr. The resource reference keeps the
+            // name as it is, since it identifies the object.
+            let message = crate::emit::diagnostics::one_line(d.message.clone());
+            r.insert("message".into(), Value::String(message));
             r.insert("severity".into(), Value::String(d.severity.as_str().into()));
             if let Some(obj) = &d.object {
                 let mut rr = Map::new();
@@ -809,5 +813,24 @@ mod tests {
         assert_eq!(r[0]["tags"]["code"], "KV010");
         let stdin = Diagnostic::error(codes::CONFLICT, Origin::new("-", 0, None), "x");
         assert!(results(&stdin)[0].get("file").is_none());
+    }
+
+    #[test]
+    fn a_control_character_in_a_message_is_written_out_and_the_name_kept() {
+        let name = "nope\u{1b}[2J";
+        let d = Diagnostic::warning(
+            codes::REFERENCE_NOT_FOUND,
+            Origin::new("vm.yaml", 0, None),
+            format!("instancetype \"{name}\" not found"),
+        )
+        .with_object(ObjectRef {
+            api_version: "kubevirt.io/v1".into(),
+            kind: "VirtualMachine".into(),
+            namespace: None,
+            name: name.into(),
+        });
+        let r = &results(&d)[0];
+        assert_eq!(r["message"], "instancetype \"nope\\u{1b}[2J\" not found");
+        assert_eq!(r["resourceRef"]["name"], name);
     }
 }
