@@ -700,7 +700,12 @@ pub fn sequence_items(text: &str, field: &str) -> Vec<(std::ops::Range<usize>, u
 /// before it.
 pub fn json_sequence_items(text: &str, key: &str) -> Vec<(std::ops::Range<usize>, u32)> {
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    let Some(content) = lines.iter().position(|l| !l.trim().is_empty()) else {
+    // The document's first line of content: after a `---`, comments and directives, as for
+    // `field_line_of`.
+    let Some(content) = lines.iter().position(|l| {
+        let t = l.trim();
+        !(t.is_empty() || t.starts_with('#') || t.starts_with('%') || is_boundary(t))
+    }) else {
         return Vec::new();
     };
     let doc_line = u32::try_from(content + 1).unwrap_or(u32::MAX);
@@ -746,6 +751,24 @@ pub fn json_sequence_items(text: &str, key: &str) -> Vec<(std::ops::Range<usize>
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_json_list_after_a_marker_or_a_comment_has_its_items_found() {
+        let list = "{\n  \"kind\": \"List\",\n  \"items\": [\n    {\n      \"kind\": \"A\"\n    },\n    {\n      \"kind\": \"B\"\n    }\n  ]\n}\n";
+        for head in ["", "---\n", "# exported\n", "--- # c\n# exported\n\n"] {
+            let text = format!("{head}{list}");
+            let skip = head.lines().count();
+            let lines: Vec<u32> = json_sequence_items(&text, "items")
+                .into_iter()
+                .map(|(_, line)| line)
+                .collect();
+            let expected: Vec<u32> = [4, 7]
+                .iter()
+                .map(|l| l + u32::try_from(skip).unwrap())
+                .collect();
+            assert_eq!(lines, expected, "{head:?}");
+        }
+    }
 
     #[test]
     fn json_documents_are_located_by_their_tokens() {
