@@ -170,7 +170,9 @@ fn run_parsing(args: &BuildArgs, parsing: Parsing) -> Result<Outcome> {
 
 /// Refuse an output directory that is one of the input PATHs or holds one: `build` would
 /// mark the sources as its output (so that later walks skip them), write beside them, and
-/// with `--prune` remove them. A directory inside a PATH is fine: walks leave it out.
+/// with `--prune` remove them. A directory inside a PATH is fine, as long as it holds no
+/// manifest but those an earlier run wrote there: walks leave it out, so such a file would
+/// silently stop being read.
 fn refuse_output_over_inputs<'a>(
     dir: &Path,
     inputs: impl Iterator<Item = &'a PathBuf>,
@@ -186,6 +188,20 @@ fn refuse_output_over_inputs<'a>(
         let Ok(canonical) = std::fs::canonicalize(input) else {
             continue;
         };
+        if out.starts_with(&canonical)
+            && canonical.is_dir()
+            && out != canonical
+            && let Some(source) = files::unrecorded_manifest(&out)?
+        {
+            return Err(crate::error::Error::Usage(format!(
+                "-o `{}` holds `{}`, which an earlier build did not write there: walks of `{}` \
+                 leave the output directory out, so it would no longer be read; move it, or \
+                 write to another directory",
+                dir.display(),
+                dir.join(source).display(),
+                input.display()
+            )));
+        }
         if canonical.starts_with(&out) {
             let how = if canonical == out {
                 format!("is the input PATH `{}`", input.display())

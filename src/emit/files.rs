@@ -70,6 +70,36 @@ fn recorded_files(dir: &Path) -> Result<BTreeSet<String>> {
         .collect())
 }
 
+/// The first manifest (in name order) under `dir`, relative to it, that `dir`'s marker does
+/// not record as written by an earlier `build -o`: a source file that a walk leaving `dir`
+/// out would no longer read. `None` when every manifest there is an earlier run's output.
+///
+/// # Errors
+/// When the marker cannot be read.
+pub fn unrecorded_manifest(dir: &Path) -> Result<Option<PathBuf>> {
+    let recorded = recorded_files(dir)?;
+    // What a walk reads: hidden entries (the marker, a staging folder an interrupted run
+    // left) and kustomizations are not.
+    let found = walkdir::WalkDir::new(dir)
+        .min_depth(1)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| !e.file_name().to_str().is_some_and(|n| n.starts_with('.')))
+        .filter_map(std::result::Result::ok)
+        .filter(|e| {
+            e.file_type().is_file()
+                && crate::load::walk::is_manifest(e.path())
+                && !crate::load::walk::is_kustomization(e.path())
+        })
+        .filter_map(|e| e.path().strip_prefix(dir).ok().map(Path::to_path_buf))
+        .find(|relative| {
+            relative
+                .to_str()
+                .is_none_or(|name| !recorded.contains(name))
+        });
+    Ok(found)
+}
+
 /// Whether `name` is one kvrender could have written directly in an output directory: the
 /// characters of [`sanitize`] (and the bundles' upper-case `CHECKSUMS.sha256`), not hidden.
 fn is_written_name(name: &str) -> bool {

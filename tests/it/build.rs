@@ -2050,3 +2050,49 @@ fn a_rendered_objects_finding_is_at_the_line_that_writes_the_field() {
         assert!(found[0].contains("and 3 more"), "{stderr}");
     }
 }
+
+/// `build -o DIR` refuses a DIR inside a walked PATH that holds a source file: walks leave DIR
+/// out, so the file would silently stop being read. Hidden entries (a staging folder an
+/// interrupted run left) and the files an earlier run wrote there do not count.
+#[test]
+fn an_output_dir_holding_sources_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let vms = tmp.path().join("vms");
+    std::fs::create_dir_all(&vms).unwrap();
+    for name in ["database.yaml", "fedora-server.yaml"] {
+        std::fs::copy(root().join("examples/vms").join(name), vms.join(name)).unwrap();
+    }
+    let build = |args: &[&str]| {
+        kvrender()
+            .current_dir(tmp.path())
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = build(&["build", ".", "-o", "vms"]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("holds `vms/database.yaml`"), "{stderr}");
+    assert!(!vms.join(".kvrender-output").exists(), "nothing written");
+    // An output directory of earlier runs, with a staging folder left behind, is fine.
+    let out = build(&["build", ".", "-o", "rendered"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let staging = tmp.path().join("rendered/.kvrender-staging-1");
+    std::fs::create_dir_all(&staging).unwrap();
+    std::fs::write(staging.join("x.yaml"), "kind: ConfigMap\n").unwrap();
+    let out = build(&["build", ".", "-o", "rendered"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    // A file of its own in it is not.
+    std::fs::copy(
+        vms.join("fedora-server.yaml"),
+        tmp.path().join("rendered/mine.yaml"),
+    )
+    .unwrap();
+    let out = build(&["build", ".", "-o", "rendered"]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("holds `rendered/mine.yaml`"),
+        "{}",
+        describe(&out)
+    );
+}
