@@ -1287,13 +1287,7 @@ fn an_output_dir_inside_the_input_is_not_read_back() {
         }
     };
     copy("examples/catalog", "catalog");
-    let build = |args: &[&str]| {
-        kvrender()
-            .current_dir(tmp.path())
-            .args(args)
-            .output()
-            .unwrap()
-    };
+    let build = |args: &[&str]| run_in(tmp.path(), args);
     for args in [
         &["build", "-o", "rendered"][..],
         &["build", ".", "-o", "./rendered"],
@@ -2062,13 +2056,7 @@ fn an_output_dir_holding_sources_is_refused() {
     for name in ["database.yaml", "fedora-server.yaml"] {
         std::fs::copy(root().join("examples/vms").join(name), vms.join(name)).unwrap();
     }
-    let build = |args: &[&str]| {
-        kvrender()
-            .current_dir(tmp.path())
-            .args(args)
-            .output()
-            .unwrap()
-    };
+    let build = |args: &[&str]| run_in(tmp.path(), args);
     let out = build(&["build", ".", "-o", "vms"]);
     assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -2095,4 +2083,9 @@ fn an_output_dir_holding_sources_is_refused() {
         "{}",
         describe(&out)
     );
+}
+
+/// Run kvrender with `args` in `dir`.
+fn run_in(dir: &Path, args: &[&str]) -> Output {
+    kvrender().current_dir(dir).args(args).output().unwrap()
 }
