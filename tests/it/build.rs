@@ -2084,8 +2084,3 @@ fn an_output_dir_holding_sources_is_refused() {
         describe(&out)
     );
 }
-
-/// Run kvrender with `args` in `dir`.
-fn run_in(dir: &Path, args: &[&str]) -> Output {
-    kvrender().current_dir(dir).args(args).output().unwrap()
-}
