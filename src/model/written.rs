@@ -18,6 +18,7 @@ use crate::load::locate::Step;
 use crate::model::Object;
 use crate::model::path::Fields;
 use crate::origin::Origin;
+use crate::render::template::is_template;
 
 /// The catalog fragments an object was rendered from, in the order they were merged into it.
 /// Shared by every object rendered from the same family or preference; any two compare equal
@@ -97,11 +98,6 @@ impl std::fmt::Debug for Written {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Written({} fragments)", self.0.len())
     }
-}
-
-/// Whether a string is a template, as the renderer reads it.
-fn is_template(s: &str) -> bool {
-    s.contains("{{") || s.contains("{%") || s.contains("{#")
 }
 
 /// Whether any string under `v` is a template.

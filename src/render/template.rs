@@ -772,7 +772,8 @@ fn typed(value: &minijinja::Value) -> LeafResult {
     }
 }
 
-fn is_template(s: &str) -> bool {
+/// Whether a leaf is a template (holds `{{`, `{%` or `{#`).
+pub(crate) fn is_template(s: &str) -> bool {
     s.contains("{{") || s.contains("{%") || s.contains("{#")
 }
 
