@@ -19,7 +19,7 @@ use crate::model::{Kind, Object, path};
 use crate::origin::{ObjectRef, Origin};
 use crate::pipeline;
 use crate::validate;
-use crate::validate::rules::duplicate::identity;
+use crate::validate::rules::duplicate::{self, identity};
 use crate::validate::rules::wrong_type;
 
 /// Run `migrate presets`: the new objects on stdout; on stderr, for every VM or VMI a preset
@@ -78,12 +78,35 @@ pub(crate) fn migrate_objects(
 ) -> Migration {
     // A preset the API server refuses (a name it does not take, a field of the wrong type)
     // never applies to anything, and what it holds is not migrated.
-    let refused: Vec<(usize, Diagnostic)> = objects
+    let mut refused: Vec<(usize, Diagnostic)> = objects
         .iter()
         .enumerate()
         .filter(|(_, o)| o.kind() == Kind::VirtualMachineInstancePreset)
         .filter_map(|(i, o)| pipeline::preset_diagnostic(o).map(|d| (i, d)))
         .collect();
+    // The cluster holds one preset of a namespace and name: the first is migrated, a second
+    // definition is not (it would give objects of the same names).
+    let presets: Vec<(usize, &Object)> = objects
+        .iter()
+        .enumerate()
+        .filter(|(i, o)| {
+            o.kind() == Kind::VirtualMachineInstancePreset && !refused.iter().any(|(r, _)| r == i)
+        })
+        .collect();
+    let seconds = duplicate::check_positions(presets.iter().map(|(_, o)| *o));
+    refused.extend(seconds.into_iter().map(|(at, mut d)| {
+        // The function would replace both with what the first gives.
+        if rewrite == Some(Rewrite::Function) {
+            d.message
+                .push_str("; remove or rename one of them, then migrate again");
+        } else {
+            d.severity = diagnostic::Severity::Warning;
+            d.message
+                .push_str("; the first is migrated, and the advice leaves this one out");
+        }
+        (presets[at].0, d)
+    }));
+    refused.sort_by_key(|(i, _)| *i);
     let admitted: Cow<'_, [Object]> = if refused.is_empty() {
         Cow::Borrowed(objects)
     } else {
@@ -170,7 +193,8 @@ pub(crate) fn migrate_objects(
         .collect();
     // A VM takes one preference: where several presets that select it give one each and
     // cannot clash, their preferences merged into one, written with the others.
-    let merged = merge_preferences(&result, &preset_named, objects);
+    let merges = merge_preferences(&result, &preset_named, objects);
+    let merged = &merges.merged;
     // Each with the first of the presets whose preferences it merges.
     let mut merged_objects: Vec<(serde_json::Value, String)> = merged
         .values()
@@ -207,6 +231,11 @@ pub(crate) fn migrate_objects(
         homes.push(home);
     }
     let merged_for = |m: &MatcherSuggestion| merged.get(&Arc::as_ptr(&m.selected_by).cast::<()>());
+    let unnamed_for = |m: &MatcherSuggestion| {
+        merges
+            .unnamed
+            .get(&Arc::as_ptr(&m.selected_by).cast::<()>())
+    };
     // The cluster after the migration, to check each VM as the advice leaves it: the presets
     // gone, the migrated objects there.
     let migrated: Vec<Object> = result
@@ -379,21 +408,30 @@ pub(crate) fn migrate_objects(
             && (count(|m| m.preference.is_some()) <= 1 || merged.is_some())
             && migrate::parts_apart(&presets);
         if !compatible {
-            const CLASH: &str = "several presets select it, and their advice clashes (two \
-                                 instancetypes or preferences, or a part two of them give)";
+            let clash = match unnamed_for(m) {
+                Some(unnamed) => Cow::Owned(format!(
+                    "several presets give it a preference each, and the preference that merges \
+                     theirs cannot be named `{}`: {}",
+                    unnamed.name, unnamed.reason
+                )),
+                None => Cow::Borrowed(
+                    "several presets select it, and their advice clashes (two instancetypes or \
+                     preferences, or a part two of them give)",
+                ),
+            };
             match rewrite {
                 Some(Rewrite::WithVms) => out.diagnostics.push(at_target(
                     m,
                     "spec.template.metadata.labels",
                     format!(
-                        "not printed with the advice followed (`--with-vms`): {CLASH}. Merge \
+                        "not printed with the advice followed (`--with-vms`): {clash}. Merge \
                          them by hand"
                     ),
                 )),
                 Some(Rewrite::Function) => out.diagnostics.push(at_target(
                     m,
                     "spec.template.metadata.labels",
-                    format!("cannot be migrated: {CLASH}. Merge them by hand, then migrate again"),
+                    format!("cannot be migrated: {clash}. Merge them by hand, then migrate again"),
                 )),
                 None => {}
             }
@@ -793,13 +831,20 @@ pub(crate) fn migrate_objects(
                 out.stderr,
                 "  note: a VM takes one preference, and presets {} give it one each: name the \
                  preference `{}` instead, which merges theirs (written with the new objects)",
-                merged
-                    .presets
-                    .iter()
-                    .map(|p| format!("`{p}`"))
-                    .collect::<Vec<_>>()
-                    .join(" and "),
+                quoted_list(&merged.presets),
                 merged.name
+            );
+        }
+        if let Some(unnamed) = unnamed_for(m)
+            && m.preference.is_some()
+        {
+            let _ = writeln!(
+                out.stderr,
+                "  note: a VM takes one preference, and presets {} give it one each; the \
+                 preference that merges theirs cannot be named `{}` ({}): merge them by hand",
+                quoted_list(&unnamed.presets),
+                unnamed.name,
+                unnamed.reason
             );
         }
         let others = m.also_selected_by().count();
@@ -848,18 +893,48 @@ struct MergedPreference {
     presets: Vec<String>,
 }
 
+/// `names`, each in backquotes, joined by "and".
+fn quoted_list(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|p| format!("`{p}`"))
+        .collect::<Vec<_>>()
+        .join(" and ")
+}
+
+/// Why the presets that select a VM, which could otherwise be followed together, get no merged
+/// preference: the name it would have.
+struct Unnamed {
+    /// The name it would have had.
+    name: String,
+    /// The presets whose preferences it would merge, in migration order.
+    presets: Vec<String>,
+    /// Why it cannot have it.
+    reason: &'static str,
+}
+
+/// The merged preferences of [`merge_preferences`], and the VMs whose merged preference could
+/// not be named, each by its suggestions' shared list of presets.
+#[derive(Default)]
+struct Merges {
+    merged: HashMap<*const (), MergedPreference>,
+    unnamed: HashMap<*const (), Unnamed>,
+}
+
 /// The merged preference of each VM (by its suggestions' shared list of presets) that several
 /// presets select, each giving it a preference, where their advice can be followed together:
 /// at most one of them gives an instancetype, no two give one part as KubeVirt merges presets,
-/// and the preferences have no field with two values. Its name is theirs joined by `-`; none
-/// is made under a name the API server refuses or that an input or another migrated object
-/// already has.
+/// and the preferences have no field with two values. Its name is theirs joined by `-`; where
+/// another set of presets' merged preference would have the same name (`a-b` with `c`, `a` with
+/// `b-c`), each has that name followed by `-` and eight hexadecimal digits of a digest of its
+/// presets' names, the same whatever else the inputs hold. None is made under a name the API
+/// server refuses or that an input or another migrated object already has: that VM is in
+/// [`Merges::unnamed`].
 fn merge_preferences(
     result: &migrate::MigrateResult,
     preset_named: &HashMap<(&str, &str), &Object>,
     inputs: &[Object],
-) -> HashMap<*const (), MergedPreference> {
-    let mut merged = HashMap::new();
+) -> Merges {
     // The migrated preferences' specs, and the names of the inputs' preferences, by namespace.
     let mut migrated: HashMap<(&str, &str), &serde_json::Value> = HashMap::new();
     for v in &result.objects {
@@ -881,6 +956,15 @@ fn merge_preferences(
     let taken = |namespace: &str, name: &str| {
         migrated.contains_key(&(namespace, name)) || inputs.contains(&(namespace, name))
     };
+    // Each VM's merge: its key, namespace, the namespace the presets name, presets and spec.
+    struct Candidate<'r> {
+        key: *const (),
+        namespace: &'r str,
+        written_in: Option<&'r str>,
+        presets: Vec<String>,
+        spec: serde_json::Map<String, serde_json::Value>,
+    }
+    let mut candidates: Vec<Candidate<'_>> = Vec::new();
     for group in result
         .matchers
         .chunk_by(|a, b| Arc::ptr_eq(&a.selected_by, &b.selected_by))
@@ -920,33 +1004,100 @@ fn merge_preferences(
                 None => fits = false,
             }
         }
-        let names: Vec<String> = with_preference.iter().map(|m| m.preset.clone()).collect();
-        let name = names.join("-");
-        if !fits || crate::pipeline::check_name(&name).is_err() || taken(namespace, &name) {
+        if !fits {
+            continue;
+        }
+        candidates.push(Candidate {
+            key: Arc::as_ptr(&first.selected_by).cast::<()>(),
+            namespace,
+            written_in: presets.first().and_then(|p| p.namespace()),
+            presets: with_preference.iter().map(|m| m.preset.clone()).collect(),
+            spec,
+        });
+    }
+    // The sets of presets that would give each name.
+    let mut sets_named: HashMap<(&str, String), std::collections::BTreeSet<&[String]>> =
+        HashMap::new();
+    for c in &candidates {
+        sets_named
+            .entry((c.namespace, c.presets.join("-")))
+            .or_default()
+            .insert(&c.presets);
+    }
+    let mut merges = Merges::default();
+    let mut claimed: HashMap<(&str, String), &[String]> = HashMap::new();
+    for c in &candidates {
+        let joined = c.presets.join("-");
+        let name = if sets_named[&(c.namespace, joined.clone())].len() > 1 {
+            format!("{joined}-{}", digest_of(&c.presets))
+        } else {
+            joined
+        };
+        let refused = if crate::pipeline::check_name(&name).is_err() {
+            Some("the API server refuses that name")
+        } else if inputs.contains(&(c.namespace, name.as_str())) {
+            Some("an input preference has that name")
+        } else if taken(c.namespace, &name) {
+            Some("a preference migrated from a preset has that name")
+        } else if *claimed
+            .entry((c.namespace, name.clone()))
+            .or_insert(&c.presets)
+            != c.presets.as_slice()
+        {
+            Some("the merged preference of other presets has that name")
+        } else {
+            None
+        };
+        if let Some(reason) = refused {
+            merges.unnamed.insert(
+                c.key,
+                Unnamed {
+                    name,
+                    presets: c.presets.clone(),
+                    reason,
+                },
+            );
             continue;
         }
         let mut metadata = serde_json::Map::new();
         metadata.insert("name".into(), serde_json::json!(name));
         // Written like the presets' own objects: in their namespace, as they name it.
-        if let Some(ns) = presets.first().and_then(|p| p.namespace()) {
+        if let Some(ns) = c.written_in {
             metadata.insert("namespace".into(), serde_json::json!(ns));
         }
-        merged.insert(
-            Arc::as_ptr(&first.selected_by).cast::<()>(),
+        merges.merged.insert(
+            c.key,
             MergedPreference {
                 matcher: serde_json::json!({"kind": "VirtualMachinePreference", "name": name}),
                 object: serde_json::json!({
                     "apiVersion": "instancetype.kubevirt.io/v1beta1",
                     "kind": "VirtualMachinePreference",
                     "metadata": metadata,
-                    "spec": spec,
+                    "spec": c.spec,
                 }),
                 name,
-                presets: names,
+                presets: c.presets.clone(),
             },
         );
     }
-    merged
+    merges
+}
+
+/// Eight hexadecimal digits of the SHA-256 digest of `names`, each ended by a NUL (which no
+/// name holds).
+fn digest_of(names: &[String]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut digest = Sha256::new();
+    for name in names {
+        digest.update(name.as_bytes());
+        digest.update([0]);
+    }
+    digest.finalize()[..4]
+        .iter()
+        .fold(String::with_capacity(8), |mut hex, byte| {
+            let _ = write!(hex, "{byte:02x}");
+            hex
+        })
 }
 
 /// Merge `theirs` into `into`, mappings field by field; false where a field has two values.

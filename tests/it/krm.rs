@@ -1361,6 +1361,55 @@ fn kpt_fn_eval_migrates_the_presets_of_a_package() {
     );
 }
 
+/// Two presets of one name stop `migrate: presets`, which would replace both with what the first
+/// gives: an error names the second, and the items come back as they were.
+#[test]
+fn migrate_presets_stops_at_two_presets_of_one_name() {
+    let preset = |feature: &str, line: u32| {
+        format!(
+            "\n- apiVersion: kubevirt.io/v1\n  kind: VirtualMachineInstancePreset\n  metadata:\n    \
+             name: p\n    namespace: lab\n    annotations:\n      \
+             internal.config.kubernetes.io/path: presets.yaml\n      \
+             internal.config.kubernetes.io/index: '{line}'\n  spec:\n    selector: {{}}\n    \
+             domain:\n      features: {{{feature}: {{}}}}"
+        )
+    };
+    let items = format!("{}{}", preset("apic", 0), preset("smm", 1));
+    let input = list(
+        "config.kubernetes.io/v1",
+        &items,
+        "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: c}\n  \
+         data: {migrate: presets}\n",
+    );
+    let (code, out, _, stderr) = krm(&input);
+    assert_eq!(code, 1, "{stderr}");
+    let items = out["items"].as_array().unwrap();
+    assert_eq!(items.len(), 2, "{out:?}");
+    assert!(
+        items
+            .iter()
+            .all(|i| i["kind"].as_str() == Some("VirtualMachineInstancePreset")),
+        "{out:?}"
+    );
+    let results = out["results"].as_array().unwrap();
+    let second = results
+        .iter()
+        .find(|r| {
+            r["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("defined twice"))
+        })
+        .unwrap_or_else(|| panic!("{results:?}"));
+    assert_eq!(second["severity"].as_str(), Some("error"));
+    assert!(
+        second["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("remove or rename one of them, then migrate again"),
+        "{second:?}"
+    );
+}
+
 /// A VM the migration would change (its own CPU layout, which the preset's instancetype would
 /// replace) stops `migrate: presets`: an error names it, and no file of the package changes.
 #[test]

@@ -1195,6 +1195,133 @@ fn migrate_presets_merges_the_preferences_of_presets_that_select_a_vm_together()
     );
 }
 
+/// Merged preferences are named by joining their presets' names with `-`, which two sets of
+/// presets can share (`a-b` with `c`, `a` with `b-c`): each then gets a name of its own, and
+/// every VM is rewritten to the one that merges its presets' preferences. A merged name the API
+/// server refuses is said to be the reason the VM is left out, not a clash of the presets.
+#[test]
+fn migrate_presets_gives_merged_preferences_of_one_joined_name_names_of_their_own() {
+    let preset = labelled_preset;
+    let vm = |name: &str, labels: &str| labelled_vm(name, labels, "");
+    let text = [
+        preset("a-b", "{p1: x}", "    features:\n      apic: {}\n"),
+        preset("c", "{p2: x}", "    clock:\n      utc: {}\n"),
+        preset("a", "{p3: x}", "    features:\n      smm: {}\n"),
+        preset(
+            "b-c",
+            "{p4: x}",
+            "    clock:\n      timezone: Europe/Paris\n",
+        ),
+        vm("first", "{p1: x, p2: x}"),
+        vm("second", "{p3: x, p4: x}"),
+    ]
+    .join("---\n");
+    let (stdout, stderr) = migrate_with_vms(&text);
+    let docs = load::parse_text(&std::sync::Arc::from("out"), &stdout).objects;
+    let preference_of = |vm: &str| {
+        let vm = docs
+            .iter()
+            .find(|o| o.kind_str() == "VirtualMachine" && o.name() == vm)
+            .expect(&stdout);
+        let name = vm.value["spec"]["preference"]["name"].as_str().unwrap();
+        let named: Vec<_> = docs
+            .iter()
+            .filter(|o| o.kind_str() == "VirtualMachinePreference" && o.name() == name)
+            .collect();
+        assert_eq!(named.len(), 1, "one preference named {name}: {stdout}");
+        (name.to_string(), named[0].value["spec"].clone())
+    };
+    let (first, first_spec) = preference_of("first");
+    let (second, second_spec) = preference_of("second");
+    assert_ne!(first, second, "{stdout}");
+    assert!(
+        first.starts_with("a-b-c-") && second.starts_with("a-b-c-"),
+        "{stdout}"
+    );
+    assert!(
+        first_spec["features"]["preferredApic"].is_object(),
+        "{stdout}"
+    );
+    assert!(first_spec["clock"]["preferredClockOffset"]["utc"].is_object());
+    assert!(
+        second_spec["features"]["preferredSmm"].is_object(),
+        "{stdout}"
+    );
+    assert_eq!(
+        second_spec["clock"]["preferredClockOffset"]["timezone"],
+        "Europe/Paris"
+    );
+    assert!(
+        stderr.contains(&format!("name the preference `{first}` instead")),
+        "{stderr}"
+    );
+    // The name a VM's merge gets does not depend on the other VMs of the input.
+    let alone = [
+        preset("a-b", "{p1: x}", "    features:\n      apic: {}\n"),
+        preset("c", "{p2: x}", "    clock:\n      utc: {}\n"),
+        vm("first", "{p1: x, p2: x}"),
+    ]
+    .join("---\n");
+    let (alone, _) = migrate_with_vms(&alone);
+    assert!(alone.contains("name: a-b-c\n"), "{alone}");
+    // Two names of 200 characters make one of 401, which the API server refuses.
+    let (long_a, long_b) = ("a".repeat(200), "b".repeat(200));
+    let text = [
+        preset(&long_a, "{size: s}", "    features:\n      apic: {}\n"),
+        preset(&long_b, "{os: win}", "    clock:\n      utc: {}\n"),
+        vm("desk", "{size: s, os: win}"),
+    ]
+    .join("---\n");
+    let (_, stderr) = migrate_with_vms(&text);
+    assert!(
+        stderr.contains(&format!(
+            "the preference that merges theirs cannot be named `{long_a}-{long_b}`: the API \
+             server refuses that name"
+        )),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("their advice clashes"), "{stderr}");
+}
+
+/// The cluster holds one preset of a namespace and name: of two definitions, the first is
+/// migrated and the second is a `KV020` warning, not a second preference of the same name.
+#[test]
+fn migrate_presets_migrates_the_first_of_two_presets_of_one_name() {
+    let text = [
+        labelled_preset("p", "{os: win}", "    features:\n      apic: {}\n"),
+        labelled_preset("p", "{os: win}", "    features:\n      smm: {}\n"),
+        labelled_vm("desk", "{os: win}", ""),
+    ]
+    .join("---\n");
+    let out = run_on_text(&["migrate", "presets"], "all.yaml", &text);
+    assert!(out.status.success(), "{}", describe(&out));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let docs = load::parse_text(&std::sync::Arc::from("out"), &stdout).objects;
+    let preferences: Vec<_> = docs
+        .iter()
+        .filter(|o| o.kind_str() == "VirtualMachinePreference")
+        .collect();
+    assert_eq!(preferences.len(), 1, "{stdout}");
+    assert!(
+        preferences[0].value["spec"]["features"]["preferredApic"].is_object(),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains(
+            "all.yaml:12: warning[KV020] VirtualMachineInstancePreset/p: \
+             VirtualMachineInstancePreset/p is defined twice: first at all.yaml:1 (document 1); \
+             the first is migrated, and the advice leaves this one out"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr.matches("selected by preset `p`").count(),
+        1,
+        "{stderr}"
+    );
+}
+
 /// A preset with CPU features only becomes a preference with `preferredCPUFeatures`, which
 /// KubeVirt writes into the VM's `domain.cpu`: a VM without one is told to add it, and with the
 /// advice applied the VM passes `validate` (without it, `KV030`).

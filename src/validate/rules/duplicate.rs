@@ -54,10 +54,18 @@ fn is_catalog_definition(obj: &Object) -> bool {
 
 /// Report every definition after the first of the same object.
 pub fn check<'a>(objects: impl IntoIterator<Item = &'a Object>, out: &mut Vec<Diagnostic>) {
+    out.extend(check_positions(objects).into_iter().map(|(_, d)| d));
+}
+
+/// [`check`], each finding with the position among `objects` of the definition it is about.
+pub fn check_positions<'a>(
+    objects: impl IntoIterator<Item = &'a Object>,
+) -> Vec<(usize, Diagnostic)> {
     let objects = objects.into_iter();
+    let mut out = Vec::new();
     // Nearly every object is seen once: size the table once instead of growing it.
     let mut seen: HashMap<_, &Object> = HashMap::with_capacity(objects.size_hint().0);
-    for obj in objects {
+    for (position, obj) in objects.enumerate() {
         // A family or preference defined twice is refused where the catalog is read
         // (`RenderError::Redefined`), which then renders only the first.
         if obj.name().is_empty() || is_catalog_definition(obj) {
@@ -66,7 +74,8 @@ pub fn check<'a>(objects: impl IntoIterator<Item = &'a Object>, out: &mut Vec<Di
         match seen.entry(identity(obj)) {
             Entry::Occupied(first) => {
                 let first = first.get();
-                out.push(
+                out.push((
+                    position,
                     Diagnostic::error(
                         RULE.code,
                         obj.origin.clone(),
@@ -78,13 +87,14 @@ pub fn check<'a>(objects: impl IntoIterator<Item = &'a Object>, out: &mut Vec<Di
                         ),
                     )
                     .with_object(obj.object_ref()),
-                );
+                ));
             }
             Entry::Vacant(entry) => {
                 entry.insert(obj);
             }
         }
     }
+    out
 }
 
 /// [`check`] for a command that goes on with the first definition: each second definition is a
