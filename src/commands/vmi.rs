@@ -149,7 +149,8 @@ pub(crate) fn build_one(
     let kind = obj.kind();
     if crate::kubevirt::pool::is_pool(obj) {
         // The VMI the pool's first VM starts: each of its VMs starts one of the same spec.
-        let vm = crate::kubevirt::pool::vm_of(obj, 0)?;
+        let mut vm = crate::kubevirt::pool::vm_of(obj, 0)?;
+        crate::kubevirt::pool::with_revision_label(obj, &mut vm);
         let mut found = Vec::new();
         let vmi = build_one(&vm, inputs, index, stage, preset_index, &mut found);
         let on_pool = |d| crate::validate::rules::pool::about_its_vms(obj, &vm, d);
@@ -195,6 +196,26 @@ pub(crate) fn build_one(
     }
     if kind != Kind::VirtualMachine && kind != Kind::VirtualMachineInstance {
         return None;
+    }
+    // A VM without a run strategy KubeVirt takes is not created: there is no VMI to start.
+    if kind == Kind::VirtualMachine
+        && let Some(spec @ Value::Object(_)) = obj.value.get("spec")
+    {
+        let refusals =
+            crate::validate::rules::vm_spec::run_strategy_refusals(spec, &inputs.profile);
+        diagnostics.extend(refusals.into_iter().map(|(field, message)| {
+            Diagnostic::warning(
+                codes::VM_SPEC,
+                obj.field_origin(&field),
+                format!(
+                    "KubeVirt's VM webhook refuses to create this VirtualMachine: {message}; \
+                     the VirtualMachineInstance is what the controller would start once it is \
+                     admitted"
+                ),
+            )
+            .with_object(obj.object_ref())
+            .with_field(field)
+        }));
     }
     // The instancetype and preference, applied as the VM controller does.
     let source = if kind == Kind::VirtualMachine && expand::has_matchers(&obj.value) {
@@ -374,6 +395,7 @@ pub(crate) fn build_one(
         vmi_defaults::set_new_vmi_annotations(&inputs.profile, &mut vmi);
         if kind == Kind::VirtualMachine {
             vmi::receiver_annotation(&obj.value, &mut vmi);
+            vmi::controller_metadata(&obj.value, &mut vmi);
         }
     }
     Some(vmi)

@@ -78,6 +78,31 @@ pub fn vm_of(pool: &Object, index: u32) -> Option<Object> {
     Some(Object::new(vm, pool.origin.clone()))
 }
 
+/// The label the pool controller gives each VM it makes, and the VM's template, naming the
+/// revision of the pool's spec the VM was made of.
+pub const REVISION_LABEL: &str = "kubevirt.io/vm-pool-revision-name";
+
+/// `vm` (made by [`vm_of`]) with the labels the pool controller adds: [`REVISION_LABEL`] with
+/// the pool's name and generation (`metadata.generation`, or 1, a new pool's), on the VM and its
+/// template, so on the VMI it starts.
+pub fn with_revision_label(pool: &Object, vm: &mut Object) {
+    let generation = crate::model::path::get(&pool.value, &["metadata", "generation"])
+        .and_then(Value::as_i64)
+        .unwrap_or(1);
+    let revision = Value::String(format!("{}-{generation}", pool.name()));
+    let has_template =
+        crate::model::path::get(&vm.value, &["spec", "template"]).is_some_and(Value::is_object);
+    let mut at: Vec<&[&str]> = vec![&["metadata", "labels"]];
+    if has_template {
+        at.push(&["spec", "template", "metadata", "labels"]);
+    }
+    for labels_at in at {
+        if let Some(labels) = crate::model::path::ensure_map(&mut vm.value, labels_at) {
+            labels.insert(REVISION_LABEL.into(), revision.clone());
+        }
+    }
+}
+
 /// Rename what the controller renames in a VM's spec for the VM with `suffix`. A name Go reads
 /// from a missing field is `""`, which is renamed like any other.
 fn index_spec(spec: &mut Value, suffix: &str, config_maps: bool, secrets: bool) {

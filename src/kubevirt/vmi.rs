@@ -764,6 +764,49 @@ fn has_paused_start_request(vm: &Value) -> bool {
         && path::str_at(first, &["data", "paused"]) == Some("true")
 }
 
+/// The finalizer the VM controller puts on the VMI it starts, to see the VMI before it goes.
+pub const CONTROLLER_FINALIZER: &str = "kubevirt.io/virtualMachineControllerFinalize";
+
+/// The annotation holding the generation of the VM a VMI was started from.
+pub const GENERATION_ANNOTATION: &str = "kubevirt.io/vm-generation";
+
+/// What the VM controller writes into the metadata of the VMI it starts of `vm`: the VM as the
+/// VMI's controlling owner (with the VM's `uid` where its document has one: the API server gives
+/// a VM its own when it is created), the VM's generation (`metadata.generation`, or 1, a new
+/// VM's) as an annotation, and its finalizer after the template's.
+pub fn controller_metadata(vm: &Value, vmi: &mut Value) {
+    let name = path::str_at(vm, &["metadata", "name"]).unwrap_or("");
+    let mut owner = Map::new();
+    owner.insert("apiVersion".into(), json!("kubevirt.io/v1"));
+    owner.insert("kind".into(), json!("VirtualMachine"));
+    owner.insert("name".into(), json!(name));
+    if let Some(uid) = path::str_at(vm, &["metadata", "uid"]).filter(|u| !u.is_empty()) {
+        owner.insert("uid".into(), json!(uid));
+    }
+    owner.insert("controller".into(), json!(true));
+    owner.insert("blockOwnerDeletion".into(), json!(true));
+    let generation = path::get(vm, &["metadata", "generation"])
+        .and_then(Value::as_i64)
+        .unwrap_or(1);
+    if let Some(annotations) = path::ensure_map(vmi, &["metadata", "annotations"]) {
+        annotations.insert(
+            GENERATION_ANNOTATION.into(),
+            Value::String(generation.to_string()),
+        );
+    }
+    let Some(metadata) = vmi.get_mut("metadata").and_then(Value::as_object_mut) else {
+        return;
+    };
+    metadata.insert("ownerReferences".into(), json!([owner]));
+    let finalizers = path::field_or_insert_with(metadata, "finalizers", || json!([]));
+    if !finalizers.is_array() {
+        *finalizers = json!([]);
+    }
+    if let Some(list) = finalizers.as_array_mut() {
+        list.push(json!(CONTROLLER_FINALIZER));
+    }
+}
+
 /// The annotation with which the VM controller starts the VMI of a VM whose run strategy is
 /// `WaitAsReceiver` as the target of a migration.
 pub fn receiver_annotation(vm: &Value, vmi: &mut Value) {
@@ -813,6 +856,28 @@ pub fn remove_volume(spec: &mut Value, name: &str) {
 mod tests {
     use super::*;
     use crate::origin::Origin;
+
+    #[test]
+    fn the_controller_owns_the_vmi_and_records_the_vms_generation() {
+        let vm = json!({"metadata": {"name": "vm", "uid": "1234", "generation": 7}});
+        let mut vmi = json!({"metadata": {"name": "vm", "finalizers": ["example.com/keep"],
+            "ownerReferences": [{"kind": "Other"}]}});
+        controller_metadata(&vm, &mut vmi);
+        assert_eq!(
+            vmi["metadata"],
+            json!({"name": "vm", "finalizers": ["example.com/keep", CONTROLLER_FINALIZER],
+                "ownerReferences": [{"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
+                    "name": "vm", "uid": "1234", "controller": true,
+                    "blockOwnerDeletion": true}],
+                "annotations": {GENERATION_ANNOTATION: "7"}})
+        );
+        // A VM as written: no uid yet, and generation 1 once created.
+        let mut vmi = json!({"metadata": {"name": "vm"}});
+        controller_metadata(&json!({"metadata": {"name": "vm"}}), &mut vmi);
+        assert_eq!(vmi["metadata"]["annotations"][GENERATION_ANNOTATION], "1");
+        assert!(vmi["metadata"]["ownerReferences"][0].get("uid").is_none());
+        assert_eq!(vmi["metadata"]["finalizers"], json!([CONTROLLER_FINALIZER]));
+    }
 
     #[test]
     fn quantities_are_judged_as_go_sends_them_back() {

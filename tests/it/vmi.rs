@@ -67,6 +67,54 @@ fn the_controller_reads_the_memory_dump_and_the_run_strategy() {
     ])));
 }
 
+/// A VM KubeVirt's VM webhook refuses for its run strategy (none, both `running` and
+/// `runStrategy`, one it does not take) is never created: its VMI is printed with a warning at
+/// the field, and a VM with a good one gets none.
+#[test]
+fn a_vm_without_a_run_strategy_kubevirt_takes_is_printed_with_a_warning() {
+    let vm = |name: &str, run: &str| {
+        format!(
+            "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: {name}\nspec:\n\
+             {run}  template:\n    spec:\n      domain:\n        devices: {{}}\n        \
+             memory: {{guest: 1Gi}}\n"
+        )
+    };
+    let text = [
+        vm("none", ""),
+        vm("both", "  running: true\n  runStrategy: Always\n"),
+        vm("bogus", "  runStrategy: Sometimes\n"),
+        vm("good", "  runStrategy: Halted\n"),
+    ]
+    .join("---\n");
+    let out = run_on_text(&["vmi"], "vms.yaml", &text);
+    assert!(out.status.success(), "{}", describe(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(stdout.matches("kind: VirtualMachineInstance\n").count(), 4);
+    for (at, name, field, message) in [
+        (5, "none", "spec.running", "RunStrategy must be specified"),
+        (
+            17,
+            "both",
+            "spec.running",
+            "Running and RunStrategy are mutually exclusive",
+        ),
+        (
+            30,
+            "bogus",
+            "spec.runStrategy",
+            "Invalid RunStrategy (Sometimes)",
+        ),
+    ] {
+        let line = format!(
+            "vms.yaml:{at}: warning[KV034] VirtualMachine/{name}: {field}: KubeVirt's VM webhook \
+             refuses to create this VirtualMachine: {message}"
+        );
+        assert!(stderr.contains(&line), "{line}\n{stderr}");
+    }
+    assert!(!stderr.contains("VirtualMachine/good"), "{stderr}");
+}
+
 /// A VMI KubeVirt's VMI webhook refuses is printed with the refusal as a warning; `validate`
 /// reports it on the VM, which KubeVirt admits. A preset that gives the VMI memory silences
 /// both.
@@ -1527,15 +1575,22 @@ fn a_pool_starts_the_vmi_of_its_first_vm() {
         .split_once("    spec:\n")
         .map(|(_, spec)| spec)
         .expect("a template spec");
-    // The controller's VM: named by index, the template's labels, the template's spec.
+    // The controller's VM: named by index, the template's labels, the template's spec, and on
+    // the VM and its template the label naming the pool's revision (its name and generation).
+    const REVISION: &str = "kubevirt.io/vm-pool-revision-name: web-pool-1";
     let vm = format!(
         "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: web-pool-0\n  \
-         namespace: web\n  labels:\n    app: web-pool\nspec:\n{}",
+         namespace: web\n  labels:\n    app: web-pool\n    {REVISION}\nspec:\n{}",
         template
             .lines()
             .map(|l| format!("{}\n", l.strip_prefix("    ").unwrap_or(l)))
             .collect::<String>()
+            .replace(
+                "      labels:\n        app: web-pool\n",
+                &format!("      labels:\n        app: web-pool\n        {REVISION}\n"),
+            )
     );
+    assert!(vm.matches(REVISION).count() == 2, "{vm}");
     let dir = tempfile::tempdir().expect("a temporary directory");
     let (pool_path, vm_path) = (dir.path().join("pool.yaml"), dir.path().join("vm.yaml"));
     std::fs::write(&pool_path, &pool).unwrap();
@@ -1551,6 +1606,10 @@ fn a_pool_starts_the_vmi_of_its_first_vm() {
     };
     let from_pool = vmi(&pool_path);
     assert!(from_pool.contains("  name: web-pool-0\n"), "{from_pool}");
+    assert!(
+        from_pool.contains(&format!("    {REVISION}\n")),
+        "{from_pool}"
+    );
     assert!(from_pool.contains("kubevirt.io/cluster-instancetype-name: u1.small"));
     assert_eq!(from_pool, vmi(&vm_path));
 

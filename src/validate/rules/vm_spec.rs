@@ -815,6 +815,14 @@ enum Written {
     Only,
 }
 
+/// What KubeVirt's VM webhook refuses in the run strategy of a VM's `spec`: neither or both of
+/// `running` and `runStrategy`, or a strategy it does not take (field, message).
+pub fn run_strategy_refusals(spec: &Value, profile: &ClusterProfile) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    run_strategy(spec, profile, &mut found);
+    found
+}
+
 fn run_strategy(spec: &Value, profile: &ClusterProfile, found: &mut Vec<(String, String)>) {
     let (running, strategy) = (is_set(spec, &["running"]), is_set(spec, &["runStrategy"]));
     if running && strategy {
