@@ -446,6 +446,44 @@ pub(crate) fn migrate_objects(
             path::set(&mut value, &["spec", "preference"], merged.matcher.clone());
         }
         let advised = vm.with_value(value);
+        // A VM that keeps its own preference has the instancetype's vCPUs laid out as that
+        // preference says, not as its preset lays them out today: told where that differs
+        // (unless the VM's own layout is told below).
+        let kept_preference = group.iter().find_map(|f| {
+            f.m.own_matchers
+                .iter()
+                .find(|(field, _)| *field == "spec.preference")
+                .map(|(_, name)| name)
+        });
+        let layout_preset = group.iter().zip(&presets).find_map(|(f, preset)| {
+            let cpu = path::get(&preset.value, &["spec", "domain", "cpu"])?;
+            ["sockets", "cores", "threads"]
+                .iter()
+                .any(|axis| cpu.get(axis).is_some_and(|v| !v.is_null()))
+                .then_some(f.m.preset.as_str())
+        });
+        let layout_overridden = overrides
+            .iter()
+            .any(|o| matches!(o.part, OverriddenPart::Layout { .. }));
+        if let (Some(kept), Some(preset)) = (kept_preference, layout_preset)
+            && !layout_overridden
+            && let Some(before) = started_vmi(vm, &index, &presets_before)
+            && let Some(after) = started_vmi(&advised, &index_after, &presets_after)
+            && vmi_layout(&before) != vmi_layout(&after)
+        {
+            out.diagnostics.push(at_target(
+                m,
+                "spec.preference",
+                format!(
+                    "it keeps its own preference {kept}, which lays out its vCPUs otherwise than \
+                     preset `{preset}` does: it has {} today and would have {}. Give its \
+                     preference the CPU topology it needs (`preferredCPUTopology`), or have it \
+                     name the preference migrated from the preset",
+                    described(vmi_layout(&before)),
+                    described(vmi_layout(&after)),
+                ),
+            ));
+        }
         if !skipped.is_empty() || !overrides.is_empty() {
             let before = started_vmi(vm, &index, &presets_before);
             let after = started_vmi(&advised, &index_after, &presets_after);

@@ -1331,6 +1331,47 @@ fn migrate_presets_gives_merged_preferences_of_one_joined_name_names_of_their_ow
     assert!(!stderr.contains("their advice clashes"), "{stderr}");
 }
 
+/// A VM that keeps its own preference is not told to name the one migrated from its preset,
+/// so the instancetype's vCPUs are laid out as its own preference says: where that is not the
+/// preset's layout of today, a warning says so; where it is, nothing is said.
+#[test]
+fn migrate_presets_tells_a_cpu_layout_a_kept_preference_changes() {
+    let text = |topology: &str| {
+        [
+            labelled_preset(
+                "sized",
+                "{size: s}",
+                "    cpu: {cores: 4}\n    resources:\n      requests: {memory: 2Gi}\n",
+            ),
+            format!(
+                "apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachinePreference\n\
+                 metadata:\n  name: mine\nspec:\n  cpu: {{preferredCPUTopology: {topology}}}\n"
+            ),
+            "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: desk\nspec:\n  \
+             runStrategy: Halted\n  preference: {kind: VirtualMachinePreference, name: mine}\n  template:\n    metadata:\n      \
+             labels: {size: s}\n    spec:\n      domain:\n        devices: {}\n"
+                .to_string(),
+        ]
+        .join("---\n")
+    };
+    let stderr = migrate_stderr(&text("sockets"));
+    assert!(
+        stderr.contains(
+            "all.yaml:26: warning[KV014] VirtualMachine/desk: spec.preference: it keeps its own \
+             preference `mine`, which lays out its vCPUs otherwise than preset `sized` does: it \
+             has 4 vCPUs (1 socket, 4 cores, 1 thread) today and would have 4 vCPUs (4 sockets, \
+             1 core, 1 thread)"
+        ),
+        "{stderr}"
+    );
+    let stderr = migrate_stderr(&text("cores"));
+    assert!(!stderr.contains("lays out its vCPUs"), "{stderr}");
+    assert!(
+        stderr.contains("(it keeps its own preference `mine`"),
+        "{stderr}"
+    );
+}
+
 /// The cluster holds one preset of a namespace and name: of two definitions, the first is
 /// migrated and the second is a `KV020` warning, not a second preference of the same name.
 #[test]
