@@ -285,6 +285,60 @@ pub(crate) fn migrate_objects(
     };
     let function = rewrite == Some(Rewrite::Function);
     let adjust = ADJUST[usize::from(function)];
+    // The pools and replica sets whose VMIs presets select: what the presets give those VMIs
+    // ends with them unless their templates carry it, which the migration does not work out.
+    for (owner, presets) in &result.owners {
+        let pool = owner.kind != crate::kubevirt::replica_set::KIND;
+        let (which, them, give) = match presets.as_slice() {
+            [one] => (format!("preset `{one}` selects"), "the preset", "gives"),
+            many => (
+                format!("presets {} select", quoted_list(many)),
+                "the presets",
+                "give",
+            ),
+        };
+        let labels = if pool {
+            "spec.virtualMachineTemplate.spec.template.metadata.labels"
+        } else {
+            "spec.template.metadata.labels"
+        };
+        let fix = if pool {
+            format!(
+                "Name the instancetype and preference migrated from {them} ({}) in \
+                 `spec.virtualMachineTemplate.spec`, or copy what its VMs need into the template",
+                quoted_list(presets)
+            )
+        } else {
+            "A VMI names no instancetype or preference: copy what they need into \
+             `spec.template.spec.domain`"
+                .to_string()
+        };
+        let message = if function {
+            format!(
+                "{which} the VirtualMachineInstances it starts, and the function cannot \
+                 migrate it: without {them}, they would no longer get what {them} {give}. \
+                 {fix}, then migrate again"
+            )
+        } else {
+            format!(
+                "{which} the VirtualMachineInstances it starts, and the advice leaves it out: \
+                 without {them}, they no longer get what {them} {give}. {fix}"
+            )
+        };
+        let mut d = Diagnostic::warning(
+            codes::PRESET,
+            input(owner)
+                .map(|o| o.field_origin(labels))
+                .unwrap_or_default(),
+            message,
+        )
+        .with_object(owner.clone())
+        .with_field(labels);
+        if function {
+            d.severity = diagnostic::Severity::Error;
+        }
+        out.diagnostics.push(d);
+    }
     // A warning at a field of a suggestion's target.
     let at_target = |m: &MatcherSuggestion, field: &str, message: String| {
         let origin = input(&m.target)

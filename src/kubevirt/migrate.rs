@@ -131,6 +131,9 @@ pub struct MigrateResult {
     pub unmapped: Vec<Unmapped>,
     /// Matchers to add, per selected VM/VMI and preset.
     pub matchers: Vec<MatcherSuggestion>,
+    /// The VirtualMachinePools and VirtualMachineInstanceReplicaSets whose VMIs presets select,
+    /// each with those presets in migration order: no advice is worked out for them.
+    pub owners: Vec<(ObjectRef, Vec<String>)>,
 }
 
 /// Migrate every VirtualMachineInstancePreset of `objects`.
@@ -197,6 +200,28 @@ pub fn migrate_presets(
         .collect();
     let index = SelectorIndex::new(&written, &selectors);
     for target in objects {
+        // The VMIs a pool or a replica set starts: which presets select them is told.
+        let made = if crate::kubevirt::pool::is_pool(target) {
+            crate::kubevirt::pool::vm_of(target, 0)
+        } else if crate::kubevirt::replica_set::is_replica_set(target) {
+            crate::kubevirt::replica_set::vmi_of(target)
+        } else {
+            None
+        };
+        if let Some(vmi) = made.as_ref().and_then(vmi_for) {
+            let excluded = path::str_at(&vmi, &["metadata", "annotations", EXCLUDE_ANNOTATION])
+                == Some("true");
+            let labels = string_labels(&vmi);
+            let names: Vec<String> = index
+                .selecting(target.effective_namespace(), &labels)
+                .into_iter()
+                .map(|i| written[i].preset.name().to_string())
+                .collect();
+            if !excluded && !names.is_empty() {
+                result.owners.push((target.object_ref(), names));
+            }
+            continue;
+        }
         let Some(vmi) = vmi_for(target) else {
             continue;
         };
@@ -217,14 +242,7 @@ pub fn migrate_presets(
         if path::str_at(&vmi, &["metadata", "annotations", EXCLUDE_ANNOTATION]) == Some("true") {
             continue;
         }
-        let labels: Vec<(String, String)> = path::get(&vmi, &["metadata", "labels"])
-            .and_then(Value::as_object)
-            .map(|m| {
-                m.iter()
-                    .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let labels = string_labels(&vmi);
         let selecting: Vec<&Written> = index
             .selecting(target.effective_namespace(), &labels)
             .into_iter()
@@ -536,6 +554,18 @@ impl<'s> SelectorIndex<'s> {
 
 /// A `cpu` without its layout (`sockets`, `cores`, `threads`) and its null fields; `None` when
 /// nothing else is set.
+/// The labels of a VMI with a string value (as a preset's selector reads them).
+fn string_labels(vmi: &Value) -> Vec<(String, String)> {
+    path::get(vmi, &["metadata", "labels"])
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 pub(crate) fn without_layout(cpu: Option<&Value>) -> Option<Map<String, Value>> {
     let mut rest = cpu?.as_object()?.clone();
     rest.retain(|k, v| !matches!(k.as_str(), "sockets" | "cores" | "threads") && !v.is_null());

@@ -1361,6 +1361,53 @@ fn kpt_fn_eval_migrates_the_presets_of_a_package() {
     );
 }
 
+/// A replica set whose VMIs a preset selects stops `migrate: presets`, which would remove the
+/// preset and leave those VMIs without what it gives them: an error names the replica set.
+#[test]
+fn migrate_presets_stops_at_a_replica_set_a_preset_selects() {
+    let items = "\n- apiVersion: kubevirt.io/v1\n  kind: VirtualMachineInstancePreset\n  \
+                 metadata:\n    name: p\n    namespace: lab\n  spec:\n    selector: \
+                 {matchLabels: {app: web}}\n    domain:\n      resources: {requests: {memory: \
+                 1Gi}}\n- apiVersion: kubevirt.io/v1\n  kind: VirtualMachineInstanceReplicaSet\n  \
+                 metadata:\n    name: web\n    namespace: lab\n  spec:\n    replicas: 1\n    \
+                 selector: {matchLabels: {app: web}}\n    template:\n      metadata:\n        \
+                 labels: {app: web}\n      spec:\n        domain: {devices: {}}";
+    let input = list(
+        "config.kubernetes.io/v1",
+        items,
+        "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: c}\n  \
+         data: {migrate: presets}\n",
+    );
+    let (code, out, _, stderr) = krm(&input);
+    assert_eq!(code, 1, "{stderr}");
+    let kinds: Vec<_> = out["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["kind"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "VirtualMachineInstancePreset",
+            "VirtualMachineInstanceReplicaSet"
+        ]
+    );
+    let results = out["results"].as_array().unwrap();
+    let told = results
+        .iter()
+        .find(|r| r["resourceRef"]["kind"] == "VirtualMachineInstanceReplicaSet")
+        .unwrap_or_else(|| panic!("{results:?}"));
+    assert_eq!(told["severity"], "error");
+    assert!(
+        told["message"]
+            .as_str()
+            .unwrap()
+            .contains("the function cannot migrate it"),
+        "{told:?}"
+    );
+}
+
 /// Two presets of one name stop `migrate: presets`, which would replace both with what the first
 /// gives: an error names the second, and the items come back as they were.
 #[test]

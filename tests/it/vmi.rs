@@ -1372,6 +1372,55 @@ fn migrate_presets_tells_a_cpu_layout_a_kept_preference_changes() {
     );
 }
 
+/// The VMIs a pool or a replica set starts are selected by presets too: the advice does not
+/// cover them, and a warning at their template's labels says what ends with the presets.
+#[test]
+fn migrate_presets_tells_the_pools_and_replica_sets_presets_select() {
+    let text = [
+        labelled_preset(
+            "size",
+            "{app: web}",
+            "    cpu: {cores: 2}\n    resources:\n      requests: {memory: 2Gi}\n",
+        ),
+        "apiVersion: pool.kubevirt.io/v1beta1\nkind: VirtualMachinePool\nmetadata:\n  \
+         name: web-pool\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: web}}\n  \
+         virtualMachineTemplate:\n    metadata:\n      labels: {app: web}\n    spec:\n      \
+         runStrategy: Always\n      template:\n        metadata:\n          labels: {app: web}\n\
+         \x20       spec:\n          domain: {devices: {}}\n"
+            .to_string(),
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstanceReplicaSet\nmetadata:\n  \
+         name: web-set\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n  \
+         template:\n    metadata:\n      labels: {app: web}\n    spec:\n      \
+         domain: {devices: {}}\n"
+            .to_string(),
+        // Neither is told where the presets select none of their VMIs.
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstanceReplicaSet\nmetadata:\n  \
+         name: other-set\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: other}}\n  \
+         template:\n    metadata:\n      labels: {app: other}\n    spec:\n      \
+         domain: {devices: {}}\n"
+            .to_string(),
+    ]
+    .join("---\n");
+    let stderr = migrate_stderr(&text);
+    assert!(
+        stderr.contains(
+            "all.yaml:27: warning[KV014] VirtualMachinePool/web-pool: \
+             spec.virtualMachineTemplate.spec.template.metadata.labels: preset `size` selects \
+             the VirtualMachineInstances it starts, and the advice leaves it out"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "all.yaml:40: warning[KV014] VirtualMachineInstanceReplicaSet/web-set: \
+             spec.template.metadata.labels: preset `size` selects the VirtualMachineInstances it \
+             starts, and the advice leaves it out"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("other-set"), "{stderr}");
+}
+
 /// The cluster holds one preset of a namespace and name: of two definitions, the first is
 /// migrated and the second is a `KV020` warning, not a second preference of the same name.
 #[test]
