@@ -509,6 +509,27 @@ pub fn render<'o>(
     if let Some(errors) = RenderErrors::of(errors) {
         return Err(errors);
     }
+    // Objects of one kind and name in several namespaces: by namespace (a template may set
+    // it, so it is known only now), whatever the order of the catalog's documents.
+    let mut order = order;
+    let namespace_of = |p: &Place| {
+        rendered[p.job][p.slot]
+            .as_ref()
+            .map(|(o, _)| o.effective_namespace())
+    };
+    let mut start = 0;
+    while start < order.len() {
+        let head = &order[start];
+        let end = start
+            + order[start..]
+                .iter()
+                .take_while(|p| p.kind == head.kind && names[p.job] == names[head.job])
+                .count();
+        if end - start > 1 {
+            order[start..end].sort_by(|a, b| namespace_of(a).cmp(&namespace_of(b)));
+        }
+        start = end;
+    }
     let mut objects = Vec::with_capacity(order.len());
     let mut combinations = Vec::with_capacity(order.len());
     for place in &order {
@@ -535,7 +556,8 @@ struct Place {
 /// The output order of every object the jobs render, by kind then name, and the name of each
 /// job's objects. Kinds and names are known before anything renders (templates cannot change
 /// them), so the order is settled from the jobs and each object is moved once, into its
-/// place. Objects of the same kind and name stay in job order.
+/// place. Objects of the same kind and name stay in job order here; once rendered, their
+/// namespaces order them.
 fn output_order(jobs: &[Job<'_, '_>]) -> (Vec<Place>, Vec<String>) {
     let names: Vec<String> = jobs.iter().map(Job::name).collect();
     let mut order = Vec::with_capacity(jobs.len() * 2);

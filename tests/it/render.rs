@@ -545,6 +545,36 @@ fn one_name_in_two_namespaces_is_two_objects_in_one_namespace_a_duplicate() {
     );
 }
 
+/// Objects of one kind and name in several namespaces come out by namespace, whatever the
+/// order of the documents (and whether the document or its template names the namespace).
+#[test]
+fn one_name_in_several_namespaces_comes_out_by_namespace() {
+    let templated = preference_in("team-x", "namespaced").replace(
+        "template: {spec:",
+        "template: {metadata: {namespace: team-a}, spec:",
+    );
+    let documents = [
+        preference_in("team-c", "namespaced"),
+        templated,
+        preference_in("team-b", "namespaced"),
+    ];
+    let mut streams = Vec::new();
+    for order in [[0, 1, 2], [2, 1, 0], [1, 2, 0]] {
+        let text = order.map(|i| documents[i].as_str()).join("---\n");
+        let rendered = render_text(&text).expect("three namespaces, three objects");
+        assert_eq!(
+            kinds_and_namespaces(&rendered.objects),
+            [
+                ("VirtualMachinePreference", Some("team-a")),
+                ("VirtualMachinePreference", Some("team-b")),
+                ("VirtualMachinePreference", Some("team-c")),
+            ]
+        );
+        streams.push(stream(&rendered.objects));
+    }
+    assert!(streams.iter().all(|s| *s == streams[0]));
+}
+
 #[test]
 fn a_namespace_that_is_not_a_string_is_refused() {
     let errors = render_text(&preference_in("[a]", "namespaced")).expect_err("a list");
