@@ -341,7 +341,8 @@ pub mod codes {
     /// A preference whose requirements no instancetype of the catalog meets.
     pub const UNMET_REQUIREMENTS: &str = "KV042";
     /// A file of the rendered layout in a kpt package that no catalog document renders any
-    /// more (removed with the function's `prune`).
+    /// more (removed with the function's `prune`), or one an earlier render wrote into a
+    /// subpackage, which the function moves out of it.
     pub const STALE_OUTPUT: &str = "KV043";
 }
 

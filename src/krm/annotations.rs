@@ -172,6 +172,15 @@ pub fn file_for(object: &Object) -> String {
     format!("{dir}/{}.yaml", file_name_part(object.name()))
 }
 
+/// The file a new object goes to when a directory of its [`file_for`] path is a subpackage's:
+/// that path as one file name at the top of the package, each `/` written `_`
+/// (`shop_instancetypes_small.yaml` for `shop/instancetypes/small.yaml` when `shop/` holds a
+/// `Kptfile`). A file at the top of a package is in no subpackage; Kubernetes names and
+/// namespaces hold no `_`, so two objects of valid names never share it.
+pub fn top_level_file_for(object: &Object) -> String {
+    file_for(object).replace('/', "_")
+}
+
 /// A name made safe as one path component: no separators, no leading dot, never empty.
 fn file_name_part(name: &str) -> String {
     let mut s: String = name
@@ -233,5 +242,7 @@ mod tests {
         let ns = o(json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": "x", "namespace": "team-a"}}));
         assert_eq!(file_for(&ns), "team-a/configmaps/x.yaml");
+        assert_eq!(top_level_file_for(&ns), "team-a_configmaps_x.yaml");
+        assert_eq!(top_level_file_for(&it), "instancetypes_u1.medium.yaml");
     }
 }

@@ -138,6 +138,10 @@ enum Role {
     /// The file an earlier run wrote of an object read from `paths` now: neither checked nor
     /// written back; the object read takes its place (its file and index).
     Reread,
+    /// An earlier run's output in a subpackage, of an object rendered again now: neither
+    /// checked nor written back, so kpt deletes it; the object rendered now is written in its
+    /// own package.
+    Moved,
 }
 
 fn role(obj: &Object) -> Role {
@@ -172,17 +176,32 @@ enum Meeting {
     Shadowed,
     /// The user's own definition, which an object rendered from the inputs clashes with.
     Clash(Defined),
+    /// Item `i`, an earlier run's output that landed in a subpackage (see
+    /// [`Packages::in_subpackage`]): dropped, and the object written in its own package.
+    Moved(usize),
 }
 
 /// Whether `item`, read from a file below one of the directories `walked`, sits where a
 /// package render writes `rendered` (see [`annotations::file_for`]) relative to that directory:
-/// the output of an earlier `kpt fn render` (or `fn eval`) of the same catalog document.
+/// the output of an earlier `kpt fn render` (or `fn eval`) of the same catalog document. Where
+/// a subpackage (a directory with a `Kptfile`) holds that path, the render writes
+/// [`annotations::top_level_file_for`] instead, and a file at the path is an earlier render's.
 fn is_earlier_output_on_disk(item: &Object, rendered: &Object, walked: &[PathBuf]) -> bool {
     let path = std::path::Path::new(item.origin.path.as_ref());
     let file = annotations::file_for(rendered);
     walked.iter().any(|dir| {
-        path.strip_prefix(dir)
-            .is_ok_and(|relative| relative == std::path::Path::new(&file))
+        let Ok(relative) = path.strip_prefix(dir) else {
+            return false;
+        };
+        if relative == std::path::Path::new(&file) {
+            return true;
+        }
+        relative == std::path::Path::new(&annotations::top_level_file_for(rendered))
+            && std::path::Path::new(&file)
+                .ancestors()
+                .skip(1)
+                .filter(|a| !a.as_os_str().is_empty())
+                .any(|a| dir.join(a).join("Kptfile").is_file())
     })
 }
 
@@ -331,12 +350,16 @@ struct Packages {
     outermost: Option<String>,
     /// Under `kpt fn eval`, the directories of the subpackages' `Kptfile`s, with a trailing `/`.
     eval_dirs: Vec<String>,
+    /// The directory of every subpackage relative to the package the step runs on, with a
+    /// trailing `/`: under `kpt fn render` those of the items' packages (kpt hands over each
+    /// subpackage's `Kptfile`), under `kpt fn eval` [`Packages::eval_dirs`].
+    sub_dirs: Vec<String>,
 }
 
 impl Packages {
     fn of(items: &[Object]) -> Packages {
         let outermost = outermost_package(items).map(str::to_string);
-        let eval_dirs = items
+        let eval_dirs: Vec<String> = items
             .iter()
             .filter(|o| {
                 o.kind_str() == "Kptfile"
@@ -351,10 +374,92 @@ impl Packages {
             // A directory inside the package: new files are never placed anywhere else.
             .filter(|dir| !dir.starts_with('/') && !dir.split('/').any(|c| c == ".."))
             .collect();
-        Packages {
+        let mut packages = Packages {
             outermost,
             eval_dirs,
+            sub_dirs: Vec::new(),
+        };
+        let mut sub_dirs: Vec<String> = if packages.outermost.is_some() {
+            items
+                .iter()
+                .filter_map(|o| packages.package_of(&o.value))
+                .map(|package| packages.dir_of(Some(&package)))
+                .collect()
+        } else {
+            packages.eval_dirs.clone()
+        };
+        sub_dirs.sort_unstable();
+        sub_dirs.dedup();
+        packages.sub_dirs = sub_dirs;
+        packages
+    }
+
+    /// The directory of `package` (a subpackage's under `kpt fn render`, `None` for the one the
+    /// step runs on) relative to the package the step runs on, with a trailing `/`; empty for
+    /// that package itself.
+    fn dir_of(&self, package: Option<&str>) -> String {
+        let (Some(outermost), Some(package)) = (self.outermost.as_deref(), package) else {
+            return String::new();
+        };
+        let relative = package
+            .strip_prefix(outermost)
+            .unwrap_or(package)
+            .trim_matches('/');
+        if relative.is_empty() {
+            String::new()
+        } else {
+            format!("{relative}/")
         }
+    }
+
+    /// The directory of `home` relative to the package the step runs on (see
+    /// [`Packages::dir_of`]).
+    fn home_dir(&self, home: &Home) -> String {
+        match &home.package {
+            Some(package) => self.dir_of(Some(package)),
+            None => home.prefix.clone(),
+        }
+    }
+
+    /// Where an object of `home` that a render writes to `file` (relative to its package) would
+    /// be relative to the package the step runs on, when a subpackage inside `home` holds that
+    /// path: the subpackage's directory and that path. A rendered object never goes there.
+    fn subpackage_holding(&self, home: &Home, file: &str) -> Option<(&str, String)> {
+        let dir = self.home_dir(home);
+        let path = format!("{dir}{file}");
+        self.sub_dirs
+            .iter()
+            .filter(|sub| sub.len() > dir.len() && sub.starts_with(dir.as_str()))
+            .find(|sub| path.starts_with(sub.as_str()))
+            .map(|sub| (sub.as_str(), path.clone()))
+    }
+
+    /// The file an object rendered for `home` is written to, relative to that package: where
+    /// [`annotations::file_for`] puts it, unless a subpackage holds that path; then
+    /// [`annotations::top_level_file_for`], at the top of `home`, so that what a package renders
+    /// stays in that package.
+    fn file_for(&self, home: &Home, object: &Object) -> String {
+        let file = annotations::file_for(object);
+        if self.subpackage_holding(home, &file).is_some() {
+            annotations::top_level_file_for(object)
+        } else {
+            file
+        }
+    }
+
+    /// Whether `item`, of the identity of `rendered` (an object of `home`), is an earlier run's
+    /// output that landed in a subpackage: at the [`annotations::file_for`] path of `rendered`,
+    /// which a subpackage holds.
+    fn in_subpackage(&self, item: &Object, home: &Home, rendered: &Object) -> bool {
+        let Some((_, path)) = self.subpackage_holding(home, &annotations::file_for(rendered))
+        else {
+            return false;
+        };
+        annotations::file_path(&item.value).is_some_and(|file| {
+            let file = file.strip_prefix("./").unwrap_or(&file);
+            let package = self.package_of(&item.value);
+            format!("{}{file}", self.dir_of(package.as_deref())) == path
+        })
     }
 
     /// The package of an item, `None` for the one the step runs on. kpt gives the directory of
@@ -464,7 +569,7 @@ fn stale_outputs(
         // Only the files of the package the step runs on are its to judge: `kpt fn render`
         // hands a package's pipeline its subpackages' items too, whose rendered files are
         // their own pipelines'.
-        let file = annotations::file_for(item);
+        let file = packages.file_for(&Home::default(), item);
         if !packages.holds(item, &Home::default(), &file) {
             continue;
         }
@@ -941,7 +1046,7 @@ fn run<V: VmTexts>(
             if let Some(packages) = &packages
                 && role(&o) == Role::Object
             {
-                let file = annotations::file_for(&o);
+                let file = packages.file_for(&Home::default(), &o);
                 let earlier = same_key.iter().copied().find(|&i| {
                     roles[i] == Role::Object && packages.holds(&out[i], &Home::default(), &file)
                 });
@@ -1128,7 +1233,8 @@ fn run<V: VmTexts>(
             .map(|(n, o)| match positions.get(&key(o)) {
                 None if n < user_rendered && !in_files.is_empty() => {
                     let home = &homes[n];
-                    let file = format!("{}{}", home.prefix, annotations::file_for(o));
+                    let file = packages.as_ref().map(|p| p.file_for(home, o));
+                    let file = format!("{}{}", home.prefix, file.unwrap_or_default());
                     in_files
                         .get(&(home.package.clone(), file, o.kind_str(), o.name()))
                         .map_or(Meeting::Nothing, |&i| Meeting::EarlierOutput(i))
@@ -1136,16 +1242,56 @@ fn run<V: VmTexts>(
                 None => Meeting::Nothing,
                 Some(&Defined::Item(i))
                     if packages.as_ref().is_some_and(|p| {
-                        p.holds(&out[i], &homes[n], &annotations::file_for(o))
+                        p.holds(&out[i], &homes[n], &p.file_for(&homes[n], o))
                     }) =>
                 {
                     Meeting::EarlierOutput(i)
+                }
+                Some(&Defined::Item(i))
+                    if n < user_rendered
+                        && packages
+                            .as_ref()
+                            .is_some_and(|p| p.in_subpackage(&out[i], &homes[n], o)) =>
+                {
+                    Meeting::Moved(i)
                 }
                 Some(_) if n >= user_rendered => Meeting::Shadowed,
                 Some(&defined) => Meeting::Clash(defined),
             })
             .collect()
     };
+    // An earlier run's output in a subpackage is dropped (kpt deletes its file) and the object
+    // rendered now is written in its own package; an info result says where it went.
+    if let Some(packages) = &packages {
+        for (n, meeting) in meets.iter().enumerate() {
+            let Meeting::Moved(i) = *meeting else {
+                continue;
+            };
+            let Some((sub, from)) =
+                packages.subpackage_holding(&homes[n], &annotations::file_for(&rendered[n]))
+            else {
+                continue;
+            };
+            roles[i] = Role::Moved;
+            let to = format!(
+                "{}{}",
+                packages.home_dir(&homes[n]),
+                packages.file_for(&homes[n], &rendered[n])
+            );
+            diagnostics.push(
+                Diagnostic::warning(
+                    codes::STALE_OUTPUT,
+                    out[i].origin.clone(),
+                    format!(
+                        "moved `{from}` to `{to}`: an earlier render wrote it into `{sub}`, a \
+                         subpackage, and what a package renders stays in that package"
+                    ),
+                )
+                .with_severity(Severity::Info)
+                .with_object(out[i].object_ref()),
+            );
+        }
+    }
     if let Some(packages) = packages.as_ref().filter(|_| config.render) {
         stale_outputs(
             &out,
@@ -1169,6 +1315,7 @@ fn run<V: VmTexts>(
         let target = match meeting {
             Meeting::Shadowed => continue,
             Meeting::EarlierOutput(i) => Some(i),
+            Meeting::Moved(_) => None,
             Meeting::Clash(defined) => {
                 clashing.push(defined);
                 None
@@ -1430,7 +1577,7 @@ fn run<V: VmTexts>(
     let mut as_read: Vec<Option<AsRead>> = Vec::new();
     for (input, ((o, r), changed)) in out.into_iter().zip(&roles).zip(changed).enumerate() {
         let document = printed_items.next().flatten();
-        if matches!(r, Role::Pruned | Role::Reread)
+        if matches!(r, Role::Pruned | Role::Reread | Role::Moved)
             || (placement == Placement::Build && *r != Role::Object)
         {
             continue;
@@ -1460,7 +1607,10 @@ fn run<V: VmTexts>(
     // index no item of that file holds: kpt refuses two items at one path and index.
     let mut taken = Places::of(&values, packages.as_ref(), placement);
     for (obj, earlier) in path_objects.into_iter().zip(earlier_copies) {
-        let file = annotations::file_for(&obj);
+        let file = packages.as_ref().map_or_else(
+            || annotations::file_for(&obj),
+            |p| p.file_for(&Home::default(), &obj),
+        );
         let mut value = obj.value;
         if placement == Placement::Files {
             match earlier {
@@ -1475,7 +1625,10 @@ fn run<V: VmTexts>(
         values.push(value);
     }
     for (obj, home) in new_objects.into_iter().zip(new_homes) {
-        let file = format!("{}{}", home.prefix, annotations::file_for(&obj));
+        let file = packages
+            .as_ref()
+            .map_or_else(|| annotations::file_for(&obj), |p| p.file_for(&home, &obj));
+        let file = format!("{}{file}", home.prefix);
         let mut value = obj.value;
         if placement == Placement::Files {
             let index = taken.next(home.package.as_deref(), &file);
@@ -1515,6 +1668,50 @@ mod tests {
                 "annotations": {annotations::PACKAGE_PATH: package}}}),
             Origin::new("-", 0, None),
         )
+    }
+
+    #[test]
+    fn a_rendered_object_never_goes_into_a_subpackage() {
+        let instancetype = |namespace: &str| {
+            Object::new(
+                json!({"apiVersion": "instancetype.kubevirt.io/v1beta1",
+                    "kind": "VirtualMachineInstancetype",
+                    "metadata": {"name": "s", "namespace": namespace}}),
+                Origin::new("-", 0, None),
+            )
+        };
+        let items = [item("/p"), item("/p/shop"), item("/p/shop/inner")];
+        let packages = Packages::of(&items);
+        assert_eq!(packages.sub_dirs, ["shop/", "shop/inner/"]);
+        let top = Home::default();
+        let shop = Home {
+            package: Some("/p/shop".to_string()),
+            prefix: String::new(),
+        };
+        let placed =
+            |home: &Home, namespace: &str| packages.file_for(home, &instancetype(namespace));
+        assert_eq!(placed(&top, "shop"), "shop_instancetypes_s.yaml");
+        assert_eq!(placed(&top, "other"), "other/instancetypes/s.yaml");
+        assert_eq!(placed(&shop, "shop"), "shop/instancetypes/s.yaml");
+        assert_eq!(placed(&shop, "inner"), "inner_instancetypes_s.yaml");
+
+        // `kpt fn eval`: the directories of the subpackages' Kptfiles.
+        let kptfile = |path: &str| {
+            Object::new(
+                json!({"apiVersion": "kpt.dev/v1", "kind": "Kptfile", "metadata": {"name": "k",
+                    "annotations": {annotations::PATH: path}}}),
+                Origin::new(path, 0, None),
+            )
+        };
+        let packages = Packages::of(&[kptfile("Kptfile"), kptfile("shop/Kptfile")]);
+        let placed =
+            |home: &Home, namespace: &str| packages.file_for(home, &instancetype(namespace));
+        assert_eq!(placed(&top, "shop"), "shop_instancetypes_s.yaml");
+        let in_shop = Home {
+            package: None,
+            prefix: "shop/".to_string(),
+        };
+        assert_eq!(placed(&in_shop, "shop"), "shop/instancetypes/s.yaml");
     }
 
     #[test]

@@ -2678,6 +2678,102 @@ fn kpt_renders_a_subpackages_catalog_into_the_subpackage() {
     assert_eq!(dump(&pkg), rendered, "{}", show(&out));
 }
 
+/// A package whose catalog renders into namespace `shop` and whose subpackage is the directory
+/// `shop/`: the rendered instancetype would go to `shop/instancetypes/…`, inside the subpackage.
+/// It is written at the top of its own package instead, and rendering again, in either way,
+/// changes nothing (real kpt). An earlier output in the subpackage is moved out of it.
+#[test]
+fn kpt_render_writes_nothing_into_a_subpackage_named_after_a_namespace() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("pkg");
+    std::fs::create_dir_all(pkg.join("shop")).unwrap();
+    std::fs::write(
+        pkg.join("Kptfile"),
+        format!(
+            "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\n  annotations:\n    \
+             config.kubernetes.io/local-config: \"true\"\npipeline:\n  mutators:\n  \
+             - exec: {BIN} fn\n"
+        ),
+    )
+    .unwrap();
+    write_subpackage_kptfile(&pkg.join("shop"), "shop");
+    std::fs::write(
+        pkg.join("catalog.yaml"),
+        "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata:\n  name: team\n  \
+         namespace: shop\nspec:\n  version: 1\n  scopes: [namespaced, cluster]\n  template:\n    \
+         spec:\n      cpu: {guest: \"{{ size.cpu }}\"}\n      \
+         memory: {guest: \"{{ size.memory }}\"}\n  sizes:\n  - [small, 1, 2Gi]\n",
+    )
+    .unwrap();
+    let render = || {
+        Command::new(tool("kpt"))
+            .args(["fn", "render"])
+            .arg(&pkg)
+            .arg("--allow-exec")
+            .output()
+            .unwrap()
+    };
+    let eval = || kpt_eval(&pkg, &["--exec", &format!("{BIN} fn")]);
+    // What the subpackage holds: its Kptfile, and nothing the parent rendered.
+    let subpackage_files = || {
+        walkdir::WalkDir::new(pkg.join("shop"))
+            .into_iter()
+            .map(|e| e.unwrap().into_path())
+            .filter(|p| p.is_file())
+            .collect::<Vec<_>>()
+    };
+    let out = render();
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(
+        subpackage_files(),
+        [pkg.join("shop/Kptfile")],
+        "{}",
+        dump(&pkg)
+    );
+    let top = pkg.join("shop_instancetypes_team1.small.yaml");
+    let written = std::fs::read_to_string(&top).unwrap_or_else(|_| dump(&pkg));
+    assert!(
+        written.contains("kind: VirtualMachineInstancetype\n")
+            && written.contains("  name: team1.small\n")
+            && written.contains("  namespace: shop\n"),
+        "{written}"
+    );
+    assert!(pkg.join("cluster-instancetypes/team1.small.yaml").is_file());
+    let rendered = dump(&pkg);
+    let runs: [&dyn Fn() -> Output; 3] = [&render, &eval, &render];
+    for run in runs {
+        let out = run();
+        assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+        assert_eq!(dump(&pkg), rendered, "{}", show(&out));
+    }
+    // The commands that read the package from disk take the file for the render's output.
+    let out = Command::new(BIN)
+        .current_dir(&pkg)
+        .args(["validate", "."])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+
+    // An earlier render that wrote into the subpackage: its file there is that render's
+    // output, moved back into the package, and an info result says so.
+    for run in [&render as &dyn Fn() -> Output, &eval] {
+        std::fs::create_dir_all(pkg.join("shop/instancetypes")).unwrap();
+        std::fs::rename(&top, pkg.join("shop/instancetypes/team1.small.yaml")).unwrap();
+        let out = run();
+        assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+        assert!(
+            show(&out).contains(
+                "moved `shop/instancetypes/team1.small.yaml` to \
+                 `shop_instancetypes_team1.small.yaml`"
+            ),
+            "{}",
+            show(&out)
+        );
+        std::fs::remove_dir(pkg.join("shop/instancetypes")).ok();
+        assert_eq!(dump(&pkg), rendered, "{}", show(&out));
+    }
+}
+
 /// A later step (a namespace setter, or a hand edit) gave a rendered file's object another
 /// namespace: the next render replaces it in its file instead of adding a second object at
 /// the same path and index, which kpt refuses.
