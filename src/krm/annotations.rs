@@ -181,21 +181,29 @@ pub fn top_level_file_for(object: &Object) -> String {
     file_for(object).replace('/', "_")
 }
 
-/// A name made safe as one path component: no separators, no leading dot, never empty.
+/// A name made safe as one path component: no separators, no leading dot, no `..` anywhere
+/// (kpt refuses a path that holds one: `x..small` is written `x._small`), never empty, and at
+/// most 240 bytes, so that the file name with its `.yaml` keeps within common file-system
+/// limits. Only an invalid name changes (a valid one is at most 253 characters of letters,
+/// digits, `-` and `.`, with no two dots in a row; past 240 characters it is cut short): two
+/// names made the same share a file, each at its own index.
 fn file_name_part(name: &str) -> String {
-    let mut s: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let mut s = String::with_capacity(name.len().min(240));
+    for c in name.chars() {
+        let c = if c.is_ascii_alphanumeric() || matches!(c, '-' | '_') {
+            c
+        } else if c == '.' && !s.ends_with('.') {
+            '.'
+        } else {
+            '_'
+        };
+        s.push(c);
+    }
     if s.starts_with('.') || s.is_empty() {
         s.insert(0, '_');
     }
+    // Every character is ASCII now: any byte is a boundary.
+    s.truncate(240);
     s
 }
 
@@ -238,11 +246,22 @@ mod tests {
         assert_eq!(file_for(&it), "instancetypes/u1.medium.yaml");
         let cp = o(json!({"apiVersion": "instancetype.kubevirt.io/v1beta1",
             "kind": "VirtualMachineClusterPreference", "metadata": {"name": "../../etc"}}));
-        assert_eq!(file_for(&cp), "cluster-preferences/_.._.._etc.yaml");
+        assert_eq!(file_for(&cp), "cluster-preferences/_.__.__etc.yaml");
         let ns = o(json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": "x", "namespace": "team-a"}}));
         assert_eq!(file_for(&ns), "team-a/configmaps/x.yaml");
         assert_eq!(top_level_file_for(&ns), "team-a_configmaps_x.yaml");
         assert_eq!(top_level_file_for(&it), "instancetypes_u1.medium.yaml");
+    }
+
+    #[test]
+    fn a_file_name_holds_no_two_dots_in_a_row_and_keeps_to_240_bytes() {
+        assert_eq!(file_name_part("x..small"), "x._small");
+        assert_eq!(file_name_part("..."), "_._.");
+        assert_eq!(file_name_part("a/b\\c"), "a_b_c");
+        assert_eq!(file_name_part("u1.medium"), "u1.medium");
+        let long = "a".repeat(253);
+        assert_eq!(file_name_part(&long), "a".repeat(240));
+        assert_eq!(file_name_part(&"é".repeat(200)).len(), 200);
     }
 }

@@ -1131,6 +1131,33 @@ fn kpt_eval(pkg: &Path, extra: &[&str]) -> Output {
         .unwrap()
 }
 
+/// A rendered name with two dots in a row (which kvrender warns about) is written to a file
+/// whose path holds no `..`, which kpt would refuse outright.
+#[test]
+fn kpt_fn_eval_writes_a_name_with_two_dots_in_a_row_to_a_path_kpt_takes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("dots");
+    std::fs::create_dir_all(&pkg).unwrap();
+    std::fs::write(
+        pkg.join("Kptfile"),
+        "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: dots\n",
+    )
+    .unwrap();
+    std::fs::write(
+        pkg.join("catalog.yaml"),
+        "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata:\n  name: \"x.\"\n\
+         spec:\n  scopes: [cluster]\n  sizes:\n  - [small, 1, 2Gi]\n  template:\n    spec:\n      \
+         cpu: {guest: \"{{ size.cpu }}\"}\n      memory: {guest: \"{{ size.memory }}\"}\n",
+    )
+    .unwrap();
+    // The invalid name is an error unless told to be a warning.
+    let out = kpt_eval(&pkg, &["--", "severity=warning"]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let written = pkg.join("cluster-instancetypes/x._small.yaml");
+    let text = std::fs::read_to_string(&written).unwrap_or_else(|e| panic!("{e}\n{}", dump(&pkg)));
+    assert!(text.contains("name: x..small"), "{text}");
+}
+
 #[test]
 fn kpt_fn_eval_expands_a_package_with_fn_config() {
     let (tmp, pkg) = package("vms");
