@@ -255,9 +255,36 @@ fn read_in_parts(doc: &str, first_line: u32) -> Option<Read> {
 }
 
 /// Add an annotation to the text of an item (a `- ` entry as `slice_items` cuts it), when
-/// its metadata is in block style. The caller checks the result with [`raw_matches`].
+/// its metadata is in block style, or a flow mapping on one line (`metadata: {name: a,
+/// annotations: {...}}`, as kpt hands over a document written so). The caller checks the
+/// result with [`raw_matches`].
 pub fn raw_with_annotation(raw: &str, key: &str, value: &str) -> Option<String> {
     let lines: Vec<&str> = raw.split_inclusive('\n').collect();
+    if let Some(at) = lines
+        .iter()
+        .position(|l| l.starts_with("  metadata: {") || l.starts_with("- metadata: {"))
+    {
+        let entry = format!("{key}: {}", serde_json::to_string(value).ok()?);
+        let line = lines[at];
+        let body = line.trim_end();
+        let edited = if let Some(open) = body.find(" annotations: {") {
+            let after = open + " annotations: {".len();
+            let rest = &body[after..];
+            let sep = if rest.starts_with('}') { "" } else { ", " };
+            format!("{}{entry}{sep}{rest}", &body[..after])
+        } else {
+            let inner = body.strip_suffix('}')?;
+            let sep = if inner.trim_end().ends_with('{') {
+                ""
+            } else {
+                ", "
+            };
+            format!("{inner}{sep}annotations: {{{entry}}}}}")
+        };
+        let mut out: Vec<String> = lines.iter().map(|l| (*l).to_string()).collect();
+        out[at] = format!("{edited}{}", &line[body.len()..]);
+        return Some(out.concat());
+    }
     let meta = lines
         .iter()
         .position(|l| l.trim_end() == "  metadata:" || l.trim_end() == "- metadata:")?;
@@ -640,9 +667,33 @@ mod tests {
         let mut expected = rl.items[0].clone();
         expected["metadata"]["annotations"]["config.kubernetes.io/local-config"] = json!("true");
         assert!(raw_matches(&with, &expected), "{with}");
-        // Flow-style metadata cannot take the annotation textually.
-        let with = raw_with_annotation(raw[1], "k", "v");
-        assert!(with.is_none_or(|w| !raw_matches(&w, &rl.items[1])));
+        // Flow-style metadata on one line takes it inside the flow mapping, the rest as it is.
+        let with = raw_with_annotation(raw[1], "k", "v").unwrap();
+        assert!(
+            with.contains("  metadata: {name: b, annotations: {k: \"v\"}}\n"),
+            "{with}"
+        );
+        let mut expected = rl.items[1].clone();
+        expected["metadata"]["annotations"] = json!({"k": "v"});
+        assert!(raw_matches(&with, &expected), "{with}");
+        for (metadata, annotated) in [
+            (
+                "{name: c, annotations: {a: b}}",
+                "{name: c, annotations: {k: \"v\", a: b}}",
+            ),
+            (
+                "{name: c, annotations: {}}",
+                "{name: c, annotations: {k: \"v\"}}",
+            ),
+            ("{}", "{annotations: {k: \"v\"}}"),
+        ] {
+            let item = format!("- apiVersion: v1\n  kind: B\n  metadata: {metadata}\n");
+            let with = raw_with_annotation(&item, "k", "v").unwrap();
+            assert_eq!(with, item.replace(metadata, annotated));
+        }
+        // Not one line: left to the caller, which writes the item anew.
+        let noted = "- apiVersion: v1\n  kind: B\n  metadata: {name: c} # note\n";
+        assert!(raw_with_annotation(noted, "k", "v").is_none());
         let entries = [
             entry(Some(raw[0].to_string()), &rl.items[0]),
             entry(None, &rl.items[1]),

@@ -1131,6 +1131,33 @@ fn kpt_eval(pkg: &Path, extra: &[&str]) -> Output {
         .unwrap()
 }
 
+/// A catalog document with its metadata written as a flow mapping gets the local-config
+/// annotation inside that mapping; the rest of the document keeps its style.
+#[test]
+fn kpt_fn_eval_marks_a_flow_style_catalog_document_in_place() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("flow");
+    std::fs::create_dir_all(&pkg).unwrap();
+    std::fs::write(
+        pkg.join("Kptfile"),
+        "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: flow\n",
+    )
+    .unwrap();
+    let text = "apiVersion: kvrender.io/v1alpha1\nkind: Preference\nmetadata: {name: a}\nspec:\n  \
+                scopes: [cluster]\n  template: {spec: {devices: {preferredDiskBus: virtio}}}\n";
+    std::fs::write(pkg.join("pref.yaml"), text).unwrap();
+    let out = kpt_eval(&pkg, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let after = std::fs::read_to_string(pkg.join("pref.yaml")).unwrap();
+    assert_eq!(
+        after,
+        text.replace(
+            "metadata: {name: a}",
+            "metadata: {name: a, annotations: {config.kubernetes.io/local-config: \"true\"}}"
+        )
+    );
+}
+
 /// A rendered name with two dots in a row (which kvrender warns about) is written to a file
 /// whose path holds no `..`, which kpt would refuse outright.
 #[test]
