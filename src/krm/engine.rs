@@ -771,6 +771,7 @@ impl Subject {
 
 /// Preferences rendered from the inputs whose requirements no instancetype rendered with them
 /// meets (KV042); labels that disagree with the spec (KV041) are among the per-object checks.
+/// Each is at the line that writes the preference's requirements (see [`complete`]).
 fn unmet_requirements(
     rendered: &[Subject],
     items: &[Object],
@@ -778,10 +779,19 @@ fn unmet_requirements(
     new: &[Object],
 ) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    validate::rules::unmet_requirements::check(
-        rendered.iter().map(|s| s.get(items, paths, new)),
-        &mut out,
-    );
+    let objects = || rendered.iter().map(|s| s.get(items, paths, new));
+    validate::rules::unmet_requirements::check(objects(), &mut out);
+    if !out.is_empty() {
+        let docs = CatalogDocs::new(items.iter().chain(paths));
+        for d in &mut out {
+            let about = objects().find(|o| {
+                o.origin == d.origin && d.object.as_ref().is_some_and(|r| *r == o.object_ref())
+            });
+            if let Some(obj) = about {
+                complete(d, obj, &docs);
+            }
+        }
+    }
     out
 }
 

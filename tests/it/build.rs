@@ -2030,6 +2030,8 @@ fn a_rendered_objects_finding_is_at_the_line_that_writes_the_field() {
     );
     // Both scopes of the `large` row only.
     assert_eq!(at("KV004", "spec.cpu.guest"), ["family.yaml:12×2"]);
+    // Both scopes of the preference, at the line that writes its requirements.
+    assert_eq!(at("KV042", "spec.requirements"), ["preference.yaml:10×2"]);
 
     // `build` says each of the first three once, for the four objects.
     let out = run(&["build", "--no-default-catalog", "testdata/build/written"]);
@@ -2043,6 +2045,14 @@ fn a_rendered_objects_finding_is_at_the_line_that_writes_the_field() {
         assert_eq!(found.len(), 1, "{stderr}");
         assert!(found[0].contains("and 3 more"), "{stderr}");
     }
+    assert_eq!(
+        stderr
+            .lines()
+            .filter(|l| l.starts_with("testdata/build/written/preference.yaml:10: warning[KV042]"))
+            .count(),
+        2,
+        "{stderr}"
+    );
 }
 
 /// `build -o DIR` refuses a DIR inside a walked PATH that holds a source file: walks leave DIR
