@@ -315,6 +315,28 @@ pub fn parse_bytes(path: &Arc<str>, bytes: &[u8]) -> Loaded {
     }
 }
 
+/// Where serde_json's error at `line` and `column` is, as a finding gives it: serde_json says
+/// column 0 for the start of a line (the end of the text after its last newline, say), which
+/// is the end of the line before, just past its last character. A file that holds nothing but
+/// blanks has its error at line 1, without a column.
+fn json_position(text: &str, line: usize, column: usize) -> (u32, Option<u32>) {
+    let to_u32 = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+    if column > 0 {
+        return (to_u32(line.max(1)), Some(to_u32(column)));
+    }
+    // The last line before `line` that holds something.
+    let before = text
+        .lines()
+        .enumerate()
+        .take(line.saturating_sub(1))
+        .filter(|(_, l)| !l.trim().is_empty())
+        .last();
+    match before {
+        Some((at, l)) => (to_u32(at + 1), Some(to_u32(l.chars().count() + 1))),
+        None => (1, None),
+    }
+}
+
 /// serde_json's message without the ` at line L column C` it ends with.
 fn json_reason(e: &serde_json::Error) -> String {
     let text = e.to_string();
@@ -353,16 +375,19 @@ pub fn parse_text(path: &Arc<str>, text: &str) -> Loaded {
                     ),
                 }
             }
-            Err(e) => loaded.diagnostics.push(
-                Diagnostic::error(
-                    codes::YAML_SYNTAX,
-                    Origin::new(path.clone(), 0, u32::try_from(e.line()).ok()),
-                    // The position is the finding's own; serde_json's text repeats it.
-                    format!("invalid JSON: {}", json_reason(&e)),
-                )
-                .with_column(u32::try_from(e.column()).ok())
-                .may_define(text.as_bytes()),
-            ),
+            Err(e) => {
+                let (line, column) = json_position(text, e.line(), e.column());
+                loaded.diagnostics.push(
+                    Diagnostic::error(
+                        codes::YAML_SYNTAX,
+                        Origin::new(path.clone(), 0, Some(line)),
+                        // The position is the finding's own; serde_json's text repeats it.
+                        format!("invalid JSON: {}", json_reason(&e)),
+                    )
+                    .with_column(column)
+                    .may_define(text.as_bytes()),
+                );
+            }
         }
         return loaded;
     }
@@ -858,6 +883,17 @@ fn check_object(value: &Value) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_json_error_at_the_start_of_a_line_is_at_the_end_of_the_one_before() {
+        let text = "{\"a\": {\n  \"b\": 1\n\n";
+        let e = serde_json::from_str::<serde_json::Value>(text).unwrap_err();
+        assert_eq!(e.column(), 0, "the case this is about");
+        assert_eq!(json_position(text, e.line(), e.column()), (2, Some(9)));
+        assert_eq!(json_position("\n \n", 3, 0), (1, None));
+        assert_eq!(json_position("", 1, 0), (1, None));
+        assert_eq!(json_position("{x}", 1, 2), (1, Some(2)));
+    }
 
     #[test]
     fn a_flow_collection_left_open_on_an_earlier_line_is_found() {
