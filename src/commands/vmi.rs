@@ -447,10 +447,16 @@ pub fn run_diff(diff: &DiffArgs) -> Result<Outcome> {
             let before = emit::yaml_document(before.unwrap_or(&Value::Null));
             let after = emit::yaml_document(vmi.get("spec").unwrap_or(&Value::Null));
             let name = source.object_ref().to_string();
+            // A VMI document's own spec is no template: the diff is from it as written.
+            let from = if source.kind() == Kind::VirtualMachineInstance {
+                "spec as written"
+            } else {
+                "template spec"
+            };
             emit::unified_diff(
                 &before,
                 &after,
-                &format!("{name} (template spec)"),
+                &format!("{name} ({from})"),
                 &format!("{name} (VirtualMachineInstance spec)"),
                 color,
             )

@@ -185,6 +185,23 @@ fn diff_without_colour() {
     ])));
 }
 
+/// A VMI document has no template: its diff starts from its spec as written.
+#[test]
+fn diff_of_a_vmi_document_starts_from_its_spec_as_written() {
+    let text = "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata:\n  name: v\n\
+                spec:\n  domain:\n    devices: {}\n    memory: {guest: 1Gi}\n";
+    let out = run_on_text(&["diff", "--color", "never"], "vmi.yaml", text);
+    assert!(out.status.success(), "{}", describe(&out));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.starts_with(
+            "--- VirtualMachineInstance/v (spec as written)\n\
+             +++ VirtualMachineInstance/v (VirtualMachineInstance spec)\n"
+        ),
+        "{stdout}"
+    );
+}
+
 #[test]
 fn diff_colour_is_ansi_when_asked() {
     let out = kvrender()
