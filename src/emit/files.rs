@@ -227,6 +227,7 @@ pub fn write_all(dir: &Path, files: &BTreeMap<String, String>, prune: bool) -> R
         undo();
         write_err(dir, e)
     })?;
+    remove_abandoned_staging(dir);
     let staging = dir.join(format!(".kvrender-staging-{}", std::process::id()));
     std::fs::create_dir_all(&staging).map_err(|e| {
         undo();
@@ -315,6 +316,33 @@ pub fn write_all(dir: &Path, files: &BTreeMap<String, String>, prune: bool) -> R
         undo();
     }
     result
+}
+
+/// Remove the staging folders in `dir` that runs which were stopped halfway left behind: those
+/// named after a process that no longer runs. Where it cannot be told whether a process runs
+/// (no `/proc`), nothing is removed; walks pass the folders over either way (they are hidden).
+fn remove_abandoned_staging(dir: &Path) {
+    let proc = Path::new("/proc");
+    if !proc.join("self").exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(".kvrender-staging-"))
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        if is_dir && pid != std::process::id() && !proc.join(pid.to_string()).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// What writing `files` into `dir` (with `prune`: and pruning it) would change, file by file.
@@ -556,6 +584,33 @@ mod tests {
             .iter()
             .map(|(n, c)| (n.to_string(), c.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn a_staging_folder_of_a_run_that_stopped_halfway_is_removed() {
+        if !Path::new("/proc/self").exists() {
+            return;
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("out");
+        std::fs::create_dir_all(&dir).unwrap();
+        // No process has this number (it is past any `pid_max`); process 1 always runs.
+        let abandoned = dir.join(format!(".kvrender-staging-{}", u32::MAX - 1));
+        let running = dir.join(".kvrender-staging-1");
+        for staging in [&abandoned, &running] {
+            std::fs::create_dir_all(staging.join(".before")).unwrap();
+            std::fs::write(staging.join("a.yaml"), "a: 0\n").unwrap();
+        }
+        write_all(&dir, &files(&[("a.yaml", "a: 1\n")]), false).unwrap();
+        assert!(!abandoned.exists());
+        assert!(
+            running.join("a.yaml").exists(),
+            "a running process's folder stays"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.join("a.yaml")).unwrap(),
+            "a: 1\n"
+        );
     }
 
     #[test]
