@@ -291,7 +291,8 @@ fn is_json_at<L: Lines + ?Sized>(lines: &L, doc_line: u32) -> bool {
 
 /// Follow `path` through a block-style document from line `doc_line`, asking `find` for each
 /// step: given the step, the line to scan from and whether that line's first key sits after a
-/// `- `, it answers the 0-based line of the step and whether that line is a `- ` item.
+/// `- `, it answers the 0-based line of the step and whether the step's content starts on that
+/// line after a `- ` (an item with something after its dash).
 fn walk(
     doc_line: u32,
     path: &[Step<'_>],
@@ -450,7 +451,7 @@ impl Index {
                 .entry(pos)
                 .or_insert_with(|| items(&lines, pos).collect())
                 .get(n)
-                .map(|&line| (line, true)),
+                .map(|&line| (line, !content_below(&lines, line))),
         })
     }
 }
@@ -538,9 +539,35 @@ fn find_key<L: Lines + ?Sized>(
         .map(|(i, _)| (i, false))
 }
 
-/// The line of item `n` of the block sequence that starts at `pos`. Returns (line index, true).
+/// The line of item `n` of the block sequence that starts at `pos`. Returns (line index,
+/// whether the item's content starts on that line, after the dash; see [`content_below`]).
 fn find_item<L: Lines + ?Sized>(lines: &L, pos: usize, n: usize) -> Option<(usize, bool)> {
-    items(lines, pos).nth(n).map(|i| (i, true))
+    items(lines, pos)
+        .nth(n)
+        .map(|i| (i, !content_below(lines, i)))
+}
+
+/// Whether the item of a block sequence whose dash is on line `at` starts its content on the
+/// lines below: nothing but a comment or an anchor or tag follows the dash (`-`, `- # root`,
+/// `- &a`), and the next line of content is indented deeper than the dash.
+fn content_below<L: Lines + ?Sized>(lines: &L, at: usize) -> bool {
+    let Some(line) = classify(lines.line(at)) else {
+        return false;
+    };
+    let Some(after) = line.text.strip_prefix('-') else {
+        return false;
+    };
+    if !(after.is_empty() || after.starts_with([' ', '\t'])) {
+        return false;
+    }
+    let alone = after
+        .split_whitespace()
+        .take_while(|word| !word.starts_with('#'))
+        .all(|word| word.starts_with(['&', '!']));
+    alone
+        && (at + 1..lines.count())
+            .find_map(|i| classify(lines.line(i)))
+            .is_some_and(|next| next.indent > line.indent && !is_boundary_line(&next))
 }
 
 /// Every key of the block mapping whose entries start at `pos`, with the line of the first
@@ -887,6 +914,31 @@ spec:
         assert!(!is_block_scalar("data: x|\n", 1));
     }
 
+    /// An item written as a `-` alone on its line (or with only a comment, an anchor or a tag
+    /// after it) holds the lines below it: its fields are found there, at any depth.
+    #[test]
+    fn an_item_whose_dash_is_alone_has_its_fields_below_it() {
+        let text = "spec:\n  disks:\n  -\n    name: root\n    disk:\n      bus: virtio\n  \
+                    - # second\n      name: data\n  - &third\n    name: third\n  -\n    -\n      \
+                    a: 1\n    - b: 2\n  -\n  - name: sixth\nnext:\n-\nlast: 1\n";
+        let line = |field: &str| field_line(text, 1, field);
+        assert_eq!(line("spec.disks[0]"), Some(3));
+        assert_eq!(line("spec.disks[0].name"), Some(4));
+        assert_eq!(line("spec.disks[0].disk.bus"), Some(6));
+        assert_eq!(line("spec.disks[1].name"), Some(8));
+        assert_eq!(line("spec.disks[2].name"), Some(10));
+        assert_eq!(line("spec.disks[3][0].a"), Some(13));
+        assert_eq!(line("spec.disks[3][1].b"), Some(14));
+        // A null item: the next item is not its content.
+        assert_eq!(line("spec.disks[4].name"), Some(15));
+        assert_eq!(line("spec.disks[5].name"), Some(16));
+        // Nothing deeper below the dash: a key after it belongs to the parent.
+        assert_eq!(line("next[0].last"), Some(18));
+        let items = sequence_items(text, "spec.disks");
+        let lines: Vec<u32> = items.iter().map(|(_, l)| *l).collect();
+        assert_eq!(lines, [3, 7, 9, 11, 15, 16]);
+    }
+
     #[test]
     fn missing_leaf_points_at_its_parent() {
         assert_eq!(
@@ -1105,6 +1157,7 @@ mod index_tests {
             "{\n  \"a\": {\"b\": [1, {\"c\": 2}],\n  \"d\": \"x\\\"y\"},\n  \"e\": []\n}\n",
         );
         same_as_scanning("a:\r\n  - b: 1\r\n    c: 2\r\n  -\r\n    d: 3\r\n");
+        same_as_scanning("a:\n-\n  c: 1\n  d:\n  -\n    - e: 2\n- # f\n  f: {g: 1}\n");
     }
 
     const VM_WITH_LISTS: &str = "apiVersion: kubevirt.io/v1

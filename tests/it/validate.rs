@@ -2811,3 +2811,24 @@ fn a_deprecation_warning_names_its_field_and_line() {
         ]
     );
 }
+
+/// A list item written as a `-` alone on its line, its mapping on the lines below: a finding
+/// inside it is at the field's line, not the dash's.
+#[test]
+fn a_finding_in_an_item_below_a_lone_dash_is_at_its_field() {
+    let found = json_lines_and_fields(
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: vm\n  \
+         namespace: ns\nspec:\n  runStrategy: Always\n  template:\n    spec:\n      domain:\n        \
+         memory: {guest: 1Gi}\n        devices:\n          disks:\n          -\n            \
+         name: root\n            disk: {bus: virtio}\n            bootOrdr: 1\n      volumes:\n      \
+         -\n        name: root\n        containerDisk:\n          image: x\n          \
+         imagePullPolicyy: Always\n",
+    );
+    assert_eq!(
+        found,
+        [
+            r#""KV022" 17 "spec.template.spec.domain.devices.disks[0].bootOrdr""#,
+            r#""KV022" 23 "spec.template.spec.volumes[0].containerDisk.imagePullPolicyy""#,
+        ]
+    );
+}
