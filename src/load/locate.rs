@@ -4,8 +4,10 @@
 //! The YAML layer gives us value trees without spans, so we walk the source text instead:
 //! block mappings and block sequences are matched by indentation, each key searched only among
 //! the entries of its parent. Flow collections (`{a: 1}`, `[a, 1]`) are not entered; the
-//! search then stops at the deepest line it found. This is a best-effort locator: it never
-//! fails, at worst it answers the line of the deepest ancestor, or the document's first line.
+//! search then stops at the deepest line it found. The lines that continue a flow collection,
+//! a quoted scalar or a block scalar are no entries of the block collection around them. This
+//! is a best-effort locator: it never fails, at worst it answers the line of the deepest
+//! ancestor, or the document's first line.
 
 use foldhash::HashMap;
 
@@ -33,6 +35,160 @@ fn classify(raw: &str) -> Option<Line<'_>> {
         indent: raw.len() - trimmed.len(),
         text,
     })
+}
+
+/// What one line of a block collection leaves open for the lines after it: a flow collection
+/// (`{`, `[`) or a quoted scalar written over several lines, or a block scalar (`|`, `>`)
+/// whose text follows. Lines that continue one are no entries of the block collection, even
+/// where their indentation says so (`- {` ... `}` with the `}` in the dash's column).
+#[derive(Default)]
+struct Carry {
+    /// How many flow collections are open.
+    depth: usize,
+    /// The quote of a quoted scalar that is open.
+    quote: Option<u8>,
+    /// While in a block scalar's text: the column its lines are indented beyond.
+    block: Option<usize>,
+}
+
+impl Carry {
+    /// Whether `raw` continues what an earlier line left open; takes what it opens or closes
+    /// into account either way.
+    fn continues(&mut self, raw: &str) -> bool {
+        let indent = raw.len() - raw.trim_start_matches(' ').len();
+        if let Some(column) = self.block {
+            if raw.trim().is_empty() || indent > column {
+                return true;
+            }
+            self.block = None;
+        }
+        if self.depth > 0 || self.quote.is_some() {
+            self.scan(raw.as_bytes());
+            return true;
+        }
+        if let Some((column, value)) = value_of(raw) {
+            match value.as_bytes().first() {
+                Some(b'{' | b'[' | b'"' | b'\'') => self.scan(value.as_bytes()),
+                Some(b'|' | b'>') if is_block_header(value) => self.block = Some(column),
+                _ => {}
+            }
+        }
+        false
+    }
+
+    /// Follow brackets and quotes through `bytes` until what is open closes or a comment
+    /// starts. A quote opens a scalar only where a flow scalar can start.
+    fn scan(&mut self, bytes: &[u8]) {
+        let mut i = 0;
+        // The last byte that is not a space or tab, outside quotes.
+        let mut before: Option<u8> = None;
+        while i < bytes.len() {
+            let b = bytes[i];
+            match self.quote {
+                Some(b'"') if b == b'\\' => i += 1,
+                Some(q) if b == q => {
+                    if q == b'\'' && bytes.get(i + 1) == Some(&b'\'') {
+                        i += 1;
+                    } else {
+                        self.quote = None;
+                        if self.depth == 0 {
+                            return;
+                        }
+                        before = Some(b);
+                    }
+                }
+                Some(_) => {}
+                None => {
+                    match b {
+                        b'"' | b'\''
+                            if matches!(before, None | Some(b'{' | b'[' | b',' | b':' | b'?')) =>
+                        {
+                            self.quote = Some(b);
+                        }
+                        b'#' if i == 0 || matches!(bytes[i - 1], b' ' | b'\t') => return,
+                        b'{' | b'[' => self.depth += 1,
+                        b'}' | b']' => {
+                            self.depth = self.depth.saturating_sub(1);
+                            if self.depth == 0 {
+                                return;
+                            }
+                        }
+                        _ => {}
+                    }
+                    if !matches!(b, b' ' | b'\t') {
+                        before = Some(b);
+                    }
+                }
+            }
+            i += 1;
+        }
+    }
+}
+
+/// The value a block line writes, after its dashes and its key, with the column of the node
+/// that holds it (the key's, or the last dash's); `None` for a line with no value of its own
+/// (a comment, a plain or quoted scalar closed on the line, a key alone).
+fn value_of(raw: &str) -> Option<(usize, &str)> {
+    let text = raw.trim_end();
+    let mut at = text.len() - text.trim_start_matches(' ').len();
+    let mut column = at;
+    while let Some(rest) = text[at..].strip_prefix('-') {
+        if !(rest.is_empty() || rest.starts_with([' ', '\t'])) {
+            break;
+        }
+        column = at;
+        at = text.len() - rest.trim_start_matches([' ', '\t']).len();
+    }
+    let rest = &text[at..];
+    let key_end = match rest.as_bytes().first()? {
+        b'#' => return None,
+        b'{' | b'[' | b'|' | b'>' => return Some((column, rest)),
+        b'"' | b'\'' => match quoted_end(rest) {
+            // A quoted key, or a quoted scalar closed on this line or left open.
+            Some(end) if ends_key(&rest[end + 1..]) => end + 1 + rest[end + 1..].find(':')?,
+            Some(_) => return None,
+            None => return Some((column, rest)),
+        },
+        _ => match rest.match_indices(':').find(|&(i, _)| ends_key(&rest[i..])) {
+            Some((i, _)) => i,
+            None => return Some((column, rest)),
+        },
+    };
+    column = at;
+    let mut value = rest[key_end + 1..].trim_start_matches([' ', '\t']);
+    // Node properties before the value: an anchor, a tag.
+    while value.starts_with(['&', '!']) {
+        let end = value.find([' ', '\t'])?;
+        value = value[end..].trim_start_matches([' ', '\t']);
+    }
+    Some((column, value))
+}
+
+/// The byte index of the quote that closes the quoted scalar `s` starts with, if it closes on
+/// the line (`\"` inside double quotes and `''` inside single ones do not).
+fn quoted_end(s: &str) -> Option<usize> {
+    let bytes = s.as_bytes();
+    let quote = *bytes.first()?;
+    let mut i = 1;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' if quote == b'"' => i += 1,
+            b'\'' if quote == b'\'' && bytes.get(i + 1) == Some(&b'\'') => i += 1,
+            b if b == quote => return Some(i),
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Whether `value` is a block scalar's header: `|` or `>`, indicators, maybe a comment.
+fn is_block_header(value: &str) -> bool {
+    let header = value.split(" #").next().unwrap_or(value).trim_end();
+    header
+        .bytes()
+        .skip(1)
+        .all(|b| b.is_ascii_digit() || b == b'-' || b == b'+')
 }
 
 /// Text cut into lines, looked up by index: a slice of lines, or a text with the spans of its
@@ -465,11 +621,23 @@ fn entries<L: Lines + ?Sized>(
     first_after_dash: bool,
 ) -> impl Iterator<Item = (usize, &str)> {
     let mut entry_indent: Option<usize> = None;
+    let mut carry = Carry::default();
     let mut i = pos;
     std::iter::from_fn(move || {
         while i < lines.count() {
             let at = i;
             i += 1;
+            // An item that is a flow collection (`- {`) is looked into line by line.
+            let into_flow = first_after_dash
+                && at == pos
+                && lines
+                    .line(at)
+                    .trim_start_matches(' ')
+                    .strip_prefix('-')
+                    .is_some_and(|after| after.trim_start().starts_with(['{', '[']));
+            if !into_flow && carry.continues(lines.line(at)) {
+                continue;
+            }
             let Some(line) = classify(lines.line(at)) else {
                 continue;
             };
@@ -503,11 +671,15 @@ fn entries<L: Lines + ?Sized>(
 /// The lines of the items of the block sequence that starts at `pos`.
 fn items<L: Lines + ?Sized>(lines: &L, pos: usize) -> impl Iterator<Item = usize> + '_ {
     let mut item_indent: Option<usize> = None;
+    let mut carry = Carry::default();
     let mut i = pos;
     std::iter::from_fn(move || {
         while i < lines.count() {
             let at = i;
             i += 1;
+            if carry.continues(lines.line(at)) {
+                continue;
+            }
             let Some(line) = classify(lines.line(at)) else {
                 continue;
             };
@@ -692,7 +864,11 @@ pub fn sequence_items(text: &str, field: &str) -> Vec<(std::ops::Range<usize>, u
     let mut starts = Vec::new();
     let mut item_indent = None;
     let mut end = lines.len();
+    let mut carry = Carry::default();
     for (i, raw) in lines.iter().enumerate().skip(pos) {
+        if carry.continues(raw) {
+            continue;
+        }
         let Some(line) = classify(raw) else { continue };
         let want = *item_indent.get_or_insert(line.indent);
         if is_boundary_line(&line) || line.indent < want {
@@ -939,6 +1115,39 @@ spec:
         assert_eq!(lines, [3, 7, 9, 11, 15, 16]);
     }
 
+    /// The lines of a flow collection written over several lines, and of a block scalar, are
+    /// no entries of the block collection around them, whatever their indentation: what
+    /// follows them is found at its own line.
+    #[test]
+    fn lines_that_continue_a_flow_collection_are_no_entries() {
+        let list = "items:\n- {\n  kind: A, metadata: {name: a}\n}\n- kind: B\n  metadata:\n    \
+                    name: b\n- [\n  x,\ny]\n- kind: C\n";
+        let line = |field: &str| field_line(list, 1, field);
+        // Inside the collection, as before: its lines by their indentation.
+        assert_eq!(line("items[0].kind"), Some(3));
+        assert_eq!(line("items[1].metadata.name"), Some(7));
+        assert_eq!(line("items[3].kind"), Some(11));
+        let items = sequence_items(list, "items");
+        let texts: Vec<&str> = items.iter().map(|(r, _)| &list[r.clone()]).collect();
+        assert_eq!(
+            texts,
+            [
+                "- {\n  kind: A, metadata: {name: a}\n}\n",
+                "- kind: B\n  metadata:\n    name: b\n",
+                "- [\n  x,\ny]\n",
+                "- kind: C\n",
+            ]
+        );
+        // In a mapping: quotes and a comment inside the collection, a quoted scalar over
+        // several lines, a block scalar whose text has a bracket.
+        let map = "a: {\nb: \"}\", # }\nc: '{''',\n}\nb: \"x\n{\"\nc: |\n  {\nd: [\n]\ne: 1\n";
+        let line = |field: &str| field_line(map, 1, field);
+        assert_eq!(line("b"), Some(5));
+        assert_eq!(line("c"), Some(7));
+        assert_eq!(line("d"), Some(9));
+        assert_eq!(line("e"), Some(11));
+    }
+
     #[test]
     fn missing_leaf_points_at_its_parent() {
         assert_eq!(
@@ -1157,7 +1366,9 @@ mod index_tests {
             "{\n  \"a\": {\"b\": [1, {\"c\": 2}],\n  \"d\": \"x\\\"y\"},\n  \"e\": []\n}\n",
         );
         same_as_scanning("a:\r\n  - b: 1\r\n    c: 2\r\n  -\r\n    d: 3\r\n");
-        same_as_scanning("a:\n-\n  c: 1\n  d:\n  -\n    - e: 2\n- # f\n  f: {g: 1}\n");
+        same_as_scanning(
+            "a:\n- {\n  b: 1\n}\n-\n  c: [\n1]\n  d:\n  -\n    - e: 2\n- # f\n  f: {g: 1}\n",
+        );
     }
 
     const VM_WITH_LISTS: &str = "apiVersion: kubevirt.io/v1

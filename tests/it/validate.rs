@@ -2832,3 +2832,21 @@ fn a_finding_in_an_item_below_a_lone_dash_is_at_its_field() {
         ]
     );
 }
+
+/// In a List whose first item is a flow mapping written over several lines, the next items'
+/// findings are at their own lines.
+#[test]
+fn a_list_item_after_a_multi_line_flow_item_is_found_at_its_lines() {
+    let found = json_lines_and_fields(
+        "apiVersion: v1\nkind: List\nitems:\n- {\n  apiVersion: v1, kind: ConfigMap,\n  \
+         metadata: {name: cm1, lables: {}}\n}\n- apiVersion: v1\n  kind: ConfigMap\n  \
+         metadata:\n    name: cm2\n    lables: {x: y}\n",
+    );
+    assert_eq!(
+        found,
+        [
+            r#""KV022" 6 "metadata.lables""#,
+            r#""KV022" 12 "metadata.lables""#,
+        ]
+    );
+}
