@@ -2671,7 +2671,7 @@ fn a_kustomization_that_does_not_parse_is_named() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
     assert!(
-        stdout.starts_with("k/kustomization.yaml:4:9: error[KV001] invalid YAML: ")
+        stdout.starts_with("k/kustomization.yaml:5:1: error[KV001] invalid YAML: ")
             && stdout.contains("until this kustomization parses"),
         "{stdout}"
     );
@@ -2849,4 +2849,32 @@ fn a_list_item_after_a_multi_line_flow_item_is_found_at_its_lines() {
             r#""KV022" 12 "metadata.lables""#,
         ]
     );
+}
+
+/// Invalid YAML for a tab in the indentation is reported at the tab, in the file's lines: a
+/// tab alone and a tab after spaces, in a document after another.
+#[test]
+fn a_tab_in_the_indentation_is_reported_at_the_tab() {
+    for (text, position) in [
+        (
+            "a: 1\n---\nkind: ConfigMap\nmetadata:\n\tname: x\n",
+            ":5:1: ",
+        ),
+        (
+            "a: 1\n---\nkind: ConfigMap\nmetadata:\n  name: x\n  \tlabels: {}\n",
+            ":6:3: ",
+        ),
+    ] {
+        let (_tmp, file) = temp_file("in.yaml", text);
+        let out = run_on(&["validate", "--no-default-catalog"], &file);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let finding = stdout
+            .lines()
+            .find(|l| l.contains("error[KV001]"))
+            .unwrap_or_else(|| panic!("a KV001 finding: {stdout}"));
+        assert!(
+            finding.contains(&format!("in.yaml{position}error[KV001]")),
+            "{text:?}: {finding}"
+        );
+    }
 }

@@ -95,7 +95,7 @@ pub(crate) fn parse_quick(text: &str) -> Option<Value> {
 #[doc(hidden)]
 pub fn parse_document_full(text: &str) -> Result<Value, YamlError> {
     let mut value = serde_saphyr::from_str_with_options::<Value>(text, options())
-        .map_err(|e| convert_error(&e))?;
+        .map_err(|e| at_the_tab(text, convert_error(&e)))?;
     whole_floats_to_integers(&mut value);
     Ok(value)
 }
@@ -224,6 +224,60 @@ fn convert_error(e: &serde_saphyr::Error) -> YamlError {
         line: line.filter(|l| *l > 0),
         column: column.filter(|c| *c > 0),
     }
+}
+
+/// The parser's message for a tab in the indentation of a line of a block collection; it
+/// reports it at the first character after the line's indentation.
+const TAB_IN_INDENTATION: &str = "tabs disallowed within this context (block indentation)";
+/// The parser's message for a tab in the indentation of a line that continues a plain scalar;
+/// it reports it at the scalar's start, on an earlier line.
+const TAB_IN_PLAIN_SCALAR: &str = "while scanning a plain scalar, found a tab";
+
+/// `error` pointing at the tab it is about, where the parser reports it elsewhere (see
+/// [`TAB_IN_INDENTATION`] and [`TAB_IN_PLAIN_SCALAR`]); any other error as it is.
+fn at_the_tab(text: &str, mut error: YamlError) -> YamlError {
+    let Some(line) = error.line.and_then(|l| usize::try_from(l).ok()) else {
+        return error;
+    };
+    let found = if error.message == TAB_IN_INDENTATION {
+        text.lines()
+            .nth(line - 1)
+            .and_then(|l| indentation_tab(l, usize::MAX))
+            .map(|column| (line, column))
+    } else if error.message == TAB_IN_PLAIN_SCALAR {
+        // The scalar's continuation lines may hold a tab only beyond the indentation of the
+        // node the scalar belongs to: at most the column of the first key or value on the
+        // scalar's first line, after its dashes.
+        text.lines().nth(line - 1).and_then(|first| {
+            let mut rest = first.trim_start_matches(' ');
+            while let Some(after) = rest.strip_prefix("- ") {
+                rest = after.trim_start_matches(' ');
+            }
+            let own = first.len() - rest.len();
+            text.lines()
+                .enumerate()
+                .skip(line)
+                .find_map(|(i, l)| indentation_tab(l, own).map(|column| (i + 1, column)))
+        })
+    } else {
+        None
+    };
+    if let Some((line, column)) = found {
+        error.line = u32::try_from(line).ok();
+        error.column = u32::try_from(column + 1).ok();
+    }
+    error
+}
+
+/// The 0-based column of the first tab in the indentation of `line` when it is at most
+/// `limit` and the line holds more than blanks and a comment.
+fn indentation_tab(line: &str, limit: usize) -> Option<usize> {
+    let content = line.trim_start_matches([' ', '\t']);
+    let blanks = line.len() - content.len();
+    if content.trim_end().is_empty() || content.starts_with('#') {
+        return None;
+    }
+    line[..blanks].find('\t').filter(|&column| column <= limit)
 }
 
 /// The parser names a breached limit as a Rust value (`Aliases { aliases: 10001 }`); say it in
@@ -357,6 +411,31 @@ mod tests {
             "{}",
             err.message
         );
+    }
+
+    /// A tab in the indentation is reported at the tab: in a block collection's line (the
+    /// parser says the first character after the indentation) and in the line that continues
+    /// a plain scalar (the parser says the scalar's start, on an earlier line).
+    #[test]
+    fn a_tab_in_the_indentation_is_reported_at_the_tab() {
+        for (text, line, column) in [
+            ("metadata:\n\tname: x\n", 2, 1),
+            ("metadata:\n  labels:\n  \t a: b\n", 3, 3),
+            ("metadata:\n  labels:\n\t\ta: b\n", 3, 1),
+            ("metadata:\n  name: x\n  \tlabels: {}\n", 3, 3),
+            ("metadata:\n  name: x\n\t  labels: {}\n", 3, 1),
+            ("kind: A\n\tname: x\n", 2, 1),
+            ("items:\n- a: 1\n \t\n\t b: 2\n", 4, 1),
+            ("items:\n- - a: 1\n  \t\n    b\n   \tc\n", 5, 4),
+        ] {
+            let err = parse_document_full(text).unwrap_err();
+            assert!(err.message.contains("tab"), "{text:?}: {err:?}");
+            assert_eq!(
+                (err.line, err.column),
+                (Some(line), Some(column)),
+                "{text:?}: {err:?}"
+            );
+        }
     }
 
     /// Each of these used to come out in terms of the parser's Rust API.
