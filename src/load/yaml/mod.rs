@@ -236,7 +236,11 @@ const TAB_IN_PLAIN_SCALAR: &str = "while scanning a plain scalar, found a tab";
 /// `error` pointing at the tab it is about, where the parser reports it elsewhere (see
 /// [`TAB_IN_INDENTATION`] and [`TAB_IN_PLAIN_SCALAR`]); any other error as it is.
 fn at_the_tab(text: &str, mut error: YamlError) -> YamlError {
-    let Some(line) = error.line.and_then(|l| usize::try_from(l).ok()) else {
+    let Some(line) = error
+        .line
+        .and_then(|l| usize::try_from(l).ok())
+        .filter(|&l| l > 0)
+    else {
         return error;
     };
     let found = if error.message == TAB_IN_INDENTATION {
