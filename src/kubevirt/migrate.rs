@@ -211,7 +211,7 @@ pub fn migrate_presets(
         if let Some(vmi) = made.as_ref().and_then(vmi_for) {
             let excluded = path::str_at(&vmi, &["metadata", "annotations", EXCLUDE_ANNOTATION])
                 == Some("true");
-            let labels = string_labels(&vmi);
+            let labels = presets::vmi_labels(&vmi);
             let names: Vec<String> = index
                 .selecting(target.effective_namespace(), &labels)
                 .into_iter()
@@ -242,7 +242,7 @@ pub fn migrate_presets(
         if path::str_at(&vmi, &["metadata", "annotations", EXCLUDE_ANNOTATION]) == Some("true") {
             continue;
         }
-        let labels = string_labels(&vmi);
+        let labels = presets::vmi_labels(&vmi);
         let selecting: Vec<&Written> = index
             .selecting(target.effective_namespace(), &labels)
             .into_iter()
@@ -554,18 +554,6 @@ impl<'s> SelectorIndex<'s> {
 
 /// A `cpu` without its layout (`sockets`, `cores`, `threads`) and its null fields; `None` when
 /// nothing else is set.
-/// The labels of a VMI with a string value (as a preset's selector reads them).
-fn string_labels(vmi: &Value) -> Vec<(String, String)> {
-    path::get(vmi, &["metadata", "labels"])
-        .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 pub(crate) fn without_layout(cpu: Option<&Value>) -> Option<Map<String, Value>> {
     let mut rest = cpu?.as_object()?.clone();
     rest.retain(|k, v| !matches!(k.as_str(), "sockets" | "cores" | "threads") && !v.is_null());

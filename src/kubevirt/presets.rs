@@ -920,7 +920,8 @@ fn deprecation_warnings(vmi: &Value) -> Vec<String> {
     }
 }
 
-fn vmi_labels(vmi: &Value) -> Vec<(String, String)> {
+/// The labels of a VMI with a string value (as a preset's selector reads them).
+pub(crate) fn vmi_labels(vmi: &Value) -> Vec<(String, String)> {
     path::get(vmi, &["metadata", "labels"])
         .and_then(Value::as_object)
         .map(|m| {

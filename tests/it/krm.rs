@@ -1078,6 +1078,19 @@ fn package(name: &str) -> (tempfile::TempDir, PathBuf) {
     (tmp, dest)
 }
 
+/// A kpt package `pkg` in a scratch folder: its `Kptfile` ([`KPTFILE`]) and `files` (name,
+/// text).
+fn package_of(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("pkg");
+    std::fs::create_dir_all(&pkg).unwrap();
+    std::fs::write(pkg.join("Kptfile"), KPTFILE).unwrap();
+    for (name, text) in files {
+        std::fs::write(pkg.join(name), text).unwrap();
+    }
+    (tmp, pkg)
+}
+
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
@@ -1135,17 +1148,9 @@ fn kpt_eval(pkg: &Path, extra: &[&str]) -> Output {
 /// annotation inside that mapping; the rest of the document keeps its style.
 #[test]
 fn kpt_fn_eval_marks_a_flow_style_catalog_document_in_place() {
-    let tmp = tempfile::tempdir().unwrap();
-    let pkg = tmp.path().join("flow");
-    std::fs::create_dir_all(&pkg).unwrap();
-    std::fs::write(
-        pkg.join("Kptfile"),
-        "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: flow\n",
-    )
-    .unwrap();
     let text = "apiVersion: kvrender.io/v1alpha1\nkind: Preference\nmetadata: {name: a}\nspec:\n  \
                 scopes: [cluster]\n  template: {spec: {devices: {preferredDiskBus: virtio}}}\n";
-    std::fs::write(pkg.join("pref.yaml"), text).unwrap();
+    let (_tmp, pkg) = package_of(&[("pref.yaml", text)]);
     let out = kpt_eval(&pkg, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let after = std::fs::read_to_string(pkg.join("pref.yaml")).unwrap();
@@ -1162,21 +1167,12 @@ fn kpt_fn_eval_marks_a_flow_style_catalog_document_in_place() {
 /// whose path holds no `..`, which kpt would refuse outright.
 #[test]
 fn kpt_fn_eval_writes_a_name_with_two_dots_in_a_row_to_a_path_kpt_takes() {
-    let tmp = tempfile::tempdir().unwrap();
-    let pkg = tmp.path().join("dots");
-    std::fs::create_dir_all(&pkg).unwrap();
-    std::fs::write(
-        pkg.join("Kptfile"),
-        "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: dots\n",
-    )
-    .unwrap();
-    std::fs::write(
-        pkg.join("catalog.yaml"),
+    let (_tmp, pkg) = package_of(&[(
+        "catalog.yaml",
         "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata:\n  name: \"x.\"\n\
          spec:\n  scopes: [cluster]\n  sizes:\n  - [small, 1, 2Gi]\n  template:\n    spec:\n      \
          cpu: {guest: \"{{ size.cpu }}\"}\n      memory: {guest: \"{{ size.memory }}\"}\n",
-    )
-    .unwrap();
+    )]);
     // The invalid name is an error unless told to be a warning.
     let out = kpt_eval(&pkg, &["--", "severity=warning"]);
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
