@@ -1133,6 +1133,26 @@ fn show(out: &Output) -> String {
     )
 }
 
+/// Run each of `runs` on `pkg` in turn: each succeeds and leaves every file as it was.
+fn each_changes_nothing(pkg: &Path, runs: &[&dyn Fn() -> Output]) {
+    let before = dump(pkg);
+    for run in runs {
+        let out = run();
+        assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+        assert_eq!(dump(pkg), before, "{}", show(&out));
+    }
+}
+
+/// `kpt fn render PKG --allow-exec`.
+fn kpt_render(pkg: &Path) -> Output {
+    Command::new(tool("kpt"))
+        .args(["fn", "render"])
+        .arg(pkg)
+        .arg("--allow-exec")
+        .output()
+        .unwrap()
+}
+
 fn kpt_eval(pkg: &Path, extra: &[&str]) -> Output {
     Command::new(tool("kpt"))
         .args(["fn", "eval"])
@@ -2512,12 +2532,7 @@ fn build_and_validate_read_a_kpt_rendered_package_as_its_output() {
     let tmp = tempfile::tempdir().unwrap();
     let fresh = example_kpt_package(tmp.path(), "fresh");
     let pkg = example_kpt_package(tmp.path(), "pkg");
-    let out = Command::new(tool("kpt"))
-        .args(["fn", "render"])
-        .arg(&pkg)
-        .arg("--allow-exec")
-        .output()
-        .unwrap();
+    let out = kpt_render(&pkg);
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert!(pkg.join("instancetypes/team1.small.yaml").is_file());
 
@@ -2566,12 +2581,7 @@ fn build_and_validate_read_a_kpt_rendered_package_as_its_output() {
 fn commands_read_a_kpt_rendered_package_and_point_out_stale_files() {
     let tmp = tempfile::tempdir().unwrap();
     let pkg = example_kpt_package(tmp.path(), "pkg");
-    let out = Command::new(tool("kpt"))
-        .args(["fn", "render"])
-        .arg(&pkg)
-        .arg("--allow-exec")
-        .output()
-        .unwrap();
+    let out = kpt_render(&pkg);
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let run = |args: &[&str]| {
         Command::new(BIN)
@@ -2626,12 +2636,7 @@ fn kpt_render_prunes_only_the_files_of_its_own_package() {
     std::fs::write(pkg.join("sub/cluster-instancetypes/orphan.yaml"), orphan).unwrap();
     std::fs::create_dir_all(pkg.join("cluster-instancetypes")).unwrap();
     std::fs::write(pkg.join("cluster-instancetypes/orphan.yaml"), orphan).unwrap();
-    let out = Command::new(tool("kpt"))
-        .args(["fn", "render"])
-        .arg(&pkg)
-        .arg("--allow-exec")
-        .output()
-        .unwrap();
+    let out = kpt_render(&pkg);
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert!(
         pkg.join("sub/cluster-instancetypes/orphan.yaml").is_file(),
@@ -2678,14 +2683,7 @@ fn kpt_renders_a_subpackages_catalog_into_the_subpackage() {
         )
         .unwrap();
     }
-    let render = || {
-        Command::new(tool("kpt"))
-            .args(["fn", "render"])
-            .arg(&pkg)
-            .arg("--allow-exec")
-            .output()
-            .unwrap()
-    };
+    let render = || kpt_render(&pkg);
     let eval = || {
         kpt_eval(
             &pkg,
@@ -2713,12 +2711,7 @@ fn kpt_renders_a_subpackages_catalog_into_the_subpackage() {
     );
     assert!(pkg.join("cluster-instancetypes/team1.small.yaml").is_file());
     let rendered = dump(&pkg);
-    let runs: [&dyn Fn() -> Output; 3] = [&render, &eval, &render];
-    for run in runs {
-        let out = run();
-        assert_eq!(out.status.code(), Some(0), "{}", show(&out));
-        assert_eq!(dump(&pkg), rendered, "{}", show(&out));
-    }
+    each_changes_nothing(&pkg, &[&render, &eval, &render]);
 
     // `kpt fn eval` on the parent of a package never rendered.
     std::fs::remove_dir_all(pkg.join("sub/cluster-instancetypes")).unwrap();
@@ -2755,14 +2748,7 @@ fn kpt_render_writes_nothing_into_a_subpackage_named_after_a_namespace() {
          memory: {guest: \"{{ size.memory }}\"}\n  sizes:\n  - [small, 1, 2Gi]\n",
     )
     .unwrap();
-    let render = || {
-        Command::new(tool("kpt"))
-            .args(["fn", "render"])
-            .arg(&pkg)
-            .arg("--allow-exec")
-            .output()
-            .unwrap()
-    };
+    let render = || kpt_render(&pkg);
     let eval = || kpt_eval(&pkg, &["--exec", &format!("{BIN} fn")]);
     // What the subpackage holds: its Kptfile, and nothing the parent rendered.
     let subpackage_files = || {
@@ -2790,12 +2776,7 @@ fn kpt_render_writes_nothing_into_a_subpackage_named_after_a_namespace() {
     );
     assert!(pkg.join("cluster-instancetypes/team1.small.yaml").is_file());
     let rendered = dump(&pkg);
-    let runs: [&dyn Fn() -> Output; 3] = [&render, &eval, &render];
-    for run in runs {
-        let out = run();
-        assert_eq!(out.status.code(), Some(0), "{}", show(&out));
-        assert_eq!(dump(&pkg), rendered, "{}", show(&out));
-    }
+    each_changes_nothing(&pkg, &[&render, &eval, &render]);
     // The commands that read the package from disk take the file for the render's output.
     let out = Command::new(BIN)
         .current_dir(&pkg)
@@ -2831,14 +2812,7 @@ fn kpt_render_writes_nothing_into_a_subpackage_named_after_a_namespace() {
 fn kpt_render_replaces_its_output_whose_namespace_was_changed() {
     let tmp = tempfile::tempdir().unwrap();
     let pkg = example_kpt_package(tmp.path(), "pkg");
-    let render = || {
-        Command::new(tool("kpt"))
-            .args(["fn", "render"])
-            .arg(&pkg)
-            .arg("--allow-exec")
-            .output()
-            .unwrap()
-    };
+    let render = || kpt_render(&pkg);
     let out = render();
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let file = pkg.join("instancetypes/team1.small.yaml");
