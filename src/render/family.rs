@@ -87,9 +87,11 @@ impl<'a> Family<'a> {
         let spec = doc.spec_map(SPEC_KEYS)?;
         let version = match spec.get("version") {
             None => String::new(),
-            Some(v) => name_text(v, "`version`").map_err(|message| {
-                doc.invalid(&[Step::Key("spec"), Step::Key("version")], message)
-            })?,
+            Some(v) => {
+                let at = [Step::Key("spec"), Step::Key("version")];
+                name_text(v, "`version`", doc.line_text(&at))
+                    .map_err(|message| doc.invalid(&at, message))?
+            }
         };
         let id = format!("{name}{version}");
         let mut info = Map::new();
@@ -121,12 +123,23 @@ impl<'a> Family<'a> {
 }
 
 /// The text of a name-like scalar (a version, a size name, a variant suffix): a string, or a
-/// whole number, whose text is what was written. Anything else says why it must be quoted: a
-/// fraction (`1.10`) is read as the number 1.1, a bare `on`, `n` or `true` as a boolean.
-fn name_text(v: &Value, what: &str) -> Result<String, String> {
+/// whole number written in decimal. Anything else says why it must be quoted: a fraction
+/// (`1.10`) is read as the number 1.1, a bare `on`, `n` or `true` as a boolean, and a whole
+/// number written otherwise on its line `written` (`010`, `0x10`, `1e1`, `1_0`) as a number
+/// whose decimal text is not what was written.
+fn name_text(v: &Value, what: &str, written: Option<&str>) -> Result<String, String> {
     match v {
         Value::String(s) => Ok(s.clone()),
-        Value::Number(n) if n.is_i64() || n.is_u64() => Ok(n.to_string()),
+        Value::Number(n) if n.is_i64() || n.is_u64() => {
+            let text = n.to_string();
+            match written.and_then(|line| spelled_otherwise(line, &text)) {
+                Some(token) => Err(format!(
+                    "{what} must be a string; quote it (YAML reads `{token}` as the number \
+                     {text}, which loses how it was written: `\"{token}\"`)"
+                )),
+                None => Ok(text),
+            }
+        }
         Value::Number(n) => Err(format!(
             "{what} must be a string; quote it (YAML reads it as the number {n}, which loses \
              how it was written: `\"1.10\"`, not `1.10`)"
@@ -137,6 +150,61 @@ fn name_text(v: &Value, what: &str) -> Result<String, String> {
         )),
         _ => Err(format!("{what} must be a string")),
     }
+}
+
+/// A token of `line` that YAML reads as the whole number `decimal` but that is not written so:
+/// with leading zeros, in hexadecimal, octal or binary, with `_` between digits, a `+` sign
+/// or an exponent. What follows a ` #` is a comment and is passed over. Where the line also
+/// holds `decimal` itself, the number may be that one: nothing is said.
+fn spelled_otherwise<'l>(line: &'l str, decimal: &str) -> Option<&'l str> {
+    let code = line.find(" #").map_or(line, |at| &line[..at]);
+    let wanted: i128 = decimal.parse().ok()?;
+    let mut tokens = code
+        .split(|c: char| c.is_whitespace() || matches!(c, ',' | '[' | ']' | '{' | '}' | ':'))
+        .filter(|token| !token.is_empty());
+    if tokens.clone().any(|token| token == decimal) {
+        return None;
+    }
+    tokens.find(|token| integer_value(token) == Some(wanted))
+}
+
+/// The whole number a YAML 1.1 integer token (or a float token with a whole value) stands for;
+/// `None` for anything else.
+fn integer_value(token: &str) -> Option<i128> {
+    let (negative, digits) = match token.as_bytes().first()? {
+        b'-' => (true, &token[1..]),
+        b'+' => (false, &token[1..]),
+        _ => (false, token),
+    };
+    let digits = digits.replace('_', "");
+    let value = if let Some(hex) = digits.strip_prefix("0x") {
+        i128::from_str_radix(hex, 16).ok()?
+    } else if let Some(octal) = digits.strip_prefix("0o") {
+        i128::from_str_radix(octal, 8).ok()?
+    } else if let Some(binary) = digits.strip_prefix("0b") {
+        i128::from_str_radix(binary, 2).ok()?
+    } else if digits.len() > 1
+        && digits.starts_with('0')
+        && digits.bytes().all(|b| b.is_ascii_digit())
+    {
+        i128::from_str_radix(&digits, 8)
+            .or_else(|_| digits.parse())
+            .ok()?
+    } else if digits.bytes().all(|b| b.is_ascii_digit()) && !digits.is_empty() {
+        digits.parse().ok()?
+    } else if digits.contains(['e', 'E']) && digits.bytes().next()?.is_ascii_digit() {
+        let float: f64 = digits.parse().ok()?;
+        if float.fract() != 0.0 || float.abs() > 1e30 {
+            return None;
+        }
+        // A whole value well inside the range: the cast keeps it.
+        #[allow(clippy::cast_possible_truncation)]
+        let whole = float as i128;
+        whole
+    } else {
+        return None;
+    };
+    Some(if negative { -value } else { value })
 }
 
 fn parse_sizes(doc: &Doc<'_>, id: &str, value: Option<&Value>) -> Result<Vec<Size>, RenderError> {
@@ -193,7 +261,7 @@ fn parse_sizes(doc: &Doc<'_>, id: &str, value: Option<&Value>) -> Result<Vec<Siz
         }
         let name = match value.get("name") {
             None | Some(Value::Null) => String::new(),
-            Some(v) => name_text(v, "a size's `name`")
+            Some(v) => name_text(v, "a size's `name`", doc.line_text(&here))
                 .map_err(|message| doc.invalid(&here, format!("family `{id}`: {message}")))?,
         };
         if name.is_empty() {
@@ -243,7 +311,7 @@ fn parse_variants(
             ));
         };
         let suffix = match map.get("suffix") {
-            Some(v) => name_text(v, "a variant's `suffix`")
+            Some(v) => name_text(v, "a variant's `suffix`", doc.line_text(&here))
                 .map_err(|message| doc.invalid(&here, format!("family `{id}`: {message}")))?,
             None => String::new(),
         };
@@ -270,4 +338,40 @@ fn parse_variants(
         });
     }
     Ok(variants)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_whole_number_written_otherwise_than_in_decimal_is_found_on_its_line() {
+        for (token, value) in [
+            ("010", Some(8)),
+            ("09", Some(9)),
+            ("0x1F", Some(31)),
+            ("0x1f", Some(31)),
+            ("0o17", Some(15)),
+            ("0b101", Some(5)),
+            ("1_000", Some(1000)),
+            ("+7", Some(7)),
+            ("-0x10", Some(-16)),
+            ("2e3", Some(2000)),
+            ("1.5e1", Some(15)),
+            ("1.25e1", None),
+            ("1e99", None),
+            ("small", None),
+            ("1Gi", None),
+            ("", None),
+        ] {
+            assert_eq!(integer_value(token), value, "{token}");
+        }
+        assert_eq!(spelled_otherwise("  - [010, 1, 1Gi]", "8"), Some("010"));
+        assert_eq!(spelled_otherwise("  version: 0x10  # sixteen", "16"), Some("0x10"));
+        // The decimal itself is on the line: the number may be that one.
+        assert_eq!(spelled_otherwise("  - [8, 010, 1Gi]", "8"), None);
+        assert_eq!(spelled_otherwise("  version: 10", "10"), None);
+        // A comment is passed over.
+        assert_eq!(spelled_otherwise("  version: 3 # was 0x3", "3"), None);
+    }
 }

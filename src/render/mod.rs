@@ -201,6 +201,15 @@ impl<'a> Doc<'a> {
         }
     }
 
+    /// The text of the line that holds the field at `steps`, when the source text is known.
+    fn line_text(&self, steps: &[Step<'_>]) -> Option<&'a str> {
+        let (text, first) = self.text?;
+        let line = self.at(steps).line?;
+        let lines = self.lines.get_or_init(|| text.lines().collect());
+        let at = usize::try_from(line.checked_sub(first)?).ok()?;
+        lines.get(at).copied()
+    }
+
     /// Whether the file line `line` holds a key whose value is a block scalar (`|`, `>`).
     fn is_block_scalar(&self, line: u32) -> bool {
         self.text.is_some_and(|(text, first)| {

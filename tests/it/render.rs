@@ -1177,8 +1177,8 @@ spec: {scopes: [cluster], parts: [b]}
 }
 
 /// A version, size name or variant suffix YAML reads as a fraction or a boolean would not be
-/// what was written (`1.10` is the number 1.1): each says to quote it. A whole number is kept
-/// as written.
+/// what was written (`1.10` is the number 1.1), nor would a whole number written otherwise than
+/// in decimal (`010` is 8): each says to quote it. A whole number in decimal is kept as written.
 #[test]
 fn catalog_error_names_yaml_reads_as_numbers_or_booleans() {
     let family = |version: &str, size: &str, suffix: &str| {
@@ -1211,6 +1211,23 @@ fn catalog_error_names_yaml_reads_as_numbers_or_booleans() {
         "{suffix}"
     );
     assert!(suffix.contains("the boolean false"), "{suffix}");
+
+    // A whole number written otherwise than in decimal is not kept as written either.
+    for (version, size, suffix, what, token, number) in [
+        ("010", "small", "\"\"", "`version`", "010", 8),
+        ("0x10", "small", "\"\"", "`version`", "0x10", 16),
+        ("1e1", "small", "\"\"", "`version`", "1e1", 10),
+        ("1", "010", "\"\"", "a size's `name`", "010", 8),
+        ("1", "small", "1_0", "a variant's `suffix`", "1_0", 10),
+    ] {
+        let message = first_message(&family(version, size, suffix));
+        assert!(
+            message.contains(&format!(
+                "{what} must be a string; quote it (YAML reads `{token}` as the number {number}"
+            )),
+            "{message}"
+        );
+    }
 
     let rendered = render_at("ok/catalog.yaml", &family("1", "2", "\"\"")).unwrap();
     let names: Vec<&str> = rendered.objects.iter().map(|o| o.name()).collect();
