@@ -367,7 +367,10 @@ mod tests {
             assert_eq!(integer_value(token), value, "{token}");
         }
         assert_eq!(spelled_otherwise("  - [010, 1, 1Gi]", "8"), Some("010"));
-        assert_eq!(spelled_otherwise("  version: 0x10  # sixteen", "16"), Some("0x10"));
+        assert_eq!(
+            spelled_otherwise("  version: 0x10  # sixteen", "16"),
+            Some("0x10")
+        );
         // The decimal itself is on the line: the number may be that one.
         assert_eq!(spelled_otherwise("  - [8, 010, 1Gi]", "8"), None);
         assert_eq!(spelled_otherwise("  version: 10", "10"), None);
