@@ -500,6 +500,17 @@ pub(crate) fn migrate_objects(
             path::set(&mut value, &["spec", "preference"], merged.matcher.clone());
         }
         let advised = vm.with_value(value);
+        // The VMI the VM starts today and the one it would start with the advice followed,
+        // built once, when a check below first asks for them.
+        let started = std::cell::OnceCell::new();
+        let started = || {
+            started.get_or_init(|| {
+                (
+                    started_vmi(vm, &index, &presets_before),
+                    started_vmi(&advised, &index_after, &presets_after),
+                )
+            })
+        };
         // A VM that keeps its own preference has the instancetype's vCPUs laid out as that
         // preference says, not as its preset lays them out today: told where that differs
         // (unless the VM's own layout is told below).
@@ -521,9 +532,8 @@ pub(crate) fn migrate_objects(
             .any(|o| matches!(o.part, OverriddenPart::Layout { .. }));
         if let (Some(kept), Some(preset)) = (kept_preference, layout_preset)
             && !layout_overridden
-            && let Some(before) = started_vmi(vm, &index, &presets_before)
-            && let Some(after) = started_vmi(&advised, &index_after, &presets_after)
-            && vmi_layout(&before) != vmi_layout(&after)
+            && let (Some(before), Some(after)) = started()
+            && vmi_layout(before) != vmi_layout(after)
         {
             out.diagnostics.push(at_target(
                 m,
@@ -533,15 +543,13 @@ pub(crate) fn migrate_objects(
                      preset `{preset}` does: it has {} today and would have {}. Give its \
                      preference the CPU topology it needs (`preferredCPUTopology`), or have it \
                      name the preference migrated from the preset",
-                    described(vmi_layout(&before)),
-                    described(vmi_layout(&after)),
+                    described(vmi_layout(before)),
+                    described(vmi_layout(after)),
                 ),
             ));
         }
         if !skipped.is_empty() || !overrides.is_empty() {
-            let before = started_vmi(vm, &index, &presets_before);
-            let after = started_vmi(&advised, &index_after, &presets_after);
-            if let (Some(before), Some(after)) = (&before, &after) {
+            if let (Some(before), Some(after)) = started() {
                 // A CPU layout told as an override leaves the rest of the `cpu` to judge.
                 let layout_told = overrides
                     .iter()
