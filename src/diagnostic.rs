@@ -51,6 +51,9 @@ pub struct Diagnostic {
     pub column: Option<u32>,
     /// How the finding relates to others that may explain it (see [`sort`]).
     pub cascade: Cascade,
+    /// Another place the message names, such as the first of two definitions
+    /// (`first at a.yaml:3`): a step that renames files renames it in the message too.
+    pub related: Option<Box<Origin>>,
 }
 
 /// How a finding relates to the findings that may explain it (see [`sort`]).
@@ -89,6 +92,7 @@ impl Diagnostic {
             } else {
                 Cascade::Independent
             },
+            related: None,
         }
     }
 
@@ -105,6 +109,28 @@ impl Diagnostic {
     pub fn with_object(mut self, object: ObjectRef) -> Self {
         self.object = Some(object);
         self
+    }
+
+    /// Attach the other place the message names (see [`Diagnostic::related`]).
+    #[must_use]
+    pub fn with_related(mut self, related: Origin) -> Self {
+        self.related = Some(Box::new(related));
+        self
+    }
+
+    /// Name `related`'s file as `path` in the message and in [`Diagnostic::related`]: the last
+    /// place the message writes the old origin (after a space, as `first at a.yaml:3`) is
+    /// rewritten. A message that does not write it is left as it is.
+    pub fn rename_related(&mut self, path: &str) {
+        let Some(related) = self.related.as_deref_mut() else {
+            return;
+        };
+        let old = format!(" {related}");
+        related.path = path.into();
+        let new = format!(" {related}");
+        if let Some(at) = self.message.rfind(&old) {
+            self.message.replace_range(at..at + old.len(), &new);
+        }
     }
 
     /// Attach the field this is about.
@@ -348,6 +374,27 @@ pub mod codes {
 
 #[cfg(test)]
 mod tests {
+    /// The place a message names is renamed where the message writes it last, and only there.
+    #[test]
+    fn rename_related_rewrites_the_place_the_message_names() {
+        let first = Origin::new("a.yaml", 0, Some(3));
+        let mut d = Diagnostic::error(
+            codes::DUPLICATE,
+            Origin::new("b.yaml", 0, Some(1)),
+            "x/a.yaml is defined twice: first at a.yaml:3 (document 1)",
+        )
+        .with_related(first);
+        d.rename_related("sub/a.yaml");
+        assert_eq!(
+            d.message,
+            "x/a.yaml is defined twice: first at sub/a.yaml:3 (document 1)"
+        );
+        assert_eq!(d.related.as_deref().map(|o| &*o.path), Some("sub/a.yaml"));
+        let mut plain = Diagnostic::error(codes::DUPLICATE, Origin::new("b.yaml", 0, None), "m");
+        plain.rename_related("sub/a.yaml");
+        assert_eq!(plain.message, "m");
+    }
+
     use super::*;
 
     /// A finding moves to the line of the first field it names; one without a field stays.

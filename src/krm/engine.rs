@@ -706,6 +706,9 @@ pub fn render_diagnostic(err: &RenderError) -> Diagnostic {
     {
         diagnostic = diagnostic.with_object((**object).clone());
     }
+    if let RenderError::Redefined { other, .. } | RenderError::Duplicate { other, .. } = err {
+        diagnostic = diagnostic.with_related((**other).clone());
+    }
     match err {
         RenderError::UnknownPart { .. } => diagnostic.with_cascade(Cascade::Unresolved),
         RenderError::Redefined { .. } | RenderError::Duplicate { .. } => {

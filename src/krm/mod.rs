@@ -319,22 +319,41 @@ impl SubpackageFiles {
             return;
         };
         for d in diagnostics {
-            // A catalog document of a subpackage, named in full when rendered.
-            if let Some(rest) = d.origin.path.strip_prefix(outermost.as_str()) {
-                d.origin.path = rest.into();
-                continue;
+            let object = d.object.as_ref();
+            if let Some(path) = self.relocated(outermost, &d.origin, object) {
+                d.origin.path = path.into();
             }
-            let Some(object) = &d.object else { continue };
-            let key = (
-                d.origin.path.to_string(),
-                d.origin.index,
-                object.kind.clone(),
-                object.name.clone(),
-            );
-            if let Some(Some(dir)) = self.items.get(&key) {
-                d.origin.path = format!("{dir}/{}", d.origin.path).into();
+            // The first definition a duplicate's message names: the same kind and name.
+            if let Some(path) = d
+                .related
+                .as_deref()
+                .and_then(|related| self.relocated(outermost, related, object))
+            {
+                d.rename_related(&path);
             }
         }
+    }
+
+    /// The file of `origin` relative to the outermost package, where it is a subpackage's:
+    /// a catalog document (named in full when rendered) or an item of `object`.
+    fn relocated(
+        &self,
+        outermost: &str,
+        origin: &Origin,
+        object: Option<&crate::origin::ObjectRef>,
+    ) -> Option<String> {
+        if let Some(rest) = origin.path.strip_prefix(outermost) {
+            return Some(rest.to_string());
+        }
+        let object = object?;
+        let key = (
+            origin.path.to_string(),
+            origin.index,
+            object.kind.clone(),
+            object.name.clone(),
+        );
+        let dir = self.items.get(&key)?.as_deref()?;
+        Some(format!("{dir}/{}", origin.path))
     }
 }
 

@@ -3235,6 +3235,42 @@ fn kpt_render_names_a_subpackages_files_from_the_outer_package() {
     }
 }
 
+/// Under `kpt fn render`, a second definition in a subpackage names the first from the
+/// package the pipeline runs on, in its message too: `first at sub/a.yaml`, never the
+/// subpackage's own `a.yaml` or a catalog document's path in full (real kpt).
+#[test]
+fn kpt_render_names_the_first_of_two_definitions_from_the_outer_package() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = example_kpt_package(tmp.path(), "pkg");
+    std::fs::create_dir_all(pkg.join("sub")).unwrap();
+    write_subpackage_kptfile(&pkg.join("sub"), "sub");
+    let vm = "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: dup\nspec:\n  \
+              runStrategy: Always\n  template:\n    spec:\n      domain:\n        \
+              devices: {}\n        memory: {guest: 1Gi}\n";
+    let family = "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata:\n  \
+                  name: subf\nspec:\n  version: 1\n  scopes: [cluster]\n  template:\n    \
+                  spec:\n      cpu: {guest: \"{{ size.cpu }}\"}\n      \
+                  memory: {guest: \"{{ size.memory }}\"}\n  sizes:\n  - [small, 1, 2Gi]\n";
+    for (file, text) in [("a", vm), ("b", vm), ("c1", family), ("c2", family)] {
+        std::fs::write(pkg.join(format!("sub/{file}.yaml")), text).unwrap();
+    }
+    let out = kpt_render(&pkg);
+    assert_ne!(out.status.code(), Some(0), "{}", show(&out));
+    let shown = show(&out);
+    for line in [
+        "\"sub/b.yaml: error[KV020] VirtualMachine/dup: metadata.name: VirtualMachine/dup is \
+         defined twice: first at sub/a.yaml (document 1)\"",
+        "\"sub/c2.yaml: error[KV020] InstancetypeFamily/subf: InstancetypeFamily/subf is \
+         defined twice: first at sub/c1.yaml (document 1)\"",
+    ] {
+        assert!(shown.contains(line), "no {line} in\n{shown}");
+    }
+    assert!(
+        !shown.contains(&tmp.path().display().to_string()),
+        "{shown}"
+    );
+}
+
 /// `kpt fn render PKG --allow-exec --results-dir RESULTS`.
 fn kpt_render_with_results(pkg: &Path, results: &Path) -> Output {
     Command::new(tool("kpt"))

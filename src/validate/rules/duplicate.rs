@@ -86,7 +86,8 @@ pub fn check_positions<'a>(
                             first.origin.index + 1
                         ),
                     )
-                    .with_object(obj.object_ref()),
+                    .with_object(obj.object_ref())
+                    .with_related(first.origin.clone()),
                 ));
             }
             Entry::Vacant(entry) => {
