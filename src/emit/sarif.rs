@@ -9,6 +9,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use crate::diagnostic::{Diagnostic, Severity, codes};
+use crate::origin::Origin;
 use crate::validate::{RULES, Rule};
 
 /// The codes findings can carry that are not rules of [`RULES`].
@@ -93,20 +94,30 @@ fn checkout() -> Option<std::path::PathBuf> {
         .map(std::path::PathBuf::from)
 }
 
-fn result(d: &Diagnostic, root: Option<&Path>, cwd: Option<&Path>) -> Value {
+/// A SARIF `physicalLocation` for `origin`, with the column where there is one.
+fn physical(
+    origin: &Origin,
+    column: Option<u32>,
+    root: Option<&Path>,
+    cwd: Option<&Path>,
+) -> Value {
     let mut region = serde_json::Map::new();
-    if let Some(line) = d.origin.line {
+    if let Some(line) = origin.line {
         region.insert("startLine".into(), json!(line));
-        if let Some(col) = d.column {
+        if let Some(col) = column {
             region.insert("startColumn".into(), json!(col));
         }
     }
-    let path = super::repo_relative(&d.origin.path, root, cwd);
+    let path = super::repo_relative(&origin.path, root, cwd);
     let mut physical = json!({"artifactLocation": {"uri": uri(&path)}});
     if !region.is_empty() {
         physical["region"] = Value::Object(region);
     }
-    let mut location = json!({ "physicalLocation": physical });
+    physical
+}
+
+fn result(d: &Diagnostic, root: Option<&Path>, cwd: Option<&Path>) -> Value {
+    let mut location = json!({ "physicalLocation": physical(&d.origin, d.column, root, cwd) });
     if let Some(obj) = &d.object {
         let mut logical = json!({"fullyQualifiedName": obj.to_string(), "kind": "object"});
         if let Some(field) = &d.field {
@@ -126,6 +137,13 @@ fn result(d: &Diagnostic, root: Option<&Path>, cwd: Option<&Path>) -> Value {
         "message": {"text": text},
         "locations": [location],
     });
+    // The other place the message names, such as the first of two definitions.
+    if let Some(related) = d.related.as_deref() {
+        r["relatedLocations"] = json!([{
+            "id": 1,
+            "physicalLocation": physical(related, None, root, cwd),
+        }]);
+    }
     if let Some(i) = rules().position(|r| r.code == d.code) {
         r["ruleIndex"] = json!(i);
     }
@@ -205,6 +223,36 @@ mod tests {
         assert_eq!(
             run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
             "manifests/vms/a%20b.yaml"
+        );
+    }
+
+    /// The first of two definitions, which a `KV020` message names, is the result's related
+    /// location, so that code scanning links to it; a finding that names no other place has
+    /// none.
+    #[test]
+    fn the_place_a_message_names_is_a_related_location() {
+        let second = Diagnostic::error(
+            codes::DUPLICATE,
+            Origin::new("vms/b.yaml", 0, Some(9)),
+            "VirtualMachine/a is defined twice: first at vms/a.yaml:3 (document 1)",
+        )
+        .with_related(Origin::new("vms/a.yaml", 0, Some(3)));
+        let alone = Diagnostic::error("KV011", Origin::new("vms/c.yaml", 0, Some(1)), "x");
+        let root = Path::new("/r");
+        let log: Value =
+            serde_json::from_str(&report_in(&[second, alone], Some(root), Some(root))).unwrap();
+        let results = &log["runs"][0]["results"];
+        assert_eq!(
+            results[0]["relatedLocations"],
+            json!([{"id": 1, "physicalLocation": {
+                "artifactLocation": {"uri": "vms/a.yaml"},
+                "region": {"startLine": 3},
+            }}])
+        );
+        assert!(
+            results[1].get("relatedLocations").is_none(),
+            "{}",
+            results[1]
         );
     }
 
