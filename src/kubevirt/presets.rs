@@ -67,6 +67,9 @@ pub struct SkippedField {
     pub field: String,
     /// The preset's value and the VMI's, `<preset> != <vmi>`, as Go's `%v` prints them.
     pub detail: String,
+    /// The preset's value and the VMI's, as written (`None` where one is not set), for
+    /// messages of kvrender's own: Go's `%v` of a struct (`&{ <ptr> <nil>}`) reads badly.
+    pub values: (Option<Value>, Option<Value>),
 }
 
 impl SkippedField {
@@ -619,12 +622,24 @@ fn merge_presets(vmi: &mut Value, matching: &[&Object], outcome: &mut PresetOutc
             continue;
         };
         let (applied, conflicts) = merge_domain(domain, vmi_domain);
+        // A part the VMI sets differently is left as the VMI has it.
+        let vmi_domain = &*vmi_domain;
         outcome
             .skipped
-            .extend(conflicts.into_iter().map(|(field, detail)| SkippedField {
-                preset: preset.name().to_string(),
-                field,
-                detail,
+            .extend(conflicts.into_iter().map(|(field, detail)| {
+                let mut skipped = SkippedField {
+                    preset: preset.name().to_string(),
+                    field,
+                    detail,
+                    values: (None, None),
+                };
+                let at = skipped.domain_path();
+                let at: Vec<&str> = at.split('.').collect();
+                skipped.values = (
+                    path::get(domain, &at).cloned(),
+                    path::get(vmi_domain, &at).cloned(),
+                );
+                skipped
             }));
         if applied {
             if let Some(annotations) = path::ensure_map(vmi, &["metadata", "annotations"]) {

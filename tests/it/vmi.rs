@@ -244,6 +244,29 @@ fn migrate_presets_example() {
     ])));
 }
 
+/// A preset part KubeVirt skips for a VM is shown with both values as JSON, not as Go prints a
+/// struct (`&{ <ptr> <nil>}`), which names no field.
+#[test]
+fn a_skipped_preset_part_is_shown_as_json() {
+    let out = kvrender()
+        .args(["migrate", "presets", "--with-vms", "examples/presets/"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("KubeVirt skips its `spec.firmware`"))
+        .unwrap_or_else(|| panic!("no skipped firmware in\n{stderr}"));
+    assert!(
+        line.contains(
+            "(the preset has {\"bootloader\":{\"efi\":{}}}, the VirtualMachineInstance \
+             {\"uuid\":\"1a3f5869-7ada-5c6a-b5e7-5e59ab5b676b\"})"
+        ),
+        "{line}"
+    );
+    assert!(!stderr.contains("&{"), "{stderr}");
+}
+
 /// A VM that names no instancetype or preference gets the name check `expand` makes: the
 /// VMI's name and firmware UUID come from the VM's name.
 #[test]
