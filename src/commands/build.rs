@@ -222,12 +222,15 @@ fn refuse_output_over_inputs<'a>(
 /// `--check`: one line per file a run would create, change or delete, then a summary.
 fn report_changes(stderr: &mut String, dir: &Path, changes: &files::Changes) {
     if !dir.exists() {
+        let (count, them) = match changes.created.len() {
+            1 => ("1 file".to_string(), "it"),
+            n => (format!("{n} files"), "them"),
+        };
         let _ = writeln!(
             stderr,
-            "{} does not exist: {} files to write; run the same command without --check to \
-             write them",
+            "{} does not exist: {count} to write; run the same command without --check to \
+             write {them}",
             dir.display(),
-            changes.created.len()
         );
         return;
     }

@@ -1539,6 +1539,11 @@ fn check_reports_an_out_of_date_output_dir_and_writes_nothing() {
     assert_eq!(missing.status.code(), Some(1), "{}", describe(&missing));
     assert!(stderr(&missing).contains("out does not exist: 2 files to write"));
     assert!(!tmp.path().join("out").exists());
+    write_input(cm("a", "1"));
+    assert!(stderr(&build(&["--check"])).contains(
+        "out does not exist: 1 file to write; run the same command without --check to write it"
+    ));
+    write_input(format!("{}---\n{}", cm("a", "1"), cm("b", "1")));
 
     assert_eq!(build(&[]).status.code(), Some(0));
     let up_to_date = build(&["--check", "--prune"]);
