@@ -374,6 +374,8 @@ pub mod codes {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     /// The place a message names is renamed where the message writes it last, and only there.
     #[test]
     fn rename_related_rewrites_the_place_the_message_names() {
@@ -394,8 +396,6 @@ mod tests {
         plain.rename_related("sub/a.yaml");
         assert_eq!(plain.message, "m");
     }
-
-    use super::*;
 
     /// A finding moves to the line of the first field it names; one without a field stays.
     #[test]
