@@ -338,6 +338,9 @@ enum Leaf<'e, 's> {
     Text(minijinja::Template<'e, 's>),
     /// Does not compile; rendering it again reports the error with the combination.
     Broken,
+    /// Not handed to minijinja at all: a block nests deeper than [`MAX_BLOCK_OPERATORS`]
+    /// allows (see [`too_deep`]).
+    TooDeep(Depth),
 }
 
 /// A leaf answered without minijinja when its variables are there (see [`Leaf`]).
@@ -467,6 +470,9 @@ impl<'e, 's> Templates<'e, 's> {
     }
 
     fn compile(&self, s: &'s str) -> Leaf<'e, 's> {
+        if let Some(depth) = too_deep(s) {
+            return Leaf::TooDeep(depth);
+        }
         // A leaf that is exactly `{{ … }}` keeps its type. If it does not parse as one
         // expression (`{{ a }} and {{ b }}`), it is ordinary template text.
         single_expression(s)
@@ -528,11 +534,13 @@ impl<'e, 's> Templates<'e, 's> {
     fn find_broken(&self, tree: &'s Value, field: &mut Vec<Step<'s>>, errors: &mut Vec<LeafError>) {
         match tree {
             Value::String(s) => {
-                let broken = self
-                    .leaves
-                    .get(s.as_str())
-                    .is_some_and(|&i| matches!(self.compiled[i].0, Leaf::Broken));
-                if broken && let Err(error) = self.env.template_from_str(s) {
+                let broken = self.leaves.get(s.as_str()).map(|&i| &self.compiled[i].0);
+                let error = match broken {
+                    Some(Leaf::Broken) => self.env.template_from_str(s).err(),
+                    Some(Leaf::TooDeep(depth)) => Some(depth.error()),
+                    _ => None,
+                };
+                if let Some(error) = error {
                     errors.push(LeafError {
                         field: owned(field),
                         kind: LeafErrorKind::Template(error),
@@ -638,6 +646,7 @@ impl<'e, 's> Templates<'e, 's> {
             }
             Leaf::Text(template) => template.render(ctx),
             Leaf::Broken => self.env.render_str(s, ctx),
+            Leaf::TooDeep(depth) => Err(depth.error()),
         }
         .map_err(LeafErrorKind::Template)?;
         if text.len() > MAX_LEAF_BYTES {
@@ -778,6 +787,118 @@ pub(crate) fn is_template(s: &str) -> bool {
 }
 
 /// The expression inside a leaf that is a single `{{ … }}`, whitespace control stripped.
+/// The most operators, opening brackets and operator keywords one `{{ … }}` or `{% … %}`
+/// block may hold. minijinja builds an expression such as `1 + 1 + …` or `not not …` into a
+/// tree as deep as it has operators, and walks that tree recursively when it compiles and drops
+/// it: some ten thousand of them overflow the stack. No hand-written template comes near the
+/// limit.
+pub const MAX_BLOCK_OPERATORS: usize = 1_000;
+
+/// A block of a leaf that holds more than [`MAX_BLOCK_OPERATORS`] operators.
+#[derive(Clone, Copy, Debug)]
+pub struct Depth {
+    /// The block's line within the leaf, from 1.
+    line: usize,
+}
+
+impl Depth {
+    fn error(self) -> minijinja::Error {
+        let at = if self.line > 1 {
+            format!(" on line {} of the template", self.line)
+        } else {
+            String::new()
+        };
+        minijinja::Error::new(
+            minijinja::ErrorKind::SyntaxError,
+            format!(
+                "a block{at} holds more than {MAX_BLOCK_OPERATORS} operators, brackets and \
+                 keywords such as `and`, the limit for one `{{{{ … }}}}` or `{{% … %}}`: split \
+                 the expression up, or compute the value once in a trait or a size column"
+            ),
+        )
+    }
+}
+
+/// The first block of `s` with more than [`MAX_BLOCK_OPERATORS`] operators, if any.
+///
+/// A lexical scan like minijinja's own, erring on the side of counting: string literals,
+/// comments and `{% raw %}` sections are skipped; a block ends at `}}` or `%}` only outside
+/// brackets, as minijinja ends it; every character of `+ - * / % ~ < > = ! . | ( [ {` and
+/// every `and`, `or`, `not`, `in`, `is`, `if` counts once.
+fn too_deep(s: &str) -> Option<Depth> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while let Some(found) = s[i..].find('{') {
+        let open = i + found;
+        i = open + 1;
+        let close: &[u8] = match b.get(open + 1) {
+            Some(b'{') => b"}}",
+            Some(b'%') => b"%}",
+            Some(b'#') => {
+                i = s[open..].find("#}").map_or(b.len(), |end| open + end + 2);
+                continue;
+            }
+            _ => continue,
+        };
+        let start = open + 2;
+        if close == b"%}" {
+            let head = s[start..].trim_start_matches(['-', '+', '~']).trim_start();
+            if head.starts_with("raw") && !head[3..].starts_with(|c: char| c.is_alphanumeric()) {
+                i = s[start..]
+                    .find("endraw")
+                    .map_or(b.len(), |end| start + end + 6);
+                continue;
+            }
+        }
+        let mut j = start;
+        let mut balance = 0isize;
+        let mut operators = 0usize;
+        while j < b.len() {
+            let c = b[j];
+            if balance == 0 && b[j..].starts_with(close) {
+                j += close.len();
+                break;
+            }
+            match c {
+                b'\'' | b'"' => {
+                    j += 1;
+                    while j < b.len() && b[j] != c {
+                        j += if b[j] == b'\\' { 2 } else { 1 };
+                    }
+                }
+                b'(' | b'[' | b'{' => {
+                    balance += 1;
+                    operators += 1;
+                }
+                b')' | b']' | b'}' => balance -= 1,
+                b'+' | b'-' | b'*' | b'/' | b'%' | b'~' | b'<' | b'>' | b'=' | b'!' | b'.'
+                | b'|' => operators += 1,
+                c if c.is_ascii_alphabetic() || c == b'_' => {
+                    let word = j;
+                    while j + 1 < b.len() && (b[j + 1].is_ascii_alphanumeric() || b[j + 1] == b'_')
+                    {
+                        j += 1;
+                    }
+                    if matches!(
+                        &b[word..=j],
+                        b"and" | b"or" | b"not" | b"in" | b"is" | b"if"
+                    ) {
+                        operators += 1;
+                    }
+                }
+                _ => {}
+            }
+            j += 1;
+            if operators > MAX_BLOCK_OPERATORS {
+                let line = 1 + b[..open].iter().filter(|&&c| c == b'\n').count();
+                return Some(Depth { line });
+            }
+        }
+        i = j.max(i);
+    }
+    None
+}
+
 fn single_expression(s: &str) -> Option<&str> {
     let inner = s.trim().strip_prefix("{{")?.strip_suffix("}}")?;
     let inner = inner.strip_prefix('-').unwrap_or(inner);
@@ -1084,6 +1205,57 @@ mod tests {
         ] {
             assert!(grows(leaf), "{leaf}");
         }
+    }
+
+    #[test]
+    fn blocks_with_too_many_operators_are_refused_before_minijinja_sees_them() {
+        let at_limit = vec!["1"; MAX_BLOCK_OPERATORS + 1].join(" + ");
+        let over = format!("{at_limit} + 1");
+        assert!(too_deep(&format!("{{{{ {at_limit} }}}}")).is_none());
+        // Many short blocks are fine: the limit is per block.
+        assert!(too_deep(&format!("{{{{ 1 + 1 }}}}{}", "{{ a.b }}x".repeat(5_000))).is_none());
+        // What a block quotes, comments out or marks raw is not counted.
+        let quoted = "+".repeat(5_000);
+        assert!(too_deep(&format!("{{{{ '{quoted}' ~ \"{quoted}\" }}}}")).is_none());
+        assert!(too_deep(&format!("{{# {{{{ {over} }}}} #}}")).is_none());
+        assert!(too_deep(&format!("{{% raw %}}{{{{ {over} }}}}{{% endraw %}}")).is_none());
+        // A `}}` inside brackets does not end the block, as in minijinja.
+        let inside = format!("{{{{ {{'a': {{'b': 1}}}} + {over} }}}}");
+        assert!(too_deep(&inside).is_some());
+        let chains = [
+            format!("{{{{ {over} }}}}"),
+            format!("{{{{ {}1 }}}}", "not ".repeat(20_000)),
+            format!("{{{{ {}1 }}}}", "-".repeat(20_000)),
+            format!("{{{{ x{} }}}}", "|list".repeat(20_000)),
+            format!("{{{{ x{} }}}}", "[0]".repeat(20_000)),
+            format!(
+                "{{% if {} %}}x{{% endif %}}",
+                vec!["a"; 20_000].join(" and ")
+            ),
+            format!("line\n\n{{{{ {} }}}}", vec!["a"; 20_000].join(" or ")),
+        ];
+        for leaf in &chains {
+            let depth = too_deep(leaf).expect("refused");
+            let error = render(json!({"x": leaf}), json!({"a": true, "x": [1]}))
+                .expect_err("refused")
+                .kind;
+            let LeafErrorKind::Template(error) = error else {
+                panic!("{error:?}")
+            };
+            assert!(
+                error.to_string().contains("more than 1000 operators"),
+                "{error}"
+            );
+            assert_eq!(depth.line, if leaf.starts_with("line") { 3 } else { 1 });
+        }
+        // A refused leaf is found in a tree nothing renders, too.
+        let env = sandbox();
+        let mut templates = Templates::new(&env);
+        let tree = json!({"spare": chains[0]});
+        templates.add_tree(&tree);
+        let errors = templates.syntax_errors(&tree);
+        assert_eq!(errors.len(), 1);
+        assert_eq!(errors[0].field, vec![FieldStep::Key("spare".into())]);
     }
 
     #[test]

@@ -540,6 +540,85 @@ spec:
     assert!(!tmp.path().join("out").exists(), "nothing is written");
 }
 
+/// A catalog template with tens of thousands of operators in one expression (`1 + 1 + …`,
+/// `not not …`) would nest minijinja's syntax tree deeper than any stack: every command that
+/// renders refuses it with the leaf's line instead, in a part nothing uses as well.
+#[test]
+fn a_template_expression_tens_of_thousands_of_operators_long_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let family = |expr: &str| {
+        format!(
+            "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata:\n  name: t\n\
+             spec:\n  version: 1\n  sizes:\n    - [small, 1, 1Gi]\n  template:\n    \
+             metadata:\n      annotations:\n        x: '{{{{ {expr} }}}}'\n    spec:\n      \
+             cpu: {{guest: 1}}\n      memory: {{guest: 1Gi}}\n"
+        )
+    };
+    let chains = [
+        vec!["1"; 20_000].join(" + "),
+        vec!["true"; 20_000].join(" and "),
+        format!("{}true", "not ".repeat(50_000)),
+        format!("{}1", "-".repeat(50_000)),
+    ];
+    let part = format!(
+        "apiVersion: kvrender.io/v1alpha1\nkind: Parts\nmetadata:\n  name: p\nparts:\n  \
+         spare:\n    metadata:\n      annotations:\n        x: '{{{{ {} }}}}'\n",
+        chains[0]
+    );
+    fs::write(tmp.path().join("part.yaml"), &part).unwrap();
+    let message = "syntax error: a block holds more than 1000 operators";
+    for chain in &chains {
+        fs::write(tmp.path().join("family.yaml"), family(chain)).unwrap();
+        for args in [
+            &["build", "--no-default-catalog", "family.yaml"][..],
+            &["validate", "--no-default-catalog", "family.yaml"],
+            &["build", "--catalog-only", "family.yaml"],
+        ] {
+            let out = run(kvrender().current_dir(tmp.path()).args(args));
+            assert_eq!(out.status.code(), Some(1), "{args:?}");
+            // `validate` reports on stdout; `build` prints nothing there.
+            let text = if args[0] == "validate" {
+                String::from_utf8(out.stdout).unwrap()
+            } else {
+                summary(&out)
+            };
+            assert!(
+                text.contains("family.yaml:12: error[KV040] cannot render "),
+                "{args:?}: {text}"
+            );
+            assert!(text.contains(message), "{args:?}: {text}");
+        }
+        let list = format!(
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- {}",
+            family(chain).trim_end().replace('\n', "\n  ")
+        );
+        let mut cmd = kvrender();
+        cmd.arg("fn");
+        let out = crate::common::run_with_stdin(cmd, list);
+        assert_eq!(out.status.code(), Some(1));
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            stdout.starts_with("apiVersion: config.kubernetes.io/v1\n"),
+            "{stdout}"
+        );
+        assert!(stdout.contains(message), "{stdout}");
+    }
+    // A part no family or preference uses is still compiled, and refused the same way.
+    let out = run(kvrender().current_dir(tmp.path()).args([
+        "validate",
+        "--no-default-catalog",
+        "part.yaml",
+    ]));
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains(
+            "part.yaml:9: error[KV040] cannot render `parts.spare.metadata.annotations.x`"
+        ),
+        "{text}"
+    );
+}
+
 /// Run `validate` on `name` holding `text`, in a new temporary directory, and give its report:
 /// failing if the run takes over a minute (a hang, not a timing: the runs take a fraction).
 fn validate_long(name: &str, text: &str) -> (Option<i32>, String) {
