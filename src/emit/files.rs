@@ -55,9 +55,12 @@ fn marker_text<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
 /// A line that could not be a file kvrender writes directly in `dir` (a comment, a path with a
 /// `/`, a hidden name: a marker edited by hand or by someone hostile) is passed over, so that
 /// `--prune` never reaches outside `dir` or into what kvrender did not write.
+///
+/// The marker is only read when it is a regular file no larger than [`MAX_MARKER_BYTES`]: a
+/// named pipe would block the run, and a link to a device such as `/dev/zero` never ends.
 fn recorded_files(dir: &Path) -> Result<BTreeSet<String>> {
     let path = dir.join(OUTPUT_MARKER);
-    let bytes = match std::fs::read(&path) {
+    let bytes = match read_marker(&path) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeSet::new()),
         Err(e) => return Err(Error::Read { path, source: e }),
@@ -68,6 +71,55 @@ fn recorded_files(dir: &Path) -> Result<BTreeSet<String>> {
         .filter(|line| is_written_name(line))
         .map(str::to_string)
         .collect())
+}
+
+/// The most bytes a marker may hold: a line per file written, for far more files than any
+/// repository has.
+const MAX_MARKER_BYTES: u64 = 64 << 20;
+
+/// The bytes of the marker at `path`, which must be a regular file (not a link, a pipe or a
+/// device) of at most [`MAX_MARKER_BYTES`].
+fn read_marker(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let not_a_marker = |what: &str| {
+        std::io::Error::other(format!(
+            "{what}; kvrender writes its marker as a plain file: delete `{OUTPUT_MARKER}` if \
+             this directory is kvrender's output, or choose another directory"
+        ))
+    };
+    let kind = std::fs::symlink_metadata(path)?.file_type();
+    if !kind.is_file() {
+        let what = if kind.is_symlink() {
+            "it is a symbolic link"
+        } else if kind.is_dir() {
+            "it is a directory"
+        } else {
+            "it is not a regular file (a named pipe, socket or device)"
+        };
+        return Err(not_a_marker(what));
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    // Should the file be swapped for a pipe or a link after the check above, opening it
+    // neither waits for a writer nor follows the link.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOFOLLOW);
+    }
+    let file = options.open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(not_a_marker("it is not a regular file"));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_MARKER_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_MARKER_BYTES {
+        return Err(not_a_marker(&format!(
+            "it is larger than {} MiB",
+            MAX_MARKER_BYTES >> 20
+        )));
+    }
+    Ok(bytes)
 }
 
 /// The first manifest (in name order) under `dir`, relative to it, that `dir`'s marker does

@@ -234,6 +234,54 @@ fn output_directory_that_is_a_file() {
     insta::assert_snapshot!(text);
 }
 
+/// The marker an earlier `build -o` left in DIR is read only when it is a plain file: one
+/// that is a named pipe (which would block the open), a link to `/dev/zero` (which never ends)
+/// or a directory stops the run with exit code 2, and DIR keeps what it had.
+#[cfg(unix)]
+#[test]
+fn an_output_marker_that_is_not_a_plain_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    fs::write(
+        tmp.path().join("vm.yaml"),
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: vm\nspec:\n  template:\n    spec:\n      domain: {devices: {}}\n",
+    )
+    .unwrap();
+    type Make<'a> = &'a dyn Fn(&Path);
+    let cases: [(&str, Make); 3] = [
+        ("a named pipe", &|marker| {
+            let made = Command::new("mkfifo").arg(marker).status().unwrap();
+            assert!(made.success());
+        }),
+        ("a symbolic link", &|marker| {
+            std::os::unix::fs::symlink("/dev/zero", marker).unwrap();
+        }),
+        ("a directory", &|marker| fs::create_dir(marker).unwrap()),
+    ];
+    for (what, make) in cases {
+        let out = tmp.path().join(what.replace(' ', "-"));
+        fs::create_dir(&out).unwrap();
+        make(&out.join(".kvrender-output"));
+        let mut child = kvrender()
+            .current_dir(tmp.path())
+            .args(["build", "vm.yaml", "-o"])
+            .arg(&out)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let status = crate::common::wait_at_most(&mut child, 60, "build -o");
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+        assert_eq!(status.code(), Some(2), "{what}: {stderr}");
+        assert!(
+            stderr.contains(".kvrender-output`: it is ") && stderr.contains("plain file"),
+            "{what}: {stderr}"
+        );
+        let left: Vec<_> = fs::read_dir(&out).unwrap().collect();
+        assert_eq!(left.len(), 1, "{what}: nothing is written");
+    }
+}
+
 /// YAML reads a carriage return alone as a line break: findings in a file with old Mac line
 /// endings, or one that mixes them in, are on the lines an editor shows.
 #[test]
