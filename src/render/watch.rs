@@ -7,8 +7,8 @@
 //! string in each pass of a loop runs for minutes on little fuel. When a catalog has leaves
 //! that can do either (see [`super::template::Templates::may_grow`]), a watcher thread reads
 //! the process's resident memory every few milliseconds while the combinations render, and
-//! how long each has been rendering. Past either budget it reports the combinations being
-//! rendered as `KV040` errors and ends the process with exit code 1. Rendering comes before
+//! how long each has been rendering. Past either budget it reports the first combination being
+//! rendered as a `KV040` error and ends the process with exit code 1. Rendering comes before
 //! any output, so nothing has been written by then.
 //!
 //! The watcher reads the resident memory from `/proc/self/status`. Where there is none (Unix
@@ -176,27 +176,30 @@ pub fn watched<R>(
     })
 }
 
-/// Report the combinations being rendered and end the process.
+/// Report the first combination (in catalog order) being rendered and end the process.
+///
+/// Only the first: which others the threads had begun when the watch looked depends on the
+/// thread count and on timing, and a report must not. The first is the one a single thread
+/// would have been rendering, whenever every combination grows alike.
 fn stop_the_run(
     running: &Running,
     describe: &(impl Fn(usize) -> (String, String) + Sync),
     what: &str,
 ) -> ! {
-    let mut report = String::new();
-    for job in running.jobs() {
-        let (location, combination) = describe(job);
-        report.push_str(&format!(
-            "{location}: error[{}] cannot render {combination}: its templates {what}; stopped \
-             before anything was written\n",
-            codes::CATALOG_RENDER
-        ));
-    }
-    if report.is_empty() {
-        report = format!(
+    let report = match running.jobs().first() {
+        Some(&job) => {
+            let (location, combination) = describe(job);
+            format!(
+                "{location}: error[{}] cannot render {combination}: its templates {what}; \
+                 stopped before anything was written\n",
+                codes::CATALOG_RENDER
+            )
+        }
+        None => format!(
             "error[{}] the catalog's templates {what}; stopped before anything was written\n",
             codes::CATALOG_RENDER
-        );
-    }
+        ),
+    };
     let _ = std::io::stderr().lock().write_all(report.as_bytes());
     std::process::exit(1)
 }

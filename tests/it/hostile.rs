@@ -667,6 +667,62 @@ fn a_template_expression_tens_of_thousands_of_operators_long_is_refused() {
     );
 }
 
+/// When every size of a family grows without bound, the report names the first size, whatever
+/// the thread count and whichever sizes the threads had begun when the watch stopped them.
+#[test]
+fn a_stopped_render_reports_the_same_combination_at_any_thread_count() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sizes: String = (0..24).map(|i| format!("    - [s{i}, 1, 1Gi]\n")).collect();
+    fs::write(
+        tmp.path().join("family.yaml"),
+        format!(
+            r#"apiVersion: kvrender.io/v1alpha1
+kind: InstancetypeFamily
+metadata:
+  name: g
+spec:
+  version: 1
+  sizes:
+{sizes}  template:
+    metadata:
+      annotations:
+        grown: "{{% set ns = namespace(s='x') %}}{{% for i in range(40) %}}{{% set ns.s = ns.s ~ ns.s %}}{{% endfor %}}{{{{ ns.s | length }}}}"
+    spec:
+      cpu:
+        guest: 1
+      memory:
+        guest: 1Gi
+"#
+        ),
+    )
+    .unwrap();
+    let reports: Vec<String> = ["1", "2", "8", "8", "2"]
+        .into_iter()
+        .map(|threads| {
+            let out = run(kvrender().current_dir(tmp.path()).args([
+                "--threads",
+                threads,
+                "build",
+                "--no-default-catalog",
+                "family.yaml",
+            ]));
+            summary(&out)
+        })
+        .collect();
+    assert!(
+        reports[0].starts_with(
+            "exit: 1\nstdout: nothing\nfamily.yaml:8: error[KV040] cannot render family `g1` \
+             size `s0`: its templates took more than"
+        ),
+        "{}",
+        reports[0]
+    );
+    assert_eq!(reports[0].lines().count(), 3, "{}", reports[0]);
+    for report in &reports[1..] {
+        assert_eq!(report, &reports[0]);
+    }
+}
+
 /// Run `validate` on `name` holding `text`, in a new temporary directory, and give its report:
 /// failing if the run takes over a minute (a hang, not a timing: the runs take a fraction).
 fn validate_long(name: &str, text: &str) -> (Option<i32>, String) {
