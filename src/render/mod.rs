@@ -431,7 +431,7 @@ pub fn render<'o>(
     let written = written_of(&jobs);
 
     let results: Vec<JobResult> = watch::watched(
-        prepared.templates.may_grow(),
+        prepared.templates.watch(),
         jobs.len(),
         |job| {
             let (combination, origin) = jobs[job].site();

@@ -494,6 +494,18 @@ impl<'e, 's> Templates<'e, 's> {
         })
     }
 
+    /// What the render of these leaves needs watched (see [`super::watch::Watch`]).
+    pub fn watch(&self) -> super::watch::Watch {
+        use super::watch::Watch;
+        if self.may_grow() {
+            Watch::TimeAndMemory
+        } else if self.compiled.iter().any(|(_, shortcut)| shortcut.is_none()) {
+            Watch::Time
+        } else {
+            Watch::Nothing
+        }
+    }
+
     /// Render every template leaf of `tree` with `ctx` in scope. `None` means the whole tree
     /// was dropped (it was a single `{{ … }}` that gave `none`). When leaves fail, every
     /// failing leaf is reported, in tree order.
@@ -1185,6 +1197,27 @@ mod tests {
             templates.add_tree(tree);
             templates.may_grow()
         };
+        let watch = |leaf: &'static str| {
+            let tree = Box::leak(Box::new(json!({ "a": leaf })));
+            let mut templates = Templates::new(&env);
+            templates.add_tree(tree);
+            templates.watch()
+        };
+        use crate::render::watch::Watch;
+        // Answered without minijinja: nothing to watch.
+        for leaf in ["plain", "{{ size.cpu }}", "{{ traits.numa or none }}"] {
+            assert_eq!(watch(leaf), Watch::Nothing, "{leaf}");
+        }
+        // A leaf minijinja runs may compare or search large values for as long as its fuel
+        // lasts, without growing any: its time is watched.
+        for leaf in [
+            "{{ range(99999) == range(99999) }}",
+            "{{ traits.list == traits.list }}",
+            "{{ 5 in range(99999) }}",
+        ] {
+            assert_eq!(watch(leaf), Watch::Time, "{leaf}");
+        }
+        assert_eq!(watch("{{ a ~ a }}"), Watch::TimeAndMemory);
         // What the shipped catalog writes: paths, `or none`, conditionals, literals.
         for leaf in [
             "plain",

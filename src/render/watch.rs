@@ -4,10 +4,12 @@
 //! minijinja measures nothing while it joins strings (`~`, `+`) or repeats them (`*`), and
 //! fuel counts instructions, not bytes: a template that doubles a string thirty times in a
 //! loop asks for gigabytes long before its leaf prints anything, and one that makes a 100 MB
-//! string in each pass of a loop runs for minutes on little fuel. When a catalog has leaves
-//! that can do either (see [`super::template::Templates::may_grow`]), a watcher thread reads
-//! the process's resident memory every few milliseconds while the combinations render, and
-//! how long each has been rendering. Past either budget it reports the first combination being
+//! string in each pass of a loop runs for minutes on little fuel. Nor does fuel weigh what one
+//! instruction reads: `range(99999) == range(99999)` is a few instructions. So whenever a leaf
+//! runs in minijinja, a watcher thread looks every few milliseconds at how long each
+//! combination has been rendering, and when a leaf can also grow a value (see
+//! [`super::template::Templates::may_grow`]), at the process's resident memory. Past either
+//! budget it reports the first combination being
 //! rendered as a `KV040` error and ends the process with exit code 1. Rendering comes before
 //! any output, so nothing has been written by then.
 //!
@@ -140,21 +142,38 @@ fn peak_resident() -> Option<u64> {
     None
 }
 
-/// Run `work` over `jobs` combinations, watched when `watch` holds. `describe` gives, for a
+/// What the watch looks at while a catalog renders.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Watch {
+    /// Nothing: every leaf is answered without minijinja, in microseconds.
+    Nothing,
+    /// How long each combination takes: some leaf runs in minijinja, and even one that builds
+    /// nothing may compare or search large values on every instruction its fuel allows.
+    Time,
+    /// Time and the process's memory: some leaf can also grow a value (see
+    /// [`super::template::Templates::may_grow`]).
+    TimeAndMemory,
+}
+
+/// Run `work` over `jobs` combinations, watched as `watch` says. `describe` gives, for a
 /// job, the file and line of its document and the combination it renders (`family `g1` size
 /// `small``), for the report.
 pub fn watched<R>(
-    watch: bool,
+    watch: Watch,
     jobs: usize,
     describe: impl Fn(usize) -> (String, String) + Sync,
     work: impl FnOnce(&Running) -> R,
 ) -> R {
-    if !watch {
+    if watch == Watch::Nothing {
         return work(&Running::new(None));
     }
     let running = Running::new(Some(Instant::now()));
     // Where the system does not tell the memory, only time is watched.
-    let start = resident();
+    let start = if watch == Watch::TimeAndMemory {
+        resident()
+    } else {
+        None
+    };
     let budget = GROWTH_BUDGET.saturating_add(PER_JOB.saturating_mul(jobs as u64));
     let limit = start.map(|start| start.saturating_add(budget));
     std::thread::scope(|scope| {
@@ -166,7 +185,7 @@ pub fn watched<R>(
                     stop_the_run(running, describe, &format!("took more than {} MiB of memory (a string or list grown without bound by `~`, `+` or `*`?)", budget >> 20));
                 }
                 if running.overdue() {
-                    stop_the_run(running, describe, &format!("ran for more than {} s (a loop that builds large values?)", JOB_TIME.as_secs()));
+                    stop_the_run(running, describe, &format!("ran for more than {} s (a loop, or one that compares or searches large values?)", JOB_TIME.as_secs()));
                 }
             }
         });

@@ -667,6 +667,47 @@ fn a_template_expression_tens_of_thousands_of_operators_long_is_refused() {
     );
 }
 
+/// A leaf that builds nothing but compares large values on every instruction its fuel allows
+/// runs for minutes: the time watch stops it after 10 s, as it stops one that grows a value.
+#[test]
+fn a_template_that_compares_large_values_for_minutes_is_stopped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let slow = "{{ range(99999) == range(99999) }}".repeat(5_000);
+    fs::write(
+        tmp.path().join("family.yaml"),
+        format!(
+            "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata:\n  name: s\n\
+             spec:\n  version: 1\n  sizes:\n    - [small, 1, 1Gi]\n    - [large, 2, 2Gi]\n  \
+             template:\n    metadata:\n      annotations:\n        x: '{slow}'\n    spec:\n      \
+             cpu: {{guest: 1}}\n      memory: {{guest: 1Gi}}\n"
+        ),
+    )
+    .unwrap();
+    let mut child = kvrender()
+        .current_dir(tmp.path())
+        .args([
+            "--threads",
+            "1",
+            "build",
+            "--no-default-catalog",
+            "family.yaml",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    crate::common::wait_at_most(&mut child, 120, "a slow render");
+    let out = child.wait_with_output().unwrap();
+    let text = summary(&out);
+    assert!(
+        text.starts_with(
+            "exit: 1\nstdout: nothing\nfamily.yaml:8: error[KV040] cannot render family `s1` \
+             size `small`: its templates ran for more than 10 s"
+        ),
+        "{text}"
+    );
+}
+
 /// When every size of a family grows without bound, the report names the first size, whatever
 /// the thread count and whichever sizes the threads had begun when the watch stopped them.
 #[test]
