@@ -62,9 +62,16 @@ fn options() -> serde_saphyr::Options {
     options
 }
 
+/// Whether the quick reader may take `text`: only when it is too short to hold more than
+/// [`MAX_NODES`] values (each takes at least one character and a separator), so that a
+/// longer one meets serde-saphyr's budget, and its message, whatever its shape.
+fn quick_enough(text: &str) -> bool {
+    text.len() <= MAX_NODES
+}
+
 /// Parse one YAML document into a value tree.
 pub fn parse_document(text: &str) -> Result<Value, YamlError> {
-    match fast::parse(text) {
+    match quick_enough(text).then(|| fast::parse(text)).flatten() {
         Some(value) => Ok(value),
         None => parse_document_full(text),
     }
@@ -77,7 +84,7 @@ pub fn parse_document(text: &str) -> Result<Value, YamlError> {
 /// # Errors
 /// As [`parse_document`].
 pub fn parse_node(text: &str) -> Result<Value, YamlError> {
-    match fast::parse_any(text) {
+    match quick_enough(text).then(|| fast::parse_any(text)).flatten() {
         Some(value) => Ok(value),
         None => parse_document_full(text),
     }
@@ -87,7 +94,7 @@ pub fn parse_node(text: &str) -> Result<Value, YamlError> {
 /// serde-saphyr (anchors, aliases, tags and the rest that [`fast`] lists), else what
 /// [`parse_node`] gives.
 pub(crate) fn parse_quick(text: &str) -> Option<Value> {
-    fast::parse_any(text)
+    quick_enough(text).then(|| fast::parse_any(text)).flatten()
 }
 
 /// Parse with serde-saphyr alone, skipping the quick reader: the fuzzers and tests use it to
@@ -193,14 +200,15 @@ fn convert_error(e: &serde_saphyr::Error) -> YamlError {
     let message =
         if message.starts_with("budget breached: Depth") || message == "recursion limit exceeded" {
             format!("the document nests deeper than {MAX_DEPTH} levels")
-        } else if let Some(detail) = message.strip_prefix("budget breached: ").filter(|d| {
+        } else if message.strip_prefix("budget breached: ").is_some_and(|d| {
             ["Events", "Nodes", "ScalarBytes"]
                 .iter()
                 .any(|k| d.starts_with(k))
         }) {
+            // The parser's own words are a Rust debug dump (`Nodes { nodes: 2000001 }`).
             format!(
                 "the document is larger than kvrender reads as one document ({MAX_NODES} values): \
-             split it into several documents, or a List into several Lists: {detail}"
+             split it into several documents, or a List into several Lists"
             )
         } else if let Some(detail) = message.strip_prefix("budget breached: ") {
             format!(
@@ -337,6 +345,26 @@ mod tests {
         let text = format!("[{}0]", "0,".repeat(n));
         let value = parse_document_full(&text).unwrap();
         assert_eq!(value.as_array().map(Vec::len), Some(n + 1));
+    }
+
+    /// A document past the node budget is refused in words even when its shape is one the
+    /// quick reader takes (a plain flow list is), and the message holds no Rust value.
+    #[test]
+    fn a_document_past_the_node_budget_is_refused_in_words() {
+        // One case only: serde-saphyr reading two million values takes seconds in a debug
+        // build.
+        let text = format!("k: [{}0]\n", "0,".repeat(MAX_NODES));
+        let error = parse_document(&text).unwrap_err();
+        assert_eq!(
+            error.message,
+            "the document is larger than kvrender reads as one document (2000000 values): split \
+             it into several documents, or a List into several Lists"
+        );
+        assert_eq!(error.line, Some(1));
+        // Just within the length the quick reader takes, it still reads.
+        let within = format!("k: [{}0]\n", "0,".repeat(MAX_NODES / 2 - 4));
+        assert!(within.len() <= MAX_NODES);
+        assert!(parse_document(&within).is_ok());
     }
 
     /// Aliases that multiply each other are refused in words, not as the parser's Rust value.
