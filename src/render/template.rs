@@ -235,6 +235,29 @@ fn within(value: &minijinja::Value, limit: usize) -> bool {
     walk(value, 0, &mut 0, &mut 0, limit)
 }
 
+/// Whether `value` has mappings or lists nested more than `levels` deep. The checks below
+/// and every reader of the rendered object stop looking that deep.
+fn nests_deeper(value: &minijinja::Value, levels: usize) -> bool {
+    use minijinja::value::ValueKind;
+    match value.kind() {
+        ValueKind::Map | ValueKind::Seq | ValueKind::Iterable => {
+            let Some(levels) = levels.checked_sub(1) else {
+                return true;
+            };
+            let is_map = value.kind() == ValueKind::Map;
+            value.try_iter().into_iter().flatten().any(|item| {
+                let item = if is_map {
+                    value.get_item(&item).unwrap_or_default()
+                } else {
+                    item
+                };
+                nests_deeper(&item, levels)
+            })
+        }
+        _ => false,
+    }
+}
+
 /// Where an undefined value hides inside a mapping or list a template built, such as
 /// `{'pageSize': traits.hugepage}` with a misspelt variable: `pageSize`, `[1].a`. Strict mode
 /// only catches an undefined value on its own; inside a container it would print as
@@ -925,6 +948,12 @@ fn to_json(value: &minijinja::Value) -> Result<Option<Value>, LeafErrorKind> {
     if !within(value, MAX_LEAF_BYTES) {
         return Err(LeafErrorKind::ValueTooLarge);
     }
+    if nests_deeper(value, RECURSION_LIMIT) {
+        return Err(LeafErrorKind::Convert(format!(
+            "the value nests deeper than {RECURSION_LIMIT} levels of mappings and lists (a \
+             filter such as `batch` applied over and over?)"
+        )));
+    }
     // serde_json turns an infinite or NaN float into `null`, which would drop the field.
     if let Some(at) = non_finite_inside(value) {
         return Err(LeafErrorKind::Convert(format!(
@@ -1289,6 +1318,25 @@ mod tests {
         let errors = templates.syntax_errors(&tree);
         assert_eq!(errors.len(), 1);
         assert_eq!(errors[0].field, vec![FieldStep::Key("spare".into())]);
+    }
+
+    #[test]
+    fn a_value_nested_deeper_than_the_recursion_limit_is_refused() {
+        let batched = |n: usize| format!("{{{{ [1]{} }}}}", "|batch(1)".repeat(n));
+        // `[1]` is one level, and each `batch(1)` wraps it in one more.
+        let fine = render(json!({"x": batched(RECURSION_LIMIT - 1)}), json!({})).unwrap();
+        let mut depth = 0;
+        let mut at = &fine.unwrap()["x"];
+        while let Some(first) = at.get(0) {
+            depth += 1;
+            at = first;
+        }
+        assert_eq!(depth, RECURSION_LIMIT);
+        let error = render(json!({"x": batched(RECURSION_LIMIT)}), json!({})).unwrap_err();
+        let LeafErrorKind::Convert(message) = error.kind else {
+            panic!("{:?}", error.kind)
+        };
+        assert!(message.contains("nests deeper than 64 levels"), "{message}");
     }
 
     #[test]
