@@ -233,22 +233,30 @@ pub(crate) fn build_one(
                 admission::Reason::Conflict | admission::Reason::Defaults
             )
         });
-        diagnostics.extend(refused.map(|cause| {
-            Diagnostic::warning(
-                crate::validate::rules::admission::code_of(cause.reason),
-                obj.field_origin(diagnostic::first_field(&cause.field)),
-                format!(
-                    "{}: KubeVirt's webhook refuses to create the VirtualMachine as written \
+        let warnings: Vec<Diagnostic> = refused
+            .map(|cause| {
+                Diagnostic::warning(
+                    crate::validate::rules::admission::code_of(cause.reason),
+                    obj.field_origin(diagnostic::first_field(&cause.field)),
+                    format!(
+                        "{}: KubeVirt's webhook refuses to create the VirtualMachine as written \
                      (`kvrender validate` reports it as an error); the VirtualMachineInstance \
                      is what the controller would make of it",
-                    cause.message
-                ),
-            )
-            .with_object(obj.object_ref())
-            .with_field(cause.field)
-        }));
+                        cause.message
+                    ),
+                )
+                .with_object(obj.object_ref())
+                .with_field(cause.field)
+            })
+            .collect();
         match pipeline::controller_vm(obj, index, &inputs.profile) {
-            Ok(v) => obj.with_value(v),
+            Ok(v) => {
+                diagnostics.extend(warnings);
+                obj.with_value(v)
+            }
+            // No VMI: what the webhook would say of the VM as written is beside the point,
+            // and may follow from the same cause (an instancetype whose memory could not be
+            // read is no instancetype of no memory).
             Err(d) => {
                 diagnostics.push(d);
                 return None;

@@ -2257,3 +2257,45 @@ fn migrate_presets_leaves_out_a_vm_of_the_wrong_types() {
         "{stdout}"
     );
 }
+
+/// An instancetype whose memory the API server refuses (`1Gi1`) gives its `KV004` and no VMI;
+/// `vmi` does not then also report the webhook's requirement check on it, as if it had no
+/// memory at all.
+#[test]
+fn an_unreadable_instancetype_gives_no_follow_on_requirement_finding() {
+    let vms = "apiVersion: instancetype.kubevirt.io/v1beta1
+kind: VirtualMachineClusterInstancetype
+metadata:
+  name: bad
+spec:
+  cpu:
+    guest: 1
+  memory:
+    guest: 1Gi1
+---
+apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata:
+  name: vm
+spec:
+  runStrategy: Always
+  instancetype: {name: bad}
+  preference: {name: fedora}
+  template:
+    spec:
+      domain:
+        devices: {}
+";
+    let mut cmd = kvrender();
+    cmd.args(["vmi", "-"]);
+    let out = run_with_stdin(cmd, vms);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let findings: Vec<&str> = stderr.lines().filter(|l| l.contains("[KV")).collect();
+    assert_eq!(findings.len(), 1, "{stderr}");
+    assert!(
+        findings[0].starts_with("-:9: error[KV004] VirtualMachineClusterInstancetype/bad:"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("KV033"), "{stderr}");
+}
