@@ -863,7 +863,7 @@ impl Depth {
 fn too_deep(s: &str) -> Option<Depth> {
     let b = s.as_bytes();
     let mut i = 0;
-    while let Some(found) = s[i..].find('{') {
+    while let Some(found) = b.get(i..)?.iter().position(|&c| c == b'{') {
         let open = i + found;
         i = open + 1;
         let close: &[u8] = match b.get(open + 1) {
@@ -929,7 +929,8 @@ fn too_deep(s: &str) -> Option<Depth> {
                 return Some(Depth { line });
             }
         }
-        i = j.max(i);
+        // A string's escape may step past the end.
+        i = j.clamp(i, b.len());
     }
     None
 }
@@ -1284,6 +1285,10 @@ mod tests {
         // A `}}` inside brackets does not end the block, as in minijinja.
         let inside = format!("{{{{ {{'a': {{'b': 1}}}} + {over} }}}}");
         assert!(too_deep(&inside).is_some());
+        // Ends inside a string, after an escape: the scan stops at the end.
+        for cut in ["{{ '\\", "{{ '\\é", "{{ \"a\\\"", "{% raw", "{#", "{{", "{"] {
+            assert!(too_deep(cut).is_none(), "{cut}");
+        }
         let chains = [
             format!("{{{{ {over} }}}}"),
             format!("{{{{ {}1 }}}}", "not ".repeat(20_000)),
