@@ -47,8 +47,10 @@ fn annotation<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
 }
 
 /// The file an item was read from: the path annotations, else kustomize's origin annotation.
+/// An empty path names no file: the item is then placed like one without the annotations.
 pub fn file_path(value: &Value) -> Option<String> {
-    if let Some(p) = annotation(value, PATH).or_else(|| annotation(value, LEGACY_PATH)) {
+    let named = |key| annotation(value, key).filter(|p| !p.trim().is_empty());
+    if let Some(p) = named(PATH).or_else(|| named(LEGACY_PATH)) {
         return Some(p.to_string());
     }
     // `config.kubernetes.io/origin: "path: vm.yaml\n"` (plus `repo:`/`ref:` for remote bases).
@@ -224,6 +226,15 @@ mod tests {
         let v = json!({"metadata": {"annotations": {ORIGIN: "path: base/vm.yaml\n"}}});
         assert_eq!(file_path(&v).as_deref(), Some("base/vm.yaml"));
         assert_eq!(origin_of(&json!({}), 4), Origin::new("-", 4, None));
+    }
+
+    #[test]
+    fn an_empty_path_names_no_file() {
+        let v = json!({"metadata": {"annotations": {PATH: "", INDEX: "0"}}});
+        assert_eq!(file_path(&v), None);
+        assert_eq!(origin_of(&v, 3), Origin::new("-", 3, None));
+        let v = json!({"metadata": {"annotations": {PATH: " ", LEGACY_PATH: "old.yaml"}}});
+        assert_eq!(file_path(&v).as_deref(), Some("old.yaml"));
     }
 
     #[test]
