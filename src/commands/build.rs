@@ -309,12 +309,18 @@ fn one_file_per_object(
         .enumerate()
     {
         if let Some(&first) = first_of.get(&name) {
+            let name_of = |v: &Value| {
+                crate::model::path::str_at(v, &["metadata", "name"])
+                    .unwrap_or("")
+                    .to_string()
+            };
             return Err(crate::error::Error::Usage(format!(
                 "{} and {} would be written to the same file `{name}` (file names are \
                  lower-cased, every character outside `[a-z0-9._-]` becomes `_`, and a name \
-                 is cut at 240 characters): rename one of them",
+                 is cut at 240 characters){}: rename one of them",
                 describe(&items[first]),
-                describe(item)
+                describe(item),
+                where_they_differ(&name_of(&items[first]), &name_of(item))
             )));
         }
         first_of.insert(name.clone(), i);
@@ -325,6 +331,30 @@ fn one_file_per_object(
         tree.insert(name, document);
     }
     Ok(tree)
+}
+
+/// Where two long object names first differ, since findings shorten a long name to its start:
+/// `; the names differ from character 281 on (`...-one` and `...-two`)`. Nothing for names
+/// findings print whole.
+fn where_they_differ(one: &str, other: &str) -> String {
+    if one.chars().count().max(other.chars().count()) <= 64 {
+        return String::new();
+    }
+    let same = one
+        .chars()
+        .zip(other.chars())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let rest = |name: &str| -> String {
+        let tail: String = name.chars().skip(same).take(40).collect();
+        format!("...{}", tail.escape_debug())
+    };
+    format!(
+        "; the names differ from character {} on (`{}` and `{}`)",
+        same + 1,
+        rest(one),
+        rest(other)
+    )
 }
 
 /// `Kind/namespace/name` of an output item, as diagnostics name objects.
@@ -396,6 +426,28 @@ mod tests {
     use super::*;
     use crate::cli::Command;
     use crate::commands::testing::{cases, command, repo};
+
+    #[test]
+    fn long_names_that_collide_are_told_apart() {
+        let long = "a".repeat(280);
+        let items = [
+            serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": format!("{long}-one")}}),
+            serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": format!("{long}-two")}}),
+        ];
+        let error = one_file_per_object(&items, vec![None, None])
+            .unwrap_err()
+            .to_string();
+        // 280 `a`s and `-` are alike.
+        assert!(
+            error.contains(
+                "; the names differ from character 282 on (`...one` and `...two`): rename"
+            ),
+            "{error}"
+        );
+        assert_eq!(where_they_differ("a", "b"), "");
+    }
 
     fn args(paths: &[PathBuf], extra: &[&str]) -> BuildArgs {
         let flags: Vec<&str> = ["build"].into_iter().chain(extra.iter().copied()).collect();
