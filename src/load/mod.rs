@@ -452,7 +452,7 @@ fn parse_chunk(
                 .line
                 .map(|l| l + chunk.first_line - 1)
                 .or(chunk.content_line);
-            Err(Diagnostic::error(
+            let diagnostic = Diagnostic::error(
                 codes::YAML_SYNTAX,
                 Origin::new(path.clone(), index, line),
                 format!(
@@ -469,9 +469,58 @@ fn parse_chunk(
                 ),
             )
             .with_column(e.column)
-            .may_define(chunk.text.as_bytes()))
+            .may_define(chunk.text.as_bytes());
+            Err(match object_in_text(chunk.text) {
+                Some(object) => diagnostic.with_object(object),
+                None => diagnostic,
+            })
         }
     }
+}
+
+/// The object a document that does not parse says it is, read from its lines: its top-level
+/// `apiVersion:` and `kind:`, and the `name:` of a block `metadata:` mapping, each a plain or
+/// quoted scalar on its own line. `None` when any of the three cannot be read so.
+fn object_in_text(text: &str) -> Option<crate::origin::ObjectRef> {
+    let api_version = split::TopLevelKey::new("apiVersion").scalar(text)?;
+    let kind = split::TopLevelKey::new("kind").scalar(text)?;
+    let mut lines = text
+        .lines()
+        .skip_while(|l| l.trim_end() != "metadata:")
+        .skip(1);
+    let mut indent = None;
+    let name = lines.find_map(|line| {
+        let body = line.trim_start_matches(' ');
+        let depth = line.len() - body.len();
+        if body.is_empty() || body.starts_with('#') {
+            return None;
+        }
+        if depth == 0 {
+            return Some(None);
+        }
+        // Only the mapping's own keys, at the indentation of its first.
+        if *indent.get_or_insert(depth) != depth {
+            return None;
+        }
+        let value = body.strip_prefix("name:")?;
+        let value = value.split(" #").next().unwrap_or(value).trim();
+        let value = value
+            .strip_prefix('"')
+            .and_then(|v| v.strip_suffix('"'))
+            .or_else(|| value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
+            .unwrap_or(value);
+        let plain = !value.is_empty()
+            && !value.contains(['"', '\'', '{', '}', '[', ']', '&', '*', '\\', ':'])
+            && !value.starts_with(['!', '|', '>', '%', '@', '`']);
+        Some(plain.then(|| value.to_string()))
+    })??;
+    let plain = |s: &str| !s.is_empty() && !s.contains(['{', '}', '[', ']', '&', '*', '"', '\'']);
+    (plain(api_version) && plain(kind)).then(|| crate::origin::ObjectRef {
+        api_version: api_version.to_string(),
+        kind: kind.to_string(),
+        namespace: None,
+        name,
+    })
 }
 
 /// What to add to a YAML error that a flow collection opened on an earlier line and never
@@ -598,7 +647,11 @@ fn flow_start(line: &[u8]) -> Option<usize> {
 /// What to add to a YAML error when the document holds template markers: a Helm chart's
 /// `templates/` or a Jinja or Go template is YAML only once rendered.
 fn template_hint(text: &str) -> &'static str {
-    if text.contains("{{") || text.contains("{%") {
+    // kvrender's own catalog documents hold templates as values, in YAML that parses.
+    let catalog = split::TopLevelKey::new("apiVersion")
+        .scalar(text)
+        .is_some_and(|api| api.starts_with("kvrender.io/"));
+    if !catalog && (text.contains("{{") || text.contains("{%")) {
         "; the document holds template markers (`{{`, `{%`): kvrender reads rendered \
          manifests, so render it first and give kvrender the result (for a Helm chart, \
          `helm template ... | kvrender validate -`)"
@@ -1006,6 +1059,52 @@ mod tests {
     fn non_utf8_is_a_diagnostic() {
         let l = parse_bytes(&Arc::from("x.yaml"), b"a: 1\nb: \xff\n");
         assert_eq!(l.diagnostics[0].origin.line, Some(2));
+    }
+
+    #[test]
+    fn a_document_that_does_not_parse_is_named_from_its_lines() {
+        let named = |text: &str| object_in_text(text).map(|o| o.to_string());
+        let head = "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\n";
+        assert_eq!(
+            named(&format!(
+                "{head}metadata:\n  labels:\n    name: x\n  name: 'vm-1' # c\nspec: [\n"
+            )),
+            Some("VirtualMachine/vm-1".to_string())
+        );
+        assert_eq!(
+            named(&format!("{head}metadata:\n    name: \"vm\"\n")),
+            Some("VirtualMachine/vm".to_string())
+        );
+        // Nothing said rather than something guessed.
+        for text in [
+            format!("{head}metadata: {{name: vm}}\n"),
+            format!("{head}metadata:\n  labels: {{}}\nname: vm\n"),
+            format!("{head}metadata:\n  name: {{{{ .Values.name }}}}\n"),
+            format!("{head}metadata:\n  name: *anchor\n"),
+            format!("{head}kind: Other\nmetadata:\n  name: vm\n"),
+            "kind: VirtualMachine\nmetadata:\n  name: vm\n".to_string(),
+        ] {
+            assert_eq!(named(&text), None, "{text}");
+        }
+        // kvrender's own catalog documents hold templates: no advice to render them first.
+        let l = load(
+            "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata:\n  name: t\n\
+             spec:\n  sizes: [[small, 1e400, 1Gi]]\n  template: {a: '{{ size.cpu }}'}\n",
+        );
+        assert_eq!(
+            l.diagnostics[0].message,
+            "invalid YAML: non-finite float `1e400`"
+        );
+        // In a finding, after the file and line.
+        let l = load("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata: [\n");
+        assert_eq!(
+            l.diagnostics[0]
+                .object
+                .as_ref()
+                .map(ToString::to_string)
+                .as_deref(),
+            Some("ConfigMap/cm")
+        );
     }
 
     #[test]
