@@ -502,20 +502,11 @@ fn object_in_text(text: &str) -> Option<crate::origin::ObjectRef> {
         if *indent.get_or_insert(depth) != depth {
             return None;
         }
-        let value = body.strip_prefix("name:")?;
-        let value = value.split(" #").next().unwrap_or(value).trim();
-        let value = value
-            .strip_prefix('"')
-            .and_then(|v| v.strip_suffix('"'))
-            .or_else(|| value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
-            .unwrap_or(value);
-        let plain = !value.is_empty()
-            && !value.contains(['"', '\'', '{', '}', '[', ']', '&', '*', '\\', ':'])
-            && !value.starts_with(['!', '|', '>', '%', '@', '`']);
-        Some(plain.then(|| value.to_string()))
+        let value = split::line_scalar(body.strip_prefix("name:")?)
+            .filter(|v| !v.starts_with(['%', '@', '`']) && !v.contains(['}', ']']));
+        Some(value.map(str::to_string))
     })??;
-    let plain = |s: &str| !s.is_empty() && !s.contains(['{', '}', '[', ']', '&', '*', '"', '\'']);
-    (plain(api_version) && plain(kind)).then(|| crate::origin::ObjectRef {
+    Some(crate::origin::ObjectRef {
         api_version: api_version.to_string(),
         kind: kind.to_string(),
         namespace: None,

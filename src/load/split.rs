@@ -316,22 +316,27 @@ impl TopLevelKey {
             if continues(after) {
                 return None;
             }
-            let rest = rest.strip_suffix('\r').unwrap_or(rest);
-            let value = rest.split(" #").next().unwrap_or(rest).trim();
-            let value = value
-                .strip_prefix('"')
-                .and_then(|v| v.strip_suffix('"'))
-                .or_else(|| value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
-                .unwrap_or(value);
-            if value.is_empty()
-                || value.contains(['"', '\'', '\\', '{', '[', '&', '*', '!', '|', '>'])
-            {
-                return None;
-            }
-            found = Some(value);
+            found = Some(line_scalar(rest)?);
         }
         found
     }
+}
+
+/// The value on the rest of a `key:` line when it is a plain or simply quoted scalar that
+/// ends on that line: its comment and blanks dropped, its quotes taken off. `None` for
+/// anything a parser might read otherwise (an escape, a flow collection, an anchor, an alias,
+/// a tag, a block scalar) and for an empty value.
+pub(crate) fn line_scalar(rest: &str) -> Option<&str> {
+    let rest = rest.strip_suffix('\r').unwrap_or(rest);
+    let value = rest.split(" #").next().unwrap_or(rest).trim();
+    let value = value
+        .strip_prefix('"')
+        .and_then(|v| v.strip_suffix('"'))
+        .or_else(|| value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
+        .unwrap_or(value);
+    let doubtful =
+        value.is_empty() || value.contains(['"', '\'', '\\', '{', '[', '&', '*', '!', '|', '>']);
+    (!doubtful).then_some(value)
 }
 
 /// Whether `after`, the text after a line holding a plain scalar, goes on with that scalar: its

@@ -241,11 +241,9 @@ fn output_directory_that_is_a_file() {
 #[test]
 fn an_output_marker_that_is_not_a_plain_file() {
     let tmp = tempfile::tempdir().unwrap();
-    fs::write(
-        tmp.path().join("vm.yaml"),
-        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: vm\nspec:\n  template:\n    spec:\n      domain: {devices: {}}\n",
-    )
-    .unwrap();
+    // Any object will do: the marker is read before anything is written.
+    let config_map = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {k: v}\n";
+    fs::write(tmp.path().join("cm.yaml"), config_map).unwrap();
     type Make<'a> = &'a dyn Fn(&Path);
     let cases: [(&str, Make); 3] = [
         ("a named pipe", &|marker| {
@@ -263,7 +261,7 @@ fn an_output_marker_that_is_not_a_plain_file() {
         make(&out.join(".kvrender-output"));
         let mut child = kvrender()
             .current_dir(tmp.path())
-            .args(["build", "vm.yaml", "-o"])
+            .args(["build", "cm.yaml", "-o"])
             .arg(&out)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
