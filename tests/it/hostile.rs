@@ -540,13 +540,9 @@ fn a_kind_continued_on_the_next_line_is_the_whole_kind() {
     }
 }
 
-#[test]
-fn a_template_that_grows_without_bound_is_stopped() {
-    let tmp = tempfile::tempdir().unwrap();
-    // Each pass doubles the string: 2^40 bytes if nothing stops it. No leaf prints it, so
-    // only the memory bound can.
-    fs::write(
-        tmp.path().join("family.yaml"),
+/// A family `g` of the size rows `sizes` whose annotation doubles a string 40 times.
+fn growing_family(sizes: &str) -> String {
+    format!(
         r#"apiVersion: kvrender.io/v1alpha1
 kind: InstancetypeFamily
 metadata:
@@ -554,17 +550,27 @@ metadata:
 spec:
   version: 1
   sizes:
-    - [small, 1, 1Gi]
-  template:
+{sizes}  template:
     metadata:
       annotations:
-        grown: "{% set ns = namespace(s='xxxxxxxx') %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s | length }}"
+        grown: "{{% set ns = namespace(s='xxxxxxxx') %}}{{% for i in range(40) %}}{{% set ns.s = ns.s ~ ns.s %}}{{% endfor %}}{{{{ ns.s | length }}}}"
     spec:
       cpu:
         guest: 1
       memory:
         guest: 1Gi
-"#,
+"#
+    )
+}
+
+#[test]
+fn a_template_that_grows_without_bound_is_stopped() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Each pass doubles the string: 2^43 bytes if nothing stops it. No leaf prints it, so
+    // only the memory bound can.
+    fs::write(
+        tmp.path().join("family.yaml"),
+        growing_family("    - [small, 1, 1Gi]\n"),
     )
     .unwrap();
     let out = run(kvrender().current_dir(tmp.path()).args([
@@ -712,29 +718,7 @@ fn a_template_that_compares_large_values_for_minutes_is_stopped() {
 fn a_stopped_render_reports_the_same_combination_at_any_thread_count() {
     let tmp = tempfile::tempdir().unwrap();
     let sizes: String = (0..24).map(|i| format!("    - [s{i}, 1, 1Gi]\n")).collect();
-    fs::write(
-        tmp.path().join("family.yaml"),
-        format!(
-            r#"apiVersion: kvrender.io/v1alpha1
-kind: InstancetypeFamily
-metadata:
-  name: g
-spec:
-  version: 1
-  sizes:
-{sizes}  template:
-    metadata:
-      annotations:
-        grown: "{{% set ns = namespace(s='x') %}}{{% for i in range(40) %}}{{% set ns.s = ns.s ~ ns.s %}}{{% endfor %}}{{{{ ns.s | length }}}}"
-    spec:
-      cpu:
-        guest: 1
-      memory:
-        guest: 1Gi
-"#
-        ),
-    )
-    .unwrap();
+    fs::write(tmp.path().join("family.yaml"), growing_family(&sizes)).unwrap();
     let reports: Vec<String> = ["1", "2", "8", "8", "2"]
         .into_iter()
         .map(|threads| {
