@@ -517,7 +517,7 @@ impl<'e, 's> Templates<'e, 's> {
         })
     }
 
-    /// What the render of these leaves needs watched (see [`super::watch::Watch`]).
+    /// What the render of these leaves needs watched: nothing, time, or time and memory.
     pub fn watch(&self) -> super::watch::Watch {
         use super::watch::Watch;
         if self.may_grow() {
