@@ -26,6 +26,12 @@ pub fn parse(text: &str) -> Option<Value> {
 /// Read one document whose top-level node is a mapping or a sequence (the text of an item of a
 /// list, say), or `None` when it needs the full parser.
 pub fn parse_any(text: &str) -> Option<Value> {
+    // A text too short to hold more than the full parser's budget of values (each takes at
+    // least one character and a separator): a longer one meets that budget, and its message,
+    // whatever its shape.
+    if text.len() > super::MAX_NODES {
+        return None;
+    }
     // Printable ASCII and line feeds only: no tabs, carriage returns, byte order marks or
     // Unicode line breaks to think about.
     // (Folded without an early exit, which the compiler turns into vector instructions.)

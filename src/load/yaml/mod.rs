@@ -62,16 +62,9 @@ fn options() -> serde_saphyr::Options {
     options
 }
 
-/// Whether the quick reader may take `text`: only when it is too short to hold more than
-/// [`MAX_NODES`] values (each takes at least one character and a separator), so that a
-/// longer one meets serde-saphyr's budget, and its message, whatever its shape.
-fn quick_enough(text: &str) -> bool {
-    text.len() <= MAX_NODES
-}
-
 /// Parse one YAML document into a value tree.
 pub fn parse_document(text: &str) -> Result<Value, YamlError> {
-    match quick_enough(text).then(|| fast::parse(text)).flatten() {
+    match fast::parse(text) {
         Some(value) => Ok(value),
         None => parse_document_full(text),
     }
@@ -84,7 +77,7 @@ pub fn parse_document(text: &str) -> Result<Value, YamlError> {
 /// # Errors
 /// As [`parse_document`].
 pub fn parse_node(text: &str) -> Result<Value, YamlError> {
-    match quick_enough(text).then(|| fast::parse_any(text)).flatten() {
+    match fast::parse_any(text) {
         Some(value) => Ok(value),
         None => parse_document_full(text),
     }
@@ -94,7 +87,7 @@ pub fn parse_node(text: &str) -> Result<Value, YamlError> {
 /// serde-saphyr (anchors, aliases, tags and the rest that [`fast`] lists), else what
 /// [`parse_node`] gives.
 pub(crate) fn parse_quick(text: &str) -> Option<Value> {
-    quick_enough(text).then(|| fast::parse_any(text)).flatten()
+    fast::parse_any(text)
 }
 
 /// Parse with serde-saphyr alone, skipping the quick reader: the fuzzers and tests use it to
