@@ -133,6 +133,9 @@ pub fn sandbox<'s>() -> Environment<'s> {
                     if !args.iter().all(|a| within(a, MAX_FILTER_INPUT_BYTES)) {
                         return Err(too_large(MAX_FILTER_INPUT_BYTES));
                     }
+                    if writes_more_than($name, &args, MAX_FILTER_INPUT_BYTES) {
+                        return Err(writes_too_much($name, MAX_FILTER_INPUT_BYTES));
+                    }
                     state.apply_filter(concat!($name, " (built-in)"), &args)
                 },
             );
@@ -145,6 +148,7 @@ pub fn sandbox<'s>() -> Environment<'s> {
         "dictsort" => filters::dictsort,
         "format" => filters::format,
         "groupby" => filters::groupby,
+        "indent" => filters::indent,
         "items" => filters::items,
         "join" => filters::join,
         "lines" => filters::lines,
@@ -155,6 +159,7 @@ pub fn sandbox<'s>() -> Environment<'s> {
         "pprint" => filters::pprint,
         "reject" => filters::reject,
         "rejectattr" => filters::rejectattr,
+        "replace" => filters::replace,
         "reverse" => filters::reverse,
         "select" => filters::select,
         "selectattr" => filters::selectattr,
@@ -177,6 +182,143 @@ fn too_large(limit: usize) -> minijinja::Error {
              repeated sequence or string?)"
         ),
     )
+}
+
+/// The error for a filter whose arguments ask for more than `limit` bytes of output.
+fn writes_too_much(filter: &str, limit: usize) -> minijinja::Error {
+    minijinja::Error::new(
+        minijinja::ErrorKind::InvalidOperation,
+        format!(
+            "`{filter}` would write more than {limit} bytes (a width or a repeated string too \
+             large?)"
+        ),
+    )
+}
+
+/// Whether the filter `filter` may write more than `limit` bytes for `args` (its input first).
+/// The filters that write more than they read do so in proportion to an argument: `indent`'s
+/// width on every line, `replace`'s new text for every match, `join`'s separator between
+/// items, `format`'s widths and precisions. Each of them asks for its whole output at once,
+/// where no watch can stop it: a width of `2**64 - 1` would end the process. The bound is
+/// taken before the filter runs, with saturating arithmetic.
+fn writes_more_than(filter: &str, args: &[minijinja::Value], limit: usize) -> bool {
+    use minijinja::value::ValueKind;
+    let text = |v: Option<&minijinja::Value>| -> usize {
+        match v {
+            Some(v) if v.kind() == ValueKind::String => v.as_str().map_or(0, str::len),
+            Some(v) if v.kind() == ValueKind::Undefined || v.is_none() => 0,
+            // Every input is within the filter input bound: printing it costs little.
+            Some(v) => v.to_string().len(),
+            None => 0,
+        }
+    };
+    // A number an argument gives, positional or by keyword; anything else counts as 0.
+    let number = |v: &minijinja::Value| -> usize {
+        if let Ok(n) = u64::try_from(v.clone()) {
+            usize::try_from(n).unwrap_or(usize::MAX)
+        } else {
+            0
+        }
+    };
+    let keyword = |name: &str| -> Option<minijinja::Value> {
+        args.iter()
+            .filter(|a| a.is_kwargs())
+            .find_map(|a| a.get_attr(name).ok().filter(|v| !v.is_undefined()))
+    };
+    let bound = match filter {
+        "indent" => {
+            let input = args.first();
+            let lines = input
+                .and_then(minijinja::Value::as_str)
+                .map_or(1, |s| s.bytes().filter(|&b| b == b'\n').count() + 1);
+            let width = match args.get(1).filter(|a| !a.is_kwargs()) {
+                Some(w) => number(w),
+                None => keyword("width").as_ref().map_or(4, number),
+            };
+            text(input).saturating_add(lines.saturating_mul(width))
+        }
+        "replace" => {
+            let input = text(args.first());
+            let from = text(args.get(1));
+            let to = text(args.get(2));
+            // An empty pattern matches between every two bytes and at both ends.
+            let matches = input.checked_div(from).unwrap_or(input.saturating_add(1));
+            input.saturating_add(matches.saturating_mul(to))
+        }
+        "join" => {
+            let items = args.first().and_then(|v| v.len()).unwrap_or(0);
+            let joiner = args.get(1).filter(|a| !a.is_kwargs());
+            let joiner = text(joiner).max(keyword("d").as_ref().map_or(0, |v| text(Some(v))));
+            let items_text = args.first().map_or(0, |v| {
+                v.try_iter()
+                    .map(|it| {
+                        it.map(|item| text(Some(&item)))
+                            .fold(0, usize::saturating_add)
+                    })
+                    .unwrap_or(0)
+            });
+            items_text.saturating_add(items.saturating_mul(joiner))
+        }
+        "format" => {
+            let spec = args
+                .first()
+                .and_then(minijinja::Value::as_str)
+                .unwrap_or("");
+            let rest = args[1.min(args.len())..]
+                .iter()
+                .map(|a| text(Some(a)))
+                .fold(0, usize::saturating_add);
+            spec.len()
+                .saturating_add(printf_widths(spec))
+                .saturating_add(rest)
+        }
+        _ => return false,
+    };
+    bound > limit
+}
+
+/// The sum of the widths and precisions of the `%` conversions in a printf-style format
+/// string (`%-20s`, `%08.3f`, `%(name)10s`), saturating.
+fn printf_widths(spec: &str) -> usize {
+    let b = spec.as_bytes();
+    let mut total = 0usize;
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'%' {
+            i += 1;
+            continue;
+        }
+        i += 1;
+        if b.get(i) == Some(&b'%') {
+            i += 1;
+            continue;
+        }
+        if b.get(i) == Some(&b'(') {
+            while i < b.len() && b[i] != b')' {
+                i += 1;
+            }
+            i += 1;
+        }
+        while i < b.len() && matches!(b[i], b'#' | b'0' | b'-' | b' ' | b'+') {
+            i += 1;
+        }
+        loop {
+            let start = i;
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+            }
+            let digits = &spec[start..i];
+            if !digits.is_empty() {
+                total = total.saturating_add(digits.parse().unwrap_or(usize::MAX));
+            }
+            if b.get(i) == Some(&b'.') {
+                i += 1;
+                continue;
+            }
+            break;
+        }
+    }
+    total
 }
 
 /// Whether `value` holds at most [`MAX_VALUE_ITEMS`] items and about `limit` bytes as YAML.
@@ -1268,6 +1410,49 @@ mod tests {
         ] {
             assert!(grows(leaf), "{leaf}");
         }
+    }
+
+    #[test]
+    fn filters_that_write_in_proportion_to_an_argument_are_bounded_first() {
+        let refused = [
+            "{{ 'a' | indent(18446744073709551615) }}",
+            "{{ 'a' | indent(width=100000000000) }}",
+            "{{ ('a\n' * 1000) | indent(5000) }}",
+            "{{ '%18446744073709551615s' | format('a') }}",
+            "{{ '%(k)s %.99999999f' | format(k=1) }}",
+            "{{ ('a' * 999999) | replace('a', 'aaaaaaaaaa') }}",
+            "{{ ('a' * 999999) | replace('', 'bbbbbbbbbb') }}",
+            "{{ range(10000) | join('a' * 99999) }}",
+            "{{ range(10000) | join(d='a' * 99999) }}",
+        ];
+        for leaf in refused {
+            let err = render(json!({"x": leaf}), json!({})).unwrap_err();
+            let text = format!("{:?}", err.kind);
+            assert!(
+                text.contains("would write more than 4194304 bytes"),
+                "{leaf}: {text}"
+            );
+        }
+        // Within the bound, each filter writes what minijinja writes.
+        let kept = json!({
+            "i": "{{ 'x\ny' | indent(2, true) }}",
+            "k": "{{ 'x\ny' | indent(width=3) }}",
+            "f": "{{ '%-5s|%05.2f|%%|%3d' | format('ab', 3.14159, 7) }}",
+            "r": "{{ 'abc' | replace('b', 'XY') }}",
+            "e": "{{ 'ab' | replace('', '-') }}",
+            "j": "{{ range(4) | join(d='-') }}",
+        });
+        let out = render(kept, json!({})).unwrap().unwrap();
+        assert_eq!(
+            out,
+            json!({"i": "  x\n  y", "k": "x\n   y", "f": "ab   |03.14|%|  7", "r": "aXYc",
+                   "e": "-a-b-", "j": "0-1-2-3"})
+        );
+        assert_eq!(
+            printf_widths("%-20s %08.3f %(name)10s %% 99"),
+            20 + 8 + 3 + 10
+        );
+        assert_eq!(printf_widths("%99999999999999999999999s"), usize::MAX);
     }
 
     #[test]

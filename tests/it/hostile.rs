@@ -671,6 +671,50 @@ fn a_template_expression_tens_of_thousands_of_operators_long_is_refused() {
     );
 }
 
+/// A filter that writes in proportion to an argument (`indent`'s width, `format`'s padding,
+/// `replace`'s new text, `join`'s separator) asks for its whole output at once: a width of
+/// `2**64 - 1` used to end the process with a panic, and one of 10^11 with an abort. Each is
+/// refused with the leaf's line before the filter runs.
+#[test]
+fn a_filter_asked_for_a_huge_width_is_refused_not_a_crash() {
+    let tmp = tempfile::tempdir().unwrap();
+    let family = |expr: &str| {
+        format!(
+            "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata:\n  name: t\n\
+             spec:\n  version: 1\n  sizes:\n    - [small, 1, 1Gi]\n  template:\n    \
+             metadata:\n      annotations:\n        x: \"{{{{ {expr} }}}}\"\n    spec:\n      \
+             cpu: {{guest: 1}}\n      memory: {{guest: 1Gi}}\n"
+        )
+    };
+    for (expr, filter) in [
+        ("'a' | indent(18446744073709551615)", "indent"),
+        ("'a' | indent(100000000000)", "indent"),
+        ("'%18446744073709551615s' | format('a')", "format"),
+        ("('a' * 999999) | replace('a', 'aaaaaaaaaa')", "replace"),
+        ("range(10000) | join('a' * 99999)", "join"),
+    ] {
+        fs::write(tmp.path().join("family.yaml"), family(expr)).unwrap();
+        for args in [
+            &["build", "--no-default-catalog", "family.yaml"][..],
+            &["validate", "--no-default-catalog", "family.yaml"],
+        ] {
+            let out = run(kvrender().current_dir(tmp.path()).args(args));
+            assert_eq!(out.status.code(), Some(1), "{expr}: {args:?}");
+            let text = if args[0] == "validate" {
+                String::from_utf8(out.stdout).unwrap()
+            } else {
+                assert!(out.stdout.is_empty(), "{expr}");
+                summary(&out)
+            };
+            assert!(
+                text.contains("family.yaml:12: error[KV040] cannot render ")
+                    && text.contains(&format!("`{filter}` would write more than 4194304 bytes")),
+                "{expr}: {args:?}: {text}"
+            );
+        }
+    }
+}
+
 /// A leaf that builds nothing but compares large values on every instruction its fuel allows
 /// runs for minutes: the time watch stops it after 10 s, as it stops one that grows a value.
 #[test]
