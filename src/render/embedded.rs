@@ -285,3 +285,16 @@ fn build_lazy() -> Lazy {
         _catalog: catalog,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::watch::Watch;
+
+    /// The shipped catalog's leaves only look values up and test them: its combinations may
+    /// render in parallel (a catalog watched for memory renders them one at a time).
+    #[test]
+    fn the_shipped_catalog_is_not_watched_for_memory() {
+        assert_eq!(lazy().templates.watch(), Watch::Time);
+    }
+}

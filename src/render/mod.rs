@@ -430,27 +430,33 @@ pub fn render<'o>(
     let (order, names) = output_order(&jobs);
     let written = written_of(&jobs);
 
+    let watch = prepared.templates.watch();
     let results: Vec<JobResult> = watch::watched(
-        prepared.templates.watch(),
+        watch,
         jobs.len(),
         |job| {
             let (combination, origin) = jobs[job].site();
             (origin.to_string(), combination.to_string())
         },
         |running| {
-            jobs.par_iter()
-                .enumerate()
-                .map(|(i, job)| {
-                    let _rendering = running.enter(i);
-                    render_job(
-                        &prepared.templates,
-                        &prepared.notes,
-                        job,
-                        written[i].as_ref(),
-                        options,
-                    )
-                })
-                .collect()
+            let one = |i: usize| {
+                let _rendering = running.enter(i);
+                render_job(
+                    &prepared.templates,
+                    &prepared.notes,
+                    &jobs[i],
+                    written[i].as_ref(),
+                    options,
+                )
+            };
+            // The memory watch sees the whole process: combinations that grow values render
+            // one after the other, so that whether one passes its budget does not depend on
+            // how many others happen to render beside it (or on `--threads`).
+            if watch == watch::Watch::TimeAndMemory {
+                (0..jobs.len()).map(one).collect()
+            } else {
+                (0..jobs.len()).into_par_iter().map(one).collect()
+            }
         },
     );
     // Each job's objects, in the order of its kinds, to be taken into their places.

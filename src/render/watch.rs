@@ -11,7 +11,9 @@
 //! [`super::template::Templates::may_grow`]), at the process's resident memory. Past either
 //! budget it reports the first combination being
 //! rendered as a `KV040` error and ends the process with exit code 1. Rendering comes before
-//! any output, so nothing has been written by then.
+//! any output, so nothing has been written by then. Since the memory is the whole process's,
+//! combinations watched for it render one at a time (see `render`): the budget then means
+//! the same at any thread count.
 //!
 //! The watcher reads the resident memory from `/proc/self/status`. Where there is none (Unix
 //! systems other than Linux, such as macOS), it reads the peak resident memory that

@@ -790,6 +790,54 @@ fn a_stopped_render_reports_the_same_combination_at_any_thread_count() {
     }
 }
 
+/// The memory watch sees the whole process. A combination that grows a value to some 200 MiB
+/// and then prints only its length passes alone; two of them side by side passed the
+/// 512 MiB budget together, so `--threads 2` refused a catalog `--threads 1` rendered.
+/// Combinations whose templates may grow values now render one after the other: the same
+/// output at any thread count.
+#[test]
+fn a_catalog_near_the_memory_budget_renders_alike_at_any_thread_count() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sizes: String = ["a", "b", "c"]
+        .iter()
+        .map(|s| format!("    - [{s}, 1, 2Gi]\n"))
+        .collect();
+    fs::write(
+        tmp.path().join("family.yaml"),
+        format!(
+            "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata: {{name: t}}\n\
+             spec:\n  scopes: [cluster]\n  sizes:\n{sizes}  template:\n    metadata:\n      \
+             annotations:\n        x: \"{{% set ns = namespace(s='a') %}}{{% for i in range(27) \
+             %}}{{% set ns.s = ns.s ~ ns.s %}}{{% endfor %}}{{{{ ns.s | length }}}}\"\n    \
+             spec:\n      cpu: {{guest: '{{{{ size.cpu }}}}'}}\n      memory: {{guest: \
+             '{{{{ size.memory }}}}'}}\n"
+        ),
+    )
+    .unwrap();
+    let outputs: Vec<String> = ["1", "2", "2"]
+        .into_iter()
+        .map(|threads| {
+            let out = run(kvrender().current_dir(tmp.path()).args([
+                "--threads",
+                threads,
+                "build",
+                "--no-default-catalog",
+                "family.yaml",
+            ]));
+            assert_eq!(out.status.code(), Some(0), "{}", summary(&out));
+            String::from_utf8(out.stdout).unwrap()
+        })
+        .collect();
+    assert_eq!(
+        outputs[0].matches("x: \"134217728\"").count(),
+        3,
+        "{}",
+        outputs[0]
+    );
+    assert_eq!(outputs[1], outputs[0]);
+    assert_eq!(outputs[2], outputs[0]);
+}
+
 /// Run `validate` on `name` holding `text`, in a new temporary directory, and give its report:
 /// failing if the run takes over a minute (a hang, not a timing: the runs take a fraction).
 fn validate_long(name: &str, text: &str) -> (Option<i32>, String) {
