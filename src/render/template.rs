@@ -1078,7 +1078,12 @@ fn too_deep(s: &str) -> Option<Depth> {
 }
 
 fn single_expression(s: &str) -> Option<&str> {
-    let inner = s.trim().strip_prefix("{{")?.strip_suffix("}}")?;
+    // Line breaks around it are how a `|` or `>` block ends, not text: they are ignored.
+    // Spaces are text, as the quick path reads them (`" {{ size.cpu }}"` gives `" 1"`).
+    let inner = s
+        .trim_matches(['\n', '\r'])
+        .strip_prefix("{{")?
+        .strip_suffix("}}")?;
     let inner = inner.strip_prefix('-').unwrap_or(inner);
     let inner = inner.strip_suffix('-').unwrap_or(inner);
     Some(inner)
@@ -1259,6 +1264,38 @@ mod tests {
         .unwrap()
         .unwrap();
         assert_eq!(out, json!({"cpu": 4, "on": true, "numa": {"a": {}}}));
+    }
+
+    /// Spaces around a `{{ … }}` are text, for every type of value alike (a boolean printed
+    /// as Jinja prints it); line breaks around it (the end of a `|` block) are not.
+    #[test]
+    fn spaces_around_a_single_expression_make_it_text_for_every_value() {
+        let ctx = json!({"s": {"str": "x", "int": 1, "float": 1.5, "bool": true}});
+        for (key, text) in [
+            ("str", "x"),
+            ("int", "1"),
+            ("float", "1.5"),
+            ("bool", "True"),
+        ] {
+            let leaves = json!({
+                "lead": format!(" {{{{ s.{key} }}}}"),
+                "trail": format!("{{{{ s.{key} }}}} "),
+                "tab": format!("\t{{{{ s.{key} }}}}"),
+            });
+            let out = render(leaves, ctx.clone()).unwrap().unwrap();
+            assert_eq!(
+                out,
+                json!({"lead": format!(" {text}"), "trail": format!("{text} "), "tab": format!("\t{text}")}),
+                "{key}"
+            );
+        }
+        let out = render(
+            json!({"block": "{{ s.float }}\n", "map": "\n{{ {'a': s.int} }}\n"}),
+            ctx,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(out, json!({"block": 1.5, "map": {"a": 1}}));
     }
 
     #[test]
