@@ -1009,22 +1009,61 @@ fn read_document<'a>(
     }
 }
 
-/// Whether `rest`, the text after a `vars`, reads the var `name`: `.name`, `['name']` or
-/// `["name"]`, not followed by a letter, digit or `_` (`vars.cpu` is no mention of `vars.c`).
-fn mentions(rest: &str, name: &str) -> bool {
-    let after = [(".", ""), ("['", "']"), ("[\"", "\"]")]
-        .into_iter()
-        .find_map(|(open, close)| {
-            rest.strip_prefix(open)?
-                .strip_prefix(name)?
-                .strip_prefix(close)
-        });
-    after.is_some_and(|after| !after.starts_with(|c: char| c.is_alphanumeric() || c == '_'))
+/// What the templates in `text` read of `vars`: the names they read as `vars.NAME`,
+/// `vars['NAME']` or `vars["NAME"]` (spaces allowed between the parts), pushed onto `names`.
+/// `false` when a template uses `vars` in any other way (`vars | dictsort`, `(vars).cpu`,
+/// `vars[key]`, `vars.get('cpu')`): it may then read any var. Only the insides of `{{ }}`
+/// and `{% %}` blocks count, and `x.vars` is some other value's attribute.
+fn var_reads<'t>(text: &'t str, names: &mut Vec<&'t str>) -> bool {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut rest = text;
+    let first = |t: &str, a: &str, b: &str| [t.find(a), t.find(b)].into_iter().flatten().min();
+    while let Some(open) = first(rest, "{{", "{%") {
+        let after = &rest[open + 2..];
+        let close = first(after, "}}", "%}").unwrap_or(after.len());
+        let block = &after[..close];
+        for (at, _) in block.match_indices("vars") {
+            let before = block[..at].trim_end_matches(' ');
+            let prefix_ok = !block[..at].ends_with(ident) && !before.ends_with('.');
+            let tail = &block[at + 4..];
+            if !prefix_ok || tail.starts_with(ident) {
+                continue;
+            }
+            match static_var(tail) {
+                Some(name) => names.push(name),
+                None => return false,
+            }
+        }
+        rest = &after[close..];
+    }
+    true
+}
+
+/// The name `tail` (the text after a `vars`) reads, when it reads one by a fixed name and does
+/// not call it: `.NAME`, `['NAME']` or `["NAME"]`, spaces allowed.
+fn static_var(tail: &str) -> Option<&str> {
+    let t = tail.trim_start();
+    let (name, after) = if let Some(t) = t.strip_prefix('.') {
+        let t = t.trim_start();
+        let end = t
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(t.len());
+        (&t[..end], &t[end..])
+    } else {
+        let t = t.strip_prefix('[')?.trim_start();
+        let quote = t.chars().next().filter(|q| *q == '\'' || *q == '"')?;
+        let t = &t[1..];
+        let end = t.find(quote)?;
+        let after = t[end + 1..].trim_start().strip_prefix(']')?;
+        (&t[..end], after)
+    };
+    // `vars.get('x')` or `vars.items()` call a method: any var may be read.
+    (!name.is_empty() && !after.trim_start().starts_with('(')).then_some(name)
 }
 
 /// A preference's `vars` may set what its parts declare (`defaults`) and what its templates
-/// read; a var neither declares nor any template mentions (`vars.NAME`, `vars['NAME']`) changes
-/// nothing, most likely a misspelt one.
+/// read; a var neither declares nor any template reads (`vars.NAME`, `vars['NAME']`) changes
+/// nothing, most likely a misspelt one. When a template uses `vars` as a whole, any may be read.
 fn check_vars(preference: &Preference<'_>, parts: &[&Part<'_>]) -> Result<(), Vec<RenderError>> {
     let Some(vars) = preference.vars.and_then(Value::as_object) else {
         return Ok(());
@@ -1049,12 +1088,14 @@ fn check_vars(preference: &Preference<'_>, parts: &[&Part<'_>]) -> Result<(), Ve
     for tree in trees {
         collect_strings(tree, &mut texts);
     }
-    // What follows each `vars` in the templates, found once for every var to look at.
-    let after_vars: Vec<&str> = texts
-        .iter()
-        .flat_map(|t| memchr::memmem::find_iter(t.as_bytes(), b"vars").map(move |at| &t[at + 4..]))
-        .collect();
-    let mentioned = |name: &str| after_vars.iter().any(|rest| mentions(rest, name));
+    // The names the templates read; a template that uses `vars` otherwise may read any.
+    let mut read: Vec<&str> = Vec::new();
+    for text in &texts {
+        if !var_reads(text, &mut read) {
+            return Ok(());
+        }
+    }
+    let mentioned = |name: &str| read.contains(&name);
     let errors: Vec<RenderError> = vars
         .keys()
         .filter(|key| !declared.contains(&key.as_str()) && !mentioned(key))
@@ -1646,5 +1687,40 @@ fn leaf_error(site: &Site<'_, '_>, error: LeafError, combination: &Combination) 
             field,
             message,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::var_reads;
+
+    fn reads(text: &str) -> Option<Vec<&str>> {
+        let mut names = Vec::new();
+        var_reads(text, &mut names).then_some(names)
+    }
+
+    #[test]
+    fn var_reads_names_the_vars_read_by_a_fixed_name() {
+        assert_eq!(
+            reads("{{ vars.a }}-{{ vars [ \"b\" ] }}{% if vars . c %}{{ vars['d'] }}{% endif %}"),
+            Some(vec!["a", "b", "c", "d"])
+        );
+        // Other values' `vars`, longer names and text outside the blocks are not `vars`.
+        assert_eq!(
+            reads("vars.x {{ x.vars.y }} {{ myvars.z }} {{ vars_a }} {{ x . vars }}"),
+            Some(vec![])
+        );
+        // Any other use may read any var.
+        for whole in [
+            "{{ vars | dictsort }}",
+            "{{ (vars).a }}",
+            "{{ vars[k] }}",
+            "{{ vars.items() }}",
+            "{% for k in vars %}{% endfor %}",
+            "{{ vars }}",
+            "{{ vars['a }}",
+        ] {
+            assert_eq!(reads(whole), None, "{whole}");
+        }
     }
 }

@@ -1322,7 +1322,8 @@ fn catalog_error_a_var_nothing_reads() {
 }
 
 /// A var counts as read when a template names it as `vars.NAME`, `vars['NAME']` or
-/// `vars["NAME"]`, and only as a whole name: reading `vars.cpus` reads no var `cpu`.
+/// `vars["NAME"]` (spaces allowed), and only as a whole name: reading `vars.cpus` reads no var
+/// `cpu`. A template that uses `vars` in any other way may read any var: none is refused.
 #[test]
 fn catalog_vars_are_read_by_every_form_and_only_whole() {
     let text = |vars: &str| {
@@ -1330,33 +1331,39 @@ fn catalog_vars_are_read_by_every_form_and_only_whole() {
             "apiVersion: kvrender.io/v1alpha1\nkind: Preference\nmetadata: {{name: mine}}\n\
              spec:\n  vars: {vars}\n  annotations:\n    a: \"{{{{ vars.cpus }}}}\"\n    \
              b: \"{{{{ vars['disk_bus'] }}}}-{{{{ vars[\\\"nic\\\"] }}}}\"\n    \
-             c: \"{{{{ vars.tpm_on }}}}\"\n"
+             c: \"{{{{ vars.tpm_on }}}}-{{{{ vars[ 'spaced' ] }}}}\"\n    \
+             d: \"vars.plain is text, not a template\"\n"
         )
     };
     let rendered = render_at(
         "ok/catalog.yaml",
-        &text("{cpus: 2, disk_bus: sata, nic: e1000e, tpm_on: \"yes\"}"),
+        &text("{cpus: 2, disk_bus: sata, nic: e1000e, tpm_on: \"yes\", spaced: s}"),
     )
     .unwrap();
     let annotations = &rendered.objects[0].value["metadata"]["annotations"];
     assert_eq!(annotations["a"], "2");
     assert_eq!(annotations["b"], "sata-e1000e");
+    assert_eq!(annotations["c"], "yes-s");
     for (vars, unknown) in [
         (
-            "{cpus: 2, disk_bus: sata, nic: e1000e, tpm_on: x, cpu: 1}",
+            "{cpus: 2, disk_bus: sata, nic: e1000e, tpm_on: x, spaced: s, cpu: 1}",
             "cpu",
         ),
         (
-            "{cpus: 2, disk_bus: sata, nic: e1000e, tpm_on: x, disk: 1}",
+            "{cpus: 2, disk_bus: sata, nic: e1000e, tpm_on: x, spaced: s, disk: 1}",
             "disk",
         ),
         (
-            "{cpus: 2, disk_bus: sata, nic: e1000e, tpm_on: x, ni: 1}",
+            "{cpus: 2, disk_bus: sata, nic: e1000e, tpm_on: x, spaced: s, ni: 1}",
             "ni",
         ),
         (
-            "{cpus: 2, disk_bus: sata, nic: e1000e, tpm_on: x, tpm: 1}",
+            "{cpus: 2, disk_bus: sata, nic: e1000e, tpm_on: x, spaced: s, tpm: 1}",
             "tpm",
+        ),
+        (
+            "{cpus: 2, disk_bus: sata, nic: e1000e, tpm_on: x, spaced: s, plain: 1}",
+            "plain",
         ),
     ] {
         let errors = render_at("bad/catalog.yaml", &text(vars)).expect_err(unknown);
@@ -1364,6 +1371,22 @@ fn catalog_vars_are_read_by_every_form_and_only_whole() {
         assert!(
             message.contains(&format!("unknown var `{unknown}`")),
             "{unknown}: {message}"
+        );
+    }
+    for whole in [
+        "{{ vars | dictsort | first | last }}",
+        "{{ (vars).cpu }}",
+        "{% for k in vars %}{{ vars[k] }}{% endfor %}",
+    ] {
+        let doc = format!(
+            "apiVersion: kvrender.io/v1alpha1\nkind: Preference\nmetadata: {{name: mine}}\n\
+             spec:\n  vars: {{cpu: 2}}\n  annotations:\n    a: \"{whole}\"\n"
+        );
+        let rendered = render_at("ok/catalog.yaml", &doc)
+            .unwrap_or_else(|e| panic!("{whole}: {}", report_one(e.iter().next().unwrap())));
+        assert_eq!(
+            rendered.objects[0].value["metadata"]["annotations"]["a"], "2",
+            "{whole}"
         );
     }
 }
