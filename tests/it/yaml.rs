@@ -38,6 +38,8 @@ const TRICKY: &[&str] = &[
     "2024-01-01",
     ".inf",
     ".NaN",
+    "-.nan",
+    "+.NaN",
     "=",
     "<<",
     "1.0",
@@ -104,6 +106,25 @@ fn a_yaml_1_1_reader_reads_the_same_values() {
     assert_eq!(read["int"], json!(42));
     assert_eq!(read["big"], json!(9_007_199_254_740_993_u64));
     assert_eq!(read["bool"], json!(true));
+}
+
+/// NaN has no sign in YAML (1.1 or 1.2): `-.nan` and `+.nan` written plain are strings, as
+/// kubectl and PyYAML read them, not a float the loader would refuse as non-finite.
+#[test]
+fn a_signed_nan_written_plain_is_a_string() {
+    let text = "a: -.nan\nb: +.nan\nc: -.NaN\nd: +.NAN\n";
+    let read = yaml::parse_document(text).unwrap();
+    assert_eq!(
+        read,
+        json!({"a": "-.nan", "b": "+.nan", "c": "-.NaN", "d": "+.NAN"})
+    );
+    let pyyaml = read_with_pyyaml(text).remove(0);
+    for key in ["a", "b", "c", "d"] {
+        assert_eq!(pyyaml[key], read[key], "{key}");
+    }
+    // The unsigned spelling is NaN, which JSON cannot hold: refused with its line.
+    let err = yaml::parse_document("x: 1\ne: .nan\n").unwrap_err();
+    assert_eq!(err.line, Some(2), "{err:?}");
 }
 
 #[test]
