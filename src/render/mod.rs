@@ -789,6 +789,10 @@ impl<'a> Catalog<'a> {
         let mut errors = Vec::new();
         let family_parts = keep_oks(family_parts, &mut errors);
         let preference_parts = keep_oks(preference_parts, &mut errors);
+        let roots = (self.families.iter().flat_map(|f| &f.parts))
+            .chain(self.preferences.iter().flat_map(|p| &p.parts))
+            .map(|(name, _)| *name);
+        errors.extend(library.unused_errors(roots));
         // One cycle met from several of its parts is one mistake.
         let mut seen: Vec<Vec<String>> = Vec::new();
         errors.retain(|e| match cycle_members(e) {

@@ -153,6 +153,41 @@ impl<'a> PartLibrary<'a> {
         }
     }
 
+    /// What is wrong in the parts this library defines that no name of `roots` reaches
+    /// (directly or through other parts): names no library defines and cycles, as
+    /// [`Self::resolve`] reports them for a part in use. A shared library checked on its own
+    /// would otherwise pass with a misspelt or circular reference. In document order.
+    pub fn unused_errors<'r>(&self, roots: impl Iterator<Item = &'r str>) -> Vec<RenderError> {
+        let mut reached: std::collections::HashSet<&str> = std::collections::HashSet::new();
+        let mut todo: Vec<&str> = roots.collect();
+        while let Some(name) = todo.pop() {
+            if reached.insert(name)
+                && let Some(part) = self.find(name)
+            {
+                todo.extend(part.parts.iter().map(|(n, _)| *n));
+            }
+        }
+        let mut unused: Vec<&Part<'a>> =
+            self.parts().filter(|p| !reached.contains(p.name)).collect();
+        let place = |p: &Part<'a>| {
+            let index = (p.doc.obj.value.get("parts").and_then(Value::as_object))
+                .and_then(|parts| parts.keys().position(|k| k == p.name));
+            (p.doc.obj.origin.clone(), index)
+        };
+        unused.sort_by_cached_key(|p| place(p));
+        unused
+            .into_iter()
+            .filter_map(|part| {
+                // The part itself is the root: a cycle is told from it (`a -> b -> a`). Its
+                // own name is defined, so `at` is never reported.
+                let who = format!("part `{}`", part.name);
+                self.resolve(&[(part.name, 0)], &part.doc, &who, &part.steps(&[]))
+                    .err()
+            })
+            .flatten()
+            .collect()
+    }
+
     /// Every name this library and its fallbacks define.
     fn known(&self) -> Vec<&str> {
         let mut known: Vec<&str> = self.parts.keys().copied().collect();

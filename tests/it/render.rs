@@ -1120,6 +1120,53 @@ spec:
     );
 }
 
+/// A parts library checked on its own: a part nothing uses is checked for unknown names and
+/// cycles as a part in use is, each mistake once, and a part in use is not checked twice.
+#[test]
+fn parts_nothing_uses_are_checked_for_unknown_names_and_cycles() {
+    let library = "\
+apiVersion: kvrender.io/v1alpha1
+kind: Parts
+metadata: {name: team}
+parts:
+  pinned: {parts: [numa-pasthrough], spec: {cpu: {dedicatedCPUPlacement: true}}}
+  loop1: {parts: [loop2]}
+  loop2: {parts: [loop1]}
+  fine: {parts: [base]}
+  base: {spec: {cpu: {preferredCPUTopology: cores}}}
+";
+    let errors = render_text(library).unwrap_err();
+    let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        messages,
+        [
+            "ns/catalog.yaml:5: part `pinned`: unknown part `numa-pasthrough`",
+            "ns/catalog.yaml:7: parts include each other in a cycle: loop1 -> loop2 -> loop1",
+        ]
+    );
+    // Used by a preference, `pinned` is reported for the preference, not again for itself.
+    let used = format!(
+        "{library}---\napiVersion: kvrender.io/v1alpha1\nkind: Preference\n\
+         metadata: {{name: p}}\nspec: {{scopes: [cluster], parts: [pinned, fine]}}\n"
+    );
+    let errors = render_text(&used).unwrap_err();
+    let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        messages,
+        [
+            "ns/catalog.yaml:5: part `pinned`: unknown part `numa-pasthrough`",
+            "ns/catalog.yaml:7: parts include each other in a cycle: loop1 -> loop2 -> loop1",
+        ]
+    );
+    // A library without mistakes renders (nothing).
+    let sound = library
+        .lines()
+        .filter(|l| !l.contains("pinned") && !l.contains("loop"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(render_text(&sound).unwrap().objects.is_empty());
+}
+
 /// A part that cannot be found does not leave the parts it was named from behind: the next
 /// name of the list is resolved afresh (no made-up cycle), and cycles name their true path.
 /// A chain of parts deeper than the limit is an error, not a stack overflow.
