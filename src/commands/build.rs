@@ -74,9 +74,12 @@ fn run_parsing(args: &BuildArgs, parsing: Parsing) -> Result<Outcome> {
     // Read here, not by the engine: a file that cannot be read stops the run (exit code 2),
     // as a PATH argument does.
     let catalog_sources = load::read_inputs(&args.resolve.catalogs, None, &exclude)?;
+    // The bundles hold the catalog only: VMs are neither written nor checked, as with
+    // `--catalog-only`.
+    let catalog_only = args.catalog_only || args.bundles;
     let mut config = FnConfig {
         render: true,
-        expand: if args.catalog_only {
+        expand: if catalog_only {
             ExpandMode::Off
         } else {
             ExpandMode::Replace
@@ -85,7 +88,7 @@ fn run_parsing(args: &BuildArgs, parsing: Parsing) -> Result<Outcome> {
         version_label: args.version_label.clone(),
         version_label_key: Some(args.version_label_key.clone()),
         walked: paths.iter().filter(|p| p.is_dir()).cloned().collect(),
-        check_input_catalog: args.catalog_only,
+        check_input_catalog: catalog_only,
         ..FnConfig::default()
     };
     let mut profile_warnings = Vec::new();
@@ -127,7 +130,7 @@ fn run_parsing(args: &BuildArgs, parsing: Parsing) -> Result<Outcome> {
         .into_iter()
         .map(|v| (v, printed.next().flatten()))
         .filter(|(v, _)| !crate::model::object::is_local_config(v))
-        .filter(|(v, _)| !args.catalog_only || is_catalog_object(v))
+        .filter(|(v, _)| !catalog_only || is_catalog_object(v))
         .unzip();
     match &args.output {
         None => out.stdout_parts = emit::yaml_stream_parts_printed(&items, printed),

@@ -358,7 +358,8 @@ fn bundles_and_checksums() {
 
 /// Without a version, the bundles keep the names `make` gives them upstream. An instancetype
 /// written out in full among the inputs takes its place in kind and name order, and a build
-/// with no catalog object at all writes no empty release.
+/// with no catalog object at all writes no empty release. VMs are neither bundled nor
+/// checked: one that names an instancetype found nowhere does not hold up the release.
 #[test]
 fn bundles_sort_every_catalog_object_and_refuse_an_empty_release() {
     let tmp = tempfile::tempdir().unwrap();
@@ -368,7 +369,9 @@ fn bundles_sort_every_catalog_object_and_refuse_an_empty_release() {
         input.join("a.yaml"),
         "apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineClusterInstancetype\n\
          metadata: {name: aa.small}\nspec: {cpu: {guest: 1}, memory: {guest: 1Gi}}\n---\n\
-         apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n",
+         apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n---\n\
+         apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: vm, namespace: ns}\n\
+         spec: {instancetype: {name: nowhere.small}, template: {spec: {domain: {devices: {}}}}}\n",
     )
     .unwrap();
     let dir = tmp.path().join("release");
@@ -391,7 +394,18 @@ fn bundles_sort_every_catalog_object_and_refuse_an_empty_release() {
     sorted.sort();
     assert_eq!(keys, sorted);
     assert_eq!(keys[0].1, "aa.small", "{keys:?}");
-    assert!(keys.iter().all(|(kind, _)| kind != "ConfigMap"));
+    assert!(
+        keys.iter()
+            .all(|(kind, _)| kind != "ConfigMap" && kind != "VirtualMachine")
+    );
+    // The same inputs printed as a stream: the VM is an error there.
+    let out = run(&["build", "examples/catalog", input.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("KV011"),
+        "{}",
+        describe(&out)
+    );
     // Nothing to bundle: a usage error, and no directory.
     let empty = tmp.path().join("empty");
     std::fs::write(
