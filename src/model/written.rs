@@ -43,6 +43,9 @@ pub enum At {
     Own(&'static str),
     /// `parts.NAME.KEY` of a `Parts` document (`spec`, `metadata`).
     Part(Arc<str>, &'static str),
+    /// `metadata.namespace` of a family or preference: the namespaced objects' namespace,
+    /// unless a template names one.
+    Namespace,
 }
 
 impl At {
@@ -50,6 +53,7 @@ impl At {
         match self {
             At::Own(key) => ["spec", key, ""],
             At::Part(name, key) => ["parts", name, key],
+            At::Namespace => ["metadata", "namespace", ""],
         }
     }
 }

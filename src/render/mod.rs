@@ -1289,7 +1289,17 @@ fn written_of(jobs: &[Job<'_, '_>]) -> Vec<Option<Written>> {
             of_scope
                 .entry(scope)
                 .or_insert_with(|| {
-                    let mut fragments = Vec::with_capacity(2 * parts.len() + 3);
+                    let mut fragments = Vec::with_capacity(2 * parts.len() + 4);
+                    // First, so that a template naming a namespace is found before it.
+                    if let Some(origin) = origin(doc)
+                        && doc.obj.value.pointer("/metadata/namespace").is_some()
+                    {
+                        fragments.push(Fragment {
+                            doc: origin,
+                            at: At::Namespace,
+                            into: &["metadata", "namespace"],
+                        });
+                    }
                     for part in parts {
                         let Some(doc) = origin(&part.doc) else {
                             continue;
@@ -1484,14 +1494,16 @@ fn render_job<'a>(
         // Each entry at its line in the document, when the document writes it (a part's
         // entry, or one the templates made up, at the document's first line).
         errors.extend(wrong.into_iter().map(|(entry, message)| {
-            let own = [Step::Key("spec"), Step::Key(key), Step::Key(&entry)];
-            let template = [
+            // The whole mapping (`entry` empty) is at the key itself.
+            let whole = usize::from(entry.is_empty());
+            let own = &[Step::Key("spec"), Step::Key(key), Step::Key(&entry)][..3 - whole];
+            let template = &[
                 Step::Key("spec"),
                 Step::Key("template"),
                 Step::Key("metadata"),
                 Step::Key(key),
                 Step::Key(&entry),
-            ];
+            ][..5 - whole];
             let written = |steps: &[Step<'_>]| {
                 let keys: Vec<&str> = steps
                     .iter()
@@ -1502,7 +1514,7 @@ fn render_job<'a>(
                     .collect();
                 crate::model::path::get(&doc.obj.value, &keys).is_some()
             };
-            let location = [&own[..], &template[..]]
+            let location = [own, template]
                 .into_iter()
                 .find(|steps| written(steps))
                 .map_or_else(|| origin.clone(), |steps| doc.at(steps));

@@ -2113,3 +2113,40 @@ fn an_output_dir_holding_sources_is_refused() {
         describe(&out)
     );
 }
+
+/// A finding about a field a catalog document writes with no template is reported at that
+/// field's line, not at the size row: the family's own `metadata.namespace`, and `labels`
+/// written as a list where a mapping belongs.
+#[test]
+fn catalog_findings_on_literal_fields_name_their_lines() {
+    let tmp = tempfile::tempdir().unwrap();
+    let family = |metadata: &str, template_metadata: &str| {
+        format!(
+            "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata:\n  \
+             name: t\n{metadata}spec:\n  scopes: [namespaced]\n  sizes:\n    - [small, 1, 2Gi]\n  \
+             template:\n{template_metadata}    spec:\n      cpu: {{guest: 1}}\n      \
+             memory: {{guest: 2Gi}}\n"
+        )
+    };
+    for (name, text, line, code) in [
+        ("ns.yaml", family("  namespace: Team_A\n", ""), 5, "KV003"),
+        (
+            "labels.yaml",
+            family(
+                "  namespace: team-a\n",
+                "    metadata:\n      labels:\n        - team-a\n",
+            ),
+            12,
+            "KV040",
+        ),
+    ] {
+        std::fs::write(tmp.path().join(name), &text).unwrap();
+        let out = run_in(tmp.path(), &["build", "--no-default-catalog", name]);
+        assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.starts_with(&format!("{name}:{line}: error[{code}]")),
+            "{name}:\n{text}\n{stderr}"
+        );
+    }
+}
