@@ -459,7 +459,7 @@ fn parse_chunk(
                     "invalid YAML: {}{}{}{}",
                     e.message,
                     unclosed_hint(chunk.text, e.line, chunk.first_line),
-                    template_hint(chunk.text),
+                    template_hint(chunk.text, e.line),
                     if walk::is_kustomization(Path::new(path.as_ref())) {
                         " (until this kustomization parses, the patches and other files it \
                          names cannot be told from resources, and are read as resources)"
@@ -637,12 +637,25 @@ fn flow_start(line: &[u8]) -> Option<usize> {
 
 /// What to add to a YAML error when the document holds template markers: a Helm chart's
 /// `templates/` or a Jinja or Go template is YAML only once rendered.
-fn template_hint(text: &str) -> &'static str {
-    // kvrender's own catalog documents hold templates as values, in YAML that parses.
+///
+/// kvrender's own catalog documents hold templates as values, in YAML that parses once they
+/// are quoted: when the line `line` (1-based, of `text`) holds a template that is not, say so.
+fn template_hint(text: &str, line: Option<u32>) -> &'static str {
     let catalog = split::TopLevelKey::new("apiVersion")
         .scalar(text)
         .is_some_and(|api| api.starts_with("kvrender.io/"));
-    if !catalog && (text.contains("{{") || text.contains("{%")) {
+    if catalog {
+        let unquoted = line
+            .and_then(|l| text.lines().nth(usize::try_from(l.checked_sub(1)?).ok()?))
+            .and_then(|l| Some((l, l.find("{{").or_else(|| l.find("{%"))?)))
+            .is_some_and(|(l, at)| !l[..at].trim_end().ends_with(['"', '\'', '|', '>']));
+        return if unquoted {
+            "; a template must be quoted to be a YAML value (`guest: \"{{ size.cpu }}\"`)"
+        } else {
+            ""
+        };
+    }
+    if text.contains("{{") || text.contains("{%") {
         "; the document holds template markers (`{{`, `{%`): kvrender reads rendered \
          manifests, so render it first and give kvrender the result (for a Helm chart, \
          `helm template ... | kvrender validate -`)"
@@ -1085,6 +1098,20 @@ mod tests {
         assert_eq!(
             l.diagnostics[0].message,
             "invalid YAML: non-finite float `1e400`"
+        );
+        // A template left unquoted, on the line the error names, is told to be quoted.
+        let l = load(
+            "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata:\n  name: t\n\
+             spec:\n  sizes: [[small, 1, 1Gi]]\n  template:\n    spec:\n      memory:\n        \
+             guest: {{ size.memory }}\n",
+        );
+        assert_eq!(l.diagnostics[0].origin.line, Some(10));
+        assert!(
+            l.diagnostics[0].message.ends_with(
+                "; a template must be quoted to be a YAML value (`guest: \"{{ size.cpu }}\"`)"
+            ),
+            "{}",
+            l.diagnostics[0].message
         );
         // In a finding, after the file and line.
         let l = load("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata: [\n");
