@@ -540,8 +540,9 @@ fn a_kind_continued_on_the_next_line_is_the_whole_kind() {
     }
 }
 
-/// A family `g` of the size rows `sizes` whose annotation doubles a string 40 times.
-fn growing_family(sizes: &str) -> String {
+/// A family `g` of the size rows `sizes` whose annotation doubles an 8-byte string
+/// `doublings` times.
+fn growing_family(sizes: &str, doublings: u32) -> String {
     format!(
         r#"apiVersion: kvrender.io/v1alpha1
 kind: InstancetypeFamily
@@ -553,7 +554,7 @@ spec:
 {sizes}  template:
     metadata:
       annotations:
-        grown: "{{% set ns = namespace(s='xxxxxxxx') %}}{{% for i in range(40) %}}{{% set ns.s = ns.s ~ ns.s %}}{{% endfor %}}{{{{ ns.s | length }}}}"
+        grown: "{{% set ns = namespace(s='xxxxxxxx') %}}{{% for i in range({doublings}) %}}{{% set ns.s = ns.s ~ ns.s %}}{{% endfor %}}{{{{ ns.s | length }}}}"
     spec:
       cpu:
         guest: 1
@@ -570,7 +571,7 @@ fn a_template_that_grows_without_bound_is_stopped() {
     // only the memory bound can.
     fs::write(
         tmp.path().join("family.yaml"),
-        growing_family("    - [small, 1, 1Gi]\n"),
+        growing_family("    - [small, 1, 1Gi]\n", 40),
     )
     .unwrap();
     let out = run(kvrender().current_dir(tmp.path()).args([
@@ -592,20 +593,22 @@ fn a_template_that_grows_without_bound_is_stopped() {
     assert!(!tmp.path().join("out").exists(), "nothing is written");
 }
 
+/// A family `t` whose one size renders the annotation `x: "{{ EXPR }}"`, on line 12.
+fn annotated_family(expr: &str) -> String {
+    format!(
+        "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata:\n  name: t\n\
+         spec:\n  version: 1\n  sizes:\n    - [small, 1, 1Gi]\n  template:\n    \
+         metadata:\n      annotations:\n        x: \"{{{{ {expr} }}}}\"\n    spec:\n      \
+         cpu: {{guest: 1}}\n      memory: {{guest: 1Gi}}\n"
+    )
+}
+
 /// A catalog template with tens of thousands of operators in one expression (`1 + 1 + …`,
 /// `not not …`) would nest minijinja's syntax tree deeper than any stack: every command that
 /// renders refuses it with the leaf's line instead, in a part nothing uses as well.
 #[test]
 fn a_template_expression_tens_of_thousands_of_operators_long_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
-    let family = |expr: &str| {
-        format!(
-            "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata:\n  name: t\n\
-             spec:\n  version: 1\n  sizes:\n    - [small, 1, 1Gi]\n  template:\n    \
-             metadata:\n      annotations:\n        x: '{{{{ {expr} }}}}'\n    spec:\n      \
-             cpu: {{guest: 1}}\n      memory: {{guest: 1Gi}}\n"
-        )
-    };
     let chains = [
         vec!["1"; 20_000].join(" + "),
         vec!["true"; 20_000].join(" and "),
@@ -620,7 +623,7 @@ fn a_template_expression_tens_of_thousands_of_operators_long_is_refused() {
     fs::write(tmp.path().join("part.yaml"), &part).unwrap();
     let message = "syntax error: a block holds more than 1000 operators";
     for chain in &chains {
-        fs::write(tmp.path().join("family.yaml"), family(chain)).unwrap();
+        fs::write(tmp.path().join("family.yaml"), annotated_family(chain)).unwrap();
         for args in [
             &["build", "--no-default-catalog", "family.yaml"][..],
             &["validate", "--no-default-catalog", "family.yaml"],
@@ -642,7 +645,7 @@ fn a_template_expression_tens_of_thousands_of_operators_long_is_refused() {
         }
         let list = format!(
             "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- {}",
-            family(chain).trim_end().replace('\n', "\n  ")
+            annotated_family(chain).trim_end().replace('\n', "\n  ")
         );
         let mut cmd = kvrender();
         cmd.arg("fn");
@@ -678,14 +681,6 @@ fn a_template_expression_tens_of_thousands_of_operators_long_is_refused() {
 #[test]
 fn a_filter_asked_for_a_huge_width_is_refused_not_a_crash() {
     let tmp = tempfile::tempdir().unwrap();
-    let family = |expr: &str| {
-        format!(
-            "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata:\n  name: t\n\
-             spec:\n  version: 1\n  sizes:\n    - [small, 1, 1Gi]\n  template:\n    \
-             metadata:\n      annotations:\n        x: \"{{{{ {expr} }}}}\"\n    spec:\n      \
-             cpu: {{guest: 1}}\n      memory: {{guest: 1Gi}}\n"
-        )
-    };
     for (expr, filter) in [
         ("'a' | indent(18446744073709551615)", "indent"),
         ("'a' | indent(100000000000)", "indent"),
@@ -693,7 +688,7 @@ fn a_filter_asked_for_a_huge_width_is_refused_not_a_crash() {
         ("('a' * 999999) | replace('a', 'aaaaaaaaaa')", "replace"),
         ("range(10000) | join('a' * 99999)", "join"),
     ] {
-        fs::write(tmp.path().join("family.yaml"), family(expr)).unwrap();
+        fs::write(tmp.path().join("family.yaml"), annotated_family(expr)).unwrap();
         for args in [
             &["build", "--no-default-catalog", "family.yaml"][..],
             &["validate", "--no-default-catalog", "family.yaml"],
@@ -762,19 +757,10 @@ fn a_template_that_compares_large_values_for_minutes_is_stopped() {
 fn a_stopped_render_reports_the_same_combination_at_any_thread_count() {
     let tmp = tempfile::tempdir().unwrap();
     let sizes: String = (0..24).map(|i| format!("    - [s{i}, 1, 1Gi]\n")).collect();
-    fs::write(tmp.path().join("family.yaml"), growing_family(&sizes)).unwrap();
+    fs::write(tmp.path().join("family.yaml"), growing_family(&sizes, 40)).unwrap();
     let reports: Vec<String> = ["1", "2", "8", "8", "2"]
         .into_iter()
-        .map(|threads| {
-            let out = run(kvrender().current_dir(tmp.path()).args([
-                "--threads",
-                threads,
-                "build",
-                "--no-default-catalog",
-                "family.yaml",
-            ]));
-            summary(&out)
-        })
+        .map(|threads| summary(&build_family_at(tmp.path(), threads)))
         .collect();
     assert!(
         reports[0].starts_with(
@@ -802,40 +788,35 @@ fn a_catalog_near_the_memory_budget_renders_alike_at_any_thread_count() {
         .iter()
         .map(|s| format!("    - [{s}, 1, 2Gi]\n"))
         .collect();
-    fs::write(
-        tmp.path().join("family.yaml"),
-        format!(
-            "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata: {{name: t}}\n\
-             spec:\n  scopes: [cluster]\n  sizes:\n{sizes}  template:\n    metadata:\n      \
-             annotations:\n        x: \"{{% set ns = namespace(s='a') %}}{{% for i in range(27) \
-             %}}{{% set ns.s = ns.s ~ ns.s %}}{{% endfor %}}{{{{ ns.s | length }}}}\"\n    \
-             spec:\n      cpu: {{guest: '{{{{ size.cpu }}}}'}}\n      memory: {{guest: \
-             '{{{{ size.memory }}}}'}}\n"
-        ),
-    )
-    .unwrap();
+    // Eight bytes doubled 24 times: a 128 MiB string, and its half before it.
+    fs::write(tmp.path().join("family.yaml"), growing_family(&sizes, 24)).unwrap();
     let outputs: Vec<String> = ["1", "2", "2"]
         .into_iter()
         .map(|threads| {
-            let out = run(kvrender().current_dir(tmp.path()).args([
-                "--threads",
-                threads,
-                "build",
-                "--no-default-catalog",
-                "family.yaml",
-            ]));
+            let out = build_family_at(tmp.path(), threads);
             assert_eq!(out.status.code(), Some(0), "{}", summary(&out));
             String::from_utf8(out.stdout).unwrap()
         })
         .collect();
     assert_eq!(
-        outputs[0].matches("x: \"134217728\"").count(),
-        3,
+        outputs[0].matches("grown: \"134217728\"").count(),
+        6,
         "{}",
         outputs[0]
     );
     assert_eq!(outputs[1], outputs[0]);
     assert_eq!(outputs[2], outputs[0]);
+}
+
+/// `kvrender --threads THREADS build --no-default-catalog family.yaml` in `dir`.
+fn build_family_at(dir: &std::path::Path, threads: &str) -> std::process::Output {
+    run(kvrender().current_dir(dir).args([
+        "--threads",
+        threads,
+        "build",
+        "--no-default-catalog",
+        "family.yaml",
+    ]))
 }
 
 /// Run `validate` on `name` holding `text`, in a new temporary directory, and give its report:
