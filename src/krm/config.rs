@@ -181,6 +181,9 @@ impl FnConfig {
                             keys.push(key);
                             match v {
                                 Value::String(s) => config.set(key, Raw::Text(s), &mut errors),
+                                // `off`, `no`, `true` written plain: a boolean as kvrender
+                                // reads YAML (1.1), text as kpt hands it over (YAML 1.2).
+                                Value::Bool(_) => config.set(key, Raw::Typed(v), &mut errors),
                                 _ => errors.push(format!("`data.{key}` must be a string")),
                             }
                         }
@@ -234,7 +237,7 @@ impl FnConfig {
     fn set(&mut self, key: &str, raw: Raw<'_>, errors: &mut Vec<String>) {
         let result = match key {
             "render" => bool_value(&raw).map(|b| self.render = b),
-            "expand" => string_value(&raw).and_then(|s| {
+            "expand" => mode_value(&raw).and_then(|s| {
                 self.expand = match s.as_str() {
                     "replace" => ExpandMode::Replace,
                     "validate" => ExpandMode::Validate,
@@ -271,7 +274,7 @@ impl FnConfig {
             }),
             "strict" => bool_value(&raw).map(|b| self.strict = b),
             "prune" => bool_value(&raw).map(|b| self.prune = b),
-            "migrate" => string_value(&raw).and_then(|s| {
+            "migrate" => mode_value(&raw).and_then(|s| {
                 self.migrate = match s.as_str() {
                     "off" => false,
                     "presets" => true,
@@ -300,6 +303,16 @@ fn bool_value(raw: &Raw<'_>) -> Result<bool, String> {
         Raw::Text("false") => Ok(false),
         Raw::Text(s) => Err(format!("`{s}` is not `true` or `false`")),
         Raw::Typed(_) => Err("must be `true` or `false`".into()),
+    }
+}
+
+/// The name of a mode (`expand`, `migrate`). `off` written plain is the boolean `false` in
+/// YAML 1.1, as kvrender reads YAML (and kubectl does), and the string `off` in YAML 1.2, as
+/// kpt and kustomize read the configuration and hand it over unquoted: both mean `off`.
+fn mode_value(raw: &Raw<'_>) -> Result<String, String> {
+    match raw {
+        Raw::Typed(Value::Bool(false)) => Ok("off".into()),
+        _ => string_value(raw),
     }
 }
 
@@ -412,6 +425,27 @@ mod tests {
         );
         let cm = json!({"kind": "ConfigMap", "data": {"render": "maybe", "x": "1"}});
         assert_eq!(FnConfig::parse(Some(&cm)).unwrap_err().len(), 2);
+    }
+
+    /// `off` written plain reaches kvrender as YAML 1.1's `false` (kpt, reading YAML 1.2,
+    /// hands it over unquoted): it is the mode `off`, in the kind and in a ConfigMap alike.
+    #[test]
+    fn off_written_plain_is_the_mode_off() {
+        for config in [
+            json!({"apiVersion": API_VERSION, "kind": KIND, "expand": false, "migrate": false}),
+            json!({"kind": "ConfigMap", "data": {"expand": false, "migrate": false}}),
+        ] {
+            let parsed = FnConfig::parse(Some(&config)).unwrap();
+            assert_eq!(parsed.expand, ExpandMode::Off, "{config}");
+            assert!(!parsed.migrate, "{config}");
+        }
+        // Booleans in a ConfigMap's data are read as the keys that take them read them.
+        let cm = json!({"kind": "ConfigMap", "data": {"render": false, "strict": true}});
+        let parsed = FnConfig::parse(Some(&cm)).unwrap();
+        assert!(!parsed.render && parsed.strict);
+        // `true` (`on`, `yes`) names no mode.
+        let on = json!({"kind": "ConfigMap", "data": {"expand": true}});
+        assert!(FnConfig::parse(Some(&on)).unwrap_err()[0].contains("`expand`: must be a string"));
     }
 
     #[test]

@@ -1294,6 +1294,44 @@ fn kpt_fn_eval_with_key_value_config_validates_only() {
     assert!(results.contains("path: spec.template.spec.domain.cpu.sockets"));
 }
 
+/// `expand: off` written plain in a Kptfile's `configMap` or in a KVRender file is the string
+/// `off` to kpt (YAML 1.2), which hands it over unquoted, and YAML 1.1's `false` as kvrender
+/// reads YAML: either way the mode `off`, which leaves the VM with its conflict alone.
+#[test]
+fn kpt_fn_render_with_expand_off_written_plain_leaves_vms_alone() {
+    for (pipeline, config) in [
+        (
+            "  - exec: {BIN} fn\n    configMap:\n      expand: off\n",
+            None,
+        ),
+        (
+            "  - exec: {BIN} fn\n    configPath: kvrender.yaml\n",
+            Some(
+                "apiVersion: kvrender.io/v1alpha1\nkind: KVRender\nmetadata:\n  name: k\n  \
+                 annotations:\n    config.kubernetes.io/local-config: \"true\"\nexpand: off\n",
+            ),
+        ),
+    ] {
+        let (_tmp, pkg) = package("conflict");
+        let kptfile = std::fs::read_to_string(pkg.join("Kptfile")).unwrap();
+        std::fs::write(
+            pkg.join("Kptfile"),
+            format!(
+                "{kptfile}pipeline:\n  mutators:\n{}",
+                pipeline.replace("{BIN}", BIN)
+            ),
+        )
+        .unwrap();
+        if let Some(config) = config {
+            std::fs::write(pkg.join("kvrender.yaml"), config).unwrap();
+        }
+        let out = kpt_render(&pkg);
+        assert_eq!(out.status.code(), Some(0), "{pipeline}{}", show(&out));
+        let vm = std::fs::read_to_string(pkg.join("bad-vm.yaml")).unwrap();
+        assert!(vm.contains("name: team.small"), "{vm}");
+    }
+}
+
 #[test]
 fn kpt_fn_eval_fails_on_an_instancetype_conflict() {
     let (tmp, pkg) = package("conflict");
