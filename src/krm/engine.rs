@@ -702,11 +702,18 @@ pub fn render_diagnostic(err: &RenderError) -> Diagnostic {
         object: Some(object),
         ..
     }
+    | RenderError::PartRedefined {
+        object: Some(object),
+        ..
+    }
     | RenderError::Redefined { object, .. } = err
     {
         diagnostic = diagnostic.with_object((**object).clone());
     }
-    if let RenderError::Redefined { other, .. } | RenderError::Duplicate { other, .. } = err {
+    if let RenderError::Redefined { other, .. }
+    | RenderError::PartRedefined { other, .. }
+    | RenderError::Duplicate { other, .. } = err
+    {
         diagnostic = diagnostic.with_related((**other).clone());
     }
     match err {

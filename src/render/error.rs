@@ -121,6 +121,18 @@ pub enum RenderError {
         /// The first definition.
         other: Box<Origin>,
     },
+    /// Two `Parts` documents define a part of the same name.
+    #[error("{location}: part `{name}` is defined twice, first at {other}")]
+    PartRedefined {
+        /// The second definition.
+        location: Origin,
+        /// The `Parts` document of the second definition, when it has a name.
+        object: Option<Box<crate::origin::ObjectRef>>,
+        /// The part's name.
+        name: String,
+        /// The first definition.
+        other: Box<Origin>,
+    },
     /// Two catalog entries render an object of the same kind and name.
     #[error("{location}: {kind} `{name}` is rendered twice, also from {other}")]
     Duplicate {
@@ -145,6 +157,7 @@ impl RenderError {
             | RenderError::PartCycle { location, .. }
             | RenderError::UnknownPart { location, .. }
             | RenderError::Redefined { location, .. }
+            | RenderError::PartRedefined { location, .. }
             | RenderError::Duplicate { location, .. } => location,
         }
     }

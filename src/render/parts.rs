@@ -100,13 +100,12 @@ impl<'a> PartLibrary<'a> {
                 spec: body.get("spec"),
             };
             if let Some(first) = self.parts.get(name.as_str()) {
-                return Err(doc.invalid(
-                    &at,
-                    format!(
-                        "part `{name}` is defined twice, first at {}",
-                        first.doc.at(&part.steps(&[]))
-                    ),
-                ));
+                return Err(RenderError::PartRedefined {
+                    location: doc.at(&at),
+                    object: (!doc.obj.name().is_empty()).then(|| Box::new(doc.obj.object_ref())),
+                    name: name.clone(),
+                    other: Box::new(first.doc.at(&part.steps(&[]))),
+                });
             }
             self.parts.insert(name, part);
         }

@@ -1332,6 +1332,37 @@ fn kpt_fn_render_with_expand_off_written_plain_leaves_vms_alone() {
     }
 }
 
+/// A part defined in a package and again in its subpackage: under `kpt fn render` the outer
+/// pipeline sees both, and the message names the first definition's file from the outer
+/// package (`sub/parts.yaml`), not by the absolute path kpt's annotations make of it.
+#[test]
+fn kpt_fn_render_names_a_subpackage_part_defined_twice_from_the_outer_package() {
+    let parts = |name: &str| {
+        format!(
+            "apiVersion: kvrender.io/v1alpha1\nkind: Parts\nmetadata: {{name: {name}}}\n\
+             parts:\n  sized: {{spec: {{cpu: {{guest: 1}}, memory: {{guest: 1Gi}}}}}}\n"
+        )
+    };
+    let pipeline = format!("pipeline:\n  mutators:\n  - exec: {BIN} fn\n");
+    let (_tmp, pkg) = package_of(&[("parts.yaml", &parts("outer"))]);
+    std::fs::write(pkg.join("Kptfile"), format!("{KPTFILE}{pipeline}")).unwrap();
+    std::fs::create_dir(pkg.join("sub")).unwrap();
+    std::fs::write(
+        pkg.join("sub/Kptfile"),
+        format!("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: sub\n{pipeline}"),
+    )
+    .unwrap();
+    std::fs::write(pkg.join("sub/parts.yaml"), parts("inner")).unwrap();
+    let out = kpt_render(&pkg);
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let text = show(&out);
+    assert!(
+        text.contains("part `sized` is defined twice, first at sub/parts.yaml"),
+        "{text}"
+    );
+    assert!(!text.contains(&*pkg.to_string_lossy()), "{text}");
+}
+
 #[test]
 fn kpt_fn_eval_fails_on_an_instancetype_conflict() {
     let (tmp, pkg) = package("conflict");
