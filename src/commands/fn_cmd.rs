@@ -87,19 +87,34 @@ pub fn run_on(args: &FnArgs, input: &[u8]) -> Result<Outcome> {
     let Some(path) = &args.config else {
         return Ok(into_outcome(krm::run_resource_list(text, None)?));
     };
-    let bytes = std::fs::read(path).map_err(|source| Error::Read {
-        path: path.clone(),
-        source,
-    })?;
+    let resource_list = is_resource_list(text);
     let shown = path.to_string_lossy();
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        // Given a ResourceList, the answer is one, with the error as its result (kpt shows
+        // nothing else); given a stream, a usage error as for any file that cannot be read.
+        Err(e) if resource_list => {
+            let message = format!("cannot read the function config `{shown}`: {e}");
+            return Ok(into_outcome(krm::config_file_error(text, message)?));
+        }
+        Err(source) => {
+            return Err(Error::Read {
+                path: path.clone(),
+                source,
+            });
+        }
+    };
     let config = match std::str::from_utf8(&bytes)
         .map_err(|_| format!("the function config `{shown}` is not valid UTF-8"))
         .and_then(|t| krm::parse_config_file(&shown, t))
     {
         Ok(c) => c,
+        Err(message) if resource_list => {
+            return Ok(into_outcome(krm::config_file_error(text, message)?));
+        }
         Err(message) => return Ok(fail(codes::BAD_CONFIG, message)),
     };
-    let out = if is_resource_list(text) {
+    let out = if resource_list {
         krm::run_resource_list(text, Some(&config))?
     } else {
         krm::run_stream(&config, text)?

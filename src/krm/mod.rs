@@ -403,6 +403,24 @@ pub fn undecodable_resource_list(message: String) -> Result<FnOutput> {
     ))
 }
 
+/// The answer to a ResourceList when the function configuration file kvrender was given
+/// (`kvrender fn CONFIG`) cannot be read or parsed: the items unchanged and `message` as an
+/// error result, as for a configuration with a bad value, so that kpt shows it.
+///
+/// # Errors
+/// Only when the output cannot be serialized.
+pub fn config_file_error(input: &str, message: String) -> Result<FnOutput> {
+    let diagnostic = config_error("-", message);
+    match resource_list::parse(input) {
+        Ok(list) => {
+            let results = resource_list::results(&diagnostic);
+            let out = resource_list::write(&list.api_version, list.items, results);
+            Ok(FnOutput::finish(out, vec![diagnostic]))
+        }
+        Err(_) => failed_list(diagnostic),
+    }
+}
+
 /// The answer to a legacy plugin's stream that cannot be read at all: nothing on stdout,
 /// `message` as an error.
 pub fn failed_stream(message: String) -> FnOutput {

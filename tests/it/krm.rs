@@ -1363,6 +1363,49 @@ fn kpt_fn_render_names_a_subpackage_part_defined_twice_from_the_outer_package() 
     assert!(!text.contains(&*pkg.to_string_lossy()), "{text}");
 }
 
+/// `kvrender fn CONFIG` given a ResourceList answers with one whatever is wrong with CONFIG
+/// (empty, not YAML, missing, a bad value): its items unchanged and the problem as an error
+/// result, which kpt shows. Given a plain stream (kustomize's legacy plugin), a missing file is
+/// a usage error as before.
+#[test]
+fn fn_with_a_config_file_that_cannot_be_used_answers_with_a_resource_list() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("empty.yaml"), "").unwrap();
+    std::fs::write(dir.path().join("broken.yaml"), "expand: [\n").unwrap();
+    std::fs::write(
+        dir.path().join("bad.yaml"),
+        "kind: ConfigMap\ndata: {expand: bad}\n",
+    )
+    .unwrap();
+    let list = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  \
+                kind: ConfigMap\n  metadata: {name: keep}\n  data: {a: b}\n";
+    for (file, message) in [
+        ("empty.yaml", "the function config"),
+        ("broken.yaml", "is not valid YAML at line 1"),
+        ("missing.yaml", "cannot read the function config"),
+        ("bad.yaml", "`bad` is not one of replace, validate, off"),
+    ] {
+        let mut cmd = Command::new(BIN);
+        cmd.arg("fn").arg(dir.path().join(file));
+        let out = run_with_stdin(cmd, list);
+        assert_eq!(out.status.code(), Some(1), "{file}: {}", show(&out));
+        let answer: Value =
+            kvrender::load::yaml::parse_document(&String::from_utf8(out.stdout).unwrap()).unwrap();
+        assert_eq!(answer["kind"], "ResourceList", "{file}");
+        assert_eq!(answer["items"][0]["metadata"]["name"], "keep", "{file}");
+        assert_eq!(answer["results"][0]["severity"], "error", "{file}");
+        let result = answer["results"][0]["message"].as_str().unwrap();
+        assert!(result.contains(message), "{file}: {result}");
+    }
+    let mut cmd = Command::new(BIN);
+    cmd.arg("fn").arg(dir.path().join("missing.yaml"));
+    let out = run_with_stdin(
+        cmd,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+}
+
 #[test]
 fn kpt_fn_eval_fails_on_an_instancetype_conflict() {
     let (tmp, pkg) = package("conflict");
