@@ -340,9 +340,38 @@ impl ClusterProfile {
         } else {
             (Some(doc.clone()), None)
         };
+        if let Some(spec) = doc.field("spec")
+            && doc.field("kind").and_then(Value::as_str) == Some("KubeVirt")
+            && !spec.is_object()
+            && !spec.is_null()
+        {
+            return Err("`spec` must be a mapping".into());
+        }
         let config = config.unwrap_or(Value::Null);
         if !config.is_object() && !config.is_null() {
             return Err("`spec.configuration` must be a mapping".into());
+        }
+        // The structs the profile reads fields of: one of another type would otherwise hide
+        // those fields without a word.
+        for at in [
+            &["developerConfiguration"][..],
+            &["architectureConfiguration"],
+            &["architectureConfiguration", "amd64"],
+            &["architectureConfiguration", "arm64"],
+            &["architectureConfiguration", "ppc64le"],
+            &["architectureConfiguration", "s390x"],
+            &["network"],
+            &["confidentialCompute"],
+            &["confidentialCompute", "tdx"],
+            &["confidentialCompute", "tdx", "attestation"],
+            &["persistentReservationConfiguration"],
+        ] {
+            if path::get(&config, at).is_some_and(|v| !v.is_object() && !v.is_null()) {
+                return Err(format!(
+                    "`spec.configuration.{}` must be a mapping",
+                    at.join(".")
+                ));
+            }
         }
         // A field name from another tool's schema would otherwise be ignored without a word.
         if config.field("networkConfiguration").is_some() {
@@ -726,6 +755,36 @@ mod tests {
     #[test]
     fn wrong_types_are_errors() {
         assert!(ClusterProfile::from_kubevirt(&json!({"machineType": 3})).is_err());
+        // The structs whose fields the profile reads are mappings, at every level.
+        for (doc, message) in [
+            (
+                json!({"kind": "KubeVirt", "spec": 5}),
+                "`spec` must be a mapping",
+            ),
+            (
+                json!({"kind": "KubeVirt", "spec": [1]}),
+                "`spec` must be a mapping",
+            ),
+            (
+                json!({"developerConfiguration": 5}),
+                "`spec.configuration.developerConfiguration` must be a mapping",
+            ),
+            (
+                json!({"architectureConfiguration": {"arm64": "virt"}}),
+                "`spec.configuration.architectureConfiguration.arm64` must be a mapping",
+            ),
+            (
+                json!({"network": []}),
+                "`spec.configuration.network` must be a mapping",
+            ),
+        ] {
+            assert_eq!(
+                ClusterProfile::from_kubevirt(&doc).unwrap_err(),
+                message,
+                "{doc}"
+            );
+        }
+        assert!(ClusterProfile::from_kubevirt(&json!({"kind": "KubeVirt", "spec": null})).is_ok());
         assert!(
             ClusterProfile::from_kubevirt(&json!({"network": {"defaultNetworkInterface": "tap"}}))
                 .is_err()
