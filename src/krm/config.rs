@@ -148,9 +148,17 @@ impl FnConfig {
         if map.is_empty() {
             return Ok(FnConfig::default());
         }
+        let mut errors = Vec::new();
+        for key in ["apiVersion", "kind"] {
+            if map.get(key).is_some_and(|v| !v.is_string() && !v.is_null()) {
+                errors.push(format!("functionConfig `{key}` must be a string"));
+            }
+        }
+        if !errors.is_empty() {
+            return Err(errors);
+        }
         let api_version = map.get("apiVersion").and_then(Value::as_str).unwrap_or("");
         let kind = map.get("kind").and_then(Value::as_str).unwrap_or("");
-        let mut errors = Vec::new();
         let mut config = FnConfig::default();
         let mut keys: Vec<&str> = Vec::new();
         match kind {
@@ -167,6 +175,12 @@ impl FnConfig {
                 "unsupported apiVersion `{api_version}` for KVRender (expected `{API_VERSION}`)"
             )),
             "ConfigMap" | "" if kind == "ConfigMap" || map.contains_key("data") => {
+                if !matches!(api_version, "" | "v1") {
+                    errors.push(format!(
+                        "unsupported apiVersion `{api_version}` for a ConfigMap functionConfig \
+                         (expected `v1`)"
+                    ));
+                }
                 for key in map.keys() {
                     if !matches!(key.as_str(), "apiVersion" | "kind" | "metadata" | "data") {
                         errors.push(format!(
@@ -419,6 +433,19 @@ mod tests {
         assert!(errors[0].contains("`rendr`: unknown key"));
         assert!(errors[1].contains("`expand`: `sometimes` is not one of"));
         assert!(errors[2].contains("`strict`: must be"));
+        // The kind and apiVersion are held to the same strictness for both kinds.
+        for wrong in [
+            json!({"kind": 5, "data": {"expand": "off"}}),
+            json!({"apiVersion": "apps/v1", "kind": "ConfigMap", "data": {}}),
+            json!({"apiVersion": ["v1"], "kind": "ConfigMap", "data": {}}),
+        ] {
+            let errors = FnConfig::parse(Some(&wrong)).unwrap_err();
+            assert!(
+                errors[0].contains("must be a string")
+                    || errors[0].contains("unsupported apiVersion"),
+                "{wrong}: {errors:?}"
+            );
+        }
         let other = json!({"apiVersion": "v1", "kind": "Secret"});
         assert!(
             FnConfig::parse(Some(&other)).unwrap_err()[0].contains("unsupported functionConfig")
