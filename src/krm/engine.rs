@@ -1063,6 +1063,17 @@ fn run<V: VmTexts>(
         .filter(|o| role(o) != Role::Config)
         .filter_map(|o| {
             let same_key = by_key.get(&key(&o)).map_or(&[][..], Vec::as_slice);
+            // A file of the package named again in `paths` (`paths: [.]`, or a directory a
+            // render writes to) is read once: its documents are among the items already. Asked
+            // first, so that a file an earlier run rendered is not taken for a `paths` object
+            // to place, beside the object this run renders anew.
+            let read_already = same_key.iter().any(|&i| {
+                matches!(roles[i], Role::Object | Role::Catalog)
+                    && same_document(&out[i].value, &o.value)
+            });
+            if read_already {
+                return None;
+            }
             if let Some(packages) = &packages
                 && role(&o) == Role::Object
             {
@@ -1075,15 +1086,6 @@ fn run<V: VmTexts>(
                     earlier_copies.push(Some(out[i].value.clone()));
                     return Some(o);
                 }
-            }
-            // A file of the package named again in `paths` is read once: its documents are
-            // among the items already.
-            let read_already = same_key.iter().any(|&i| {
-                matches!(roles[i], Role::Object | Role::Catalog)
-                    && same_document(&out[i].value, &o.value)
-            });
-            if read_already {
-                return None;
             }
             if role(&o) == Role::Object {
                 earlier_copies.push(None);

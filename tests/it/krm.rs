@@ -1406,6 +1406,34 @@ fn fn_with_a_config_file_that_cannot_be_used_answers_with_a_resource_list() {
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
 }
 
+/// `paths` naming the package itself reads the files an earlier run rendered into it: each is
+/// one of the items already, read once, not a second object beside the one this run renders
+/// anew (a `KV020`, and two items of one path and index that kpt refuses). Run after run, the
+/// package stays as the first run left it.
+#[test]
+fn kpt_fn_eval_with_paths_naming_the_package_is_idempotent() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("pkg");
+    copy_dir(&root().join("examples/krm/kpt"), &pkg);
+    let eval = || {
+        Command::new(tool("kpt"))
+            .args(["fn", "eval"])
+            .arg(&pkg)
+            .arg("--exec")
+            .arg(format!("{BIN} fn"))
+            .args(["--", "paths=."])
+            .current_dir(&pkg)
+            .output()
+            .unwrap()
+    };
+    let first = eval();
+    assert_eq!(first.status.code(), Some(0), "{}", show(&first));
+    assert!(pkg.join("cluster-instancetypes").is_dir(), "{}", dump(&pkg));
+    let second = eval();
+    assert_eq!(second.status.code(), Some(0), "{}", show(&second));
+    each_changes_nothing(&pkg, &[&eval]);
+}
+
 #[test]
 fn kpt_fn_eval_fails_on_an_instancetype_conflict() {
     let (tmp, pkg) = package("conflict");
