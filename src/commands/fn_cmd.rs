@@ -89,25 +89,22 @@ pub fn run_on(args: &FnArgs, input: &[u8]) -> Result<Outcome> {
     };
     let resource_list = is_resource_list(text);
     let shown = path.to_string_lossy();
-    let bytes = match std::fs::read(path) {
-        Ok(bytes) => bytes,
-        // Given a ResourceList, the answer is one, with the error as its result (kpt shows
-        // nothing else); given a stream, a usage error as for any file that cannot be read.
-        Err(e) if resource_list => {
-            let message = format!("cannot read the function config `{shown}`: {e}");
-            return Ok(into_outcome(krm::config_file_error(text, message)?));
-        }
-        Err(source) => {
+    // Given a ResourceList, a config that cannot be used is answered with one, the problem as
+    // its result (kpt shows nothing else); given a stream, a file that cannot be read is a
+    // usage error, as any other.
+    let config = match std::fs::read(path) {
+        Err(source) if !resource_list => {
             return Err(Error::Read {
                 path: path.clone(),
                 source,
             });
         }
+        Err(e) => Err(format!("cannot read the function config `{shown}`: {e}")),
+        Ok(bytes) => std::str::from_utf8(&bytes)
+            .map_err(|_| format!("the function config `{shown}` is not valid UTF-8"))
+            .and_then(|t| krm::parse_config_file(&shown, t)),
     };
-    let config = match std::str::from_utf8(&bytes)
-        .map_err(|_| format!("the function config `{shown}` is not valid UTF-8"))
-        .and_then(|t| krm::parse_config_file(&shown, t))
-    {
+    let config = match config {
         Ok(c) => c,
         Err(message) if resource_list => {
             return Ok(into_outcome(krm::config_file_error(text, message)?));
