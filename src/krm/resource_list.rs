@@ -287,27 +287,49 @@ pub fn raw_with_annotation(raw: &str, key: &str, value: &str) -> Option<String> 
     }
     let meta = lines
         .iter()
-        .position(|l| l.trim_end() == "  metadata:" || l.trim_end() == "- metadata:")?;
+        .position(|l| opens_block(l, "  metadata:") || opens_block(l, "- metadata:"))?;
     let mut out: Vec<String> = lines.iter().map(|l| (*l).to_string()).collect();
-    let entry = format!("{key}: {}\n", serde_json::to_string(value).ok()?);
+    let entry = format!("{key}: {}", serde_json::to_string(value).ok()?);
     match lines
         .iter()
         .enumerate()
         .skip(meta + 1)
         .take_while(|(_, l)| l.starts_with("   ") || l.trim().is_empty())
-        .find(|(_, l)| l.trim_end() == "    annotations:")
+        .find(|(_, l)| l.starts_with("    annotations:"))
     {
-        Some((i, _)) => {
+        Some((i, line)) if opens_block(line, "    annotations:") => {
             let next = lines.get(i + 1)?;
             let ind = next.len() - next.trim_start_matches(' ').len();
             if ind <= 4 {
                 return None;
             }
-            out.insert(i + 1, format!("{}{entry}", " ".repeat(ind)));
+            out.insert(i + 1, format!("{}{entry}\n", " ".repeat(ind)));
         }
-        None => out.insert(meta + 1, format!("    annotations:\n      {entry}")),
+        // A flow mapping (`annotations: {a: b}`, perhaps running on over more lines): the
+        // entry goes first inside it.
+        Some((i, line)) => {
+            let after = "    annotations:".len();
+            let rest = line[after..].trim_start_matches(' ');
+            let inner = rest.strip_prefix('{')?;
+            let sep = if inner.trim_start().starts_with('}') {
+                ""
+            } else {
+                ", "
+            };
+            out[i] = format!("{}{{{entry}{sep}{inner}", &line[..line.len() - rest.len()]);
+        }
+        None => out.insert(meta + 1, format!("    annotations:\n      {entry}\n")),
     }
     Some(out.concat())
+}
+
+/// Whether `line` is `key` (`  metadata:`) opening a block mapping: nothing after the colon but
+/// spaces and perhaps a comment.
+fn opens_block(line: &str, key: &str) -> bool {
+    line.strip_prefix(key).is_some_and(|rest| {
+        let rest = rest.trim_end();
+        rest.is_empty() || (rest.starts_with([' ', '\t']) && rest.trim_start().starts_with('#'))
+    })
 }
 
 /// Why an input is not a usable ResourceList.
@@ -690,6 +712,30 @@ mod tests {
             let item = format!("- apiVersion: v1\n  kind: B\n  metadata: {metadata}\n");
             let with = raw_with_annotation(&item, "k", "v").unwrap();
             assert_eq!(with, item.replace(metadata, annotated));
+        }
+        // Block metadata behind a comment, and flow annotations inside block metadata, are
+        // edited in place too: every other line stays as written.
+        for metadata in [
+            "  metadata: # the object\n    name: a\n",
+            "  metadata:\n    name: a\n    annotations: {a: b} # kept\n",
+            "  metadata:\n    name: a\n    annotations: {}\n",
+            "  metadata:\n    annotations: {\n      a: b}\n    name: a\n",
+            "  metadata:\n    annotations: # kept\n      a: b\n    name: a\n",
+        ] {
+            let text = format!(
+                "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: B\n{metadata}  data: {{x: 1}}\n"
+            );
+            let rl = parse(&text).unwrap();
+            let raw = rl.raw_items[0].as_deref().unwrap();
+            let with = raw_with_annotation(raw, "k", "v").unwrap();
+            let mut expected = rl.items[0].clone();
+            expected["metadata"]["annotations"]["k"] = json!("v");
+            assert!(raw_matches(&with, &expected), "{with}");
+            let kept = raw
+                .lines()
+                .filter(|l| !with.lines().any(|w| w == *l))
+                .count();
+            assert!(kept <= 1, "more than the annotations line changed:\n{with}");
         }
         // Not one line: left to the caller, which writes the item anew.
         let noted = "- apiVersion: v1\n  kind: B\n  metadata: {name: c} # note\n";

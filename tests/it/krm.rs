@@ -1183,6 +1183,35 @@ fn kpt_fn_eval_marks_a_flow_style_catalog_document_in_place() {
     );
 }
 
+/// Block metadata behind a comment, or holding its annotations as a flow mapping, gets the
+/// local-config annotation added in place: no other line of the document changes, and kpt
+/// keeps every comment where it was.
+#[test]
+fn kpt_fn_eval_marks_a_commented_catalog_document_in_place() {
+    let head = "apiVersion: kvrender.io/v1alpha1\nkind: Preference\n";
+    let tail = "spec:\n  scopes: [cluster] # one kind only\n  template:\n    spec:\n      \
+                # the bus every disk gets\n      devices: {preferredDiskBus: virtio}\n";
+    for (metadata, marked) in [
+        (
+            "metadata: # the preference\n  name: a\n",
+            "metadata: # the preference\n  name: a\n  annotations:\n    \
+             config.kubernetes.io/local-config: \"true\"\n",
+        ),
+        (
+            "metadata:\n  name: a\n  annotations: {team: vm} # owner\n",
+            "metadata:\n  name: a\n  annotations: {team: vm, \
+             config.kubernetes.io/local-config: \"true\"} # owner\n",
+        ),
+    ] {
+        let text = format!("{head}{metadata}{tail}");
+        let (_tmp, pkg) = package_of(&[("pref.yaml", &text)]);
+        let out = kpt_eval(&pkg, &[]);
+        assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+        let after = std::fs::read_to_string(pkg.join("pref.yaml")).unwrap();
+        assert_eq!(after, format!("{head}{marked}{tail}"));
+    }
+}
+
 /// A rendered name with two dots in a row (which kvrender warns about) is written to a file
 /// whose path holds no `..`, which kpt would refuse outright.
 #[test]
