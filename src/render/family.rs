@@ -89,7 +89,7 @@ impl<'a> Family<'a> {
             None => String::new(),
             Some(v) => {
                 let at = [Step::Key("spec"), Step::Key("version")];
-                name_text(v, "`version`", doc.line_text(&at))
+                name_text(v, "`version`", || doc.line_text(&at))
                     .map_err(|message| doc.invalid(&at, message))?
             }
         };
@@ -125,14 +125,18 @@ impl<'a> Family<'a> {
 /// The text of a name-like scalar (a version, a size name, a variant suffix): a string, or a
 /// whole number written in decimal. Anything else says why it must be quoted: a fraction
 /// (`1.10`) is read as the number 1.1, a bare `on`, `n` or `true` as a boolean, and a whole
-/// number written otherwise on its line `written` (`010`, `0x10`, `1e1`, `1_0`) as a number
+/// number written otherwise on the line `written` gives (`010`, `0x10`, `1e1`, `1_0`) as a number
 /// whose decimal text is not what was written.
-fn name_text(v: &Value, what: &str, written: Option<&str>) -> Result<String, String> {
+fn name_text<'l>(
+    v: &Value,
+    what: &str,
+    written: impl FnOnce() -> Option<&'l str>,
+) -> Result<String, String> {
     match v {
         Value::String(s) => Ok(s.clone()),
         Value::Number(n) if n.is_i64() || n.is_u64() => {
             let text = n.to_string();
-            match written.and_then(|line| spelled_otherwise(line, &text)) {
+            match written().and_then(|line| spelled_otherwise(line, &text)) {
                 Some(token) => Err(format!(
                     "{what} must be a string; quote it (YAML reads `{token}` as the number \
                      {text}, which loses how it was written: `\"{token}\"`)"
@@ -261,7 +265,7 @@ fn parse_sizes(doc: &Doc<'_>, id: &str, value: Option<&Value>) -> Result<Vec<Siz
         }
         let name = match value.get("name") {
             None | Some(Value::Null) => String::new(),
-            Some(v) => name_text(v, "a size's `name`", doc.line_text(&here))
+            Some(v) => name_text(v, "a size's `name`", || doc.line_text(&here))
                 .map_err(|message| doc.invalid(&here, format!("family `{id}`: {message}")))?,
         };
         if name.is_empty() {
@@ -311,7 +315,7 @@ fn parse_variants(
             ));
         };
         let suffix = match map.get("suffix") {
-            Some(v) => name_text(v, "a variant's `suffix`", doc.line_text(&here))
+            Some(v) => name_text(v, "a variant's `suffix`", || doc.line_text(&here))
                 .map_err(|message| doc.invalid(&here, format!("family `{id}`: {message}")))?,
             None => String::new(),
         };

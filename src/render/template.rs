@@ -960,7 +960,9 @@ fn typed(value: &minijinja::Value) -> LeafResult {
 
 /// Whether a leaf is a template (holds `{{`, `{%` or `{#`).
 pub(crate) fn is_template(s: &str) -> bool {
-    s.contains("{{") || s.contains("{%") || s.contains("{#")
+    s.as_bytes()
+        .windows(2)
+        .any(|w| w[0] == b'{' && matches!(w[1], b'{' | b'%' | b'#'))
 }
 
 /// The expression inside a leaf that is a single `{{ … }}`, whitespace control stripped.
@@ -1153,6 +1155,16 @@ pub fn context(value: &Value) -> minijinja::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_leaf_is_a_template_only_with_an_opening_pair() {
+        for s in ["{{ x }}", "a{%- if y %}b", "{# note #}", "x{{"] {
+            assert!(is_template(s), "{s}");
+        }
+        for s in ["", "{", "a { b } c", "}}", "%}{", "{ {x}}", "{}"] {
+            assert!(!is_template(s), "{s}");
+        }
+    }
     use serde_json::json;
 
     fn render(tree: Value, ctx: Value) -> Result<Option<Value>, LeafError> {
