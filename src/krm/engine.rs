@@ -63,6 +63,26 @@ pub struct Processed {
     pub as_read: Vec<Option<AsRead>>,
     /// Findings, sorted, severities adjusted by the configuration.
     pub diagnostics: Vec<Diagnostic>,
+    /// Each object rendered from a subpackage's catalog under `kpt fn render`: the file and
+    /// index of its catalog document as the subpackage names them, its kind and name, and the
+    /// subpackage's directory. A finding placed at that document is named from the outer
+    /// package with it.
+    pub rendered_in_subpackages: Vec<RenderedIn>,
+}
+
+/// An object rendered from a subpackage's catalog (see [`Processed::rendered_in_subpackages`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RenderedIn {
+    /// The file of its catalog document, relative to the subpackage.
+    pub file: String,
+    /// The document's index in that file.
+    pub index: usize,
+    /// The rendered object's kind.
+    pub kind: String,
+    /// The rendered object's name.
+    pub name: String,
+    /// The subpackage's directory, as kpt gives it.
+    pub package: String,
 }
 
 /// An output item that is an input item as it was read, so that a function can write it back
@@ -1646,7 +1666,17 @@ fn run<V: VmTexts>(
         }
         values.push(value);
     }
+    let mut rendered_in_subpackages = Vec::new();
     for (obj, home) in new_objects.into_iter().zip(new_homes) {
+        if let Some(package) = &home.package {
+            rendered_in_subpackages.push(RenderedIn {
+                file: obj.origin.path.to_string(),
+                index: obj.origin.index,
+                kind: obj.kind_str().to_string(),
+                name: obj.name().to_string(),
+                package: package.clone(),
+            });
+        }
         let file = packages
             .as_ref()
             .map_or_else(|| annotations::file_for(&obj), |p| p.file_for(&home, &obj));
@@ -1674,6 +1704,7 @@ fn run<V: VmTexts>(
         printed,
         as_read,
         diagnostics,
+        rendered_in_subpackages,
     })
 }
 

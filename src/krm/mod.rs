@@ -203,7 +203,7 @@ pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput
             .with_object(o.object_ref())
         })
         .collect();
-    let subpackages = SubpackageFiles::of(&items);
+    let mut subpackages = SubpackageFiles::of(&items);
     let (mut entries, mut diagnostics) = if fn_config.migrate {
         let migrated = migrate::migrate(&items, &fn_config, Placement::Files);
         let mut diagnostics = cluster_config_warnings(&fn_config, "-");
@@ -222,6 +222,7 @@ pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput
         (entries, diagnostics)
     } else {
         let mut processed = engine::process(items, &fn_config, Placement::Files);
+        subpackages.note_rendered(&processed.rendered_in_subpackages);
         processed.diagnostics.splice(
             0..0,
             cluster_config_warnings(&fn_config, "-")
@@ -279,37 +280,55 @@ impl SubpackageFiles {
         let Some(outermost) = engine::outermost_package(items) else {
             return SubpackageFiles::default();
         };
-        let outermost = format!("{}/", outermost.trim_end_matches('/'));
-        let mut files: HashMap<(String, usize, String, String), Option<String>> = HashMap::new();
+        let mut files = SubpackageFiles {
+            outermost: Some(format!("{}/", outermost.trim_end_matches('/'))),
+            items: HashMap::new(),
+        };
         for o in items {
-            let Some(package) = annotations::package_path(&o.value) else {
-                continue;
-            };
-            let relative = format!("{}/", package.trim_end_matches('/'))
-                .strip_prefix(&outermost)
-                .map(|dir| dir.trim_end_matches('/').to_string())
-                .filter(|dir| !dir.split('/').any(|c| c == ".." || c == "."));
-            let key = (
-                o.origin.path.to_string(),
-                o.origin.index,
-                o.kind_str().to_string(),
-                o.name().to_string(),
-            );
-            match files.entry(key) {
-                std::collections::hash_map::Entry::Vacant(e) => {
-                    e.insert(relative);
-                }
-                std::collections::hash_map::Entry::Occupied(mut e) => {
-                    if *e.get() != relative {
-                        e.insert(None);
-                    }
-                }
+            if let Some(package) = annotations::package_path(&o.value) {
+                files.note(
+                    (
+                        o.origin.path.to_string(),
+                        o.origin.index,
+                        o.kind_str().to_string(),
+                        o.name().to_string(),
+                    ),
+                    package,
+                );
             }
         }
-        files.retain(|_, dir| dir.as_ref().is_some_and(|d| !d.is_empty()));
-        SubpackageFiles {
-            outermost: Some(outermost),
-            items: files,
+        files
+    }
+
+    /// Note the objects rendered from the catalogs of subpackages: a finding about one of them
+    /// placed at its catalog document names the subpackage's file.
+    fn note_rendered(&mut self, rendered: &[engine::RenderedIn]) {
+        for r in rendered {
+            let key = (r.file.clone(), r.index, r.kind.clone(), r.name.clone());
+            self.note(key, &r.package);
+        }
+    }
+
+    /// Note that the object of `key` is in the package at `package`: a subpackage's
+    /// directory relative to the outermost package, or nothing where another object of the
+    /// same key is in another package.
+    fn note(&mut self, key: (String, usize, String, String), package: &str) {
+        let Some(outermost) = &self.outermost else {
+            return;
+        };
+        let relative = format!("{}/", package.trim_end_matches('/'))
+            .strip_prefix(outermost.as_str())
+            .map(|dir| dir.trim_end_matches('/').to_string())
+            .filter(|dir| !dir.split('/').any(|c| c == ".." || c == "."));
+        match self.items.entry(key) {
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(relative);
+            }
+            std::collections::hash_map::Entry::Occupied(mut e) => {
+                if *e.get() != relative {
+                    e.insert(None);
+                }
+            }
         }
     }
 
@@ -352,7 +371,7 @@ impl SubpackageFiles {
             object.kind.clone(),
             object.name.clone(),
         );
-        let dir = self.items.get(&key)?.as_deref()?;
+        let dir = self.items.get(&key)?.as_deref().filter(|d| !d.is_empty())?;
         Some(format!("{dir}/{}", origin.path))
     }
 }

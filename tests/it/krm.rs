@@ -3404,6 +3404,44 @@ fn kpt_render_names_a_subpackages_files_from_the_outer_package() {
     }
 }
 
+/// Under `kpt fn render`, a finding about an object rendered from a subpackage's catalog,
+/// placed at its catalog document, names the subpackage's file (`sub/cat.yaml`), even where
+/// the outer package has a file of the same name with a document at the same index (real kpt).
+#[test]
+fn kpt_render_names_a_subpackage_catalog_behind_a_rendered_object() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = example_kpt_package(tmp.path(), "pkg");
+    std::fs::create_dir_all(pkg.join("sub")).unwrap();
+    write_subpackage_kptfile(&pkg.join("sub"), "sub");
+    let preference = |name: &str, field: &str| {
+        format!(
+            "apiVersion: kvrender.io/v1alpha1\nkind: Preference\nmetadata:\n  name: {name}\n\
+             spec:\n  scopes: [cluster]\n  template:\n    spec:\n      devices:\n        \
+             {field}: virtio\n"
+        )
+    };
+    std::fs::write(
+        pkg.join("cat.yaml"),
+        preference("outer.pref", "preferredDiskBus"),
+    )
+    .unwrap();
+    std::fs::write(
+        pkg.join("sub/cat.yaml"),
+        preference("sub.pref", "preferredDiskBuz"),
+    )
+    .unwrap();
+    let results = tmp.path().join("results");
+    let out = kpt_render_with_results(&pkg, &results);
+    let shown = show(&out);
+    assert!(
+        shown.contains("\"sub/cat.yaml: warning[KV022] VirtualMachineClusterPreference/sub.pref:"),
+        "{shown}"
+    );
+    assert!(!shown.contains("\"cat.yaml: warning[KV022]"), "{shown}");
+    let recorded = std::fs::read_to_string(results.join("results.yaml")).unwrap();
+    assert!(recorded.contains("path: sub/cat.yaml"), "{recorded}");
+}
+
 /// Under `kpt fn render`, a second definition in a subpackage names the first from the
 /// package the pipeline runs on, in its message too: `first at sub/a.yaml`, never the
 /// subpackage's own `a.yaml` or a catalog document's path in full (real kpt).
