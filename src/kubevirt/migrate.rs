@@ -900,8 +900,30 @@ fn convert(preset: &Object) -> Converted {
     if let Some(cpu) = domain.field("cpu").and_then(Value::as_object) {
         let axis = |k: &str| cpu.field(k).and_then(Value::as_u64).filter(|n| *n > 0);
         let (sockets, cores, threads) = (axis("sockets"), axis("cores"), axis("threads"));
-        if sockets.is_some() || cores.is_some() || threads.is_some() {
-            let guest = sockets.unwrap_or(1) * cores.unwrap_or(1) * threads.unwrap_or(1);
+        // An instancetype's guest vCPUs are a 32-bit count.
+        let laid_out = sockets.is_some() || cores.is_some() || threads.is_some();
+        let guest = [sockets, cores, threads]
+            .into_iter()
+            .try_fold(1u64, |product, n| product.checked_mul(n.unwrap_or(1)))
+            .filter(|g| laid_out && *g <= u64::from(u32::MAX));
+        if laid_out && guest.is_none() {
+            note(
+                "spec.domain.cpu".into(),
+                &format!(
+                    "the topology sockets={},cores={},threads={} gives {} vCPUs, more than an \
+                     instancetype's spec.cpu.guest holds ({}); nothing to migrate",
+                    sockets.unwrap_or(1),
+                    cores.unwrap_or(1),
+                    threads.unwrap_or(1),
+                    [sockets, cores, threads]
+                        .into_iter()
+                        .map(|n| u128::from(n.unwrap_or(1)))
+                        .product::<u128>(),
+                    u32::MAX
+                ),
+            );
+        }
+        if let Some(guest) = guest {
             it_cpu.insert("guest".into(), json!(guest));
             owns.extend([
                 &["cpu", "sockets"][..],
@@ -1382,6 +1404,40 @@ mod tests {
             ["VirtualMachineInstancetype", "VirtualMachinePreference"]
         );
         assert_eq!(r.objects[1]["spec"]["cpu"]["preferredCPUTopology"], "cores");
+    }
+
+    /// A topology whose product is more than an instancetype's 32-bit guest count (or more than
+    /// 64 bits) gives no instancetype and says why; the largest count that fits is kept.
+    #[test]
+    fn a_topology_beyond_the_guest_count_is_not_migrated() {
+        let preset = |cpu: Value| {
+            obj(json!({
+                "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstancePreset",
+                "metadata": {"name": "huge", "namespace": "app"},
+                "spec": {"selector": {"matchLabels": {"size": "h"}},
+                         "domain": {"cpu": cpu, "resources": {"requests": {"memory": "2Gi"}}}}
+            }))
+        };
+        let max = u64::from(u32::MAX);
+        for cpu in [
+            json!({"sockets": 2_147_483_648u64, "cores": 2_147_483_648u64, "threads": 2_147_483_648u64}),
+            json!({"sockets": max, "cores": max, "threads": max}),
+            json!({"sockets": 65_536, "cores": 65_536}),
+        ] {
+            let r = migrate_presets(&[preset(cpu.clone())], &|_| None);
+            assert!(r.objects.is_empty(), "{cpu}: {:?}", r.objects);
+            let told = r
+                .unmapped
+                .iter()
+                .find(|u| u.field == "spec.domain.cpu")
+                .unwrap_or_else(|| panic!("{cpu}: {:?}", r.unmapped));
+            assert!(
+                told.reason
+                    .contains("more than an instancetype's spec.cpu.guest holds")
+            );
+        }
+        let r = migrate_presets(&[preset(json!({"sockets": max}))], &|_| None);
+        assert_eq!(r.objects[0]["spec"]["cpu"]["guest"], max);
     }
 
     #[test]
