@@ -297,6 +297,25 @@ pub(crate) fn build_one(
         .apply(&mut vmi, obj.effective_namespace());
     match applied {
         Ok(outcome) => {
+            let refused = outcome.refused_annotations();
+            if !refused.is_empty() {
+                // The webhook applies the presets; the API server then refuses the VMI for
+                // the annotations they left. The preset stage shows the webhook's VMI.
+                for message in refused {
+                    let message = format!("the VirtualMachineInstance would be refused: {message}");
+                    diagnostics.push(
+                        if stage == Stage::Presets {
+                            Diagnostic::warning(codes::PRESET, obj.origin.clone(), message)
+                        } else {
+                            Diagnostic::error(codes::PRESET, obj.origin.clone(), message)
+                        }
+                        .with_object(obj.object_ref()),
+                    );
+                }
+                if stage != Stage::Presets {
+                    return None;
+                }
+            }
             for skipped in &outcome.skipped {
                 // At the line where the VMI (or the VM's template) sets the field.
                 let mut at = format!("spec.domain.{}", skipped.domain_path());

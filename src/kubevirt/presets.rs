@@ -109,6 +109,30 @@ pub struct PresetOutcome {
     pub order_dependence: Option<OrderDependence>,
 }
 
+impl PresetOutcome {
+    /// Why the API server refuses the VMI for the annotations the applied presets left on it
+    /// (`virtualmachinepreset.kubevirt.io/<name>`): a key's name part takes at most 63
+    /// characters, so a preset with a longer name, which its own create allows (253), has
+    /// every VMI it is applied to refused. In the API server's words, one message per preset.
+    pub fn refused_annotations(&self) -> Vec<String> {
+        self.applied
+            .iter()
+            .filter_map(|name| {
+                let key = format!("{APPLIED_ANNOTATION_PREFIX}{name}");
+                let errors = crate::model::names::qualified_name_errors(&key.to_ascii_lowercase());
+                (!errors.is_empty()).then(|| {
+                    format!(
+                        "metadata.annotations: Invalid value: \"{key}\": {} (added for the \
+                         VirtualMachineInstancePreset '{name}', whose name is {} characters)",
+                        errors.join(", "),
+                        name.len()
+                    )
+                })
+            })
+            .collect()
+    }
+}
+
 /// Matching presets whose merge order changes the VMI. KubeVirt lists a namespace's presets in
 /// Go map order, which is unspecified, so the cluster may create any of the VMIs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -2141,6 +2165,37 @@ mod tests {
             v["metadata"]["annotations"],
             json!({"virtualmachinepreset.kubevirt.io/p": "kubevirt.io/v1"})
         );
+    }
+
+    /// The annotation key's name part is the preset's name: 63 characters fit, 64 do not, and
+    /// a preset that applies nothing leaves no annotation to refuse.
+    #[test]
+    fn a_preset_name_too_long_for_its_annotation_refuses_the_vmi() {
+        let fits = preset(&"a".repeat(63), None, web(), json!({"cpu": {"cores": 2}}));
+        let long = preset(
+            &"b".repeat(64),
+            None,
+            web(),
+            json!({"ioThreadsPolicy": "shared"}),
+        );
+        let idle = preset(&"c".repeat(200), None, web(), json!({}));
+        let mut v = vmi(json!({"app": "web"}), json!({}));
+        let out = apply_presets(&mut v, "default", &[&fits, &long, &idle]).unwrap();
+        assert_eq!(out.applied.len(), 2);
+        let refused = out.refused_annotations();
+        assert_eq!(refused.len(), 1, "{refused:?}");
+        assert!(
+            refused[0].starts_with(&format!(
+                "metadata.annotations: Invalid value: \"virtualmachinepreset.kubevirt.io/{}\": \
+                 name part must be no more than 63 characters",
+                "b".repeat(64)
+            )),
+            "{}",
+            refused[0]
+        );
+        let mut v = vmi(json!({"app": "web"}), json!({}));
+        let out = apply_presets(&mut v, "default", &[&fits]).unwrap();
+        assert!(out.refused_annotations().is_empty());
     }
 
     #[test]

@@ -255,6 +255,27 @@ fn preset_refusals(obj: &Object, out: &mut Vec<Diagnostic>) {
             .with_object(obj.object_ref()),
         );
     }
+    // Taken, but every VMI it is applied to is then refused for the annotation it leaves.
+    let name = obj.name();
+    let key = format!("{}{name}", presets::APPLIED_ANNOTATION_PREFIX);
+    let errors = crate::model::names::qualified_name_errors(&key.to_ascii_lowercase());
+    if !errors.is_empty() {
+        out.push(
+            Diagnostic::warning(
+                crate::diagnostic::codes::PRESET,
+                obj.field_origin("metadata.name"),
+                format!(
+                    "the API server refuses every VirtualMachineInstance this preset is applied \
+                     to: it annotates it with `{key}`, and the key's {} (the name is {} \
+                     characters)",
+                    errors.join(", "),
+                    name.len()
+                ),
+            )
+            .with_field("metadata.name".to_string())
+            .with_object(obj.object_ref()),
+        );
+    }
 }
 
 /// Apply the options and sort into printing order.

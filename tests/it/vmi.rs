@@ -2299,3 +2299,31 @@ spec:
     );
     assert!(!stderr.contains("KV033"), "{stderr}");
 }
+
+/// A preset whose name is too long for the annotation KubeVirt marks a VMI with: `vmi` prints
+/// no VMI for what it selects and says why; the preset stage prints the webhook's VMI with a
+/// warning; `validate` warns on the preset and on what it selects. The 63-character preset fits.
+#[test]
+fn a_preset_name_too_long_for_its_annotation() {
+    let _guard = snapshot_settings();
+    let run = |args: &[&str]| {
+        outcome(
+            kvrender()
+                .current_dir(testdata("vmi"))
+                .args(args)
+                .args(["--no-default-catalog", "preset-name-too-long.yaml"]),
+        )
+    };
+    insta::assert_snapshot!("preset_name_too_long_vmi", run(&["vmi"]));
+    let presets = run(&["vmi", "--stage", "presets"]);
+    assert!(presets.starts_with("exit: 0"), "{presets}");
+    assert_eq!(
+        presets
+            .matches("virtualmachinepreset.kubevirt.io/long-")
+            .count(),
+        // long-vm and long-vmi each carry the annotation and get a warning naming it.
+        4,
+        "{presets}"
+    );
+    insta::assert_snapshot!("preset_name_too_long_validate", run(&["validate"]));
+}

@@ -205,7 +205,7 @@ mod start;
 pub const RULE: Rule = Rule {
     code: codes::VM_SPEC,
     name: "vm-spec",
-    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a disk bus KubeVirt does not take (ide, unknown, virtio for a CD-ROM) or that does not fit the disk (read-only SATA, a dedicated I/O thread off virtio), a LUN that is not a claim, a DownwardMetrics volume not on a virtio disk, a boot order below 1 or used twice, a disk name that is not a DNS label (also of the disk KubeVirt adds for a volume that no disk or filesystem names), a disk PCI address, serial number, cache or I/O mode, error policy or block size KubeVirt does not take, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding, CPU or memory requests out of bounds, huge pages that do not divide the memory, dedicated CPUs, NUMA passthrough or realtime without what they need, memory hotplug without what it needs, a host name, start strategy, I/O threads policy, CPU feature policy, boot loader, ACPI table, sound, video, panic device, host disk, machine type, eviction strategy, probe or kernel boot KubeVirt does not take, cloud-init data missing, doubled or over 2048 bytes, a volume source, access credential or DataVolume template without what it needs, a network without one source, an interface state, binding, name, model, MAC or PCI address or port KubeVirt does not take, a discontinued binding, port ranges or DHCP options KubeVirt does not take, affinity or topology spread constraints Kubernetes does not take, a pull policy, toleration operator or effect, node inclusion policy, probe scheme or DataVolume template access or volume mode outside the values KubeVirt's schema lists, GPUs, host devices, DRA networks or resource claims without what they need, utility volumes at creation, a VMI's Hyper-V features without what they need, a DNS policy or configuration Kubernetes does not take, launch security without what it needs, NVIDIA Grace GPU passthrough without what it needs, labels KubeVirt keeps for itself, a feature whose gate the cluster configuration leaves off, the gate of a discontinued binding the configuration still lists while the binding is used; and on a VMI with its presets and defaults applied (a VMI document, or the one a VM starts) the same, no memory asked for, a ContainerPath volume that is not a filesystem or lies below a reserved path, devices its architecture does not take, presets that select it and conflict, or a preset of its namespace whose selector does not parse; and on a VMI document that lists no interfaces or networks, a default interface the cluster refuses (as `KV012` reports it for a VM). A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
+    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a disk bus KubeVirt does not take (ide, unknown, virtio for a CD-ROM) or that does not fit the disk (read-only SATA, a dedicated I/O thread off virtio), a LUN that is not a claim, a DownwardMetrics volume not on a virtio disk, a boot order below 1 or used twice, a disk name that is not a DNS label (also of the disk KubeVirt adds for a volume that no disk or filesystem names), a disk PCI address, serial number, cache or I/O mode, error policy or block size KubeVirt does not take, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding, CPU or memory requests out of bounds, huge pages that do not divide the memory, dedicated CPUs, NUMA passthrough or realtime without what they need, memory hotplug without what it needs, a host name, start strategy, I/O threads policy, CPU feature policy, boot loader, ACPI table, sound, video, panic device, host disk, machine type, eviction strategy, probe or kernel boot KubeVirt does not take, cloud-init data missing, doubled or over 2048 bytes, a volume source, access credential or DataVolume template without what it needs, a network without one source, an interface state, binding, name, model, MAC or PCI address or port KubeVirt does not take, a discontinued binding, port ranges or DHCP options KubeVirt does not take, affinity or topology spread constraints Kubernetes does not take, a pull policy, toleration operator or effect, node inclusion policy, probe scheme or DataVolume template access or volume mode outside the values KubeVirt's schema lists, GPUs, host devices, DRA networks or resource claims without what they need, utility volumes at creation, a VMI's Hyper-V features without what they need, a DNS policy or configuration Kubernetes does not take, launch security without what it needs, NVIDIA Grace GPU passthrough without what it needs, labels KubeVirt keeps for itself, a feature whose gate the cluster configuration leaves off, the gate of a discontinued binding the configuration still lists while the binding is used; and on a VMI with its presets and defaults applied (a VMI document, or the one a VM starts) the same, no memory asked for, a ContainerPath volume that is not a filesystem or lies below a reserved path, devices its architecture does not take, presets that select it and conflict, a preset of its namespace whose selector does not parse, or an applied preset whose name is too long for the annotation KubeVirt marks the VMI with; and on a VMI document that lists no interfaces or networks, a default interface the cluster refuses (as `KV012` reports it for a VM). A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
     severity: Severity::Warning,
 };
 
@@ -404,6 +404,15 @@ pub fn check(
                     let at = "spec.template.metadata.labels";
                     found.push((at.to_string(), format!("{refusal}{START_NOTE}")));
                 }
+                if let Some(Err(start::Refused::Annotations(refused))) = &mutated {
+                    // The API server refuses the VMI the presets made, at every start.
+                    let at = "spec.template.metadata.labels";
+                    found.extend(
+                        refused
+                            .iter()
+                            .map(|m| (at.to_string(), format!("{m}{START_NOTE}"))),
+                    );
+                }
                 if let Some(Ok(mutated)) = mutated {
                     let judge = |vmi: &Value| {
                         let mut refused = Vec::new();
@@ -440,6 +449,13 @@ pub fn check(
                     }
                     Some(Err(start::Refused::Defaults(message))) => {
                         found.push(("spec".to_string(), format!("{message}{VMI_DEFAULTS_HINT}")));
+                    }
+                    Some(Err(start::Refused::Annotations(refused))) => {
+                        found.extend(
+                            refused
+                                .iter()
+                                .map(|m| ("metadata.labels".to_string(), m.clone())),
+                        );
                     }
                     _ => {}
                 }

@@ -42,6 +42,9 @@ pub(super) enum Refused {
     /// The VMI defaults cannot be applied: KubeVirt's message (a default interface the
     /// cluster refuses).
     Defaults(String),
+    /// The API server refuses the annotations the presets left on it (a preset whose name is
+    /// too long for an annotation key): its messages.
+    Annotations(Vec<String>),
 }
 
 /// `vmi` (a VirtualMachineInstance document) as KubeVirt's VMI webhook validates it: the presets
@@ -60,10 +63,14 @@ pub(super) fn mutated(
     let mut presets = presets
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let (_, others) = presets
+    let (outcome, others) = presets
         .apply_in_other_orders(&mut vmi, namespace)
         .map_err(Refused::Presets)?;
     drop(presets);
+    let refused = outcome.refused_annotations();
+    if !refused.is_empty() {
+        return Err(Refused::Annotations(refused));
+    }
     let defaulted = |mut vmi: Value| {
         vmi::omit_empty_resources_and_devices(&mut vmi);
         // A VMI's spec is a Go struct, there even when not written: the defaults fill it.
