@@ -52,8 +52,7 @@ fn is_left_out_link(root: &Path, path: &Path, exclude: &Exclude) -> bool {
 
 /// The files below `root`, sorted by path, hidden entries (`.git`, ...) and directories holding
 /// [`OUTPUT_MARKER`] skipped (`root` itself is always walked). Symbolic links are followed; a
-/// link back to a directory the walk is inside (`sub/up -> ..`) is passed over, as everything
-/// below that directory is walked already. (A file reached twice is read once: see
+/// loop is an error naming the link. (A file reached twice is read once: see
 /// [`crate::load::read_inputs`].)
 pub fn walk(root: &Path) -> Result<Vec<PathBuf>> {
     walk_skipping(root, None, &Exclude::default())
@@ -89,9 +88,9 @@ pub fn walk_skipping(root: &Path, skip: Option<&Path>, exclude: &Exclude) -> Res
         });
     for entry in walker {
         if let Err(e) = &entry
-            && (e.loop_ancestor().is_some()
-                || e.path()
-                    .is_some_and(|path| is_left_out_link(root, path, exclude)))
+            && let Some(path) = e.path()
+            && e.loop_ancestor().is_none()
+            && is_left_out_link(root, path, exclude)
         {
             continue;
         }
