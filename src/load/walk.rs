@@ -50,9 +50,25 @@ fn is_left_out_link(root: &Path, path: &Path, exclude: &Exclude) -> bool {
                 )))
 }
 
+/// Whether `path`, met below `root` as a symbolic link back to a folder the walk is inside,
+/// has a name the walk leaves out (hidden, such as `.up -> ..`, or excluded): nothing would
+/// have been read through it. (The walker meets the loop before its filter sees the entry.)
+fn is_left_out_loop(root: &Path, path: &Path, exclude: &Exclude) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_none_or(|n| n.starts_with('.'))
+        || (!exclude.is_empty()
+            && exclude.leaves_out_entry(
+                &crate::load::exclude::as_given(path),
+                path.strip_prefix(root).ok(),
+                true,
+            ))
+}
+
 /// The files below `root`, sorted by path, hidden entries (`.git`, ...) and directories holding
 /// [`OUTPUT_MARKER`] skipped (`root` itself is always walked). Symbolic links are followed; a
-/// loop is an error naming the link. (A file reached twice is read once: see
+/// loop is an error naming the link and the folder it leads back to, unless the link's own
+/// name is hidden or excluded. (A file reached twice is read once: see
 /// [`crate::load::read_inputs`].)
 pub fn walk(root: &Path) -> Result<Vec<PathBuf>> {
     walk_skipping(root, None, &Exclude::default())
@@ -89,8 +105,11 @@ pub fn walk_skipping(root: &Path, skip: Option<&Path>, exclude: &Exclude) -> Res
     for entry in walker {
         if let Err(e) = &entry
             && let Some(path) = e.path()
-            && e.loop_ancestor().is_none()
-            && is_left_out_link(root, path, exclude)
+            && if e.loop_ancestor().is_some() {
+                is_left_out_loop(root, path, exclude)
+            } else {
+                is_left_out_link(root, path, exclude)
+            }
         {
             continue;
         }
@@ -98,9 +117,14 @@ pub fn walk_skipping(root: &Path, skip: Option<&Path>, exclude: &Exclude) -> Res
             let path = e
                 .path()
                 .map_or_else(|| root.to_path_buf(), Path::to_path_buf);
-            let source = match e.into_io_error() {
-                Some(io) => io,
-                None => std::io::Error::other("symbolic link loop"),
+            let ancestor = e.loop_ancestor().map(Path::to_path_buf);
+            let source = match (e.into_io_error(), ancestor) {
+                (Some(io), _) => io,
+                (None, ancestor) => std::io::Error::other(format!(
+                    "symbolic link loop: it leads back to `{}`, a folder the walk is inside \
+                     (leave the link out with `--exclude`, or give it a hidden name)",
+                    ancestor.unwrap_or_default().display()
+                )),
             };
             Error::Read { path, source }
         })?;

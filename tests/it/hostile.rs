@@ -131,6 +131,57 @@ fn symlink_loop_under_a_walked_directory() {
     insta::assert_snapshot!(summary(&out));
 }
 
+/// A loop whose link has a name the walk leaves out (hidden, or `--exclude`d) is passed over,
+/// as nothing would be read through it; every command walks alike.
+#[cfg(unix)]
+#[test]
+fn symlink_loop_with_a_left_out_name_is_passed_over() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("repo");
+    fs::create_dir_all(dir.join("vms/deeper")).unwrap();
+    fs::write(
+        dir.join("vms/cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kept\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("..", dir.join("vms/.up")).unwrap();
+    std::os::unix::fs::symlink("../..", dir.join("vms/deeper/loop")).unwrap();
+    let run_with = |command: &[&str], extra: &[&str]| {
+        run(kvrender()
+            .current_dir(tmp.path())
+            .args(command)
+            .args(["--no-default-catalog"])
+            .args(extra)
+            .arg("repo"))
+    };
+    // The visible link still stops the run, naming it and where it leads.
+    let out = run_with(&["validate"], &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("`repo/vms/deeper/loop`: symbolic link loop: it leads back to `repo`,"),
+        "{stderr}"
+    );
+    for command in [
+        &["validate"][..],
+        &["expand"],
+        &["vmi"],
+        &["diff"],
+        &["migrate", "presets"],
+        &["build"],
+    ] {
+        let out = run_with(command, &["--exclude", "vms/deeper/loop"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{command:?}: {stderr}");
+        if command == ["validate"] {
+            assert!(
+                String::from_utf8_lossy(&out.stdout).contains("1 object"),
+                "{command:?}"
+            );
+        }
+    }
+}
+
 /// A link to nothing under a walked directory stops the run only where a file would have been
 /// read through it: an editor's lock (`.#vm.yaml`), a `README.md` or a link the user excluded
 /// is passed over like the name itself.
