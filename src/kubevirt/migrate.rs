@@ -1377,18 +1377,22 @@ mod tests {
         );
     }
 
+    /// A preset of namespace `app` that sets `cpu` and 2Gi of memory for the VMIs labelled
+    /// `size: m`.
+    fn sized_preset(cpu: Value) -> Object {
+        obj(json!({
+            "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstancePreset",
+            "metadata": {"name": "size", "namespace": "app"},
+            "spec": {"selector": {"matchLabels": {"size": "m"}},
+                     "domain": {"cpu": cpu, "resources": {"requests": {"memory": "2Gi"}}}}
+        }))
+    }
+
     /// One axis above 1 becomes the preference's layout, except sockets, KubeVirt's own
     /// layout when no preference says: a preset with nothing else gets no preference.
     #[test]
     fn a_sockets_layout_needs_no_preference() {
-        let preset = |cpu: Value| {
-            obj(json!({
-                "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstancePreset",
-                "metadata": {"name": "size", "namespace": "app"},
-                "spec": {"selector": {"matchLabels": {"size": "m"}},
-                         "domain": {"cpu": cpu, "resources": {"requests": {"memory": "2Gi"}}}}
-            }))
-        };
+        let preset = sized_preset;
         let kinds = |r: &MigrateResult| -> Vec<String> {
             r.objects
                 .iter()
@@ -1410,14 +1414,7 @@ mod tests {
     /// 64 bits) gives no instancetype and says why; the largest count that fits is kept.
     #[test]
     fn a_topology_beyond_the_guest_count_is_not_migrated() {
-        let preset = |cpu: Value| {
-            obj(json!({
-                "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstancePreset",
-                "metadata": {"name": "huge", "namespace": "app"},
-                "spec": {"selector": {"matchLabels": {"size": "h"}},
-                         "domain": {"cpu": cpu, "resources": {"requests": {"memory": "2Gi"}}}}
-            }))
-        };
+        let preset = sized_preset;
         let max = u64::from(u32::MAX);
         for cpu in [
             json!({"sockets": 2_147_483_648u64, "cores": 2_147_483_648u64, "threads": 2_147_483_648u64}),
