@@ -89,7 +89,7 @@ impl<'a> Family<'a> {
             None => String::new(),
             Some(v) => {
                 let at = [Step::Key("spec"), Step::Key("version")];
-                name_text(v, "`version`", || doc.line_text(&at))
+                name_text(v, "`version`", Some("version"), || doc.line_text(&at))
                     .map_err(|message| doc.invalid(&at, message))?
             }
         };
@@ -130,13 +130,14 @@ impl<'a> Family<'a> {
 fn name_text<'l>(
     v: &Value,
     what: &str,
+    key: Option<&str>,
     written: impl FnOnce() -> Option<&'l str>,
 ) -> Result<String, String> {
     match v {
         Value::String(s) => Ok(s.clone()),
         Value::Number(n) if n.is_i64() || n.is_u64() => {
             let text = n.to_string();
-            match written().and_then(|line| spelled_otherwise(line, &text)) {
+            match written().and_then(|line| spelled_otherwise(line, &text, key)) {
                 Some(token) => Err(format!(
                     "{what} must be a string; quote it (YAML reads `{token}` as the number \
                      {text}, which loses how it was written: `\"{token}\"`)"
@@ -158,18 +159,62 @@ fn name_text<'l>(
 
 /// A token of `line` that YAML reads as the whole number `decimal` but that is not written so:
 /// with leading zeros, in hexadecimal, octal or binary, with `_` between digits, a `+` sign
-/// or an exponent. What follows a ` #` is a comment and is passed over. Where the line also
-/// holds `decimal` itself, the number may be that one: nothing is said.
-fn spelled_otherwise<'l>(line: &'l str, decimal: &str) -> Option<&'l str> {
+/// or an exponent. What follows a ` #` is a comment and is passed over. The token looked at is
+/// the value of `key` (`name: 010`, `{suffix: 0x1f}`), or with no key the first cell of a flow
+/// sequence (`- [020, 16, 16Gi]`); where the line has no such place (the value is on a line
+/// of its own) or that place holds another value, any token of the line that reads as the
+/// number, unless `decimal` itself is there too.
+fn spelled_otherwise<'l>(line: &'l str, decimal: &str, key: Option<&str>) -> Option<&'l str> {
     let code = line.find(" #").map_or(line, |at| &line[..at]);
     let wanted: i128 = decimal.parse().ok()?;
+    let reads_as_wanted = |token: &str| token != decimal && integer_value(token) == Some(wanted);
+    // The value's own place settles it when it holds the number; where it holds something else
+    // (one line of several flow rows: the place found is the first row's), the line is looked
+    // at as a whole.
+    if let Some(token) = value_token(code, key) {
+        if token == decimal {
+            return None;
+        }
+        if reads_as_wanted(token) {
+            return Some(token);
+        }
+    }
     let mut tokens = code
         .split(|c: char| c.is_whitespace() || matches!(c, ',' | '[' | ']' | '{' | '}' | ':'))
         .filter(|token| !token.is_empty());
     if tokens.clone().any(|token| token == decimal) {
         return None;
     }
-    tokens.find(|token| integer_value(token) == Some(wanted))
+    tokens.find(|token| reads_as_wanted(token))
+}
+
+/// The plain scalar written right after `key:` in `code` (one line, without its comment), or
+/// with no key right after its first `[` (and any more opening it); `None` when there is no
+/// such place or nothing follows it there.
+fn value_token<'l>(code: &'l str, key: Option<&str>) -> Option<&'l str> {
+    let after = match key {
+        Some(key) => {
+            let pattern = format!("{key}:");
+            let mut from = 0;
+            loop {
+                let at = from + code[from..].find(&pattern)?;
+                let before = code[..at].chars().next_back();
+                let rest = &code[at + pattern.len()..];
+                if before.is_none_or(|c| c.is_whitespace() || matches!(c, '{' | ',' | '-'))
+                    && rest.chars().next().is_none_or(char::is_whitespace)
+                {
+                    break rest;
+                }
+                from = at + pattern.len();
+            }
+        }
+        None => &code[code.find('[')? + 1..],
+    };
+    let token = after
+        .trim_start_matches(|c: char| c == '[' || c.is_whitespace())
+        .split(|c: char| c.is_whitespace() || matches!(c, ',' | ']' | '}'))
+        .next()?;
+    (!token.is_empty()).then_some(token)
 }
 
 /// The whole number a YAML 1.1 integer token (or a float token with a whole value) stands for;
@@ -265,8 +310,20 @@ fn parse_sizes(doc: &Doc<'_>, id: &str, value: Option<&Value>) -> Result<Vec<Siz
         }
         let name = match value.get("name") {
             None | Some(Value::Null) => String::new(),
-            Some(v) => name_text(v, "a size's `name`", || doc.line_text(&here))
-                .map_err(|message| doc.invalid(&here, format!("family `{id}`: {message}")))?,
+            Some(v) => {
+                // A row `[name, cpu, memory]` writes the name first; a mapping row after
+                // `name:`, on a line of its own or not.
+                let (key, steps) = if row.is_array() {
+                    (None, here.to_vec())
+                } else {
+                    (
+                        Some("name"),
+                        vec![here[0], here[1], here[2], Step::Key("name")],
+                    )
+                };
+                name_text(v, "a size's `name`", key, || doc.line_text(&steps))
+                    .map_err(|message| doc.invalid(&steps, format!("family `{id}`: {message}")))?
+            }
         };
         if name.is_empty() {
             return Err(doc.invalid(&here, format!("family `{id}`: size row has no `name`")));
@@ -315,8 +372,13 @@ fn parse_variants(
             ));
         };
         let suffix = match map.get("suffix") {
-            Some(v) => name_text(v, "a variant's `suffix`", || doc.line_text(&here))
-                .map_err(|message| doc.invalid(&here, format!("family `{id}`: {message}")))?,
+            Some(v) => {
+                let steps = [here[0], here[1], here[2], Step::Key("suffix")];
+                name_text(v, "a variant's `suffix`", Some("suffix"), || {
+                    doc.line_text(&steps)
+                })
+                .map_err(|message| doc.invalid(&steps, format!("family `{id}`: {message}")))?
+            }
             None => String::new(),
         };
         let traits = map.get("traits").cloned();
@@ -370,15 +432,59 @@ mod tests {
         ] {
             assert_eq!(integer_value(token), value, "{token}");
         }
-        assert_eq!(spelled_otherwise("  - [010, 1, 1Gi]", "8"), Some("010"));
         assert_eq!(
-            spelled_otherwise("  version: 0x10  # sixteen", "16"),
+            spelled_otherwise("  - [010, 1, 1Gi]", "8", None),
+            Some("010")
+        );
+        assert_eq!(
+            spelled_otherwise("  version: 0x10  # sixteen", "16", Some("version")),
             Some("0x10")
         );
-        // The decimal itself is on the line: the number may be that one.
-        assert_eq!(spelled_otherwise("  - [8, 010, 1Gi]", "8"), None);
-        assert_eq!(spelled_otherwise("  version: 10", "10"), None);
+        // The name's own cell is judged, whatever the other cells hold.
+        assert_eq!(spelled_otherwise("  - [8, 010, 1Gi]", "8", None), None);
+        assert_eq!(
+            spelled_otherwise("  - [020, 16, 16Gi]", "16", None),
+            Some("020")
+        );
+        assert_eq!(
+            spelled_otherwise("  sizes: [[010, 1, 1Gi]]", "8", None),
+            Some("010")
+        );
+        // Several rows on one line: the second row's name is found on the line.
+        assert_eq!(
+            spelled_otherwise("  sizes: [[a, 1, 1Gi], [0x10, 2, 2Gi]]", "16", None),
+            Some("0x10")
+        );
+        assert_eq!(
+            spelled_otherwise("  version: 10", "10", Some("version")),
+            None
+        );
+        assert_eq!(
+            spelled_otherwise("    - {cpu: 8, name: 010}", "8", Some("name")),
+            Some("010")
+        );
+        assert_eq!(
+            spelled_otherwise("      name: 010", "8", Some("name")),
+            Some("010")
+        );
+        assert_eq!(
+            spelled_otherwise("    - {suffix: 0x1f, gpu: x}", "31", Some("suffix")),
+            Some("0x1f")
+        );
+        // `name:` inside another key is not the key.
+        assert_eq!(
+            spelled_otherwise("    - {rename: 010, name: 8}", "8", Some("name")),
+            None
+        );
         // A comment is passed over.
-        assert_eq!(spelled_otherwise("  version: 3 # was 0x3", "3"), None);
+        assert_eq!(
+            spelled_otherwise("  version: 3 # was 0x3", "3", Some("version")),
+            None
+        );
+        // The value on a line of its own: any token of the line.
+        assert_eq!(
+            spelled_otherwise("        0x10", "16", Some("version")),
+            Some("0x10")
+        );
     }
 }

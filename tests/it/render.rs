@@ -1276,6 +1276,39 @@ fn catalog_error_names_yaml_reads_as_numbers_or_booleans() {
         );
     }
 
+    // Wherever the name or suffix is written: a mapping row's `name` below its first line, a
+    // variant's `suffix` below its first line, a row whose other cells hold the decimal text.
+    for (sizes, variants, token, number, line) in [
+        (
+            "    - cpu: 1\n      memory: 1Gi\n      name: 010\n",
+            "    - suffix: a\n",
+            "010",
+            8,
+            9,
+        ),
+        (
+            "    - [small, 1, 1Gi]\n",
+            "    - gpu: x\n      suffix: 0x1f\n",
+            "0x1f",
+            31,
+            10,
+        ),
+        ("    - [020, 16, 16Gi]\n", "    - suffix: a\n", "020", 16, 7),
+    ] {
+        let text = format!(
+            "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata: {{name: g}}\n\
+             spec:\n  version: 1\n  sizes:\n{sizes}  variants:\n{variants}"
+        );
+        let message = first_message(&text);
+        assert!(
+            message.starts_with(&format!("bad/catalog.yaml:{line}:"))
+                && message.contains(&format!(
+                    "quote it (YAML reads `{token}` as the number {number}"
+                )),
+            "{text}\n{message}"
+        );
+    }
+
     let rendered = render_at("ok/catalog.yaml", &family("1", "2", "\"\"")).unwrap();
     let names: Vec<&str> = rendered.objects.iter().map(|o| o.name()).collect();
     assert_eq!(names, ["g1.2", "g1.2"]);
