@@ -393,11 +393,17 @@ fn bundles(items: &[Value], version: Option<&str>) -> Result<BTreeMap<String, St
                 .to_string(),
         ));
     }
+    // In the stream's order: an object without a namespace counts as in `default`.
     catalog.sort_by_key(|v| {
+        let namespace = str_at(v, &["metadata", "namespace"]);
         (
             str_at(v, &["kind"]),
             str_at(v, &["metadata", "name"]),
-            str_at(v, &["metadata", "namespace"]),
+            if namespace.is_empty() {
+                "default"
+            } else {
+                namespace
+            },
         )
     });
     let mut tree = BTreeMap::new();

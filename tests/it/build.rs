@@ -356,6 +356,46 @@ fn bundles_and_checksums() {
     assert_eq!(names(&all), names(&bundle));
 }
 
+/// The all-in-one bundle lists the catalog in the stream's order: one name in several
+/// namespaces by namespace, an object without one as in `default`.
+#[test]
+fn the_all_in_one_bundle_keeps_the_stream_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("c.yaml");
+    let mut text = String::new();
+    for namespace in ["namespace: zz", "", "namespace: aa"] {
+        text.push_str(&format!(
+            "---\napiVersion: kvrender.io/v1alpha1\nkind: Preference\n\
+             metadata: {{name: p, {namespace}}}\n\
+             spec: {{scopes: [namespaced], template: {{spec: {{devices: {{preferredDiskBus: virtio}}}}}}}}\n"
+        ));
+    }
+    std::fs::write(&input, text).unwrap();
+    let namespaces = |objects: &[Object]| -> Vec<String> {
+        objects
+            .iter()
+            .map(|o| o.effective_namespace().to_string())
+            .collect()
+    };
+    let input = input.to_str().unwrap();
+    let out = run(&["build", "--no-default-catalog", "--catalog-only", input]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let stream = parse(&String::from_utf8_lossy(&out.stdout), "stream");
+    assert_eq!(namespaces(&stream), ["aa", "default", "zz"]);
+    let dir = tmp.path().join("release");
+    let out = run(&[
+        "build",
+        "--no-default-catalog",
+        input,
+        "--bundles",
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let all = parse(&tree(&dir)["common-instancetypes-all-bundle.yaml"], "all");
+    assert_eq!(namespaces(&all), namespaces(&stream));
+}
+
 /// Without a version, the bundles keep the names `make` gives them upstream. An instancetype
 /// written out in full among the inputs takes its place in kind and name order, and a build
 /// with no catalog object at all writes no empty release. VMs are neither bundled nor
