@@ -112,7 +112,7 @@ pub enum RenderError {
     },
     /// A family or preference defined twice (same kind, namespace and name): the duplicate
     /// rule's finding, reported here so that the second definition is not rendered too.
-    #[error("{location}: {object} is defined twice: first at {other} (document {})", .other.index + 1)]
+    #[error("{location}: {object} is defined twice: first at {other} (document {}){hint}", .other.index + 1)]
     Redefined {
         /// The second definition.
         location: Origin,
@@ -120,6 +120,9 @@ pub enum RenderError {
         object: Box<crate::origin::ObjectRef>,
         /// The first definition.
         other: Box<Origin>,
+        /// What to do instead, where the two say what was meant (two versions of one class);
+        /// empty, or beginning with `; `.
+        hint: String,
     },
     /// Two `Parts` documents define a part of the same name.
     #[error("{location}: part `{name}` is defined twice, first at {other}")]

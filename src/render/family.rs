@@ -4,6 +4,7 @@ use serde_json::{Map, Value, json};
 
 use super::{Doc, RenderError, Scopes};
 use crate::load::locate::Step;
+use crate::model::Object;
 
 /// One row of a size table.
 #[derive(Debug)]
@@ -119,6 +120,33 @@ impl<'a> Family<'a> {
             scopes,
             doc,
         })
+    }
+}
+
+/// What to say of two InstancetypeFamily documents of one name whose `version`s differ (`u`
+/// version 1 and `u` version 2): a catalog document is told by its kind and name, as kustomize
+/// and kpt tell resources, so two versions of a class are two names. Empty for anything else.
+pub(super) fn versions_apart(first: &Object, second: &Object) -> String {
+    let version = |obj: &Object| {
+        obj.value
+            .get("spec")
+            .and_then(|spec| spec.get("version"))
+            .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+    };
+    if first.kind_str() != "InstancetypeFamily" {
+        return String::new();
+    }
+    match (version(first), version(second)) {
+        (Some(one), Some(other)) if one != other => {
+            let class = second.name();
+            format!(
+                "; a family document is told by its kind and name, as kustomize and kpt tell \
+                 resources, so two versions of one class need two names: write `name: \
+                 {class}{one}` and `name: {class}{other}` without `version`, and give each its \
+                 `instancetype.kubevirt.io/version` in `labels`"
+            )
+        }
+        _ => String::new(),
     }
 }
 

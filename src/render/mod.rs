@@ -640,6 +640,7 @@ impl<'a> Catalog<'a> {
                     location: obj.origin.clone(),
                     object: Box::new(obj.object_ref()),
                     other: Box::new(first.get().origin.clone()),
+                    hint: family::versions_apart(first.get(), obj),
                 });
                 false
             }

@@ -823,6 +823,27 @@ spec: {}
     assert!(!report.contains("rendered twice"), "{report}");
 }
 
+/// Two versions of one class written as two documents of one name: refused like any second
+/// definition, with the way to write them; one version twice gets no such hint.
+#[test]
+fn two_versions_of_one_class_are_told_how_to_be_written() {
+    let family = |version: &str| {
+        format!(
+            "---\napiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata: {{name: u}}\n\
+             spec: {{version: {version}, sizes: [[small, 1, 1Gi]]}}\n"
+        )
+    };
+    let report = render_error(&(family("1") + &family("2")));
+    assert_eq!(report.matches("is defined twice").count(), 1, "{report}");
+    assert!(
+        report.contains("write `name: u1` and `name: u2` without `version`"),
+        "{report}"
+    );
+    let report = render_error(&(family("1") + &family("1")));
+    assert!(report.contains("is defined twice"), "{report}");
+    assert!(!report.contains("without `version`"), "{report}");
+}
+
 /// Two families of other names that render one object (`t` at version 1 and `t1` without a
 /// version both make `t1.small`): each object the two share is reported.
 #[test]
