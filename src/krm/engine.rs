@@ -619,6 +619,21 @@ fn stale_outputs(
     }
 }
 
+/// Whether `read`, an object of `paths`, was read from the file `item` comes from: the same
+/// file on disk where both paths lead to one from here, else a path of `paths` that ends with
+/// the item's (`./cluster-instancetypes/x.yaml`, `pkg/cluster-instancetypes/x.yaml`; an item's
+/// path is relative to its package, which need not be the directory kvrender runs in).
+fn read_from(read: &Object, item: &Object) -> bool {
+    let (read, held) = (
+        std::path::Path::new(read.origin.path.as_ref()),
+        std::path::Path::new(item.origin.path.as_ref()),
+    );
+    match (std::fs::canonicalize(read), std::fs::canonicalize(held)) {
+        (Ok(read), Ok(held)) => read == held,
+        _ => read.ends_with(held),
+    }
+}
+
 /// Whether `item` is the document `read` from disk: equal but for the annotations an
 /// orchestrator or an earlier run put on it (a file of the package named in `paths` too).
 fn same_document(item: &Value, read: &Value) -> bool {
@@ -1087,9 +1102,24 @@ fn run<V: VmTexts>(
             // render writes to) is read once: its documents are among the items already. Asked
             // first, so that a file an earlier run rendered is not taken for a `paths` object
             // to place, beside the object this run renders anew.
+            // An item where the package writes `o` is an earlier run's copy of it, unless `o`
+            // was read from that very file: the copy is equal to what was read, and taking it
+            // for the package's own file would leave `o` unplaced, and the copy pruned as
+            // rendered no more.
+            let at_place = |item: &Object| {
+                packages.as_ref().is_some_and(|packages| {
+                    role(&o) == Role::Object
+                        && packages.holds(
+                            item,
+                            &Home::default(),
+                            &packages.file_for(&Home::default(), &o),
+                        )
+                })
+            };
             let read_already = same_key.iter().any(|&i| {
                 matches!(roles[i], Role::Object | Role::Catalog)
                     && same_document(&out[i].value, &o.value)
+                    && (!at_place(&out[i]) || read_from(&o, &out[i]))
             });
             if read_already {
                 return None;

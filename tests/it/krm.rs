@@ -1910,6 +1910,65 @@ fn kpt_fn_eval_places_the_objects_of_paths_in_the_package_and_replaces_them_late
     );
 }
 
+/// Beside a catalog the package renders, the object of a `paths` file outside the package is
+/// placed once and kept: run after run, with `prune: true`, it is neither removed as rendered no
+/// more nor reported so (from the package's folder and from outside it).
+#[test]
+fn kpt_fn_eval_keeps_a_placed_paths_object_beside_a_rendered_catalog() {
+    let tmp = tempfile::tempdir().unwrap();
+    let shared = tmp.path().join("shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    std::fs::write(
+        shared.join("ext.yaml"),
+        "apiVersion: instancetype.kubevirt.io/v1beta1\n\
+         kind: VirtualMachineClusterInstancetype\n\
+         metadata:\n  name: ext.big\n\
+         spec:\n  cpu:\n    guest: 4\n  memory:\n    guest: 8Gi\n",
+    )
+    .unwrap();
+    let pkg = tmp.path().join("pkg");
+    std::fs::create_dir_all(&pkg).unwrap();
+    std::fs::write(pkg.join("Kptfile"), KPTFILE).unwrap();
+    std::fs::write(
+        pkg.join("catalog.yaml"),
+        "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata:\n  name: team\n\
+         spec:\n  version: 1\n  template:\n    spec:\n      cpu: {guest: \"{{ size.cpu }}\"}\n\
+         \x20     memory: {guest: \"{{ size.memory }}\"}\n  sizes:\n  - [small, 1, 2Gi]\n",
+    )
+    .unwrap();
+    let mut after_first = None;
+    for (dir, target, paths) in [
+        (pkg.as_path(), ".", "paths=../shared"),
+        (tmp.path(), "pkg", "paths=shared"),
+        (pkg.as_path(), ".", "paths=../shared"),
+    ] {
+        for extra in [&["prune=true"][..], &["prune=true"], &["strict=true"]] {
+            let out = kpt_eval_in(dir, target, &[&["--", paths][..], extra].concat());
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{paths} {extra:?}:\n{}",
+                show(&out)
+            );
+            assert!(
+                !show(&out).contains("KV043"),
+                "{paths} {extra:?}:\n{}",
+                show(&out)
+            );
+            let files = dump(&pkg);
+            assert!(
+                files.contains("# cluster-instancetypes/ext.big.yaml\n")
+                    && files.contains("# cluster-instancetypes/team1.small.yaml\n"),
+                "{paths} {extra:?}:\n{files}"
+            );
+            match &after_first {
+                None => after_first = Some(files),
+                Some(first) => assert_eq!(&files, first, "{paths} {extra:?}: the package changed"),
+            }
+        }
+    }
+}
+
 /// A file of the package named in `paths` too is read once: its documents are not second
 /// definitions of themselves, and nothing is added to the package.
 #[test]
