@@ -3538,6 +3538,29 @@ fn kpt_render_names_the_first_of_two_definitions_from_the_outer_package() {
 }
 
 /// `kpt fn render PKG --allow-exec --results-dir RESULTS`.
+/// Each package of a blueprint keeps its own local-config `setters` ConfigMap, and a
+/// subpackage may share its package's name: documents never applied, which `kpt fn render`
+/// hands the outer pipeline side by side, are not one object defined twice.
+#[test]
+fn kpt_render_takes_each_packages_own_local_config_documents() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = example_kpt_package(tmp.path(), "pkg");
+    std::fs::create_dir_all(pkg.join("sub")).unwrap();
+    write_subpackage_kptfile(&pkg.join("sub"), "pkg");
+    for dir in [pkg.clone(), pkg.join("sub")] {
+        std::fs::write(
+            dir.join("setters.yaml"),
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: setters\n  annotations:\n    \
+             config.kubernetes.io/local-config: \"true\"\ndata:\n  namespace: team-a\n",
+        )
+        .unwrap();
+    }
+    let out = kpt_render(&pkg);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(!show(&out).contains("KV020"), "{}", show(&out));
+    assert!(!show(&out).contains("defined twice"), "{}", show(&out));
+}
+
 fn kpt_render_with_results(pkg: &Path, results: &Path) -> Output {
     Command::new(tool("kpt"))
         .args(["fn", "render"])

@@ -5,7 +5,10 @@
 //! and name. An unset namespace is `default`, where `kubectl apply` puts the object, and the
 //! namespace of a cluster-scoped kind (the cluster instancetypes and preferences, the built-in
 //! kinds of [`crate::model::scope`]) does not count, as the API server ignores it. kustomize
-//! refuses such pairs as the same object too.
+//! refuses such pairs as the same object too. Documents that are never applied (tool
+//! configuration such as a `Kptfile` or a kustomization, and anything marked
+//! `config.kubernetes.io/local-config: "true"`) are not compared: each package of a kpt
+//! blueprint may keep a `setters` ConfigMap of its own.
 //!
 //! ## Why
 //! Applied one after the other, the last silently wins; kustomize refuses the pair outright.
@@ -68,7 +71,13 @@ pub fn check_positions<'a>(
     for (position, obj) in objects.enumerate() {
         // A family or preference defined twice is refused where the catalog is read
         // (`RenderError::Redefined`), which then renders only the first.
-        if obj.name().is_empty() || is_catalog_definition(obj) {
+        // Tool configuration and local-config documents (a Kptfile, a kustomization, kpt's
+        // `setters` ConfigMap in each package) are never applied: two of one name are two
+        // packages' own, not one object defined twice.
+        if obj.name().is_empty()
+            || is_catalog_definition(obj)
+            || crate::model::object::is_local_config(&obj.value)
+        {
             continue;
         }
         match seen.entry(identity(obj)) {
@@ -126,6 +135,49 @@ mod tests {
                    "metadata": meta}),
             Origin::new("f.yaml", 0, Some(line)),
         )
+    }
+
+    /// Documents never applied are each a package's own: two `setters` ConfigMaps marked
+    /// local-config, two Kptfiles, two kustomizations of one name. An applied ConfigMap
+    /// twice is still a finding.
+    #[test]
+    fn documents_never_applied_are_not_compared() {
+        let doc = |api_version: &str, kind: &str, local: bool, line: u32| {
+            let mut value = json!({"apiVersion": api_version, "kind": kind,
+                                   "metadata": {"name": "setters"}});
+            if local {
+                value["metadata"]["annotations"] =
+                    json!({"config.kubernetes.io/local-config": "true"});
+            }
+            Object::new(value, Origin::new("f.yaml", 0, Some(line)))
+        };
+        let never_applied = [
+            doc("v1", "ConfigMap", true, 1),
+            doc("v1", "ConfigMap", true, 10),
+            doc("kpt.dev/v1", "Kptfile", false, 20),
+            doc("kpt.dev/v1", "Kptfile", false, 30),
+            doc(
+                "kustomize.config.k8s.io/v1beta1",
+                "Kustomization",
+                false,
+                40,
+            ),
+            doc(
+                "kustomize.config.k8s.io/v1beta1",
+                "Kustomization",
+                false,
+                50,
+            ),
+        ];
+        let mut out = Vec::new();
+        check(&never_applied, &mut out);
+        assert!(out.is_empty(), "{out:?}");
+        let applied = [
+            doc("v1", "ConfigMap", false, 1),
+            doc("v1", "ConfigMap", false, 10),
+        ];
+        check(&applied, &mut out);
+        assert_eq!(out.len(), 1, "{out:?}");
     }
 
     #[test]
