@@ -22,6 +22,7 @@ use serde_json::Value;
 use crate::diagnostic::{Cascade, Diagnostic, Severity, codes};
 use crate::krm::annotations;
 use crate::krm::config::{self, ExpandMode, FnConfig};
+use crate::krm::renamed;
 use crate::load::deferred::{DeferredVms, NotAVm};
 use crate::load::{self, Loaded, Source};
 use crate::model::written::CatalogDocs;
@@ -1176,6 +1177,27 @@ fn run<V: VmTexts>(
             .map(|((o, _), t)| t.as_ref().unwrap_or(o))
             .chain(&path_catalog)
             .collect();
+        // A document a kustomize build renamed is rendered under its first name, and what it
+        // makes is renamed after (see `renamed`).
+        let renamings: Vec<Option<renamed::Renaming>> = catalog_docs
+            .iter()
+            .map(|d| renamed::Renaming::of(d))
+            .collect();
+        let restored: Vec<Option<Object>> = catalog_docs
+            .iter()
+            .zip(&renamings)
+            .map(|(d, r)| r.as_ref().map(|r| r.restored(d)))
+            .collect();
+        let renamed_at: HashMap<(&str, usize), &renamed::Renaming> = catalog_docs
+            .iter()
+            .zip(&renamings)
+            .filter_map(|(d, r)| Some(((d.origin.path.as_ref(), d.origin.index), r.as_ref()?)))
+            .collect();
+        let catalog_docs: Vec<&Object> = catalog_docs
+            .iter()
+            .zip(&restored)
+            .map(|(d, r)| r.as_ref().unwrap_or(d))
+            .collect();
         let subpackages: Vec<String> = tagged
             .iter()
             .flatten()
@@ -1204,6 +1226,11 @@ fn run<V: VmTexts>(
                 Ok(r) => {
                     user_rendered = r.objects.len();
                     for mut obj in r.objects {
+                        if let Some(renaming) =
+                            renamed_at.get(&(obj.origin.path.as_ref(), obj.origin.index))
+                        {
+                            renaming.apply(&mut obj);
+                        }
                         let home = match &packages {
                             None => Home::default(),
                             Some(packages) => {

@@ -18,6 +18,7 @@ pub mod annotations;
 pub mod config;
 pub mod engine;
 pub mod migrate;
+pub mod renamed;
 pub mod resource_list;
 
 use std::collections::HashMap;

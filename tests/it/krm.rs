@@ -2145,6 +2145,93 @@ fn kustomize(dir: &Path) -> Output {
         .unwrap()
 }
 
+/// A catalog document listed in a kustomization that renames (`namePrefix`, `nameSuffix`) is
+/// renamed before kvrender renders it: what it makes is named as kustomize names the objects
+/// it lists (`prod-team1.medium`, `team1.medium-prod`, never `team-prod1.medium`), and a VM
+/// naming `team1.medium` finds it; with the references declared, kustomize renames the VM's
+/// too.
+#[test]
+fn a_renamed_catalog_document_renders_objects_named_as_kustomize_names_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    for (file, text) in [
+        (
+            "catalog.yaml",
+            "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata:\n  name: team\n\
+             spec:\n  version: 1\n  template:\n    spec:\n      cpu: {guest: \"{{ size.cpu }}\"}\n\
+             \x20     memory: {guest: \"{{ size.memory }}\"}\n  sizes:\n  - [medium, 2, 4Gi]\n",
+        ),
+        (
+            "vm.yaml",
+            "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: web\nspec:\n  \
+             runStrategy: Always\n  instancetype:\n    name: team1.medium\n  template:\n    \
+             spec:\n      domain:\n        devices: {}\n",
+        ),
+        (
+            "refs.yaml",
+            "nameReference:\n- kind: VirtualMachineClusterInstancetype\n  \
+             group: instancetype.kubevirt.io\n  fieldSpecs:\n  - {kind: VirtualMachine, \
+             group: kubevirt.io, path: spec/instancetype/name}\n",
+        ),
+    ] {
+        std::fs::write(dir.join(file), text).unwrap();
+    }
+    for (rename, expand, name, vm_names) in [
+        (
+            "namePrefix: prod-",
+            "validate",
+            "prod-team1.medium",
+            "prod-team1.medium",
+        ),
+        (
+            "nameSuffix: -prod",
+            "validate",
+            "team1.medium-prod",
+            "team1.medium-prod",
+        ),
+        ("namePrefix: prod-", "replace", "prod-team1.medium", ""),
+    ] {
+        std::fs::write(
+            dir.join("kv.yaml"),
+            format!(
+                "apiVersion: kvrender.io/v1alpha1\nkind: KVRender\nmetadata:\n  name: x\n\
+                 expand: {expand}\n"
+            ),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("kustomization.yaml"),
+            format!(
+                "resources: [catalog.yaml, vm.yaml]\nconfigurations: [refs.yaml]\n{rename}\n\
+                 transformers: [kv.yaml]\n"
+            ),
+        )
+        .unwrap();
+        let out = kustomize(dir);
+        assert_eq!(out.status.code(), Some(0), "{rename}:\n{}", show(&out));
+        let built = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            built.matches(&format!("\n  name: {name}\n")).count(),
+            2,
+            "{rename}: both scopes\n{built}"
+        );
+        assert!(!built.contains("team-prod1"), "{rename}:\n{built}");
+        assert!(!built.contains("internal.config"), "{rename}:\n{built}");
+        if vm_names.is_empty() {
+            // Expanded against the renamed instancetype: its size, and no reference left.
+            assert!(
+                built.contains("guest: 4Gi") && !built.contains("instancetype:\n    name"),
+                "{rename}:\n{built}"
+            );
+        } else {
+            assert!(
+                built.contains(&format!("instancetype:\n    name: {vm_names}\n")),
+                "{rename}:\n{built}"
+            );
+        }
+    }
+}
+
 /// The annotation prefixes kpt and kustomize own.
 const ORCHESTRATION: [&str; 4] = [
     "config.kubernetes.io/",
