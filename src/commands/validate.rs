@@ -120,7 +120,7 @@ fn check_deferring_vms(
                 let mut found = validate::check_object(&vm, &ctx);
                 // The VM's text is at hand only here: the findings about it are pointed at
                 // their fields now, those about other objects with the rest.
-                point_at_fields(std::slice::from_ref(&vm), &mut found);
+                point_at_fields(std::slice::from_ref(&vm), &[], &mut found);
                 Ok((found, Some(load::deferred::identity(&vm))))
             })
             .collect()
@@ -140,7 +140,7 @@ fn check_deferring_vms(
     validate::rules::unmet_requirements::check(&inputs.objects, &mut diags);
     // A VM's own findings are at their fields' lines already, and pointing them again leaves
     // them there: only their document starts on their line, and its identity has no text.
-    point_at_fields(&inputs.objects, &mut diags);
+    point_at_fields(&inputs.objects, &inputs.catalog, &mut diags);
     Ok(Some((inputs.objects.len(), diags)))
 }
 
@@ -157,19 +157,20 @@ fn check_whole(
     let ctx = Context::with_cluster(&index, &inputs.profile, &inputs.objects, &inputs.catalog);
     let mut diags = inputs.diagnostics.clone();
     diags.extend(validate::validate(&inputs.objects, &ctx));
-    point_at_fields(&inputs.objects, &mut diags);
+    point_at_fields(&inputs.objects, &inputs.catalog, &mut diags);
     Ok((inputs.objects.len(), diags))
 }
 
 /// Move findings that point at the start of their object to the line of their field, when the
-/// field can be found in the document's text.
-fn point_at_fields(objects: &[Object], diags: &mut [Diagnostic]) {
+/// field can be found in the document's text (for a rendered object, in the catalog documents
+/// among `objects` or the `--catalog` ones, `catalog`).
+fn point_at_fields(objects: &[Object], catalog: &[Object], diags: &mut [Diagnostic]) {
     // The items of a list document share its index: the line tells them apart.
     let by_origin: HashMap<(&str, usize, Option<u32>), &Object> = objects
         .iter()
         .map(|o| ((&*o.origin.path, o.origin.index, o.origin.line), o))
         .collect();
-    let docs = CatalogDocs::new(objects);
+    let docs = CatalogDocs::new(objects.iter().chain(catalog));
     for d in diags.iter_mut() {
         if d.field.is_none() {
             continue;

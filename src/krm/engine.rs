@@ -1484,8 +1484,8 @@ fn run<V: VmTexts>(
                 catalog,
             );
             // The catalog documents are not checked, but the findings about what they render
-            // are reported at their lines.
-            ctx.docs = CatalogDocs::new(out.iter().chain(&path_objects));
+            // are reported at their lines (a part of a `--catalog` file at its own).
+            ctx.docs = CatalogDocs::new(out.iter().chain(&path_objects).chain(catalog));
             // Requirements no rendered instancetype meets (KV042) look at the rendered catalog
             // as a whole; they are checked while the per-object checks run.
             type PerSubject = (Vec<Diagnostic>, Option<FromText>);

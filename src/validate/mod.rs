@@ -104,20 +104,24 @@ impl<'a> Context<'a> {
         cluster: impl IntoIterator<Item = &'a Object>,
     ) -> Self {
         let objects: Vec<&'a Object> = objects.into_iter().collect();
+        let cluster: Vec<&'a Object> = cluster.into_iter().collect();
         // The presets the cluster creates: a valid name, well-typed fields, and nothing the
         // preset webhook refuses (a missing domain among them).
-        let presets: Vec<&Object> = presets::with_cluster_presets(objects.iter().copied(), cluster)
-            .into_iter()
-            .filter(|o| {
-                crate::pipeline::preset_diagnostic(o).is_none() && presets::refusals(o).is_empty()
-            })
-            .collect();
+        let presets: Vec<&Object> =
+            presets::with_cluster_presets(objects.iter().copied(), cluster.iter().copied())
+                .into_iter()
+                .filter(|o| {
+                    crate::pipeline::preset_diagnostic(o).is_none()
+                        && presets::refusals(o).is_empty()
+                })
+                .collect();
         Context {
             index,
             profile,
             memo: Memo::default(),
             presets: std::sync::Mutex::new(PresetIndex::new(&presets)),
-            docs: CatalogDocs::new(objects.iter().copied()),
+            // A part of a `--catalog` file writes fields of the objects rendered from it too.
+            docs: CatalogDocs::new(objects.iter().chain(&cluster).copied()),
             referable: rules::renamed_reference::Referable::new(objects),
         }
     }

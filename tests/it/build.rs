@@ -356,6 +356,43 @@ fn bundles_and_checksums() {
     assert_eq!(names(&all), names(&bundle));
 }
 
+/// A field a part of a `--catalog` file writes by hand is reported at the part's line, once for
+/// every size it affects, as when the file is a PATH: by `build` and by `validate`.
+#[test]
+fn a_finding_about_a_catalog_files_part_is_at_the_parts_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let parts = tmp.path().join("parts.yaml");
+    let family = tmp.path().join("family.yaml");
+    std::fs::write(
+        &parts,
+        "apiVersion: kvrender.io/v1alpha1\nkind: Parts\nmetadata: {name: lib}\nparts:\n  shape:\n\
+         \x20   spec:\n      cpu: {guest: \"{{ size.cpu }}\", dedicatedCPUPlacemnt: true}\n\
+         \x20     memory: {guest: \"{{ size.memory }}\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        &family,
+        "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata: {name: t}\n\
+         spec:\n  version: 1\n  parts: [shape]\n  sizes:\n    - [small, 1, 1Gi]\n    \
+         - [large, 2, 2Gi]\n",
+    )
+    .unwrap();
+    let (parts, family) = (parts.to_str().unwrap(), family.to_str().unwrap());
+    for command in ["build", "validate"] {
+        let out = run(&[command, "--no-default-catalog", family, "--catalog", parts]);
+        let shown = describe(&out);
+        let reported: Vec<&str> = shown
+            .lines()
+            .filter(|l| l.contains("KV022") && l.contains("dedicatedCPUPlacemnt"))
+            .collect();
+        assert_eq!(reported.len(), 1, "{command}: {shown}");
+        assert!(
+            reported[0].starts_with(&format!("{parts}:7: warning[KV022]")),
+            "{command}: {shown}"
+        );
+    }
+}
+
 /// The all-in-one bundle lists the catalog in the stream's order: one name in several
 /// namespaces by namespace, an object without one as in `default`.
 #[test]
