@@ -1824,13 +1824,10 @@ fn kpt_eval_in(dir: &Path, pkg: &str, extra: &[&str]) -> Output {
 
 const KPTFILE: &str = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\n";
 
-/// The objects of `paths` files outside the package are written into it where a render writes
-/// objects of their kind, whatever the path looks like, and the next run replaces them there:
-/// kpt refuses an item at a path outside the package, and two items at one path and index.
-#[test]
-fn kpt_fn_eval_places_the_objects_of_paths_in_the_package_and_replaces_them_later() {
-    let tmp = tempfile::tempdir().unwrap();
-    let shared = tmp.path().join("shared");
+/// A folder `shared` below `root` outside any package, holding `ext.yaml`: the cluster
+/// instancetype `ext.big`, for `paths` to name.
+fn shared_instancetype(root: &Path) -> PathBuf {
+    let shared = root.join("shared");
     std::fs::create_dir_all(&shared).unwrap();
     std::fs::write(
         shared.join("ext.yaml"),
@@ -1840,6 +1837,16 @@ fn kpt_fn_eval_places_the_objects_of_paths_in_the_package_and_replaces_them_late
          spec:\n  cpu:\n    guest: 4\n  memory:\n    guest: 8Gi\n",
     )
     .unwrap();
+    shared
+}
+
+/// The objects of `paths` files outside the package are written into it where a render writes
+/// objects of their kind, whatever the path looks like, and the next run replaces them there:
+/// kpt refuses an item at a path outside the package, and two items at one path and index.
+#[test]
+fn kpt_fn_eval_places_the_objects_of_paths_in_the_package_and_replaces_them_later() {
+    let tmp = tempfile::tempdir().unwrap();
+    let shared = shared_instancetype(tmp.path());
     let pkg = tmp.path().join("pkgs/foo");
     std::fs::create_dir_all(&pkg).unwrap();
     std::fs::write(pkg.join("Kptfile"), KPTFILE).unwrap();
@@ -1916,16 +1923,7 @@ fn kpt_fn_eval_places_the_objects_of_paths_in_the_package_and_replaces_them_late
 #[test]
 fn kpt_fn_eval_keeps_a_placed_paths_object_beside_a_rendered_catalog() {
     let tmp = tempfile::tempdir().unwrap();
-    let shared = tmp.path().join("shared");
-    std::fs::create_dir_all(&shared).unwrap();
-    std::fs::write(
-        shared.join("ext.yaml"),
-        "apiVersion: instancetype.kubevirt.io/v1beta1\n\
-         kind: VirtualMachineClusterInstancetype\n\
-         metadata:\n  name: ext.big\n\
-         spec:\n  cpu:\n    guest: 4\n  memory:\n    guest: 8Gi\n",
-    )
-    .unwrap();
+    shared_instancetype(tmp.path());
     let pkg = tmp.path().join("pkg");
     std::fs::create_dir_all(&pkg).unwrap();
     std::fs::write(pkg.join("Kptfile"), KPTFILE).unwrap();
