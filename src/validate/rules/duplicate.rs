@@ -8,7 +8,8 @@
 //! refuses such pairs as the same object too. Documents that are never applied (tool
 //! configuration such as a `Kptfile` or a kustomization, and anything marked
 //! `config.kubernetes.io/local-config: "true"`) are not compared: each package of a kpt
-//! blueprint may keep a `setters` ConfigMap of its own.
+//! blueprint may keep a `setters` ConfigMap of its own. kvrender's own catalog documents are
+//! (two `Parts` documents of one name, even where a kpt run has marked them local-config).
 //!
 //! ## Why
 //! Applied one after the other, the last silently wins; kustomize refuses the pair outright.
@@ -73,10 +74,12 @@ pub fn check_positions<'a>(
         // (`RenderError::Redefined`), which then renders only the first.
         // Tool configuration and local-config documents (a Kptfile, a kustomization, kpt's
         // `setters` ConfigMap in each package) are never applied: two of one name are two
-        // packages' own, not one object defined twice.
+        // packages' own, not one object defined twice. kvrender's own catalog documents, which
+        // a kpt run marks local-config, are one catalog whatever their packages: still compared.
         if obj.name().is_empty()
             || is_catalog_definition(obj)
-            || crate::model::object::is_local_config(&obj.value)
+            || (!crate::render::is_catalog_kind(obj)
+                && crate::model::object::is_local_config(&obj.value))
         {
             continue;
         }
@@ -172,6 +175,14 @@ mod tests {
         let mut out = Vec::new();
         check(&never_applied, &mut out);
         assert!(out.is_empty(), "{out:?}");
+        // kvrender's own documents are compared, marked local-config or not.
+        let parts = [
+            doc("kvrender.io/v1alpha1", "Parts", false, 1),
+            doc("kvrender.io/v1alpha1", "Parts", true, 10),
+        ];
+        check(&parts, &mut out);
+        assert_eq!(out.len(), 1, "{out:?}");
+        out.clear();
         let applied = [
             doc("v1", "ConfigMap", false, 1),
             doc("v1", "ConfigMap", false, 10),
