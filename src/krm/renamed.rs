@@ -10,7 +10,10 @@
 //! document is rendered under its first name, and each object it makes is then renamed as
 //! kustomize renamed the document, carrying the same record: a VM that names
 //! `team1.medium` finds it (here, and in kustomize's own renaming of the references a
-//! `configurations:` file declares).
+//! `configurations:` file declares). Under a `namespace:` of the same kustomization, each such
+//! object is given the namespace as kustomize gives it to every object of a kind it does not
+//! know, the cluster-scoped ones too (the API server ignores it there), so that kustomize
+//! renames a VM's reference to one of them as it does for a listed one.
 
 use serde_json::{Map, Value};
 
@@ -35,6 +38,10 @@ pub struct Renaming {
     history: Vec<(String, String, String)>,
     /// kustomize's record of the prefixes and suffixes applied, copied as they are.
     marks: Vec<(&'static str, String)>,
+    /// The namespace kustomize's `namespace:` gave the document, if it gave one: kustomize
+    /// sets it on every object of a kind it does not know, cluster-scoped or not, and renames
+    /// a namespaced VM's reference only to an object in the VM's namespace.
+    namespace: Option<String>,
 }
 
 /// The text before and after `original` in `name`, `prefix_len` long before it where that
@@ -86,7 +93,12 @@ impl Renaming {
                 Some((before, after, namespace.to_string()))
             })
             .collect::<Option<Vec<_>>>()?;
+        let namespace = doc
+            .namespace()
+            .filter(|current| namespaces.iter().any(|earlier| earlier != current))
+            .map(str::to_string);
         Some(Renaming {
+            namespace,
             original: original.to_string(),
             around: around(name, original, prefix_len)?,
             history,
@@ -127,6 +139,11 @@ impl Renaming {
             "name".into(),
             Value::String(format!("{before}{base}{after}")),
         );
+        if let Some(namespace) = &self.namespace {
+            metadata
+                .entry("namespace")
+                .or_insert_with(|| Value::String(namespace.clone()));
+        }
         let annotations = metadata
             .entry("annotations")
             .or_insert_with(|| Value::Object(Map::new()));
@@ -171,7 +188,7 @@ mod tests {
     /// name, with one earlier name for each of the document's.
     #[test]
     fn a_renamed_family_renders_under_its_first_name_and_renames_what_it_makes() {
-        let doc = family(
+        let mut doc = family(
             "prod-team-x",
             json!({
                 PREFIXES: "prod-",
@@ -181,11 +198,13 @@ mod tests {
                 PREVIOUS_NAMESPACES: "default,ns1,ns1",
             }),
         );
+        doc.value["metadata"]["namespace"] = json!("ns1");
         let renaming = Renaming::of(&doc).expect("renamed");
         assert_eq!(renaming.restored(&doc).name(), "team");
         let mut obj = rendered("team1.medium");
         renaming.apply(&mut obj);
         assert_eq!(obj.name(), "prod-team1.medium-x");
+        assert_eq!(obj.namespace(), Some("ns1"));
         let notes = &obj.value["metadata"]["annotations"];
         assert_eq!(
             notes[PREVIOUS_NAMES],
@@ -212,6 +231,8 @@ mod tests {
         let mut obj = rendered("team1.small");
         Renaming::of(&doc).expect("renamed").apply(&mut obj);
         assert_eq!(obj.name(), "team-team1.small");
+        // No `namespace:` in the build: none is given.
+        assert_eq!(obj.namespace(), None);
     }
 
     /// No record, a record of another kind or a name not inside the current one: no renaming.

@@ -2147,7 +2147,7 @@ fn kustomize(dir: &Path) -> Output {
 /// renamed before kvrender renders it: what it makes is named as kustomize names the objects
 /// it lists (`prod-team1.medium`, `team1.medium-prod`, never `team-prod1.medium`), and a VM
 /// naming `team1.medium` finds it; with the references declared, kustomize renames the VM's
-/// too.
+/// too, also under a `namespace:`.
 #[test]
 fn a_renamed_catalog_document_renders_objects_named_as_kustomize_names_them() {
     let tmp = tempfile::tempdir().unwrap();
@@ -2188,6 +2188,14 @@ fn a_renamed_catalog_document_renders_objects_named_as_kustomize_names_them() {
             "team1.medium-prod",
         ),
         ("namePrefix: prod-", "replace", "prod-team1.medium", ""),
+        // Under a namespace too: kustomize renames the reference to the cluster-scoped one
+        // only in the VM's namespace, which it gives the object as to any kind it does not know.
+        (
+            "namePrefix: prod-\nnamespace: ns1",
+            "validate",
+            "prod-team1.medium",
+            "prod-team1.medium",
+        ),
     ] {
         std::fs::write(
             dir.join("kv.yaml"),
