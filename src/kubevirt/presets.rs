@@ -109,6 +109,15 @@ pub struct PresetOutcome {
     pub order_dependence: Option<OrderDependence>,
 }
 
+/// The annotation key KubeVirt marks a VMI with for applying the preset `name`, and what the
+/// API server says is wrong with it (nothing for a name of at most 63 characters; a preset's
+/// own create allows 253).
+pub fn applied_annotation(name: &str) -> (String, Vec<String>) {
+    let key = format!("{APPLIED_ANNOTATION_PREFIX}{name}");
+    let errors = crate::model::names::qualified_name_errors(&key.to_ascii_lowercase());
+    (key, errors)
+}
+
 impl PresetOutcome {
     /// Why the API server refuses the VMI for the annotations the applied presets left on it
     /// (`virtualmachinepreset.kubevirt.io/<name>`): a key's name part takes at most 63
@@ -118,8 +127,7 @@ impl PresetOutcome {
         self.applied
             .iter()
             .filter_map(|name| {
-                let key = format!("{APPLIED_ANNOTATION_PREFIX}{name}");
-                let errors = crate::model::names::qualified_name_errors(&key.to_ascii_lowercase());
+                let (key, errors) = applied_annotation(name);
                 (!errors.is_empty()).then(|| {
                     format!(
                         "metadata.annotations: Invalid value: \"{key}\": {} (added for the \

@@ -261,8 +261,7 @@ fn preset_refusals(obj: &Object, out: &mut Vec<Diagnostic>) {
     }
     // Taken, but every VMI it is applied to is then refused for the annotation it leaves.
     let name = obj.name();
-    let key = format!("{}{name}", presets::APPLIED_ANNOTATION_PREFIX);
-    let errors = crate::model::names::qualified_name_errors(&key.to_ascii_lowercase());
+    let (key, errors) = presets::applied_annotation(name);
     if !errors.is_empty() {
         out.push(
             Diagnostic::warning(
