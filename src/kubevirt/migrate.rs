@@ -900,12 +900,18 @@ fn convert(preset: &Object) -> Converted {
     if let Some(cpu) = domain.field("cpu").and_then(Value::as_object) {
         let axis = |k: &str| cpu.field(k).and_then(Value::as_u64).filter(|n| *n > 0);
         let (sockets, cores, threads) = (axis("sockets"), axis("cores"), axis("threads"));
-        // An instancetype's guest vCPUs are a 32-bit count.
+        // An instancetype's guest vCPUs are a 32-bit count. (The axes are 32-bit too, as the
+        // type check before has made sure; the product is checked all the same.)
         let laid_out = sockets.is_some() || cores.is_some() || threads.is_some();
-        let guest = [sockets, cores, threads]
+        let product = [sockets, cores, threads]
             .into_iter()
-            .try_fold(1u64, |product, n| product.checked_mul(n.unwrap_or(1)))
-            .filter(|g| laid_out && *g <= u64::from(u32::MAX));
+            .try_fold(1u128, |product, n| {
+                product.checked_mul(u128::from(n.unwrap_or(1)))
+            });
+        let guest = product
+            .and_then(|p| u32::try_from(p).ok())
+            .filter(|_| laid_out)
+            .map(u64::from);
         if laid_out && guest.is_none() {
             note(
                 "spec.domain.cpu".into(),
@@ -915,10 +921,7 @@ fn convert(preset: &Object) -> Converted {
                     sockets.unwrap_or(1),
                     cores.unwrap_or(1),
                     threads.unwrap_or(1),
-                    [sockets, cores, threads]
-                        .into_iter()
-                        .map(|n| u128::from(n.unwrap_or(1)))
-                        .product::<u128>(),
+                    product.map_or_else(|| "more than 2^128".to_string(), |p| p.to_string()),
                     u32::MAX
                 ),
             );
