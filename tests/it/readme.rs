@@ -23,7 +23,7 @@ const SAMPLES: &[(&str, &[&str], &str)] = &[
     (
         "kv041",
         &["build", "--no-default-catalog", "catalog/"],
-        "catalog/z.yaml:15: error[KV041]",
+        "catalog/z.yaml:15: warning[KV041]",
     ),
     ("kv013", &["expand", "vm.yaml"], "vm.yaml:9: error[KV013]"),
     ("kv014", &["vmi", "vm.yaml"], "vm.yaml:21: warning[KV014]"),

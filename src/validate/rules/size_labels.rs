@@ -53,8 +53,8 @@ use crate::validate::Rule;
 pub const RULE: Rule = Rule {
     code: codes::LABEL_MISMATCH,
     name: "size-labels",
-    summary: "An instancetype or preference label (cpu, memory, hugepages, dedicatedCPUPlacement, required-cpu, ...) disagrees with its spec.",
-    severity: Severity::Error,
+    summary: "An instancetype or preference label (cpu, memory, hugepages, dedicatedCPUPlacement, required-cpu, ...) disagrees with its spec (warning; KubeVirt admits it).",
+    severity: Severity::Warning,
 };
 
 /// How a label's value is compared with the spec.
@@ -168,7 +168,7 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
         if let Some(problem) = disagreement(&label, spec, *compare) {
             let dotted = field.join(".");
             out.push(
-                Diagnostic::error(
+                Diagnostic::warning(
                     RULE.code,
                     obj.field_origin(&dotted),
                     format!("label `{key}: {label}` disagrees with `{dotted}`: {problem}"),
@@ -280,7 +280,7 @@ mod tests {
     }
 
     #[test]
-    fn each_disagreement_is_one_error_at_the_object() {
+    fn each_disagreement_is_one_warning_at_the_object() {
         let out = it(
             json!({"instancetype.kubevirt.io/cpu": "4", "instancetype.kubevirt.io/memory": "8Gi",
                    "instancetype.kubevirt.io/hugepages": "1Gi",
@@ -290,7 +290,7 @@ mod tests {
         );
         let messages: Vec<&str> = out.iter().map(|d| d.message.as_str()).collect();
         assert_eq!(out.len(), 5, "{messages:#?}");
-        assert!(out.iter().all(|d| d.code == "KV041" && d.is_error()));
+        assert!(out.iter().all(|d| d.code == "KV041" && !d.is_error()));
         assert!(out.iter().all(|d| d.origin.to_string() == "c.yaml:3"));
         assert!(
             messages[0].contains("`spec.cpu.guest`: it is 2"),
