@@ -217,7 +217,7 @@ pub fn kustomize_file_names(objects: &[Value]) -> Vec<String> {
         .collect()
 }
 
-/// Lower-case and replace anything but `[a-z0-9._-]` with `_`; never `.` or `..` alone.
+/// Lower-case and replace anything but `[a-z0-9._-]` with `_`; never a name that starts with `.`.
 fn sanitize(s: &str) -> String {
     let mut out: String = s
         .chars()
@@ -230,7 +230,9 @@ fn sanitize(s: &str) -> String {
             }
         })
         .collect();
-    if out.trim_matches('.').is_empty() {
+    // Never `.` or `..`, and never a hidden name (an `apiVersion` of `.x/v1`): a walk would
+    // pass it over, and `--prune` could never delete it.
+    if out.starts_with('.') {
         out = format!("_{out}");
     }
     // Keep names within common file-system limits (255 bytes with the extension).
@@ -238,16 +240,17 @@ fn sanitize(s: &str) -> String {
     out
 }
 
-/// Write `files` (relative names, already sanitized, to contents) under `dir`, all or nothing,
-/// and record them in [`OUTPUT_MARKER`]. With `prune`, also delete the files an earlier run
-/// recorded there that this one does not write, and return how many; no other file is ever
-/// deleted, so a mistyped `-o` cannot empty someone's directory. Without `prune`, those stay
-/// recorded, for a later `--prune`.
-pub fn write_all(dir: &Path, files: &BTreeMap<String, String>, prune: bool) -> Result<usize> {
-    let write_err = |path: &Path, source| Error::Write {
-        path: path.to_path_buf(),
-        source,
-    };
+/// The name of the folder a run stages its files in, before its process number.
+const STAGING_PREFIX: &str = ".kvrender-staging-";
+
+/// The file in a staging folder that lists, one per line, the files of DIR a run is about to
+/// replace, create or delete, written once the files it replaces are kept aside in `.before`
+/// and before the first of them changes.
+const JOURNAL: &str = ".journal";
+
+/// Refuse an output path no run could write into: one that exists and is not a directory, a
+/// symbolic link to nothing, or one below a file. `--check` refuses the same paths.
+fn check_output_path(dir: &Path) -> Result<()> {
     if dir.exists() && !dir.is_dir() {
         return Err(Error::Usage(format!(
             "the output path `{}` exists and is not a directory",
@@ -264,6 +267,92 @@ pub fn write_all(dir: &Path, files: &BTreeMap<String, String>, prune: bool) -> R
             target.display()
         )));
     }
+    if let Some(blocking) = dir
+        .ancestors()
+        .skip(1)
+        .filter(|d| !d.as_os_str().is_empty())
+        .find(|d| d.symlink_metadata().is_ok())
+        .filter(|d| !d.is_dir())
+    {
+        return Err(Error::Usage(format!(
+            "cannot create the output directory `{}`: `{}` is not a directory",
+            dir.display(),
+            blocking.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Create this run's staging folder at `path`, a new directory. Whatever has that name already
+/// (a run of an earlier process with the same number, or a link or file someone put there) is
+/// never written through: a folder is undone and removed as an abandoned one, anything else
+/// unlinked.
+fn make_staging(path: &Path) -> std::io::Result<()> {
+    match std::fs::create_dir(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            remove_staging(path);
+            std::fs::create_dir(path)
+        }
+        other => other,
+    }
+}
+
+/// Remove a staging folder no process is using, after undoing what its run had started to
+/// change in DIR; a link or file of that name is unlinked, never followed.
+fn remove_staging(path: &Path) {
+    match path.symlink_metadata() {
+        Ok(m) if m.is_dir() => {
+            recover(path);
+            let _ = std::fs::remove_dir_all(path);
+        }
+        Ok(_) => {
+            let _ = std::fs::remove_file(path);
+        }
+        Err(_) => {}
+    }
+}
+
+/// Undo the changes of a run that was stopped while it moved its files into DIR (the parent of
+/// `staging`): every file its journal lists is put back from `.before` when it existed before
+/// the run, and removed when the run had created it. A staging folder without a journal was
+/// stopped before it changed anything. Only names a run writes directly in DIR are read from
+/// the journal, so an edited one cannot reach elsewhere.
+fn recover(staging: &Path) {
+    let Some(dir) = staging.parent() else {
+        return;
+    };
+    let Ok(journal) = std::fs::read_to_string(staging.join(JOURNAL)) else {
+        return;
+    };
+    let backup = staging.join(".before");
+    for name in journal.lines() {
+        if !is_written_name(name) && name != OUTPUT_MARKER {
+            continue;
+        }
+        let target = dir.join(name);
+        let kept = backup.join(name);
+        if kept.symlink_metadata().is_ok() {
+            let _ = std::fs::rename(&kept, &target);
+        } else if staging.join(name).symlink_metadata().is_err()
+            && target.symlink_metadata().is_ok_and(|m| !m.is_dir())
+        {
+            // Not there before the run, and moved out of the staging folder: the run made it.
+            let _ = std::fs::remove_file(&target);
+        }
+    }
+}
+
+/// Write `files` (relative names, already sanitized, to contents) under `dir`, all or nothing,
+/// and record them in [`OUTPUT_MARKER`]. With `prune`, also delete the files an earlier run
+/// recorded there that this one does not write, and return how many; no other file is ever
+/// deleted, so a mistyped `-o` cannot empty someone's directory. Without `prune`, those stay
+/// recorded, for a later `--prune`.
+pub fn write_all(dir: &Path, files: &BTreeMap<String, String>, prune: bool) -> Result<usize> {
+    let write_err = |path: &Path, source| Error::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    check_output_path(dir)?;
     let recorded = recorded_files(dir)?;
     // The directories this run creates, innermost first: removed again if it fails.
     let created: Vec<&Path> = dir
@@ -280,22 +369,15 @@ pub fn write_all(dir: &Path, files: &BTreeMap<String, String>, prune: bool) -> R
         write_err(dir, e)
     })?;
     remove_abandoned_staging(dir);
-    let staging = dir.join(format!(".kvrender-staging-{}", std::process::id()));
-    std::fs::create_dir_all(&staging).map_err(|e| {
+    let staging = dir.join(format!("{STAGING_PREFIX}{}", std::process::id()));
+    make_staging(&staging).map_err(|e| {
         undo();
         write_err(&staging, e)
     })?;
     let result = (|| {
         let stale = stale_files(dir, &recorded, files);
         // Recorded files that stay (without `prune`) stay recorded.
-        let kept: Vec<&str> = if prune {
-            Vec::new()
-        } else {
-            stale.iter().map(String::as_str).collect()
-        };
-        let mut listed: Vec<&str> = files.keys().map(String::as_str).chain(kept).collect();
-        listed.sort_unstable();
-        let marker_text = marker_text(listed);
+        let marker_text = planned_marker(files, if prune { &[] } else { &stale });
         let marker = (OUTPUT_MARKER, marker_text.as_str());
         let all = files
             .iter()
@@ -335,6 +417,17 @@ pub fn write_all(dir: &Path, files: &BTreeMap<String, String>, prune: bool) -> R
                     })?;
             }
         }
+        // The list of what is about to change, for the next run to undo it all should this one
+        // be stopped while moving files into place (see [`recover`]).
+        let mut journal = String::new();
+        for name in names.iter().chain(&stale_names) {
+            journal.push_str(&name.to_string_lossy());
+            journal.push('\n');
+        }
+        let pending = staging.join(".journal.tmp");
+        std::fs::write(&pending, journal).map_err(|e| write_err(&pending, e))?;
+        let journal = staging.join(JOURNAL);
+        std::fs::rename(&pending, &journal).map_err(|e| write_err(&journal, e))?;
         let mut done: Vec<&OsStr> = Vec::new();
         let mut changes = || -> Result<()> {
             for &name in &names {
@@ -371,13 +464,14 @@ pub fn write_all(dir: &Path, files: &BTreeMap<String, String>, prune: bool) -> R
 }
 
 /// Remove the staging folders in `dir` that runs which were stopped halfway left behind: those
-/// named after a process that no longer runs. Where it cannot be told whether a process runs
-/// (no `/proc`), nothing is removed; walks pass the folders over either way (they are hidden).
+/// named after a process that no longer runs (or after this one, whose number an earlier
+/// process had), after undoing what they had started to change. Where it cannot be told
+/// whether a process runs (no `/proc`), only this process's folder is removed; walks pass the
+/// folders over either way (they are hidden). Anything else of such a name, a link say, is no
+/// run's folder and is unlinked.
 fn remove_abandoned_staging(dir: &Path) {
     let proc = Path::new("/proc");
-    if !proc.join("self").exists() {
-        return;
-    }
+    let can_tell = proc.join("self").exists();
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -385,14 +479,16 @@ fn remove_abandoned_staging(dir: &Path) {
         let name = entry.file_name();
         let Some(pid) = name
             .to_str()
-            .and_then(|n| n.strip_prefix(".kvrender-staging-"))
+            .and_then(|n| n.strip_prefix(STAGING_PREFIX))
             .and_then(|pid| pid.parse::<u32>().ok())
         else {
             continue;
         };
         let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-        if is_dir && pid != std::process::id() && !proc.join(pid.to_string()).exists() {
-            let _ = std::fs::remove_dir_all(entry.path());
+        let abandoned =
+            pid == std::process::id() || (can_tell && !proc.join(pid.to_string()).exists());
+        if !is_dir || abandoned {
+            remove_staging(&entry.path());
         }
     }
 }
@@ -415,24 +511,21 @@ impl Changes {
     }
 }
 
-/// Compare `files` with what `dir` holds, writing nothing: what [`write_all`] would change. The
-/// directory's own marker is not compared. A path that exists and is not a directory is the
-/// same usage error as for [`write_all`].
+/// Compare `files` with what `dir` holds, writing nothing: what [`write_all`] would change,
+/// the marker of an existing directory included (a marker that is missing or lists other files
+/// is `new` or `changed`, as the run would write it). An output path no run could write into is the same
+/// usage error as for [`write_all`].
 pub fn changes(dir: &Path, files: &BTreeMap<String, String>, prune: bool) -> Result<Changes> {
     let read_err = |path: &Path, source| Error::Read {
         path: path.to_path_buf(),
         source,
     };
+    check_output_path(dir)?;
     let mut changes = Changes::default();
     if !dir.exists() {
+        // Every file is new; that the marker is too goes without saying.
         changes.created = files.keys().cloned().collect();
         return Ok(changes);
-    }
-    if !dir.is_dir() {
-        return Err(Error::Usage(format!(
-            "the output path `{}` exists and is not a directory",
-            dir.display()
-        )));
     }
     for (name, contents) in files {
         let path = dir.join(name);
@@ -447,10 +540,32 @@ pub fn changes(dir: &Path, files: &BTreeMap<String, String>, prune: bool) -> Res
             Err(e) => return Err(read_err(&path, e)),
         }
     }
+    let stale = stale_files(dir, &recorded_files(dir)?, files);
+    let marker = planned_marker(files, if prune { &[] } else { &stale });
+    match read_marker(&dir.join(OUTPUT_MARKER)) {
+        Ok(bytes) if bytes == marker.as_bytes() => {}
+        Ok(_) => changes.changed.push(OUTPUT_MARKER.to_string()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            changes.created.push(OUTPUT_MARKER.to_string());
+        }
+        Err(e) => return Err(read_err(&dir.join(OUTPUT_MARKER), e)),
+    }
     if prune {
-        changes.removed = stale_files(dir, &recorded_files(dir)?, files);
+        changes.removed = stale;
     }
     Ok(changes)
+}
+
+/// The marker a run writing `files` leaves, recording them and `kept`: the recorded files that
+/// stay because the run does not prune.
+fn planned_marker(files: &BTreeMap<String, String>, kept: &[String]) -> String {
+    let mut listed: Vec<&str> = files
+        .keys()
+        .map(String::as_str)
+        .chain(kept.iter().map(String::as_str))
+        .collect();
+    listed.sort_unstable();
+    marker_text(listed)
 }
 
 /// The files directly in `dir` that `--prune` deletes: recorded by an earlier run, not among
@@ -747,5 +862,138 @@ mod tests {
         );
         assert!(outside.exists());
         assert_eq!(listing(&dir), [".hidden", OUTPUT_MARKER, "a.yaml", "sub"]);
+    }
+
+    #[test]
+    fn a_hidden_file_name_is_never_written() {
+        let objects = [
+            obj(".hidden/v1", "Thing", "x", None),
+            obj("v1", "ConfigMap", ".x", None),
+        ];
+        for file in names(&objects) {
+            assert!(!file.starts_with('.'), "{file}");
+            assert!(is_written_name(&file), "{file}");
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_where_the_staging_folder_goes_is_never_written_through() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("out");
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        write_all(&dir, &files(&[("a.yaml", "a: 0\n")]), false).unwrap();
+        // This process's own number, and a number no process has.
+        for pid in [std::process::id(), u32::MAX - 1] {
+            let link = dir.join(format!("{STAGING_PREFIX}{pid}"));
+            std::os::unix::fs::symlink(&outside, &link).unwrap();
+        }
+        write_all(&dir, &files(&[("a.yaml", "a: 1\n")]), false).unwrap();
+        assert_eq!(listing(&outside), Vec::<String>::new());
+        assert_eq!(listing(&dir), [OUTPUT_MARKER, "a.yaml"]);
+        assert_eq!(
+            std::fs::read_to_string(dir.join("a.yaml")).unwrap(),
+            "a: 1\n"
+        );
+    }
+
+    #[test]
+    fn a_run_stopped_while_moving_files_in_is_undone_by_the_next() {
+        if !Path::new("/proc/self").exists() {
+            return;
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("out");
+        let before = files(&[("a.yaml", "a: 0\n"), ("b.yaml", "b: 0\n")]);
+        write_all(&dir, &before, false).unwrap();
+        let marker = std::fs::read_to_string(dir.join(OUTPUT_MARKER)).unwrap();
+        std::fs::write(tmp.path().join("outside.yaml"), "o\n").unwrap();
+        // A run (of a process that no longer runs) writing a new `a.yaml` and `c.yaml` and
+        // pruning `b.yaml`, stopped after it moved `a.yaml` and `c.yaml` into place.
+        let staging = dir.join(format!("{STAGING_PREFIX}{}", u32::MAX - 1));
+        let kept = staging.join(".before");
+        std::fs::create_dir_all(&kept).unwrap();
+        for name in ["a.yaml", "b.yaml", OUTPUT_MARKER] {
+            std::fs::hard_link(dir.join(name), kept.join(name)).unwrap();
+        }
+        std::fs::write(staging.join(OUTPUT_MARKER), "new marker\n").unwrap();
+        std::fs::write(
+            staging.join(JOURNAL),
+            format!("a.yaml\nc.yaml\n{OUTPUT_MARKER}\nb.yaml\n../outside.yaml\n"),
+        )
+        .unwrap();
+        // Moved in as a run moves them: new files in place of the old (whose links stay).
+        for (name, text) in [("a.yaml", "a: 1\n"), ("c.yaml", "c: 1\n")] {
+            std::fs::write(staging.join(name), text).unwrap();
+            std::fs::rename(staging.join(name), dir.join(name)).unwrap();
+        }
+        // What an interrupted run with no journal yet left is only removed.
+        let early = dir.join(format!("{STAGING_PREFIX}{}", u32::MAX - 2));
+        std::fs::create_dir_all(early.join(".before")).unwrap();
+        std::fs::write(early.join("a.yaml"), "a: 2\n").unwrap();
+
+        let planned = changes(&dir, &before, false).unwrap();
+        assert_eq!(
+            planned.changed,
+            ["a.yaml"],
+            "--check sees the half-moved files"
+        );
+        remove_abandoned_staging(&dir);
+        assert_eq!(listing(&dir), [OUTPUT_MARKER, "a.yaml", "b.yaml"]);
+        assert!(changes(&dir, &before, false).unwrap().is_empty());
+        assert_eq!(
+            std::fs::read_to_string(dir.join(OUTPUT_MARKER)).unwrap(),
+            marker
+        );
+        assert!(tmp.path().join("outside.yaml").exists());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn check_refuses_an_output_path_no_run_can_write_into() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("file");
+        std::fs::write(&file, "x").unwrap();
+        let dangling = tmp.path().join("dangling");
+        std::os::unix::fs::symlink(tmp.path().join("nowhere"), &dangling).unwrap();
+        let one = files(&[("a.yaml", "a: 1\n")]);
+        for dir in [file.clone(), file.join("below"), dangling] {
+            for result in [
+                changes(&dir, &one, false).map(drop),
+                write_all(&dir, &one, false).map(drop),
+            ] {
+                assert!(
+                    matches!(result, Err(Error::Usage(_))),
+                    "{}: {result:?}",
+                    dir.display()
+                );
+            }
+        }
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
+    }
+
+    #[test]
+    fn check_compares_the_marker_too() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("out");
+        let one = files(&[("a.yaml", "a: 1\n")]);
+        assert_eq!(changes(&dir, &one, false).unwrap().created, ["a.yaml"]);
+        write_all(
+            &dir,
+            &files(&[("a.yaml", "a: 1\n"), ("b.yaml", "b\n")]),
+            false,
+        )
+        .unwrap();
+        write_all(&dir, &one, false).unwrap();
+        assert!(changes(&dir, &one, false).unwrap().is_empty());
+        // `b.yaml` is still recorded: gone by hand, the run would rewrite the marker.
+        std::fs::remove_file(dir.join("b.yaml")).unwrap();
+        assert_eq!(changes(&dir, &one, false).unwrap().changed, [OUTPUT_MARKER]);
+        write_all(&dir, &one, false).unwrap();
+        assert!(changes(&dir, &one, false).unwrap().is_empty());
+        std::fs::remove_file(dir.join(OUTPUT_MARKER)).unwrap();
+        assert_eq!(changes(&dir, &one, false).unwrap().created, [OUTPUT_MARKER]);
     }
 }

@@ -1658,17 +1658,49 @@ fn check_reports_an_out_of_date_output_dir_and_writes_nothing() {
         "out/v1_configmap_c.yaml: new\n",
         "out/v1_configmap_a.yaml: changed\n",
         "out/v1_configmap_b.yaml: stale\n",
-        "out is out of date: 1 new, 1 changed, 1 stale",
+        // The marker, which records the files written, changes with them.
+        "out/.kvrender-output: changed\n",
+        "out is out of date: 1 new, 2 changed, 1 stale",
     ] {
         assert!(text.contains(line), "no {line:?} in\n{text}");
     }
     assert_eq!(tree(&tmp.path().join("out")), before, "--check wrote");
     // Without --prune, a file the run would not write is no concern.
     let text = stderr(&build(&["--check"]));
-    assert!(text.contains("1 new, 1 changed, 0 stale"), "{text}");
+    assert!(text.contains("1 new, 2 changed, 0 stale"), "{text}");
 
     assert_eq!(build(&["--prune"]).status.code(), Some(0));
     assert_eq!(build(&["--check", "--prune"]).status.code(), Some(0));
+    // A directory whose marker is gone is not up to date: the run would write it again.
+    let marker = tmp.path().join("out/.kvrender-output");
+    let kept = std::fs::read(&marker).unwrap();
+    std::fs::remove_file(&marker).unwrap();
+    let unmarked = build(&["--check", "--prune"]);
+    assert_eq!(unmarked.status.code(), Some(1), "{}", describe(&unmarked));
+    assert!(stderr(&unmarked).contains("out/.kvrender-output: new\n"));
+    std::fs::write(&marker, kept).unwrap();
+    // An output path below a file is the run's usage error (exit 2), not an out-of-date one.
+    std::fs::write(tmp.path().join("afile"), "x").unwrap();
+    for args in [&["--check"][..], &[]] {
+        let below = kvrender()
+            .current_dir(tmp.path())
+            .args([
+                "build",
+                "--no-default-catalog",
+                "in.yaml",
+                "-o",
+                "afile/out",
+            ])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(below.status.code(), Some(2), "{}", describe(&below));
+        assert!(
+            stderr(&below).contains("`afile` is not a directory"),
+            "{}",
+            describe(&below)
+        );
+    }
     // A broken input is a finding, not an out-of-date directory: exit 1, nothing compared.
     write_input("a: [".into());
     let broken = build(&["--check"]);
