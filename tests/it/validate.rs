@@ -655,6 +655,12 @@ fn pre_commit_hook_blocks_a_bad_vm() {
         ("web/package.json", "{\"name\": \"web\"}\n"),
         ("docs/mkdocs.yml", "site_name: VMs\n"),
         (".codecov.yml", "coverage: {precision: 2}\n"),
+        (".vscode/settings.json", "{\"editor.tabSize\": 2}\n"),
+        (
+            ".devcontainer/devcontainer.json",
+            "{\"image\": \"debian\"}\n",
+        ),
+        (".circleci/config.yml", "version: 2.1\n"),
     ] {
         std::fs::create_dir_all(repo.join(file).parent().unwrap()).unwrap();
         std::fs::write(repo.join(file), text).unwrap();
@@ -666,6 +672,9 @@ fn pre_commit_hook_blocks_a_bad_vm() {
             "web/package.json",
             "docs/mkdocs.yml",
             ".codecov.yml",
+            ".vscode/settings.json",
+            ".devcontainer/devcontainer.json",
+            ".circleci/config.yml",
         ],
         "tool configuration",
     );
@@ -726,6 +735,22 @@ fn pre_commit_hook_blocks_a_bad_vm() {
         &["vms/good.yaml", "rendered"],
         "good vm, changed and rebuilt",
     );
+    assert!(ok, "rebuilt output should pass:\n{log}");
+
+    // A commit that only deletes a source leaves a stale file in the output: it stops too.
+    std::fs::write(repo.join("vms/other.yaml"), vm("other", "")).unwrap();
+    render();
+    let (ok, log) = commit(&["vms/other.yaml", "rendered"], "other vm");
+    assert!(ok, "a new VM with its output should pass:\n{log}");
+    assert!(git(repo, &["rm", "-q", "vms/good.yaml"]).status.success());
+    let (ok, log) = commit(&["-u"], "good vm, deleted");
+    assert!(
+        !ok,
+        "a deletion without a rebuild must fail the commit:\n{log}"
+    );
+    assert!(log.contains("_good.yaml: stale"), "{log}");
+    render();
+    let (ok, log) = commit(&["-A", "rendered"], "good vm, deleted and rebuilt");
     assert!(ok, "rebuilt output should pass:\n{log}");
 }
 
