@@ -290,8 +290,9 @@ mod tests {
     }
 
     /// The same finding has the same fingerprint however its files were named on the command
-    /// line (`d/a.yaml`, `./d/a.yaml`, an absolute path), where the checkout is, and from which
-    /// of its folders kvrender ran; so does the place its message names.
+    /// line (`d/a.yaml`, `./d/a.yaml`, `d//a.yaml`, `d/../d/a.yaml`, an absolute path), where
+    /// the checkout is, and from which of its folders kvrender ran; so does the place its
+    /// message names.
     #[test]
     fn fingerprints_do_not_depend_on_how_files_were_named() {
         let report = |path: &str, first: &str, root: &str, cwd: &str| {
@@ -327,6 +328,18 @@ mod tests {
                 "../d1/a.yaml",
                 "/builds/1/repo",
                 "/builds/1/repo/d2",
+            ),
+            report(
+                "d2//b.yaml",
+                "d1/./a.yaml",
+                "/builds/1/repo",
+                "/builds/1/repo",
+            ),
+            report(
+                "./d2/../d2/b.yaml",
+                "d2/../d1//a.yaml",
+                "/builds/1/repo",
+                "/builds/1/repo",
             ),
         ] {
             assert_eq!(other, plain);

@@ -17,29 +17,34 @@ use serde_json::Value;
 
 use crate::load::yaml;
 
-/// `path` as a CI service matches it against the files of a change: without `./` in front,
-/// and relative to `root` (the checkout) when it is inside it. A relative path is taken from
-/// `cwd`, the directory kvrender runs in, which a job may have moved into a folder of the
-/// checkout (`working-directory: manifests`): `vm.yaml` there is `manifests/vm.yaml`.
+/// `path` as a CI service matches it against the files of a change: written without `./`,
+/// `//`, `.` or a `..` that follows a folder (CI services compare paths as strings, so
+/// `vms//a.yaml` and `vms/../vms/a.yaml` match no file), and relative to `root` (the checkout)
+/// when it is inside it. A relative path is taken from `cwd`, the directory kvrender runs in,
+/// which a job may have moved into a folder of the checkout (`working-directory: manifests`):
+/// `vm.yaml` there is `manifests/vm.yaml`.
 pub(crate) fn repo_relative<'p>(
     path: &'p str,
     root: Option<&Path>,
     cwd: Option<&Path>,
 ) -> Cow<'p, str> {
-    let mut rel = path;
-    while let Some(rest) = rel.strip_prefix("./") {
-        rel = rest.trim_start_matches('/');
-    }
     // What kvrender names itself (`<stdin>`, `-`) is no file of the checkout.
-    if rel.starts_with('<') || rel == "-" {
-        return Cow::Borrowed(rel);
+    if path.starts_with('<') || path == "-" {
+        return Cow::Borrowed(path);
     }
-    let absolute = if rel.starts_with('/') {
-        Some(PathBuf::from(rel))
+    let given = Path::new(path);
+    let absolute = if given.is_absolute() {
+        Some(lexically_normal(given))
     } else {
-        cwd.filter(|cwd| Some(*cwd) != root)
-            .map(|cwd| crate::load::kustomize::normalize(&cwd.join(rel)))
+        cwd.map(|cwd| lexically_normal(&cwd.join(given)))
     };
+    // A checkout named by a relative path is taken from `cwd` too.
+    let root = root
+        .map(|root| match cwd {
+            Some(cwd) => lexically_normal(&cwd.join(root)),
+            None => lexically_normal(root),
+        })
+        .filter(|root| root.is_absolute());
     if let Some(inside) = root
         .zip(absolute)
         .and_then(|(root, absolute)| {
@@ -53,7 +58,32 @@ pub(crate) fn repo_relative<'p>(
     {
         return Cow::Owned(inside);
     }
-    Cow::Borrowed(rel)
+    match lexically_normal(given).to_str() {
+        Some(normal) if normal != path && !normal.is_empty() => Cow::Owned(normal.to_owned()),
+        _ => Cow::Borrowed(path),
+    }
+}
+
+/// `path` without `.` segments, repeated separators, and `..` segments that follow a folder;
+/// a `..` at the start of a relative path stays, one right after the root goes (`/..` is `/`).
+/// Lexical, as GitHub and GitLab compare paths: symbolic links are not followed.
+fn lexically_normal(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => match out.components().next_back() {
+                Some(Component::Normal(_)) => {
+                    out.pop();
+                }
+                Some(Component::RootDir | Component::Prefix(_)) => {}
+                _ => out.push(".."),
+            },
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// Documents printed per parallel task: enough that the task costs more than handing it out.
@@ -213,4 +243,50 @@ pub fn unified_diff(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A path named with `//`, `.` or `..` is written as the one file it is, from the
+    /// checkout's root as from a folder of it, so that it matches the file of the change.
+    #[test]
+    fn paths_are_written_without_dots_or_doubled_slashes() {
+        let root = Path::new("/home/runner/work/repo");
+        let manifests = root.join("manifests");
+        for (path, cwd) in [
+            ("vms/a.yaml", root),
+            ("vms//a.yaml", root),
+            ("./vms/../vms/a.yaml", root),
+            ("vms/./a.yaml", root),
+            ("/home/runner/work/repo//vms/./a.yaml", root),
+            ("../vms//a.yaml", manifests.as_path()),
+            ("./../vms/x/../a.yaml", manifests.as_path()),
+        ] {
+            assert_eq!(
+                repo_relative(path, Some(root), Some(cwd)),
+                "vms/a.yaml",
+                "{path} from {}",
+                cwd.display()
+            );
+        }
+        // Without a checkout, or outside it, the path is still written plainly; a `..` that
+        // leaves the folder it starts from stays.
+        assert_eq!(repo_relative("vms//./a.yaml", None, None), "vms/a.yaml");
+        assert_eq!(repo_relative("vms/../vms/a.yaml", None, None), "vms/a.yaml");
+        assert_eq!(repo_relative("../x//a.yaml", None, None), "../x/a.yaml");
+        assert_eq!(repo_relative("a/../../b.yaml", None, None), "../b.yaml");
+        assert_eq!(
+            repo_relative("/etc/../etc//vm.yaml", Some(root), Some(root)),
+            "/etc/vm.yaml"
+        );
+        assert_eq!(
+            repo_relative("../../other//vm.yaml", Some(root), Some(&manifests)),
+            "../../other/vm.yaml"
+        );
+        assert_eq!(repo_relative("/../a.yaml", None, None), "/a.yaml");
+        assert_eq!(repo_relative("<stdin>", Some(root), Some(root)), "<stdin>");
+        assert_eq!(repo_relative("-", Some(root), Some(root)), "-");
+    }
 }

@@ -117,6 +117,67 @@ fn a_gitlab_report_names_files_from_the_project_root() {
     }
 }
 
+/// The place of every finding in the `github`, `gitlab` and `sarif` formats: the annotation's
+/// file, the issue's path and fingerprint, the result's URI. `checkout` is the workspace of
+/// the workflow or pipeline (`GITHUB_WORKSPACE`, `CI_PROJECT_DIR`), `dir` where kvrender runs.
+fn ci_places(checkout: &Path, dir: &Path, paths: &[&str]) -> Vec<String> {
+    let run = |format: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
+            .current_dir(dir)
+            .env("GITHUB_WORKSPACE", checkout)
+            .env("CI_PROJECT_DIR", checkout)
+            .args(["validate", "--no-default-catalog", "--format", format])
+            .args(paths)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let mut places: Vec<String> = run("github")
+        .lines()
+        .map(|l| l.split(',').next().unwrap().to_owned())
+        .collect();
+    let gitlab: serde_json::Value = serde_json::from_str(&run("gitlab")).unwrap();
+    for issue in gitlab.as_array().unwrap() {
+        places.push(format!(
+            "{} {}",
+            issue["location"]["path"].as_str().unwrap(),
+            issue["fingerprint"].as_str().unwrap()
+        ));
+    }
+    let sarif: serde_json::Value = serde_json::from_str(&run("sarif")).unwrap();
+    for result in sarif["runs"][0]["results"].as_array().unwrap() {
+        let uri = &result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"];
+        places.push(uri.as_str().unwrap().to_owned());
+    }
+    places
+}
+
+/// A CI script that names its folder `"$DIR/"` or `./vms/../vms` from the checkout's root gets
+/// the paths of the files of the change (which GitHub and GitLab compare as strings), and the
+/// fingerprints a plain `vms` gives.
+#[test]
+fn ci_formats_write_a_path_named_with_dots_or_doubled_slashes_plainly() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir(tmp.path().join("vms")).unwrap();
+    std::fs::write(
+        tmp.path().join("vms/a.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: \"a%b\"}\n",
+    )
+    .unwrap();
+    let plain = ci_places(tmp.path(), tmp.path(), &["vms"]);
+    assert_eq!(plain[0], "::error file=vms/a.yaml");
+    assert!(plain[1].starts_with("vms/a.yaml "), "{plain:?}");
+    assert_eq!(plain[2], "vms/a.yaml");
+    for spelt in ["vms//", "./vms/../vms", "vms/."] {
+        assert_eq!(
+            ci_places(tmp.path(), tmp.path(), &[spelt]),
+            plain,
+            "{spelt}"
+        );
+    }
+}
+
 #[test]
 fn every_rule_fires_in_the_fixture_tree() {
     let out = validate(&["--no-default-catalog", "--format", "json"]);
