@@ -7,7 +7,7 @@
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use super::repo_relative as annotation_path;
+use super::Checkout;
 
 use crate::diagnostic::{Diagnostic, Severity};
 
@@ -54,6 +54,7 @@ pub fn report(diags: &[Diagnostic]) -> String {
 
 /// [`report`], with annotation paths made relative to `workspace`.
 fn report_in(diags: &[Diagnostic], workspace: Option<&Path>, cwd: Option<&Path>) -> String {
+    let checkout = Checkout::new(workspace, cwd);
     let mut out = String::new();
     for d in diags {
         let command = match d.severity {
@@ -64,7 +65,7 @@ fn report_in(diags: &[Diagnostic], workspace: Option<&Path>, cwd: Option<&Path>)
         let _ = write!(
             out,
             "::{command} file={}",
-            escape_property(&annotation_path(&d.origin.path, workspace, cwd))
+            escape_property(&checkout.relative(&d.origin.path))
         );
         if let Some(line) = d.origin.line {
             let _ = write!(out, ",line={line}");
@@ -91,6 +92,10 @@ fn report_in(diags: &[Diagnostic], workspace: Option<&Path>, cwd: Option<&Path>)
 mod tests {
     use super::*;
     use crate::origin::Origin;
+
+    fn annotation_path(path: &str, root: Option<&Path>, cwd: Option<&Path>) -> String {
+        Checkout::new(root, cwd).relative(path).into_owned()
+    }
 
     #[test]
     fn properties_and_data_are_escaped() {

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use super::repo_relative;
+use super::Checkout;
 use crate::diagnostic::{Diagnostic, Severity};
 
 /// The directory report paths are relative to: `CI_PROJECT_DIR` in a pipeline, else the
@@ -69,17 +69,17 @@ pub fn report(diags: &[Diagnostic]) -> String {
     report_in(diags, project_dir().as_deref(), cwd.as_deref())
 }
 
-/// The paths of input files inside `message` (`first at ./a.yaml:12`) as [`repo_relative`]
-/// writes the finding's own: a fingerprint does not change with how the files were named on
-/// the command line, or where the checkout is.
-fn with_paths_relative(message: &str, root: Option<&Path>, cwd: Option<&Path>) -> String {
+/// The paths of input files inside `message` (`first at ./a.yaml:12`) as
+/// [`Checkout::relative`] writes the finding's own: a fingerprint does not change with how the
+/// files were named on the command line, or where the checkout is.
+fn with_paths_relative(message: &str, checkout: &Checkout) -> String {
     message
         .split(' ')
         .map(|word| {
             let end = word.find(':').unwrap_or(word.len());
             let path = &word[..end];
             if [".yaml", ".yml", ".json"].iter().any(|e| path.ends_with(e)) {
-                format!("{}{}", repo_relative(path, root, cwd), &word[end..])
+                format!("{}{}", checkout.relative(path), &word[end..])
             } else {
                 word.to_owned()
             }
@@ -90,11 +90,12 @@ fn with_paths_relative(message: &str, root: Option<&Path>, cwd: Option<&Path>) -
 
 /// [`report`], with paths made relative to `root`, relative ones taken from `cwd`.
 fn report_in(diags: &[Diagnostic], root: Option<&Path>, cwd: Option<&Path>) -> String {
+    let checkout = Checkout::new(root, cwd);
     let mut seen: HashMap<[u8; 32], u32> = HashMap::new();
     let issues: Vec<Value> = diags
         .iter()
         .map(|d| {
-            let path = repo_relative(&d.origin.path, root, cwd);
+            let path = checkout.relative(&d.origin.path);
             let object = d.object.as_ref().map(ToString::to_string);
             let mut key = Sha256::new();
             for part in [
@@ -102,7 +103,7 @@ fn report_in(diags: &[Diagnostic], root: Option<&Path>, cwd: Option<&Path>) -> S
                 &path,
                 object.as_deref().unwrap_or(""),
                 d.field.as_deref().unwrap_or(""),
-                &without_positions(&with_paths_relative(&d.message, root, cwd)),
+                &without_positions(&with_paths_relative(&d.message, &checkout)),
             ] {
                 // Each part with its length, so that no two lists of parts join alike.
                 key.update((part.len() as u64).to_le_bytes());

@@ -17,50 +17,78 @@ use serde_json::Value;
 
 use crate::load::yaml;
 
-/// `path` as a CI service matches it against the files of a change: written without `./`,
-/// `//`, `.` or a `..` that follows a folder (CI services compare paths as strings, so
-/// `vms//a.yaml` and `vms/../vms/a.yaml` match no file), and relative to `root` (the checkout)
-/// when it is inside it. A relative path is taken from `cwd`, the directory kvrender runs in,
-/// which a job may have moved into a folder of the checkout (`working-directory: manifests`):
-/// `vm.yaml` there is `manifests/vm.yaml`.
-pub(crate) fn repo_relative<'p>(
-    path: &'p str,
-    root: Option<&Path>,
-    cwd: Option<&Path>,
-) -> Cow<'p, str> {
-    // What kvrender names itself (`<stdin>`, `-`) is no file of the checkout.
-    if path.starts_with('<') || path == "-" {
-        return Cow::Borrowed(path);
+/// Where the paths of the CI formats are taken from: the checkout (`GITHUB_WORKSPACE`,
+/// `CI_PROJECT_DIR`) and the directory kvrender runs in, which a job may have moved into a
+/// folder of the checkout (`working-directory: manifests`). Each is kept as it was given and,
+/// where that differs, with its symbolic links resolved: the system names the directory
+/// kvrender runs in by its resolved path, while a runner may name its workspace through a link
+/// (a work directory on a linked volume; on macOS, `/var` is a link to `/private/var`).
+#[derive(Debug)]
+pub(crate) struct Checkout {
+    /// The checkout and the directory kvrender runs in: as given, then resolved if that
+    /// differs. A checkout that is not known, or not absolute, is `None`.
+    spellings: Vec<(Option<PathBuf>, Option<PathBuf>)>,
+}
+
+impl Checkout {
+    /// The checkout `root` (a relative one is taken from `cwd`), seen from `cwd`. What cannot
+    /// be resolved (a folder that is not there) is used as given.
+    pub(crate) fn new(root: Option<&Path>, cwd: Option<&Path>) -> Self {
+        let root = root
+            .map(|root| cwd.map_or_else(|| root.to_path_buf(), |cwd| cwd.join(root)))
+            .filter(|root| root.is_absolute());
+        let resolved = |p: &Option<PathBuf>| {
+            p.as_deref()
+                .map(|p| p.canonicalize().unwrap_or_else(|_| lexically_normal(p)))
+        };
+        let resolved = (resolved(&root), resolved(&cwd.map(Path::to_path_buf)));
+        let given = (
+            root.as_deref().map(lexically_normal),
+            cwd.map(lexically_normal),
+        );
+        let mut spellings = vec![given];
+        if resolved != spellings[0] {
+            spellings.push(resolved);
+        }
+        Checkout { spellings }
     }
-    let given = Path::new(path);
-    let absolute = if given.is_absolute() {
-        Some(lexically_normal(given))
-    } else {
-        cwd.map(|cwd| lexically_normal(&cwd.join(given)))
-    };
-    // A checkout named by a relative path is taken from `cwd` too.
-    let root = root
-        .map(|root| match cwd {
-            Some(cwd) => lexically_normal(&cwd.join(root)),
-            None => lexically_normal(root),
-        })
-        .filter(|root| root.is_absolute());
-    if let Some(inside) = root
-        .zip(absolute)
-        .and_then(|(root, absolute)| {
-            absolute
-                .strip_prefix(root)
-                .ok()
-                .and_then(Path::to_str)
-                .map(str::to_owned)
-        })
-        .filter(|inside| !inside.is_empty())
-    {
-        return Cow::Owned(inside);
-    }
-    match lexically_normal(given).to_str() {
-        Some(normal) if normal != path && !normal.is_empty() => Cow::Owned(normal.to_owned()),
-        _ => Cow::Borrowed(path),
+
+    /// `path` as a CI service matches it against the files of a change: written without `./`,
+    /// `//`, `.` or a `..` that follows a folder (CI services compare paths as strings, so
+    /// `vms//a.yaml` and `vms/../vms/a.yaml` match no file), and relative to the checkout when
+    /// it is inside it. A relative path is taken from the directory kvrender runs in: `vm.yaml`
+    /// in `manifests` is `manifests/vm.yaml`.
+    pub(crate) fn relative<'p>(&self, path: &'p str) -> Cow<'p, str> {
+        // What kvrender names itself (`<stdin>`, `-`) is no file of the checkout.
+        if path.starts_with('<') || path == "-" {
+            return Cow::Borrowed(path);
+        }
+        let given = Path::new(path);
+        for (root, cwd) in &self.spellings {
+            let absolute = if given.is_absolute() {
+                Some(lexically_normal(given))
+            } else {
+                cwd.as_deref().map(|cwd| lexically_normal(&cwd.join(given)))
+            };
+            if let Some(inside) = root
+                .as_deref()
+                .zip(absolute)
+                .and_then(|(root, absolute)| {
+                    absolute
+                        .strip_prefix(root)
+                        .ok()
+                        .and_then(Path::to_str)
+                        .map(str::to_owned)
+                })
+                .filter(|inside| !inside.is_empty())
+            {
+                return Cow::Owned(inside);
+            }
+        }
+        match lexically_normal(given).to_str() {
+            Some(normal) if normal != path && !normal.is_empty() => Cow::Owned(normal.to_owned()),
+            _ => Cow::Borrowed(path),
+        }
     }
 }
 
@@ -249,6 +277,10 @@ pub fn unified_diff(
 mod tests {
     use super::*;
 
+    fn repo_relative(path: &str, root: Option<&Path>, cwd: Option<&Path>) -> String {
+        Checkout::new(root, cwd).relative(path).into_owned()
+    }
+
     /// A path named with `//`, `.` or `..` is written as the one file it is, from the
     /// checkout's root as from a folder of it, so that it matches the file of the change.
     #[test]
@@ -288,5 +320,35 @@ mod tests {
         assert_eq!(repo_relative("/../a.yaml", None, None), "/a.yaml");
         assert_eq!(repo_relative("<stdin>", Some(root), Some(root)), "<stdin>");
         assert_eq!(repo_relative("-", Some(root), Some(root)), "-");
+    }
+
+    /// A runner may name its workspace through a symbolic link, while the system names the
+    /// directory kvrender runs in by its resolved path: a file of a folder of the checkout is
+    /// still named from the checkout's root, however either is spelt.
+    #[cfg(unix)]
+    #[test]
+    fn a_checkout_spelt_through_a_link_keeps_the_folder_kvrender_runs_in() {
+        let tmp = tempfile::tempdir().unwrap();
+        // Resolved, so that `real` is the name the system gives it (on macOS, the temporary
+        // folder is itself under a link).
+        let dir = tmp.path().canonicalize().unwrap();
+        let real = dir.join("real");
+        let link = dir.join("link");
+        std::fs::create_dir_all(real.join("vms")).unwrap();
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        for (root, cwd) in [
+            (&link, real.join("vms")),
+            (&real, link.join("vms")),
+            (&link, link.join("vms")),
+        ] {
+            let at = |path: &str| repo_relative(path, Some(root), Some(&cwd));
+            let from = format!("{} in {}", root.display(), cwd.display());
+            assert_eq!(at("web.yaml"), "vms/web.yaml", "{from}");
+            assert_eq!(at("./web.yaml"), "vms/web.yaml", "{from}");
+            assert_eq!(at("../vms/web.yaml"), "vms/web.yaml", "{from}");
+            for absolute in [root.join("vms/web.yaml"), real.join("vms/web.yaml")] {
+                assert_eq!(at(absolute.to_str().unwrap()), "vms/web.yaml", "{from}");
+            }
+        }
     }
 }

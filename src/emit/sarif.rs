@@ -8,6 +8,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
+use super::Checkout;
 use crate::diagnostic::{Diagnostic, Severity, codes};
 use crate::origin::Origin;
 use crate::validate::{RULES, Rule};
@@ -95,12 +96,7 @@ fn checkout() -> Option<std::path::PathBuf> {
 }
 
 /// A SARIF `physicalLocation` for `origin`, with the column where there is one.
-fn physical(
-    origin: &Origin,
-    column: Option<u32>,
-    root: Option<&Path>,
-    cwd: Option<&Path>,
-) -> Value {
+fn physical(origin: &Origin, column: Option<u32>, checkout: &Checkout) -> Value {
     let mut region = serde_json::Map::new();
     if let Some(line) = origin.line {
         region.insert("startLine".into(), json!(line));
@@ -108,7 +104,7 @@ fn physical(
             region.insert("startColumn".into(), json!(col));
         }
     }
-    let path = super::repo_relative(&origin.path, root, cwd);
+    let path = checkout.relative(&origin.path);
     let mut physical = json!({"artifactLocation": {"uri": uri(&path)}});
     if !region.is_empty() {
         physical["region"] = Value::Object(region);
@@ -116,8 +112,8 @@ fn physical(
     physical
 }
 
-fn result(d: &Diagnostic, root: Option<&Path>, cwd: Option<&Path>) -> Value {
-    let mut location = json!({ "physicalLocation": physical(&d.origin, d.column, root, cwd) });
+fn result(d: &Diagnostic, checkout: &Checkout) -> Value {
+    let mut location = json!({ "physicalLocation": physical(&d.origin, d.column, checkout) });
     if let Some(obj) = &d.object {
         let mut logical = json!({"fullyQualifiedName": obj.to_string(), "kind": "object"});
         if let Some(field) = &d.field {
@@ -141,7 +137,7 @@ fn result(d: &Diagnostic, root: Option<&Path>, cwd: Option<&Path>) -> Value {
     if let Some(related) = d.related.as_deref() {
         r["relatedLocations"] = json!([{
             "id": 1,
-            "physicalLocation": physical(related, None, root, cwd),
+            "physicalLocation": physical(related, None, checkout),
         }]);
     }
     if let Some(i) = rules().position(|r| r.code == d.code) {
@@ -158,6 +154,7 @@ pub fn report(diags: &[Diagnostic]) -> String {
 
 /// [`report`], with paths made relative to `root`, relative ones taken from `cwd`.
 fn report_in(diags: &[Diagnostic], root: Option<&Path>, cwd: Option<&Path>) -> String {
+    let checkout = Checkout::new(root, cwd);
     let rules: Vec<Value> = rules()
         .map(|r| {
             json!({
@@ -179,7 +176,7 @@ fn report_in(diags: &[Diagnostic], root: Option<&Path>, cwd: Option<&Path>) -> S
             }},
             // Columns count Unicode code points, not UTF-16 units.
             "columnKind": "unicodeCodePoints",
-            "results": diags.iter().map(|d| result(d, root, cwd)).collect::<Vec<_>>(),
+            "results": diags.iter().map(|d| result(d, &checkout)).collect::<Vec<_>>(),
         }],
     });
     let mut s = serde_json::to_string_pretty(&log).unwrap_or_default();

@@ -178,6 +178,35 @@ fn ci_formats_write_a_path_named_with_dots_or_doubled_slashes_plainly() {
     }
 }
 
+/// A runner whose workspace is named through a symbolic link (a work directory on a linked
+/// volume) and a step that runs in a folder of it: the system names that folder by its
+/// resolved path, and the files there are still named from the checkout's root.
+#[cfg(unix)]
+#[test]
+fn ci_formats_name_files_from_a_checkout_spelt_through_a_link() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().canonicalize().unwrap();
+    std::fs::create_dir_all(dir.join("real/vms")).unwrap();
+    std::os::unix::fs::symlink(dir.join("real"), dir.join("link")).unwrap();
+    std::fs::write(
+        dir.join("real/vms/web.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: \"a%b\"}\n",
+    )
+    .unwrap();
+    let resolved = ci_places(&dir.join("real"), &dir.join("real"), &["vms"]);
+    assert_eq!(resolved[0], "::error file=vms/web.yaml");
+    assert_eq!(resolved[2], "vms/web.yaml");
+    for checkout in ["link", "real"] {
+        for here in ["link/vms", "real/vms"] {
+            assert_eq!(
+                ci_places(&dir.join(checkout), &dir.join(here), &["web.yaml"]),
+                resolved,
+                "checkout {checkout}, in {here}"
+            );
+        }
+    }
+}
+
 #[test]
 fn every_rule_fires_in_the_fixture_tree() {
     let out = validate(&["--no-default-catalog", "--format", "json"]);
