@@ -122,15 +122,27 @@ impl Diagnostic {
     /// place the message writes the old origin (after a space, as `first at a.yaml:3`) is
     /// rewritten. A message that does not write it is left as it is.
     pub fn rename_related(&mut self, path: &str) {
-        let Some(related) = self.related.as_deref_mut() else {
-            return;
-        };
-        let old = format!(" {related}");
-        related.path = path.into();
-        let new = format!(" {related}");
-        if let Some(at) = self.message.rfind(&old) {
-            self.message.replace_range(at..at + old.len(), &new);
+        if let Some(message) = self.message_renaming_related(path) {
+            self.message = message;
         }
+        if let Some(related) = self.related.as_deref_mut() {
+            related.path = path.into();
+        }
+    }
+
+    /// The message as [`Diagnostic::rename_related`] rewrites it, leaving the finding as it
+    /// is; `None` when the message does not write a place of [`Diagnostic::related`].
+    pub fn message_renaming_related(&self, path: &str) -> Option<String> {
+        let related = self.related.as_deref()?;
+        let old = format!(" {related}");
+        let at = self.message.rfind(&old)?;
+        let renamed = Origin {
+            path: path.into(),
+            ..related.clone()
+        };
+        let mut message = self.message.clone();
+        message.replace_range(at..at + old.len(), &format!(" {renamed}"));
+        Some(message)
     }
 
     /// Attach the field this is about.
@@ -395,6 +407,28 @@ mod tests {
         let mut plain = Diagnostic::error(codes::DUPLICATE, Origin::new("b.yaml", 0, None), "m");
         plain.rename_related("sub/a.yaml");
         assert_eq!(plain.message, "m");
+    }
+
+    /// A message can be read with the place it names renamed, whatever that place's path
+    /// holds (a space, a word that looks like a path), the finding staying as it is.
+    #[test]
+    fn message_renaming_related_finds_the_place_by_its_origin() {
+        let d = Diagnostic::error(
+            codes::DUPLICATE,
+            Origin::new("vms/it b.yaml", 0, Some(1)),
+            "ConfigMap/x.yaml is defined twice: first at ./vms/it a.yaml:1 (document 1)",
+        )
+        .with_related(Origin::new("./vms/it a.yaml", 0, Some(1)));
+        assert_eq!(
+            d.message_renaming_related("it a.yaml").as_deref(),
+            Some("ConfigMap/x.yaml is defined twice: first at it a.yaml:1 (document 1)")
+        );
+        assert_eq!(
+            d.related.as_deref().map(|o| &*o.path),
+            Some("./vms/it a.yaml")
+        );
+        let plain = Diagnostic::error(codes::DUPLICATE, Origin::new("b.yaml", 0, None), "m");
+        assert_eq!(plain.message_renaming_related("a.yaml"), None);
     }
 
     /// A finding moves to the line of the first field it names; one without a field stays.

@@ -69,23 +69,17 @@ pub fn report(diags: &[Diagnostic]) -> String {
     report_in(diags, project_dir().as_deref(), cwd.as_deref())
 }
 
-/// The paths of input files inside `message` (`first at ./a.yaml:12`) as
-/// [`Checkout::relative`] writes the finding's own: a fingerprint does not change with how the
-/// files were named on the command line, or where the checkout is.
-fn with_paths_relative(message: &str, checkout: &Checkout) -> String {
-    message
-        .split(' ')
-        .map(|word| {
-            let end = word.find(':').unwrap_or(word.len());
-            let path = &word[..end];
-            if [".yaml", ".yml", ".json"].iter().any(|e| path.ends_with(e)) {
-                format!("{}{}", checkout.relative(path), &word[end..])
-            } else {
-                word.to_owned()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+/// The message of `d` as its fingerprint counts it: without positions, and with the place
+/// it names (`first at ./a.yaml:12`, its [`Diagnostic::related`]) named by its path from the
+/// checkout, as the finding's own is, so that the fingerprint does not change with how the
+/// files were named on the command line, or where the checkout is. The place is found by
+/// the origin the finding carries, not by reading the message, whose paths may hold spaces.
+fn fingerprinted_message(d: &Diagnostic, checkout: &Checkout) -> String {
+    let renamed = d
+        .related
+        .as_deref()
+        .and_then(|related| d.message_renaming_related(&checkout.relative(&related.path)));
+    without_positions(renamed.as_deref().unwrap_or(&d.message))
 }
 
 /// [`report`], with paths made relative to `root`, relative ones taken from `cwd`.
@@ -103,7 +97,7 @@ fn report_in(diags: &[Diagnostic], root: Option<&Path>, cwd: Option<&Path>) -> S
                 &path,
                 object.as_deref().unwrap_or(""),
                 d.field.as_deref().unwrap_or(""),
-                &without_positions(&with_paths_relative(&d.message, &checkout)),
+                &fingerprinted_message(d, &checkout),
             ] {
                 // Each part with its length, so that no two lists of parts join alike.
                 key.update((part.len() as u64).to_le_bytes());
@@ -293,7 +287,7 @@ mod tests {
     /// The same finding has the same fingerprint however its files were named on the command
     /// line (`d/a.yaml`, `./d/a.yaml`, `d//a.yaml`, `d/../d/a.yaml`, an absolute path), where
     /// the checkout is, and from which of its folders kvrender ran; so does the place its
-    /// message names.
+    /// message names, also when its path has a space.
     #[test]
     fn fingerprints_do_not_depend_on_how_files_were_named() {
         let report = |path: &str, first: &str, root: &str, cwd: &str| {
@@ -301,7 +295,8 @@ mod tests {
                 "KV020",
                 Origin::new(path, 0, Some(9)),
                 format!("VirtualMachine/x is defined twice: first at {first}:3 (document 1)"),
-            );
+            )
+            .with_related(Origin::new(first, 0, Some(3)));
             let issue = &report_in(&[d], Some(Path::new(root)), Some(Path::new(cwd)));
             let issue: Value = serde_json::from_str(issue).unwrap();
             (
@@ -309,41 +304,78 @@ mod tests {
                 issue[0]["fingerprint"].clone(),
             )
         };
-        let plain = report("d2/b.yaml", "d1/a.yaml", "/builds/1/repo", "/builds/1/repo");
-        assert_eq!(plain.0, "d2/b.yaml");
-        for other in [
-            report(
-                "./d2/b.yaml",
-                "./d1/a.yaml",
-                "/builds/1/repo",
-                "/builds/1/repo",
-            ),
-            report(
-                "/builds/7/repo/d2/b.yaml",
-                "/builds/7/repo/d1/a.yaml",
-                "/builds/7/repo",
-                "/builds/7/repo",
-            ),
-            report(
-                "b.yaml",
-                "../d1/a.yaml",
-                "/builds/1/repo",
-                "/builds/1/repo/d2",
-            ),
-            report(
-                "d2//b.yaml",
-                "d1/./a.yaml",
-                "/builds/1/repo",
-                "/builds/1/repo",
-            ),
-            report(
-                "./d2/../d2/b.yaml",
-                "d2/../d1//a.yaml",
-                "/builds/1/repo",
-                "/builds/1/repo",
-            ),
+        for (d1, a, d2, b) in [
+            ("d1", "a.yaml", "d2", "b.yaml"),
+            ("d1", "it a.yaml", "d2", "it b.yaml"),
+            ("d 1", "a.yaml", "d 2", "b c.yaml"),
         ] {
-            assert_eq!(other, plain);
+            let plain = report(
+                &format!("{d2}/{b}"),
+                &format!("{d1}/{a}"),
+                "/builds/1/repo",
+                "/builds/1/repo",
+            );
+            assert_eq!(plain.0, format!("{d2}/{b}"));
+            for (path, first, root, cwd) in [
+                (
+                    "./{d2}/{b}",
+                    "./{d1}/{a}",
+                    "/builds/1/repo",
+                    "/builds/1/repo",
+                ),
+                (
+                    "/builds/7/repo/{d2}/{b}",
+                    "/builds/7/repo/{d1}/{a}",
+                    "/builds/7/repo",
+                    "/builds/7/repo",
+                ),
+                (
+                    "{b}",
+                    "../{d1}/{a}",
+                    "/builds/1/repo",
+                    "/builds/1/repo/{d2}",
+                ),
+                (
+                    "./{b}",
+                    "./../{d1}/{a}",
+                    "/builds/1/repo",
+                    "/builds/1/repo/{d2}",
+                ),
+                (
+                    "../{d2}/{b}",
+                    "{a}",
+                    "/builds/1/repo",
+                    "/builds/1/repo/{d1}",
+                ),
+                (
+                    "{d2}//{b}",
+                    "{d1}/./{a}",
+                    "/builds/1/repo",
+                    "/builds/1/repo",
+                ),
+                (
+                    "./{d2}/../{d2}/{b}",
+                    "{d2}/../{d1}//{a}",
+                    "/builds/1/repo",
+                    "/builds/1/repo",
+                ),
+            ] {
+                let fill = |s: &str| {
+                    s.replace("{d1}", d1)
+                        .replace("{d2}", d2)
+                        .replace("{a}", a)
+                        .replace("{b}", b)
+                };
+                let other = report(&fill(path), &fill(first), root, &fill(cwd));
+                assert_eq!(
+                    other,
+                    plain,
+                    "{} first at {} in {}",
+                    fill(path),
+                    fill(first),
+                    fill(cwd)
+                );
+            }
         }
     }
 

@@ -207,6 +207,56 @@ fn ci_formats_name_files_from_a_checkout_spelt_through_a_link() {
     }
 }
 
+/// Findings whose message names another file (the first of two definitions, an instancetype
+/// the API server refuses), in a tree whose names have spaces: the GitLab fingerprints, like
+/// the paths, are the same however the tree is named and from whichever folder of the
+/// checkout kvrender runs.
+#[test]
+fn ci_formats_are_the_same_from_any_folder_for_paths_with_spaces() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let vms = root.join("vms");
+    std::fs::create_dir(&vms).unwrap();
+    let instancetype = |name: &str, memory: &str| {
+        format!(
+            "apiVersion: instancetype.kubevirt.io/v1beta1\n\
+             kind: VirtualMachineClusterInstancetype\nmetadata: {{name: {name}}}\n\
+             spec: {{cpu: {{guest: 1}}, memory: {{guest: {memory}}}}}\n"
+        )
+    };
+    std::fs::write(vms.join("it a.yaml"), instancetype("dup", "1Gi")).unwrap();
+    std::fs::write(vms.join("it b.yaml"), instancetype("dup", "1Gi")).unwrap();
+    std::fs::write(vms.join("bad it.yaml"), instancetype("bad", "lots")).unwrap();
+    std::fs::write(
+        vms.join("vm.yaml"),
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: vm}\nspec:\n  \
+         runStrategy: Always\n  instancetype: {name: bad}\n  \
+         template: {spec: {domain: {devices: {}}}}\n",
+    )
+    .unwrap();
+    let plain = ci_places(&root, &root, &["vms"]);
+    assert_eq!(plain.len(), 9, "{plain:?}");
+    assert!(
+        plain.contains(&"::error file=vms/it b.yaml".to_owned()),
+        "{plain:?}"
+    );
+    let absolute = vms.to_str().unwrap();
+    for (here, path) in [
+        (&root, "./vms"),
+        (&root, absolute),
+        (&vms, "."),
+        (&vms, "../vms"),
+        (&vms, absolute),
+    ] {
+        assert_eq!(
+            ci_places(&root, here, &[path]),
+            plain,
+            "{path} in {}",
+            here.display()
+        );
+    }
+}
+
 #[test]
 fn every_rule_fires_in_the_fixture_tree() {
     let out = validate(&["--no-default-catalog", "--format", "json"]);

@@ -465,6 +465,7 @@ fn refused_reference(vm: &Object, referenced: &Object) -> Diagnostic {
     )
     .with_object(vm.object_ref())
     .with_field(field)
+    .with_related(referenced.origin.clone())
 }
 
 /// The matcher checks of KubeVirt's VM mutating webhook.
