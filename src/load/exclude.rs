@@ -9,7 +9,9 @@
 //!   command line), or for a walked file its path from the directory walked: `docs/*.yaml`,
 //!   `clusters/*/flux-system`; a leading `./` or `/` changes nothing, so a path copied from a
 //!   finding works, and a pattern that is an absolute path also matches the absolute paths
-//!   shown when an absolute PATH is walked;
+//!   shown when an absolute PATH is walked, and a relative path that names the same file from
+//!   the directory kvrender runs in (`--exclude "$PWD/docs/x.yaml"` leaves out `./docs/x.yaml`
+//!   of a walk of `.`);
 //! - a pattern ending in `/` matches only folders;
 //! - `*` and `?` stay within one name, `**` crosses folders, `[abc]` and `{a,b}` work as in a
 //!   shell.
@@ -18,7 +20,7 @@
 //! command line is left out the same way. A directory named on the command line is always
 //! walked, and standard input is never left out.
 
-use std::path::{Component, Path};
+use std::path::{Component, Path, PathBuf};
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
@@ -34,6 +36,13 @@ pub struct Exclude {
     /// As `paths` and `names`, for the patterns that end in `/`: folders only.
     folder_paths: GlobSet,
     folder_names: GlobSet,
+    /// The absolute patterns alone (and those of folders only), matched against a relative
+    /// path made absolute from each of `cwds`.
+    absolute: GlobSet,
+    folder_absolute: GlobSet,
+    /// The directory kvrender runs in, as the system names it and as `$PWD` spells it (through
+    /// a link, say): empty unless a pattern is absolute.
+    cwds: Vec<PathBuf>,
 }
 
 impl Default for Exclude {
@@ -43,6 +52,9 @@ impl Default for Exclude {
             names: GlobSet::empty(),
             folder_paths: GlobSet::empty(),
             folder_names: GlobSet::empty(),
+            absolute: GlobSet::empty(),
+            folder_absolute: GlobSet::empty(),
+            cwds: Vec::new(),
         }
     }
 }
@@ -50,12 +62,27 @@ impl Default for Exclude {
 impl Exclude {
     /// Compile `patterns`; a pattern that is not a valid glob is a usage error naming it.
     pub fn new(patterns: &[String]) -> Result<Exclude> {
+        let mut cwds: Vec<PathBuf> = std::env::current_dir().into_iter().collect();
+        if let Some(pwd) = std::env::var_os("PWD").map(PathBuf::from)
+            && pwd.is_absolute()
+            && !cwds.contains(&pwd)
+            && std::fs::canonicalize(&pwd).ok() == cwds.first().cloned()
+        {
+            cwds.push(pwd);
+        }
+        Exclude::from_dirs(patterns, cwds)
+    }
+
+    /// [`Exclude::new`], with `cwds` as the directory kvrender runs in.
+    fn from_dirs(patterns: &[String], cwds: Vec<PathBuf>) -> Result<Exclude> {
         let mut sets = [
             GlobSetBuilder::new(),
             GlobSetBuilder::new(),
             GlobSetBuilder::new(),
             GlobSetBuilder::new(),
         ];
+        let mut absolute_sets = [GlobSetBuilder::new(), GlobSetBuilder::new()];
+        let mut any_absolute = false;
         for pattern in patterns {
             let bad = |why: &str| {
                 Error::Usage(format!(
@@ -87,18 +114,27 @@ impl Exclude {
                     .backslash_escape(true)
                     .build()
                     .map_err(|e| bad(&format!("not a valid pattern: {}", e.kind())))?;
+                if absolute.as_ref() == Some(text) {
+                    absolute_sets[usize::from(folder_only)].add(glob.clone());
+                    any_absolute = true;
+                }
                 sets[usize::from(folder_only) * 2 + usize::from(!anchored)].add(glob);
             }
         }
-        let [paths, names, folder_paths, folder_names] = sets.map(|set| {
+        let build = |set: GlobSetBuilder| {
             set.build()
                 .expect("globs that compiled one by one compile together")
-        });
+        };
+        let [paths, names, folder_paths, folder_names] = sets.map(build);
+        let [absolute, folder_absolute] = absolute_sets.map(build);
         Ok(Exclude {
             paths,
             names,
             folder_paths,
             folder_names,
+            absolute,
+            folder_absolute,
+            cwds: if any_absolute { cwds } else { Vec::new() },
         })
     }
 
@@ -121,9 +157,21 @@ impl Exclude {
         let path_matches = |set: &GlobSet| {
             set.is_match(path) || relative.is_some_and(|relative| set.is_match(relative))
         };
+        let from_cwd = |set: &GlobSet| {
+            path.is_relative()
+                && !set.is_empty()
+                && self
+                    .cwds
+                    .iter()
+                    .any(|cwd| set.is_match(crate::load::kustomize::normalize(&cwd.join(path))))
+        };
         path_matches(&self.paths)
             || self.names.is_match(name)
-            || (is_folder && (path_matches(&self.folder_paths) || self.folder_names.is_match(name)))
+            || from_cwd(&self.absolute)
+            || (is_folder
+                && (path_matches(&self.folder_paths)
+                    || self.folder_names.is_match(name)
+                    || from_cwd(&self.folder_absolute)))
     }
 
     /// Whether a file named on the command line is left out: the file itself, or a folder
@@ -150,7 +198,7 @@ impl Exclude {
 
 /// `path` as patterns see it: as given, without its `.` parts (`./docs/x.yaml` is
 /// `docs/x.yaml`).
-pub fn as_given(path: &Path) -> std::path::PathBuf {
+pub fn as_given(path: &Path) -> PathBuf {
     path.components()
         .filter(|c| !matches!(c, Component::CurDir))
         .collect()
@@ -246,5 +294,38 @@ mod tests {
         }
         assert!(exclude(&[]).is_empty());
         assert!(!exclude(&["x"]).is_empty());
+    }
+
+    #[test]
+    fn an_absolute_pattern_matches_a_relative_path_from_the_directory_kvrender_runs_in() {
+        let patterns = ["/srv/repo/docs/x.yaml", "/srv/repo/ansible/"].map(String::from);
+        let e = Exclude::from_dirs(
+            &patterns,
+            vec![PathBuf::from("/real/repo"), PathBuf::from("/srv/repo")],
+        )
+        .unwrap();
+        let walked = |path: &str, relative: &str, folder: bool| {
+            e.leaves_out_entry(
+                &as_given(Path::new(path)),
+                Some(Path::new(relative)),
+                folder,
+            )
+        };
+        // Walking `.` in /srv/repo (or /real/repo, the same folder through a link).
+        assert!(walked("./docs/x.yaml", "docs/x.yaml", false));
+        assert!(walked("./ansible", "ansible", true));
+        assert!(!walked("./ansible", "ansible", false));
+        assert!(!walked("./docs/y.yaml", "docs/y.yaml", false));
+        assert!(e.leaves_out_named(Path::new("docs/x.yaml")));
+        // Walking `../docs` from another folder of the repository.
+        let e = Exclude::from_dirs(&patterns, vec![PathBuf::from("/srv/repo/vms")]).unwrap();
+        assert!(e.leaves_out_entry(
+            Path::new("../docs/x.yaml"),
+            Some(Path::new("x.yaml")),
+            false
+        ));
+        // Relative patterns are not made absolute.
+        let e = Exclude::from_dirs(&["docs/x.yaml".to_string()], vec!["/srv".into()]).unwrap();
+        assert!(!e.leaves_out_entry(Path::new("repo/docs/x.yaml"), None, false));
     }
 }
