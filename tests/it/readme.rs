@@ -38,6 +38,11 @@ const SAMPLES: &[(&str, &[&str], &str)] = &[
         "legacy.yaml:20: warning[KV014]",
     ),
     (
+        "kv014-migrate",
+        &["migrate", "presets", "--with-vms", "legacy.yaml"],
+        "legacy.yaml:27: warning[KV014]",
+    ),
+    (
         "kv034-order",
         &["validate", "vm.yaml"],
         "vm.yaml:31: warning[KV034]",
