@@ -667,10 +667,7 @@ fn merge_presets(vmi: &mut Value, matching: &[&Object], outcome: &mut PresetOutc
                 };
                 let at = skipped.domain_path();
                 let at: Vec<&str> = at.split('.').collect();
-                skipped.values = (
-                    path::get(domain, &at).cloned(),
-                    path::get(vmi_domain, &at).cloned(),
-                );
+                skipped.values = (part_value(domain, &at), part_value(vmi_domain, &at));
                 skipped
             }));
         if applied {
@@ -693,6 +690,21 @@ fn merge_presets(vmi: &mut Value, matching: &[&Object], outcome: &mut PresetOutc
     {
         spec.remove("domain");
     }
+}
+
+/// The value of a domain's part at `at`, as a [`SkippedField`] names it: `clock.clockoffset`,
+/// which Go's clock holds inline, is the clock's `utc` and `timezone`.
+fn part_value(domain: &Value, at: &[&str]) -> Option<Value> {
+    if at == ["clock", "clockoffset"] {
+        let offset: Map<String, Value> = path::get(domain, &["clock"])?
+            .as_object()?
+            .iter()
+            .filter(|(k, v)| matches!(k.as_str(), "utc" | "timezone") && !v.is_null())
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        return (!offset.is_empty()).then_some(Value::Object(offset));
+    }
+    path::get(domain, at).cloned()
 }
 
 /// Up to this many presets that share parts, every order is tried; above, the reversed order
@@ -2243,6 +2255,11 @@ mod tests {
         // The offset conflicts, the timer is still copied, so the preset counts as applied.
         assert_eq!(out.applied, ["clock"]);
         assert_eq!(out.skipped[0].field, "spec.clock.clockoffset");
+        // The values shown are the offsets, which Go's clock holds inline.
+        assert_eq!(
+            out.skipped[0].values,
+            (Some(json!({"utc": {}})), Some(json!({"timezone": "UTC"})))
+        );
         assert_eq!(
             v["spec"]["domain"]["clock"],
             json!({"timezone": "UTC", "timer": {"rtc": {"tickPolicy": "catchup"}}})
