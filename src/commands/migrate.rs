@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
 use std::sync::{Arc, Mutex};
 
@@ -383,6 +383,8 @@ pub(crate) fn migrate_objects(
     let mut rewritten: Vec<(usize, serde_json::Value)> = Vec::new();
     // The advice for the VM at hand, one entry per preset that selects it.
     let mut followed: Vec<Followed<'_>> = Vec::new();
+    // The VMs that gain CPU hotplug room with a preset's instancetype, by preset.
+    let mut hotplug: BTreeMap<ObjectRef, HotplugRoom> = BTreeMap::new();
     // Follow the advice gathered for one VM: judge the VM as it leaves it, and keep it for
     // `--with-vms`.
     let mut follow = |followed: &mut Vec<Followed<'_>>, out: &mut Outcome| {
@@ -530,23 +532,68 @@ pub(crate) fn migrate_objects(
         let layout_overridden = overrides
             .iter()
             .any(|o| matches!(o.part, OverriddenPart::Layout { .. }));
-        if let (Some(kept), Some(preset)) = (kept_preference, layout_preset)
+        if let Some(preset) = layout_preset
             && !layout_overridden
             && let (Some(before), Some(after)) = started()
             && vmi_layout(before) != vmi_layout(after)
         {
-            out.diagnostics.push(at_target(
-                m,
-                "spec.preference",
-                format!(
-                    "it keeps its own preference {kept}, which lays out its vCPUs otherwise than \
-                     preset `{preset}` does: it has {} today and would have {}. Give its \
-                     preference the CPU topology it needs (`preferredCPUTopology`), or have it \
-                     name the preference migrated from the preset",
-                    described(vmi_layout(before)),
-                    described(vmi_layout(after)),
+            let (field, message) = match kept_preference {
+                Some(kept) => (
+                    "spec.preference",
+                    format!(
+                        "it keeps its own preference {kept}, which lays out its vCPUs otherwise \
+                         than preset `{preset}` does: it has {} today and would have {}. Give \
+                         its preference the CPU topology it needs (`preferredCPUTopology`), or \
+                         have it name the preference migrated from the preset",
+                        described(vmi_layout(before)),
+                        described(vmi_layout(after)),
+                    ),
                 ),
-            ));
+                // A layout no preference gives (the preset's note says which).
+                None => (
+                    "spec.instancetype",
+                    format!(
+                        "its vCPUs are laid out as preset `{preset}` says today, {}, and would \
+                         be laid out as {} with the advice followed: no preference spreads them \
+                         that way. Give the VM a preference with the CPU topology it needs \
+                         (`preferredCPUTopology`), or keep its preset",
+                        described(vmi_layout(before)),
+                        described(vmi_layout(after)),
+                    ),
+                ),
+            };
+            out.diagnostics.push(at_target(m, field, message));
+        }
+        // The VM controller gives a VMI CPU hotplug room (`maxSockets`) from the sockets its VM
+        // sets, before any preset applies: none for a VM that sets no sockets, while an
+        // instancetype always sets them. The guest starts with the same vCPUs: told once per
+        // preset, below, and never a reason to stop the function.
+        if let Some((f, preset)) = group
+            .iter()
+            .zip(&presets)
+            .find(|(f, _)| f.m.instancetype.is_some())
+            && let (Some(before), Some(after)) = started()
+        {
+            let max_sockets = |vmi| {
+                path::get(vmi, &["spec", "domain", "cpu", "maxSockets"])
+                    .and_then(serde_json::Value::as_u64)
+            };
+            if let Some(gained) = max_sockets(after)
+                && max_sockets(before) != Some(gained)
+            {
+                let [sockets, cores, threads] = vmi_layout(after);
+                hotplug
+                    .entry(preset.object_ref())
+                    .or_insert_with(|| HotplugRoom {
+                        origin: preset.field_origin("spec.domain.cpu"),
+                        gained,
+                        vcpus: gained.saturating_mul(cores).saturating_mul(threads),
+                        sockets,
+                        vms: Vec::new(),
+                    })
+                    .vms
+                    .push((f.m.target.name.clone(), max_sockets(before)));
+            }
         }
         if !skipped.is_empty() || !overrides.is_empty() {
             if let (Some(before), Some(after)) = started() {
@@ -966,6 +1013,9 @@ pub(crate) fn migrate_objects(
         }
     }
     follow(&mut followed, &mut out);
+    for (preset, room) in hotplug {
+        out.diagnostics.push(room.told(preset));
+    }
     Migration {
         out,
         objects: result.objects,
@@ -1302,6 +1352,57 @@ fn layout(v: &serde_json::Value) -> Option<[u64; 3]> {
     match axes.as_slice() {
         [s, c, t] => Some([s.as_u64()?, c.as_u64()?, t.as_u64()?]),
         _ => None,
+    }
+}
+
+/// The VMs a preset's instancetype gives CPU hotplug room they do not have today.
+struct HotplugRoom {
+    /// Where the preset sets its CPU.
+    origin: Origin,
+    /// The `maxSockets` of their VMIs with the advice followed, and the vCPUs it allows.
+    gained: u64,
+    vcpus: u64,
+    /// The instancetype's sockets.
+    sockets: u64,
+    /// Each VM and its VMI's `maxSockets` today.
+    vms: Vec<(String, Option<u64>)>,
+}
+
+impl HotplugRoom {
+    fn told(self, preset: ObjectRef) -> Diagnostic {
+        const NAMED: usize = 3;
+        let mut names: Vec<String> = self
+            .vms
+            .iter()
+            .take(NAMED)
+            .map(|(vm, today)| match today {
+                Some(n) => format!("`{vm}` (maxSockets {n} today)"),
+                None => format!("`{vm}`"),
+            })
+            .collect();
+        if self.vms.len() > NAMED {
+            names.push(format!("{} more", self.vms.len() - NAMED));
+        }
+        let plural = self.vms.len() > 1;
+        Diagnostic::warning(
+            codes::PRESET,
+            self.origin,
+            format!(
+                "with the advice followed, the CPU hotplug room of the VirtualMachineInstance{} \
+                 of {} becomes maxSockets {} (up to {} vCPUs), where today {} none (unless \
+                 said otherwise): KubeVirt sizes that room from the sockets a VM sets, which an \
+                 instancetype always does. The guest starts with the same vCPUs; to give it no \
+                 room, set spec.cpu.maxSockets: {} in the instancetype",
+                if plural { "s" } else { "" },
+                names.join(", "),
+                self.gained,
+                self.vcpus,
+                if plural { "they have" } else { "it has" },
+                self.sockets,
+            ),
+        )
+        .with_object(preset)
+        .with_field("spec.domain.cpu")
     }
 }
 

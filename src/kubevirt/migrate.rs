@@ -737,6 +737,23 @@ fn changed_leaves(
     }
 }
 
+/// The spread (`spreadOptions.across` and `ratio`) that lays a guest of `sockets` × `cores` ×
+/// `threads` vCPUs out as exactly that layout, as KubeVirt spreads an instancetype's vCPUs:
+/// across sockets and cores, `ratio` cores a socket; across cores and threads, `ratio` threads
+/// a core; across all three, 2 threads a core and `ratio` cores a socket. `None` for a layout
+/// no spread gives (three threads a core beside several sockets, say).
+fn spread_for(sockets: u64, cores: u64, threads: u64) -> Option<(&'static str, u64)> {
+    if threads == 1 {
+        Some(("SocketsCores", cores))
+    } else if sockets == 1 {
+        Some(("CoresThreads", threads))
+    } else if threads == 2 {
+        Some(("SocketsCoresThreads", cores))
+    } else {
+        None
+    }
+}
+
 fn object(preset: &Object, kind: &str, spec: Map<String, Value>) -> Value {
     let mut metadata = Map::new();
     metadata.insert("name".into(), json!(preset.name()));
@@ -944,18 +961,33 @@ fn convert(preset: &Object) -> Converted {
                 // says: a preference saying so would only repeat it.
                 [("sockets", _)] => {}
                 [(axis, _)] => insert_pref("cpu", "preferredCPUTopology", json!(axis)),
-                _ => note(
-                    "spec.domain.cpu".into(),
-                    &format!(
-                        "the topology {} has no exact equivalent: the instancetype gets {guest} \
-                         guest vCPUs and the preference cannot split them over several axes; \
-                         set preferredCPUTopology by hand",
-                        set.iter()
-                            .map(|(n, v)| format!("{n}={v}"))
-                            .collect::<Vec<_>>()
-                            .join(",")
+                _ => match spread_for(
+                    sockets.unwrap_or(1),
+                    cores.unwrap_or(1),
+                    threads.unwrap_or(1),
+                ) {
+                    Some((across, ratio)) => {
+                        insert_pref("cpu", "preferredCPUTopology", json!("spread"));
+                        insert_pref(
+                            "cpu",
+                            "spreadOptions",
+                            json!({"across": across, "ratio": ratio}),
+                        );
+                    }
+                    None => note(
+                        "spec.domain.cpu".into(),
+                        &format!(
+                            "the topology {} has no exact equivalent: the instancetype gets \
+                             {guest} guest vCPUs, and a preference spreads them over sockets \
+                             and cores, cores and threads, or all three with 2 threads a core \
+                             only; set preferredCPUTopology by hand",
+                            set.iter()
+                                .map(|(n, v)| format!("{n}={v}"))
+                                .collect::<Vec<_>>()
+                                .join(",")
+                        ),
                     ),
-                ),
+                },
             }
         }
         for (from, to) in CPU_TO_INSTANCETYPE {
@@ -1411,6 +1443,58 @@ mod tests {
             ["VirtualMachineInstancetype", "VirtualMachinePreference"]
         );
         assert_eq!(r.objects[1]["spec"]["cpu"]["preferredCPUTopology"], "cores");
+    }
+
+    /// A layout over several axes becomes a spread preference that gives back exactly that
+    /// layout, where one does; the others are told.
+    #[test]
+    fn a_layout_over_several_axes_becomes_a_spread() {
+        for (cpu, guest, spread) in [
+            (
+                json!({"sockets": 2, "cores": 3}),
+                6,
+                Some(("SocketsCores", 3)),
+            ),
+            (
+                json!({"cores": 4, "threads": 2}),
+                8,
+                Some(("CoresThreads", 2)),
+            ),
+            (
+                json!({"sockets": 2, "cores": 3, "threads": 2}),
+                12,
+                Some(("SocketsCoresThreads", 3)),
+            ),
+            (
+                json!({"sockets": 3, "threads": 2}),
+                6,
+                Some(("SocketsCoresThreads", 1)),
+            ),
+            (json!({"sockets": 2, "cores": 2, "threads": 4}), 16, None),
+        ] {
+            let r = migrate_presets(&[sized_preset(cpu.clone())], &|_| None);
+            assert_eq!(r.objects[0]["spec"]["cpu"]["guest"], guest, "{cpu}");
+            match spread {
+                Some((across, ratio)) => {
+                    let pref = &r.objects[1]["spec"]["cpu"];
+                    assert_eq!(pref["preferredCPUTopology"], "spread", "{cpu}");
+                    assert_eq!(
+                        pref["spreadOptions"],
+                        json!({"across": across, "ratio": ratio}),
+                        "{cpu}"
+                    );
+                    assert!(!r.unmapped.iter().any(|u| u.field == "spec.domain.cpu"));
+                }
+                None => {
+                    assert!(
+                        r.unmapped.iter().any(|u| u.field == "spec.domain.cpu"
+                            && u.reason.contains("no exact equivalent")),
+                        "{cpu}: {:?}",
+                        r.unmapped
+                    );
+                }
+            }
+        }
     }
 
     /// A topology whose product is more than an instancetype's 32-bit guest count (or more than

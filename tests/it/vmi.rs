@@ -905,9 +905,10 @@ fn migrate_presets_tells_a_cpu_layout_whole() {
         ),
         "{stderr}"
     );
-    // The same four vCPUs, laid out by sockets as today (the preset's two axes give the
-    // preference no layout): the layout is no change, but the preset's CPU model, which
-    // KubeVirt skips with the rest of its `cpu` today, comes with the instancetype.
+    // The same four vCPUs, which the preset's two axes have the preference spread over 2
+    // sockets of 2 cores: this VM has them on 4 sockets today, so the layout is told, and the
+    // preset's CPU model, which KubeVirt skips with the rest of its `cpu` today, comes with
+    // the instancetype.
     let preset = "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
                   name: p\nspec:\n  selector: {}\n  domain:\n    cpu: {sockets: 2, cores: 2, \
                   model: host-passthrough}\n    resources:\n      requests: {memory: 1Gi}\n";
@@ -920,10 +921,75 @@ fn migrate_presets_tells_a_cpu_layout_whole() {
         found.iter().any(|l| l.contains(
             "spec.template.spec.domain.cpu: preset `p` does not reach this today: KubeVirt \
              skips its `spec.cpu`"
-        ) && l.contains("The instancetype `p` suggested for it carries it")),
+        ) && l.contains("suggested for it carry it")),
         "{stderr}"
     );
-    assert!(found.iter().all(|l| !l.contains("vCPUs")), "{stderr}");
+    assert!(
+        found.iter().any(|l| l.contains(
+            "has 4 vCPUs (4 sockets, 1 core, 1 thread) where preset `p` gives 4 vCPUs (2 \
+             sockets, 2 cores, 1 thread)"
+        )),
+        "{stderr}"
+    );
+}
+
+/// A preset's CPU layout over several axes becomes a spread preference, so the VM starts with
+/// the layout it has today; one that no spread gives is told at the VM. Either way, the VMs
+/// that set no sockets of their own are told, at the preset, of the CPU hotplug room the
+/// instancetype gives them.
+#[test]
+fn migrate_presets_keeps_a_layout_over_several_axes() {
+    for (cpu, kept) in [
+        ("{sockets: 2, cores: 3}", true),
+        ("{cores: 2, threads: 2}", true),
+        ("{sockets: 2, cores: 2, threads: 2}", true),
+        ("{sockets: 2, cores: 2, threads: 4}", false),
+    ] {
+        let text = format!(
+            "{}---\n{}",
+            labelled_preset(
+                "size",
+                "{size: s}",
+                &format!("    cpu: {cpu}\n    resources:\n      requests: {{memory: 1Gi}}\n")
+            ),
+            labelled_vm("vm", "{size: s}", "")
+        );
+        let (stdout, stderr) = migrate_with_vms(&text);
+        let today = vmi_domains(&text, "all.yaml")["vm"]["cpu"].clone();
+        let after = vmi_domains(&stdout, "migrated.yaml")["vm"]["cpu"].clone();
+        let layout = |cpu: &serde_json::Value| {
+            ["sockets", "cores", "threads"].map(|axis| cpu[axis].as_u64().unwrap_or(1))
+        };
+        let told = migrate_findings_of(&stderr, "vm");
+        if kept {
+            assert_eq!(layout(&after), layout(&today), "{cpu}: {after}\n{stderr}");
+            assert!(told.iter().all(|l| !l.contains("vCPUs")), "{cpu}: {stderr}");
+        } else {
+            assert_ne!(layout(&after), layout(&today), "{cpu}");
+            assert!(
+                told.iter()
+                    .any(|l| l.contains("no preference spreads them that way")),
+                "{cpu}: {stderr}"
+            );
+        }
+        // Hotplug room comes from the sockets the VMI has when KubeVirt sizes it: a preset
+        // without sockets gives none today, an instancetype always some, and a layout that
+        // changes changes it too. Told at the preset exactly when it changes.
+        let changed = today.get("maxSockets") != after.get("maxSockets");
+        assert!(after.get("maxSockets").is_some(), "{cpu}: {after}");
+        assert_eq!(
+            changed,
+            cpu.starts_with("{cores") || !kept,
+            "{cpu}: {today} / {after}"
+        );
+        assert_eq!(
+            stderr.lines().any(|l| l
+                .contains("VirtualMachineInstancePreset/size: spec.domain.cpu")
+                && l.contains("the CPU hotplug room of the VirtualMachineInstance of `vm`")),
+            changed,
+            "{cpu}: {stderr}"
+        );
+    }
 }
 
 /// An instancetype migrated from a preset takes its guest memory from the preset's memory
