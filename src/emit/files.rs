@@ -13,7 +13,9 @@
 //!
 //! Writing is atomic in the sense that matters for a CI step: every file is first written into
 //! a staging folder inside DIR, and only when all of them are written are they moved into
-//! place. A failure midway leaves DIR as it was.
+//! place. A failure midway leaves DIR as it was. A run stopped while it moves files (a signal)
+//! leaves its staging folder with the files it replaces kept aside and a journal of what it
+//! was changing; the next run into DIR puts those files back before it does anything else.
 //!
 //! DIR also gets [`OUTPUT_MARKER`], which tells every later run that walks a directory holding
 //! DIR to leave it out (see [`crate::load::walk`]). The marker lists the files kvrender wrote
