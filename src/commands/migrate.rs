@@ -555,8 +555,8 @@ pub(crate) fn migrate_objects(
                     format!(
                         "its vCPUs are laid out as preset `{preset}` says today, {}, and would \
                          be laid out as {} with the advice followed: no preference spreads them \
-                         that way. Give the VM a preference with the CPU topology it needs \
-                         (`preferredCPUTopology`), or keep its preset",
+                         that way, and beside an instancetype the VM cannot lay them out itself. \
+                         Keep its preset, or accept the new layout",
                         described(vmi_layout(before)),
                         described(vmi_layout(after)),
                     ),
@@ -564,10 +564,11 @@ pub(crate) fn migrate_objects(
             };
             out.diagnostics.push(at_target(m, field, message));
         }
-        // The VM controller gives a VMI CPU hotplug room (`maxSockets`) from the sockets its VM
-        // sets, before any preset applies: none for a VM that sets no sockets, while an
-        // instancetype always sets them. The guest starts with the same vCPUs: told once per
-        // preset, below, and never a reason to stop the function.
+        // KubeVirt sizes a VMI's CPU hotplug room (`maxSockets`) from the sockets it has once
+        // its presets are applied, before the defaults fill the topology in: none where
+        // neither the VM nor its preset sets sockets, while an instancetype always sets them.
+        // The guest starts with the same vCPUs: told once per preset, below, and never a
+        // reason to stop the function.
         if let Some((f, preset)) = group
             .iter()
             .zip(&presets)
@@ -1377,7 +1378,7 @@ impl HotplugRoom {
             .take(NAMED)
             .map(|(vm, today)| match today {
                 Some(n) => format!("`{vm}` (maxSockets {n} today)"),
-                None => format!("`{vm}`"),
+                None => format!("`{vm}` (none today)"),
             })
             .collect();
         if self.vms.len() > NAMED {
@@ -1389,15 +1390,14 @@ impl HotplugRoom {
             self.origin,
             format!(
                 "with the advice followed, the CPU hotplug room of the VirtualMachineInstance{} \
-                 of {} becomes maxSockets {} (up to {} vCPUs), where today {} none (unless \
-                 said otherwise): KubeVirt sizes that room from the sockets a VM sets, which an \
-                 instancetype always does. The guest starts with the same vCPUs; to give it no \
-                 room, set spec.cpu.maxSockets: {} in the instancetype",
+                 of {} becomes maxSockets {} (up to {} vCPUs): KubeVirt sizes that room from \
+                 the sockets a VMI has before its defaults, which an instancetype always sets. \
+                 The guest starts with the same vCPUs; to give it no room, set \
+                 spec.cpu.maxSockets: {} in the instancetype",
                 if plural { "s" } else { "" },
                 names.join(", "),
                 self.gained,
                 self.vcpus,
-                if plural { "they have" } else { "it has" },
                 self.sockets,
             ),
         )

@@ -124,6 +124,26 @@ fn read_marker(path: &Path) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// The bytes of the regular file at `path`, opened without following a link or waiting on a
+/// pipe should it have been swapped for one since it was looked at.
+fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOFOLLOW);
+    }
+    let file = options.open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_MARKER_BYTES + 1).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 /// The first manifest (in name order) under `dir`, relative to it, that `dir`'s marker does
 /// not record as written by an earlier `build -o`: a source file that a walk leaving `dir`
 /// out would no longer read. `None` when every manifest there is an earlier run's output.
@@ -131,7 +151,9 @@ fn read_marker(path: &Path) -> std::io::Result<Vec<u8>> {
 /// # Errors
 /// When the marker cannot be read.
 pub fn unrecorded_manifest(dir: &Path) -> Result<Option<PathBuf>> {
-    let recorded = recorded_files(dir)?;
+    let mut recorded = recorded_files(dir)?;
+    // What a run stopped halfway was changing is kvrender's too, until the next run undoes it.
+    recorded.extend(journaled_in(dir));
     // What a walk reads: hidden entries (the marker, a staging folder an interrupted run
     // left) and kustomizations are not.
     let found = walkdir::WalkDir::new(dir)
@@ -234,7 +256,7 @@ fn sanitize(s: &str) -> String {
         .collect();
     // Never `.` or `..`, and never a hidden name (an `apiVersion` of `.x/v1`): a walk would
     // pass it over, and `--prune` could never delete it.
-    if out.starts_with('.') {
+    if out.is_empty() || out.starts_with('.') {
         out = format!("_{out}");
     }
     // Keep names within common file-system limits (255 bytes with the extension).
@@ -244,6 +266,49 @@ fn sanitize(s: &str) -> String {
 
 /// The name of the folder a run stages its files in, before its process number.
 const STAGING_PREFIX: &str = ".kvrender-staging-";
+
+/// What names the runs that can tell each other's processes apart: a digest of the boot this
+/// machine is in and of the PID namespace (a container has its own), on Linux; `None`
+/// elsewhere. A staging folder is named after it and the process number
+/// (`.kvrender-staging-<token>-<pid>`), and only a folder of this token is judged by its
+/// process number and undone: one made in another container, before a reboot, or by hand (in a
+/// pull request, say) is left as it is, whatever its journal says.
+fn run_token() -> Option<&'static str> {
+    static TOKEN: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    TOKEN
+        .get_or_init(|| {
+            use sha2::{Digest, Sha256};
+            let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+            let namespace = std::fs::read_link("/proc/self/ns/pid").ok()?;
+            let mut digest = Sha256::new();
+            digest.update(boot.trim().as_bytes());
+            digest.update([0]);
+            digest.update(namespace.to_string_lossy().as_bytes());
+            let hex: String = digest
+                .finalize()
+                .iter()
+                .take(6)
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            Some(hex)
+        })
+        .as_deref()
+}
+
+/// The name of the staging folder of process `pid` of this machine's boot and PID namespace.
+fn staging_name(pid: u32) -> String {
+    format!("{STAGING_PREFIX}{}-{pid}", run_token().unwrap_or("0"))
+}
+
+/// The token and process number a staging folder's name gives (`None` for the token of a name
+/// without one, as earlier versions named their folders), or `None` for another name.
+fn staging_owner(name: &str) -> Option<(Option<&str>, u32)> {
+    let rest = name.strip_prefix(STAGING_PREFIX)?;
+    match rest.rsplit_once('-') {
+        Some((token, pid)) => Some((Some(token), pid.parse().ok()?)),
+        None => Some((None, rest.parse().ok()?)),
+    }
+}
 
 /// The file in a staging folder that lists, one per line, the files of DIR a run is about to
 /// replace, create or delete, written once the files it replaces are kept aside in `.before`
@@ -304,7 +369,13 @@ fn make_staging(path: &Path) -> std::io::Result<()> {
 fn remove_staging(path: &Path) {
     match path.symlink_metadata() {
         Ok(m) if m.is_dir() => {
-            recover(path);
+            // Where no token tells this machine's folders apart, none is undone.
+            if run_token().is_some() {
+                recover(path);
+            }
+            // The journal first, so that a folder that cannot be removed whole is not undone
+            // again by every later run.
+            let _ = std::fs::remove_file(path.join(JOURNAL));
             let _ = std::fs::remove_dir_all(path);
         }
         Ok(_) => {
@@ -318,30 +389,84 @@ fn remove_staging(path: &Path) {
 /// `staging`): every file its journal lists is put back from `.before` when it existed before
 /// the run, and removed when the run had created it. A staging folder without a journal was
 /// stopped before it changed anything. Only names a run writes directly in DIR are read from
-/// the journal, so an edited one cannot reach elsewhere.
+/// the journal, so an edited one cannot reach elsewhere. The kept files stay in `.before` (each
+/// is put back through a new link), so that undoing again, after a stop halfway through this,
+/// gives the same result.
 fn recover(staging: &Path) {
     let Some(dir) = staging.parent() else {
         return;
     };
-    let Ok(journal) = std::fs::read_to_string(staging.join(JOURNAL)) else {
-        return;
-    };
+    // Only a folder of kvrender's own making is read: `.before` a directory, not a link to one
+    // (whose files the renames would bring into DIR from elsewhere).
     let backup = staging.join(".before");
-    for name in journal.lines() {
-        if !is_written_name(name) && name != OUTPUT_MARKER {
-            continue;
-        }
-        let target = dir.join(name);
-        let kept = backup.join(name);
-        if kept.symlink_metadata().is_ok() {
-            let _ = std::fs::rename(&kept, &target);
-        } else if staging.join(name).symlink_metadata().is_err()
+    let is_real_dir = |p: &Path| p.symlink_metadata().is_ok_and(|m| m.is_dir());
+    if !is_real_dir(staging) {
+        return;
+    }
+    let has_backup = is_real_dir(&backup);
+    for name in journal_names(staging) {
+        let target = dir.join(&name);
+        let kept = backup.join(&name);
+        let kept_kind = has_backup
+            .then(|| kept.symlink_metadata().ok())
+            .flatten()
+            .map(|m| m.file_type());
+        if let Some(kind) = kept_kind {
+            // A file the run kept aside (a link among them stays a link: the new link names
+            // the link, never what it points to). Anything else is no file kvrender kept.
+            if !(kind.is_file() || kind.is_symlink()) {
+                continue;
+            }
+            let restoring = staging.join(".restoring");
+            let _ = std::fs::remove_file(&restoring);
+            let linked = std::fs::hard_link(&kept, &restoring).or_else(|e| {
+                if kind.is_file() {
+                    std::fs::copy(&kept, &restoring).map(drop)
+                } else {
+                    Err(e)
+                }
+            });
+            if linked.is_ok() {
+                let _ = std::fs::rename(&restoring, &target);
+            }
+        } else if staging.join(&name).symlink_metadata().is_err()
             && target.symlink_metadata().is_ok_and(|m| !m.is_dir())
         {
             // Not there before the run, and moved out of the staging folder: the run made it.
             let _ = std::fs::remove_file(&target);
         }
     }
+}
+
+/// The names the journal of `staging` lists that a run writes directly in DIR (none when there
+/// is no journal, or it is not a plain file of a sensible size).
+fn journal_names(staging: &Path) -> Vec<String> {
+    let Ok(bytes) = read_marker(&staging.join(JOURNAL)) else {
+        return Vec::new();
+    };
+    String::from_utf8_lossy(&bytes)
+        .lines()
+        .filter(|name| is_written_name(name) || *name == OUTPUT_MARKER)
+        .map(str::to_string)
+        .collect()
+}
+
+/// The names the journals of the staging folders in `dir` list: files a run stopped halfway
+/// was changing, kvrender's own whatever the marker says now.
+fn journaled_in(dir: &Path) -> BTreeSet<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return BTreeSet::new();
+    };
+    entries
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.starts_with(STAGING_PREFIX))
+                && e.file_type().is_ok_and(|t| t.is_dir())
+        })
+        .flat_map(|e| journal_names(&e.path()))
+        .collect()
 }
 
 /// Write `files` (relative names, already sanitized, to contents) under `dir`, all or nothing,
@@ -355,6 +480,8 @@ pub fn write_all(dir: &Path, files: &BTreeMap<String, String>, prune: bool) -> R
         source,
     };
     check_output_path(dir)?;
+    // A run stopped halfway is undone first: its changes to the files and the marker go.
+    remove_abandoned_staging(dir);
     let recorded = recorded_files(dir)?;
     // The directories this run creates, innermost first: removed again if it fails.
     let created: Vec<&Path> = dir
@@ -370,8 +497,7 @@ pub fn write_all(dir: &Path, files: &BTreeMap<String, String>, prune: bool) -> R
         undo();
         write_err(dir, e)
     })?;
-    remove_abandoned_staging(dir);
-    let staging = dir.join(format!("{STAGING_PREFIX}{}", std::process::id()));
+    let staging = dir.join(staging_name(std::process::id()));
     make_staging(&staging).map_err(|e| {
         undo();
         write_err(&staging, e)
@@ -430,34 +556,27 @@ pub fn write_all(dir: &Path, files: &BTreeMap<String, String>, prune: bool) -> R
         std::fs::write(&pending, journal).map_err(|e| write_err(&pending, e))?;
         let journal = staging.join(JOURNAL);
         std::fs::rename(&pending, &journal).map_err(|e| write_err(&journal, e))?;
-        let mut done: Vec<&OsStr> = Vec::new();
-        let mut changes = || -> Result<()> {
+        let changes = || -> Result<()> {
             for &name in &names {
                 let to = dir.join(name);
                 std::fs::rename(staging.join(name), &to).map_err(|e| write_err(&to, e))?;
-                done.push(name);
             }
             for &name in &stale_names {
                 let path = dir.join(name);
                 std::fs::remove_file(&path).map_err(|e| write_err(&path, e))?;
-                done.push(name);
             }
             Ok(())
         };
         if let Err(e) = changes() {
-            for name in done {
-                let kept = backup.join(name);
-                let target = dir.join(name);
-                if kept.exists() {
-                    let _ = std::fs::rename(&kept, &target);
-                } else {
-                    let _ = std::fs::remove_file(&target);
-                }
-            }
+            // Undone as the next run would undo it, had this one been stopped here.
+            recover(&staging);
             return Err(e);
         }
         Ok(stale.len())
     })();
+    // The journal goes first: once it is gone, the run is over (done or undone), and a stop
+    // before the folder is removed leaves nothing for the next run to undo.
+    let _ = std::fs::remove_file(staging.join(JOURNAL));
     let _ = std::fs::remove_dir_all(&staging);
     if result.is_err() {
         undo();
@@ -466,33 +585,62 @@ pub fn write_all(dir: &Path, files: &BTreeMap<String, String>, prune: bool) -> R
 }
 
 /// Remove the staging folders in `dir` that runs which were stopped halfway left behind: those
-/// named after a process that no longer runs (or after this one, whose number an earlier
-/// process had), after undoing what they had started to change. Where it cannot be told
-/// whether a process runs (no `/proc`), only this process's folder is removed; walks pass the
+/// of this machine's boot and PID namespace (see [`run_token`]) named after a process that no
+/// longer runs (or after this one, whose number an earlier process had), after undoing what
+/// they had started to change. A folder of another token is left alone: its process cannot be
+/// told from here, and its journal is not this machine's. One named as earlier versions named
+/// them (no token, no journal) is removed once its process is gone. Where it cannot be told
+/// whether a process runs (not on Unix), only this process's folder is removed; walks pass the
 /// folders over either way (they are hidden). Anything else of such a name, a link say, is no
 /// run's folder and is unlinked.
 fn remove_abandoned_staging(dir: &Path) {
-    let proc = Path::new("/proc");
-    let can_tell = proc.join("self").exists();
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
+    let own = std::process::id();
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix(STAGING_PREFIX))
-            .and_then(|pid| pid.parse::<u32>().ok())
-        else {
+        let Some((token, pid)) = name.to_str().and_then(staging_owner) else {
             continue;
         };
         let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-        let abandoned =
-            pid == std::process::id() || (can_tell && !proc.join(pid.to_string()).exists());
-        if !is_dir || abandoned {
-            remove_staging(&entry.path());
+        if !is_dir {
+            let _ = std::fs::remove_file(entry.path());
+            continue;
+        }
+        let gone = || pid == own || process_runs(pid) == Some(false);
+        match token {
+            Some(token) if Some(token) == run_token() && gone() => remove_staging(&entry.path()),
+            None if gone() => {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+            _ => {}
         }
     }
+}
+
+/// Whether a process of number `pid` runs: asked of the system with a signal that is not sent
+/// (a process of another user counts as running), or `None` where that cannot be asked.
+#[cfg(unix)]
+fn process_runs(pid: u32) -> Option<bool> {
+    use nix::errno::Errno;
+    let Ok(pid) = i32::try_from(pid) else {
+        return Some(false);
+    };
+    if pid <= 0 {
+        // 0 and below name process groups, not a process.
+        return Some(false);
+    }
+    match nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None) {
+        Ok(()) | Err(Errno::EPERM) => Some(true),
+        Err(Errno::ESRCH) => Some(false),
+        Err(_) => None,
+    }
+}
+
+#[cfg(not(unix))]
+fn process_runs(_pid: u32) -> Option<bool> {
+    None
 }
 
 /// What writing `files` into `dir` (with `prune`: and pruning it) would change, file by file.
@@ -531,14 +679,24 @@ pub fn changes(dir: &Path, files: &BTreeMap<String, String>, prune: bool) -> Res
     }
     for (name, contents) in files {
         let path = dir.join(name);
-        match std::fs::read(&path) {
-            Ok(bytes) if bytes == contents.as_bytes() => {}
-            Ok(_) => changes.changed.push(name.clone()),
+        let meta = match path.symlink_metadata() {
+            Ok(meta) => meta,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 changes.created.push(name.clone());
+                continue;
             }
-            // A directory of that name: writing would fail, so the output is not up to date.
-            Err(_) if path.is_dir() => changes.changed.push(name.clone()),
+            Err(e) => return Err(read_err(&path, e)),
+        };
+        // What the run would replace by a plain file: a link (never read through: it may
+        // lead outside DIR, to a device or a pipe), a directory (writing would fail), a file
+        // of another size.
+        if !meta.is_file() || meta.len() != contents.len() as u64 {
+            changes.changed.push(name.clone());
+            continue;
+        }
+        match read_regular(&path) {
+            Ok(bytes) if bytes == contents.as_bytes() => {}
+            Ok(_) => changes.changed.push(name.clone()),
             Err(e) => return Err(read_err(&path, e)),
         }
     }
@@ -757,28 +915,45 @@ mod tests {
 
     #[test]
     fn a_staging_folder_of_a_run_that_stopped_halfway_is_removed() {
-        if !Path::new("/proc/self").exists() {
+        if run_token().is_none() {
             return;
         }
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("out");
-        std::fs::create_dir_all(&dir).unwrap();
+        write_all(&dir, &files(&[("a.yaml", "a: 0\n")]), false).unwrap();
         // No process has this number (it is past any `pid_max`); process 1 always runs.
-        let abandoned = dir.join(format!(".kvrender-staging-{}", u32::MAX - 1));
-        let running = dir.join(".kvrender-staging-1");
-        for staging in [&abandoned, &running] {
+        let abandoned = dir.join(staging_name(u32::MAX - 1));
+        let earlier = dir.join(format!("{STAGING_PREFIX}{}", u32::MAX - 1));
+        let running = dir.join(staging_name(1));
+        // Made elsewhere (another container, another boot, a pull request): left alone, and
+        // its journal, which would delete `a.yaml`, is not followed.
+        let foreign = dir.join(format!("{STAGING_PREFIX}0123456789ab-{}", u32::MAX - 1));
+        for staging in [&abandoned, &earlier, &running, &foreign] {
             std::fs::create_dir_all(staging.join(".before")).unwrap();
-            std::fs::write(staging.join("a.yaml"), "a: 0\n").unwrap();
+            std::fs::write(staging.join("b.yaml"), "b: 0\n").unwrap();
         }
-        write_all(&dir, &files(&[("a.yaml", "a: 1\n")]), false).unwrap();
+        std::fs::write(foreign.join(JOURNAL), "a.yaml\n").unwrap();
+        write_all(&dir, &files(&[("b.yaml", "b: 1\n")]), false).unwrap();
         assert!(!abandoned.exists());
         assert!(
-            running.join("a.yaml").exists(),
+            !earlier.exists(),
+            "a folder named as earlier versions named them"
+        );
+        assert!(
+            running.join("b.yaml").exists(),
             "a running process's folder stays"
+        );
+        assert!(
+            foreign.join(JOURNAL).exists(),
+            "another machine's folder stays"
         );
         assert_eq!(
             std::fs::read_to_string(dir.join("a.yaml")).unwrap(),
-            "a: 1\n"
+            "a: 0\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.join("b.yaml")).unwrap(),
+            "b: 1\n"
         );
     }
 
@@ -871,6 +1046,7 @@ mod tests {
         let objects = [
             obj(".hidden/v1", "Thing", "x", None),
             obj("v1", "ConfigMap", ".x", None),
+            obj("", "", "", None),
         ];
         for file in names(&objects) {
             assert!(!file.starts_with('.'), "{file}");
@@ -889,7 +1065,7 @@ mod tests {
         write_all(&dir, &files(&[("a.yaml", "a: 0\n")]), false).unwrap();
         // This process's own number, and a number no process has.
         for pid in [std::process::id(), u32::MAX - 1] {
-            let link = dir.join(format!("{STAGING_PREFIX}{pid}"));
+            let link = dir.join(staging_name(pid));
             std::os::unix::fs::symlink(&outside, &link).unwrap();
         }
         write_all(&dir, &files(&[("a.yaml", "a: 1\n")]), false).unwrap();
@@ -914,7 +1090,7 @@ mod tests {
         std::fs::write(tmp.path().join("outside.yaml"), "o\n").unwrap();
         // A run (of a process that no longer runs) writing a new `a.yaml` and `c.yaml` and
         // pruning `b.yaml`, stopped after it moved `a.yaml` and `c.yaml` into place.
-        let staging = dir.join(format!("{STAGING_PREFIX}{}", u32::MAX - 1));
+        let staging = dir.join(staging_name(u32::MAX - 1));
         let kept = staging.join(".before");
         std::fs::create_dir_all(&kept).unwrap();
         for name in ["a.yaml", "b.yaml", OUTPUT_MARKER] {
@@ -932,7 +1108,7 @@ mod tests {
             std::fs::rename(staging.join(name), dir.join(name)).unwrap();
         }
         // What an interrupted run with no journal yet left is only removed.
-        let early = dir.join(format!("{STAGING_PREFIX}{}", u32::MAX - 2));
+        let early = dir.join(staging_name(u32::MAX - 2));
         std::fs::create_dir_all(early.join(".before")).unwrap();
         std::fs::write(early.join("a.yaml"), "a: 2\n").unwrap();
 
@@ -997,5 +1173,99 @@ mod tests {
         assert!(changes(&dir, &one, false).unwrap().is_empty());
         std::fs::remove_file(dir.join(OUTPUT_MARKER)).unwrap();
         assert_eq!(changes(&dir, &one, false).unwrap().created, [OUTPUT_MARKER]);
+    }
+
+    /// A `--prune` run stopped while deleting: the next run puts the deleted file and the old
+    /// marker back before it reads the marker, so it prunes the file after all; and until then
+    /// the file counts as kvrender's. Undoing twice (a stop while undoing) gives the same.
+    #[test]
+    fn a_prune_stopped_halfway_is_undone_before_the_marker_is_read() {
+        // `out` as a `--prune` run writing only `a.yaml` leaves it when stopped after it moved
+        // its marker in and deleted `b.yaml`: the staging folder of a process that is gone.
+        let stopped = |dir: &Path| {
+            write_all(
+                dir,
+                &files(&[("a.yaml", "a: 0\n"), ("b.yaml", "b: 0\n")]),
+                false,
+            )
+            .unwrap();
+            let staging = dir.join(staging_name(u32::MAX - 1));
+            let kept = staging.join(".before");
+            std::fs::create_dir_all(&kept).unwrap();
+            for name in ["a.yaml", "b.yaml", OUTPUT_MARKER] {
+                std::fs::hard_link(dir.join(name), kept.join(name)).unwrap();
+            }
+            std::fs::write(
+                staging.join(JOURNAL),
+                format!("a.yaml\n{OUTPUT_MARKER}\nb.yaml\n"),
+            )
+            .unwrap();
+            std::fs::write(staging.join(OUTPUT_MARKER), marker_text(["a.yaml"])).unwrap();
+            std::fs::rename(staging.join(OUTPUT_MARKER), dir.join(OUTPUT_MARKER)).unwrap();
+            std::fs::remove_file(dir.join("b.yaml")).unwrap();
+            staging
+        };
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("out");
+        let staging = stopped(&dir);
+        let before_marker = std::fs::read_to_string(staging.join(".before").join(OUTPUT_MARKER));
+        recover(&staging);
+        recover(&staging);
+        let staged = staging.file_name().unwrap().to_str().unwrap();
+        assert_eq!(listing(&dir), [OUTPUT_MARKER, staged, "a.yaml", "b.yaml"]);
+        assert_eq!(
+            std::fs::read_to_string(dir.join("b.yaml")).unwrap(),
+            "b: 0\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.join(OUTPUT_MARKER)).ok(),
+            before_marker.ok()
+        );
+
+        let dir = tmp.path().join("again");
+        stopped(&dir);
+        // Restored by hand while the staging folder is there, `b.yaml` is still kvrender's.
+        std::fs::write(dir.join("b.yaml"), "b: 0\n").unwrap();
+        assert_eq!(unrecorded_manifest(&dir).unwrap(), None);
+        std::fs::remove_file(dir.join("b.yaml")).unwrap();
+        assert_eq!(
+            write_all(&dir, &files(&[("a.yaml", "a: 0\n")]), true).unwrap(),
+            1
+        );
+        assert_eq!(listing(&dir), [OUTPUT_MARKER, "a.yaml"]);
+        assert_eq!(
+            std::fs::read_to_string(dir.join(OUTPUT_MARKER)).unwrap(),
+            marker_text(["a.yaml"])
+        );
+    }
+
+    /// A staging folder whose `.before` is a link: nothing is brought into DIR through it.
+    /// And `--check` never reads an output file through a link: the run would replace it.
+    #[cfg(unix)]
+    #[test]
+    fn links_in_a_staging_folder_or_among_the_outputs_are_not_followed() {
+        if run_token().is_none() {
+            return;
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("out");
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("secret.yaml"), "s: 0\n").unwrap();
+        write_all(&dir, &files(&[("a.yaml", "a: 0\n")]), false).unwrap();
+        let staging = dir.join(staging_name(u32::MAX - 1));
+        std::fs::create_dir_all(&staging).unwrap();
+        std::os::unix::fs::symlink(&outside, staging.join(".before")).unwrap();
+        std::fs::write(staging.join(JOURNAL), "secret.yaml\n").unwrap();
+        remove_abandoned_staging(&dir);
+        assert!(!staging.exists());
+        assert!(outside.join("secret.yaml").exists());
+        assert_eq!(listing(&dir), [OUTPUT_MARKER, "a.yaml"]);
+
+        std::fs::remove_file(dir.join("a.yaml")).unwrap();
+        std::fs::write(outside.join("a.yaml"), "a: 0\n").unwrap();
+        std::os::unix::fs::symlink(outside.join("a.yaml"), dir.join("a.yaml")).unwrap();
+        let planned = changes(&dir, &files(&[("a.yaml", "a: 0\n")]), false).unwrap();
+        assert_eq!(planned.changed, ["a.yaml"]);
     }
 }

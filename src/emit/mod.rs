@@ -82,13 +82,24 @@ impl Checkout {
                 })
                 .filter(|inside| !inside.is_empty())
             {
-                return Cow::Owned(inside);
+                return Cow::Owned(forward_slashes(inside));
             }
         }
-        match lexically_normal(given).to_str() {
-            Some(normal) if normal != path && !normal.is_empty() => Cow::Owned(normal.to_owned()),
+        match lexically_normal(given).to_str().map(forward_slashes) {
+            Some(normal) if normal != path && !normal.is_empty() => Cow::Owned(normal),
             _ => Cow::Borrowed(path),
         }
+    }
+}
+
+/// A path as the CI services write it, with `/` between its folders: on Windows the system's
+/// own separator is `\\`, which they would read as part of a name.
+fn forward_slashes(path: impl Into<String>) -> String {
+    let path = path.into();
+    if cfg!(windows) {
+        path.replace('\\', "/")
+    } else {
+        path
     }
 }
 
