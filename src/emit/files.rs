@@ -82,7 +82,6 @@ const MAX_MARKER_BYTES: u64 = 64 << 20;
 /// The bytes of the marker at `path`, which must be a regular file (not a link, a pipe or a
 /// device) of at most [`MAX_MARKER_BYTES`].
 fn read_marker(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
     let not_a_marker = |what: &str| {
         std::io::Error::other(format!(
             "{what}; kvrender writes its marker as a plain file: delete `{OUTPUT_MARKER}` if \
@@ -100,21 +99,11 @@ fn read_marker(path: &Path) -> std::io::Result<Vec<u8>> {
         };
         return Err(not_a_marker(what));
     }
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    // Should the file be swapped for a pipe or a link after the check above, opening it
-    // neither waits for a writer nor follows the link.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOFOLLOW);
-    }
-    let file = options.open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(not_a_marker("it is not a regular file"));
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_MARKER_BYTES + 1).read_to_end(&mut bytes)?;
+    let bytes = read_regular(path).map_err(|e| match e.kind() {
+        // Swapped for something else since the check above.
+        std::io::ErrorKind::Other => not_a_marker("it is not a regular file"),
+        _ => e,
+    })?;
     if bytes.len() as u64 > MAX_MARKER_BYTES {
         return Err(not_a_marker(&format!(
             "it is larger than {} MiB",
@@ -124,8 +113,9 @@ fn read_marker(path: &Path) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// The bytes of the regular file at `path`, opened without following a link or waiting on a
-/// pipe should it have been swapped for one since it was looked at.
+/// The bytes of the regular file at `path` (at most one more than [`MAX_MARKER_BYTES`]), opened
+/// without following a link or waiting on a pipe should it have been swapped for one since it
+/// was looked at.
 fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
     let mut options = std::fs::OpenOptions::new();
