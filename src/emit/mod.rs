@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use serde_json::Value;
 
+use crate::load::kustomize::normalize;
 use crate::load::yaml;
 
 /// Where the paths of the CI formats are taken from: the checkout (`GITHUB_WORKSPACE`,
@@ -39,13 +40,10 @@ impl Checkout {
             .filter(|root| root.is_absolute());
         let resolved = |p: &Option<PathBuf>| {
             p.as_deref()
-                .map(|p| p.canonicalize().unwrap_or_else(|_| lexically_normal(p)))
+                .map(|p| p.canonicalize().unwrap_or_else(|_| normalize(p)))
         };
         let resolved = (resolved(&root), resolved(&cwd.map(Path::to_path_buf)));
-        let given = (
-            root.as_deref().map(lexically_normal),
-            cwd.map(lexically_normal),
-        );
+        let given = (root.as_deref().map(normalize), cwd.map(normalize));
         let mut spellings = vec![given];
         if resolved != spellings[0] {
             spellings.push(resolved);
@@ -66,9 +64,9 @@ impl Checkout {
         let given = Path::new(path);
         for (root, cwd) in &self.spellings {
             let absolute = if given.is_absolute() {
-                Some(lexically_normal(given))
+                Some(normalize(given))
             } else {
-                cwd.as_deref().map(|cwd| lexically_normal(&cwd.join(given)))
+                cwd.as_deref().map(|cwd| normalize(&cwd.join(given)))
             };
             if let Some(inside) = root
                 .as_deref()
@@ -85,7 +83,7 @@ impl Checkout {
                 return Cow::Owned(forward_slashes(inside));
             }
         }
-        match lexically_normal(given).to_str().map(forward_slashes) {
+        match normalize(given).to_str().map(forward_slashes) {
             Some(normal) if normal != path && !normal.is_empty() => Cow::Owned(normal),
             _ => Cow::Borrowed(path),
         }
@@ -101,28 +99,6 @@ fn forward_slashes(path: impl Into<String>) -> String {
     } else {
         path
     }
-}
-
-/// `path` without `.` segments, repeated separators, and `..` segments that follow a folder;
-/// a `..` at the start of a relative path stays, one right after the root goes (`/..` is `/`).
-/// Lexical, as GitHub and GitLab compare paths: symbolic links are not followed.
-fn lexically_normal(path: &Path) -> PathBuf {
-    use std::path::Component;
-    let mut out = PathBuf::new();
-    for part in path.components() {
-        match part {
-            Component::CurDir => {}
-            Component::ParentDir => match out.components().next_back() {
-                Some(Component::Normal(_)) => {
-                    out.pop();
-                }
-                Some(Component::RootDir | Component::Prefix(_)) => {}
-                _ => out.push(".."),
-            },
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// Documents printed per parallel task: enough that the task costs more than handing it out.

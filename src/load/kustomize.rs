@@ -309,15 +309,21 @@ pub fn named(folder: &Path, kustomization: &Value) -> Named {
 }
 
 /// `.` and `..` resolved in the text of a path, as kustomize resolves the paths a
-/// kustomization gives.
+/// kustomization gives (Go's `filepath.Clean`): no `.` segments or repeated separators, a `..`
+/// that follows a folder takes it away, one at the start of a relative path stays, and one
+/// right after the root goes (`/..` is `/`). Symbolic links are not followed.
 pub fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for part in path.components() {
         match part {
             Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
+            Component::ParentDir => match out.components().next_back() {
+                Some(Component::Normal(_)) => {
+                    out.pop();
+                }
+                Some(Component::RootDir | Component::Prefix(_)) => {}
+                _ => out.push(".."),
+            },
             other => out.push(other),
         }
     }
