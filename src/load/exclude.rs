@@ -25,6 +25,7 @@ use std::path::{Component, Path, PathBuf};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
 use crate::error::{Error, Result};
+use crate::load::kustomize::normalize;
 
 /// The compiled `--exclude` patterns.
 #[derive(Debug, Clone)]
@@ -62,6 +63,11 @@ impl Default for Exclude {
 impl Exclude {
     /// Compile `patterns`; a pattern that is not a valid glob is a usage error naming it.
     pub fn new(patterns: &[String]) -> Result<Exclude> {
+        // Only an absolute pattern is matched from the working directory: asked of the system
+        // only then.
+        if !patterns.iter().any(|p| p.starts_with('/')) {
+            return Exclude::from_dirs(patterns, Vec::new());
+        }
         let mut cwds: Vec<PathBuf> = std::env::current_dir().into_iter().collect();
         if let Some(pwd) = std::env::var_os("PWD").map(PathBuf::from)
             && pwd.is_absolute()
@@ -163,7 +169,7 @@ impl Exclude {
                 && self
                     .cwds
                     .iter()
-                    .any(|cwd| set.is_match(crate::load::kustomize::normalize(&cwd.join(path))))
+                    .any(|cwd| set.is_match(normalize(&cwd.join(path))))
         };
         path_matches(&self.paths)
             || self.names.is_match(name)
