@@ -136,6 +136,32 @@ fn load_and_build(
     Ok(out)
 }
 
+/// The errors of the wrong types (`KV004`) and missing required fields the API server refuses
+/// `obj` for, each at the line of its field.
+fn schema_refusals(obj: &Object) -> Vec<Diagnostic> {
+    let mut found = Vec::new();
+    crate::validate::rules::unknown_field::check(obj, &mut found);
+    crate::validate::rules::wrong_type::check_required(obj, &mut found);
+    found.retain(|d| d.code == codes::WRONG_TYPE && d.is_error());
+    for d in &mut found {
+        d.point_at_field(|field| obj.field_origin(field));
+    }
+    found
+}
+
+/// The refusal of a VirtualMachine without a `spec` or a `spec.template` (or with a `null`
+/// one): the API server refuses it, KubeVirt's VM webhook too, and its controller has nothing
+/// to make a VMI of.
+fn missing_template(vm: &Object) -> Option<Diagnostic> {
+    let mut found = Vec::new();
+    crate::validate::rules::wrong_type::check_required(vm, &mut found);
+    let mut d = found
+        .into_iter()
+        .find(|d| matches!(d.field.as_deref(), Some("spec" | "spec.template")))?;
+    d.point_at_field(|field| vm.field_origin(field));
+    Some(d)
+}
+
 /// The VMI of one object of `inputs`, if it is a VirtualMachine or a VirtualMachineInstance and
 /// nothing refuses it; findings go to `diagnostics`.
 pub(crate) fn build_one(
@@ -147,7 +173,24 @@ pub(crate) fn build_one(
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Option<Value> {
     let kind = obj.kind();
-    if crate::kubevirt::pool::is_pool(obj) {
+    let pool = crate::kubevirt::pool::is_pool(obj);
+    let replica_set = crate::kubevirt::replica_set::is_replica_set(obj);
+    if pool || replica_set {
+        // The API server refuses one of the wrong types or without a field its schema
+        // requires: it makes no VM and no VMI.
+        let refused = schema_refusals(obj);
+        if !refused.is_empty() {
+            diagnostics.extend(refused);
+            return None;
+        }
+    }
+    if kind == Kind::VirtualMachine
+        && let Some(d) = missing_template(obj)
+    {
+        diagnostics.push(d);
+        return None;
+    }
+    if pool {
         // The VMI the pool's first VM starts: each of its VMs starts one of the same spec.
         let mut vm = crate::kubevirt::pool::vm_of(obj, 0)?;
         crate::kubevirt::pool::with_revision_label(obj, &mut vm);
@@ -157,7 +200,7 @@ pub(crate) fn build_one(
         diagnostics.extend(found.into_iter().map(on_pool));
         return vmi;
     }
-    if crate::kubevirt::replica_set::is_replica_set(obj) {
+    if replica_set {
         // The VMI the replica set's controller creates, with a generated name; its findings
         // said of the replica set.
         let Some(vmi_object) = crate::kubevirt::replica_set::vmi_of(obj) else {

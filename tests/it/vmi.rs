@@ -296,6 +296,45 @@ fn a_vm_without_a_valid_name_makes_no_vmi() {
     );
 }
 
+/// What the API server refuses to create makes no VMI, with the error `validate` gives, in
+/// `vmi` and `diff` alike: a VM without a template, a pool or a replica set of the wrong type
+/// (a pool that is not one, a label that is not a string).
+#[test]
+fn objects_the_api_server_refuses_make_no_vmi() {
+    let text = "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: bare\n\
+                spec:\n  runStrategy: Always\n---\n\
+                apiVersion: pool.kubevirt.io/v1beta1\nkind: VirtualMachinePool\n\
+                metadata:\n  name: p1\nspec:\n  selector:\n    matchLabels: {app: p}\n  \
+                virtualMachineTemplate: oops\n---\n\
+                apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstanceReplicaSet\n\
+                metadata:\n  name: rs\nspec:\n  selector:\n    matchLabels: {app: yes}\n  \
+                template:\n    metadata:\n      labels: {app: yes}\n    spec:\n      \
+                domain:\n        devices: {}\n";
+    for command in ["vmi", "diff"] {
+        let out = run_on_text(&[command, "--no-default-catalog"], "refused.yaml", text);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{command}: {stderr}");
+        assert!(
+            out.stdout.is_empty(),
+            "{command}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        for expected in [
+            "refused.yaml:5: error[KV004] VirtualMachine/bare: spec.template: required by the \
+             VirtualMachine schema",
+            "refused.yaml:15: error[KV004] VirtualMachinePool/p1: spec.virtualMachineTemplate: \
+             must be a mapping, not a string",
+            "refused.yaml:23: error[KV004] VirtualMachineInstanceReplicaSet/rs: \
+             spec.selector.matchLabels.app: must be a string, not a boolean",
+            "refused.yaml:26: error[KV004] VirtualMachineInstanceReplicaSet/rs: \
+             spec.template.metadata.labels.app: must be a string, not a boolean",
+        ] {
+            assert!(stderr.contains(expected), "{command}: {expected}\n{stderr}");
+        }
+        assert!(!stderr.contains("no labels"), "{command}: {stderr}");
+    }
+}
+
 /// A preset without `spec.domain` is refused at creation: an error names it, and the VMI is
 /// built as if it did not exist.
 #[test]
