@@ -229,6 +229,18 @@ pub(crate) fn build_one(
                 let base = crate::kubevirt::replica_set::base_name(obj);
                 meta.shift_remove("name");
                 meta.shift_insert(0, "generateName".into(), Value::String(base));
+                if stage == Stage::Full {
+                    // The replica set's controller creates it as the set's own.
+                    let uid = crate::model::path::str_at(&obj.value, &["metadata", "uid"]);
+                    let owner =
+                        vmi::owner_reference("VirtualMachineInstanceReplicaSet", obj.name(), uid);
+                    // Where Go writes it: before the finalizers.
+                    let at = meta
+                        .keys()
+                        .position(|k| k == "finalizers")
+                        .unwrap_or(meta.len());
+                    meta.shift_insert(at, "ownerReferences".into(), Value::Array(vec![owner]));
+                }
             }
             vmi
         });
@@ -467,6 +479,7 @@ pub(crate) fn build_one(
             vmi::receiver_annotation(&obj.value, &mut vmi);
             vmi::controller_metadata(&obj.value, &mut vmi);
         }
+        vmi::webhook_finalizer(&mut vmi);
     }
     Some(vmi)
 }

@@ -767,6 +767,39 @@ fn has_paused_start_request(vm: &Value) -> bool {
 /// The finalizer the VM controller puts on the VMI it starts, to see the VMI before it goes.
 pub const CONTROLLER_FINALIZER: &str = "kubevirt.io/virtualMachineControllerFinalize";
 
+/// The finalizer KubeVirt's VMI webhook adds to every VMI it creates, after any it has.
+pub const VMI_FINALIZER: &str = "kubevirt.io/foregroundDeleteVirtualMachine";
+
+/// Append [`VMI_FINALIZER`] to the finalizers of `vmi`, as the VMI webhook does when the VMI is
+/// created (a list of another type is the API server's refusal, reported elsewhere: left alone).
+pub fn webhook_finalizer(vmi: &mut Value) {
+    let Some(metadata) = vmi.get_mut("metadata").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let finalizers = path::field_or_insert_with(metadata, "finalizers", || json!([]));
+    if finalizers.is_null() {
+        *finalizers = json!([]);
+    }
+    if let Some(list) = finalizers.as_array_mut() {
+        list.push(json!(VMI_FINALIZER));
+    }
+}
+
+/// The controlling owner reference of a VMI that `kind` named `name` (with `uid`, where the
+/// owner's document has one) creates.
+pub fn owner_reference(kind: &str, name: &str, uid: Option<&str>) -> Value {
+    let mut owner = Map::new();
+    owner.insert("apiVersion".into(), json!("kubevirt.io/v1"));
+    owner.insert("kind".into(), json!(kind));
+    owner.insert("name".into(), json!(name));
+    if let Some(uid) = uid.filter(|u| !u.is_empty()) {
+        owner.insert("uid".into(), json!(uid));
+    }
+    owner.insert("controller".into(), json!(true));
+    owner.insert("blockOwnerDeletion".into(), json!(true));
+    Value::Object(owner)
+}
+
 /// The annotation holding the generation of the VM a VMI was started from.
 pub const GENERATION_ANNOTATION: &str = "kubevirt.io/vm-generation";
 
@@ -776,15 +809,8 @@ pub const GENERATION_ANNOTATION: &str = "kubevirt.io/vm-generation";
 /// VM's) as an annotation, and its finalizer after the template's.
 pub fn controller_metadata(vm: &Value, vmi: &mut Value) {
     let name = path::str_at(vm, &["metadata", "name"]).unwrap_or("");
-    let mut owner = Map::new();
-    owner.insert("apiVersion".into(), json!("kubevirt.io/v1"));
-    owner.insert("kind".into(), json!("VirtualMachine"));
-    owner.insert("name".into(), json!(name));
-    if let Some(uid) = path::str_at(vm, &["metadata", "uid"]).filter(|u| !u.is_empty()) {
-        owner.insert("uid".into(), json!(uid));
-    }
-    owner.insert("controller".into(), json!(true));
-    owner.insert("blockOwnerDeletion".into(), json!(true));
+    let uid = path::str_at(vm, &["metadata", "uid"]);
+    let owner = owner_reference("VirtualMachine", name, uid);
     let generation = path::get(vm, &["metadata", "generation"])
         .and_then(Value::as_i64)
         .unwrap_or(1);

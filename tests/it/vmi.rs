@@ -1930,10 +1930,17 @@ spec:
     );
     assert!(from_set.contains("virtualmachinepreset.kubevirt.io/small: kubevirt.io/v1"));
     assert!(from_set.contains("memory: 256Mi"), "{from_set}");
-    // The same VMI as the document, but for its name.
+    // The replica set's own: its controller creates it.
+    let owner = "  ownerReferences:\n  - apiVersion: kubevirt.io/v1\n    \
+                 kind: VirtualMachineInstanceReplicaSet\n    name: cache\n    \
+                 controller: true\n    blockOwnerDeletion: true\n  finalizers:\n";
+    assert!(from_set.contains(owner), "{from_set}");
+    // The same VMI as the document, but for its name and owner.
     let by_hand = vmi(&vmi_path);
     assert_eq!(
-        from_set.replace("  generateName: cache-\n", ""),
+        from_set
+            .replace("  generateName: cache-\n", "")
+            .replace(owner, "  finalizers:\n"),
         by_hand.replace("  name: cache-xxxxx\n", ""),
     );
 
