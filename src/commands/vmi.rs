@@ -445,6 +445,7 @@ pub(crate) fn build_one(
         // Go writes the fields that are not `omitempty` with their zero values, also in the
         // disks the defaults add (a volume without a name gets a disk named "").
         vmi::write_go_zero_fields(&mut vmi);
+        vmi::drop_go_omitted_nulls(&mut vmi);
         // Printed all the same, as the controller makes it; the cluster does not create it.
         // A VMI document is created by a user, the VMI a VM starts by KubeVirt's controller.
         let by_user = kind == Kind::VirtualMachineInstance;

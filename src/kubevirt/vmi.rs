@@ -240,6 +240,15 @@ pub fn write_go_zero_fields(vmi: &mut Value) {
     }
 }
 
+/// Leave out of the spec of `vmi` the `null`s of fields Go leaves out when they are unset
+/// (`volumes: null`, `guest: null`): KubeVirt decodes them as unset and stores the VMI without
+/// them. For the zero values Go writes, see [`write_go_zero_fields`].
+pub fn drop_go_omitted_nulls(vmi: &mut Value) {
+    if let Some(spec) = vmi.field_mut("spec").filter(|s| s.is_object()) {
+        Shape::drop_omitted_nulls(Some(&GO_SHAPE), spec);
+    }
+}
+
 /// As [`write_go_zero_fields`], but only for the fields a VMI spec has: a `null` is written as
 /// Go's zero value (or left out, where Go leaves it out), and a field the spec leaves out stays
 /// out. This is KubeVirt's answer with

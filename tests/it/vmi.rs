@@ -335,6 +335,33 @@ fn objects_the_api_server_refuses_make_no_vmi() {
     }
 }
 
+/// A `null` the template writes where Go leaves the field out when it is unset is not in the
+/// VMI KubeVirt stores; one that the defaults fill is filled.
+#[test]
+fn nulls_go_leaves_out_are_not_in_the_vmi() {
+    let out = run_on_text(
+        &["vmi", "--no-default-catalog"],
+        "nulls.yaml",
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: blank\n\
+         spec:\n  runStrategy: Always\n  template:\n    spec:\n      domain:\n        \
+         memory: {guest: null}\n        resources:\n          requests: {memory: 1Gi}\n        \
+         devices: {disks: null}\n      volumes: null\n      \
+         terminationGracePeriodSeconds: null\n",
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", describe(&out));
+    assert!(!stdout.contains("null"), "{stdout}");
+    assert!(!stdout.contains("volumes:"), "{stdout}");
+    assert!(
+        !stdout.contains("terminationGracePeriodSeconds"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("    memory:\n      guest: 1Gi\n"),
+        "{stdout}"
+    );
+}
+
 /// A preset without `spec.domain` is refused at creation: an error names it, and the VMI is
 /// built as if it did not exist.
 #[test]
