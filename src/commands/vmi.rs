@@ -162,6 +162,74 @@ fn missing_template(vm: &Object) -> Option<Diagnostic> {
     Some(d)
 }
 
+/// `vm` with the annotations written into its template before the instancetype and preference
+/// are applied to it: the PCI topology version KubeVirt's VM webhook gives a VM when it is
+/// created (where the template, with the architecture and machine type the webhook gives it,
+/// supports PCIe hotplug), then the VM's generation and, for `WaitAsReceiver`, the migration
+/// target the controller writes when it starts the VMI. An instancetype that sets one of them
+/// otherwise conflicts with it, and a preference's does not replace it. With the keys written
+/// that the template did not have.
+fn with_annotations_written_first(
+    vm: &Object,
+    index: &crate::resolve::Index<'_>,
+    profile: &crate::kubevirt::profile::ClusterProfile,
+) -> (Object, Vec<String>) {
+    use crate::model::path;
+    let preference = expand::find_preference_spec(vm, index).ok().flatten();
+    let preferred = |field: &[&str]| {
+        preference
+            .as_deref()
+            .and_then(|p| path::str_at(p, field))
+            .filter(|v| !v.is_empty())
+    };
+    let template_spec = path::get(&vm.value, &["spec", "template", "spec"]);
+    let written = |field: &[&str]| {
+        template_spec
+            .and_then(|s| path::str_at(s, field))
+            .filter(|v| !v.is_empty())
+    };
+    let arch = written(&["architecture"])
+        .or_else(|| preferred(&["preferredArchitecture"]))
+        .map(str::to_string)
+        .or_else(|| {
+            infer::architecture_from_data_source(&vm.value, vm.effective_namespace(), index)
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| profile.default_architecture.clone());
+    let machine = written(&["domain", "machine", "type"])
+        .or_else(|| preferred(&["machine", "preferredMachineType"]))
+        .unwrap_or_else(|| profile.machine_type_for(&arch));
+    let pcie_hotplug = matches!(arch.as_str(), "amd64" | "arm64")
+        && (machine.contains("q35") || machine.starts_with("virt"));
+    let mut value = vm.value.clone();
+    let Some(annotations) =
+        path::ensure_map(&mut value, &["spec", "template", "metadata", "annotations"])
+    else {
+        return (vm.clone(), Vec::new());
+    };
+    let mut written = serde_json::Map::new();
+    if pcie_hotplug && !annotations.contains_key(vmi_defaults::PCI_TOPOLOGY_ANNOTATION) {
+        written.insert(
+            vmi_defaults::PCI_TOPOLOGY_ANNOTATION.into(),
+            Value::from("v3"),
+        );
+    }
+    let mut controller = serde_json::json!({"metadata": {}});
+    vmi::controller_metadata(&vm.value, &mut controller);
+    vmi::receiver_annotation(&vm.value, &mut controller);
+    if let Some(Value::Object(by_controller)) = controller.pointer_mut("/metadata/annotations") {
+        written.append(by_controller);
+    }
+    let mut keys = Vec::new();
+    for (key, value) in written {
+        if annotations.get(&key) != Some(&value) {
+            keys.push(key.clone());
+        }
+        annotations.insert(key, value);
+    }
+    (vm.with_value(value), keys)
+}
+
 /// The VMI of one object of `inputs`, if it is a VirtualMachine or a VirtualMachineInstance and
 /// nothing refuses it; findings go to `diagnostics`.
 pub(crate) fn build_one(
@@ -273,6 +341,9 @@ pub(crate) fn build_one(
         }));
     }
     // The instancetype and preference, applied as the VM controller does.
+    // The annotations KubeVirt writes before the instancetype and preference, where the VM's
+    // template did not have them: the preset stage shows them no more than for a VM without.
+    let mut written_first = Vec::new();
     let source = if kind == Kind::VirtualMachine && expand::has_matchers(&obj.value) {
         // A VM KubeVirt's webhook refuses is not created (or not updated) as written; the
         // VMI is still what the controller makes of it, should it exist (its preference
@@ -304,7 +375,9 @@ pub(crate) fn build_one(
                 .with_field(cause.field)
             })
             .collect();
-        match pipeline::controller_vm(obj, index, &inputs.profile) {
+        let primed;
+        (primed, written_first) = with_annotations_written_first(obj, index, &inputs.profile);
+        match pipeline::controller_vm(&primed, index, &inputs.profile) {
             Ok(v) => {
                 diagnostics.extend(warnings);
                 obj.with_value(v)
@@ -312,7 +385,20 @@ pub(crate) fn build_one(
             // No VMI: what the webhook would say of the VM as written is beside the point,
             // and may follow from the same cause (an instancetype whose memory could not be
             // read is no instancetype of no memory).
-            Err(d) => {
+            Err(mut d) => {
+                let conflict = d
+                    .field
+                    .as_deref()
+                    .and_then(|f| f.strip_prefix("annotations."));
+                if d.code == codes::CONFLICT
+                    && let Some(key) = conflict.filter(|k| written_first.iter().any(|w| w == k))
+                {
+                    d.message = format!(
+                        "KubeVirt writes the annotation `{key}` before it applies the \
+                         instancetype, which sets it otherwise: the VM is not started (take the \
+                         annotation out of the instancetype)"
+                    );
+                }
                 diagnostics.push(d);
                 return None;
             }
@@ -345,6 +431,13 @@ pub(crate) fn build_one(
         }
     };
     let mut vmi = vmi::vmi_for(&source)?;
+    if stage == Stage::Presets
+        && let Some(Value::Object(annotations)) = vmi.pointer_mut("/metadata/annotations")
+    {
+        for key in &written_first {
+            annotations.shift_remove(key);
+        }
+    }
     vmi::null_strings_as_empty(&mut vmi);
     let applied = preset_index
         .lock()

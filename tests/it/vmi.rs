@@ -362,6 +362,71 @@ fn nulls_go_leaves_out_are_not_in_the_vmi() {
     );
 }
 
+/// KubeVirt writes the PCI topology version (its VM webhook, when the VM is created), the VM's
+/// generation and a receiver's migration target (its controller) before the instancetype and
+/// preference are applied: an instancetype that sets one otherwise conflicts, and the VM is not
+/// started; a preference's does not replace it.
+#[test]
+fn annotations_kubevirt_writes_first_win_over_the_preference_and_conflict_with_the_instancetype() {
+    let objects = "apiVersion: instancetype.kubevirt.io/v1beta1\n\
+        kind: VirtualMachineClusterInstancetype\nmetadata: {name: gen}\nspec:\n  \
+        cpu: {guest: 1}\n  memory: {guest: 1Gi}\n  \
+        annotations: {kubevirt.io/vm-generation: '9'}\n---\n\
+        apiVersion: instancetype.kubevirt.io/v1beta1\n\
+        kind: VirtualMachineClusterInstancetype\nmetadata: {name: target}\nspec:\n  \
+        cpu: {guest: 1}\n  memory: {guest: 1Gi}\n  \
+        annotations: {kubevirt.io/create-migration-target: 'false'}\n---\n\
+        apiVersion: instancetype.kubevirt.io/v1beta1\n\
+        kind: VirtualMachineClusterPreference\nmetadata: {name: pci}\nspec:\n  \
+        annotations: {kubevirt.io/pci-topology-version: v2, extra: x}\n";
+    let vm = |name: &str, strategy: &str, matcher: &str| {
+        format!(
+            "---\napiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {{name: {name}}}\n\
+             spec:\n  runStrategy: {strategy}\n  {matcher}\n  template:\n    spec:\n      \
+             domain:\n        devices: {{}}\n"
+        )
+    };
+    let text = format!(
+        "{objects}{}{}{}",
+        vm("a", "Always", "instancetype: {name: gen}"),
+        vm("b", "WaitAsReceiver", "instancetype: {name: target}"),
+        vm(
+            "c",
+            "Always",
+            "preference: {name: pci}\n  instancetype: {name: target}"
+        ),
+    );
+    let out = run_on_text(&["vmi", "--no-default-catalog"], "vms.yaml", &text);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    for (vm, key) in [
+        ("a", "kubevirt.io/vm-generation"),
+        ("b", "kubevirt.io/create-migration-target"),
+    ] {
+        assert!(
+            stderr.contains(&format!(
+                "error[KV010] VirtualMachine/{vm}: annotations.{key}: KubeVirt writes the \
+                 annotation `{key}` before it applies the instancetype"
+            )),
+            "{stderr}"
+        );
+    }
+    // Only the third VM starts, its annotations KubeVirt's and the preference's other one.
+    assert_eq!(
+        stdout.matches("kind: VirtualMachineInstance\n").count(),
+        1,
+        "{stdout}"
+    );
+    assert!(stdout.contains("  name: c\n"), "{stdout}");
+    assert!(
+        stdout.contains("    kubevirt.io/pci-topology-version: v3\n"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("    extra: x\n"), "{stdout}");
+    assert!(!stdout.contains(": v2"), "{stdout}");
+}
+
 /// A preset without `spec.domain` is refused at creation: an error names it, and the VMI is
 /// built as if it did not exist.
 #[test]
