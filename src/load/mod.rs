@@ -353,11 +353,11 @@ pub fn parse_text(path: &Arc<str>, text: &str) -> Loaded {
         match parsed {
             Ok(value) => {
                 let origin = Origin::new(path.clone(), 0, Some(1));
-                match check_object(&value) {
+                // Fields are found in the text as YAML's are (see `locate`); the items of a
+                // list, through their own objects of the text.
+                let object = Object::new(value, origin).with_source(Arc::from(text), 1);
+                match check_object(&object.value) {
                     None => {
-                        // Fields are found in the text as YAML's are (see `locate`); the items
-                        // of a list, through their own objects of the text.
-                        let object = Object::new(value, origin).with_source(Arc::from(text), 1);
                         for r in inline_lists(object) {
                             match r {
                                 Ok(obj) => loaded.objects.push(obj),
@@ -365,14 +365,14 @@ pub fn parse_text(path: &Arc<str>, text: &str) -> Loaded {
                             }
                         }
                     }
-                    Some(problem) => loaded.diagnostics.push(
-                        Diagnostic::error(
-                            codes::NOT_AN_OBJECT,
-                            origin,
-                            problem + &exclude_hint(path, &value),
-                        )
-                        .may_define(text.as_bytes()),
-                    ),
+                    Some(problem) => {
+                        let hint = exclude_hint(path, &object.value);
+                        loaded.diagnostics.push(
+                            problem
+                                .diagnostic(&object, |message| message + &hint)
+                                .may_define(text.as_bytes()),
+                        );
+                    }
                 }
             }
             Err(e) => {
@@ -430,21 +430,20 @@ fn parse_chunk(
     match yaml::parse_document(chunk.text) {
         Ok(value) => {
             let origin = Origin::new(path.clone(), index, chunk.content_line);
-            match check_object(&value) {
-                None => {
-                    Ok(Object::new(value, origin)
-                        .with_source(Arc::from(chunk.text), chunk.first_line))
-                }
-                Some(problem) => Err(Diagnostic::error(
-                    codes::NOT_AN_OBJECT,
-                    origin,
-                    if alone {
-                        problem + &exclude_hint(path, &value)
+            let object =
+                Object::new(value, origin).with_source(Arc::from(chunk.text), chunk.first_line);
+            match check_object(&object.value) {
+                None => Ok(object),
+                Some(problem) => {
+                    let hint = if alone {
+                        exclude_hint(path, &object.value)
                     } else {
-                        problem
-                    },
-                )
-                .may_define(chunk.text.as_bytes())),
+                        String::new()
+                    };
+                    Err(problem
+                        .diagnostic(&object, |message| message + &hint)
+                        .may_define(chunk.text.as_bytes()))
+                }
             }
         }
         Err(e) => {
@@ -849,19 +848,17 @@ fn inline_into(mut list: Object, out: &mut Vec<Result<Object, Diagnostic>>, dept
             .map(|(_, line, _)| *line)
             .or(list.origin.line);
         let origin = Origin::new(list.origin.path.clone(), list.origin.index, line);
-        if let Some(problem) = check_object(&item) {
-            out.push(Err(Diagnostic::error(
-                codes::NOT_AN_OBJECT,
-                origin,
-                format!("`items[{i}]` of a {}: {problem}", list.kind_str()),
-            )));
-            continue;
-        }
         let mut obj = Object::new(item, origin);
         match entry {
             Some((text, line, true)) => obj = obj.with_source(text, line),
             Some((text, line, false)) => obj = obj.with_entry_source(text, line),
             None => {}
+        }
+        if let Some(problem) = check_object(&obj.value) {
+            out.push(Err(problem.diagnostic(&obj, |message| {
+                format!("`items[{i}]` of a {}: {message}", list.kind_str())
+            })));
+            continue;
         }
         if !is_list(&obj) {
             out.push(Ok(obj));
@@ -905,36 +902,111 @@ fn exclude_hint(path: &str, value: &Value) -> String {
     }
 }
 
+/// Why a parsed document is not a Kubernetes object: what to say, and the top-level field
+/// at fault, when there is one.
+#[derive(Debug)]
+struct NotAnObject {
+    message: String,
+    field: Option<&'static str>,
+}
+
+impl NotAnObject {
+    fn new(message: String, field: Option<&'static str>) -> Self {
+        NotAnObject { message, field }
+    }
+
+    /// The finding about `object`, the document that is not an object, with the message
+    /// `word` makes of ours: at the line of the field at fault (the document's first line
+    /// without one), naming the object when its kind and name can be read
+    /// ([`readable_ref`]).
+    fn diagnostic(self, object: &Object, word: impl FnOnce(String) -> String) -> Diagnostic {
+        let origin = match self.field {
+            Some(field) => object.field_origin(field),
+            None => object.origin.clone(),
+        };
+        let diagnostic = Diagnostic::error(codes::NOT_AN_OBJECT, origin, word(self.message));
+        match readable_ref(&object.value) {
+            Some(object) => diagnostic.with_object(object),
+            None => diagnostic,
+        }
+    }
+}
+
 /// Why a parsed document is not a Kubernetes object, if it is not.
-fn check_object(value: &Value) -> Option<String> {
+fn check_object(value: &Value) -> Option<NotAnObject> {
     let Some(map) = value.as_object() else {
         let what = match value {
             Value::Array(_) => "a list",
             Value::Null => "empty",
             _ => "a scalar",
         };
-        return Some(format!(
-            "the document is {what}, not a Kubernetes object (a mapping with `apiVersion` and `kind`)"
+        return Some(NotAnObject::new(
+            format!(
+                "the document is {what}, not a Kubernetes object (a mapping with `apiVersion` \
+                 and `kind`)"
+            ),
+            None,
         ));
     };
     for key in ["apiVersion", "kind"] {
         match map.get(key) {
             Some(Value::String(s)) if !s.is_empty() => {}
-            Some(Value::String(_)) | None => {
-                return Some(format!(
-                    "the document has no `{key}`, so it is not a Kubernetes object"
+            None => {
+                return Some(NotAnObject::new(
+                    format!("the document has no `{key}`, so it is not a Kubernetes object"),
+                    None,
                 ));
             }
-            Some(_) => return Some(format!("`{key}` must be a string")),
+            Some(Value::String(_)) => {
+                return Some(NotAnObject::new(
+                    format!("the document has no `{key}`, so it is not a Kubernetes object"),
+                    Some(key),
+                ));
+            }
+            Some(_) => {
+                return Some(NotAnObject::new(
+                    format!("`{key}` must be a string"),
+                    Some(key),
+                ));
+            }
         }
     }
     if let Some(meta) = map.get("metadata")
         && !meta.is_object()
         && !meta.is_null()
     {
-        return Some("`metadata` must be a mapping".to_string());
+        return Some(NotAnObject::new(
+            "`metadata` must be a mapping".to_string(),
+            Some("metadata"),
+        ));
     }
     None
+}
+
+/// The identity of a document that is not an object, when it says it plainly: a `kind` and
+/// a `metadata.name` that are non-empty strings, and a `metadata.namespace` that is one or
+/// is not set. Nothing said rather than something guessed: any of them of another type, and
+/// the document is not named. An `apiVersion` that is not a string is left empty.
+fn readable_ref(value: &Value) -> Option<crate::origin::ObjectRef> {
+    let text = |v: &Value| v.as_str().filter(|s| !s.is_empty()).map(str::to_string);
+    let kind = text(value.get("kind")?)?;
+    let meta = value.get("metadata")?.as_object()?;
+    let name = text(meta.get("name")?)?;
+    let namespace = match meta.get("namespace") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(ns)) if ns.is_empty() => None,
+        Some(ns) => Some(text(ns)?),
+    };
+    Some(crate::origin::ObjectRef {
+        api_version: value
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
+        kind,
+        namespace,
+        name,
+    })
 }
 
 #[cfg(test)]
@@ -1049,6 +1121,64 @@ mod tests {
         assert!(l.objects.is_empty());
         assert_eq!(l.diagnostics.len(), 3);
         assert!(l.diagnostics.iter().all(|d| d.code == codes::NOT_AN_OBJECT));
+    }
+
+    #[test]
+    fn a_field_of_the_wrong_type_is_reported_at_its_line() {
+        let found = |l: &Loaded| {
+            l.diagnostics
+                .iter()
+                .map(|d| {
+                    let object = d.object.as_ref().map(ToString::to_string);
+                    (d.origin.line, object, d.message.clone())
+                })
+                .collect::<Vec<_>>()
+        };
+        let l = load(
+            "# c\napiVersion: v1\nmetadata:\n  name: a\n  namespace: ns\nkind: [A]\n---\n\
+             kind: A\nmetadata: {name: b}\napiVersion: 5\n---\n\
+             kind: A\napiVersion: v1\nmetadata: []\n",
+        );
+        assert_eq!(
+            found(&l),
+            [
+                (Some(6), None, "`kind` must be a string".to_string()),
+                (
+                    Some(10),
+                    Some("A/b".to_string()),
+                    "`apiVersion` must be a string".to_string()
+                ),
+                (Some(14), None, "`metadata` must be a mapping".to_string()),
+            ]
+        );
+        let l = parse_text(
+            &Arc::from("t.json"),
+            "{\"apiVersion\": \"v1\",\n \"metadata\": {\"name\": \"j\", \"namespace\": \"ns\"},\n \
+             \"kind\": 5}\n",
+        );
+        assert_eq!(
+            found(&l),
+            [(Some(3), None, "`kind` must be a string".to_string())]
+        );
+        let l = parse_text(
+            &Arc::from("t.json"),
+            "{\"kind\": \"A\",\n \"metadata\": {\"name\": \"j\", \"namespace\": \"ns\"},\n \
+             \"apiVersion\": null}\n",
+        );
+        assert_eq!(
+            found(&l),
+            [(
+                Some(3),
+                Some("A/ns/j".to_string()),
+                "`apiVersion` must be a string".to_string()
+            )]
+        );
+        // A namespace that is not a string: the object is not named at all.
+        let l = load("kind: A\nmetadata: {name: n, namespace: 7}\napiVersion: 5\n");
+        assert_eq!(
+            found(&l),
+            [(Some(3), None, "`apiVersion` must be a string".to_string())]
+        );
     }
 
     #[test]
