@@ -140,36 +140,44 @@ pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput
         Err(e) => {
             return failed_list(Diagnostic::error(
                 e.code,
-                Origin::new("-", 0, None),
+                Origin::new("-", 0, e.line),
                 e.message,
             ));
         }
     };
+    let not_objects = not_objects(&list);
     let fn_config = match FnConfig::parse(config.or(list.function_config.as_ref())) {
         Ok(c) => c,
         Err(messages) => {
-            let diags: Vec<Diagnostic> =
-                messages.into_iter().map(|m| config_error("-", m)).collect();
-            let results = diags.iter().flat_map(resource_list::results).collect();
-            let out = resource_list::write(&list.api_version, list.items, results);
-            return Ok(FnOutput::finish(out, diags));
+            let diags = messages
+                .into_iter()
+                .map(|m| config_error("-", m))
+                .chain(not_objects.into_iter().flatten())
+                .collect();
+            return Ok(unchanged(list, diags));
         }
     };
     // Files of the package that are no Kubernetes objects go round the engine, unchanged, and
-    // so do the patches and other inputs a kustomization of the package names.
+    // so do the patches and other inputs a kustomization of the package names, and the items
+    // that are not objects at all (each with its error).
     let kustomize_inputs = kustomize_inputs(&list.items);
     let mut inputs = Vec::with_capacity(list.items.len());
     let mut raw_items = Vec::with_capacity(list.items.len());
     let mut item_lines = Vec::with_capacity(list.items.len());
     let mut foreign = Vec::new();
-    for (((item, raw), line), kustomize_input) in list
+    let mut refused = Vec::new();
+    for ((((item, raw), line), kustomize_input), not_object) in list
         .items
         .into_iter()
         .zip(list.raw_items)
         .zip(list.item_lines)
         .zip(kustomize_inputs)
+        .zip(not_objects)
     {
-        if kustomize_input || resource_list::is_foreign(&item) {
+        if let Some(d) = not_object {
+            refused.push(d);
+            foreign.push((item, raw));
+        } else if kustomize_input || resource_list::is_foreign(&item) {
             foreign.push((item, raw));
         } else {
             inputs.push(item);
@@ -188,10 +196,9 @@ pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput
         .collect();
     // `build` reads a `List` document as its items; an item of a ResourceList is one object,
     // and what a List item holds is passed on unread: say so rather than say nothing.
-    let lists: Vec<Diagnostic> = items
-        .iter()
-        .filter(|o| load::is_list(o))
-        .map(|o| {
+    let lists: Vec<Diagnostic> = refused
+        .into_iter()
+        .chain(items.iter().filter(|o| load::is_list(o)).map(|o| {
             Diagnostic::warning(
                 codes::NOT_AN_OBJECT,
                 o.origin.clone(),
@@ -202,7 +209,7 @@ pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput
                 ),
             )
             .with_object(o.object_ref())
-        })
+        }))
         .collect();
     let mut subpackages = SubpackageFiles::of(&items);
     let (mut entries, mut diagnostics) = if fn_config.migrate {
@@ -394,6 +401,49 @@ fn stdin_item(value: Value, position: usize, raw: Option<&str>, line: Option<u32
     }
 }
 
+/// For each item of `list`, the error when it is not a Kubernetes object (see
+/// [`resource_list::item_problem`]), placed as a finding on the item would be (see
+/// [`stdin_item`]).
+fn not_objects(list: &resource_list::ResourceList) -> Vec<Option<Diagnostic>> {
+    list.items
+        .iter()
+        .zip(&list.item_lines)
+        .enumerate()
+        .map(|(i, (item, line))| {
+            let problem = resource_list::item_problem(item)?;
+            let origin = annotations::origin_of(item, i);
+            let origin = if origin.path.as_ref() == "-" {
+                origin.at_line(*line)
+            } else {
+                origin
+            };
+            Some(Diagnostic::error(
+                codes::NOT_AN_OBJECT,
+                origin,
+                format!("items[{i}]: {problem}"),
+            ))
+        })
+        .collect()
+}
+
+/// The answer when the function does not run on `list` (its configuration is wrong): every
+/// item as it came, from its own text where it has one (as an untouched item is written
+/// back), with `diagnostics` as the results.
+fn unchanged(list: resource_list::ResourceList, diagnostics: Vec<Diagnostic>) -> FnOutput {
+    let entries: Vec<String> = list
+        .items
+        .iter()
+        .zip(list.raw_items)
+        .map(|(item, raw)| resource_list::entry(raw, item))
+        .collect();
+    let results = diagnostics
+        .iter()
+        .flat_map(resource_list::results)
+        .collect();
+    let out = resource_list::write_entries(&list.api_version, &entries, results);
+    FnOutput::finish(out, diagnostics)
+}
+
 /// An empty ResourceList whose one result is `d`.
 fn failed_list(d: Diagnostic) -> Result<FnOutput> {
     let results = resource_list::results(&d);
@@ -433,9 +483,10 @@ pub fn config_file_error(input: &str, message: String) -> Result<FnOutput> {
     let diagnostic = config_error("-", message);
     match resource_list::parse(input) {
         Ok(list) => {
-            let results = resource_list::results(&diagnostic);
-            let out = resource_list::write(&list.api_version, list.items, results);
-            Ok(FnOutput::finish(out, vec![diagnostic]))
+            let diagnostics = std::iter::once(diagnostic)
+                .chain(not_objects(&list).into_iter().flatten())
+                .collect();
+            Ok(unchanged(list, diagnostics))
         }
         Err(_) => failed_list(diagnostic),
     }
@@ -591,11 +642,14 @@ mod tests {
             out.exit == 1,
             out.diagnostics.iter().any(Diagnostic::is_error)
         );
-        assert!(
-            list.items
-                .iter()
-                .all(|i| resource_list::item_problem(i).is_none())
-        );
+        // An item that is not an object comes back as it came, with its error.
+        if list
+            .items
+            .iter()
+            .any(|i| resource_list::item_problem(i).is_some())
+        {
+            assert_eq!(out.exit, 1, "{input:?}\n{}", out.stdout);
+        }
     }
 
     #[test]

@@ -20,7 +20,8 @@ pub const KIND: &str = "ResourceList";
 pub struct ResourceList {
     /// `config.kubernetes.io/v1` or `v1beta1`; the output uses the same.
     pub api_version: String,
-    /// The items, untouched.
+    /// The items, untouched; an item that is not a Kubernetes object among them (see
+    /// [`item_problem`]).
     pub items: Vec<Value>,
     /// The `functionConfig`, when present.
     pub function_config: Option<Value>,
@@ -339,6 +340,8 @@ pub struct ParseError {
     pub code: &'static str,
     /// What is wrong.
     pub message: String,
+    /// The line of the input the problem is at, when it is one field's.
+    pub line: Option<u32>,
 }
 
 impl From<String> for ParseError {
@@ -346,6 +349,7 @@ impl From<String> for ParseError {
         ParseError {
             code: codes::NOT_AN_OBJECT,
             message,
+            line: None,
         }
     }
 }
@@ -361,6 +365,7 @@ fn read_whole(chunk: &split::Chunk<'_>) -> std::result::Result<Value, ParseError
         ParseError {
             code: codes::YAML_SYNTAX,
             message: format!("the input is not valid YAML{at}: {}", e.message),
+            line: None,
         }
     })
 }
@@ -378,9 +383,12 @@ fn identity(map: &Map<String, Value>) -> (String, String) {
 
 /// Parse the text of a ResourceList (YAML or JSON).
 ///
+/// An item that is not a Kubernetes object is read like any other: the list can still be
+/// answered item by item, that item handed back as it came (see [`item_problem`]).
+///
 /// # Errors
 /// A message saying what is wrong: empty input, broken YAML, more than one document, not a
-/// ResourceList, an unsupported apiVersion, `items` not a list or an item that is not an object.
+/// ResourceList, an unsupported apiVersion or `items` not a list.
 pub fn parse(text: &str) -> std::result::Result<ResourceList, ParseError> {
     parse_with(text, true)
 }
@@ -442,14 +450,14 @@ fn parse_with(text: &str, in_parts: bool) -> std::result::Result<ResourceList, P
         None => match map.shift_remove("items") {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::Array(items)) => items,
-            Some(_) => return Err(String::from("`items` must be a list").into()),
+            Some(_) => {
+                return Err(ParseError {
+                    line: crate::load::locate::field_line(chunk.text, chunk.first_line, "items"),
+                    ..String::from("`items` must be a list").into()
+                });
+            }
         },
     };
-    for (i, item) in items.iter().enumerate() {
-        if let Some(problem) = item_problem(item) {
-            return Err(format!("items[{i}]: {problem}").into());
-        }
-    }
     let function_config = map.shift_remove("functionConfig").filter(|v| !v.is_null());
     let (raw_items, item_lines) =
         slices.unwrap_or_else(|| slice_items(chunk.text, chunk.first_line, &items));
@@ -657,11 +665,12 @@ mod tests {
                 .message
                 .contains("unsupported ResourceList apiVersion")
         );
-        assert!(
-            parse("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: [1]\n")
-                .unwrap_err()
-                .message
-                .starts_with("items[0]:")
+        let not_a_list =
+            parse("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n\nitems: {a: 1}\n")
+                .unwrap_err();
+        assert_eq!(
+            (not_a_list.message.as_str(), not_a_list.line),
+            ("`items` must be a list", Some(4))
         );
         assert!(
             parse("a: 1\n---\nb: 2\n")
@@ -852,10 +861,14 @@ mod tests {
     }
 
     #[test]
-    fn an_entry_that_is_no_object_is_refused_either_way() {
-        let text = format!("{HEAD}items:\n- apiVersion: v1\n  kind: A\n- 1\n");
+    fn an_entry_that_is_no_object_is_read_either_way_with_its_text() {
+        let text = format!("{HEAD}items:\n- apiVersion: v1\n  kind: A\n- 1 # one\n");
         assert!(read_in_parts_agreeing(&text));
-        assert!(parse(&text).unwrap_err().message.starts_with("items[1]:"));
+        let rl = parse(&text).unwrap();
+        assert_eq!(rl.items[1], json!(1));
+        assert!(item_problem(&rl.items[1]).is_some());
+        assert_eq!(rl.raw_items[1].as_deref(), Some("- 1 # one\n"));
+        assert_eq!(rl.item_lines[1], Some(6));
     }
 
     #[test]

@@ -545,6 +545,60 @@ fn kustomize_exec_function_generator_protocol() {
     }));
 }
 
+/// An item that is not a Kubernetes object comes back as it came, with its error at its line;
+/// the other items are answered as ever, not dropped with it.
+#[test]
+fn an_item_that_is_no_object_comes_back_with_its_error() {
+    let items = "\n- 5\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: keep-me} # mine\n  \
+                 data: {a: b}\n";
+    let (code, out, text, stderr) = krm(&list("config.kubernetes.io/v1", items, ""));
+    assert_eq!(code, 1, "{stderr}");
+    assert!(text.contains("\n- 5\n"), "{text}");
+    assert!(text.contains(&items[5..]), "{text}");
+    assert_eq!(out["items"].as_array().unwrap().len(), 2, "{text}");
+    let results = out["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert_eq!(results[0]["severity"], "error");
+    assert_eq!(results[0]["tags"]["code"], "KV002");
+    assert!(
+        stderr.contains("-:4: error[KV002] items[0]: not a Kubernetes object"),
+        "{stderr}"
+    );
+    // Written as one flow sequence, the items have no text of their own: printed anew.
+    let (code, out, text, stderr) =
+        krm("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n\
+         items: [[1], {apiVersion: v1, kind: ConfigMap, metadata: {name: keep-me}}]\n");
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(
+        out["items"],
+        json!([{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "keep-me"}}, [1]]),
+        "{text}"
+    );
+    // `items` that is not a list cannot be answered item by item: an error at its line.
+    let (code, out, _, stderr) =
+        krm("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n# none\nitems: {a: 1}\n");
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(out["items"], json!([]));
+    assert!(
+        stderr.contains("-:4: error[KV002] `items` must be a list"),
+        "{stderr}"
+    );
+}
+
+/// A `functionConfig` the function cannot use: the items come back as they came, each from its
+/// own text, as untouched items do.
+#[test]
+fn a_bad_function_config_gives_the_items_back_as_they_came() {
+    let items = "\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: keep-me}\n  \
+                 data: {a: 'b'} # as written\n";
+    let config = "functionConfig:\n  apiVersion: kvrender.io/v1alpha1\n  kind: KVRender\n  \
+                  metadata: {name: c}\n  severity: loud\n";
+    let (code, out, text, stderr) = krm(&list("config.kubernetes.io/v1", items, config));
+    assert_eq!(code, 1, "{stderr}");
+    assert!(text.contains(&items[1..]), "{text}");
+    assert_eq!(out["results"][0]["tags"]["code"], "KV007", "{text}");
+}
+
 #[test]
 fn malformed_input_is_an_error_result() {
     let cases = [
@@ -1418,8 +1472,13 @@ fn fn_with_a_config_file_that_cannot_be_used_answers_with_a_resource_list() {
         cmd.arg("fn").arg(dir.path().join(file));
         let out = run_with_stdin(cmd, list);
         assert_eq!(out.status.code(), Some(1), "{file}: {}", show(&out));
-        let answer: Value =
-            kvrender::load::yaml::parse_document(&String::from_utf8(out.stdout).unwrap()).unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        // The item's own text, flow style and all.
+        assert!(
+            text.contains(&list[list.find("- ").unwrap()..]),
+            "{file}: {text}"
+        );
+        let answer: Value = kvrender::load::yaml::parse_document(&text).unwrap();
         assert_eq!(answer["kind"], "ResourceList", "{file}");
         assert_eq!(answer["items"][0]["metadata"]["name"], "keep", "{file}");
         assert_eq!(answer["results"][0]["severity"], "error", "{file}");
