@@ -4,6 +4,12 @@
 //! YAML forbids a line that starts with `---` or `...` followed by a blank or the end of the line
 //! anywhere but at a document boundary (the spec's `c-forbidden`), even inside block scalars, so
 //! a line scan finds exactly the boundaries a parser would.
+//!
+//! A byte order mark may start a line of a document prefix (YAML 1.2, `l-document-prefix`):
+//! before a later document's `---` or directives, as `cat a.yaml b.yaml` leaves it when
+//! `b.yaml` begins with one, or before anything after a `...`. Such a mark is left out of the
+//! document's text, as the one at the start of a file is; anywhere else it stays, and the
+//! parser refuses it.
 
 /// One document's text and where it starts.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -20,6 +26,9 @@ fn is_marker(line: &str, marker: &str) -> bool {
     line.strip_prefix(marker)
         .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t', '\r']))
 }
+
+/// The byte order mark, as it starts a line in UTF-8.
+const BOM: &str = "\u{feff}";
 
 fn has_content(line: &str) -> bool {
     let t = line.trim();
@@ -72,9 +81,12 @@ fn split_in(text: &str, pieces: usize, min_len: usize) -> Vec<Chunk<'_>> {
     chunks
 }
 
-/// Whether a line of `text` starts with `%`.
+/// Whether a line of `text` starts with `%` (perhaps after a byte order mark).
 fn has_directive(text: &str) -> bool {
-    text.starts_with('%') || memchr::memmem::find(text.as_bytes(), b"\n%").is_some()
+    let bytes = text.as_bytes();
+    text.trim_start_matches(BOM).starts_with('%')
+        || memchr::memmem::find(bytes, b"\n%").is_some()
+        || memchr::memmem::find(bytes, b"\n\xef\xbb\xbf%").is_some()
 }
 
 /// Up to `pieces - 1` offsets, increasing, each the start of a `---` marker line.
@@ -116,16 +128,21 @@ fn split_serial(text: &str) -> (Vec<Chunk<'_>>, u32) {
     let bytes = text.as_bytes();
     let mut dash = Ahead::new(b"\n-");
     let mut dot = Ahead::new(b"\n.");
+    let mut bom = Ahead::new(b"\n\xef\xbb\xbf");
     let mut documents = Documents::new(text);
     let mut offset = 0usize;
     let mut line_no = 0u32;
     while offset < text.len() {
-        if documents.only_markers_matter() && !matches!(bytes[offset], b'-' | b'.') {
-            let next = match (dash.find(bytes, offset), dot.find(bytes, offset)) {
-                (Some(a), Some(b)) => a.min(b) + 1,
-                (Some(a), None) | (None, Some(a)) => a + 1,
-                (None, None) => text.len(),
-            };
+        if documents.only_markers_matter() && !may_end_a_document(bytes[offset]) {
+            let next = [
+                dash.find(bytes, offset),
+                dot.find(bytes, offset),
+                bom.find(bytes, offset),
+            ]
+            .into_iter()
+            .flatten()
+            .min()
+            .map_or(text.len(), |at| at + 1);
             let skipped = &bytes[offset..next];
             // A last line without a line break is a line too.
             let unterminated = u32::from(skipped.last() != Some(&b'\n'));
@@ -143,6 +160,12 @@ fn split_serial(text: &str) -> (Vec<Chunk<'_>>, u32) {
     (documents.finish(offset), line_no)
 }
 
+/// Whether a line that starts with `byte` may end the document it is in: a `---` or `...`
+/// marker, or a byte order mark before a marker.
+fn may_end_a_document(byte: u8) -> bool {
+    matches!(byte, b'-' | b'.') || byte == BOM.as_bytes()[0]
+}
+
 /// The documents of a stream, found line by line.
 struct Documents<'a> {
     text: &'a str,
@@ -154,6 +177,9 @@ struct Documents<'a> {
     content_line: Option<u32>,
     /// Directives have been seen since the last marker: the next `---` opens their document.
     in_doc_directives: bool,
+    /// No document has begun since the start of the stream or the last `...`: a line here
+    /// is part of a document prefix until one with content, a marker or a directive.
+    in_prefix: bool,
 }
 
 impl<'a> Documents<'a> {
@@ -165,6 +191,7 @@ impl<'a> Documents<'a> {
             start_line: 1,
             content_line: None,
             in_doc_directives: false,
+            in_prefix: true,
         }
     }
 
@@ -174,18 +201,43 @@ impl<'a> Documents<'a> {
         self.content_line.is_some()
     }
 
+    /// Whether a line that is `rest` after a byte order mark belongs to a document prefix, where
+    /// YAML allows the mark: it is a `---` marker or a directive, or comes before any document
+    /// has begun (after a `...`). Not after directives: they go right before their `---`.
+    fn prefix_line(&self, rest: &str) -> bool {
+        !self.in_doc_directives
+            && (is_marker(rest, "---")
+                || (self.content_line.is_none() && (self.in_prefix || rest.starts_with('%'))))
+    }
+
     /// Take the line `text[offset..end]`, numbered `line_no`.
     fn line(&mut self, offset: usize, end: usize, line_no: u32) {
         let text = self.text;
-        let bare = text[offset..end].trim_end_matches(['\n', '\r']);
+        let line_start = offset;
+        let mut bare = text[offset..end].trim_end_matches(['\n', '\r']);
+        let mut offset = offset;
+        if let Some(rest) = bare.strip_prefix(BOM)
+            && self.prefix_line(rest)
+        {
+            // The line is read without its mark, and a document that begins on it begins
+            // after the mark. Before any content, what came since the last document is blank
+            // lines and comments: the next document begins here.
+            bare = rest;
+            offset += BOM.len();
+            if self.content_line.is_none() {
+                self.start = offset;
+                self.start_line = line_no;
+            }
+        }
         if is_marker(bare, "---") {
             if !self.in_doc_directives && offset > self.start {
-                self.push(offset);
+                self.push(line_start);
                 self.start = offset;
                 self.start_line = line_no;
                 self.content_line = None;
             }
             self.in_doc_directives = false;
+            self.in_prefix = false;
             // `--- value` carries content on the marker line itself.
             if has_content(&bare[3..]) && self.content_line.is_none() {
                 self.content_line = Some(line_no);
@@ -195,16 +247,19 @@ impl<'a> Documents<'a> {
             self.start = end;
             self.start_line = line_no.saturating_add(1);
             self.content_line = None;
+            self.in_prefix = true;
         } else if bare.starts_with('%') && self.content_line.is_none() {
             // A directive belongs to the document that the next `---` opens.
             if offset > self.start && !self.in_doc_directives {
-                self.push(offset);
+                self.push(line_start);
                 self.start = offset;
                 self.start_line = line_no;
             }
             self.in_doc_directives = true;
+            self.in_prefix = false;
         } else if self.content_line.is_none() && has_content(bare) {
             self.content_line = Some(line_no);
+            self.in_prefix = false;
         }
     }
 
@@ -388,7 +443,7 @@ mod tests {
         let mut line_no = 0u32;
         for line in lines(text) {
             line_no += 1;
-            if !documents.only_markers_matter() || matches!(line.as_bytes()[0], b'-' | b'.') {
+            if !documents.only_markers_matter() || may_end_a_document(line.as_bytes()[0]) {
                 documents.line(offset, offset + line.len(), line_no);
             }
             offset += line.len();
@@ -400,13 +455,14 @@ mod tests {
     fn tricky_stream(copies: usize) -> String {
         let mut text = String::from("# head\n");
         for i in 0..copies {
-            match i % 7 {
+            match i % 8 {
                 0 => text.push_str(&format!("---\na: {i}\nb: |\n  ---x\n  text\n")),
                 1 => text.push_str(&format!("--- # c\n\n# only comments\nc: {i}\n...\n")),
                 2 => text.push_str("---\n---\n"),
                 3 => text.push_str(&format!("--- {{d: {i}}}\n")),
                 4 => text.push_str(&format!("---\r\ne: {i}\r\n")),
                 5 => text.push_str(&format!("----\nf: {i}\n--- \ng: 1\n")),
+                6 => text.push_str(&format!("{BOM}---\nbom: {i}\n")),
                 _ => text.push_str(&format!("---\t\nh:\n  - {i}\n")),
             }
         }
@@ -452,7 +508,8 @@ mod tests {
                 proptest::sample::select(vec![
                     "---", "--- ", "---\t", "----", "--- a: 1", "...", "... ", "....", ".a",
                     "-", "- a", "-a", "%YAML 1.2", "# c", "", "  ", "a: 1", "b: |", "  ---",
-                    "\r", "---\r", "...\r", "c: 2\r",
+                    "\r", "---\r", "...\r", "c: 2\r", "\u{feff}---", "\u{feff}--- a: 1",
+                    "\u{feff}%YAML 1.2", "\u{feff}# c", "\u{feff}a: 1", "\u{feff}...",
                 ]),
                 0..60,
             ),
@@ -486,6 +543,57 @@ mod tests {
         for at in cuts {
             assert_eq!(text.as_bytes()[at - 1], b'\n');
             assert!(is_marker(text[at..].lines().next().unwrap_or(""), "---"));
+        }
+    }
+
+    /// `cat a.yaml b.yaml`, `b.yaml` saved with a byte order mark: the mark begins a document
+    /// prefix, as at the start of a file, and is no part of the document's text.
+    #[test]
+    fn a_byte_order_mark_may_begin_a_document_prefix() {
+        let texts = |text| -> Vec<(&str, u32, Option<u32>)> {
+            split(text)
+                .into_iter()
+                .map(|c| (c.text, c.first_line, c.content_line))
+                .collect()
+        };
+        assert_eq!(
+            texts("a: 1\n# end of a\n\u{feff}---\nb: 2\n"),
+            [
+                ("a: 1\n# end of a\n", 1, Some(1)),
+                ("---\nb: 2\n", 3, Some(4))
+            ]
+        );
+        assert_eq!(
+            texts("a: 1\n\u{feff}--- {b: 2}\n"),
+            [("a: 1\n", 1, Some(1)), ("--- {b: 2}\n", 2, Some(2))]
+        );
+        // After `...`, before a document's directives or its first content.
+        assert_eq!(
+            texts("a: 1\n...\n\u{feff}%YAML 1.2\n---\nb: 2\n"),
+            [
+                ("a: 1\n...\n", 1, Some(1)),
+                ("%YAML 1.2\n---\nb: 2\n", 3, Some(5))
+            ]
+        );
+        assert_eq!(
+            texts("a: 1\n...\n# c\n\u{feff}b: 2\n"),
+            [("a: 1\n...\n", 1, Some(1)), ("b: 2\n", 4, Some(4))]
+        );
+        assert_eq!(
+            texts("# c\n\u{feff}# d\nb: 2\n"),
+            [("# d\nb: 2\n", 2, Some(3))]
+        );
+        // Inside a document, or between its directives and its `---`, the mark stays in its
+        // text, for the parser to refuse.
+        for text in [
+            "a: 1\n\u{feff}b: 2\n",
+            "---\n\u{feff}b: 2\n",
+            "a: 1\n\u{feff}%YAML 1.2\n",
+            "%YAML 1.2\n\u{feff}---\nb: 2\n",
+        ] {
+            let chunks = split(text);
+            assert_eq!(chunks.len(), 1, "{text:?}");
+            assert_eq!(chunks[0].text, text);
         }
     }
 
