@@ -1,5 +1,6 @@
 //! The one integration-test binary: one module per area.
 
+mod api_version;
 mod binary;
 mod build;
 mod common;

@@ -7,6 +7,14 @@
 //! the `kubevirt.io` or `instancetype.kubevirt.io` group does not have (`VirtualMachin`) with
 //! the nearest one it has.
 //!
+//! A known kind in another group is reported only when the group may be meant as KubeVirt's:
+//! `kubevirt.io` and its subgroups (`pool.kubevirt.io`), a group a few edits from
+//! `kubevirt.io` or `instancetype.kubevirt.io` (`kubvirt.io`, `kubevirt.com`,
+//! `instancetypes.kubevirt.io`), or no group at all (the core group has none of these kinds).
+//! Other groups have kinds of the same names, such as the VirtualMachines of vSphere's VM
+//! Operator (`vmoperator.vmware.com`) and of Azure Service Operator (`compute.azure.com`):
+//! those objects are not KubeVirt's, and every command passes them through unchecked.
+//!
 //! ## Why
 //! KubeVirt no longer serves `instancetype.kubevirt.io/v1alpha1` and `v1alpha2`, nor the
 //! `flavor.kubevirt.io` group: applying such a manifest fails with "no matches for kind". A
@@ -33,7 +41,7 @@ use crate::validate::Rule;
 pub const RULE: Rule = Rule {
     code: codes::API_VERSION,
     name: "api-version",
-    summary: "An unknown or outdated apiVersion for a KubeVirt kind (e.g. `instancetype.kubevirt.io/v1alpha1`, `flavor.kubevirt.io`), or a kind KubeVirt's API groups do not have.",
+    summary: "An unknown or outdated apiVersion for a KubeVirt kind (e.g. `instancetype.kubevirt.io/v1alpha1`, `flavor.kubevirt.io`, a misspelt group such as `kubvirt.io`), or a kind KubeVirt's API groups do not have. A kind of KubeVirt's name in another project's group (vSphere's `vmoperator.vmware.com` VirtualMachine) is not KubeVirt's and is not checked.",
     severity: Severity::Error,
 };
 
@@ -75,6 +83,16 @@ fn nearest_kind(kind: &str) -> Option<&'static str> {
     )
 }
 
+/// Whether `group` may be meant as one of KubeVirt's (see the module docs): the core group,
+/// `kubevirt.io` or a group under it, or a group [`nearest_name`] takes for a misspelling of
+/// `kubevirt.io` or `instancetype.kubevirt.io`.
+fn may_mean_kubevirt(group: &str) -> bool {
+    group.is_empty()
+        || group == "kubevirt.io"
+        || group.ends_with(".kubevirt.io")
+        || nearest_name(group, ["kubevirt.io", INSTANCETYPE_GROUP]).is_some()
+}
+
 /// The kind that replaces an old `flavor.kubevirt.io` kind.
 fn flavor_replacement(kind: &str) -> Option<&'static str> {
     match kind {
@@ -95,7 +113,9 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
             .with_object(obj.object_ref())
             .with_field("apiVersion")
     };
-    if group == "flavor.kubevirt.io" || flavor_replacement(kind).is_some() {
+    if group == "flavor.kubevirt.io"
+        || (flavor_replacement(kind).is_some() && may_mean_kubevirt(group))
+    {
         let message = match flavor_replacement(kind) {
             Some(new) => format!(
                 "`{api_version}` {kind} no longer exists: flavors were renamed instancetypes; \
@@ -143,6 +163,10 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
         return;
     }
     let wanted_group = wanted.split_once('/').map_or("", |(g, _)| g);
+    if group != wanted_group && !may_mean_kubevirt(group) {
+        // Another project's kind of the same name.
+        return;
+    }
     let message = if group == wanted_group {
         match (group, version) {
             ("kubevirt.io", "v1alpha3") => {
@@ -237,6 +261,58 @@ mod tests {
         assert!(run("pool.kubevirt.io/v1beta1", "VirtualMachinePool").is_empty());
         assert!(run("example.com/v1", "VirtualMachin").is_empty());
         assert!(run("kubevirt.io/v1", "VirtualMachineInstanceMigration").is_empty());
+    }
+
+    /// vSphere's VM Operator, Azure Service Operator and others have kinds named as KubeVirt's;
+    /// a group that looks like a misspelt KubeVirt one is still reported.
+    #[test]
+    fn a_known_kind_of_another_projects_group_is_not_checked() {
+        for (api_version, kind) in [
+            ("vmoperator.vmware.com/v1alpha1", "VirtualMachine"),
+            ("compute.azure.com/v1api20220301", "VirtualMachine"),
+            (
+                "instancetype.example.com/v1",
+                "VirtualMachineClusterInstancetype",
+            ),
+            ("example.com/v1", "VirtualMachineFlavor"),
+        ] {
+            assert!(run(api_version, kind).is_empty(), "{api_version} {kind}");
+        }
+        for (api_version, kind, wanted) in [
+            ("kubevirt.i0/v1", "VirtualMachine", CORE_VERSION),
+            ("kubvirt.io/v1", "VirtualMachine", CORE_VERSION),
+            ("KubeVirt.io/v1", "VirtualMachine", CORE_VERSION),
+            ("kubevirt.com/v1", "VirtualMachineInstance", CORE_VERSION),
+            ("pool.kubevirt.io/v1beta1", "VirtualMachine", CORE_VERSION),
+            ("v1", "VirtualMachine", CORE_VERSION),
+            (
+                "instancetypes.kubevirt.io/v1beta1",
+                "VirtualMachinePreference",
+                INSTANCETYPE_VERSION,
+            ),
+            (
+                "kubevirt.io/v1",
+                "VirtualMachineInstancetype",
+                INSTANCETYPE_VERSION,
+            ),
+        ] {
+            let d = run(api_version, kind);
+            assert_eq!(d.len(), 1, "{api_version} {kind}");
+            assert!(d[0].is_error());
+            assert_eq!(
+                d[0].message,
+                format!(
+                    "{kind} belongs to `{wanted}`, not `{api_version}`; use `apiVersion: \
+                     {wanted}`"
+                )
+            );
+        }
+        let d = run("kubevirt.io/v1alpha1", "VirtualMachineFlavor");
+        assert!(
+            d[0].message.contains("flavors were renamed"),
+            "{}",
+            d[0].message
+        );
     }
 
     #[test]
