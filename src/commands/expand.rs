@@ -12,7 +12,7 @@ use std::io::Write;
 use crate::cli::ExpandArgs;
 use crate::commands::Outcome;
 use crate::commands::inputs::Inputs;
-use crate::diagnostic;
+use crate::diagnostic::{self, Diagnostic};
 use crate::emit::{self, ordered, ordered::Piece};
 use crate::error::{Error, Result};
 use crate::load::{self, Document, Source};
@@ -111,28 +111,24 @@ fn expand_documents(
     let streamed = ordered::stream(docs, out, |doc| {
         let result = match doc {
             Document::Problem(d) => return Piece::Keep(d.clone()),
-            Document::Object(vm) if vm.kind() == Kind::VirtualMachine => {
-                pipeline::expand_vm(vm, &index, &inputs.profile)
-            }
-            // A kind KubeVirt's groups do not have is most likely a misspelt VirtualMachine,
-            // which would otherwise vanish from the output without a word.
-            Document::Object(other) if other.kind() == Kind::Other => {
-                let mut found = Vec::new();
-                crate::validate::rules::api_version::check(other, &mut found);
-                return found
-                    .into_iter()
-                    .next()
-                    .map_or(Piece::Skip, |d| Piece::Keep(Box::new(d)));
-            }
-            Document::Object(_) => return Piece::Skip,
+            Document::Object(obj) => match api_version_error(obj) {
+                Some(d) => return Piece::Keep(d),
+                None if obj.kind() == Kind::VirtualMachine => {
+                    pipeline::expand_vm(obj, &index, &inputs.profile)
+                }
+                None => return Piece::Skip,
+            },
             Document::Deferred(text) => match text.parse() {
                 // Parsed here, used once: the expansion takes its tree.
-                Ok(vm) if vm.kind() == Kind::VirtualMachine => {
-                    pipeline::expand_vm_owned(vm, &index, &inputs.profile)
-                }
+                Ok(vm) if vm.kind() == Kind::VirtualMachine => match api_version_error(&vm) {
+                    Some(d) => return Piece::Keep(d),
+                    None => pipeline::expand_vm_owned(vm, &index, &inputs.profile),
+                },
                 // Not a VM after all, and nothing any VM could refer to: parsed up front, it
                 // would have been passed over just the same.
-                Ok(other) if !resolves_against(&other) => return Piece::Skip,
+                Ok(other) if !resolves_against(&other) => {
+                    return api_version_error(&other).map_or(Piece::Skip, Piece::Keep);
+                }
                 Ok(_) => return Piece::Stop,
                 Err(d) => return Piece::Keep(Box::new(d)),
             },
@@ -189,6 +185,17 @@ fn expand_documents(
         outcome.stderr = nothing_to_expand(&objects);
     }
     Ok(Some(outcome))
+}
+
+/// The `KV021` error `validate` reports for `obj`, if any: a kind KubeVirt's groups do not
+/// have, most likely a misspelt VirtualMachine, which would otherwise vanish from the output
+/// without a word; or an apiVersion KubeVirt does not serve for the kind (`kubevirt.io/v2`),
+/// which the cluster cannot hold, so such a VM is not expanded. A deprecated version KubeVirt
+/// still serves (`kubevirt.io/v1alpha3`, a warning there) is expanded as any other.
+fn api_version_error(obj: &Object) -> Option<Box<Diagnostic>> {
+    let mut found = Vec::new();
+    crate::validate::rules::api_version::check(obj, &mut found);
+    found.into_iter().find(Diagnostic::is_error).map(Box::new)
 }
 
 /// What to say when the inputs hold no VirtualMachine at all, rather than print nothing

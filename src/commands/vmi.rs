@@ -313,9 +313,13 @@ pub(crate) fn build_one(
             vmi
         });
     }
-    if kind == Kind::Other {
-        // A misspelt VirtualMachine kind is reported instead of passed over in silence.
-        crate::validate::rules::api_version::check(obj, diagnostics);
+    // A misspelt VirtualMachine kind is reported instead of passed over in silence, and a VM
+    // of an apiVersion KubeVirt does not serve starts no VMI: the cluster cannot hold it.
+    let mut found = Vec::new();
+    crate::validate::rules::api_version::check(obj, &mut found);
+    if found.iter().any(Diagnostic::is_error) {
+        diagnostics.extend(found);
+        return None;
     }
     if kind != Kind::VirtualMachine && kind != Kind::VirtualMachineInstance {
         return None;

@@ -79,8 +79,20 @@ pub fn hint_suffix(hint: Option<&str>) -> String {
 
 /// What a VM naming a missing `kind` object `name` may have meant: an object of that kind with
 /// a similar name, or else one of that name in the other scope (a namespaced preference where a
-/// cluster-scoped one was asked for, say). Only asked once a lookup has failed.
+/// cluster-scoped one was asked for, say); or why the object of that name is not found (its
+/// apiVersion). Only asked once a lookup has failed.
 fn not_found_hint(index: &Index<'_>, kind: Kind, namespace: &str, name: &str) -> Option<String> {
+    // The object is there, of an apiVersion the API server does not have for its kind.
+    if let Some(unserved) = index.unserved(kind, namespace, name) {
+        return Some(format!(
+            "{} (at {}) is of `{}`, an apiVersion KubeVirt does not serve, so the cluster cannot \
+             hold it; give it `apiVersion: {}`",
+            unserved.object_ref(),
+            unserved.origin,
+            unserved.api_version(),
+            crate::validate::rules::api_version::INSTANCETYPE_VERSION,
+        ));
+    }
     // The exact name of the other scope's kind is the likelier intent than a near name.
     let other = match kind {
         Kind::Instancetype => Some(Kind::ClusterInstancetype),

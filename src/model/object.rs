@@ -78,6 +78,23 @@ impl Kind {
         }
     }
 
+    /// Whether KubeVirt serves objects of this kind as `version` of their API group: the
+    /// `kubevirt.io` kinds as `v1` and the deprecated `v1alpha3`, instancetypes and preferences
+    /// as `v1beta1` only (KubeVirt no longer serves `v1alpha1` and `v1alpha2`). Never for
+    /// [`Kind::Other`].
+    pub fn is_served_as(self, version: &str) -> bool {
+        match self {
+            Kind::VirtualMachine
+            | Kind::VirtualMachineInstance
+            | Kind::VirtualMachineInstancePreset => matches!(version, "v1" | "v1alpha3"),
+            Kind::Instancetype
+            | Kind::ClusterInstancetype
+            | Kind::Preference
+            | Kind::ClusterPreference => version == "v1beta1",
+            Kind::Other => false,
+        }
+    }
+
     /// The plural resource name used in Kubernetes NotFound messages.
     pub fn resource(self) -> &'static str {
         match self {
@@ -289,6 +306,15 @@ impl Object {
             return Kind::Other;
         }
         kind
+    }
+
+    /// Whether the object is of a kind kvrender knows, in a version of its group KubeVirt
+    /// serves ([`Kind::is_served_as`]). The API server has no other version of the kind, so the
+    /// cluster cannot hold such an object (`KV021`): nothing resolves against it, and a VM of
+    /// it is not expanded.
+    pub fn is_served(&self) -> bool {
+        let version = self.api_version().split_once('/').map_or("", |(_, v)| v);
+        self.kind().is_served_as(version)
     }
 
     /// Whether the object is tool configuration of a kind kvrender does not otherwise know

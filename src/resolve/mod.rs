@@ -47,6 +47,10 @@ pub struct Index<'a> {
     /// made on the first such miss.
     previous: OnceLock<Table<'a>>,
     duplicates: Vec<(&'a Object, &'a Object)>,
+    /// The instancetypes and preferences of an apiVersion KubeVirt does not serve, which the
+    /// cluster cannot hold: never found, only named when a lookup of their name misses
+    /// ([`Index::unserved`]). The first of a kind, namespace and name.
+    unserved: Table<'a>,
     fallback: Option<(Fallback, FallbackNames)>,
     /// The objects (by address) and checks (by function address) for which
     /// [`Index::passes_once`] has seen the check pass.
@@ -149,10 +153,18 @@ impl<'a> Index<'a> {
         self.previous = OnceLock::new();
         self.nearest = Mutex::default();
         self.renamed = Mutex::default();
-        let objects: Vec<&'a Object> = objects
-            .into_iter()
-            .filter(|obj| !obj.name().is_empty() && indexed(obj))
-            .collect();
+        let mut indexed_objects = Vec::new();
+        for obj in objects {
+            if obj.name().is_empty() {
+                continue;
+            }
+            if indexed(obj) {
+                indexed_objects.push(obj);
+            } else if obj.kind().is_catalog() {
+                self.unserved.entry(Self::key(obj)).or_insert(obj);
+            }
+        }
+        let objects = indexed_objects;
         // Sized once: growing the tables rehashes every key.
         self.map.reserve(objects.len());
         let mut this_layer =
@@ -348,6 +360,16 @@ impl<'a> Index<'a> {
         found
     }
 
+    /// The instancetype or preference of `kind`, `namespace` (ignored for cluster-scoped kinds)
+    /// and `name` that lookups do not find because KubeVirt does not serve its apiVersion
+    /// ([`Object::is_served`]), to say so when the lookup misses.
+    pub fn unserved(&self, kind: Kind, namespace: &str, name: &str) -> Option<&'a Object> {
+        let namespace = if kind.is_namespaced() { namespace } else { "" };
+        self.unserved
+            .get(&(kind.as_str(), namespace, name))
+            .copied()
+    }
+
     /// Look up by kind string (for kinds outside KubeVirt, e.g. `PersistentVolumeClaim`).
     pub fn get_str(&self, kind: &str, namespace: &str, name: &str) -> Option<&'a Object> {
         let ns = if is_cluster_scoped(kind) {
@@ -420,19 +442,19 @@ pub fn holds_renamed(renamed: &str, name: &str) -> bool {
     })
 }
 
-/// Whether lookups ever ask for objects of this kind.
+/// Whether lookups find `obj`: lookups ask for instancetypes, preferences and a few other
+/// kinds, and an instancetype or preference of an apiVersion KubeVirt does not serve
+/// ([`Object::is_served`]) is not found, as the cluster cannot hold it.
 pub fn indexed(obj: &Object) -> bool {
-    matches!(
-        obj.kind(),
-        Kind::Instancetype | Kind::ClusterInstancetype | Kind::Preference | Kind::ClusterPreference
-    ) || matches!(
-        obj.kind_str(),
-        "ControllerRevision"
-            | "PersistentVolumeClaim"
-            | "DataVolume"
-            | "DataSource"
-            | "VolumeSnapshot"
-    )
+    (obj.kind().is_catalog() && obj.is_served())
+        || matches!(
+            obj.kind_str(),
+            "ControllerRevision"
+                | "PersistentVolumeClaim"
+                | "DataVolume"
+                | "DataSource"
+                | "VolumeSnapshot"
+        )
 }
 
 #[cfg(test)]
@@ -692,6 +714,43 @@ mod tests {
             .unwrap();
         assert_eq!(found.value["spec"]["marker"], 1);
         assert!(idx.get(Kind::ClusterInstancetype, "", "u1.large").is_none());
+    }
+
+    /// The cluster cannot hold an instancetype or preference of an apiVersion KubeVirt does not
+    /// serve: a lookup does not find it, nor does it shadow or double another definition, and
+    /// the index can still say why its name is not found.
+    #[test]
+    fn an_apiversion_kubevirt_does_not_serve_is_not_found() {
+        let of_version = |version: &str, kind: &str, marker| {
+            let mut o = obj(kind, None, "small", marker);
+            o.value["apiVersion"] = format!("instancetype.kubevirt.io/{version}").into();
+            o
+        };
+        let objs = [
+            of_version("v1alpha1", "VirtualMachineClusterInstancetype", 1),
+            of_version("v1alpha2", "VirtualMachinePreference", 2),
+        ];
+        let served = [of_version(
+            "v1beta1",
+            "VirtualMachineClusterInstancetype",
+            3,
+        )];
+        let mut idx = Index::new();
+        idx.add_layer(&objs);
+        assert!(idx.get(Kind::ClusterInstancetype, "", "small").is_none());
+        assert!(idx.get(Kind::Preference, "default", "small").is_none());
+        assert_eq!(
+            idx.unserved(Kind::ClusterInstancetype, "any", "small")
+                .map(|o| &o.value["spec"]["marker"]),
+            Some(&serde_json::json!(1))
+        );
+        assert!(idx.unserved(Kind::Preference, "default", "small").is_some());
+        assert!(idx.unserved(Kind::Preference, "other", "small").is_none());
+        assert!(!indexed(&objs[0]) && indexed(&served[0]));
+        idx.add_layer(&served);
+        let found = idx.get(Kind::ClusterInstancetype, "", "small").unwrap();
+        assert_eq!(found.value["spec"]["marker"], 3);
+        assert!(idx.duplicates().is_empty());
     }
 
     #[test]

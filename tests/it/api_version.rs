@@ -138,3 +138,138 @@ fn a_misspelt_kubevirt_group_fails_every_command() {
         }
     }
 }
+
+/// An instancetype KubeVirt no longer serves and a VirtualMachine of a version it never served:
+/// `validate` and `build` refused them while `expand`, `vmi` and `diff` took them as they were
+/// (`expand` printed `apiVersion: kubevirt.io/v2`) and exited 0. Every command now reports the
+/// same two errors, and the VM is neither expanded nor started.
+#[test]
+fn every_command_refuses_an_apiversion_kubevirt_does_not_serve() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("unserved.yaml"),
+        "\
+apiVersion: instancetype.kubevirt.io/v1alpha1
+kind: VirtualMachineClusterInstancetype
+metadata:
+  name: small
+spec:
+  cpu: {guest: 1}
+  memory: {guest: 1Gi}
+---
+apiVersion: kubevirt.io/v2
+kind: VirtualMachine
+metadata:
+  name: vm
+spec:
+  runStrategy: Always
+  instancetype: {name: small}
+  template: {spec: {domain: {devices: {}}}}
+",
+    )
+    .unwrap();
+    for command in COMMANDS {
+        let out = run(tmp.path(), command, "unserved.yaml");
+        assert_eq!(out.status.code(), Some(1), "{command}: {}", describe(&out));
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        // `validate` writes its report to stdout, the others their findings to stderr and
+        // nothing else.
+        let findings = if command == "validate" {
+            &stdout
+        } else {
+            assert!(stdout.is_empty(), "{command}: {stdout}");
+            &stderr
+        };
+        for wanted in [
+            "unserved.yaml:1: error[KV021] VirtualMachineClusterInstancetype/small: apiVersion: \
+             `instancetype.kubevirt.io/v1alpha1` is no longer served by KubeVirt; use \
+             `apiVersion: instancetype.kubevirt.io/v1beta1`",
+            "unserved.yaml:9: error[KV021] VirtualMachine/vm: apiVersion: KubeVirt does not \
+             serve VirtualMachine as `kubevirt.io/v2`; use `apiVersion: kubevirt.io/v1`",
+        ] {
+            assert!(findings.contains(wanted), "{command}: {findings}");
+        }
+    }
+}
+
+/// An instancetype or preference of a version KubeVirt does not serve cannot be in the cluster,
+/// so a VM naming it resolves as if it were not there (`KV011`, an error where the VM is
+/// expanded, a warning in `validate`), with the reason; one that is deprecated but served
+/// (`kubevirt.io/v1alpha3`) expands and starts as before.
+#[test]
+fn an_instancetype_kubevirt_does_not_serve_is_not_found() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("old.yaml"),
+        "\
+apiVersion: instancetype.kubevirt.io/v1alpha2
+kind: VirtualMachineClusterInstancetype
+metadata:
+  name: small
+spec:
+  cpu: {guest: 1}
+  memory: {guest: 1Gi}
+---
+apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata:
+  name: vm
+spec:
+  runStrategy: Always
+  instancetype: {name: small}
+  template: {spec: {domain: {devices: {}}}}
+---
+apiVersion: kubevirt.io/v1alpha3
+kind: VirtualMachine
+metadata:
+  name: deprecated
+spec:
+  runStrategy: Always
+  template: {spec: {domain: {memory: {guest: 1Gi}, devices: {}}}}
+",
+    )
+    .unwrap();
+    let reason = "virtualmachineclusterinstancetypes.instancetype.kubevirt.io \"small\" not \
+                  found";
+    let why = "VirtualMachineClusterInstancetype/small (at old.yaml:1) is of \
+               `instancetype.kubevirt.io/v1alpha2`, an apiVersion KubeVirt does not serve, so \
+               the cluster cannot hold it; give it `apiVersion: instancetype.kubevirt.io/v1beta1`";
+    for command in COMMANDS {
+        let out = run(tmp.path(), command, "old.yaml");
+        assert_eq!(out.status.code(), Some(1), "{command}: {}", describe(&out));
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        let findings = if command == "validate" {
+            &stdout
+        } else {
+            &stderr
+        };
+        let severity = if command == "validate" {
+            "warning"
+        } else {
+            "error"
+        };
+        let not_found = findings
+            .lines()
+            .find(|l| l.starts_with(&format!("old.yaml:15: {severity}[KV011] VirtualMachine/vm")))
+            .unwrap_or_else(|| panic!("{command}: {findings}"));
+        assert!(
+            not_found.contains(reason) && not_found.ends_with(why),
+            "{command}: {not_found}"
+        );
+        if ["expand", "vmi", "diff"].contains(&command) {
+            // Only the VM of the deprecated version is expanded or started.
+            assert!(stdout.contains("deprecated"), "{command}: {stdout}");
+            assert!(!stdout.contains("name: vm\n"), "{command}: {stdout}");
+            assert!(
+                !stdout.contains("VirtualMachine/vm "),
+                "{command}: {stdout}"
+            );
+        }
+    }
+}

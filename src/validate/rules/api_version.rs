@@ -15,6 +15,11 @@
 //! Operator (`vmoperator.vmware.com`) and of Azure Service Operator (`compute.azure.com`):
 //! those objects are not KubeVirt's, and every command passes them through unchecked.
 //!
+//! Every command reports these errors. The cluster cannot hold an object of an apiVersion
+//! KubeVirt does not serve for its kind ([`Object::is_served`]): nothing resolves against such
+//! an instancetype or preference (a VM naming it gets `KV011`), and no command expands such a
+//! VM or builds its VMI.
+//!
 //! ## Why
 //! KubeVirt no longer serves `instancetype.kubevirt.io/v1alpha1` and `v1alpha2`, nor the
 //! `flavor.kubevirt.io` group: applying such a manifest fails with "no matches for kind". A
@@ -45,7 +50,8 @@ pub const RULE: Rule = Rule {
     severity: Severity::Error,
 };
 
-const INSTANCETYPE_VERSION: &str = "instancetype.kubevirt.io/v1beta1";
+/// The apiVersion of instancetypes and preferences.
+pub const INSTANCETYPE_VERSION: &str = "instancetype.kubevirt.io/v1beta1";
 const CORE_VERSION: &str = "kubevirt.io/v1";
 
 /// The kinds KubeVirt serves in the two groups kvrender reads, as its CRDs define them.
@@ -168,17 +174,18 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
         return;
     }
     let message = if group == wanted_group {
+        if obj.kind().is_served_as(version) {
+            // Served, but not the current version: `kubevirt.io/v1alpha3`.
+            out.push(report(
+                Severity::Warning,
+                format!(
+                    "`{api_version}` is deprecated and will be removed; use `apiVersion: \
+                     {wanted}`"
+                ),
+            ));
+            return;
+        }
         match (group, version) {
-            ("kubevirt.io", "v1alpha3") => {
-                out.push(report(
-                    Severity::Warning,
-                    format!(
-                        "`kubevirt.io/v1alpha3` is deprecated and will be removed; use \
-                         `apiVersion: {CORE_VERSION}`"
-                    ),
-                ));
-                return;
-            }
             (INSTANCETYPE_GROUP, "v1alpha1" | "v1alpha2") => format!(
                 "`{api_version}` is no longer served by KubeVirt; use `apiVersion: \
                  {INSTANCETYPE_VERSION}`"
@@ -333,5 +340,38 @@ mod tests {
     fn v1alpha3_vm_is_a_warning() {
         let d = run("kubevirt.io/v1alpha3", "VirtualMachine");
         assert_eq!(d[0].severity, Severity::Warning);
+        assert_eq!(
+            d[0].message,
+            "`kubevirt.io/v1alpha3` is deprecated and will be removed; use `apiVersion: \
+             kubevirt.io/v1`"
+        );
+    }
+
+    /// The rule refuses exactly the objects [`Object::is_served`] says the cluster cannot
+    /// hold, which nothing resolves against and no command expands.
+    #[test]
+    fn an_error_exactly_for_the_versions_kubevirt_does_not_serve() {
+        for (group, kinds) in GROUP_KINDS {
+            for kind in kinds {
+                for version in [
+                    "v1", "v1alpha1", "v1alpha2", "v1alpha3", "v1beta1", "v2", "",
+                ] {
+                    let api_version = format!("{group}/{version}");
+                    let obj = Object::new(
+                        json!({"apiVersion": api_version, "kind": kind, "metadata": {"name": "x"}}),
+                        Origin::default(),
+                    );
+                    if obj.kind() == crate::model::Kind::Other {
+                        continue;
+                    }
+                    let d = run(&api_version, kind);
+                    assert_eq!(
+                        d.iter().any(Diagnostic::is_error),
+                        !obj.is_served(),
+                        "{api_version} {kind}: {d:?}"
+                    );
+                }
+            }
+        }
     }
 }
