@@ -443,10 +443,27 @@ pub(crate) fn build_one(
         }
     }
     vmi::null_strings_as_empty(&mut vmi);
+    // The controller creates a VM's VMI through the API, so the webhook reads its quantities
+    // in Go's canonical form (`1024Mi` as `1Gi`) and compares them so with the presets'; those
+    // the presets leave as they were are printed as the VM spells them.
+    let written = (kind == Kind::VirtualMachine)
+        .then(|| vmi.get("spec"))
+        .flatten()
+        .and_then(|spec| match vmi::with_canonical_quantities(spec) {
+            std::borrow::Cow::Owned(canonical) => Some((spec.clone(), canonical)),
+            std::borrow::Cow::Borrowed(_) => None,
+        })
+        .map(|(written, canonical)| {
+            vmi["spec"] = canonical;
+            written
+        });
     let applied = preset_index
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .apply(&mut vmi, obj.effective_namespace());
+    if let (Some(written), Some(spec)) = (&written, vmi.get_mut("spec")) {
+        vmi::restore_quantity_spellings(spec, written);
+    }
     match applied {
         Ok(outcome) => {
             let refused = outcome.refused_annotations();

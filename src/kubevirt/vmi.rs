@@ -712,6 +712,45 @@ pub fn with_canonical_quantities(spec: &Value) -> std::borrow::Cow<'_, Value> {
     std::borrow::Cow::Owned(owned)
 }
 
+/// Put back into `spec` the spelling `written` (the spec before [`with_canonical_quantities`])
+/// gave each quantity that is still the canonical form of what was written there: the same
+/// amount, left as the user wrote it.
+pub fn restore_quantity_spellings(spec: &mut Value, written: &Value) {
+    fn at(v: &mut Value, written: &Value, path: &[&str]) {
+        let Some((first, rest)) = path.split_first() else {
+            if written.is_string()
+                && crate::model::quantity::canonicalize(written).as_ref() == Some(&*v)
+            {
+                *v = written.clone();
+            }
+            return;
+        };
+        match (v, *first, written) {
+            (Value::Array(items), "*", Value::Array(before)) => {
+                for (item, was) in items.iter_mut().zip(before) {
+                    at(item, was, rest);
+                }
+            }
+            (Value::Object(map), "*", Value::Object(before)) => {
+                for (key, item) in map.iter_mut() {
+                    if let Some(was) = before.get(key) {
+                        at(item, was, rest);
+                    }
+                }
+            }
+            (Value::Object(map), key, Value::Object(before)) => {
+                if let (Some(next), Some(was)) = (map.get_mut(key), before.get(key)) {
+                    at(next, was, rest);
+                }
+            }
+            _ => {}
+        }
+    }
+    for path in QUANTITY_FIELDS {
+        at(spec, written, path);
+    }
+}
+
 /// Call `f` on every value at `path` below `v` (`*` is every item of a list or every value of
 /// a mapping).
 fn each_at(v: &Value, path: &[&str], f: &mut impl FnMut(&Value)) {

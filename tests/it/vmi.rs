@@ -427,6 +427,76 @@ fn annotations_kubevirt_writes_first_win_over_the_preference_and_conflict_with_t
     assert!(!stdout.contains(": v2"), "{stdout}");
 }
 
+/// A VM's VMI reaches the preset webhook through the API, its quantities in Go's canonical
+/// form: `1024Mi` is then the preset's `1Gi` (no conflict), while a preset's `2048Mi`, which Go
+/// does not remember as written, is not the VMI's `2Gi`. A VMI document is compared as written.
+/// The VMI keeps the VM's spelling.
+#[test]
+fn a_vms_quantities_meet_the_presets_in_canonical_form() {
+    let preset = |name: &str, app: &str, memory: &str| {
+        format!(
+            "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\n\
+             metadata: {{name: {name}}}\nspec:\n  selector: {{matchLabels: {{app: {app}}}}}\n  \
+             domain:\n    resources: {{requests: {{memory: {memory}}}}}\n---\n"
+        )
+    };
+    let vm = |kind: &str, name: &str, app: &str, memory: &str| {
+        let (head, indent) = if kind == "VirtualMachine" {
+            (
+                "spec:\n  runStrategy: Always\n  template:\n    metadata: {labels: {app: APP}}\n    \
+                 spec:\n",
+                "      ",
+            )
+        } else {
+            ("  labels: {app: APP}\nspec:\n", "  ")
+        };
+        format!(
+            "---\napiVersion: kubevirt.io/v1\nkind: {kind}\nmetadata:\n  name: {name}\n{}\
+             {indent}domain:\n{indent}  resources: {{requests: {{memory: {memory}}}}}\n\
+             {indent}  devices: {{}}\n",
+            head.replace("APP", app)
+        )
+    };
+    let text = format!(
+        "{}{}{}{}{}",
+        preset("one-gi", "a", "1Gi"),
+        preset("two-gi", "b", "2048Mi"),
+        vm("VirtualMachine", "spelled", "a", "1024Mi"),
+        vm("VirtualMachine", "canonical", "b", "2048Mi"),
+        vm("VirtualMachineInstance", "document", "a", "1024Mi"),
+    );
+    let out = run_on_text(
+        &["vmi", "--no-default-catalog", "--stage", "presets"],
+        "vms.yaml",
+        &text,
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{}", describe(&out));
+    let not_applied: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("not applied"))
+        .collect();
+    assert_eq!(not_applied.len(), 2, "{stderr}");
+    assert!(
+        not_applied[0].contains("VirtualMachine/canonical:") && not_applied[0].contains("'two-gi'"),
+        "{stderr}"
+    );
+    assert!(
+        not_applied[1].contains("VirtualMachineInstance/document:")
+            && not_applied[1].contains("'one-gi'"),
+        "{stderr}"
+    );
+    let vmis: Vec<&str> = stdout.split("---\n").filter(|d| !d.is_empty()).collect();
+    assert_eq!(vmis.len(), 3, "{stdout}");
+    assert!(
+        vmis[0].contains("virtualmachinepreset.kubevirt.io/one-gi: kubevirt.io/v1"),
+        "{stdout}"
+    );
+    assert!(vmis[0].contains("memory: 1024Mi"), "{stdout}");
+    assert!(vmis[1].contains("memory: 2048Mi"), "{stdout}");
+}
+
 /// A preset without `spec.domain` is refused at creation: an error names it, and the VMI is
 /// built as if it did not exist.
 #[test]
