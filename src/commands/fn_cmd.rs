@@ -112,9 +112,9 @@ pub fn run_on(args: &FnArgs, input: &[u8]) -> Result<Outcome> {
         Err(message) => return Ok(fail(codes::BAD_CONFIG, message)),
     };
     let out = if resource_list {
-        krm::run_resource_list(text, Some(&config))?
+        krm::run_resource_list(text, Some((&shown, &config)))?
     } else {
-        krm::run_stream(&config, text)?
+        krm::run_stream(&shown, &config, text)?
     };
     Ok(into_outcome(out))
 }

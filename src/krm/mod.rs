@@ -129,12 +129,14 @@ fn cluster_config_warnings(config: &FnConfig, origin: &str) -> Vec<Diagnostic> {
         .collect()
 }
 
-/// Run on the text of a ResourceList. `config` (a parsed function config file) replaces the
-/// list's `functionConfig` when given.
+/// Run on the text of a ResourceList. `config` (a function config file's path and parsed
+/// text) replaces the list's `functionConfig` when given; findings about it name the file.
 ///
 /// # Errors
 /// Only when the output cannot be serialized; every input problem is a result.
-pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput> {
+pub fn run_resource_list(input: &str, config: Option<(&str, &Value)>) -> Result<FnOutput> {
+    let config_origin = config.map_or("-", |(path, _)| path);
+    let config = config.map(|(_, value)| value);
     let list = match resource_list::parse(input) {
         Ok(list) => list,
         Err(e) => {
@@ -151,7 +153,7 @@ pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput
         Err(messages) => {
             let diags = messages
                 .into_iter()
-                .map(|m| config_error("-", m))
+                .map(|m| config_error(config_origin, m))
                 .chain(not_objects.into_iter().flatten())
                 .collect();
             return Ok(unchanged(list, diags));
@@ -214,7 +216,7 @@ pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput
     let mut subpackages = SubpackageFiles::of(&items);
     let (mut entries, mut diagnostics) = if fn_config.migrate {
         let migrated = migrate::migrate(&items, &fn_config, Placement::Files);
-        let mut diagnostics = cluster_config_warnings(&fn_config, "-");
+        let mut diagnostics = cluster_config_warnings(&fn_config, config_origin);
         diagnostics.extend(lists);
         diagnostics.extend(migrated.diagnostics);
         let entries: Vec<String> = migrated
@@ -233,7 +235,7 @@ pub fn run_resource_list(input: &str, config: Option<&Value>) -> Result<FnOutput
         subpackages.note_rendered(&processed.rendered_in_subpackages);
         processed.diagnostics.splice(
             0..0,
-            cluster_config_warnings(&fn_config, "-")
+            cluster_config_warnings(&fn_config, config_origin)
                 .into_iter()
                 .chain(lists),
         );
@@ -539,25 +541,25 @@ pub fn parse_config_file(path: &str, text: &str) -> std::result::Result<Value, S
 pub const STREAM: &str = "<kustomize build>";
 
 /// Run as a kustomize legacy exec plugin: `config` is the plugin's configuration (the file
-/// kustomize passes in `argv[1]`), `input` the resources as a YAML stream (empty for a
-/// generator). The output is a YAML stream.
+/// kustomize passes in `argv[1]`, named `config_path` in findings), `input` the resources as a
+/// YAML stream (empty for a generator). The output is a YAML stream.
 ///
 /// # Errors
 /// Only when the output cannot be serialized.
-pub fn run_stream(config: &Value, input: &str) -> Result<FnOutput> {
+pub fn run_stream(config_path: &str, config: &Value, input: &str) -> Result<FnOutput> {
     let fn_config = match FnConfig::parse(Some(config)) {
         Ok(c) => c,
         Err(messages) => {
             let diags = messages
                 .into_iter()
-                .map(|m| config_error("<plugin config>", m))
+                .map(|m| config_error(config_path, m))
                 .collect();
             return Ok(FnOutput::finish(String::new(), diags));
         }
     };
     let loaded = load::parse_text(&Arc::from("-"), input);
     let mut diagnostics = loaded.diagnostics;
-    diagnostics.extend(cluster_config_warnings(&fn_config, "<plugin config>"));
+    diagnostics.extend(cluster_config_warnings(&fn_config, config_path));
     let items: Vec<Object> = loaded
         .objects
         .into_iter()
@@ -622,12 +624,12 @@ mod tests {
                  template: {{spec: {{domain: {{cpu: {{sockets: 4}}, devices: {{}}}}}}}}\n"
             )
         };
-        let out = run_stream(&config, &vm("")).unwrap();
+        let out = run_stream("plugin.yaml", &config, &vm("")).unwrap();
         let conflict = out.diagnostics.iter().find(|d| d.code == "KV010").unwrap();
         assert_eq!(conflict.origin.path.as_ref(), STREAM);
         assert_eq!(conflict.origin.line, None);
         let annotated = vm("  annotations: {config.kubernetes.io/origin: \"path: vms.yaml\\n\"}\n");
-        let out = run_stream(&config, &annotated).unwrap();
+        let out = run_stream("plugin.yaml", &config, &annotated).unwrap();
         let conflict = out.diagnostics.iter().find(|d| d.code == "KV010").unwrap();
         assert_eq!(conflict.origin.path.as_ref(), "vms.yaml");
     }
@@ -717,7 +719,7 @@ mod tests {
                 && d.message
                     .contains("machineTyp` (did you mean `machineType`?)")
         };
-        let list = run_resource_list(LIST, Some(&config)).unwrap();
+        let list = run_resource_list(LIST, Some(("plugin.yaml", &config))).unwrap();
         assert_eq!(
             list.diagnostics.iter().filter(typo).count(),
             1,
@@ -725,7 +727,7 @@ mod tests {
             list.diagnostics
         );
         assert!(list.stdout.contains("machineTyp"), "{}", list.stdout);
-        let stream = run_stream(&config, "").unwrap();
+        let stream = run_stream("plugin.yaml", &config, "").unwrap();
         assert_eq!(
             stream.diagnostics.iter().filter(typo).count(),
             1,

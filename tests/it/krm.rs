@@ -1450,6 +1450,32 @@ fn kpt_fn_render_names_a_subpackage_part_defined_twice_from_the_outer_package() 
 /// (empty, not YAML, missing, a bad value): its items unchanged and the problem as an error
 /// result, which kpt shows. Given a plain stream (kustomize's legacy plugin), a missing file is
 /// a usage error as before.
+/// A finding about the configuration of `kvrender fn CONFIG` names the file, for a plain
+/// stream (a kustomize legacy plugin) as for a ResourceList.
+#[test]
+fn findings_about_a_config_file_name_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("cfg.yaml"),
+        "apiVersion: kvrender.io/v1alpha1\nkind: KVRender\nmetadata: {name: k}\nexpand: 5\n",
+    )
+    .unwrap();
+    for input in [
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n",
+    ] {
+        let mut cmd = Command::new(BIN);
+        cmd.current_dir(dir.path()).args(["fn", "cfg.yaml"]);
+        let out = run_with_stdin(cmd, input);
+        assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("cfg.yaml: error[KV007] functionConfig `expand`: must be a string"),
+            "{stderr}"
+        );
+    }
+}
+
 #[test]
 fn fn_with_a_config_file_that_cannot_be_used_answers_with_a_resource_list() {
     let dir = tempfile::tempdir().unwrap();
