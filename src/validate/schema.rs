@@ -205,6 +205,10 @@ pub(crate) fn found(v: &Value) -> &'static str {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
         Value::Number(n) if n.is_i64() || n.is_u64() => "an integer",
+        // Whole, but read as a float: beyond what 64 bits hold (`1e308`).
+        Value::Number(n) if n.as_f64().is_some_and(|f| f.fract() == 0.0) => {
+            "a whole number too large for 64 bits"
+        }
         Value::Number(_) => "a decimal number",
         Value::String(_) => "a string",
         Value::Array(_) => "a list",
@@ -1706,6 +1710,10 @@ mod tests {
             "4294967296"
         );
         assert_eq!(found_instead(&json!(1.5), Ty::Uint32), "a decimal number");
+        assert_eq!(
+            found_instead(&json!(1e308), Ty::Int),
+            "a whole number too large for 64 bits"
+        );
         assert_eq!(found_instead(&json!("2"), Ty::Uint32), "a string");
     }
 
