@@ -133,6 +133,42 @@ fn symlink_loop_under_a_walked_directory() {
 
 /// A loop whose link has a name the walk leaves out (hidden, or `--exclude`d) is passed over,
 /// as nothing would be read through it; every command walks alike.
+/// A named pipe or a device among the files of a walked directory is passed over: reading it
+/// could wait forever. Nothing writes to the pipe, so a run that read it would not end.
+#[cfg(unix)]
+#[test]
+fn pipes_and_devices_under_a_walked_directory_are_passed_over() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("repo");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(
+        dir.join("cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kept\n",
+    )
+    .unwrap();
+    let made = Command::new("mkfifo")
+        .arg(dir.join("pipe.yaml"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    std::os::unix::fs::symlink("/dev/zero", dir.join("zero.yaml")).unwrap();
+    let out =
+        run(kvrender()
+            .current_dir(tmp.path())
+            .args(["validate", "--no-default-catalog", "repo"]));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("No problems found in 1 object."),
+        "{stdout}"
+    );
+}
+
 #[cfg(unix)]
 #[test]
 fn symlink_loop_with_a_left_out_name_is_passed_over() {
