@@ -168,12 +168,14 @@ fn missing_template(vm: &Object) -> Option<Diagnostic> {
 /// supports PCIe hotplug), then the VM's generation and, for `WaitAsReceiver`, the migration
 /// target the controller writes when it starts the VMI. An instancetype that sets one of them
 /// otherwise conflicts with it, and a preference's does not replace it. With the keys written
-/// that the template did not have.
+/// that the template did not have as they are now, each with the value it had, if any.
+/// A VM whose preference is inferred gets the PCI topology version from the VMI webhook only
+/// (the preference that says its architecture is not known before inference).
 fn with_annotations_written_first(
     vm: &Object,
     index: &crate::resolve::Index<'_>,
     profile: &crate::kubevirt::profile::ClusterProfile,
-) -> (Object, Vec<String>) {
+) -> (Object, Vec<(String, Option<Value>)>) {
     use crate::model::path;
     let preference = expand::find_preference_spec(vm, index).ok().flatten();
     let preferred = |field: &[&str]| {
@@ -199,7 +201,8 @@ fn with_annotations_written_first(
     let machine = written(&["domain", "machine", "type"])
         .or_else(|| preferred(&["machine", "preferredMachineType"]))
         .unwrap_or_else(|| profile.machine_type_for(&arch));
-    let pcie_hotplug = matches!(arch.as_str(), "amd64" | "arm64")
+    let pcie_hotplug = !infer::uses_inference(&vm.value)
+        && matches!(arch.as_str(), "amd64" | "arm64")
         && (machine.contains("q35") || machine.starts_with("virt"));
     let mut value = vm.value.clone();
     let Some(annotations) =
@@ -222,8 +225,9 @@ fn with_annotations_written_first(
     }
     let mut keys = Vec::new();
     for (key, value) in written {
-        if annotations.get(&key) != Some(&value) {
-            keys.push(key.clone());
+        match annotations.get(&key) {
+            Some(had) if *had == value => {}
+            had => keys.push((key.clone(), had.cloned())),
         }
         annotations.insert(key, value);
     }
@@ -379,6 +383,12 @@ pub(crate) fn build_one(
                 .with_field(cause.field)
             })
             .collect();
+        // The VM as written must be of the right types: what is written first replaces
+        // annotations that may not be.
+        if let Some(d) = pipeline::vm_diagnostic(obj) {
+            diagnostics.push(d);
+            return None;
+        }
         let primed;
         (primed, written_first) = with_annotations_written_first(obj, index, &inputs.profile);
         match pipeline::controller_vm(&primed, index, &inputs.profile) {
@@ -395,7 +405,8 @@ pub(crate) fn build_one(
                     .as_deref()
                     .and_then(|f| f.strip_prefix("annotations."));
                 if d.code == codes::CONFLICT
-                    && let Some(key) = conflict.filter(|k| written_first.iter().any(|w| w == k))
+                    && let Some(key) =
+                        conflict.filter(|k| written_first.iter().any(|(w, _)| w == k))
                 {
                     d.message = format!(
                         "KubeVirt writes the annotation `{key}` before it applies the \
@@ -436,10 +447,21 @@ pub(crate) fn build_one(
     };
     let mut vmi = vmi::vmi_for(&source)?;
     if stage == Stage::Presets
-        && let Some(Value::Object(annotations)) = vmi.pointer_mut("/metadata/annotations")
+        && let Some(Value::Object(metadata)) = vmi.pointer_mut("/metadata")
+        && let Some(Value::Object(annotations)) = metadata.get_mut("annotations")
     {
-        for key in &written_first {
-            annotations.shift_remove(key);
+        for (key, had) in &written_first {
+            match had {
+                Some(had) => {
+                    annotations.insert(key.clone(), had.clone());
+                }
+                None => {
+                    annotations.shift_remove(key);
+                }
+            }
+        }
+        if annotations.is_empty() {
+            metadata.shift_remove("annotations");
         }
     }
     vmi::null_strings_as_empty(&mut vmi);

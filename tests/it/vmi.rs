@@ -425,6 +425,44 @@ fn annotations_kubevirt_writes_first_win_over_the_preference_and_conflict_with_t
     );
     assert!(stdout.contains("    extra: x\n"), "{stdout}");
     assert!(!stdout.contains(": v2"), "{stdout}");
+
+    // The preset stage leaves out what KubeVirt writes, not what the template has; an
+    // annotation of the wrong type is refused, not replaced.
+    let own = vm("d", "Always", "preference: {name: pci}").replace(
+        "  template:\n",
+        "  template:\n    metadata:\n      annotations: {kubevirt.io/vm-generation: '3'}\n",
+    );
+    let none = vm("e", "Always", "instancetype: {name: target}");
+    let wrong = vm("f", "Always", "instancetype: {name: target}").replace(
+        "  template:\n",
+        "  template:\n    metadata:\n      annotations: {kubevirt.io/vm-generation: 3}\n",
+    );
+    let text = format!("{objects}{own}{none}{wrong}");
+    let out = run_on_text(
+        &["vmi", "--no-default-catalog", "--stage", "presets"],
+        "vms.yaml",
+        &text,
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "error[KV004] VirtualMachine/f: \
+             spec.template.metadata.annotations[\"kubevirt.io/vm-generation\"]: must be a \
+             string, not an integer"
+        ),
+        "{stderr}"
+    );
+    let vmis: Vec<&str> = stdout.split("---\n").filter(|d| !d.is_empty()).collect();
+    assert_eq!(vmis.len(), 2, "{stdout}");
+    assert!(
+        vmis[0].contains("    kubevirt.io/vm-generation: \"3\"\n"),
+        "{stdout}"
+    );
+    assert!(!vmis[0].contains("pci-topology"), "{stdout}");
+    assert!(!vmis[1].contains("vm-generation"), "{stdout}");
+    assert!(!vmis[1].contains("pci-topology"), "{stdout}");
 }
 
 /// A VM's VMI reaches the preset webhook through the API, its quantities in Go's canonical
