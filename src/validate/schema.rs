@@ -206,7 +206,10 @@ pub(crate) fn found(v: &Value) -> &'static str {
         Value::Bool(_) => "a boolean",
         Value::Number(n) if n.is_i64() || n.is_u64() => "an integer",
         // Whole, but read as a float: beyond what 64 bits hold (`1e308`).
-        Value::Number(n) if n.as_f64().is_some_and(|f| f.fract() == 0.0) => {
+        Value::Number(n)
+            if n.as_f64()
+                .is_some_and(|f| f.fract() == 0.0 && f.abs() >= 9.2e18) =>
+        {
             "a whole number too large for 64 bits"
         }
         Value::Number(_) => "a decimal number",
@@ -1714,6 +1717,7 @@ mod tests {
             found_instead(&json!(1e308), Ty::Int),
             "a whole number too large for 64 bits"
         );
+        assert_eq!(found_instead(&json!(30.0), Ty::Int), "a decimal number");
         assert_eq!(found_instead(&json!("2"), Ty::Uint32), "a string");
     }
 

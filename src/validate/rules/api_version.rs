@@ -8,9 +8,10 @@
 //! the nearest one it has.
 //!
 //! A known kind in another group is reported only when the group may be meant as KubeVirt's:
-//! `kubevirt.io` and its subgroups (`pool.kubevirt.io`), a group a few edits from
-//! `kubevirt.io` or `instancetype.kubevirt.io` (`kubvirt.io`, `kubevirt.com`,
-//! `instancetypes.kubevirt.io`), or no group at all (the core group has none of these kinds).
+//! one that names KubeVirt (`kubevirt.io` and its subgroups such as `pool.kubevirt.io`,
+//! `kubevirt.com`), a group a few edits from `kubevirt.io` or `instancetype.kubevirt.io`
+//! (`kubvirt.io`, `instancetypes.kubevirt.io`), or a group without a dot (`kubevirt`,
+//! `instancetype`, the core group, `apps`: no CRD defines such a group).
 //! Other groups have kinds of the same names, such as the VirtualMachines of vSphere's VM
 //! Operator (`vmoperator.vmware.com`) and of Azure Service Operator (`compute.azure.com`):
 //! those objects are not KubeVirt's, and every command passes them through unchecked.
@@ -89,13 +90,15 @@ fn nearest_kind(kind: &str) -> Option<&'static str> {
     )
 }
 
-/// Whether `group` may be meant as one of KubeVirt's (see the module docs): the core group,
-/// `kubevirt.io` or a group under it, or a group [`nearest_name`] takes for a misspelling of
-/// `kubevirt.io` or `instancetype.kubevirt.io`.
+/// Whether `group` may be meant as one of KubeVirt's (see the module docs): a group without a
+/// dot (the core group, `kubevirt` for `kubevirt.io`), one that names KubeVirt (`kubevirt.io`
+/// and the groups under it, `kubevirt.com`), or a group [`nearest_name`] takes for a
+/// misspelling of `kubevirt.io` or `instancetype.kubevirt.io`.
 fn may_mean_kubevirt(group: &str) -> bool {
-    group.is_empty()
-        || group == "kubevirt.io"
-        || group.ends_with(".kubevirt.io")
+    // Every group a CRD defines has a dot: one without (`kubevirt`, `instancetype`, `apps`) is
+    // a built-in group or a shortened one.
+    !group.contains('.')
+        || group.to_ascii_lowercase().contains("kubevirt")
         || nearest_name(group, ["kubevirt.io", INSTANCETYPE_GROUP]).is_some()
 }
 
@@ -292,6 +295,14 @@ mod tests {
             ("kubevirt.com/v1", "VirtualMachineInstance", CORE_VERSION),
             ("pool.kubevirt.io/v1beta1", "VirtualMachine", CORE_VERSION),
             ("v1", "VirtualMachine", CORE_VERSION),
+            ("kubevirt/v1", "VirtualMachine", CORE_VERSION),
+            ("apps/v1", "VirtualMachine", CORE_VERSION),
+            ("kubevirt.x-k8s.io/v1", "VirtualMachine", CORE_VERSION),
+            (
+                "instancetype/v1beta1",
+                "VirtualMachinePreference",
+                INSTANCETYPE_VERSION,
+            ),
             (
                 "instancetypes.kubevirt.io/v1beta1",
                 "VirtualMachinePreference",
