@@ -471,7 +471,7 @@ pub(crate) fn build_one(
     let written = (kind == Kind::VirtualMachine)
         .then(|| vmi.get("spec"))
         .flatten()
-        .and_then(|spec| match vmi::with_canonical_quantities(spec) {
+        .and_then(|spec| match vmi::with_every_quantity_canonical(spec) {
             std::borrow::Cow::Owned(canonical) => Some((spec.clone(), canonical)),
             std::borrow::Cow::Borrowed(_) => None,
         })

@@ -685,16 +685,26 @@ const QUANTITY_FIELDS: &[&[&str]] = &[
 /// (`-10.5Gi` arrives as `-10752Mi`, which Go's arithmetic reads otherwise). Borrowed when
 /// nothing changes.
 pub fn with_canonical_quantities(spec: &Value) -> std::borrow::Cow<'_, Value> {
+    canonical_quantities(spec, false)
+}
+
+/// As [`with_canonical_quantities`], numbers too (`1000000000` is `"1G"`): the spec of a VMI
+/// KubeVirt's controller creates through the API, as the webhooks then read it.
+pub fn with_every_quantity_canonical(spec: &Value) -> std::borrow::Cow<'_, Value> {
+    canonical_quantities(spec, true)
+}
+
+fn canonical_quantities(spec: &Value, numbers: bool) -> std::borrow::Cow<'_, Value> {
+    let rewritten = |v: &Value| match v {
+        Value::String(text) => crate::model::quantity::Quantity::from_json(v)
+            .filter(|q| q.to_string() != *text)
+            .map(|q| q.to_json()),
+        Value::Number(_) if numbers => crate::model::quantity::canonicalize(v),
+        _ => None,
+    };
     let mut changed = false;
     for at in QUANTITY_FIELDS {
-        each_at(spec, at, &mut |v| {
-            if let Value::String(text) = v
-                && let Some(q) = crate::model::quantity::Quantity::from_json(v)
-                && q.to_string() != *text
-            {
-                changed = true;
-            }
-        });
+        each_at(spec, at, &mut |v| changed |= rewritten(v).is_some());
     }
     if !changed {
         return std::borrow::Cow::Borrowed(spec);
@@ -702,10 +712,8 @@ pub fn with_canonical_quantities(spec: &Value) -> std::borrow::Cow<'_, Value> {
     let mut owned = spec.clone();
     for at in QUANTITY_FIELDS {
         each_at_mut(&mut owned, at, &mut |v| {
-            if v.is_string()
-                && let Some(q) = crate::model::quantity::Quantity::from_json(v)
-            {
-                *v = q.to_json();
+            if let Some(canonical) = rewritten(v) {
+                *v = canonical;
             }
         });
     }
@@ -718,7 +726,7 @@ pub fn with_canonical_quantities(spec: &Value) -> std::borrow::Cow<'_, Value> {
 pub fn restore_quantity_spellings(spec: &mut Value, written: &Value) {
     fn at(v: &mut Value, written: &Value, path: &[&str]) {
         let Some((first, rest)) = path.split_first() else {
-            if written.is_string()
+            if (written.is_string() || written.is_number())
                 && crate::model::quantity::canonicalize(written).as_ref() == Some(&*v)
             {
                 *v = written.clone();

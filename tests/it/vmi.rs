@@ -496,12 +496,14 @@ fn a_vms_quantities_meet_the_presets_in_canonical_form() {
         )
     };
     let text = format!(
-        "{}{}{}{}{}",
+        "{}{}{}{}{}{}{}",
         preset("one-gi", "a", "1Gi"),
         preset("two-gi", "b", "2048Mi"),
+        preset("one-g", "c", "1G"),
         vm("VirtualMachine", "spelled", "a", "1024Mi"),
         vm("VirtualMachine", "canonical", "b", "2048Mi"),
         vm("VirtualMachineInstance", "document", "a", "1024Mi"),
+        vm("VirtualMachine", "number", "c", "1000000000"),
     );
     let out = run_on_text(
         &["vmi", "--no-default-catalog", "--stage", "presets"],
@@ -526,7 +528,12 @@ fn a_vms_quantities_meet_the_presets_in_canonical_form() {
         "{stderr}"
     );
     let vmis: Vec<&str> = stdout.split("---\n").filter(|d| !d.is_empty()).collect();
-    assert_eq!(vmis.len(), 3, "{stdout}");
+    assert_eq!(vmis.len(), 4, "{stdout}");
+    assert!(
+        vmis[3].contains("virtualmachinepreset.kubevirt.io/one-g: kubevirt.io/v1"),
+        "{stdout}"
+    );
+    assert!(vmis[3].contains("memory: 1000000000"), "{stdout}");
     assert!(
         vmis[0].contains("virtualmachinepreset.kubevirt.io/one-gi: kubevirt.io/v1"),
         "{stdout}"
