@@ -202,8 +202,7 @@ fn with_annotations_written_first(
         .or_else(|| preferred(&["machine", "preferredMachineType"]))
         .unwrap_or_else(|| profile.machine_type_for(&arch));
     let pcie_hotplug = !infer::uses_inference(&vm.value)
-        && matches!(arch.as_str(), "amd64" | "arm64")
-        && (machine.contains("q35") || machine.starts_with("virt"));
+        && vmi_defaults::supports_pcie_hotplug(&arch, Some(machine));
     let mut value = vm.value.clone();
     let Some(annotations) =
         path::ensure_map(&mut value, &["spec", "template", "metadata", "annotations"])

@@ -47,8 +47,7 @@ pub fn set_new_vmi_annotations(profile: &ClusterProfile, vmi: &mut Value) {
     let machine_type = path::get(spec, &["domain", "machine"])
         .filter(|m| !m.is_null())
         .map(|m| path::str_at(m, &["type"]).unwrap_or(""));
-    let supports_pcie_hotplug = matches!(arch, "amd64" | "arm64" | "")
-        && machine_type.is_none_or(|t| t.contains("q35") || t.starts_with("virt"));
+    let supports_pcie_hotplug = supports_pcie_hotplug(arch, machine_type);
     let isolated = path::get(spec, &["domain", "cpu", "isolateEmulatorThread"])
         .and_then(Value::as_bool)
         .unwrap_or(false);
@@ -75,6 +74,14 @@ pub fn set_new_vmi_annotations(profile: &ClusterProfile, vmi: &mut Value) {
             json!(profile.qgs_socket_path),
         );
     }
+}
+
+/// Whether a spec of architecture `arch` (`""` when unset) and machine type `machine_type`
+/// (`None` without a `machine`) supports PCIe hotplug, as KubeVirt's webhooks judge it before
+/// they write [`PCI_TOPOLOGY_ANNOTATION`].
+pub fn supports_pcie_hotplug(arch: &str, machine_type: Option<&str>) -> bool {
+    matches!(arch, "amd64" | "arm64" | "")
+        && machine_type.is_none_or(|t| t.contains("q35") || t.starts_with("virt"))
 }
 
 /// Apply every VMI default to `spec` (a VMI's `spec`).
