@@ -2189,6 +2189,38 @@ fn a_rendered_objects_finding_is_at_the_line_that_writes_the_field() {
 /// out, so the file would silently stop being read. Hidden entries (a staging folder an
 /// interrupted run left) and the files an earlier run wrote there do not count.
 #[test]
+fn a_field_missing_from_both_scopes_of_a_size_is_said_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let family = tmp.path().join("family.yaml");
+    std::fs::write(
+        &family,
+        "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata:\n  name: t\n\
+         spec:\n  version: 1\n  sizes:\n  - [small, 1, 2Gi]\n  - [large, 2, 4Gi]\n  \
+         template:\n    spec:\n      cpu:\n        guest: \"{{ size.cpu }}\"\n      \
+         memroy:\n        guest: \"{{ size.memory }}\"\n",
+    )
+    .unwrap();
+    let out = run(&["build", "--no-default-catalog", family.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let missing: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("error[KV004]") && l.contains("spec.memory:"))
+        .collect();
+    // One line per size row, naming the cluster-scoped object and its namespaced twin.
+    assert_eq!(missing.len(), 2, "{stderr}");
+    for (line, size) in [(8, "small"), (9, "large")] {
+        assert!(
+            missing.iter().any(|l| l.contains(&format!(
+                "family.yaml:{line}: error[KV004] VirtualMachineClusterInstancetype/t1.{size} \
+                 and 1 more (VirtualMachineInstancetype/t1.{size}): spec.memory: required by"
+            ))),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
 fn an_output_dir_holding_sources_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let vms = tmp.path().join("vms");

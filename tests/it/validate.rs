@@ -1717,9 +1717,9 @@ fn a_vm_without_the_fields_its_schema_requires_is_refused() {
     let (tmp, file) = temp_file("vms.yaml", text);
     let wanted = [
         "vms.yaml:8: error[KV004] VirtualMachine/a: spec.template.spec.domain: required by the \
-         VirtualMachine schema",
+         schema of its kind",
         "vms.yaml:23: error[KV004] VirtualMachine/b: spec.template.spec.domain.devices.disks[0].name: \
-         required by the VirtualMachine schema",
+         required by the schema of its kind",
     ];
     let validate = run_on(&["validate"], &file);
     let out = tmp.path().join("out");

@@ -321,7 +321,7 @@ fn objects_the_api_server_refuses_make_no_vmi() {
         );
         for expected in [
             "refused.yaml:5: error[KV004] VirtualMachine/bare: spec.template: required by the \
-             VirtualMachine schema",
+             schema of its kind",
             "refused.yaml:15: error[KV004] VirtualMachinePool/p1: spec.virtualMachineTemplate: \
              must be a mapping, not a string",
             "refused.yaml:23: error[KV004] VirtualMachineInstanceReplicaSet/rs: \

@@ -397,9 +397,10 @@ pub fn check_required(obj: &Object, out: &mut Vec<Diagnostic>) {
             Diagnostic::error(
                 RULE.code,
                 obj.origin.clone(),
+                // The object's kind is named beside it: the message is the same for a
+                // catalog's cluster-scoped and namespaced twins, which are reported as one.
                 format!(
-                    "{REQUIRED} {} schema: the API server refuses the object without it",
-                    obj.kind_str()
+                    "{REQUIRED} schema of its kind: the API server refuses the object without it"
                 ),
             )
             .with_field(path)
