@@ -388,6 +388,16 @@ pub(crate) fn build_one(
             diagnostics.push(d);
             return None;
         }
+        // The VM webhook checks the matchers first and refuses the VM for any fault: there
+        // is no VM to start (`expand`, like the expand-spec API, looks up what they name).
+        let refused = crate::validate::rules::admission::matcher_refusals(obj);
+        if !refused.is_empty() {
+            diagnostics.extend(refused.into_iter().map(|mut d| {
+                d.point_at_field(|field| obj.field_origin(field));
+                d
+            }));
+            return None;
+        }
         let primed;
         (primed, written_first) = with_annotations_written_first(obj, index, &inputs.profile);
         match pipeline::controller_vm(&primed, index, &inputs.profile) {

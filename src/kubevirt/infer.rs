@@ -806,7 +806,8 @@ pub fn architecture_from_data_source(
         else {
             continue;
         };
-        if !ref_str(source_ref, "kind").eq_ignore_ascii_case("datasource") {
+        // Go's `strings.EqualFold`: `ſ` is an `s` to it.
+        if !crate::kubevirt::go_equal_fold(ref_str(source_ref, "kind"), "datasource") {
             continue;
         }
         let ns = nonempty(source_ref, &["namespace"]).unwrap_or(namespace);

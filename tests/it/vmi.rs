@@ -2494,6 +2494,8 @@ fn a_data_source_gives_the_vm_its_architecture() {
             "  preference: {name: amd}\n",
         ),
         vm("elsewhere", &["DataSource, name: arm"], ""),
+        // Go compares the kind with Unicode case folding, in which `ſ` is an `s`.
+        vm("folded", &["Dataſource, name: arm, namespace: images"], ""),
     ];
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("vms.yaml");
@@ -2531,6 +2533,67 @@ fn a_data_source_gives_the_vm_its_architecture() {
     assert_eq!(arch("preferred"), expect("amd64", "q35"));
     // Looked up in the VM's namespace, where there is none.
     assert_eq!(arch("elsewhere"), expect("amd64", "q35"));
+    assert_eq!(arch("folded"), expect("arm64", "virt"));
+}
+
+/// KubeVirt's VM webhook checks the matchers before anything else: a VM whose matcher names
+/// nothing, or both a name and a volume to infer from, is refused with the webhook's words
+/// (as `validate` says), and there is no VMI.
+#[test]
+fn a_vm_with_a_matcher_the_webhook_refuses_gets_no_vmi() {
+    let vm = |name: &str, matchers: &str| {
+        format!(
+            "---\napiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {{name: {name}}}\n\
+             spec:\n  runStrategy: Always\n{matchers}  template:\n    spec:\n      domain:\n\
+             \x20       devices: {{}}\n      volumes:\n      - name: root\n\
+             \x20       persistentVolumeClaim: {{claimName: root}}\n"
+        )
+    };
+    let text = [
+        "apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineClusterInstancetype\n\
+         metadata: {name: small}\nspec: {cpu: {guest: 1}, memory: {guest: 1Gi}}\n"
+            .to_string(),
+        vm(
+            "nameless",
+            "  instancetype: {kind: VirtualMachineClusterInstancetype}\n",
+        ),
+        vm(
+            "empty-preference",
+            "  instancetype: {name: small}\n  preference: {}\n",
+        ),
+        vm(
+            "both",
+            "  instancetype: {name: small, inferFromVolume: root}\n",
+        ),
+        vm("fine", "  instancetype: {name: small}\n"),
+    ]
+    .concat();
+    for command in ["vmi", "validate"] {
+        let out = run_on_text(&[command, "--no-default-catalog"], "vms.yaml", &text);
+        assert_eq!(out.status.code(), Some(1), "{command}: {}", describe(&out));
+        let report = String::from_utf8_lossy(&out.stderr).to_string()
+            + &String::from_utf8_lossy(&out.stdout);
+        for wanted in [
+            "vms.yaml:11: error[KV012] VirtualMachine/nameless: spec.instancetype: Either Name or \
+             InferFromVolume should be provided within the InstancetypeMatcher",
+            "vms.yaml:26: error[KV012] VirtualMachine/empty-preference: spec.preference: Either \
+             Name or InferFromVolume should be provided within the PreferenceMatcher",
+            "vms.yaml:40: error[KV012] VirtualMachine/both: spec.instancetype.name: Name already \
+             set, should be cleared before setting inferFromVolume",
+        ] {
+            assert!(report.contains(wanted), "{command}: {wanted}\n{report}");
+        }
+        assert_eq!(report.matches("error[").count(), 3, "{command}: {report}");
+        if command == "vmi" {
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert_eq!(
+                stdout.matches("kind: VirtualMachineInstance\n").count(),
+                1,
+                "{stdout}"
+            );
+            assert!(stdout.contains("name: fine"), "{stdout}");
+        }
+    }
 }
 
 /// A VM a preset selects with a field of the wrong type where KubeVirt reads it is refused by

@@ -38,13 +38,9 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) -> Admi
         return Admitted::default();
     }
     if obj.kind() == Kind::VirtualMachine {
-        let before = out.len();
-        // KubeVirt looks at the preference matcher only when the instancetype one is fine.
-        check_matcher(obj, "instancetype", "InstancetypeMatcher", out);
-        if out.len() == before {
-            check_matcher(obj, "preference", "PreferenceMatcher", out);
-        }
-        if out.len() > before {
+        let refused = matcher_refusals(obj);
+        if !refused.is_empty() {
+            out.extend(refused);
             return Admitted::default();
         }
     }
@@ -466,6 +462,19 @@ fn refused_reference(vm: &Object, referenced: &Object) -> Diagnostic {
     .with_object(vm.object_ref())
     .with_field(field)
     .with_related(referenced.origin.clone())
+}
+
+/// What the matcher checks of KubeVirt's VM mutating webhook refuse in a VirtualMachine: the
+/// instancetype matcher's faults, else the preference matcher's (KubeVirt looks at the
+/// preference matcher only when the instancetype one is fine). The webhook refuses such a VM
+/// on create, whatever else it says: nothing of it is stored, and no VMI started.
+pub fn matcher_refusals(obj: &Object) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    check_matcher(obj, "instancetype", "InstancetypeMatcher", &mut out);
+    if out.is_empty() {
+        check_matcher(obj, "preference", "PreferenceMatcher", &mut out);
+    }
+    out
 }
 
 /// The matcher checks of KubeVirt's VM mutating webhook.
