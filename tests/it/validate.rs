@@ -1127,7 +1127,9 @@ fn strings_that_are_not_quantities_are_kv004() {
 
 /// An instancetype with a field of the wrong type cannot exist in a cluster: a VM naming it is
 /// not checked against it, and its type error is the finding, once, whether it comes from the
-/// inputs or from `--catalog`, in `validate` as in `build`.
+/// inputs or from `--catalog`, in `validate` as in `build`. KubeVirt's webhook lets the failed
+/// lookup pass and judges the VM without it: against its preference's requirements, with the
+/// VM's own memory (none).
 #[test]
 fn a_wrongly_typed_instancetype_a_vm_names_is_reported_once_and_the_vm_told_it_will_not_start() {
     let dir = tempfile::tempdir().unwrap();
@@ -1167,7 +1169,7 @@ fn a_wrongly_typed_instancetype_a_vm_names_is_reported_once_and_the_vm_told_it_w
         vec![catalog.as_os_str(), vm.as_os_str()],
     ] {
         let found = findings(&args);
-        assert_eq!(found.len(), 2, "{found:#?}");
+        assert_eq!(found.len(), 3, "{found:#?}");
         assert_eq!(found[0]["code"], "KV004");
         assert_eq!(found[0]["field"], "spec.memory.guest");
         assert_eq!(found[0]["line"], 9);
@@ -1184,6 +1186,18 @@ fn a_wrongly_typed_instancetype_a_vm_names_is_reported_once_and_the_vm_told_it_w
                 && message.contains("will not start"),
             "{message}"
         );
+        assert_eq!(found[2]["code"], "KV033");
+        assert_eq!(found[2]["severity"], "error");
+        assert_eq!(found[2]["field"], "spec.template.spec.domain.memory");
+        let message = found[2]["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("failure checking preference requirements: insufficient Memory")
+                && message.ends_with(
+                    "(the instancetype \"big\" is refused by the API server, so KubeVirt \
+                     counted the VM's own CPU and memory: see the KV011 finding)"
+                ),
+            "{message}"
+        );
     }
     let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
         .arg("build")
@@ -1195,7 +1209,57 @@ fn a_wrongly_typed_instancetype_a_vm_names_is_reported_once_and_the_vm_told_it_w
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("error[KV004]"), "{stderr}");
-    assert!(!stderr.contains("KV033"), "{stderr}");
+    assert!(
+        stderr.contains("error[KV033]") && stderr.contains("\"big\" is refused by the API server"),
+        "{stderr}"
+    );
+}
+
+/// A preference the API server refuses is no preference in the cluster, and KubeVirt's webhook
+/// still applies the instancetype the VM names: a VM field that conflicts with it is refused.
+#[test]
+fn a_vm_naming_a_refused_preference_is_still_judged_against_its_instancetype() {
+    let (_tmp, file) = temp_file(
+        "vm.yaml",
+        "apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineClusterInstancetype\n\
+         metadata: {name: it1}\nspec: {cpu: {guest: 2}, memory: {guest: 1Gi}}\n---\n\
+         apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineClusterPreference\n\
+         metadata: {name: pref1}\nspec: {preferredTerminationGracePeriodSeconds: thirty}\n---\n\
+         apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: vm1}\nspec:\n  \
+         instancetype: {name: it1}\n  preference: {name: pref1}\n  runStrategy: Always\n  \
+         template:\n    spec:\n      domain:\n        devices: {}\n        cpu:\n          \
+         sockets: 4\n",
+    );
+    let out = run_on(&["validate", "--no-default-catalog"], &file);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        crate::common::describe(&out)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().filter(|l| l.contains("vm.yaml:")).collect();
+    assert_eq!(lines.len(), 3, "{stdout}");
+    assert!(
+        lines[0].ends_with(
+            "vm.yaml:9: error[KV004] VirtualMachineClusterPreference/pref1: \
+             spec.preferredTerminationGracePeriodSeconds: must be an integer, not a string: the \
+             API server refuses the object"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        lines[1].contains("warning[KV011] VirtualMachine/vm1: spec.preference: "),
+        "{stdout}"
+    );
+    assert!(
+        lines[2].contains(
+            "vm.yaml:23: error[KV010] VirtualMachine/vm1: spec.template.spec.domain.cpu.sockets: \
+             VM field(s) spec.template.spec.domain.cpu.sockets conflicts with selected instance \
+             type"
+        ),
+        "{stdout}"
+    );
 }
 
 /// A field the KubeVirt configuration does not have is a warning naming the nearest one, in

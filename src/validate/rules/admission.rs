@@ -58,15 +58,33 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) -> Admi
         obj
     };
     // An instancetype or preference with a field of the wrong type cannot exist in a cluster
-    // (the API server refuses it), so nothing KubeVirt would say about the VM can be worked
-    // out from it: its own type errors are the findings, the same ones (and so reported once)
-    // as when it is among the checked objects, wherever it comes from (`--catalog`).
+    // (the API server refuses it), so the VM is not judged against it: its own type errors are
+    // the findings, the same ones (and so reported once) as when it is among the checked
+    // objects, wherever it comes from (`--catalog`).
     // The VM itself gets a `KV011` warning, as for a name that is not found: the cluster would
-    // not hold the object, so the VM is admitted but does not start.
-    if obj.kind() == Kind::VirtualMachine {
+    // not hold the object, so the VM does not start. KubeVirt's webhook lets that lookup fail
+    // and judges the VM with the other side alone, as it is judged here: its matcher taken out.
+    let mut unheld = false;
+    let mut unheld_instancetype = None;
+    let judged;
+    let obj = if obj.kind() == Kind::VirtualMachine {
         let ill_typed = crate::pipeline::ill_typed_references(obj, ctx.index);
-        if !ill_typed.is_empty() {
+        if ill_typed.is_empty() {
+            obj
+        } else {
+            let mut value = obj.value.clone();
             for referenced in ill_typed {
+                unheld = true;
+                let side = match referenced.kind() {
+                    Kind::Instancetype | Kind::ClusterInstancetype => {
+                        unheld_instancetype = Some(referenced.name().to_string());
+                        "instancetype"
+                    }
+                    _ => "preference",
+                };
+                if let Some(spec) = value.get_mut("spec").and_then(Value::as_object_mut) {
+                    spec.shift_remove(side);
+                }
                 let mut found = Vec::new();
                 super::unknown_field::check(referenced, &mut found);
                 out.extend(
@@ -80,17 +98,20 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) -> Admi
                 );
                 out.push(refused_reference(obj, referenced));
             }
-            return Admitted {
-                applied: None,
-                never_starts: true,
-            };
+            judged = obj.with_value(value);
+            &judged
         }
-    }
+    } else {
+        obj
+    };
     // An instancetype or preference with an error of its own so far (a wrong type, an unknown
     // top-level key, a bad name) is refused before its webhook could answer with warnings.
     let refused_before = obj.kind() != Kind::VirtualMachine && out.iter().any(Diagnostic::is_error);
     let Some(response) = admission::admit(obj, ctx.index, ctx.profile) else {
-        return Admitted::default();
+        return Admitted {
+            applied: None,
+            never_starts: unheld,
+        };
     };
     for cause in &response.causes {
         let code = code_of(cause.reason);
@@ -98,9 +119,14 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) -> Admi
             Reason::InvalidSpec | Reason::Spread => String::new(),
             Reason::Defaults => DEFAULTS_HINT.to_string(),
             Reason::Conflict => crate::pipeline::conflict_hint(obj),
-            Reason::Requirements => {
-                requirements_hint(obj, ctx, &cause.message, &response.ignored_lookups)
-            }
+            Reason::Requirements => match &unheld_instancetype {
+                Some(name) => format!(
+                    " (the instancetype \"{name}\" is refused by the API server, so KubeVirt \
+                     counted the VM's own CPU and memory: see the {} finding)",
+                    reference_not_found::RULE.code
+                ),
+                None => requirements_hint(obj, ctx, &cause.message, &response.ignored_lookups),
+            },
         };
         // A conflict is found at the VM's own spelling of the field (KubeVirt names a template
         // annotation `annotations.<key>`, and `dedicatedCpuPlacement` with the instancetype's
@@ -148,7 +174,7 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) -> Admi
         }
     }
     Admitted {
-        never_starts: !response.ignored_lookups.is_empty(),
+        never_starts: unheld || !response.ignored_lookups.is_empty(),
         applied: response.applied,
     }
 }
