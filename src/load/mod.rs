@@ -113,6 +113,20 @@ pub fn read_inputs(
             vec![path.clone()]
         };
         files.retain(|file| !kustomizations.names_as_configuration(file));
+        if !meta.is_dir()
+            && files.is_empty()
+            && !walk::is_kustomization(path)
+            && !exclude.leaves_out_named(path)
+        {
+            // Named on its own (as a pre-commit hook names changed files): say why nothing of
+            // it is checked, rather than report it clean.
+            eprintln!(
+                "note: {}: not read: a kustomization in its folder or above names it as a \
+                 patch or another input, not a resource (or it lies in a Helm chart); check \
+                 what kustomize builds with it (`kubectl kustomize DIR | kvrender validate -`)",
+                path.display()
+            );
+        }
         let read: Vec<Result<(Source, Option<FileId>)>> = files
             .par_iter()
             .map(|file| {

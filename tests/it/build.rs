@@ -1015,7 +1015,19 @@ fn files_a_kustomization_names_as_patches_or_inputs_are_not_read() {
         let out = run(&["validate", &path]);
         assert_eq!(out.status.code(), Some(0), "{file}: {}", describe(&out));
         assert_eq!(stdout(&out), "No problems found in 0 objects.\n", "{file}");
+        // Named on its own, it is said not to be read, so that its turn in a pre-commit hook
+        // is not taken for a clean check.
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.starts_with(&format!(
+                "note: {path}: not read: a kustomization in its folder"
+            )),
+            "{file}: {stderr}"
+        );
     }
+    // Found in a walked directory, it is left out without a word.
+    let out = run(&["validate", OVERLAY]);
+    assert!(out.stderr.is_empty(), "{}", describe(&out));
     // A file no kustomization names is read as ever.
     let tmp = tempfile::tempdir().unwrap();
     let stray = tmp.path().join("halted.yaml");
