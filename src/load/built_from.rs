@@ -219,20 +219,16 @@ fn pointed_at(built: &Object, field: &[locate::Step<'_>], line: Option<u32>) -> 
     start
 }
 
-/// Whether `value` has the field at `steps`.
-fn has_field(value: &Value, steps: &[locate::Step<'_>]) -> bool {
+/// The value of `value` at `steps`, if it has that field.
+fn field_at<'v>(value: &'v Value, steps: &[locate::Step<'_>]) -> Option<&'v Value> {
     let mut at = value;
     for step in steps {
-        let next = match step {
+        at = match step {
             locate::Step::Key(key) => at.get(*key),
             locate::Step::Index(i) => at.get(*i),
-        };
-        match next {
-            Some(v) => at = v,
-            None => return false,
-        }
+        }?;
     }
-    true
+    Some(at)
 }
 
 /// The document of `objects` that `built` (an object of kustomize's output) was made from: one
@@ -376,12 +372,24 @@ pub fn map_to_sources(diags: &mut [Diagnostic], sources: &[Source], root: Option
             Some(Move::Read(file, found, built)) => {
                 let field = d.field.as_deref().unwrap_or("");
                 let steps = locate::parse_path(field);
-                if has_field(&built.value, &steps) && !has_field(&found.value, &steps) {
-                    d.message.push_str(&format!(
+                match (
+                    field_at(&built.value, &steps),
+                    field_at(&found.value, &steps),
+                ) {
+                    (Some(_), None) => d.message.push_str(&format!(
                         " (`{field}` is not in this file: a patch or transformer of the \
                          kustomization that was built sets it; kustomize's output has it at \
                          {was})"
-                    ));
+                    )),
+                    // The line here reads otherwise than what was judged.
+                    (Some(output), Some(here)) if !field.is_empty() && output != here => {
+                        d.message.push_str(&format!(
+                            " (`{field}` reads otherwise in this file: a patch or transformer \
+                             of the kustomization that was built changes it; kustomize's output \
+                             has it at {was})"
+                        ));
+                    }
+                    _ => {}
                 }
                 let pointed = pointed_at(built, &steps, was.line);
                 let pointed: Vec<locate::Step<'_>> = pointed.iter().map(Owned::step).collect();

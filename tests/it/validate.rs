@@ -2510,6 +2510,64 @@ fn findings_about_kustomize_output_point_at_the_files_it_was_built_from() {
     assert!(places.iter().all(|at| at.starts_with("-:")), "{plain}");
 }
 
+/// A finding about a field the overlay's patch changed points at the base's line of it, and
+/// says that the patch changed it and where kustomize's output has what was judged: the base
+/// reads `u1.medium`, the finding is about `u1.larg`.
+#[test]
+fn built_from_says_when_a_patch_changed_the_field_a_finding_is_about() {
+    let tmp = tempfile::tempdir().unwrap();
+    let write = |file: &str, text: &str| {
+        let path = tmp.path().join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write(
+        "base/vm.yaml",
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: app\nspec:\n  \
+         runStrategy: Always\n  instancetype:\n    name: u1.medium\n  template:\n    spec:\n      \
+         domain:\n        devices: {}\n",
+    );
+    write("base/kustomization.yaml", "resources:\n- vm.yaml\n");
+    write(
+        "prod/kustomization.yaml",
+        "resources:\n- ../base\npatches:\n- path: patch.yaml\nbuildMetadata: [originAnnotations]\n",
+    );
+    write(
+        "prod/patch.yaml",
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: app\nspec:\n  \
+         instancetype:\n    name: u1.larg\n",
+    );
+    let built = Command::new(crate::common::tool("kubectl"))
+        .args(["kustomize", "prod"])
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{}", describe(&built));
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kvrender"));
+    cmd.current_dir(tmp.path())
+        .args(["validate", "--built-from", "prod", "-"]);
+    let out = run_with_stdin(cmd, &built.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let report = String::from_utf8_lossy(&out.stdout);
+    let finding = report
+        .lines()
+        .find(|l| l.contains("[KV011]"))
+        .unwrap_or_else(|| panic!("{report}"));
+    assert!(
+        finding
+            .starts_with("base/vm.yaml:8: warning[KV011] VirtualMachine/app: spec.instancetype:"),
+        "{finding}"
+    );
+    assert!(finding.contains("\"u1.larg\" not found"), "{finding}");
+    assert!(
+        finding.ends_with(
+            "(`spec.instancetype` reads otherwise in this file: a patch or transformer of the \
+             kustomization that was built changes it; kustomize's output has it at -:10)"
+        ),
+        "{finding}"
+    );
+}
+
 /// `--built-from` reads the files kustomize's origin annotations name, which are input: a
 /// device (`/dev/zero` never ends) or a directory is not read and the finding keeps its place.
 /// A `--built-from` that is not a directory cannot run.
