@@ -112,12 +112,9 @@ pub fn read_inputs(
         } else {
             vec![path.clone()]
         };
+        let named_file = !meta.is_dir() && !files.is_empty();
         files.retain(|file| !kustomizations.names_as_configuration(file));
-        if !meta.is_dir()
-            && files.is_empty()
-            && !walk::is_kustomization(path)
-            && !exclude.leaves_out_named(path)
-        {
+        if named_file && files.is_empty() {
             // Named on its own (as a pre-commit hook names changed files): say why nothing of
             // it is checked, rather than report it clean.
             eprintln!(
