@@ -109,6 +109,7 @@ fn run_parsing(args: &BuildArgs, parsing: Parsing) -> Result<Outcome> {
         sources.iter().chain(&catalog_sources),
         "build",
     );
+    load::note_kustomize_namespaces(&mut out.diagnostics, "build");
     load::built_from::map_to_sources(&mut out.diagnostics, &sources, built_from);
     if args.strict {
         for d in &mut out.diagnostics {

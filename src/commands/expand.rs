@@ -27,6 +27,7 @@ pub fn run(args: &ExpandArgs, out: &mut (impl Write + Send)) -> Result<Outcome> 
     let inputs = Inputs::resolution(&args.resolve)?;
     let mut outcome = expand_sources(&sources, &inputs, out)?;
     load::note_variables(&mut outcome.diagnostics, &sources, "expand");
+    load::note_kustomize_namespaces(&mut outcome.diagnostics, "expand");
     load::built_from::map_to_sources(&mut outcome.diagnostics, &sources, built_from);
     Ok(outcome)
 }

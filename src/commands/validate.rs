@@ -44,6 +44,7 @@ pub fn run(args: &ValidateArgs) -> Result<Outcome> {
         },
     );
     load::note_variables(&mut diags, &sources, "validate");
+    load::note_kustomize_namespaces(&mut diags, "validate");
     load::built_from::map_to_sources(&mut diags, &sources, built_from);
     let stdout = match args.format {
         Format::Human if diags.is_empty() => format!(

@@ -131,6 +131,7 @@ fn load_and_build(
     }
     diagnostic::sort(&mut out.diagnostics);
     load::note_variables(&mut out.diagnostics, &sources, command);
+    load::note_kustomize_namespaces(&mut out.diagnostics, command);
     load::built_from::map_to_sources(&mut out.diagnostics, &sources, built_from);
     out.exit_from_diagnostics();
     Ok(out)

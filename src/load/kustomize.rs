@@ -36,6 +36,8 @@ pub struct Named {
     folders: Vec<PathBuf>,
     /// Files and folders listed as resources or components.
     resources: HashSet<PathBuf>,
+    /// The namespace it gives every namespaced object it builds (`namespace:`).
+    namespace: Option<String>,
 }
 
 /// What kvrender knows of one folder.
@@ -145,7 +147,7 @@ impl Kustomizations {
 }
 
 /// What the kustomization file of a folder holds, as far as kvrender reads it.
-enum Read {
+pub(super) enum Read {
     /// What it names.
     Named(Named),
     /// A file that is not YAML.
@@ -155,6 +157,17 @@ enum Read {
 }
 
 impl Named {
+    /// Whether this kustomization lists `path` (a file, or the folder of another
+    /// kustomization, joined and resolved as its own paths are) as a resource or component.
+    pub fn builds(&self, path: &Path) -> bool {
+        self.resources.contains(path)
+    }
+
+    /// The namespace it gives the namespaced objects it builds.
+    pub fn namespace(&self) -> Option<&str> {
+        self.namespace.as_deref()
+    }
+
     /// What this kustomization makes of `file` (joined and resolved as its own paths are):
     /// `Some(false)` a resource, `Some(true)` configuration (see
     /// [`Kustomizations::names_as_configuration`]), `None` nothing.
@@ -188,18 +201,22 @@ pub fn names_as_input<'a>(
     input
 }
 
+/// The kustomization file of `folder`, if it has one: the first of kustomize's names found.
+pub(super) fn file_of(folder: &Path) -> Option<PathBuf> {
+    NAMES
+        .iter()
+        .map(|name| folder.join(name))
+        .find(|path| path.is_file())
+}
+
 /// Whether a file name is one kustomize reads as a kustomization.
 pub fn is_kustomization_name(name: &str) -> bool {
     NAMES.contains(&name)
 }
 
 /// The kustomization of `folder`, if it has one kvrender can read.
-fn read(folder: &Path) -> Read {
-    let Some(file) = NAMES
-        .iter()
-        .map(|name| folder.join(name))
-        .find(|path| path.is_file())
-    else {
+pub(super) fn read(folder: &Path) -> Read {
+    let Some(file) = file_of(folder) else {
         return Read::Nothing;
     };
     if std::fs::metadata(&file).is_ok_and(|meta| meta.len() > MAX_BYTES) {
@@ -217,7 +234,14 @@ fn read(folder: &Path) -> Read {
 /// The paths `kustomization` (the parsed file of `folder`) names, sorted by role. `folder`
 /// may be relative (a path inside a kpt package); the paths are then relative too.
 pub fn named(folder: &Path, kustomization: &Value) -> Named {
-    let mut named = Named::default();
+    let mut named = Named {
+        namespace: kustomization
+            .get("namespace")
+            .and_then(Value::as_str)
+            .filter(|ns| !ns.is_empty())
+            .map(str::to_string),
+        ..Named::default()
+    };
     let at = |path: &str| normalize(&folder.join(path));
     let strings = |key: &str| -> Vec<&str> {
         kustomization

@@ -8,6 +8,7 @@ pub mod exclude;
 mod json;
 pub mod kustomize;
 pub mod locate;
+mod namespaces;
 pub mod split;
 mod variables;
 pub mod walk;
@@ -28,6 +29,7 @@ use crate::model::path::Fields;
 use crate::origin::Origin;
 
 pub use exclude::Exclude;
+pub use namespaces::note_kustomize_namespaces;
 pub use variables::note_variables;
 
 /// The text of one input file.

@@ -2305,3 +2305,46 @@ fn catalog_findings_on_literal_fields_name_their_lines() {
         );
     }
 }
+
+/// A repository of one folder per team, each kustomization giving its own `namespace:` to
+/// objects written without one. kvrender reads the files as written, where two teams'
+/// preferences of one name are one object defined twice: the finding names the kustomization
+/// whose namespace explains it and the command that checks what kustomize builds, and that
+/// command finds nothing.
+#[test]
+fn a_kustomizations_namespace_is_named_where_it_explains_a_finding() {
+    const TREE: &str = "testdata/build/kustomize-namespaces";
+    let out = run(&["validate", TREE]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let report = stdout(&out);
+    let web = format!("{TREE}/teams/web");
+    assert!(
+        report.starts_with(&format!(
+            "{web}/preference.yaml:1: error[KV020] VirtualMachinePreference/linux: \
+             VirtualMachinePreference/linux is defined twice: first at \
+             {TREE}/teams/data/preference.yaml:1 (document 1); {web}/kustomization.yaml sets \
+             `namespace: team-web`, which kvrender does not apply to the files it reads (an \
+             object written without a namespace is in \"default\" here): check what kustomize \
+             builds instead (`kubectl kustomize {web} | kvrender validate -`)\n"
+        )),
+        "{report}"
+    );
+
+    // What the note says to run: each team's build, in its own namespace.
+    let mut built = Vec::new();
+    for team in ["web", "data"] {
+        let out = std::process::Command::new(tool("kubectl"))
+            .args(["kustomize", &format!("{TREE}/teams/{team}")])
+            .current_dir(root())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", describe(&out));
+        built.extend_from_slice(b"---\n");
+        built.extend_from_slice(&out.stdout);
+    }
+    let mut validate = kvrender();
+    validate.args(["validate", "-"]).current_dir(root());
+    let out = run_with_stdin(validate, &built);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_eq!(stdout(&out), "No problems found in 4 objects.\n");
+}
