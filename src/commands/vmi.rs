@@ -20,6 +20,7 @@ use crate::commands::inputs::Inputs;
 use crate::diagnostic::{self, Diagnostic, codes};
 use crate::emit;
 use crate::error::{Error, Result};
+use crate::kubevirt::profile::ReferencePolicy;
 use crate::kubevirt::{admission, expand, infer, presets, vmi, vmi_defaults};
 use crate::load;
 use crate::load::deferred::{DeferredVms, NotAVm};
@@ -399,6 +400,23 @@ pub(crate) fn build_one(
             }));
             return None;
         }
+        if expanded_in_place(&obj.value, inputs.profile.reference_policy) {
+            // The cluster's `instancetype.referencePolicy` has the VM controller write the
+            // expansion into the VM first (an update: its generation goes up), and start the
+            // VMI from that VM, which names no instancetype or preference any more.
+            return match pipeline::expand_vm_to_apply(obj, index, &inputs.profile) {
+                Ok(mut expanded) => {
+                    diagnostics.extend(warnings);
+                    vmi::bump_generation(&mut expanded);
+                    let expanded = obj.with_value(expanded);
+                    build_one(&expanded, inputs, index, stage, preset_index, diagnostics)
+                }
+                Err(d) => {
+                    diagnostics.push(d);
+                    None
+                }
+            };
+        }
         let primed;
         (primed, written_first) = with_annotations_written_first(obj, index, &inputs.profile);
         match pipeline::controller_vm(&primed, index, &inputs.profile) {
@@ -629,6 +647,23 @@ pub(crate) fn build_one(
         vmi::webhook_finalizer(&mut vmi);
     }
     Some(vmi)
+}
+
+/// Whether the VM controller writes the expansion of `vm`'s instancetype and preference into
+/// it before it starts it: with `expandAll` always, with `expand` unless the VM's status records
+/// a ControllerRevision of either (one taken while the policy was `reference`).
+fn expanded_in_place(vm: &Value, policy: ReferencePolicy) -> bool {
+    let has_revision = |which: &str| {
+        crate::model::path::str_at(vm, &["status", which, "controllerRevisionRef", "name"])
+            .is_some_and(|name| !name.is_empty())
+    };
+    match policy {
+        ReferencePolicy::Reference => false,
+        ReferencePolicy::ExpandAll => true,
+        ReferencePolicy::Expand => {
+            !has_revision("instancetypeRef") && !has_revision("preferenceRef")
+        }
+    }
 }
 
 /// The field of a VM's template that becomes `field` of the VMI the VM starts: the VMI's spec

@@ -56,6 +56,9 @@ pub struct ClusterProfile {
     /// `confidentialCompute.tdx.attestation.qgsSocketPath`, the socket of the TDX quote
     /// generation service, which the VMI webhook writes on TDX VMIs.
     pub qgs_socket_path: String,
+    /// `instancetype.referencePolicy`: with `expand` or `expandAll`, the VM controller writes
+    /// the expansion into a VM that names an instancetype or preference before it starts it.
+    pub reference_policy: ReferencePolicy,
     /// The CPU and memory hotplug limits VMIs get, `None` when `vmRolloutStrategy` is not
     /// `LiveUpdate` (VMIs then get none).
     pub hotplug: Option<Hotplug>,
@@ -159,6 +162,7 @@ impl Default for ClusterProfile {
             permit_bridge_on_pod_network: true,
             memory_overcommit: 100,
             qgs_socket_path: DEFAULT_QGS_SOCKET_PATH.into(),
+            reference_policy: ReferencePolicy::Reference,
             hotplug: Some(Hotplug::default()),
             emulator_thread_even_parity: false,
             wait_as_receiver: true,
@@ -169,6 +173,18 @@ impl Default for ClusterProfile {
             schema_as_written: false,
         }
     }
+}
+
+/// How a VM that names an instancetype or preference keeps it once KubeVirt has it
+/// (`instancetype.referencePolicy`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReferencePolicy {
+    /// It keeps naming them, with copies stashed in ControllerRevisions (the default).
+    Reference,
+    /// The VM controller expands them into a VM that has no ControllerRevision of them yet.
+    Expand,
+    /// The VM controller expands them into every VM.
+    ExpandAll,
 }
 
 /// What a cluster profile is read from, for error messages.
@@ -462,8 +478,33 @@ impl ClusterProfile {
             Some(Value::String(e)) => p.eviction_strategy = Some(e.clone()),
             Some(_) => return Err("`spec.configuration.evictionStrategy` must be a string".into()),
         }
-        if let Some(s) = text(&["confidentialCompute", "tdx", "attestation", "qgsSocketPath"])? {
-            p.qgs_socket_path = s;
+        // A pointer in Go: an empty path is one, and means no socket annotation at all.
+        match path::get(
+            &config,
+            &["confidentialCompute", "tdx", "attestation", "qgsSocketPath"],
+        ) {
+            None | Some(Value::Null) => {}
+            Some(Value::String(s)) => p.qgs_socket_path = s.clone(),
+            Some(_) => {
+                return Err(
+                    "`spec.configuration.confidentialCompute.tdx.attestation.qgsSocketPath` \
+                     must be a string"
+                        .into(),
+                );
+            }
+        }
+        if let Some(policy) = text(&["instancetype", "referencePolicy"])? {
+            p.reference_policy = match policy.as_str() {
+                "reference" => ReferencePolicy::Reference,
+                "expand" => ReferencePolicy::Expand,
+                "expandAll" => ReferencePolicy::ExpandAll,
+                other => {
+                    return Err(format!(
+                        "invalid `spec.configuration.instancetype.referencePolicy`: `{other}` \
+                         (KubeVirt takes `reference`, `expand` or `expandAll`)"
+                    ));
+                }
+            };
         }
         if let Some(n) = text(&["network", "defaultNetworkInterface"])? {
             match n.as_str() {
@@ -724,6 +765,16 @@ mod tests {
         assert_eq!(p.machine_type_for("amd64"), "q35");
         assert_eq!(p.eviction_strategy.as_deref(), Some("LiveMigrate"));
         assert_eq!(p.network_interface, "masquerade");
+        // An empty socket path is set, to nothing: no annotation names a socket.
+        let mut empty = cr.clone();
+        empty["spec"]["configuration"]["confidentialCompute"]["tdx"]["attestation"]["qgsSocketPath"] =
+            json!("");
+        assert_eq!(
+            ClusterProfile::from_kubevirt(&empty)
+                .unwrap()
+                .qgs_socket_path,
+            ""
+        );
         assert_eq!(p.qgs_socket_path, "/run/q.sock");
         assert_eq!(
             ClusterProfile::default().qgs_socket_path,

@@ -859,6 +859,22 @@ pub fn owner_reference(kind: &str, name: &str, uid: Option<&str>) -> Value {
 /// The annotation holding the generation of the VM a VMI was started from.
 pub const GENERATION_ANNOTATION: &str = "kubevirt.io/vm-generation";
 
+/// Count an update of `vm` in its `metadata.generation`, as the API server does when a spec
+/// changes: a VM without one is a new VM, of generation 1, that becomes 2.
+pub fn bump_generation(vm: &mut Value) {
+    let Some(metadata) = vm.get_mut("metadata").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let generation = metadata
+        .get("generation")
+        .and_then(Value::as_i64)
+        .unwrap_or(1);
+    metadata.insert(
+        "generation".into(),
+        Value::from(generation.saturating_add(1)),
+    );
+}
+
 /// What the VM controller writes into the metadata of the VMI it starts of `vm`: the VM as the
 /// VMI's controlling owner (with the VM's `uid` where its document has one: the API server gives
 /// a VM its own when it is created), the VM's generation (`metadata.generation`, or 1, a new

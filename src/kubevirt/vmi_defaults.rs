@@ -410,7 +410,8 @@ fn set_arm64_defaults(spec: &mut Value) {
         );
     }
     if let Some(efi) = map_at(spec, &["domain", "firmware", "bootloader", "efi"]) {
-        efi.entry("secureBoot").or_insert(Value::Bool(false));
+        // A `null` is Go's nil, which gets the default as an absent key does.
+        default_field(efi, "secureBoot", Value::Bool(false));
     }
     set_disk_bus(spec, "virtio");
 }
@@ -758,5 +759,13 @@ mod tests {
             json!({"efi": {"secureBoot": false}})
         );
         assert_eq!(spec["domain"]["machine"]["type"], "virt");
+        // A `null` is nil to Go: Secure Boot is turned off as for an absent key.
+        let spec = defaulted(json!({"architecture": "arm64", "domain": {
+            "firmware": {"bootloader": {"efi": {"secureBoot": null}}}
+        }}));
+        assert_eq!(
+            spec["domain"]["firmware"]["bootloader"],
+            json!({"efi": {"secureBoot": false}})
+        );
     }
 }

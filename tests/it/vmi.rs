@@ -2709,3 +2709,148 @@ fn a_preset_name_too_long_for_its_annotation() {
     );
     insta::assert_snapshot!("preset_name_too_long_validate", run(&["validate"]));
 }
+
+/// With `instancetype.referencePolicy: expand` (or `expandAll`) the VM controller writes the
+/// expansion into a VM that names an instancetype or preference, and starts the VMI from that
+/// VM: the VMI names neither, counts the update in its VM generation, and has the default
+/// interface the expansion adds before the preference turns the pod interface off. The
+/// expansion writes the CPU defaults into the VM, so a preset's CPU no longer reaches it. With
+/// `expand`, a VM whose status records a ControllerRevision keeps its references.
+#[test]
+fn the_reference_policy_expands_the_vm_before_its_vmi_is_made() {
+    let vmis = |extra: &[&str]| {
+        let mut cmd = kvrender();
+        cmd.current_dir(testdata("vmi"))
+            .args(["vmi", "--no-default-catalog", "reference-policy.yaml"])
+            .args(extra);
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{}", describe(&out));
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let docs = load::parse_text(&std::sync::Arc::from("out"), &stdout).objects;
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        (
+            docs.into_iter().map(|o| o.value).collect::<Vec<_>>(),
+            stderr,
+        )
+    };
+    let annotation = |vmi: &serde_json::Value, key: &str| {
+        vmi["metadata"]["annotations"][key]
+            .as_str()
+            .map(str::to_string)
+    };
+
+    for extra in [
+        &[][..],
+        &["--cluster-config", "reference-policy-reference.yaml"],
+    ] {
+        let (vmis, stderr) = vmis(extra);
+        let [sized, preset] = &vmis[..] else {
+            panic!("{vmis:?}")
+        };
+        assert_eq!(
+            annotation(sized, "kubevirt.io/cluster-instancetype-name").as_deref(),
+            Some("small")
+        );
+        assert_eq!(
+            annotation(sized, "kubevirt.io/vm-generation").as_deref(),
+            Some("1")
+        );
+        assert!(
+            sized["spec"]["domain"]["devices"]["interfaces"].is_null(),
+            "{sized}"
+        );
+        assert!(sized["spec"]["networks"].is_null(), "{sized}");
+        assert_eq!(preset["spec"]["domain"]["cpu"]["cores"], 4, "{preset}");
+        assert!(!stderr.contains("not applied"), "{stderr}");
+    }
+
+    for policy in [
+        "reference-policy-expand.yaml",
+        "reference-policy-expandAll.yaml",
+    ] {
+        let (vmis, stderr) = vmis(&["--cluster-config", policy]);
+        let [sized, preset] = &vmis[..] else {
+            panic!("{vmis:?}")
+        };
+        for vmi in [sized, preset] {
+            let annotations = vmi["metadata"]["annotations"].as_object().unwrap();
+            assert!(
+                annotations.keys().all(|k| !k.contains("preference-name")
+                    && !k.contains("instancetype-name")
+                    && !k.starts_with("virtualmachinepreset")),
+                "{policy}: {vmi}"
+            );
+            assert_eq!(
+                annotation(vmi, "kubevirt.io/vm-generation").as_deref(),
+                Some("2")
+            );
+            assert_eq!(
+                vmi["spec"]["domain"]["devices"]["interfaces"],
+                serde_json::json!([{"name": "default", "bridge": {}}]),
+                "{policy}"
+            );
+            assert_eq!(
+                vmi["spec"]["domain"]["devices"]["autoattachPodInterface"],
+                false
+            );
+        }
+        assert_eq!(sized["spec"]["domain"]["cpu"]["sockets"], 2, "{sized}");
+        assert_eq!(preset["spec"]["domain"]["cpu"]["cores"], 1, "{preset}");
+        assert!(
+            stderr.contains("VirtualMachineInstancePreset 'four-cores': spec.cpu not applied"),
+            "{stderr}"
+        );
+    }
+
+    // A ControllerRevision already taken: `expand` leaves the VM as it is, `expandAll` not.
+    let text = std::fs::read_to_string(testdata("vmi").join("reference-policy.yaml")).unwrap();
+    let with_revision = format!(
+        "{text}status:\n  instancetypeRef:\n    name: small\n    kind: \
+         VirtualMachineClusterInstancetype\n    controllerRevisionRef:\n      name: \
+         preset-cores-small-1\n"
+    );
+    for (policy, generation) in [("expand", "1"), ("expandAll", "2")] {
+        let mut cmd = kvrender();
+        cmd.current_dir(testdata("vmi")).args([
+            "vmi",
+            "--no-default-catalog",
+            "--cluster-config",
+            &format!("reference-policy-{policy}.yaml"),
+            "-",
+        ]);
+        let out = run_with_stdin(cmd, &with_revision);
+        assert!(out.status.success(), "{}", describe(&out));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let docs = load::parse_text(&std::sync::Arc::from("out"), &stdout).objects;
+        assert_eq!(
+            annotation(&docs[1].value, "kubevirt.io/vm-generation").as_deref(),
+            Some(generation),
+            "{policy}"
+        );
+    }
+
+    // KubeVirt's schema takes three values.
+    let out = run_with_stdin(
+        {
+            let mut cmd = kvrender();
+            cmd.current_dir(testdata("vmi")).args([
+                "vmi",
+                "--no-default-catalog",
+                "--cluster-config",
+                "-",
+                "reference-policy.yaml",
+            ]);
+            cmd
+        },
+        "spec:\n  configuration:\n    instancetype:\n      referencePolicy: Expand\n",
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(
+            "invalid `spec.configuration.instancetype.referencePolicy`: `Expand` (KubeVirt \
+             takes `reference`, `expand` or `expandAll`)"
+        ),
+        "{}",
+        describe(&out)
+    );
+}
