@@ -154,7 +154,7 @@ impl Inputs {
         index.add_layer(objects);
         index.add_layer(&self.catalog);
         if self.embedded {
-            index.set_fallback(render::embedded_lookup, render::embedded_names);
+            index.set_fallback(render::installed_lookup, render::installed_names);
         }
         index
     }

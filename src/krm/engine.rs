@@ -889,7 +889,7 @@ fn index_of<'a>(
     index.add_layer(path_objects);
     index.add_layer(catalogs);
     if config.default_catalog {
-        index.set_fallback(render::embedded_lookup, render::embedded_names);
+        index.set_fallback(render::installed_lookup, render::installed_names);
     }
     index
 }

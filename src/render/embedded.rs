@@ -144,6 +144,32 @@ pub fn embedded_names(kind: &str, namespace: &str) -> Vec<&'static str> {
         .collect()
 }
 
+/// [`embedded_lookup`] for what a cluster holds without being told: the cluster-scoped
+/// instancetypes and preferences, which KubeVirt's operator installs from the same catalog. Its
+/// namespaced copies exist only where someone applied them, so a VM naming a namespaced
+/// instancetype or preference is not answered from here. This is the resolution fallback.
+pub fn installed_lookup(kind: &str, namespace: &str, name: &str) -> Option<&'static Object> {
+    cluster_scoped(kind)
+        .then(|| embedded_lookup(kind, namespace, name))
+        .flatten()
+}
+
+/// [`embedded_names`] for [`installed_lookup`]: the cluster-scoped objects only.
+pub fn installed_names(kind: &str, namespace: &str) -> Vec<&'static str> {
+    if cluster_scoped(kind) {
+        embedded_names(kind, namespace)
+    } else {
+        Vec::new()
+    }
+}
+
+fn cluster_scoped(kind: &str) -> bool {
+    matches!(
+        kind,
+        "VirtualMachineClusterInstancetype" | "VirtualMachineClusterPreference"
+    )
+}
+
 /// The names table a lookup of `kind` in `namespace` searches, and whether the kind is
 /// namespaced; `None` for other kinds and for namespaces other than `default`.
 fn table_for<'l>(lazy: &'l Lazy, kind: &str, namespace: &str) -> Option<(&'l Names, bool)> {

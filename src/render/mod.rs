@@ -39,8 +39,8 @@ use crate::model::written::{At, Fragment, Written};
 use crate::origin::Origin;
 
 pub use embedded::{
-    embedded_catalog, embedded_lookup, embedded_names, embedded_sources, prepare_embedded,
-    render_embedded,
+    embedded_catalog, embedded_lookup, embedded_names, embedded_sources, installed_lookup,
+    installed_names, prepare_embedded, render_embedded,
 };
 pub use error::{Combination, RenderError, RenderErrors};
 

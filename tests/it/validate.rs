@@ -3165,3 +3165,60 @@ fn a_tab_in_the_indentation_is_reported_at_the_tab() {
         );
     }
 }
+
+/// The embedded catalog stands for what KubeVirt's operator installs in every cluster, the
+/// cluster-scoped instancetypes and preferences. A VM naming the namespaced `fedora` is not
+/// judged by the embedded catalog's namespaced copy, which a cluster holds only where someone
+/// applied it: KubeVirt admits such a VM when the lookup fails. Given the namespaced bundle
+/// with `--catalog`, the VM is judged by it.
+#[test]
+fn the_embedded_catalog_answers_for_the_cluster_scoped_objects_only() {
+    let vm = |kind: &str| {
+        format!(
+            "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: f\nspec:\n  \
+             preference:\n{kind}    name: fedora\n  runStrategy: Always\n  template:\n    \
+             spec:\n      domain:\n        devices: {{}}\n        memory:\n          \
+             guest: 1Gi\n"
+        )
+    };
+    let (_tmp, namespaced) = temp_file("vm.yaml", &vm("    kind: VirtualMachinePreference\n"));
+    let out = run_on(&["validate"], &namespaced);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        report.contains(
+            "warning[KV011] VirtualMachine/f: spec.preference: \
+             virtualmachinepreferences.instancetype.kubevirt.io \"fedora\" not found: it is not \
+             in the inputs or `--catalog` (the embedded catalog has a `VirtualMachinePreference` \
+             of that name, but stands for what KubeVirt's operator installs, the cluster-scoped \
+             objects only: if the namespace holds the namespaced bundle, pass it with \
+             `--catalog`)"
+        ) && report.contains(
+            "a VirtualMachineClusterPreference of that name exists: set `kind: \
+             VirtualMachineClusterPreference` in the matcher"
+        ) && !report.contains("KV033"),
+        "{report}"
+    );
+    let out = run_on(&["expand"], &namespaced);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+
+    // The namespaced bundle, given: its `fedora` requires 2Gi.
+    let catalog = format!("{ROOT}/catalog");
+    let out = run_on(&["validate", "--catalog", &catalog], &namespaced);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        report.contains("error[KV033]") && report.contains("preference requires 2Gi"),
+        "{report}"
+    );
+
+    // The cluster-scoped `fedora`, which a matcher without `kind` names, is there.
+    let (_tmp, cluster) = temp_file("vm.yaml", &vm(""));
+    let out = run_on(&["validate"], &cluster);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("preference requires 2Gi"),
+        "{}",
+        describe(&out)
+    );
+}

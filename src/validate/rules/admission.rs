@@ -388,9 +388,6 @@ fn infers(obj: &Object, side: &str) -> bool {
 /// Where a name not found was looked for: with the embedded catalog turned off, whether it
 /// would have been found there.
 fn looked_in(resource: &str, namespace: Option<&str>, name: &str, embedded: bool) -> String {
-    if embedded {
-        return "it is not in the inputs, `--catalog` or the embedded catalog".to_string();
-    }
     let kind = [
         Kind::ClusterInstancetype,
         Kind::Instancetype,
@@ -400,7 +397,22 @@ fn looked_in(resource: &str, namespace: Option<&str>, name: &str, embedded: bool
     .into_iter()
     .find(|k| k.resource() == resource)
     .map_or("", Kind::as_str);
-    if crate::render::embedded_lookup(kind, namespace.unwrap_or("default"), name).is_some() {
+    if embedded {
+        // The embedded catalog stands for what KubeVirt's operator installs: the cluster-scoped
+        // objects, not their namespaced copies.
+        if crate::render::embedded_lookup(kind, "default", name).is_some()
+            && crate::render::installed_lookup(kind, "default", name).is_none()
+        {
+            return format!(
+                "it is not in the inputs or `--catalog` (the embedded catalog has a `{kind}` \
+                 of that name, but stands for what KubeVirt's operator installs, the \
+                 cluster-scoped objects only: if the namespace holds the namespaced bundle, \
+                 pass it with `--catalog`)"
+            );
+        }
+        return "it is not in the inputs, `--catalog` or the embedded catalog".to_string();
+    }
+    if crate::render::installed_lookup(kind, namespace.unwrap_or("default"), name).is_some() {
         "it is not in the inputs or `--catalog`; the embedded catalog has it, but is turned off \
          here"
             .to_string()
