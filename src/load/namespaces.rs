@@ -185,17 +185,8 @@ fn shown(path: &Path, cwd: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::load::kustomize::tests::tree;
     use crate::origin::Origin;
-
-    fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        for (path, text) in files {
-            let path = dir.path().join(path);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
-        dir
-    }
 
     fn finding(code: &'static str, path: &Path, kind: &str, message: &str) -> Diagnostic {
         let mut d = Diagnostic::error(
