@@ -104,7 +104,7 @@ pub fn embedded_catalog() -> &'static [&'static Object] {
 /// Look an object up in the embedded catalog by kind, namespace and name, with the resolution
 /// index's rules (namespaced objects live in `default`). Only the combination asked for is
 /// rendered, once per process: a run that names two objects of the catalog renders two
-/// combinations, not all of them. Pass this to [`crate::resolve::Index::set_fallback`].
+/// combinations, not all of them. Resolution asks [`installed_lookup`], its cluster-scoped part.
 pub fn embedded_lookup(kind: &str, namespace: &str, name: &str) -> Option<&'static Object> {
     let lazy = lazy();
     let (table, namespaced) = table_for(lazy, kind, namespace)?;
@@ -123,8 +123,8 @@ pub fn embedded_lookup(kind: &str, namespace: &str, name: &str) -> Option<&'stat
 }
 
 /// The names of the embedded catalog's objects of `kind` in `namespace` (namespaced objects
-/// live in `default`), to suggest from when a lookup finds nothing. Pass this with
-/// [`embedded_lookup`] to [`crate::resolve::Index::set_fallback`].
+/// live in `default`), to suggest from when a lookup finds nothing; [`installed_names`] is its
+/// cluster-scoped part, which resolution suggests from.
 pub fn embedded_names(kind: &str, namespace: &str) -> Vec<&'static str> {
     let lazy = lazy();
     let Some((table, namespaced)) = table_for(lazy, kind, namespace) else {
@@ -147,7 +147,8 @@ pub fn embedded_names(kind: &str, namespace: &str) -> Vec<&'static str> {
 /// [`embedded_lookup`] for what a cluster holds without being told: the cluster-scoped
 /// instancetypes and preferences, which KubeVirt's operator installs from the same catalog. Its
 /// namespaced copies exist only where someone applied them, so a VM naming a namespaced
-/// instancetype or preference is not answered from here. This is the resolution fallback.
+/// instancetype or preference is not answered from here. Pass this with [`installed_names`] to
+/// [`crate::resolve::Index::set_fallback`].
 pub fn installed_lookup(kind: &str, namespace: &str, name: &str) -> Option<&'static Object> {
     cluster_scoped(kind)
         .then(|| embedded_lookup(kind, namespace, name))

@@ -385,8 +385,8 @@ fn infers(obj: &Object, side: &str) -> bool {
     !path::is_zero(path::get(&obj.value, &["spec", side, "inferFromVolume"]))
 }
 
-/// Where a name not found was looked for: with the embedded catalog turned off, whether it
-/// would have been found there.
+/// Where a name not found was looked for: with the embedded catalog on, whether it holds only a
+/// namespaced copy, which it does not answer for; turned off, whether it would have answered.
 fn looked_in(resource: &str, namespace: Option<&str>, name: &str, embedded: bool) -> String {
     let kind = [
         Kind::ClusterInstancetype,
