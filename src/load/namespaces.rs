@@ -15,8 +15,7 @@ use std::sync::Arc;
 use super::kustomize::{self, Read};
 use super::variables::shell_word;
 use crate::diagnostic::{Diagnostic, codes};
-use crate::model::scope::is_builtin_cluster_scoped;
-use crate::origin::ObjectRef;
+use crate::model::scope::is_cluster_scoped;
 
 /// Add to each finding that a kustomization's `namespace:` may explain which kustomization sets
 /// it, and the command that checks what kustomize builds instead (`kubectl kustomize DIR |
@@ -37,7 +36,7 @@ pub fn note_kustomize_namespaces(diags: &mut [Diagnostic], command: &str) {
                 placed.setting(&d.origin.path)
             }
             codes::INFERENCE => placed.setting(&d.origin.path),
-            codes::DUPLICATE if !cluster_scoped(object) => {
+            codes::DUPLICATE if !is_cluster_scoped(&object.api_version, &object.kind) => {
                 let Some(first) = d.related.as_deref() else {
                     continue;
                 };
@@ -159,19 +158,6 @@ fn namespaced_lookup(message: &str) -> bool {
     .any(|needle| message.contains(needle))
 }
 
-/// Whether `object` is of a kind the API server keeps out of namespaces: KubeVirt's cluster
-/// instancetypes and preferences, and the built-in kinds kustomize knows.
-fn cluster_scoped(object: &ObjectRef) -> bool {
-    let (group, version) = object
-        .api_version
-        .split_once('/')
-        .unwrap_or(("", &object.api_version));
-    matches!(
-        object.kind.as_str(),
-        "VirtualMachineClusterInstancetype" | "VirtualMachineClusterPreference"
-    ) || is_builtin_cluster_scoped(group, version, &object.kind)
-}
-
 /// `path` as the user would type it from the working directory: relative below it, whole
 /// elsewhere.
 fn shown(path: &Path, cwd: &Path) -> String {
@@ -186,7 +172,7 @@ fn shown(path: &Path, cwd: &Path) -> String {
 mod tests {
     use super::*;
     use crate::load::kustomize::tests::tree;
-    use crate::origin::Origin;
+    use crate::origin::{ObjectRef, Origin};
 
     fn finding(code: &'static str, path: &Path, kind: &str, message: &str) -> Diagnostic {
         let mut d = Diagnostic::error(

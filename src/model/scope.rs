@@ -58,6 +58,22 @@ const CLUSTER_SCOPED: &[(&str, &[&str], &[&str])] = &[
     ),
 ];
 
+/// Whether `kind` is one of KubeVirt's cluster-scoped kinds that VMs name:
+/// `VirtualMachineClusterInstancetype` or `VirtualMachineClusterPreference`.
+pub fn is_kubevirt_cluster_scoped(kind: &str) -> bool {
+    matches!(
+        kind,
+        "VirtualMachineClusterInstancetype" | "VirtualMachineClusterPreference"
+    )
+}
+
+/// Whether an object of `api_version` and `kind` is cluster-scoped: one of KubeVirt's cluster
+/// instancetypes and preferences, or a built-in cluster-scoped kind.
+pub fn is_cluster_scoped(api_version: &str, kind: &str) -> bool {
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    is_kubevirt_cluster_scoped(kind) || is_builtin_cluster_scoped(group, version, kind)
+}
+
 /// Whether `kind` of `group` at `version` is one of the built-in cluster-scoped kinds.
 pub fn is_builtin_cluster_scoped(group: &str, version: &str, kind: &str) -> bool {
     CLUSTER_SCOPED.iter().any(|(g, versions, kinds)| {

@@ -10,6 +10,7 @@ use rayon::prelude::*;
 
 use crate::load::{self, Source};
 use crate::model::Object;
+use crate::model::scope::is_kubevirt_cluster_scoped;
 use crate::resolve::WordHasher;
 
 use super::template::{Templates, sandbox};
@@ -150,25 +151,18 @@ pub fn embedded_names(kind: &str, namespace: &str) -> Vec<&'static str> {
 /// instancetype or preference is not answered from here. Pass this with [`installed_names`] to
 /// [`crate::resolve::Index::set_fallback`].
 pub fn installed_lookup(kind: &str, namespace: &str, name: &str) -> Option<&'static Object> {
-    cluster_scoped(kind)
+    is_kubevirt_cluster_scoped(kind)
         .then(|| embedded_lookup(kind, namespace, name))
         .flatten()
 }
 
 /// [`embedded_names`] for [`installed_lookup`]: the cluster-scoped objects only.
 pub fn installed_names(kind: &str, namespace: &str) -> Vec<&'static str> {
-    if cluster_scoped(kind) {
+    if is_kubevirt_cluster_scoped(kind) {
         embedded_names(kind, namespace)
     } else {
         Vec::new()
     }
-}
-
-fn cluster_scoped(kind: &str) -> bool {
-    matches!(
-        kind,
-        "VirtualMachineClusterInstancetype" | "VirtualMachineClusterPreference"
-    )
 }
 
 /// The names table a lookup of `kind` in `namespace` searches, and whether the kind is

@@ -10,19 +10,12 @@ use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Mutex, OnceLock, RwLock};
 
+use crate::model::scope::is_kubevirt_cluster_scoped;
 use crate::model::{Kind, Object};
 
 /// The lookup key: kind string, namespace (`""` for cluster-scoped kinds) and name.
 /// Kind, namespace (empty for cluster-scoped kinds) and name.
 type Key<'a> = (&'a str, &'a str, &'a str);
-
-/// Kinds that are cluster-scoped among those kvrender looks up.
-fn is_cluster_scoped(kind: &str) -> bool {
-    matches!(
-        kind,
-        "VirtualMachineClusterInstancetype" | "VirtualMachineClusterPreference"
-    )
-}
 
 /// A last layer consulted only when a lookup misses every other one: kind, namespace (`""` for
 /// cluster-scoped kinds) and name in, object out. It lets an expensive layer such as the
@@ -138,7 +131,7 @@ impl<'a> Index<'a> {
 
     fn key(obj: &Object) -> Key<'_> {
         let kind = obj.kind_str();
-        let ns = if is_cluster_scoped(kind) {
+        let ns = if is_kubevirt_cluster_scoped(kind) {
             ""
         } else {
             obj.effective_namespace()
@@ -230,7 +223,7 @@ impl<'a> Index<'a> {
     /// found nothing: "did you mean ...?".
     pub fn similar_name(&self, kind: Kind, namespace: &str, name: &str) -> Option<&'a str> {
         let kind = kind.as_str();
-        let ns = if is_cluster_scoped(kind) {
+        let ns = if is_kubevirt_cluster_scoped(kind) {
             ""
         } else {
             namespace
@@ -270,7 +263,7 @@ impl<'a> Index<'a> {
     /// nothing. The fallback layer is left aside: its names are nobody's renaming.
     pub fn renamed(&self, kind: Kind, namespace: &str, name: &str) -> Option<&'a str> {
         let kind = kind.as_str();
-        let ns = if is_cluster_scoped(kind) {
+        let ns = if is_kubevirt_cluster_scoped(kind) {
             ""
         } else {
             namespace
@@ -296,7 +289,7 @@ impl<'a> Index<'a> {
     /// the fallback layer's included, sorted and without repeats.
     pub fn names(&self, kind: Kind, namespace: &str) -> Vec<&'a str> {
         let kind = kind.as_str();
-        let ns = if is_cluster_scoped(kind) {
+        let ns = if is_kubevirt_cluster_scoped(kind) {
             ""
         } else {
             namespace
@@ -372,7 +365,7 @@ impl<'a> Index<'a> {
 
     /// Look up by kind string (for kinds outside KubeVirt, e.g. `PersistentVolumeClaim`).
     pub fn get_str(&self, kind: &str, namespace: &str, name: &str) -> Option<&'a Object> {
-        let ns = if is_cluster_scoped(kind) {
+        let ns = if is_kubevirt_cluster_scoped(kind) {
             ""
         } else {
             namespace

@@ -400,8 +400,8 @@ fn looked_in(resource: &str, namespace: Option<&str>, name: &str, embedded: bool
     if embedded {
         // The embedded catalog stands for what KubeVirt's operator installs: the cluster-scoped
         // objects, not their namespaced copies.
-        if crate::render::embedded_lookup(kind, "default", name).is_some()
-            && crate::render::installed_lookup(kind, "default", name).is_none()
+        if !crate::model::scope::is_kubevirt_cluster_scoped(kind)
+            && crate::render::embedded_lookup(kind, "default", name).is_some()
         {
             return format!(
                 "it is not in the inputs or `--catalog` (the embedded catalog has a `{kind}` \
