@@ -404,7 +404,7 @@ pub fn parse_text(path: &Arc<str>, text: &str) -> Loaded {
         }
         return loaded;
     }
-    let chunks = split::split(text);
+    let (chunks, skipped) = split::split_noting_skipped(text);
     let alone = only_document(&chunks);
     let results: Vec<Result<Object, Diagnostic>> = chunks
         .par_iter()
@@ -424,6 +424,32 @@ pub fn parse_text(path: &Arc<str>, text: &str) -> Loaded {
         }
     }
     loaded
+        .diagnostics
+        .extend(skipped_warnings(path, &chunks, &skipped));
+    loaded
+}
+
+/// A warning for each stretch of `path`'s text that follows a `...` marker with no `---` before
+/// it: kubectl, kustomize and kpt never read it, so an object written there is never applied.
+fn skipped_warnings<'a>(
+    path: &'a Arc<str>,
+    chunks: &'a [split::Chunk<'_>],
+    skipped: &'a [split::Skipped],
+) -> impl Iterator<Item = Diagnostic> + 'a {
+    skipped.iter().map(move |s| {
+        let index = chunks.partition_point(|c| c.first_line < s.content_line);
+        Diagnostic::warning(
+            codes::NOT_AN_OBJECT,
+            Origin::new(path.clone(), index, Some(s.content_line)),
+            format!(
+                "this text is not read: it follows the document end marker `...` on line {} \
+                 with no `---` between them, and kubectl, kustomize and kpt skip everything \
+                 after a `...` up to the next `---` line; put a `---` line before it to make \
+                 it a document, or delete it",
+                s.marker_line
+            ),
+        )
+    })
 }
 
 /// Whether `chunks` hold one document with content: a file of one document that is not a
@@ -766,9 +792,12 @@ fn file_documents<'a>(
         split::TopLevelKey::new("apiVersion"),
         split::TopLevelKey::new("kind"),
     );
-    let chunks = split::split(text);
+    let (chunks, skipped) = split::split_noting_skipped(text);
     let alone = only_document(&chunks);
-    chunks
+    let warnings: Vec<Document<'a>> = skipped_warnings(&source.path, &chunks, &skipped)
+        .map(|d| Document::Problem(Box::new(d)))
+        .collect();
+    let mut documents: Vec<Document<'a>> = chunks
         .into_par_iter()
         .enumerate()
         .flat_map_iter(|(index, chunk)| {
@@ -793,7 +822,9 @@ fn file_documents<'a>(
             };
             Either::Left(std::iter::once(one))
         })
-        .collect()
+        .collect();
+    documents.extend(warnings);
+    documents
 }
 
 /// Whether `obj` is a list of objects that kustomize reads as its items: a kind ending in
@@ -1273,14 +1304,14 @@ mod tests {
         let text = "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: a\n---\n\
                     apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachinePreference\n\
                     metadata: {name: p}\n---\napiVersion: kubevirt.io/v1\nkind: VirtualMachine\n\
-                    metadata: [\n---\n- a\n";
+                    metadata: [\n---\n- a\n...\napiVersion: kubevirt.io/v1\nkind: VirtualMachine\n";
         let sources = [Source {
             path: Arc::from("s.yaml"),
             bytes: text.as_bytes().to_vec(),
         }];
         let eager = parse_sources(&sources);
         let docs = documents(&sources, &|_, kind| kind == "VirtualMachine");
-        assert_eq!(docs.len(), 4);
+        assert_eq!(docs.len(), 5);
         assert!(matches!(docs[0], Document::Deferred(_)));
         assert!(matches!(docs[1], Document::Object(_)));
         let mut objects = Vec::new();
@@ -1297,7 +1328,32 @@ mod tests {
         }
         assert_eq!(objects, eager.objects);
         assert_eq!(diagnostics, eager.diagnostics);
-        assert_eq!(diagnostics.len(), 2);
+        assert_eq!(diagnostics.len(), 3);
+    }
+
+    /// What follows a `...` with no `---` before it is read by no Kubernetes tool: it is not
+    /// an object, and a warning says where it is and why.
+    #[test]
+    fn text_after_an_end_marker_is_left_out_with_a_warning() {
+        let l = load(
+            "apiVersion: v1\nkind: A\nmetadata: {name: a}\n...\n\
+             apiVersion: v1\nkind: B\nmetadata: {name: b}\n---\n\
+             apiVersion: v1\nkind: C\nmetadata: {name: c}\n",
+        );
+        let kinds: Vec<&str> = l.objects.iter().map(Object::kind_str).collect();
+        assert_eq!(kinds, ["A", "C"]);
+        assert_eq!(l.objects[1].origin.index, 1);
+        let [d] = l.diagnostics.as_slice() else {
+            panic!("{:?}", l.diagnostics)
+        };
+        assert_eq!(d.severity, crate::diagnostic::Severity::Warning);
+        assert_eq!(d.code, codes::NOT_AN_OBJECT);
+        assert_eq!((d.origin.line, d.origin.index), (Some(5), 1));
+        assert!(
+            d.message.contains("marker `...` on line 4"),
+            "{}",
+            d.message
+        );
     }
 
     #[test]

@@ -5,6 +5,12 @@
 //! anywhere but at a document boundary (the spec's `c-forbidden`), even inside block scalars, so
 //! a line scan finds exactly the boundaries a parser would.
 //!
+//! What follows a `...` document end marker up to the next `---` is left out of the documents,
+//! as kubectl, kustomize and kpt leave it out: their readers cut a stream at `---` lines only and
+//! read one document from each piece, so an object written after a `...` with no `---` before it
+//! is never applied. YAML would read it as another document. [`split_noting_skipped`] says where
+//! such text is, so that the loader can warn about it.
+//!
 //! A byte order mark may start a line of a document prefix (YAML 1.2, `l-document-prefix`):
 //! before a later document's `---` or directives, as `cat a.yaml b.yaml` leaves it when
 //! `b.yaml` begins with one, or before anything after a `...`. Such a mark is left out of the
@@ -35,9 +41,25 @@ fn has_content(line: &str) -> bool {
     !(t.is_empty() || t.starts_with('#') || t == "---" || t == "..." || t.starts_with('%'))
 }
 
+/// Content that follows a `...` marker with no `---` between them, which the Kubernetes tools
+/// never read (see the module's documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Skipped {
+    /// The 1-based line of the `...` marker.
+    pub marker_line: u32,
+    /// The 1-based line of the first line with content after it.
+    pub content_line: u32,
+}
+
 /// Split `text` into documents. Chunks without any content (only comments, blank lines or
-/// markers) are dropped, as a YAML parser yields no object for them.
+/// markers) are dropped, as a YAML parser yields no object for them, and so is content after a
+/// `...` marker up to the next `---`, which the Kubernetes tools do not read.
 pub fn split(text: &str) -> Vec<Chunk<'_>> {
+    split_noting_skipped(text).0
+}
+
+/// [`split`], also saying where content after a `...` marker was left out.
+pub fn split_noting_skipped(text: &str) -> (Vec<Chunk<'_>>, Vec<Skipped>) {
     split_in(text, rayon::current_num_threads() * 4, PARALLEL_FROM)
 }
 
@@ -49,7 +71,7 @@ const PARALLEL_FROM: usize = 1 << 20;
 /// A piece ends just before a `---` marker line, where a serial scan would end a document too:
 /// YAML allows such a line only at a document boundary. Streams with directives (`%YAML`) are
 /// split serially, since a directive belongs to the document that the next marker opens.
-fn split_in(text: &str, pieces: usize, min_len: usize) -> Vec<Chunk<'_>> {
+fn split_in(text: &str, pieces: usize, min_len: usize) -> (Vec<Chunk<'_>>, Vec<Skipped>) {
     use rayon::prelude::*;
 
     let cuts = if text.len() >= min_len && pieces > 1 && !has_directive(text) {
@@ -58,27 +80,33 @@ fn split_in(text: &str, pieces: usize, min_len: usize) -> Vec<Chunk<'_>> {
         Vec::new()
     };
     if cuts.is_empty() {
-        return split_serial(text).0;
+        let (chunks, skipped, _) = split_serial(text);
+        return (chunks, skipped);
     }
     let bounds: Vec<(usize, usize)> = std::iter::once(0)
         .chain(cuts.iter().copied())
         .zip(cuts.iter().copied().chain(std::iter::once(text.len())))
         .collect();
-    let parts: Vec<(Vec<Chunk<'_>>, u32)> = bounds
+    let parts: Vec<(Vec<Chunk<'_>>, Vec<Skipped>, u32)> = bounds
         .par_iter()
         .map(|&(from, to)| split_serial(&text[from..to]))
         .collect();
-    let mut chunks = Vec::with_capacity(parts.iter().map(|(c, _)| c.len()).sum());
+    let mut chunks = Vec::with_capacity(parts.iter().map(|(c, _, _)| c.len()).sum());
+    let mut all_skipped = Vec::new();
     let mut lines_before = 0u32;
-    for (part, lines) in parts {
+    for (part, skipped, lines) in parts {
         chunks.extend(part.into_iter().map(|mut c| {
             c.first_line += lines_before;
             c.content_line = c.content_line.map(|l| l + lines_before);
             c
         }));
+        all_skipped.extend(skipped.into_iter().map(|s| Skipped {
+            marker_line: s.marker_line + lines_before,
+            content_line: s.content_line + lines_before,
+        }));
         lines_before += lines;
     }
-    chunks
+    (chunks, all_skipped)
 }
 
 /// Whether a line of `text` starts with `%` (perhaps after a byte order mark).
@@ -119,12 +147,13 @@ fn cut_points(text: &str, pieces: usize) -> Vec<usize> {
     cuts
 }
 
-/// Split serially; also returns how many lines `text` has.
+/// Split serially; also returns the content left out after `...` markers and how many lines
+/// `text` has.
 ///
 /// Lines are looked at one by one only until a document has content; after that only a line
 /// that starts with `-` or `.` can end it, and the scan jumps to the next such line with a
 /// vectorised search, counting the line breaks it passes over.
-fn split_serial(text: &str) -> (Vec<Chunk<'_>>, u32) {
+fn split_serial(text: &str) -> (Vec<Chunk<'_>>, Vec<Skipped>, u32) {
     let bytes = text.as_bytes();
     let mut dash = Ahead::new(b"\n-");
     let mut dot = Ahead::new(b"\n.");
@@ -157,7 +186,8 @@ fn split_serial(text: &str) -> (Vec<Chunk<'_>>, u32) {
         documents.line(offset, end, line_no);
         offset = end;
     }
-    (documents.finish(offset), line_no)
+    let (chunks, skipped) = documents.finish(offset);
+    (chunks, skipped, line_no)
 }
 
 /// Whether a line that starts with `byte` may end the document it is in: a `---` or `...`
@@ -180,6 +210,9 @@ struct Documents<'a> {
     /// No document has begun since the start of the stream or the last `...`: a line here
     /// is part of a document prefix until one with content, a marker or a directive.
     in_prefix: bool,
+    /// The line of a `...` marker with no `---` after it yet: what comes now is not read.
+    after_end: Option<u32>,
+    skipped: Vec<Skipped>,
 }
 
 impl<'a> Documents<'a> {
@@ -192,6 +225,8 @@ impl<'a> Documents<'a> {
             content_line: None,
             in_doc_directives: false,
             in_prefix: true,
+            after_end: None,
+            skipped: Vec::new(),
         }
     }
 
@@ -238,6 +273,7 @@ impl<'a> Documents<'a> {
             }
             self.in_doc_directives = false;
             self.in_prefix = false;
+            self.after_end = None;
             // `--- value` carries content on the marker line itself.
             if has_content(&bare[3..]) && self.content_line.is_none() {
                 self.content_line = Some(line_no);
@@ -248,6 +284,7 @@ impl<'a> Documents<'a> {
             self.start_line = line_no.saturating_add(1);
             self.content_line = None;
             self.in_prefix = true;
+            self.after_end = Some(line_no);
         } else if bare.starts_with('%') && self.content_line.is_none() {
             // A directive belongs to the document that the next `---` opens.
             if offset > self.start && !self.in_doc_directives {
@@ -266,7 +303,12 @@ impl<'a> Documents<'a> {
     /// The current document, ending at `end`, when it has content (a parser yields no object
     /// for one that has none).
     fn push(&mut self, end: usize) {
-        if let Some(content_line) = self.content_line {
+        if let (Some(content_line), Some(marker_line)) = (self.content_line, self.after_end) {
+            self.skipped.push(Skipped {
+                marker_line,
+                content_line,
+            });
+        } else if let Some(content_line) = self.content_line {
             self.chunks.push(Chunk {
                 text: &self.text[self.start..end],
                 first_line: self.start_line,
@@ -275,12 +317,12 @@ impl<'a> Documents<'a> {
         }
     }
 
-    /// The documents, the last one ending at `end`.
-    fn finish(mut self, end: usize) -> Vec<Chunk<'a>> {
+    /// The documents, the last one ending at `end`, and the content left out after `...`.
+    fn finish(mut self, end: usize) -> (Vec<Chunk<'a>>, Vec<Skipped>) {
         if end > self.start {
             self.push(end);
         }
-        self.chunks
+        (self.chunks, self.skipped)
     }
 }
 
@@ -437,7 +479,7 @@ mod tests {
     }
 
     /// The split that looks at every line, which the jumping [`split_serial`] must agree with.
-    fn split_by_lines(text: &str) -> (Vec<Chunk<'_>>, u32) {
+    fn split_by_lines(text: &str) -> (Vec<Chunk<'_>>, Vec<Skipped>, u32) {
         let mut documents = Documents::new(text);
         let mut offset = 0;
         let mut line_no = 0u32;
@@ -448,14 +490,15 @@ mod tests {
             }
             offset += line.len();
         }
-        (documents.finish(offset), line_no)
+        let (chunks, skipped) = documents.finish(offset);
+        (chunks, skipped, line_no)
     }
 
     /// A stream with every construct the splitter looks at, many times over.
     fn tricky_stream(copies: usize) -> String {
         let mut text = String::from("# head\n");
         for i in 0..copies {
-            match i % 8 {
+            match i % 9 {
                 0 => text.push_str(&format!("---\na: {i}\nb: |\n  ---x\n  text\n")),
                 1 => text.push_str(&format!("--- # c\n\n# only comments\nc: {i}\n...\n")),
                 2 => text.push_str("---\n---\n"),
@@ -463,6 +506,7 @@ mod tests {
                 4 => text.push_str(&format!("---\r\ne: {i}\r\n")),
                 5 => text.push_str(&format!("----\nf: {i}\n--- \ng: 1\n")),
                 6 => text.push_str(&format!("{BOM}---\nbom: {i}\n")),
+                7 => text.push_str(&format!("---\nx: {i}\n...\n# gap\nlost: {i}\n")),
                 _ => text.push_str(&format!("---\t\nh:\n  - {i}\n")),
             }
         }
@@ -472,17 +516,20 @@ mod tests {
     #[test]
     fn parallel_split_equals_serial_split() {
         let text = tricky_stream(500);
-        let serial = split_serial(&text).0;
-        assert!(serial.len() > 300);
+        let (chunks, skipped, _) = split_serial(&text);
+        assert!(chunks.len() > 300);
+        assert!(skipped.len() > 50);
         for pieces in [2, 3, 8, 64, 1000] {
-            assert_eq!(split_in(&text, pieces, 0), serial, "{pieces} pieces");
+            assert_eq!(
+                split_in(&text, pieces, 0),
+                (chunks.clone(), skipped.clone()),
+                "{pieces} pieces"
+            );
         }
         // Directives keep the split serial, and the result is the same.
         let with_directive = format!("{text}%YAML 1.2\n---\nz: 1\n");
-        assert_eq!(
-            split_in(&with_directive, 8, 0),
-            split_serial(&with_directive).0
-        );
+        let (chunks, skipped, _) = split_serial(&with_directive);
+        assert_eq!(split_in(&with_directive, 8, 0), (chunks, skipped));
         assert!(has_directive(&with_directive));
         assert!(!has_directive(&text));
     }
@@ -575,9 +622,20 @@ mod tests {
                 ("%YAML 1.2\n---\nb: 2\n", 3, Some(5))
             ]
         );
+        // Content there is not read (see `content_after_an_end_marker_is_not_read`).
         assert_eq!(
-            texts("a: 1\n...\n# c\n\u{feff}b: 2\n"),
-            [("a: 1\n...\n", 1, Some(1)), ("b: 2\n", 4, Some(4))]
+            split_noting_skipped("a: 1\n...\n# c\n\u{feff}b: 2\n"),
+            (
+                vec![Chunk {
+                    text: "a: 1\n...\n",
+                    first_line: 1,
+                    content_line: Some(1)
+                }],
+                vec![Skipped {
+                    marker_line: 2,
+                    content_line: 4
+                }]
+            )
         );
         assert_eq!(
             texts("# c\n\u{feff}# d\nb: 2\n"),
@@ -595,6 +653,34 @@ mod tests {
             assert_eq!(chunks.len(), 1, "{text:?}");
             assert_eq!(chunks[0].text, text);
         }
+    }
+
+    /// kubectl, kustomize and kpt cut a stream at `---` lines only and read one document of
+    /// each piece: an object after a `...` with no `---` before it is never applied.
+    #[test]
+    fn content_after_an_end_marker_is_not_read() {
+        let text = "a: 1\n...\n# gap\n\nb: 2\n...\nc: 3\n---\nd: 4\n...\n---\ne: 5\n...\n";
+        let (chunks, skipped) = split_noting_skipped(text);
+        let read: Vec<(&str, u32)> = chunks.iter().map(|c| (c.text, c.first_line)).collect();
+        assert_eq!(
+            read,
+            [
+                ("a: 1\n...\n", 1),
+                ("---\nd: 4\n...\n", 8),
+                ("---\ne: 5\n...\n", 11)
+            ]
+        );
+        let at = |marker_line, content_line| Skipped {
+            marker_line,
+            content_line,
+        };
+        assert_eq!(skipped, [at(2, 5), at(6, 7)]);
+        // Directives after the marker open the next document with their `---`.
+        let (chunks, skipped) = split_noting_skipped("a: 1\n...\n%YAML 1.2\n---\nb: 2\n");
+        assert_eq!(chunks.len(), 2);
+        assert!(skipped.is_empty());
+        // Only comments and blank lines after the marker: nothing is left out.
+        assert!(split_noting_skipped("a: 1\n...\n# end\n\n").1.is_empty());
     }
 
     #[test]

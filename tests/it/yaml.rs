@@ -267,3 +267,69 @@ fn plain_numbers_read_as_kubectl_and_kustomize_read_them() {
     assert_eq!(ours["k0"], json!(420));
     assert_eq!(ours["k3"], json!(-8));
 }
+
+/// The objects of a stream are the ones the Kubernetes tools read from it: text after a `...`
+/// document end marker with no `---` before it is skipped by `kubectl kustomize` and by kpt,
+/// and `build` leaves it out too, with a warning at its first line. Checked against the real
+/// tools on the same file.
+#[test]
+fn text_after_an_end_marker_is_skipped_as_kubectl_and_kpt_skip_it() {
+    let config_map =
+        |name: &str| format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n");
+    let text = format!(
+        "{}...\n{}---\n{}...\n# only a comment\n---\n{}",
+        config_map("one"),
+        config_map("lost"),
+        config_map("two"),
+        config_map("three")
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("cms.yaml"), &text).unwrap();
+    std::fs::write(
+        tmp.path().join("kustomization.yaml"),
+        "resources: [cms.yaml]\n",
+    )
+    .unwrap();
+    let names = |out: &std::process::Output| -> Vec<String> {
+        let printed = String::from_utf8(out.stdout.clone()).unwrap();
+        let mut names: Vec<String> = printed
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("name: ").map(str::to_string))
+            .collect();
+        names.sort();
+        names
+    };
+
+    let ours = kvrender()
+        .arg("build")
+        .arg(tmp.path().join("cms.yaml"))
+        .output()
+        .unwrap();
+    assert!(ours.status.success(), "{}", describe(&ours));
+    let stderr = String::from_utf8_lossy(&ours.stderr);
+    assert!(
+        stderr.contains("cms.yaml:6: warning[KV002]") && stderr.contains("on line 5"),
+        "{stderr}"
+    );
+    let kustomize = Command::new(tool("kubectl"))
+        .arg("kustomize")
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert!(kustomize.status.success(), "{}", describe(&kustomize));
+    std::fs::remove_file(tmp.path().join("kustomization.yaml")).unwrap();
+    let kpt = Command::new(tool("kpt"))
+        .args(["fn", "source"])
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert!(kpt.status.success(), "{}", describe(&kpt));
+
+    assert_eq!(names(&ours), ["one", "three", "two"]);
+    assert_eq!(names(&kustomize), names(&ours));
+    let from_kpt: Vec<String> = names(&kpt)
+        .into_iter()
+        .filter(|n| ["one", "two", "three", "lost"].contains(&n.as_str()))
+        .collect();
+    assert_eq!(from_kpt, names(&ours));
+}
