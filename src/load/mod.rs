@@ -1041,12 +1041,16 @@ fn readable_ref(value: &Value) -> Option<crate::origin::ObjectRef> {
         Some(Value::String(ns)) if ns.is_empty() => None,
         Some(ns) => Some(text(ns)?),
     };
+    let api_version = value
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    // As in `Object::object_ref`: no namespace for a cluster-scoped kind.
+    let namespace =
+        namespace.filter(|_| !crate::model::scope::is_cluster_scoped(&api_version, &kind));
     Some(crate::origin::ObjectRef {
-        api_version: value
-            .get("apiVersion")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string(),
+        api_version,
         kind,
         namespace,
         name,

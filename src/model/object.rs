@@ -381,12 +381,18 @@ impl Object {
         self.namespace().unwrap_or("default")
     }
 
-    /// The identity used in messages.
+    /// The identity used in messages. A cluster-scoped object has no namespace there, whatever
+    /// its `metadata.namespace` says: the API server ignores it (kustomize's `namespace:` sets
+    /// it on kinds it does not know to be cluster-scoped).
     pub fn object_ref(&self) -> ObjectRef {
+        let (api_version, kind) = (self.api_version(), self.kind_str());
         ObjectRef {
-            api_version: self.api_version().to_string(),
-            kind: self.kind_str().to_string(),
-            namespace: self.namespace().map(str::to_string),
+            api_version: api_version.to_string(),
+            kind: kind.to_string(),
+            namespace: self
+                .namespace()
+                .filter(|_| !crate::model::scope::is_cluster_scoped(api_version, kind))
+                .map(str::to_string),
             name: self.name().to_string(),
         }
     }
@@ -394,5 +400,48 @@ impl Object {
     /// `spec` when it is a mapping.
     pub fn spec(&self) -> Option<&Value> {
         self.value.field("spec").filter(|v| v.is_object())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn object(api_version: &str, kind: &str) -> Object {
+        let value = serde_json::json!({
+            "apiVersion": api_version,
+            "kind": kind,
+            "metadata": {"name": "big", "namespace": "team-a"},
+        });
+        Object::new(value, Origin::new("a.yaml", 0, Some(1)))
+    }
+
+    /// The API server ignores the namespace of a cluster-scoped object (kustomize's
+    /// `namespace:` sets one on kinds it does not know), so a finding does not name it.
+    #[test]
+    fn a_cluster_scoped_object_is_named_without_its_namespace() {
+        let cluster = object(
+            "instancetype.kubevirt.io/v1beta1",
+            "VirtualMachineClusterInstancetype",
+        );
+        assert_eq!(cluster.object_ref().namespace, None);
+        assert_eq!(
+            cluster.object_ref().to_string(),
+            "VirtualMachineClusterInstancetype/big"
+        );
+        assert_eq!(
+            object("rbac.authorization.k8s.io/v1", "ClusterRole")
+                .object_ref()
+                .to_string(),
+            "ClusterRole/big"
+        );
+        let namespaced = object(
+            "instancetype.kubevirt.io/v1beta1",
+            "VirtualMachineInstancetype",
+        );
+        assert_eq!(
+            namespaced.object_ref().to_string(),
+            "VirtualMachineInstancetype/team-a/big"
+        );
     }
 }
