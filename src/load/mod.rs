@@ -425,19 +425,34 @@ pub fn parse_text(path: &Arc<str>, text: &str) -> Loaded {
     }
     loaded
         .diagnostics
-        .extend(skipped_warnings(path, &chunks, &skipped));
+        .extend(skipped_findings(path, &chunks, &skipped));
     loaded
 }
 
-/// A warning for each stretch of `path`'s text that follows a `...` marker with no `---` before
-/// it: kubectl, kustomize and kpt never read it, so an object written there is never applied.
-fn skipped_warnings<'a>(
+/// A finding for each stretch of `path`'s text that follows a `...` marker with no `---` before
+/// it: kubectl, kustomize and kpt never read it, so an object written there is never applied
+/// (a warning). After a marker that ends no document, their YAML reader finds no document where
+/// it expects one and they refuse the whole file (an error).
+fn skipped_findings<'a>(
     path: &'a Arc<str>,
     chunks: &'a [split::Chunk<'_>],
     skipped: &'a [split::Skipped],
 ) -> impl Iterator<Item = Diagnostic> + 'a {
     skipped.iter().map(move |s| {
         let index = chunks.partition_point(|c| c.first_line < s.content_line);
+        if s.ends_nothing {
+            return Diagnostic::error(
+                codes::YAML_SYNTAX,
+                Origin::new(path.clone(), index, Some(s.marker_line)),
+                format!(
+                    "invalid YAML: this document end marker `...` ends no document, and text \
+                     follows it (line {}) with no `---` between them: kubectl, kustomize and kpt \
+                     refuse the file (\"did not find expected node content\"); put a `---` \
+                     line in place of the `...`",
+                    s.content_line
+                ),
+            );
+        }
         Diagnostic::warning(
             codes::NOT_AN_OBJECT,
             Origin::new(path.clone(), index, Some(s.content_line)),
@@ -794,7 +809,7 @@ fn file_documents<'a>(
     );
     let (chunks, skipped) = split::split_noting_skipped(text);
     let alone = only_document(&chunks);
-    let warnings: Vec<Document<'a>> = skipped_warnings(&source.path, &chunks, &skipped)
+    let warnings: Vec<Document<'a>> = skipped_findings(&source.path, &chunks, &skipped)
         .map(|d| Document::Problem(Box::new(d)))
         .collect();
     let mut documents: Vec<Document<'a>> = chunks
@@ -1358,6 +1373,16 @@ mod tests {
             "{}",
             d.message
         );
+
+        // A marker that ends no document: the tools refuse the file.
+        let l = load("# only a comment\n...\napiVersion: v1\nkind: B\nmetadata: {name: b}\n");
+        assert!(l.objects.is_empty());
+        let [d] = l.diagnostics.as_slice() else {
+            panic!("{:?}", l.diagnostics)
+        };
+        assert_eq!(d.severity, crate::diagnostic::Severity::Error);
+        assert_eq!((d.code, d.origin.line), (codes::YAML_SYNTAX, Some(2)));
+        assert!(d.message.contains("ends no document"), "{}", d.message);
     }
 
     #[test]

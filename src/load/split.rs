@@ -9,7 +9,8 @@
 //! as kubectl, kustomize and kpt leave it out: their readers cut a stream at `---` lines only and
 //! read one document from each piece, so an object written after a `...` with no `---` before it
 //! is never applied. YAML would read it as another document. [`split_noting_skipped`] says where
-//! such text is, so that the loader can warn about it.
+//! such text is, so that the loader can warn about it (or report the error those tools give
+//! when the `...` ends no document).
 //!
 //! A byte order mark may start a line of a document prefix (YAML 1.2, `l-document-prefix`):
 //! before a later document's `---` or directives, as `cat a.yaml b.yaml` leaves it when
@@ -49,6 +50,10 @@ pub struct Skipped {
     pub marker_line: u32,
     /// The 1-based line of the first line with content after it.
     pub content_line: u32,
+    /// The marker ends no document: nothing but comments, blank lines and directives comes
+    /// before it since the last `---` line (or the start). The Kubernetes tools' YAML reader
+    /// then finds no document where it expects one, and refuses the file.
+    pub ends_nothing: bool,
 }
 
 /// Split `text` into documents. Chunks without any content (only comments, blank lines or
@@ -103,6 +108,7 @@ fn split_in(text: &str, pieces: usize, min_len: usize) -> (Vec<Chunk<'_>>, Vec<S
         all_skipped.extend(skipped.into_iter().map(|s| Skipped {
             marker_line: s.marker_line + lines_before,
             content_line: s.content_line + lines_before,
+            ..s
         }));
         lines_before += lines;
     }
@@ -210,8 +216,11 @@ struct Documents<'a> {
     /// No document has begun since the start of the stream or the last `...`: a line here
     /// is part of a document prefix until one with content, a marker or a directive.
     in_prefix: bool,
-    /// The line of a `...` marker with no `---` after it yet: what comes now is not read.
-    after_end: Option<u32>,
+    /// The line of a `...` marker with no `---` after it yet (what comes now is not read),
+    /// and whether it ends no document (see [`Skipped::ends_nothing`]).
+    after_end: Option<(u32, bool)>,
+    /// Content has been seen since the last `---` line (or the start).
+    piece_content: bool,
     skipped: Vec<Skipped>,
 }
 
@@ -226,6 +235,7 @@ impl<'a> Documents<'a> {
             in_doc_directives: false,
             in_prefix: true,
             after_end: None,
+            piece_content: false,
             skipped: Vec::new(),
         }
     }
@@ -274,17 +284,23 @@ impl<'a> Documents<'a> {
             self.in_doc_directives = false;
             self.in_prefix = false;
             self.after_end = None;
+            self.piece_content = false;
             // `--- value` carries content on the marker line itself.
             if has_content(&bare[3..]) && self.content_line.is_none() {
                 self.content_line = Some(line_no);
+                self.piece_content = true;
             }
         } else if is_marker(bare, "...") {
+            // Of markers with nothing between them, the first is the one that counts.
+            let counts = self.after_end.is_none() || self.content_line.is_some();
             self.push(end);
+            if counts {
+                self.after_end = Some((line_no, !self.piece_content));
+            }
             self.start = end;
             self.start_line = line_no.saturating_add(1);
             self.content_line = None;
             self.in_prefix = true;
-            self.after_end = Some(line_no);
         } else if bare.starts_with('%') && self.content_line.is_none() {
             // A directive belongs to the document that the next `---` opens.
             if offset > self.start && !self.in_doc_directives {
@@ -296,6 +312,7 @@ impl<'a> Documents<'a> {
             self.in_prefix = false;
         } else if self.content_line.is_none() && has_content(bare) {
             self.content_line = Some(line_no);
+            self.piece_content = true;
             self.in_prefix = false;
         }
     }
@@ -303,10 +320,13 @@ impl<'a> Documents<'a> {
     /// The current document, ending at `end`, when it has content (a parser yields no object
     /// for one that has none).
     fn push(&mut self, end: usize) {
-        if let (Some(content_line), Some(marker_line)) = (self.content_line, self.after_end) {
+        if let (Some(content_line), Some((marker_line, ends_nothing))) =
+            (self.content_line, self.after_end)
+        {
             self.skipped.push(Skipped {
                 marker_line,
                 content_line,
+                ends_nothing,
             });
         } else if let Some(content_line) = self.content_line {
             self.chunks.push(Chunk {
@@ -633,7 +653,8 @@ mod tests {
                 }],
                 vec![Skipped {
                     marker_line: 2,
-                    content_line: 4
+                    content_line: 4,
+                    ends_nothing: false
                 }]
             )
         );
@@ -673,8 +694,26 @@ mod tests {
         let at = |marker_line, content_line| Skipped {
             marker_line,
             content_line,
+            ends_nothing: false,
         };
         assert_eq!(skipped, [at(2, 5), at(6, 7)]);
+        // A marker that ends no document, then content: the tools' reader refuses the file.
+        for (text, marker_line, content_line) in [
+            ("...\nb: 2\n", 1, 2),
+            ("# c\n...\n...\nb: 2\n", 2, 4),
+            ("a: 1\n---\n# c\n...\nb: 2\n", 4, 5),
+            ("--- # c\n...\nb: 2\n---\nc: 3\n", 2, 3),
+        ] {
+            let (_, skipped) = split_noting_skipped(text);
+            let refused = Skipped {
+                marker_line,
+                content_line,
+                ends_nothing: true,
+            };
+            assert_eq!(skipped, [refused], "{text:?}");
+        }
+        let (_, skipped) = split_noting_skipped("--- {a: 1}\n...\nb: 2\n");
+        assert!(!skipped[0].ends_nothing);
         // Directives after the marker open the next document with their `---`.
         let (chunks, skipped) = split_noting_skipped("a: 1\n...\n%YAML 1.2\n---\nb: 2\n");
         assert_eq!(chunks.len(), 2);

@@ -332,4 +332,38 @@ fn text_after_an_end_marker_is_skipped_as_kubectl_and_kpt_skip_it() {
         .filter(|n| ["one", "two", "three", "lost"].contains(&n.as_str()))
         .collect();
     assert_eq!(from_kpt, names(&ours));
+
+    // A `...` that ends no document, with text after it: the tools' YAML reader refuses the
+    // file, and `build` stops on it.
+    std::fs::write(
+        tmp.path().join("cms.yaml"),
+        format!("# a comment\n...\n{}", config_map("lost")),
+    )
+    .unwrap();
+    let ours = kvrender()
+        .arg("build")
+        .arg(tmp.path().join("cms.yaml"))
+        .output()
+        .unwrap();
+    assert_eq!(ours.status.code(), Some(1), "{}", describe(&ours));
+    let stderr = String::from_utf8_lossy(&ours.stderr);
+    assert!(stderr.contains("cms.yaml:2: error[KV001]"), "{stderr}");
+    assert!(ours.stdout.is_empty(), "{}", describe(&ours));
+    let kpt = Command::new(tool("kpt"))
+        .args(["fn", "source"])
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert!(!kpt.status.success(), "{}", describe(&kpt));
+    std::fs::write(
+        tmp.path().join("kustomization.yaml"),
+        "resources: [cms.yaml]\n",
+    )
+    .unwrap();
+    let kustomize = Command::new(tool("kubectl"))
+        .arg("kustomize")
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert!(!kustomize.status.success(), "{}", describe(&kustomize));
 }
