@@ -1004,10 +1004,19 @@ fn launch_security(
         (false, true, false) => "SNP",
         (false, false, true) => "TDX",
         _ => {
-            found.push((
-                field,
-                "One and only one launchSecurity type can be set".into(),
-            ));
+            let mut message = String::from("One and only one launchSecurity type can be set");
+            // An empty `launchSecurity: {}` is how IBM Secure Execution is asked for on s390x;
+            // on amd64 it names no type. Say so when the amd64 came from the cluster's default.
+            let unnamed = path::str_at(spec, &["architecture"]).is_none_or(str::is_empty);
+            if ls.as_object().is_some_and(serde_json::Map::is_empty) && unnamed {
+                message.push_str(
+                    " (an empty `launchSecurity` asks for IBM Secure Execution, which needs \
+                     s390x: this VM names no `architecture`, so the cluster's default, amd64, \
+                     applies; set `architecture: s390x`, or give the cluster's default with \
+                     --cluster-config)",
+                );
+            }
+            found.push((field, message));
             return;
         }
     };
@@ -1443,6 +1452,21 @@ mod tests {
         assert_eq!(
             messages(json!({"domain": {"launchSecurity": {"sev": {}, "snp": {}}}})),
             ["One and only one launchSecurity type can be set"]
+        );
+        // IBM Secure Execution's empty `launchSecurity`, on the default amd64: the message
+        // says where the amd64 came from; with the architecture written, it is KubeVirt's own.
+        let secure_execution = messages(json!({"domain": {"launchSecurity": {}}}));
+        assert!(
+            secure_execution[0].starts_with("One and only one launchSecurity type can be set (")
+                && secure_execution[0].contains("the cluster's default, amd64"),
+            "{secure_execution:?}"
+        );
+        assert_eq!(
+            messages(json!({"architecture": "amd64", "domain": {"launchSecurity": {}}})),
+            ["One and only one launchSecurity type can be set"]
+        );
+        assert!(
+            messages(json!({"architecture": "s390x", "domain": {"launchSecurity": {}}})).is_empty()
         );
         assert_eq!(
             messages(json!({"domain": {
