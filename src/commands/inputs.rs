@@ -222,13 +222,13 @@ pub fn load_profile(file: &PathBuf) -> Result<ClusterProfile> {
         flatten_lists(doc, 0, &mut flat);
         docs.extend(flat.into_iter().map(|doc| (doc, chunk)));
     }
-    // A field the message begins with (``spec.configuration.machineType` must be a string`)
-    // is found at its line.
+    // The first field a message names (``spec.configuration.machineType` must be a string`,
+    // `invalid `spec.configuration.imagePullPolicy`: …`) is found at its line.
     // A bare configuration holds it without `spec.configuration.` (or `spec.`).
-    let at_line = |doc: &Value, chunk: &load::split::Chunk<'_>, message: String| {
+    let at_line = |doc: &Value, chunk: &load::split::Chunk<'_>, message: &str| {
         let field = message
-            .strip_prefix('`')
-            .and_then(|rest| rest.split_once('`'))
+            .split_once('`')
+            .and_then(|(_, rest)| rest.split_once('`'))
             .map(|(field, _)| field)
             .and_then(|field| {
                 [
@@ -244,9 +244,20 @@ pub fn load_profile(file: &PathBuf) -> Result<ClusterProfile> {
                 })
             });
         match field.and_then(|f| load::locate::field_line(chunk.text, chunk.first_line, f)) {
-            Some(line) => usage(format!("line {line}: {message}")),
-            None => usage(message),
+            Some(line) => format!("line {line}: {message}"),
+            None => message.to_string(),
         }
+    };
+    // Every error of the configuration at once, each at its line, in the order of the lines.
+    let all_at_lines = |doc: &Value, chunk: &load::split::Chunk<'_>, messages: Vec<String>| {
+        let mut placed: Vec<String> = messages.iter().map(|m| at_line(doc, chunk, m)).collect();
+        placed.sort_by_key(|m| {
+            m.strip_prefix("line ")
+                .and_then(|rest| rest.split_once(':'))
+                .and_then(|(n, _)| n.parse::<u32>().ok())
+                .unwrap_or(u32::MAX)
+        });
+        usage(placed.join("; "))
     };
     let kind = |doc: &Value| doc.get("kind").and_then(Value::as_str).map(str::to_owned);
     let resources: Vec<_> = docs
@@ -256,8 +267,8 @@ pub fn load_profile(file: &PathBuf) -> Result<ClusterProfile> {
     match resources.as_slice() {
         [] => {}
         [(kubevirt, chunk)] => {
-            return ClusterProfile::from_kubevirt(kubevirt)
-                .map_err(|m| at_line(kubevirt, chunk, m));
+            return ClusterProfile::read_kubevirt(kubevirt)
+                .map_err(|m| all_at_lines(kubevirt, chunk, m));
         }
         // A cluster runs one KubeVirt; which of two a file means is not guessed.
         [first, second, ..] => {
@@ -285,7 +296,9 @@ pub fn load_profile(file: &PathBuf) -> Result<ClusterProfile> {
     }
     match docs.as_slice() {
         [] => Err(usage("the file is empty".into())),
-        [(doc, chunk)] => ClusterProfile::from_document(doc).map_err(|m| at_line(doc, chunk, m)),
+        [(doc, chunk)] => {
+            ClusterProfile::read_document(doc).map_err(|m| all_at_lines(doc, chunk, m))
+        }
         _ => Err(usage(format!(
             "no KubeVirt resource among the documents; {}",
             crate::kubevirt::profile::EXPECTED

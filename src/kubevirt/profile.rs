@@ -308,46 +308,61 @@ impl ClusterProfile {
     /// `configuration` key, or the configuration mapping itself (with at least one of its
     /// fields, or empty). Anything else is an error, never a silent fall back to the defaults.
     pub fn from_document(doc: &Value) -> Result<ClusterProfile, String> {
+        Self::read_document(doc).map_err(|errors| errors.join("; "))
+    }
+
+    /// [`ClusterProfile::from_document`], with every error found (see
+    /// [`ClusterProfile::read_kubevirt`]).
+    pub fn read_document(doc: &Value) -> Result<ClusterProfile, Vec<String>> {
         let kind = doc.field("kind").and_then(Value::as_str);
         if kind == Some("KubeVirt") {
-            return ClusterProfile::from_kubevirt(doc);
+            return ClusterProfile::read_kubevirt(doc);
         }
         if let Some(kind) = kind {
-            return Err(format!("a {kind} is not a KubeVirt resource; {EXPECTED}"));
+            return Err(vec![format!(
+                "a {kind} is not a KubeVirt resource; {EXPECTED}"
+            )]);
         }
         let Some(map) = doc
             .as_object()
             .filter(|_| doc.field("apiVersion").is_none())
         else {
-            return Err(format!("not a KubeVirt resource; {EXPECTED}"));
+            return Err(vec![format!("not a KubeVirt resource; {EXPECTED}")]);
         };
         if let Some(spec) = map.get("spec") {
             let mut resource = serde_json::json!({"kind": "KubeVirt", "spec": spec});
             if let Some(status) = map.get("status") {
                 resource["status"] = status.clone();
             }
-            return ClusterProfile::from_kubevirt(&resource);
+            return ClusterProfile::read_kubevirt(&resource);
         }
         if let Some(config) = map.get("configuration") {
-            return ClusterProfile::from_kubevirt(config);
+            return ClusterProfile::read_kubevirt(config);
         }
         // `networkConfiguration` gets its own hint from the field reader.
         let known =
             |k: &String| CONFIGURATION_FIELDS.contains(&k.as_str()) || k == "networkConfiguration";
         if !map.is_empty() && !map.keys().any(known) {
             let keys: Vec<&str> = map.keys().map(String::as_str).collect();
-            return Err(format!(
+            return Err(vec![format!(
                 "no KubeVirt configuration field among `{}`; {EXPECTED}",
                 keys.join("`, `")
-            ));
+            )]);
         }
-        ClusterProfile::from_kubevirt(doc)
+        ClusterProfile::read_kubevirt(doc)
     }
 
     /// Read a `KubeVirt` custom resource (as `kubectl get kubevirt -o yaml` prints it), or a bare
     /// `KubeVirtConfiguration` mapping. Unknown fields are ignored; wrong types are errors naming
-    /// the field.
+    /// the field, joined by `; ` when there are several (see [`ClusterProfile::read_kubevirt`]).
     pub fn from_kubevirt(doc: &Value) -> Result<ClusterProfile, String> {
+        Self::read_kubevirt(doc).map_err(|errors| errors.join("; "))
+    }
+
+    /// [`ClusterProfile::from_kubevirt`], with every error found: each field is read on its
+    /// own, so that one mistake does not hide the next. A `spec` or `spec.configuration` that is
+    /// not a mapping, or one of the sections read from it, stops the reading at once.
+    pub fn read_kubevirt(doc: &Value) -> Result<ClusterProfile, Vec<String>> {
         let (config, status) = if doc.field("kind").and_then(Value::as_str) == Some("KubeVirt") {
             (
                 path::get(doc, &["spec", "configuration"]).cloned(),
@@ -361,11 +376,11 @@ impl ClusterProfile {
             && !spec.is_object()
             && !spec.is_null()
         {
-            return Err("`spec` must be a mapping".into());
+            return Err(vec!["`spec` must be a mapping".into()]);
         }
         let config = config.unwrap_or(Value::Null);
         if !config.is_object() && !config.is_null() {
-            return Err("`spec.configuration` must be a mapping".into());
+            return Err(vec!["`spec.configuration` must be a mapping".into()]);
         }
         // The structs the profile reads fields of: one of another type would otherwise hide
         // those fields without a word.
@@ -383,19 +398,34 @@ impl ClusterProfile {
             &["persistentReservationConfiguration"],
         ] {
             if path::get(&config, at).is_some_and(|v| !v.is_object() && !v.is_null()) {
-                return Err(format!(
+                return Err(vec![format!(
                     "`spec.configuration.{}` must be a mapping",
                     at.join(".")
-                ));
+                )]);
             }
         }
         // A field name from another tool's schema would otherwise be ignored without a word.
         if config.field("networkConfiguration").is_some() {
-            return Err("unknown field `spec.configuration.networkConfiguration`: \
+            return Err(vec![
+                "unknown field `spec.configuration.networkConfiguration`: \
                  KubeVirt's field is `network` (`network.defaultNetworkInterface`)"
-                .into());
+                    .into(),
+            ]);
         }
         let mut p = ClusterProfile::default();
+        let mut errors: Vec<String> = Vec::new();
+        // The value read, or the type's default with the error kept.
+        macro_rules! take {
+            ($read:expr) => {
+                match $read {
+                    Ok(value) => value,
+                    Err(e) => {
+                        errors.push(e.into());
+                        Default::default()
+                    }
+                }
+            };
+        }
         for key in config.as_object().into_iter().flat_map(|m| m.keys()) {
             if !CONFIGURATION_FIELDS.contains(&key.as_str()) {
                 let near =
@@ -417,7 +447,7 @@ impl ClusterProfile {
         };
         // The operator writes the configured architecture into the status; a resource kept in
         // Git has no status, and a stale one is overwritten.
-        if let Some(arch) = text(&["architectureConfiguration", "defaultArchitecture"])? {
+        if let Some(arch) = take!(text(&["architectureConfiguration", "defaultArchitecture"])) {
             p.default_architecture = arch;
         } else if let Some(arch) = status
             .and_then(|s| s.field("defaultArchitecture"))
@@ -426,15 +456,15 @@ impl ClusterProfile {
         {
             p.default_architecture = arch.to_string();
         }
-        p.machine_type = text(&["machineType"])?;
-        per_architecture(
+        p.machine_type = take!(text(&["machineType"]));
+        take!(per_architecture(
             [
                 &mut p.machine_type_amd64,
                 &mut p.machine_type_arm64,
                 &mut p.machine_type_s390x,
             ],
             |arch| text(&["architectureConfiguration", arch, "machineType"]),
-        )?;
+        ));
         let patterns = |path: &[&str]| -> Result<Option<Vec<String>>, String> {
             match path::get(&config, path) {
                 None | Some(Value::Null) => Ok(None),
@@ -454,21 +484,24 @@ impl ClusterProfile {
                 )),
             }
         };
-        p.emulated_machines = patterns(&["emulatedMachines"])?;
-        per_architecture(
+        p.emulated_machines = take!(patterns(&["emulatedMachines"]));
+        take!(per_architecture(
             [
                 &mut p.emulated_machines_amd64,
                 &mut p.emulated_machines_arm64,
                 &mut p.emulated_machines_s390x,
             ],
             |arch| patterns(&["architectureConfiguration", arch, "emulatedMachines"]),
-        )?;
-        p.cpu_model = text(&["cpuModel"])?;
+        ));
+        p.cpu_model = take!(text(&["cpuModel"]));
         if let Some(req) = path::get(&config, &["cpuRequest"]).filter(|v| !v.is_null()) {
-            let q = Quantity::from_json(req)
-                .ok_or("`spec.configuration.cpuRequest` is not a quantity")?;
-            if !q.eq_value(&Quantity::parse("100m").map_err(|e| e.to_string())?) {
-                p.cpu_request = Some(q.to_string());
+            match Quantity::from_json(req) {
+                Some(q) => {
+                    if Quantity::parse("100m").map_or(true, |default| !q.eq_value(&default)) {
+                        p.cpu_request = Some(q.to_string());
+                    }
+                }
+                None => errors.push("`spec.configuration.cpuRequest` is not a quantity".into()),
             }
         }
         // A pointer in Go: an empty strategy is one, which every VMI then gets (and its
@@ -476,7 +509,7 @@ impl ClusterProfile {
         match path::get(&config, &["evictionStrategy"]) {
             None | Some(Value::Null) => {}
             Some(Value::String(e)) => p.eviction_strategy = Some(e.clone()),
-            Some(_) => return Err("`spec.configuration.evictionStrategy` must be a string".into()),
+            Some(_) => errors.push("`spec.configuration.evictionStrategy` must be a string".into()),
         }
         // A pointer in Go: an empty path is one, and means no socket annotation at all.
         match path::get(
@@ -485,60 +518,50 @@ impl ClusterProfile {
         ) {
             None | Some(Value::Null) => {}
             Some(Value::String(s)) => p.qgs_socket_path = s.clone(),
-            Some(_) => {
-                return Err(
-                    "`spec.configuration.confidentialCompute.tdx.attestation.qgsSocketPath` \
-                     must be a string"
-                        .into(),
-                );
+            Some(_) => errors.push(
+                "`spec.configuration.confidentialCompute.tdx.attestation.qgsSocketPath` \
+                 must be a string"
+                    .into(),
+            ),
+        }
+        if let Some(policy) = take!(text(&["instancetype", "referencePolicy"])) {
+            match policy.as_str() {
+                "reference" => p.reference_policy = ReferencePolicy::Reference,
+                "expand" => p.reference_policy = ReferencePolicy::Expand,
+                "expandAll" => p.reference_policy = ReferencePolicy::ExpandAll,
+                other => errors.push(format!(
+                    "invalid `spec.configuration.instancetype.referencePolicy`: `{other}` \
+                     (KubeVirt takes `reference`, `expand` or `expandAll`)"
+                )),
             }
         }
-        if let Some(policy) = text(&["instancetype", "referencePolicy"])? {
-            p.reference_policy = match policy.as_str() {
-                "reference" => ReferencePolicy::Reference,
-                "expand" => ReferencePolicy::Expand,
-                "expandAll" => ReferencePolicy::ExpandAll,
-                other => {
-                    return Err(format!(
-                        "invalid `spec.configuration.instancetype.referencePolicy`: `{other}` \
-                         (KubeVirt takes `reference`, `expand` or `expandAll`)"
-                    ));
-                }
-            };
-        }
-        if let Some(n) = text(&["network", "defaultNetworkInterface"])? {
+        if let Some(n) = take!(text(&["network", "defaultNetworkInterface"])) {
             match n.as_str() {
                 "bridge" | "masquerade" => p.network_interface = n,
                 // Accepted in the configuration; only a VM that needs the default interface
                 // fails.
                 "slirp" => p.network_interface = n,
-                other => {
-                    return Err(format!(
-                        "invalid `spec.configuration.network.defaultNetworkInterface`: `{other}`"
-                    ));
-                }
+                other => errors.push(format!(
+                    "invalid `spec.configuration.network.defaultNetworkInterface`: `{other}`"
+                )),
             }
         }
         match path::get(&config, &["network", "permitBridgeInterfaceOnPodNetwork"]) {
             None | Some(Value::Null) => {}
             Some(Value::Bool(b)) => p.permit_bridge_on_pod_network = *b,
-            Some(_) => {
-                return Err(
-                    "`spec.configuration.network.permitBridgeInterfaceOnPodNetwork` must be a boolean"
-                        .into(),
-                );
-            }
+            Some(_) => errors.push(
+                "`spec.configuration.network.permitBridgeInterfaceOnPodNetwork` must be a boolean"
+                    .into(),
+            ),
         }
         match path::get(&config, &["developerConfiguration", "memoryOvercommit"]) {
             None | Some(Value::Null) => {}
             Some(v) => match v.as_i64() {
                 Some(n) if n > 0 => p.memory_overcommit = n,
-                _ => {
-                    return Err(
-                        "`spec.configuration.developerConfiguration.memoryOvercommit` must be a positive integer"
-                            .into(),
-                    );
-                }
+                _ => errors.push(
+                    "`spec.configuration.developerConfiguration.memoryOvercommit` must be a positive integer"
+                        .into(),
+                ),
             },
         }
         // KubeVirt drops a configuration with any of these for its defaults; here it is an
@@ -550,58 +573,67 @@ impl ClusterProfile {
                 path.join(".")
             )),
         };
-        if let Some(ratio) = integer(&["developerConfiguration", "cpuAllocationRatio"])?
+        if let Some(ratio) = take!(integer(&["developerConfiguration", "cpuAllocationRatio"]))
             && ratio <= 0
         {
-            return Err(
+            errors.push(
                 "`spec.configuration.developerConfiguration.cpuAllocationRatio` must be a \
                  positive integer"
                     .into(),
             );
         }
-        if let Some(tolerance) = integer(&["developerConfiguration", "lessPVCSpaceToleration"])?
-            && !(0..=100).contains(&tolerance)
+        if let Some(tolerance) = take!(integer(&[
+            "developerConfiguration",
+            "lessPVCSpaceToleration"
+        ])) && !(0..=100).contains(&tolerance)
         {
-            return Err(
+            errors.push(
                 "`spec.configuration.developerConfiguration.lessPVCSpaceToleration` must be a \
                  percentage, 0 to 100"
                     .into(),
             );
         }
-        if let Some(policy) = text(&["imagePullPolicy"])?
+        if let Some(policy) = take!(text(&["imagePullPolicy"]))
             && !["Always", "IfNotPresent", "Never"].contains(&policy.as_str())
         {
-            return Err(format!(
+            errors.push(format!(
                 "invalid `spec.configuration.imagePullPolicy`: `{policy}` (expected `Always`, \
                  `IfNotPresent` or `Never`)"
             ));
         }
-        p.hotplug = hotplug(&config, &text)?;
+        p.hotplug = take!(hotplug(&config, &text));
         let annotated = doc.field("kind").and_then(Value::as_str) == Some("KubeVirt")
             && path::get(doc, &["metadata", "annotations"])
                 .and_then(Value::as_object)
                 .is_some_and(|a| a.contains_key(EVEN_PARITY_ANNOTATION));
-        p.emulator_thread_even_parity = annotated && feature_gate_on(&config, "AlignCPUs")?;
-        p.wait_as_receiver = beta_gate_on(&config, "DecentralizedLiveMigration")?;
+        p.emulator_thread_even_parity = annotated && take!(feature_gate_on(&config, "AlignCPUs"));
+        p.wait_as_receiver = take!(beta_gate_on(&config, "DecentralizedLiveMigration"));
         let persistent_reservation =
             match path::get(&config, &["persistentReservationConfiguration", "enabled"]) {
                 None | Some(Value::Null) => None,
                 Some(Value::Bool(b)) => Some(*b),
                 Some(_) => {
-                    return Err(
+                    errors.push(
                         "`spec.configuration.persistentReservationConfiguration.enabled` \
-                                must be a boolean"
+                         must be a boolean"
                             .into(),
                     );
+                    None
                 }
             };
-        p.pci_selectors = pci_selectors(&config)?;
+        p.pci_selectors = take!(pci_selectors(&config));
         p.gates = Some(Gates {
-            enabled: gate_list(&config, "featureGates")?,
-            disabled: gate_list(&config, "disabledFeatureGates")?,
+            enabled: take!(gate_list(&config, "featureGates")),
+            disabled: take!(gate_list(&config, "disabledFeatureGates")),
             persistent_reservation,
         });
-        Ok(p)
+        if errors.is_empty() {
+            return Ok(p);
+        }
+        // A list the gate checks read more than once is reported once.
+        let mut seen = std::collections::HashSet::new();
+        errors.retain(|e| seen.insert(e.clone()));
+        Err(errors)
     }
 }
 
@@ -836,6 +868,26 @@ mod tests {
             );
         }
         assert!(ClusterProfile::from_kubevirt(&json!({"kind": "KubeVirt", "spec": null})).is_ok());
+        // Fields are read one by one: every mistake is reported, a list read twice once.
+        let several = json!({
+            "machineType": 5,
+            "evictionStrategy": [],
+            "developerConfiguration": {"featureGates": "Snapshot", "memoryOvercommit": 0},
+        });
+        assert_eq!(
+            ClusterProfile::read_kubevirt(&several).unwrap_err(),
+            [
+                "`spec.configuration.machineType` must be a string",
+                "`spec.configuration.evictionStrategy` must be a string",
+                "`spec.configuration.developerConfiguration.memoryOvercommit` must be a positive integer",
+                "`spec.configuration.developerConfiguration.featureGates` must be a list",
+            ]
+        );
+        assert_eq!(
+            ClusterProfile::from_document(&json!({"cpuModel": 1, "machineType": 2})).unwrap_err(),
+            "`spec.configuration.machineType` must be a string; \
+             `spec.configuration.cpuModel` must be a string"
+        );
         assert!(
             ClusterProfile::from_kubevirt(&json!({"network": {"defaultNetworkInterface": "tap"}}))
                 .is_err()

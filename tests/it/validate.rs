@@ -1307,6 +1307,41 @@ fn an_unknown_cluster_configuration_field_is_a_warning() {
     }
 }
 
+/// A cluster configuration with several mistakes gets them all in one run, each at its line, in
+/// the order of the lines, and nothing is judged against it (exit 2).
+#[test]
+fn every_mistake_of_a_cluster_configuration_is_reported_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let kubevirt = dir.path().join("kubevirt.yaml");
+    std::fs::write(
+        &kubevirt,
+        "apiVersion: kubevirt.io/v1\nkind: KubeVirt\nmetadata: {name: kubevirt}\nspec:\n  \
+         configuration:\n    imagePullPolicy: Sometimes\n    machineType: 5\n    network:\n      \
+         defaultNetworkInterface: tap\n    developerConfiguration:\n      featureGates: Snapshot\n",
+    )
+    .unwrap();
+    let vm = Path::new(ROOT).join("examples/vms/fedora-server.yaml");
+    let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
+        .arg("validate")
+        .arg("--cluster-config")
+        .arg(&kubevirt)
+        .arg(&vm)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let expected = format!(
+        "kvrender: error: --cluster-config {}: line 6: invalid \
+         `spec.configuration.imagePullPolicy`: `Sometimes` (expected `Always`, `IfNotPresent` or \
+         `Never`); line 7: `spec.configuration.machineType` must be a string; line 9: invalid \
+         `spec.configuration.network.defaultNetworkInterface`: `tap`; line 11: \
+         `spec.configuration.developerConfiguration.featureGates` must be a list\n",
+        kubevirt.display()
+    );
+    assert_eq!(stderr, expected);
+}
+
 /// KubeVirt's VM webhook applies the cluster defaults to every VM before it admits it: where the
 /// default interface it would add is one the cluster refuses (`slirp`, or `bridge` where the pod
 /// network does not allow it), a VM that lists no interfaces or networks is refused, with an
