@@ -1,7 +1,7 @@
 //! The YAML layer round trip: strings that a YAML 1.1 reader would take for booleans, numbers,
 //! nulls or times stay strings; integers stay integers; duplicate keys and alias bombs are errors.
 
-use std::process::Command;
+use std::process::{Command, Output};
 
 use kvrender::load::yaml;
 
@@ -235,27 +235,10 @@ fn plain_numbers_read_as_kubectl_and_kustomize_read_them() {
         .collect();
     let text =
         format!("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n{fields}");
-    let tmp = tempfile::tempdir().unwrap();
-    std::fs::write(tmp.path().join("web.yaml"), &text).unwrap();
-    std::fs::write(
-        tmp.path().join("kustomization.yaml"),
-        "resources: [web.yaml]\n",
-    )
-    .unwrap();
-
-    let ours = kvrender()
-        .arg("build")
-        .arg(tmp.path().join("web.yaml"))
-        .output()
-        .unwrap();
+    let [ours, theirs, _] = read_by_all_three("web.yaml", &text);
     assert!(ours.status.success(), "{}", describe(&ours));
-    let theirs = Command::new(tool("kubectl"))
-        .arg("kustomize")
-        .arg(tmp.path())
-        .output()
-        .unwrap();
     assert!(theirs.status.success(), "{}", describe(&theirs));
-    let spec = |out: &std::process::Output| {
+    let spec = |out: &Output| {
         let printed = String::from_utf8(out.stdout.clone()).unwrap();
         let body = printed.trim_start_matches("---\n");
         yaml::parse_document(body).unwrap()["spec"].clone()
@@ -266,6 +249,39 @@ fn plain_numbers_read_as_kubectl_and_kustomize_read_them() {
     }
     assert_eq!(ours["k0"], json!(420));
     assert_eq!(ours["k3"], json!(-8));
+}
+
+/// `kvrender build` of a file `name` holding `text`, and the same file read by `kubectl
+/// kustomize` (the only resource of a kustomization) and by `kpt fn source` (the only file of a
+/// package).
+fn read_by_all_three(name: &str, text: &str) -> [Output; 3] {
+    let tmp = tempfile::tempdir().unwrap();
+    let (kustomization, package) = (tmp.path().join("k"), tmp.path().join("p"));
+    for dir in [&kustomization, &package] {
+        std::fs::create_dir(dir).unwrap();
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+    std::fs::write(
+        kustomization.join("kustomization.yaml"),
+        format!("resources: [{name}]\n"),
+    )
+    .unwrap();
+    let ours = kvrender()
+        .arg("build")
+        .arg(package.join(name))
+        .output()
+        .unwrap();
+    let kustomize = Command::new(tool("kubectl"))
+        .arg("kustomize")
+        .arg(&kustomization)
+        .output()
+        .unwrap();
+    let kpt = Command::new(tool("kpt"))
+        .args(["fn", "source"])
+        .arg(&package)
+        .output()
+        .unwrap();
+    [ours, kustomize, kpt]
 }
 
 /// The objects of a stream are the ones the Kubernetes tools read from it: text after a `...`
@@ -283,87 +299,40 @@ fn text_after_an_end_marker_is_skipped_as_kubectl_and_kpt_skip_it() {
         config_map("two"),
         config_map("three")
     );
-    let tmp = tempfile::tempdir().unwrap();
-    std::fs::write(tmp.path().join("cms.yaml"), &text).unwrap();
-    std::fs::write(
-        tmp.path().join("kustomization.yaml"),
-        "resources: [cms.yaml]\n",
-    )
-    .unwrap();
-    let names = |out: &std::process::Output| -> Vec<String> {
+    let names = |out: &Output| -> Vec<String> {
         let printed = String::from_utf8(out.stdout.clone()).unwrap();
         let mut names: Vec<String> = printed
             .lines()
             .filter_map(|l| l.trim().strip_prefix("name: ").map(str::to_string))
+            .filter(|n| ["one", "two", "three", "lost"].contains(&n.as_str()))
             .collect();
         names.sort();
         names
     };
 
-    let ours = kvrender()
-        .arg("build")
-        .arg(tmp.path().join("cms.yaml"))
-        .output()
-        .unwrap();
+    let [ours, kustomize, kpt] = read_by_all_three("cms.yaml", &text);
     assert!(ours.status.success(), "{}", describe(&ours));
     let stderr = String::from_utf8_lossy(&ours.stderr);
     assert!(
         stderr.contains("cms.yaml:6: warning[KV002]") && stderr.contains("on line 5"),
         "{stderr}"
     );
-    let kustomize = Command::new(tool("kubectl"))
-        .arg("kustomize")
-        .arg(tmp.path())
-        .output()
-        .unwrap();
     assert!(kustomize.status.success(), "{}", describe(&kustomize));
-    std::fs::remove_file(tmp.path().join("kustomization.yaml")).unwrap();
-    let kpt = Command::new(tool("kpt"))
-        .args(["fn", "source"])
-        .arg(tmp.path())
-        .output()
-        .unwrap();
     assert!(kpt.status.success(), "{}", describe(&kpt));
-
     assert_eq!(names(&ours), ["one", "three", "two"]);
     assert_eq!(names(&kustomize), names(&ours));
-    let from_kpt: Vec<String> = names(&kpt)
-        .into_iter()
-        .filter(|n| ["one", "two", "three", "lost"].contains(&n.as_str()))
-        .collect();
-    assert_eq!(from_kpt, names(&ours));
+    assert_eq!(names(&kpt), names(&ours));
 
     // A `...` that ends no document, with text after it: the tools' YAML reader refuses the
     // file, and `build` stops on it.
-    std::fs::write(
-        tmp.path().join("cms.yaml"),
-        format!("# a comment\n...\n{}", config_map("lost")),
-    )
-    .unwrap();
-    let ours = kvrender()
-        .arg("build")
-        .arg(tmp.path().join("cms.yaml"))
-        .output()
-        .unwrap();
+    let [ours, kustomize, kpt] = read_by_all_three(
+        "cms.yaml",
+        &format!("# a comment\n...\n{}", config_map("lost")),
+    );
     assert_eq!(ours.status.code(), Some(1), "{}", describe(&ours));
     let stderr = String::from_utf8_lossy(&ours.stderr);
     assert!(stderr.contains("cms.yaml:2: error[KV001]"), "{stderr}");
     assert!(ours.stdout.is_empty(), "{}", describe(&ours));
-    let kpt = Command::new(tool("kpt"))
-        .args(["fn", "source"])
-        .arg(tmp.path())
-        .output()
-        .unwrap();
-    assert!(!kpt.status.success(), "{}", describe(&kpt));
-    std::fs::write(
-        tmp.path().join("kustomization.yaml"),
-        "resources: [cms.yaml]\n",
-    )
-    .unwrap();
-    let kustomize = Command::new(tool("kubectl"))
-        .arg("kustomize")
-        .arg(tmp.path())
-        .output()
-        .unwrap();
     assert!(!kustomize.status.success(), "{}", describe(&kustomize));
+    assert!(!kpt.status.success(), "{}", describe(&kpt));
 }
