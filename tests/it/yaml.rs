@@ -336,3 +336,45 @@ fn text_after_an_end_marker_is_skipped_as_kubectl_and_kpt_skip_it() {
     assert!(!kustomize.status.success(), "{}", describe(&kustomize));
     assert!(!kpt.status.success(), "{}", describe(&kpt));
 }
+
+/// What `build` prints, kubectl's and kustomize's reader reads back to the same strings:
+/// multi-line strings with tabs leading a line, inside one, on a blank line, or after spaces.
+/// Checked by feeding `build`'s output to the real `kubectl kustomize`.
+#[test]
+fn printed_multi_line_strings_read_back_in_kustomize() {
+    let strings = [
+        "\tindented\nsecond\n",
+        "first\n\tsecond",
+        "a\tb\nc\n",
+        "x\n \t\ny",
+        "\t",
+        "  lead\n\ttab\n",
+        "end\t\nnext\n",
+        "\n\tafter a blank\n",
+    ];
+    let data: serde_json::Map<String, Value> = strings
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (format!("k{i}"), Value::String((*s).to_string())))
+        .collect();
+    let config_map = json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "tabs"},
+        "data": data,
+    });
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("in.json");
+    std::fs::write(&input, config_map.to_string()).unwrap();
+    let ours = kvrender().arg("build").arg(&input).output().unwrap();
+    assert!(ours.status.success(), "{}", describe(&ours));
+    let printed = String::from_utf8(ours.stdout).unwrap();
+    let [_, kustomize, _] = read_by_all_three("out.yaml", &printed);
+    assert!(
+        kustomize.status.success(),
+        "{printed}\n{}",
+        describe(&kustomize)
+    );
+    let back = yaml::parse_document(&String::from_utf8(kustomize.stdout).unwrap()).unwrap();
+    assert_eq!(back["data"], config_map["data"], "{printed}");
+}

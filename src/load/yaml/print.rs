@@ -283,8 +283,17 @@ fn literal(out: &mut String, s: &str, body: usize) {
 
 /// Whether a literal block can carry `s` as it is (no escapes exist inside a block): line
 /// breaks and tabs are the only control characters it may hold, and none of the characters
-/// [`escaped_multibyte`] names.
+/// [`escaped_multibyte`] names. No line may start with a tab or hold only blanks with a tab
+/// among them: the Go readers kubectl and kustomize use refuse a block whose first line starts
+/// with one ("found a tab character where an indentation space is expected"), so such a
+/// string is double-quoted, as they print it.
 fn block_safe(s: &str) -> bool {
+    let tab_led = |line: &str| {
+        line.starts_with('\t') || (line.contains('\t') && line.trim_matches([' ', '\t']).is_empty())
+    };
+    if s.split('\n').any(tab_led) {
+        return false;
+    }
     let bytes = s.as_bytes();
     bytes.iter().enumerate().all(|(i, &b)| match b {
         b'\n' | b'\t' => true,
@@ -698,6 +707,12 @@ mod tests {
         assert_eq!(scalar("\n  a"), "|2-\n\n    a");
         assert_eq!(scalar("a\n\nb"), "|-\n  a\n\n  b");
         assert_eq!(scalar("a\r\nb"), "\"a\\r\\nb\"");
+        // A tab inside a line is content; one that leads a line, or a blank line holding one,
+        // is not something kubectl's and kustomize's readers take in a block.
+        assert_eq!(scalar("a\tb\nc"), "|-\n  a\tb\n  c");
+        assert_eq!(scalar("\tx\ny\n"), "\"\\tx\\ny\\n\"");
+        assert_eq!(scalar("x\n\ty"), "\"x\\n\\ty\"");
+        assert_eq!(scalar("x\n \t\ny"), "\"x\\n \\t\\ny\"");
     }
 
     #[test]
