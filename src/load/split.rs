@@ -34,6 +34,27 @@ fn is_marker(line: &str, marker: &str) -> bool {
         .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t', '\r']))
 }
 
+/// Whether `text`, a document, holds nothing but a plain null (`~`, `null`, `Null`, `NULL`) besides
+/// comments, blank lines, markers and directives. kubectl, kustomize and kpt skip such a
+/// document, as a YAML parser skips an empty one, so it yields no object here either.
+fn is_null_document(text: &str) -> bool {
+    // A null document is a line or two; anything longer holds more.
+    if text.len() > 160 {
+        return false;
+    }
+    let mut values = text.lines().filter_map(|line| {
+        let line = line.trim_start_matches(BOM);
+        let line = if is_marker(line, "---") {
+            &line[3..]
+        } else {
+            line
+        };
+        let value = line.split(" #").next().unwrap_or(line).trim();
+        has_content(value).then_some(value)
+    });
+    matches!(values.next(), Some("~" | "null" | "Null" | "NULL")) && values.next().is_none()
+}
+
 /// The byte order mark, as it starts a line in UTF-8.
 const BOM: &str = "\u{feff}";
 
@@ -328,7 +349,9 @@ impl<'a> Documents<'a> {
                 content_line,
                 ends_nothing,
             });
-        } else if let Some(content_line) = self.content_line {
+        } else if let Some(content_line) = self.content_line
+            && !is_null_document(&self.text[self.start..end])
+        {
             self.chunks.push(Chunk {
                 text: &self.text[self.start..end],
                 first_line: self.start_line,
@@ -720,6 +743,30 @@ mod tests {
         assert!(skipped.is_empty());
         // Only comments and blank lines after the marker: nothing is left out.
         assert!(split_noting_skipped("a: 1\n...\n# end\n\n").1.is_empty());
+    }
+
+    /// kubectl, kustomize and kpt skip a document that is only a null, as `yq` or
+    /// `yaml.dump(None)` write one between objects.
+    #[test]
+    fn a_null_document_is_no_document() {
+        for text in [
+            "a: 1\n---\nnull\n---\nb: 2\n",
+            "a: 1\n--- ~\nb: 2\n",
+            "a: 1\n---\n# nothing\n~ # here\n---\nb: 2\n",
+            "a: 1\n---\nNULL\n...\n---\nb: 2\n",
+        ] {
+            let texts: Vec<&str> = split(text).iter().map(|c| c.text.trim_end()).collect();
+            assert_eq!(texts.len(), 2, "{text:?}: {texts:?}");
+        }
+        // Anything more is a document, for the parser to read.
+        for (text, documents) in [
+            ("a: 1\n---\nnull: 1\n", 2),
+            ("---\nnuLL\n", 1),
+            ("---\n~\nx\n", 1),
+            ("--- null x\n", 1),
+        ] {
+            assert_eq!(split(text).len(), documents, "{text:?}");
+        }
     }
 
     #[test]

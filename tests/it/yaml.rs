@@ -378,3 +378,23 @@ fn printed_multi_line_strings_read_back_in_kustomize() {
     let back = yaml::parse_document(&String::from_utf8(kustomize.stdout).unwrap()).unwrap();
     assert_eq!(back["data"], config_map["data"], "{printed}");
 }
+
+/// A document that is only a null (`null`, `~`, as `yq` or `yaml.dump(None)` write one) is no
+/// object to kubectl kustomize and kpt, and none to `build` either: no finding, the objects
+/// around it read. Checked against the real tools on the same file.
+#[test]
+fn a_null_document_is_skipped_as_kustomize_and_kpt_skip_it() {
+    let text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: one}\n---\nnull\n\
+                ---\n# nothing here\n~\n---\nNULL\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: two}\n";
+    let [ours, kustomize, kpt] = read_by_all_three("cms.yaml", text);
+    for out in [&ours, &kustomize, &kpt] {
+        assert!(out.status.success(), "{}", describe(out));
+        let printed = String::from_utf8_lossy(&out.stdout);
+        let names: Vec<&str> = printed
+            .lines()
+            .filter(|l| l.contains("name: one") || l.contains("name: two"))
+            .collect();
+        assert_eq!(names.len(), 2, "{}", describe(out));
+    }
+    assert!(ours.stderr.is_empty(), "{}", describe(&ours));
+}
