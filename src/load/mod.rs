@@ -67,6 +67,34 @@ pub fn read_paths(paths: &[PathBuf]) -> Result<Vec<Source>> {
     read_inputs(paths, None, &Exclude::default())
 }
 
+/// The text of a file that begins with a UTF-16 byte order mark (what Windows PowerShell 5.1's
+/// `>` writes), as UTF-8 with its mark, as kustomize and kpt read such a file; any other bytes as
+/// they are. Bytes that are not valid UTF-16 are left as they are too, for the UTF-8 check to
+/// refuse.
+pub fn utf16_as_utf8(bytes: Vec<u8>) -> Vec<u8> {
+    let little = match bytes.get(..2) {
+        Some([0xff, 0xfe]) => true,
+        Some([0xfe, 0xff]) => false,
+        _ => return bytes,
+    };
+    // `FF FE 00 00` is the mark of UTF-32LE, which nothing here reads.
+    if !bytes.len().is_multiple_of(2) || (little && bytes.get(2..4) == Some(&[0, 0])) {
+        return bytes;
+    }
+    let units = bytes.chunks_exact(2).map(|pair| {
+        let pair = [pair[0], pair[1]];
+        if little {
+            u16::from_le_bytes(pair)
+        } else {
+            u16::from_be_bytes(pair)
+        }
+    });
+    match char::decode_utf16(units).collect::<Result<String, _>>() {
+        Ok(text) => text.into_bytes(),
+        Err(_) => bytes,
+    }
+}
+
 /// Turn every line break that is a carriage return alone (old Mac line endings, or a file
 /// that mixes them with others) into a line feed, in place. YAML reads both as line breaks,
 /// but every line number kvrender reports counts line feeds; a CR LF pair is left as it is.
@@ -95,7 +123,7 @@ pub fn read_inputs(
     let mut sources = Vec::new();
     for path in paths {
         if path.as_os_str() == "-" {
-            let mut bytes = read_stdin("a PATH")?;
+            let mut bytes = utf16_as_utf8(read_stdin("a PATH")?);
             line_breaks_as_lf(&mut bytes);
             sources.push(Source {
                 path: Arc::from("-"),
@@ -129,10 +157,11 @@ pub fn read_inputs(
         let read: Vec<Result<(Source, Option<FileId>)>> = files
             .par_iter()
             .map(|file| {
-                let (mut bytes, id) = read_file(file).map_err(|source| Error::Read {
+                let (bytes, id) = read_file(file).map_err(|source| Error::Read {
                     path: file.clone(),
                     source,
                 })?;
+                let mut bytes = utf16_as_utf8(bytes);
                 line_breaks_as_lf(&mut bytes);
                 let source = Source {
                     path: display(file),
@@ -159,10 +188,11 @@ pub fn read_inputs(
         .then(std::env::current_dir)
         .and_then(std::result::Result::ok);
     for file in kustomizations.broken() {
-        let Ok((mut bytes, id)) = read_file(file) else {
+        let Ok((bytes, id)) = read_file(file) else {
             continue;
         };
         if id.is_none_or(|id| seen.insert(id)) {
+            let mut bytes = utf16_as_utf8(bytes);
             line_breaks_as_lf(&mut bytes);
             let shown = cwd
                 .as_deref()
@@ -1116,6 +1146,27 @@ mod tests {
         );
         // A stream that never ends stops at the limit.
         assert!(read_stream(std::io::repeat(0), Vec::new(), 1 << 20).is_err());
+    }
+
+    /// Windows PowerShell 5.1 writes `>` redirections as UTF-16 with a byte order mark;
+    /// kustomize and kpt read such a file, and so does kvrender.
+    #[test]
+    fn utf16_with_a_byte_order_mark_is_read_as_its_text() {
+        let text = "\u{feff}apiVersion: v1\nkind: A # é, 😀\n";
+        let le: Vec<u8> = text.encode_utf16().flat_map(u16::to_le_bytes).collect();
+        let be: Vec<u8> = text.encode_utf16().flat_map(u16::to_be_bytes).collect();
+        assert_eq!(utf16_as_utf8(le), text.as_bytes());
+        assert_eq!(utf16_as_utf8(be.clone()), text.as_bytes());
+        // No mark, an odd length, an unpaired surrogate, UTF-32LE's mark: left as they are.
+        for bytes in [
+            be[2..].to_vec(),
+            be[..be.len() - 1].to_vec(),
+            vec![0xff, 0xfe, 0x00, 0xd8, 0x41, 0x00],
+            vec![0xff, 0xfe, 0x00, 0x00, 0x41, 0x00, 0x00, 0x00],
+            b"a: 1\n".to_vec(),
+        ] {
+            assert_eq!(utf16_as_utf8(bytes.clone()), bytes);
+        }
     }
 
     #[test]

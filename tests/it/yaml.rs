@@ -254,12 +254,12 @@ fn plain_numbers_read_as_kubectl_and_kustomize_read_them() {
 /// `kvrender build` of a file `name` holding `text`, and the same file read by `kubectl
 /// kustomize` (the only resource of a kustomization) and by `kpt fn source` (the only file of a
 /// package).
-fn read_by_all_three(name: &str, text: &str) -> [Output; 3] {
+fn read_by_all_three(name: &str, text: impl AsRef<[u8]>) -> [Output; 3] {
     let tmp = tempfile::tempdir().unwrap();
     let (kustomization, package) = (tmp.path().join("k"), tmp.path().join("p"));
     for dir in [&kustomization, &package] {
         std::fs::create_dir(dir).unwrap();
-        std::fs::write(dir.join(name), text).unwrap();
+        std::fs::write(dir.join(name), text.as_ref()).unwrap();
     }
     std::fs::write(
         kustomization.join("kustomization.yaml"),
@@ -327,7 +327,7 @@ fn text_after_an_end_marker_is_skipped_as_kubectl_and_kpt_skip_it() {
     // file, and `build` stops on it.
     let [ours, kustomize, kpt] = read_by_all_three(
         "cms.yaml",
-        &format!("# a comment\n...\n{}", config_map("lost")),
+        format!("# a comment\n...\n{}", config_map("lost")),
     );
     assert_eq!(ours.status.code(), Some(1), "{}", describe(&ours));
     let stderr = String::from_utf8_lossy(&ours.stderr);
@@ -397,4 +397,37 @@ fn a_null_document_is_skipped_as_kustomize_and_kpt_skip_it() {
         assert_eq!(names.len(), 2, "{}", describe(out));
     }
     assert!(ours.stderr.is_empty(), "{}", describe(&ours));
+}
+
+/// A file saved as UTF-16 with a byte order mark (Windows PowerShell 5.1's `kubectl get -o yaml
+/// > vm.yaml`) is read by kubectl kustomize and kpt, and by `build`, as the same objects.
+#[test]
+fn a_utf16_file_reads_as_kustomize_and_kpt_read_it() {
+    let text = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: caf\u{e9}\ndata:\n  k: \"\u{1f600}\"\n";
+    for big_endian in [false, true] {
+        let bytes: Vec<u8> = "\u{feff}"
+            .encode_utf16()
+            .chain(text.encode_utf16())
+            .flat_map(|u| {
+                if big_endian {
+                    u.to_be_bytes()
+                } else {
+                    u.to_le_bytes()
+                }
+            })
+            .collect();
+        let [ours, kustomize, kpt] = read_by_all_three("cm.yaml", &bytes);
+        for out in [&ours, &kustomize, &kpt] {
+            assert!(out.status.success(), "{}", describe(out));
+            let printed = String::from_utf8(out.stdout.clone()).unwrap();
+            assert!(printed.contains("caf\u{e9}"), "{printed}");
+        }
+        let back = yaml::parse_document(
+            String::from_utf8(ours.stdout)
+                .unwrap()
+                .trim_start_matches("---\n"),
+        )
+        .unwrap();
+        assert_eq!(back["data"]["k"], "\u{1f600}");
+    }
 }
