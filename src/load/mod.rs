@@ -456,7 +456,40 @@ pub fn parse_text(path: &Arc<str>, text: &str) -> Loaded {
     loaded
         .diagnostics
         .extend(skipped_findings(path, &chunks, &skipped));
+    loaded.diagnostics.extend(separator_findings(path, &chunks));
     loaded
+}
+
+/// An error for each `---` line after the first line that holds more than blanks and a comment
+/// after the dashes (`--- {a: 1}`, `--- !!map`). YAML takes `--- value` for a document that
+/// starts on the marker line, but kubectl and kustomize cut a stream at every line that starts
+/// with `---` and refuse such a line as an invalid document separator. (On the first line
+/// kustomize does not look for one, and kubectl does: the two disagree, and it is let pass. A
+/// line such as `----` inside a document is not a marker, and the parser refuses it.) A marker
+/// opens its document's text, so only the first line of each document is looked at.
+fn separator_findings(path: &Arc<str>, chunks: &[split::Chunk<'_>]) -> Vec<Diagnostic> {
+    chunks
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.first_line > 1 && c.text.starts_with("---"))
+        .filter_map(|(index, c)| {
+            let first = c.text.lines().next()?.trim_end_matches('\r');
+            let after = first[3..].trim();
+            (!after.is_empty() && !after.starts_with('#')).then(|| {
+                Diagnostic::error(
+                    codes::YAML_SYNTAX,
+                    Origin::new(path.clone(), index, Some(c.first_line)),
+                    format!(
+                        "invalid YAML: invalid document separator `{}`: kubectl and kustomize \
+                         cut a stream at every line that starts with `---` and refuse one with \
+                         anything but blanks or a comment after the dashes; put what follows on \
+                         a line of its own",
+                        crate::diagnostic::shortened(first)
+                    ),
+                )
+            })
+        })
+        .collect()
 }
 
 /// A finding for each stretch of `path`'s text that follows a `...` marker with no `---` before
@@ -840,6 +873,7 @@ fn file_documents<'a>(
     let (chunks, skipped) = split::split_noting_skipped(text);
     let alone = only_document(&chunks);
     let warnings: Vec<Document<'a>> = skipped_findings(&source.path, &chunks, &skipped)
+        .chain(separator_findings(&source.path, &chunks))
         .map(|d| Document::Problem(Box::new(d)))
         .collect();
     let mut documents: Vec<Document<'a>> = chunks
@@ -1399,6 +1433,33 @@ mod tests {
         assert_eq!(objects, eager.objects);
         assert_eq!(diagnostics, eager.diagnostics);
         assert_eq!(diagnostics.len(), 3);
+    }
+
+    /// A line after the first that starts with `---` and holds more than a comment is an
+    /// invalid separator to kubectl and kustomize; on the first line, or with a comment after
+    /// the dashes, it is not.
+    #[test]
+    fn a_separator_line_with_content_after_the_dashes_is_an_error() {
+        let separators = |text: &str| -> Vec<Option<u32>> {
+            load(text)
+                .diagnostics
+                .iter()
+                .filter(|d| d.code == codes::YAML_SYNTAX && d.message.contains("separator"))
+                .map(|d| d.origin.line)
+                .collect()
+        };
+        let text = "--- {apiVersion: v1, kind: A, metadata: {name: a}}\n--- # fine\n\
+                    apiVersion: v1\nkind: B\nmetadata: {name: b}\n--- !!map\n\
+                    apiVersion: v1\nkind: C\nmetadata: {name: c}\n";
+        assert_eq!(separators(text), [Some(6)]);
+        let l = load(text);
+        assert_eq!(l.objects.len(), 3);
+        assert!(l.diagnostics[0].message.contains("separator `--- !!map`"));
+        // Four dashes make no marker: the parser refuses the line.
+        let dashes = load("a: 1\n----\n");
+        assert!(separators("a: 1\n----\n").is_empty());
+        assert_eq!(dashes.diagnostics[0].origin.line, Some(2));
+        assert!(separators("a: 1\n---\t# c\nb: 2\n---\r\nc: 3\n---   \nd: 4\n").is_empty());
     }
 
     /// What follows a `...` with no `---` before it is read by no Kubernetes tool: it is not

@@ -431,3 +431,26 @@ fn a_utf16_file_reads_as_kustomize_and_kpt_read_it() {
         assert_eq!(back["data"]["k"], "\u{1f600}");
     }
 }
+
+/// A line that starts with `---` and holds more than a comment after the dashes (`--- !!map`,
+/// `--- {...}`) opens a document in YAML, but kubectl kustomize and kpt refuse it as an invalid
+/// document separator, and `build` stops on it with the line.
+#[test]
+fn a_separator_with_content_is_refused_as_kustomize_and_kpt_refuse_it() {
+    for separator in ["--- !!map", "--- {a: 1}"] {
+        let text = format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: one}}\n{separator}\n\
+             apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: two}}\n"
+        );
+        let [ours, kustomize, kpt] = read_by_all_three("cms.yaml", text);
+        assert_eq!(ours.status.code(), Some(1), "{}", describe(&ours));
+        assert!(ours.stdout.is_empty(), "{}", describe(&ours));
+        let stderr = String::from_utf8_lossy(&ours.stderr);
+        assert!(
+            stderr.contains("cms.yaml:4: error[KV001]") && stderr.contains(separator),
+            "{stderr}"
+        );
+        assert!(!kustomize.status.success(), "{}", describe(&kustomize));
+        assert!(!kpt.status.success(), "{}", describe(&kpt));
+    }
+}
