@@ -471,7 +471,10 @@ fn separator_findings(path: &Arc<str>, chunks: &[split::Chunk<'_>]) -> Vec<Diagn
     chunks
         .iter()
         .enumerate()
-        .filter(|(_, c)| c.first_line > 1 && c.text.starts_with("---"))
+        // Most markers are `---` alone on their line.
+        .filter(|(_, c)| {
+            c.first_line > 1 && c.text.starts_with("---") && !c.text[3..].starts_with('\n')
+        })
         .filter_map(|(index, c)| {
             let first = c.text.lines().next()?.trim_end_matches('\r');
             let after = first[3..].trim();

@@ -291,7 +291,7 @@ fn block_safe(s: &str) -> bool {
     let tab_led = |line: &str| {
         line.starts_with('\t') || (line.contains('\t') && line.trim_matches([' ', '\t']).is_empty())
     };
-    if s.split('\n').any(tab_led) {
+    if memchr::memchr(b'\t', s.as_bytes()).is_some() && s.split('\n').any(tab_led) {
         return false;
     }
     let bytes = s.as_bytes();
