@@ -243,20 +243,20 @@ pub fn load_profile(file: &PathBuf) -> Result<ClusterProfile> {
                     crate::model::path::get(doc, &keys).is_some()
                 })
             });
-        match field.and_then(|f| load::locate::field_line(chunk.text, chunk.first_line, f)) {
+        let line = field.and_then(|f| load::locate::field_line(chunk.text, chunk.first_line, f));
+        let placed = match line {
             Some(line) => format!("line {line}: {message}"),
             None => message.to_string(),
-        }
+        };
+        (line, placed)
     };
     // Every error of the configuration at once, each at its line, in the order of the lines.
     let all_at_lines = |doc: &Value, chunk: &load::split::Chunk<'_>, messages: Vec<String>| {
-        let mut placed: Vec<String> = messages.iter().map(|m| at_line(doc, chunk, m)).collect();
-        placed.sort_by_key(|m| {
-            m.strip_prefix("line ")
-                .and_then(|rest| rest.split_once(':'))
-                .and_then(|(n, _)| n.parse::<u32>().ok())
-                .unwrap_or(u32::MAX)
-        });
+        let mut placed: Vec<(Option<u32>, String)> =
+            messages.iter().map(|m| at_line(doc, chunk, m)).collect();
+        // Those without a line last.
+        placed.sort_by_key(|(line, _)| line.unwrap_or(u32::MAX));
+        let placed: Vec<String> = placed.into_iter().map(|(_, m)| m).collect();
         usage(placed.join("; "))
     };
     let kind = |doc: &Value| doc.get("kind").and_then(Value::as_str).map(str::to_owned);

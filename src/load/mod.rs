@@ -875,7 +875,7 @@ fn file_documents<'a>(
     );
     let (chunks, skipped) = split::split_noting_skipped(text);
     let alone = only_document(&chunks);
-    let warnings: Vec<Document<'a>> = skipped_findings(&source.path, &chunks, &skipped)
+    let findings: Vec<Document<'a>> = skipped_findings(&source.path, &chunks, &skipped)
         .chain(separator_findings(&source.path, &chunks))
         .map(|d| Document::Problem(Box::new(d)))
         .collect();
@@ -905,7 +905,7 @@ fn file_documents<'a>(
             Either::Left(std::iter::once(one))
         })
         .collect();
-    documents.extend(warnings);
+    documents.extend(findings);
     documents
 }
 
