@@ -95,6 +95,14 @@ pub fn utf16_as_utf8(bytes: Vec<u8>) -> Vec<u8> {
     }
 }
 
+/// A file's bytes as every reader takes them: UTF-16 decoded ([`utf16_as_utf8`]) and lone
+/// carriage returns made line feeds ([`line_breaks_as_lf`]).
+fn as_read(bytes: Vec<u8>) -> Vec<u8> {
+    let mut bytes = utf16_as_utf8(bytes);
+    line_breaks_as_lf(&mut bytes);
+    bytes
+}
+
 /// Turn every line break that is a carriage return alone (old Mac line endings, or a file
 /// that mixes them with others) into a line feed, in place. YAML reads both as line breaks,
 /// but every line number kvrender reports counts line feeds; a CR LF pair is left as it is.
@@ -123,11 +131,9 @@ pub fn read_inputs(
     let mut sources = Vec::new();
     for path in paths {
         if path.as_os_str() == "-" {
-            let mut bytes = utf16_as_utf8(read_stdin("a PATH")?);
-            line_breaks_as_lf(&mut bytes);
             sources.push(Source {
                 path: Arc::from("-"),
-                bytes,
+                bytes: as_read(read_stdin("a PATH")?),
             });
             continue;
         }
@@ -161,11 +167,9 @@ pub fn read_inputs(
                     path: file.clone(),
                     source,
                 })?;
-                let mut bytes = utf16_as_utf8(bytes);
-                line_breaks_as_lf(&mut bytes);
                 let source = Source {
                     path: display(file),
-                    bytes,
+                    bytes: as_read(bytes),
                 };
                 Ok((source, id))
             })
@@ -192,8 +196,7 @@ pub fn read_inputs(
             continue;
         };
         if id.is_none_or(|id| seen.insert(id)) {
-            let mut bytes = utf16_as_utf8(bytes);
-            line_breaks_as_lf(&mut bytes);
+            let bytes = as_read(bytes);
             let shown = cwd
                 .as_deref()
                 .filter(|_| relative)

@@ -240,8 +240,6 @@ struct Documents<'a> {
     /// The line of a `...` marker with no `---` after it yet (what comes now is not read),
     /// and whether it ends no document (see [`Skipped::ends_nothing`]).
     after_end: Option<(u32, bool)>,
-    /// Content has been seen since the last `---` line (or the start).
-    piece_content: bool,
     skipped: Vec<Skipped>,
 }
 
@@ -256,7 +254,6 @@ impl<'a> Documents<'a> {
             in_doc_directives: false,
             in_prefix: true,
             after_end: None,
-            piece_content: false,
             skipped: Vec::new(),
         }
     }
@@ -305,18 +302,19 @@ impl<'a> Documents<'a> {
             self.in_doc_directives = false;
             self.in_prefix = false;
             self.after_end = None;
-            self.piece_content = false;
             // `--- value` carries content on the marker line itself.
             if has_content(&bare[3..]) && self.content_line.is_none() {
                 self.content_line = Some(line_no);
-                self.piece_content = true;
             }
         } else if is_marker(bare, "...") {
-            // Of markers with nothing between them, the first is the one that counts.
+            // Of markers with nothing between them, the first is the one that counts. It ends
+            // no document when nothing since the last `---` (or the start) had content: content
+            // before it would still be the current document's, or have met a `...` already.
             let counts = self.after_end.is_none() || self.content_line.is_some();
+            let ends_nothing = self.content_line.is_none();
             self.push(end);
             if counts {
-                self.after_end = Some((line_no, !self.piece_content));
+                self.after_end = Some((line_no, ends_nothing));
             }
             self.start = end;
             self.start_line = line_no.saturating_add(1);
@@ -333,7 +331,6 @@ impl<'a> Documents<'a> {
             self.in_prefix = false;
         } else if self.content_line.is_none() && has_content(bare) {
             self.content_line = Some(line_no);
-            self.piece_content = true;
             self.in_prefix = false;
         }
     }
