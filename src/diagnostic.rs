@@ -336,6 +336,8 @@ pub mod codes {
     /// key or value in the `functionConfig`, a config file that does not parse), or the cluster
     /// profile has a field KubeVirt's configuration does not have.
     pub const BAD_CONFIG: &str = "KV007";
+    /// A plain value that YAML 1.1 reads as a boolean and YAML 1.2 as a string (`yes`, `off`).
+    pub const YAML_BOOLEAN: &str = "KV008";
     /// The VM sets a field its instancetype owns.
     pub const CONFLICT: &str = "KV010";
     /// The instancetype or preference a VM names does not exist.

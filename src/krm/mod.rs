@@ -525,7 +525,7 @@ pub fn parse_config_file(path: &str, text: &str) -> std::result::Result<Value, S
         .into_iter()
         .next()
         .ok_or_else(|| format!("the function config `{path}` is empty"))?;
-    yaml::parse_document(chunk.text).map_err(|e| {
+    yaml::parse_document_with(chunk.text, resource_list::ITEMS).map_err(|e| {
         format!(
             "the function config `{path}` is not valid YAML{}: {}",
             e.line

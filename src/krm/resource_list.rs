@@ -15,6 +15,11 @@ pub const V1BETA1: &str = "config.kubernetes.io/v1beta1";
 /// The ResourceList kind.
 pub const KIND: &str = "ResourceList";
 
+/// How the items a function is handed are read: kpt and kustomize read every file as YAML 1.2,
+/// and hand a plain `yes` over as it was written, meaning the string `"yes"`; so the function
+/// reads it so too.
+pub const ITEMS: yaml::Booleans = yaml::Booleans::Yaml12;
+
 /// A parsed ResourceList.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ResourceList {
@@ -36,7 +41,7 @@ pub struct ResourceList {
 
 /// Whether `raw` (a one-entry YAML sequence) parses to exactly `value`.
 pub fn raw_matches(raw: &str, value: &Value) -> bool {
-    match yaml::parse_node(raw) {
+    match yaml::parse_node_with(raw, ITEMS) {
         Ok(Value::Array(a)) => a.len() == 1 && a[0] == *value,
         _ => false,
     }
@@ -222,7 +227,7 @@ fn read_in_parts(doc: &str, first_line: u32) -> Option<Read> {
         return None;
     }
     let rest = format!("{}items: []\n{}", &doc[..block.key], &doc[block.end..]);
-    let Ok(Value::Object(mut map)) = yaml::parse_document(&rest) else {
+    let Ok(Value::Object(mut map)) = yaml::parse_document_with(&rest, ITEMS) else {
         return None;
     };
     match map.shift_remove("items") {
@@ -356,7 +361,7 @@ impl From<String> for ParseError {
 
 /// Read a ResourceList document whole.
 fn read_whole(chunk: &split::Chunk<'_>) -> std::result::Result<Value, ParseError> {
-    yaml::parse_document(chunk.text).map_err(|e| {
+    yaml::parse_document_with(chunk.text, ITEMS).map_err(|e| {
         let at = match (e.line, e.column) {
             (Some(l), Some(c)) => format!(" at line {}, column {c}", l + chunk.first_line - 1),
             (Some(l), None) => format!(" at line {}", l + chunk.first_line - 1),

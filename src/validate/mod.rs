@@ -42,6 +42,7 @@ pub const RULES: &[Rule] = &[
     rules::bad_name::RULE,
     rules::wrong_type::RULE,
     rules::bad_label::RULE,
+    rules::yaml_boolean::RULE,
     rules::instancetype_conflict::RULE,
     rules::reference_not_found::RULE,
     rules::bad_matcher::RULE,
@@ -160,6 +161,7 @@ pub fn check_object(obj: &Object, ctx: &Context<'_>) -> Vec<Diagnostic> {
     rules::api_version::check(obj, &mut d);
     rules::bad_name::check(obj, &mut d);
     rules::bad_label::check(obj, &mut d);
+    rules::yaml_boolean::check(obj, &mut d);
     rules::unknown_field::check(obj, &mut d);
     rules::wrong_type::check_required(obj, &mut d);
     rules::wrong_type::limits::check(obj, &mut d);

@@ -3784,3 +3784,36 @@ fn write_subpackage_kptfile(dir: &Path, name: &str) {
     )
     .unwrap();
 }
+
+/// kpt hands a function a plain `yes` as it was written, meaning the string `"yes"` (it reads
+/// YAML 1.2): the function reads it so too. A label `enabled: yes` is then no boolean the API
+/// server refuses, and `running: yes` is a string where a boolean belongs, said so with what
+/// to write.
+#[test]
+fn kpt_fn_eval_reads_yes_as_the_text_kpt_reads() {
+    let config_map = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  labels:\n    \
+                      enabled: yes\ndata:\n  debug: off\n";
+    let vm = "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: vm\nspec:\n  \
+              running: yes\n  template:\n    spec:\n      domain:\n        devices: {}\n        \
+              memory: {guest: 1Gi}\n";
+    let (_tmp, pkg) = package_of(&[("settings.yaml", config_map)]);
+    let out = kpt_eval(&pkg, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert_eq!(
+        std::fs::read_to_string(pkg.join("settings.yaml")).unwrap(),
+        config_map
+    );
+
+    std::fs::write(pkg.join("vm.yaml"), vm).unwrap();
+    let out = kpt_eval(&pkg, &[]);
+    let shown = show(&out);
+    assert_eq!(out.status.code(), Some(1), "{shown}");
+    assert!(
+        shown.contains(
+            "spec.running: must be a boolean, not a string (`yes` is text to kpt and kustomize, \
+             which read YAML 1.2, and the boolean true only to `kubectl apply -f`: write `true`)"
+        ),
+        "{shown}"
+    );
+    assert!(!shown.contains("metadata.labels.enabled"), "{shown}");
+}

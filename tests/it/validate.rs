@@ -3162,7 +3162,7 @@ fn a_list_item_after_a_multi_line_flow_item_is_found_at_its_lines() {
     let found = json_lines_and_fields(
         "apiVersion: v1\nkind: List\nitems:\n- {\n  apiVersion: v1, kind: ConfigMap,\n  \
          metadata: {name: cm1, lables: {}}\n}\n- apiVersion: v1\n  kind: ConfigMap\n  \
-         metadata:\n    name: cm2\n    lables: {x: y}\n",
+         metadata:\n    name: cm2\n    lables: {x: z}\n",
     );
     assert_eq!(
         found,

@@ -454,3 +454,69 @@ fn a_separator_with_content_is_refused_as_kustomize_and_kpt_refuse_it() {
         assert!(!kpt.status.success(), "{}", describe(&kpt));
     }
 }
+
+/// A value such as `tRue` or `yEs` is text to kubectl, kustomize and kpt: only the lower-case,
+/// capitalized and upper-case spellings are booleans. `build` reads and prints it as text.
+#[test]
+fn mixed_case_booleans_are_text_as_the_tools_read_them() {
+    let text = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: tRue\n  \
+                b: yEs\n  c: FaLSE\n";
+    let [ours, kustomize, kpt] = read_by_all_three("cm.yaml", text);
+    for out in [&ours, &kustomize, &kpt] {
+        assert!(out.status.success(), "{}", describe(out));
+    }
+    let printed = String::from_utf8(ours.stdout).unwrap();
+    for line in ["  a: \"tRue\"", "  b: \"yEs\"", "  c: \"FaLSE\""] {
+        assert!(printed.lines().any(|l| l == line), "{line}\n{printed}");
+    }
+    // The tools print text as written: a boolean would be printed `true` or `false`.
+    for out in [kustomize, kpt] {
+        let printed = String::from_utf8(out.stdout).unwrap();
+        for word in ["tRue", "yEs", "FaLSE"] {
+            assert!(
+                printed.contains(&format!(": {word}\n")),
+                "{word}\n{printed}"
+            );
+        }
+        assert!(!printed.contains(": true") && !printed.contains(": false"));
+    }
+}
+
+/// `yes`, `off` and `N` are booleans to `kubectl apply -f` (YAML 1.1), which kvrender reads as,
+/// and text to kustomize and kpt (YAML 1.2): `build` says so for each, at its line and column,
+/// and not for a quoted or tagged value or a key.
+#[test]
+fn yaml11_booleans_are_told_as_kustomize_reads_them_otherwise() {
+    let text = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: yes\n  \
+                b: \"on\"\n  c: !!str off\n  yes: x\nbinaryData: {}\nimmutable: N\n";
+    let [ours, kustomize, _] = read_by_all_three("cm.yaml", text);
+    assert!(ours.status.success(), "{}", describe(&ours));
+    assert!(kustomize.status.success(), "{}", describe(&kustomize));
+    let stderr = String::from_utf8(ours.stderr).unwrap();
+    let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("KV008")).collect();
+    assert_eq!(warnings.len(), 2, "{stderr}");
+    assert!(
+        warnings[0].contains(
+            "/cm.yaml:6:6: warning[KV008] ConfigMap/cm: data.a: `yes` is the boolean true to \
+             `kubectl apply -f` (YAML 1.1) and the string \"yes\" to kustomize"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        warnings[1].contains(
+            "/cm.yaml:11:12: warning[KV008] ConfigMap/cm: immutable: `N` is the boolean false"
+        ),
+        "{stderr}"
+    );
+    let printed = String::from_utf8(ours.stdout).unwrap();
+    assert!(
+        printed.contains("  a: true\n") && printed.contains("immutable: false\n"),
+        "{printed}"
+    );
+    // What the warning says of kustomize.
+    let built = String::from_utf8(kustomize.stdout).unwrap();
+    assert!(
+        built.contains("  a: \"yes\"\n") && built.contains("immutable: \"N\"\n"),
+        "{built}"
+    );
+}

@@ -15,8 +15,10 @@
 
 mod fast;
 mod print;
+mod words;
 
 pub use print::{write_document_marking, write_top_level_entry};
+pub use words::{PlainBoolean, holds_boolean, may_hold, plain_booleans, yaml11_boolean};
 
 use serde_json::Value;
 
@@ -62,11 +64,31 @@ fn options() -> serde_saphyr::Options {
     options
 }
 
-/// Parse one YAML document into a value tree.
+/// Which plain words are booleans.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Booleans {
+    /// YAML 1.1's, as `kubectl apply -f` reads a file: `true`, `false`, and `yes`, `no`,
+    /// `on`, `off`, `y`, `n`, each in lower case, capitalized or upper case.
+    Yaml11,
+    /// YAML 1.2's, as kpt and kustomize read their inputs and hand them to a function: only
+    /// `true` and `false` (lower case, capitalized or upper case); `yes` is text.
+    Yaml12,
+}
+
+/// Parse one YAML document into a value tree, with YAML 1.1's booleans.
 pub fn parse_document(text: &str) -> Result<Value, YamlError> {
+    parse_document_with(text, Booleans::Yaml11)
+}
+
+/// Parse one YAML document into a value tree, with the given booleans.
+///
+/// # Errors
+/// As [`parse_document`].
+pub fn parse_document_with(text: &str, booleans: Booleans) -> Result<Value, YamlError> {
+    // The quick reader takes `true` and `false` alone and hands every other word on.
     match fast::parse(text) {
         Some(value) => Ok(value),
-        None => parse_document_full(text),
+        None => parse_full(text, booleans),
     }
 }
 
@@ -77,9 +99,17 @@ pub fn parse_document(text: &str) -> Result<Value, YamlError> {
 /// # Errors
 /// As [`parse_document`].
 pub fn parse_node(text: &str) -> Result<Value, YamlError> {
+    parse_node_with(text, Booleans::Yaml11)
+}
+
+/// [`parse_node`] with the given booleans.
+///
+/// # Errors
+/// As [`parse_document`].
+pub fn parse_node_with(text: &str, booleans: Booleans) -> Result<Value, YamlError> {
     match fast::parse_any(text) {
         Some(value) => Ok(value),
-        None => parse_document_full(text),
+        None => parse_full(text, booleans),
     }
 }
 
@@ -94,8 +124,27 @@ pub(crate) fn parse_quick(text: &str) -> Option<Value> {
 /// hold both paths to the same answers.
 #[doc(hidden)]
 pub fn parse_document_full(text: &str) -> Result<Value, YamlError> {
-    let mut value = serde_saphyr::from_str_with_options::<Value>(text, options())
-        .map_err(|e| at_the_tab(text, convert_error(&e)))?;
+    parse_full(text, Booleans::Yaml11)
+}
+
+fn parse_full(text: &str, booleans: Booleans) -> Result<Value, YamlError> {
+    let parse = |text: &str| {
+        let mut options = options();
+        options.strict_booleans = booleans == Booleans::Yaml12;
+        serde_saphyr::from_str_with_options::<Value>(text, options)
+            .map_err(|e| at_the_tab(text, convert_error(&e)))
+    };
+    let mut value = parse(text)?;
+    // serde-saphyr takes the YAML 1.1 booleans in any case (`tRue`, `yEs`); Go's readers, as
+    // PyYAML and the YAML 1.1 specification, only in lower case, capitalized or upper case.
+    // Such a word is read again quoted, as the text every other reader makes of it.
+    if booleans == Booleans::Yaml11 && words::holds_boolean(&value) && words::may_hold(text).1 {
+        let found = words::plain_booleans(text);
+        let mixed: Vec<&PlainBoolean> = found.iter().filter(|w| w.yaml11.is_none()).collect();
+        if !mixed.is_empty() {
+            value = parse(&words::quoted(text, &mixed))?;
+        }
+    }
     whole_floats_to_integers(&mut value);
     Ok(value)
 }

@@ -24,4 +24,5 @@ pub mod unknown_field;
 pub mod unmet_requirements;
 pub mod vm_spec;
 pub mod wrong_type;
+pub mod yaml_boolean;
 pub mod yaml_syntax;

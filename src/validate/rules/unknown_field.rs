@@ -195,10 +195,20 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
                 } else {
                     "the API server refuses the object"
                 };
+                let written = (expected == "a boolean")
+                    .then(|| yaml11_word(&obj.value, &path))
+                    .flatten()
+                    .map(|(word, value)| {
+                        format!(
+                            " (`{word}` is text to kpt and kustomize, which read YAML 1.2, and \
+                             the boolean {value} only to `kubectl apply -f`: write `{value}`)"
+                        )
+                    })
+                    .unwrap_or_default();
                 Diagnostic::error(
                     super::wrong_type::RULE.code,
                     obj.origin.clone(),
-                    format!("must be {expected}, not {found}: {who}"),
+                    format!("must be {expected}, not {found}{written}: {who}"),
                 )
                 .with_field(path)
             }
@@ -255,4 +265,18 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
         };
         out.push(d.with_object(obj.object_ref()));
     }
+}
+
+/// The string at `path` of `value` when it is a word YAML 1.1 reads as a boolean and YAML 1.2
+/// as text (`yes`, `off`: see [`super::yaml_boolean`]), with the boolean it stands for there.
+fn yaml11_word<'v>(value: &'v serde_json::Value, path: &str) -> Option<(&'v str, bool)> {
+    let mut at = value;
+    for step in crate::load::locate::parse_path(path) {
+        at = match step {
+            crate::load::locate::Step::Key(k) => at.get(k)?,
+            crate::load::locate::Step::Index(i) => at.get(i)?,
+        };
+    }
+    let word = at.as_str()?;
+    crate::load::yaml::yaml11_boolean(word).map(|b| (word, b))
 }

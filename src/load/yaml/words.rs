@@ -1,0 +1,315 @@
+//! Plain values whose type depends on the YAML reader: the booleans of YAML 1.1 that YAML 1.2
+//! reads as text (`yes`, `no`, `on`, `off`, `y`, `n` and their capitalized forms), and the
+//! mixed-case spellings (`tRue`, `yEs`) that no reader takes for a boolean.
+//!
+//! `kubectl apply` reads manifests as YAML 1.1, so `running: yes` reaches the API server as
+//! `true`; kustomize and kpt read YAML 1.2, so the same line reaches it as the string `"yes"`.
+//! The parsed tree does not say how a value was written, so the document's text is read again,
+//! as parser events, for the plain scalars in question. Only documents whose tree holds a
+//! boolean are worth it, and only the full parser's: the quick reader hands every such word on.
+
+use std::ops::Range;
+
+use serde_saphyr::granit_parser::{Event, Parser, ScalarStyle};
+
+use crate::model::path;
+
+/// A plain value of a document's text that `classify` picks out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlainBoolean {
+    /// The dotted path of the field (see [`crate::load::locate::parse_path`]); `[0]` first for
+    /// a document that is a list.
+    pub field: String,
+    /// The 1-based line of the value in the text.
+    pub line: u32,
+    /// The 1-based column of the value.
+    pub column: u32,
+    /// The word as written.
+    pub word: String,
+    /// What a YAML 1.1 reader (`kubectl apply`) makes of it; `None` for a mixed-case spelling,
+    /// which every reader keeps as text.
+    pub yaml11: Option<bool>,
+    /// Where the word is in the text, in bytes.
+    pub(super) span: Range<usize>,
+}
+
+/// What a plain word means to a YAML 1.1 reader: `Some(Some(b))` for `y`, `yes`, `on`, `n`,
+/// `no` or `off` in lower case, capitalized or upper case, as Go's reader spells the booleans
+/// of YAML 1.1 that YAML 1.2 reads as text; `Some(None)` for a mixed-case spelling of one of
+/// them or of `true` and `false` (text to every reader, a boolean to serde-saphyr); `None` for
+/// anything else (`true`, `True` and `TRUE` are booleans to every reader).
+fn classify(word: &str) -> Option<Option<bool>> {
+    if word.len() > 5 {
+        return None;
+    }
+    let lower = word.to_ascii_lowercase();
+    let value = match lower.as_str() {
+        "y" | "yes" | "on" | "true" => true,
+        "n" | "no" | "off" | "false" => false,
+        _ => return None,
+    };
+    let mut capitalized = lower.clone();
+    capitalized[..1].make_ascii_uppercase();
+    let usual = word == lower || word == capitalized || word == word.to_ascii_uppercase();
+    match (usual, lower.as_str()) {
+        (true, "true" | "false") => None,
+        (true, _) => Some(Some(value)),
+        (false, _) => Some(None),
+    }
+}
+
+/// What a YAML 1.1 reader makes of `word` when YAML 1.2 reads it as text: `Some(b)` for one of
+/// the words `classify` names so, else `None`.
+pub fn yaml11_boolean(word: &str) -> Option<bool> {
+    classify(word).flatten()
+}
+
+/// What the words of `text` may hold, read as runs of letters without parsing: whether one of
+/// them is a YAML 1.1 boolean YAML 1.2 reads as text, and whether one is a mixed-case spelling
+/// (see `classify`). A `false` is sure; a `true` only says that [`plain_booleans`] is worth
+/// asking (the word may be quoted, a key or part of longer text).
+pub fn may_hold(text: &str) -> (bool, bool) {
+    let (mut yaml11, mut mixed) = (false, false);
+    for word in text
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| (1..=5).contains(&w.len()))
+    {
+        match classify(word) {
+            Some(Some(_)) => yaml11 = true,
+            Some(None) => mixed = true,
+            None => {}
+        }
+        if yaml11 && mixed {
+            break;
+        }
+    }
+    (yaml11, mixed)
+}
+
+/// Where a node stands in its parent.
+enum Frame {
+    /// A mapping: the key of the value being read, or `None` while a key is read.
+    Mapping { key: Option<String> },
+    /// A list: the index of the item being read.
+    List { index: usize },
+}
+
+/// The plain values of `text` (one YAML document) that `classify` picks out, in the order
+/// written. Mapping keys are left out: kvrender reads every key as text. A value with a tag
+/// (`!!bool yes`, `!!str on`) says what it is and is left out too. Reading stops at the first
+/// error, which the caller's parse has already reported.
+pub fn plain_booleans(text: &str) -> Vec<PlainBoolean> {
+    let mut found = Vec::new();
+    let mut stack: Vec<Frame> = Vec::new();
+    for event in Parser::new_from_str(text) {
+        let Ok((event, span)) = event else { break };
+        match event {
+            Event::Scalar(value, style, _, tag) => {
+                let is_key = matches!(stack.last(), Some(Frame::Mapping { key: None }));
+                if is_key {
+                    if let Some(Frame::Mapping { key }) = stack.last_mut() {
+                        *key = Some(value.into_owned());
+                    }
+                    continue;
+                }
+                if style == ScalarStyle::Plain
+                    && tag.is_none()
+                    && let (Some(yaml11), Some(bytes)) = (classify(&value), span.byte_range())
+                {
+                    found.push(PlainBoolean {
+                        field: field_of(&stack),
+                        line: u32::try_from(span.start.line()).unwrap_or(u32::MAX),
+                        column: u32::try_from(span.start.col() + 1).unwrap_or(u32::MAX),
+                        word: value.into_owned(),
+                        yaml11,
+                        span: bytes,
+                    });
+                }
+                value_done(&mut stack);
+            }
+            Event::Alias(_) => {
+                if matches!(stack.last(), Some(Frame::Mapping { key: None })) {
+                    if let Some(Frame::Mapping { key }) = stack.last_mut() {
+                        *key = Some(String::new());
+                    }
+                } else {
+                    value_done(&mut stack);
+                }
+            }
+            Event::MappingStart(..) => stack.push(Frame::Mapping { key: None }),
+            Event::SequenceStart(..) => stack.push(Frame::List { index: 0 }),
+            Event::MappingEnd | Event::SequenceEnd => {
+                stack.pop();
+                // A collection as a mapping key (`? [a]`): kvrender refuses it, and its
+                // values are no field's.
+                if matches!(stack.last(), Some(Frame::Mapping { key: None })) {
+                    if let Some(Frame::Mapping { key }) = stack.last_mut() {
+                        *key = Some(String::new());
+                    }
+                } else {
+                    value_done(&mut stack);
+                }
+            }
+            _ => {}
+        }
+    }
+    found
+}
+
+/// The parent of a value just read moves on: a mapping to its next key, a list to its next
+/// item.
+fn value_done(stack: &mut [Frame]) {
+    match stack.last_mut() {
+        Some(Frame::Mapping { key }) => *key = None,
+        Some(Frame::List { index }) => *index += 1,
+        None => {}
+    }
+}
+
+fn field_of(stack: &[Frame]) -> String {
+    let mut out = String::new();
+    for frame in stack {
+        match frame {
+            Frame::Mapping { key } => path::push_key(&mut out, key.as_deref().unwrap_or("")),
+            Frame::List { index } => {
+                out.push('[');
+                out.push_str(&index.to_string());
+                out.push(']');
+            }
+        }
+    }
+    out
+}
+
+/// `text` with each of `words` put in single quotes, so that a reader takes it for text. The
+/// words are plain scalars of one word, so their quoted forms need no escapes, and every line
+/// keeps its number.
+pub(super) fn quoted(text: &str, words: &[&PlainBoolean]) -> String {
+    let mut out = String::with_capacity(text.len() + 2 * words.len());
+    let mut at = 0;
+    for w in words {
+        out.push_str(&text[at..w.span.start]);
+        out.push('\'');
+        out.push_str(&text[w.span.clone()]);
+        out.push('\'');
+        at = w.span.end;
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
+/// Whether `value` holds a boolean anywhere.
+pub fn holds_boolean(value: &serde_json::Value) -> bool {
+    match value {
+        serde_json::Value::Bool(_) => true,
+        serde_json::Value::Array(items) => items.iter().any(holds_boolean),
+        serde_json::Value::Object(map) => map.values().any(holds_boolean),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_are_classified_as_go_reads_them() {
+        for word in ["y", "Y", "yes", "Yes", "YES", "on", "On", "ON"] {
+            assert_eq!(classify(word), Some(Some(true)), "{word}");
+        }
+        for word in ["n", "N", "no", "No", "NO", "off", "Off", "OFF"] {
+            assert_eq!(classify(word), Some(Some(false)), "{word}");
+        }
+        for word in [
+            "yEs", "YeS", "oN", "nO", "oFF", "tRue", "TRuE", "FaLSE", "fALSE",
+        ] {
+            assert_eq!(classify(word), Some(None), "{word}");
+        }
+        for word in [
+            "true", "True", "TRUE", "false", "False", "FALSE", "yess", "o", "", "é",
+        ] {
+            assert_eq!(classify(word), None, "{word}");
+        }
+    }
+
+    #[test]
+    fn plain_values_are_found_with_their_field_and_position() {
+        let text = "\
+metadata:
+  labels:
+    enabled: yes
+    quoted: \"yes\"
+    app.kubernetes.io/part: 'on'
+spec:
+  running: Off
+  list: [a, n, !!str y, {k: ON}]
+  items:
+  - x
+  - tRue
+  yes: key
+  tagged: !!bool no
+";
+        let found = plain_booleans(text);
+        let got: Vec<(&str, u32, u32, &str, Option<bool>)> = found
+            .iter()
+            .map(|w| {
+                (
+                    w.field.as_str(),
+                    w.line,
+                    w.column,
+                    w.word.as_str(),
+                    w.yaml11,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("metadata.labels.enabled", 3, 14, "yes", Some(true)),
+                ("spec.running", 7, 12, "Off", Some(false)),
+                ("spec.list[1]", 8, 13, "n", Some(false)),
+                ("spec.list[3].k", 8, 29, "ON", Some(true)),
+                ("spec.items[1]", 11, 5, "tRue", None),
+            ]
+        );
+        assert_eq!(&text[found[0].span.clone()], "yes");
+    }
+
+    #[test]
+    fn anchors_aliases_and_keys_do_not_shift_the_fields() {
+        let text = "a: &x on\nb: *x\n? [k]\n: c\nd: - \ne:\n  <<: {f: n}\n  g: y\n";
+        let text = text.replace("d: - \n", "d: [*x, no]\n");
+        let got: Vec<(String, u32)> = plain_booleans(&text)
+            .into_iter()
+            .map(|w| (w.field, w.line))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("a".to_string(), 1),
+                ("d[1]".to_string(), 5),
+                ("e.<<.f".to_string(), 7),
+                ("e.g".to_string(), 8)
+            ]
+        );
+    }
+
+    #[test]
+    fn words_of_the_text_say_whether_to_look_further() {
+        assert_eq!(may_hold("a: yes\n"), (true, false));
+        assert_eq!(may_hold("a: [x,tRue]\n"), (false, true));
+        assert_eq!(may_hold("a: \"on\"\nb: FaLSE # n\n"), (true, true));
+        assert_eq!(
+            may_hold("a: true\nb: yesterday\nc: onward\nd: True\n"),
+            (false, false)
+        );
+    }
+
+    #[test]
+    fn quoting_keeps_every_line_and_makes_text() {
+        let text = "a: tRue\nb: [yEs, x]\nc: true\n";
+        let found = plain_booleans(text);
+        let mixed: Vec<&PlainBoolean> = found.iter().filter(|w| w.yaml11.is_none()).collect();
+        assert_eq!(quoted(text, &mixed), "a: 'tRue'\nb: ['yEs', x]\nc: true\n");
+    }
+}
