@@ -461,6 +461,121 @@ pub fn parse_text(path: &Arc<str>, text: &str) -> Loaded {
         .extend(skipped_findings(path, &chunks, &skipped));
     loaded.diagnostics.extend(separator_findings(path, &chunks));
     loaded
+        .diagnostics
+        .extend(prefix_findings(path, text, &chunks));
+    loaded
+}
+
+/// The byte order mark, as UTF-8 text.
+const BOM: &str = "\u{feff}";
+
+/// Errors for what YAML allows before a document and kubectl, kustomize and kpt refuse, in
+/// `text` split into `chunks`. Their readers cut a stream at every `---` line and read each
+/// piece on its own, so:
+/// - a directive (`%YAML 1.1`, `%TAG ...`) at the start of the stream or right after a `---`
+///   line is cut off from the `---` that would open its document, and is refused as a piece
+///   with no document. (One after a `...` follows the piece's document and is not read.)
+/// - a `---` line led by a byte order mark is no separator to them unless it begins a piece
+///   (the stream, or the line after a `---` line), and is refused where it follows anything
+///   else. YAML takes the mark for part of a document prefix.
+fn prefix_findings(path: &Arc<str>, text: &str, chunks: &[split::Chunk<'_>]) -> Vec<Diagnostic> {
+    let error = |index: usize, line: u32, message: String| {
+        Diagnostic::error(
+            codes::YAML_SYNTAX,
+            Origin::new(path.clone(), index, Some(line)),
+            format!("invalid YAML: {message}"),
+        )
+    };
+    let mut found = Vec::new();
+    for (index, chunk) in chunks.iter().enumerate() {
+        // Where the chunk is in `text`, of which it is a part.
+        let start = (chunk.text.as_ptr() as usize).saturating_sub(text.as_ptr() as usize);
+        let Some(before) = text.get(..start) else {
+            continue;
+        };
+        if let Some(before) = before.strip_suffix(BOM)
+            && chunk.text.starts_with("---")
+            && !before.is_empty()
+            && !last_line(before).is_some_and(is_separator)
+        {
+            found.push(error(
+                index,
+                chunk.first_line,
+                "a byte order mark (U+FEFF) before this `---`: kubectl, kustomize and kpt do \
+                 not take the line for a document separator, and refuse the file; delete the \
+                 mark (a file saved as \"UTF-8 with BOM\" and joined to another leaves it \
+                 there)"
+                    .to_string(),
+            ));
+        }
+        let Some(directive) = chunk
+            .text
+            .lines()
+            .map(|l| l.trim_start_matches(BOM).trim_end_matches('\r'))
+            .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+            .filter(|l| l.starts_with('%'))
+        else {
+            continue;
+        };
+        let mut earlier = before
+            .trim_end_matches(BOM)
+            .lines()
+            .rev()
+            .map(|l| l.trim_start_matches(BOM).trim_end_matches('\r'));
+        let after_end = earlier
+            .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+            .is_some_and(|l| !is_separator(l));
+        if !after_end {
+            found.push(error(
+                index,
+                chunk.first_line,
+                format!(
+                    "the directive `{}` begins the stream or follows a `---` line: kubectl, \
+                     kustomize and kpt cut a stream at every `---` line, which leaves the \
+                     directive without its document, and refuse the file (\"did not find \
+                     expected <document start>\"); delete it, as Kubernetes manifests need no \
+                     directives",
+                    crate::diagnostic::shortened(directive.trim_end())
+                ),
+            ));
+        }
+    }
+    found
+}
+
+/// `text`, a document, without the byte order marks that start its lines up to its first line
+/// with content, where kubectl, kustomize and kpt take them; `None` when it has none there or
+/// has one anywhere else, which they refuse too.
+fn without_prefix_marks(text: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut in_prefix = true;
+    for line in text.split_inclusive('\n') {
+        if !in_prefix {
+            out.push_str(line);
+            continue;
+        }
+        let line = line.strip_prefix(BOM).unwrap_or(line);
+        let t = line.trim();
+        in_prefix = t.is_empty() || t.starts_with('#') || is_separator(t);
+        out.push_str(line);
+    }
+    (out.len() < text.len() && !out.contains(BOM)).then_some(out)
+}
+
+/// The last line of `text`, which ends with a line break or is empty, without its break.
+fn last_line(text: &str) -> Option<&str> {
+    let body = text.strip_suffix('\n')?;
+    let body = body.strip_suffix('\r').unwrap_or(body);
+    Some(body.rsplit('\n').next().unwrap_or(body))
+}
+
+/// Whether `line` is a `---` line as kubectl, kustomize and kpt cut a stream at it: the dashes,
+/// then nothing but blanks and a comment.
+fn is_separator(line: &str) -> bool {
+    line.strip_prefix("---").is_some_and(|rest| {
+        let rest = rest.trim();
+        rest.is_empty() || rest.starts_with('#')
+    })
 }
 
 /// An error for each `---` line after the first line that holds more than blanks and a comment
@@ -550,11 +665,24 @@ fn parse_chunk(
     chunk: &split::Chunk<'_>,
     alone: bool,
 ) -> Result<Object, Diagnostic> {
-    match yaml::parse_document(chunk.text) {
+    // kubectl, kustomize and kpt read each piece of a stream after a `---` line on its own, and
+    // their reader takes a byte order mark at the start of a line where a document may begin:
+    // one that `cat` or a merge leaves after a `---` line reads as the start of a file does.
+    let without_marks;
+    let (text, parsed) = match yaml::parse_document(chunk.text) {
+        Err(e) if e.message == yaml::BOM_INSIDE => match without_prefix_marks(chunk.text) {
+            Some(text) => {
+                without_marks = text;
+                (without_marks.as_str(), yaml::parse_document(&without_marks))
+            }
+            None => (chunk.text, Err(e)),
+        },
+        parsed => (chunk.text, parsed),
+    };
+    match parsed {
         Ok(value) => {
             let origin = Origin::new(path.clone(), index, chunk.content_line);
-            let object =
-                Object::new(value, origin).with_source(Arc::from(chunk.text), chunk.first_line);
+            let object = Object::new(value, origin).with_source(Arc::from(text), chunk.first_line);
             match check_object(&object.value) {
                 None => Ok(object),
                 Some(problem) => {
@@ -880,6 +1008,7 @@ fn file_documents<'a>(
     let alone = only_document(&chunks);
     let findings: Vec<Document<'a>> = skipped_findings(&source.path, &chunks, &skipped)
         .chain(separator_findings(&source.path, &chunks))
+        .chain(prefix_findings(&source.path, text, &chunks))
         .map(|d| Document::Problem(Box::new(d)))
         .collect();
     let mut documents: Vec<Document<'a>> = chunks
@@ -1145,6 +1274,42 @@ fn readable_ref(value: &Value) -> Option<crate::origin::ObjectRef> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Marks are taken from the lines before a document's first content only, and only when
+    /// that leaves none.
+    #[test]
+    fn byte_order_marks_before_the_first_content_are_left_out() {
+        let b = BOM;
+        assert_eq!(
+            without_prefix_marks(&format!("---\n{b}# c\n\n{b}a: 1\nb: 2\n")).as_deref(),
+            Some("---\n# c\n\na: 1\nb: 2\n")
+        );
+        assert_eq!(
+            without_prefix_marks(&format!("{b}--- # c\r\n{b}a: 1\n")).as_deref(),
+            Some("--- # c\r\na: 1\n")
+        );
+        assert_eq!(without_prefix_marks(&format!("a: 1\n{b}b: 2\n")), None);
+        assert_eq!(without_prefix_marks(&format!("{b}a: |\n  {b}x\n")), None);
+        assert_eq!(without_prefix_marks("a: 1\n"), None);
+        assert_eq!(
+            without_prefix_marks(&format!("--- {{a: 1}}\n{b}b: 2\n")),
+            None
+        );
+    }
+
+    #[test]
+    fn separators_and_last_lines_are_read_as_the_tools_cut_a_stream() {
+        for line in ["---", "--- ", "---\t# c", "--- # c", "---#c"] {
+            assert!(is_separator(line), "{line:?}");
+        }
+        for line in ["--- a", "----", "-- -", "", "\u{feff}---"] {
+            assert!(!is_separator(line), "{line:?}");
+        }
+        assert_eq!(last_line("a\n---\r\n"), Some("---"));
+        assert_eq!(last_line("---\n"), Some("---"));
+        assert_eq!(last_line("a\nb"), None);
+        assert_eq!(last_line(""), None);
+    }
 
     #[test]
     fn a_json_error_at_the_start_of_a_line_is_at_the_end_of_the_one_before() {

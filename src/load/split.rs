@@ -16,7 +16,8 @@
 //! before a later document's `---` or directives, as `cat a.yaml b.yaml` leaves it when
 //! `b.yaml` begins with one, or before anything after a `...`. Such a mark is left out of the
 //! document's text, as the one at the start of a file is; anywhere else it stays, and the
-//! parser refuses it.
+//! parser refuses it. (kubectl, kustomize and kpt take such a mark before a `---` only where
+//! a piece of theirs begins: the loader reports the others, and the directives they cut off.)
 
 /// One document's text and where it starts.
 #[derive(Clone, Debug, PartialEq, Eq)]

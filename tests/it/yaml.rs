@@ -520,3 +520,84 @@ fn yaml11_booleans_are_told_as_kustomize_reads_them_otherwise() {
         "{built}"
     );
 }
+
+/// kubectl, kustomize and kpt cut a stream at every `---` line, so a `%YAML` or `%TAG`
+/// directive at the start of a stream is left without the document its `---` opens, and they
+/// refuse the file; one after a `...` follows the document of its piece and is not read.
+/// kvrender says the same, at the directive's line.
+#[test]
+fn directives_the_tools_cut_off_are_refused() {
+    let config_map =
+        |name: &str| format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n");
+    for directive in ["%YAML 1.1", "%YAML 1.2", "%TAG !e! tag:example.com,2000:"] {
+        let text = format!("# a header\n{directive}\n---\n{}", config_map("a"));
+        let [ours, kustomize, kpt] = read_by_all_three("d.yaml", &text);
+        for out in [&ours, &kustomize, &kpt] {
+            assert_eq!(out.status.code(), Some(1), "{directive}: {}", describe(out));
+        }
+        let stderr = String::from_utf8(ours.stderr).unwrap();
+        assert!(
+            stderr.contains(&format!(
+                "d.yaml:2: error[KV001] invalid YAML: the directive `{directive}` begins the \
+                 stream"
+            )),
+            "{stderr}"
+        );
+    }
+    let text = format!(
+        "{}...\n%YAML 1.1\n---\n{}",
+        config_map("a"),
+        config_map("b")
+    );
+    for out in read_by_all_three("d.yaml", &text) {
+        assert!(out.status.success(), "{}", describe(&out));
+        let printed = String::from_utf8(out.stdout).unwrap();
+        assert!(printed.contains("name: a\n") && printed.contains("name: b\n"));
+    }
+}
+
+/// A byte order mark at the start of a line before the first content of a piece after a `---`
+/// is read by kubectl, kustomize and kpt as one at the start of a file, and by `build` too. One
+/// before a `---` that follows a document, or a `...`, makes the line no separator to them, and
+/// they refuse the file: kvrender says so at the line.
+#[test]
+fn byte_order_marks_are_taken_where_the_tools_take_them() {
+    let config_map =
+        |name: &str| format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n");
+    let (a, b) = (config_map("a"), config_map("b"));
+    for text in [
+        format!("{a}---\n\u{feff}{b}"),
+        format!("{a}---\n# b\n\u{feff}{b}"),
+        format!("{a}---\n\u{feff}# b\n{b}"),
+        format!("{a}---\n\n\u{feff}{b}"),
+        format!("{a}---\n\u{feff}---\n{b}"),
+    ] {
+        for out in read_by_all_three("m.yaml", &text) {
+            assert!(out.status.success(), "{text:?}: {}", describe(&out));
+            let printed = String::from_utf8(out.stdout).unwrap();
+            assert!(
+                printed.contains("name: a\n") && printed.contains("name: b\n"),
+                "{text:?}: {printed}"
+            );
+        }
+    }
+    for text in [
+        format!("{a}\u{feff}---\n{b}"),
+        format!("{a}...\n\u{feff}---\n{b}"),
+    ] {
+        let [ours, kustomize, kpt] = read_by_all_three("m.yaml", &text);
+        for out in [&kustomize, &kpt] {
+            assert_eq!(out.status.code(), Some(1), "{text:?}: {}", describe(out));
+        }
+        assert_eq!(ours.status.code(), Some(1), "{text:?}: {}", describe(&ours));
+        let stderr = String::from_utf8(ours.stderr).unwrap();
+        let line = 5 + u32::from(text.contains("..."));
+        assert!(
+            stderr.contains(&format!(
+                "m.yaml:{line}: error[KV001] invalid YAML: a byte order mark (U+FEFF) before \
+                 this `---`"
+            )),
+            "{text:?}: {stderr}"
+        );
+    }
+}

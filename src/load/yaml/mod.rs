@@ -33,6 +33,10 @@ pub struct YamlError {
     pub column: Option<u32>,
 }
 
+/// What a byte order mark inside a document is said to be.
+pub const BOM_INSIDE: &str = "a byte order mark (U+FEFF) inside a document, which kubectl, \
+                              kustomize and kpt refuse there too: delete it";
+
 /// Aliases a document may use, and nodes it may produce, before we call it a bomb.
 const MAX_ALIASES: usize = 10_000;
 const MAX_NODES: usize = 2_000_000;
@@ -210,6 +214,7 @@ fn in_yaml_terms(message: &str) -> Option<&'static str> {
             "multiple YAML documents detected",
             "more than one YAML document where one was expected",
         ),
+        ("a BOM must not appear inside a document", BOM_INSIDE),
     ];
     if let Some((_, plain)) = PLAIN.iter().find(|(raw, _)| message.starts_with(raw)) {
         return Some(plain);
