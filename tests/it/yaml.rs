@@ -601,3 +601,30 @@ fn byte_order_marks_are_taken_where_the_tools_take_them() {
         );
     }
 }
+
+/// An emoji written as a pair of UTF-16 surrogate escapes in a double-quoted string, as
+/// `json.dumps` writes it, is refused by kubectl's, kustomize's and kpt's YAML readers, and by
+/// `build` with the escape to write instead; the same letters in single quotes or unquoted are
+/// no escape, and every one of them reads them.
+#[test]
+fn surrogate_escapes_are_refused_as_the_tools_refuse_them() {
+    let text = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: \"smile \
+                \\ud83d\\ude00\"\n";
+    let [ours, kustomize, kpt] = read_by_all_three("s.yaml", text);
+    for out in [&ours, &kustomize, &kpt] {
+        assert_eq!(out.status.code(), Some(1), "{}", describe(out));
+    }
+    let stderr = String::from_utf8(ours.stderr).unwrap();
+    assert!(
+        stderr.contains(
+            "s.yaml:6:13: error[KV001] ConfigMap/a: invalid YAML: the escape `\\ud83d` is half \
+             of a UTF-16 surrogate pair"
+        ) && stderr.contains("or `\\U0001F600`"),
+        "{stderr}"
+    );
+    let text = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: '\\ud83d'\n  \
+                l: C:\\ude00\n  m: \"\\U0001F600\"\n";
+    for out in read_by_all_three("s.yaml", text) {
+        assert!(out.status.success(), "{}", describe(&out));
+    }
+}

@@ -13,6 +13,7 @@
 //! function to preserve comments where it can; kvrender leaves every item it does not change
 //! untouched in KRM mode and says in the README that rewritten objects lose their comments.
 
+mod escapes;
 mod fast;
 mod print;
 mod words;
@@ -139,6 +140,9 @@ fn parse_full(text: &str, booleans: Booleans) -> Result<Value, YamlError> {
             .map_err(|e| at_the_tab(text, convert_error(&e)))
     };
     let mut value = parse(text)?;
+    if let Some(error) = escapes::surrogate_escape(text) {
+        return Err(error);
+    }
     // serde-saphyr takes the YAML 1.1 booleans in any case (`tRue`, `yEs`); Go's readers, as
     // PyYAML and the YAML 1.1 specification, only in lower case, capitalized or upper case.
     // Such a word is read again quoted, as the text every other reader makes of it.
