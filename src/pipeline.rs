@@ -410,16 +410,55 @@ fn expand_vm_to(
         infer::set_architecture(&mut inferred.vm, arch);
     }
     let mutated = Object::new(inferred.vm.clone(), vm.origin.clone());
-    expand::expand_remembered(&mutated, index, profile, stage, &mut Lookups::default()).map_err(
-        |e| {
+    expand::expand_remembered(&mutated, index, profile, stage, &mut Lookups::default())
+        .map(|mut expanded| {
+            without_added_zeros(
+                &mut expanded,
+                &inferred.vm,
+                &["spec", "dataVolumeTemplates"],
+            );
+            expanded
+        })
+        .map_err(|e| {
             let mut d = expand_diagnostic(&mutated, &e);
             let notes = inference_notes(&inferred);
             if !notes.is_empty() {
                 d.message = format!("{} ({notes})", d.message);
             }
             d
-        },
-    )
+        })
+}
+
+/// Take out of `out`, below `path`, every field that `input` does not have there and whose value
+/// is empty (`""`, `{}`, `[]`, `null`, `false` or 0): the fields Go writes whatever their value,
+/// which KubeVirt's answer for a VM its webhook took through inference carries without meaning
+/// (see `data_volume_templates_as_go_writes_them` in the expansion). Nothing below `path` but
+/// what Go writes is added where the input is silent: the webhook only adds a storage class,
+/// which is never empty.
+fn without_added_zeros(out: &mut Value, input: &Value, path: &[&str]) {
+    fn strip(out: &mut Value, input: Option<&Value>) {
+        match out {
+            Value::Object(fields) => {
+                let had = input.and_then(Value::as_object);
+                fields.retain(|k, v| {
+                    had.is_some_and(|h| h.contains_key(k)) || !crate::model::path::is_zero(Some(v))
+                });
+                for (k, v) in fields.iter_mut() {
+                    strip(v, had.and_then(|h| h.get(k)));
+                }
+            }
+            Value::Array(items) => {
+                let had = input.and_then(Value::as_array);
+                for (i, v) in items.iter_mut().enumerate() {
+                    strip(v, had.and_then(|h| h.get(i)));
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some(out) = crate::model::path::get_mut(out, path) {
+        strip(out, crate::model::path::get(input, path));
+    }
 }
 
 /// As [`expand_vm`], for a VM the caller drops afterwards: its tree becomes the result instead

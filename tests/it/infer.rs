@@ -152,3 +152,46 @@ fn a_missing_source_gets_the_command_that_exports_it() {
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("storageClassName: fast-ssd"), "{text}");
 }
+
+/// A DataVolume template's fields that Go writes whatever their value (a claim's `resources`, a
+/// `sourceRef`'s `kind`, an http source's `url`, the template's `metadata`) come back only where
+/// the VM wrote them, when its webhook took it through inference: the answer for such a VM
+/// carries no field the VM did not have with nothing in it. Expanded without inference, the VM
+/// gets them, as `expand-spec` writes it.
+#[test]
+fn inference_adds_no_empty_go_fields_to_data_volume_templates() {
+    let templates = |matcher: &str| {
+        format!(
+            "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: vm1\nspec:\n  \
+             preference: {matcher}\n  dataVolumeTemplates:\n  - spec:\n      pvc: {{}}\n      \
+             sourceRef: {{name: ds1}}\n  - metadata: {{name: two}}\n    spec:\n      \
+             source: {{http: {{}}}}\n      storage: {{}}\n  template:\n    spec:\n      \
+             domain:\n        devices: {{}}\n      volumes:\n      - name: root\n        \
+             persistentVolumeClaim:\n          claimName: root-pvc\n"
+        )
+    };
+    let (code, inferred, stderr) = expand(&templates("{inferFromVolume: root}"));
+    assert_eq!(code, 0, "{stderr}");
+    let (code, named, stderr) = expand(&templates("{name: storage-pref}"));
+    assert_eq!(code, 0, "{stderr}");
+    let templates_of = |out: &str| {
+        let vm = kvrender::load::yaml::parse_document(out.trim_start_matches("---\n")).unwrap();
+        vm["spec"]["dataVolumeTemplates"].clone()
+    };
+    assert_eq!(
+        templates_of(&inferred),
+        serde_json::json!([
+            {"spec": {"pvc": {"storageClassName": "fast-ssd"}, "sourceRef": {"name": "ds1"}}},
+            {"metadata": {"name": "two"},
+             "spec": {"source": {"http": {}}, "storage": {"storageClassName": "fast-ssd"}}},
+        ])
+    );
+    assert_eq!(
+        templates_of(&named),
+        serde_json::json!([
+            {"metadata": {}, "spec": {"pvc": {"resources": {}}, "sourceRef": {"kind": "", "name": "ds1"}}},
+            {"metadata": {"name": "two"},
+             "spec": {"source": {"http": {"url": ""}}, "storage": {"resources": {}}}},
+        ])
+    );
+}

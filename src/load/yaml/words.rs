@@ -39,19 +39,22 @@ pub struct PlainBoolean {
 /// them or of `true` and `false` (text to every reader, a boolean to serde-saphyr); `None` for
 /// anything else (`true`, `True` and `TRUE` are booleans to every reader).
 fn classify(word: &str) -> Option<Option<bool>> {
-    if word.len() > 5 {
-        return None;
-    }
-    let lower = word.to_ascii_lowercase();
-    let value = match lower.as_str() {
-        "y" | "yes" | "on" | "true" => true,
-        "n" | "no" | "off" | "false" => false,
-        _ => return None,
-    };
-    let mut capitalized = lower.clone();
-    capitalized[..1].make_ascii_uppercase();
-    let usual = word == lower || word == capitalized || word == word.to_ascii_uppercase();
-    match (usual, lower.as_str()) {
+    const WORDS: [(&str, bool); 8] = [
+        ("y", true),
+        ("yes", true),
+        ("on", true),
+        ("true", true),
+        ("n", false),
+        ("no", false),
+        ("off", false),
+        ("false", false),
+    ];
+    let &(lower, value) = WORDS.iter().find(|(w, _)| w.eq_ignore_ascii_case(word))?;
+    let bytes = word.as_bytes();
+    let usual = bytes.iter().all(u8::is_ascii_lowercase)
+        || bytes.iter().all(u8::is_ascii_uppercase)
+        || bytes[1..].iter().all(u8::is_ascii_lowercase);
+    match (usual, lower) {
         (true, "true" | "false") => None,
         (true, _) => Some(Some(value)),
         (false, _) => Some(None),
