@@ -74,9 +74,12 @@ pub fn yaml11_boolean(word: &str) -> Option<bool> {
 pub fn may_hold(text: &str) -> (bool, bool) {
     let (mut yaml11, mut mixed) = (false, false);
     for word in text
-        .split(|c: char| !c.is_ascii_alphanumeric())
+        .as_bytes()
+        .split(|b| !b.is_ascii_alphanumeric())
         .filter(|w| (1..=5).contains(&w.len()))
     {
+        // Runs of ASCII letters and digits are text.
+        let word = std::str::from_utf8(word).unwrap_or_default();
         match classify(word) {
             Some(Some(_)) => yaml11 = true,
             Some(None) => mixed = true,

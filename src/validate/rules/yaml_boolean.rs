@@ -45,7 +45,7 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
     let Some((text, first_line)) = &obj.source else {
         return;
     };
-    if obj.is_tool_config() || !yaml::may_hold(text).0 || !yaml::holds_boolean(&obj.value) {
+    if obj.is_tool_config() || !yaml::holds_boolean(&obj.value) || !yaml::may_hold(text).0 {
         return;
     }
     for word in yaml::plain_booleans(text) {
