@@ -439,15 +439,16 @@ pub fn parse_text(path: &Arc<str>, text: &str) -> Loaded {
     }
     let (chunks, skipped) = split::split_noting_skipped(text);
     let alone = only_document(&chunks);
+    let tabs = yaml::refused_tabs(text);
     let results: Vec<Result<Object, Diagnostic>> = chunks
         .par_iter()
         .enumerate()
-        .flat_map_iter(
-            |(index, chunk)| match parse_chunk(path, index, chunk, alone) {
+        .flat_map_iter(|(index, chunk)| {
+            match parse_chunk(path, index, chunk, alone, tab_in(&tabs, chunk)) {
                 Ok(obj) if is_list(&obj) => Either::Right(inline_lists(obj).into_iter()),
                 parsed => Either::Left(std::iter::once(parsed)),
-            },
-        )
+            }
+        })
         .collect();
     let mut loaded = Loaded::default();
     for r in results {
@@ -463,6 +464,9 @@ pub fn parse_text(path: &Arc<str>, text: &str) -> Loaded {
     loaded
         .diagnostics
         .extend(prefix_findings(path, text, &chunks));
+    loaded
+        .diagnostics
+        .extend(tab_findings(path, &tabs, &chunks));
     loaded
 }
 
@@ -578,6 +582,58 @@ fn is_separator(line: &str) -> bool {
     })
 }
 
+/// The lines of the file that `chunk` spans.
+fn lines_of(chunk: &split::Chunk<'_>) -> std::ops::Range<u32> {
+    let lines = u32::try_from(memchr::memchr_iter(b'\n', chunk.text.as_bytes()).count())
+        .unwrap_or(u32::MAX)
+        .saturating_add(u32::from(!chunk.text.ends_with('\n')));
+    chunk.first_line..chunk.first_line.saturating_add(lines)
+}
+
+/// The first of the file's refused tabs `tabs` (see [`yaml::refused_tabs`], in the order of
+/// their lines) that is in `chunk`.
+fn tab_in<'t>(
+    tabs: &'t [yaml::RefusedTab],
+    chunk: &split::Chunk<'_>,
+) -> Option<&'t yaml::RefusedTab> {
+    if tabs.is_empty() {
+        return None;
+    }
+    let first = tabs.partition_point(|tab| tab.line < chunk.first_line);
+    tabs.get(first)
+        .filter(|tab| lines_of(chunk).contains(&tab.line))
+}
+
+/// An error for each tab that kubectl, kustomize and kpt refuse (`tabs`, see
+/// [`yaml::refused_tabs`]) in text that is in no document: between `---` lines that have only
+/// blank lines and comments between them, in a document that is only a null, or on the lines
+/// right after a `...` marker. Those tools read that text too, and refuse the file. A refused
+/// tab in a document is that document's error.
+fn tab_findings(
+    path: &Arc<str>,
+    tabs: &[yaml::RefusedTab],
+    chunks: &[split::Chunk<'_>],
+) -> Vec<Diagnostic> {
+    tabs.iter()
+        .filter(|tab| {
+            // The last document that starts on the tab's line or before it.
+            let before = chunks.partition_point(|c| c.first_line <= tab.line);
+            before
+                .checked_sub(1)
+                .is_none_or(|i| !lines_of(&chunks[i]).contains(&tab.line))
+        })
+        .map(|tab| {
+            let index = chunks.partition_point(|c| c.first_line < tab.line);
+            Diagnostic::error(
+                codes::YAML_SYNTAX,
+                Origin::new(path.clone(), index, Some(tab.line)),
+                format!("invalid YAML: {}", tab.message()),
+            )
+            .with_column(Some(tab.column))
+        })
+        .collect()
+}
+
 /// An error for each `---` line after the first line that holds more than blanks and a comment
 /// after the dashes (`--- {a: 1}`, `--- !!map`). YAML takes `--- value` for a document that
 /// starts on the marker line, but kubectl and kustomize cut a stream at every line that starts
@@ -658,12 +714,14 @@ fn only_document(chunks: &[split::Chunk<'_>]) -> bool {
 }
 
 /// Parse document `index` of the file `path`: an object, or why it is not one. `alone` says
-/// that it is the file's only document.
+/// that it is the file's only document; `tab` is the first tab in it that kubectl, kustomize
+/// and kpt refuse (see [`yaml::refused_tabs`]).
 fn parse_chunk(
     path: &Arc<str>,
     index: usize,
     chunk: &split::Chunk<'_>,
     alone: bool,
+    tab: Option<&yaml::RefusedTab>,
 ) -> Result<Object, Diagnostic> {
     // kubectl, kustomize and kpt read each piece of a stream after a `---` line on its own, and
     // their reader takes a byte order mark at the start of a line where a document may begin:
@@ -678,6 +736,12 @@ fn parse_chunk(
             None => (chunk.text, Err(e)),
         },
         parsed => (chunk.text, parsed),
+    };
+    // Those tools refuse the document at the tab, unless the parser finds something wrong
+    // before it; at the same place, the tab's message says more.
+    let parsed = match tab.map(|tab| tab.error(chunk.first_line)) {
+        Some(tab) if parsed.as_ref().err().is_none_or(|e| !comes_before(e, &tab)) => Err(tab),
+        _ => parsed,
     };
     match parsed {
         Ok(value) => {
@@ -726,6 +790,13 @@ fn parse_chunk(
             })
         }
     }
+}
+
+/// Whether error `a` is at a place before error `b` (an error without a line before all; on
+/// the same line, one without a column before the others).
+fn comes_before(a: &yaml::YamlError, b: &yaml::YamlError) -> bool {
+    let place = |e: &yaml::YamlError| (e.line.unwrap_or(0), e.column.unwrap_or(0));
+    place(a) < place(b)
 }
 
 /// The object a document that does not parse says it is, read from its lines: its top-level
@@ -941,7 +1012,8 @@ impl<'a> Deferred<'a> {
     /// Parse the document now, exactly as [`parse_sources`] would have.
     pub fn parse(&self) -> Result<Object, Diagnostic> {
         // A deferred document names a kind to defer, so it is no other tool's configuration.
-        parse_chunk(self.path, self.index, &self.chunk, false)
+        // A document with a refused tab is never left as text (see `file_documents`).
+        parse_chunk(self.path, self.index, &self.chunk, false, None)
     }
 
     /// The path of the file the document is in.
@@ -1006,9 +1078,11 @@ fn file_documents<'a>(
     );
     let (chunks, skipped) = split::split_noting_skipped(text);
     let alone = only_document(&chunks);
+    let tabs = yaml::refused_tabs(text);
     let findings: Vec<Document<'a>> = skipped_findings(&source.path, &chunks, &skipped)
         .chain(separator_findings(&source.path, &chunks))
         .chain(prefix_findings(&source.path, text, &chunks))
+        .chain(tab_findings(&source.path, &tabs, &chunks))
         .map(|d| Document::Problem(Box::new(d)))
         .collect();
     let mut documents: Vec<Document<'a>> = chunks
@@ -1016,14 +1090,15 @@ fn file_documents<'a>(
         .enumerate()
         .flat_map_iter(|(index, chunk)| {
             let scanned = api_version.scalar(chunk.text).zip(kind.scalar(chunk.text));
-            let one = if scanned.is_some_and(|(api, kind)| defer(api, kind)) {
+            let tab = tab_in(&tabs, &chunk);
+            let one = if tab.is_none() && scanned.is_some_and(|(api, kind)| defer(api, kind)) {
                 Document::Deferred(Deferred {
                     path: &source.path,
                     index,
                     chunk,
                 })
             } else {
-                match parse_chunk(&source.path, index, &chunk, alone) {
+                match parse_chunk(&source.path, index, &chunk, alone, tab) {
                     Ok(obj) if is_list(&obj) => {
                         return Either::Right(inline_lists(obj).into_iter().map(|r| match r {
                             Ok(obj) => Document::Object(Box::new(obj)),

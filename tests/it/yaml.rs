@@ -628,3 +628,70 @@ fn surrogate_escapes_are_refused_as_the_tools_refuse_them() {
         assert!(out.status.success(), "{}", describe(&out));
     }
 }
+
+/// A tab that YAML 1.2 takes as a blank and the reader of kubectl kustomize and kpt refuses: on
+/// a line of blanks, before a comment at the start of a line, after a list entry's dash, in the
+/// indentation of a block scalar, on the line after a `...`. `build` stops on each, at the
+/// tab's line and column, as those tools stop on the file. Tabs they take, after a key, a value
+/// or inside a flow collection or a quoted or block scalar, read as before.
+#[test]
+fn tabs_kustomize_and_kpt_refuse_are_refused_at_their_line() {
+    let head = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n";
+    let refused = [
+        ("data:\n  k: v\n  \t\n  j: w\n", "7:3"),
+        ("data:\n  k: \"v\"\n\t# a comment\n  j: w\n", "7:1"),
+        ("data:\n  k: v\n\t# a comment\n  j: w\n", "7:1"),
+        ("data:\n  k: |\n    a\n\t\n    b\n", "8:1"),
+        ("data:\n  k: |\n    \tindented\n", "7:5"),
+        (
+            "\t\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: two\n",
+            "5:1",
+        ),
+        ("---\n\t# nothing but a comment\n", "6:1"),
+        ("...\n\t\n", "6:1"),
+    ];
+    for (rest, place) in refused {
+        let text = format!("{head}{rest}");
+        let [ours, kustomize, kpt] = read_by_all_three("cm.yaml", &text);
+        assert!(
+            !kustomize.status.success(),
+            "{text:?}\n{}",
+            describe(&kustomize)
+        );
+        assert!(!kpt.status.success(), "{text:?}\n{}", describe(&kpt));
+        assert_eq!(ours.status.code(), Some(1), "{text:?}\n{}", describe(&ours));
+        assert!(ours.stdout.is_empty(), "{}", describe(&ours));
+        let stderr = String::from_utf8_lossy(&ours.stderr);
+        assert!(
+            stderr.contains(&format!("cm.yaml:{place}: error[KV001]"))
+                && stderr.contains("invalid YAML: a tab"),
+            "{text:?}\n{stderr}"
+        );
+    }
+    // After a list entry's dash, the message names the dash.
+    let text = format!("{head}data:\n  k: v\nlist:\n-\ta\n");
+    let [ours, kustomize, kpt] = read_by_all_three("cm.yaml", &text);
+    assert!(!kustomize.status.success() && !kpt.status.success());
+    let stderr = String::from_utf8_lossy(&ours.stderr);
+    assert!(
+        stderr.contains("cm.yaml:8:2: error[KV001]")
+            && stderr.contains("a tab after the `-` of a list entry"),
+        "{stderr}"
+    );
+
+    let taken = [
+        "data:\n  k:\tv\n  j: w\t# a comment\n",
+        "data:\n  k: v\n    \t\n  j: w\n",
+        "data:\n  k: \"a\n\tb\"\n",
+        "data:\n  k: |\n    a\n    \tb\n",
+        "data: {a: x,\n\tb: y}\n",
+        "# a comment\n\t# another\n",
+    ];
+    for rest in taken {
+        let text = format!("{head}{rest}");
+        let [ours, kustomize, kpt] = read_by_all_three("cm.yaml", &text);
+        for out in [&ours, &kustomize, &kpt] {
+            assert!(out.status.success(), "{text:?}\n{}", describe(out));
+        }
+    }
+}

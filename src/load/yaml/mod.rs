@@ -16,9 +16,11 @@
 mod escapes;
 mod fast;
 mod print;
+mod tabs;
 mod words;
 
 pub use print::{write_document_marking, write_top_level_entry};
+pub use tabs::{RefusedTab, refused_tabs};
 pub use words::{PlainBoolean, holds_boolean, may_hold, plain_booleans, yaml11_boolean};
 
 use serde_json::Value;
