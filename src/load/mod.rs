@@ -27,6 +27,7 @@ use crate::error::{Error, Result};
 use crate::model::Object;
 use crate::model::path::Fields;
 use crate::origin::Origin;
+use split::BOM;
 
 pub use exclude::Exclude;
 pub use namespaces::note_kustomize_namespaces;
@@ -470,9 +471,6 @@ pub fn parse_text(path: &Arc<str>, text: &str) -> Loaded {
     loaded
 }
 
-/// The byte order mark, as UTF-8 text.
-const BOM: &str = "\u{feff}";
-
 /// Errors for what YAML allows before a document and kubectl, kustomize and kpt refuse, in
 /// `text` split into `chunks`. Their readers cut a stream at every `---` line and read each
 /// piece on its own, so:
@@ -515,19 +513,16 @@ fn prefix_findings(path: &Arc<str>, text: &str, chunks: &[split::Chunk<'_>]) -> 
         let Some(directive) = chunk
             .text
             .lines()
-            .map(|l| l.trim_start_matches(BOM).trim_end_matches('\r'))
-            .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+            .find_map(written_line)
             .filter(|l| l.starts_with('%'))
         else {
             continue;
         };
-        let mut earlier = before
+        let after_end = before
             .trim_end_matches(BOM)
             .lines()
             .rev()
-            .map(|l| l.trim_start_matches(BOM).trim_end_matches('\r'));
-        let after_end = earlier
-            .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+            .find_map(written_line)
             .is_some_and(|l| !is_separator(l));
         if !after_end {
             found.push(error(
@@ -564,6 +559,14 @@ fn without_prefix_marks(text: &str) -> Option<String> {
         out.push_str(line);
     }
     (out.len() < text.len() && !out.contains(BOM)).then_some(out)
+}
+
+/// `line` without a leading byte order mark and a trailing carriage return, unless it holds only
+/// blanks or a comment.
+fn written_line(line: &str) -> Option<&str> {
+    let line = line.trim_start_matches(BOM).trim_end_matches('\r');
+    let text = line.trim_start();
+    (!text.is_empty() && !text.starts_with('#')).then_some(line)
 }
 
 /// The last line of `text`, which ends with a line break or is empty, without its break.
@@ -651,8 +654,7 @@ fn separator_findings(path: &Arc<str>, chunks: &[split::Chunk<'_>]) -> Vec<Diagn
         })
         .filter_map(|(index, c)| {
             let first = c.text.lines().next()?.trim_end_matches('\r');
-            let after = first[3..].trim();
-            (!after.is_empty() && !after.starts_with('#')).then(|| {
+            (!is_separator(first)).then(|| {
                 Diagnostic::error(
                     codes::YAML_SYNTAX,
                     Origin::new(path.clone(), index, Some(c.first_line)),

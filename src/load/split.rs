@@ -57,7 +57,7 @@ fn is_null_document(text: &str) -> bool {
 }
 
 /// The byte order mark, as it starts a line in UTF-8.
-const BOM: &str = "\u{feff}";
+pub(crate) const BOM: &str = "\u{feff}";
 
 fn has_content(line: &str) -> bool {
     let t = line.trim();
