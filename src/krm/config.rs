@@ -195,8 +195,8 @@ impl FnConfig {
                             keys.push(key);
                             match v {
                                 Value::String(s) => config.set(key, Raw::Text(s), &mut errors),
-                                // `off`, `no`, `true` written plain: a boolean as kvrender
-                                // reads YAML (1.1), text as kpt hands it over (YAML 1.2).
+                                // `true` or `false` written plain: a boolean, read as the
+                                // word it stands for.
                                 Value::Bool(_) => config.set(key, Raw::Typed(v), &mut errors),
                                 _ => errors.push(format!("`data.{key}` must be a string")),
                             }
@@ -310,19 +310,27 @@ impl FnConfig {
     }
 }
 
+/// A boolean: `true` or `false`, or a word YAML 1.1 reads as one (`yes`, `off`, ...), which kpt
+/// and kustomize, reading YAML 1.2, hand over as text when it is written plain.
 fn bool_value(raw: &Raw<'_>) -> Result<bool, String> {
-    match raw {
-        Raw::Typed(Value::Bool(b)) => Ok(*b),
-        Raw::Text("true") => Ok(true),
-        Raw::Text("false") => Ok(false),
-        Raw::Text(s) => Err(format!("`{s}` is not `true` or `false`")),
-        Raw::Typed(_) => Err("must be `true` or `false`".into()),
+    let text = match raw {
+        Raw::Typed(Value::Bool(b)) => return Ok(*b),
+        Raw::Typed(Value::String(s)) => s.as_str(),
+        Raw::Text(s) => s,
+        Raw::Typed(_) => return Err("must be `true` or `false`".into()),
+    };
+    match text {
+        "true" | "True" | "TRUE" => Ok(true),
+        "false" | "False" | "FALSE" => Ok(false),
+        word => {
+            yaml::yaml11_boolean(word).ok_or_else(|| format!("`{word}` is not `true` or `false`"))
+        }
     }
 }
 
-/// The name of a mode (`expand`, `migrate`). `off` written plain is the boolean `false` in
-/// YAML 1.1, as kvrender reads YAML (and kubectl does), and the string `off` in YAML 1.2, as
-/// kpt and kustomize read the configuration and hand it over unquoted: both mean `off`.
+/// The name of a mode (`expand`, `migrate`). The function reads its configuration as kpt and
+/// kustomize read it (YAML 1.2), where `off` written plain is text; `false`, what YAML 1.1 makes
+/// of the same word, means `off` too.
 fn mode_value(raw: &Raw<'_>) -> Result<String, String> {
     match raw {
         Raw::Typed(Value::Bool(false)) => Ok("off".into()),
@@ -427,7 +435,7 @@ mod tests {
     #[test]
     fn unknown_keys_and_bad_values_are_named() {
         let bad = json!({"apiVersion": API_VERSION, "kind": KIND,
-            "rendr": true, "expand": "sometimes", "strict": "yes"});
+            "rendr": true, "expand": "sometimes", "strict": 1});
         let errors = FnConfig::parse(Some(&bad)).unwrap_err();
         assert_eq!(errors.len(), 3, "{errors:?}");
         assert!(errors[0].contains("`rendr`: unknown key"));
@@ -454,8 +462,29 @@ mod tests {
         assert_eq!(FnConfig::parse(Some(&cm)).unwrap_err().len(), 2);
     }
 
-    /// `off` written plain reaches kvrender as YAML 1.1's `false` (kpt, reading YAML 1.2,
-    /// hands it over unquoted): it is the mode `off`, in the kind and in a ConfigMap alike.
+    /// A boolean key takes `true` and `false` and the words YAML 1.1 reads as booleans, which a
+    /// function is handed as text when they are written plain (kpt reads YAML 1.2), in the kind
+    /// and in a ConfigMap alike; any other text is refused.
+    #[test]
+    fn boolean_keys_take_the_yaml11_words_as_text() {
+        for (word, value) in [("yes", true), ("On", true), ("N", false), ("OFF", false)] {
+            for config in [
+                json!({"apiVersion": API_VERSION, "kind": KIND, "strict": word, "prune": value}),
+                json!({"kind": "ConfigMap", "data": {"strict": word, "prune": value.to_string()}}),
+            ] {
+                let parsed = FnConfig::parse(Some(&config)).unwrap();
+                assert_eq!((parsed.strict, parsed.prune), (value, value), "{config}");
+            }
+        }
+        for word in ["yEs", "maybe", "1"] {
+            let config = json!({"kind": "ConfigMap", "data": {"strict": word}});
+            let errors = FnConfig::parse(Some(&config)).unwrap_err();
+            assert!(errors[0].contains("is not `true` or `false`"), "{errors:?}");
+        }
+    }
+
+    /// `false`, what YAML 1.1 makes of a plain `off`, is the mode `off` too, in the kind and in
+    /// a ConfigMap alike.
     #[test]
     fn off_written_plain_is_the_mode_off() {
         for config in [
