@@ -219,18 +219,6 @@ fn pointed_at(built: &Object, field: &[locate::Step<'_>], line: Option<u32>) -> 
     start
 }
 
-/// The value of `value` at `steps`, if it has that field.
-fn field_at<'v>(value: &'v Value, steps: &[locate::Step<'_>]) -> Option<&'v Value> {
-    let mut at = value;
-    for step in steps {
-        at = match step {
-            locate::Step::Key(key) => at.get(*key),
-            locate::Step::Index(i) => at.get(*i),
-        }?;
-    }
-    Some(at)
-}
-
 /// The document of `objects` that `built` (an object of kustomize's output) was made from: one
 /// of its kind with its name; else one of its kind whose name the output's name holds (the
 /// longest such, as a prefix or suffix only adds to it); else the only one of its kind. Where
@@ -373,8 +361,8 @@ pub fn map_to_sources(diags: &mut [Diagnostic], sources: &[Source], root: Option
                 let field = d.field.as_deref().unwrap_or("");
                 let steps = locate::parse_path(field);
                 match (
-                    field_at(&built.value, &steps),
-                    field_at(&found.value, &steps),
+                    locate::field_at(&built.value, &steps),
+                    locate::field_at(&found.value, &steps),
                 ) {
                     (Some(_), None) => d.message.push_str(&format!(
                         " (`{field}` is not in this file: a patch or transformer of the \

@@ -787,6 +787,21 @@ pub fn is_block_scalar(text: &str, line: u32) -> bool {
         .is_some_and(|v| v.starts_with('|') || v.starts_with('>'))
 }
 
+/// The value of `value` at `steps` (see [`parse_path`]), if it has that field.
+pub fn field_at<'v>(
+    value: &'v serde_json::Value,
+    steps: &[Step<'_>],
+) -> Option<&'v serde_json::Value> {
+    let mut at = value;
+    for step in steps {
+        at = match step {
+            Step::Key(key) => at.get(*key),
+            Step::Index(i) => at.get(*i),
+        }?;
+    }
+    Some(at)
+}
+
 /// Split a dotted field path (`spec.template.spec.domain.devices.disks[0].disk.bus`, or with
 /// quoted keys: `metadata.labels["instancetype.kubevirt.io/cpu"]`) into steps.
 pub fn parse_path(field: &str) -> Vec<Step<'_>> {

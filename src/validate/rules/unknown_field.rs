@@ -270,13 +270,7 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
 /// The string at `path` of `value` when it is a word YAML 1.1 reads as a boolean and YAML 1.2
 /// as text (`yes`, `off`: see [`super::yaml_boolean`]), with the boolean it stands for there.
 fn yaml11_word<'v>(value: &'v serde_json::Value, path: &str) -> Option<(&'v str, bool)> {
-    let mut at = value;
-    for step in crate::load::locate::parse_path(path) {
-        at = match step {
-            crate::load::locate::Step::Key(k) => at.get(k)?,
-            crate::load::locate::Step::Index(i) => at.get(i)?,
-        };
-    }
-    let word = at.as_str()?;
+    let steps = crate::load::locate::parse_path(path);
+    let word = crate::load::locate::field_at(value, &steps)?.as_str()?;
     crate::load::yaml::yaml11_boolean(word).map(|b| (word, b))
 }
