@@ -27,7 +27,7 @@ use crate::error::{Error, Result};
 use crate::model::Object;
 use crate::model::path::Fields;
 use crate::origin::Origin;
-use split::BOM;
+use split::{BOM, is_separator};
 
 pub use exclude::Exclude;
 pub use namespaces::note_kustomize_namespaces;
@@ -574,15 +574,6 @@ fn last_line(text: &str) -> Option<&str> {
     let body = text.strip_suffix('\n')?;
     let body = body.strip_suffix('\r').unwrap_or(body);
     Some(body.rsplit('\n').next().unwrap_or(body))
-}
-
-/// Whether `line` is a `---` line as kubectl, kustomize and kpt cut a stream at it: the dashes,
-/// then nothing but blanks and a comment.
-fn is_separator(line: &str) -> bool {
-    line.strip_prefix("---").is_some_and(|rest| {
-        let rest = rest.trim();
-        rest.is_empty() || rest.starts_with('#')
-    })
 }
 
 /// The lines of the file that `chunk` spans.

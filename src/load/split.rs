@@ -35,6 +35,27 @@ fn is_marker(line: &str, marker: &str) -> bool {
         .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t', '\r']))
 }
 
+/// Whether `line` is a `---` line as kubectl, kustomize and kpt cut a stream at it: the dashes,
+/// then nothing but white space (as Unicode counts it) and a comment.
+pub(crate) fn is_separator(line: &str) -> bool {
+    line.strip_prefix("---").is_some_and(|rest| {
+        let rest = rest.trim();
+        rest.is_empty() || rest.starts_with('#')
+    })
+}
+
+/// Whether `line`, a separator to the tools (see [`is_separator`]), is one that YAML reads as a
+/// marker with nothing after it: the dashes, then nothing but spaces, tabs and a comment led
+/// by one of them. The others (`---#c`, or a no-break space or a vertical tab after the dashes)
+/// YAML reads as content; the tools cut the stream there all the same.
+fn is_plain_separator(line: &str) -> bool {
+    is_marker(line, "---") && {
+        let rest = line[3..].trim_start_matches([' ', '\t']);
+        let rest = rest.strip_suffix('\r').unwrap_or(rest);
+        rest.is_empty() || rest.starts_with('#')
+    }
+}
+
 /// Whether `text`, a document, holds nothing but a plain null (`~`, `null`, `Null`, `NULL`) besides
 /// comments, blank lines, markers and directives. kubectl, kustomize and kpt skip such a
 /// document, as a YAML parser skips an empty one, so it yields no object here either.
@@ -145,7 +166,8 @@ fn has_directive(text: &str) -> bool {
         || memchr::memmem::find(bytes, b"\n\xef\xbb\xbf%").is_some()
 }
 
-/// Up to `pieces - 1` offsets, increasing, each the start of a `---` marker line.
+/// Up to `pieces - 1` offsets, increasing, each the start of a `---` marker line with nothing
+/// but a comment after it.
 fn cut_points(text: &str, pieces: usize) -> Vec<usize> {
     let bytes = text.as_bytes();
     let mut cuts = Vec::new();
@@ -158,7 +180,7 @@ fn cut_points(text: &str, pieces: usize) -> Vec<usize> {
                 break None;
             };
             let line = at + hit + 1;
-            if is_marker(text[line..].split('\n').next().unwrap_or(""), "---") {
+            if is_plain_separator(text[line..].split('\n').next().unwrap_or("")) {
                 break Some(line);
             }
             at = line;
@@ -293,7 +315,23 @@ impl<'a> Documents<'a> {
                 self.start_line = line_no;
             }
         }
-        if is_marker(bare, "---") {
+        if is_separator(bare)
+            && !is_plain_separator(bare)
+            && !text[..line_start].trim_start_matches(BOM).is_empty()
+        {
+            // The tools end a document here, and the line is no part of the next one: YAML
+            // would read what follows the dashes as content. (On the stream's first line they
+            // look for no separator, and refuse the line as YAML does.)
+            if !self.in_doc_directives && offset > self.start {
+                self.push(line_start);
+            }
+            self.start = end;
+            self.start_line = line_no.saturating_add(1);
+            self.content_line = None;
+            self.in_doc_directives = false;
+            self.in_prefix = false;
+            self.after_end = None;
+        } else if is_marker(bare, "---") {
             if !self.in_doc_directives && offset > self.start {
                 self.push(line_start);
                 self.start = offset;
@@ -777,6 +815,33 @@ mod tests {
     fn marker_needs_a_blank_after_it() {
         assert_eq!(split("a: 1\n----\nb: 2\n").len(), 1);
         assert_eq!(split("a: 1\n---\t\nb: 2\n").len(), 2);
+    }
+
+    #[test]
+    fn a_separator_yaml_takes_for_content_ends_a_document_and_is_left_out() {
+        for separator in ["---#c", "---\u{a0}", "--- \u{a0}#c", "---\u{b}\r"] {
+            let text = format!("# c\n{separator}\na: 1\n{separator}\n# c\nb: 2\n{separator}\n");
+            let chunks = split(&text);
+            let texts: Vec<&str> = chunks.iter().map(|c| c.text).collect();
+            assert_eq!(texts, ["a: 1\n", "# c\nb: 2\n"], "{separator:?}");
+            let lines: Vec<_> = chunks
+                .iter()
+                .map(|c| (c.first_line, c.content_line))
+                .collect();
+            assert_eq!(lines, [(3, Some(3)), (5, Some(6))], "{separator:?}");
+            // On the first line it is no separator to the tools: the parser refuses it.
+            let first = split(&text[4..]);
+            assert!(first[0].text.starts_with(separator), "{separator:?}");
+            let marked = format!("{BOM}{}", &text[4..]);
+            let first = split(&marked);
+            assert!(first[0].text.starts_with(separator), "{separator:?}");
+        }
+        for line in ["---", "--- # c", "---\t#c", "---\r"] {
+            assert!(is_plain_separator(line), "{line:?}");
+        }
+        for line in ["---#c", "--- \u{a0}", "---\u{85}"] {
+            assert!(is_separator(line) && !is_plain_separator(line), "{line:?}");
+        }
     }
 
     #[test]

@@ -455,6 +455,61 @@ fn a_separator_with_content_is_refused_as_kustomize_and_kpt_refuse_it() {
     }
 }
 
+/// A `---` line followed by nothing but white space and a comment is a separator to kubectl
+/// kustomize and kpt even where YAML takes the rest of the line for content: a comment with no
+/// blank before it (`---#c`), a no-break space, a vertical tab or an em space after the dashes.
+/// `build` reads the objects on both sides of it, as they do. On the first line of a file none
+/// of them cuts, and all refuse it.
+#[test]
+fn a_separator_with_odd_white_space_splits_as_kustomize_and_kpt_split_it() {
+    for separator in [
+        "---#c",
+        "---\u{a0}",
+        "--- \u{a0}# c",
+        "---\u{b}",
+        "---\u{2003}",
+        "--- \u{85}\r",
+    ] {
+        let config_map =
+            |name: &str| format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n");
+        let text = format!(
+            "# one\n{separator}\n{}{separator}\n{}{separator}\n",
+            config_map("one"),
+            config_map("two")
+        );
+        let [ours, kustomize, kpt] = read_by_all_three("cms.yaml", text);
+        for out in [&ours, &kustomize, &kpt] {
+            assert!(out.status.success(), "{separator:?}: {}", describe(out));
+            let printed = String::from_utf8_lossy(&out.stdout);
+            for name in ["one", "two"] {
+                assert!(
+                    printed.lines().any(|l| l.trim() == format!("name: {name}")),
+                    "{separator:?}: {}",
+                    describe(out)
+                );
+            }
+        }
+        assert!(ours.stderr.is_empty(), "{separator:?}: {}", describe(&ours));
+        // On the first line the tools look for no separator, and refuse the line as YAML does
+        // (but for U+0085, which their YAML 1.1 parser takes for a line break).
+        if separator.contains('\u{85}') {
+            continue;
+        }
+        let [ours, kustomize, kpt] =
+            read_by_all_three("cm.yaml", format!("{separator}\n{}", config_map("one")));
+        for out in [&ours, &kustomize, &kpt] {
+            assert_eq!(
+                out.status.code(),
+                Some(1),
+                "{separator:?}: {}",
+                describe(out)
+            );
+        }
+        let stderr = String::from_utf8_lossy(&ours.stderr);
+        assert!(stderr.contains("error[KV001]"), "{separator:?}: {stderr}");
+    }
+}
+
 /// A value such as `tRue` or `yEs` is text to kubectl, kustomize and kpt: only the lower-case,
 /// capitalized and upper-case spellings are booleans. `build` reads and prints it as text.
 #[test]
