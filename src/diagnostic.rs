@@ -338,6 +338,9 @@ pub mod codes {
     pub const BAD_CONFIG: &str = "KV007";
     /// A plain value that YAML 1.1 reads as a boolean and YAML 1.2 as a string (`yes`, `off`).
     pub const YAML_BOOLEAN: &str = "KV008";
+    /// A folded block scalar (`>`) with more-indented lines, which kustomize and kpt read with
+    /// more line breaks than YAML and `kubectl apply -f` give it.
+    pub const YAML_FOLDED: &str = "KV009";
     /// The VM sets a field its instancetype owns.
     pub const CONFLICT: &str = "KV010";
     /// The instancetype or preference a VM names does not exist.

@@ -43,6 +43,7 @@ pub const RULES: &[Rule] = &[
     rules::wrong_type::RULE,
     rules::bad_label::RULE,
     rules::yaml_boolean::RULE,
+    rules::yaml_folded::RULE,
     rules::instancetype_conflict::RULE,
     rules::reference_not_found::RULE,
     rules::bad_matcher::RULE,
@@ -162,6 +163,7 @@ pub fn check_object(obj: &Object, ctx: &Context<'_>) -> Vec<Diagnostic> {
     rules::bad_name::check(obj, &mut d);
     rules::bad_label::check(obj, &mut d);
     rules::yaml_boolean::check(obj, &mut d);
+    rules::yaml_folded::check(obj, &mut d);
     rules::unknown_field::check(obj, &mut d);
     rules::wrong_type::check_required(obj, &mut d);
     rules::wrong_type::limits::check(obj, &mut d);

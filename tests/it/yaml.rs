@@ -537,6 +537,41 @@ fn mixed_case_booleans_are_text_as_the_tools_read_them() {
     }
 }
 
+/// A folded block (`>`) with a more-indented line after a line that is not is read by kubectl
+/// kustomize and kpt with one more line break before it than YAML gives it, and than `build`
+/// reads (as `kubectl apply -f` does): `build` warns at the field's line, and not for a literal
+/// block or a folded one whose lines all start at its indentation.
+#[test]
+fn folded_blocks_with_more_indented_lines_are_told_as_kustomize_and_kpt_read_them_otherwise() {
+    let text = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: >\n    one\n      \
+                two\n    three\n  b: |\n    one\n      two\n  c: >\n    one\n    two\n";
+    let [ours, kustomize, kpt] = read_by_all_three("cm.yaml", text);
+    for out in [&ours, &kustomize, &kpt] {
+        assert!(out.status.success(), "{}", describe(out));
+    }
+    let data = |printed: &[u8], items: bool| {
+        let doc = yaml::parse_document(std::str::from_utf8(printed).unwrap()).unwrap();
+        let doc = if items { doc["items"][0].clone() } else { doc };
+        doc["data"]["a"].as_str().unwrap().to_string()
+    };
+    assert_eq!(data(&kustomize.stdout, false), "one\n\n  two\nthree\n");
+    assert_eq!(data(&kpt.stdout, true), "one\n\n  two\nthree\n");
+    let printed = String::from_utf8(ours.stdout).unwrap();
+    let printed = printed.trim_start_matches("---\n");
+    assert_eq!(data(printed.as_bytes(), false), "one\n  two\nthree\n");
+    let stderr = String::from_utf8(ours.stderr).unwrap();
+    let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("KV009")).collect();
+    assert_eq!(warnings.len(), 1, "{stderr}");
+    assert!(
+        warnings[0].contains(
+            "/cm.yaml:6: warning[KV009] ConfigMap/cm: data.a: in this folded block (`>`), a \
+             more-indented line follows a line that is not: kustomize and kpt read one line \
+             break more before it"
+        ),
+        "{stderr}"
+    );
+}
+
 /// `yes`, `off` and `N` are booleans to `kubectl apply -f` (YAML 1.1), which kvrender reads as,
 /// and text to kustomize and kpt (YAML 1.2): `build` says so for each, at its line and column,
 /// and not for a quoted or tagged value or a key.

@@ -21,7 +21,10 @@ mod words;
 
 pub use print::{write_document_marking, write_top_level_entry};
 pub use tabs::{RefusedTab, refused_tabs};
-pub use words::{PlainBoolean, holds_boolean, may_hold, plain_booleans, yaml11_boolean};
+pub use words::{
+    FoldedBreaks, PlainBoolean, folded_breaks, holds_boolean, holds_indented_line, may_fold,
+    may_hold, plain_booleans, yaml11_boolean,
+};
 
 use serde_json::Value;
 

@@ -7,6 +7,9 @@
 //! The parsed tree does not say how a value was written, so the document's text is read again,
 //! as parser events, for the plain scalars in question. Only documents whose tree holds a
 //! boolean are worth it, and only the full parser's: the quick reader hands every such word on.
+//!
+//! Folded block scalars (`>`) with more-indented lines are read again the same way: the YAML
+//! reader of kustomize and kpt puts more line breaks into them than YAML does.
 
 use std::ops::Range;
 
@@ -106,6 +109,118 @@ enum Frame {
 /// error, which the caller's parse has already reported.
 pub fn plain_booleans(text: &str) -> Vec<PlainBoolean> {
     let mut found = Vec::new();
+    scalar_values(text, |stack, value, style, tagged, span| {
+        if style == ScalarStyle::Plain
+            && !tagged
+            && let (Some(yaml11), Some(bytes)) = (classify(value), span.byte_range())
+        {
+            found.push(PlainBoolean {
+                field: field_of(stack),
+                line: u32::try_from(span.start.line()).unwrap_or(u32::MAX),
+                column: u32::try_from(span.start.col() + 1).unwrap_or(u32::MAX),
+                word: value.to_string(),
+                yaml11,
+                span: bytes,
+            });
+        }
+    });
+    found
+}
+
+/// A folded block scalar (`>`) that kustomize and kpt read with more line breaks than YAML
+/// gives it (see [`folded_breaks`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FoldedBreaks {
+    /// The dotted path of the field, as in [`PlainBoolean::field`].
+    pub field: String,
+    /// The 1-based line and column of the block's `>`.
+    pub line: u32,
+    pub column: u32,
+    /// How many line breaks those tools add: one for each more-indented line that follows a
+    /// line that is not (blank lines between them aside).
+    pub added: usize,
+}
+
+/// Where a folded block scalar of `text` (one YAML document) holds a more-indented line after
+/// one that is not. YAML keeps the line break before such a line as it is; the YAML reader of
+/// kustomize and kpt (go-yaml's version 3) adds another one there, while `kubectl apply -f`
+/// (go-yaml's version 2) reads the block as YAML does. So `>` over `one`, `  two` is
+/// `"one\n  two\n"` to `kubectl apply -f` and to kvrender, and `"one\n\n  two\n"` through a
+/// kustomization. Mapping keys are left out, as in [`plain_booleans`].
+pub fn folded_breaks(text: &str) -> Vec<FoldedBreaks> {
+    let mut found = Vec::new();
+    scalar_values(text, |stack, value, style, _, span| {
+        if style != ScalarStyle::Folded {
+            return;
+        }
+        let added = more_indented_runs(value);
+        if added > 0 {
+            found.push(FoldedBreaks {
+                field: field_of(stack),
+                line: u32::try_from(span.start.line()).unwrap_or(u32::MAX),
+                column: u32::try_from(span.start.col() + 1).unwrap_or(u32::MAX),
+                added,
+            });
+        }
+    });
+    found
+}
+
+/// In the text of a folded block scalar as YAML reads it, how many lines that start with a
+/// blank (the block's more-indented lines) follow a line with text that does not, empty lines
+/// between them aside.
+fn more_indented_runs(value: &str) -> usize {
+    let mut runs = 0;
+    let mut after_text = false;
+    for line in value.split('\n').filter(|l| !l.is_empty()) {
+        let indented = line.starts_with([' ', '\t']);
+        if indented && after_text {
+            runs += 1;
+        }
+        after_text = !indented;
+    }
+    runs
+}
+
+/// Whether `text` may hold a folded block scalar: a `>` after a blank, with nothing but
+/// indentation and chomping indicators between it and a blank or the end of its line. A `false`
+/// is sure; a `true` says that [`folded_breaks`] is worth asking (the `>` may be in a string or
+/// a comment).
+pub fn may_fold(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    memchr::memchr_iter(b'>', bytes).any(|at| {
+        let after_blank = at > 0 && matches!(bytes[at - 1], b' ' | b'\t');
+        let rest = &bytes[at + 1..];
+        let indicators = rest
+            .iter()
+            .take(2)
+            .take_while(|b| matches!(b, b'1'..=b'9' | b'+' | b'-'))
+            .count();
+        after_blank
+            && rest
+                .get(indicators)
+                .is_none_or(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+    })
+}
+
+/// Whether `value` holds a string with a line that starts with a blank after a line break,
+/// as a folded block scalar's more-indented line reads.
+pub fn holds_indented_line(value: &serde_json::Value) -> bool {
+    match value {
+        serde_json::Value::String(s) => s.contains("\n ") || s.contains("\n\t"),
+        serde_json::Value::Array(items) => items.iter().any(holds_indented_line),
+        serde_json::Value::Object(map) => map.values().any(holds_indented_line),
+        _ => false,
+    }
+}
+
+/// Call `visit` with every scalar value of `text` (one YAML document) that is no mapping key,
+/// in the order written: the frames of its parents, its text, its style, whether it has a tag,
+/// and where it is. Reading stops at the first error.
+fn scalar_values(
+    text: &str,
+    mut visit: impl FnMut(&[Frame], &str, ScalarStyle, bool, &serde_saphyr::granit_parser::Span),
+) {
     let mut stack: Vec<Frame> = Vec::new();
     for event in Parser::new_from_str(text) {
         let Ok((event, span)) = event else { break };
@@ -118,19 +233,7 @@ pub fn plain_booleans(text: &str) -> Vec<PlainBoolean> {
                     }
                     continue;
                 }
-                if style == ScalarStyle::Plain
-                    && tag.is_none()
-                    && let (Some(yaml11), Some(bytes)) = (classify(&value), span.byte_range())
-                {
-                    found.push(PlainBoolean {
-                        field: field_of(&stack),
-                        line: u32::try_from(span.start.line()).unwrap_or(u32::MAX),
-                        column: u32::try_from(span.start.col() + 1).unwrap_or(u32::MAX),
-                        word: value.into_owned(),
-                        yaml11,
-                        span: bytes,
-                    });
-                }
+                visit(&stack, &value, style, tag.is_some(), &span);
                 value_done(&mut stack);
             }
             Event::Alias(_) => {
@@ -159,7 +262,6 @@ pub fn plain_booleans(text: &str) -> Vec<PlainBoolean> {
             _ => {}
         }
     }
-    found
 }
 
 /// The parent of a value just read moves on: a mapping to its next key, a list to its next
@@ -298,6 +400,60 @@ spec:
                 ("e.g".to_string(), 8)
             ]
         );
+    }
+
+    #[test]
+    fn folded_blocks_with_more_indented_lines_after_text_are_found() {
+        let text = "\
+a: >
+  one
+    two
+  three
+
+    four
+b: >2-
+    one
+  two
+c: |
+  one
+    two
+d:
+- >
+  one
+
+  \ttwo
+e: >
+  one
+  two
+f: {g: x}
+";
+        let got: Vec<(String, u32, usize)> = folded_breaks(text)
+            .into_iter()
+            .map(|b| (b.field, b.line, b.added))
+            .collect();
+        assert_eq!(
+            got,
+            [("a".to_string(), 2, 2), ("d[0]".to_string(), 15, 1)],
+            "a more-indented first line, a literal block and a block without such lines are \
+             left out"
+        );
+        assert_eq!(more_indented_runs("one\n  two\n\n  three\nfour\n"), 1);
+        assert_eq!(more_indented_runs("  one\ntwo\n"), 0);
+        assert!(holds_indented_line(&serde_json::json!({"a": ["x\n\ty"]})));
+        assert!(!holds_indented_line(&serde_json::json!({"a": [" x\ny "]})));
+        for yes in ["a: >\n", "a: >-\n", "- >2+ # c\n", "a:\t>", "a: x > y"] {
+            assert!(may_fold(yes), "{yes:?}");
+        }
+        for no in [
+            "a: |\n",
+            "a: x>y\n",
+            "a: '>>'\n",
+            ">\n",
+            "a: >x\n",
+            "a: >123\n",
+        ] {
+            assert!(!may_fold(no), "{no:?}");
+        }
     }
 
     #[test]

@@ -25,4 +25,5 @@ pub mod unmet_requirements;
 pub mod vm_spec;
 pub mod wrong_type;
 pub mod yaml_boolean;
+pub mod yaml_folded;
 pub mod yaml_syntax;

@@ -37,6 +37,16 @@ pub const RULE: Rule = Rule {
     severity: Severity::Warning,
 };
 
+/// The field of `obj` at `field`, a path in `obj`'s text; `None` when the text holds more than
+/// the object (the text of an item of a list document is its `- ` entry).
+pub(super) fn field_of(obj: &Object, field: String) -> Option<String> {
+    if !obj.entry {
+        return Some(field);
+    }
+    let rest = field.strip_prefix("[0]")?;
+    Some(rest.strip_prefix('.').unwrap_or(rest).to_string())
+}
+
 /// Report every plain value of `obj`'s text that YAML 1.1 and YAML 1.2 read differently.
 pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
     // Only a word read as a boolean is one of them, and an object read from no file (rendered
@@ -50,14 +60,8 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
     }
     for word in yaml::plain_booleans(text) {
         let Some(value) = word.yaml11 else { continue };
-        // The text of an item of a list document is its `- ` entry.
-        let field = if obj.entry {
-            match word.field.strip_prefix("[0]") {
-                Some(rest) => rest.strip_prefix('.').unwrap_or(rest).to_string(),
-                None => continue,
-            }
-        } else {
-            word.field
+        let Some(field) = field_of(obj, word.field) else {
+            continue;
         };
         let line = first_line + word.line - 1;
         out.push(
