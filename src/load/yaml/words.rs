@@ -133,7 +133,8 @@ pub fn plain_booleans(text: &str) -> Vec<PlainBoolean> {
 pub struct FoldedBreaks {
     /// The dotted path of the field, as in [`PlainBoolean::field`].
     pub field: String,
-    /// The 1-based line and column of the block's `>`.
+    /// The 1-based line and column where the block's text begins (the line after its `>`, or
+    /// later past empty lines).
     pub line: u32,
     pub column: u32,
     /// How many line breaks those tools add: one for each more-indented line that follows a
