@@ -39,9 +39,8 @@ pub const RULE: Rule = Rule {
 /// Report every folded block scalar of `obj`'s text that kustomize and kpt read otherwise.
 pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
     // Only text with a `>` may hold one, only a string with a line that starts with a blank can
-    // come of one, and an object read
-    // from no file (rendered from a catalog, or handed over by kpt or kustomize) has no text to
-    // look at.
+    // come of one, and an object read from no file (rendered from a catalog, or handed over by
+    // kpt or kustomize) has no text to look at.
     let Some((text, first_line)) = &obj.source else {
         return;
     };
@@ -52,9 +51,19 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
         let Some(field) = super::yaml_boolean::field_of(obj, block.field) else {
             continue;
         };
-        let (lines, follow, it) = match block.added {
-            1 => ("a more-indented line".to_string(), "follows a line", "it"),
-            n => (format!("{n} more-indented lines"), "follow lines", "each"),
+        let (lines, follow, is, it) = match block.added {
+            1 => (
+                "a more-indented line".to_string(),
+                "follows a line",
+                "is",
+                "it",
+            ),
+            n => (
+                format!("{n} more-indented lines"),
+                "follow lines",
+                "are",
+                "each",
+            ),
         };
         // At the field's key where it has one; the block itself starts on the line after it.
         let (origin, column) = match obj.field_line(&field) {
@@ -72,8 +81,7 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
                     "in this folded block (`>`), {lines} {follow} that {is} not: kustomize and \
                      kpt read one line break more before {it} than `kubectl apply -f` and \
                      kvrender, which read the block as YAML specifies; write it as a literal \
-                     block (`|`) with its lines as they should read",
-                    is = if block.added == 1 { "is" } else { "are" }
+                     block (`|`) with its lines as they should read"
                 ),
             )
             .with_column(column)
