@@ -145,8 +145,8 @@ pub struct BuildArgs {
         value_parser = label_key
     )]
     pub version_label_key: String,
-    /// Treat every warning as an error: a misspelt field in a template, a reference found
-    /// nowhere, ... then stop the build, and nothing is printed or written.
+    /// Treat every warning as an error: a misspelt field in a template, a deprecated CPU
+    /// topology, ... then stop the build, and nothing is printed or written.
     #[arg(long)]
     pub strict: bool,
     /// Print only the catalog: the rendered objects and the instancetypes and preferences in PATH

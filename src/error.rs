@@ -33,5 +33,20 @@ pub enum Error {
     Usage(String),
 }
 
+impl Error {
+    /// The same error, said of the file an `option` (`--catalog`) names: a read that fails
+    /// names the option, so that it is not taken for one of the PATHs.
+    #[must_use]
+    pub fn of_option(self, option: &str) -> Self {
+        match self {
+            Error::Read { path, source } => Error::Usage(format!(
+                "{option} `{}`: failed to read it: {source}",
+                path.display()
+            )),
+            other => other,
+        }
+    }
+}
+
 /// Short for `Result<T, Error>`.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -73,7 +73,7 @@ fn run_parsing(args: &BuildArgs, parsing: Parsing) -> Result<Outcome> {
     let sources = load::read_inputs(&paths, args.output.as_deref(), &exclude)?;
     // Read here, not by the engine: a file that cannot be read stops the run (exit code 2),
     // as a PATH argument does.
-    let catalog_sources = load::read_inputs(&args.resolve.catalogs, None, &exclude)?;
+    let catalog_sources = load::read_option_inputs(&args.resolve.catalogs, &exclude, "--catalog")?;
     // The bundles hold the catalog only: VMs are neither written nor checked, as with
     // `--catalog-only`.
     let catalog_only = args.catalog_only || args.bundles;

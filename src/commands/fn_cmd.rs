@@ -107,9 +107,16 @@ pub fn run_on(args: &FnArgs, input: &[u8]) -> Result<Outcome> {
     let config = match config {
         Ok(c) => c,
         Err(message) if resource_list => {
-            return Ok(into_outcome(krm::config_file_error(text, message)?));
+            return Ok(into_outcome(krm::config_file_error(text, &shown, message)?));
         }
-        Err(message) => return Ok(fail(codes::BAD_CONFIG, message)),
+        Err(message) => {
+            let d = Diagnostic::error(codes::BAD_CONFIG, Origin::new(&*shown, 0, None), message);
+            return Ok(Outcome {
+                exit: 1,
+                diagnostics: vec![d],
+                ..Outcome::default()
+            });
+        }
     };
     let out = if resource_list {
         krm::run_resource_list(text, Some((&shown, &config)))?

@@ -95,7 +95,7 @@ impl Inputs {
         let sources = if resolve.catalogs.is_empty() {
             Vec::new()
         } else {
-            load::read_inputs(&resolve.catalogs, None, &resolve.exclude()?)?
+            load::read_option_inputs(&resolve.catalogs, &resolve.exclude()?, "--catalog")?
         };
         let mut inputs = Inputs::with_catalogs(sources, !resolve.no_default_catalog);
         if let Some(file) = &resolve.cluster_config {
@@ -197,9 +197,12 @@ pub fn load_profile(file: &PathBuf) -> Result<ClusterProfile> {
     let bytes = if file.as_os_str() == "-" {
         load::read_stdin("--cluster-config")?
     } else {
-        std::fs::read(file).map_err(|source| Error::Read {
-            path: file.clone(),
-            source,
+        std::fs::read(file).map_err(|source| {
+            Error::Read {
+                path: file.clone(),
+                source,
+            }
+            .of_option("--cluster-config")
         })?
     };
     let usage = |msg: String| Error::Usage(format!("--cluster-config {}: {msg}", file.display()));

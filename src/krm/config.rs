@@ -205,9 +205,24 @@ impl FnConfig {
                     Some(_) => errors.push("`data` must be a mapping of strings".into()),
                 }
             }
-            _ => errors.push(format!(
-                "unsupported functionConfig `{api_version}, Kind={kind}` (expected `{API_VERSION}, Kind={KIND}` or a ConfigMap)"
-            )),
+            _ => errors.push(match (api_version, kind) {
+                ("", "") => format!(
+                    "the functionConfig has no apiVersion and no kind (expected `{API_VERSION}, \
+                     Kind={KIND}` or a ConfigMap)"
+                ),
+                ("", _) => format!(
+                    "the functionConfig of kind `{kind}` has no apiVersion (expected \
+                     `{API_VERSION}, Kind={KIND}` or a ConfigMap)"
+                ),
+                (_, "") => format!(
+                    "the functionConfig of apiVersion `{api_version}` has no kind (expected \
+                     `{API_VERSION}, Kind={KIND}` or a ConfigMap)"
+                ),
+                _ => format!(
+                    "unsupported functionConfig `{api_version}, Kind={kind}` (expected \
+                     `{API_VERSION}, Kind={KIND}` or a ConfigMap)"
+                ),
+            }),
         }
         if config.migrate {
             let beside: Vec<String> = keys
@@ -458,6 +473,21 @@ mod tests {
         assert!(
             FnConfig::parse(Some(&other)).unwrap_err()[0].contains("unsupported functionConfig")
         );
+        // A missing apiVersion or kind is said to be missing.
+        for (config, says) in [
+            (json!({"render": "maybe"}), "has no apiVersion and no kind"),
+            (
+                json!({"kind": "Secret"}),
+                "of kind `Secret` has no apiVersion",
+            ),
+            (
+                json!({"apiVersion": "v1"}),
+                "of apiVersion `v1` has no kind",
+            ),
+        ] {
+            let errors = FnConfig::parse(Some(&config)).unwrap_err();
+            assert!(errors[0].contains(says), "{config}: {errors:?}");
+        }
         let cm = json!({"kind": "ConfigMap", "data": {"render": "maybe", "x": "1"}});
         assert_eq!(FnConfig::parse(Some(&cm)).unwrap_err().len(), 2);
     }

@@ -476,13 +476,14 @@ pub fn undecodable_resource_list(message: String) -> Result<FnOutput> {
 }
 
 /// The answer to a ResourceList when the function configuration file kvrender was given
-/// (`kvrender fn CONFIG`) cannot be read or parsed: the items unchanged and `message` as an
-/// error result, as for a configuration with a bad value, so that kpt shows it.
+/// (`kvrender fn CONFIG`, shown as `config_path`) cannot be read or parsed: the items
+/// unchanged and `message` as an error result, as for a configuration with a bad value, so
+/// that kpt shows it.
 ///
 /// # Errors
 /// Only when the output cannot be serialized.
-pub fn config_file_error(input: &str, message: String) -> Result<FnOutput> {
-    let diagnostic = config_error("-", message);
+pub fn config_file_error(input: &str, config_path: &str, message: String) -> Result<FnOutput> {
+    let diagnostic = config_error(config_path, message);
     match resource_list::parse(input) {
         Ok(list) => {
             let diagnostics = std::iter::once(diagnostic)

@@ -438,11 +438,21 @@ fn parse_with(text: &str, in_parts: bool) -> std::result::Result<ResourceList, P
     };
     let (kind, api_version) = identity(&map);
     if kind != KIND {
+        let what = if kind.is_empty() {
+            String::from("no kind")
+        } else {
+            format!("kind `{kind}`")
+        };
         return Err(format!(
-            "the input is not a ResourceList (kind `{kind}`); kvrender fn reads a \
-             `{V1}` ResourceList on stdin"
+            "the input is not a ResourceList ({what}); kvrender fn reads a `{V1}` ResourceList \
+             on stdin"
         )
         .into());
+    }
+    if api_version.is_empty() {
+        return Err(
+            format!("the ResourceList has no apiVersion (expected `{V1}` or `{V1BETA1}`)").into(),
+        );
     }
     if api_version != V1 && api_version != V1BETA1 {
         return Err(format!(
@@ -669,6 +679,25 @@ mod tests {
                 .unwrap_err()
                 .message
                 .contains("unsupported ResourceList apiVersion")
+        );
+        assert!(
+            parse(
+                "kind: ResourceList
+items: []
+"
+            )
+            .unwrap_err()
+            .message
+            .contains("the ResourceList has no apiVersion")
+        );
+        assert!(
+            parse(
+                "items: []
+"
+            )
+            .unwrap_err()
+            .message
+            .contains("the input is not a ResourceList (no kind)")
         );
         let not_a_list =
             parse("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n\nitems: {a: 1}\n")

@@ -126,6 +126,24 @@ pub fn read_inputs(
     skip: Option<&Path>,
     exclude: &Exclude,
 ) -> Result<Vec<Source>> {
+    read_inputs_of(paths, skip, exclude, "a PATH")
+}
+
+/// [`read_inputs`] of the paths an option names (`--catalog`): an error names the option.
+pub fn read_option_inputs(
+    paths: &[PathBuf],
+    exclude: &Exclude,
+    option: &str,
+) -> Result<Vec<Source>> {
+    read_inputs_of(paths, None, exclude, option).map_err(|e| e.of_option(option))
+}
+
+fn read_inputs_of(
+    paths: &[PathBuf],
+    skip: Option<&Path>,
+    exclude: &Exclude,
+    what: &str,
+) -> Result<Vec<Source>> {
     let skip = skip.and_then(|dir| std::fs::canonicalize(dir).ok());
     let mut kustomizations = kustomize::Kustomizations::default();
     let mut seen = std::collections::HashSet::new();
@@ -134,7 +152,7 @@ pub fn read_inputs(
         if path.as_os_str() == "-" {
             sources.push(Source {
                 path: Arc::from("-"),
-                bytes: as_read(read_stdin("a PATH")?),
+                bytes: as_read(read_stdin(what)?),
             });
             continue;
         }
@@ -220,8 +238,13 @@ pub fn read_stdin(what: &str) -> Result<Vec<u8>> {
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Some(first) = first.as_deref() {
+        let how = if first == what {
+            format!("as {what}")
+        } else {
+            format!("as {first} and as {what}")
+        };
         return Err(Error::Usage(format!(
-            "`-` (standard input) is named twice, as {first} and as {what}: it can be read once"
+            "`-` (standard input) is named twice, {how}: it can be read once"
         )));
     }
     *first = Some(what.to_string());

@@ -623,6 +623,59 @@ fn cluster_config_from_stdin() {
         "{}",
         describe(&out)
     );
+    // Named as a PATH and as `--catalog`, both are said.
+    let mut cmd = kvrender();
+    cmd.args(["expand", "-", "--catalog", "-"]);
+    let out = run_with_stdin(cmd, kubevirt);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("is named twice, as a PATH and as --catalog: it can be read once"),
+        "{}",
+        describe(&out)
+    );
+    // Named twice as a PATH, it is said once.
+    let mut cmd = kvrender();
+    cmd.args(["expand", "-", "-"]);
+    let out = run_with_stdin(cmd, kubevirt);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("`-` (standard input) is named twice, as a PATH: it can be read once"),
+        "{}",
+        describe(&out)
+    );
+}
+
+/// A file that `--catalog` or `--cluster-config` names and that cannot be read is said to be
+/// that option's, not taken for a PATH: exit code 2, nothing printed.
+#[test]
+fn an_option_file_that_cannot_be_read_names_the_option() {
+    let tmp = tempfile::tempdir().unwrap();
+    let vm = crate::common::root().join("examples/vms/fedora-server.yaml");
+    for (option, command) in [
+        ("--catalog", "expand"),
+        ("--catalog", "build"),
+        ("--catalog", "validate"),
+        ("--cluster-config", "expand"),
+        ("--cluster-config", "build"),
+    ] {
+        let out = kvrender()
+            .current_dir(tmp.path())
+            .args([command, option, "missing.yaml"])
+            .arg(&vm)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+        assert!(out.stdout.is_empty(), "{}", describe(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(&format!(
+                "kvrender: error: {option} `missing.yaml`: failed to read it: "
+            )),
+            "{option} {command}: {}",
+            describe(&out)
+        );
+    }
 }
 
 /// `expand` of `vm_spec` (a VM template's spec, as flow YAML) against an instancetype with 4

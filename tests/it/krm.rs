@@ -1510,14 +1510,27 @@ fn fn_with_a_config_file_that_cannot_be_used_answers_with_a_resource_list() {
         assert_eq!(answer["results"][0]["severity"], "error", "{file}");
         let result = answer["results"][0]["message"].as_str().unwrap();
         assert!(result.contains(message), "{file}: {result}");
+        // The result points at the config file, not at stdin.
+        let path = answer["results"][0]["file"]["path"].as_str().unwrap_or("");
+        assert!(path.ends_with(file), "{file}: {text}");
     }
+    let stream = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n";
     let mut cmd = Command::new(BIN);
     cmd.arg("fn").arg(dir.path().join("missing.yaml"));
-    let out = run_with_stdin(
-        cmd,
-        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
-    );
+    let out = run_with_stdin(cmd, stream);
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    // Given a stream, a config file that cannot be used is named as the finding's file.
+    for file in ["empty.yaml", "broken.yaml", "bad.yaml"] {
+        let mut cmd = Command::new(BIN);
+        cmd.current_dir(dir.path()).args(["fn", file]);
+        let out = run_with_stdin(cmd, stream);
+        assert_eq!(out.status.code(), Some(1), "{file}: {}", show(&out));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.starts_with(&format!("{file}: error[KV007] ")),
+            "{file}: {stderr}"
+        );
+    }
 }
 
 /// `paths` naming the package itself reads the files an earlier run rendered into it: each is
