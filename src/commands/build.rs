@@ -65,6 +65,8 @@ fn run_parsing(args: &BuildArgs, parsing: Parsing) -> Result<Outcome> {
         args.paths.clone()
     };
     if let Some(dir) = &args.output {
+        // Before the walk, which would otherwise stumble on DIR's marker first.
+        files::check_output_path(dir)?;
         refuse_output_over_inputs(dir, paths.iter().chain(&args.resolve.catalogs))?;
     }
     let built_from = args.resolve.built_from()?;
@@ -197,14 +199,28 @@ fn refuse_output_over_inputs<'a>(
             && out != canonical
             && let Some(source) = files::unrecorded_manifest(&out)?
         {
-            return Err(crate::error::Error::Usage(format!(
-                "-o `{}` holds `{}`, which an earlier build did not write there: walks of `{}` \
-                 leave the output directory out, so it would no longer be read; move it, or \
-                 write to another directory",
+            let source = dir.join(source);
+            let (marker, dir, source, input) = (
+                crate::load::walk::OUTPUT_MARKER,
                 dir.display(),
-                dir.join(source).display(),
-                input.display()
-            )));
+                source.display(),
+                input.display(),
+            );
+            return Err(crate::error::Error::Usage(if out.join(marker).exists() {
+                format!(
+                    "-o `{dir}` holds `{source}`, which an earlier build did not write there: \
+                     walks of `{input}` leave the output directory out, so it would no longer \
+                     be read; move it, or write to another directory"
+                )
+            } else {
+                format!(
+                    "-o `{dir}` holds `{source}` and no `{marker}` marker, so walks of \
+                     `{input}` read it as a source; once this build wrote the marker they would \
+                     leave the directory out and the file would no longer be read. If an \
+                     earlier build wrote it and the marker was lost, delete `{dir}` and build \
+                     again; otherwise move the file, or write to another directory"
+                )
+            }));
         }
         if canonical.starts_with(&out) {
             let how = if canonical == out {

@@ -307,7 +307,10 @@ const JOURNAL: &str = ".journal";
 
 /// Refuse an output path no run could write into: one that exists and is not a directory, a
 /// symbolic link to nothing, or one below a file. `--check` refuses the same paths.
-fn check_output_path(dir: &Path) -> Result<()> {
+///
+/// # Errors
+/// [`Error::Usage`] naming the path, and what is in the way.
+pub fn check_output_path(dir: &Path) -> Result<()> {
     if dir.exists() && !dir.is_dir() {
         return Err(Error::Usage(format!(
             "the output path `{}` exists and is not a directory",

@@ -2197,9 +2197,8 @@ fn a_rendered_objects_finding_is_at_the_line_that_writes_the_field() {
     );
 }
 
-/// `build -o DIR` refuses a DIR inside a walked PATH that holds a source file: walks leave DIR
-/// out, so the file would silently stop being read. Hidden entries (a staging folder an
-/// interrupted run left) and the files an earlier run wrote there do not count.
+/// A template field missing from every scope of a size row is one finding per row, naming the
+/// cluster-scoped object and its namespaced twin together.
 #[test]
 fn a_field_missing_from_both_scopes_of_a_size_is_said_once() {
     let tmp = tempfile::tempdir().unwrap();
@@ -2232,6 +2231,10 @@ fn a_field_missing_from_both_scopes_of_a_size_is_said_once() {
     }
 }
 
+/// `build -o DIR` refuses a DIR inside a walked PATH that holds a source file: walks leave DIR
+/// out, so the file would silently stop being read. Hidden entries (a staging folder an
+/// interrupted run left) and the files an earlier run wrote there do not count. Once
+/// the marker is gone, the message says so and how to start again.
 #[test]
 fn an_output_dir_holding_sources_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
@@ -2262,10 +2265,28 @@ fn an_output_dir_holding_sources_is_refused() {
     .unwrap();
     let out = build(&["build", ".", "-o", "rendered"]);
     assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("holds `rendered/mine.yaml`, which an earlier build did not write"));
+    // Without the marker every file there reads as a source, and `--check` refuses as well.
+    std::fs::remove_file(tmp.path().join("rendered/mine.yaml")).unwrap();
+    std::fs::remove_file(tmp.path().join("rendered/.kvrender-output")).unwrap();
+    for args in [
+        &["build", ".", "-o", "rendered"][..],
+        &["build", ".", "-o", "rendered", "--check"],
+    ] {
+        let out = build(args);
+        assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr
+                .contains("and no `.kvrender-output` marker, so walks of `.` read it as a source")
+                && stderr.contains("delete `rendered` and build again"),
+            "{stderr}"
+        );
+    }
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("holds `rendered/mine.yaml`"),
-        "{}",
-        describe(&out)
+        !tmp.path().join("rendered/.kvrender-output").exists(),
+        "nothing written"
     );
 }
 

@@ -319,6 +319,14 @@ fn output_directory_that_is_a_file() {
     );
     let _guard = snapshot_settings();
     insta::assert_snapshot!(text);
+    // The same refusal when the walked PATH holds the file in the way, with `--check` too.
+    for args in [
+        &["build", "-o", "out", "."][..],
+        &["build", "-o", "out", ".", "--check"],
+    ] {
+        let again = summary(&run(kvrender().current_dir(tmp.path()).args(args)));
+        assert_eq!(again, text, "{args:?}");
+    }
 }
 
 /// The marker an earlier `build -o` left in DIR is read only when it is a plain file: one
