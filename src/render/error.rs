@@ -50,17 +50,55 @@ impl fmt::Display for Combination {
     }
 }
 
+impl Combination {
+    /// What tells this combination from the others of its family or preference: `size
+    /// `medium``, `size `large` variant `1gi``, `preference `fedora``.
+    fn within_owner(&self) -> String {
+        match self {
+            Combination::Instancetype { size, variant, .. } if variant.is_empty() => {
+                format!("size `{size}`")
+            }
+            Combination::Instancetype { size, variant, .. } => {
+                format!("size `{size}` variant `{variant}`")
+            }
+            other => other.to_string(),
+        }
+    }
+}
+
+/// How many of the other combinations a failing leaf lists by name.
+const OTHERS_NAMED: usize = 3;
+
+/// ` (and 2 more: size `large`, size `xlarge`)` for the other combinations a leaf fails
+/// for; empty when there are none.
+fn also(others: &[Combination]) -> String {
+    if others.is_empty() {
+        return String::new();
+    }
+    let mut named: Vec<String> = others
+        .iter()
+        .take(OTHERS_NAMED)
+        .map(Combination::within_owner)
+        .collect();
+    if others.len() > OTHERS_NAMED {
+        named.push("…".into());
+    }
+    format!(" (and {} more: {})", others.len(), named.join(", "))
+}
+
 /// Why a catalog could not be rendered. Every variant names the catalog file and line.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum RenderError {
     /// A template leaf failed: an undefined variable, a syntax error, a runaway loop.
-    #[error("{location}: cannot render `{field}` for {combination}{note}")]
+    #[error("{location}: cannot render `{field}` for {combination}{}{note}", also(.others))]
     Template {
         /// The file and line of the failing leaf.
         location: Origin,
         /// What was being rendered.
         combination: Box<Combination>,
+        /// The other combinations the same leaf fails for, reported with this one.
+        others: Vec<Combination>,
         /// The field holding the template, e.g. `parts.linux.spec.annotations`.
         field: String,
         /// How the leaf came to be rendered there, when that is not plain (a catalog's own
@@ -71,12 +109,14 @@ pub enum RenderError {
         source: Box<minijinja::Error>,
     },
     /// A template leaf rendered to something we refuse to emit (too large, not representable).
-    #[error("{location}: cannot render `{field}` for {combination}: {message}")]
+    #[error("{location}: cannot render `{field}` for {combination}{}: {message}", also(.others))]
     Output {
         /// The file and line of the failing leaf.
         location: Origin,
         /// What was being rendered.
         combination: Box<Combination>,
+        /// The other combinations the same leaf fails for, reported with this one.
+        others: Vec<Combination>,
         /// The field holding the template.
         field: String,
         /// What is wrong with the output.
@@ -165,6 +205,32 @@ impl RenderError {
         }
     }
 
+    /// Record that the leaf of this error fails for the combination of `other` too (an error
+    /// of the same leaf, [`Template`](RenderError::Template) or
+    /// [`Output`](RenderError::Output)); a combination already named is not named again.
+    pub(super) fn also_fails_for(&mut self, other: &RenderError) {
+        let (RenderError::Template {
+            combination: first,
+            others,
+            ..
+        }
+        | RenderError::Output {
+            combination: first,
+            others,
+            ..
+        }) = self
+        else {
+            return;
+        };
+        if let RenderError::Template { combination, .. } | RenderError::Output { combination, .. } =
+            other
+            && **combination != **first
+            && !others.contains(combination)
+        {
+            others.push((**combination).clone());
+        }
+    }
+
     /// The diagnostic code the error is reported under: [`codes::DUPLICATE`] for two
     /// definitions of one object (the same finding `validate` gives for two files), else
     /// [`codes::CATALOG_RENDER`].
@@ -182,7 +248,7 @@ impl RenderError {
 /// combinations, looking for duplicates) and stops after the first step that fails, having
 /// tried every document or combination of that step: a catalog with several mistakes shows
 /// them all at once, without the knock-on failures of a later step. A template leaf that
-/// fails for many combinations is reported once, for the first of them.
+/// fails for many combinations is reported once, for the first of them, naming the others.
 #[derive(Debug)]
 pub struct RenderErrors(Vec<RenderError>);
 

@@ -472,10 +472,11 @@ pub fn render<'o>(
             }
             Err(failed) => {
                 for e in failed {
-                    // A leaf that fails for one size most likely fails for every size: once is
-                    // enough.
-                    if !errors.iter().any(|seen| same_leaf(seen, &e)) {
-                        errors.push(e);
+                    // A leaf that fails for one size most likely fails for every size: it is
+                    // reported once, naming the others.
+                    match errors.iter_mut().find(|seen| same_leaf(seen, &e)) {
+                        Some(first) => first.also_fails_for(&e),
+                        None => errors.push(e),
                     }
                 }
             }
@@ -1522,6 +1523,7 @@ fn render_job<'a>(
             RenderError::Output {
                 location,
                 combination: Box::new(combination.clone()),
+                others: Vec::new(),
                 field: field_to_string(
                     &["metadata", key, &entry]
                         .iter()
@@ -1604,6 +1606,7 @@ fn must_be_mapping(
     Err(RenderError::Output {
         location: site.doc.at(&steps),
         combination: Box::new(combination.clone()),
+        others: Vec::new(),
         message: format!(
             "must render to a mapping, not {}",
             crate::validate::schema::found(value)
@@ -1674,6 +1677,7 @@ fn leaf_error(site: &Site<'_, '_>, error: LeafError, combination: &Combination) 
             RenderError::Template {
                 location,
                 combination: Box::new(combination.clone()),
+                others: Vec::new(),
                 field,
                 note,
                 source: Box::new(source),
@@ -1682,6 +1686,7 @@ fn leaf_error(site: &Site<'_, '_>, error: LeafError, combination: &Combination) 
         LeafErrorKind::TooLarge(size) => RenderError::Output {
             location,
             combination: Box::new(combination.clone()),
+            others: Vec::new(),
             field,
             message: format!(
                 "the output is {size} bytes, more than the limit of {}",
@@ -1691,6 +1696,7 @@ fn leaf_error(site: &Site<'_, '_>, error: LeafError, combination: &Combination) 
         LeafErrorKind::ValueTooLarge => RenderError::Output {
             location,
             combination: Box::new(combination.clone()),
+            others: Vec::new(),
             field,
             message: format!(
                 "the value is more than the limit of {} bytes or {} items",
@@ -1701,6 +1707,7 @@ fn leaf_error(site: &Site<'_, '_>, error: LeafError, combination: &Combination) 
         LeafErrorKind::Convert(message) => RenderError::Output {
             location,
             combination: Box::new(combination.clone()),
+            others: Vec::new(),
             field,
             message,
         },

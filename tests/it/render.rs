@@ -414,6 +414,42 @@ spec:
     );
 }
 
+/// A leaf that fails for some sizes only is reported once, for the first size it fails for,
+/// naming the others; the sizes it renders for are not named.
+#[test]
+fn a_leaf_failing_for_some_sizes_names_each_of_them() {
+    let family = |failing: &str| {
+        format!(
+            "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata: {{name: t}}\n\
+             spec:\n  version: 1\n  sizes:\n    - [small, 1, 2Gi]\n    - [medium, 2, 4Gi]\n    \
+             - [large, 4, 8Gi]\n    - [xlarge, 8, 16Gi]\n    - [2xlarge, 16, 32Gi]\n    \
+             - [4xlarge, 32, 64Gi]\n  template:\n    spec:\n      cpu:\n        \
+             guest: \"{{{{ size.nosuch if size.name in {failing} else size.cpu }}}}\"\n      \
+             memory: {{guest: 1Gi}}\n"
+        )
+    };
+    for (failing, says) in [
+        (
+            "['medium', 'xlarge']",
+            "size `medium` (and 1 more: size `xlarge`)",
+        ),
+        (
+            "['small', 'medium', 'large', 'xlarge', '2xlarge', '4xlarge']",
+            "size `small` (and 5 more: size `medium`, size `large`, size `xlarge`, …)",
+        ),
+        ("['large']", "size `large`\n"),
+    ] {
+        let report = render_error(&family(failing));
+        assert_eq!(report.matches("cannot render").count(), 1, "{report}");
+        assert!(
+            report.contains(&format!(
+                "cannot render `spec.template.spec.cpu.guest` for family `t1` {says}"
+            )),
+            "{report}"
+        );
+    }
+}
+
 /// A label or annotation that renders to a mapping or a list is refused at its own line, and
 /// every such entry in one run, whether the preference's own `labels` or its template's
 /// metadata holds it.
