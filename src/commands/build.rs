@@ -95,8 +95,7 @@ fn run_parsing(args: &BuildArgs, parsing: Parsing) -> Result<Outcome> {
     };
     let mut profile_warnings = Vec::new();
     if let Some(file) = &args.resolve.cluster_config {
-        config.profile = load_profile(file)?;
-        profile_warnings = crate::commands::inputs::profile_warnings(&config.profile, file);
+        (config.profile, profile_warnings) = load_profile(file)?;
     }
     let (processed, loading_findings) = process(&sources, &config, &catalog_sources, parsing);
     let mut out = Outcome {

@@ -92,7 +92,7 @@ pub fn run_on(args: &FnArgs, input: &[u8]) -> Result<Outcome> {
     // Given a ResourceList, a config that cannot be used is answered with one, the problem as
     // its result (kpt shows nothing else); given a stream, a file that cannot be read is a
     // usage error, as any other.
-    let config = match std::fs::read(path) {
+    let config = match crate::load::read_whole(path) {
         Err(source) if !resource_list => {
             return Err(Error::Read {
                 path: path.clone(),

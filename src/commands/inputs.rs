@@ -99,10 +99,9 @@ impl Inputs {
         };
         let mut inputs = Inputs::with_catalogs(sources, !resolve.no_default_catalog);
         if let Some(file) = &resolve.cluster_config {
-            inputs.profile = load_profile(file)?;
-            inputs
-                .diagnostics
-                .extend(profile_warnings(&inputs.profile, file));
+            let (profile, warnings) = load_profile(file)?;
+            inputs.profile = profile;
+            inputs.diagnostics.extend(warnings);
         }
         Ok(inputs)
     }
@@ -161,18 +160,17 @@ impl Inputs {
 }
 
 /// The warnings about `profile`, read from `--cluster-config FILE`: its unknown fields.
-pub fn profile_warnings(profile: &ClusterProfile, file: &std::path::Path) -> Vec<Diagnostic> {
+fn profile_warnings(
+    profile: &ClusterProfile,
+    file: &std::path::Path,
+    text: &str,
+) -> Vec<Diagnostic> {
     let messages = profile.unknown_field_messages();
     if messages.is_empty() {
         return Vec::new();
     }
-    // The file is read again for the lines (stdin cannot be): the document holding the
-    // KubeVirt resource, else the first.
-    let text = (file.as_os_str() != "-")
-        .then(|| std::fs::read_to_string(file).ok())
-        .flatten()
-        .unwrap_or_default();
-    let chunks = load::split::split(&text);
+    // The lines are those of the document holding the KubeVirt resource, else the first.
+    let chunks = load::split::split(text);
     let document = chunks
         .iter()
         .find(|c| c.text.lines().any(|l| l.trim_end() == "kind: KubeVirt"))
@@ -192,24 +190,37 @@ pub fn profile_warnings(profile: &ClusterProfile, file: &std::path::Path) -> Vec
         .collect()
 }
 
-/// Read the cluster profile from `--cluster-config FILE`.
-pub fn load_profile(file: &PathBuf) -> Result<ClusterProfile> {
+/// Read the cluster profile from `--cluster-config FILE`, with a warning for each field of
+/// the configuration that KubeVirt does not know. The file is read once: it may be a pipe.
+pub fn load_profile(file: &std::path::Path) -> Result<(ClusterProfile, Vec<Diagnostic>)> {
     let bytes = if file.as_os_str() == "-" {
         load::read_stdin("--cluster-config")?
     } else {
-        std::fs::read(file).map_err(|source| {
+        load::read_whole(file).map_err(|source| {
             Error::Read {
-                path: file.clone(),
+                path: file.to_path_buf(),
                 source,
             }
             .of_option("--cluster-config")
         })?
     };
+    let text = String::from_utf8(bytes).map_err(|_| {
+        Error::Usage(format!(
+            "--cluster-config {}: the file is not valid UTF-8",
+            file.display()
+        ))
+    })?;
+    let profile = read_profile(file, &text)?;
+    let warnings = profile_warnings(&profile, file, &text);
+    Ok((profile, warnings))
+}
+
+/// The cluster profile `text`, the contents of `file`, describes.
+fn read_profile(file: &std::path::Path, text: &str) -> Result<ClusterProfile> {
     let usage = |msg: String| Error::Usage(format!("--cluster-config {}: {msg}", file.display()));
-    let text = String::from_utf8(bytes).map_err(|_| usage("the file is not valid UTF-8".into()))?;
     // The file may hold a KubeVirt resource among other documents (or in a `List`, as
     // `kubectl get kubevirt -A -o yaml` prints it), or a bare configuration.
-    let chunks = load::split::split(&text);
+    let chunks = load::split::split(text);
     // Each document, with the text it was read from.
     let mut docs = Vec::new();
     for chunk in &chunks {

@@ -169,6 +169,90 @@ fn pipes_and_devices_under_a_walked_directory_are_passed_over() {
     );
 }
 
+/// The files options name are read as PATHs are: at most 512 MiB from a device or a pipe
+/// (`/dev/zero` never ends), a regular file of more than that refused before it is read (a
+/// sparse file costs no disk), and a named pipe read once, its warnings placed at their lines.
+#[cfg(unix)]
+#[test]
+fn files_options_name_are_read_within_the_limits() {
+    let tmp = tempfile::tempdir().unwrap();
+    let vm = crate::common::root().join("examples/vms/fedora-server.yaml");
+    let refused = |args: &[&str], says: &str| {
+        let out = run(kvrender().current_dir(tmp.path()).args(args).arg(&vm));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    };
+    let stream_limit = "more than 512 MiB from a stream";
+    refused(
+        &["validate", "--cluster-config", "/dev/zero"],
+        &format!("--cluster-config `/dev/zero`: failed to read it: {stream_limit}"),
+    );
+    fs::File::create(tmp.path().join("sparse.yaml"))
+        .unwrap()
+        .set_len(600 << 20)
+        .unwrap();
+    refused(
+        &["expand", "--cluster-config", "sparse.yaml"],
+        "--cluster-config `sparse.yaml`: failed to read it: the file is 600 MiB, more than the \
+         512 MiB kvrender reads from one file",
+    );
+    refused(
+        &["validate", "sparse.yaml"],
+        "failed to read `sparse.yaml`: the file is 600 MiB",
+    );
+    let out = run(kvrender()
+        .args(["fn", "/dev/zero"])
+        .stdin(fs::File::open(&vm).unwrap()));
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains(stream_limit));
+
+    // A named pipe with an unknown field: read once, the warning at its line.
+    let pipe = tmp.path().join("kubevirt.pipe");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&pipe)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let mut child = kvrender()
+        .current_dir(tmp.path())
+        .args(["validate", "--cluster-config", "kubevirt.pipe"])
+        .arg(&vm)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let writer = std::thread::spawn(move || {
+        fs::write(
+            &pipe,
+            "apiVersion: kubevirt.io/v1\nkind: KubeVirt\nmetadata: {name: kv}\nspec:\n  \
+             configuration:\n    bogusField: 1\n",
+        )
+        .unwrap();
+    });
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(60) {
+            child.kill().unwrap();
+            panic!("validate went on waiting for the pipe");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    writer.join().unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains(
+            "kubevirt.pipe:6: warning[KV007] unknown field `spec.configuration.bogusField`"
+        ),
+        "{stdout}"
+    );
+}
+
 #[cfg(unix)]
 #[test]
 fn symlink_loop_with_a_left_out_name_is_passed_over() {
