@@ -449,6 +449,54 @@ fn json_reason(e: &serde_json::Error) -> String {
     text.strip_suffix(&suffix).unwrap_or(&text).to_string()
 }
 
+/// The finding for YAML `text` that holds a next line (U+0085), line separator (U+2028) or
+/// paragraph separator (U+2029) character, at the first of them. YAML 1.2 reads them as
+/// ordinary characters, and so does kvrender; the YAML reader of kubectl, kustomize and kpt
+/// takes each for a line break. A comment ended by one hides the rest of the file from
+/// kvrender while the tools read on, so the file is refused whole: nothing in it is read. On
+/// a document separator after the first line they are white space (see [`split`]).
+fn unicode_line_break(path: &Arc<str>, text: &str) -> Option<Diagnostic> {
+    let bytes = text.as_bytes();
+    // In UTF-8 the three are `C2 85`, `E2 80 A8` and `E2 80 A9`: found by their last byte.
+    let mut from = 0;
+    let (at, code, name) = loop {
+        let found = from + memchr::memchr3(0x85, 0xA8, 0xA9, &bytes[from..])?;
+        from = found + 1;
+        let before = |n: usize| found.checked_sub(n).map(|i| bytes[i]);
+        let (at, code, name) = match (bytes[found], before(1), before(2)) {
+            (0x85, Some(0xC2), _) => (found - 1, "0085", "next line"),
+            (0xA8, Some(0x80), Some(0xE2)) => (found - 2, "2028", "line separator"),
+            (0xA9, Some(0x80), Some(0xE2)) => (found - 2, "2029", "paragraph separator"),
+            _ => continue,
+        };
+        // After the first line, a `---` line whose rest is white space and a comment is a
+        // separator to the tools, cut out before their YAML reader sees it, and so it is here.
+        let start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |i| i + 1);
+        let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |i| at + i);
+        if start > 0 && split::is_separator(&text[start..end]) {
+            from = end;
+            continue;
+        }
+        break (at, code, name);
+    };
+    let before = &text[..at];
+    let line = memchr::memchr_iter(b'\n', before.as_bytes()).count() + 1;
+    let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+    Some(
+        Diagnostic::error(
+            codes::YAML_SYNTAX,
+            Origin::new(path.clone(), 0, u32::try_from(line).ok()),
+            format!(
+                "U+{code} ({name}): kubectl, kustomize and kpt read it as a line break and YAML \
+                 1.2 does not, so they and kvrender would read this file differently; write a \
+                 line feed instead (or, in a double-quoted string, the escape `\\u{code}`)"
+            ),
+        )
+        .with_column(u32::try_from(column).ok())
+        .may_define(bytes),
+    )
+}
+
 /// Parse the text of one file (a YAML stream, or JSON when the path ends in `.json`).
 pub fn parse_text(path: &Arc<str>, text: &str) -> Loaded {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
@@ -495,6 +543,12 @@ pub fn parse_text(path: &Arc<str>, text: &str) -> Loaded {
             }
         }
         return loaded;
+    }
+    if let Some(refused) = unicode_line_break(path, text) {
+        return Loaded {
+            objects: Vec::new(),
+            diagnostics: vec![refused],
+        };
     }
     let (chunks, skipped) = split::split_noting_skipped(text);
     let alone = only_document(&chunks);
@@ -1123,6 +1177,9 @@ fn file_documents<'a>(
         }
     };
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if let Some(refused) = unicode_line_break(&source.path, text) {
+        return vec![Document::Problem(Box::new(refused))];
+    }
     let (api_version, kind) = (
         split::TopLevelKey::new("apiVersion"),
         split::TopLevelKey::new("kind"),

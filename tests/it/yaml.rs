@@ -337,6 +337,45 @@ fn text_after_an_end_marker_is_skipped_as_kubectl_and_kpt_skip_it() {
     assert!(!kpt.status.success(), "{}", describe(&kpt));
 }
 
+/// A next line (U+0085), line separator (U+2028) or paragraph separator (U+2029) character
+/// is a line break to the tools' YAML reader and an ordinary character to YAML 1.2: a header
+/// comment ended by one hides the object after it from a YAML 1.2 reader, while kubectl
+/// kustomize and kpt read the object. `build` refuses the file, at the character, and prints
+/// nothing; a file with none of them (but other characters of those bytes) reads as before.
+#[test]
+fn unicode_line_breaks_are_refused_where_the_tools_read_them_as_breaks() {
+    let config_map = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hidden\n";
+    for (code, character) in [
+        ("0085", "\u{85}"),
+        ("2028", "\u{2028}"),
+        ("2029", "\u{2029}"),
+    ] {
+        let text = format!("# Copyright header{character}{config_map}");
+        let [ours, kustomize, kpt] = read_by_all_three("cm.yaml", &text);
+        for theirs in [&kustomize, &kpt] {
+            assert!(theirs.status.success(), "{code}: {}", describe(theirs));
+            assert!(
+                String::from_utf8_lossy(&theirs.stdout).contains("name: hidden"),
+                "{code}: {}",
+                describe(theirs)
+            );
+        }
+        assert_eq!(ours.status.code(), Some(1), "{code}: {}", describe(&ours));
+        assert!(ours.stdout.is_empty(), "{code}: {}", describe(&ours));
+        let stderr = String::from_utf8_lossy(&ours.stderr);
+        assert!(
+            stderr.contains(&format!("cm.yaml:1:19: error[KV001] U+{code} (")),
+            "{code}: {stderr}"
+        );
+    }
+    // The same bytes ending other characters (`…` is `E2 80 A6`, `Å` is `C3 85`, `¨` is
+    // `C2 A8`) are read as they are.
+    let text = format!("# Copyright … Å ¨\n{config_map}");
+    let [ours, ..] = read_by_all_three("cm.yaml", &text);
+    assert!(ours.status.success(), "{}", describe(&ours));
+    assert!(String::from_utf8_lossy(&ours.stdout).contains("name: hidden"));
+}
+
 /// What `build` prints, kubectl's and kustomize's reader reads back to the same strings:
 /// multi-line strings with tabs leading a line, inside one, on a blank line, or after spaces.
 /// Checked by feeding `build`'s output to the real `kubectl kustomize`.
