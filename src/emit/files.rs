@@ -530,9 +530,10 @@ pub fn write_all(dir: &Path, files: &BTreeMap<String, String>, prune: bool) -> R
                 // A second link to the file costs nothing; where links are not allowed (another
                 // user's file), a copy.
                 let kept = backup.join(name);
+                // Keeping it is the first write of its replacement: a full disk fails here.
                 std::fs::hard_link(&target, &kept)
                     .or_else(|_| std::fs::copy(&target, &kept).map(drop))
-                    .map_err(|e| Error::Read {
+                    .map_err(|e| Error::Write {
                         path: target.clone(),
                         source: e,
                     })?;

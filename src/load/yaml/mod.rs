@@ -46,6 +46,8 @@ pub const BOM_INSIDE: &str = "a byte order mark (U+FEFF) inside a document, whic
 /// Aliases a document may use, and nodes it may produce, before we call it a bomb.
 const MAX_ALIASES: usize = 10_000;
 const MAX_NODES: usize = 2_000_000;
+/// The text of all the values of one document, in bytes: what the parser itself allows.
+const MAX_SCALAR_BYTES: usize = 64 << 20;
 /// Nesting deeper than this is not a Kubernetes object; refuse it instead of recursing.
 const MAX_DEPTH: usize = 128;
 /// Parser events that aliases may replay in one document. Each costs a value and an event
@@ -65,6 +67,7 @@ fn options() -> serde_saphyr::Options {
     // within the node budget must not run out of events first.
     budget.max_events = 2 * MAX_NODES + 2;
     budget.max_depth = MAX_DEPTH;
+    budget.max_total_scalar_bytes = MAX_SCALAR_BYTES;
     budget.max_recorded_anchor_events = MAX_ANCHORED;
     let mut options = serde_saphyr::Options::default();
     options.budget = Some(budget);
@@ -256,11 +259,19 @@ fn convert_error(e: &serde_saphyr::Error) -> YamlError {
     let message =
         if message.starts_with("budget breached: Depth") || message == "recursion limit exceeded" {
             format!("the document nests deeper than {MAX_DEPTH} levels")
-        } else if message.strip_prefix("budget breached: ").is_some_and(|d| {
-            ["Events", "Nodes", "ScalarBytes"]
-                .iter()
-                .any(|k| d.starts_with(k))
-        }) {
+        } else if message
+            .strip_prefix("budget breached: ")
+            .is_some_and(|d| d.starts_with("ScalarBytes"))
+        {
+            format!(
+                "the document's values hold more than {} MiB of text, more than kvrender reads \
+                 as one document: split it into several documents",
+                MAX_SCALAR_BYTES >> 20
+            )
+        } else if message
+            .strip_prefix("budget breached: ")
+            .is_some_and(|d| ["Events", "Nodes"].iter().any(|k| d.starts_with(k)))
+        {
             // The parser's own words are a Rust debug dump (`Nodes { nodes: 2000001 }`).
             format!(
                 "the document is larger than kvrender reads as one document ({MAX_NODES} values): \
@@ -421,6 +432,21 @@ mod tests {
         let within = format!("k: [{}0]\n", "0,".repeat(MAX_NODES / 2 - 4));
         assert!(within.len() <= MAX_NODES);
         assert!(parse_document(&within).is_ok());
+    }
+
+    /// A document of a few values whose text passes the parser's budget is said to be that,
+    /// not a document of too many values.
+    #[test]
+    fn a_document_of_long_values_is_refused_for_their_length() {
+        let long = "x".repeat(MAX_SCALAR_BYTES / 2 + 1);
+        let text = format!("a: {long}\nb: {long}\n");
+        let error = parse_document(&text).unwrap_err();
+        assert_eq!(
+            error.message,
+            "the document's values hold more than 64 MiB of text, more than kvrender reads as \
+             one document: split it into several documents"
+        );
+        assert!(parse_document(&format!("a: {long}\n")).is_ok());
     }
 
     /// Aliases that multiply each other are refused in words, not as the parser's Rust value.
