@@ -694,6 +694,12 @@ fn vm(name: &str, cpu: &str) -> String {
 #[test]
 fn pre_commit_hook_blocks_a_bad_vm() {
     let Some(pre_commit) = on_path("pre-commit") else {
+        // Under CI it must run: `.ci/run` installs pre-commit.
+        assert!(
+            std::env::var_os("CI").is_none_or(|v| v.is_empty()),
+            "`pre-commit` is not on PATH, and under CI the pre-commit end-to-end test must run \
+             (`.ci/run` installs it)"
+        );
         println!("note: `pre-commit` is not on PATH; skipping the pre-commit end-to-end test");
         return;
     };
