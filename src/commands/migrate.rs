@@ -37,6 +37,17 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
         let vms: Vec<serde_json::Value> = migration.rewritten.into_iter().map(|(_, v)| v).collect();
         out.stdout.push_str(&emit::yaml_stream(&vms));
     }
+    // Rather than print nothing without a word.
+    if out.stdout.is_empty()
+        && out.stderr.is_empty()
+        && out.diagnostics.is_empty()
+        && !loaded
+            .objects
+            .iter()
+            .any(|o| o.kind() == Kind::VirtualMachineInstancePreset)
+    {
+        out.stderr = "no VirtualMachineInstancePreset to migrate in the input\n".to_string();
+    }
     diagnostic::sort(&mut out.diagnostics);
     load::built_from::map_to_sources(&mut out.diagnostics, &sources, built_from);
     out.exit_from_diagnostics();

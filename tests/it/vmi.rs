@@ -230,6 +230,22 @@ fn migrate_presets_to_preferences() {
     ])));
 }
 
+/// Inputs without a preset are said to hold none, rather than printing nothing without a
+/// word; exit code 0.
+#[test]
+fn migrate_presets_without_presets_says_so() {
+    let out = kvrender()
+        .args(["migrate", "presets", "examples/vms/"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "no VirtualMachineInstancePreset to migrate in the input\n"
+    );
+}
+
 /// The presets example: a size preset and an operating system preset, a VM each selects, one
 /// both select (which gets their preferences merged) and one whose own CPU layout the
 /// instancetype would change.
