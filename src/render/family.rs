@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Doc, RenderError, Scopes};
+use super::{Doc, MAX_COMBINATIONS, RenderError, Scopes};
 use crate::load::locate::Step;
 use crate::model::Object;
 
@@ -104,6 +104,7 @@ impl<'a> Family<'a> {
             &mut info,
             &["template", "labels", "annotations", "traits"],
         )?;
+        within_limit(&doc, &id, spec)?;
         let sizes = parse_sizes(&doc, &id, spec.get("sizes"))?;
         let variants = parse_variants(&doc, &id, spec.get("variants"))?;
         let scopes = Scopes::parse(&doc, spec.get("scopes"))?;
@@ -282,6 +283,43 @@ fn integer_value(token: &str) -> Option<i128> {
         return None;
     };
     Some(if negative { -value } else { value })
+}
+
+/// The field to name when a family's size table makes too many combinations: `sizes`, unless
+/// the variants are more.
+pub(super) fn table_at(sizes: usize, variants: usize) -> &'static [Step<'static>] {
+    if variants > sizes {
+        &[Step::Key("spec"), Step::Key("variants")]
+    } else {
+        &[Step::Key("spec"), Step::Key("sizes")]
+    }
+}
+
+/// Refuse a family whose sizes × variants alone pass [`MAX_COMBINATIONS`], before its rows
+/// are read: 1,000 sizes × 1,000 variants fit in 40 KB.
+fn within_limit(doc: &Doc<'_>, id: &str, spec: &Map<String, Value>) -> Result<(), RenderError> {
+    // What is no list is refused when it is read; here it counts as one.
+    let count = |key: &str| {
+        spec.get(key)
+            .and_then(Value::as_array)
+            .map_or(1, Vec::len)
+            .max(1)
+    };
+    let (sizes, variants) = (count("sizes"), count("variants"));
+    let combinations = sizes.saturating_mul(variants);
+    if combinations <= MAX_COMBINATIONS {
+        return Ok(());
+    }
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    Err(doc.invalid(
+        table_at(sizes, variants),
+        format!(
+            "family `{id}`: {sizes} size{} × {variants} variant{} are {combinations} \
+             combinations, more than the {MAX_COMBINATIONS} a catalog may render",
+            plural(sizes),
+            plural(variants)
+        ),
+    ))
 }
 
 fn parse_sizes(doc: &Doc<'_>, id: &str, value: Option<&Value>) -> Result<Vec<Size>, RenderError> {

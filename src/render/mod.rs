@@ -59,6 +59,14 @@ pub const CATALOG_API_VERSION: &str = "kvrender.io/v1alpha1";
 pub const VERSION_LABEL: &str = "instancetype.kubevirt.io/common-instancetypes-version";
 /// The apiVersion of rendered instancetypes and preferences.
 pub const OUTPUT_API_VERSION: &str = "instancetype.kubevirt.io/v1beta1";
+/// The most size × variant combinations a catalog's families may render, all together.
+///
+/// Each combination is a pair of objects held until the output is written, and most leaves
+/// are answered without minijinja and so without the watch: nothing else bounds what a small
+/// file asks for (1,000 sizes × 1,000 variants, 40 KB, took 6 GB). One combination of the
+/// shipped `u` family takes some 14 KiB through `validate`, so this many take under 300 MiB
+/// and a few seconds, where the shipped catalog renders about 120 of them.
+pub const MAX_COMBINATIONS: usize = 20_000;
 
 /// Whether `object` is one of kvrender's catalog kinds (any kind of the `kvrender.io` group but
 /// the function's own configuration, `KVRender`, which no command renders or checks).
@@ -671,6 +679,7 @@ impl<'a> Catalog<'a> {
                 Err(e) => errors.push(e),
             }
         }
+        errors.extend(too_many_combinations(&catalog.families));
         match RenderErrors::of(errors) {
             Some(errors) => Err(errors),
             None => Ok(catalog),
@@ -924,6 +933,28 @@ enum Read<'a> {
     Parts(Doc<'a>),
     Family(Family<'a>),
     Preference(Preference<'a>),
+}
+
+/// The family whose combinations take the catalog's families past [`MAX_COMBINATIONS`] (in
+/// catalog order), refused at its size table: each family under the limit (see
+/// [`Family::parse`]) may still be one too many beside the others.
+fn too_many_combinations(families: &[Family<'_>]) -> Option<RenderError> {
+    let mut total = 0usize;
+    for family in families {
+        let own = family.sizes.len().saturating_mul(family.variants.len());
+        total = total.saturating_add(own);
+        if total > MAX_COMBINATIONS {
+            return Some(family.doc.invalid(
+                family::table_at(family.sizes.len(), family.variants.len()),
+                format!(
+                    "family `{}`: its {own} size × variant combinations bring the catalog's \
+                     families to {total}, more than the {MAX_COMBINATIONS} a catalog may render",
+                    family.id
+                ),
+            ));
+        }
+    }
+    None
 }
 
 /// The parts of the cycle a [`RenderError::PartCycle`] names, sorted.

@@ -987,6 +987,83 @@ fn a_catalog_near_the_memory_budget_renders_alike_at_any_thread_count() {
     assert_eq!(outputs[2], outputs[0]);
 }
 
+/// A family `NAME` of `sizes` rows × `variants` variants whose templates only look values up,
+/// in its own document: `sizes:` is its seventh line.
+fn table_family(name: &str, sizes: usize, variants: usize) -> String {
+    let mut text = format!(
+        "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata:\n  name: {name}\n\
+         spec:\n  version: 1\n  sizes:\n"
+    );
+    text.extend((0..sizes).map(|i| format!("    - [s{i}, 1, 1Gi]\n")));
+    text.push_str("  variants:\n");
+    text.extend((0..variants).map(|i| format!("    - {{suffix: v{i}}}\n")));
+    text.push_str(
+        "  template:\n    spec:\n      cpu: {guest: '{{ size.cpu }}'}\n      \
+         memory: {guest: '{{ size.memory }}'}\n",
+    );
+    text
+}
+
+/// Sizes × variants multiply: 1,000 of each, in 40 KB, made a million pairs of objects (6 GB)
+/// out of plain lookups, which no watch measures. A family past the limit, alone or with the
+/// families before it, is refused at its table before anything renders.
+#[test]
+fn a_family_of_too_many_combinations_is_refused_before_it_renders() {
+    let tmp = tempfile::tempdir().unwrap();
+    // 150 × 150: 22,500 combinations; as many sizes as variants, so `sizes` is named.
+    fs::write(tmp.path().join("one.yaml"), table_family("big", 150, 150)).unwrap();
+    // 10,000 and 10,800 combinations: each fine, not the two together. The second has more
+    // variants than sizes, so its `variants` is named.
+    let two = format!(
+        "{}---\n{}",
+        table_family("a", 100, 100),
+        table_family("b", 90, 120)
+    );
+    fs::write(tmp.path().join("two.yaml"), &two).unwrap();
+    let second_variants = 1 + two
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| *l == "  variants:")
+        .nth(1)
+        .unwrap()
+        .0;
+    for (file, wanted) in [
+        (
+            "one.yaml",
+            "one.yaml:7: error[KV040] InstancetypeFamily/big: family `big1`: 150 sizes × 150 \
+             variants are 22500 combinations, more than the 20000 a catalog may render"
+                .to_string(),
+        ),
+        (
+            "two.yaml",
+            format!(
+                "two.yaml:{second_variants}: error[KV040] InstancetypeFamily/b: family `b1`: its \
+                 10800 size × variant combinations bring the catalog's families to 20800, more \
+                 than the 20000 a catalog may render"
+            ),
+        ),
+    ] {
+        for command in ["build", "validate"] {
+            let out = run(kvrender().current_dir(tmp.path()).args([
+                command,
+                "--no-default-catalog",
+                file,
+            ]));
+            let text = if command == "validate" {
+                assert_eq!(out.status.code(), Some(1), "{file}");
+                String::from_utf8(out.stdout).unwrap()
+            } else {
+                summary(&out)
+            };
+            if command == "build" {
+                assert!(text.starts_with("exit: 1\nstdout: nothing\n"), "{text}");
+            }
+            assert!(text.contains(&wanted), "{file}: {command}: {text}");
+            assert_eq!(text.matches("error[").count(), 1, "{text}");
+        }
+    }
+}
+
 /// `kvrender --threads THREADS build --no-default-catalog family.yaml` in `dir`.
 fn build_family_at(dir: &std::path::Path, threads: &str) -> std::process::Output {
     run(kvrender().current_dir(dir).args([

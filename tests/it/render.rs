@@ -1605,3 +1605,48 @@ fn a_cycle_through_a_shipped_part_is_reported_in_the_users_file() {
         "p.yaml:6: error[KV040] parts include each other in a cycle: base -> windows -> base\n"
     );
 }
+
+/// A catalog's families may render up to [`render::MAX_COMBINATIONS`] size × variant
+/// combinations in all: a catalog at the limit is read (it fails a later step, here for a
+/// part it does not define, before rendering anything), one past it is refused at the family
+/// that passes it, while the documents are read.
+#[test]
+fn a_catalog_may_render_up_to_its_combinations() {
+    let family = |name: &str, sizes: usize, variants: usize| {
+        let rows: String = (0..sizes).map(|i| format!("[s{i}, 1, 1Gi], ")).collect();
+        let suffixes: String = (0..variants)
+            .map(|i| format!("{{suffix: v{i}}}, "))
+            .collect();
+        format!(
+            "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata: {{name: \
+             {name}}}\nspec:\n  version: 1\n  parts: [missing]\n  sizes: [{rows}]\n  \
+             variants: [{suffixes}]\n"
+        )
+    };
+    let messages = |text: &str| -> Vec<String> {
+        let errors = render_text(text).expect_err("the catalog is refused");
+        errors.iter().map(report_one).collect()
+    };
+    assert_eq!(render::MAX_COMBINATIONS, 20_000);
+    let at_the_limit = format!("{}---\n{}", family("a", 100, 100), family("b", 50, 200));
+    let read = messages(&at_the_limit);
+    assert!(
+        read.iter().all(|m| m.contains("unknown part `missing`")),
+        "{read:?}"
+    );
+    let past = format!("{}---\n{}", family("a", 100, 100), family("b", 50, 201));
+    assert_eq!(
+        messages(&past),
+        [
+            "ns/catalog.yaml:17: family `b1`: its 10050 size × variant combinations bring the \
+             catalog's families to 20050, more than the 20000 a catalog may render"
+        ]
+    );
+    assert_eq!(
+        messages(&family("c", 20_001, 1)),
+        [
+            "ns/catalog.yaml:7: family `c1`: 20001 sizes × 1 variant are 20001 combinations, \
+             more than the 20000 a catalog may render"
+        ]
+    );
+}
