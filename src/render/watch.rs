@@ -8,12 +8,13 @@
 //! instruction reads: `range(99999) == range(99999)` is a few instructions. So whenever a leaf
 //! runs in minijinja, a watcher thread looks every few milliseconds at how long each
 //! combination has been rendering, and when a leaf can also grow a value (see
-//! [`super::template::Templates::may_grow`]), at the process's resident memory. Past either
-//! budget it reports the first combination being
-//! rendered as a `KV040` error and ends the process with exit code 1. Rendering comes before
-//! any output, so nothing has been written by then. Since the memory is the whole process's,
-//! combinations watched for it render one at a time (see `render`): the budget then means
-//! the same at any thread count.
+//! [`super::template::Templates::may_grow`]), at the process's resident memory. It also looks
+//! at how long the whole catalog has been rendering: combinations that each stay just under
+//! their own time would otherwise add up to hours. Past any budget it reports the first
+//! combination being rendered as a `KV040` error and ends the process with exit code 1.
+//! Rendering comes before any output, so nothing has been written by then. Since the memory
+//! is the whole process's, combinations watched for it render one at a time (see `render`):
+//! the budget then means the same at any thread count.
 //!
 //! The watcher reads the resident memory from `/proc/self/status`. Where there is none (Unix
 //! systems other than Linux, such as macOS), it reads the peak resident memory that
@@ -35,6 +36,9 @@ pub const GROWTH_BUDGET: u64 = 512 << 20;
 pub const PER_JOB: u64 = 256 << 10;
 /// How long one combination may render: about a million times what one takes.
 pub const JOB_TIME: Duration = Duration::from_secs(10);
+/// How long a whole catalog may render: six combinations that each take nearly [`JOB_TIME`].
+/// [`super::MAX_COMBINATIONS`] combinations whose leaves run in minijinja take seconds.
+pub const RENDER_TIME: Duration = Duration::from_secs(60);
 /// How often the watcher looks.
 const PERIOD: Duration = Duration::from_millis(2);
 
@@ -84,16 +88,21 @@ impl Running {
         jobs
     }
 
-    /// Whether a job has been rendering for longer than [`JOB_TIME`].
-    fn overdue(&self) -> bool {
-        let Some(epoch) = self.epoch else {
-            return false;
-        };
-        let now = millis(epoch.elapsed());
-        self.slots.iter().zip(&self.started).any(|(slot, started)| {
+    /// Which time has run out, if any: a job's, when one has been rendering for longer than
+    /// [`JOB_TIME`], else the whole render's, after [`RENDER_TIME`].
+    fn overdue(&self) -> Option<Spent> {
+        let now = millis(self.epoch?.elapsed());
+        let job = self.slots.iter().zip(&self.started).any(|(slot, started)| {
             slot.load(Ordering::Relaxed) != 0
                 && now.saturating_sub(started.load(Ordering::Relaxed)) > millis(JOB_TIME)
-        })
+        });
+        if job {
+            Some(Spent::JobTime)
+        } else if now > millis(RENDER_TIME) {
+            Some(Spent::RenderTime)
+        } else {
+            None
+        }
     }
 }
 
@@ -144,6 +153,40 @@ fn peak_resident() -> Option<u64> {
     None
 }
 
+/// Which budget a render has spent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Spent {
+    /// The process grew by more than this many bytes.
+    Memory(u64),
+    /// One combination rendered for longer than [`JOB_TIME`].
+    JobTime,
+    /// The catalog rendered for longer than [`RENDER_TIME`] in all.
+    RenderTime,
+}
+
+impl Spent {
+    /// What happened, said of `whose` templates (`its`, `the catalog's`).
+    fn what(self, whose: &str) -> String {
+        match self {
+            Spent::Memory(budget) => format!(
+                "{whose} templates took more than {} MiB of memory (a string or list grown \
+                 without bound by `~`, `+` or `*`?)",
+                budget >> 20
+            ),
+            Spent::JobTime => format!(
+                "{whose} templates ran for more than {} s (a loop, or one that compares or \
+                 searches large values?)",
+                JOB_TIME.as_secs()
+            ),
+            Spent::RenderTime => format!(
+                "the catalog's templates ran for more than {} s in all, the most a whole catalog \
+                 may take to render (combinations that each take seconds?)",
+                RENDER_TIME.as_secs()
+            ),
+        }
+    }
+}
+
 /// What the watch looks at while a catalog renders.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Watch {
@@ -184,10 +227,10 @@ pub fn watched<R>(
         scope.spawn(move || {
             while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(PERIOD) {
                 if limit.is_some_and(|limit| resident().is_some_and(|now| now > limit)) {
-                    stop_the_run(running, describe, &format!("took more than {} MiB of memory (a string or list grown without bound by `~`, `+` or `*`?)", budget >> 20));
+                    stop_the_run(running, describe, Spent::Memory(budget));
                 }
-                if running.overdue() {
-                    stop_the_run(running, describe, &format!("ran for more than {} s (a loop, or one that compares or searches large values?)", JOB_TIME.as_secs()));
+                if let Some(spent) = running.overdue() {
+                    stop_the_run(running, describe, spent);
                 }
             }
         });
@@ -205,24 +248,37 @@ pub fn watched<R>(
 fn stop_the_run(
     running: &Running,
     describe: &(impl Fn(usize) -> (String, String) + Sync),
-    what: &str,
+    spent: Spent,
 ) -> ! {
-    let report = match running.jobs().first() {
+    let _ = std::io::stderr()
+        .lock()
+        .write_all(report(running, describe, spent).as_bytes());
+    std::process::exit(1)
+}
+
+/// The report of a render stopped for `spent`: the first combination (in catalog order) being
+/// rendered, and what it spent.
+fn report(
+    running: &Running,
+    describe: &(impl Fn(usize) -> (String, String) + Sync),
+    spent: Spent,
+) -> String {
+    match running.jobs().first() {
         Some(&job) => {
             let (location, combination) = describe(job);
             format!(
-                "{location}: error[{}] cannot render {combination}: its templates {what}; \
-                 stopped before anything was written\n",
-                codes::CATALOG_RENDER
+                "{location}: error[{}] cannot render {combination}: {}; stopped before \
+                 anything was written\n",
+                codes::CATALOG_RENDER,
+                spent.what("its")
             )
         }
         None => format!(
-            "error[{}] the catalog's templates {what}; stopped before anything was written\n",
-            codes::CATALOG_RENDER
+            "error[{}] {}; stopped before anything was written\n",
+            codes::CATALOG_RENDER,
+            spent.what("the catalog's")
         ),
-    };
-    let _ = std::io::stderr().lock().write_all(report.as_bytes());
-    std::process::exit(1)
+    }
 }
 
 #[cfg(test)]
@@ -244,15 +300,38 @@ mod tests {
     fn a_job_is_overdue_after_its_time() {
         let epoch = Instant::now().checked_sub(JOB_TIME * 3).unwrap();
         let running = Running::new(Some(epoch));
-        assert!(!running.overdue());
+        assert_eq!(running.overdue(), None);
         let entered = running.enter(0);
-        assert!(!running.overdue(), "just begun");
+        assert_eq!(running.overdue(), None, "just begun");
         // Begun at the epoch, three times its time ago.
         running.started[0].store(0, Ordering::Relaxed);
         running.started[running.started.len() - 1].store(0, Ordering::Relaxed);
-        assert!(running.overdue());
+        assert_eq!(running.overdue(), Some(Spent::JobTime));
         drop(entered);
-        assert!(!running.overdue(), "done");
+        assert_eq!(running.overdue(), None, "done");
+    }
+
+    /// Combinations that each stay under their own time still add up: once the catalog has
+    /// rendered for longer than its time, the one being rendered is reported, however
+    /// recently it began.
+    #[test]
+    fn a_render_is_overdue_after_the_catalogs_time() {
+        let epoch = Instant::now()
+            .checked_sub(RENDER_TIME + Duration::from_secs(1))
+            .unwrap();
+        let running = Running::new(Some(epoch));
+        assert_eq!(running.overdue(), Some(Spent::RenderTime));
+        let _entered = running.enter(6);
+        assert_eq!(running.overdue(), Some(Spent::RenderTime), "just begun");
+        let describe = |job: usize| ("c.yaml:9".to_string(), format!("family `s1` size `s{job}`"));
+        assert_eq!(
+            report(&running, &describe, Spent::RenderTime),
+            "c.yaml:9: error[KV040] cannot render family `s1` size `s6`: the catalog's templates \
+             ran for more than 60 s in all, the most a whole catalog may take to render \
+             (combinations that each take seconds?); stopped before anything was written\n"
+        );
+        // Nothing is timed where nothing is watched.
+        assert_eq!(Running::new(None).overdue(), None);
     }
 
     #[test]
