@@ -231,6 +231,13 @@ pub fn run_resource_list(input: &str, config: Option<(&str, &Value)>) -> Result<
             .collect();
         (entries, diagnostics)
     } else {
+        // A catalog whose templates pass the render watch's budget ends the process from the
+        // watch: the answer is then a list whose result is that error, as for an input that
+        // cannot be read at all.
+        let api_version = list.api_version.clone();
+        let _answering = crate::render::answer_when_stopped(move |d| {
+            resource_list::write(&api_version, Vec::new(), resource_list::results(d))
+        });
         let mut processed = engine::process(items, &fn_config, Placement::Files);
         subpackages.note_rendered(&processed.rendered_in_subpackages);
         processed.diagnostics.splice(

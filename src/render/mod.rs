@@ -43,6 +43,7 @@ pub use embedded::{
     installed_names, prepare_embedded, render_embedded,
 };
 pub use error::{Combination, RenderError, RenderErrors};
+pub use watch::{Answering, answer_when_stopped};
 
 use crate::load::locate::{self, Step};
 use family::Family;
@@ -444,7 +445,7 @@ pub fn render<'o>(
         jobs.len(),
         |job| {
             let (combination, origin) = jobs[job].site();
-            (origin.to_string(), combination.to_string())
+            (origin, combination.to_string())
         },
         |running| {
             let one = |i: usize| {

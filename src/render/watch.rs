@@ -20,13 +20,17 @@
 //! systems other than Linux, such as macOS), it reads the peak resident memory that
 //! `getrusage` reports instead: the process grows past its budget all the same. Elsewhere
 //! (Windows) only time is watched.
+//!
+//! The report goes to stderr. A KRM function's caller reads only the ResourceList on stdout:
+//! while one runs, the function sets what to answer there (see [`answer_when_stopped`]).
 
 use std::io::Write as _;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::mpsc;
+use std::sync::{Mutex, PoisonError, mpsc};
 use std::time::{Duration, Instant};
 
-use crate::diagnostic::codes;
+use crate::diagnostic::{Diagnostic, codes};
+use crate::origin::Origin;
 
 /// How much the process may grow while a catalog renders, beyond [`PER_JOB`] for each
 /// combination: far more than any catalog needs, far less than memory.
@@ -187,6 +191,31 @@ impl Spent {
     }
 }
 
+/// What the process writes to stdout, given the finding, when the watch stops it.
+type Answer = Box<dyn Fn(&Diagnostic) -> String + Send + Sync>;
+
+/// The answer set by [`answer_when_stopped`], if any.
+static ANSWER: Mutex<Option<Answer>> = Mutex::new(None);
+
+/// Until the returned guard is dropped, a render the watch stops writes `answer(finding)` to
+/// stdout before the process ends (the finding goes to stderr as well, as always).
+pub fn answer_when_stopped(
+    answer: impl Fn(&Diagnostic) -> String + Send + Sync + 'static,
+) -> Answering {
+    *ANSWER.lock().unwrap_or_else(PoisonError::into_inner) = Some(Box::new(answer));
+    Answering(())
+}
+
+/// Keeps the answer set by [`answer_when_stopped`] until dropped.
+#[must_use = "the answer is dropped with the guard"]
+pub struct Answering(());
+
+impl Drop for Answering {
+    fn drop(&mut self) {
+        *ANSWER.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    }
+}
+
 /// What the watch looks at while a catalog renders.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Watch {
@@ -206,7 +235,7 @@ pub enum Watch {
 pub fn watched<R>(
     watch: Watch,
     jobs: usize,
-    describe: impl Fn(usize) -> (String, String) + Sync,
+    describe: impl Fn(usize) -> (Origin, String) + Sync,
     work: impl FnOnce(&Running) -> R,
 ) -> R {
     if watch == Watch::Nothing {
@@ -247,37 +276,53 @@ pub fn watched<R>(
 /// would have been rendering, whenever every combination grows alike.
 fn stop_the_run(
     running: &Running,
-    describe: &(impl Fn(usize) -> (String, String) + Sync),
+    describe: &(impl Fn(usize) -> (Origin, String) + Sync),
     spent: Spent,
 ) -> ! {
-    let _ = std::io::stderr()
+    let (finding, line) = report(running, describe, spent);
+    let answer = ANSWER
         .lock()
-        .write_all(report(running, describe, spent).as_bytes());
+        .unwrap_or_else(PoisonError::into_inner)
+        .as_ref()
+        .map(|answer| answer(&finding));
+    if let Some(answer) = answer {
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(answer.as_bytes());
+        let _ = stdout.flush();
+    }
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
     std::process::exit(1)
 }
 
-/// The report of a render stopped for `spent`: the first combination (in catalog order) being
-/// rendered, and what it spent.
+/// The report of a render stopped for `spent`, as a finding and as its line for stderr: the
+/// first combination (in catalog order) being rendered, and what it spent.
 fn report(
     running: &Running,
-    describe: &(impl Fn(usize) -> (String, String) + Sync),
+    describe: &(impl Fn(usize) -> (Origin, String) + Sync),
     spent: Spent,
-) -> String {
+) -> (Diagnostic, String) {
+    let code = codes::CATALOG_RENDER;
     match running.jobs().first() {
         Some(&job) => {
             let (location, combination) = describe(job);
-            format!(
-                "{location}: error[{}] cannot render {combination}: {}; stopped before \
-                 anything was written\n",
-                codes::CATALOG_RENDER,
+            let message = format!(
+                "cannot render {combination}: {}; stopped before anything was written",
                 spent.what("its")
+            );
+            let line = format!("{location}: error[{code}] {message}\n");
+            (Diagnostic::error(code, location, message), line)
+        }
+        None => {
+            let message = format!(
+                "{}; stopped before anything was written",
+                spent.what("the catalog's")
+            );
+            let line = format!("error[{code}] {message}\n");
+            (
+                Diagnostic::error(code, Origin::new("-", 0, None), message),
+                line,
             )
         }
-        None => format!(
-            "error[{}] {}; stopped before anything was written\n",
-            codes::CATALOG_RENDER,
-            spent.what("the catalog's")
-        ),
     }
 }
 
@@ -323,12 +368,25 @@ mod tests {
         assert_eq!(running.overdue(), Some(Spent::RenderTime));
         let _entered = running.enter(6);
         assert_eq!(running.overdue(), Some(Spent::RenderTime), "just begun");
-        let describe = |job: usize| ("c.yaml:9".to_string(), format!("family `s1` size `s{job}`"));
+        let describe = |job: usize| {
+            (
+                Origin::new("c.yaml", 0, Some(9)),
+                format!("family `s1` size `s{job}`"),
+            )
+        };
+        let (finding, line) = report(&running, &describe, Spent::RenderTime);
         assert_eq!(
-            report(&running, &describe, Spent::RenderTime),
+            line,
             "c.yaml:9: error[KV040] cannot render family `s1` size `s6`: the catalog's templates \
              ran for more than 60 s in all, the most a whole catalog may take to render \
              (combinations that each take seconds?); stopped before anything was written\n"
+        );
+        assert_eq!(
+            format!(
+                "{}: error[{}] {}\n",
+                finding.origin, finding.code, finding.message
+            ),
+            line
         );
         // Nothing is timed where nothing is watched.
         assert_eq!(Running::new(None).overdue(), None);

@@ -3830,3 +3830,56 @@ fn kpt_fn_eval_reads_yes_as_the_text_kpt_reads() {
     );
     assert!(!shown.contains("metadata.labels.enabled"), "{shown}");
 }
+
+/// A catalog whose templates pass the render watch's budget ends the process from the watch:
+/// the function answered nothing on stdout then, and kpt, which shows only a list's results,
+/// showed nothing at all. It answers with a list whose result is the error, as for any other
+/// input it cannot process, in the input's apiVersion; the finding goes to stderr as well.
+#[test]
+fn a_render_the_watch_stops_is_answered_with_its_error() {
+    // Each pass doubles the string: 2^43 bytes if nothing stops it.
+    let family = r#"
+- apiVersion: kvrender.io/v1alpha1
+  kind: InstancetypeFamily
+  metadata:
+    name: g
+    annotations:
+      config.kubernetes.io/path: 'catalog/family.yaml'
+      internal.config.kubernetes.io/path: 'catalog/family.yaml'
+  spec:
+    version: 1
+    sizes:
+      - [small, 1, 1Gi]
+    template:
+      metadata:
+        annotations:
+          grown: "{% set ns = namespace(s='xxxxxxxx') %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s | length }}"
+      spec:
+        cpu: {guest: 1}
+        memory: {guest: 1Gi}
+"#;
+    for api_version in ["config.kubernetes.io/v1", "config.kubernetes.io/v1beta1"] {
+        let (code, out, text, stderr) = krm(&list(api_version, family, ""));
+        assert_eq!(code, 1, "{stderr}");
+        assert_eq!(out["apiVersion"], api_version, "{text}");
+        assert_eq!(out["kind"], "ResourceList", "{text}");
+        assert_eq!(out["items"], serde_json::json!([]), "{text}");
+        let results = out["results"].as_array().expect("results");
+        assert_eq!(results.len(), 1, "{text}");
+        let result = &results[0];
+        assert_eq!(result["severity"], "error", "{text}");
+        assert_eq!(result["tags"]["code"], "KV040", "{text}");
+        assert_eq!(result["file"]["path"], "catalog/family.yaml", "{text}");
+        let message = result["message"].as_str().unwrap();
+        assert!(
+            message.starts_with(
+                "cannot render family `g1` size `small`: its templates took more than"
+            ),
+            "{text}"
+        );
+        assert!(
+            stderr.contains(&format!("error[KV040] {message}")),
+            "{stderr}"
+        );
+    }
+}
