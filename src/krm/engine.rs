@@ -738,6 +738,14 @@ pub fn render_diagnostic(err: &RenderError) -> Diagnostic {
         object: Some(object),
         ..
     }
+    | RenderError::Template {
+        object: Some(object),
+        ..
+    }
+    | RenderError::Output {
+        object: Some(object),
+        ..
+    }
     | RenderError::PartRedefined {
         object: Some(object),
         ..

@@ -99,6 +99,9 @@ pub enum RenderError {
         combination: Box<Combination>,
         /// The other combinations the same leaf fails for, reported with this one.
         others: Vec<Combination>,
+        /// The family or preference document being rendered (`InstancetypeFamily/u`), when
+        /// it has a name.
+        object: Option<Box<crate::origin::ObjectRef>>,
         /// The field holding the template, e.g. `parts.linux.spec.annotations`.
         field: String,
         /// How the leaf came to be rendered there, when that is not plain (a catalog's own
@@ -117,6 +120,9 @@ pub enum RenderError {
         combination: Box<Combination>,
         /// The other combinations the same leaf fails for, reported with this one.
         others: Vec<Combination>,
+        /// The family or preference document being rendered (`InstancetypeFamily/u`), when
+        /// it has a name.
+        object: Option<Box<crate::origin::ObjectRef>>,
         /// The field holding the template.
         field: String,
         /// What is wrong with the output.
@@ -202,6 +208,14 @@ impl RenderError {
             | RenderError::Redefined { location, .. }
             | RenderError::PartRedefined { location, .. }
             | RenderError::Duplicate { location, .. } => location,
+        }
+    }
+
+    /// Name the family or preference document being rendered, for an error of a template
+    /// leaf ([`Template`](RenderError::Template) or [`Output`](RenderError::Output)).
+    pub(super) fn set_object(&mut self, owner: Option<crate::origin::ObjectRef>) {
+        if let RenderError::Template { object, .. } | RenderError::Output { object, .. } = self {
+            *object = owner.map(Box::new);
         }
     }
 

@@ -333,6 +333,15 @@ impl Job<'_, '_> {
         }
     }
 
+    /// The family or preference document this job renders, when it has a name.
+    fn owner(&self) -> Option<crate::origin::ObjectRef> {
+        let doc = match self {
+            Job::Size { family, .. } => &family.doc,
+            Job::Preference { preference, .. } => &preference.doc,
+        };
+        (!doc.obj.name().is_empty()).then(|| doc.obj.object_ref())
+    }
+
     /// The combination this job renders and where it is written: a family's size row, or a
     /// preference's document.
     fn site(&self) -> (Combination, Origin) {
@@ -471,7 +480,7 @@ pub fn render<'o>(
     // Each job's objects, in the order of its kinds, to be taken into their places.
     let mut rendered: Vec<[Option<(Object, Combination)>; 2]> = Vec::with_capacity(jobs.len());
     let mut errors: Vec<RenderError> = Vec::new();
-    for result in results {
+    for (job, result) in jobs.iter().zip(results) {
         let mut slots = [None, None];
         match result {
             Ok(objects) => {
@@ -480,7 +489,8 @@ pub fn render<'o>(
                 }
             }
             Err(failed) => {
-                for e in failed {
+                for mut e in failed {
+                    e.set_object(job.owner());
                     // A leaf that fails for one size most likely fails for every size: it is
                     // reported once, naming the others.
                     match errors.iter_mut().find(|seen| same_leaf(seen, &e)) {
@@ -1556,6 +1566,7 @@ fn render_job<'a>(
                 location,
                 combination: Box::new(combination.clone()),
                 others: Vec::new(),
+                object: None,
                 field: field_to_string(
                     &["metadata", key, &entry]
                         .iter()
@@ -1639,6 +1650,7 @@ fn must_be_mapping(
         location: site.doc.at(&steps),
         combination: Box::new(combination.clone()),
         others: Vec::new(),
+        object: None,
         message: format!(
             "must render to a mapping, not {}",
             crate::validate::schema::found(value)
@@ -1710,6 +1722,7 @@ fn leaf_error(site: &Site<'_, '_>, error: LeafError, combination: &Combination) 
                 location,
                 combination: Box::new(combination.clone()),
                 others: Vec::new(),
+                object: None,
                 field,
                 note,
                 source: Box::new(source),
@@ -1719,6 +1732,7 @@ fn leaf_error(site: &Site<'_, '_>, error: LeafError, combination: &Combination) 
             location,
             combination: Box::new(combination.clone()),
             others: Vec::new(),
+            object: None,
             field,
             message: format!(
                 "the output is {size} bytes, more than the limit of {}",
@@ -1729,6 +1743,7 @@ fn leaf_error(site: &Site<'_, '_>, error: LeafError, combination: &Combination) 
             location,
             combination: Box::new(combination.clone()),
             others: Vec::new(),
+            object: None,
             field,
             message: format!(
                 "the value is more than the limit of {} bytes or {} items",
@@ -1740,6 +1755,7 @@ fn leaf_error(site: &Site<'_, '_>, error: LeafError, combination: &Combination) 
             location,
             combination: Box::new(combination.clone()),
             others: Vec::new(),
+            object: None,
             field,
             message,
         },

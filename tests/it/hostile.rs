@@ -817,7 +817,7 @@ fn a_template_expression_tens_of_thousands_of_operators_long_is_refused() {
                 summary(&out)
             };
             assert!(
-                text.contains("family.yaml:12: error[KV040] cannot render "),
+                text.contains("family.yaml:12: error[KV040] InstancetypeFamily/t: cannot render "),
                 "{args:?}: {text}"
             );
             assert!(text.contains(message), "{args:?}: {text}");
@@ -881,7 +881,7 @@ fn a_filter_asked_for_a_huge_width_is_refused_not_a_crash() {
                 summary(&out)
             };
             assert!(
-                text.contains("family.yaml:12: error[KV040] cannot render ")
+                text.contains("family.yaml:12: error[KV040] InstancetypeFamily/t: cannot render ")
                     && text.contains(&format!("`{filter}` would write more than 4194304 bytes")),
                 "{expr}: {args:?}: {text}"
             );
