@@ -172,12 +172,15 @@ impl Exclude {
                     .any(|cwd| set.is_match(normalize(&cwd.join(path))))
         };
         path_matches(&self.paths)
-            || self.names.is_match(name)
+            || self.leaves_out_name(name, is_folder)
             || from_cwd(&self.absolute)
-            || (is_folder
-                && (path_matches(&self.folder_paths)
-                    || self.folder_names.is_match(name)
-                    || from_cwd(&self.folder_absolute)))
+            || (is_folder && (path_matches(&self.folder_paths) || from_cwd(&self.folder_absolute)))
+    }
+
+    /// Whether a pattern without a `/` leaves out the entry named `name`: wherever the entry is
+    /// met, by whatever path, it is left out.
+    pub fn leaves_out_name(&self, name: &Path, is_folder: bool) -> bool {
+        self.names.is_match(name) || (is_folder && self.folder_names.is_match(name))
     }
 
     /// Whether a file named on the command line is left out: the file itself, or a folder

@@ -1,5 +1,6 @@
 //! Turning the paths a user gives into a sorted list of files to read.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -29,47 +30,135 @@ pub fn is_kustomization(path: &Path) -> bool {
     )
 }
 
-/// Whether `path`, met below `root` and not readable, is a symbolic link to nothing whose own
-/// name the walk leaves out (hidden, such as an editor's `.#vm.yaml` lock, not a manifest, or
-/// excluded): nothing would have been read through it. A dangling `vm.yaml` stays an error.
-fn is_left_out_link(root: &Path, path: &Path, exclude: &Exclude) -> bool {
-    let dangling = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
-        && std::fs::metadata(path).is_err();
-    dangling
-        && (path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .is_none_or(|n| n.starts_with('.'))
-            || !is_manifest(path)
-            || is_kustomization(path)
-            || (!exclude.is_empty()
-                && exclude.leaves_out_entry(
-                    &crate::load::exclude::as_given(path),
-                    path.strip_prefix(root).ok(),
-                    false,
-                )))
+/// What tells two paths to one folder apart from two folders: the device and the inode where
+/// the system gives them, else the canonical path.
+#[cfg(unix)]
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct FolderId(u64, u64);
+#[cfg(not(unix))]
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct FolderId(PathBuf);
+
+/// The identity of the folder at `path` (links followed), unless the system cannot say.
+fn folder_id(path: &Path) -> Option<FolderId> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(path)
+            .ok()
+            .map(|m| FolderId(m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        std::fs::canonicalize(path).ok().map(FolderId)
+    }
 }
 
-/// Whether `path`, met below `root` as a symbolic link back to a folder the walk is inside,
-/// has a name the walk leaves out (hidden, such as `.up -> ..`, or excluded): nothing would
-/// have been read through it. (The walker meets the loop before its filter sees the entry.)
-fn is_left_out_loop(root: &Path, path: &Path, exclude: &Exclude) -> bool {
-    path.file_name()
-        .and_then(|n| n.to_str())
-        .is_none_or(|n| n.starts_with('.'))
-        || (!exclude.is_empty()
-            && exclude.leaves_out_entry(
+/// The folders a walk has entered. One reached again through another link is not walked
+/// again: everything it holds was met the first time, and where each folder holds two links to
+/// the next, walking every way down would double the time with each folder.
+#[derive(Default)]
+struct Folders {
+    /// Each folder entered.
+    entered: HashSet<FolderId>,
+    /// The folders entered that held an entry left out by a pattern of its path (`--exclude
+    /// docs/*.yaml`), at any depth below them: reached by another path, the same entry may be
+    /// read, so such a folder is walked again.
+    partial: HashSet<FolderId>,
+    /// The folders the walk is inside, by depth (a deeper one may be left from an earlier
+    /// branch: only those above the entry at hand count).
+    above: Vec<Option<FolderId>>,
+}
+
+impl Folders {
+    /// Whether to walk the folder at `path`, `depth` below the root: not when it was entered
+    /// before and nothing below it was left out by its path.
+    fn enter(&mut self, path: &Path, depth: usize) -> bool {
+        let id = folder_id(path);
+        if let Some(id) = &id
+            && !self.entered.insert(id.clone())
+            && !self.partial.contains(id)
+        {
+            return false;
+        }
+        self.above.truncate(depth);
+        self.above.push(id);
+        true
+    }
+
+    /// An entry `depth` below the root was left out by its path: the folders above it are
+    /// partial.
+    fn left_out_by_path(&mut self, depth: usize) {
+        for id in self.above.iter().take(depth).flatten() {
+            self.partial.insert(id.clone());
+        }
+    }
+}
+
+/// One walk of `root`: what it leaves out, and the folders it has entered.
+struct Walk<'a> {
+    root: &'a Path,
+    exclude: &'a Exclude,
+    folders: Folders,
+}
+
+impl Walk<'_> {
+    /// Whether `--exclude` leaves out the entry at `path`, `depth` below the root. One left out
+    /// by its path, not its name, makes the folders above it partial (see [`Folders`]).
+    fn excludes(&mut self, path: &Path, depth: usize, is_folder: bool) -> bool {
+        let exclude = self.exclude;
+        if exclude.is_empty()
+            || !exclude.leaves_out_entry(
                 &crate::load::exclude::as_given(path),
-                path.strip_prefix(root).ok(),
-                true,
-            ))
+                path.strip_prefix(self.root).ok(),
+                is_folder,
+            )
+        {
+            return false;
+        }
+        if !path
+            .file_name()
+            .is_some_and(|name| exclude.leaves_out_name(Path::new(name), is_folder))
+        {
+            self.folders.left_out_by_path(depth);
+        }
+        true
+    }
+
+    /// Whether `path`, met `depth` below the root and not readable, is a symbolic link to
+    /// nothing whose own name the walk leaves out (hidden, such as an editor's `.#vm.yaml`
+    /// lock, not a manifest, or excluded): nothing would have been read through it. A dangling
+    /// `vm.yaml` stays an error.
+    fn is_left_out_link(&mut self, path: &Path, depth: usize) -> bool {
+        let dangling = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+            && std::fs::metadata(path).is_err();
+        dangling
+            && (path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_none_or(|n| n.starts_with('.'))
+                || !is_manifest(path)
+                || is_kustomization(path)
+                || self.excludes(path, depth, false))
+    }
+
+    /// Whether `path`, met `depth` below the root as a symbolic link back to a folder the walk
+    /// is inside, has a name the walk leaves out (hidden, such as `.up -> ..`, or excluded):
+    /// nothing would have been read through it. (The walker meets the loop before the walk
+    /// looks at the entry.)
+    fn is_left_out_loop(&mut self, path: &Path, depth: usize) -> bool {
+        path.file_name()
+            .and_then(|n| n.to_str())
+            .is_none_or(|n| n.starts_with('.'))
+            || self.excludes(path, depth, true)
+    }
 }
 
 /// The files below `root`, sorted by path, hidden entries (`.git`, ...) and directories holding
 /// [`OUTPUT_MARKER`] skipped (`root` itself is always walked). Symbolic links are followed; a
 /// loop is an error naming the link and the folder it leads back to, unless the link's own
-/// name is hidden or excluded. (A file reached twice is read once: see
-/// [`crate::load::read_inputs`].)
+/// name is hidden or excluded. A folder reached again through another link is walked once,
+/// where first met. (A file reached twice is read once: see [`crate::load::read_inputs`].)
 pub fn walk(root: &Path) -> Result<Vec<PathBuf>> {
     walk_skipping(root, None, &Exclude::default())
 }
@@ -86,29 +175,22 @@ pub fn walk_skipping(root: &Path, skip: Option<&Path>, exclude: &Exclude) -> Res
                 && std::fs::canonicalize(e.path()).is_ok_and(|p| p == skip)
         })
     };
-    let walker = walkdir::WalkDir::new(root)
+    let mut walk = Walk {
+        root,
+        exclude,
+        folders: Folders::default(),
+    };
+    let mut walker = walkdir::WalkDir::new(root)
         .follow_links(true)
         .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|e| {
-            e.depth() == 0
-                || !(e.file_name().to_str().is_some_and(|n| n.starts_with('.'))
-                    || skipped(e)
-                    || (!exclude.is_empty()
-                        && exclude.leaves_out_entry(
-                            &crate::load::exclude::as_given(e.path()),
-                            e.path().strip_prefix(root).ok(),
-                            e.file_type().is_dir(),
-                        ))
-                    || (e.file_type().is_dir() && e.path().join(OUTPUT_MARKER).exists()))
-        });
-    for entry in walker {
+        .into_iter();
+    while let Some(entry) = walker.next() {
         if let Err(e) = &entry
             && let Some(path) = e.path()
             && if e.loop_ancestor().is_some() {
-                is_left_out_loop(root, path, exclude)
+                walk.is_left_out_loop(path, e.depth())
             } else {
-                is_left_out_link(root, path, exclude)
+                walk.is_left_out_link(path, e.depth())
             }
         {
             continue;
@@ -128,7 +210,21 @@ pub fn walk_skipping(root: &Path, skip: Option<&Path>, exclude: &Exclude) -> Res
             };
             Error::Read { path, source }
         })?;
-        if entry.file_type().is_file()
+        let is_dir = entry.file_type().is_dir();
+        let left_out = entry.depth() > 0
+            && (entry
+                .file_name()
+                .to_str()
+                .is_some_and(|n| n.starts_with('.'))
+                || skipped(&entry)
+                || walk.excludes(entry.path(), entry.depth(), is_dir)
+                || (is_dir && entry.path().join(OUTPUT_MARKER).exists()));
+        if is_dir {
+            if left_out || !walk.folders.enter(entry.path(), entry.depth()) {
+                walker.skip_current_dir();
+            }
+        } else if !left_out
+            && entry.file_type().is_file()
             && is_manifest(entry.path())
             && !is_kustomization(entry.path())
         {

@@ -2056,6 +2056,68 @@ fn a_file_reached_twice_is_read_once() {
     }
 }
 
+/// A folder reached again through a link is walked once, unless `--exclude` left out something
+/// below it by the path it was first reached by: by the other path that is read, as when every
+/// way in was walked. A pattern of a name leaves the file out by any path.
+#[cfg(unix)]
+#[test]
+fn a_folder_reached_twice_is_walked_again_only_for_what_a_path_left_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path();
+    std::fs::create_dir_all(repo.join("real/sub")).unwrap();
+    std::os::unix::fs::symlink("real", repo.join("link")).unwrap();
+    for (file, name) in [("real/sub/deep.yaml", "deep"), ("real/top.yaml", "top")] {
+        std::fs::write(
+            repo.join(file),
+            format!(
+                "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: {name}\n\
+                 spec:\n  template:\n    spec:\n      domain:\n        devices: {{}}\n"
+            ),
+        )
+        .unwrap();
+    }
+    let warning = |path: &str, name: &str| {
+        format!(
+            "./{path}:5: warning[KV034] VirtualMachine/{name}: spec.running: RunStrategy must be \
+             specified (`runStrategy: Always`, `Halted`, ...)\n"
+        )
+    };
+    let shown_in_link = format!(
+        "{}{}Found 0 errors and 2 warnings.\n",
+        warning("link/sub/deep.yaml", "deep"),
+        warning("link/top.yaml", "top")
+    );
+    let deep_in_real = format!(
+        "{}{}Found 0 errors and 2 warnings.\n",
+        warning("link/top.yaml", "top"),
+        warning("real/sub/deep.yaml", "deep")
+    );
+    let top_only = format!(
+        "{}Found 0 errors and 1 warning.\n",
+        warning("link/top.yaml", "top")
+    );
+    let absolute = format!(
+        "{}/link/sub/deep.yaml",
+        repo.canonicalize().unwrap().display()
+    );
+    for (exclude, expected) in [
+        (None, &shown_in_link),
+        (Some("real/sub/deep.yaml"), &shown_in_link),
+        (Some("link/sub/deep.yaml"), &deep_in_real),
+        (Some("link/sub/"), &deep_in_real),
+        (Some(absolute.as_str()), &deep_in_real),
+        (Some("deep.yaml"), &top_only),
+        (Some("sub"), &top_only),
+    ] {
+        let mut args = vec!["validate", "--no-default-catalog"];
+        args.extend(exclude.iter().flat_map(|e| ["--exclude", e]));
+        args.push(".");
+        let out = run_in(repo, &args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", describe(&out));
+        assert_eq!(&stdout(&out), expected, "{args:?}");
+    }
+}
+
 /// Two catalog documents of one kind and name are a `KV020` for `build` as for `validate`,
 /// even when what they render does not clash (two versions of one family).
 #[test]

@@ -302,6 +302,73 @@ fn symlink_loop_with_a_left_out_name_is_passed_over() {
     }
 }
 
+/// Folders `d0` to `d24`, each holding two links, `a` and `b`, to the next: no loop, but 2^24
+/// paths down to the last. Each folder is walked once, so the run ends (walking every path
+/// would take hours), and each file is named by the first of its paths in sorted order. A file
+/// left out by its name (`--exclude mkdocs.yml`) does not make a folder be walked again.
+#[cfg(unix)]
+#[test]
+fn folders_linked_twice_at_every_level_are_walked_once() {
+    const LEVELS: usize = 24;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("dag");
+    for i in 0..=LEVELS {
+        let level = dir.join(format!("d{i}"));
+        fs::create_dir_all(&level).unwrap();
+        fs::write(level.join("mkdocs.yml"), "site_name: docs\n").unwrap();
+        if i < LEVELS {
+            for link in ["a", "b"] {
+                std::os::unix::fs::symlink(format!("../d{}", i + 1), level.join(link)).unwrap();
+            }
+        }
+    }
+    // A VM without a run strategy (one warning each), halfway down and at the bottom.
+    for (level, name) in [(LEVELS / 2, "middle"), (LEVELS, "bottom")] {
+        fs::write(
+            dir.join(format!("d{level}/{name}.yaml")),
+            format!(
+                "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: {name}\n\
+                 spec:\n  template:\n    spec:\n      domain:\n        devices: {{}}\n"
+            ),
+        )
+        .unwrap();
+    }
+    let mut child = kvrender()
+        .current_dir(&dir)
+        .args([
+            "validate",
+            "--no-default-catalog",
+            "--exclude",
+            "mkdocs.yml",
+            "d0",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = crate::common::wait_at_most(&mut child, 600, "validate of linked folders");
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(status.code(), Some(0), "{stdout}{stderr}");
+    let warning = |level: usize, name: &str| {
+        format!(
+            "d0/{}{name}.yaml:5: warning[KV034] VirtualMachine/{name}: spec.running: \
+             RunStrategy must be specified (`runStrategy: Always`, `Halted`, ...)\n",
+            "a/".repeat(level)
+        )
+    };
+    assert_eq!(
+        stdout,
+        format!(
+            "{}{}Found 0 errors and 2 warnings.\n",
+            warning(LEVELS, "bottom"),
+            warning(LEVELS / 2, "middle")
+        ),
+        "{stderr}"
+    );
+}
+
 /// A link to nothing under a walked directory stops the run only where a file would have been
 /// read through it: an editor's lock (`.#vm.yaml`), a `README.md` or a link the user excluded
 /// is passed over like the name itself.
