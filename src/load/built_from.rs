@@ -15,9 +15,9 @@
 //! annotation. Objects from remote bases (`repo:`) and files that cannot be read keep their
 //! place in the stream.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
@@ -219,59 +219,138 @@ fn pointed_at(built: &Object, field: &[locate::Step<'_>], line: Option<u32>) -> 
     start
 }
 
-/// The document of `objects` that `built` (an object of kustomize's output) was made from: one
-/// of its kind with its name; else one of its kind whose name the output's name holds (the
-/// longest such, as a prefix or suffix only adds to it); else the only one of its kind. Where
-/// several share that name (one per namespace, say), the one in the output's namespace; else
-/// the `rank`-th, `rank` being how many objects of the output came before `built` from the
-/// same file with its kind and name, as kustomize keeps the order of a file's documents.
-fn source_of<'a>(objects: &'a [Object], built: &Object, rank: usize) -> Option<&'a Object> {
-    let same_kind: Vec<&Object> = objects
-        .iter()
-        .filter(|o| o.kind_str() == built.kind_str())
-        .collect();
-    let named = |name: &str| -> Vec<&'a Object> {
-        same_kind
-            .iter()
-            .copied()
-            .filter(|o| o.name() == name)
-            .collect()
-    };
-    let mut candidates = named(built.name());
-    if candidates.is_empty()
-        && let Some(held) = same_kind
-            .iter()
-            .map(|o| o.name())
-            .filter(|name| !name.is_empty() && built.name().contains(name))
-            .max_by_key(|name| name.len())
-    {
-        candidates = named(held);
-    }
-    if candidates.is_empty() {
-        return match same_kind.as_slice() {
-            [only] => Some(only),
-            _ => None,
-        };
-    }
-    let in_namespace: Vec<&Object> = candidates
-        .iter()
-        .copied()
-        .filter(|o| o.namespace().is_some() && o.namespace() == built.namespace())
-        .collect();
-    if let [one] = in_namespace.as_slice() {
-        return Some(one);
-    }
-    candidates.get(rank).or(candidates.first()).copied()
+/// The documents of one kind of a file, by name.
+#[derive(Default)]
+struct OfKind {
+    /// Their positions in the file, in order.
+    all: Vec<usize>,
+    /// The documents of each name.
+    names: HashMap<String, Named>,
+    /// The lengths of the names other than the empty one, longest first.
+    lengths: Vec<usize>,
 }
 
-/// A file an origin annotation names: its text, and its documents.
-type Read = (Arc<str>, Vec<Object>);
+/// The documents of one kind and name of a file.
+#[derive(Default)]
+struct Named {
+    /// Their positions in the file, in order.
+    all: Vec<usize>,
+    /// Their positions in the file, in order, by namespace (those that have one).
+    namespaces: HashMap<String, Vec<usize>>,
+}
+
+/// The documents of a file by kind, name and namespace: what [`Index::source_of`] looks up
+/// for each object of kustomize's output, without going through the whole file each time.
+struct Index {
+    kinds: HashMap<String, OfKind>,
+}
+
+impl Index {
+    /// The index of `objects`, the documents of one file.
+    fn new(objects: &[Object]) -> Index {
+        let mut kinds: HashMap<String, OfKind> = HashMap::new();
+        for (at, object) in objects.iter().enumerate() {
+            let kind = kinds.entry(object.kind_str().to_owned()).or_default();
+            kind.all.push(at);
+            let named = kind.names.entry(object.name().to_owned()).or_default();
+            named.all.push(at);
+            if let Some(namespace) = object.namespace() {
+                named
+                    .namespaces
+                    .entry(namespace.to_owned())
+                    .or_default()
+                    .push(at);
+            }
+        }
+        for kind in kinds.values_mut() {
+            let lengths: BTreeSet<usize> = kind
+                .names
+                .keys()
+                .map(String::len)
+                .filter(|len| *len > 0)
+                .collect();
+            kind.lengths = lengths.into_iter().rev().collect();
+        }
+        Index { kinds }
+    }
+
+    /// The position in the file of the document that `built` (an object of kustomize's
+    /// output) was made from: one of its kind with its name; else one of its kind whose name
+    /// the output's name holds (the longest such, as a prefix or suffix only adds to it; of two
+    /// as long, the one whose last document comes later); else the only one of its kind. Where
+    /// several share that name (one per namespace, say), the one in the output's namespace;
+    /// else the `rank`-th, `rank` being how many objects of the output came before `built`
+    /// from the same file with its kind and name, as kustomize keeps the order of a file's
+    /// documents.
+    fn source_of(&self, built: &Object, rank: usize) -> Option<usize> {
+        let kind = self.kinds.get(built.kind_str())?;
+        let named = kind
+            .names
+            .get(built.name())
+            .or_else(|| kind.held_by(built.name()));
+        let Some(named) = named else {
+            return match kind.all.as_slice() {
+                [only] => Some(*only),
+                _ => None,
+            };
+        };
+        if let Some(namespace) = built.namespace()
+            && let Some([one]) = named.namespaces.get(namespace).map(Vec::as_slice)
+        {
+            return Some(*one);
+        }
+        named.all.get(rank).or(named.all.first()).copied()
+    }
+}
+
+impl OfKind {
+    /// The documents of the longest name other than the empty one that `name` holds (of two
+    /// as long, the one whose last document comes later). It is found the way that takes fewer
+    /// steps: looking up each piece of `name` as long as some name of the file, the longest
+    /// first (few steps for a short name), or looking for each name of the file in `name` (few
+    /// for a file of few names).
+    fn held_by(&self, name: &str) -> Option<&Named> {
+        let lengths = || {
+            self.lengths
+                .iter()
+                .copied()
+                .filter(|len| *len <= name.len())
+        };
+        let pieces = lengths().fold(0usize, |sum, len| sum.saturating_add(name.len() - len + 1));
+        let later = |named: &&Named| named.all.last().copied();
+        if pieces < self.names.len() {
+            // The names of the file are UTF-8: a piece that is not cannot be one of them.
+            lengths().find_map(|len| {
+                name.as_bytes()
+                    .windows(len)
+                    .filter_map(|piece| std::str::from_utf8(piece).ok())
+                    .filter_map(|piece| self.names.get(piece))
+                    .max_by_key(later)
+            })
+        } else {
+            self.names
+                .iter()
+                .filter(|(held, _)| !held.is_empty() && name.contains(held.as_str()))
+                .max_by_key(|(held, named)| (held.len(), later(named)))
+                .map(|(_, named)| named)
+        }
+    }
+}
+
+/// A file an origin annotation names: its path as shown, its text, its documents, and their
+/// [`Index`] (made when an object read from the file first needs it).
+struct SourceFile {
+    shown: Arc<str>,
+    text: Arc<str>,
+    objects: Vec<Object>,
+    index: OnceLock<Index>,
+}
 
 /// Where the findings about one document of the stream go.
 enum Move {
-    /// To the document of a file it was read from (the file's path as shown, the document,
+    /// To the document of a file it was read from (the file, the document's position there,
     /// and the stream's object).
-    Read(Arc<str>, Object, Object),
+    Read(Arc<SourceFile>, usize, Object),
     /// To the kustomization file whose generator made it: the file's path as shown, its text,
     /// and the dotted path of the generator's entry there (see [`generator_steps`]), by the
     /// finding's field.
@@ -293,9 +372,9 @@ pub fn map_to_sources(diags: &mut [Diagnostic], sources: &[Source], root: Option
             .or_default()
             .insert(d.origin.index);
     }
-    // Each file read once (its text, and its documents parsed), and per document of the stream
-    // (by path and position) where its findings go.
-    let mut files: HashMap<PathBuf, Option<Read>> = HashMap::new();
+    // Each file read once (its text, and its documents parsed and indexed), and per document of
+    // the stream (by path and position) where its findings go.
+    let mut files: HashMap<PathBuf, Option<Arc<SourceFile>>> = HashMap::new();
     let mut moves: HashMap<(Arc<str>, usize), Move> = HashMap::new();
     for source in sources {
         let Some(indexes) = wanted.get(&*source.path) else {
@@ -327,24 +406,31 @@ pub fn map_to_sources(diags: &mut [Diagnostic], sources: &[Source], root: Option
             }
             let (Made::Read(rel) | Made::Generated(rel, _)) = &made;
             let file = join(root, rel);
-            let shown: Arc<str> = file.to_string_lossy().into();
             let read = files.entry(file.clone()).or_insert_with(|| {
                 let text: Arc<str> = read(&file)?.into();
+                let shown: Arc<str> = file.to_string_lossy().into();
                 let objects = parse_bytes(&shown, text.as_bytes()).objects;
-                Some((text, objects))
+                Some(Arc::new(SourceFile {
+                    shown,
+                    text,
+                    objects,
+                    index: OnceLock::new(),
+                }))
             });
-            let Some((text, objects)) = read else {
+            let Some(read) = read else {
                 continue;
             };
             let key = (Arc::clone(&source.path), built.origin.index);
             match made {
                 Made::Read(_) => {
-                    if let Some(found) = source_of(objects, &built, rank) {
-                        moves.insert(key, Move::Read(shown, found.clone(), built));
+                    let index = read.index.get_or_init(|| Index::new(&read.objects));
+                    if let Some(found) = index.source_of(&built, rank) {
+                        moves.insert(key, Move::Read(Arc::clone(read), found, built));
                     }
                 }
                 Made::Generated(_, kind) => {
-                    moves.insert(key, Move::Generated(shown, Arc::clone(text), kind, built));
+                    let (shown, text) = (Arc::clone(&read.shown), Arc::clone(&read.text));
+                    moves.insert(key, Move::Generated(shown, text, kind, built));
                 }
             }
         }
@@ -358,6 +444,7 @@ pub fn map_to_sources(diags: &mut [Diagnostic], sources: &[Source], root: Option
         d.origin = match moves.get(&key) {
             None => continue,
             Some(Move::Read(file, found, built)) => {
+                let found = &file.objects[*found];
                 let field = d.field.as_deref().unwrap_or("");
                 let steps = locate::parse_path(field);
                 match (
@@ -382,7 +469,7 @@ pub fn map_to_sources(diags: &mut [Diagnostic], sources: &[Source], root: Option
                 let pointed = pointed_at(built, &steps, was.line);
                 let pointed: Vec<locate::Step<'_>> = pointed.iter().map(Owned::step).collect();
                 let line = found.steps_line(&pointed).or(found.origin.line);
-                Origin::new(Arc::clone(file), found.origin.index, line)
+                Origin::new(Arc::clone(&file.shown), found.origin.index, line)
             }
             Some(Move::Generated(file, text, kind, built)) => {
                 let steps = generator_steps(text, kind, built, d.field.as_deref());
@@ -462,6 +549,130 @@ mod tests {
 
     fn objects(text: &str) -> Vec<Object> {
         parse_bytes(&Arc::from("f.yaml"), text.as_bytes()).objects
+    }
+
+    fn source_of<'a>(objects: &'a [Object], built: &Object, rank: usize) -> Option<&'a Object> {
+        Index::new(objects)
+            .source_of(built, rank)
+            .map(|at| &objects[at])
+    }
+
+    /// What [`Index::source_of`] finds, found by going through every document of the file.
+    fn scanned<'a>(objects: &'a [Object], built: &Object, rank: usize) -> Option<&'a Object> {
+        let same_kind: Vec<&Object> = objects
+            .iter()
+            .filter(|o| o.kind_str() == built.kind_str())
+            .collect();
+        let named = |name: &str| -> Vec<&'a Object> {
+            same_kind
+                .iter()
+                .copied()
+                .filter(|o| o.name() == name)
+                .collect()
+        };
+        let mut candidates = named(built.name());
+        if candidates.is_empty()
+            && let Some(held) = same_kind
+                .iter()
+                .map(|o| o.name())
+                .filter(|name| !name.is_empty() && built.name().contains(name))
+                .max_by_key(|name| name.len())
+        {
+            candidates = named(held);
+        }
+        if candidates.is_empty() {
+            return match same_kind.as_slice() {
+                [only] => Some(only),
+                _ => None,
+            };
+        }
+        let in_namespace: Vec<&Object> = candidates
+            .iter()
+            .copied()
+            .filter(|o| o.namespace().is_some() && o.namespace() == built.namespace())
+            .collect();
+        if let [one] = in_namespace.as_slice() {
+            return Some(one);
+        }
+        candidates.get(rank).or(candidates.first()).copied()
+    }
+
+    /// Every name of `letters` up to `longest` long, the empty one first.
+    fn words(letters: &[&str], longest: usize) -> Vec<String> {
+        let mut words = vec![String::new()];
+        let mut last = words.clone();
+        for _ in 0..longest {
+            last = last
+                .iter()
+                .flat_map(|w| letters.iter().map(move |l| format!("{w}{l}")))
+                .collect();
+            words.extend(last.iter().cloned());
+        }
+        words
+    }
+
+    /// The index finds the document a pass over the whole file finds, for every output name of
+    /// up to five letters of `a` and `é` (a piece of `é` is no name), in no namespace, in one
+    /// the file has and in another, at several ranks: in a file that has every name of up to
+    /// four letters (several in two namespaces, one without a name), where looking up the
+    /// pieces of a name takes fewer steps, and in files of a few names, where looking for each
+    /// of them does.
+    #[test]
+    fn the_index_finds_what_a_pass_over_the_file_finds() {
+        let document = |kind: &str, name: &str, namespace: Option<&str>| {
+            let namespace = namespace.map_or(String::new(), |ns| format!(", namespace: {ns}"));
+            format!("apiVersion: v1\nkind: {kind}\nmetadata: {{name: \"{name}\"{namespace}}}\n")
+        };
+        let every: Vec<String> = words(&["a", "é"], 4)
+            .iter()
+            .enumerate()
+            .flat_map(|(i, name)| {
+                let mut docs = vec![document("VirtualMachine", name, None)];
+                if i % 3 == 0 {
+                    docs.push(document("VirtualMachine", name, Some("x")));
+                    docs.push(document("VirtualMachine", name, Some("y")));
+                }
+                if i % 5 == 0 {
+                    docs.push(document("VirtualMachine", name, Some("x")));
+                }
+                docs
+            })
+            .chain([document("Service", "aé", None)])
+            .collect();
+        let few = [
+            document("VirtualMachine", "ée", Some("x")),
+            document("VirtualMachine", "aa", None),
+            document("VirtualMachine", "éé", None),
+            document("VirtualMachine", "aa", Some("y")),
+        ];
+        let files = [
+            every.join("---\n"),
+            few.join("---\n"),
+            few[1..].join("---\n"),
+        ];
+        let mut looked = 0;
+        for file in &files {
+            let file = objects(file);
+            let index = Index::new(&file);
+            for name in words(&["a", "é"], 5) {
+                for namespace in [None, Some("x"), Some("z")] {
+                    for kind in ["VirtualMachine", "Service", "ConfigMap"] {
+                        let built = objects(&document(kind, &name, namespace)).remove(0);
+                        for rank in 0..3 {
+                            let found = index.source_of(&built, rank).map(|at| &file[at]);
+                            let expected = scanned(&file, &built, rank);
+                            assert_eq!(
+                                found.map(|o| o.origin.index),
+                                expected.map(|o| o.origin.index),
+                                "{kind} {name:?} in {namespace:?}, rank {rank}"
+                            );
+                            looked += usize::from(expected.is_some());
+                        }
+                    }
+                }
+            }
+        }
+        assert!(looked > 1000, "{looked}");
     }
 
     #[test]

@@ -2654,6 +2654,87 @@ fn built_from_reads_only_files() {
     );
 }
 
+/// Thousands of objects kustomize read from one file, each renamed by a `namePrefix`, each name
+/// in two namespaces (in the file, in an order the output does not keep), and of a length that
+/// differs from its neighbours' (`vm-1` is in `prod-vm-10`, whose own name is `vm-10`): each
+/// finding names its own document's line, the first, the middle and the last included.
+#[test]
+fn built_from_maps_each_of_many_objects_of_one_file_to_its_own_document() {
+    use std::fmt::Write as _;
+    const NAMES: usize = 2_000;
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("base")).unwrap();
+    std::fs::create_dir_all(tmp.path().join("prod")).unwrap();
+    let vm = |name: &str, namespace: &str, extra: &str| {
+        format!(
+            "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n{extra}  name: {name}\n  \
+             namespace: {namespace}\nspec:\n  template:\n    spec:\n      domain:\n        \
+             devices: {{}}\n"
+        )
+    };
+    let (mut base, mut built, mut expected) = (Vec::new(), Vec::new(), String::new());
+    let mut line = 1;
+    for i in 0..NAMES {
+        let order = if i % 2 == 0 {
+            ["blue", "green"]
+        } else {
+            ["green", "blue"]
+        };
+        for namespace in order {
+            // Documents of one to three labels, so that no two findings share a line by chance.
+            let labels: String = (0..=i % 3).map(|l| format!("    l{l}: x\n")).collect();
+            let doc = vm(
+                &format!("vm-{i}"),
+                namespace,
+                &format!("  labels:\n{labels}"),
+            );
+            let spec = line + doc.lines().position(|l| l == "spec:").unwrap();
+            writeln!(
+                expected,
+                "base/vms.yaml:{spec}: warning[KV034] VirtualMachine/{namespace}/prod-vm-{i}: \
+                 spec.running: RunStrategy must be specified (`runStrategy: Always`, `Halted`, ...)"
+            )
+            .unwrap();
+            line += doc.lines().count() + 1;
+            base.push(doc);
+        }
+        for namespace in ["blue", "green"] {
+            let origin = "  annotations:\n    config.kubernetes.io/origin: |\n      \
+                          path: ../base/vms.yaml\n";
+            built.push(vm(&format!("prod-vm-{i}"), namespace, origin));
+        }
+    }
+    writeln!(expected, "Found 0 errors and {} warnings.", 2 * NAMES).unwrap();
+    std::fs::write(tmp.path().join("base/vms.yaml"), base.join("---\n")).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kvrender"));
+    cmd.current_dir(tmp.path()).args([
+        "validate",
+        "--no-default-catalog",
+        "--built-from",
+        "prod",
+        "-",
+    ]);
+    let out = run_with_stdin(cmd, built.join("---\n"));
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let report = String::from_utf8_lossy(&out.stdout);
+    for i in [0, NAMES / 2, NAMES - 1] {
+        for namespace in ["blue", "green"] {
+            let object = format!("VirtualMachine/{namespace}/prod-vm-{i}:");
+            let finding = |report: &str| {
+                report
+                    .lines()
+                    .find(|l| l.contains(&object))
+                    .map(str::to_owned)
+            };
+            assert_eq!(finding(&report), finding(&expected), "{object}");
+        }
+    }
+    assert!(
+        report == expected,
+        "the report differs from the one expected"
+    );
+}
+
 /// A stream whose origin annotations name the stream's own file maps every finding to where it
 /// already was: the field a finding points at is found again in the same document, whether the
 /// finding names that field or its parent (a matcher for its `name:`), and of two objects of
