@@ -610,41 +610,28 @@ fn cluster_config_from_stdin() {
         "{text}"
     );
 
-    let mut cmd = kvrender();
-    cmd.args(["expand", "--cluster-config", "-", "-"]);
-    let out = run_with_stdin(cmd, kubevirt);
-    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
-    assert!(out.stdout.is_empty());
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains(
-            "`-` (standard input) is named twice, as a PATH and as --cluster-config: it can be \
-             read once"
+    // Standard input named twice: each use is said, once (two PATHs are one use).
+    for (args, uses) in [
+        (
+            &["--cluster-config", "-", "-"][..],
+            "as a PATH and as --cluster-config",
         ),
-        "{}",
-        describe(&out)
-    );
-    // Named as a PATH and as `--catalog`, both are said.
-    let mut cmd = kvrender();
-    cmd.args(["expand", "-", "--catalog", "-"]);
-    let out = run_with_stdin(cmd, kubevirt);
-    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
-    assert!(
-        String::from_utf8_lossy(&out.stderr)
-            .contains("is named twice, as a PATH and as --catalog: it can be read once"),
-        "{}",
-        describe(&out)
-    );
-    // Named twice as a PATH, it is said once.
-    let mut cmd = kvrender();
-    cmd.args(["expand", "-", "-"]);
-    let out = run_with_stdin(cmd, kubevirt);
-    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
-    assert!(
-        String::from_utf8_lossy(&out.stderr)
-            .contains("`-` (standard input) is named twice, as a PATH: it can be read once"),
-        "{}",
-        describe(&out)
-    );
+        (&["-", "--catalog", "-"], "as a PATH and as --catalog"),
+        (&["-", "-"], "as a PATH"),
+    ] {
+        let mut cmd = kvrender();
+        cmd.arg("expand").args(args);
+        let out = run_with_stdin(cmd, kubevirt);
+        assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+        assert!(out.stdout.is_empty());
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(&format!(
+                "`-` (standard input) is named twice, {uses}: it can be read once"
+            )),
+            "{args:?}: {}",
+            describe(&out)
+        );
+    }
 }
 
 /// A file that `--catalog` or `--cluster-config` names and that cannot be read is said to be
