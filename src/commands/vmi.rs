@@ -118,6 +118,14 @@ fn load_and_build(
         diagnostics: inputs.diagnostics.clone(),
         ..Outcome::default()
     };
+    // Deferred VMs stand among the objects as placeholders of their kind.
+    let holds_vms = inputs.objects.iter().any(|o| {
+        matches!(
+            o.kind(),
+            Kind::VirtualMachine | Kind::VirtualMachineInstance
+        ) || crate::kubevirt::pool::is_pool(o)
+            || crate::kubevirt::replica_set::is_replica_set(o)
+    });
     if build(&inputs, &deferred, &mut out).is_err() {
         drop(inputs);
         let loaded = load::parse_sources(&sources);
@@ -129,6 +137,13 @@ fn load_and_build(
         build(&inputs, &DeferredVms::default(), &mut out).map_err(|NotAVm| {
             Error::Usage("internal error: a parsed document was deferred".into())
         })?;
+    }
+    // Rather than print nothing without a word.
+    if !holds_vms && out.diagnostics.is_empty() && out.stdout.is_empty() {
+        out.stderr = format!(
+            "no VirtualMachine, VirtualMachineInstance, VirtualMachinePool or \
+             VirtualMachineInstanceReplicaSet in the input: `{command}` has nothing to show\n"
+        );
     }
     diagnostic::sort(&mut out.diagnostics);
     load::note_variables(&mut out.diagnostics, &sources, command);

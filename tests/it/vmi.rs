@@ -230,6 +230,34 @@ fn migrate_presets_to_preferences() {
     ])));
 }
 
+/// `vmi` and `diff` of inputs without a VM or anything that starts VMIs say so, rather than
+/// printing nothing without a word; exit code 0. With a VM, nothing more is said.
+#[test]
+fn vmi_and_diff_without_vms_say_so() {
+    for command in ["vmi", "diff"] {
+        let out = kvrender().args([command, "catalog/"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        assert!(out.stdout.is_empty());
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!(
+                "no VirtualMachine, VirtualMachineInstance, VirtualMachinePool or \
+                 VirtualMachineInstanceReplicaSet in the input: `{command}` has nothing to show\n"
+            )
+        );
+        let out = kvrender()
+            .args([command, "examples/vms/fedora-server.yaml"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        assert!(!out.stdout.is_empty(), "{command}");
+        assert!(
+            !String::from_utf8_lossy(&out.stderr).contains("has nothing to show"),
+            "{command}"
+        );
+    }
+}
+
 /// Inputs without a preset are said to hold none, rather than printing nothing without a
 /// word; exit code 0.
 #[test]
