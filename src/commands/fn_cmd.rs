@@ -63,8 +63,8 @@ fn is_resource_list(text: &str) -> bool {
 
 /// Run `fn` on `input` (stdin's bytes).
 pub fn run_on(args: &FnArgs, input: &[u8]) -> Result<Outcome> {
-    let fail = |code: &'static str, message: String| {
-        let d = Diagnostic::error(code, Origin::new("-", 0, None), message);
+    let fail = |origin: &str, code: &'static str, message: String| {
+        let d = Diagnostic::error(code, Origin::new(origin, 0, None), message);
         Outcome {
             exit: 1,
             diagnostics: vec![d],
@@ -79,7 +79,7 @@ pub fn run_on(args: &FnArgs, input: &[u8]) -> Result<Outcome> {
                 e.valid_up_to()
             );
             return Ok(match &args.config {
-                Some(_) => fail(codes::YAML_SYNTAX, message),
+                Some(_) => fail("-", codes::YAML_SYNTAX, message),
                 None => into_outcome(krm::undecodable_resource_list(message)?),
             });
         }
@@ -109,14 +109,7 @@ pub fn run_on(args: &FnArgs, input: &[u8]) -> Result<Outcome> {
         Err(message) if resource_list => {
             return Ok(into_outcome(krm::config_file_error(text, &shown, message)?));
         }
-        Err(message) => {
-            let d = Diagnostic::error(codes::BAD_CONFIG, Origin::new(&*shown, 0, None), message);
-            return Ok(Outcome {
-                exit: 1,
-                diagnostics: vec![d],
-                ..Outcome::default()
-            });
-        }
+        Err(message) => return Ok(fail(&shown, codes::BAD_CONFIG, message)),
     };
     let out = if resource_list {
         krm::run_resource_list(text, Some((&shown, &config)))?

@@ -205,24 +205,19 @@ impl FnConfig {
                     Some(_) => errors.push("`data` must be a mapping of strings".into()),
                 }
             }
-            _ => errors.push(match (api_version, kind) {
-                ("", "") => format!(
-                    "the functionConfig has no apiVersion and no kind (expected `{API_VERSION}, \
-                     Kind={KIND}` or a ConfigMap)"
-                ),
-                ("", _) => format!(
-                    "the functionConfig of kind `{kind}` has no apiVersion (expected \
-                     `{API_VERSION}, Kind={KIND}` or a ConfigMap)"
-                ),
-                (_, "") => format!(
-                    "the functionConfig of apiVersion `{api_version}` has no kind (expected \
-                     `{API_VERSION}, Kind={KIND}` or a ConfigMap)"
-                ),
-                _ => format!(
-                    "unsupported functionConfig `{api_version}, Kind={kind}` (expected \
-                     `{API_VERSION}, Kind={KIND}` or a ConfigMap)"
-                ),
-            }),
+            _ => {
+                let what = match (api_version, kind) {
+                    ("", "") => "the functionConfig has no apiVersion and no kind".to_string(),
+                    ("", _) => format!("the functionConfig of kind `{kind}` has no apiVersion"),
+                    (_, "") => {
+                        format!("the functionConfig of apiVersion `{api_version}` has no kind")
+                    }
+                    _ => format!("unsupported functionConfig `{api_version}, Kind={kind}`"),
+                };
+                errors.push(format!(
+                    "{what} (expected `{API_VERSION}, Kind={KIND}` or a ConfigMap)"
+                ));
+            }
         }
         if config.migrate {
             let beside: Vec<String> = keys

@@ -299,14 +299,14 @@ fn file_id(meta: &std::fs::Metadata) -> Option<FileId> {
 
 /// Read the whole of `file`, whose metadata is `meta` (see [`read_file`]).
 fn read_open_file(file: &std::fs::File, meta: &std::fs::Metadata) -> std::io::Result<Vec<u8>> {
+    if meta.is_file() && meta.len() > MAX_STREAM {
+        return Err(too_large(meta.len()));
+    }
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileExt;
 
         const PIECE: usize = 1 << 20;
-        if meta.is_file() && meta.len() > MAX_STREAM {
-            return Err(too_large(meta.len()));
-        }
         if meta.is_file()
             && meta.len() >= PARALLEL_READ_FROM
             && let Ok(len) = usize::try_from(meta.len())
@@ -332,9 +332,6 @@ fn read_open_file(file: &std::fs::File, meta: &std::fs::Metadata) -> std::io::Re
         .try_reserve_exact(hint.saturating_add(1))
         .map_err(|_| std::io::Error::from(std::io::ErrorKind::OutOfMemory))?;
     if meta.is_file() {
-        if meta.len() > MAX_STREAM {
-            return Err(too_large(meta.len()));
-        }
         // One that grows while it is read stops at the limit too.
         Read::take(file, MAX_STREAM + 1).read_to_end(&mut bytes)?;
         if bytes.len() as u64 > MAX_STREAM {
