@@ -504,6 +504,9 @@ struct Memo {
 struct Keys {
     /// How many lookups were answered by scanning.
     scans: u32,
+    /// The keys asked about before the table exists, with what their scan found: a key asked
+    /// again (`spec` of a family, for each of its sizes) is answered without scanning.
+    asked: Vec<(Box<str>, Option<usize>)>,
     /// Each key with the line of its first entry, once the mapping was asked about often
     /// enough to be worth the table.
     table: Option<HashMap<String, usize>>,
@@ -591,10 +594,16 @@ impl Index {
             Step::Key(key) => {
                 let keys = memo.keys.entry((pos, first_after_dash)).or_default();
                 if keys.table.is_none() {
+                    if let Some((_, found)) = keys.asked.iter().find(|(k, _)| **k == *key) {
+                        return found.map(|line| (line, false));
+                    }
                     if keys.scans < Keys::SCANS {
                         keys.scans += 1;
-                        return find_key(&lines, pos, first_after_dash, key);
+                        let found = find_key(&lines, pos, first_after_dash, key);
+                        keys.asked.push((key.into(), found.map(|(line, _)| line)));
+                        return found;
                     }
+                    keys.asked = Vec::new();
                     keys.table = Some(keys_at(&lines, pos, first_after_dash));
                 }
                 keys.table
