@@ -193,9 +193,9 @@ fn refuse_output_over_inputs<'a>(
         let Ok(canonical) = std::fs::canonicalize(input) else {
             continue;
         };
-        if out.starts_with(&canonical)
+        let placing = Placing::of(&out, &canonical, dir_identity);
+        if placing == Placing::Inside
             && canonical.is_dir()
-            && out != canonical
             && let Some(source) = files::unrecorded_manifest(&out)?
         {
             let source = dir.join(source);
@@ -221,8 +221,8 @@ fn refuse_output_over_inputs<'a>(
                 )
             }));
         }
-        if canonical.starts_with(&out) {
-            let how = if canonical == out {
+        if matches!(placing, Placing::Same | Placing::Holds) {
+            let how = if placing == Placing::Same {
                 format!("is the input PATH `{}`", input.display())
             } else {
                 format!("holds the input PATH `{}`", input.display())
@@ -236,6 +236,54 @@ fn refuse_output_over_inputs<'a>(
         }
     }
     Ok(())
+}
+
+/// Where an output directory stands to an input, both canonical paths.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Placing {
+    /// The same directory.
+    Same,
+    /// The output directory holds the input.
+    Holds,
+    /// The output directory is inside the input.
+    Inside,
+    /// Neither holds the other.
+    Apart,
+}
+
+impl Placing {
+    /// Compare by what the paths are, not by how they are spelt: two paths `identity` gives
+    /// the same value are one directory (a bind mount shows one directory at a second path
+    /// that canonicalizing does not undo). Paths with no identity compare by their text.
+    fn of<I: PartialEq>(out: &Path, input: &Path, identity: impl Fn(&Path) -> Option<I>) -> Self {
+        let same = |a: &Path, b: &Path| match (identity(a), identity(b)) {
+            (Some(x), Some(y)) => x == y,
+            _ => a == b,
+        };
+        if same(out, input) {
+            Placing::Same
+        } else if input.ancestors().skip(1).any(|a| same(a, out)) {
+            Placing::Holds
+        } else if out.ancestors().skip(1).any(|a| same(a, input)) {
+            Placing::Inside
+        } else {
+            Placing::Apart
+        }
+    }
+}
+
+/// A directory's device and inode number, which tell it apart whatever path reaches it.
+#[cfg(unix)]
+fn dir_identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(path).ok()?;
+    meta.is_dir().then(|| (meta.dev(), meta.ino()))
+}
+
+/// Elsewhere paths are compared by their text.
+#[cfg(not(unix))]
+fn dir_identity(_: &Path) -> Option<(u64, u64)> {
+    None
 }
 
 /// `--check`: one line per file a run would create, change or delete, then a summary.
@@ -622,6 +670,51 @@ mod tests {
                 "default_v1_configmap_c.yaml",
                 "other_kubevirt.io_v1_virtualmachine_two.yaml",
             ]
+        );
+    }
+
+    /// Directories are told apart by what they are: a second path to one directory (a bind
+    /// mount) is that directory, and so are its ancestors' second paths.
+    #[test]
+    fn placing_follows_identity_not_spelling() {
+        // `/mnt/view` shows `/repo/vms`: the two share an identity.
+        let identity = |p: &Path| -> Option<&str> {
+            match p.to_str()? {
+                "/repo/vms" | "/mnt/view" => Some("vms"),
+                "/repo" => Some("repo"),
+                "/mnt" => Some("mnt"),
+                "/" => Some("root"),
+                _ => None,
+            }
+        };
+        let placing =
+            |out: &str, input: &str| Placing::of(Path::new(out), Path::new(input), identity);
+        assert_eq!(placing("/mnt/view", "/repo/vms"), Placing::Same);
+        assert_eq!(placing("/repo/vms", "/mnt/view"), Placing::Same);
+        assert_eq!(
+            placing("/mnt/view", "/repo/vms/fedora.yaml"),
+            Placing::Holds
+        );
+        assert_eq!(placing("/mnt/view/out", "/repo/vms"), Placing::Inside);
+        assert_eq!(placing("/repo", "/mnt/view"), Placing::Apart);
+        assert_eq!(placing("/mnt/view", "/repo"), Placing::Apart);
+        // Without identities, the text decides.
+        let none = |_: &Path| -> Option<u8> { None };
+        assert_eq!(
+            Placing::of(Path::new("/a"), Path::new("/a"), none),
+            Placing::Same
+        );
+        assert_eq!(
+            Placing::of(Path::new("/a"), Path::new("/a/b"), none),
+            Placing::Holds
+        );
+        assert_eq!(
+            Placing::of(Path::new("/a/b"), Path::new("/a"), none),
+            Placing::Inside
+        );
+        assert_eq!(
+            Placing::of(Path::new("/a"), Path::new("/b"), none),
+            Placing::Apart
         );
     }
 }

@@ -2035,6 +2035,61 @@ fn output_directory_over_the_inputs_is_refused() {
     );
 }
 
+/// A DIR that shows the inputs at a second path (a bind mount) is the inputs all the same:
+/// refused, with nothing written through it. Needs a private mount namespace (`unshare -m`,
+/// as root); where there is none, the test says so and checks nothing.
+#[cfg(target_os = "linux")]
+#[test]
+fn output_directory_mounted_over_the_inputs_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path();
+    std::fs::create_dir_all(repo.join("vms")).unwrap();
+    std::fs::create_dir_all(repo.join("view")).unwrap();
+    std::fs::create_dir_all(repo.join("outer/inner")).unwrap();
+    std::fs::copy(root().join(FEDORA_VM), repo.join("vms/fedora.yaml")).unwrap();
+    let probe = std::process::Command::new("unshare")
+        .args(["-m", "mount", "--bind"])
+        .arg(repo.join("vms"))
+        .arg(repo.join("view"))
+        .output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: no private mount namespace here (`unshare -m` as root)");
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_kvrender");
+    // The inputs seen at `view`, and `outer` seen inside them at `vms/sub`.
+    let script = format!(
+        "mount --bind vms view && {bin} build vms -o view --prune; echo \"rc=$?\"; \
+         mkdir -p vms/sub && mount --bind outer vms/sub && {bin} build vms/sub/inner -o outer; \
+         echo \"rc=$?\""
+    );
+    let out = std::process::Command::new("unshare")
+        .args(["-m", "sh", "-c", &script])
+        .current_dir(repo)
+        .output()
+        .expect("unshare runs");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(stdout, "rc=2\nrc=2\n", "{stderr}");
+    assert!(
+        stderr.contains("-o `view` is the input PATH `vms`"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("-o `outer` holds the input PATH `vms/sub/inner`"),
+        "{stderr}"
+    );
+    let listed: Vec<_> = walkdir::WalkDir::new(repo.join("vms"))
+        .min_depth(1)
+        .sort_by_file_name()
+        .into_iter()
+        .map(|e| e.unwrap().file_name().to_owned())
+        .collect();
+    assert_eq!(listed, ["fedora.yaml", "sub"]);
+}
+
 /// A file reached twice, through a symbolic link to a folder already walked or by being named
 /// twice, is read once: no object is defined twice (`KV020`).
 #[cfg(unix)]
