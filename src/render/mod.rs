@@ -454,7 +454,11 @@ pub fn render<'o>(
         jobs.len(),
         |job| {
             let (combination, origin) = jobs[job].site();
-            (origin, combination.to_string())
+            watch::Described {
+                origin,
+                combination: combination.to_string(),
+                object: jobs[job].owner(),
+            }
         },
         |running| {
             let one = |i: usize| {

@@ -30,7 +30,8 @@ use std::sync::{Mutex, PoisonError, mpsc};
 use std::time::{Duration, Instant};
 
 use crate::diagnostic::{Diagnostic, codes};
-use crate::origin::Origin;
+use crate::emit::diagnostics::human_line;
+use crate::origin::{ObjectRef, Origin};
 
 /// How much the process may grow while a catalog renders, beyond [`PER_JOB`] for each
 /// combination: far more than any catalog needs, far less than memory.
@@ -235,7 +236,7 @@ pub enum Watch {
 pub fn watched<R>(
     watch: Watch,
     jobs: usize,
-    describe: impl Fn(usize) -> (Origin, String) + Sync,
+    describe: impl Fn(usize) -> Described + Sync,
     work: impl FnOnce(&Running) -> R,
 ) -> R {
     if watch == Watch::Nothing {
@@ -269,6 +270,14 @@ pub fn watched<R>(
     })
 }
 
+/// What a stopped render reports of one job: where its combination is written, the
+/// combination, and the family or preference document it belongs to, when that has a name.
+pub struct Described {
+    pub origin: Origin,
+    pub combination: String,
+    pub object: Option<ObjectRef>,
+}
+
 /// Report the first combination (in catalog order) being rendered and end the process.
 ///
 /// Only the first: which others the threads had begun when the watch looked depends on the
@@ -276,7 +285,7 @@ pub fn watched<R>(
 /// would have been rendering, whenever every combination grows alike.
 fn stop_the_run(
     running: &Running,
-    describe: &(impl Fn(usize) -> (Origin, String) + Sync),
+    describe: &(impl Fn(usize) -> Described + Sync),
     spent: Spent,
 ) -> ! {
     let (finding, line) = report(running, describe, spent);
@@ -298,19 +307,27 @@ fn stop_the_run(
 /// first combination (in catalog order) being rendered, and what it spent.
 fn report(
     running: &Running,
-    describe: &(impl Fn(usize) -> (Origin, String) + Sync),
+    describe: &(impl Fn(usize) -> Described + Sync),
     spent: Spent,
 ) -> (Diagnostic, String) {
     let code = codes::CATALOG_RENDER;
     match running.jobs().first() {
         Some(&job) => {
-            let (location, combination) = describe(job);
+            let Described {
+                origin,
+                combination,
+                object,
+            } = describe(job);
             let message = format!(
                 "cannot render {combination}: {}; stopped before anything was written",
                 spent.what("its")
             );
-            let line = format!("{location}: error[{code}] {message}\n");
-            (Diagnostic::error(code, location, message), line)
+            let mut finding = Diagnostic::error(code, origin, message);
+            if let Some(object) = object {
+                finding = finding.with_object(object);
+            }
+            let line = human_line(&finding) + "\n";
+            (finding, line)
         }
         None => {
             let message = format!(
@@ -368,26 +385,26 @@ mod tests {
         assert_eq!(running.overdue(), Some(Spent::RenderTime));
         let _entered = running.enter(6);
         assert_eq!(running.overdue(), Some(Spent::RenderTime), "just begun");
-        let describe = |job: usize| {
-            (
-                Origin::new("c.yaml", 0, Some(9)),
-                format!("family `s1` size `s{job}`"),
-            )
+        let describe = |job: usize| Described {
+            origin: Origin::new("c.yaml", 0, Some(9)),
+            combination: format!("family `s1` size `s{job}`"),
+            object: (job == 6).then(|| ObjectRef {
+                api_version: "kvrender.io/v1alpha1".into(),
+                kind: "InstancetypeFamily".into(),
+                namespace: None,
+                name: "s".into(),
+            }),
         };
         let (finding, line) = report(&running, &describe, Spent::RenderTime);
         assert_eq!(
             line,
-            "c.yaml:9: error[KV040] cannot render family `s1` size `s6`: the catalog's templates \
-             ran for more than 60 s in all, the most a whole catalog may take to render \
-             (combinations that each take seconds?); stopped before anything was written\n"
+            "c.yaml:9: error[KV040] InstancetypeFamily/s: cannot render family `s1` size `s6`: \
+             the catalog's templates ran for more than 60 s in all, the most a whole catalog may \
+             take to render (combinations that each take seconds?); stopped before anything was \
+             written\n"
         );
-        assert_eq!(
-            format!(
-                "{}: error[{}] {}\n",
-                finding.origin, finding.code, finding.message
-            ),
-            line
-        );
+        assert_eq!(finding.object.as_ref().map(|o| o.name.as_str()), Some("s"));
+        assert_eq!(human_line(&finding) + "\n", line);
         // Nothing is timed where nothing is watched.
         assert_eq!(Running::new(None).overdue(), None);
     }

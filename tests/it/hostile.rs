@@ -831,8 +831,8 @@ fn a_template_that_grows_without_bound_is_stopped() {
     assert!(text.starts_with("exit: 1\nstdout: nothing\n"), "{text}");
     assert!(
         text.contains(
-            "family.yaml:8: error[KV040] cannot render family `g1` size `small`: its templates \
-             took more than"
+            "family.yaml:8: error[KV040] InstancetypeFamily/g: cannot render family `g1` size \
+             `small`: its templates took more than"
         ),
         "{text}"
     );
@@ -990,8 +990,8 @@ fn a_template_that_compares_large_values_for_minutes_is_stopped() {
     let text = summary(&out);
     assert!(
         text.starts_with(
-            "exit: 1\nstdout: nothing\nfamily.yaml:8: error[KV040] cannot render family `s1` \
-             size `small`: its templates ran for more than 10 s"
+            "exit: 1\nstdout: nothing\nfamily.yaml:8: error[KV040] InstancetypeFamily/s: cannot \
+             render family `s1` size `small`: its templates ran for more than 10 s"
         ),
         "{text}"
     );
@@ -1010,8 +1010,8 @@ fn a_stopped_render_reports_the_same_combination_at_any_thread_count() {
         .collect();
     assert!(
         reports[0].starts_with(
-            "exit: 1\nstdout: nothing\nfamily.yaml:8: error[KV040] cannot render family `g1` \
-             size `s0`: its templates took more than"
+            "exit: 1\nstdout: nothing\nfamily.yaml:8: error[KV040] InstancetypeFamily/g: cannot \
+             render family `g1` size `s0`: its templates took more than"
         ),
         "{}",
         reports[0]

@@ -3877,8 +3877,13 @@ fn a_render_the_watch_stops_is_answered_with_its_error() {
             ),
             "{text}"
         );
+        assert_eq!(
+            result["resourceRef"]["kind"], "InstancetypeFamily",
+            "{text}"
+        );
+        assert_eq!(result["resourceRef"]["name"], "g", "{text}");
         assert!(
-            stderr.contains(&format!("error[KV040] {message}")),
+            stderr.contains(&format!("error[KV040] InstancetypeFamily/g: {message}")),
             "{stderr}"
         );
     }
