@@ -69,6 +69,13 @@ pub const OUTPUT_API_VERSION: &str = "instancetype.kubevirt.io/v1beta1";
 /// and a few seconds, where the shipped catalog renders about 120 of them.
 pub const MAX_COMBINATIONS: usize = 20_000;
 
+/// The most text a catalog's families and preferences may copy into what they render, counted
+/// before anything renders: each combination copies its templates' plain values (what no
+/// template computes) into each of its objects. A 460 KB family of 20,000 sizes copying a
+/// 20 KB annotation asked for 800 MB of output and took 1.7 GB; the shipped catalog copies
+/// under 1 MiB.
+pub const MAX_COPIED_BYTES: usize = 128 << 20;
+
 /// Whether `object` is one of kvrender's catalog kinds (any kind of the `kvrender.io` group but
 /// the function's own configuration, `KVRender`, which no command renders or checks).
 pub fn is_catalog_kind(object: &Object) -> bool {
@@ -444,6 +451,11 @@ pub fn render<'o>(
     catalog.add_fallbacks(options);
     let env = template::sandbox();
     let prepared = catalog.prepare(&env)?;
+    if let Some(errors) =
+        too_much_to_copy(&catalog, &prepared).and_then(|e| RenderErrors::of(vec![e]))
+    {
+        return Err(errors);
+    }
     let jobs = prepared.jobs(&catalog);
     let (order, names) = output_order(&jobs);
     let written = written_of(&jobs);
@@ -970,6 +982,87 @@ fn too_many_combinations(families: &[Family<'_>]) -> Option<RenderError> {
         }
     }
     None
+}
+
+/// The family or preference whose copies take the catalog past [`MAX_COPIED_BYTES`] (in
+/// catalog order), refused at its size table (a family) or its document (a preference): the
+/// size of its own trees and its parts' is counted once for each object it renders.
+fn too_much_to_copy(catalog: &Catalog<'_>, prepared: &Prepared<'_, '_, '_>) -> Option<RenderError> {
+    let copied = |own: [Option<&Value>; 3], parts: &[&Part<'_>], scopes: Scopes| {
+        let trees = own
+            .into_iter()
+            .chain(parts.iter().flat_map(|part| [part.metadata, part.spec]));
+        let each = trees
+            .flatten()
+            .map(tree_bytes)
+            .fold(0, usize::saturating_add);
+        each.saturating_mul(usize::from(scopes.cluster) + usize::from(scopes.namespaced))
+    };
+    let mut total = 0usize;
+    let over = |total: usize, what: String, doc: &Doc<'_>, steps: &[Step<'_>]| {
+        doc.invalid(
+            steps,
+            format!(
+                "{what} would copy about {} MiB of template values into the objects it renders, \
+                 more than the {} MiB a catalog may render",
+                total.div_ceil(1 << 20),
+                MAX_COPIED_BYTES >> 20
+            ),
+        )
+    };
+    for (family, (parts, _)) in catalog.families.iter().zip(&prepared.family_parts) {
+        let combinations = family.sizes.len().saturating_mul(family.variants.len());
+        let own = [family.template, family.labels, family.annotations];
+        let before = total;
+        total =
+            total.saturating_add(copied(own, parts, family.scopes).saturating_mul(combinations));
+        if total > MAX_COPIED_BYTES {
+            let others = if before > 0 {
+                ", with the families before it,"
+            } else {
+                ""
+            };
+            let what = format!(
+                "family `{}`: its {combinations} size × variant combinations{others}",
+                family.id
+            );
+            let at = family::table_at(family.sizes.len(), family.variants.len());
+            return Some(over(total, what, &family.doc, at));
+        }
+    }
+    for (preference, (parts, _)) in catalog.preferences.iter().zip(&prepared.preference_parts) {
+        let own = [
+            preference.template,
+            preference.labels,
+            preference.annotations,
+        ];
+        total = total.saturating_add(copied(own, parts, preference.scopes));
+        if total > MAX_COPIED_BYTES {
+            let what = format!(
+                "preference `{}`, with the families and preferences before it,",
+                preference.name
+            );
+            return Some(over(total, what, &preference.doc, &[]));
+        }
+    }
+    None
+}
+
+/// About how many bytes a value takes as text: its strings and keys, and a few for each node.
+fn tree_bytes(value: &Value) -> usize {
+    const NODE: usize = 4;
+    match value {
+        Value::String(s) => s.len().saturating_add(NODE),
+        Value::Array(items) => items
+            .iter()
+            .map(tree_bytes)
+            .fold(NODE, usize::saturating_add),
+        Value::Object(map) => map
+            .iter()
+            .map(|(k, v)| k.len().saturating_add(tree_bytes(v)))
+            .fold(NODE, usize::saturating_add),
+        _ => NODE * 2,
+    }
 }
 
 /// The parts of the cycle a [`RenderError::PartCycle`] names, sorted.

@@ -1131,6 +1131,78 @@ fn a_family_of_too_many_combinations_is_refused_before_it_renders() {
     }
 }
 
+/// A small file can ask for a great deal of output without a single template: 20,000 sizes
+/// that each copy a 20 KB annotation come to 800 MB of YAML (the run took 1.7 GB). What the
+/// families and preferences would copy into their objects is counted before anything renders
+/// and refused past 128 MiB, at the family's table, or at the preference whose copies cross the
+/// line after the families'.
+#[test]
+fn a_catalog_that_would_copy_too_much_is_refused_before_it_renders() {
+    let tmp = tempfile::tempdir().unwrap();
+    let family = |name: &str, sizes: usize, bytes: usize| {
+        let rows: String = (0..sizes)
+            .map(|i| format!("    - [s{i}, 1, 1Gi]\n"))
+            .collect();
+        format!(
+            "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata:\n  name: \
+             {name}\nspec:\n  version: 1\n  sizes:\n{rows}  template:\n    metadata:\n      \
+             annotations:\n        plain: {}\n    spec:\n      cpu: {{guest: 1}}\n      \
+             memory: {{guest: 1Gi}}\n",
+            "x".repeat(bytes)
+        )
+    };
+    fs::write(tmp.path().join("family.yaml"), family("g", 20_000, 20_000)).unwrap();
+    // About 98 MiB from the family, then preferences of 16 KiB in each of their two kinds:
+    // `p954` is the first past 128 MiB.
+    let preferences: String = (0..1500)
+        .map(|i| {
+            format!(
+                "---\napiVersion: kvrender.io/v1alpha1\nkind: Preference\nmetadata:\n  name: \
+                 p{i}\nspec:\n  template:\n    metadata:\n      annotations:\n        plain: \
+                 {}\n",
+                "y".repeat(16 << 10)
+            )
+        })
+        .collect();
+    fs::write(
+        tmp.path().join("mixed.yaml"),
+        family("h", 2_500, 20 << 10) + &preferences,
+    )
+    .unwrap();
+    for (file, wanted) in [
+        (
+            "family.yaml",
+            "family.yaml:7: error[KV040] InstancetypeFamily/g: family `g1`: its 20000 size × \
+             variant combinations would copy about 767 MiB of template values into the objects \
+             it renders, more than the 128 MiB a catalog may render",
+        ),
+        (
+            "mixed.yaml",
+            "mixed.yaml:12056: error[KV040] Preference/p954: preference `p954`, with the \
+             families and preferences before it, would copy about 129 MiB of template values \
+             into the objects it renders, more than the 128 MiB a catalog may render",
+        ),
+    ] {
+        for command in ["build", "validate"] {
+            let out = run(kvrender().current_dir(tmp.path()).args([
+                command,
+                "--no-default-catalog",
+                file,
+            ]));
+            let text = if command == "validate" {
+                assert_eq!(out.status.code(), Some(1), "{file}");
+                String::from_utf8(out.stdout).unwrap()
+            } else {
+                let text = summary(&out);
+                assert!(text.starts_with("exit: 1\nstdout: nothing\n"), "{text}");
+                text
+            };
+            assert!(text.contains(wanted), "{file}: {command}: {text}");
+            assert_eq!(text.matches("error[").count(), 1, "{text}");
+        }
+    }
+}
+
 /// `kvrender --threads THREADS build --no-default-catalog family.yaml` in `dir`.
 fn build_family_at(dir: &std::path::Path, threads: &str) -> std::process::Output {
     run(kvrender().current_dir(dir).args([
