@@ -700,21 +700,17 @@ mod tests {
         assert_eq!(placing("/mnt/view", "/repo"), Placing::Apart);
         // Without identities, the text decides.
         let none = |_: &Path| -> Option<u8> { None };
-        assert_eq!(
-            Placing::of(Path::new("/a"), Path::new("/a"), none),
-            Placing::Same
-        );
-        assert_eq!(
-            Placing::of(Path::new("/a"), Path::new("/a/b"), none),
-            Placing::Holds
-        );
-        assert_eq!(
-            Placing::of(Path::new("/a/b"), Path::new("/a"), none),
-            Placing::Inside
-        );
-        assert_eq!(
-            Placing::of(Path::new("/a"), Path::new("/b"), none),
-            Placing::Apart
-        );
+        for (out, input, wanted) in [
+            ("/a", "/a", Placing::Same),
+            ("/a", "/a/b", Placing::Holds),
+            ("/a/b", "/a", Placing::Inside),
+            ("/a", "/b", Placing::Apart),
+        ] {
+            assert_eq!(
+                Placing::of(Path::new(out), Path::new(input), none),
+                wanted,
+                "{out} {input}"
+            );
+        }
     }
 }

@@ -1110,24 +1110,27 @@ fn a_family_of_too_many_combinations_is_refused_before_it_renders() {
             ),
         ),
     ] {
-        for command in ["build", "validate"] {
-            let out = run(kvrender().current_dir(tmp.path()).args([
-                command,
-                "--no-default-catalog",
-                file,
-            ]));
-            let text = if command == "validate" {
-                assert_eq!(out.status.code(), Some(1), "{file}");
-                String::from_utf8(out.stdout).unwrap()
-            } else {
-                summary(&out)
-            };
-            if command == "build" {
-                assert!(text.starts_with("exit: 1\nstdout: nothing\n"), "{text}");
-            }
-            assert!(text.contains(&wanted), "{file}: {command}: {text}");
-            assert_eq!(text.matches("error[").count(), 1, "{text}");
-        }
+        refused_by_build_and_validate(tmp.path(), file, &wanted);
+    }
+}
+
+/// `build` and `validate` of `file` in `dir` each fail with one error, `wanted`, and `build`
+/// prints nothing.
+fn refused_by_build_and_validate(dir: &std::path::Path, file: &str, wanted: &str) {
+    for command in ["build", "validate"] {
+        let out = run(kvrender()
+            .current_dir(dir)
+            .args([command, "--no-default-catalog", file]));
+        let text = if command == "validate" {
+            assert_eq!(out.status.code(), Some(1), "{file}");
+            String::from_utf8(out.stdout).unwrap()
+        } else {
+            let text = summary(&out);
+            assert!(text.starts_with("exit: 1\nstdout: nothing\n"), "{text}");
+            text
+        };
+        assert!(text.contains(wanted), "{file}: {command}: {text}");
+        assert_eq!(text.matches("error[").count(), 1, "{text}");
     }
 }
 
@@ -1183,23 +1186,7 @@ fn a_catalog_that_would_copy_too_much_is_refused_before_it_renders() {
              into the objects it renders, more than the 128 MiB a catalog may render",
         ),
     ] {
-        for command in ["build", "validate"] {
-            let out = run(kvrender().current_dir(tmp.path()).args([
-                command,
-                "--no-default-catalog",
-                file,
-            ]));
-            let text = if command == "validate" {
-                assert_eq!(out.status.code(), Some(1), "{file}");
-                String::from_utf8(out.stdout).unwrap()
-            } else {
-                let text = summary(&out);
-                assert!(text.starts_with("exit: 1\nstdout: nothing\n"), "{text}");
-                text
-            };
-            assert!(text.contains(wanted), "{file}: {command}: {text}");
-            assert_eq!(text.matches("error[").count(), 1, "{text}");
-        }
+        refused_by_build_and_validate(tmp.path(), file, wanted);
     }
 }
 
