@@ -268,6 +268,11 @@ pub struct MigrateArgs {
     /// all of them when it cannot clash, and is left out otherwise (a warning says so).
     #[arg(long)]
     pub with_vms: bool,
+    /// Treat every warning as an error, and then print nothing: a VM that would run
+    /// differently once the advice is followed, a preset part that reaches neither object,
+    /// ... For a script that applies the stream only when it can be applied as it is.
+    #[arg(long)]
+    pub strict: bool,
     /// Where the instancetypes and preferences the VMs already name are found, and the
     /// cluster profile: what the presets meet in those VMs today.
     #[command(flatten)]

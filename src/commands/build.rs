@@ -113,11 +113,7 @@ fn run_parsing(args: &BuildArgs, parsing: Parsing) -> Result<Outcome> {
     load::note_kustomize_namespaces(&mut out.diagnostics, "build");
     load::built_from::map_to_sources(&mut out.diagnostics, &sources, built_from);
     if args.strict {
-        for d in &mut out.diagnostics {
-            if d.severity == diagnostic::Severity::Warning {
-                d.severity = diagnostic::Severity::Error;
-            }
-        }
+        out.warnings_as_errors();
     }
     out.exit_from_diagnostics();
     // Nothing half-done: with an error finding, no output at all.

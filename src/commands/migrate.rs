@@ -50,7 +50,14 @@ pub fn run_presets(args: &MigrateArgs) -> Result<Outcome> {
     }
     diagnostic::sort(&mut out.diagnostics);
     load::built_from::map_to_sources(&mut out.diagnostics, &sources, built_from);
+    if args.strict {
+        out.warnings_as_errors();
+    }
     out.exit_from_diagnostics();
+    // Under `--strict` the stream is all or nothing: a script applies it only as a whole.
+    if args.strict && out.exit != 0 {
+        out.stdout.clear();
+    }
     Ok(out)
 }
 

@@ -32,6 +32,15 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// `--strict`: every warning becomes an error.
+    pub fn warnings_as_errors(&mut self) {
+        for d in &mut self.diagnostics {
+            if d.severity == crate::diagnostic::Severity::Warning {
+                d.severity = crate::diagnostic::Severity::Error;
+            }
+        }
+    }
+
     /// Set the exit code from the diagnostics: 1 when any is an error.
     pub fn exit_from_diagnostics(&mut self) {
         if self.diagnostics.iter().any(Diagnostic::is_error) {

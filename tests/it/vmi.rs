@@ -288,6 +288,29 @@ fn migrate_presets_example() {
     ])));
 }
 
+/// The same example under `--strict`: the VM whose CPU the instancetype would change is an
+/// error, so nothing is printed and the exit status is 1; without it, the same findings are
+/// warnings and the stream is printed.
+#[test]
+fn migrate_presets_strict_prints_nothing_when_a_vm_would_change() {
+    let args = ["migrate", "presets", "--with-vms", "examples/presets/"];
+    let lenient = kvrender().args(args).output().unwrap();
+    assert!(lenient.status.success(), "{}", describe(&lenient));
+    assert!(!lenient.stdout.is_empty());
+    let strict = kvrender().args(args).arg("--strict").output().unwrap();
+    let stderr = String::from_utf8_lossy(&strict.stderr);
+    assert_eq!(strict.status.code(), Some(1), "{stderr}");
+    assert!(strict.stdout.is_empty(), "{}", describe(&strict));
+    assert!(
+        stderr.contains(
+            "error[KV014] VirtualMachine/lab/big-build-agent: spec.template.spec.domain.cpu: \
+             has 8 vCPUs"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("warning["), "{stderr}");
+}
+
 /// A preset part KubeVirt skips for a VM is shown with both values as JSON, not as Go prints a
 /// struct (`&{ <ptr> <nil>}`), which names no field.
 #[test]
