@@ -47,8 +47,8 @@ pub fn expand_diagnostic(vm: &Object, err: &ExpandError) -> Diagnostic {
     };
     let origin = line_field.map_or_else(|| vm.origin.clone(), |f| vm.field_origin(&f));
     let mut message = err.to_string();
-    if matches!(err, ExpandError::Conflicts(_)) {
-        message.push_str(&conflict_hint(vm));
+    if let ExpandError::Conflicts(c) = err {
+        message.push_str(&conflict_hint(vm, c.len()));
     }
     let mut d = Diagnostic::error(code, origin, message).with_object(vm.object_ref());
     d.field = field;
@@ -56,12 +56,13 @@ pub fn expand_diagnostic(vm: &Object, err: &ExpandError) -> Diagnostic {
 }
 
 /// What to do about a field the instancetype owns, after KubeVirt's conflict message: the
-/// same words from every command that reports it.
-pub fn conflict_hint(vm: &Object) -> String {
+/// same words from every command that reports it, for one field or for `fields` of them.
+pub fn conflict_hint(vm: &Object, fields: usize) -> String {
+    let them = if fields > 1 { "them" } else { "it" };
     crate::kubevirt::expand::instancetype_named(vm).map_or_else(String::new, |(_, name)| {
         format!(
-            " (the instancetype \"{name}\" sets it: remove it from the VM, or choose an \
-             instancetype that fits what the VM needs)"
+            " (the instancetype \"{name}\" sets {them}: remove {them} from the VM, or choose \
+             an instancetype that fits what the VM needs)"
         )
     })
 }

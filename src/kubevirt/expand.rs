@@ -43,6 +43,10 @@ pub enum ExpandError {
         /// the same name in the other scope (`a VirtualMachinePreference of that name exists:
         /// set ...`).
         hint: Option<String>,
+        /// The inputs hold an object of that kind, namespace and name, at an apiVersion
+        /// KubeVirt does not serve (the hint says so): not found in the cluster, but not
+        /// missing from the inputs.
+        held_unserved: bool,
     },
     /// The VM sets fields the instancetype owns.
     #[error("{}", conflict::message(.0))]
@@ -282,6 +286,7 @@ fn find_spec<'a, 'k>(
             namespace: kind.is_namespaced().then(|| namespace.to_string()),
             field,
             hint: not_found_hint(index, kind, namespace, name),
+            held_unserved: index.unserved(kind, namespace, name).is_some(),
         }),
     }
 }
@@ -305,6 +310,7 @@ fn find_revision<'a>(
                 namespace: Some(namespace.to_string()),
                 field: side.spec_field(),
                 hint: Some(revision_hint(side, rev, namespace, name, from_status)),
+                held_unserved: false,
             })
     };
     let revision = if revision_name.is_empty() {

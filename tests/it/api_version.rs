@@ -262,6 +262,11 @@ spec:
             not_found.contains(reason) && not_found.ends_with(why),
             "{command}: {not_found}"
         );
+        // The inputs hold it: no word that they do not.
+        assert!(
+            !not_found.contains("not in the inputs"),
+            "{command}: {not_found}"
+        );
         if ["expand", "vmi", "diff"].contains(&command) {
             // Only the VM of the deprecated version is expanded or started.
             assert!(stdout.contains("deprecated"), "{command}: {stdout}");

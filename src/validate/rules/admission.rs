@@ -118,7 +118,7 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) -> Admi
         let hint = match cause.reason {
             Reason::InvalidSpec | Reason::Spread => String::new(),
             Reason::Defaults => DEFAULTS_HINT.to_string(),
-            Reason::Conflict => crate::pipeline::conflict_hint(obj),
+            Reason::Conflict => crate::pipeline::conflict_hint(obj, 1),
             Reason::Requirements => match &unheld_instancetype {
                 Some(name) => format!(
                     " (the instancetype \"{name}\" is refused by the API server, so KubeVirt \
@@ -429,13 +429,23 @@ fn lookup_finding(obj: &Object, err: &ExpandError, embedded: bool) -> Option<Dia
             namespace,
             field,
             hint,
+            held_unserved,
         } => (
             reference_not_found::RULE.code,
             (*field).to_string(),
             format!(
-                "{resource} \"{name}\" not found: {}{}; KubeVirt's admission lets the lookup \
+                "{resource} \"{name}\" not found{}{}; KubeVirt's admission lets the lookup \
                  fail, but the VM will not start unless the cluster holds it{}",
-                looked_in(resource, namespace.as_deref(), name, embedded),
+                // The inputs hold it, at an apiVersion the hint names: where it was looked for
+                // is not the point.
+                if *held_unserved {
+                    String::new()
+                } else {
+                    format!(
+                        ": {}",
+                        looked_in(resource, namespace.as_deref(), name, embedded)
+                    )
+                },
                 namespace
                     .as_deref()
                     .map(|ns| format!(" (in namespace \"{ns}\")"))
