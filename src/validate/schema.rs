@@ -197,6 +197,10 @@ pub enum Misplaced {
     /// The mapping that holds this one has a field of that name: the key was meant one level
     /// up. Holds that mapping's path (empty at the top level).
     Above(String),
+    /// A sibling mapping that has fields, but not this one, takes a field of that name (`volumes`
+    /// beside the template's `spec`): the key was meant one level deeper, among them. Holds
+    /// the sibling's path.
+    Within(String),
 }
 
 /// What a value is, as a diagnostic says it ("a boolean", "a list", ...).
@@ -358,12 +362,19 @@ fn misplaced(
     if let Some(sibling) = under {
         return Some(Misplaced::Under(At::Key(at, sibling.0).path()));
     }
-    match (at, up) {
-        (At::Key(parent, _), Some(up)) if up.iter().any(|f| f.0 == key) => {
-            Some(Misplaced::Above(parent.path()))
-        }
-        _ => None,
+    if let (At::Key(parent, _), Some(up)) = (at, up)
+        && up.iter().any(|f| f.0 == key)
+    {
+        return Some(Misplaced::Above(parent.path()));
     }
+    let within = fields.iter().find(|f| {
+        matches!(f.1, Ty::Struct(sub) | Ty::Preserving(sub) if sub.iter().any(|g| g.0 == key))
+            && map
+                .get(f.0)
+                .and_then(Value::as_object)
+                .is_some_and(|sibling| !sibling.contains_key(key))
+    });
+    within.map(|sibling| Misplaced::Within(At::Key(at, sibling.0).path()))
 }
 
 /// [`check`] of the value at `at`; `up` holds the fields of the mapping that holds it.
@@ -1797,6 +1808,18 @@ mod tests {
                     Some(Misplaced::Above("spec.template.spec".into()))
                 ),
             ]
+        );
+        // `volumes` one level too shallow, beside the template's `spec` that has other fields.
+        let vm = json!({"spec": {"template": {"spec": {"domain": {}}, "volumes": []}}});
+        let mut out = Vec::new();
+        check(&vm, VIRTUAL_MACHINE, "", &mut out);
+        assert!(
+            matches!(
+                &out[..],
+                [Problem::Unknown { key, misplaced: Some(Misplaced::Within(sibling)), .. }]
+                    if key == "volumes" && sibling == "spec.template.spec"
+            ),
+            "{out:?}"
         );
         let vm = json!({"spec": {"preference": {"name": "a"}, "name": "b"}});
         let mut out = Vec::new();

@@ -43,7 +43,7 @@ use crate::validate::schema::{self, Misplaced, Problem, Ty};
 pub const RULE: Rule = Rule {
     code: codes::UNKNOWN_FIELD,
     name: "unknown-field",
-    summary: "A field KubeVirt does not know, or one of any object's `metadata` that Kubernetes does not know (e.g. a wrong case): `kubectl apply` refuses the object, a client that does not validate fields has it dropped; either way it does nothing. (In a template's or DataVolume template's `metadata` and in the clock, where KubeVirt's schema keeps unknown fields, the API server stores it and KubeVirt ignores it.) At the top level of an instancetype or preference it is an error: KubeVirt's webhook refuses the object.",
+    summary: "A field KubeVirt does not know, or one of any object's `metadata` that Kubernetes does not know (e.g. a wrong case): `kubectl apply` refuses the object, a client that does not validate fields has it dropped; either way it does nothing. (In a template's or DataVolume template's `metadata` and in the clock, where KubeVirt's schema keeps unknown fields, the API server stores it and KubeVirt ignores it.) At the top level of an instancetype or preference it is an error: KubeVirt's webhook refuses the object. Where a field of that name belongs one level up or down (under an empty or a filled sibling), the message asks whether it is indented as meant; otherwise it names a near field name.",
     severity: Severity::Warning,
 };
 
@@ -163,6 +163,10 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
                         Misplaced::Above(holder) => format!(
                             "; `{key}` is a field of `{holder}`: is it indented one level too \
                              deep?"
+                        ),
+                        Misplaced::Within(sibling) => format!(
+                            "; `{key}` is a field of `{sibling}`: is it meant to be indented \
+                             under it?"
                         ),
                     });
                 } else if let Some(s) = suggestion {
