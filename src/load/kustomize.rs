@@ -71,14 +71,7 @@ impl Kustomizations {
     /// a patch, a replacement, a transformer configuration, a generator's input, an OpenAPI
     /// schema, a Helm values file or a file in a Helm chart home.
     pub fn names_as_configuration(&mut self, file: &Path) -> bool {
-        let file = if file.is_absolute() {
-            normalize(file)
-        } else {
-            let cwd = self.cwd.get_or_insert_with(|| {
-                std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"))
-            });
-            normalize(&cwd.join(file))
-        };
+        let file = self.absolute(file);
         let Some(parent) = file.parent() else {
             return false;
         };
@@ -96,6 +89,43 @@ impl Kustomizations {
             kustomizations.extend(folder.kustomization.as_ref());
         }
         names_as_input(kustomizations, &file)
+    }
+
+    /// The folder kustomize builds `file` from: the nearest one at or above the file's folder
+    /// that holds a kustomization, as `file` is written (`base/patch.yaml` gives `base`, `..`
+    /// when it lies above the current folder). `None` when there is none, or the file lies in
+    /// a Helm chart. Asked after [`Self::names_as_configuration`].
+    pub fn build_folder(&mut self, file: &Path) -> Option<PathBuf> {
+        let absolute = self.absolute(file);
+        let levels = absolute.ancestors().skip(1).position(|folder| {
+            self.by_folder
+                .get(folder)
+                .is_some_and(|f| f.tools && !f.chart && f.kustomization.is_some())
+        })?;
+        let mut folder = file.parent().map(Path::to_path_buf).unwrap_or_default();
+        for _ in 0..levels {
+            if folder.file_name().is_some() {
+                folder.pop();
+            } else {
+                folder.push("..");
+            }
+        }
+        if folder.as_os_str().is_empty() {
+            folder.push(".");
+        }
+        Some(folder)
+    }
+
+    /// `file` from the root, without `.` and `..`.
+    fn absolute(&mut self, file: &Path) -> PathBuf {
+        if file.is_absolute() {
+            normalize(file)
+        } else {
+            let cwd = self.cwd.get_or_insert_with(|| {
+                std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"))
+            });
+            normalize(&cwd.join(file))
+        }
     }
 
     /// What kvrender knows of `folder`, looked at (with every folder above it) when first

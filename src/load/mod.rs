@@ -172,10 +172,14 @@ fn read_inputs_of(
         if named_file && files.is_empty() {
             // Named on its own (as a pre-commit hook names changed files): say why nothing of
             // it is checked, rather than report it clean.
+            let folder = kustomizations
+                .build_folder(path)
+                .map_or_else(|| "DIR".to_string(), |f| f.display().to_string());
             eprintln!(
                 "note: {}: not read: a kustomization in its folder or above names it as a \
                  patch or another input, not a resource (or it lies in a Helm chart); check \
-                 what kustomize builds with it (`kubectl kustomize DIR | kvrender validate -`)",
+                 what kustomize builds with it (`kubectl kustomize {folder} | kvrender \
+                 validate -`)",
                 path.display()
             );
         }
@@ -872,9 +876,10 @@ fn parse_chunk(
                 codes::YAML_SYNTAX,
                 Origin::new(path.clone(), index, line),
                 format!(
-                    "invalid YAML: {}{}{}{}",
+                    "invalid YAML: {}{}{}{}{}",
                     e.message,
                     unclosed_hint(chunk.text, e.line, chunk.first_line),
+                    indent_hint(chunk.text, &e.message, e.line, chunk.first_line),
                     template_hint(chunk.text, e.line),
                     if walk::is_kustomization(Path::new(path.as_ref())) {
                         " (until this kustomization parses, the patches and other files it \
@@ -952,6 +957,121 @@ fn unclosed_hint(text: &str, error_line: Option<u32>, first_line: u32) -> String
         ),
         None => String::new(),
     }
+}
+
+/// What the parser's words about a block mapping most often mean: a line indented where no
+/// mapping above it is (`did not find expected key`), or a line indented under one that has a
+/// value already, or a value holding `: ` (`mapping values are not allowed`). Empty when the
+/// lines do not show one of those.
+fn indent_hint(text: &str, message: &str, error_line: Option<u32>, first_line: u32) -> String {
+    let Some(error_line) = error_line.and_then(|l| usize::try_from(l).ok()) else {
+        return String::new();
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    let Some(at) = error_line.checked_sub(1).and_then(|i| lines.get(i)) else {
+        return String::new();
+    };
+    let number = |i: usize| (i as u64) + u64::from(first_line);
+    // The column a line's key starts at, after its indentation and any `- `.
+    let column = |line: &str| {
+        let rest = line.trim_start_matches(' ');
+        let mut col = line.len() - rest.len();
+        let mut rest = rest;
+        while let Some(r) = rest.strip_prefix("- ") {
+            let r2 = r.trim_start_matches(' ');
+            col += 2 + (r.len() - r2.len());
+            rest = r2;
+        }
+        col
+    };
+    let key_value = |line: &str| -> Option<(String, String)> {
+        let body = line.trim_start_matches([' ', '-']);
+        let (key, value) = body.split_once(": ")?;
+        let value = value.split(" #").next().unwrap_or(value).trim();
+        (!key.starts_with(['"', '\'', '{', '['])).then(|| (key.to_string(), value.to_string()))
+    };
+    if at.trim().is_empty() || at.trim_start().starts_with('#') {
+        return String::new();
+    }
+    // The lines above in the same document, each with its key's column, and the columns of
+    // the mappings still open at the error line. A block scalar's text is not YAML structure.
+    let mut above: Vec<(usize, usize)> = Vec::new();
+    let mut open: Vec<usize> = Vec::new();
+    let mut i = 0;
+    let indent = |line: &str| line.len() - line.trim_start_matches(' ').len();
+    while i + 1 < error_line {
+        let line = lines[i];
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') || trimmed == "---" {
+            i += 1;
+            continue;
+        }
+        let col = column(line);
+        while open.last().is_some_and(|&c| c > col) {
+            open.pop();
+        }
+        if open.last() != Some(&col) {
+            open.push(col);
+        }
+        above.push((i, col));
+        if starts_block_scalar(line) {
+            let own = indent(line);
+            i += 1;
+            while i + 1 < error_line && (lines[i].trim().is_empty() || indent(lines[i]) > own) {
+                i += 1;
+            }
+            continue;
+        }
+        i += 1;
+    }
+    let col = column(at);
+    if message.contains("did not find expected key") {
+        // A line deeper than the one before may start the mapping that one opens.
+        let opens = above.last().is_some_and(|&(prev, prev_col)| {
+            col > prev_col && key_value(lines[prev]).is_none_or(|(_, v)| v.is_empty())
+        });
+        if open.is_empty() || open.contains(&col) || opens {
+            return String::new();
+        }
+        let columns: Vec<String> = open.iter().map(|c| (c + 1).to_string()).collect();
+        let columns = match columns.split_last() {
+            Some((last, [])) => format!("column {last}"),
+            Some((last, rest)) => format!("columns {} and {last}", rest.join(", ")),
+            None => return String::new(),
+        };
+        return format!(
+            "; line {} starts at column {}, where no mapping above it does (they start at \
+             {columns}): check its indentation against the lines above",
+            number(error_line - 1),
+            col + 1
+        );
+    }
+    if message.contains("mapping values are not allowed") {
+        if let Some(&(prev, prev_col)) = above.last()
+            && col > prev_col
+            && key_value(lines[prev]).is_some_and(|(_, v)| !v.is_empty())
+        {
+            return format!(
+                "; line {} is indented deeper than line {} (`{}`), which has a value already: \
+                 indent the two alike, or quote the value if line {} goes on with it",
+                number(error_line - 1),
+                number(prev),
+                lines[prev].trim(),
+                number(error_line - 1),
+            );
+        }
+        if let Some((key, value)) = key_value(at)
+            && (value.contains(": ") || value.ends_with(':'))
+            && !value.starts_with(['"', '\'', '{', '['])
+        {
+            return format!(
+                "; the value of `{key}` holds `: `, which YAML reads as another key: quote it \
+                 (`{key}: \"{}\"`)",
+                value.replace('\\', "\\\\").replace('"', "\\\"")
+            );
+        }
+    }
+    String::new()
 }
 
 /// The `[` or `{` (1-based line and column within `text`) that starts a flow collection as a
@@ -1518,6 +1638,47 @@ mod tests {
         let text = "a: x [y\nb: |\n  {z\nc: 1\n";
         assert_eq!(unclosed_flow(text, 4), None);
         assert_eq!(unclosed_hint(text, None, 1), "");
+    }
+
+    #[test]
+    fn a_mis_indented_line_is_named_with_the_columns_above_it() {
+        const KEY: &str = "while parsing a block mapping, did not find expected key";
+        const VALUE: &str = "mapping values are not allowed in this context";
+        // One column short of its siblings: the open mappings are at 1, 3 and 5.
+        let text = "a: 1\nspec:\n  it:\n    name: x\n   pref:\n";
+        assert_eq!(
+            indent_hint(text, KEY, Some(5), 10),
+            "; line 14 starts at column 4, where no mapping above it does (they start at \
+             columns 1, 3 and 5): check its indentation against the lines above"
+        );
+        // At a column that is open, the parser's words mean something else: no hint; nor
+        // for a block scalar's text, which is not structure.
+        assert_eq!(indent_hint(text, KEY, Some(4), 1), "");
+        let text = "a: |\n   x\n b: 1\n";
+        assert_eq!(
+            indent_hint(text, KEY, Some(3), 1),
+            "; line 3 starts at column 2, where no mapping above it does (they start at \
+             column 1): check its indentation against the lines above"
+        );
+        // Under a key that has a value already; a value holding `: `, in a list item too.
+        let text = "metadata:\n  name: y\n    namespace: z\n";
+        assert_eq!(
+            indent_hint(text, VALUE, Some(3), 1),
+            "; line 3 is indented deeper than line 2 (`name: y`), which has a value already: \
+             indent the two alike, or quote the value if line 3 goes on with it"
+        );
+        let text = "data:\n  - cmd: echo \"a\": b # c\n";
+        assert_eq!(
+            indent_hint(text, VALUE, Some(2), 1),
+            "; the value of `cmd` holds `: `, which YAML reads as another key: quote it \
+             (`cmd: \"echo \\\"a\\\": b\"`)"
+        );
+        // Nothing to say: a quoted value, a blank line, a line past the end, no line.
+        assert_eq!(indent_hint("a: 'b: c'\n", VALUE, Some(1), 1), "");
+        assert_eq!(indent_hint("a: 1\n\n", KEY, Some(2), 1), "");
+        assert_eq!(indent_hint("a: 1\n", KEY, Some(9), 1), "");
+        assert_eq!(indent_hint("a: 1\n", KEY, None, 1), "");
+        assert_eq!(indent_hint("a: 1\n", KEY, Some(0), 1), "");
     }
 
     #[test]

@@ -1024,6 +1024,35 @@ fn files_a_kustomization_names_as_patches_or_inputs_are_not_read() {
             )),
             "{file}: {stderr}"
         );
+        // The note's command builds the folder of that kustomization, as the file is written.
+        assert!(
+            stderr.contains(&format!(
+                "(`kubectl kustomize {OVERLAY} | kvrender validate -`)"
+            )),
+            "{file}: {stderr}"
+        );
+    }
+    // Named from the overlay itself, and from a folder below it.
+    for (dir, file, folder) in [
+        (OVERLAY.to_string(), "halted.yaml", "."),
+        (
+            format!("{OVERLAY}/../../base"),
+            "../overlays/prod/halted.yaml",
+            "../overlays/prod",
+        ),
+    ] {
+        let out = kvrender()
+            .current_dir(root().join(dir))
+            .args(["validate", file])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(&format!(
+                "(`kubectl kustomize {folder} | kvrender validate -`)"
+            )),
+            "{file}: {stderr}"
+        );
     }
     // Found in a walked directory, it is left out without a word.
     let out = run(&["validate", OVERLAY]);

@@ -24,6 +24,6 @@ use crate::validate::Rule;
 pub const RULE: Rule = Rule {
     code: codes::YAML_SYNTAX,
     name: "yaml-syntax",
-    summary: "A file is not valid YAML or JSON (reported with line and column).",
+    summary: "A file is not valid YAML or JSON (reported with line and column). Where the lines show the likely cause, the message names it: a bracket left open, a tab, a line indented where no mapping above it starts, a line indented under a key that has a value already, a value holding `: ` that wants quotes.",
     severity: Severity::Error,
 };
