@@ -161,7 +161,17 @@ fn read_inputs_of(
             source,
         })?;
         let mut files = if meta.is_dir() {
-            walk::walk_skipping(path, skip.as_deref(), exclude)?
+            let files = walk::walk_skipping(path, skip.as_deref(), exclude)?;
+            if files.is_empty() {
+                // Most often a wrong folder: say so, rather than report it clean.
+                eprintln!(
+                    "note: {}: nothing in it to read: kvrender reads the `.yaml`, `.yml` and \
+                     `.json` files in a folder and below it (kustomizations aside, and what \
+                     `--exclude` leaves out)",
+                    path.display()
+                );
+            }
+            files
         } else if walk::is_kustomization(path) || exclude.leaves_out_named(path) {
             Vec::new()
         } else {

@@ -2515,3 +2515,41 @@ fn a_kustomizations_namespace_is_named_where_it_explains_a_finding() {
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     assert_eq!(stdout(&out), "No problems found in 4 objects.\n");
 }
+
+/// A folder with nothing kvrender reads (a wrong path in a CI step, say) is not reported clean
+/// without a word: a note names it, and the exit status stays 0, as for an empty folder of
+/// manifests there is nothing wrong to report.
+#[test]
+fn a_folder_with_nothing_to_read_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("README.md"), "# notes\n").unwrap();
+    std::fs::write(tmp.path().join("kustomization.yaml"), "resources: []\n").unwrap();
+    let dir = tmp.path().to_str().unwrap();
+    for command in ["validate", "build"] {
+        let out = run(&[command, dir]);
+        assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!(
+                "note: {dir}: nothing in it to read: kvrender reads the `.yaml`, `.yml` and \
+                 `.json` files in a folder and below it (kustomizations aside, and what \
+                 `--exclude` leaves out)\n"
+            ),
+            "{command}"
+        );
+    }
+    // One file to read, or a folder of files `--exclude` leaves out, changes that.
+    std::fs::write(
+        tmp.path().join("cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+    )
+    .unwrap();
+    let out = run(&["validate", dir]);
+    assert!(out.stderr.is_empty(), "{}", describe(&out));
+    let out = run(&["validate", "--exclude", "*.yaml", dir]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("nothing in it to read"),
+        "{}",
+        describe(&out)
+    );
+}
