@@ -259,6 +259,21 @@ impl FnConfig {
     }
 
     fn set(&mut self, key: &str, raw: Raw<'_>, errors: &mut Vec<String>) {
+        const KEYS: &[&str] = &[
+            "render",
+            "expand",
+            "defaultCatalog",
+            "emitDefaultCatalog",
+            "paths",
+            "catalogs",
+            "clusterConfig",
+            "versionLabel",
+            "versionLabelKey",
+            "severity",
+            "strict",
+            "prune",
+            "migrate",
+        ];
         let result = match key {
             "render" => bool_value(&raw).map(|b| self.render = b),
             "expand" => mode_value(&raw).and_then(|s| {
@@ -266,7 +281,7 @@ impl FnConfig {
                     "replace" => ExpandMode::Replace,
                     "validate" => ExpandMode::Validate,
                     "off" => ExpandMode::Off,
-                    _ => return Err(format!("`{s}` is not one of replace, validate, off")),
+                    _ => return Err(not_one_of(&s, &["replace", "validate", "off"])),
                 };
                 Ok(())
             }),
@@ -292,7 +307,7 @@ impl FnConfig {
                     "error" => Severity::Error,
                     "warning" => Severity::Warning,
                     "info" => Severity::Info,
-                    _ => return Err(format!("`{s}` is not one of error, warning, info")),
+                    _ => return Err(not_one_of(&s, &["error", "warning", "info"])),
                 };
                 Ok(())
             }),
@@ -302,17 +317,16 @@ impl FnConfig {
                 self.migrate = match s.as_str() {
                     "off" => false,
                     "presets" => true,
-                    _ => return Err(format!("`{s}` is not one of off, presets")),
+                    _ => return Err(not_one_of(&s, &["off", "presets"])),
                 };
                 Ok(())
             }),
             k if KUSTOMIZE_KEYS.contains(&k) => Ok(()),
-            _ => Err(
-                "unknown key (expected one of render, expand, defaultCatalog, \
-                 emitDefaultCatalog, paths, catalogs, clusterConfig, versionLabel, \
-                 versionLabelKey, severity, strict, prune, migrate)"
-                    .to_string(),
-            ),
+            _ => Err(format!(
+                "unknown key (expected one of {}){}",
+                KEYS.join(", "),
+                did_you_mean(key, KEYS)
+            )),
         };
         if let Err(message) = result {
             errors.push(format!("functionConfig `{key}`: {message}"));
@@ -405,6 +419,21 @@ fn profile_value(raw: &Raw<'_>) -> Result<ClusterProfile, String> {
     ClusterProfile::from_document(doc)
 }
 
+/// A value outside `values`, with the nearest of them when one is near.
+fn not_one_of(value: &str, values: &[&str]) -> String {
+    format!(
+        "`{value}` is not one of {}{}",
+        values.join(", "),
+        did_you_mean(value, values)
+    )
+}
+
+/// ` (did you mean `x`?)` for the candidate near `word`, or nothing.
+fn did_you_mean(word: &str, candidates: &[&str]) -> String {
+    crate::diagnostic::nearest_name(word, candidates.iter().copied())
+        .map_or_else(String::new, |near| format!(" (did you mean `{near}`?)"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -449,8 +478,27 @@ mod tests {
         let errors = FnConfig::parse(Some(&bad)).unwrap_err();
         assert_eq!(errors.len(), 3, "{errors:?}");
         assert!(errors[0].contains("`rendr`: unknown key"));
+        assert!(
+            errors[0].ends_with(" (did you mean `render`?)"),
+            "{}",
+            errors[0]
+        );
         assert!(errors[1].contains("`expand`: `sometimes` is not one of"));
+        assert!(!errors[1].contains("did you mean"), "{}", errors[1]);
         assert!(errors[2].contains("`strict`: must be"));
+        // A value a letter away from one the key takes is named.
+        let bad = json!({"data": {"expand": "replac", "severity": "warn", "migrate": "preset"}});
+        let errors = FnConfig::parse(Some(&bad)).unwrap_err();
+        assert_eq!(
+            errors,
+            [
+                "functionConfig `expand`: `replac` is not one of replace, validate, off (did you \
+                 mean `replace`?)",
+                "functionConfig `severity`: `warn` is not one of error, warning, info",
+                "functionConfig `migrate`: `preset` is not one of off, presets (did you mean \
+                 `presets`?)",
+            ]
+        );
         // The kind and apiVersion are held to the same strictness for both kinds.
         for wrong in [
             json!({"kind": 5, "data": {"expand": "off"}}),

@@ -343,10 +343,20 @@ impl ClusterProfile {
         let known =
             |k: &String| CONFIGURATION_FIELDS.contains(&k.as_str()) || k == "networkConfiguration";
         if !map.is_empty() && !map.keys().any(known) {
-            let keys: Vec<&str> = map.keys().map(String::as_str).collect();
+            // Each key with the field it may misspell: the likelier mistake than a document
+            // of another kind.
+            let keys: Vec<String> = map
+                .keys()
+                .map(|k| {
+                    match crate::diagnostic::nearest_name(k, CONFIGURATION_FIELDS.iter().copied()) {
+                        Some(near) => format!("`{k}` (did you mean `{near}`?)"),
+                        None => format!("`{k}`"),
+                    }
+                })
+                .collect();
             return Err(vec![format!(
-                "no KubeVirt configuration field among `{}`; {EXPECTED}",
-                keys.join("`, `")
+                "no KubeVirt configuration field among {}; {EXPECTED}",
+                keys.join(", ")
             )]);
         }
         ClusterProfile::read_kubevirt(doc)
@@ -818,7 +828,16 @@ mod tests {
     fn documents_that_hold_no_configuration_are_refused() {
         let vm = json!({"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine"});
         assert!(ClusterProfile::from_document(&vm).is_err());
-        assert!(ClusterProfile::from_document(&json!({"evictionStrategi": "x"})).is_err());
+        // Each key that misspells a field is named with it.
+        let err =
+            ClusterProfile::from_document(&json!({"evictionStrategi": "x", "zzz": 1})).unwrap_err();
+        assert!(
+            err.starts_with(
+                "no KubeVirt configuration field among `evictionStrategi` (did you mean \
+                 `evictionStrategy`?), `zzz`; expected"
+            ),
+            "{err}"
+        );
         let nested = json!({"configuration": {"evictionStrategy": "LiveMigrate"}});
         assert_eq!(
             ClusterProfile::from_document(&nested)
