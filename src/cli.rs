@@ -6,7 +6,14 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Render KubeVirt instancetype catalogs and expand VirtualMachines offline, as KubeVirt would.
 #[derive(Debug, Parser)]
-#[command(name = "kvrender", version, about, long_about = None)]
+#[command(
+    name = "kvrender",
+    version,
+    about,
+    long_about = None,
+    after_help = "With no arguments and a ResourceList piped on stdin, kvrender runs as a KRM \
+                  function (`kvrender fn`): that is how kpt and kustomize start exec functions."
+)]
 pub struct Cli {
     /// Worker threads, 1 to 256 (default: one per core). Output is the same for any count.
     #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]

@@ -6,7 +6,7 @@
 //! character, in what it wrote (stdout for `validate`'s report, stderr otherwise); a README
 //! line without a row fails too.
 
-use crate::common::{kvrender, root, testdata};
+use crate::common::{describe, kvrender, root, testdata};
 
 /// Directory under `testdata/readme/`, arguments, and the start of the README line.
 const SAMPLES: &[(&str, &[&str], &str)] = &[
@@ -156,4 +156,30 @@ fn shared_options_read_the_same_in_every_command_help() {
             .collect();
         assert_eq!(listed, shared, "{command:?}: {help}");
     }
+}
+
+/// The top-level help says how kvrender runs when kpt or kustomize start it with no arguments,
+/// as the README's table of ways to start the function does.
+#[test]
+fn top_level_help_names_the_implicit_function() {
+    let out = kvrender().arg("--help").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    // clap wraps the help: compare it with its lines joined.
+    let help = String::from_utf8(out.stdout)
+        .unwrap()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        help.contains(
+            "With no arguments and a ResourceList piped on stdin, kvrender runs as a KRM \
+             function (`kvrender fn`)"
+        ),
+        "{help}"
+    );
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    assert!(
+        readme.contains("| `kvrender` with no arguments and a piped stdin"),
+        "the README's row is gone"
+    );
 }
