@@ -1007,10 +1007,10 @@ fn indent_hint(text: &str, message: &str, error_line: Option<u32>, first_line: u
     // the mappings still open at the error line. A block scalar's text is not YAML structure.
     let mut above: Vec<(usize, usize)> = Vec::new();
     let mut open: Vec<usize> = Vec::new();
+    let before = &lines[..error_line - 1];
     let mut i = 0;
-    let indent = |line: &str| line.len() - line.trim_start_matches(' ').len();
-    while i + 1 < error_line {
-        let line = lines[i];
+    while i < before.len() {
+        let line = before[i];
         let trimmed = line.trim();
         if trimmed.is_empty() || trimmed.starts_with('#') || trimmed == "---" {
             i += 1;
@@ -1024,15 +1024,11 @@ fn indent_hint(text: &str, message: &str, error_line: Option<u32>, first_line: u
             open.push(col);
         }
         above.push((i, col));
-        if starts_block_scalar(line) {
-            let own = indent(line);
-            i += 1;
-            while i + 1 < error_line && (lines[i].trim().is_empty() || indent(lines[i]) > own) {
-                i += 1;
-            }
-            continue;
-        }
-        i += 1;
+        i = if starts_block_scalar(line) {
+            block_scalar_end(before, i)
+        } else {
+            i + 1
+        };
     }
     let col = column(at);
     if message.contains("did not find expected key") {
@@ -1091,16 +1087,10 @@ fn indent_hint(text: &str, message: &str, error_line: Option<u32>, first_line: u
 fn unclosed_flow(text: &str, error_line: usize) -> Option<(usize, usize, u8)> {
     let lines: Vec<&str> = text.lines().take(error_line.saturating_sub(1)).collect();
     let mut i = 0;
-    let indent = |line: &str| line.len() - line.trim_start_matches(' ').len();
     while i < lines.len() {
         let line = lines[i].as_bytes();
         if starts_block_scalar(lines[i]) {
-            // Its text: the lines indented deeper than the one that starts it, and blank ones.
-            let own = indent(lines[i]);
-            i += 1;
-            while i < lines.len() && (lines[i].trim().is_empty() || indent(lines[i]) > own) {
-                i += 1;
-            }
+            i = block_scalar_end(&lines, i);
             continue;
         }
         let Some(start) = flow_start(line) else {
@@ -1148,6 +1138,18 @@ fn unclosed_flow(text: &str, error_line: usize) -> Option<(usize, usize, u8)> {
         }
     }
     None
+}
+
+/// The index of the first line after the block scalar that `lines[start]` starts: its text is
+/// the lines indented deeper than that one, and blank ones.
+fn block_scalar_end(lines: &[&str], start: usize) -> usize {
+    let indent = |line: &str| line.len() - line.trim_start_matches(' ').len();
+    let own = indent(lines[start]);
+    let mut i = start + 1;
+    while i < lines.len() && (lines[i].trim().is_empty() || indent(lines[i]) > own) {
+        i += 1;
+    }
+    i
 }
 
 /// Whether `line` ends with a block scalar's header (`|`, `>-`, `|2+`, ...) as its value.
