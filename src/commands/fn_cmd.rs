@@ -92,7 +92,7 @@ pub fn run_on(args: &FnArgs, input: &[u8]) -> Result<Outcome> {
     // Given a ResourceList, a config that cannot be used is answered with one, the problem as
     // its result (kpt shows nothing else); given a stream, a file that cannot be read is a
     // usage error, as any other.
-    let config = match crate::load::read_whole(path) {
+    let bytes = match crate::load::read_whole(path) {
         Err(source) if !resource_list => {
             return Err(Error::Read {
                 path: path.clone(),
@@ -100,21 +100,29 @@ pub fn run_on(args: &FnArgs, input: &[u8]) -> Result<Outcome> {
             });
         }
         Err(e) => Err(format!("cannot read the function config `{shown}`: {e}")),
-        Ok(bytes) => std::str::from_utf8(&bytes)
-            .map_err(|_| format!("the function config `{shown}` is not valid UTF-8"))
-            .and_then(|t| krm::parse_config_file(&shown, t)),
+        Ok(bytes) => Ok(bytes),
     };
-    let config = match config {
-        Ok(c) => c,
+    let config = bytes.and_then(|bytes| {
+        let config_text = std::str::from_utf8(&bytes)
+            .map_err(|_| format!("the function config `{shown}` is not valid UTF-8"))?;
+        let value = krm::parse_config_file(&shown, config_text)?;
+        let config = krm::ConfigFile {
+            path: &shown,
+            text: config_text,
+            value,
+        };
+        Ok(if resource_list {
+            krm::run_resource_list(text, Some(&config))
+        } else {
+            krm::run_stream(&config, text)
+        })
+    });
+    let out = match config {
+        Ok(out) => out?,
         Err(message) if resource_list => {
             return Ok(into_outcome(krm::config_file_error(text, &shown, message)?));
         }
         Err(message) => return Ok(fail(&shown, codes::BAD_CONFIG, message)),
-    };
-    let out = if resource_list {
-        krm::run_resource_list(text, Some((&shown, &config)))?
-    } else {
-        krm::run_stream(&shown, &config, text)?
     };
     Ok(into_outcome(out))
 }

@@ -131,6 +131,26 @@ enum Raw<'a> {
     Text(&'a str),
 }
 
+/// One problem with a function configuration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigProblem {
+    /// The keys from the configuration's top to the field the problem is about (`data`,
+    /// `expand`), empty when it is about the whole configuration. Findings use it to give the
+    /// line.
+    pub path: Vec<String>,
+    /// What is wrong, naming the key.
+    pub message: String,
+}
+
+impl ConfigProblem {
+    fn at(path: &[&str], message: String) -> Self {
+        ConfigProblem {
+            path: path.iter().map(|k| (*k).to_string()).collect(),
+            message,
+        }
+    }
+}
+
 impl FnConfig {
     /// Parse a `functionConfig`. `None`, `null` and `{}` give the defaults. A mapping without
     /// `kind` but with `data` is read as a ConfigMap (kpt builds one like that when no
@@ -138,12 +158,15 @@ impl FnConfig {
     ///
     /// # Errors
     /// Every problem found, one message each, naming the key.
-    pub fn parse(value: Option<&Value>) -> Result<FnConfig, Vec<String>> {
+    pub fn parse(value: Option<&Value>) -> Result<FnConfig, Vec<ConfigProblem>> {
         let Some(value) = value.filter(|v| !v.is_null()) else {
             return Ok(FnConfig::default());
         };
         let Some(map) = value.as_object() else {
-            return Err(vec!["`functionConfig` must be a mapping".into()]);
+            return Err(vec![ConfigProblem::at(
+                &[],
+                "`functionConfig` must be a mapping".into(),
+            )]);
         };
         if map.is_empty() {
             return Ok(FnConfig::default());
@@ -151,7 +174,10 @@ impl FnConfig {
         let mut errors = Vec::new();
         for key in ["apiVersion", "kind"] {
             if map.get(key).is_some_and(|v| !v.is_string() && !v.is_null()) {
-                errors.push(format!("functionConfig `{key}` must be a string"));
+                errors.push(ConfigProblem::at(
+                    &[key],
+                    format!("functionConfig `{key}` must be a string"),
+                ));
             }
         }
         if !errors.is_empty() {
@@ -161,6 +187,8 @@ impl FnConfig {
         let kind = map.get("kind").and_then(Value::as_str).unwrap_or("");
         let mut config = FnConfig::default();
         let mut keys: Vec<&str> = Vec::new();
+        // Where the keys are: `data` in a ConfigMap.
+        let mut under: &[&str] = &[];
         match kind {
             KIND if api_version == API_VERSION => {
                 for (key, v) in map {
@@ -168,23 +196,34 @@ impl FnConfig {
                         continue;
                     }
                     keys.push(key);
-                    config.set(key, Raw::Typed(v), &mut errors);
+                    config.set(&[], key, Raw::Typed(v), &mut errors);
                 }
             }
-            KIND => errors.push(format!(
-                "unsupported apiVersion `{api_version}` for KVRender (expected `{API_VERSION}`)"
+            KIND => errors.push(ConfigProblem::at(
+                &["apiVersion"],
+                format!(
+                    "unsupported apiVersion `{api_version}` for KVRender (expected `{API_VERSION}`)"
+                ),
             )),
             "ConfigMap" | "" if kind == "ConfigMap" || map.contains_key("data") => {
+                under = &["data"];
                 if !matches!(api_version, "" | "v1") {
-                    errors.push(format!(
-                        "unsupported apiVersion `{api_version}` for a ConfigMap functionConfig \
-                         (expected `v1`)"
+                    errors.push(ConfigProblem::at(
+                        &["apiVersion"],
+                        format!(
+                            "unsupported apiVersion `{api_version}` for a ConfigMap \
+                             functionConfig (expected `v1`)"
+                        ),
                     ));
                 }
                 for key in map.keys() {
                     if !matches!(key.as_str(), "apiVersion" | "kind" | "metadata" | "data") {
-                        errors.push(format!(
-                            "unknown field `{key}` in the ConfigMap functionConfig (the keys go under `data`)"
+                        errors.push(ConfigProblem::at(
+                            &[key],
+                            format!(
+                                "unknown field `{key}` in the ConfigMap functionConfig (the keys \
+                                 go under `data`)"
+                            ),
                         ));
                     }
                 }
@@ -194,15 +233,25 @@ impl FnConfig {
                         for (key, v) in data {
                             keys.push(key);
                             match v {
-                                Value::String(s) => config.set(key, Raw::Text(s), &mut errors),
+                                Value::String(s) => {
+                                    config.set(under, key, Raw::Text(s), &mut errors);
+                                }
                                 // `true` or `false` written plain: a boolean, read as the
                                 // word it stands for.
-                                Value::Bool(_) => config.set(key, Raw::Typed(v), &mut errors),
-                                _ => errors.push(format!("`data.{key}` must be a string")),
+                                Value::Bool(_) => {
+                                    config.set(under, key, Raw::Typed(v), &mut errors);
+                                }
+                                _ => errors.push(ConfigProblem::at(
+                                    &["data", key],
+                                    format!("`data.{key}` must be a string"),
+                                )),
                             }
                         }
                     }
-                    Some(_) => errors.push("`data` must be a mapping of strings".into()),
+                    Some(_) => errors.push(ConfigProblem::at(
+                        &["data"],
+                        "`data` must be a mapping of strings".into(),
+                    )),
                 }
             }
             _ => {
@@ -214,8 +263,10 @@ impl FnConfig {
                     }
                     _ => format!("unsupported functionConfig `{api_version}, Kind={kind}`"),
                 };
-                errors.push(format!(
-                    "{what} (expected `{API_VERSION}, Kind={KIND}` or a ConfigMap)"
+                let at: &[&str] = if kind.is_empty() { &[] } else { &["kind"] };
+                errors.push(ConfigProblem::at(
+                    at,
+                    format!("{what} (expected `{API_VERSION}, Kind={KIND}` or a ConfigMap)"),
                 ));
             }
         }
@@ -226,22 +277,42 @@ impl FnConfig {
                 .map(|k| format!("`{k}`"))
                 .collect();
             if !beside.is_empty() {
-                errors.push(format!(
-                    "`migrate: presets` runs alone, without rendering or expanding: leave out {}",
-                    beside.join(", ")
+                errors.push(ConfigProblem::at(
+                    &[under, &["migrate"]].concat(),
+                    format!(
+                        "`migrate: presets` runs alone, without rendering or expanding: leave \
+                         out {}",
+                        beside.join(", ")
+                    ),
                 ));
             }
         }
         if config.version_label_key.is_some() && config.version_label.is_none() {
-            errors.push(
+            errors.push(ConfigProblem::at(
+                &[under, &["versionLabelKey"]].concat(),
                 "`versionLabelKey` is set without `versionLabel`: there is no version to stamp"
                     .into(),
-            );
+            ));
         }
         if errors.is_empty() {
             Ok(config)
         } else {
             Err(errors)
+        }
+    }
+
+    /// The keys from the top of `value`, a configuration [`FnConfig::parse`] accepted, to its
+    /// key `key`: under `data` in a ConfigMap.
+    pub fn path_to(value: Option<&Value>, key: &str) -> Vec<String> {
+        let typed = value
+            .and_then(|v| v.get("kind"))
+            .and_then(Value::as_str)
+            .is_some_and(|k| k == KIND);
+        let data = value.is_some_and(|v| v.get("data").is_some_and(Value::is_object));
+        if data && !typed {
+            vec!["data".into(), key.into()]
+        } else {
+            vec![key.into()]
         }
     }
 
@@ -258,7 +329,8 @@ impl FnConfig {
         crate::diagnostic::sort(diagnostics);
     }
 
-    fn set(&mut self, key: &str, raw: Raw<'_>, errors: &mut Vec<String>) {
+    /// Read `key` (found under `under`) into the configuration.
+    fn set(&mut self, under: &[&str], key: &str, raw: Raw<'_>, errors: &mut Vec<ConfigProblem>) {
         const KEYS: &[&str] = &[
             "render",
             "expand",
@@ -329,7 +401,10 @@ impl FnConfig {
             )),
         };
         if let Err(message) = result {
-            errors.push(format!("functionConfig `{key}`: {message}"));
+            errors.push(ConfigProblem::at(
+                &[under, &[key]].concat(),
+                format!("functionConfig `{key}`: {message}"),
+            ));
         }
     }
 }
@@ -439,6 +514,10 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn messages(problems: Vec<ConfigProblem>) -> Vec<String> {
+        problems.into_iter().map(|p| p.message).collect()
+    }
+
     #[test]
     fn empty_and_absent_configs_are_the_defaults() {
         assert_eq!(FnConfig::parse(None).unwrap(), FnConfig::default());
@@ -475,7 +554,7 @@ mod tests {
     fn unknown_keys_and_bad_values_are_named() {
         let bad = json!({"apiVersion": API_VERSION, "kind": KIND,
             "rendr": true, "expand": "sometimes", "strict": 1});
-        let errors = FnConfig::parse(Some(&bad)).unwrap_err();
+        let errors = FnConfig::parse(Some(&bad)).map_err(messages).unwrap_err();
         assert_eq!(errors.len(), 3, "{errors:?}");
         assert!(errors[0].contains("`rendr`: unknown key"));
         assert!(
@@ -488,7 +567,7 @@ mod tests {
         assert!(errors[2].contains("`strict`: must be"));
         // A value a letter away from one the key takes is named.
         let bad = json!({"data": {"expand": "replac", "severity": "warn", "migrate": "preset"}});
-        let errors = FnConfig::parse(Some(&bad)).unwrap_err();
+        let errors = FnConfig::parse(Some(&bad)).map_err(messages).unwrap_err();
         assert_eq!(
             errors,
             [
@@ -505,7 +584,7 @@ mod tests {
             json!({"apiVersion": "apps/v1", "kind": "ConfigMap", "data": {}}),
             json!({"apiVersion": ["v1"], "kind": "ConfigMap", "data": {}}),
         ] {
-            let errors = FnConfig::parse(Some(&wrong)).unwrap_err();
+            let errors = FnConfig::parse(Some(&wrong)).map_err(messages).unwrap_err();
             assert!(
                 errors[0].contains("must be a string")
                     || errors[0].contains("unsupported apiVersion"),
@@ -514,7 +593,8 @@ mod tests {
         }
         let other = json!({"apiVersion": "v1", "kind": "Secret"});
         assert!(
-            FnConfig::parse(Some(&other)).unwrap_err()[0].contains("unsupported functionConfig")
+            FnConfig::parse(Some(&other)).map_err(messages).unwrap_err()[0]
+                .contains("unsupported functionConfig")
         );
         // A missing apiVersion or kind is said to be missing.
         for (config, says) in [
@@ -528,11 +608,57 @@ mod tests {
                 "of apiVersion `v1` has no kind",
             ),
         ] {
-            let errors = FnConfig::parse(Some(&config)).unwrap_err();
+            let errors = FnConfig::parse(Some(&config))
+                .map_err(messages)
+                .unwrap_err();
             assert!(errors[0].contains(says), "{config}: {errors:?}");
         }
         let cm = json!({"kind": "ConfigMap", "data": {"render": "maybe", "x": "1"}});
-        assert_eq!(FnConfig::parse(Some(&cm)).unwrap_err().len(), 2);
+        assert_eq!(
+            FnConfig::parse(Some(&cm))
+                .map_err(messages)
+                .unwrap_err()
+                .len(),
+            2
+        );
+    }
+
+    /// Each problem carries the keys that lead to what it is about, for findings to give its
+    /// line: under `data` in a ConfigMap, at the top in the kind.
+    #[test]
+    fn problems_know_the_keys_they_are_about() {
+        let paths = |config: Value| -> Vec<Vec<String>> {
+            FnConfig::parse(Some(&config))
+                .unwrap_err()
+                .into_iter()
+                .map(|p| p.path)
+                .collect()
+        };
+        assert_eq!(
+            paths(json!({"kind": "ConfigMap", "data": {"expand": "replac", "x": 1}, "extra": 1})),
+            [vec!["extra"], vec!["data", "expand"], vec!["data", "x"]]
+        );
+        assert_eq!(
+            paths(json!({"apiVersion": API_VERSION, "kind": KIND, "strict": 1,
+                "versionLabelKey": "a/b"})),
+            [vec!["strict"], vec!["versionLabelKey"]]
+        );
+        assert_eq!(
+            paths(json!({"apiVersion": "v9", "kind": KIND})),
+            [vec!["apiVersion"]]
+        );
+        assert_eq!(paths(json!({"render": "maybe"})), [Vec::<String>::new()]);
+        assert_eq!(paths(json!({"kind": "Secret"})), [vec!["kind"]]);
+        let cm = json!({"kind": "ConfigMap", "data": {}});
+        assert_eq!(
+            FnConfig::path_to(Some(&cm), "clusterConfig"),
+            ["data", "clusterConfig"]
+        );
+        let typed = json!({"apiVersion": API_VERSION, "kind": KIND, "data": {}});
+        assert_eq!(
+            FnConfig::path_to(Some(&typed), "clusterConfig"),
+            ["clusterConfig"]
+        );
     }
 
     /// A boolean key takes `true` and `false` and the words YAML 1.1 reads as booleans, which a
@@ -551,7 +677,9 @@ mod tests {
         }
         for word in ["yEs", "maybe", "1"] {
             let config = json!({"kind": "ConfigMap", "data": {"strict": word}});
-            let errors = FnConfig::parse(Some(&config)).unwrap_err();
+            let errors = FnConfig::parse(Some(&config))
+                .map_err(messages)
+                .unwrap_err();
             assert!(errors[0].contains("is not `true` or `false`"), "{errors:?}");
         }
     }
@@ -574,7 +702,10 @@ mod tests {
         assert!(!parsed.render && parsed.strict);
         // `true` (`on`, `yes`) names no mode.
         let on = json!({"kind": "ConfigMap", "data": {"expand": true}});
-        assert!(FnConfig::parse(Some(&on)).unwrap_err()[0].contains("`expand`: must be a string"));
+        assert!(
+            FnConfig::parse(Some(&on)).map_err(messages).unwrap_err()[0]
+                .contains("`expand`: must be a string")
+        );
     }
 
     #[test]
@@ -587,7 +718,7 @@ mod tests {
         let typed = json!({"apiVersion": API_VERSION, "kind": KIND, "migrate": "presets",
             "expand": "replace", "paths": ["a"], "catalogs": ["b"]});
         assert_eq!(
-            FnConfig::parse(Some(&typed)).unwrap_err(),
+            FnConfig::parse(Some(&typed)).map_err(messages).unwrap_err(),
             [
                 "`migrate: presets` runs alone, without rendering or expanding: leave out \
               `expand`, `paths`"
@@ -595,7 +726,7 @@ mod tests {
         );
         let bad = json!({"kind": "ConfigMap", "data": {"migrate": "instancetypes"}});
         assert_eq!(
-            FnConfig::parse(Some(&bad)).unwrap_err(),
+            FnConfig::parse(Some(&bad)).map_err(messages).unwrap_err(),
             ["functionConfig `migrate`: `instancetypes` is not one of off, presets"]
         );
     }
@@ -604,17 +735,26 @@ mod tests {
     fn the_version_label_must_be_one_the_api_server_accepts() {
         let bad = json!({"apiVersion": API_VERSION, "kind": KIND,
             "versionLabel": "release 1.4", "versionLabelKey": "Example.com/version"});
-        let errors = FnConfig::parse(Some(&bad)).unwrap_err();
+        let errors = FnConfig::parse(Some(&bad)).map_err(messages).unwrap_err();
         assert_eq!(errors.len(), 2, "{errors:?}");
         assert!(errors[0].contains("`versionLabel`: not a valid label value"));
         assert!(errors[1].contains("`versionLabelKey`: not a valid label key"));
         let empty = json!({"kind": "ConfigMap", "data": {"versionLabelKey": ""}});
-        assert!(FnConfig::parse(Some(&empty)).unwrap_err()[0].contains("empty name"));
+        assert!(
+            FnConfig::parse(Some(&empty)).map_err(messages).unwrap_err()[0].contains("empty name")
+        );
         let no_version = json!({"kind": "ConfigMap", "data": {"versionLabel": ""}});
-        assert!(FnConfig::parse(Some(&no_version)).unwrap_err()[0].contains("needs a version"));
+        assert!(
+            FnConfig::parse(Some(&no_version))
+                .map_err(messages)
+                .unwrap_err()[0]
+                .contains("needs a version")
+        );
         let key_alone = json!({"kind": "ConfigMap", "data": {"versionLabelKey": "example.com/v"}});
         assert_eq!(
-            FnConfig::parse(Some(&key_alone)).unwrap_err(),
+            FnConfig::parse(Some(&key_alone))
+                .map_err(messages)
+                .unwrap_err(),
             ["`versionLabelKey` is set without `versionLabel`: there is no version to stamp"]
         );
         let good = json!({"kind": "ConfigMap",

@@ -66,8 +66,43 @@ fn input_error(origin: &str, message: String) -> Diagnostic {
 }
 
 /// A problem with the function's configuration.
-fn config_error(origin: &str, message: String) -> Diagnostic {
-    Diagnostic::error(codes::BAD_CONFIG, Origin::new(origin, 0, None), message)
+fn config_error(origin: &str, line: Option<u32>, message: String) -> Diagnostic {
+    Diagnostic::error(codes::BAD_CONFIG, Origin::new(origin, 0, line), message)
+}
+
+/// A function configuration read from a file (`kvrender fn CONFIG`; the file kustomize names
+/// for a legacy plugin).
+pub struct ConfigFile<'a> {
+    /// The file as findings name it.
+    pub path: &'a str,
+    /// Its text.
+    pub text: &'a str,
+    /// What [`parse_config_file`] read from it.
+    pub value: Value,
+}
+
+/// Where a function configuration was written, for findings about it to give a line: its
+/// file's text, or the ResourceList that holds it under `functionConfig`.
+#[derive(Clone, Copy)]
+struct ConfigText<'a> {
+    text: &'a str,
+    under: Option<&'a str>,
+}
+
+impl ConfigText<'_> {
+    /// The line of the field at `path` (keys from the configuration's top), or of the nearest
+    /// field above it that is written.
+    fn line(self, path: &[String]) -> Option<u32> {
+        let text = self.text.strip_prefix('\u{feff}').unwrap_or(self.text);
+        let chunk = split::split(text).into_iter().next()?;
+        let steps: Vec<load::locate::Step<'_>> = self
+            .under
+            .into_iter()
+            .chain(path.iter().map(String::as_str))
+            .map(load::locate::Step::Key)
+            .collect();
+        load::locate::field_line_of(chunk.text, chunk.first_line, &steps)
+    }
 }
 
 /// kpt hands over every file of a package that looks like a resource, the patches of VMs a
@@ -113,30 +148,49 @@ fn kustomize_inputs(items: &[Value]) -> Vec<bool> {
 }
 
 /// The warnings about fields of the config's `clusterConfig` KubeVirt's configuration does
-/// not have, as `--cluster-config` gives them.
-fn cluster_config_warnings(config: &FnConfig, origin: &str) -> Vec<Diagnostic> {
-    config
-        .profile
-        .unknown_field_messages()
+/// not have, as `--cluster-config` gives them. `value` is the configuration as written, and
+/// `written` where.
+fn cluster_config_warnings(
+    config: &FnConfig,
+    origin: &str,
+    value: Option<&Value>,
+    written: ConfigText<'_>,
+) -> Vec<Diagnostic> {
+    let messages = config.profile.unknown_field_messages();
+    if messages.is_empty() {
+        return Vec::new();
+    }
+    let line = written.line(&FnConfig::path_to(value, "clusterConfig"));
+    messages
         .into_iter()
         .map(|m| {
             Diagnostic::warning(
                 codes::BAD_CONFIG,
-                Origin::new(origin, 0, None),
+                Origin::new(origin, 0, line),
                 format!("functionConfig `clusterConfig`: {m}"),
             )
         })
         .collect()
 }
 
-/// Run on the text of a ResourceList. `config` (a function config file's path and parsed
-/// text) replaces the list's `functionConfig` when given; findings about it name the file.
+/// Run on the text of a ResourceList. `config` (a function config file) replaces the list's
+/// `functionConfig` when given; findings about it name the file.
 ///
 /// # Errors
 /// Only when the output cannot be serialized; every input problem is a result.
-pub fn run_resource_list(input: &str, config: Option<(&str, &Value)>) -> Result<FnOutput> {
-    let config_origin = config.map_or("-", |(path, _)| path);
-    let config = config.map(|(_, value)| value);
+pub fn run_resource_list(input: &str, config: Option<&ConfigFile<'_>>) -> Result<FnOutput> {
+    let config_origin = config.map_or("-", |c| c.path);
+    let written = config.map_or(
+        ConfigText {
+            text: input,
+            under: Some("functionConfig"),
+        },
+        |c| ConfigText {
+            text: c.text,
+            under: None,
+        },
+    );
+    let config = config.map(|c| &c.value);
     let list = match resource_list::parse(input) {
         Ok(list) => list,
         Err(e) => {
@@ -148,17 +202,19 @@ pub fn run_resource_list(input: &str, config: Option<(&str, &Value)>) -> Result<
         }
     };
     let not_objects = not_objects(&list);
-    let fn_config = match FnConfig::parse(config.or(list.function_config.as_ref())) {
+    let config = config.or(list.function_config.as_ref());
+    let fn_config = match FnConfig::parse(config) {
         Ok(c) => c,
-        Err(messages) => {
-            let diags = messages
+        Err(problems) => {
+            let diags = problems
                 .into_iter()
-                .map(|m| config_error(config_origin, m))
+                .map(|p| config_error(config_origin, written.line(&p.path), p.message))
                 .chain(not_objects.into_iter().flatten())
                 .collect();
             return Ok(unchanged(list, diags));
         }
     };
+    let cluster_warnings = cluster_config_warnings(&fn_config, config_origin, config, written);
     // Files of the package that are no Kubernetes objects go round the engine, unchanged, and
     // so do the patches and other inputs a kustomization of the package names, and the items
     // that are not objects at all (each with its error).
@@ -216,7 +272,7 @@ pub fn run_resource_list(input: &str, config: Option<(&str, &Value)>) -> Result<
     let mut subpackages = SubpackageFiles::of(&items);
     let (mut entries, mut diagnostics) = if fn_config.migrate {
         let migrated = migrate::migrate(&items, &fn_config, Placement::Files);
-        let mut diagnostics = cluster_config_warnings(&fn_config, config_origin);
+        let mut diagnostics = cluster_warnings;
         diagnostics.extend(lists);
         diagnostics.extend(migrated.diagnostics);
         let entries: Vec<String> = migrated
@@ -240,12 +296,9 @@ pub fn run_resource_list(input: &str, config: Option<(&str, &Value)>) -> Result<
         });
         let mut processed = engine::process(items, &fn_config, Placement::Files);
         subpackages.note_rendered(&processed.rendered_in_subpackages);
-        processed.diagnostics.splice(
-            0..0,
-            cluster_config_warnings(&fn_config, config_origin)
-                .into_iter()
-                .chain(lists),
-        );
+        processed
+            .diagnostics
+            .splice(0..0, cluster_warnings.into_iter().chain(lists));
         // Each output item becomes its entry of the output list, and its tree is dropped there.
         let count = processed.items.len();
         let mut printed = processed.printed;
@@ -490,7 +543,7 @@ pub fn undecodable_resource_list(message: String) -> Result<FnOutput> {
 /// # Errors
 /// Only when the output cannot be serialized.
 pub fn config_file_error(input: &str, config_path: &str, message: String) -> Result<FnOutput> {
-    let diagnostic = config_error(config_path, message);
+    let diagnostic = config_error(config_path, None, message);
     match resource_list::parse(input) {
         Ok(list) => {
             let diagnostics = std::iter::once(diagnostic)
@@ -554,20 +607,30 @@ pub const STREAM: &str = "<kustomize build>";
 ///
 /// # Errors
 /// Only when the output cannot be serialized.
-pub fn run_stream(config_path: &str, config: &Value, input: &str) -> Result<FnOutput> {
-    let fn_config = match FnConfig::parse(Some(config)) {
+pub fn run_stream(config: &ConfigFile<'_>, input: &str) -> Result<FnOutput> {
+    let config_path = config.path;
+    let written = ConfigText {
+        text: config.text,
+        under: None,
+    };
+    let fn_config = match FnConfig::parse(Some(&config.value)) {
         Ok(c) => c,
-        Err(messages) => {
-            let diags = messages
+        Err(problems) => {
+            let diags = problems
                 .into_iter()
-                .map(|m| config_error(config_path, m))
+                .map(|p| config_error(config_path, written.line(&p.path), p.message))
                 .collect();
             return Ok(FnOutput::finish(String::new(), diags));
         }
     };
     let loaded = load::parse_text(&Arc::from("-"), input);
     let mut diagnostics = loaded.diagnostics;
-    diagnostics.extend(cluster_config_warnings(&fn_config, config_path));
+    diagnostics.extend(cluster_config_warnings(
+        &fn_config,
+        config_path,
+        Some(&config.value),
+        written,
+    ));
     let items: Vec<Object> = loaded
         .objects
         .into_iter()
@@ -614,15 +677,23 @@ pub fn run_stream(config_path: &str, config: &Value, input: &str) -> Result<FnOu
 mod tests {
     use super::*;
 
+    /// `text` as the function config file `plugin.yaml`.
+    fn config_file(text: &'static str) -> ConfigFile<'static> {
+        ConfigFile {
+            path: "plugin.yaml",
+            text,
+            value: parse_config_file("plugin.yaml", text).unwrap(),
+        }
+    }
+
     const LIST: &str = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: instancetype.kubevirt.io/v1beta1\n  kind: VirtualMachineClusterInstancetype\n  metadata:\n    name: s\n    annotations: {config.kubernetes.io/path: s.yaml, config.kubernetes.io/index: '0'}\n  spec: {cpu: {guest: 2}, memory: {guest: 2Gi}}\n- apiVersion: kubevirt.io/v1\n  kind: VirtualMachine\n  metadata: {name: vm, namespace: ns}\n  spec:\n    instancetype: {name: s}\n    template: {spec: {domain: {cpu: {sockets: 4}, devices: {}}}}\nfunctionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  data: {expand: replace, severity: error}\n";
 
     /// In a legacy plugin's stream, an object without origin annotations is named by itself:
     /// the stream's line numbers are no file's; with annotations, the file is named.
     #[test]
     fn stream_findings_name_no_line_of_the_stream() {
-        let config = serde_json::json!({
-            "apiVersion": "kvrender.io/v1alpha1", "kind": "KVRender", "metadata": {"name": "x"}
-        });
+        let config =
+            config_file("apiVersion: kvrender.io/v1alpha1\nkind: KVRender\nmetadata: {name: x}\n");
         let vm = |annotations: &str| {
             format!(
                 "apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineClusterInstancetype\n\
@@ -632,12 +703,12 @@ mod tests {
                  template: {{spec: {{domain: {{cpu: {{sockets: 4}}, devices: {{}}}}}}}}\n"
             )
         };
-        let out = run_stream("plugin.yaml", &config, &vm("")).unwrap();
+        let out = run_stream(&config, &vm("")).unwrap();
         let conflict = out.diagnostics.iter().find(|d| d.code == "KV010").unwrap();
         assert_eq!(conflict.origin.path.as_ref(), STREAM);
         assert_eq!(conflict.origin.line, None);
         let annotated = vm("  annotations: {config.kubernetes.io/origin: \"path: vms.yaml\\n\"}\n");
-        let out = run_stream("plugin.yaml", &config, &annotated).unwrap();
+        let out = run_stream(&config, &annotated).unwrap();
         let conflict = out.diagnostics.iter().find(|d| d.code == "KV010").unwrap();
         assert_eq!(conflict.origin.path.as_ref(), "vms.yaml");
     }
@@ -717,17 +788,20 @@ mod tests {
     /// in a ResourceList and in a legacy plugin's run alike.
     #[test]
     fn cluster_config_typos_are_warned_about() {
-        let config = serde_json::json!({
-            "apiVersion": "kvrender.io/v1alpha1", "kind": "KVRender", "metadata": {"name": "x"},
-            "clusterConfig": {"machineTyp": "q35", "machineType": "pc"}
-        });
+        let config = config_file(
+            "apiVersion: kvrender.io/v1alpha1\nkind: KVRender\nmetadata: {name: x}\n\
+             clusterConfig:\n  machineTyp: q35\n  machineType: pc\n",
+        );
+        // The warning gives the line of `clusterConfig` in the file.
         let typo = |d: &&Diagnostic| {
             d.code == codes::BAD_CONFIG
                 && d.severity == crate::diagnostic::Severity::Warning
                 && d.message
                     .contains("machineTyp` (did you mean `machineType`?)")
+                && d.origin.line == Some(4)
+                && d.origin.path.as_ref() == "plugin.yaml"
         };
-        let list = run_resource_list(LIST, Some(("plugin.yaml", &config))).unwrap();
+        let list = run_resource_list(LIST, Some(&config)).unwrap();
         assert_eq!(
             list.diagnostics.iter().filter(typo).count(),
             1,
@@ -735,12 +809,50 @@ mod tests {
             list.diagnostics
         );
         assert!(list.stdout.contains("machineTyp"), "{}", list.stdout);
-        let stream = run_stream("plugin.yaml", &config, "").unwrap();
+        let stream = run_stream(&config, "").unwrap();
         assert_eq!(
             stream.diagnostics.iter().filter(typo).count(),
             1,
             "{:?}",
             stream.diagnostics
+        );
+    }
+
+    /// A problem with the configuration gives the line of the key it is about: in the config
+    /// file, and in a ResourceList's own `functionConfig`.
+    #[test]
+    fn config_problems_give_the_line_of_their_key() {
+        let lines = |out: FnOutput| -> Vec<(String, Option<u32>)> {
+            out.diagnostics
+                .iter()
+                .filter(|d| d.code == codes::BAD_CONFIG)
+                .map(|d| (d.origin.path.to_string(), d.origin.line))
+                .collect()
+        };
+        let config = config_file(
+            "# settings\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  \
+             expand: replac\n  strict: \"maybe\"\n",
+        );
+        let expected = [
+            ("plugin.yaml".to_string(), Some(7)),
+            ("plugin.yaml".to_string(), Some(8)),
+        ];
+        assert_eq!(lines(run_stream(&config, "").unwrap()), expected);
+        assert_eq!(
+            lines(run_resource_list(LIST, Some(&config)).unwrap()),
+            expected
+        );
+        // A ResourceList's functionConfig is stdin's: the line is the list's.
+        let list = LIST.replace("expand: replace", "expand: replac");
+        assert_eq!(
+            lines(run_resource_list(&list, None).unwrap()),
+            [("-".to_string(), Some(19))]
+        );
+        // A problem with the whole configuration gives its first line.
+        let whole = config_file("\n# none\nrender: maybe\n");
+        assert_eq!(
+            lines(run_stream(&whole, "").unwrap()),
+            [("plugin.yaml".to_string(), Some(3))]
         );
     }
 }

@@ -1470,7 +1470,7 @@ fn findings_about_a_config_file_name_it() {
         assert_eq!(out.status.code(), Some(1), "{}", show(&out));
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
-            stderr.contains("cfg.yaml: error[KV007] functionConfig `expand`: must be a string"),
+            stderr.contains("cfg.yaml:4: error[KV007] functionConfig `expand`: must be a string"),
             "{stderr}"
         );
     }
@@ -1519,15 +1519,20 @@ fn fn_with_a_config_file_that_cannot_be_used_answers_with_a_resource_list() {
     cmd.arg("fn").arg(dir.path().join("missing.yaml"));
     let out = run_with_stdin(cmd, stream);
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
-    // Given a stream, a config file that cannot be used is named as the finding's file.
-    for file in ["empty.yaml", "broken.yaml", "bad.yaml"] {
+    // Given a stream, a config file that cannot be used is named as the finding's file, with
+    // the line of the key at fault when one is.
+    for (file, at) in [
+        ("empty.yaml", "empty.yaml"),
+        ("broken.yaml", "broken.yaml"),
+        ("bad.yaml", "bad.yaml:2"),
+    ] {
         let mut cmd = Command::new(BIN);
         cmd.current_dir(dir.path()).args(["fn", file]);
         let out = run_with_stdin(cmd, stream);
         assert_eq!(out.status.code(), Some(1), "{file}: {}", show(&out));
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
-            stderr.starts_with(&format!("{file}: error[KV007] ")),
+            stderr.starts_with(&format!("{at}: error[KV007] ")),
             "{file}: {stderr}"
         );
     }
