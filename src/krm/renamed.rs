@@ -10,10 +10,11 @@
 //! document is rendered under its first name, and each object it makes is then renamed as
 //! kustomize renamed the document, carrying the same record: a VM that names
 //! `team1.medium` finds it (here, and in kustomize's own renaming of the references a
-//! `configurations:` file declares). Under a `namespace:` of the same kustomization, each such
-//! object is given the namespace as kustomize gives it to every object of a kind it does not
-//! know, the cluster-scoped ones too (the API server ignores it there), so that kustomize
-//! renames a VM's reference to one of them as it does for a listed one.
+//! `configurations:` file declares). Under a `namespace:` of the same kustomization (with or
+//! without a prefix or suffix), each such object is given the namespace as kustomize gives it
+//! to every object of a kind it does not know, the cluster-scoped ones too (the API server
+//! ignores it there), so that kustomize renames a VM's reference to one of them as it does for
+//! a listed one.
 
 use serde_json::{Map, Value};
 
@@ -62,8 +63,9 @@ fn around(name: &str, original: &str, prefix_len: usize) -> Option<(String, Stri
 }
 
 impl Renaming {
-    /// The renaming kustomize recorded on `doc`; `None` when it was not renamed, or when its
-    /// record does not say how (the first name is not inside the current one).
+    /// The renaming kustomize recorded on `doc`; `None` when it was neither renamed nor moved
+    /// to another namespace, or when its record does not say how (the first name is not inside
+    /// the current one).
     pub fn of(doc: &Object) -> Option<Renaming> {
         let annotations = doc
             .value
@@ -76,7 +78,13 @@ impl Renaming {
         let namespaces: Vec<&str> = text(PREVIOUS_NAMESPACES).split(',').collect();
         let original = *names.first().filter(|n| !n.is_empty())?;
         let name = doc.name();
-        if name == original
+        let namespace = doc
+            .namespace()
+            .filter(|current| namespaces.iter().any(|earlier| earlier != current))
+            .map(str::to_string);
+        // A `namespace:` alone records the name unchanged: what the document makes is then
+        // given the namespace, as a renamed document's is.
+        if (name == original && namespace.is_none())
             || kinds
                 .first()
                 .is_some_and(|k| !k.is_empty() && *k != doc.kind_str())
@@ -93,10 +101,6 @@ impl Renaming {
                 Some((before, after, namespace.to_string()))
             })
             .collect::<Option<Vec<_>>>()?;
-        let namespace = doc
-            .namespace()
-            .filter(|current| namespaces.iter().any(|earlier| earlier != current))
-            .map(str::to_string);
         Some(Renaming {
             namespace,
             original: original.to_string(),
@@ -233,6 +237,28 @@ mod tests {
         assert_eq!(obj.name(), "team-team1.small");
         // No `namespace:` in the build: none is given.
         assert_eq!(obj.namespace(), None);
+    }
+
+    /// A `namespace:` without a prefix or suffix: the names stay, and every object made gets
+    /// the namespace, the cluster-scoped ones too, as with a prefix.
+    #[test]
+    fn a_namespace_alone_is_given_to_what_the_document_makes() {
+        let mut doc = family(
+            "team",
+            json!({PREVIOUS_NAMES: "team", PREVIOUS_KINDS: "InstancetypeFamily",
+                   PREVIOUS_NAMESPACES: "default"}),
+        );
+        doc.value["metadata"]["namespace"] = json!("ml");
+        let mut obj = rendered("team1.small");
+        Renaming::of(&doc).expect("moved").apply(&mut obj);
+        assert_eq!(obj.name(), "team1.small");
+        assert_eq!(obj.namespace(), Some("ml"));
+        let notes = &obj.value["metadata"]["annotations"];
+        assert_eq!(notes[PREVIOUS_NAMES], "team1.small");
+        assert_eq!(notes[PREVIOUS_NAMESPACES], "default");
+        // Recorded but not moved (kustomize keeps the record of an earlier step): nothing.
+        doc.value["metadata"]["namespace"] = json!("default");
+        assert_eq!(Renaming::of(&doc), None);
     }
 
     /// No record, a record of another kind or a name not inside the current one: no renaming.

@@ -2322,6 +2322,8 @@ fn a_renamed_catalog_document_renders_objects_named_as_kustomize_names_them() {
             "prod-team1.medium",
             "prod-team1.medium",
         ),
+        // A namespace without a prefix: the same namespaces, the names unchanged.
+        ("namespace: ns1", "validate", "team1.medium", "team1.medium"),
     ] {
         std::fs::write(
             dir.join("kv.yaml"),
@@ -2348,6 +2350,14 @@ fn a_renamed_catalog_document_renders_objects_named_as_kustomize_names_them() {
             "{rename}: both scopes\n{built}"
         );
         assert!(!built.contains("team-prod1"), "{rename}:\n{built}");
+        if rename.contains("namespace: ns1") {
+            // The VM and both rendered objects.
+            assert_eq!(
+                built.matches("\n  namespace: ns1\n").count(),
+                3,
+                "{rename}:\n{built}"
+            );
+        }
         assert!(!built.contains("internal.config"), "{rename}:\n{built}");
         if vm_names.is_empty() {
             // Expanded against the renamed instancetype: its size, and no reference left.
