@@ -24,7 +24,39 @@ use crate::render::template::is_template;
 /// Shared by every object rendered from the same family or preference; any two compare equal
 /// (it is not part of the object's value).
 #[derive(Clone)]
-pub struct Written(Arc<[Fragment]>);
+pub struct Written {
+    fragments: Arc<[Fragment]>,
+    /// The family or preference document, when it sets traits or vars.
+    owner: Option<(Origin, Settings)>,
+}
+
+/// What the templates of a family or preference read as its settings: a value a template
+/// makes from one of them alone is that setting's, and a finding about it belongs where the
+/// family or preference sets it.
+#[derive(Clone, Copy, Debug)]
+pub struct Settings {
+    /// Where they are in the document, under `spec`: `traits` or `vars`.
+    root: &'static str,
+    /// The other variables templates see there.
+    others: &'static [&'static str],
+    /// Whether a family's variants may set them too (`spec.variants[].traits`).
+    in_variants: bool,
+}
+
+impl Settings {
+    /// A family's traits.
+    pub const TRAITS: Settings = Settings {
+        root: "traits",
+        others: &["size", "variant", "family", "name"],
+        in_variants: true,
+    };
+    /// A preference's vars.
+    pub const VARS: Settings = Settings {
+        root: "vars",
+        others: &["preference", "name"],
+        in_variants: false,
+    };
+}
 
 /// One fragment merged into a rendered object.
 pub struct Fragment {
@@ -100,7 +132,7 @@ impl PartialEq for Written {
 
 impl std::fmt::Debug for Written {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Written({} fragments)", self.0.len())
+        write!(f, "Written({} fragments)", self.fragments.len())
     }
 }
 
@@ -148,7 +180,23 @@ fn reach<'v>(mut v: &'v Value, steps: &[Step<'_>]) -> Reach<'v> {
 impl Written {
     /// The fragments, in merge order.
     pub fn new(fragments: Vec<Fragment>) -> Written {
-        Written(fragments.into())
+        Written {
+            fragments: fragments.into(),
+            owner: None,
+        }
+    }
+
+    /// The same, for objects of the family or preference at `owner`, which sets `settings`.
+    pub fn with_owner(self, owner: Origin, settings: Settings) -> Written {
+        Written {
+            owner: Some((owner, settings)),
+            ..self
+        }
+    }
+
+    /// Whether there is anything to say about any field.
+    pub fn is_empty(&self) -> bool {
+        self.fragments.is_empty() && self.owner.is_none()
     }
 
     /// Where the field at `steps` of the rendered object is written, when one fragment's
@@ -157,8 +205,9 @@ impl Written {
     /// The last fragment that writes the whole path wins, as it does in the merge. When the
     /// value there holds a template, the value comes from what the template reads (a size row,
     /// a trait) and only `key` (the finding is about the field's name, not its value) keeps
-    /// it there. A template that makes the value holding the field (a string that renders to
-    /// a mapping) is where a name is written when no fragment writes the whole path.
+    /// it there; a value made from one trait or var alone is then at that trait or var. A
+    /// template that makes the value holding the field (a string that renders to a mapping) is
+    /// where a name is written when no fragment writes the whole path.
     pub fn origin_of(
         &self,
         steps: &[Step<'_>],
@@ -166,7 +215,7 @@ impl Written {
         docs: &CatalogDocs<'_>,
     ) -> Option<Origin> {
         let mut made_by: Option<(&Object, Vec<Step<'_>>)> = None;
-        for fragment in self.0.iter().rev() {
+        for fragment in self.fragments.iter().rev() {
             let Some(rest) = strip_keys(steps, fragment.into) else {
                 continue;
             };
@@ -185,7 +234,7 @@ impl Written {
             match reach(root, rest) {
                 Reach::Whole(value) => {
                     if !key && holds_template(value) {
-                        return None;
+                        return value.as_str().and_then(|t| self.setting_origin(t, docs));
                     }
                     path.extend_from_slice(rest);
                     return line_in(doc, &path);
@@ -198,6 +247,33 @@ impl Written {
             }
         }
         made_by.and_then(|(doc, path)| line_in(doc, &path))
+    }
+}
+
+impl Written {
+    /// Where the family or preference sets the one trait or var the template `text` makes
+    /// its value from, when it reads one alone and no variant may set it otherwise.
+    fn setting_origin(&self, text: &str, docs: &CatalogDocs<'_>) -> Option<Origin> {
+        let (owner, settings) = self.owner.as_ref()?;
+        let name = crate::render::reads_only(text, settings.root, settings.others)?;
+        let owner = docs.get(owner)?;
+        let spec = owner.value.get("spec")?;
+        spec.get(settings.root)?.get(name)?;
+        let in_variant = settings.in_variants
+            && spec
+                .get("variants")
+                .and_then(Value::as_array)
+                .is_some_and(|vs| {
+                    vs.iter()
+                        .any(|v| v.pointer("/traits").and_then(|t| t.get(name)).is_some())
+                });
+        if in_variant {
+            return None;
+        }
+        line_in(
+            owner,
+            &[Step::Key("spec"), Step::Key(settings.root), Step::Key(name)],
+        )
     }
 }
 
@@ -341,6 +417,74 @@ parts:
             written
                 .origin_of(&steps, true, &CatalogDocs::new(&docs))
                 .is_some()
+        );
+    }
+
+    const TRAITED: &str = "\
+apiVersion: kvrender.io/v1alpha1
+kind: InstancetypeFamily
+metadata: {name: o}
+spec:
+  traits:
+    overcommitPercent: 150
+    numa: true
+  variants:
+    - suffix: \"\"
+    - suffix: n
+      traits: {numa: false}
+  template:
+    spec:
+      memory:
+        overcommitPercent: \"{{ traits.overcommitPercent or none }}\"
+        guest: \"{{ size.memory if traits.overcommitPercent else '1Gi' }}\"
+      cpu:
+        numa: \"{{ traits.numa }}\"
+        model: \"{{ traits['overcommitPercent'] ~ traits.numa }}\"
+";
+
+    /// A value a template makes from one trait alone is that trait's: a finding about it is at
+    /// the trait, once for every size, unless a variant may set the trait too or the template
+    /// reads more than the trait.
+    #[test]
+    fn a_value_made_from_one_trait_is_at_the_trait() {
+        let docs = [doc("o.yaml", TRAITED)];
+        let written = Written::new(vec![Fragment {
+            doc: docs[0].origin.clone(),
+            at: At::Own("template"),
+            into: &[],
+        }]);
+        let place = |written: &Written, field: &str, key: bool| {
+            written
+                .origin_of(&parse_path(field), key, &CatalogDocs::new(&docs))
+                .map(|o| o.to_string())
+        };
+        // Without knowing its family, the value stays with the size.
+        assert_eq!(
+            place(&written, "spec.memory.overcommitPercent", false),
+            None
+        );
+        let written = written.with_owner(docs[0].origin.clone(), Settings::TRAITS);
+        assert_eq!(
+            place(&written, "spec.memory.overcommitPercent", false).as_deref(),
+            Some("o.yaml:6")
+        );
+        // The name is the template's, as before.
+        assert_eq!(
+            place(&written, "spec.memory.overcommitPercent", true).as_deref(),
+            Some("o.yaml:15")
+        );
+        // A size read too; a trait a variant sets; two traits read.
+        assert_eq!(place(&written, "spec.memory.guest", false), None);
+        assert_eq!(place(&written, "spec.cpu.numa", false), None);
+        assert_eq!(place(&written, "spec.cpu.model", false), None);
+        // The same trait read twice is one.
+        assert_eq!(
+            crate::render::reads_only("{{ traits.a if traits.a else none }}", "traits", &["size"]),
+            Some("a")
+        );
+        assert_eq!(
+            crate::render::reads_only("{{ traits.a ~ size.name }}", "traits", &["size"]),
+            None
         );
     }
 }

@@ -35,7 +35,7 @@ use serde_json::{Map, Value, json};
 
 use crate::load::Source;
 use crate::model::Object;
-use crate::model::written::{At, Fragment, Written};
+use crate::model::written::{At, Fragment, Settings, Written};
 use crate::origin::Origin;
 
 pub use embedded::{
@@ -1160,28 +1160,83 @@ fn read_document<'a>(
 /// `vars[key]`, `vars.get('cpu')`): it may then read any var. Only the insides of `{{ }}`
 /// and `{% %}` blocks count, and `x.vars` is some other value's attribute.
 fn var_reads<'t>(text: &'t str, names: &mut Vec<&'t str>) -> bool {
-    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
-    let mut rest = text;
-    let first = |t: &str, a: &str, b: &str| [t.find(a), t.find(b)].into_iter().flatten().min();
-    while let Some(open) = first(rest, "{{", "{%") {
-        let after = &rest[open + 2..];
-        let close = first(after, "}}", "%}").unwrap_or(after.len());
-        let block = &after[..close];
-        for (at, _) in block.match_indices("vars") {
-            let before = block[..at].trim_end_matches(' ');
-            let prefix_ok = !block[..at].ends_with(ident) && !before.ends_with('.');
-            let tail = &block[at + 4..];
-            if !prefix_ok || tail.starts_with(ident) {
+    reads_of(text, "vars", names)
+}
+
+/// [`var_reads`] of the template variable `root` (`vars`, `traits`).
+fn reads_of<'t>(text: &'t str, root: &str, names: &mut Vec<&'t str>) -> bool {
+    scan_reads(text, root, &[], names)
+}
+
+/// The insides of the `{{ }}` and `{% %}` blocks of `text`, in order.
+fn blocks(text: &str) -> impl Iterator<Item = &str> {
+    let bytes = text.as_bytes();
+    // The first `at` from `from` where `bytes[at]` is one of `firsts` and `bytes[at + 1]` one
+    // of `seconds`: one pass, where two `find`s per block would scan the rest of the text
+    // again for each block.
+    let pair = move |from: usize, firsts: &[u8], seconds: &[u8]| -> Option<usize> {
+        let mut at = from;
+        loop {
+            let found = at + bytes.get(at..)?.iter().position(|b| firsts.contains(b))?;
+            if bytes.get(found + 1).is_some_and(|b| seconds.contains(b)) {
+                return Some(found);
+            }
+            at = found + 1;
+        }
+    };
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        let open = pair(from, b"{", b"{%")?;
+        let start = open + 2;
+        let close = pair(start, b"}%", b"}").unwrap_or(text.len());
+        from = close;
+        Some(&text[start..close])
+    })
+}
+
+/// Push what the templates in `text` read of `root` by a fixed name onto `names` (see
+/// [`var_reads`]); `false` when they read `root` otherwise, or use any of the variables
+/// `others` at all.
+fn scan_reads<'t>(text: &'t str, root: &str, others: &[&str], names: &mut Vec<&'t str>) -> bool {
+    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    for block in blocks(text) {
+        let bytes = block.as_bytes();
+        let mut at = 0;
+        while at < bytes.len() {
+            if !(bytes[at].is_ascii_alphabetic() || bytes[at] == b'_') {
+                at += 1;
                 continue;
             }
-            match static_var(tail) {
-                Some(name) => names.push(name),
-                None => return false,
+            let end = at + bytes[at..].iter().take_while(|b| ident(**b)).count();
+            let word = &block[at..end];
+            // `x.vars` is some other value's attribute; a word inside a longer one is none.
+            let attribute = block[..at].trim_end_matches(' ').ends_with('.');
+            let starts_word = at == 0 || !ident(bytes[at - 1]);
+            if starts_word && !attribute {
+                if word == root {
+                    match static_var(&block[end..]) {
+                        Some(name) => names.push(name),
+                        None => return false,
+                    }
+                } else if others.contains(&word) {
+                    return false;
+                }
             }
+            at = end;
         }
-        rest = &after[close..];
     }
     true
+}
+
+/// The one name a template reads of `root` (`traits.numa`, however often) when it reads
+/// nothing of `others` and no other name of `root`: its value is then that trait's or var's.
+pub(crate) fn reads_only<'t>(text: &'t str, root: &str, others: &[&str]) -> Option<&'t str> {
+    let mut names = Vec::new();
+    if !scan_reads(text, root, others, &mut names) {
+        return None;
+    }
+    let (first, rest) = names.split_first()?;
+    rest.iter().all(|n| n == first).then_some(*first)
 }
 
 /// The name `tail` (the text after a `vars`) reads, when it reads one by a fixed name and does
@@ -1407,12 +1462,13 @@ fn written_of(jobs: &[Job<'_, '_>]) -> Vec<Option<Written>> {
     };
     jobs.iter()
         .map(|job| {
-            let (scope, doc, parts, own) = match job {
+            let (scope, doc, parts, own, settings) = match job {
                 Job::Size { family, parts, .. } => (
                     std::ptr::from_ref(*family) as usize,
                     &family.doc,
                     *parts,
                     [family.template, family.labels, family.annotations],
+                    (family.traits.is_some()).then_some(Settings::TRAITS),
                 ),
                 Job::Preference {
                     preference, parts, ..
@@ -1425,6 +1481,7 @@ fn written_of(jobs: &[Job<'_, '_>]) -> Vec<Option<Written>> {
                         preference.labels,
                         preference.annotations,
                     ],
+                    (preference.vars.is_some()).then_some(Settings::VARS),
                 ),
             };
             of_scope
@@ -1476,7 +1533,11 @@ fn written_of(jobs: &[Job<'_, '_>]) -> Vec<Option<Written>> {
                             }
                         }
                     }
-                    (!fragments.is_empty()).then(|| Written::new(fragments))
+                    let mut written = Written::new(fragments);
+                    if let (Some(settings), Some(owner)) = (settings, origin(doc)) {
+                        written = written.with_owner(owner, settings);
+                    }
+                    (!written.is_empty()).then_some(written)
                 })
                 .clone()
         })

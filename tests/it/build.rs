@@ -2553,3 +2553,38 @@ fn a_folder_with_nothing_to_read_is_named() {
         describe(&out)
     );
 }
+
+/// A value a part's template makes from one trait alone (`overcommitPercent`), which KubeVirt
+/// refuses for every size: one finding, at the family's trait, naming every object it makes.
+#[test]
+fn a_trait_every_size_is_refused_for_is_reported_once_at_the_trait() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("o.yaml"),
+        "apiVersion: kvrender.io/v1alpha1\nkind: Parts\nmetadata: {name: p}\nparts:\n  it:\n    \
+         defaults: {overcommitPercent: null}\n    spec:\n      cpu: {guest: \"{{ size.cpu }}\"}\n      \
+         memory:\n        guest: \"{{ size.memory }}\"\n        \
+         overcommitPercent: \"{{ traits.overcommitPercent or none }}\"\n---\n\
+         apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata: {name: o}\nspec:\n  \
+         version: 1\n  parts: [it]\n  traits:\n    overcommitPercent: 150\n  sizes:\n  \
+         - [small, 1, 2Gi]\n  - [large, 2, 8Gi]\n",
+    )
+    .unwrap();
+    let out = kvrender()
+        .current_dir(dir.path())
+        .args(["build", "."])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let findings: Vec<&str> = stderr.lines().filter(|l| l.contains("[KV030]")).collect();
+    assert_eq!(findings.len(), 1, "{stderr}");
+    assert!(
+        findings[0].starts_with(
+            "./o.yaml:20: error[KV030] VirtualMachineClusterInstancetype/o1.large and 3 more \
+             (VirtualMachineClusterInstancetype/o1.small, VirtualMachineInstancetype/o1.large, \
+             VirtualMachineInstancetype/o1.small): spec.memory.overcommitPercent: "
+        ),
+        "{stderr}"
+    );
+}
