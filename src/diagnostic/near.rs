@@ -244,6 +244,10 @@ pub fn nearest_name<'c>(
             let limit = best.map_or(allowed, |(d, _)| allowed.min(d)).min(most);
             let distance = if candidate.eq_ignore_ascii_case(name) {
                 0
+            } else if limit >= 1 && swapped(name, candidate) {
+                // Two letters typed the wrong way round (`memroy`): one slip of the hand,
+                // though two edits.
+                1
             } else {
                 match near.within(candidate, limit) {
                     Some(distance) => distance,
@@ -261,11 +265,43 @@ pub fn nearest_name<'c>(
     None
 }
 
+/// Whether `b` is `a` with two neighbouring characters swapped.
+fn swapped(a: &str, b: &str) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let Some(first) = a.iter().zip(&b).position(|(x, y)| x != y) else {
+        return false;
+    };
+    first + 1 < a.len()
+        && a.len() == b.len()
+        && a[first] == b[first + 1]
+        && a[first + 1] == b[first]
+        && a[first + 2..] == b[first + 2..]
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
 
     use super::*;
+
+    /// Two neighbouring letters swapped count as one slip, so a name with them is suggested.
+    #[test]
+    fn swapped_letters_are_one_slip() {
+        assert!(swapped("memroy", "memory"));
+        assert!(swapped("ab", "ba"));
+        assert!(!swapped("memory", "memory"));
+        assert!(!swapped("mmeroy", "memory"));
+        assert!(!swapped("abc", "cba"));
+        assert!(!swapped("memo", "memory"));
+        assert_eq!(
+            nearest_name("memroy", ["cpu", "memory", "icon"]),
+            Some("memory")
+        );
+        assert_eq!(nearest_name("ipcu", ["cpu"]), None);
+    }
 
     #[test]
     fn edit_distance_counts_characters() {

@@ -1296,18 +1296,32 @@ fn check_vars(preference: &Preference<'_>, parts: &[&Part<'_>]) -> Result<(), Ve
         }
     }
     let mentioned = |name: &str| read.contains(&name);
+    // What the preference may set: the declared vars and those the templates read.
+    let mut undeclared: Vec<&str> = read
+        .iter()
+        .copied()
+        .filter(|name| !declared.contains(name))
+        .collect();
+    undeclared.sort_unstable();
+    undeclared.dedup();
     let errors: Vec<RenderError> = vars
         .keys()
         .filter(|key| !declared.contains(&key.as_str()) && !mentioned(key))
         .map(|key| {
-            let hint = crate::diagnostic::nearest_name(key, declared.iter().copied())
+            let known = declared.iter().chain(&undeclared).copied();
+            let hint = crate::diagnostic::nearest_name(key, known)
                 .map(|near| format!(" (did you mean `{near}`?)"))
                 .unwrap_or_default();
-            let known = if declared.is_empty() {
-                String::new()
-            } else {
-                format!("; its parts declare: {}", declared.join(", "))
-            };
+            let mut known = String::new();
+            if !declared.is_empty() {
+                known = format!("; its parts declare: {}", declared.join(", "));
+            }
+            if !undeclared.is_empty() {
+                known.push_str(&format!(
+                    "; its templates also read: {}",
+                    undeclared.join(", ")
+                ));
+            }
             preference.doc.invalid(
                 &[Step::Key("spec"), Step::Key("vars"), Step::Key(key)],
                 format!(

@@ -1444,7 +1444,10 @@ fn catalog_error_a_var_nothing_reads() {
     let errors = render_at("bad/catalog.yaml", &text("{memroy: 2Gi}")).expect_err("misspelt");
     let message = report_one(errors.iter().next().expect("one error"));
     assert!(
-        message.contains("unknown var `memroy`: no part declares it and no template reads it"),
+        message.contains(
+            "unknown var `memroy` (did you mean `memory`?): no part declares it and no \
+             template reads it; its parts declare: memory; its templates also read: topology"
+        ),
         "{message}"
     );
     assert!(message.contains("bad/catalog.yaml:12"), "{message}");
