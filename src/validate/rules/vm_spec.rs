@@ -1100,12 +1100,41 @@ fn secure_boot(spec: &Value, at: &str, written: Written, found: &mut Vec<(String
 fn cpu_placement(spec: &Value, at: &str, found: &mut Vec<(String, String)>) {
     let flag = |key: &str| path::get(spec, &["domain", "cpu", key]) == Some(&Value::Bool(true));
     if flag("isolateEmulatorThread") && !flag("dedicatedCpuPlacement") {
-        found.push((
-            format!("{at}.domain.cpu.isolateEmulatorThread"),
-            "IsolateEmulatorThread should be only set in combination with DedicatedCPUPlacement"
-                .into(),
-        ));
+        found.push(isolate_without_dedicated(at));
     }
+}
+
+/// KubeVirt's refusal of an isolated emulator thread without dedicated CPUs, for the spec at
+/// `at`: field and message.
+pub(crate) fn isolate_without_dedicated(at: &str) -> (String, String) {
+    (
+        format!("{at}.domain.cpu.isolateEmulatorThread"),
+        "IsolateEmulatorThread should be only set in combination with DedicatedCPUPlacement".into(),
+    )
+}
+
+/// KubeVirt's refusal of NUMA guest mapping passthrough without dedicated CPUs.
+pub(crate) fn numa_without_dedicated(at: &str) -> (String, String) {
+    let passthrough = format!("{at}.domain.cpu.numa.guestMappingPassthrough");
+    let message = format!(
+        "{at}.domain.cpu.dedicatedCpuPlacement must be set to true when NUMA topology strategy \
+         is set in {passthrough}"
+    );
+    (passthrough, message)
+}
+
+/// KubeVirt's refusal of realtime without dedicated CPUs.
+pub(crate) fn realtime_without_dedicated(at: &str) -> (String, String) {
+    let placement = format!("{at}.domain.cpu.dedicatedCpuPlacement");
+    let message = format!("{placement} must be set to true when {at}.domain.cpu.realtime is used");
+    (placement, message)
+}
+
+/// KubeVirt's refusal of realtime without NUMA guest mapping passthrough.
+pub(crate) fn realtime_without_numa(at: &str) -> (String, String) {
+    let passthrough = format!("{at}.domain.cpu.numa.guestMappingPassthrough");
+    let message = format!("{passthrough} must be defined when {at}.domain.cpu.realtime is used");
+    (passthrough, message)
 }
 
 /// One pod network at most, one Multus default network at most, and not one of each.
@@ -1339,18 +1368,6 @@ fn hugepages(spec: &Value, at: &str, req_mem: &Quantity, found: &mut Vec<(String
         return;
     };
     let page = path::str_at(hugepages, &["pageSize"]).unwrap_or("");
-    let page_at = format!("{at}.domain.memory.hugepages.pageSize");
-    let request_at = format!("{at}.domain.resources.requests.memory");
-    let Ok(size) = Quantity::parse(page) else {
-        found.push((
-            page_at.clone(),
-            format!(
-                "{page_at} '{page}': quantities must match the regular expression \
-                 '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
-            ),
-        ));
-        return;
-    };
     let value = |p: &[&str]| quantity_at(spec, p).map_or(0, |q| q.value());
     let mut memory = req_mem.value();
     if memory == 0 {
@@ -1359,23 +1376,68 @@ fn hugepages(spec: &Value, at: &str, req_mem: &Quantity, found: &mut Vec<(String
     if memory == 0 {
         memory = value(&["domain", "resources", "limits", "memory"]);
     }
-    let size = size.value();
-    // KubeVirt's message prints the request, whichever amount it compared.
-    if memory != 0 && memory < size {
-        found.push((
-            request_at.clone(),
-            format!(
-                "{request_at} '{req_mem}' must be equal to or larger than page size {page_at} \
-                 '{page}'"
-            ),
-        ));
-    } else if size != 0 && memory % size != 0 {
-        found.push((
-            request_at.clone(),
-            format!(
-                "{request_at} '{req_mem}' is not a multiple of the page size {page_at} '{page}'"
-            ),
-        ));
+    if let Some(objection) = HugepagesObjection::of(page, memory) {
+        found.push(objection.refusal(at, req_mem, page));
+    }
+}
+
+/// Why KubeVirt's VMI webhook refuses huge pages of a page size for an amount of memory
+/// (`validateHugepagesMemoryRequests`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum HugepagesObjection {
+    /// The page size is not a quantity.
+    PageSize,
+    /// The memory is less than one page.
+    Smaller,
+    /// The memory is not a whole number of pages.
+    NotMultiple,
+}
+
+impl HugepagesObjection {
+    /// KubeVirt's objection to pages of `page` for `memory` bytes (the memory request, else the
+    /// guest memory, else the memory limit; 0 when none is set), if any.
+    pub(crate) fn of(page: &str, memory: i64) -> Option<HugepagesObjection> {
+        let Ok(size) = Quantity::parse(page) else {
+            return Some(HugepagesObjection::PageSize);
+        };
+        let size = size.value();
+        if memory != 0 && memory < size {
+            Some(HugepagesObjection::Smaller)
+        } else if size != 0 && memory.wrapping_rem(size) != 0 {
+            Some(HugepagesObjection::NotMultiple)
+        } else {
+            None
+        }
+    }
+
+    /// KubeVirt's refusal for the spec at `at`, whose memory request is `req_mem`: field and
+    /// message. The message prints the request, whichever amount was compared.
+    pub(crate) fn refusal(self, at: &str, req_mem: &Quantity, page: &str) -> (String, String) {
+        let page_at = format!("{at}.domain.memory.hugepages.pageSize");
+        let request_at = format!("{at}.domain.resources.requests.memory");
+        match self {
+            HugepagesObjection::PageSize => {
+                let message = format!(
+                    "{page_at} '{page}': quantities must match the regular expression \
+                     '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+                );
+                (page_at, message)
+            }
+            HugepagesObjection::Smaller => {
+                let message = format!(
+                    "{request_at} '{req_mem}' must be equal to or larger than page size \
+                     {page_at} '{page}'"
+                );
+                (request_at, message)
+            }
+            HugepagesObjection::NotMultiple => {
+                let message = format!(
+                    "{request_at} '{req_mem}' is not a multiple of the page size {page_at} \
+                     '{page}'"
+                );
+                (request_at, message)
+            }
+        }
     }
 }
 
@@ -1469,6 +1531,23 @@ fn defaulted_resources(
     }
 }
 
+/// KubeVirt's refusal of the memory request `req_mem` of the spec at `at` (negative, or above
+/// zero and below 1M), if any: field and message.
+pub(crate) fn memory_request_refusal(at: &str, req_mem: &Quantity) -> Option<(String, String)> {
+    let field = format!("{at}.domain.resources.requests.memory");
+    if req_mem.value() < 0 {
+        let message = format!("{field} '{req_mem}': must be greater than or equal to 0.");
+        Some((field, message))
+    } else if req_mem.value() > 0
+        && Quantity::parse("1M").is_ok_and(|m| req_mem.cmp_value(&m).is_lt())
+    {
+        let message = format!("{field} '{req_mem}': must be greater than or equal to 1M.");
+        Some((field, message))
+    } else {
+        None
+    }
+}
+
 /// CPU and memory requests and limits within their bounds, and what dedicated CPUs, a NUMA
 /// topology and realtime need. `spec` is the spec with KubeVirt's defaults applied.
 fn resources(spec: &Value, at: &str, found: &mut Vec<(String, String)>) {
@@ -1507,19 +1586,7 @@ fn resources(spec: &Value, at: &str, found: &mut Vec<(String, String)>) {
         )
     };
 
-    if req_mem.value() < 0 {
-        found.push(at_least_zero("requests", "memory", req_mem));
-    } else if req_mem.value() > 0
-        && Quantity::parse("1M").is_ok_and(|m| req_mem.cmp_value(&m).is_lt())
-    {
-        found.push((
-            field("requests", "memory"),
-            format!(
-                "{} '{req_mem}': must be greater than or equal to 1M.",
-                field("requests", "memory")
-            ),
-        ));
-    }
+    found.extend(memory_request_refusal(at, req_mem));
     if lim_mem.value() < 0 {
         found.push(at_least_zero("limits", "memory", lim_mem));
     }
@@ -1656,17 +1723,11 @@ fn resources(spec: &Value, at: &str, found: &mut Vec<(String, String)>) {
         }
     }
     if numa.is_some() {
-        let passthrough = cpu_at("numa.guestMappingPassthrough");
         if !dedicated {
-            found.push((
-                passthrough.clone(),
-                format!(
-                    "{} must be set to true when NUMA topology strategy is set in {passthrough}",
-                    cpu_at("dedicatedCpuPlacement")
-                ),
-            ));
+            found.push(numa_without_dedicated(at));
         }
         if memory("hugepages").is_none() {
+            let passthrough = cpu_at("numa.guestMappingPassthrough");
             found.push((
                 passthrough.clone(),
                 format!(
@@ -1678,24 +1739,10 @@ fn resources(spec: &Value, at: &str, found: &mut Vec<(String, String)>) {
     }
     if cpu("realtime").is_some() {
         if !dedicated {
-            found.push((
-                cpu_at("dedicatedCpuPlacement"),
-                format!(
-                    "{} must be set to true when {} is used",
-                    cpu_at("dedicatedCpuPlacement"),
-                    cpu_at("realtime")
-                ),
-            ));
+            found.push(realtime_without_dedicated(at));
         }
         if numa.is_none() {
-            found.push((
-                cpu_at("numa.guestMappingPassthrough"),
-                format!(
-                    "{} must be defined when {} is used",
-                    cpu_at("numa.guestMappingPassthrough"),
-                    cpu_at("realtime")
-                ),
-            ));
+            found.push(realtime_without_numa(at));
         }
     }
 }
