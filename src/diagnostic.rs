@@ -387,6 +387,8 @@ pub mod codes {
     /// more (removed with the function's `prune`), or one an earlier render wrote into a
     /// subpackage, which the function moves out of it.
     pub const STALE_OUTPUT: &str = "KV043";
+    /// An instancetype KubeVirt's VM webhook refuses every VirtualMachine that names it for.
+    pub const UNUSABLE_INSTANCETYPE: &str = "KV044";
 }
 
 #[cfg(test)]

@@ -61,6 +61,7 @@ pub const RULES: &[Rule] = &[
     rules::replica_set::RULE,
     rules::size_labels::RULE,
     rules::unmet_requirements::RULE,
+    rules::unusable_instancetype::RULE,
 ];
 
 /// The rule with this code.
@@ -207,6 +208,7 @@ pub fn check_object(obj: &Object, ctx: &Context<'_>) -> Vec<Diagnostic> {
         &mut d,
     );
     rules::size_labels::check(obj, &mut d);
+    rules::unusable_instancetype::check(obj, &mut d);
     rules::renamed_reference::check(obj, ctx, &mut d);
     rules::pool::check(obj, ctx, &mut d);
     rules::replica_set::check(obj, ctx, &mut d);

@@ -707,6 +707,22 @@ fn each_catalog_finding_is_reported_once() {
     );
 }
 
+/// Instancetypes no VM can use (`KV044`): a family variant whose huge pages do not fit some
+/// sizes, reported at each size row for both scopes at once, and an instancetype written out,
+/// at its field's line.
+#[test]
+fn unusable_instancetypes_are_kv044_at_the_size_row_or_the_field() {
+    let _guard = snapshot_settings();
+    let out = run(&["build", "testdata/build/unusable"]);
+    // Warnings: the catalog is still printed (12 objects of the family, the one written out).
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_eq!(parse(&stdout(&out), "stdout").len(), 13);
+    insta::assert_snapshot!(String::from_utf8_lossy(&out.stderr));
+    let strict = run(&["build", "--strict", "testdata/build/unusable"]);
+    assert_eq!(strict.status.code(), Some(1), "{}", describe(&strict));
+    assert!(strict.stdout.is_empty());
+}
+
 #[test]
 fn duplicates_across_catalog_files_are_kv020() {
     let _guard = snapshot_settings();

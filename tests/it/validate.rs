@@ -3344,3 +3344,123 @@ fn the_embedded_catalog_answers_for_the_cluster_scoped_objects_only() {
         describe(&out)
     );
 }
+
+/// What `KV044` says of an instancetype is what KubeVirt says of every VM naming it: a plain VM
+/// naming each instancetype `KV044` reports gets a `KV034` with the message `KV044` quotes, and
+/// a VM naming an instancetype it leaves alone gets none (where the VM can make it right, one
+/// that does).
+#[test]
+fn kv044_quotes_the_refusal_every_vm_naming_the_instancetype_gets() {
+    let instancetypes = [
+        (
+            "small-page",
+            "memory: {guest: 512Mi, hugepages: {pageSize: 1Gi}}",
+        ),
+        (
+            "odd-pages",
+            "memory: {guest: 1536Mi, hugepages: {pageSize: 1Gi}}",
+        ),
+        ("no-page-size", "memory: {guest: 1Gi, hugepages: {}}"),
+        (
+            "bytes-overcommitted",
+            "memory: {guest: 8, overcommitPercent: 10}",
+        ),
+        (
+            "isolated-off",
+            "cpu: {guest: 2, dedicatedCPUPlacement: false, isolateEmulatorThread: true}\n  \
+             memory: {guest: 2Gi}",
+        ),
+        (
+            "realtime-off",
+            "cpu: {guest: 2, dedicatedCPUPlacement: false, realtime: {},\n    \
+             numa: {guestMappingPassthrough: {}}}\n  \
+             memory: {guest: 2Gi, hugepages: {pageSize: 1Gi}}",
+        ),
+        (
+            "realtime-numa",
+            "cpu: {guest: 2, dedicatedCPUPlacement: true, realtime: {}, numa: {}}\n  \
+             memory: {guest: 2Gi, hugepages: {pageSize: 1Gi}}",
+        ),
+        (
+            "io-policy",
+            "memory: {guest: 1Gi}\n  ioThreadsPolicy: dedicated",
+        ),
+        (
+            "io-pool",
+            "memory: {guest: 1Gi}\n  ioThreadsPolicy: supplementalPool\n  \
+             ioThreads: {supplementalPoolThreadCount: 0}",
+        ),
+    ];
+    // Admitted: KubeVirt takes a VM naming these (that sets what the instancetype leaves to it).
+    let usable = [
+        ("bytes", "memory: {guest: 8}", ""),
+        ("no-vcpus", "cpu: {guest: 0}\n  memory: {guest: 1Gi}", ""),
+        (
+            "pool-of-the-vm",
+            "memory: {guest: 1Gi}\n  ioThreadsPolicy: supplementalPool",
+            "ioThreads: {supplementalPoolThreadCount: 2}, ",
+        ),
+        (
+            "isolated-unset",
+            "cpu: {guest: 2, isolateEmulatorThread: true}\n  memory: {guest: 2Gi}",
+            "cpu: {dedicatedCpuPlacement: true}, ",
+        ),
+    ];
+    let mut text = String::new();
+    let all = instancetypes.iter().map(|(name, spec)| (name, spec, &""));
+    for (name, spec, domain) in all.chain(usable.iter().map(|(n, s, d)| (n, s, d))) {
+        let spec = if spec.starts_with("cpu:") {
+            spec.to_string()
+        } else {
+            format!("cpu: {{guest: 1}}\n  {spec}")
+        };
+        text.push_str(&format!(
+            "---\napiVersion: instancetype.kubevirt.io/v1beta1\n\
+             kind: VirtualMachineClusterInstancetype\nmetadata: {{name: {name}}}\n\
+             spec:\n  {spec}\n\
+             ---\napiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {{name: {name}}}\n\
+             spec:\n  runStrategy: Always\n  instancetype: {{name: {name}}}\n  \
+             template: {{spec: {{domain: {{{domain}devices: {{}}}}}}}}\n"
+        ));
+    }
+    let out = validate_json(&text);
+    let unusable = findings_on(&out, "VirtualMachineClusterInstancetype");
+    let refused = findings_on(&out, "VirtualMachine");
+    assert!(
+        unusable.iter().all(|(id, ..)| id.starts_with("KV044 ")),
+        "{unusable:#?}"
+    );
+    assert!(
+        refused.iter().all(|(id, ..)| id.starts_with("KV034 ")),
+        "{refused:#?}"
+    );
+    let names = instancetypes.iter().map(|(n, _)| n);
+    for name in names.chain(usable.iter().map(|(n, ..)| n)) {
+        let says: Vec<&str> = unusable
+            .iter()
+            .filter(|(id, ..)| id == &format!("KV044 {name}"))
+            .map(|(_, _, message, _)| message.as_str())
+            .collect();
+        let gets: Vec<&str> = refused
+            .iter()
+            .filter(|(id, ..)| id == &format!("KV034 {name}"))
+            .map(|(_, _, message, _)| message.split(" (KubeVirt checks the VM").next().unwrap())
+            .collect();
+        assert_eq!(says.len(), gets.len(), "{name}: {says:#?}\n{gets:#?}");
+        let quoted = |kubevirt: &&str| {
+            says.iter().any(|s| {
+                s.starts_with(&format!(
+                    "no VirtualMachine can use it: KubeVirt refuses every VM that names it: \
+                     {kubevirt} ("
+                ))
+            })
+        };
+        assert!(gets.iter().all(quoted), "{name}: {says:#?}\n{gets:#?}");
+    }
+    assert_eq!(unusable.len(), 10, "{unusable:#?}");
+    for (name, ..) in usable {
+        let about = |(id, ..): &(String, String, String, u64)| id.ends_with(&format!(" {name}"));
+        assert!(!unusable.iter().any(about), "{name}: {unusable:#?}");
+        assert!(!refused.iter().any(about), "{name}: {refused:#?}");
+    }
+}

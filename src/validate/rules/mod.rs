@@ -22,6 +22,7 @@ pub mod spread;
 mod templated;
 pub mod unknown_field;
 pub mod unmet_requirements;
+pub mod unusable_instancetype;
 pub mod vm_spec;
 pub mod wrong_type;
 pub mod yaml_boolean;

@@ -199,6 +199,7 @@ mod interfaces;
 mod scheduling;
 mod settings;
 pub use settings::RESERVED_LABELS;
+pub(crate) use settings::io_threads;
 mod start;
 
 /// The rule.

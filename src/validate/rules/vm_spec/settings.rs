@@ -392,7 +392,7 @@ fn start_strategy(spec: &Value, at: &str, found: &mut Found) {
 }
 
 /// `ioThreadsPolicy` is one KubeVirt knows, and `supplementalPool` comes with a thread count.
-fn io_threads(domain: &Value, at: &str, found: &mut Found) {
+pub(crate) fn io_threads(domain: &Value, at: &str, found: &mut Found) {
     let Some(policy) = domain.get("ioThreadsPolicy").and_then(Value::as_str) else {
         return;
     };
