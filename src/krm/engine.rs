@@ -721,6 +721,29 @@ pub(crate) fn read_sources(paths: &[String], diagnostics: &mut Vec<Diagnostic>) 
     sources
 }
 
+/// `text` (a template engine's message) without the ` (in <string>:1)` it adds: the name
+/// it gives a template kvrender compiles from a value, and a line within that value, which the
+/// finding's own file and line already say better.
+fn without_template_name(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = ["<string>:", "<expression>:"]
+        .iter()
+        .filter_map(|name| {
+            let at = rest.find(&format!(" (in {name}"))?;
+            let digits = &rest[at + 5 + name.len()..];
+            let n = digits.bytes().take_while(u8::is_ascii_digit).count();
+            (n > 0 && digits[n..].starts_with(')')).then_some((at, 5 + name.len() + n + 1))
+        })
+        .min()
+    {
+        out.push_str(&rest[..at.0]);
+        rest = &rest[at.0 + at.1..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// A render failure as a finding at the catalog file and line.
 pub fn render_diagnostic(err: &RenderError) -> Diagnostic {
     let location = err.location().clone();
@@ -730,7 +753,7 @@ pub fn render_diagnostic(err: &RenderError) -> Diagnostic {
     let mut source = std::error::Error::source(err);
     while let Some(s) = source {
         message.push_str(": ");
-        message.push_str(&s.to_string());
+        message.push_str(&without_template_name(&s.to_string()));
         source = s.source();
     }
     let mut diagnostic = Diagnostic::error(err.code(), location, message);
@@ -1771,6 +1794,32 @@ fn run<V: VmTexts>(
         diagnostics,
         rendered_in_subpackages,
     })
+}
+
+#[cfg(test)]
+mod template_name_tests {
+    use super::without_template_name;
+
+    #[test]
+    fn the_engines_name_for_a_value_is_left_out() {
+        assert_eq!(
+            without_template_name("undefined value: `x` is undefined (in <string>:1)"),
+            "undefined value: `x` is undefined"
+        );
+        assert_eq!(
+            without_template_name("syntax error: bad (in <expression>:12) and (in <string>:3)"),
+            "syntax error: bad and"
+        );
+        // Anything else stays.
+        for kept in [
+            "a (in <string>:x)",
+            "a (in file.yaml:3)",
+            "(in <string>:",
+            "",
+        ] {
+            assert_eq!(without_template_name(kept), kept);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -51,6 +51,15 @@ impl fmt::Display for Combination {
 }
 
 impl Combination {
+    /// The family (`u1`) or preference it belongs to.
+    pub(super) fn owner(&self) -> String {
+        match self {
+            Combination::Instancetype { family, .. } => family.clone(),
+            Combination::Preference { name } => format!("preference {name}"),
+            Combination::UnusedPart { name } => format!("part {name}"),
+        }
+    }
+
     /// What tells this combination from the others of its family or preference: `size
     /// `medium``, `size `large` variant `1gi``, `preference `fedora``.
     fn within_owner(&self) -> String {
@@ -70,20 +79,52 @@ impl Combination {
 const OTHERS_NAMED: usize = 3;
 
 /// ` (and 2 more: size `large`, size `xlarge`)` for the other combinations a leaf fails
-/// for; empty when there are none.
-fn also(others: &[Combination]) -> String {
+/// for besides `first`; empty when there are none. Those of other families are named with
+/// their family, and the families are listed.
+fn also(first: &Combination, others: &[Combination]) -> String {
     if others.is_empty() {
         return String::new();
     }
+    let owner = first.owner();
     let mut named: Vec<String> = others
         .iter()
         .take(OTHERS_NAMED)
-        .map(Combination::within_owner)
+        .map(|c| {
+            if c.owner() == owner {
+                c.within_owner()
+            } else {
+                c.to_string()
+            }
+        })
         .collect();
     if others.len() > OTHERS_NAMED {
         named.push("…".into());
     }
-    format!(" (and {} more: {})", others.len(), named.join(", "))
+    let mut families: Vec<&str> = Vec::new();
+    for c in others {
+        if let Combination::Instancetype { family, .. } = c
+            && c.owner() != owner
+            && !families.contains(&family.as_str())
+        {
+            families.push(family);
+        }
+    }
+    let families = match families.as_slice() {
+        [] => String::new(),
+        [one] => format!("; family `{one}` too"),
+        [init @ .., last] => format!(
+            "; families {} and `{last}` too",
+            init.iter()
+                .map(|f| format!("`{f}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    format!(
+        " (and {} more: {}{families})",
+        others.len(),
+        named.join(", ")
+    )
 }
 
 /// Why a catalog could not be rendered. Every variant names the catalog file and line.
@@ -91,7 +132,7 @@ fn also(others: &[Combination]) -> String {
 #[non_exhaustive]
 pub enum RenderError {
     /// A template leaf failed: an undefined variable, a syntax error, a runaway loop.
-    #[error("{location}: cannot render `{field}` for {combination}{}{note}", also(.others))]
+    #[error("{location}: cannot render `{field}` for {combination}{}{note}", also(.combination, .others))]
     Template {
         /// The file and line of the failing leaf.
         location: Origin,
@@ -112,7 +153,7 @@ pub enum RenderError {
         source: Box<minijinja::Error>,
     },
     /// A template leaf rendered to something we refuse to emit (too large, not representable).
-    #[error("{location}: cannot render `{field}` for {combination}{}: {message}", also(.others))]
+    #[error("{location}: cannot render `{field}` for {combination}{}: {message}", also(.combination, .others))]
     Output {
         /// The file and line of the failing leaf.
         location: Origin,
@@ -216,6 +257,34 @@ impl RenderError {
     pub(super) fn set_object(&mut self, owner: Option<crate::origin::ObjectRef>) {
         if let RenderError::Template { object, .. } | RenderError::Output { object, .. } = self {
             *object = owner.map(Box::new);
+        }
+    }
+
+    /// Add `hint` (what to do, when there is something to say) to a template error's note.
+    pub(super) fn add_hint(&mut self, hint: &str) {
+        if let RenderError::Template { note, .. } = self
+            && !hint.is_empty()
+        {
+            note.push_str(&format!(" ({hint})"));
+        }
+    }
+
+    /// Whether two errors of a leaf say the same, whatever they were rendering: a syntax error,
+    /// or a name missing alike.
+    pub(super) fn same_cause(&self, other: &RenderError) -> bool {
+        match (self, other) {
+            (
+                RenderError::Template {
+                    source: a, note: x, ..
+                },
+                RenderError::Template {
+                    source: b, note: y, ..
+                },
+            ) => x == y && a.to_string() == b.to_string(),
+            (RenderError::Output { message: a, .. }, RenderError::Output { message: b, .. }) => {
+                a == b
+            }
+            _ => false,
         }
     }
 

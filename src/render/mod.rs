@@ -1103,17 +1103,16 @@ fn same_leaf(a: &RenderError, b: &RenderError) -> bool {
             field,
             combination,
             ..
-        } => {
-            let owner = match &**combination {
-                Combination::Instancetype { family, .. } => family.clone(),
-                Combination::Preference { name } => format!("preference {name}"),
-                Combination::UnusedPart { name } => format!("part {name}"),
-            };
-            Some((location.clone(), field.clone(), owner))
-        }
+        } => Some((location.clone(), field.clone(), combination.owner())),
         _ => None,
     };
-    leaf(a).is_some_and(|a| Some(a) == leaf(b))
+    let (Some((at_a, field_a, owner_a)), Some((at_b, field_b, owner_b))) = (leaf(a), leaf(b))
+    else {
+        return false;
+    };
+    // A shared part's leaf that fails alike for several families or preferences (a syntax
+    // error, a misspelt name) is one mistake: one finding names them all.
+    at_a == at_b && field_a == field_b && (owner_a == owner_b || a.same_cause(b))
 }
 
 fn read_document<'a>(
@@ -1622,11 +1621,12 @@ fn render_job<'a>(
         match templates.render_tree(tree, &ctx) {
             Ok(fragment) => fragment,
             Err(leaves) => {
-                errors.extend(
-                    leaves
-                        .into_iter()
-                        .map(|e| leaf_error(site, e, &combination)),
-                );
+                errors.extend(leaves.into_iter().map(|e| {
+                    let hint = undefined_hint(&e, &ctx);
+                    let mut error = leaf_error(site, e, &combination);
+                    error.add_hint(&hint);
+                    error
+                }));
                 None
             }
         }
@@ -1866,6 +1866,56 @@ fn field_name(steps: &[Step<'_>]) -> String {
         })
         .collect();
     field_to_string(&field)
+}
+
+/// For a template that reads a name its context does not have (`size.cpus`, `vars.cpu`):
+/// the name nearest it there, or where to set it; empty otherwise.
+fn undefined_hint(error: &LeafError, ctx: &minijinja::Value) -> String {
+    let LeafErrorKind::Template(source) = &error.kind else {
+        return String::new();
+    };
+    if source.kind() != minijinja::ErrorKind::UndefinedError {
+        return String::new();
+    }
+    // minijinja names the expression: "`size.cpus` is undefined".
+    let Some(detail) = source.detail() else {
+        return String::new();
+    };
+    let Some((root, name)) = detail
+        .strip_prefix('`')
+        .and_then(|d| d.split_once('`'))
+        .and_then(|(expr, _)| expr.split_once('.'))
+        .filter(|(root, name)| {
+            !name.contains(['.', '[', '(', ' '])
+                && root.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+    else {
+        return String::new();
+    };
+    let Ok(scope) = ctx.get_attr(root) else {
+        return String::new();
+    };
+    let keys: Vec<String> = scope
+        .try_iter()
+        .map(|keys| {
+            keys.filter_map(|k| k.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(near) = crate::diagnostic::nearest_name(name, keys.iter().map(String::as_str)) {
+        return format!("did you mean `{root}.{near}`?");
+    }
+    match root {
+        "vars" => format!(
+            "the preference sets no var `{name}`: set it under `spec.vars`, or give it a default \
+             in a part's `defaults`"
+        ),
+        "traits" => format!(
+            "the family sets no trait `{name}`: set it under `spec.traits`, or give it a default \
+             in a part's `defaults`"
+        ),
+        _ => String::new(),
+    }
 }
 
 fn leaf_error(site: &Site<'_, '_>, error: LeafError, combination: &Combination) -> RenderError {

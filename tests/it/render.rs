@@ -1653,3 +1653,40 @@ fn a_catalog_may_render_up_to_its_combinations() {
         ]
     );
 }
+
+/// A shared part's template that fails alike for two families is one error, at the part's
+/// line, naming the other family; a name one slip away from one the size has is suggested.
+#[test]
+fn a_shared_parts_error_for_several_families_is_reported_once() {
+    let catalog = |guest: &str| {
+        format!(
+            "apiVersion: kvrender.io/v1alpha1\nkind: Parts\nmetadata: {{name: p}}\nparts:\n  \
+             it:\n    spec:\n      cpu: {{guest: \"{guest}\"}}\n      \
+             memory: {{guest: \"{{{{ size.memory }}}}\"}}\n---\n\
+             apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata: {{name: a}}\n\
+             spec:\n  version: 1\n  parts: [it]\n  sizes:\n  - [small, 1, 1Gi]\n  \
+             - [large, 2, 2Gi]\n---\napiVersion: kvrender.io/v1alpha1\n\
+             kind: InstancetypeFamily\nmetadata: {{name: b}}\nspec:\n  version: 1\n  \
+             parts: [it]\n  sizes:\n  - [small, 1, 1Gi]\n"
+        )
+    };
+    let errors = render_at("bad/catalog.yaml", &catalog("{{ size.cpus }}")).expect_err("typo");
+    assert_eq!(errors.len(), 1, "{}", report(&errors));
+    let message = report_one(errors.first());
+    assert!(
+        message.starts_with(
+            "bad/catalog.yaml:7: cannot render `parts.it.spec.cpu.guest` for family `a1` size \
+             `small` (and 2 more: size `large`, family `b1` size `small`; family `b1` too) \
+             (did you mean `size.cpu`?)"
+        ),
+        "{message}"
+    );
+    // A syntax error is the same for every family too.
+    let errors = render_at("bad/catalog.yaml", &catalog("{{ size.cpu }")).expect_err("syntax");
+    assert_eq!(errors.len(), 1, "{}", report(&errors));
+    assert!(
+        report_one(errors.first()).contains("; family `b1` too)"),
+        "{}",
+        report(&errors)
+    );
+}
