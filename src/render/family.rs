@@ -395,10 +395,14 @@ fn parse_sizes(doc: &Doc<'_>, id: &str, value: Option<&Value>) -> Result<Vec<Siz
             return Err(doc.invalid(&here, format!("family `{id}`: size row has no `name`")));
         }
         value.insert("name".into(), json!(name));
-        if sizes.iter().any(|s| s.name == name) {
+        if let Some(first) = sizes.iter().position(|s| s.name == name) {
+            let first = doc.at(&[here[0], here[1], Step::Index(first)]).line;
+            let first = first
+                .map(|l| format!(" (first at line {l})"))
+                .unwrap_or_default();
             return Err(doc.invalid(
                 &here,
-                format!("family `{id}`: size `{name}` is listed twice"),
+                format!("family `{id}`: size `{name}` is listed twice{first}"),
             ));
         }
         sizes.push(Size {
@@ -454,11 +458,17 @@ fn parse_variants(
                 format!("family `{id}`: a variant's `traits` must be a mapping"),
             ));
         }
-        if variants.iter().any(|v| v.suffix == suffix) {
-            return Err(doc.invalid(
-                &here,
-                format!("family `{id}`: variant suffix `{suffix}` is used twice"),
-            ));
+        if let Some(first) = variants.iter().position(|v| v.suffix == suffix) {
+            let first = doc.at(&[at[0], at[1], Step::Index(first)]).line;
+            let first = first
+                .map(|l| format!(" (first at line {l})"))
+                .unwrap_or_default();
+            let what = if suffix.is_empty() {
+                "the plain variant (no `suffix`) is listed twice".to_string()
+            } else {
+                format!("variant suffix `{suffix}` is used twice")
+            };
+            return Err(doc.invalid(&here, format!("family `{id}`: {what}{first}")));
         }
         let mut value = map.clone();
         value.shift_remove("traits");

@@ -1384,13 +1384,20 @@ fn check_traits(family: &Family<'_>, parts: &[&Part<'_>]) -> Result<(), Vec<Rend
             if !declared.contains(&key) {
                 let mut at = steps.clone();
                 at.push(Step::Key(key));
-                let hint = crate::diagnostic::nearest_name(key, names.iter().copied())
+                let near = crate::diagnostic::nearest_name(key, names.iter().copied());
+                let hint = near
                     .map(|near| format!(" (did you mean `{near}`?)"))
                     .unwrap_or_default();
+                // A new trait is declared by a default in a part, which its templates read.
+                let new = if near.is_none() {
+                    "; a new trait needs a default in a part's `defaults` (`null` for none)"
+                } else {
+                    ""
+                };
                 errors.push(family.doc.invalid(
                     &at,
                     format!(
-                        "unknown trait `{key}`{hint}; the family's parts declare: {}",
+                        "unknown trait `{key}`{hint}; the family's parts declare: {}{new}",
                         names.join(", ")
                     ),
                 ));

@@ -1175,6 +1175,44 @@ spec:
         messages[1].contains("unknown trait `hugepages`"),
         "{messages:?}"
     );
+    // Nothing near it: how to add one is said.
+    assert!(
+        messages[1].ends_with(
+            "the family's parts declare: numa; a new trait needs a default in a part's \
+             `defaults` (`null` for none)"
+        ),
+        "{messages:?}"
+    );
+    assert!(!messages[0].contains("a new trait"), "{messages:?}");
+}
+
+/// A size or a variant listed twice names the first of the two.
+#[test]
+fn a_size_or_variant_listed_twice_names_the_first() {
+    let family = |sizes: &str, variants: &str| {
+        format!(
+            "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata: {{name: t}}\n\
+             spec:\n  template:\n    spec: {{cpu: {{guest: 1}}, memory: {{guest: 1Gi}}}}\n\
+             {variants}  sizes:\n{sizes}"
+        )
+    };
+    let sizes = "  - [small, 1, 1Gi]\n  - [large, 2, 2Gi]\n  - [small, 4, 4Gi]\n";
+    let errors = render_text(&family(sizes, "")).unwrap_err();
+    assert!(
+        errors
+            .first()
+            .to_string()
+            .ends_with(":10: family `t`: size `small` is listed twice (first at line 8)"),
+        "{errors}"
+    );
+    let variants = "  variants:\n  - {suffix: \"\"}\n  - {suffix: a}\n  - {}\n";
+    let errors = render_text(&family("  - [small, 1, 1Gi]\n", variants)).unwrap_err();
+    assert!(
+        errors.first().to_string().ends_with(
+            ":10: family `t`: the plain variant (no `suffix`) is listed twice (first at line 8)"
+        ),
+        "{errors}"
+    );
 }
 
 /// A parts library checked on its own: a part nothing uses is checked for unknown names and
