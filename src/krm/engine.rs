@@ -706,6 +706,17 @@ pub(crate) fn read_sources(paths: &[String], diagnostics: &mut Vec<Diagnostic>) 
                 if let Some(source) = std::error::Error::source(&e) {
                     message = format!("{message}: {source}");
                 }
+                // kpt runs an exec function in the directory it was started from, not in the
+                // package: say which one a relative path was read from.
+                if std::path::Path::new(p).is_relative()
+                    && let Ok(cwd) = std::env::current_dir()
+                {
+                    message.push_str(&format!(
+                        " (a relative `paths` or `catalogs` entry is read from the directory \
+                         kvrender runs in, here `{}`)",
+                        cwd.display()
+                    ));
+                }
                 // What the path holds may define the names then not found.
                 diagnostics.push(
                     Diagnostic::error(

@@ -3903,3 +3903,28 @@ fn a_render_the_watch_stops_is_answered_with_its_error() {
         );
     }
 }
+
+/// A `paths` entry that cannot be read is an error result naming it and the directory a
+/// relative entry is read from (kpt's, not the package's).
+#[test]
+fn a_missing_paths_entry_names_the_directory_it_was_read_from() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n\
+                functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  \
+                data: {paths: missing/}\n";
+    let mut cmd = Command::new(BIN);
+    cmd.current_dir(dir.path()).arg("fn");
+    let out = run_with_stdin(cmd, list);
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let cwd = dir.path().canonicalize().unwrap();
+    assert!(
+        stderr.contains("error[KV005] failed to read `missing/`")
+            && stderr.contains(&format!(
+                "(a relative `paths` or `catalogs` entry is read from the directory kvrender \
+                 runs in, here `{}`)",
+                cwd.display()
+            )),
+        "{stderr}"
+    );
+}
