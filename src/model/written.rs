@@ -248,9 +248,7 @@ impl Written {
         }
         made_by.and_then(|(doc, path)| line_in(doc, &path))
     }
-}
 
-impl Written {
     /// Where the family or preference sets the one trait or var the template `text` makes
     /// its value from, when it reads one alone and no variant may set it otherwise.
     fn setting_origin(&self, text: &str, docs: &CatalogDocs<'_>) -> Option<Origin> {
