@@ -95,6 +95,23 @@ impl<'a> Family<'a> {
             }
         };
         let id = format!("{name}{version}");
+        // Every object is named `{id}.{size}{suffix}`: a class prefix no name may start with
+        // is one finding at the field to change, not one per object at each size row.
+        if let Err(why) = crate::pipeline::check_name(&format!("{id}.a")) {
+            let culprit = if crate::pipeline::check_name(&format!("{name}.a")).is_err() {
+                [Step::Key("metadata"), Step::Key("name")]
+            } else {
+                [Step::Key("spec"), Step::Key("version")]
+            };
+            let shown = format!("{:?}", crate::diagnostic::shortened(&format!("{id}.")));
+            return Err(doc.invalid(
+                &culprit,
+                format!(
+                    "family `{id}`: every object it renders is named {shown} and a size, which \
+                     is not a valid Kubernetes name: {why}"
+                ),
+            ));
+        }
         let mut info = Map::new();
         info.insert("name".into(), json!(name));
         info.insert("version".into(), json!(version));

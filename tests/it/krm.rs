@@ -1272,8 +1272,8 @@ fn kpt_fn_eval_marks_a_commented_catalog_document_in_place() {
 fn kpt_fn_eval_writes_a_name_with_two_dots_in_a_row_to_a_path_kpt_takes() {
     let (_tmp, pkg) = package_of(&[(
         "catalog.yaml",
-        "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata:\n  name: \"x.\"\n\
-         spec:\n  scopes: [cluster]\n  sizes:\n  - [small, 1, 2Gi]\n  template:\n    spec:\n      \
+        "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata:\n  name: x\n\
+         spec:\n  scopes: [cluster]\n  sizes:\n  - [.small, 1, 2Gi]\n  template:\n    spec:\n      \
          cpu: {guest: \"{{ size.cpu }}\"}\n      memory: {guest: \"{{ size.memory }}\"}\n",
     )]);
     // The invalid name is an error unless told to be a warning.

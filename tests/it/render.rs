@@ -1215,6 +1215,37 @@ fn a_size_or_variant_listed_twice_names_the_first() {
     );
 }
 
+/// A class prefix that makes every object name invalid is one error at the field to change,
+/// not one per object at each size row.
+#[test]
+fn a_family_whose_every_name_is_invalid_is_told_once_where_to_change_it() {
+    let family = |name: &str, version: &str| {
+        format!(
+            "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata:\n  name: {name}\n\
+             spec:\n  version: {version}\n  template:\n    spec: {{cpu: {{guest: 1}}, memory: {{guest: 1Gi}}}}\n\
+             \x20 sizes:\n  - [small, 1, 1Gi]\n  - [large, 2, 2Gi]\n"
+        )
+    };
+    let errors = render_text(&family("U", "\"1\"")).unwrap_err();
+    let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert!(
+        messages[0].ends_with(
+            ":4: family `U1`: every object it renders is named \"U1.\" and a size, which is not \
+             a valid Kubernetes name: it contains an uppercase letter"
+        ),
+        "{messages:?}"
+    );
+    // The version at fault: its line.
+    let errors = render_text(&family("u", "\"1_\"")).unwrap_err();
+    assert!(
+        errors.first().to_string().contains(":6: family `u1_`: "),
+        "{errors}"
+    );
+    // A valid prefix renders.
+    assert_eq!(render_text(&family("u", "\"1\"")).unwrap().objects.len(), 4);
+}
+
 /// A parts library checked on its own: a part nothing uses is checked for unknown names and
 /// cycles as a part in use is, each mistake once, and a part in use is not checked twice.
 #[test]
