@@ -379,14 +379,25 @@ fn expand_vm_to(
     profile: &ClusterProfile,
     stage: Stage,
 ) -> Result<Value, Diagnostic> {
+    expand_vm_admitted(vm, index, profile, stage, stage == Stage::Controller)
+}
+
+/// As [`expand_vm_to`]; `admitted` when the VM went through KubeVirt's VM webhook first, whose
+/// instancetype step gives it the preference's architecture and whose next step a
+/// DataSource's.
+fn expand_vm_admitted(
+    vm: &Object,
+    index: &Index<'_>,
+    profile: &ClusterProfile,
+    stage: Stage,
+    admitted: bool,
+) -> Result<Value, Diagnostic> {
     let mut lookups = Lookups::default();
     if let Some(d) = precheck(vm, index, &mut lookups) {
         return Err(d);
     }
     if !infer::uses_inference(&vm.value) {
-        // The VM the controller starts went through the VM webhook, whose instancetype step
-        // gives it the preference's architecture and whose next step a DataSource's.
-        if stage == Stage::Controller
+        if admitted
             && let Some(arch) =
                 infer::architecture_from_data_source(&vm.value, vm.effective_namespace(), index)
             && expand::find_preference_spec(vm, index)
@@ -404,7 +415,7 @@ fn expand_vm_to(
             .map_err(|e| expand_diagnostic(vm, &e));
     }
     let mut inferred = infer::infer_and_mutate(vm, index).map_err(|e| infer_diagnostic(vm, &e))?;
-    if stage == Stage::Controller
+    if admitted
         && let Some(arch) =
             infer::architecture_from_data_source(&inferred.vm, vm.effective_namespace(), index)
     {
@@ -477,9 +488,11 @@ pub fn expand_vm_owned(
 /// expansion: the DataVolume templates without a storage class get the preference's
 /// `preferredStorageClassName`. `expand-spec` leaves that out, as `expand` does; but the
 /// expanded VM names no preference any more, so the webhook could not add it when the VM is
-/// applied, and its disks would be made in the cluster's default class instead. With it, the
-/// result is the VM a cluster whose KubeVirt sets `instancetype.referencePolicy: expand` stores.
-/// (A VM that infers its matchers went through the webhook's steps already.)
+/// applied, and its disks would be made in the cluster's default class instead. So does the
+/// architecture a DataSource's label names, which the webhook gives a VM whose template and
+/// preference have none: once the expansion has written the cluster's default there, the
+/// webhook would leave it. With both, the result is the VM a cluster whose KubeVirt sets
+/// `instancetype.referencePolicy: expand` stores. A VM without matchers is left to the webhook.
 pub fn expand_vm_owned_to_apply(
     vm: Object,
     index: &Index<'_>,
@@ -495,7 +508,7 @@ pub fn expand_vm_to_apply(
     profile: &ClusterProfile,
 ) -> Result<Value, Diagnostic> {
     if infer::uses_inference(&vm.value) {
-        return expand_vm(vm, index, profile);
+        return expand_vm_admitted(vm, index, profile, Stage::Expanded, true);
     }
     expand_owned(vm.clone(), index, profile, true)
 }
@@ -507,7 +520,7 @@ fn expand_owned(
     admitted: bool,
 ) -> Result<Value, Diagnostic> {
     if infer::uses_inference(&vm.value) {
-        return expand_vm(&vm, index, profile);
+        return expand_vm_admitted(&vm, index, profile, Stage::Expanded, admitted);
     }
     let found = {
         let mut lookups = Lookups::default();
@@ -517,8 +530,18 @@ fn expand_owned(
         expand::find(&vm, index, &mut lookups)
     };
     let found = found.map_err(|e| expand_diagnostic(&vm, &e))?;
-    if admitted && let Some(preference) = found.preference() {
-        infer::mutate_data_volume_templates(&mut vm.value, preference);
+    if admitted && found.has_matchers() {
+        let preference = found.preference();
+        if let Some(preference) = preference {
+            infer::mutate_data_volume_templates(&mut vm.value, preference);
+        }
+        // The webhook's next step, as for the VM the controller starts (`expand_vm_to`).
+        if preference.is_none_or(|p| infer::preferred_architecture(p).is_none())
+            && let Some(arch) =
+                infer::architecture_from_data_source(&vm.value, vm.effective_namespace(), index)
+        {
+            infer::set_architecture(&mut vm.value, arch);
+        }
     }
     expand::expand_found(&mut vm, found, profile).map_err(|e| expand_diagnostic(&vm, &e))
 }

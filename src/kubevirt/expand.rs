@@ -408,6 +408,11 @@ type Spec<'a> = Option<Cow<'a, Value>>;
 pub struct Found<'a>(Option<(Spec<'a>, Spec<'a>)>);
 
 impl Found<'_> {
+    /// Whether the VM has matchers, so that it expands to more than itself.
+    pub fn has_matchers(&self) -> bool {
+        self.0.is_some()
+    }
+
     /// The spec of the preference the VM names, when it names one that was found.
     pub fn preference(&self) -> Option<&Value> {
         self.0

@@ -156,6 +156,72 @@ fn build_gives_data_volume_templates_the_preferences_storage_class() {
     );
 }
 
+/// Each VM's architecture and machine type in a printed stream, by name.
+fn architectures(text: &str) -> Vec<(String, String, String)> {
+    parse(text, "out.yaml")
+        .iter()
+        .filter(|vm| vm.kind_str() == "VirtualMachine")
+        .map(|vm| {
+            let spec = &vm.value["spec"]["template"]["spec"];
+            let text = |v: &Value| v.as_str().unwrap_or("-").to_string();
+            (
+                vm.name().to_string(),
+                text(&spec["architecture"]),
+                text(&spec["domain"]["machine"]["type"]),
+            )
+        })
+        .collect()
+}
+
+/// KubeVirt's VM webhook gives a VM whose template and preference name no architecture the one
+/// the DataSource its DataVolume template clones names in its label; the expansion then picks
+/// that architecture's machine type. `build` and the KRM function print the VM that replaces
+/// the one applied, which would otherwise carry the cluster's default for good: they take the
+/// label, for a named instancetype as for an inferred one. `expand` answers as `expand-spec`
+/// does for a VM sent as written, and a VM that names nothing is left to the webhook.
+#[test]
+fn build_gives_a_vm_the_architecture_its_data_source_names() {
+    let file = "testdata/data-source-arch/vms.yaml";
+    let row = |vm: &str, arch: &str, machine: &str| {
+        (vm.to_string(), arch.to_string(), machine.to_string())
+    };
+    let built = run(&["build", "--no-default-catalog", file]);
+    assert_eq!(built.status.code(), Some(0), "{}", describe(&built));
+    let expected = vec![
+        row("named", "arm64", "virt"),
+        row("inferred", "arm64", "virt"),
+        row("preferred", "amd64", "q35"),
+        row("plain", "-", "-"),
+    ];
+    assert_eq!(architectures(&stdout(&built)), expected);
+    // The KRM function, as kustomize's legacy plugins run it: the same VMs.
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("kvrender.yaml");
+    std::fs::write(
+        &config,
+        "apiVersion: kvrender.io/v1alpha1\nkind: KVRender\nmetadata: {name: x}\n\
+         defaultCatalog: false\n",
+    )
+    .unwrap();
+    let mut cmd = kvrender();
+    cmd.arg("fn").arg(&config);
+    let stream = std::fs::read_to_string(root().join(file)).unwrap();
+    let function = run_with_stdin(cmd, stream);
+    assert_eq!(function.status.code(), Some(0), "{}", describe(&function));
+    assert_eq!(architectures(&stdout(&function)), expected);
+    let expanded = run(&["expand", "--no-default-catalog", file]);
+    assert_eq!(expanded.status.code(), Some(0), "{}", describe(&expanded));
+    assert_eq!(
+        architectures(&stdout(&expanded)),
+        vec![
+            row("named", "amd64", "q35"),
+            row("inferred", "amd64", "q35"),
+            row("preferred", "amd64", "q35"),
+            row("plain", "-", "-"),
+        ]
+    );
+}
+
 /// `-o DIR` names files as the real `kubectl kustomize -o DIR` does, namespace prefixes included.
 #[test]
 fn output_dir_names_match_kubectl_kustomize() {
