@@ -174,7 +174,7 @@ pub fn check_object(obj: &Object, ctx: &Context<'_>) -> Vec<Diagnostic> {
     let obj = stored.as_ref().unwrap_or(obj);
     let admitted = rules::admission::check(obj, ctx, &mut d);
     // The VMI the controller creates of a VM, as `kvrender vmi` builds it.
-    let build = || {
+    let build = |obj: &Object| {
         if crate::kubevirt::expand::has_matchers(&obj.value) {
             let vm = crate::pipeline::controller_vm(obj, ctx.index, ctx.profile).ok()?;
             crate::kubevirt::vmi::vmi_for(&obj.with_value(vm))
@@ -191,28 +191,72 @@ pub fn check_object(obj: &Object, ctx: &Context<'_>) -> Vec<Diagnostic> {
             .flatten()
             .is_some_and(|p| rules::vm_spec::preference_refusable(&p, arch))
     };
-    let started = if admitted.never_starts {
-        rules::vm_spec::Start::Never
-    } else {
-        rules::vm_spec::Start::Builds {
-            vmi: &build,
-            preference: &preference,
-        }
+    let spec_findings = |obj: &Object, out: &mut Vec<Diagnostic>| {
+        let build = || build(obj);
+        let started = if admitted.never_starts {
+            rules::vm_spec::Start::Never
+        } else {
+            rules::vm_spec::Start::Builds {
+                vmi: &build,
+                preference: &preference,
+            }
+        };
+        rules::vm_spec::check(
+            obj,
+            ctx.profile,
+            admitted.applied.as_ref(),
+            started,
+            &ctx.presets,
+            out,
+        );
     };
-    rules::vm_spec::check(
-        obj,
-        ctx.profile,
-        admitted.applied.as_ref(),
-        started,
-        &ctx.presets,
-        &mut d,
-    );
+    match with_data_source_architecture(obj, ctx) {
+        None => spec_findings(obj, &mut d),
+        Some((arch, mutated)) => {
+            // What only the architecture explains says where it comes from.
+            let mut own = Vec::new();
+            spec_findings(obj, &mut own);
+            let mut after = Vec::new();
+            spec_findings(&mutated, &mut after);
+            for mut f in after {
+                if !own.contains(&f) {
+                    f.message.push_str(&format!(
+                        " (KubeVirt's VM webhook gives the VM the architecture `{arch}` that the \
+                         DataSource its DataVolume template clones names in its label \
+                         `template.kubevirt.io/architecture`; the manifest alone would pass)"
+                    ));
+                }
+                d.push(f);
+            }
+        }
+    }
     rules::size_labels::check(obj, &mut d);
     rules::unusable_instancetype::check(obj, &mut d);
     rules::renamed_reference::check(obj, ctx, &mut d);
     rules::pool::check(obj, ctx, &mut d);
     rules::replica_set::check(obj, ctx, &mut d);
     d
+}
+
+/// A VirtualMachine that names neither an instancetype nor a preference and has no
+/// architecture, as KubeVirt's VM mutating webhook leaves it: with the architecture a DataSource
+/// its DataVolume templates clone names (for a VM with matchers, the admission step gives its
+/// copy of the template that architecture).
+fn with_data_source_architecture(
+    obj: &Object,
+    ctx: &Context<'_>,
+) -> Option<(&'static str, Object)> {
+    if obj.kind() != Kind::VirtualMachine || crate::kubevirt::expand::has_matchers(&obj.value) {
+        return None;
+    }
+    let arch = crate::kubevirt::infer::architecture_from_data_source(
+        &obj.value,
+        obj.effective_namespace(),
+        ctx.index,
+    )?;
+    let mut value = obj.value.clone();
+    crate::kubevirt::infer::set_architecture(&mut value, arch);
+    Some((arch, obj.with_value(value)))
 }
 
 /// A VirtualMachine as the API server passes it to the validating webhooks when it is created:

@@ -3011,6 +3011,59 @@ fn a_preference_requirement_sees_the_data_sources_architecture() {
     }
 }
 
+/// A VM that names neither instancetype nor preference gets its DataSource's architecture from
+/// the mutating webhook too, and the validating webhook judges its machine type and CPU against
+/// it; the finding says where the architecture comes from. The same VM with its architecture
+/// written, or without the label, is judged on amd64.
+#[test]
+fn a_vm_without_matchers_is_judged_on_the_architecture_its_data_source_names() {
+    let file = |label: &str, arch: &str| {
+        format!(
+            "apiVersion: cdi.kubevirt.io/v1beta1\nkind: DataSource\n\
+             metadata: {{name: img, namespace: images, labels: {{{label}}}}}\n\
+             spec: {{source: {{pvc: {{name: p, namespace: images}}}}}}\n---\n\
+             apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {{name: v, namespace: images}}\n\
+             spec:\n  runStrategy: Always\n  dataVolumeTemplates:\n\
+             \x20 - metadata: {{name: root}}\n    spec:\n\
+             \x20     sourceRef: {{kind: DataSource, name: img}}\n\
+             \x20     storage: {{resources: {{requests: {{storage: 1Gi}}}}}}\n\
+             \x20 template:\n    spec:\n{arch}      domain:\n        machine: {{type: q35}}\n\
+             \x20       memory: {{guest: 1Gi}}\n\
+             \x20       devices: {{disks: [{{name: root, disk: {{}}}}]}}\n\
+             \x20     volumes: [{{name: root, dataVolume: {{name: root}}}}]\n"
+        )
+    };
+    let arm = "template.kubevirt.io/architecture: arm64";
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, label, arch, refused) in [
+        ("labelled", arm, "", true),
+        ("written", arm, "      architecture: amd64\n", false),
+        ("unlabelled", "team: a", "", false),
+    ] {
+        let path = tmp.path().join(format!("{name}.yaml"));
+        std::fs::write(&path, file(label, arch)).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
+            .args(["validate", "--no-default-catalog", "--strict"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        if refused {
+            assert_eq!(out.status.code(), Some(1), "{name}: {}", describe(&out));
+            assert!(
+                stdout.contains(
+                    "domain.machine.type is not supported: q35 (allowed values: [virt*]) \
+                     (KubeVirt's VM webhook gives the VM the architecture `arm64` that the \
+                     DataSource its DataVolume template clones names"
+                ),
+                "{stdout}"
+            );
+        } else {
+            assert_eq!(out.status.code(), Some(0), "{name}: {}", describe(&out));
+        }
+    }
+}
+
 /// A catalog that does not render may define the instancetype a VM names: the VM's `KV011` is
 /// left out until the catalog renders, and so is the `KV033` that counted the VM's own CPU and
 /// memory instead of that instancetype's. Once the catalog renders, neither is there.
