@@ -106,8 +106,15 @@ pub fn run_on(args: &FnArgs, input: &[u8]) -> Result<Outcome> {
         let config_text = std::str::from_utf8(&bytes)
             .map_err(|_| format!("the function config `{shown}` is not valid UTF-8"))?;
         let value = krm::parse_config_file(&shown, config_text)?;
+        let original = kustomize_copy_of(path, &value);
+        let (shown, config_text) = match &original {
+            Some(Original::File { path, text }) => (path.as_str(), text.as_str()),
+            // Its lines are the copy's: none given.
+            Some(Original::Unknown { named }) => (named.as_str(), ""),
+            None => (&*shown, config_text),
+        };
         let config = krm::ConfigFile {
-            path: &shown,
+            path: shown,
             text: config_text,
             value,
         };
@@ -125,6 +132,93 @@ pub fn run_on(args: &FnArgs, input: &[u8]) -> Result<Outcome> {
         Err(message) => return Ok(fail(&shown, codes::BAD_CONFIG, message)),
     };
     Ok(into_outcome(out))
+}
+
+/// What a finding about the configuration kustomize copied for a legacy plugin names instead
+/// of the copy.
+enum Original {
+    /// The file the copy was made of, and its text.
+    File { path: String, text: String },
+    /// No such file was found: the configuration's kind and name.
+    Unknown { named: String },
+}
+
+/// kustomize hands a legacy plugin a copy of its configuration in a temporary file
+/// (`kust-plugin-config-…`), written anew with its keys sorted and deleted after the build, so
+/// that a finding naming the copy and a line of it leads nowhere. kustomize runs the plugin in
+/// the folder of the kustomization that lists it: the file the copy was made of is the one the
+/// copy's origin annotation names (`buildMetadata: [originAnnotations]`), else the file among
+/// that kustomization's generators, transformers and validators whose first document has the
+/// copy's kind and name. `None` for any other file.
+fn kustomize_copy_of(path: &Path, value: &serde_json::Value) -> Option<Original> {
+    use serde_json::Value;
+    let copy = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("kust-plugin-config-"));
+    if !copy {
+        return None;
+    }
+    let text_at = |path: &[&str]| -> &str {
+        crate::model::path::get(value, path)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    };
+    let identity = |v: &Value| {
+        let at = |path: &[&str]| {
+            crate::model::path::get(v, path)
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        (
+            at(&["apiVersion"]),
+            at(&["kind"]),
+            at(&["metadata", "name"]),
+        )
+    };
+    let wanted = identity(value);
+    let from_origin = yaml::parse_document_full(text_at(&[
+        "metadata",
+        "annotations",
+        "config.kubernetes.io/origin",
+    ]))
+    .ok()
+    .filter(|origin| origin.get("repo").is_none())
+    .and_then(|origin| origin.get("path")?.as_str().map(str::to_string));
+    let listed = || {
+        let kustomization = ["kustomization.yaml", "kustomization.yml", "Kustomization"]
+            .iter()
+            .find_map(|name| std::fs::read_to_string(name).ok())
+            .and_then(|text| yaml::parse_document_full(&text).ok());
+        let mut files = Vec::new();
+        for key in ["generators", "transformers", "validators"] {
+            let entries = kustomization
+                .as_ref()
+                .and_then(|k| k.get(key))
+                .and_then(Value::as_array);
+            files.extend(
+                entries
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .filter(|e| !e.contains('\n') && !e.trim().is_empty())
+                    .map(str::to_string),
+            );
+        }
+        files
+    };
+    let found = from_origin.into_iter().chain(listed()).find_map(|file| {
+        let text = std::fs::read_to_string(&file).ok()?;
+        let parsed = krm::parse_config_file(&file, &text).ok()?;
+        (identity(&parsed) == wanted).then_some(Original::File { path: file, text })
+    });
+    Some(found.unwrap_or_else(|| Original::Unknown {
+        named: format!(
+            "<kustomize's copy of {}/{}>",
+            text_at(&["kind"]),
+            text_at(&["metadata", "name"])
+        ),
+    }))
 }
 
 /// The most kvrender reads from stdin: far beyond any real package, small enough that an

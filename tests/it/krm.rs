@@ -2486,6 +2486,53 @@ fn kustomize_legacy_plugin_fails_on_an_instancetype_conflict() {
     );
 }
 
+/// kustomize hands a legacy plugin a key-sorted copy of its configuration in a temporary file
+/// it deletes afterwards: a configuration problem names the file the copy was made of and the
+/// line there (found through the kustomization, or the origin annotation kustomize adds with
+/// `buildMetadata: [originAnnotations]`), and an inline configuration its kind and name.
+#[test]
+fn kustomize_legacy_plugin_config_problems_name_the_users_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let config = "apiVersion: kvrender.io/v1alpha1\nkind: KVRender\nmetadata:\n  name: expand\n\
+                  expnd: replace\n";
+    std::fs::write(dir.join("plugin.yaml"), config).unwrap();
+    std::fs::write(
+        dir.join("vm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+    )
+    .unwrap();
+    for (kustomization, says) in [
+        (
+            "resources: [vm.yaml]\ntransformers: [plugin.yaml]\n",
+            "plugin.yaml:5: error[KV007] functionConfig `expnd`: unknown key",
+        ),
+        (
+            "resources: [vm.yaml]\ntransformers: [plugin.yaml]\n\
+             buildMetadata: [originAnnotations]\n",
+            "plugin.yaml:5: error[KV007] functionConfig `expnd`: unknown key",
+        ),
+        (
+            "resources: [vm.yaml]\ntransformers:\n- |\n  apiVersion: kvrender.io/v1alpha1\n  \
+             kind: KVRender\n  metadata:\n    name: inline\n  expnd: replace\n",
+            "<kustomize's copy of KVRender/inline>: error[KV007] functionConfig `expnd`",
+        ),
+    ] {
+        std::fs::write(dir.join("kustomization.yaml"), kustomization).unwrap();
+        let out = kustomize(dir);
+        assert_ne!(out.status.code(), Some(0));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(says), "{kustomization}\n{stderr}");
+        // kustomize's own line names its copy; kvrender's finding does not.
+        assert!(
+            !stderr
+                .lines()
+                .any(|l| l.contains("kust-plugin-config-") && l.contains("KV007")),
+            "{stderr}"
+        );
+    }
+}
+
 #[test]
 fn kustomize_legacy_plugin_generates_a_catalog() {
     let (tmp, dir) = package("kustomize/catalog");
