@@ -3376,6 +3376,22 @@ fn the_embedded_catalog_answers_for_the_cluster_scoped_objects_only() {
     );
     let out = run_on(&["expand"], &namespaced);
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    // In another namespace the bundle's own files, which name none, would not do: an export.
+    let (_tmp, in_web) = temp_file(
+        "vm.yaml",
+        &vm("    kind: VirtualMachinePreference\n")
+            .replace("  name: f\n", "  name: f\n  namespace: web\n"),
+    );
+    let report = String::from_utf8_lossy(&run_on(&["validate"], &in_web).stdout).into_owned();
+    assert!(
+        report.contains(
+            "if the namespace holds the namespaced bundle, save `kubectl get \
+             virtualmachinepreferences.instancetype.kubevirt.io -n web -o yaml` to a file and \
+             pass it with `--catalog` (the bundle's own files name no namespace, so they stand \
+             for `default`)"
+        ),
+        "{report}"
+    );
 
     // The namespaced bundle, given: its `fedora` requires 2Gi.
     let catalog = format!("{ROOT}/catalog");

@@ -403,11 +403,20 @@ fn looked_in(resource: &str, namespace: Option<&str>, name: &str, embedded: bool
         if !crate::model::scope::is_kubevirt_cluster_scoped(kind)
             && crate::render::embedded_lookup(kind, "default", name).is_some()
         {
+            // The bundle's files name no namespace: they stand for `default` only.
+            let pass = match namespace.filter(|ns| *ns != "default") {
+                None => "pass it with `--catalog`".to_string(),
+                Some(ns) => format!(
+                    "save `kubectl get {resource} -n {ns} -o yaml` to a file and pass it with \
+                     `--catalog` (the bundle's own files name no namespace, so they stand for \
+                     `default`)"
+                ),
+            };
             return format!(
                 "it is not in the inputs or `--catalog` (the embedded catalog has a `{kind}` \
                  of that name, but stands for what KubeVirt's operator installs, the \
                  cluster-scoped objects only: if the namespace holds the namespaced bundle, \
-                 pass it with `--catalog`)"
+                 {pass})"
             );
         }
         return "it is not in the inputs, `--catalog` or the embedded catalog".to_string();
