@@ -9,6 +9,7 @@ use kvrender::commands::{self, Outcome};
 use kvrender::emit;
 
 fn main() -> ExitCode {
+    kvrender::workers::room_on_the_calling_thread();
     // Started as a kustomize plugin (`KVRender`) or an exec function (no arguments, piped
     // stdin): the function, without a subcommand.
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();

@@ -21,11 +21,41 @@ use std::time::{Duration, Instant};
 
 use rayon::{ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder, Yield};
 
-/// Stack size of the worker threads. Parsing a deeply nested document recurses; the room is
-/// there so that the parser's own depth budget, not the stack, is what stops a hostile input.
-/// The calling thread keeps its own stack (8 MiB by default), far more than 128 levels of
-/// nesting need; the hostile corpus runs 10,000-deep documents through it.
-pub const WORKER_STACK: usize = 16 << 20;
+/// Stack size of every thread of the pool, the calling thread's included (see
+/// [`room_on_the_calling_thread`]). Parsing a deeply nested document recurses, but stops at its
+/// own depth budget long before that. What needs the room is a catalog template that nests a
+/// value in itself in a loop (`{% set ns.v = [[ns.v]] %}`): minijinja frees such a value, and
+/// compares it, one level per call. Its fuel bounds the depth at about 100,000 levels (one
+/// level per instruction), which take about 10 MiB to free in a release build and about
+/// 40 MiB in a debug build; comparing two of them takes about as much again. The room is reserved, not used: a thread's stack takes memory
+/// only as deep as it has gone.
+pub const WORKER_STACK: usize = 128 << 20;
+
+/// The stack the workers get where the system refuses to reserve [`WORKER_STACK`] for each
+/// (strict accounting of memory): enough for everything but such a value.
+const SMALL_STACK: usize = 16 << 20;
+
+/// The most worker threads, as `--threads` allows; `RAYON_NUM_THREADS` does not raise it.
+pub const MAX_THREADS: usize = 256;
+
+/// Let the calling thread's stack grow as far as the workers' ([`WORKER_STACK`]), where the
+/// system lets it: the main thread's stack grows on demand up to the soft `RLIMIT_STACK`
+/// (8 MiB by default), read as it grows, so raising that limit to what the hard one allows
+/// gives it the room. Best effort: where the limit cannot be raised, nothing changes.
+#[cfg(unix)]
+pub fn room_on_the_calling_thread() {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    let wanted = WORKER_STACK as u64;
+    if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_STACK)
+        && soft < wanted
+    {
+        let _ = setrlimit(Resource::RLIMIT_STACK, wanted.min(hard), hard);
+    }
+}
+
+/// Nothing to do where there is no stack limit to raise.
+#[cfg(not(unix))]
+pub fn room_on_the_calling_thread() {}
 
 /// How long a new worker looks for work without finding any before it first goes idle the
 /// ordinary way.
@@ -37,12 +67,19 @@ pub const FIRST_LOOK: Duration = Duration::from_micros(200);
 /// # Errors
 /// When the system refuses to start a thread.
 pub fn pool(threads: Option<usize>) -> Result<ThreadPool, ThreadPoolBuildError> {
+    pool_with(threads, WORKER_STACK).or_else(|_| pool_with(threads, SMALL_STACK))
+}
+
+fn pool_with(threads: Option<usize>, stack: usize) -> Result<ThreadPool, ThreadPoolBuildError> {
     let mut builder = ThreadPoolBuilder::new()
-        .stack_size(WORKER_STACK)
+        .stack_size(stack)
         .use_current_thread();
-    if let Some(n) = threads {
-        builder = builder.num_threads(n.max(1));
-    }
+    // One per processor unless told otherwise, and never more than `--threads` allows:
+    // rayon's own default reads `RAYON_NUM_THREADS`, which may ask for thousands.
+    let threads = threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
+        .clamp(1, MAX_THREADS);
+    builder = builder.num_threads(threads);
     let spread = spread::Spread::here();
     let step_aside = spread.is_some();
     builder = builder.start_handler(move |_| {

@@ -114,6 +114,9 @@ pub fn sandbox<'s>() -> Environment<'s> {
         if !within(value, MAX_LEAF_BYTES) {
             return Err(too_large(MAX_LEAF_BYTES));
         }
+        if nests_deeper(value, RECURSION_LIMIT) {
+            return Err(nested_too_deep());
+        }
         match undefined_inside(value) {
             Some(at) => Err(undefined_entry(&at)),
             None => minijinja::escape_formatter(out, state, value),
@@ -132,6 +135,9 @@ pub fn sandbox<'s>() -> Environment<'s> {
                     let args = args.into_values();
                     if !args.iter().all(|a| within(a, MAX_FILTER_INPUT_BYTES)) {
                         return Err(too_large(MAX_FILTER_INPUT_BYTES));
+                    }
+                    if args.iter().any(|a| nests_deeper(a, RECURSION_LIMIT)) {
+                        return Err(nested_too_deep());
                     }
                     if writes_more_than($name, &args, MAX_FILTER_INPUT_BYTES) {
                         return Err(writes_too_much($name, MAX_FILTER_INPUT_BYTES));
@@ -180,6 +186,18 @@ fn too_large(limit: usize) -> minijinja::Error {
         format!(
             "the value is too large: more than {limit} bytes or {MAX_VALUE_ITEMS} items (a \
              repeated sequence or string?)"
+        ),
+    )
+}
+
+/// The error for a value printed or handed to a filter that nests deeper than any rendered
+/// object may: printing it, or a filter reading it whole, would recurse once per level.
+fn nested_too_deep() -> minijinja::Error {
+    minijinja::Error::new(
+        minijinja::ErrorKind::InvalidOperation,
+        format!(
+            "the value nests deeper than {RECURSION_LIMIT} levels of mappings and lists (a \
+             value set inside itself in a loop?)"
         ),
     )
 }

@@ -920,6 +920,100 @@ fn a_template_expression_tens_of_thousands_of_operators_long_is_refused() {
     );
 }
 
+/// A catalog template can nest a value in itself in a loop, one level per instruction, as deep
+/// as its fuel goes (here 72,000 levels): freeing such a value, or comparing it, recurses once
+/// per level, and used to end the process with a stack overflow. It is freed and compared
+/// without one, at any thread count, and printing it or handing it to a filter is refused with
+/// the leaf's line, in every command that renders.
+#[test]
+fn a_value_nested_in_itself_in_a_loop_is_not_a_crash() {
+    let tmp = tempfile::tempdir().unwrap();
+    let set = format!(
+        "{{% set ns.v = {}ns.v{} %}}",
+        "[".repeat(60),
+        "]".repeat(60)
+    );
+    let leaf = |tail: &str| {
+        format!(
+            "{{% set ns = namespace(v=1) %}}{{% for i in range(150) %}}{}{{% endfor %}}{tail}",
+            set.repeat(8)
+        )
+    };
+    let family =
+        |tail: &str| annotated_family("1").replace("\"{{ 1 }}\"", &format!("\"{}\"", leaf(tail)));
+    let refused = "family.yaml:12: error[KV040] InstancetypeFamily/t: cannot render";
+    let too_deep = "the value nests deeper than 64 levels of mappings and lists";
+    for (tail, wanted) in [
+        ("x", None),
+        ("{{ ns.v == ns.v }}", None),
+        ("{{ ns.v }}", Some(too_deep)),
+        ("{{ ns.v | string }}", Some(too_deep)),
+        ("{{ [ns.v] | sort }}", Some(too_deep)),
+    ] {
+        fs::write(tmp.path().join("family.yaml"), family(tail)).unwrap();
+        for threads in ["1", "2"] {
+            for command in ["build", "validate"] {
+                let out = run(kvrender().current_dir(tmp.path()).args([
+                    "--threads",
+                    threads,
+                    command,
+                    "--no-default-catalog",
+                    "family.yaml",
+                ]));
+                let text = format!(
+                    "{}{}",
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                match wanted {
+                    None => assert_eq!(out.status.code(), Some(0), "{tail}: {text}"),
+                    Some(message) => {
+                        assert_eq!(out.status.code(), Some(1), "{tail}: {text}");
+                        assert!(text.contains(refused) && text.contains(message), "{text}");
+                    }
+                }
+            }
+        }
+        let list = format!(
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- {}",
+            family(tail).trim_end().replace('\n', "\n  ")
+        );
+        let mut cmd = kvrender();
+        cmd.arg("fn");
+        let out = crate::common::run_with_stdin(cmd, list);
+        assert_eq!(
+            out.status.code(),
+            Some(if wanted.is_some() { 1 } else { 0 }),
+            "{tail}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// The default thread count is one per processor, within `--threads`' 1 to 256: rayon's own
+/// `RAYON_NUM_THREADS`, which used to set it, could start thousands of threads for one VM.
+#[test]
+fn rayon_num_threads_does_not_raise_the_thread_count() {
+    let tmp = tempfile::tempdir().unwrap();
+    fs::write(
+        tmp.path().join("vm.yaml"),
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: vm\nspec:\n  \
+         runStrategy: Always\n  template:\n    spec:\n      domain:\n        devices: {}\n        \
+         memory: {guest: 1Gi}\n",
+    )
+    .unwrap();
+    let mut child = kvrender()
+        .current_dir(tmp.path())
+        .args(["validate", "vm.yaml"])
+        .env("RAYON_NUM_THREADS", "100000")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let status = crate::common::wait_at_most(&mut child, 120, "validate of one VM");
+    assert_eq!(status.code(), Some(0));
+}
+
 /// A filter that writes in proportion to an argument (`indent`'s width, `format`'s padding,
 /// `replace`'s new text, `join`'s separator) asks for its whole output at once: a width of
 /// `2**64 - 1` used to end the process with a panic, and one of 10^11 with an abort. Each is
