@@ -72,7 +72,12 @@ fn run_parsing(args: &BuildArgs, parsing: Parsing) -> Result<Outcome> {
     let built_from = args.resolve.built_from()?;
     // What an earlier run wrote to the output directory is not read back as input.
     let exclude = args.resolve.exclude()?;
-    let sources = load::read_inputs(&paths, args.output.as_deref(), &exclude)?;
+    let mut met = Vec::new();
+    let sources =
+        load::read_inputs_noting_skip(&paths, args.output.as_deref(), &exclude, &mut met)?;
+    if let Some(dir) = &args.output {
+        refuse_output_met_by_a_walk(dir, &met)?;
+    }
     // Read here, not by the engine: a file that cannot be read stops the run (exit code 2),
     // as a PATH argument does.
     let catalog_sources = load::read_option_inputs(&args.resolve.catalogs, &exclude, "--catalog")?;
@@ -232,6 +237,26 @@ fn refuse_output_over_inputs<'a>(
         }
     }
     Ok(())
+}
+
+/// The walks leave the output directory out wherever they meet it, also through a symbolic
+/// link of another name (`repo/shared -> ../out`), which the comparison of the paths given
+/// cannot see: a file there that no build wrote would be written over, or never read again.
+fn refuse_output_met_by_a_walk(dir: &Path, met: &[PathBuf]) -> Result<()> {
+    let Some(through) = met.first() else {
+        return Ok(());
+    };
+    let Some(source) = files::unrecorded_manifest(dir)? else {
+        return Ok(());
+    };
+    Err(crate::error::Error::Usage(format!(
+        "-o `{}` holds `{}`, which an earlier build did not write there, and the inputs reach \
+         the directory as `{}`: walks leave the output directory out, so the file would no \
+         longer be read (or be written over); move it, or write to another directory",
+        dir.display(),
+        dir.join(source).display(),
+        through.display()
+    )))
 }
 
 /// Where an output directory stands to an input, both canonical paths.

@@ -126,7 +126,18 @@ pub fn read_inputs(
     skip: Option<&Path>,
     exclude: &Exclude,
 ) -> Result<Vec<Source>> {
-    read_inputs_of(paths, skip, exclude, "a PATH")
+    read_inputs_of(paths, skip, exclude, "a PATH", &mut Vec::new())
+}
+
+/// [`read_inputs`], adding to `met` each path through which a walk met the directory `skip`
+/// and left it out (see [`walk::walk_noting_skip`]).
+pub fn read_inputs_noting_skip(
+    paths: &[PathBuf],
+    skip: Option<&Path>,
+    exclude: &Exclude,
+    met: &mut Vec<PathBuf>,
+) -> Result<Vec<Source>> {
+    read_inputs_of(paths, skip, exclude, "a PATH", met)
 }
 
 /// [`read_inputs`] of the paths an option names (`--catalog`): an error names the option.
@@ -135,7 +146,7 @@ pub fn read_option_inputs(
     exclude: &Exclude,
     option: &str,
 ) -> Result<Vec<Source>> {
-    read_inputs_of(paths, None, exclude, option).map_err(|e| e.of_option(option))
+    read_inputs_of(paths, None, exclude, option, &mut Vec::new()).map_err(|e| e.of_option(option))
 }
 
 fn read_inputs_of(
@@ -143,6 +154,7 @@ fn read_inputs_of(
     skip: Option<&Path>,
     exclude: &Exclude,
     what: &str,
+    met: &mut Vec<PathBuf>,
 ) -> Result<Vec<Source>> {
     let skip = skip.and_then(|dir| std::fs::canonicalize(dir).ok());
     let mut kustomizations = kustomize::Kustomizations::default();
@@ -161,8 +173,10 @@ fn read_inputs_of(
             source,
         })?;
         let mut files = if meta.is_dir() {
-            let files = walk::walk_skipping(path, skip.as_deref(), exclude)?;
-            if files.is_empty() {
+            let before = met.len();
+            let files = walk::walk_noting_skip(path, skip.as_deref(), exclude, met)?;
+            // A folder whose only content is the output directory is what the caller says.
+            if files.is_empty() && met.len() == before {
                 // Most often a wrong folder: say so, rather than report it clean.
                 eprintln!(
                     "note: {}: nothing in it to read: kvrender reads the `.yaml`, `.yml` and \

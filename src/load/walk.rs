@@ -167,11 +167,22 @@ pub fn walk(root: &Path) -> Result<Vec<PathBuf>> {
 /// `root` (`build -o DIR` does not read back what it wrote), and the files and folders
 /// `exclude` matches (`root` itself is not matched).
 pub fn walk_skipping(root: &Path, skip: Option<&Path>, exclude: &Exclude) -> Result<Vec<PathBuf>> {
+    walk_noting_skip(root, skip, exclude, &mut Vec::new())
+}
+
+/// [`walk_skipping`], adding to `met` each path through which the walk met `skip`: under its
+/// own name, or through a symbolic link of any name that leads to it.
+pub fn walk_noting_skip(
+    root: &Path,
+    skip: Option<&Path>,
+    exclude: &Exclude,
+    met: &mut Vec<PathBuf>,
+) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     let skipped = |e: &walkdir::DirEntry| {
         skip.is_some_and(|skip| {
             e.file_type().is_dir()
-                && e.file_name() == skip.file_name().unwrap_or_default()
+                && (e.file_name() == skip.file_name().unwrap_or_default() || e.path_is_symlink())
                 && std::fs::canonicalize(e.path()).is_ok_and(|p| p == skip)
         })
     };
@@ -211,12 +222,17 @@ pub fn walk_skipping(root: &Path, skip: Option<&Path>, exclude: &Exclude) -> Res
             Error::Read { path, source }
         })?;
         let is_dir = entry.file_type().is_dir();
+        let hidden = entry
+            .file_name()
+            .to_str()
+            .is_some_and(|n| n.starts_with('.'));
+        let is_skip = entry.depth() > 0 && !hidden && skipped(&entry);
+        if is_skip {
+            met.push(entry.path().to_path_buf());
+        }
         let left_out = entry.depth() > 0
-            && (entry
-                .file_name()
-                .to_str()
-                .is_some_and(|n| n.starts_with('.'))
-                || skipped(&entry)
+            && (hidden
+                || is_skip
                 || walk.excludes(entry.path(), entry.depth(), is_dir)
                 || (is_dir && entry.path().join(OUTPUT_MARKER).exists()));
         if is_dir {

@@ -2518,6 +2518,59 @@ fn an_output_dir_holding_sources_is_refused() {
     );
 }
 
+/// An output directory the inputs reach through a symbolic link of another name
+/// (`repo/shared -> ../out`) is left out of the walk as the output directory is wherever it
+/// lies: a source file in it would be written over (when it bears an output file's name) or
+/// never read again, so the build is refused, nothing written, until the file is moved.
+#[test]
+fn an_output_dir_the_inputs_reach_through_a_link_is_refused_while_it_holds_sources() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, out_dir) = (tmp.path().join("repo"), tmp.path().join("out"));
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::create_dir_all(&out_dir).unwrap();
+    std::os::unix::fs::symlink("../out", repo.join("shared")).unwrap();
+    let family = "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata: {name: t}\n\
+                  spec:\n  version: 1\n  sizes: [[small, 1, 1Gi]]\n  template:\n    spec: {cpu: \
+                  {guest: \"{{ size.cpu }}\"}, memory: {guest: \"{{ size.memory }}\"}}\n";
+    // A source named as the file the build writes for its own object.
+    let source = out_dir
+        .join("instancetype.kubevirt.io_v1beta1_virtualmachineclusterinstancetype_t1.small.yaml");
+    std::fs::write(&source, family).unwrap();
+    let build = || {
+        run_in(
+            tmp.path(),
+            &["build", "--no-default-catalog", "repo", "-o", "out"],
+        )
+    };
+    let out = build();
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "which an earlier build did not write there, and the inputs reach the \
+                         directory as `repo/shared`"
+        ) && !stderr.contains("nothing in it to read"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&source).unwrap(),
+        family,
+        "not written over"
+    );
+    assert!(
+        !out_dir.join(".kvrender-output").exists(),
+        "nothing written"
+    );
+    // Moved into the repository, it builds; a source put there later is refused again.
+    std::fs::rename(&source, repo.join("catalog.yaml")).unwrap();
+    let out = build();
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    std::fs::write(out_dir.join("mine.yaml"), family).unwrap();
+    let out = build();
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("holds `out/mine.yaml`"));
+}
+
 /// A finding about a field a catalog document writes with no template is reported at that
 /// field's line, not at the size row: the family's own `metadata.namespace`, and `labels`
 /// written as a list where a mapping belongs.
