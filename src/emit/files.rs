@@ -141,12 +141,21 @@ fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
 /// # Errors
 /// When the marker cannot be read.
 pub fn unrecorded_manifest(dir: &Path) -> Result<Option<PathBuf>> {
+    Ok(unrecorded_manifests(dir)?.next())
+}
+
+/// Every manifest under `dir` that [`unrecorded_manifest`] would name, relative to `dir`, in
+/// name order.
+///
+/// # Errors
+/// When the marker cannot be read.
+pub fn unrecorded_manifests(dir: &Path) -> Result<impl Iterator<Item = PathBuf> + '_> {
     let mut recorded = recorded_files(dir)?;
     // What a run stopped halfway was changing is kvrender's too, until the next run undoes it.
     recorded.extend(journaled_in(dir));
     // What a walk reads: hidden entries (the marker, a staging folder an interrupted run
     // left) and kustomizations are not.
-    let found = walkdir::WalkDir::new(dir)
+    Ok(walkdir::WalkDir::new(dir)
         .min_depth(1)
         .sort_by_file_name()
         .into_iter()
@@ -157,13 +166,12 @@ pub fn unrecorded_manifest(dir: &Path) -> Result<Option<PathBuf>> {
                 && crate::load::walk::is_manifest(e.path())
                 && !crate::load::walk::is_kustomization(e.path())
         })
-        .filter_map(|e| e.path().strip_prefix(dir).ok().map(Path::to_path_buf))
-        .find(|relative| {
+        .filter_map(move |e| e.path().strip_prefix(dir).ok().map(Path::to_path_buf))
+        .filter(move |relative| {
             relative
                 .to_str()
                 .is_none_or(|name| !recorded.contains(name))
-        });
-    Ok(found)
+        }))
 }
 
 /// Whether `name` is one kvrender could have written directly in an output directory: the

@@ -154,8 +154,9 @@ impl Walk<'_> {
     }
 }
 
-/// The files below `root`, sorted by path, hidden entries (`.git`, ...) and directories holding
-/// [`OUTPUT_MARKER`] skipped (`root` itself is always walked). Symbolic links are followed; a
+/// The files below `root`, sorted by path, hidden entries (`.git`, ...) skipped, and of a
+/// directory holding [`OUTPUT_MARKER`] only the manifests the marker does not list as an
+/// earlier `build -o`'s output (`root` itself is always walked whole). Symbolic links are followed; a
 /// loop is an error naming the link and the folder it leads back to, unless the link's own
 /// name is hidden or excluded. A folder reached again through another link is walked once,
 /// where first met. (A file reached twice is read once: see [`crate::load::read_inputs`].)
@@ -230,11 +231,26 @@ pub fn walk_noting_skip(
         if is_skip {
             met.push(entry.path().to_path_buf());
         }
-        let left_out = entry.depth() > 0
-            && (hidden
-                || is_skip
-                || walk.excludes(entry.path(), entry.depth(), is_dir)
-                || (is_dir && entry.path().join(OUTPUT_MARKER).exists()));
+        let excluded = entry.depth() > 0
+            && !hidden
+            && !is_skip
+            && walk.excludes(entry.path(), entry.depth(), is_dir);
+        let output = entry.depth() > 0 && is_dir && entry.path().join(OUTPUT_MARKER).exists();
+        let left_out = entry.depth() > 0 && (hidden || is_skip || excluded || output);
+        if output && !hidden && !is_skip && !excluded {
+            // An earlier `build -o` wrote there: what its marker does not list as written
+            // (a file someone put there, or every file under a marker that lists none) is a
+            // source all the same.
+            if let Ok(unrecorded) = crate::emit::files::unrecorded_manifests(entry.path()) {
+                for relative in unrecorded {
+                    let file = entry.path().join(&relative);
+                    let depth = entry.depth() + relative.components().count();
+                    if !walk.excludes(&file, depth, false) {
+                        files.push(file);
+                    }
+                }
+            }
+        }
         if is_dir {
             if left_out || !walk.folders.enter(entry.path(), entry.depth()) {
                 walker.skip_current_dir();

@@ -1561,6 +1561,29 @@ fn an_output_dir_inside_the_input_is_not_read_back() {
         "{}",
         describe(&named)
     );
+    // A file the marker does not list as written is a source all the same: walks read it,
+    // and so under a marker that lists nothing, which would otherwise hide a whole folder.
+    let vm = "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: v}\nspec:\n  \
+              runStrategy: Always\n  instancetype: {name: nope}\n  template: {spec: {domain: \
+              {devices: {}}}}\n";
+    std::fs::write(tmp.path().join("rendered/mine.yaml"), vm).unwrap();
+    std::fs::create_dir_all(tmp.path().join("vms")).unwrap();
+    std::fs::write(tmp.path().join("vms/.kvrender-output"), "").unwrap();
+    std::fs::write(
+        tmp.path().join("vms/vm.yaml"),
+        vm.replace("name: v}", "name: w}"),
+    )
+    .unwrap();
+    let out = build(&["validate", "--no-default-catalog", "."]);
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        report.contains("./rendered/mine.yaml:6: warning[KV011] VirtualMachine/v:")
+            && report.contains("./vms/vm.yaml:6: warning[KV011] VirtualMachine/w:")
+            && !report.contains("KV020"),
+        "{report}"
+    );
+    std::fs::remove_file(tmp.path().join("rendered/mine.yaml")).unwrap();
+    std::fs::remove_dir_all(tmp.path().join("vms")).unwrap();
     // Without its marker, the directory is an ordinary one again.
     std::fs::remove_file(&marker).unwrap();
     let unmarked = build(&["validate", "."]);
