@@ -1559,6 +1559,17 @@ fn run<V: VmTexts>(
             let (findings, from_texts): (Vec<Vec<Diagnostic>>, Vec<Option<FromText>>) =
                 per_subject?.into_iter().unzip();
             diagnostics.extend(unmet);
+            // Of the checks, a catalog document gets the one about what it makes: a YAML 1.1
+            // word renders otherwise here than under kpt or kustomize (KV008).
+            for doc in out
+                .iter()
+                .zip(&roles)
+                .filter(|(_, r)| **r == Role::Catalog)
+                .map(|(o, _)| o)
+                .chain(path_objects.iter().filter(|o| render::is_catalog_kind(o)))
+            {
+                validate::rules::yaml_boolean::check(doc, &mut diagnostics);
+            }
             let mut duplicates = Vec::new();
             // A user's object that clashes with a rendered one is a second definition even
             // where the user's objects are not checked (a generator's run).

@@ -650,6 +650,49 @@ fn yaml11_booleans_are_told_as_kustomize_reads_them_otherwise() {
     );
 }
 
+/// A catalog document is tool configuration, but what it renders is applied: a YAML 1.1 word
+/// in it renders as a boolean in `build` and as text under kpt or kustomize, so `build` and
+/// `validate` warn at it as at any object's.
+#[test]
+fn yaml11_booleans_in_a_catalog_document_are_told() {
+    let tmp = tempfile::tempdir().unwrap();
+    let family = "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata: {name: z}\n\
+                  spec:\n  version: 1\n  displayName: N\n  labels: {example.com/gpu: yes}\n  \
+                  sizes: [[small, 1, 2Gi]]\n  template:\n    metadata:\n      annotations:\n        \
+                  example.com/name: \"{{ family.displayName }}\"\n    spec:\n      \
+                  cpu: {guest: \"{{ size.cpu }}\"}\n      memory: {guest: \"{{ size.memory }}\"}\n";
+    std::fs::write(tmp.path().join("family.yaml"), family).unwrap();
+    let wanted = [
+        "family.yaml:6:16: warning[KV008] InstancetypeFamily/z: spec.displayName: `N` is the \
+         boolean false",
+        "family.yaml:7:29: warning[KV008] InstancetypeFamily/z: spec.labels[\"example.com/gpu\"]: \
+         `yes` is the boolean true",
+    ];
+    let built = kvrender()
+        .current_dir(tmp.path())
+        .args(["build", "--no-default-catalog", "family.yaml"])
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{}", describe(&built));
+    let stderr = String::from_utf8_lossy(&built.stderr);
+    let printed = String::from_utf8_lossy(&built.stdout);
+    assert!(
+        printed.contains("example.com/gpu: \"true\"")
+            && printed.contains("example.com/name: \"false\""),
+        "{printed}"
+    );
+    let validated = kvrender()
+        .current_dir(tmp.path())
+        .args(["validate", "--no-default-catalog", "family.yaml"])
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&validated.stdout);
+    for w in wanted {
+        assert!(stderr.contains(w), "{stderr}");
+        assert!(report.contains(w), "{report}");
+    }
+}
+
 /// kubectl, kustomize and kpt cut a stream at every `---` line, so a `%YAML` or `%TAG`
 /// directive at the start of a stream is left without the document its `---` opens, and they
 /// refuse the file; one after a `...` follows the document of its piece and is not read.

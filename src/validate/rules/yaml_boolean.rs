@@ -2,7 +2,8 @@
 //!
 //! ## What it checks
 //! Values written as plain `yes`, `no`, `on`, `off`, `y` or `n` (in lower case, capitalized or
-//! upper case), in any object read from a file. A tagged value (`!!bool yes`) or a quoted one
+//! upper case), in any object read from a file, catalog documents included (they are tool
+//! configuration, but what they render is applied). A tagged value (`!!bool yes`) or a quoted one
 //! (`"yes"`) says what it is, and mapping keys are always read as text; neither is reported.
 //!
 //! ## Why
@@ -55,7 +56,10 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
     let Some((text, first_line)) = &obj.source else {
         return;
     };
-    if obj.is_tool_config() || !yaml::holds_boolean(&obj.value) || !yaml::may_hold(text).0 {
+    // A catalog document is tool configuration, but what it renders is applied: its words
+    // make labels, annotations and specs that differ between `build` and kpt or kustomize.
+    let applied = !obj.is_tool_config() || crate::render::is_catalog_kind(obj);
+    if !applied || !yaml::holds_boolean(&obj.value) || !yaml::may_hold(text).0 {
         return;
     }
     for word in yaml::plain_booleans(text) {
