@@ -792,8 +792,19 @@ pub fn is_block_scalar(text: &str, line: u32) -> bool {
         .match_indices(':')
         .map(|(at, _)| at)
         .find(|&at| ends_key(&trimmed[at..]))
-        .map(|at| trimmed[at + 1..].trim_start())
+        .map(|at| without_properties(trimmed[at + 1..].trim_start()))
         .is_some_and(|v| v.starts_with('|') || v.starts_with('>'))
+}
+
+/// `value` after the node properties before it, an anchor (`&x`) or a tag (`!!str`).
+fn without_properties(mut value: &str) -> &str {
+    while value.starts_with(['&', '!']) {
+        let Some(end) = value.find([' ', '\t']) else {
+            return "";
+        };
+        value = value[end..].trim_start_matches([' ', '\t']);
+    }
+    value
 }
 
 /// The value of `value` at `steps` (see [`parse_path`]), if it has that field.
@@ -1112,6 +1123,12 @@ spec:
         assert!(is_block_scalar("data:\t|\n  x\n", 1));
         assert!(is_block_scalar("data : >-\n  x\n", 1));
         assert!(!is_block_scalar("data: x|\n", 1));
+        // After an anchor or a tag, as YAML allows.
+        assert!(is_block_scalar("data: &x |\n  x\n", 1));
+        assert!(is_block_scalar("data: !!str >-\n  x\n", 1));
+        assert!(is_block_scalar("data: &x !!str |\n  x\n", 1));
+        assert!(!is_block_scalar("data: &x y|\n", 1));
+        assert!(!is_block_scalar("data: &x\n", 1));
     }
 
     /// An item written as a `-` alone on its line (or with only a comment, an anchor or a tag

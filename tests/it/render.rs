@@ -1463,6 +1463,37 @@ spec:
     );
 }
 
+/// A template error in a block scalar is reported at the template's own line inside the block,
+/// also when an anchor or a tag stands before the `|`.
+#[test]
+fn a_template_error_in_an_anchored_or_tagged_block_names_its_line() {
+    let text = "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata: {name: t}\n\
+                spec:\n  version: 1\n  sizes:\n    - [small, 1, 1Gi]\n  template:\n    metadata:\n      \
+                annotations:\n        a: &x |\n          first\n          {{ size.r }}\n        \
+                b: !!str |\n          first\n          {{ size.s }}\n        c: |\n          \
+                {{ size.t }}\n    spec:\n      cpu: {guest: 1}\n      memory: {guest: 1Gi}\n";
+    let errors = render_text(text).unwrap_err();
+    let lines: Vec<String> = errors
+        .iter()
+        .map(|e| {
+            e.to_string()
+                .split(": ")
+                .next()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "ns/catalog.yaml:13",
+            "ns/catalog.yaml:16",
+            "ns/catalog.yaml:18"
+        ],
+        "{errors}"
+    );
+}
+
 /// A `|` block keeps its final line break whether or not it holds a template, and a `|-` one
 /// gets none: the value is what the YAML says, filled in.
 #[test]
