@@ -75,16 +75,26 @@ pub fn yaml11_boolean(word: &str) -> Option<bool> {
 /// (see `classify`). A `false` is sure; a `true` only says that [`plain_booleans`] is worth
 /// asking (the word may be quoted, a key or part of longer text).
 pub fn may_hold(text: &str) -> (bool, bool) {
+    let bytes = text.as_bytes();
     let (mut yaml11, mut mixed) = (false, false);
-    for word in text
-        .as_bytes()
-        .split(|b| !b.is_ascii_alphanumeric())
-        .filter(|w| (1..=5).contains(&w.len()))
-    {
+    let mut at = 0;
+    while at < bytes.len() {
+        if !bytes[at].is_ascii_alphanumeric() {
+            at += 1;
+            continue;
+        }
+        let start = at;
+        while at < bytes.len() && bytes[at].is_ascii_alphanumeric() {
+            at += 1;
+        }
+        if !(1..=5).contains(&(at - start)) {
+            continue;
+        }
         // Runs of ASCII letters and digits are text.
-        let word = std::str::from_utf8(word).unwrap_or_default();
+        let word = std::str::from_utf8(&bytes[start..at]).unwrap_or_default();
         match classify(word) {
-            Some(Some(_)) => yaml11 = true,
+            // A word inside prose (`runs on a host`) is no value of its own.
+            Some(Some(_)) => yaml11 = yaml11 || stands_alone(bytes, start, at),
             Some(None) => mixed = true,
             None => {}
         }
@@ -93,6 +103,31 @@ pub fn may_hold(text: &str) -> (bool, bool) {
         }
     }
     (yaml11, mixed)
+}
+
+/// Whether the word at `start..end` of `bytes` may be a whole plain value: after an indicator
+/// (`:`, `-`, `[`, `{`, `,`, `?`), an anchor or a tag, or first on its line, and last on its
+/// line but for a comment, or before a flow collection's `,`, `]` or `}`.
+fn stands_alone(bytes: &[u8], start: usize, end: usize) -> bool {
+    let blank = |b: &u8| *b == b' ' || *b == b'\t';
+    let after = bytes[end..].iter().find(|b| !blank(b));
+    if !after.is_none_or(|b| matches!(b, b'\n' | b'\r' | b'#' | b',' | b']' | b'}')) {
+        return false;
+    }
+    let Some(before) = bytes[..start].iter().rposition(|b| !blank(b)) else {
+        return true;
+    };
+    match bytes[before] {
+        b'\n' | b'\r' | b':' | b'-' | b'[' | b'{' | b',' | b'?' => true,
+        _ => {
+            // The token before it: an anchor (`&x yes`) or a tag (`!t yes`) may stand there.
+            let token = bytes[..=before]
+                .iter()
+                .rposition(|b| blank(b) || *b == b'\n' || *b == b'\r')
+                .map_or(0, |p| p + 1);
+            matches!(bytes[token], b'&' | b'!')
+        }
+    }
 }
 
 /// Where a node stands in its parent.
@@ -461,7 +496,23 @@ f: {g: x}
     fn words_of_the_text_say_whether_to_look_further() {
         assert_eq!(may_hold("a: yes\n"), (true, false));
         assert_eq!(may_hold("a: [x,tRue]\n"), (false, true));
-        assert_eq!(may_hold("a: \"on\"\nb: FaLSE # n\n"), (true, true));
+        // Quoted, in a comment or in prose: no value of its own.
+        assert_eq!(may_hold("a: \"on\"\nb: FaLSE # n\n"), (false, true));
+        assert_eq!(may_hold("d: runs on a host\n"), (false, false));
+        // Wherever a plain value may stand.
+        for text in [
+            "a: yes\n",
+            "- n\n",
+            "a: [x, off]\n",
+            "a: {b: Y}\n",
+            "a: &x no # c\n",
+            "a: !t On\n",
+            "a:\n  yes\n",
+            "? y\n",
+            "on",
+        ] {
+            assert!(may_hold(text).0, "{text:?}");
+        }
         assert_eq!(
             may_hold("a: true\nb: yesterday\nc: onward\nd: True\n"),
             (false, false)
