@@ -155,12 +155,7 @@ fn value_of(raw: &str) -> Option<(usize, &str)> {
         },
     };
     column = at;
-    let mut value = rest[key_end + 1..].trim_start_matches([' ', '\t']);
-    // Node properties before the value: an anchor, a tag.
-    while value.starts_with(['&', '!']) {
-        let end = value.find([' ', '\t'])?;
-        value = value[end..].trim_start_matches([' ', '\t']);
-    }
+    let value = without_properties(rest[key_end + 1..].trim_start_matches([' ', '\t']))?;
     Some((column, value))
 }
 
@@ -792,19 +787,18 @@ pub fn is_block_scalar(text: &str, line: u32) -> bool {
         .match_indices(':')
         .map(|(at, _)| at)
         .find(|&at| ends_key(&trimmed[at..]))
-        .map(|at| without_properties(trimmed[at + 1..].trim_start()))
+        .and_then(|at| without_properties(trimmed[at + 1..].trim_start()))
         .is_some_and(|v| v.starts_with('|') || v.starts_with('>'))
 }
 
-/// `value` after the node properties before it, an anchor (`&x`) or a tag (`!!str`).
-fn without_properties(mut value: &str) -> &str {
+/// `value` after the node properties before it, an anchor (`&x`) or a tag (`!!str`); `None`
+/// when nothing follows them on the line.
+fn without_properties(mut value: &str) -> Option<&str> {
     while value.starts_with(['&', '!']) {
-        let Some(end) = value.find([' ', '\t']) else {
-            return "";
-        };
+        let end = value.find([' ', '\t'])?;
         value = value[end..].trim_start_matches([' ', '\t']);
     }
-    value
+    Some(value)
 }
 
 /// The value of `value` at `steps` (see [`parse_path`]), if it has that field.
