@@ -741,16 +741,17 @@ fn changed_leaves(
 /// `threads` vCPUs out as exactly that layout, as KubeVirt spreads an instancetype's vCPUs:
 /// across sockets and cores, `ratio` cores a socket; across cores and threads, `ratio` threads
 /// a core; across all three, 2 threads a core and `ratio` cores a socket. `None` for a layout
-/// no spread gives (three threads a core beside several sockets, say).
+/// no spread gives (three threads a core, say): KubeVirt's preference webhook refuses a spread
+/// across cores and threads with any ratio but 2, and the other spreads put 2 threads on a core.
 fn spread_for(sockets: u64, cores: u64, threads: u64) -> Option<(&'static str, u64)> {
     if threads == 1 {
         Some(("SocketsCores", cores))
-    } else if sockets == 1 {
-        Some(("CoresThreads", threads))
-    } else if threads == 2 {
-        Some(("SocketsCoresThreads", cores))
-    } else {
+    } else if threads != 2 {
         None
+    } else if sockets == 1 {
+        Some(("CoresThreads", 2))
+    } else {
+        Some(("SocketsCoresThreads", cores))
     }
 }
 
@@ -979,8 +980,8 @@ fn convert(preset: &Object) -> Converted {
                         &format!(
                             "the topology {} has no exact equivalent: the instancetype gets \
                              {guest} guest vCPUs, and a preference spreads them over sockets \
-                             and cores, cores and threads, or all three with 2 threads a core \
-                             only; set preferredCPUTopology by hand",
+                             and cores, or puts exactly 2 threads on each core; set \
+                             preferredCPUTopology by hand",
                             set.iter()
                                 .map(|(n, v)| format!("{n}={v}"))
                                 .collect::<Vec<_>>()
@@ -1471,6 +1472,9 @@ mod tests {
                 Some(("SocketsCoresThreads", 1)),
             ),
             (json!({"sockets": 2, "cores": 2, "threads": 4}), 16, None),
+            // The preference webhook refuses `CoresThreads` with a ratio other than 2.
+            (json!({"cores": 2, "threads": 3}), 6, None),
+            (json!({"cores": 2, "threads": 4}), 8, None),
         ] {
             let r = migrate_presets(&[sized_preset(cpu.clone())], &|_| None);
             assert_eq!(r.objects[0]["spec"]["cpu"]["guest"], guest, "{cpu}");

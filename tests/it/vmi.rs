@@ -722,6 +722,47 @@ fn migrate_stderr(text: &str) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// Whatever CPU layout a preset has, what `migrate presets` writes passes KubeVirt's
+/// instancetype and preference webhooks (as `validate` judges them): a layout no spread the
+/// preference webhook admits gives back (3 threads a core, say) is left unmapped, not written
+/// as a refused `CoresThreads` ratio.
+#[test]
+fn migrated_cpu_layouts_pass_the_preference_webhook() {
+    let mut text = String::new();
+    for sockets in 1..=3 {
+        for cores in 1..=3 {
+            for threads in 1..=4 {
+                text.push_str(&format!(
+                    "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
+                     name: s{sockets}c{cores}t{threads}\nspec:\n  selector:\n    \
+                     matchLabels: {{layout: s{sockets}c{cores}t{threads}}}\n  domain:\n    \
+                     cpu: {{sockets: {sockets}, cores: {cores}, threads: {threads}}}\n    \
+                     resources:\n      requests: {{memory: 1Gi}}\n---\n"
+                ));
+            }
+        }
+    }
+    let out = run_on_text(&["migrate", "presets"], "presets.yaml", &text);
+    assert!(out.status.success(), "{}", describe(&out));
+    let migrated = String::from_utf8(out.stdout).unwrap();
+    assert!(migrated.contains("across: CoresThreads"), "{migrated}");
+    assert!(
+        migrated.contains("across: SocketsCoresThreads"),
+        "{migrated}"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("the topology cores=2,threads=3 has no exact equivalent"),
+        "{stderr}"
+    );
+    let checked = run_on_text(
+        &["validate", "--no-default-catalog"],
+        "migrated.yaml",
+        &migrated,
+    );
+    assert!(checked.status.success(), "{}", describe(&checked));
+}
+
 /// A preset the API server refuses for a field of the wrong type is not migrated: an error
 /// names the field, and nothing is written for it.
 #[test]
