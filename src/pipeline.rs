@@ -363,6 +363,48 @@ pub fn expand_vm(
     expand_vm_to(vm, index, profile, Stage::Expanded)
 }
 
+/// Whether KubeVirt's VM mutating webhook writes the PCI topology version
+/// (`kubevirt.io/pci-topology-version`) into the template of `vm` when it is created: where the
+/// template, with the architecture and machine type the webhook gives it (its own, else its
+/// preference's, else the one a DataSource names, else the cluster's), supports PCIe hotplug. A
+/// VM whose preference is inferred gets it from the VMI webhook only (the preference that says
+/// its architecture is not known before inference).
+pub fn pci_topology_written_on_create(
+    vm: &Object,
+    index: &Index<'_>,
+    profile: &ClusterProfile,
+) -> bool {
+    use crate::model::path;
+    if infer::uses_inference(&vm.value) {
+        return false;
+    }
+    let preference = expand::find_preference_spec(vm, index).ok().flatten();
+    let preferred = |field: &[&str]| {
+        preference
+            .as_deref()
+            .and_then(|p| path::str_at(p, field))
+            .filter(|v| !v.is_empty())
+    };
+    let template_spec = path::get(&vm.value, &["spec", "template", "spec"]);
+    let written = |field: &[&str]| {
+        template_spec
+            .and_then(|s| path::str_at(s, field))
+            .filter(|v| !v.is_empty())
+    };
+    let arch = written(&["architecture"])
+        .or_else(|| preferred(&["preferredArchitecture"]))
+        .map(str::to_string)
+        .or_else(|| {
+            infer::architecture_from_data_source(&vm.value, vm.effective_namespace(), index)
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| profile.default_architecture.clone());
+    let machine = written(&["domain", "machine", "type"])
+        .or_else(|| preferred(&["machine", "preferredMachineType"]))
+        .unwrap_or_else(|| profile.machine_type_for(&arch));
+    crate::kubevirt::vmi_defaults::supports_pcie_hotplug(&arch, Some(machine))
+}
+
 /// The VM as the VM controller has it when it creates the VirtualMachineInstance: as
 /// [`expand_vm`] without the VMI spec defaults, which the VMI webhook applies after the presets.
 pub fn controller_vm(

@@ -194,32 +194,7 @@ fn with_annotations_written_first(
     profile: &crate::kubevirt::profile::ClusterProfile,
 ) -> (Object, Vec<(String, Option<Value>)>) {
     use crate::model::path;
-    let preference = expand::find_preference_spec(vm, index).ok().flatten();
-    let preferred = |field: &[&str]| {
-        preference
-            .as_deref()
-            .and_then(|p| path::str_at(p, field))
-            .filter(|v| !v.is_empty())
-    };
-    let template_spec = path::get(&vm.value, &["spec", "template", "spec"]);
-    let written = |field: &[&str]| {
-        template_spec
-            .and_then(|s| path::str_at(s, field))
-            .filter(|v| !v.is_empty())
-    };
-    let arch = written(&["architecture"])
-        .or_else(|| preferred(&["preferredArchitecture"]))
-        .map(str::to_string)
-        .or_else(|| {
-            infer::architecture_from_data_source(&vm.value, vm.effective_namespace(), index)
-                .map(str::to_string)
-        })
-        .unwrap_or_else(|| profile.default_architecture.clone());
-    let machine = written(&["domain", "machine", "type"])
-        .or_else(|| preferred(&["machine", "preferredMachineType"]))
-        .unwrap_or_else(|| profile.machine_type_for(&arch));
-    let pcie_hotplug = !infer::uses_inference(&vm.value)
-        && vmi_defaults::supports_pcie_hotplug(&arch, Some(machine));
+    let pcie_hotplug = pipeline::pci_topology_written_on_create(vm, index, profile);
     let mut value = vm.value.clone();
     let Some(annotations) =
         path::ensure_map(&mut value, &["spec", "template", "metadata", "annotations"])
@@ -230,7 +205,7 @@ fn with_annotations_written_first(
     if pcie_hotplug && !annotations.contains_key(vmi_defaults::PCI_TOPOLOGY_ANNOTATION) {
         written.insert(
             vmi_defaults::PCI_TOPOLOGY_ANNOTATION.into(),
-            Value::from("v3"),
+            Value::from(vmi_defaults::PCI_TOPOLOGY_VERSION),
         );
     }
     let mut controller = serde_json::json!({"metadata": {}});
@@ -451,9 +426,17 @@ pub(crate) fn build_one(
                     && let Some(key) =
                         conflict.filter(|k| written_first.iter().any(|(w, _)| w == k))
                 {
+                    // The webhook writes the PCI topology version when it creates the VM,
+                    // and its validating half refuses the conflict; the controller writes the
+                    // others when it starts the VM, and does not start it.
+                    let outcome = if key == vmi_defaults::PCI_TOPOLOGY_ANNOTATION {
+                        "the VM is refused when it is created"
+                    } else {
+                        "the VM is not started"
+                    };
                     d.message = format!(
                         "KubeVirt writes the annotation `{key}` before it applies the \
-                         instancetype, which sets it otherwise: the VM is not started (take the \
+                         instancetype, which sets it otherwise: {outcome} (take the \
                          annotation out of the instancetype)"
                     );
                 }

@@ -29,6 +29,8 @@ const HOTPLUG_MIN_GUEST: i64 = 0x4000_0000;
 
 /// The annotation that records which PCI topology scheme a VMI was created with.
 pub const PCI_TOPOLOGY_ANNOTATION: &str = "kubevirt.io/pci-topology-version";
+/// The version KubeVirt's webhooks write into [`PCI_TOPOLOGY_ANNOTATION`].
+pub const PCI_TOPOLOGY_VERSION: &str = "v3";
 
 /// The annotation with the TDX quote generation service's socket.
 pub const QGS_SOCKET_ANNOTATION: &str = "kubevirt.io/qgs-socket-path";
@@ -57,7 +59,10 @@ pub fn set_new_vmi_annotations(profile: &ClusterProfile, vmi: &mut Value) {
         && let Some(annotations) = path::ensure_map(vmi, &["metadata", "annotations"])
         && !annotations.contains_key(PCI_TOPOLOGY_ANNOTATION)
     {
-        annotations.insert(PCI_TOPOLOGY_ANNOTATION.to_string(), json!("v3"));
+        annotations.insert(
+            PCI_TOPOLOGY_ANNOTATION.to_string(),
+            json!(PCI_TOPOLOGY_VERSION),
+        );
     }
     if isolated
         && profile.emulator_thread_even_parity

@@ -17,6 +17,7 @@ use rayon::prelude::*;
 use crate::diagnostic::{self, Diagnostic, Severity};
 use crate::kubevirt::presets::{self, PresetIndex};
 use crate::kubevirt::profile::ClusterProfile;
+use crate::kubevirt::vmi_defaults::{PCI_TOPOLOGY_ANNOTATION, PCI_TOPOLOGY_VERSION};
 use crate::model::path::Fields;
 use crate::model::written::CatalogDocs;
 use crate::model::{Kind, Object};
@@ -172,7 +173,35 @@ pub fn check_object(obj: &Object, ctx: &Context<'_>) -> Vec<Diagnostic> {
     // The webhooks and the controller judge the VM as the API server creates it.
     let stored = as_created(obj);
     let obj = stored.as_ref().unwrap_or(obj);
-    let admitted = rules::admission::check(obj, ctx, &mut d);
+    let admitted = match with_pci_topology_version(obj, ctx) {
+        None => rules::admission::check(obj, ctx, &mut d),
+        Some(primed) => {
+            let mut found = Vec::new();
+            let admitted = rules::admission::check(&primed, ctx, &mut found);
+            for mut f in found {
+                if f.code == diagnostic::codes::CONFLICT
+                    && f.field
+                        .as_deref()
+                        .and_then(|f| f.strip_prefix("annotations."))
+                        == Some(PCI_TOPOLOGY_ANNOTATION)
+                {
+                    // KubeVirt's own words, then why: the VM does not set it, the webhook does.
+                    const KUBEVIRT: &str = "conflicts with selected instance type";
+                    if let Some(end) = f.message.find(KUBEVIRT) {
+                        f.message.truncate(end + KUBEVIRT.len());
+                    }
+                    f.message.push_str(&format!(
+                        " (KubeVirt's VM webhook writes `{PCI_TOPOLOGY_ANNOTATION}: \
+                         {PCI_TOPOLOGY_VERSION}` into the template of a VM it creates, and the \
+                         instancetype sets it otherwise: the VM is refused when it is created; \
+                         take the annotation out of the instancetype)"
+                    ));
+                }
+                d.push(f);
+            }
+            admitted
+        }
+    };
     // The VMI the controller creates of a VM, as `kvrender vmi` builds it.
     let build = |obj: &Object| {
         if crate::kubevirt::expand::has_matchers(&obj.value) {
@@ -257,6 +286,46 @@ fn with_data_source_architecture(
     let mut value = obj.value.clone();
     crate::kubevirt::infer::set_architecture(&mut value, arch);
     Some((arch, obj.with_value(value)))
+}
+
+/// A VirtualMachine whose instancetype sets the PCI topology version annotation otherwise than
+/// KubeVirt's VM mutating webhook writes it into the template of a VM it creates, with the
+/// webhook's annotation in place, so that the validating webhook's conflict is found. `None`
+/// where what the webhook writes cannot change the judgement (the template has the annotation,
+/// the instancetype does not set it or sets it the same, or the template does not support
+/// PCIe hotplug).
+fn with_pci_topology_version(obj: &Object, ctx: &Context<'_>) -> Option<Object> {
+    use crate::model::path;
+    if obj.kind() != Kind::VirtualMachine
+        || path::get(
+            &obj.value,
+            &[
+                "spec",
+                "template",
+                "metadata",
+                "annotations",
+                PCI_TOPOLOGY_ANNOTATION,
+            ],
+        )
+        .is_some()
+    {
+        return None;
+    }
+    let instancetype = crate::kubevirt::expand::find_instancetype_spec(obj, ctx.index)
+        .ok()
+        .flatten()?;
+    let set = path::get(&instancetype, &["annotations", PCI_TOPOLOGY_ANNOTATION])?;
+    if set.as_str() == Some(PCI_TOPOLOGY_VERSION)
+        || !crate::pipeline::pci_topology_written_on_create(obj, ctx.index, ctx.profile)
+    {
+        return None;
+    }
+    let mut value = obj.value.clone();
+    path::ensure_map(&mut value, &["spec", "template", "metadata", "annotations"])?.insert(
+        PCI_TOPOLOGY_ANNOTATION.to_string(),
+        serde_json::Value::from(PCI_TOPOLOGY_VERSION),
+    );
+    Some(obj.with_value(value))
 }
 
 /// A VirtualMachine as the API server passes it to the validating webhooks when it is created:

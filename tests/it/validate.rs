@@ -3011,6 +3011,65 @@ fn a_preference_requirement_sees_the_data_sources_architecture() {
     }
 }
 
+/// KubeVirt's VM webhook writes `kubevirt.io/pci-topology-version: v3` into the template of a
+/// VM it creates where the template supports PCIe hotplug, before the validating webhook
+/// applies the instancetype: an instancetype that sets the annotation otherwise then conflicts
+/// with it. Not where the template has the annotation already, the instancetype sets `v3`, or
+/// the machine type (its own or its preference's) takes no PCIe hotplug.
+#[test]
+fn an_instancetypes_pci_topology_version_conflicts_with_the_webhooks() {
+    let file = |set: &str, template: &str, preference: &str| {
+        format!(
+            "apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineClusterInstancetype\n\
+             metadata: {{name: pci}}\n\
+             spec: {{cpu: {{guest: 1}}, memory: {{guest: 1Gi}}, \
+             annotations: {{kubevirt.io/pci-topology-version: {set}}}}}\n---\n\
+             apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineClusterPreference\n\
+             metadata: {{name: pref}}\nspec: {{{preference}}}\n---\n\
+             apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {{name: vm}}\nspec:\n\
+             \x20 runStrategy: Always\n  instancetype: {{name: pci}}\n  preference: {{name: pref}}\n\
+             \x20 template:\n    metadata: {{annotations: {{{template}}}}}\n\
+             \x20   spec: {{domain: {{devices: {{}}}}}}\n"
+        )
+    };
+    let i440fx = "machine: {preferredMachineType: pc-i440fx-rhel7.6.0}";
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, set, template, preference, refused) in [
+        ("refused", "v2", "", "", true),
+        (
+            "written",
+            "v2",
+            "kubevirt.io/pci-topology-version: v2",
+            "",
+            false,
+        ),
+        ("same", "v3", "", "", false),
+        ("no-hotplug", "v2", "", i440fx, false),
+    ] {
+        let path = tmp.path().join(format!("{name}.yaml"));
+        std::fs::write(&path, file(set, template, preference)).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
+            .args(["validate", "--no-default-catalog"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        if refused {
+            assert_eq!(out.status.code(), Some(1), "{name}: {}", describe(&out));
+            assert!(
+                stdout.contains(
+                    "error[KV010] VirtualMachine/vm: annotations.kubevirt.io/pci-topology-version: \
+                     VM field(s) annotations.kubevirt.io/pci-topology-version conflicts with \
+                     selected instance type (KubeVirt's VM webhook writes"
+                ),
+                "{stdout}"
+            );
+        } else {
+            assert!(!stdout.contains("KV010"), "{name}: {stdout}");
+        }
+    }
+}
+
 /// A VM that names neither instancetype nor preference gets its DataSource's architecture from
 /// the mutating webhook too, and the validating webhook judges its machine type and CPU against
 /// it; the finding says where the architecture comes from. The same VM with its architecture

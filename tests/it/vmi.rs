@@ -431,8 +431,9 @@ fn nulls_go_leaves_out_are_not_in_the_vmi() {
 
 /// KubeVirt writes the PCI topology version (its VM webhook, when the VM is created), the VM's
 /// generation and a receiver's migration target (its controller) before the instancetype and
-/// preference are applied: an instancetype that sets one otherwise conflicts, and the VM is not
-/// started; a preference's does not replace it.
+/// preference are applied: an instancetype that sets one otherwise conflicts, and the VM is
+/// refused when it is created (the PCI topology version) or not started (the others); a
+/// preference's does not replace it.
 #[test]
 fn annotations_kubevirt_writes_first_win_over_the_preference_and_conflict_with_the_instancetype() {
     let objects = "apiVersion: instancetype.kubevirt.io/v1beta1\n\
@@ -444,6 +445,10 @@ fn annotations_kubevirt_writes_first_win_over_the_preference_and_conflict_with_t
         cpu: {guest: 1}\n  memory: {guest: 1Gi}\n  \
         annotations: {kubevirt.io/create-migration-target: 'false'}\n---\n\
         apiVersion: instancetype.kubevirt.io/v1beta1\n\
+        kind: VirtualMachineClusterInstancetype\nmetadata: {name: pci-it}\nspec:\n  \
+        cpu: {guest: 1}\n  memory: {guest: 1Gi}\n  \
+        annotations: {kubevirt.io/pci-topology-version: v2}\n---\n\
+        apiVersion: instancetype.kubevirt.io/v1beta1\n\
         kind: VirtualMachineClusterPreference\nmetadata: {name: pci}\nspec:\n  \
         annotations: {kubevirt.io/pci-topology-version: v2, extra: x}\n";
     let vm = |name: &str, strategy: &str, matcher: &str| {
@@ -454,7 +459,7 @@ fn annotations_kubevirt_writes_first_win_over_the_preference_and_conflict_with_t
         )
     };
     let text = format!(
-        "{objects}{}{}{}",
+        "{objects}{}{}{}{}",
         vm("a", "Always", "instancetype: {name: gen}"),
         vm("b", "WaitAsReceiver", "instancetype: {name: target}"),
         vm(
@@ -462,19 +467,26 @@ fn annotations_kubevirt_writes_first_win_over_the_preference_and_conflict_with_t
             "Always",
             "preference: {name: pci}\n  instancetype: {name: target}"
         ),
+        vm("p", "Always", "instancetype: {name: pci-it}"),
     );
     let out = run_on_text(&["vmi", "--no-default-catalog"], "vms.yaml", &text);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    for (vm, key) in [
-        ("a", "kubevirt.io/vm-generation"),
-        ("b", "kubevirt.io/create-migration-target"),
+    for (vm, key, outcome) in [
+        ("a", "kubevirt.io/vm-generation", "is not started"),
+        ("b", "kubevirt.io/create-migration-target", "is not started"),
+        (
+            "p",
+            "kubevirt.io/pci-topology-version",
+            "is refused when it is created",
+        ),
     ] {
         assert!(
             stderr.contains(&format!(
                 "error[KV010] VirtualMachine/{vm}: annotations.{key}: KubeVirt writes the \
-                 annotation `{key}` before it applies the instancetype"
+                 annotation `{key}` before it applies the instancetype, which sets it \
+                 otherwise: the VM {outcome}"
             )),
             "{stderr}"
         );
