@@ -606,6 +606,11 @@ pub fn infer_diagnostic(vm: &Object, err: &InferError) -> Diagnostic {
                     " (looked at {obj}; if the cluster holds it, save `{cmd}` to a file and \
                      pass it with `--catalog`)"
                 )),
+                None if obj.in_no_namespace() && err.message.ends_with(" not found") => msg
+                    .push_str(&format!(
+                        " (looked at {obj}: {})",
+                        infer::Looked::NO_NAMESPACE
+                    )),
                 _ => msg.push_str(&format!(" (looked at {obj})")),
             }
         }

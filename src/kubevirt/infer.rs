@@ -127,11 +127,27 @@ impl fmt::Display for Looked {
 }
 
 impl Looked {
+    /// Whether the object was looked up in no namespace (a reference naming an empty one):
+    /// the API server holds no namespaced object there, so the lookup fails whatever the
+    /// cluster holds.
+    pub fn in_no_namespace(&self) -> bool {
+        self.kind != DVT && self.namespace.is_empty()
+    }
+
+    /// Why an object looked up in no namespace ([`Looked::in_no_namespace`]) is not found, and
+    /// what to change.
+    pub const NO_NAMESPACE: &str = "the reference to it names an empty namespace, where no \
+        cluster holds one; name the namespace, or leave `namespace` out of a DataVolume's \
+        `sourceRef` to use the VM's";
+
     /// The `kubectl` command that prints this object from a cluster, for a finding about it
     /// being missing: saved to a file and passed with `--catalog`, it lets the inference go on
     /// offline. `None` for a `dataVolumeTemplates` entry, an object without a name, or a name
     /// or namespace a shell would need quoting for.
     pub fn export_command(&self) -> Option<String> {
+        if self.in_no_namespace() {
+            return None;
+        }
         let resource = match self.kind {
             "PersistentVolumeClaim" => "pvc",
             "DataVolume" => "datavolume",
@@ -1167,8 +1183,13 @@ mod tests {
             Some("kubectl get datasource -n os-images fedora -o yaml".to_string())
         );
         assert_eq!(
+            looked("PersistentVolumeClaim", "vms", "root.disk").export_command(),
+            Some("kubectl get pvc -n vms root.disk -o yaml".to_string())
+        );
+        // Looked up in no namespace: no cluster holds it, so there is nothing to export.
+        assert_eq!(
             looked("PersistentVolumeClaim", "", "root.disk").export_command(),
-            Some("kubectl get pvc root.disk -o yaml".to_string())
+            None
         );
         assert_eq!(looked(DVT, "ns", "root").export_command(), None);
         assert_eq!(looked("DataVolume", "ns", "").export_command(), None);

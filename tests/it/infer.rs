@@ -153,6 +153,46 @@ fn a_missing_source_gets_the_command_that_exports_it() {
     assert!(text.contains("storageClassName: fast-ssd"), "{text}");
 }
 
+/// A DataSource reference that names an empty namespace is looked up in no namespace, where
+/// the API server finds nothing, whatever the cluster or the inputs hold: `validate` refuses
+/// the VM (not "the cluster may hold it") and neither command offers an export to pass.
+#[test]
+fn a_source_looked_up_in_no_namespace_is_never_found() {
+    let text = "apiVersion: cdi.kubevirt.io/v1beta1\nkind: DataSource\n\
+        metadata: {name: ds, namespace: vms, labels: \
+        {instancetype.kubevirt.io/default-instancetype: it}}\n\
+        spec: {source: {pvc: {name: p, namespace: vms}}}\n---\n\
+        apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: vm, namespace: vms}\n\
+        spec:\n  runStrategy: Always\n  instancetype: {inferFromVolume: root}\n  \
+        dataVolumeTemplates:\n  - metadata: {name: root-dv}\n    spec:\n      \
+        sourceRef: {kind: DataSource, name: ds, namespace: ''}\n      \
+        storage: {resources: {requests: {storage: 1Gi}}}\n  \
+        template:\n    spec:\n      domain: {devices: {}}\n      \
+        volumes: [{name: root, dataVolume: {name: root-dv}}]\n";
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("vm.yaml");
+    std::fs::write(&file, text).unwrap();
+    let why = "the reference to it names an empty namespace, where no cluster holds one";
+    for command in ["validate", "expand"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
+            .args([command, "--no-default-catalog"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(1), "{command}: {text}");
+        assert!(
+            text.contains("error[KV013]") && text.contains(why),
+            "{command}: {text}"
+        );
+        assert!(!text.contains("kubectl get"), "{command}: {text}");
+    }
+}
+
 /// A DataVolume template's fields that Go writes whatever their value (a claim's `resources`, a
 /// `sourceRef`'s `kind`, an http source's `url`, the template's `metadata`) come back only where
 /// the VM wrote them, when its webhook took it through inference: the answer for such a VM

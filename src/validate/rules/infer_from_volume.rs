@@ -6,7 +6,8 @@
 //! `dataVolumeTemplates` entry), DataSource or VolumeSnapshot behind it, whose labels name the
 //! default instancetype and preference. A failure KubeVirt refuses the VM for is an error (no
 //! such volume, an unsupported volume type or a missing label under the `Reject` policy); an
-//! object that is not among the manifests is a warning (the cluster may hold it). A matcher
+//! object that is not among the manifests is a warning (the cluster may hold it), unless its
+//! reference names an empty namespace, where no cluster holds one (an error). A matcher
 //! the `Ignore` policy drops is reported for information. The VM the inference produces is
 //! what the admission checks then see.
 //!
@@ -85,9 +86,22 @@ fn finding(obj: &Object, err: &InferError) -> Diagnostic {
         .side
         .map(|s| format!("spec.{}.inferFromVolume", s.key()))
         .or_else(|| err.causes.first().map(|c| c.field.clone()));
-    // A missing PVC, DataVolume, DataSource or snapshot may exist in the cluster only.
-    let elsewhere = err.object.is_some() && err.message.ends_with(" not found");
-    let d = if elsewhere {
+    // A missing PVC, DataVolume, DataSource or snapshot may exist in the cluster only, unless
+    // it was looked up in no namespace.
+    let missing = err.message.ends_with(" not found");
+    let nowhere = err.object.as_ref().filter(|o| o.in_no_namespace());
+    let d = if let (true, Some(looked)) = (missing, nowhere) {
+        Diagnostic::error(
+            RULE.code,
+            obj.origin.clone(),
+            format!(
+                "{} (KubeVirt looks the {} up in no namespace: {})",
+                err.message,
+                looked.kind,
+                infer::Looked::NO_NAMESPACE
+            ),
+        )
+    } else if missing && err.object.is_some() {
         let export = err
             .object
             .as_ref()
