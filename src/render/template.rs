@@ -124,7 +124,8 @@ pub fn sandbox<'s>() -> Environment<'s> {
     });
     // `[1] * 100000000` is one instruction and a lazy sequence: the filters that would make it
     // real (or a string of it) in one step, which fuel does not count, check its size first.
-    // Each built-in stays reachable to its guard under a name no template can spell.
+    // Each built-in stays reachable to its guard under a name no filter expression can spell
+    // (and that no guarded filter takes as an argument).
     macro_rules! guarded {
         ($($name:literal => $builtin:path),* $(,)?) => {$(
             env.add_filter(concat!($name, " (built-in)"), $builtin);
@@ -133,6 +134,10 @@ pub fn sandbox<'s>() -> Environment<'s> {
                 |state: &mut minijinja::State<'_, '_>,
                  args: minijinja::value::Rest<minijinja::value::ValueOrKwargs>| {
                     let args = args.into_values();
+                    // `map` applies a filter named by a string, which can spell any name.
+                    if args.iter().any(names_a_raw_builtin) {
+                        return Err(raw_builtin_named());
+                    }
                     if !args.iter().all(|a| within(a, MAX_FILTER_INPUT_BYTES)) {
                         return Err(too_large(MAX_FILTER_INPUT_BYTES));
                     }
@@ -176,7 +181,52 @@ pub fn sandbox<'s>() -> Environment<'s> {
         "unique" => filters::unique,
         "zip" => filters::zip,
     }
+    // minijinja's own divides by zero (and overflows on the smallest integer by -1).
+    env.add_test("divisibleby", divisible_by);
     env
+}
+
+/// Whether `value` is a string naming a guarded filter's raw built-in, registered under its
+/// name and ` (built-in)` (`map`'s first argument can be any string).
+fn names_a_raw_builtin(value: &minijinja::Value) -> bool {
+    value.as_str().is_some_and(|s| s.ends_with(" (built-in)"))
+}
+
+fn raw_builtin_named() -> minijinja::Error {
+    minijinja::Error::new(
+        minijinja::ErrorKind::InvalidOperation,
+        "a built-in filter's unguarded form cannot be named",
+    )
+}
+
+/// The `divisibleby` test: whether `value` is a multiple of `by`, for integers and floats (as
+/// minijinja's), an error for a divisor of zero, as `%` is.
+fn divisible_by(value: &minijinja::Value, by: &minijinja::Value) -> Result<bool, minijinja::Error> {
+    use minijinja::value::ValueKind;
+    let numeric = |v: &minijinja::Value| matches!(v.kind(), ValueKind::Number | ValueKind::Bool);
+    if !numeric(value) || !numeric(by) {
+        return Ok(false);
+    }
+    if !by.is_true() {
+        return Err(minijinja::Error::new(
+            minijinja::ErrorKind::InvalidOperation,
+            "divisibleby: the divisor is zero",
+        ));
+    }
+    let int = |v: &minijinja::Value| {
+        (v.is_integer() || v.kind() == ValueKind::Bool)
+            .then(|| i128::try_from(v.clone()).ok())
+            .flatten()
+    };
+    if let (Some(a), Some(b)) = (int(value), int(by)) {
+        // `checked_rem` is `None` only for the smallest integer by -1, which divides it.
+        return Ok(a.checked_rem(b).is_none_or(|r| r == 0));
+    }
+    let float = |v: &minijinja::Value| f64::try_from(v.clone()).ok();
+    Ok(match (float(value), float(by)) {
+        (Some(a), Some(b)) => a % b == 0.0,
+        _ => false,
+    })
 }
 
 /// The error for a value larger than `limit` bytes or [`MAX_VALUE_ITEMS`] items.
@@ -831,16 +881,16 @@ impl<'e, 's> Templates<'e, 's> {
         };
         let text = match leaf {
             Leaf::Expression(expr) => {
-                let value = expr.eval(ctx).map_err(LeafErrorKind::Template)?;
+                let value = unpanicked(|| expr.eval(ctx)).map_err(LeafErrorKind::Template)?;
                 // An expression may evaluate to undefined without failing; rendering it as
                 // text below raises the strict-mode error with minijinja's own message.
                 if !value.is_undefined() {
                     return to_json(&value);
                 }
-                self.env.render_str(s, ctx)
+                unpanicked(|| self.env.render_str(s, ctx))
             }
-            Leaf::Text(template) => template.render(ctx),
-            Leaf::Broken => self.env.render_str(s, ctx),
+            Leaf::Text(template) => unpanicked(|| template.render(ctx)),
+            Leaf::Broken => unpanicked(|| self.env.render_str(s, ctx)),
             Leaf::TooDeep(depth) => Err(depth.error()),
         }
         .map_err(LeafErrorKind::Template)?;
@@ -849,6 +899,42 @@ impl<'e, 's> Templates<'e, 's> {
         }
         Ok(Some(Value::String(text)))
     }
+}
+
+/// Run `eval`, a template's evaluation, turning a panic inside minijinja into the leaf's error:
+/// a template can reach arithmetic in the engine that the engine does not check (`loop.cycle()`
+/// with nothing to cycle divides by zero). Such a panic is not printed.
+fn unpanicked<T>(
+    eval: impl FnOnce() -> Result<T, minijinja::Error>,
+) -> Result<T, minijinja::Error> {
+    use std::cell::Cell;
+    thread_local! {
+        /// How many evaluations this thread is inside whose panics are caught.
+        static CATCHING: Cell<u32> = const { Cell::new(0) };
+    }
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if CATCHING.with(Cell::get) == 0 {
+                previous(info);
+            }
+        }));
+    });
+    CATCHING.with(|c| c.set(c.get() + 1));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(eval));
+    CATCHING.with(|c| c.set(c.get() - 1));
+    result.unwrap_or_else(|payload| {
+        let what = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        Err(minijinja::Error::new(
+            minijinja::ErrorKind::InvalidOperation,
+            format!("the template engine failed on this template: {what}"),
+        ))
+    })
 }
 
 /// The shortcut for a leaf of one of the shapes [`Leaf`] names, if it has one.
@@ -1594,6 +1680,52 @@ mod tests {
             panic!("{:?}", error.kind)
         };
         assert!(message.contains("nests deeper than 64 levels"), "{message}");
+    }
+
+    /// Where minijinja's own arithmetic would panic, the leaf fails with an error instead: a
+    /// zero divisor in `divisibleby`, `loop.cycle()` with nothing to cycle, and a guarded
+    /// filter's raw built-in named through `map` (past its size checks).
+    #[test]
+    fn templates_cannot_reach_a_panic_in_the_engine() {
+        for (leaf, says) in [
+            ("{{ 1 is divisibleby 0 }}", "the divisor is zero"),
+            ("{{ 1.5 is divisibleby false }}", "the divisor is zero"),
+            (
+                "{% for x in [1] %}{{ loop.cycle() }}{% endfor %}",
+                "the template engine failed on this template",
+            ),
+            (
+                "{{ ['a']|map('indent (built-in)', 18446744073709551615)|join }}",
+                "unguarded form cannot be named",
+            ),
+        ] {
+            let error = render(json!({"x": leaf}), json!({})).unwrap_err();
+            let LeafErrorKind::Template(e) = &error.kind else {
+                panic!("{leaf}: {:?}", error.kind)
+            };
+            assert!(e.to_string().contains(says), "{leaf}: {e}");
+        }
+        for (leaf, is) in [
+            ("{{ 6 is divisibleby 3 }}", true),
+            ("{{ 7 is divisibleby 2 }}", false),
+            ("{{ 8 is divisibleby 2.0 }}", true),
+            ("{{ 7.5 is divisibleby 2.5 }}", true),
+            (
+                "{{ (-170141183460469231731687303715884105727 - 1) is divisibleby -1 }}",
+                true,
+            ),
+            ("{{ 'a' is divisibleby 0 }}", false),
+            (
+                "{% for x in [1, 2] %}{{ loop.cycle('a', 'b') }}{% endfor %}",
+                false,
+            ),
+        ] {
+            let value = render(json!({"x": leaf}), json!({})).unwrap().unwrap();
+            match value["x"].as_bool() {
+                Some(b) => assert_eq!(b, is, "{leaf}"),
+                None => assert_eq!(value["x"], "ab", "{leaf}"),
+            }
+        }
     }
 
     #[test]

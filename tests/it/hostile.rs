@@ -839,6 +839,73 @@ fn a_template_that_grows_without_bound_is_stopped() {
     assert!(!tmp.path().join("out").exists(), "nothing is written");
 }
 
+/// Templates that reach arithmetic minijinja does not check (a zero divisor, `loop.cycle()`
+/// with nothing to cycle) or name a filter's unguarded built-in through `map` are refused with
+/// the leaf's line, in `build` and in the KRM function, and print no panic.
+#[test]
+fn templates_that_reach_a_panic_in_the_engine_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (i, expr) in [
+        "1 is divisibleby 0",
+        "[1]|map('string')|map('indent (built-in)', 18446744073709551615)|join",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let file = format!("family{i}.yaml");
+        fs::write(tmp.path().join(&file), annotated_family(expr)).unwrap();
+        let out =
+            run(kvrender()
+                .current_dir(tmp.path())
+                .args(["build", "--no-default-catalog", &file]));
+        let text = summary(&out);
+        assert!(
+            text.contains(&format!(
+                "{file}:12: error[KV040] InstancetypeFamily/t: cannot render \
+                 `spec.template.metadata.annotations.x` for family `t1` size `small`"
+            )),
+            "{text}"
+        );
+    }
+    let cycling = "apiVersion: kvrender.io/v1alpha1\nkind: Preference\nmetadata: {name: p}\n\
+        spec:\n  displayName: P\n  template:\n    metadata:\n      annotations:\n        \
+        a: '{% for x in [1] %}{{ loop.cycle() }}{% endfor %}'\n";
+    let list = format!(
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{}",
+        cycling
+            .replace("apiVersion: kvrender", "- apiVersion: kvrender")
+            .replace("\nkind", "\n  kind")
+            .replace("\nmetadata", "\n  metadata")
+            .replace("\nspec:\n  displayName", "\n  spec:\n    displayName")
+            .replace(
+                "\n  template:\n    metadata:\n      annotations:\n        a:",
+                "\n    template:\n      metadata:\n        annotations:\n          a:"
+            )
+    );
+    let mut child = kvrender()
+        .arg("fn")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(list.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(1), "{stderr}\n{stdout}");
+    assert!(
+        stdout.contains("the template engine failed on this template"),
+        "{stdout}"
+    );
+}
+
 /// A family `t` whose one size renders the annotation `x: "{{ EXPR }}"`, on line 12.
 fn annotated_family(expr: &str) -> String {
     format!(
