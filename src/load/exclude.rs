@@ -127,12 +127,20 @@ impl Exclude {
                 sets[usize::from(folder_only) * 2 + usize::from(!anchored)].add(glob);
             }
         }
+        // The patterns are compiled together only here, within the matcher's size limit.
         let build = |set: GlobSetBuilder| {
-            set.build()
-                .expect("globs that compiled one by one compile together")
+            set.build().map_err(|e| {
+                Error::Usage(format!(
+                    "--exclude: the patterns are too large to match with ({})",
+                    e.kind()
+                ))
+            })
         };
         let [paths, names, folder_paths, folder_names] = sets.map(build);
         let [absolute, folder_absolute] = absolute_sets.map(build);
+        let (paths, names, folder_paths, folder_names) =
+            (paths?, names?, folder_paths?, folder_names?);
+        let (absolute, folder_absolute) = (absolute?, folder_absolute?);
         Ok(Exclude {
             paths,
             names,
@@ -303,6 +311,14 @@ mod tests {
         }
         assert!(exclude(&[]).is_empty());
         assert!(!exclude(&["x"]).is_empty());
+        // Each pattern parses; together they compile past the matcher's size limit.
+        let huge = "*".repeat(100_000);
+        let err = Exclude::new(&[huge]).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("--exclude: the patterns are too large to match with"),
+            "{err}"
+        );
     }
 
     #[test]
