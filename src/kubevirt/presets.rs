@@ -997,10 +997,15 @@ fn preset_domain(preset: &Object) -> &Value {
     path::get(&preset.value, &["spec", "domain"]).unwrap_or(&NULL)
 }
 
+/// The most conflicting pairs of presets a refusal names. KubeVirt names every pair, which for
+/// thousands of presets that all conflict is a message of gigabytes.
+const MOST_CONFLICTS_LISTED: usize = 100;
+
 /// KubeVirt's pairwise check: each preset against every one before it. Each preset comes with
 /// its conflict class, `class_domains` holds one domain per class: two presets conflict as
 /// their classes do, so each pair of classes is compared once, and a preset is compared with
-/// the presets before it one by one only when it conflicts with one of their classes.
+/// the presets before it one by one only when it conflicts with one of their classes. The
+/// first [`MOST_CONFLICTS_LISTED`] conflicting pairs are named, in KubeVirt's order.
 fn check_preset_conflicts(
     presets: &[(&Object, usize)],
     class_domains: &[&Value],
@@ -1010,13 +1015,18 @@ fn check_preset_conflicts(
     let mut conflicts = Vec::new();
     let mut seen = SeenParts::default();
     let mut is_seen = vec![false; class_domains.len()];
-    for (i, &(preset, class)) in presets.iter().enumerate() {
+    let mut more = false;
+    'presets: for (i, &(preset, class)) in presets.iter().enumerate() {
         if seen.conflicts_with(class_domains[class]) {
             for &(visited, visited_class) in &presets[..i] {
                 let Some(found) = class_conflicts(&mut pairs, class_domains, class, visited_class)
                 else {
                     continue;
                 };
+                if errors.len() == MOST_CONFLICTS_LISTED {
+                    more = true;
+                    break 'presets;
+                }
                 errors.push(format!(
                     "presets '{}' and '{}' conflict: {}",
                     preset.name(),
@@ -1038,9 +1048,17 @@ fn check_preset_conflicts(
     if errors.is_empty() {
         return Ok(());
     }
+    let unlisted = if more {
+        format!(
+            " and more pairs (KubeVirt names every conflicting pair; the first \
+             {MOST_CONFLICTS_LISTED} are listed)"
+        )
+    } else {
+        String::new()
+    };
     Err(PresetRefusal {
         message: format!(
-            "VirtualMachinePresets cannot be applied due to conflicts: {}",
+            "VirtualMachinePresets cannot be applied due to conflicts: {}{unlisted}",
             aggregate(&errors)
         ),
         conflicts,

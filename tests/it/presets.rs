@@ -171,3 +171,45 @@ spec:
     assert!(staged.outcome.warnings.is_empty());
     snapshot_settings().bind(|| insta::assert_snapshot!("presets_cpu_conflict", report(&staged)));
 }
+
+/// KubeVirt names every pair of conflicting presets; with hundreds of presets that all
+/// conflict, that is a message of megabytes per VMI (gigabytes for thousands). The refusal
+/// names the first 100 pairs, in KubeVirt's order, and says there are more.
+#[test]
+fn a_refusal_names_at_most_a_hundred_conflicting_pairs() {
+    let mut yaml = String::new();
+    for i in 0..300 {
+        yaml.push_str(&format!(
+            "---\napiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\n\
+             metadata: {{name: p{i:03}}}\nspec:\n  selector: {{matchLabels: {{app: x}}}}\n  \
+             domain: {{cpu: {{cores: {}}}}}\n",
+            i % 4 + 1
+        ));
+    }
+    yaml.push_str(
+        "---\napiVersion: kubevirt.io/v1\nkind: VirtualMachineInstance\nmetadata:\n  \
+         name: vmi\n  labels: {app: x}\nspec:\n  domain: {devices: {}}\n",
+    );
+    let loaded = load::parse_text(&Arc::from("presets.yaml"), &yaml);
+    assert!(loaded.diagnostics.is_empty(), "{:?}", loaded.diagnostics);
+    let mut results = presets::vmi_stage_presets(&loaded.objects);
+    let Err((_, refusal)) = results.remove(0) else {
+        panic!("the VMI was admitted")
+    };
+    let message = refusal.to_string();
+    assert_eq!(message.matches("conflict: ").count(), 100, "{message}");
+    // KubeVirt's order: each preset against every one before it.
+    assert!(
+        message.contains(
+            "VirtualMachinePresets cannot be applied due to conflicts: [presets 'p001' and \
+             'p000' conflict: "
+        ),
+        "{message}"
+    );
+    assert!(
+        message.ends_with(
+            "] and more pairs (KubeVirt names every conflicting pair; the first 100 are listed)"
+        ),
+        "{message}"
+    );
+}
