@@ -72,7 +72,7 @@ use crate::validate::rules::vm_spec::{self, HugepagesObjection};
 pub const RULE: Rule = Rule {
     code: codes::UNUSABLE_INSTANCETYPE,
     name: "unusable-instancetype",
-    summary: "An instancetype no VirtualMachine can use: KubeVirt's VM webhook refuses every VM naming it, whatever the VM sets (huge pages that are not a quantity, larger than the guest memory or not dividing it, an overcommitted memory request below 1M, an isolated emulator thread, NUMA passthrough or realtime with `dedicatedCPUPlacement: false`, realtime without NUMA passthrough, an I/O threads policy KubeVirt does not take) (warning).",
+    summary: "An instancetype no VirtualMachine can use: KubeVirt's VM webhook refuses every VM naming it, whatever the VM sets (huge pages that are not a quantity, of size 0, larger than the guest memory or not dividing it, an overcommitted memory request below 1M, an isolated emulator thread, NUMA passthrough or realtime with `dedicatedCPUPlacement: false`, realtime without NUMA passthrough, an I/O threads policy KubeVirt does not take) (warning).",
     severity: Severity::Warning,
 };
 
@@ -189,6 +189,10 @@ fn memory(spec: &Value, found: &mut Vec<Refusal>) {
             HugepagesObjection::PageSize => (
                 "spec.memory.hugepages.pageSize",
                 format!("spec.memory.hugepages.pageSize `{page}` is not a quantity"),
+            ),
+            HugepagesObjection::ZeroPageSize => (
+                "spec.memory.hugepages.pageSize",
+                format!("spec.memory.hugepages.pageSize `{page}` is 0"),
             ),
             HugepagesObjection::Smaller => (
                 "spec.memory.guest",
@@ -403,6 +407,24 @@ mod tests {
         }
     }
 
+    /// A page size of 0 (however spelt) makes KubeVirt's VM webhook fail, dividing the memory
+    /// by it: every VM naming the instancetype is refused.
+    #[test]
+    fn a_page_size_of_zero() {
+        for page in ["0", "0Mi", "0.0", "0Ki"] {
+            let out = messages(with_memory(
+                json!({"guest": "1Gi", "hugepages": {"pageSize": page}}),
+            ));
+            assert_eq!(out.len(), 1, "{out:#?}");
+            assert!(
+                out[0].starts_with("spec.memory.hugepages.pageSize: ")
+                    && out[0].contains("a page size of 0 makes KubeVirt's VM webhook fail")
+                    && out[0].ends_with(&format!("(spec.memory.hugepages.pageSize `{page}` is 0)")),
+                "{out:#?}"
+            );
+        }
+    }
+
     #[test]
     fn pages_that_fit_are_fine() {
         for (guest, page) in [
@@ -415,9 +437,6 @@ mod tests {
             let spec = with_memory(json!({"guest": guest, "hugepages": {"pageSize": page}}));
             assert!(messages(spec).is_empty(), "{guest} {page}");
         }
-        // A page size of 0 divides nothing: KubeVirt's webhook fails on it rather than refusing.
-        let spec = with_memory(json!({"guest": "1Gi", "hugepages": {"pageSize": "0"}}));
-        assert!(messages(spec).is_empty());
         // Without huge pages of the instancetype's, a VM may bring its own that fit.
         assert!(messages(with_memory(json!({"guest": "512Mi"}))).is_empty());
     }

@@ -206,7 +206,7 @@ mod start;
 pub const RULE: Rule = Rule {
     code: codes::VM_SPEC,
     name: "vm-spec",
-    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a disk bus KubeVirt does not take (ide, unknown, virtio for a CD-ROM) or that does not fit the disk (read-only SATA, a dedicated I/O thread off virtio), a LUN that is not a claim, a DownwardMetrics volume not on a virtio disk, a boot order below 1 or used twice, a disk name that is not a DNS label (also of the disk KubeVirt adds for a volume that no disk or filesystem names), a disk PCI address, serial number, cache or I/O mode, error policy or block size KubeVirt does not take, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding, CPU or memory requests out of bounds, huge pages that do not divide the memory, dedicated CPUs, NUMA passthrough or realtime without what they need, memory hotplug without what it needs, a host name, start strategy, I/O threads policy, CPU feature policy, boot loader, ACPI table, sound, video, panic device, host disk, machine type, eviction strategy, probe or kernel boot KubeVirt does not take, cloud-init data missing, doubled or over 2048 bytes, a volume source, access credential or DataVolume template without what it needs, a network without one source, an interface state, binding, name, model, MAC or PCI address or port KubeVirt does not take, a discontinued binding, port ranges or DHCP options KubeVirt does not take, affinity or topology spread constraints Kubernetes does not take, a pull policy, toleration operator or effect, node inclusion policy, probe scheme or DataVolume template access or volume mode outside the values KubeVirt's schema lists, GPUs, host devices, DRA networks or resource claims without what they need, utility volumes at creation, a VMI's Hyper-V features without what they need, a DNS policy or configuration Kubernetes does not take, launch security without what it needs, NVIDIA Grace GPU passthrough without what it needs, labels KubeVirt keeps for itself, a feature whose gate the cluster configuration leaves off, the gate of a discontinued binding the configuration still lists while the binding is used; and on a VMI with its presets and defaults applied (a VMI document, or the one a VM starts) the same, no memory asked for, a ContainerPath volume that is not a filesystem or lies below a reserved path, devices its architecture does not take, presets that select it and conflict, a preset of its namespace whose selector does not parse, or an applied preset whose name is too long for the annotation KubeVirt marks the VMI with; and on a VMI document that lists no interfaces or networks, a default interface the cluster refuses (as `KV012` reports it for a VM). A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
+    summary: "KubeVirt's VM webhook refuses the VM's spec: both or neither of `running` and `runStrategy`, an unknown run strategy, a disk without a volume of its name, an interface and a network that do not pair up, two disks, volumes, interfaces or networks of one name, a volume with no source or two, two pod networks, a disk bus KubeVirt does not take (ide, unknown, virtio for a CD-ROM) or that does not fit the disk (read-only SATA, a dedicated I/O thread off virtio), a LUN that is not a claim, a DownwardMetrics volume not on a virtio disk, a boot order below 1 or used twice, a disk name that is not a DNS label (also of the disk KubeVirt adds for a volume that no disk or filesystem names), a disk PCI address, serial number, cache or I/O mode, error policy or block size KubeVirt does not take, an input device that is not a tablet, more sockets than `maxSockets`, Secure Boot without SMM, an isolated emulator thread without dedicated CPUs, an interface without exactly one binding, CPU or memory requests out of bounds, huge pages of size 0 or that do not divide the memory, dedicated CPUs, NUMA passthrough or realtime without what they need, memory hotplug without what it needs, a host name, start strategy, I/O threads policy, CPU feature policy, boot loader, ACPI table, sound, video, panic device, host disk, machine type, eviction strategy, probe or kernel boot KubeVirt does not take, cloud-init data missing, doubled or over 2048 bytes, a volume source, access credential or DataVolume template without what it needs, a network without one source, an interface state, binding, name, model, MAC or PCI address or port KubeVirt does not take, a discontinued binding, port ranges or DHCP options KubeVirt does not take, affinity or topology spread constraints Kubernetes does not take, a pull policy, toleration operator or effect, node inclusion policy, probe scheme or DataVolume template access or volume mode outside the values KubeVirt's schema lists, GPUs, host devices, DRA networks or resource claims without what they need, utility volumes at creation, a VMI's Hyper-V features without what they need, a DNS policy or configuration Kubernetes does not take, launch security without what it needs, NVIDIA Grace GPU passthrough without what it needs, labels KubeVirt keeps for itself, a feature whose gate the cluster configuration leaves off, the gate of a discontinued binding the configuration still lists while the binding is used; and on a VMI with its presets and defaults applied (a VMI document, or the one a VM starts) the same, no memory asked for, a ContainerPath volume that is not a filesystem or lies below a reserved path, devices its architecture does not take, presets that select it and conflict, a preset of its namespace whose selector does not parse, or an applied preset whose name is too long for the annotation KubeVirt marks the VMI with; and on a VMI document that lists no interfaces or networks, a default interface the cluster refuses (as `KV012` reports it for a VM). A warning: these are only part of KubeVirt's checks of a VM's spec (`--strict` makes it an error).",
     severity: Severity::Warning,
 };
 
@@ -1388,6 +1388,9 @@ fn hugepages(spec: &Value, at: &str, req_mem: &Quantity, found: &mut Vec<(String
 pub(crate) enum HugepagesObjection {
     /// The page size is not a quantity.
     PageSize,
+    /// The page size is 0 (`0`, `0Mi`, `0.0`): KubeVirt divides the memory by it, and its
+    /// webhook fails.
+    ZeroPageSize,
     /// The memory is less than one page.
     Smaller,
     /// The memory is not a whole number of pages.
@@ -1402,9 +1405,11 @@ impl HugepagesObjection {
             return Some(HugepagesObjection::PageSize);
         };
         let size = size.value();
-        if memory != 0 && memory < size {
+        if size == 0 {
+            Some(HugepagesObjection::ZeroPageSize)
+        } else if memory != 0 && memory < size {
             Some(HugepagesObjection::Smaller)
-        } else if size != 0 && memory.wrapping_rem(size) != 0 {
+        } else if memory.wrapping_rem(size) != 0 {
             Some(HugepagesObjection::NotMultiple)
         } else {
             None
@@ -1421,6 +1426,14 @@ impl HugepagesObjection {
                 let message = format!(
                     "{page_at} '{page}': quantities must match the regular expression \
                      '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+                );
+                (page_at, message)
+            }
+            HugepagesObjection::ZeroPageSize => {
+                let message = format!(
+                    "{page_at} '{page}': a page size of 0 makes KubeVirt's VM webhook fail (it \
+                     divides the memory by the page size: integer divide by zero), so the object \
+                     is refused"
                 );
                 (page_at, message)
             }
@@ -2823,6 +2836,14 @@ mod tests {
                 )
             )
         );
+        // A page size of 0 (however spelt) fails KubeVirt's webhook, which divides by it,
+        // whatever the memory.
+        for (memory, page) in [("1Gi", "0"), ("1Gi", "0Mi"), ("0", "0.0"), ("2Mi", "0Ki")] {
+            let found = pages(json!({"guest": memory, "hugepages": {"pageSize": page}}));
+            assert_eq!(found.len(), 1, "{page}: {found:?}");
+            assert_eq!(found[0].0, format!("{at}.memory.hugepages.pageSize"));
+            assert!(found[0].1.contains("a page size of 0"), "{found:?}");
+        }
         assert_eq!(
             pages(json!({"guest": "1Gi", "hugepages": {"pageSize": "big"}}))[0].0,
             format!("{at}.memory.hugepages.pageSize")
