@@ -202,6 +202,8 @@ pub fn check_object(obj: &Object, ctx: &Context<'_>) -> Vec<Diagnostic> {
             admitted
         }
     };
+    // A VM whose every matcher the `Ignore` policy dropped is judged without them.
+    let obj = admitted.unmatched.as_ref().unwrap_or(obj);
     // The VMI the controller creates of a VM, as `kvrender vmi` builds it.
     let build = |obj: &Object| {
         if crate::kubevirt::expand::has_matchers(&obj.value) {

@@ -3011,6 +3011,39 @@ fn a_preference_requirement_sees_the_data_sources_architecture() {
     }
 }
 
+/// A VM whose every `inferFromVolume` matcher the `Ignore` policy drops is judged as KubeVirt's
+/// validating webhook sees it, without instancetype or preference: what a preference could
+/// have filled in (SMM for Secure Boot) is not assumed, and the DataSource's architecture
+/// applies as to any VM without matchers.
+#[test]
+fn a_vm_whose_ignored_matchers_are_dropped_is_judged_without_them() {
+    let text = "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: vm}\nspec:\n\
+        \x20 preference: {inferFromVolume: root, inferFromVolumeFailurePolicy: Ignore}\n\
+        \x20 runStrategy: Always\n  template:\n    spec:\n      domain:\n        \
+        devices: {}\n        firmware: {bootloader: {efi: {}}}\n        \
+        resources: {requests: {memory: 1Gi}}\n      \
+        volumes: [{name: root, containerDisk: {image: quay.io/containerdisks/fedora:41}}]\n";
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("vm.yaml");
+    std::fs::write(&path, text).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
+        .args(["validate", "--no-default-catalog", "--strict"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(stdout.contains("info[KV013]"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "vm.yaml:9: error[KV034] VirtualMachine/vm: spec.template.spec.domain: \
+             spec.template.spec.domain has EFI SecureBoot enabled. SecureBoot requires SMM, \
+             which is currently disabled."
+        ),
+        "{stdout}"
+    );
+}
+
 /// KubeVirt's VM webhook writes `kubevirt.io/pci-topology-version: v3` into the template of a
 /// VM it creates where the template supports PCIe hotplug, before the validating webhook
 /// applies the instancetype: an instancetype that sets the annotation otherwise then conflicts

@@ -30,6 +30,9 @@ pub struct Admitted {
     /// A lookup of its instancetype or preference failed: KubeVirt's webhook lets that pass,
     /// but the VM does not start, so no VMI of it is ever judged.
     pub never_starts: bool,
+    /// The VM as the mutating webhook's inference leaves it, where the `Ignore` policy dropped
+    /// every matcher: the validating webhook judges a VM without instancetype or preference.
+    pub unmatched: Option<Object>,
 }
 
 /// Check one object; objects of other kinds are skipped.
@@ -46,9 +49,13 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) -> Admi
     }
     // The mutating webhook infers the matchers first; the validating one sees its result.
     let inferred;
+    let mut unmatched = None;
     let obj = if obj.kind() == Kind::VirtualMachine && infer::uses_inference(&obj.value) {
         match infer_from_volume::infer(obj, ctx, out) {
             Some(vm) => {
+                if !expand::has_matchers(&vm.value) {
+                    unmatched = Some(obj.with_value(vm.value.clone()));
+                }
                 inferred = vm;
                 &inferred
             }
@@ -111,6 +118,7 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) -> Admi
         return Admitted {
             applied: None,
             never_starts: unheld,
+            unmatched,
         };
     };
     for cause in &response.causes {
@@ -176,6 +184,7 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) -> Admi
     Admitted {
         never_starts: unheld || !response.ignored_lookups.is_empty(),
         applied: response.applied,
+        unmatched,
     }
 }
 
