@@ -456,8 +456,9 @@ pub(crate) fn build_one(
             diagnostics.push(d);
             return None;
         }
-        // The VM webhook's architecture from a DataSource (see `controller_vm`).
-        let arch = (kind == Kind::VirtualMachine)
+        // The VM webhook's architecture from a DataSource (see `controller_vm`); the preset
+        // stage leaves out what that webhook writes, as for the annotations below.
+        let arch = (kind == Kind::VirtualMachine && stage != Stage::Presets)
             .then(|| {
                 infer::architecture_from_data_source(&obj.value, obj.effective_namespace(), index)
             })

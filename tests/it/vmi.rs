@@ -2654,6 +2654,21 @@ fn a_data_source_gives_the_vm_its_architecture() {
     // Looked up in the VM's namespace, where there is none.
     assert_eq!(arch("elsewhere"), expect("amd64", "q35"));
     assert_eq!(arch("folded"), expect("arm64", "virt"));
+    // The preset stage leaves out what the VM webhook writes: the VM without matchers has no
+    // architecture there yet.
+    let out = kvrender()
+        .args(["vmi", "--no-default-catalog", "--stage", "presets"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let bare = load::parse_text(&std::sync::Arc::from("out"), &stdout)
+        .objects
+        .into_iter()
+        .find(|o| o.name() == "bare")
+        .unwrap_or_else(|| panic!("no VMI bare:\n{stdout}"));
+    assert_eq!(bare.value["spec"].get("architecture"), None, "{stdout}");
 }
 
 /// KubeVirt's VM webhook checks the matchers before anything else: a VM whose matcher names
