@@ -9,7 +9,17 @@ use kvrender::commands::{self, Outcome};
 use kvrender::emit;
 
 fn main() -> ExitCode {
-    kvrender::workers::room_on_the_calling_thread();
+    if kvrender::workers::room_on_the_calling_thread() {
+        return command();
+    }
+    // The system holds the calling thread's stack below the workers': run on a thread of
+    // their size instead. A panic there has been printed; exit as Rust does after one.
+    kvrender::workers::on_a_thread_with_room(command).unwrap_or(ExitCode::from(101))
+}
+
+/// Parse the arguments, run the command in a thread pool whose first worker is this thread,
+/// and print.
+fn command() -> ExitCode {
     // Started as a kustomize plugin (`KVRender`) or an exec function (no arguments, piped
     // stdin): the function, without a subcommand.
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();

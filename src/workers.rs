@@ -41,21 +41,50 @@ pub const MAX_THREADS: usize = 256;
 /// Let the calling thread's stack grow as far as the workers' ([`WORKER_STACK`]), where the
 /// system lets it: the main thread's stack grows on demand up to the soft `RLIMIT_STACK`
 /// (8 MiB by default), read as it grows, so raising that limit to what the hard one allows
-/// gives it the room. Best effort: where the limit cannot be raised, nothing changes.
+/// gives it the room. Whether it has the room now: where the hard limit is lower (`ulimit -Hs
+/// 1024`), the command is better run on a thread of its own ([`on_a_thread_with_room`]).
 #[cfg(unix)]
-pub fn room_on_the_calling_thread() {
+pub fn room_on_the_calling_thread() -> bool {
     use nix::sys::resource::{Resource, getrlimit, setrlimit};
     let wanted = WORKER_STACK as u64;
-    if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_STACK)
-        && soft < wanted
-    {
-        let _ = setrlimit(Resource::RLIMIT_STACK, wanted.min(hard), hard);
+    match getrlimit(Resource::RLIMIT_STACK) {
+        Ok((soft, _)) if soft >= wanted => true,
+        Ok((_, hard)) => {
+            setrlimit(Resource::RLIMIT_STACK, wanted.min(hard), hard).is_ok() && hard >= wanted
+        }
+        Err(_) => false,
     }
 }
 
-/// Nothing to do where there is no stack limit to raise.
+/// Where there is no stack limit to raise, the calling thread keeps the stack it was given.
 #[cfg(not(unix))]
-pub fn room_on_the_calling_thread() {}
+pub fn room_on_the_calling_thread() -> bool {
+    false
+}
+
+/// Run `main` on a new thread with the workers' stack ([`WORKER_STACK`], else the smaller
+/// one they fall back to), for a calling thread that cannot have that room; on the calling thread
+/// where the system starts no such thread. `None` if `main` panicked.
+pub fn on_a_thread_with_room<T: Send + 'static>(
+    main: impl FnOnce() -> T + Send + 'static,
+) -> Option<T> {
+    let main = std::sync::Arc::new(std::sync::Mutex::new(Some(main)));
+    for stack in [WORKER_STACK, SMALL_STACK] {
+        let job = std::sync::Arc::clone(&main);
+        let started = std::thread::Builder::new()
+            .name("main".into())
+            .stack_size(stack)
+            .spawn(move || {
+                let main = job.lock().ok().and_then(|mut m| m.take());
+                main.map(|main| main())
+            });
+        if let Ok(thread) = started {
+            return thread.join().ok().flatten();
+        }
+    }
+    let main = main.lock().ok().and_then(|mut m| m.take())?;
+    Some(main())
+}
 
 /// How long a new worker looks for work without finding any before it first goes idle the
 /// ordinary way.

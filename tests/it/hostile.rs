@@ -990,8 +990,8 @@ fn a_template_expression_tens_of_thousands_of_operators_long_is_refused() {
 /// A catalog template can nest a value in itself in a loop, one level per instruction, as deep
 /// as its fuel goes (here 72,000 levels): freeing such a value, or comparing it, recurses once
 /// per level, and used to end the process with a stack overflow. It is freed and compared
-/// without one, at any thread count, and printing it or handing it to a filter is refused with
-/// the leaf's line, in every command that renders.
+/// without one, at any thread count and under a low hard stack limit, and printing it or
+/// handing it to a filter is refused with the leaf's line, in every command that renders.
 #[test]
 fn a_value_nested_in_itself_in_a_loop_is_not_a_crash() {
     let tmp = tempfile::tempdir().unwrap();
@@ -1040,6 +1040,22 @@ fn a_value_nested_in_itself_in_a_loop_is_not_a_crash() {
                     }
                 }
             }
+        }
+        // Under a hard stack limit of 1 MiB, which the calling thread cannot raise, the
+        // command runs on a thread of the workers' stack instead.
+        if cfg!(target_os = "linux") {
+            let out = run(Command::new("sh").current_dir(tmp.path()).args([
+                "-c",
+                "ulimit -Ss 1024 && ulimit -Hs 1024 && exec \"$0\" --threads 1 build \
+                 --no-default-catalog family.yaml",
+                env!("CARGO_BIN_EXE_kvrender"),
+            ]));
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(
+                out.status.code(),
+                Some(if wanted.is_some() { 1 } else { 0 }),
+                "{tail}, 1 MiB hard stack limit: {stderr}"
+            );
         }
         let list = format!(
             "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- {}",
