@@ -113,6 +113,21 @@ fn invalid_failure_policy_is_refused_with_the_field() {
     assert!(stderr.contains("'Bogus'"), "{stderr}");
 }
 
+/// The exit code of kvrender run with `args`, then `file`, and its stdout and stderr together.
+fn run_on(args: &[&str], file: &std::path::Path) -> (Option<i32>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
+        .args(args)
+        .arg(file)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code(), text)
+}
+
 /// A source that lives only in the cluster: the finding gives the command that exports it,
 /// and the exported object passed with `--catalog` lets the inference go on.
 #[test]
@@ -121,19 +136,7 @@ fn a_missing_source_gets_the_command_that_exports_it() {
     let vm_file = dir.path().join("vm.yaml");
     let claim = "absent-pvc";
     std::fs::write(&vm_file, vm("{inferFromVolume: root}", claim)).unwrap();
-    let run = |args: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
-            .args(args)
-            .arg(&vm_file)
-            .output()
-            .unwrap();
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        (out.status.code(), text)
-    };
+    let run = |args: &[&str]| run_on(args, &vm_file);
     let hint = format!("save `kubectl get pvc -n default {claim} -o yaml` to a file");
     let (code, text) = run(&["expand", "--no-default-catalog"]);
     assert_eq!(code, Some(1), "{text}");
@@ -174,17 +177,8 @@ fn a_source_looked_up_in_no_namespace_is_never_found() {
     std::fs::write(&file, text).unwrap();
     let why = "the reference to it names an empty namespace, where no cluster holds one";
     for command in ["validate", "expand"] {
-        let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
-            .args([command, "--no-default-catalog"])
-            .arg(&file)
-            .output()
-            .unwrap();
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert_eq!(out.status.code(), Some(1), "{command}: {text}");
+        let (code, text) = run_on(&[command, "--no-default-catalog"], &file);
+        assert_eq!(code, Some(1), "{command}: {text}");
         assert!(
             text.contains("error[KV013]") && text.contains(why),
             "{command}: {text}"

@@ -3026,11 +3026,7 @@ fn a_vm_whose_ignored_matchers_are_dropped_is_judged_without_them() {
     let tmp = tempfile::tempdir().unwrap();
     let path = tmp.path().join("vm.yaml");
     std::fs::write(&path, text).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
-        .args(["validate", "--no-default-catalog", "--strict"])
-        .arg(&path)
-        .output()
-        .unwrap();
+    let out = run_on(&["validate", "--no-default-catalog", "--strict"], &path);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
     assert!(stdout.contains("info[KV013]"), "{stdout}");
@@ -3081,11 +3077,7 @@ fn an_instancetypes_pci_topology_version_conflicts_with_the_webhooks() {
     ] {
         let path = tmp.path().join(format!("{name}.yaml"));
         std::fs::write(&path, file(set, template, preference)).unwrap();
-        let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
-            .args(["validate", "--no-default-catalog"])
-            .arg(&path)
-            .output()
-            .unwrap();
+        let out = run_on(&["validate", "--no-default-catalog"], &path);
         let stdout = String::from_utf8_lossy(&out.stdout);
         if refused {
             assert_eq!(out.status.code(), Some(1), "{name}: {}", describe(&out));
