@@ -871,31 +871,12 @@ fn templates_that_reach_a_panic_in_the_engine_are_refused() {
         spec:\n  displayName: P\n  template:\n    metadata:\n      annotations:\n        \
         a: '{% for x in [1] %}{{ loop.cycle() }}{% endfor %}'\n";
     let list = format!(
-        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{}",
-        cycling
-            .replace("apiVersion: kvrender", "- apiVersion: kvrender")
-            .replace("\nkind", "\n  kind")
-            .replace("\nmetadata", "\n  metadata")
-            .replace("\nspec:\n  displayName", "\n  spec:\n    displayName")
-            .replace(
-                "\n  template:\n    metadata:\n      annotations:\n        a:",
-                "\n    template:\n      metadata:\n        annotations:\n          a:"
-            )
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- {}",
+        cycling.trim_end().replace('\n', "\n  ")
     );
-    let mut child = kvrender()
-        .arg("fn")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(list.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let mut cmd = kvrender();
+    cmd.arg("fn");
+    let out = crate::common::run_with_stdin(cmd, list);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
