@@ -65,24 +65,16 @@ pub fn room_on_the_calling_thread() -> bool {
 /// Run `main` on a new thread with the workers' stack ([`WORKER_STACK`], else the smaller
 /// one they fall back to), for a calling thread that cannot have that room; on the calling thread
 /// where the system starts no such thread. `None` if `main` panicked.
-pub fn on_a_thread_with_room<T: Send + 'static>(
-    main: impl FnOnce() -> T + Send + 'static,
-) -> Option<T> {
-    let main = std::sync::Arc::new(std::sync::Mutex::new(Some(main)));
+pub fn on_a_thread_with_room<T: Send + 'static>(main: fn() -> T) -> Option<T> {
     for stack in [WORKER_STACK, SMALL_STACK] {
-        let job = std::sync::Arc::clone(&main);
         let started = std::thread::Builder::new()
             .name("main".into())
             .stack_size(stack)
-            .spawn(move || {
-                let main = job.lock().ok().and_then(|mut m| m.take());
-                main.map(|main| main())
-            });
+            .spawn(main);
         if let Ok(thread) = started {
-            return thread.join().ok().flatten();
+            return thread.join().ok();
         }
     }
-    let main = main.lock().ok().and_then(|mut m| m.take())?;
     Some(main())
 }
 
