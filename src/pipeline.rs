@@ -392,7 +392,11 @@ pub fn pci_topology_written_on_create(
             .filter(|v| !v.is_empty())
     };
     let arch = written(&["architecture"])
-        .or_else(|| preferred(&["preferredArchitecture"]))
+        .or_else(|| {
+            preference
+                .as_deref()
+                .and_then(infer::preferred_architecture)
+        })
         .map(str::to_string)
         .or_else(|| {
             infer::architecture_from_data_source(&vm.value, vm.effective_namespace(), index)
