@@ -148,6 +148,10 @@ enum Role {
     Config,
     /// A catalog document: rendered, kept, marked local.
     Catalog,
+    /// Under `kpt fn render`, a catalog document of a subpackage whose own pipeline runs
+    /// kvrender: that pipeline rendered it, with its own configuration, before this step ran.
+    /// Kept, marked local, not rendered again (what it rendered is among the items).
+    SubpackageCatalog,
     /// Anything else: passed through, or replaced when rendered again or expanded.
     Object,
     /// `build`: a file an earlier package render wrote, of an object rendered again now;
@@ -375,6 +379,40 @@ struct Packages {
     /// trailing `/`: under `kpt fn render` those of the items' packages (kpt hands over each
     /// subpackage's `Kptfile`), under `kpt fn eval` [`Packages::eval_dirs`].
     sub_dirs: Vec<String>,
+    /// Under `kpt fn render`, the package paths of the subpackages whose own pipeline runs
+    /// kvrender as a mutator (see [`runs_kvrender`]). kpt renders a subpackage before its
+    /// parent, so their catalog documents are rendered, with their own configuration, by the
+    /// time the parent's step sees them.
+    rendering_themselves: Vec<String>,
+}
+
+/// Whether a `Kptfile`'s pipeline runs kvrender as a mutator: an `exec` whose program's file
+/// name begins with `kvrender`, or an `image` whose last path component does. A validator's
+/// changes are not kept by kpt, so one that runs kvrender renders nothing.
+fn runs_kvrender(kptfile: &Value) -> bool {
+    let Some(mutators) = kptfile
+        .get("pipeline")
+        .and_then(|p| p.get("mutators"))
+        .and_then(Value::as_array)
+    else {
+        return false;
+    };
+    mutators.iter().any(|m| {
+        let program = m
+            .get("exec")
+            .and_then(Value::as_str)
+            .and_then(|e| e.split_whitespace().next())
+            .map(|p| p.rsplit('/').next().unwrap_or(p));
+        let image = m.get("image").and_then(Value::as_str).map(|i| {
+            let i = i.split('@').next().unwrap_or(i);
+            let last = i.rsplit('/').next().unwrap_or(i);
+            last.split(':').next().unwrap_or(last)
+        });
+        program
+            .into_iter()
+            .chain(image)
+            .any(|name| name.starts_with("kvrender"))
+    })
 }
 
 impl Packages {
@@ -399,7 +437,19 @@ impl Packages {
             outermost,
             eval_dirs,
             sub_dirs: Vec::new(),
+            rendering_themselves: Vec::new(),
         };
+        packages.rendering_themselves = items
+            .iter()
+            .filter(|o| {
+                o.kind_str() == "Kptfile"
+                    && o.api_version().starts_with("kpt.dev/")
+                    && annotations::file_path(&o.value)
+                        .is_some_and(|p| p.strip_prefix("./").unwrap_or(&p) == "Kptfile")
+                    && runs_kvrender(&o.value)
+            })
+            .filter_map(|o| packages.package_of(&o.value))
+            .collect();
         let mut sub_dirs: Vec<String> = if packages.outermost.is_some() {
             items
                 .iter()
@@ -514,6 +564,22 @@ impl Packages {
             package: None,
             prefix,
         }
+    }
+
+    /// Whether `item` is in a subpackage that renders itself (see
+    /// [`Packages::rendering_themselves`]), or in a package inside one: its pipeline, not this
+    /// step, renders that package's catalog documents.
+    fn rendered_by_subpackage(&self, item: &Value) -> bool {
+        if self.rendering_themselves.is_empty() {
+            return false;
+        }
+        self.package_of(item).is_some_and(|package| {
+            self.rendering_themselves.iter().any(|sub| {
+                package
+                    .strip_prefix(sub.as_str())
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+            })
+        })
     }
 
     /// Whether `item` sits in the file `file` of package `home`.
@@ -1126,6 +1192,13 @@ fn run<V: VmTexts>(
     let mut out: Vec<Object> = items;
     // The packages of a kpt run: a subpackage's catalog renders into that subpackage.
     let packages = (placement == Placement::Files).then(|| Packages::of(&out));
+    if let Some(packages) = &packages {
+        for (role, o) in roles.iter_mut().zip(&out) {
+            if *role == Role::Catalog && packages.rendered_by_subpackage(&o.value) {
+                *role = Role::SubpackageCatalog;
+            }
+        }
+    }
     // For each `paths` object, the item an earlier run wrote of it, whose place it takes.
     let mut earlier_copies: Vec<Option<Value>> = Vec::new();
     // The items by identity, for the objects of `paths` to meet theirs.
@@ -1160,8 +1233,10 @@ fn run<V: VmTexts>(
                 })
             };
             let read_already = same_key.iter().any(|&i| {
-                matches!(roles[i], Role::Object | Role::Catalog)
-                    && same_document(&out[i].value, &o.value)
+                matches!(
+                    roles[i],
+                    Role::Object | Role::Catalog | Role::SubpackageCatalog
+                ) && same_document(&out[i].value, &o.value)
                     && (!at_place(&out[i]) || read_from(&o, &out[i]))
             });
             if read_already {
@@ -1850,6 +1925,39 @@ mod tests {
 
     use super::*;
     use crate::origin::Origin;
+
+    #[test]
+    fn a_kptfile_runs_kvrender_when_a_mutator_names_it() {
+        let pipeline = |step: Value, kind: &str| json!({"pipeline": {kind: [step]}});
+        for step in [
+            json!({"exec": "kvrender fn"}),
+            json!({"exec": "kvrender"}),
+            json!({"exec": "/usr/local/bin/kvrender fn cfg.yaml"}),
+            json!({"exec": "./bin/kvrender-0.4 fn"}),
+            json!({"image": "ghcr.io/acme/kvrender:v1"}),
+            json!({"image": "kvrender@sha256:0123"}),
+        ] {
+            assert!(runs_kvrender(&pipeline(step.clone(), "mutators")), "{step}");
+            // kpt keeps no change a validator makes: it renders nothing.
+            assert!(!runs_kvrender(&pipeline(step, "validators")));
+        }
+        for step in [
+            json!({"exec": "set-labels kvrender"}),
+            json!({"exec": "/opt/kvrender/bin/other fn"}),
+            json!({"image": "ghcr.io/kvrender/set-namespace:v1"}),
+            json!({"exec": 3}),
+            json!({}),
+        ] {
+            assert!(
+                !runs_kvrender(&pipeline(step.clone(), "mutators")),
+                "{step}"
+            );
+        }
+        assert!(!runs_kvrender(
+            &json!({"pipeline": {"mutators": "kvrender"}})
+        ));
+        assert!(!runs_kvrender(&json!({})));
+    }
 
     fn item(package: &str) -> Object {
         Object::new(

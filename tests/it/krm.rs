@@ -1415,9 +1415,10 @@ fn kpt_fn_render_with_expand_off_written_plain_leaves_vms_alone() {
     }
 }
 
-/// A part defined in a package and again in its subpackage: under `kpt fn render` the outer
-/// pipeline sees both, and the message names the first definition's file from the outer
-/// package (`sub/parts.yaml`), not by the absolute path kpt's annotations make of it.
+/// A part defined in a package and again in a subpackage whose pipeline does not run
+/// kvrender: under `kpt fn render` the outer pipeline renders both catalogs as one, and the
+/// message names the first definition's file from the outer package (`sub/parts.yaml`), not by
+/// the absolute path kpt's annotations make of it.
 #[test]
 fn kpt_fn_render_names_a_subpackage_part_defined_twice_from_the_outer_package() {
     let parts = |name: &str| {
@@ -1430,11 +1431,7 @@ fn kpt_fn_render_names_a_subpackage_part_defined_twice_from_the_outer_package() 
     let (_tmp, pkg) = package_of(&[("parts.yaml", &parts("outer"))]);
     std::fs::write(pkg.join("Kptfile"), format!("{KPTFILE}{pipeline}")).unwrap();
     std::fs::create_dir(pkg.join("sub")).unwrap();
-    std::fs::write(
-        pkg.join("sub/Kptfile"),
-        format!("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: sub\n{pipeline}"),
-    )
-    .unwrap();
+    write_subpackage_kptfile(&pkg.join("sub"), "sub");
     std::fs::write(pkg.join("sub/parts.yaml"), parts("inner")).unwrap();
     let out = kpt_render(&pkg);
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));
@@ -1444,6 +1441,51 @@ fn kpt_fn_render_names_a_subpackage_part_defined_twice_from_the_outer_package() 
         "{text}"
     );
     assert!(!text.contains(&*pkg.to_string_lossy()), "{text}");
+}
+
+/// A subpackage whose own pipeline runs kvrender has rendered its catalog, with its own
+/// configuration, by the time `kpt fn render` runs the parent's pipeline: the parent's step
+/// leaves that catalog to it. The subpackage's version label stays, a part name both packages
+/// use is no clash, and rendering the subpackage alone after the whole changes nothing.
+#[test]
+fn kpt_render_leaves_a_subpackage_running_kvrender_to_its_own_pipeline() {
+    let catalog = |family: &str| {
+        format!(
+            "apiVersion: kvrender.io/v1alpha1\nkind: Parts\nmetadata: {{name: {family}-parts}}\n\
+             parts:\n  sized:\n    spec: {{cpu: {{guest: \"{{{{ size.cpu }}}}\"}}, \
+             memory: {{guest: \"{{{{ size.memory }}}}\"}}}}\n---\n\
+             apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\n\
+             metadata: {{name: {family}}}\nspec: {{version: 1, scopes: [cluster], \
+             parts: [sized], sizes: [[small, 1, 2Gi]]}}\n"
+        )
+    };
+    let (_tmp, pkg) = package_of(&[("catalog.yaml", &catalog("outer"))]);
+    std::fs::write(
+        pkg.join("Kptfile"),
+        format!("{KPTFILE}pipeline:\n  mutators:\n  - exec: {BIN} fn\n"),
+    )
+    .unwrap();
+    std::fs::create_dir(pkg.join("sub")).unwrap();
+    std::fs::write(
+        pkg.join("sub/Kptfile"),
+        format!(
+            "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: sub\npipeline:\n  \
+             mutators:\n  - exec: {BIN} fn\n    configMap: {{versionLabel: v2}}\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(pkg.join("sub/catalog.yaml"), catalog("inner")).unwrap();
+    let out = kpt_render(&pkg);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let label = "instancetype.kubevirt.io/common-instancetypes-version: v2";
+    let inner = std::fs::read_to_string(pkg.join("sub/cluster-instancetypes/inner1.small.yaml"))
+        .unwrap_or_else(|e| panic!("{e}\n{}", dump(&pkg)));
+    assert!(inner.contains(label), "{inner}");
+    let outer = std::fs::read_to_string(pkg.join("cluster-instancetypes/outer1.small.yaml"))
+        .unwrap_or_else(|e| panic!("{e}\n{}", dump(&pkg)));
+    assert!(!outer.contains("common-instancetypes-version"), "{outer}");
+    let sub = pkg.join("sub");
+    each_changes_nothing(&pkg, &[&|| kpt_render(&pkg), &|| kpt_render(&sub)]);
 }
 
 /// `kvrender fn CONFIG` given a ResourceList answers with one whatever is wrong with CONFIG
