@@ -756,13 +756,18 @@ impl Places {
 
 /// Read `paths` from disk; failures become findings.
 fn read(paths: &[String], diagnostics: &mut Vec<Diagnostic>) -> (Vec<Source>, Loaded) {
-    let sources = read_sources(paths, diagnostics);
+    let sources = read_sources("paths", paths, diagnostics);
     let loaded = load::parse_sources(&sources);
     (sources, loaded)
 }
 
-/// Read the files of `paths`; a path that cannot be read becomes a finding.
-pub(crate) fn read_sources(paths: &[String], diagnostics: &mut Vec<Diagnostic>) -> Vec<Source> {
+/// Read the files of `paths`, the entries of the configuration's `key` (`paths` or
+/// `catalogs`); a path that cannot be read becomes a finding that names the key.
+pub(crate) fn read_sources(
+    key: &str,
+    paths: &[String],
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<Source> {
     let mut sources = Vec::new();
     for p in paths {
         match load::read_paths(&[PathBuf::from(p)]) {
@@ -774,14 +779,15 @@ pub(crate) fn read_sources(paths: &[String], diagnostics: &mut Vec<Diagnostic>) 
                 }
                 // kpt runs an exec function in the directory it was started from, not in the
                 // package: say which one a relative path was read from.
-                if std::path::Path::new(p).is_relative()
-                    && let Ok(cwd) = std::env::current_dir()
-                {
-                    message.push_str(&format!(
-                        " (a relative `paths` or `catalogs` entry is read from the directory \
-                         kvrender runs in, here `{}`)",
-                        cwd.display()
-                    ));
+                match std::env::current_dir() {
+                    Ok(cwd) if std::path::Path::new(p).is_relative() => {
+                        message.push_str(&format!(
+                            " (a relative `{key}` entry is read from the directory kvrender \
+                             runs in, here `{}`)",
+                            cwd.display()
+                        ));
+                    }
+                    _ => message.push_str(&format!(" (a `{key}` entry)")),
                 }
                 // What the path holds may define the names then not found.
                 diagnostics.push(
@@ -1005,7 +1011,7 @@ fn index_of<'a>(
 /// Run the function over `items` (whose origins the caller set from their annotations).
 pub fn process(items: Vec<Object>, config: &FnConfig, placement: Placement) -> Processed {
     let mut unread = Vec::new();
-    let catalog_sources = read_sources(&config.catalogs, &mut unread);
+    let catalog_sources = read_sources("catalogs", &config.catalogs, &mut unread);
     let mut processed = process_read(items, config, placement, &catalog_sources);
     if !unread.is_empty() {
         processed.diagnostics.append(&mut unread);

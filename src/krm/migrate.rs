@@ -89,7 +89,7 @@ pub fn migrate(items: &[Object], config: &FnConfig, placement: Placement) -> Mig
 /// What resolution needs besides the items: the `catalogs`, the embedded catalog switch and the
 /// cluster profile.
 fn resolution(config: &FnConfig, diagnostics: &mut Vec<Diagnostic>) -> Inputs {
-    let sources = super::engine::read_sources(&config.catalogs, diagnostics);
+    let sources = super::engine::read_sources("catalogs", &config.catalogs, diagnostics);
     let mut inputs = Inputs::with_catalogs(sources, config.default_catalog);
     diagnostics.append(&mut inputs.diagnostics);
     inputs.profile = config.profile.clone();

@@ -3993,8 +3993,8 @@ fn a_render_the_watch_stops_is_answered_with_its_error() {
     }
 }
 
-/// A `paths` entry that cannot be read is an error result naming it and the directory a
-/// relative entry is read from (kpt's, not the package's).
+/// A `paths` or `catalogs` entry that cannot be read is an error result naming it, its key,
+/// and the directory a relative entry is read from (kpt's, not the package's).
 #[test]
 fn a_missing_paths_entry_names_the_directory_it_was_read_from() {
     let dir = tempfile::tempdir().unwrap();
@@ -4010,10 +4010,31 @@ fn a_missing_paths_entry_names_the_directory_it_was_read_from() {
     assert!(
         stderr.contains("error[KV005] failed to read `missing/`")
             && stderr.contains(&format!(
-                "(a relative `paths` or `catalogs` entry is read from the directory kvrender \
-                 runs in, here `{}`)",
+                "(a relative `paths` entry is read from the directory kvrender runs in, here \
+                 `{}`)",
                 cwd.display()
             )),
+        "{stderr}"
+    );
+    // An absolute one, in `catalogs`: the message names the key it came from.
+    let missing = dir.path().join("no-such-catalog");
+    let list = format!(
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n\
+         functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  \
+         data: {{catalogs: {}}}\n",
+        missing.display()
+    );
+    let mut cmd = Command::new(BIN);
+    cmd.current_dir(dir.path()).arg("fn");
+    let out = run_with_stdin(cmd, &list);
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "error[KV005] failed to read `{}`: No such file or directory (os error 2) (a \
+             `catalogs` entry)",
+            missing.display()
+        )),
         "{stderr}"
     );
 }
