@@ -631,11 +631,29 @@ pub fn run_stream(config: &ConfigFile<'_>, input: &str) -> Result<FnOutput> {
         Some(&config.value),
         written,
     ));
+    // kustomize runs a legacy plugin in the directory of the kustomization that lists it, and
+    // its origin annotations are relative to that directory: a finding about an object one
+    // names moves to the line of the file it came from, as `--built-from .` would move it.
+    // Until then the object keeps its place in the stream; what cannot be moved (a remote
+    // base, a file not found) falls back to the file the annotation names, without a line.
+    let mut by_origin: HashMap<usize, Origin> = HashMap::new();
     let items: Vec<Object> = loaded
         .objects
         .into_iter()
         .map(|mut o| {
-            if let Some(p) = annotations::file_path(&o.value) {
+            let from_origin = annotations::annotations(&o.value).is_some_and(|a| {
+                a.contains_key(annotations::ORIGIN)
+                    && !a.contains_key(annotations::PATH)
+                    && !a.contains_key(annotations::LEGACY_PATH)
+            });
+            if let Some(p) = annotations::file_path(&o.value)
+                && from_origin
+            {
+                let index = o.origin.index;
+                let file_index = annotations::file_index(&o.value).unwrap_or(0);
+                by_origin.insert(index, Origin::new(p, file_index, None));
+                o.origin = Origin::new("-", index, None);
+            } else if let Some(p) = annotations::file_path(&o.value) {
                 // The stream's line numbers mean nothing in the named file.
                 o.origin = Origin::new(p, annotations::file_index(&o.value).unwrap_or(0), None);
             } else {
@@ -668,6 +686,24 @@ pub fn run_stream(config: &ConfigFile<'_>, input: &str) -> Result<FnOutput> {
     }
     let processed = engine::process(items, &fn_config, Placement::Stream);
     diagnostics.extend(processed.diagnostics);
+    if !by_origin.is_empty() {
+        let stream = [load::Source {
+            path: Arc::from("-"),
+            bytes: input.as_bytes().to_vec(),
+        }];
+        load::built_from::map_to_sources(
+            &mut diagnostics,
+            &stream,
+            Some(std::path::Path::new(".")),
+        );
+        for d in &mut diagnostics {
+            if &*d.origin.path == "-"
+                && let Some(origin) = by_origin.get(&d.origin.index)
+            {
+                d.origin = origin.clone();
+            }
+        }
+    }
     crate::diagnostic::sort(&mut diagnostics);
     let out = emit::yaml_stream_parts_printed(&processed.items, processed.printed).concat();
     Ok(FnOutput::finish(out, diagnostics))
@@ -710,7 +746,10 @@ mod tests {
         let annotated = vm("  annotations: {config.kubernetes.io/origin: \"path: vms.yaml\\n\"}\n");
         let out = run_stream(&config, &annotated).unwrap();
         let conflict = out.diagnostics.iter().find(|d| d.code == "KV010").unwrap();
+        // No `vms.yaml` here to find the line in: the file the annotation names, no line.
+        assert!(!std::path::Path::new("vms.yaml").exists());
         assert_eq!(conflict.origin.path.as_ref(), "vms.yaml");
+        assert_eq!(conflict.origin.line, None);
     }
 
     /// Whatever the input, the answer is a ResourceList that reads back, and an error result

@@ -2505,10 +2505,11 @@ fn kustomize_legacy_plugin_fails_on_an_instancetype_conflict() {
     let out = kustomize(&dir);
     assert_ne!(out.status.code(), Some(0));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    // The VM, the field path and the file (kustomize's origin annotation).
+    // The VM, the field path, and the file (kustomize's origin annotation, relative to the
+    // kustomization, the directory kustomize runs the plugin in) at the field's line.
     assert!(
         stderr.contains(
-            "bad-vm.yaml: error[KV010] VirtualMachine/shop/worker: spec.template.spec.domain.cpu.sockets"
+            "bad-vm.yaml:14: error[KV010] VirtualMachine/shop/worker: spec.template.spec.domain.cpu.sockets"
         ),
         "{stderr}"
     );
@@ -2525,6 +2526,55 @@ fn kustomize_legacy_plugin_fails_on_an_instancetype_conflict() {
     insta::assert_snapshot!(
         "krm_kustomize_conflict",
         scrub(&show(&out), Some(tmp.path()))
+    );
+}
+
+/// An overlay's plugin meets a VM of its base, renamed by the overlay's `namePrefix`: the
+/// finding names the base's file as the origin annotation gives it (relative to the overlay,
+/// where kustomize runs the plugin), at the line of the field, found by the VM's first name.
+#[test]
+fn kustomize_legacy_plugin_names_the_line_of_a_bases_vm() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let base = root.join("base");
+    let overlay = root.join("overlays/prod");
+    std::fs::create_dir_all(&base).unwrap();
+    std::fs::create_dir_all(&overlay).unwrap();
+    std::fs::write(base.join("kustomization.yaml"), "resources: [vms.yaml]\n").unwrap();
+    let vm = |name: &str, cpu: &str| {
+        format!(
+            "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: {name}\n\
+             spec:\n  runStrategy: Always\n  instancetype:\n    name: u1.large\n  \
+             template:\n    spec:\n      domain:\n{cpu}        devices: {{}}\n"
+        )
+    };
+    let vms = format!(
+        "{}---\n{}",
+        vm("web", ""),
+        vm("db", "        cpu:\n          sockets: 3\n")
+    );
+    std::fs::write(base.join("vms.yaml"), &vms).unwrap();
+    let line = vms.lines().position(|l| l.contains("sockets: 3")).unwrap() + 1;
+    std::fs::write(
+        overlay.join("kustomization.yaml"),
+        "buildMetadata: [originAnnotations]\nnamePrefix: prod-\nresources: [../../base]\n\
+         transformers: [kvrender.yaml]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        overlay.join("kvrender.yaml"),
+        "apiVersion: kvrender.io/v1alpha1\nkind: KVRender\nmetadata:\n  name: expand\n",
+    )
+    .unwrap();
+    let out = kustomize(&overlay);
+    assert_ne!(out.status.code(), Some(0), "{}", show(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "../../base/vms.yaml:{line}: error[KV010] VirtualMachine/prod-db: \
+             spec.template.spec.domain.cpu.sockets"
+        )),
+        "{stderr}"
     );
 }
 
