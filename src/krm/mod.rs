@@ -635,17 +635,21 @@ pub fn run_stream(config: &ConfigFile<'_>, input: &str) -> Result<FnOutput> {
     // its origin annotations are relative to that directory: a finding about an object one
     // names moves to the line of the file it came from, as `--built-from .` would move it.
     // Until then the object keeps its place in the stream; what cannot be moved (a remote
-    // base, a file not found) falls back to the file the annotation names, without a line.
+    // base, a file not found), and a catalog document, falls back to the file the annotation
+    // names, without a line.
     let mut by_origin: HashMap<usize, Origin> = HashMap::new();
     let items: Vec<Object> = loaded
         .objects
         .into_iter()
         .map(|mut o| {
-            let from_origin = annotations::annotations(&o.value).is_some_and(|a| {
-                a.contains_key(annotations::ORIGIN)
-                    && !a.contains_key(annotations::PATH)
-                    && !a.contains_key(annotations::LEGACY_PATH)
-            });
+            // A catalog document's findings (about what it renders) keep the file only: its
+            // fields are not the rendered object's.
+            let from_origin = !crate::render::is_catalog_kind(&o)
+                && annotations::annotations(&o.value).is_some_and(|a| {
+                    a.contains_key(annotations::ORIGIN)
+                        && !a.contains_key(annotations::PATH)
+                        && !a.contains_key(annotations::LEGACY_PATH)
+                });
             if let Some(p) = annotations::file_path(&o.value)
                 && from_origin
             {

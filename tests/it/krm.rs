@@ -2576,6 +2576,39 @@ fn kustomize_legacy_plugin_names_the_line_of_a_bases_vm() {
         )),
         "{stderr}"
     );
+    // A finding about what a catalog document renders names its file, without a line: the
+    // rendered object's fields are not the document's.
+    std::fs::write(
+        overlay.join("catalog.yaml"),
+        "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata:\n  name: z\n\
+         spec:\n  version: 1\n  scopes: [cluster]\n  labels:\n    \
+         instancetype.kubevirt.io/memory: 2Gi\n  template:\n    spec:\n      \
+         cpu: {guest: \"{{ size.cpu }}\"}\n      memory: {guest: \"{{ size.memory }}\"}\n  \
+         sizes:\n  - [small, 1, 4Gi]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        overlay.join("kustomization.yaml"),
+        "buildMetadata: [originAnnotations]\nnamePrefix: prod-\n\
+         resources: [../../base, catalog.yaml]\ntransformers: [kvrender.yaml]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        overlay.join("kvrender.yaml"),
+        "apiVersion: kvrender.io/v1alpha1\nkind: KVRender\nmetadata:\n  name: expand\n\
+         strict: true\n",
+    )
+    .unwrap();
+    let out = kustomize(&overlay);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("\tcatalog.yaml: error[KV041] VirtualMachineClusterInstancetype/"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("../../base/vms.yaml:{line}: error[KV010]")),
+        "{stderr}"
+    );
 }
 
 /// kustomize hands a legacy plugin a key-sorted copy of its configuration in a temporary file
