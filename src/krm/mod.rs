@@ -601,6 +601,32 @@ pub fn parse_config_file(path: &str, text: &str) -> std::result::Result<Value, S
 /// come from.
 pub const STREAM: &str = "<kustomize build>";
 
+/// Move the findings about the documents of a legacy plugin's stream `input` that kustomize
+/// read from files (`by_origin`: by position in the stream, the file its origin annotation
+/// names) to the line of their field in that file, relative to the directory kvrender runs in
+/// (the kustomization's); what cannot be moved names the file only.
+fn to_origin_files(
+    diagnostics: &mut [Diagnostic],
+    input: &str,
+    by_origin: &HashMap<usize, Origin>,
+) {
+    if by_origin.is_empty() {
+        return;
+    }
+    let stream = [load::Source {
+        path: Arc::from("-"),
+        bytes: input.as_bytes().to_vec(),
+    }];
+    load::built_from::map_to_sources(diagnostics, &stream, Some(std::path::Path::new(".")));
+    for d in diagnostics {
+        if &*d.origin.path == "-"
+            && let Some(origin) = by_origin.get(&d.origin.index)
+        {
+            d.origin = origin.clone();
+        }
+    }
+}
+
 /// Run as a kustomize legacy exec plugin: `config` is the plugin's configuration (the file
 /// kustomize passes in `argv[1]`, named `config_path` in findings), `input` the resources as a
 /// YAML stream (empty for a generator). The output is a YAML stream.
@@ -650,20 +676,20 @@ pub fn run_stream(config: &ConfigFile<'_>, input: &str) -> Result<FnOutput> {
                         && !a.contains_key(annotations::PATH)
                         && !a.contains_key(annotations::LEGACY_PATH)
                 });
-            if let Some(p) = annotations::file_path(&o.value)
-                && from_origin
-            {
-                let index = o.origin.index;
-                let file_index = annotations::file_index(&o.value).unwrap_or(0);
-                by_origin.insert(index, Origin::new(p, file_index, None));
-                o.origin = Origin::new("-", index, None);
-            } else if let Some(p) = annotations::file_path(&o.value) {
-                // The stream's line numbers mean nothing in the named file.
-                o.origin = Origin::new(p, annotations::file_index(&o.value).unwrap_or(0), None);
-            } else {
+            match annotations::file_path(&o.value) {
+                Some(p) => {
+                    // The stream's line numbers mean nothing in the named file.
+                    let file = Origin::new(p, annotations::file_index(&o.value).unwrap_or(0), None);
+                    if from_origin {
+                        by_origin.insert(o.origin.index, file);
+                        o.origin = Origin::new("-", o.origin.index, None);
+                    } else {
+                        o.origin = file;
+                    }
+                }
                 // Nor anywhere else: kustomize's stream is no file the user has. Findings then
                 // name the object only.
-                o.origin = Origin::new(STREAM, o.origin.index, None);
+                None => o.origin = Origin::new(STREAM, o.origin.index, None),
             }
             o.source = None;
             o
@@ -677,6 +703,7 @@ pub fn run_stream(config: &ConfigFile<'_>, input: &str) -> Result<FnOutput> {
     if fn_config.migrate {
         let migrated = migrate::migrate(&items, &fn_config, Placement::Stream);
         diagnostics.extend(migrated.diagnostics);
+        to_origin_files(&mut diagnostics, input, &by_origin);
         crate::diagnostic::sort(&mut diagnostics);
         let values: Vec<Value> = migrated
             .items
@@ -690,24 +717,7 @@ pub fn run_stream(config: &ConfigFile<'_>, input: &str) -> Result<FnOutput> {
     }
     let processed = engine::process(items, &fn_config, Placement::Stream);
     diagnostics.extend(processed.diagnostics);
-    if !by_origin.is_empty() {
-        let stream = [load::Source {
-            path: Arc::from("-"),
-            bytes: input.as_bytes().to_vec(),
-        }];
-        load::built_from::map_to_sources(
-            &mut diagnostics,
-            &stream,
-            Some(std::path::Path::new(".")),
-        );
-        for d in &mut diagnostics {
-            if &*d.origin.path == "-"
-                && let Some(origin) = by_origin.get(&d.origin.index)
-            {
-                d.origin = origin.clone();
-            }
-        }
-    }
+    to_origin_files(&mut diagnostics, input, &by_origin);
     crate::diagnostic::sort(&mut diagnostics);
     let out = emit::yaml_stream_parts_printed(&processed.items, processed.printed).concat();
     Ok(FnOutput::finish(out, diagnostics))

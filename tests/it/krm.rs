@@ -2611,6 +2611,67 @@ fn kustomize_legacy_plugin_names_the_line_of_a_bases_vm() {
     );
 }
 
+/// The legacy plugin migrating presets reports each finding at the line of the file kustomize
+/// read the object from (its origin annotation, relative to the kustomization, where kustomize
+/// runs the plugin), as it does when it expands.
+#[test]
+fn kustomize_legacy_plugin_migrating_presets_names_their_lines() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    for file in ["presets.yaml", "win-desktop.yaml"] {
+        std::fs::copy(
+            root().join("testdata/krm/migrate").join(file),
+            dir.join(file),
+        )
+        .unwrap();
+    }
+    std::fs::write(
+        dir.join("kustomization.yaml"),
+        "buildMetadata: [originAnnotations]\nresources: [presets.yaml, win-desktop.yaml]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("kvrender.yaml"),
+        "apiVersion: kvrender.io/v1alpha1\nkind: KVRender\nmetadata:\n  name: m\n\
+         migrate: presets\n",
+    )
+    .unwrap();
+    let built = Command::new(tool("kubectl"))
+        .arg("kustomize")
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert_eq!(built.status.code(), Some(0), "{}", show(&built));
+    // kustomize starts a legacy plugin by its file name, `KVRender`, in the kustomization.
+    std::os::unix::fs::symlink(BIN, dir.join("KVRender")).unwrap();
+    let mut cmd = Command::new(dir.join("KVRender"));
+    cmd.current_dir(dir).arg("kvrender.yaml");
+    let out = run_with_stdin(cmd, &built.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let line_of = |file: &str, text: &str| {
+        std::fs::read_to_string(dir.join(file))
+            .unwrap()
+            .lines()
+            .position(|l| l.contains(text))
+            .unwrap()
+            + 1
+    };
+    assert!(
+        stderr.contains(&format!(
+            "presets.yaml:{}: info[KV014] VirtualMachineInstancePreset/lab/windows: replaced",
+            // The document's first line, `apiVersion:`, three above its name.
+            line_of("presets.yaml", "name: windows") - 3
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("win-desktop.yaml:2: info[KV014] VirtualMachine/lab/win-desktop"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("-: "), "{stderr}");
+}
+
 /// kustomize hands a legacy plugin a key-sorted copy of its configuration in a temporary file
 /// it deletes afterwards: a configuration problem names the file the copy was made of and the
 /// line there (found through the kustomization, or the origin annotation kustomize adds with
