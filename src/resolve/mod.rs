@@ -220,7 +220,9 @@ impl<'a> Index<'a> {
     }
 
     /// A name of an object of `kind` in `namespace` near `name`, for a lookup of `name` that
-    /// found nothing: "did you mean ...?".
+    /// found nothing: "did you mean ...?". The names a running kustomize build recorded as an
+    /// object's earlier ones count too: a VM still names an object by its name before the
+    /// build's `namePrefix`, and finds it by that name.
     pub fn similar_name(&self, kind: Kind, namespace: &str, name: &str) -> Option<&'a str> {
         let kind = kind.as_str();
         let ns = if is_kubevirt_cluster_scoped(kind) {
@@ -249,7 +251,12 @@ impl<'a> Index<'a> {
             .into_iter()
             .flatten()
             .copied();
-        let found = crate::diagnostic::nearest_name(name, mine.chain(fallback));
+        let earlier = self
+            .previous_names()
+            .keys()
+            .filter(|&&(k, n, _)| k == kind && n == ns)
+            .map(|&(_, _, earlier)| earlier);
+        let found = crate::diagnostic::nearest_name(name, mine.chain(earlier).chain(fallback));
         self.nearest
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -518,6 +525,11 @@ mod tests {
         assert_eq!(marker("large"), Some(2));
         assert_eq!(marker("big"), None, "recorded as another kind");
         assert_eq!(marker("medium"), Some(4));
+        // A misspelt earlier name is told of the earlier name, which the VM may use.
+        assert_eq!(
+            index.similar_name(Kind::Instancetype, "prod", "smal"),
+            Some("small")
+        );
         assert_eq!(index.get(Kind::Instancetype, "default", "small"), None);
     }
 
