@@ -58,6 +58,9 @@ impl Settings {
     };
 }
 
+/// The variables of a template whose values differ between the combinations of a family.
+const COMBINATION: &[&str] = &["size", "variant", "traits", "name"];
+
 /// One fragment merged into a rendered object.
 pub struct Fragment {
     /// The origin of the catalog document that holds it.
@@ -234,7 +237,19 @@ impl Written {
             match reach(root, rest) {
                 Reach::Whole(value) => {
                     if !key && holds_template(value) {
-                        return value.as_str().and_then(|t| self.setting_origin(t, docs));
+                        let text = value.as_str();
+                        if let Some(origin) = text.and_then(|t| self.setting_origin(t, docs)) {
+                            return Some(origin);
+                        }
+                        // What a template makes of a size, a variant's traits or the object's
+                        // name differs from one combination to the next, and the object's own
+                        // line (its size row) says which. What it makes of none of them is the
+                        // same in every combination: the template's line is where to fix it.
+                        if text.is_none_or(|t| crate::render::reads_any(t, COMBINATION)) {
+                            return None;
+                        }
+                        path.extend_from_slice(rest);
+                        return line_in(doc, &path);
                     }
                     path.extend_from_slice(rest);
                     return line_in(doc, &path);

@@ -1227,6 +1227,12 @@ fn scan_reads<'t>(text: &'t str, root: &str, others: &[&str], names: &mut Vec<&'
     true
 }
 
+/// Whether a template reads any of the variables `words`, by any name or as a whole.
+pub(crate) fn reads_any(text: &str, words: &[&str]) -> bool {
+    // No word is empty, so none is taken for the root and every use of `words` counts.
+    !scan_reads(text, "", words, &mut Vec::new())
+}
+
 /// The one name a template reads of `root` (`traits.numa`, however often) when it reads
 /// nothing of `others` and no other name of `root`: its value is then that trait's or var's.
 pub(crate) fn reads_only<'t>(text: &'t str, root: &str, others: &[&str]) -> Option<&'t str> {

@@ -773,6 +773,58 @@ fn each_catalog_finding_is_reported_once() {
     );
 }
 
+/// A finding about a field a family template writes points at the template's line when the
+/// value is the same in every combination (it reads no size, variant, trait or name), and at
+/// the size row when the size makes it; a label whose field has no place (`spec.cpu` a
+/// string) is left to the type check's finding.
+#[test]
+fn a_template_finding_points_at_the_template_unless_the_size_makes_the_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let family = |cpu: &str| {
+        format!(
+            "\
+apiVersion: kvrender.io/v1alpha1
+kind: InstancetypeFamily
+metadata:
+  name: g
+spec:
+  version: 2
+  displayName: GPU
+  sizes:
+    - [small, 4, 16Gi]
+  template:
+    metadata:
+      labels:
+        instancetype.kubevirt.io/cpu: \"{{{{ size.cpu }}}}\"
+    spec:
+      cpu: \"{cpu}\"
+      memory:
+        guest: \"{{{{ size.memory }}}}\"
+"
+        )
+    };
+    for (cpu, line) in [("cores {{ 1 }}", 15), ("{{ size.cpu }} cores", 9)] {
+        std::fs::write(dir.path().join("g.yaml"), family(cpu)).unwrap();
+        let out = kvrender()
+            .current_dir(dir.path())
+            .args(["build", "--no-default-catalog", "."])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+        assert!(out.stdout.is_empty());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let lines: Vec<&str> = stderr.lines().collect();
+        // The type check's error alone: no `KV041` saying the labelled `spec.cpu.guest` is unset.
+        assert_eq!(lines.len(), 1, "{cpu}: {stderr}");
+        assert!(
+            lines[0].starts_with(&format!(
+                "./g.yaml:{line}: error[KV004] VirtualMachineClusterInstancetype/g2.small and 1 more"
+            )) && lines[0].contains("spec.cpu: must be a mapping, not a string"),
+            "{cpu}: {stderr}"
+        );
+    }
+}
+
 /// Instancetypes no VM can use (`KV044`): a family variant whose huge pages do not fit some
 /// sizes, reported at each size row for both scopes at once, and an instancetype written out,
 /// at its field's line.

@@ -159,6 +159,11 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
             // A label that is not a scalar is the schema checks' business.
             _ => continue,
         };
+        // A string where `spec.cpu` belongs is the type checks' finding; the label cannot be
+        // judged against a field that has no place to be.
+        if blocked(&obj.value, field) {
+            continue;
+        }
         let spec = path::get(&obj.value, field);
         // The label copies the field's own text: they agree, and if that text is not a valid
         // value, the field's type check says so (once, about the field).
@@ -178,6 +183,22 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
             );
         }
     }
+}
+
+/// Whether something on the way to `field` is neither a mapping nor `null`.
+fn blocked(value: &Value, field: &[&str]) -> bool {
+    let mut node = value;
+    for key in field {
+        match node {
+            Value::Object(map) => match map.get(*key) {
+                Some(next) => node = next,
+                None => return false,
+            },
+            Value::Null => return false,
+            _ => return true,
+        }
+    }
+    false
 }
 
 /// Why `label` does not describe `spec`, or `None` when it does.
@@ -277,6 +298,25 @@ mod tests {
             json!({"cpu": {"guest": 4}, "memory": {"guest": "1Gi"}}),
         );
         assert_eq!(out.len(), 1, "{out:?}");
+    }
+
+    #[test]
+    fn a_field_with_no_place_for_the_labelled_one_is_left_to_the_type_check() {
+        // `spec.cpu` a string: the type check reports it; "unset" would send the reader to
+        // the wrong field.
+        let out = it(
+            json!({"instancetype.kubevirt.io/cpu": "4", "instancetype.kubevirt.io/hugepages": "2Mi",
+                   "instancetype.kubevirt.io/memory": "1Gi"}),
+            json!({"cpu": "4 cores", "memory": {"guest": "1Gi", "hugepages": [{"pageSize": "2Mi"}]}}),
+        );
+        assert!(out.is_empty(), "{out:?}");
+        // A `null` on the way is unset, and the label disagrees with it.
+        let out = it(
+            json!({"instancetype.kubevirt.io/cpu": "4"}),
+            json!({"cpu": null}),
+        );
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert!(out[0].message.ends_with("it is unset"), "{out:?}");
     }
 
     #[test]
