@@ -111,7 +111,16 @@ pub fn human(diags: &[Diagnostic], summary: bool) -> String {
                 .as_ref()
                 .map(ToString::to_string)
                 .unwrap_or_default();
-            let objects = format!("{object} and {} more ({})", others.len(), others.join(", "));
+            // A part every family uses can join a hundred objects on one line: the first few
+            // name the kinds and families involved, the count says the rest, and the other
+            // formats list each.
+            let named = others.len().min(NAMED);
+            let rest = if others.len() > named { ", …" } else { "" };
+            let objects = format!(
+                "{object} and {} more ({}{rest})",
+                others.len(),
+                others[..named].join(", ")
+            );
             out.push_str(&line_naming(d, Some(&objects)));
         }
         out.push('\n');
@@ -141,6 +150,9 @@ pub fn human(diags: &[Diagnostic], summary: bool) -> String {
     }
     out
 }
+
+/// How many of the other objects a grouped human line names.
+const NAMED: usize = 8;
 
 #[cfg(test)]
 mod tests {
@@ -190,6 +202,20 @@ mod tests {
              c.yaml:3: error[KV004] K/d: spec.x: other\n\
              c.yaml:4: error[KV004] K/e: spec.x: other\n\
              Found 7 errors and 0 warnings (4 lines above).\n"
+        );
+        // Many objects: the first few are named, the count says the rest.
+        let many: Vec<Diagnostic> = (0..12)
+            .map(|n| finding(&format!("o{n:02}"), 5, "x"))
+            .collect();
+        assert_eq!(
+            human(&many, false),
+            "c.yaml:5: error[KV004] K/o00 and 11 more \
+             (K/o01, K/o02, K/o03, K/o04, K/o05, K/o06, K/o07, K/o08, …): spec.x: x\n"
+        );
+        let nine: Vec<Diagnostic> = (0..9).map(|n| finding(&format!("o{n}"), 5, "x")).collect();
+        assert!(
+            human(&nine, false)
+                .contains("K/o0 and 8 more (K/o1, K/o2, K/o3, K/o4, K/o5, K/o6, K/o7, K/o8): ")
         );
         // Nothing grouped: the summary counts what it shows.
         assert_eq!(
