@@ -16,6 +16,12 @@
 //! Operator (`vmoperator.vmware.com`) and of Azure Service Operator (`compute.azure.com`):
 //! those objects are not KubeVirt's, and every command passes them through unchecked.
 //!
+//! A catalog document (`InstancetypeFamily`, `Preference`, `Parts`) whose group may be meant as
+//! `kvrender.io` (one without a dot, one naming kvrender, one a few edits away) is reported
+//! too: it is not rendered, and would pass through with its templates while the family or
+//! preference goes missing from the output. Another project's `Preference` or `Parts` kind
+//! (`settings.example.com`) is not kvrender's.
+//!
 //! Every command reports these errors. The cluster cannot hold an object of an apiVersion
 //! KubeVirt does not serve for its kind ([`Object::is_served`]): nothing resolves against such
 //! an instancetype or preference (a VM naming it gets `KV011`), and no command expands such a
@@ -47,7 +53,7 @@ use crate::validate::Rule;
 pub const RULE: Rule = Rule {
     code: codes::API_VERSION,
     name: "api-version",
-    summary: "An unknown or outdated apiVersion for a KubeVirt kind (e.g. `instancetype.kubevirt.io/v1alpha1`, `flavor.kubevirt.io`, a misspelt group such as `kubvirt.io`), or a kind KubeVirt's API groups do not have. A kind of KubeVirt's name in another project's group (vSphere's `vmoperator.vmware.com` VirtualMachine) is not KubeVirt's and is not checked.",
+    summary: "An unknown or outdated apiVersion for a KubeVirt kind (e.g. `instancetype.kubevirt.io/v1alpha1`, `flavor.kubevirt.io`, a misspelt group such as `kubvirt.io`), or a kind KubeVirt's API groups do not have; a catalog document in a misspelt `kvrender.io` group (`kvrender.dev`), which would not be rendered. A kind of KubeVirt's name in another project's group (vSphere's `vmoperator.vmware.com` VirtualMachine) is not KubeVirt's and is not checked.",
     severity: Severity::Error,
 };
 
@@ -111,6 +117,17 @@ fn flavor_replacement(kind: &str) -> Option<&'static str> {
     }
 }
 
+/// kvrender's own catalog kinds.
+const CATALOG_KINDS: [&str; 3] = ["InstancetypeFamily", "Preference", "Parts"];
+
+/// Whether `group` may be meant as kvrender's catalog group: one without a dot (no CRD defines
+/// such a group), one that names kvrender, or one a few edits from `kvrender.io`.
+fn may_mean_kvrender(group: &str) -> bool {
+    !group.contains('.')
+        || group.to_ascii_lowercase().contains("kvrender")
+        || nearest_name(group, [crate::render::CATALOG_GROUP]).is_some()
+}
+
 /// Report an unknown or outdated apiVersion.
 pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
     let api_version = obj.api_version();
@@ -122,6 +139,23 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
             .with_object(obj.object_ref())
             .with_field("apiVersion")
     };
+    // A catalog document whose group is misspelt is not rendered: it would pass through, its
+    // templates unrendered, and the family or preference would be missing from the output.
+    if CATALOG_KINDS.contains(&kind)
+        && group != crate::render::CATALOG_GROUP
+        && may_mean_kvrender(group)
+    {
+        out.push(report(
+            Severity::Error,
+            format!(
+                "`{}` is not kvrender's catalog group, so this {kind} is not rendered (it \
+                 would be passed through as it is); use `apiVersion: {}`",
+                crate::diagnostic::shortened(api_version),
+                crate::render::CATALOG_API_VERSION
+            ),
+        ));
+        return;
+    }
     if group == "flavor.kubevirt.io"
         || (flavor_replacement(kind).is_some() && may_mean_kubevirt(group))
     {
@@ -345,6 +379,41 @@ mod tests {
             .map(ToString::to_string)
             .unwrap_or_default();
         assert!(shown.len() < 100, "{}", shown.len());
+    }
+
+    #[test]
+    fn a_catalog_kind_in_a_misspelt_group_is_an_error() {
+        for api_version in [
+            "kvrender.dev/v1alpha1",
+            "kvrender/v1alpha1",
+            "kvrendr.io/v1alpha1",
+            "v1alpha1",
+            "",
+        ] {
+            for kind in ["InstancetypeFamily", "Preference", "Parts"] {
+                let d = run(api_version, kind);
+                assert_eq!(d.len(), 1, "{api_version} {kind}: {d:?}");
+                assert!(d[0].is_error());
+                assert!(
+                    d[0].message.contains(&format!(
+                        "so this {kind} is not rendered (it would be passed through as it is); \
+                         use `apiVersion: kvrender.io/v1alpha1`"
+                    )),
+                    "{}",
+                    d[0].message
+                );
+            }
+        }
+        // kvrender's own group is the renderer's to judge; another project's `Preference` or
+        // `Parts` is not kvrender's.
+        for (api_version, kind) in [
+            ("kvrender.io/v1alpha1", "InstancetypeFamily"),
+            ("kvrender.io/v1alpha2", "Preference"),
+            ("inventory.example.com/v1", "Parts"),
+            ("settings.example.com/v1", "Preference"),
+        ] {
+            assert!(run(api_version, kind).is_empty(), "{api_version} {kind}");
+        }
     }
 
     #[test]
