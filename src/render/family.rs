@@ -353,6 +353,25 @@ fn parse_sizes(doc: &Doc<'_>, id: &str, value: Option<&Value>) -> Result<Vec<Siz
         let mut value = Map::new();
         match row {
             Value::Array(cells) if (3..=4).contains(&cells.len()) => {
+                // `[small, 4, {gpu: …}]`: the extra fields where the memory belongs, a row
+                // that forgot its memory (a template reading the extra cells would otherwise
+                // fail far from this row).
+                if let Some(k) = (1..3).find(|&k| cells[k].is_object() || cells[k].is_array()) {
+                    let cell = ["", "cpu", "memory"][k];
+                    return Err(doc.invalid(
+                        &[at[0], at[1], Step::Index(i), Step::Index(k)],
+                        format!(
+                            "family `{id}`: the {} cell of a size row is its {cell}, not a {}: \
+                             a row is `[name, cpu, memory]` or `[name, cpu, memory, {{extra}}]`",
+                            ["first", "second", "third"][k],
+                            if cells[k].is_object() {
+                                "mapping"
+                            } else {
+                                "list"
+                            }
+                        ),
+                    ));
+                }
                 value.insert("name".into(), cells[0].clone());
                 value.insert("cpu".into(), cells[1].clone());
                 value.insert("memory".into(), cells[2].clone());

@@ -785,6 +785,46 @@ spec:
     );
 }
 
+/// A row that forgot its memory, its extra fields in the memory's cell, is refused at that
+/// cell when the table is read, not where a template reads the extra fields; so is a list
+/// where the vCPUs belong.
+#[test]
+fn catalog_error_extra_fields_where_the_memory_belongs() {
+    for (row, cell, said) in [
+        (
+            "[small, 4, {gpu: t4}]",
+            "third",
+            "its memory, not a mapping",
+        ),
+        ("[small, [4], 16Gi]", "second", "its cpu, not a list"),
+    ] {
+        let text = format!(
+            "\
+apiVersion: kvrender.io/v1alpha1
+kind: InstancetypeFamily
+metadata: {{name: g}}
+spec:
+  version: 2
+  sizes:
+    - [large, 16, 64Gi, {{gpu: a100}}]
+    - {row}
+  template:
+    spec:
+      gpus: [{{name: gpu0, deviceName: \"{{{{ size.gpu }}}}\"}}]
+"
+        );
+        let report = render_error(&text);
+        assert!(
+            report.contains(&format!(
+                "bad/catalog.yaml:8: family `g2`: the {cell} cell of a size row is {said}: a row \
+                 is `[name, cpu, memory]` or `[name, cpu, memory, {{extra}}]`"
+            )),
+            "{row}: {report}"
+        );
+        assert!(!report.contains("undefined"), "{row}: {report}");
+    }
+}
+
 /// A row's fourth cell adds fields; it may not say again what the positional cells say.
 #[test]
 fn catalog_error_extra_cell_repeating_a_positional_one() {

@@ -186,7 +186,7 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
 }
 
 /// Whether something on the way to `field` is neither a mapping nor `null`.
-fn blocked(value: &Value, field: &[&str]) -> bool {
+pub(crate) fn blocked(value: &Value, field: &[&str]) -> bool {
     let mut node = value;
     for key in field {
         match node {
@@ -219,6 +219,8 @@ fn disagreement(label: &str, spec: Option<&Value>, compare: Compare) -> Option<S
             match (label.trim().parse::<i64>().ok(), want) {
                 (Some(l), Some(s)) if l == s => None,
                 (None, _) => Some("the label is not a whole number".into()),
+                // A field that is no whole number (`"4 "`) is the type check's finding.
+                (Some(_), None) if is_set(spec) => None,
                 _ => Some(format!("it is {}", shown())),
             }
         }
@@ -233,6 +235,8 @@ fn disagreement(label: &str, spec: Option<&Value>, compare: Compare) -> Option<S
             match (Quantity::parse(label.trim()).ok(), want) {
                 (Some(l), Some(s)) if l.eq_value(&s) => None,
                 (None, _) => Some("the label is not a quantity".into()),
+                // A field that is no quantity (`16GB`) is the type check's finding.
+                (Some(_), None) if is_set(spec) => None,
                 _ => Some(format!("it is {}", shown())),
             }
         }
@@ -241,6 +245,11 @@ fn disagreement(label: &str, spec: Option<&Value>, compare: Compare) -> Option<S
             _ => Some(format!("it is {}", shown())),
         },
     }
+}
+
+/// Whether the spec field is there and not `null`.
+fn is_set(spec: Option<&Value>) -> bool {
+    spec.is_some_and(|v| !v.is_null())
 }
 
 fn show(v: &Value) -> String {
@@ -308,6 +317,13 @@ mod tests {
             json!({"instancetype.kubevirt.io/cpu": "4", "instancetype.kubevirt.io/hugepages": "2Mi",
                    "instancetype.kubevirt.io/memory": "1Gi"}),
             json!({"cpu": "4 cores", "memory": {"guest": "1Gi", "hugepages": [{"pageSize": "2Mi"}]}}),
+        );
+        assert!(out.is_empty(), "{out:?}");
+        // A field of the wrong type (a stray blank in `"4 "`, a quantity misspelt) is the
+        // type check's to report, and "it is 4 " would only puzzle.
+        let out = it(
+            json!({"instancetype.kubevirt.io/cpu": "4", "instancetype.kubevirt.io/memory": "16Gi"}),
+            json!({"cpu": {"guest": "4 "}, "memory": {"guest": "16 GB"}}),
         );
         assert!(out.is_empty(), "{out:?}");
         // A `null` on the way is unset, and the label disagrees with it.

@@ -42,6 +42,9 @@ pub const RULE: Rule = Rule {
 pub struct Size {
     cpu: Option<i64>,
     memory: Option<Quantity>,
+    /// The vCPUs or the guest memory are written but cannot be read (`"4 "`, `16GB`): the type
+    /// checks report that, and what the instancetype offers is not known.
+    unreadable: bool,
 }
 
 impl Size {
@@ -57,13 +60,20 @@ impl Size {
 
     /// Read from an instancetype's `spec`.
     pub fn of(spec: Option<&Value>) -> Size {
+        let cpu_field = spec.and_then(|s| path::get(s, &["cpu", "guest"]));
+        let memory_field = spec.and_then(|s| path::get(s, &["memory", "guest"]));
+        let cpu = cpu_field.and_then(Value::as_i64);
+        let memory = memory_field.and_then(Quantity::from_json);
+        // Written but not readable, or with no place to be (`cpu: 4` where a mapping belongs).
+        let unreadable = |field: Option<&Value>, at: &[&str]| {
+            field.is_some_and(|v| !v.is_null())
+                || spec.is_some_and(|s| super::size_labels::blocked(s, at))
+        };
         Size {
-            cpu: spec
-                .and_then(|s| path::get(s, &["cpu", "guest"]))
-                .and_then(Value::as_i64),
-            memory: spec
-                .and_then(|s| path::get(s, &["memory", "guest"]))
-                .and_then(Quantity::from_json),
+            unreadable: (cpu.is_none() && unreadable(cpu_field, &["cpu", "guest"]))
+                || (memory.is_none() && unreadable(memory_field, &["memory", "guest"])),
+            cpu,
+            memory,
         }
     }
 }
@@ -133,9 +143,16 @@ where
         };
         let namespace = (pref.kind() == Kind::Preference).then(|| pref.effective_namespace());
         let usable = |of: Option<&str>| namespace.is_none() || of.is_none() || of == namespace;
-        let met = sizes
+        // Judged by the instancetypes whose size can be read; when none can (a template that
+        // broke every size), nothing is claimed.
+        let mut readable = sizes
             .iter()
-            .any(|(of, size)| usable(*of) && wanted.met_by(size));
+            .filter(|(of, size)| usable(*of) && !size.unreadable)
+            .peekable();
+        let met = match readable.peek() {
+            None => true,
+            Some(_) => readable.any(|(_, size)| wanted.met_by(size)),
+        };
         if met {
             continue;
         }
@@ -228,6 +245,53 @@ mod tests {
         assert_eq!(out.len(), 2, "{out:#?}");
         assert!(out[0].contains("/both") && out[0].contains("8 vCPUs and 8Gi"));
         assert!(out[1].contains("/too-much") && out[1].contains("128Gi of memory"));
+    }
+
+    /// Instancetypes whose vCPUs or memory cannot be read (the type checks say so) are left
+    /// out; when no other one is there to judge by, nothing is claimed.
+    #[test]
+    fn an_unreadable_size_claims_nothing() {
+        let preference = obj(
+            "VirtualMachineClusterPreference",
+            "p",
+            json!({"requirements": {"cpu": {"guest": 4}, "memory": {"guest": "8Gi"}}}),
+        );
+        for spec in [
+            json!({"cpu": 4, "memory": {"guest": "16Gi"}}),
+            json!({"cpu": {"guest": "4 "}, "memory": {"guest": "16Gi"}}),
+            json!({"cpu": {"guest": 4}, "memory": {"guest": "16GB"}}),
+        ] {
+            let objects = [
+                obj("VirtualMachineClusterInstancetype", "t", spec.clone()),
+                preference.clone(),
+            ];
+            assert!(run(&objects).is_empty(), "{spec}");
+        }
+        // Beside one that can be read and does not meet them, the warning stands.
+        let objects = [
+            obj(
+                "VirtualMachineClusterInstancetype",
+                "t",
+                json!({"cpu": {"guest": "4 "}, "memory": {"guest": "16Gi"}}),
+            ),
+            obj(
+                "VirtualMachineClusterInstancetype",
+                "small",
+                json!({"cpu": {"guest": 1}, "memory": {"guest": "1Gi"}}),
+            ),
+            preference.clone(),
+        ];
+        assert_eq!(run(&objects).len(), 1);
+        // Unset is not unreadable: an instancetype without memory meets no memory requirement.
+        let objects = [
+            obj(
+                "VirtualMachineClusterInstancetype",
+                "t",
+                json!({"cpu": {"guest": 4}, "memory": {"guest": null}}),
+            ),
+            preference,
+        ];
+        assert_eq!(run(&objects).len(), 1);
     }
 
     /// A namespaced preference counts only the instancetypes a VM of its namespace can name.
