@@ -236,6 +236,7 @@ pub fn check_object(obj: &Object, ctx: &Context<'_>) -> Vec<Diagnostic> {
             obj,
             ctx.profile,
             admitted.applied.as_ref(),
+            admitted.refused,
             started,
             &ctx.presets,
             out,

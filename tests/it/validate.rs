@@ -3617,3 +3617,57 @@ fn kv044_quotes_the_refusal_every_vm_naming_the_instancetype_gets() {
         assert!(!refused.iter().any(about), "{name}: {refused:#?}");
     }
 }
+
+/// A VM KubeVirt's webhook refuses while applying its instancetype gets those refusals alone,
+/// as KubeVirt answers: judged as written, its spec would draw warnings the instancetype makes
+/// untrue (NUMA without dedicated CPUs or huge pages, where `cx1.large` brings both). The
+/// schema's enumerations, which KubeVirt checks first, still count.
+#[test]
+fn a_vm_refused_for_conflicts_gets_no_warnings_the_instancetype_makes_untrue() {
+    let vm = |extra: &str| {
+        format!(
+            "\
+apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata: {{name: db, namespace: web}}
+spec:
+  runStrategy: Always
+  instancetype: {{name: cx1.large}}
+  template:
+    spec:
+      domain:
+        cpu:
+          numa: {{guestMappingPassthrough: {{}}}}
+        memory:
+          maxGuest: 16Gi
+        resources:
+          requests: {{cpu: \"1\"}}
+        devices: {{}}
+{extra}"
+        )
+    };
+    let (_tmp, file) = temp_file("vm.yaml", &vm(""));
+    let out = run_on(&["validate"], &file);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let codes: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.split_once("error[").or_else(|| l.split_once("warning[")))
+        .map(|(_, rest)| &rest[..5])
+        .collect();
+    assert_eq!(codes, ["KV010", "KV010"], "{stdout}");
+    // A value the schema does not take is refused before the instancetype is applied.
+    let (_tmp, file) = temp_file(
+        "vm.yaml",
+        &vm(
+            "      topologySpreadConstraints:\n      - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: Sometimes}\n",
+        ),
+    );
+    let out = run_on(&["validate"], &file);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout
+            .contains("whenUnsatisfiable in body should be one of [DoNotSchedule ScheduleAnyway]"),
+        "{stdout}"
+    );
+}

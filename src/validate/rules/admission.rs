@@ -33,6 +33,10 @@ pub struct Admitted {
     /// The VM as the mutating webhook's inference leaves it, where the `Ignore` policy dropped
     /// every matcher: the validating webhook judges a VM without instancetype or preference.
     pub unmatched: Option<Object>,
+    /// The webhook refused the VM while applying its instancetype and preference (a conflict,
+    /// unmet requirements, a spread that does not fit, a default it refuses): KubeVirt answers
+    /// with those causes and does not go on to validate the VM's spec.
+    pub refused: bool,
 }
 
 /// Check one object; objects of other kinds are skipped.
@@ -119,8 +123,10 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) -> Admi
             applied: None,
             never_starts: unheld,
             unmatched,
+            refused: false,
         };
     };
+    let refused = obj.kind() == Kind::VirtualMachine && !response.causes.is_empty();
     for cause in &response.causes {
         let code = code_of(cause.reason);
         let hint = match cause.reason {
@@ -185,6 +191,7 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) -> Admi
         never_starts: unheld || !response.ignored_lookups.is_empty(),
         applied: response.applied,
         unmatched,
+        refused,
     }
 }
 

@@ -125,8 +125,10 @@
 //! instancetype is judged, and the finding says that the manifest alone would pass. A VM
 //! that names neither is judged on its own spec, with the cluster defaults counted where they
 //! matter (sockets, CPU requests). When KubeVirt refuses the VM before that step (a conflict,
-//! say) the manifest is judged as written, and then SMM, which the preference may fill in, only
-//! where the VM turns it off itself. A VirtualMachineInstance is judged with its presets and
+//! say) it answers with that refusal alone, and only the schema's enumerations, which it checks
+//! first, are judged here. A VM whose instancetype or preference is not found is judged as
+//! written, and then SMM, which the preference may fill in, only where the VM turns it off
+//! itself. A VirtualMachineInstance is judged with its presets and
 //! the VMI defaults applied (as written when its presets conflict). Presets that conflict, or a
 //! preset of the namespace whose selector does not parse, have KubeVirt's mutating webhook
 //! refuse the VMI first: that refusal is a finding of its own, at the labels. So is the
@@ -253,7 +255,9 @@ const VMI_DEFAULTS_HINT: &str = " (the cluster's default interface, which KubeVi
 /// Check a VirtualMachine or VirtualMachineInstance against what a cluster of `profile` takes.
 /// `applied` is a VM's template spec as KubeVirt's webhook validates it (instancetype,
 /// preference and cluster defaults applied), when the admission checks built one; a VM without
-/// it is judged on its own spec. A VM that `never_starts` (its instancetype or preference is not
+/// it is judged on its own spec; one KubeVirt `refused` while applying its instancetype and
+/// preference only by the schema check that comes before (KubeVirt validates no more of it,
+/// and its spec as written lacks what they would set). A VM that `never_starts` (its instancetype or preference is not
 /// found) has no VMI to judge; otherwise `started` builds, when asked, the VMI the VM controller
 /// creates of it (before presets and VMI defaults). `presets` are those KubeVirt applies to a
 /// VMI before its webhook validates it.
@@ -261,6 +265,7 @@ pub fn check(
     obj: &Object,
     profile: &ClusterProfile,
     applied: Option<&Value>,
+    refused: bool,
     started: Start<'_>,
     presets: &Mutex<PresetIndex<'_>>,
     out: &mut Vec<Diagnostic>,
@@ -314,6 +319,16 @@ pub fn check(
                     }
                     add_noted(after, &own, APPLIED_NOTE, &mut found);
                 }
+            } else if let Some(template_spec) = template_spec
+                && refused
+            {
+                // KubeVirt answers with the refusal alone; its schema check came first (the
+                // enumerations, among them the scheduling ones, whose other checks judge what
+                // no instancetype or preference sets). Judged as written, the rest would miss
+                // what the instancetype sets (a warning that dedicated CPUs are needed beside
+                // an instancetype that brings them).
+                enums::check(template_spec, AT, &mut found);
+                scheduling::check(template_spec, AT, false, &mut found);
             } else if let Some(template_spec) = template_spec {
                 // A preference KubeVirt could not apply here (the VM is refused before this
                 // check) may still fill in SMM: leave it out of the judgement then.
@@ -1785,7 +1800,15 @@ mod tests {
             vmi: &vmi,
             preference: &preference,
         };
-        check(obj, profile, None, start, &Mutex::default(), &mut out);
+        check(
+            obj,
+            profile,
+            None,
+            false,
+            start,
+            &Mutex::default(),
+            &mut out,
+        );
         to_pairs(out)
     }
 
@@ -1870,6 +1893,7 @@ mod tests {
                 obj,
                 &ClusterProfile::default(),
                 None,
+                false,
                 start,
                 &presets,
                 &mut out,
@@ -2279,6 +2303,7 @@ mod tests {
             &obj,
             &ClusterProfile::default(),
             None,
+            false,
             start,
             &Mutex::default(),
             &mut out,
@@ -3108,6 +3133,7 @@ mod tests {
             &obj,
             &ClusterProfile::default(),
             Some(&applied),
+            false,
             Start::Never,
             &Mutex::default(),
             &mut out,
