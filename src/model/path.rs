@@ -221,6 +221,23 @@ pub fn is_zero(v: Option<&Value>) -> bool {
     }
 }
 
+/// Whether something on the way to `path` is neither a mapping nor `null` (a string where
+/// `spec.cpu` belongs), so that the field has no place to be.
+pub fn blocked(v: &Value, path: &[&str]) -> bool {
+    let mut node = v;
+    for key in path {
+        match node {
+            Value::Object(map) => match map.get(*key) {
+                Some(next) => node = next,
+                None => return false,
+            },
+            Value::Null => return false,
+            _ => return true,
+        }
+    }
+    false
+}
+
 /// Whether the field at `path` is set in Go's pointer sense: present and not null.
 pub fn is_set(v: &Value, path: &[&str]) -> bool {
     get(v, path).is_some_and(|x| !x.is_null())

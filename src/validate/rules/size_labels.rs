@@ -161,7 +161,7 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
         };
         // A string where `spec.cpu` belongs is the type checks' finding; the label cannot be
         // judged against a field that has no place to be.
-        if blocked(&obj.value, field) {
+        if path::blocked(&obj.value, field) {
             continue;
         }
         let spec = path::get(&obj.value, field);
@@ -183,22 +183,6 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
             );
         }
     }
-}
-
-/// Whether something on the way to `field` is neither a mapping nor `null`.
-pub(crate) fn blocked(value: &Value, field: &[&str]) -> bool {
-    let mut node = value;
-    for key in field {
-        match node {
-            Value::Object(map) => match map.get(*key) {
-                Some(next) => node = next,
-                None => return false,
-            },
-            Value::Null => return false,
-            _ => return true,
-        }
-    }
-    false
 }
 
 /// Why `label` does not describe `spec`, or `None` when it does.

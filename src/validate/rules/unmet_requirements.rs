@@ -66,8 +66,7 @@ impl Size {
         let memory = memory_field.and_then(Quantity::from_json);
         // Written but not readable, or with no place to be (`cpu: 4` where a mapping belongs).
         let unreadable = |field: Option<&Value>, at: &[&str]| {
-            field.is_some_and(|v| !v.is_null())
-                || spec.is_some_and(|s| super::size_labels::blocked(s, at))
+            field.is_some_and(|v| !v.is_null()) || spec.is_some_and(|s| path::blocked(s, at))
         };
         Size {
             unreadable: (cpu.is_none() && unreadable(cpu_field, &["cpu", "guest"]))
