@@ -192,7 +192,10 @@ pub fn pool_field(vm_field: &str) -> String {
         return format!("{TEMPLATE_SPEC}.{rest}");
     }
     for key in ["metadata.labels", "metadata.annotations"] {
-        if vm_field == key || vm_field.starts_with(&format!("{key}.")) {
+        if vm_field
+            .strip_prefix(key)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+        {
             return format!("spec.virtualMachineTemplate.{vm_field}");
         }
     }
@@ -287,6 +290,14 @@ spec:
         assert_eq!(
             pool_field("metadata.labels.app"),
             "spec.virtualMachineTemplate.metadata.labels.app"
+        );
+        assert_eq!(
+            pool_field("metadata.labels[\"a/b\"]"),
+            "spec.virtualMachineTemplate.metadata.labels[\"a/b\"]"
+        );
+        assert_eq!(
+            pool_field("metadata.annotations"),
+            "spec.virtualMachineTemplate.metadata.annotations"
         );
         assert_eq!(pool_field("metadata.name"), "metadata.name");
         assert_eq!(pool_field("metadata.labelsx"), "metadata.labelsx");

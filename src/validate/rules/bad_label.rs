@@ -10,6 +10,11 @@
 //! - a label value is empty, or 1 to 63 characters with the same rules as a key's name;
 //! - all annotations together (keys and values) take at most 256 KiB.
 //!
+//! A VirtualMachine's `spec.template.metadata` is held to the same rules: KubeVirt admits the
+//! VM, but the VirtualMachineInstance it starts takes those labels and annotations, and the API
+//! server refuses it at every start. (What a pool or a replica set creates is checked as made
+//! and said of the pool or replica set.)
+//!
 //! Values that are not strings are the type checks' business (`KV004`). `kvrender validate`
 //! and the KRM function run this check on every input object, and `kvrender build` also on
 //! every rendered one; `expand` leaves labels to the cluster, as KubeVirt's expansion does.
@@ -35,8 +40,8 @@
 use serde_json::Value;
 
 use crate::diagnostic::{Diagnostic, Severity, codes, shortened};
-use crate::model::Object;
 use crate::model::names::{is_dns_subdomain, is_name_part};
+use crate::model::{Kind, Object, path};
 use crate::validate::Rule;
 
 /// The rule.
@@ -50,16 +55,33 @@ pub const RULE: Rule = Rule {
 /// The most all annotations of one object may take, keys and values together.
 pub const ANNOTATIONS_MAX_BYTES: usize = 256 * 1024;
 
-/// Report the labels and annotations of an object the API server would refuse.
+/// Report the labels and annotations of an object the API server would refuse, and those of
+/// the objects KubeVirt creates from its templates.
 pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
     if obj.is_tool_config() {
         return;
     }
-    let Some(metadata) = obj.value.get("metadata") else {
-        return;
-    };
+    if let Some(metadata) = obj.value.get("metadata") {
+        check_metadata(obj, metadata, "metadata", "", out);
+    }
+    // The VMI a VM starts takes its template's labels and annotations. (The objects a pool
+    // or a replica set creates are checked as made, then said of it.)
+    if obj.kind() == Kind::VirtualMachine
+        && let Some(metadata) = path::get(&obj.value, &["spec", "template", "metadata"])
+    {
+        check_metadata(obj, metadata, "spec.template.metadata", VM_STARTS, out);
+    }
+}
+
+/// What a finding about a VM template's labels or annotations adds to the message.
+const VM_STARTS: &str = " (KubeVirt admits the VirtualMachine, then the API server refuses the \
+     VirtualMachineInstance it starts, which takes the template's labels and annotations)";
+
+/// Report the labels and annotations of `metadata`, at `at` in `obj`, each message followed by
+/// `note`.
+fn check_metadata(obj: &Object, metadata: &Value, at: &str, note: &str, out: &mut Vec<Diagnostic>) {
     let finding = |field: String, message: String| {
-        Diagnostic::error(RULE.code, obj.field_origin(&field), message)
+        Diagnostic::error(RULE.code, obj.field_origin(&field), message + note)
             .with_object(obj.object_ref())
             .with_field(field)
     };
@@ -72,7 +94,7 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
             {
                 continue;
             }
-            let field = format!("metadata.labels[\"{key}\"]");
+            let field = format!("{at}.labels[\"{key}\"]");
             if let Err(why) = qualified_name(key, false) {
                 out.push(finding(field, format!("label key {} {why}", quoted(key))));
             } else if let Err(why) = label_value(value) {
@@ -93,14 +115,14 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
             }
             if let Err(why) = qualified_name(&key.to_ascii_lowercase(), true) {
                 out.push(finding(
-                    format!("metadata.annotations[\"{key}\"]"),
+                    format!("{at}.annotations[\"{key}\"]"),
                     format!("annotation key {} {why}", quoted(key)),
                 ));
             }
         }
         if size > ANNOTATIONS_MAX_BYTES {
             out.push(finding(
-                "metadata.annotations".to_string(),
+                format!("{at}.annotations"),
                 format!(
                     "the annotations take {size} bytes; the API server allows at most \
                      {ANNOTATIONS_MAX_BYTES}"
@@ -388,6 +410,31 @@ mod tests {
         let kptfile = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: c\n  labels:\n    \
                        a: b c\n";
         assert_eq!(findings(kptfile), []);
+    }
+
+    #[test]
+    fn a_vm_template_is_checked_as_the_vmi_it_starts() {
+        let vm = "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: web\n\
+                  spec:\n  template:\n    metadata:\n      labels:\n        ok: \"yes\"\n        \
+                  tier: front end\n      annotations:\n        a/b/c: x\n    spec: {}\n";
+        let out = findings(vm);
+        assert_eq!(out.len(), 2, "{out:?}");
+        assert!(out.iter().all(|d| d.severity == Severity::Error), "{out:?}");
+        assert_eq!(out[0].origin.to_string(), "c.yaml:10");
+        assert_eq!(
+            out[0].field.as_deref(),
+            Some("spec.template.metadata.labels[\"tier\"]")
+        );
+        assert!(out[0].message.ends_with(VM_STARTS), "{}", out[0].message);
+        assert_eq!(out[1].origin.to_string(), "c.yaml:12");
+        assert!(
+            out[1].message.starts_with("annotation key \"a/b/c\""),
+            "{}",
+            out[1].message
+        );
+        // The same metadata anywhere else is the object's own business, or none of this rule's.
+        let other = vm.replace("kind: VirtualMachine", "kind: ConfigMap");
+        assert_eq!(findings(&other), []);
     }
 
     #[test]
