@@ -297,8 +297,8 @@ spec:
             let deferring = deferring.unwrap_or_else(|| panic!("{paths:?} handed back"));
             assert_eq!(deferring, whole, "{paths:?}");
         }
-        // What the mixed file must give: both second definitions, and VM findings at the
-        // lines of their fields, below their documents' first lines.
+        // What the mixed file must give: both second definitions, at their names' lines, and
+        // VM findings at the lines of their fields, below their documents' first lines.
         let (_, (objects, found)) = both(&sets[0].0, false);
         assert_eq!(objects, 6);
         let duplicates: Vec<Option<u32>> = found
@@ -306,7 +306,7 @@ spec:
             .filter(|d| d.code == crate::diagnostic::codes::DUPLICATE)
             .map(|d| d.origin.line)
             .collect();
-        assert_eq!(duplicates, [Some(29), Some(35)], "{found:#?}");
+        assert_eq!(duplicates, [Some(31), Some(37)], "{found:#?}");
         let at_fields: Vec<Option<u32>> = found
             .iter()
             .filter(|d| d.code == crate::diagnostic::codes::WRONG_TYPE)

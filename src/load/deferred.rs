@@ -64,9 +64,10 @@ impl DeferredVms<'_> {
 }
 
 /// What the checks of a whole set of objects read of a VM once its own checks are done: its
-/// identity (see [`identity_of`]), at its origin.
+/// identity (see [`identity_of`]), at its origin, the line that of its name (the line a
+/// finding about its identity points at, which the identity has no text to find).
 pub fn identity(vm: &Object) -> Object {
-    Object::new(identity_of(&vm.value), vm.origin.clone())
+    Object::new(identity_of(&vm.value), vm.field_origin("metadata.name"))
 }
 
 /// The `apiVersion`, `kind`, and `metadata` `name` and `namespace` of `value`, those it has.

@@ -735,7 +735,7 @@ fn a_hand_written_object_of_a_rendered_name_is_kv020() {
     assert!(out.stdout.is_empty());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("error[KV020]") && stderr.contains("tuned.yaml:1"),
+        stderr.contains("error[KV020]") && stderr.contains("tuned.yaml:3"),
         "{stderr}"
     );
 }
@@ -2697,9 +2697,9 @@ fn a_kustomizations_namespace_is_named_where_it_explains_a_finding() {
     let web = format!("{TREE}/teams/web");
     assert!(
         report.starts_with(&format!(
-            "{web}/preference.yaml:1: error[KV020] VirtualMachinePreference/linux: \
+            "{web}/preference.yaml:4: error[KV020] VirtualMachinePreference/linux: \
              VirtualMachinePreference/linux is defined twice: first at \
-             {TREE}/teams/data/preference.yaml:1 (document 1); {web}/kustomization.yaml sets \
+             {TREE}/teams/data/preference.yaml:4 (document 1); {web}/kustomization.yaml sets \
              `namespace: team-web`, which kvrender does not apply to the files it reads (an \
              object written without a namespace is in \"default\" here): check what kustomize \
              builds instead (`kubectl kustomize {web} | kvrender validate -`)\n"

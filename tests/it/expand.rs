@@ -198,7 +198,7 @@ fn duplicate_instancetypes_are_kv020() {
     // A warning: the output is what KubeVirt gives for the first definition.
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(
-        stderr.contains("a.yaml:11: warning[KV020]") && stderr.contains("used the first"),
+        stderr.contains("a.yaml:13: warning[KV020]") && stderr.contains("used the first"),
         "{stderr}"
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("sockets: 5"));

@@ -1919,8 +1919,8 @@ fn migrate_presets_migrates_the_first_of_two_presets_of_one_name() {
     );
     assert!(
         stderr.contains(
-            "all.yaml:12: warning[KV020] VirtualMachineInstancePreset/p: \
-             VirtualMachineInstancePreset/p is defined twice: first at all.yaml:1 (document 1); \
+            "all.yaml:15: warning[KV020] VirtualMachineInstancePreset/p: \
+             VirtualMachineInstancePreset/p is defined twice: first at all.yaml:4 (document 1); \
              the first is migrated, and the advice leaves this one out"
         ),
         "{stderr}"
@@ -2487,8 +2487,8 @@ fn a_second_definition_is_a_warning_and_the_first_is_used() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     for (line, kind) in [
-        (8, "VirtualMachineInstancePreset/p"),
-        (20, "VirtualMachineClusterInstancetype/it"),
+        (10, "VirtualMachineInstancePreset/p"),
+        (22, "VirtualMachineClusterInstancetype/it"),
     ] {
         assert!(
             stderr.contains(&format!("a.yaml:{line}: warning[KV020] {kind}:"))

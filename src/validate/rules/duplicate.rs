@@ -85,21 +85,23 @@ pub fn check_positions<'a>(
         }
         match seen.entry(identity(obj)) {
             Entry::Occupied(first) => {
+                // Each definition is pointed at by its name, the line to change.
                 let first = first.get();
+                let first_at = first.field_origin("metadata.name");
                 out.push((
                     position,
                     Diagnostic::error(
                         RULE.code,
-                        obj.origin.clone(),
+                        obj.field_origin("metadata.name"),
                         format!(
                             "{} is defined twice: first at {} (document {})",
                             obj.object_ref(),
-                            first.origin,
+                            first_at,
                             first.origin.index + 1
                         ),
                     )
                     .with_object(obj.object_ref())
-                    .with_related(first.origin.clone()),
+                    .with_related(first_at),
                 ));
             }
             Entry::Vacant(entry) => {
