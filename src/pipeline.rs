@@ -479,6 +479,29 @@ fn expand_vm_admitted(
         })
         .map_err(|e| {
             let mut d = expand_diagnostic(&mutated, &e);
+            // Advice about an inferred matcher is advice about the labels it came from.
+            let field = d.field.as_deref().unwrap_or_default();
+            for (side, kind_label, what) in [
+                (
+                    "spec.instancetype",
+                    infer::DEFAULT_INSTANCETYPE_KIND_LABEL,
+                    &inferred.instancetype,
+                ),
+                (
+                    "spec.preference",
+                    infer::DEFAULT_PREFERENCE_KIND_LABEL,
+                    &inferred.preference,
+                ),
+            ] {
+                if let Some(Inference::Inferred { object, .. }) = what
+                    && field.starts_with(side)
+                {
+                    let on = object
+                        .as_ref()
+                        .map_or_else(|| "the volume".to_string(), ToString::to_string);
+                    d.message = infer::kind_hint_as_label(&d.message, kind_label, &on);
+                }
+            }
             let notes = inference_notes(&inferred);
             if !notes.is_empty() {
                 d.message = format!("{} ({notes})", d.message);

@@ -175,7 +175,7 @@ impl Looked {
 }
 
 /// The kind label of a `dataVolumeTemplates` entry in [`Looked`].
-const DVT: &str = "dataVolumeTemplate";
+pub const DVT: &str = "dataVolumeTemplate";
 
 /// Why the webhook refused the VM.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -242,6 +242,25 @@ pub enum Inference {
         /// Why inference failed.
         reason: String,
     },
+}
+
+/// `message` about a matcher inferred from the labels of `on`, with its advice to set the
+/// matcher's `kind` (which KubeVirt refuses beside `inferFromVolume`) turned into advice to set
+/// the label `kind_label` there.
+pub fn kind_hint_as_label(message: &str, kind_label: &str, on: &str) -> String {
+    const SET: &str = "set `kind: ";
+    const IN_MATCHER: &str = "` in the matcher";
+    let mut message = message.to_string();
+    if let Some(at) = message.find(SET)
+        && let Some(end) = message[at..].find(IN_MATCHER)
+    {
+        let kind = message[at + SET.len()..at + end].to_string();
+        message.replace_range(
+            at..at + end + IN_MATCHER.len(),
+            &format!("set the label `{kind_label}: {kind}` on {on}"),
+        );
+    }
+    message
 }
 
 /// The VM after the webhook step, and what inference did.

@@ -229,3 +229,66 @@ fn inference_adds_no_empty_go_fields_to_data_volume_templates() {
         ])
     );
 }
+
+/// What `validate` and `expand` advise for a VM whose matcher inference fills: the labels of
+/// the object it came from, never the matcher's `kind` (which KubeVirt refuses beside
+/// `inferFromVolume`); and for an inference that fails, the volume and object followed.
+#[test]
+fn advice_about_an_inferred_matcher_is_about_the_labels_it_came_from() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("vms.yaml");
+    let vm = |name: &str, volume: &str, source: &str| {
+        format!(
+            "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {{name: {name}}}\n\
+             spec:\n  runStrategy: Always\n  instancetype: {{inferFromVolume: {volume}}}\n  \
+             template:\n    spec:\n      domain: {{devices: {{}}}}\n      volumes:\n      \
+             - name: root\n        persistentVolumeClaim: {{claimName: {source}}}\n---\n"
+        )
+    };
+    let text = format!(
+        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: namespaced\n  labels:\n    \
+         instancetype.kubevirt.io/default-instancetype: u1.small\n    \
+         instancetype.kubevirt.io/default-instancetype-kind: VirtualMachineInstancetype\n---\n\
+         apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: unlabelled\n---\n{}{}{}",
+        vm("kind-label", "root", "namespaced"),
+        vm("no-label", "root", "unlabelled"),
+        vm("no-volume", "rootdisk", "namespaced"),
+    );
+    std::fs::write(&file, text).unwrap();
+    let label = "set the label `instancetype.kubevirt.io/default-instancetype-kind: \
+                 VirtualMachineClusterInstancetype` on PersistentVolumeClaim default/namespaced";
+    let (code, report) = run_on(&["validate"], &file);
+    assert_eq!(code, Some(1), "{report}");
+    let line_of = |vm: &str| {
+        report
+            .lines()
+            .filter(|l| l.contains(&format!("VirtualMachine/{vm}:")))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let kind_label = line_of("kind-label");
+    assert!(kind_label.contains("warning[KV011]"), "{report}");
+    assert!(kind_label.contains(label), "{report}");
+    assert!(!kind_label.contains("in the matcher"), "{report}");
+    assert!(
+        kind_label.contains("inferred from volume `root`"),
+        "{report}"
+    );
+    let no_label = line_of("no-label");
+    assert!(
+        no_label.contains("error[KV013]")
+            && no_label.contains("(looked at PersistentVolumeClaim default/unlabelled)"),
+        "{report}"
+    );
+    let no_volume = line_of("no-volume");
+    assert!(
+        no_volume.contains("unable to find volume rootdisk")
+            && no_volume.contains("the template's volumes are `root`"),
+        "{report}"
+    );
+    // `expand` gives the same advice about the label.
+    let (code, report) = run_on(&["expand"], &file);
+    assert_eq!(code, Some(1), "{report}");
+    assert!(report.contains(label), "{report}");
+    assert!(!report.contains("in the matcher"), "{report}");
+}

@@ -54,9 +54,11 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) -> Admi
     // The mutating webhook infers the matchers first; the validating one sees its result.
     let inferred;
     let mut unmatched = None;
+    let mut sources = Vec::new();
     let obj = if obj.kind() == Kind::VirtualMachine && infer::uses_inference(&obj.value) {
         match infer_from_volume::infer(obj, ctx, out) {
-            Some(vm) => {
+            Some((vm, from)) => {
+                sources = from;
                 if !expand::has_matchers(&vm.value) {
                     unmatched = Some(obj.with_value(vm.value.clone()));
                 }
@@ -183,7 +185,14 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) -> Admi
         }
     }
     for err in &response.ignored_lookups {
-        if let Some(d) = lookup_finding(obj, err, ctx.index.has_fallback()) {
+        if let Some(mut d) = lookup_finding(obj, err, ctx.index.has_fallback()) {
+            let field = d.field.as_deref().unwrap_or_default();
+            if let Some(source) = sources
+                .iter()
+                .find(|s| field.starts_with(&format!("spec.{}", s.side)))
+            {
+                d.message = from_labels(&d.message, source);
+            }
             out.push(d);
         }
     }
@@ -193,6 +202,34 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) -> Admi
         unmatched,
         refused,
     }
+}
+
+/// A lookup finding's `message` about a matcher inferred from `source`'s labels: the labels are
+/// what to fix, not the matcher the VM does not write (whose `kind` KubeVirt refuses beside
+/// `inferFromVolume`).
+fn from_labels(message: &str, source: &infer_from_volume::Source) -> String {
+    let (name_label, kind_label) = if source.side == "instancetype" {
+        (
+            infer::DEFAULT_INSTANCETYPE_LABEL,
+            infer::DEFAULT_INSTANCETYPE_KIND_LABEL,
+        )
+    } else {
+        (
+            infer::DEFAULT_PREFERENCE_LABEL,
+            infer::DEFAULT_PREFERENCE_KIND_LABEL,
+        )
+    };
+    let on = source
+        .object
+        .as_ref()
+        .map_or_else(|| "the volume".to_string(), ToString::to_string);
+    let mut message = infer::kind_hint_as_label(message, kind_label, &on);
+    message.push_str(&format!(
+        " (inferred from volume `{}`: the name and kind are the labels `{name_label}` and \
+         `{kind_label}` of {on}, which are what to change)",
+        source.volume
+    ));
+    message
 }
 
 /// The code of the check that refused the object.

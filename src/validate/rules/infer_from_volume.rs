@@ -32,8 +32,9 @@
 
 use crate::diagnostic::{Diagnostic, Severity, codes};
 use crate::kubevirt::infer::{self, InferError, Inference};
-use crate::model::Object;
+use crate::model::{Object, path};
 use crate::validate::{Context, Rule};
+use serde_json::Value;
 
 /// The rule.
 pub const RULE: Rule = Rule {
@@ -43,19 +44,43 @@ pub const RULE: Rule = Rule {
     severity: Severity::Error,
 };
 
+/// Where an inferred matcher came from: the side, the volume and the object whose labels gave
+/// it.
+pub struct Source {
+    /// `instancetype` or `preference`.
+    pub side: &'static str,
+    /// The volume named by `inferFromVolume`.
+    pub volume: String,
+    /// The object whose labels gave the matcher.
+    pub object: Option<infer::Looked>,
+}
+
 /// Infer the matchers of a VM that asks for it. Returns the VM as the mutating webhook leaves
-/// it when inference succeeds (the admission checks run on that), `None` when the VM does not
-/// use inference or inference cannot go on offline.
-pub fn infer(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) -> Option<Object> {
+/// it when inference succeeds (the admission checks run on that) and where each matcher it
+/// inferred came from; `None` when the VM does not use inference or inference cannot go on
+/// offline.
+pub fn infer(
+    obj: &Object,
+    ctx: &Context<'_>,
+    out: &mut Vec<Diagnostic>,
+) -> Option<(Object, Vec<Source>)> {
     if !infer::uses_inference(&obj.value) {
         return None;
     }
     match infer::infer_and_mutate(obj, ctx.index) {
         Ok(inferred) => {
+            let mut sources = Vec::new();
             for (side, what) in [
                 ("instancetype", &inferred.instancetype),
                 ("preference", &inferred.preference),
             ] {
+                if let Some(Inference::Inferred { volume, object, .. }) = what {
+                    sources.push(Source {
+                        side,
+                        volume: volume.clone(),
+                        object: object.clone(),
+                    });
+                }
                 if let Some(Inference::Cleared { volume, reason }) = what {
                     out.push(
                         Diagnostic::error(
@@ -72,12 +97,59 @@ pub fn infer(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) -> Opti
                     );
                 }
             }
-            Some(Object::new(inferred.vm, obj.origin.clone()))
+            Some((Object::new(inferred.vm, obj.origin.clone()), sources))
         }
         Err(err) => {
             out.push(finding(obj, &err));
             None
         }
+    }
+}
+
+/// Whether the VM's `dataVolumeTemplates` entry `name` carries a default instancetype or
+/// preference label.
+fn template_labels(vm: &Object, name: &str) -> bool {
+    path::get(&vm.value, &["spec", "dataVolumeTemplates"])
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|t| path::str_at(t, &["metadata", "name"]) == Some(name))
+        .filter_map(|t| path::get(t, &["metadata", "labels"]).and_then(Value::as_object))
+        .any(|labels| {
+            labels.contains_key(infer::DEFAULT_INSTANCETYPE_LABEL)
+                || labels.contains_key(infer::DEFAULT_PREFERENCE_LABEL)
+        })
+}
+
+/// For a volume `name` the VM's template does not have: the one it may have meant, or the
+/// volumes it has.
+fn volume_hint(vm: &Object, name: &str) -> String {
+    let names: Vec<&str> = path::get(&vm.value, &["spec", "template", "spec", "volumes"])
+        .and_then(Value::as_array)
+        .map(|volumes| {
+            volumes
+                .iter()
+                .filter_map(|v| v.get("name").and_then(Value::as_str))
+                .collect()
+        })
+        .unwrap_or_default();
+    if names.contains(&name) {
+        return String::new();
+    }
+    if let Some(near) = crate::diagnostic::nearest_name(name, names.iter().copied()) {
+        return format!("; did you mean `{near}`?");
+    }
+    match names.as_slice() {
+        [] => "; the template has no volumes".to_string(),
+        names if names.len() <= 8 => format!(
+            "; the template's volumes are {}",
+            names
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        _ => String::new(),
     }
 }
 
@@ -121,6 +193,30 @@ fn finding(obj: &Object, err: &InferError) -> Diagnostic {
                 err.message
             ),
         )
+    } else if err.causes.is_empty() {
+        // KubeVirt's words name the label or volume; which volume and object were followed,
+        // as `expand` says it.
+        let mut message = match (&err.volume, err.side, &err.object) {
+            (Some(v), Some(side), Some(looked)) => format!(
+                "cannot infer the {} from volume `{v}`: {} (looked at {looked})",
+                side.key(),
+                err.message
+            ),
+            _ => err.message.clone(),
+        };
+        if let Some(v) = &err.volume {
+            message.push_str(&volume_hint(obj, v));
+        }
+        if let Some(looked) = &err.object
+            && looked.kind == infer::DVT
+            && template_labels(obj, &looked.name)
+        {
+            message.push_str(
+                "; KubeVirt reads a dataVolumeTemplates entry's spec, never its labels: put the \
+                 labels on the DataSource or PersistentVolumeClaim its source names",
+            );
+        }
+        Diagnostic::error(RULE.code, obj.origin.clone(), message)
     } else {
         Diagnostic::error(RULE.code, obj.origin.clone(), err.message.clone())
     };
