@@ -278,9 +278,10 @@ pub(crate) fn migrate_objects(
         .collect();
     let presets_before = Mutex::new(presets::PresetIndex::new(&preset_objects));
     let presets_after = Mutex::new(presets::PresetIndex::new(&[]));
-    let started_vmi = |o: &Object, index: &crate::resolve::Index<'_>, presets| {
-        crate::commands::vmi::build_one(o, resolution, index, Stage::Full, presets, &mut Vec::new())
-    };
+    let started_vmi =
+        |o: &Object, index: &crate::resolve::Index<'_>, presets, found: &mut Vec<Diagnostic>| {
+            crate::commands::vmi::build_one(o, resolution, index, Stage::Full, presets, found)
+        };
     out.diagnostics.extend(refused.into_iter().map(|(_, d)| d));
     out.diagnostics
         .extend(clashes_with_inputs(&result.objects, objects));
@@ -526,8 +527,8 @@ pub(crate) fn migrate_objects(
         let started = || {
             started.get_or_init(|| {
                 (
-                    started_vmi(vm, &index, &presets_before),
-                    started_vmi(&advised, &index_after, &presets_after),
+                    started_vmi(vm, &index, &presets_before, &mut Vec::new()),
+                    started_vmi(&advised, &index_after, &presets_after, &mut Vec::new()),
                 )
             })
         };
@@ -677,6 +678,9 @@ pub(crate) fn migrate_objects(
             rewritten.extend(position_of(objects, vm).map(|at| (at, advised.value)));
         }
     };
+    // Why KubeVirt refuses every VMI the target at hand starts today, if it does (its
+    // presets conflict): what the advice says a preset gives it today, it does not.
+    let mut refused_today: Option<String> = None;
     for m in &result.matchers {
         let count = match shown {
             Some((selected_by, n)) if Arc::ptr_eq(selected_by, &m.selected_by) => n + 1,
@@ -684,6 +688,30 @@ pub(crate) fn migrate_objects(
         };
         if count == 1 {
             follow(&mut followed, &mut out);
+            refused_today = input(&m.target).and_then(|target| {
+                let mut found = Vec::new();
+                started_vmi(target, &index, &presets_before, &mut found);
+                found
+                    .into_iter()
+                    .find(|d| d.code == codes::PRESET && d.is_error())
+                    .map(|d| {
+                        let why = d
+                            .message
+                            .strip_prefix("the VirtualMachineInstance would be refused: ");
+                        why.unwrap_or(&d.message).to_string()
+                    })
+            });
+            if let Some(why) = &refused_today {
+                out.diagnostics.push(at_target(
+                    m,
+                    "spec.template.metadata.labels",
+                    format!(
+                        "KubeVirt refuses every VirtualMachineInstance it starts today ({why}): \
+                         what the advice for each preset says it gives is what that preset \
+                         alone would give; merge them by hand"
+                    ),
+                ));
+            }
         }
         shown = Some((&m.selected_by, count));
         if count > SUGGESTIONS_PER_TARGET {
@@ -850,10 +878,15 @@ pub(crate) fn migrate_objects(
             );
         }
         if !keep.is_empty() {
+            let today = if refused_today.is_some() {
+                "no matcher carries them (KubeVirt refuses its VMIs today: see the warning at its \
+                 labels)"
+            } else {
+                "KubeVirt applies them to it today, and no matcher carries them"
+            };
             let _ = writeln!(
                 out.stderr,
-                "  and copy into its own spec the preset's {}: KubeVirt applies them to it \
-                 today, and no matcher carries them",
+                "  and copy into its own spec the preset's {}: {today}",
                 keep.join(", ")
             );
         }

@@ -2989,3 +2989,61 @@ fn the_reference_policy_expands_the_vm_before_its_vmi_is_made() {
         describe(&out)
     );
 }
+
+/// A VM whose presets conflict starts no VMI today: `migrate` says so at its labels, and its
+/// advice does not claim that KubeVirt applies the presets' parts to it today.
+#[test]
+fn migrate_presets_says_a_vm_whose_presets_conflict_starts_nothing_today() {
+    let dir = tempfile::tempdir().unwrap();
+    let preset = |name: &str, label: &str, memory: &str| {
+        format!(
+            "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata: \
+             {{name: {name}}}\nspec:\n  selector: {{matchLabels: {{{label}}}}}\n  domain:\n    \
+             devices: {{}}\n    resources: {{requests: {{memory: {memory}}}}}\n---\n"
+        )
+    };
+    let vm = "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: shop}\nspec:\n  \
+              runStrategy: Always\n  template:\n    metadata:\n      labels: {tier: web, app: \
+              shop}\n    spec:\n      domain: {devices: {}}\n";
+    let file = dir.path().join("all.yaml");
+    let text = format!(
+        "{}{}{vm}",
+        preset("small", "tier: web", "2Gi"),
+        preset("big", "app: shop", "4Gi")
+    );
+    std::fs::write(&file, &text).unwrap();
+    let out = kvrender()
+        .args(["migrate", "presets"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let warning = stderr
+        .lines()
+        .find(|l| l.contains("refuses every VirtualMachineInstance it starts today"))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(
+        warning.contains(
+            "all.yaml:26: warning[KV014] VirtualMachine/shop: spec.template.metadata.labels: \
+             KubeVirt refuses every VirtualMachineInstance it starts today (VirtualMachinePresets \
+             cannot be applied due to conflicts: presets "
+        ),
+        "{warning}"
+    );
+    assert!(!stderr.contains("applies them to it today"), "{stderr}");
+    // Without the conflict, the preset's part is one KubeVirt applies today.
+    std::fs::write(
+        &file,
+        format!("{}{vm}", preset("small", "tier: web", "2Gi")),
+    )
+    .unwrap();
+    let out = kvrender()
+        .args(["migrate", "presets"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("applies them to it today"), "{stderr}");
+    assert!(!stderr.contains("refuses every"), "{stderr}");
+}
