@@ -361,7 +361,33 @@ fn preset_refusals(obj: &Object, out: &mut Vec<Diagnostic>) {
     {
         return;
     }
-    for (field, message) in presets::refusals(obj) {
+    let refusals = presets::refusals(obj);
+    // Taken with a selector that does not parse, it has KubeVirt refuse every VMI of its
+    // namespace, whether or not any is among the inputs.
+    if refusals.is_empty()
+        && let Err(e) = crate::kubevirt::presets::selector::parse(crate::model::path::get(
+            &obj.value,
+            &["spec", "selector"],
+        ))
+    {
+        out.push(
+            Diagnostic::warning(
+                crate::diagnostic::codes::PRESET,
+                obj.field_origin("spec.selector"),
+                format!(
+                    "{e}: KubeVirt admits the preset, then its mutating webhook refuses every \
+                     VirtualMachineInstance created in namespace \"{}\" while it is there, \
+                     whatever its labels (all but those annotated `{}: \"true\"`, which a VM \
+                     sets in its template)",
+                    obj.effective_namespace(),
+                    presets::EXCLUDE_ANNOTATION
+                ),
+            )
+            .with_field("spec.selector")
+            .with_object(obj.object_ref()),
+        );
+    }
+    for (field, message) in refusals {
         // `kvrender vmi` leaves out a preset without a domain only (see `is_admitted`).
         let vmi = if presets::is_admitted(obj) {
             "; `kvrender vmi` applies it as given"

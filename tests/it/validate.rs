@@ -1035,6 +1035,37 @@ fn a_refused_preset_is_not_applied_when_vmis_are_judged() {
     }
 }
 
+/// A preset whose selector does not parse is reported on the preset itself, at its selector,
+/// with no VM or VMI among the inputs: KubeVirt takes it, then refuses every VMI of its
+/// namespace. A preset with a valid selector gets nothing.
+#[test]
+fn a_preset_whose_selector_does_not_parse_is_reported_without_any_vm() {
+    let preset = |selector: &str| {
+        format!(
+            "apiVersion: kubevirt.io/v1\nkind: VirtualMachineInstancePreset\nmetadata:\n  \
+             name: p\n  namespace: lab\nspec:\n  selector:\n    {selector}\n  domain:\n    \
+             devices: {{}}\n"
+        )
+    };
+    let bad = "matchExpressions: [{key: tier, operator: in, values: [web]}]";
+    let (_tmp, file) = temp_file("presets.yaml", &preset(bad));
+    let out = run_on(&["validate", "--no-default-catalog"], &file);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains(
+            "presets.yaml:7: warning[KV014] VirtualMachineInstancePreset/lab/p: spec.selector: \
+             \"in\" is not a valid label selector operator: KubeVirt admits the preset, then its \
+             mutating webhook refuses every VirtualMachineInstance created in namespace \"lab\""
+        ),
+        "{stdout}"
+    );
+    let (_tmp, file) = temp_file("presets.yaml", &preset("matchLabels: {tier: web}"));
+    let out = run_on(&["validate", "--no-default-catalog"], &file);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.starts_with("No problems found"), "{stdout}");
+}
+
 /// A quantity string the API server's pattern refuses (`16GB`, `2 Gi`, `lots`) is KV004 with
 /// the string quoted: in an instancetype, in a VM, and in a family's size table, where every
 /// rendered object is named. `expand` and `build` refuse it and print nothing.
