@@ -105,6 +105,30 @@ impl ConfigText<'_> {
     }
 }
 
+/// The file a `functionConfig` was read from, as kpt names it (`config.kubernetes.io/path`,
+/// relative to the package at `internal.config.kubernetes.io/package-path`), and its text:
+/// when it is a file of at most [`fn_cmd::MAX_INPUT`] bytes whose first document has the
+/// configuration's `apiVersion`, `kind` and name. The path is given as kpt names it.
+fn config_file_of(function_config: &Value) -> Option<(String, String)> {
+    let path = annotations::file_path(function_config)?;
+    let package = annotations::package_path(function_config)?;
+    let file = std::path::Path::new(package).join(&path);
+    let meta = std::fs::metadata(&file).ok()?;
+    if !meta.is_file() || meta.len() > crate::commands::fn_cmd::MAX_INPUT {
+        return None;
+    }
+    let text = std::fs::read_to_string(&file).ok()?;
+    let parsed = parse_config_file(&path, &text).ok()?;
+    let identity = |v: &Value| {
+        (
+            v.get("apiVersion").cloned(),
+            v.get("kind").cloned(),
+            crate::model::path::get(v, &["metadata", "name"]).cloned(),
+        )
+    };
+    (identity(&parsed) == identity(function_config)).then_some((path, text))
+}
+
 /// kpt hands over every file of a package that looks like a resource, the patches of VMs a
 /// kustomization applies among them: for each item, whether a kustomization item of its
 /// package names its file as a patch or another input rather than a resource (see
@@ -179,18 +203,6 @@ fn cluster_config_warnings(
 /// # Errors
 /// Only when the output cannot be serialized; every input problem is a result.
 pub fn run_resource_list(input: &str, config: Option<&ConfigFile<'_>>) -> Result<FnOutput> {
-    let config_origin = config.map_or("-", |c| c.path);
-    let written = config.map_or(
-        ConfigText {
-            text: input,
-            under: Some("functionConfig"),
-        },
-        |c| ConfigText {
-            text: c.text,
-            under: None,
-        },
-    );
-    let config = config.map(|c| &c.value);
     let list = match resource_list::parse(input) {
         Ok(list) => list,
         Err(e) => {
@@ -201,6 +213,29 @@ pub fn run_resource_list(input: &str, config: Option<&ConfigFile<'_>>) -> Result
             ));
         }
     };
+    // kpt hands over a `configPath` file's document with the file's path and package: findings
+    // about it are placed in that file, when it can be read and still holds that document.
+    let own_file = match config {
+        None => list.function_config.as_ref().and_then(config_file_of),
+        Some(_) => None,
+    };
+    let config_origin = match (config, &own_file) {
+        (Some(c), _) => c.path,
+        (None, Some((path, _))) => path.as_str(),
+        (None, None) => "-",
+    };
+    let written = match (config, &own_file) {
+        (Some(c), _) => ConfigText {
+            text: c.text,
+            under: None,
+        },
+        (None, Some((_, text))) => ConfigText { text, under: None },
+        (None, None) => ConfigText {
+            text: input,
+            under: Some("functionConfig"),
+        },
+    };
+    let config = config.map(|c| &c.value);
     let not_objects = not_objects(&list);
     let config = config.or(list.function_config.as_ref());
     let fn_config = match FnConfig::parse(config) {
@@ -900,6 +935,32 @@ mod tests {
         assert_eq!(
             lines(run_resource_list(&list, None).unwrap()),
             [("-".to_string(), Some(19))]
+        );
+        // kpt's `configPath` document names its file and package: the file's line, when the
+        // file still holds that document; the list's otherwise.
+        let package = tempfile::tempdir().unwrap();
+        let file = "# kvrender\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  \
+                    expand: replac\n";
+        std::fs::write(package.path().join("kvrender.yaml"), file).unwrap();
+        let annotated = |name: &str| {
+            LIST.replace(
+                "  kind: ConfigMap\n  data: {expand: replace, severity: error}\n",
+                &format!(
+                    "  kind: ConfigMap\n  metadata:\n    name: {name}\n    annotations:\n      \
+                     config.kubernetes.io/path: kvrender.yaml\n      \
+                     internal.config.kubernetes.io/package-path: '{}'\n  \
+                     data: {{expand: replac, severity: error}}\n",
+                    package.path().display()
+                ),
+            )
+        };
+        assert_eq!(
+            lines(run_resource_list(&annotated("c"), None).unwrap()),
+            [("kvrender.yaml".to_string(), Some(6))]
+        );
+        assert_eq!(
+            lines(run_resource_list(&annotated("other"), None).unwrap()),
+            [("-".to_string(), Some(24))]
         );
         // A problem with the whole configuration gives its first line.
         let whole = config_file("\n# none\nrender: maybe\n");
