@@ -856,6 +856,10 @@ pub fn render_diagnostic(err: &RenderError) -> Diagnostic {
         object: Some(object),
         ..
     }
+    | RenderError::UnknownPart {
+        object: Some(object),
+        ..
+    }
     | RenderError::Redefined { object, .. } = err
     {
         diagnostic = diagnostic.with_object((**object).clone());

@@ -194,6 +194,8 @@ pub enum RenderError {
     UnknownPart {
         /// The file and line of the name.
         location: Origin,
+        /// The catalog document that names it (`Preference/fedora`), when it has a name.
+        object: Option<Box<crate::origin::ObjectRef>>,
         /// What is wrong, with the nearest known name.
         message: String,
     },

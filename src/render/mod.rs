@@ -236,9 +236,14 @@ impl<'a> Doc<'a> {
     fn invalid(&self, steps: &[Step<'_>], message: String) -> RenderError {
         RenderError::Invalid {
             location: self.at(steps),
-            object: (!self.obj.name().is_empty()).then(|| Box::new(self.obj.object_ref())),
+            object: self.object_ref(),
             message,
         }
+    }
+
+    /// The document as a finding names it, when it has a name.
+    pub(crate) fn object_ref(&self) -> Option<Box<crate::origin::ObjectRef>> {
+        (!self.obj.name().is_empty()).then(|| Box::new(self.obj.object_ref()))
     }
 
     /// `spec` as a mapping whose keys are all in `allowed`.

@@ -250,6 +250,7 @@ impl<'a> PartLibrary<'a> {
             let who = visit.who;
             return Err(RenderError::UnknownPart {
                 location: visit.referrer.at(visit.at),
+                object: visit.referrer.object_ref(),
                 message: match hint {
                     Some(h) => format!("{who}: unknown part `{name}` (did you mean `{h}`?)"),
                     None => format!("{who}: unknown part `{name}`"),

@@ -1207,6 +1207,14 @@ spec:
         "an unknown part stops before traits: {errors}"
     );
     assert!(errors.first().to_string().contains("unknown part `nope`"));
+    // The finding names the document that names the part, as the other catalog errors do.
+    match errors.first() {
+        RenderError::UnknownPart {
+            object: Some(object),
+            ..
+        } => assert_eq!(object.to_string(), "InstancetypeFamily/t"),
+        other => panic!("{other:?}"),
+    }
     let errors = render_text(&traits.replace("[it, nope]", "[it]")).unwrap_err();
     let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
     assert_eq!(messages.len(), 2, "{messages:?}");
