@@ -396,6 +396,18 @@ fn one_file_per_object(
         .zip(files::kustomize_file_names(items))
         .enumerate()
     {
+        // A name given by the API server at creation names no file.
+        if crate::model::path::str_at(item, &["metadata", "name"]).is_none_or(str::is_empty) {
+            let generated = crate::model::path::str_at(item, &["metadata", "generateName"])
+                .map(|g| format!(" (only `generateName: {g}`)"))
+                .unwrap_or_default();
+            return Err(crate::error::Error::Usage(format!(
+                "{}{generated} has no `metadata.name`: `-o DIR` writes each object to a file \
+                 named after it (kustomize refuses an object without a name too); give it a \
+                 name, or print the stream without `-o`",
+                describe(item)
+            )));
+        }
         if let Some(&first) = first_of.get(&name) {
             let name_of = |v: &Value| {
                 crate::model::path::str_at(v, &["metadata", "name"])

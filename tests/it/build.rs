@@ -1994,6 +1994,35 @@ fn objects_sharing_a_file_name_are_named_and_nothing_is_written() {
     assert!(!dir.exists(), "nothing written");
 }
 
+/// An object with only a `generateName` names no file: `-o DIR` stops before anything is
+/// written and says which object and why; printed as a stream it passes.
+#[test]
+fn an_object_without_a_name_stops_o_dir_and_nothing_is_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("jobs.yaml");
+    std::fs::write(
+        &input,
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  generateName: migrate-\nspec: {}\n",
+    )
+    .unwrap();
+    let dir = tmp.path().join("out");
+    let input = input.to_str().unwrap();
+    let out = run(&["build", input, "-o", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "Job/<no name> (only `generateName: migrate-`) has no `metadata.name`: `-o DIR` \
+             writes each object to a file named after it"
+        ),
+        "{stderr}"
+    );
+    assert!(!dir.exists(), "nothing written");
+    let out = run(&["build", input]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("generateName: migrate-"));
+}
+
 /// `--exclude` leaves other tools' YAML out of a walked tree, a named file and a `--catalog`
 /// directory, by name at any depth or by a path from the walked directory; without it, such a
 /// file is a `KV002` that says how to leave it out.
