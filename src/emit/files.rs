@@ -75,6 +75,13 @@ fn recorded_files(dir: &Path) -> Result<BTreeSet<String>> {
         .collect())
 }
 
+/// Whether `name`, a file of `dir`, is one an earlier `build -o` into `dir` wrote (its marker
+/// lists it, or a run stopped halfway was changing it): kvrender's output, not a source.
+pub fn is_recorded_output(dir: &Path, name: &str) -> bool {
+    is_written_name(name)
+        && (recorded_files(dir).is_ok_and(|r| r.contains(name)) || journaled_in(dir).contains(name))
+}
+
 /// The most bytes a marker may hold: a line per file written, for far more files than any
 /// repository has.
 const MAX_MARKER_BYTES: u64 = 64 << 20;

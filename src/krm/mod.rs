@@ -105,6 +105,32 @@ impl ConfigText<'_> {
     }
 }
 
+/// Whether an item is a file an earlier `kvrender build -o` wrote into a folder of its package
+/// (the folder's marker lists it, see [`crate::load::walk::OUTPUT_MARKER`]): as the walks of
+/// `build` and `validate` leave such files out, the function passes it through unread rather
+/// than read it as a second definition of what it renders. kpt names the package only in
+/// `kpt fn render`.
+fn is_earlier_output(item: &Value) -> bool {
+    let (Some(path), Some(package)) = (
+        annotations::file_path(item),
+        annotations::package_path(item),
+    ) else {
+        return false;
+    };
+    let path = std::path::Path::new(&path);
+    // The package's own folder is read whole, as a walk reads the folder it starts from.
+    let Some(folder) = path.parent().filter(|f| !f.as_os_str().is_empty()) else {
+        return false;
+    };
+    let dir = std::path::Path::new(package).join(folder);
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|name| {
+            dir.join(crate::load::walk::OUTPUT_MARKER).is_file()
+                && crate::emit::files::is_recorded_output(&dir, name)
+        })
+}
+
 /// The file a `functionConfig` was read from, as kpt names it (`config.kubernetes.io/path`,
 /// relative to the package at `internal.config.kubernetes.io/package-path`), and its text:
 /// when it is a file of at most [`fn_cmd::MAX_INPUT`] bytes whose first document has the
@@ -270,7 +296,7 @@ pub fn run_resource_list(input: &str, config: Option<&ConfigFile<'_>>) -> Result
         if let Some(d) = not_object {
             refused.push(d);
             foreign.push((item, raw));
-        } else if kustomize_input || resource_list::is_foreign(&item) {
+        } else if kustomize_input || resource_list::is_foreign(&item) || is_earlier_output(&item) {
             foreign.push((item, raw));
         } else {
             inputs.push(item);
@@ -904,6 +930,49 @@ mod tests {
             "{:?}",
             stream.diagnostics
         );
+    }
+
+    /// An item that an earlier `build -o` wrote into a folder of the package (its marker lists
+    /// it) is passed through unread, as walks leave it out: not a second definition of what
+    /// the package defines. A file the marker does not list is read as any other.
+    #[test]
+    fn earlier_build_output_in_the_package_is_not_read_again() {
+        let package = tempfile::tempdir().unwrap();
+        let object = "apiVersion: instancetype.kubevirt.io/v1beta1\nkind: \
+                      VirtualMachineClusterInstancetype\nmetadata: {name: s}\nspec: {cpu: \
+                      {guest: 2}, memory: {guest: 2Gi}}\n";
+        let written =
+            std::collections::BTreeMap::from([("s.yaml".to_string(), object.to_string())]);
+        crate::emit::files::write_all(&package.path().join("rendered"), &written, false).unwrap();
+        let item = |path: &str| {
+            format!(
+                "- apiVersion: instancetype.kubevirt.io/v1beta1\n  kind: \
+                 VirtualMachineClusterInstancetype\n  metadata:\n    name: s\n    \
+                 annotations:\n      config.kubernetes.io/path: {path}\n      \
+                 internal.config.kubernetes.io/package-path: '{}'\n  spec: {{cpu: {{guest: 2}}, \
+                 memory: {{guest: 2Gi}}}}\n",
+                package.path().display()
+            )
+        };
+        let list = |second: &str| {
+            format!(
+                "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{}{}",
+                item("s.yaml"),
+                item(second)
+            )
+        };
+        let duplicates = |out: FnOutput| {
+            out.diagnostics
+                .iter()
+                .filter(|d| d.code == codes::DUPLICATE)
+                .count()
+        };
+        let out = run_resource_list(&list("rendered/s.yaml"), None).unwrap();
+        assert_eq!(duplicates(out), 0);
+        let out = run_resource_list(&list("rendered/other.yaml"), None).unwrap();
+        assert_eq!(duplicates(out), 1);
+        let out = run_resource_list(&list("other/s.yaml"), None).unwrap();
+        assert_eq!(duplicates(out), 1);
     }
 
     /// A problem with the configuration gives the line of the key it is about: in the config
