@@ -2235,6 +2235,31 @@ fn kpt_fn_render_runs_the_kptfile_pipeline() {
     insta::assert_snapshot!("krm_kpt_render_pipeline_web", scrub(&web, Some(tmp.path())));
 }
 
+/// The pipeline's validator renders the catalog again: its finding about a rendered
+/// instancetype names the catalog file, not the file kpt would have written the object to,
+/// which a failing pipeline never writes.
+#[test]
+fn kpt_fn_render_validator_names_the_catalog_of_a_rendered_object() {
+    let (tmp, pkg) = package("pipeline-finding");
+    run_binary_under_test(&pkg);
+    let before = dump(&pkg);
+    let results = tmp.path().join("results");
+    let out = kpt_render_with_results(&pkg, &results);
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert_eq!(dump(&pkg), before, "a failing pipeline writes nothing");
+    let errors: Vec<Value> = kpt_results(&results)
+        .into_iter()
+        .filter(|r| r["severity"] == "error")
+        .collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0]["tags"]["code"], "KV044", "{errors:?}");
+    assert_eq!(
+        errors[0]["resourceRef"]["name"], "team1.smallgi",
+        "{errors:?}"
+    );
+    assert_eq!(errors[0]["file"]["path"], "catalog.yaml", "{errors:?}");
+}
+
 /// The entries of kvrender's step in a kpt results file (`--results-dir`).
 fn kpt_results(results_dir: &Path) -> Vec<Value> {
     let text = std::fs::read_to_string(results_dir.join("results.yaml")).unwrap();
