@@ -1513,11 +1513,21 @@ fn advised_vm(
     if let Some(p) = &m.preference {
         set_matcher(&mut vm, "preference", p.clone());
     }
+    let domain = ["spec", "template", "spec", "domain"];
     for field in &m.remove_fields {
         let at: Vec<&str> = field.split('.').collect();
         path::remove(&mut vm, &at);
+        // A mapping the removal left empty (`cpu: {}` once its `cores` went) goes too, up to
+        // the domain, which the schema requires.
+        for end in (domain.len() + 1..at.len()).rev() {
+            if !path::get(&vm, &at[..end])
+                .is_some_and(|v| v.as_object().is_some_and(|m| m.is_empty()))
+            {
+                break;
+            }
+            path::remove(&mut vm, &at[..end]);
+        }
     }
-    let domain = ["spec", "template", "spec", "domain"];
     for part in keep {
         // `spec.domain.cpu (sockets/cores/threads)`: the preset's topology.
         let (field, axes) = match part.split_once(" (") {

@@ -463,8 +463,8 @@ mod tests {
             [
                 "rewritten with the advice of its presets followed: it names instancetype `small` \
               and preference `small`; removed, as the instancetype now owns it: \
-              spec.template.spec.domain.cpu.cores, \
-              spec.template.spec.domain.resources.requests.memory; set from its presets, \
+              spec.template.spec.domain.cpu, spec.template.spec.domain.resources; set from \
+              its presets, \
               which no matcher carries: spec.template.spec.domain.devices.watchdog"
             ]
         );
