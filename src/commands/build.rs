@@ -123,6 +123,9 @@ fn run_parsing(args: &BuildArgs, parsing: Parsing) -> Result<Outcome> {
     out.exit_from_diagnostics();
     // Nothing half-done: with an error finding, no output at all.
     if out.exit != 0 {
+        if let Some(dir) = &args.output {
+            note_interrupted(&mut out.stderr, dir);
+        }
         return Ok(out);
     }
     // Tool configuration (kustomizations, Kptfiles, anything marked local) is not a cluster
@@ -147,6 +150,7 @@ fn run_parsing(args: &BuildArgs, parsing: Parsing) -> Result<Outcome> {
             if args.check {
                 let changes = files::changes(dir, &tree, args.prune)?;
                 report_changes(&mut out.stderr, dir, &changes);
+                note_interrupted(&mut out.stderr, dir);
                 if !changes.is_empty() {
                     out.exit = 1;
                 }
@@ -305,6 +309,22 @@ fn dir_identity(path: &Path) -> Option<(u64, u64)> {
 #[cfg(not(unix))]
 fn dir_identity(_: &Path) -> Option<(u64, u64)> {
     None
+}
+
+/// Say so when a `build -o` into `dir` was stopped halfway: some of its files are in place and
+/// the rest are not, which the next run that writes undoes first.
+fn note_interrupted(stderr: &mut String, dir: &Path) {
+    let runs = files::interrupted_runs(dir);
+    let Some(first) = runs.first() else {
+        return;
+    };
+    let _ = writeln!(
+        stderr,
+        "note: a `build -o` into {} was stopped halfway (or is running now), leaving `{first}`: \
+         some of the files it was writing are in place, the others not; the next `build -o` \
+         into it puts every file back as it was before writing its own",
+        dir.display()
+    );
 }
 
 /// `--check`: one line per file a run would create, change or delete, then a summary.

@@ -459,6 +459,23 @@ fn journal_names(staging: &Path) -> Vec<String> {
         .collect()
 }
 
+/// The staging folders in `dir` whose journal lists files being changed: a `build -o` into
+/// `dir` stopped halfway (or running now), whose changes the next run puts back. Sorted.
+pub fn interrupted_runs(dir: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut found: Vec<String> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter(|n| n.starts_with(STAGING_PREFIX))
+        .filter(|n| !journal_names(&dir.join(n)).is_empty())
+        .collect();
+    found.sort();
+    found
+}
+
 /// The names the journals of the staging folders in `dir` list: files a run stopped halfway
 /// was changing, kvrender's own whatever the marker says now.
 fn journaled_in(dir: &Path) -> BTreeSet<String> {
@@ -1127,8 +1144,11 @@ mod tests {
             ["a.yaml"],
             "--check sees the half-moved files"
         );
+        // Only the run that had started changing files is one to tell of.
+        assert_eq!(interrupted_runs(&dir), [staging_name(u32::MAX - 1)]);
         remove_abandoned_staging(&dir);
         assert_eq!(listing(&dir), [OUTPUT_MARKER, "a.yaml", "b.yaml"]);
+        assert!(interrupted_runs(&dir).is_empty());
         assert!(changes(&dir, &before, false).unwrap().is_empty());
         assert_eq!(
             std::fs::read_to_string(dir.join(OUTPUT_MARKER)).unwrap(),

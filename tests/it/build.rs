@@ -1994,6 +1994,48 @@ fn objects_sharing_a_file_name_are_named_and_nothing_is_written() {
     assert!(!dir.exists(), "nothing written");
 }
 
+/// A `build -o` stopped halfway leaves its staging folder and journal: `--check` and a run that
+/// fails on its findings say so, rather than leave the half-written DIR unexplained.
+#[test]
+fn check_and_a_failing_run_tell_of_a_run_stopped_halfway() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("cm.yaml");
+    std::fs::write(
+        &input,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {x: \"1\"}\n",
+    )
+    .unwrap();
+    let dir = tmp.path().join("out");
+    let (input, out_dir) = (input.to_str().unwrap(), dir.to_str().unwrap());
+    let out = run(&["build", input, "-o", out_dir]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let note = "was stopped halfway (or is running now), leaving `.kvrender-staging-";
+    let out = run(&["build", input, "-o", out_dir, "--check"]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains(note));
+    // What a stopped run leaves: its staging folder, with the journal of what it was changing.
+    let staging = dir.join(".kvrender-staging-0-4294967294");
+    std::fs::create_dir_all(&staging).unwrap();
+    std::fs::write(staging.join(".journal"), "v1_configmap_a.yaml\n").unwrap();
+    let out = run(&["build", input, "-o", out_dir, "--check"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(note), "{stderr}");
+    // A run that stops at an error finding writes nothing, and says so too.
+    std::fs::write(
+        tmp.path().join("vm.yaml"),
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: v}\nspec:\n  \
+         instancetype: {name: nowhere}\n  template: {spec: {domain: {devices: {}}}}\n",
+    )
+    .unwrap();
+    let vm = tmp.path().join("vm.yaml");
+    let out = run(&["build", input, vm.to_str().unwrap(), "-o", out_dir]);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(note),
+        "{}",
+        describe(&out)
+    );
+}
+
 /// An object with only a `generateName` names no file: `-o DIR` stops before anything is
 /// written and says which object and why; printed as a stream it passes.
 #[test]
