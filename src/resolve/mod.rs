@@ -326,9 +326,15 @@ impl<'a> Index<'a> {
         if !kind.is_namespaced() {
             return None;
         }
+        self.other_namespace_of(kind.as_str(), namespace, name)
+    }
+
+    /// [`Index::other_namespace`] for an object of any namespaced kind, named by its `kind`
+    /// string (`PersistentVolumeClaim`, `DataSource`, ...).
+    pub fn other_namespace_of(&self, kind: &str, namespace: &str, name: &str) -> Option<&'a str> {
         self.name_tables()
             .by_name
-            .get(&(kind.as_str(), name))?
+            .get(&(kind, name))?
             .iter()
             .copied()
             .find(|ns| *ns != namespace)

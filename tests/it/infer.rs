@@ -249,10 +249,16 @@ fn advice_about_an_inferred_matcher_is_about_the_labels_it_came_from() {
         "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: namespaced\n  labels:\n    \
          instancetype.kubevirt.io/default-instancetype: u1.small\n    \
          instancetype.kubevirt.io/default-instancetype-kind: VirtualMachineInstancetype\n---\n\
-         apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: unlabelled\n---\n{}{}{}",
+         apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: unlabelled\n---\n\
+         apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: misspelt\n  labels:\n    \
+         instancetype.kubevirt.io/default-instance-type: u1.small\n---\n\
+         apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: elsewhere\n  \
+         namespace: storage\n---\n{}{}{}{}{}",
         vm("kind-label", "root", "namespaced"),
         vm("no-label", "root", "unlabelled"),
         vm("no-volume", "rootdisk", "namespaced"),
+        vm("typo", "root", "misspelt"),
+        vm("other-namespace", "root", "elsewhere"),
     );
     std::fs::write(&file, text).unwrap();
     let label = "set the label `instancetype.kubevirt.io/default-instancetype-kind: \
@@ -284,6 +290,22 @@ fn advice_about_an_inferred_matcher_is_about_the_labels_it_came_from() {
     assert!(
         no_volume.contains("unable to find volume rootdisk")
             && no_volume.contains("the template's volumes are `root`"),
+        "{report}"
+    );
+    let typo = line_of("typo");
+    assert!(
+        typo.contains(
+            "it has the label `instancetype.kubevirt.io/default-instance-type`: did you mean \
+             `instancetype.kubevirt.io/default-instancetype`?"
+        ),
+        "{report}"
+    );
+    let other = line_of("other-namespace");
+    assert!(
+        other.contains(
+            "a PersistentVolumeClaim of that name is in namespace \"storage\", but KubeVirt \
+             looks it up in \"default\""
+        ),
         "{report}"
     );
     // `expand` gives the same advice about the label.

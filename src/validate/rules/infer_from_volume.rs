@@ -100,9 +100,39 @@ pub fn infer(
             Some((Object::new(inferred.vm, obj.origin.clone()), sources))
         }
         Err(err) => {
-            out.push(finding(obj, &err));
+            out.push(finding(obj, &err, ctx.index));
             None
         }
+    }
+}
+
+/// For a label KubeVirt requires and `looked` lacks: the label of it that may have been meant.
+fn label_hint(message: &str, looked: &infer::Looked, index: &crate::resolve::Index<'_>) -> String {
+    let Some(required) = message
+        .strip_prefix("unable to find required ")
+        .and_then(|rest| rest.strip_suffix(" label on the volume"))
+    else {
+        return String::new();
+    };
+    let labels = index
+        .get_str(looked.kind, &looked.namespace, &looked.name)
+        .and_then(|o| path::get(&o.value, &["metadata", "labels"]))
+        .and_then(Value::as_object);
+    labels
+        .and_then(|l| crate::diagnostic::nearest_name(required, l.keys().map(String::as_str)))
+        .map(|near| format!("; it has the label `{near}`: did you mean `{required}`?"))
+        .unwrap_or_default()
+}
+
+/// Where the namespace of a looked-up object of `kind` is set, for a hint.
+fn namespace_hint(kind: &str) -> &'static str {
+    match kind {
+        "DataSource" => " (set the DataVolume's `sourceRef.namespace`)",
+        "PersistentVolumeClaim" => {
+            " (a VM's claims are its own namespace's; a DataVolume's `source.pvc` names its own)"
+        }
+        "VolumeSnapshot" => " (set the DataVolume's `source.snapshot.namespace`)",
+        _ => "",
     }
 }
 
@@ -153,7 +183,7 @@ fn volume_hint(vm: &Object, name: &str) -> String {
     }
 }
 
-fn finding(obj: &Object, err: &InferError) -> Diagnostic {
+fn finding(obj: &Object, err: &InferError, index: &crate::resolve::Index<'_>) -> Diagnostic {
     let field = err
         .side
         .map(|s| format!("spec.{}.inferFromVolume", s.key()))
@@ -184,12 +214,29 @@ fn finding(obj: &Object, err: &InferError) -> Diagnostic {
                 )
             })
             .unwrap_or_default();
+        // The same name in another namespace is the likelier intent than an object the
+        // manifests leave out.
+        let elsewhere = err
+            .object
+            .as_ref()
+            .filter(|o| !o.namespace.is_empty())
+            .and_then(|o| {
+                let ns = index.other_namespace_of(o.kind, &o.namespace, &o.name)?;
+                Some(format!(
+                    "; a {} of that name is in namespace \"{ns}\", but KubeVirt looks it up in \
+                     \"{}\"{}",
+                    o.kind,
+                    o.namespace,
+                    namespace_hint(o.kind)
+                ))
+            })
+            .unwrap_or_default();
         Diagnostic::warning(
             RULE.code,
             obj.origin.clone(),
             format!(
-                "cannot infer from the manifests present: {} (the cluster may hold it; KubeVirt \
-                 refuses the VM if it does not{export})",
+                "cannot infer from the manifests present: {}{elsewhere} (the cluster may hold \
+                 it; KubeVirt refuses the VM if it does not{export})",
                 err.message
             ),
         )
@@ -206,6 +253,9 @@ fn finding(obj: &Object, err: &InferError) -> Diagnostic {
         };
         if let Some(v) = &err.volume {
             message.push_str(&volume_hint(obj, v));
+        }
+        if let Some(looked) = &err.object {
+            message.push_str(&label_hint(&err.message, looked, index));
         }
         if let Some(looked) = &err.object
             && looked.kind == infer::DVT
