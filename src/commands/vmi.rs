@@ -513,6 +513,12 @@ pub(crate) fn build_one(
     if let (Some(written), Some(spec)) = (&written, vmi.get_mut("spec")) {
         vmi::restore_quantity_spellings(spec, written);
     }
+    // A refusal of the presets is about the labels that select them.
+    let labels = if kind == Kind::VirtualMachine {
+        "spec.template.metadata.labels"
+    } else {
+        "metadata.labels"
+    };
     match applied {
         Ok(outcome) => {
             let refused = outcome.refused_annotations();
@@ -521,13 +527,15 @@ pub(crate) fn build_one(
                 // the annotations they left. The preset stage shows the webhook's VMI.
                 for message in refused {
                     let message = format!("the VirtualMachineInstance would be refused: {message}");
+                    let at = obj.field_origin(labels);
                     diagnostics.push(
                         if stage == Stage::Presets {
-                            Diagnostic::warning(codes::PRESET, obj.origin.clone(), message)
+                            Diagnostic::warning(codes::PRESET, at, message)
                         } else {
-                            Diagnostic::error(codes::PRESET, obj.origin.clone(), message)
+                            Diagnostic::error(codes::PRESET, at, message)
                         }
-                        .with_object(obj.object_ref()),
+                        .with_object(obj.object_ref())
+                        .with_field(labels),
                     );
                 }
                 if stage != Stage::Presets {
@@ -568,10 +576,11 @@ pub(crate) fn build_one(
             diagnostics.push(
                 Diagnostic::error(
                     codes::PRESET,
-                    obj.origin.clone(),
+                    obj.field_origin(labels),
                     format!("the VirtualMachineInstance would be refused: {refusal}"),
                 )
-                .with_object(obj.object_ref()),
+                .with_object(obj.object_ref())
+                .with_field(labels),
             );
             return None;
         }
