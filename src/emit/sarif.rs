@@ -30,7 +30,7 @@ const OTHER_CODES: &[Rule] = &[
     Rule {
         code: codes::PRESET,
         name: "preset",
-        summary: "VirtualMachineInstancePresets: a preset KubeVirt would refuse (`validate`, `vmi`), one whose selector does not parse, which has KubeVirt refuse every VMI of its namespace (`validate`), a part of one it would skip, presets whose merge order changes the VMI, or the deprecation warning (`vmi`, `diff`); a preset field with no instancetype or preference equivalent, advice that would change what a VM runs with, or a VM KubeVirt would refuse once the advice is followed (`migrate presets`).",
+        summary: "VirtualMachineInstancePresets: a preset KubeVirt would refuse (`validate`, `vmi`), one whose selector does not parse, which has KubeVirt refuse every VMI of its namespace, the presets' exclusion annotation on a VM's own metadata, where it does nothing (`validate`), a part of one it would skip, presets whose merge order changes the VMI, or the deprecation warning (`vmi`, `diff`); a preset field with no instancetype or preference equivalent, advice that would change what a VM runs with, or a VM KubeVirt would refuse once the advice is followed (`migrate presets`).",
         severity: Severity::Warning,
     },
     Rule {

@@ -170,6 +170,7 @@ pub fn check_object(obj: &Object, ctx: &Context<'_>) -> Vec<Diagnostic> {
     rules::wrong_type::check_required(obj, &mut d);
     rules::wrong_type::limits::check(obj, &mut d);
     preset_refusals(obj, &mut d);
+    misplaced_preset_exclusion(obj, &mut d);
     // The webhooks and the controller judge the VM as the API server creates it.
     let stored = as_created(obj);
     let obj = stored.as_ref().unwrap_or(obj);
@@ -424,6 +425,38 @@ fn preset_refusals(obj: &Object, out: &mut Vec<Diagnostic>) {
                 ),
             )
             .with_field("metadata.name".to_string())
+            .with_object(obj.object_ref()),
+        );
+    }
+}
+
+/// A VM that carries the presets' exclusion annotation on its own metadata, where KubeVirt
+/// never reads it: the VMI it starts takes the template's annotations, not the VM's.
+fn misplaced_preset_exclusion(obj: &Object, out: &mut Vec<Diagnostic>) {
+    use crate::model::path;
+    if obj.kind() != Kind::VirtualMachine {
+        return;
+    }
+    let key = presets::EXCLUDE_ANNOTATION;
+    let on_vm = path::get(&obj.value, &["metadata", "annotations", key]).is_some();
+    let on_template = path::get(
+        &obj.value,
+        &["spec", "template", "metadata", "annotations", key],
+    )
+    .is_some();
+    if on_vm && !on_template {
+        let field = format!("metadata.annotations[\"{key}\"]");
+        out.push(
+            Diagnostic::warning(
+                crate::diagnostic::codes::PRESET,
+                obj.field_origin(&field),
+                format!(
+                    "`{key}` on the VirtualMachine's own metadata has no effect: KubeVirt reads \
+                     it on the VirtualMachineInstance, which takes the annotations of \
+                     `spec.template.metadata`; move it there to keep the presets off the VM"
+                ),
+            )
+            .with_field(field)
             .with_object(obj.object_ref()),
         );
     }

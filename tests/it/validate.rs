@@ -1066,6 +1066,37 @@ fn a_preset_whose_selector_does_not_parse_is_reported_without_any_vm() {
     assert!(stdout.starts_with("No problems found"), "{stdout}");
 }
 
+/// The presets' exclusion annotation on a VM's own metadata does nothing (the VMI takes the
+/// template's annotations): a warning says where it belongs; in the template it is quiet.
+#[test]
+fn a_preset_exclusion_on_the_vms_own_metadata_is_a_warning() {
+    let vm = |own: &str, template: &str| {
+        format!(
+            "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: v\n{own}spec:\n  \
+             runStrategy: Always\n  template:\n    metadata:\n{template}      labels: {{a: b}}\n    \
+             spec:\n      domain:\n        devices: {{}}\n        memory: {{guest: 1Gi}}\n"
+        )
+    };
+    let own = "  annotations:\n    virtualmachineinstancepresets.admission.kubevirt.io/exclude: \
+               \"true\"\n";
+    let template = "      annotations:\n        \
+                    virtualmachineinstancepresets.admission.kubevirt.io/exclude: \"true\"\n";
+    let (_tmp, file) = temp_file("vm.yaml", &vm(own, ""));
+    let out = run_on(&["validate", "--no-default-catalog"], &file);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(
+            "vm.yaml:6: warning[KV014] VirtualMachine/v: metadata.annotations[\
+             \"virtualmachineinstancepresets.admission.kubevirt.io/exclude\"]: "
+        ) && stdout.contains("move it there"),
+        "{stdout}"
+    );
+    let (_tmp, file) = temp_file("vm.yaml", &vm("", template));
+    let out = run_on(&["validate", "--no-default-catalog"], &file);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains("KV014"), "{stdout}");
+}
+
 /// A quantity string the API server's pattern refuses (`16GB`, `2 Gi`, `lots`) is KV004 with
 /// the string quoted: in an instancetype, in a VM, and in a family's size table, where every
 /// rendered object is named. `expand` and `build` refuse it and print nothing.
