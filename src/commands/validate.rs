@@ -137,7 +137,14 @@ fn check_deferring_vms(
         }
         diags.extend(found);
     }
-    validate::rules::duplicate::check(&inputs.objects, &mut diags);
+    // A VM is kept by its identity, without its text: its name's line is found in the text
+    // left unparsed, for a duplicate only.
+    let named = |o: &Object| {
+        deferred
+            .name_origin(o)
+            .unwrap_or_else(|| validate::rules::duplicate::name_origin(o))
+    };
+    validate::rules::duplicate::check_with(&inputs.objects, &named, &mut diags);
     validate::rules::unmet_requirements::check(&inputs.objects, &mut diags);
     // A VM's own findings are at their fields' lines already, and pointing them again leaves
     // them there: only their document starts on their line, and its identity has no text.

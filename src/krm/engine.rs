@@ -1060,6 +1060,11 @@ trait VmTexts: Sync {
     type Refused: Send;
     /// The VM `item` stands for, parsed now, when it is a placeholder.
     fn parse(&self, item: &Object) -> Option<Result<Object, Self::Refused>>;
+    /// Where the name of the VM `item` stands for is written, when it is a placeholder (or
+    /// what is kept of it).
+    fn name_origin(&self, _item: &Object) -> Option<crate::origin::Origin> {
+        None
+    }
 }
 
 /// Every VM parsed with the rest of the items.
@@ -1076,6 +1081,9 @@ impl VmTexts for DeferredVms<'_> {
     type Refused = NotAVm;
     fn parse(&self, item: &Object) -> Option<Result<Object, NotAVm>> {
         DeferredVms::parse(self, item)
+    }
+    fn name_origin(&self, item: &Object) -> Option<crate::origin::Origin> {
+        DeferredVms::name_origin(self, item)
     }
 }
 
@@ -1670,7 +1678,16 @@ fn run<V: VmTexts>(
                 .iter()
                 .zip(&from_texts)
                 .map(|(o, kept)| kept.as_ref().map_or(*o, |k| &k.identity));
-            validate::rules::duplicate::check(unchecked_clashes.chain(identities), &mut duplicates);
+            // Its name's line is found in its text, for a duplicate only.
+            let named = |o: &Object| {
+                vms.name_origin(o)
+                    .unwrap_or_else(|| validate::rules::duplicate::name_origin(o))
+            };
+            validate::rules::duplicate::check_with(
+                unchecked_clashes.chain(identities),
+                &named,
+                &mut duplicates,
+            );
             // Replace: expand the VMs the checks let through; a VM KubeVirt would refuse stays
             // as it was, its findings say why. Those read from their text are expanded already.
             // Only the VMs are handed to the workers: a catalog build has none.

@@ -50,6 +50,17 @@ pub struct DeferredVms<'s>(foldhash::HashMap<(&'s str, usize), Deferred<'s>>);
 pub struct NotAVm;
 
 impl DeferredVms<'_> {
+    /// Where the name of the VM `object` stands for is written, when it is a placeholder (or
+    /// what is kept of it, at the same origin): the line a duplicate's finding points at.
+    pub fn name_origin(&self, object: &Object) -> Option<crate::origin::Origin> {
+        let text = self.0.get(&(&*object.origin.path, object.origin.index))?;
+        let steps = [
+            crate::load::locate::Step::Key("metadata"),
+            crate::load::locate::Step::Key("name"),
+        ];
+        Some(object.origin.at_line(text.field_line(&steps)))
+    }
+
     /// The VirtualMachine `object` stands for, parsed now, when it is a placeholder; `None`
     /// for any other object.
     pub fn parse(&self, object: &Object) -> Option<Result<Object, NotAVm>> {
@@ -64,10 +75,10 @@ impl DeferredVms<'_> {
 }
 
 /// What the checks of a whole set of objects read of a VM once its own checks are done: its
-/// identity (see [`identity_of`]), at its origin, the line that of its name (the line a
-/// finding about its identity points at, which the identity has no text to find).
+/// identity (see [`identity_of`]), at its origin. (The line of its name, which a finding about
+/// its identity points at, is found in its text only when asked: [`DeferredVms::name_origin`].)
 pub fn identity(vm: &Object) -> Object {
-    Object::new(identity_of(&vm.value), vm.field_origin("metadata.name"))
+    Object::new(identity_of(&vm.value), vm.origin.clone())
 }
 
 /// The `apiVersion`, `kind`, and `metadata` `name` and `namespace` of `value`, those it has.

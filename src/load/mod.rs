@@ -1273,6 +1273,12 @@ impl<'a> Deferred<'a> {
     pub fn origin(&self) -> Origin {
         Origin::new(self.path.clone(), self.index, self.chunk.content_line)
     }
+
+    /// The file line of the field at `steps` (or of its deepest written parent), found in the
+    /// document's text, as [`Object::field_line`] finds it in the object it parses to.
+    pub fn field_line(&self, steps: &[locate::Step<'_>]) -> Option<u32> {
+        locate::field_line_of(self.chunk.text, self.chunk.first_line, steps)
+    }
 }
 
 /// Split every source into documents, in input order, and parse them in parallel, except the

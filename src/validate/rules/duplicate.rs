@@ -61,9 +61,31 @@ pub fn check<'a>(objects: impl IntoIterator<Item = &'a Object>, out: &mut Vec<Di
     out.extend(check_positions(objects).into_iter().map(|(_, d)| d));
 }
 
+/// Where a definition is pointed at: its `metadata.name`, the line to change.
+pub fn name_origin(obj: &Object) -> crate::origin::Origin {
+    obj.field_origin("metadata.name")
+}
+
+/// [`check`], with `named` saying where each definition's name is written (for objects kept
+/// without their text, whose name's line is found elsewhere, and only for a duplicate).
+pub fn check_with<'a>(
+    objects: impl IntoIterator<Item = &'a Object>,
+    named: &dyn Fn(&Object) -> crate::origin::Origin,
+    out: &mut Vec<Diagnostic>,
+) {
+    out.extend(positions_with(objects, named).into_iter().map(|(_, d)| d));
+}
+
 /// [`check`], each finding with the position among `objects` of the definition it is about.
 pub fn check_positions<'a>(
     objects: impl IntoIterator<Item = &'a Object>,
+) -> Vec<(usize, Diagnostic)> {
+    positions_with(objects, &name_origin)
+}
+
+fn positions_with<'a>(
+    objects: impl IntoIterator<Item = &'a Object>,
+    named: &dyn Fn(&Object) -> crate::origin::Origin,
 ) -> Vec<(usize, Diagnostic)> {
     let objects = objects.into_iter();
     let mut out = Vec::new();
@@ -87,12 +109,12 @@ pub fn check_positions<'a>(
             Entry::Occupied(first) => {
                 // Each definition is pointed at by its name, the line to change.
                 let first = first.get();
-                let first_at = first.field_origin("metadata.name");
+                let first_at = named(first);
                 out.push((
                     position,
                     Diagnostic::error(
                         RULE.code,
-                        obj.field_origin("metadata.name"),
+                        named(obj),
                         format!(
                             "{} is defined twice: first at {} (document {})",
                             obj.object_ref(),
