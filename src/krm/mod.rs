@@ -133,8 +133,9 @@ fn is_earlier_output(item: &Value) -> bool {
 
 /// The file a `functionConfig` was read from, as kpt names it (`config.kubernetes.io/path`,
 /// relative to the package at `internal.config.kubernetes.io/package-path`), and its text:
-/// when it is a file of at most [`fn_cmd::MAX_INPUT`] bytes whose first document has the
-/// configuration's `apiVersion`, `kind` and name. The path is given as kpt names it.
+/// when it is a file of at most [`crate::commands::fn_cmd::MAX_INPUT`] bytes whose first
+/// document has the configuration's `apiVersion`, `kind` and name. The path is given as kpt
+/// names it.
 fn config_file_of(function_config: &Value) -> Option<(String, String)> {
     let path = annotations::file_path(function_config)?;
     let package = annotations::package_path(function_config)?;
