@@ -3006,19 +3006,25 @@ fn migrate_presets_says_a_vm_whose_presets_conflict_starts_nothing_today() {
               runStrategy: Always\n  template:\n    metadata:\n      labels: {tier: web, app: \
               shop}\n    spec:\n      domain: {devices: {}}\n";
     let file = dir.path().join("all.yaml");
-    let text = format!(
-        "{}{}{vm}",
+    // `migrate presets` of `text`: its exit code and what it says.
+    let migrate = |text: &str| {
+        std::fs::write(&file, text).unwrap();
+        let out = kvrender()
+            .args(["migrate", "presets"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let both = [
         preset("small", "tier: web", "2Gi"),
-        preset("big", "app: shop", "4Gi")
-    );
-    std::fs::write(&file, &text).unwrap();
-    let out = kvrender()
-        .args(["migrate", "presets"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+        preset("big", "app: shop", "4Gi"),
+    ];
+    let (code, stderr) = migrate(&format!("{}{}{vm}", both[0], both[1]));
+    assert_eq!(code, Some(0), "{stderr}");
     let warning = stderr
         .lines()
         .find(|l| l.contains("refuses every VirtualMachineInstance it starts today"))
@@ -3033,17 +3039,7 @@ fn migrate_presets_says_a_vm_whose_presets_conflict_starts_nothing_today() {
     );
     assert!(!stderr.contains("applies them to it today"), "{stderr}");
     // Without the conflict, the preset's part is one KubeVirt applies today.
-    std::fs::write(
-        &file,
-        format!("{}{vm}", preset("small", "tier: web", "2Gi")),
-    )
-    .unwrap();
-    let out = kvrender()
-        .args(["migrate", "presets"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let (_, stderr) = migrate(&format!("{}{vm}", both[0]));
     assert!(stderr.contains("applies them to it today"), "{stderr}");
     assert!(!stderr.contains("refuses every"), "{stderr}");
 }
