@@ -75,11 +75,16 @@ fn recorded_files(dir: &Path) -> Result<BTreeSet<String>> {
         .collect())
 }
 
-/// Whether `name`, a file of `dir`, is one an earlier `build -o` into `dir` wrote (its marker
-/// lists it, or a run stopped halfway was changing it): kvrender's output, not a source.
-pub fn is_recorded_output(dir: &Path, name: &str) -> bool {
-    is_written_name(name)
-        && (recorded_files(dir).is_ok_and(|r| r.contains(name)) || journaled_in(dir).contains(name))
+/// The files of `dir` an earlier `build -o` into it wrote (its marker lists them, or a run
+/// stopped halfway was changing them): kvrender's output, not sources. `None` when `dir` holds
+/// no marker.
+pub fn recorded_output(dir: &Path) -> Option<BTreeSet<String>> {
+    if !dir.join(OUTPUT_MARKER).is_file() {
+        return None;
+    }
+    let mut recorded = recorded_files(dir).unwrap_or_default();
+    recorded.extend(journaled_in(dir));
+    Some(recorded)
 }
 
 /// The most bytes a marker may hold: a line per file written, for far more files than any

@@ -105,30 +105,37 @@ impl ConfigText<'_> {
     }
 }
 
-/// Whether an item is a file an earlier `kvrender build -o` wrote into a folder of its package
-/// (the folder's marker lists it, see [`crate::load::walk::OUTPUT_MARKER`]): as the walks of
-/// `build` and `validate` leave such files out, the function passes it through unread rather
-/// than read it as a second definition of what it renders. kpt names the package only in
-/// `kpt fn render`.
-fn is_earlier_output(item: &Value) -> bool {
-    let (Some(path), Some(package)) = (
-        annotations::file_path(item),
-        annotations::package_path(item),
-    ) else {
-        return false;
-    };
-    let path = std::path::Path::new(&path);
-    // The package's own folder is read whole, as a walk reads the folder it starts from.
-    let Some(folder) = path.parent().filter(|f| !f.as_os_str().is_empty()) else {
-        return false;
-    };
-    let dir = std::path::Path::new(package).join(folder);
-    path.file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|name| {
-            dir.join(crate::load::walk::OUTPUT_MARKER).is_file()
-                && crate::emit::files::is_recorded_output(&dir, name)
-        })
+/// The files an earlier `kvrender build -o` wrote into the folders of a package (those its
+/// marker lists, see [`crate::load::walk::OUTPUT_MARKER`]), each folder's marker read once.
+#[derive(Default)]
+struct EarlierOutput(HashMap<std::path::PathBuf, Option<std::collections::BTreeSet<String>>>);
+
+impl EarlierOutput {
+    /// Whether `item` is such a file: as the walks of `build` and `validate` leave those out,
+    /// the function passes it through unread rather than read it as a second definition of
+    /// what it renders. kpt names the package only in `kpt fn render`.
+    fn holds(&mut self, item: &Value) -> bool {
+        let (Some(path), Some(package)) = (
+            annotations::file_path(item),
+            annotations::package_path(item),
+        ) else {
+            return false;
+        };
+        let path = std::path::Path::new(&path);
+        // The package's own folder is read whole, as a walk reads the folder it starts from.
+        let Some(folder) = path.parent().filter(|f| !f.as_os_str().is_empty()) else {
+            return false;
+        };
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+            return false;
+        };
+        let dir = std::path::Path::new(package).join(folder);
+        self.0
+            .entry(dir)
+            .or_insert_with_key(|dir| crate::emit::files::recorded_output(dir))
+            .as_ref()
+            .is_some_and(|recorded| recorded.contains(name))
+    }
 }
 
 /// The file a `functionConfig` was read from, as kpt names it (`config.kubernetes.io/path`,
@@ -286,6 +293,7 @@ pub fn run_resource_list(input: &str, config: Option<&ConfigFile<'_>>) -> Result
     let mut item_lines = Vec::with_capacity(list.items.len());
     let mut foreign = Vec::new();
     let mut refused = Vec::new();
+    let mut earlier = EarlierOutput::default();
     for ((((item, raw), line), kustomize_input), not_object) in list
         .items
         .into_iter()
@@ -297,7 +305,7 @@ pub fn run_resource_list(input: &str, config: Option<&ConfigFile<'_>>) -> Result
         if let Some(d) = not_object {
             refused.push(d);
             foreign.push((item, raw));
-        } else if kustomize_input || resource_list::is_foreign(&item) || is_earlier_output(&item) {
+        } else if kustomize_input || resource_list::is_foreign(&item) || earlier.holds(&item) {
             foreign.push((item, raw));
         } else {
             inputs.push(item);
