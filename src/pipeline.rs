@@ -481,25 +481,17 @@ fn expand_vm_admitted(
             let mut d = expand_diagnostic(&mutated, &e);
             // Advice about an inferred matcher is advice about the labels it came from.
             let field = d.field.as_deref().unwrap_or_default();
-            for (side, kind_label, what) in [
-                (
-                    "spec.instancetype",
-                    infer::DEFAULT_INSTANCETYPE_KIND_LABEL,
-                    &inferred.instancetype,
-                ),
-                (
-                    "spec.preference",
-                    infer::DEFAULT_PREFERENCE_KIND_LABEL,
-                    &inferred.preference,
-                ),
+            for (side, what) in [
+                (infer::Side::Instancetype, &inferred.instancetype),
+                (infer::Side::Preference, &inferred.preference),
             ] {
                 if let Some(Inference::Inferred { object, .. }) = what
-                    && field.starts_with(side)
+                    && field.starts_with(&format!("spec.{}", side.key()))
                 {
                     let on = object
                         .as_ref()
                         .map_or_else(|| "the volume".to_string(), ToString::to_string);
-                    d.message = infer::kind_hint_as_label(&d.message, kind_label, &on);
+                    d.message = infer::kind_hint_as_label(&d.message, side.kind_label(), &on);
                 }
             }
             let notes = inference_notes(&inferred);

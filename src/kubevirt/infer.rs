@@ -59,14 +59,16 @@ impl Side {
         }
     }
 
-    fn name_label(self) -> &'static str {
+    /// The label of a volume's source that names the default instancetype or preference.
+    pub fn name_label(self) -> &'static str {
         match self {
             Side::Instancetype => DEFAULT_INSTANCETYPE_LABEL,
             Side::Preference => DEFAULT_PREFERENCE_LABEL,
         }
     }
 
-    fn kind_label(self) -> &'static str {
+    /// The label of a volume's source that gives its kind.
+    pub fn kind_label(self) -> &'static str {
         match self {
             Side::Instancetype => DEFAULT_INSTANCETYPE_KIND_LABEL,
             Side::Preference => DEFAULT_PREFERENCE_KIND_LABEL,

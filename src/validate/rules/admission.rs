@@ -189,7 +189,7 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) -> Admi
             let field = d.field.as_deref().unwrap_or_default();
             if let Some(source) = sources
                 .iter()
-                .find(|s| field.starts_with(&format!("spec.{}", s.side)))
+                .find(|s| field.starts_with(&format!("spec.{}", s.side.key())))
             {
                 d.message = from_labels(&d.message, source);
             }
@@ -208,17 +208,7 @@ pub fn check(obj: &Object, ctx: &Context<'_>, out: &mut Vec<Diagnostic>) -> Admi
 /// what to fix, not the matcher the VM does not write (whose `kind` KubeVirt refuses beside
 /// `inferFromVolume`).
 fn from_labels(message: &str, source: &infer_from_volume::Source) -> String {
-    let (name_label, kind_label) = if source.side == "instancetype" {
-        (
-            infer::DEFAULT_INSTANCETYPE_LABEL,
-            infer::DEFAULT_INSTANCETYPE_KIND_LABEL,
-        )
-    } else {
-        (
-            infer::DEFAULT_PREFERENCE_LABEL,
-            infer::DEFAULT_PREFERENCE_KIND_LABEL,
-        )
-    };
+    let (name_label, kind_label) = (source.side.name_label(), source.side.kind_label());
     let on = source
         .object
         .as_ref()

@@ -47,8 +47,8 @@ pub const RULE: Rule = Rule {
 /// Where an inferred matcher came from: the side, the volume and the object whose labels gave
 /// it.
 pub struct Source {
-    /// `instancetype` or `preference`.
-    pub side: &'static str,
+    /// The matcher inferred.
+    pub side: infer::Side,
     /// The volume named by `inferFromVolume`.
     pub volume: String,
     /// The object whose labels gave the matcher.
@@ -71,8 +71,8 @@ pub fn infer(
         Ok(inferred) => {
             let mut sources = Vec::new();
             for (side, what) in [
-                ("instancetype", &inferred.instancetype),
-                ("preference", &inferred.preference),
+                (infer::Side::Instancetype, &inferred.instancetype),
+                (infer::Side::Preference, &inferred.preference),
             ] {
                 if let Some(Inference::Inferred { volume, object, .. }) = what {
                     sources.push(Source {
@@ -87,13 +87,14 @@ pub fn infer(
                             RULE.code,
                             obj.origin.clone(),
                             format!(
-                                "no {side} inferred from volume {volume} ({reason}): the \
-                                 `Ignore` policy drops the matcher"
+                                "no {} inferred from volume {volume} ({reason}): the \
+                                 `Ignore` policy drops the matcher",
+                                side.key()
                             ),
                         )
                         .with_severity(Severity::Info)
                         .with_object(obj.object_ref())
-                        .with_field(format!("spec.{side}")),
+                        .with_field(format!("spec.{}", side.key())),
                     );
                 }
             }
