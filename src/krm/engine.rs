@@ -86,6 +86,19 @@ pub struct RenderedIn {
     pub package: String,
 }
 
+impl RenderedIn {
+    /// `obj`, rendered from a catalog document of the package at `package`.
+    fn of(obj: &Object, package: &str) -> RenderedIn {
+        RenderedIn {
+            file: obj.origin.path.to_string(),
+            index: obj.origin.index,
+            kind: obj.kind_str().to_string(),
+            name: obj.name().to_string(),
+            package: package.to_string(),
+        }
+    }
+}
+
 /// An output item that is an input item as it was read, so that a function can write it back
 /// in the text it was read from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1545,6 +1558,8 @@ fn run<V: VmTexts>(
     let mut from_inputs = Vec::with_capacity(user_rendered);
     // Where each new object goes.
     let mut new_homes: Vec<Home> = Vec::new();
+    // The objects rendered from a subpackage's catalog (see `Processed`).
+    let mut rendered_in_subpackages = Vec::new();
     for (n, ((obj, meeting), home)) in rendered.into_iter().zip(meets).zip(homes).enumerate() {
         let target = match meeting {
             Meeting::Shadowed => continue,
@@ -1564,6 +1579,9 @@ fn run<V: VmTexts>(
         }
         match target {
             Some(i) => {
+                if let Some(package) = &home.package {
+                    rendered_in_subpackages.push(RenderedIn::of(&obj, package));
+                }
                 let mut value = obj.value;
                 annotations::copy_orchestration(&out[i].value, &mut value);
                 changed[i] |= value != out[i].value;
@@ -1878,16 +1896,9 @@ fn run<V: VmTexts>(
         }
         values.push(value);
     }
-    let mut rendered_in_subpackages = Vec::new();
     for (obj, home) in new_objects.into_iter().zip(new_homes) {
         if let Some(package) = &home.package {
-            rendered_in_subpackages.push(RenderedIn {
-                file: obj.origin.path.to_string(),
-                index: obj.origin.index,
-                kind: obj.kind_str().to_string(),
-                name: obj.name().to_string(),
-                package: package.clone(),
-            });
+            rendered_in_subpackages.push(RenderedIn::of(&obj, package));
         }
         let file = packages
             .as_ref()

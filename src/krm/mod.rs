@@ -17,6 +17,7 @@
 pub mod annotations;
 pub mod config;
 pub mod engine;
+mod file_lines;
 pub mod migrate;
 pub mod renamed;
 pub mod resource_list;
@@ -315,12 +316,13 @@ pub fn run_resource_list(input: &str, config: Option<&ConfigFile<'_>>) -> Result
     }
     // The items are handed to the engine, not copied: it says which of its output items are
     // inputs as they were read, and those are written back from their text.
+    let files = file_lines::PackageFiles::of(&inputs);
     let items: Vec<Object> = inputs
         .into_par_iter()
         .zip(&raw_items)
         .zip(&item_lines)
         .enumerate()
-        .map(|(i, ((v, raw), line))| stdin_item(v, i, raw.as_deref(), *line))
+        .map(|(i, ((v, raw), line))| stdin_item(v, i, raw.as_deref(), *line, &files))
         .collect();
     // `build` reads a `List` document as its items; an item of a ResourceList is one object,
     // and what a List item holds is passed on unread: say so rather than say nothing.
@@ -517,14 +519,24 @@ impl SubpackageFiles {
 }
 
 /// Item `position` of a ResourceList read on stdin, as an object. An item that names its file
-/// (kpt's path annotations) is said to come from there, with no line: the file on disk may
-/// not be what an earlier function in the pipeline handed on. Any other item is said to come
+/// (kpt's path annotations) is said to come from there, with the lines of its document in
+/// the file when `kpt fn render` names its package and the file still holds it (see
+/// [`file_lines`]), else with no line: the file on disk may not be what an earlier function in
+/// the pipeline handed on. Any other item is said to come
 /// from stdin, at the line of the input where its entry begins, with the entry's text for the
 /// lines of its fields.
-fn stdin_item(value: Value, position: usize, raw: Option<&str>, line: Option<u32>) -> Object {
+fn stdin_item(
+    value: Value,
+    position: usize,
+    raw: Option<&str>,
+    line: Option<u32>,
+    files: &file_lines::PackageFiles,
+) -> Object {
     let origin = annotations::origin_of(&value, position);
     if origin.path.as_ref() != "-" {
-        return Object::new(value, origin);
+        return files
+            .placed(value, &origin)
+            .unwrap_or_else(|value| Object::new(value, origin));
     }
     let object = Object::new(value, origin.at_line(line));
     match (raw, line) {

@@ -101,7 +101,10 @@ type DocKey<'a> = (&'a str, usize, Option<u32>);
 #[derive(Default)]
 pub struct CatalogDocs<'a> {
     objects: Vec<&'a Object>,
-    by_origin: std::sync::OnceLock<HashMap<DocKey<'a>, &'a Object>>,
+    /// `None` for an origin two documents share: the files of two `kpt` packages may have the
+    /// same path relative to their packages (`cat.yaml`), and neither is then told from the
+    /// other.
+    by_origin: std::sync::OnceLock<HashMap<DocKey<'a>, Option<&'a Object>>>,
 }
 
 impl<'a> CatalogDocs<'a> {
@@ -116,14 +119,22 @@ impl<'a> CatalogDocs<'a> {
     fn get(&self, origin: &Origin) -> Option<&'a Object> {
         self.by_origin
             .get_or_init(|| {
-                self.objects
+                let mut by_origin = HashMap::default();
+                for o in self
+                    .objects
                     .iter()
                     .filter(|o| crate::render::is_catalog_kind(o))
-                    .map(|o| ((&*o.origin.path, o.origin.index, o.origin.line), *o))
-                    .collect()
+                {
+                    by_origin
+                        .entry((&*o.origin.path, o.origin.index, o.origin.line))
+                        .and_modify(|found| *found = None)
+                        .or_insert(Some(*o));
+                }
+                by_origin
             })
             .get(&(&*origin.path, origin.index, origin.line))
             .copied()
+            .flatten()
     }
 }
 

@@ -274,6 +274,52 @@ fn conflict_results_name_the_vm_field_and_file() {
     insta::assert_snapshot!("krm_conflict_resource_list", text);
 }
 
+/// Under `kpt fn render` an item names its package as well as its file: while the file still
+/// holds the item as kpt handed it over, its findings get the lines of their fields there, as
+/// `build` gives them; once it holds something else (an earlier function changed the item, or
+/// the file changed), the file alone.
+#[test]
+fn items_of_a_package_file_get_their_lines_while_the_file_holds_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let package = tmp.path().display().to_string();
+    let items = VM_AND_SIZE.replace(
+        "      config.k8s.io/id: '7'\n",
+        &format!(
+            "      config.k8s.io/id: '7'\n      internal.config.kubernetes.io/package-path: '{package}'\n"
+        ),
+    );
+    assert_ne!(items, VM_AND_SIZE);
+    let input = list("config.kubernetes.io/v1", &items, "");
+    let file = |sockets: u32| {
+        format!(
+            "# The shop.\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n---\n\
+             apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: worker\n  \
+             namespace: shop\nspec:\n  runStrategy: Halted\n  instancetype:\n    name: team.small\n  \
+             template:\n    spec:\n      domain:\n        cpu:\n          sockets: {sockets}\n          \
+             cores: 2\n        devices: {{}}\n"
+        )
+    };
+    std::fs::create_dir(tmp.path().join("vms")).unwrap();
+    std::fs::write(tmp.path().join("vms/worker.yaml"), file(4)).unwrap();
+    let (code, _, _, stderr) = krm(&input);
+    assert_eq!(code, 1, "{stderr}");
+    for (field, line) in [("cores", 21), ("sockets", 20)] {
+        let expected = format!(
+            "vms/worker.yaml:{line}: error[KV010] VirtualMachine/shop/worker: \
+             spec.template.spec.domain.cpu.{field}:"
+        );
+        assert!(stderr.contains(&expected), "{expected}\nin\n{stderr}");
+    }
+    // The file no longer holds what kpt handed over: no line is better than a wrong one.
+    std::fs::write(tmp.path().join("vms/worker.yaml"), file(6)).unwrap();
+    let (code, _, _, stderr) = krm(&input);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("vms/worker.yaml: error[KV010] VirtualMachine/shop/worker"),
+        "{stderr}"
+    );
+}
+
 /// An item that names no file (a ResourceList written by hand, or by a tool that adds no
 /// path annotations) is placed at its line on stdin: the line of the field at fault, counted
 /// from the first line of the input. Its result names no file.
@@ -2282,13 +2328,17 @@ fn kpt_fn_render_fails_on_an_instancetype_conflict() {
     let results = tmp.path().join("results");
     let out = kpt_render_with_results(&pkg, &results);
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));
-    // What kpt prints names the VM, the field and (in kvrender's stderr) the file.
+    // What kpt prints names the VM, the field and (in kvrender's stderr) the file and the
+    // field's line: the file still holds the VM kpt handed over.
     let shown = show(&out);
     assert!(
         shown.contains("VirtualMachine/shop/worker spec.template.spec.domain.cpu.sockets"),
         "{shown}"
     );
-    assert!(shown.contains("vms.yaml: error[KV010] VirtualMachine/shop/worker"));
+    assert!(
+        shown.contains("vms.yaml:29: error[KV010] VirtualMachine/shop/worker"),
+        "{shown}"
+    );
     // A failing pipeline writes nothing.
     assert_eq!(dump(&pkg), before);
     // The results file holds kvrender's result: the VM, the field, the file and document.
@@ -3936,8 +3986,8 @@ fn kpt_render_names_a_subpackages_files_from_the_outer_package() {
     let out = kpt_render_with_results(&pkg, &results);
     assert_ne!(out.status.code(), Some(0), "{}", show(&out));
     let shown = show(&out);
-    assert!(shown.contains("\"sub/vm.yaml: error[KV010]"), "{shown}");
-    assert!(shown.contains("\"sub/cat.yaml: error[KV040]"), "{shown}");
+    assert!(shown.contains("\"sub/vm.yaml:11: error[KV010]"), "{shown}");
+    assert!(shown.contains("\"sub/cat.yaml:9: error[KV040]"), "{shown}");
     let findings = shown.split("Stderr:").nth(1).unwrap_or_default();
     let findings = findings.split("Exit code").next().unwrap_or_default();
     assert!(
@@ -3979,11 +4029,21 @@ fn kpt_render_names_a_subpackage_catalog_behind_a_rendered_object() {
     let results = tmp.path().join("results");
     let out = kpt_render_with_results(&pkg, &results);
     let shown = show(&out);
-    assert!(
-        shown.contains("\"sub/cat.yaml: warning[KV022] VirtualMachineClusterPreference/sub.pref:"),
-        "{shown}"
-    );
-    assert!(!shown.contains("\"cat.yaml: warning[KV022]"), "{shown}");
+    // The mutator's warning, and the validator's error (`strict`) about the same object
+    // rendered again over the mutator's output. The two `cat.yaml` documents share their
+    // place in their packages, so the line is the document's.
+    for finding in ["warning", "error"] {
+        assert!(
+            shown.contains(&format!(
+                "\"sub/cat.yaml:1: {finding}[KV022] VirtualMachineClusterPreference/sub.pref:"
+            )),
+            "{shown}"
+        );
+        assert!(
+            !shown.contains(&format!("\"cat.yaml:1: {finding}[KV022]")),
+            "{shown}"
+        );
+    }
     let recorded = std::fs::read_to_string(results.join("results.yaml")).unwrap();
     assert!(recorded.contains("path: sub/cat.yaml"), "{recorded}");
 }
@@ -4011,10 +4071,10 @@ fn kpt_render_names_the_first_of_two_definitions_from_the_outer_package() {
     assert_ne!(out.status.code(), Some(0), "{}", show(&out));
     let shown = show(&out);
     for line in [
-        "\"sub/b.yaml: error[KV020] VirtualMachine/dup: metadata.name: VirtualMachine/dup is \
-         defined twice: first at sub/a.yaml (document 1)\"",
-        "\"sub/c2.yaml: error[KV020] InstancetypeFamily/subf: InstancetypeFamily/subf is \
-         defined twice: first at sub/c1.yaml (document 1)\"",
+        "\"sub/b.yaml:4: error[KV020] VirtualMachine/dup: metadata.name: VirtualMachine/dup is \
+         defined twice: first at sub/a.yaml:4 (document 1)\"",
+        "\"sub/c2.yaml:1: error[KV020] InstancetypeFamily/subf: InstancetypeFamily/subf is \
+         defined twice: first at sub/c1.yaml:1 (document 1)\"",
     ] {
         assert!(shown.contains(line), "no {line} in\n{shown}");
     }
