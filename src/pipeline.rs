@@ -475,6 +475,16 @@ fn expand_vm_admitted(
                 &inferred.vm,
                 &["spec", "dataVolumeTemplates"],
             );
+            // Nor the template's zero values Go writes where the VM is silent (an input's
+            // `type: ""`, an empty disk's `capacity: "0"`).
+            if let Some(template) =
+                crate::model::path::get_mut(&mut expanded, &["spec", "template"])
+            {
+                crate::kubevirt::vmi::drop_unwritten_go_zero_fields(
+                    template,
+                    crate::model::path::get(&vm.value, &["spec", "template"]),
+                );
+            }
             expanded
         })
         .map_err(|e| {

@@ -49,6 +49,21 @@ pub enum GoTime {
 }
 
 impl GoZero {
+    /// Whether `v` is this zero value (any spelling of a zero quantity).
+    pub fn holds(self, v: &Value) -> bool {
+        match (self, v) {
+            (GoZero::Quantity, Value::String(s)) => {
+                s == "0" || Quantity::parse(s).is_ok_and(|q| q.is_zero())
+            }
+            (GoZero::Struct, Value::Object(m)) => m.is_empty(),
+            (GoZero::Text, Value::String(s)) => s.is_empty(),
+            (GoZero::Number, Value::Number(n)) => n.as_f64() == Some(0.0),
+            (GoZero::Null, Value::Null) => true,
+            (GoZero::False, Value::Bool(b)) => !b,
+            _ => false,
+        }
+    }
+
     /// The value itself.
     pub fn value(self) -> Value {
         match self {
@@ -232,6 +247,40 @@ impl Shape {
     /// its zero value and quantities are re-encoded, and no absent field is written.
     pub fn apply_to_present(&self, v: &mut Value) {
         self.walk(v, false);
+    }
+
+    /// Take out of `v` (the value at this place) each field Go writes whatever its value (see
+    /// [`Tables::zero`]) that `input`, the same place as the user wrote it, does not have and
+    /// that holds its zero value once the same is done below it. What is left is KubeVirt's
+    /// answer without the zero values nobody wrote, which carry nothing: a non-pointer field's
+    /// zero value decodes as the field left out.
+    pub fn drop_unwritten_zeros(&self, v: &mut Value, input: Option<&Value>) {
+        match v {
+            Value::Object(map) => {
+                if self.fields.is_empty() {
+                    return;
+                }
+                let had = input.and_then(Value::as_object);
+                map.retain(|key, value| {
+                    let Some((_, shape)) = self.fields.iter().find(|(k, _)| k == key) else {
+                        return true;
+                    };
+                    let before = had.and_then(|h| h.get(key));
+                    shape.drop_unwritten_zeros(value, before);
+                    before.is_some() || shape.zero.is_none_or(|zero| !zero.holds(value))
+                });
+            }
+            Value::Array(items) => {
+                let Some(shape) = self.items.as_deref() else {
+                    return;
+                };
+                let had = input.and_then(Value::as_array);
+                for (i, item) in items.iter_mut().enumerate() {
+                    shape.drop_unwritten_zeros(item, had.and_then(|h| h.get(i)));
+                }
+            }
+            _ => {}
+        }
     }
 
     /// Drop every `null` under `v` that Go leaves out: a nil pointer, map or list of an

@@ -240,6 +240,15 @@ pub fn write_go_zero_fields(vmi: &mut Value) {
     }
 }
 
+/// Take out of the spec of `vmi` the zero values [`write_go_zero_fields`] writes where
+/// `input` (the VMI or template as the user wrote it) has no such field (see
+/// [`Shape::drop_unwritten_zeros`]).
+pub fn drop_unwritten_go_zero_fields(vmi: &mut Value, input: Option<&Value>) {
+    if let Some(spec) = vmi.field_mut("spec").filter(|s| s.is_object()) {
+        GO_SHAPE.drop_unwritten_zeros(spec, input.and_then(|i| i.get("spec")));
+    }
+}
+
 /// Leave out of the spec of `vmi` the `null`s of fields Go leaves out when they are unset
 /// (`volumes: null`, `guest: null`): KubeVirt decodes them as unset and stores the VMI without
 /// them. For the zero values Go writes, see [`write_go_zero_fields`].

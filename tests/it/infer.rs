@@ -314,3 +314,53 @@ fn advice_about_an_inferred_matcher_is_about_the_labels_it_came_from() {
     assert!(report.contains(label), "{report}");
     assert!(!report.contains("in the matcher"), "{report}");
 }
+
+/// A VM with an input device without a `type` and an empty disk without a `capacity`: Go
+/// writes `type: ""` and `capacity: "0"` back for both, fields without `omitempty`.
+fn vm_with_unset_fields(preference: &str) -> String {
+    format!(
+        r#"apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata:
+  name: vm1
+spec:
+  preference: {preference}
+  template:
+    spec:
+      domain:
+        devices:
+          inputs:
+          - name: tablet
+            bus: usb
+      volumes:
+      - name: root
+        persistentVolumeClaim:
+          claimName: root-pvc
+      - name: scratch
+        emptyDisk: {{}}
+"#
+    )
+}
+
+/// KubeVirt's answer for a VM its webhook took through inference is compared without the zero
+/// values nobody wrote (the corpora's normalization for inference), and the expansion of a VM
+/// that names its preference keeps them, as `expand-spec` writes them.
+#[test]
+fn zero_values_go_writes_are_left_out_only_where_inference_ran() {
+    let (code, inferred, stderr) = expand(&vm_with_unset_fields("{inferFromVolume: root}"));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!inferred.contains("type: \"\""), "{inferred}");
+    assert!(!inferred.contains("capacity:"), "{inferred}");
+    assert!(inferred.contains("bus: usb"), "{inferred}");
+    assert!(inferred.contains("emptyDisk: {}"), "{inferred}");
+    let (code, named, stderr) = expand(&vm_with_unset_fields("{name: storage-pref}"));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(named.contains("type: \"\""), "{named}");
+    assert!(named.contains("capacity: \"0\""), "{named}");
+    // What the user wrote stays, zero or not.
+    let written = vm_with_unset_fields("{inferFromVolume: root}")
+        .replace("bus: usb", "bus: usb\n            type: \"\"");
+    let (code, kept, stderr) = expand(&written);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(kept.contains("type: \"\""), "{kept}");
+}
