@@ -22,15 +22,19 @@ metadata:
 ---
 "#;
 
-fn vm(preference: &str, claim: &str) -> String {
+/// VM `vm1` with the preference matcher `preference` and the rest of its `spec` (`rest`).
+fn vm_with(preference: &str, rest: &str) -> String {
     format!(
-        r#"apiVersion: kubevirt.io/v1
-kind: VirtualMachine
-metadata:
-  name: vm1
-spec:
-  preference: {preference}
-  dataVolumeTemplates:
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: vm1\nspec:\n  \
+         preference: {preference}\n{rest}"
+    )
+}
+
+fn vm(preference: &str, claim: &str) -> String {
+    vm_with(
+        preference,
+        &format!(
+            r#"  dataVolumeTemplates:
   - metadata:
       name: data
     spec:
@@ -49,6 +53,7 @@ spec:
         persistentVolumeClaim:
           claimName: {claim}
 "#
+        ),
     )
 }
 
@@ -318,14 +323,9 @@ fn advice_about_an_inferred_matcher_is_about_the_labels_it_came_from() {
 /// A VM with an input device without a `type` and an empty disk without a `capacity`: Go
 /// writes `type: ""` and `capacity: "0"` back for both, fields without `omitempty`.
 fn vm_with_unset_fields(preference: &str) -> String {
-    format!(
-        r#"apiVersion: kubevirt.io/v1
-kind: VirtualMachine
-metadata:
-  name: vm1
-spec:
-  preference: {preference}
-  template:
+    vm_with(
+        preference,
+        r#"  template:
     spec:
       domain:
         devices:
@@ -337,8 +337,8 @@ spec:
         persistentVolumeClaim:
           claimName: root-pvc
       - name: scratch
-        emptyDisk: {{}}
-"#
+        emptyDisk: {}
+"#,
     )
 }
 
