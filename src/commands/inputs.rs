@@ -180,7 +180,16 @@ fn profile_warnings(
         .iter()
         .zip(messages)
         .map(|((field, _), message)| {
-            let line = document.and_then(|c| load::locate::field_line(c.text, c.first_line, field));
+            let line = document.and_then(|c| {
+                // A bare configuration (no KubeVirt resource around it) has the field at its
+                // top level.
+                let wrapped = c.text.lines().any(|l| l.trim_end() == "spec:");
+                let field = match field.strip_prefix("spec.configuration.") {
+                    Some(bare) if !wrapped => bare,
+                    _ => field.as_str(),
+                };
+                load::locate::field_line(c.text, c.first_line, field)
+            });
             Diagnostic::warning(
                 crate::diagnostic::codes::BAD_CONFIG,
                 crate::origin::Origin::new(file.display().to_string(), 0, line),

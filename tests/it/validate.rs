@@ -1373,6 +1373,28 @@ fn an_unknown_cluster_configuration_field_is_a_warning() {
             assert!(text.contains("model: Skylake"), "{command}: {text}");
         }
     }
+    // A bare configuration, not wrapped in a KubeVirt resource: the key is at its top level.
+    let bare = dir.path().join("configuration.yaml");
+    std::fs::write(
+        &bare,
+        "developerConfiguration:\n  featureGates: []\n\nmachineTyp: pc-q35-rhel9.2.0\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
+        .arg("validate")
+        .arg("--cluster-config")
+        .arg(&bare)
+        .arg(&vm)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!(
+            "{}:4: warning[KV007] unknown field `spec.configuration.machineTyp`",
+            bare.display()
+        )),
+        "{text}"
+    );
 }
 
 /// A cluster configuration with several mistakes gets them all in one run, each at its line, in
