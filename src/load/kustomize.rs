@@ -255,10 +255,122 @@ pub(super) fn read(folder: &Path) -> Read {
     let Ok(text) = std::fs::read_to_string(&file) else {
         return Read::Nothing;
     };
-    match super::yaml::parse_document_full(&text) {
-        Ok(value) => Read::Named(named(folder, &value)),
-        Err(_) => Read::Broken(file),
+    match super::yaml::parse_document_full(first_document(&text)) {
+        Ok(value) if shape_problems(&value).is_empty() => Read::Named(named(folder, &value)),
+        // Read as the manifests are, so that what is wrong is reported where it is.
+        _ => Read::Broken(file),
     }
+}
+
+/// The first document of a kustomization file's `text`, the only one kustomize reads.
+pub(super) fn first_document(text: &str) -> &str {
+    super::split::split(text)
+        .into_iter()
+        .find(|chunk| chunk.content_line.is_some())
+        .map_or(text, |chunk| chunk.text)
+}
+
+/// The fields of a kustomization kvrender reads that hold a list of paths (or inline patches).
+const PATH_LISTS: [&str; 9] = [
+    "resources",
+    "components",
+    "bases",
+    "patchesStrategicMerge",
+    "configurations",
+    "crds",
+    "generators",
+    "transformers",
+    "validators",
+];
+
+/// The fields of a kustomization kvrender reads that hold a list of mappings.
+const MAPPING_LISTS: [&str; 6] = [
+    "patches",
+    "patchesJson6902",
+    "replacements",
+    "configMapGenerator",
+    "secretGenerator",
+    "helmCharts",
+];
+
+/// What kustomize would refuse in the shape of `kustomization` where kvrender reads it, each
+/// as (the field, dotted, or `""` for the whole; what is wrong): a kustomization that is not a
+/// mapping, a list field that is no list, an entry of the wrong type, a `namespace` that is
+/// no string. kvrender cannot tell what such a kustomization names.
+pub fn shape_problems(kustomization: &Value) -> Vec<(String, String)> {
+    let found = crate::validate::schema::found;
+    let Some(fields) = kustomization.as_object() else {
+        return vec![(
+            String::new(),
+            format!(
+                "a kustomization is a mapping of fields (`resources:`, `patches:`, ...), not {}",
+                found(kustomization)
+            ),
+        )];
+    };
+    let mut problems = Vec::new();
+    for (key, wanted, is_wanted) in PATH_LISTS
+        .iter()
+        .map(|k| {
+            (
+                k,
+                "a string (a path)",
+                Value::is_string as fn(&Value) -> bool,
+            )
+        })
+        .chain(
+            MAPPING_LISTS
+                .iter()
+                .map(|k| (k, "a mapping", Value::is_object as fn(&Value) -> bool)),
+        )
+    {
+        match fields.get(*key) {
+            None | Some(Value::Null) => {}
+            Some(Value::Array(items)) => {
+                if let Some((i, item)) = items.iter().enumerate().find(|(_, item)| !is_wanted(item))
+                {
+                    problems.push((
+                        format!("{key}[{i}]"),
+                        format!(
+                            "each entry of `{key}` must be {wanted}, not {}",
+                            found(item)
+                        ),
+                    ));
+                }
+                if MAPPING_LISTS.contains(key)
+                    && let Some((i, path)) = items.iter().enumerate().find_map(|(i, item)| {
+                        item.get("path")
+                            .filter(|p| !p.is_string() && !p.is_null())
+                            .map(|p| (i, p))
+                    })
+                {
+                    problems.push((
+                        format!("{key}[{i}].path"),
+                        format!(
+                            "the `path` of an entry of `{key}` must be a string, not {}",
+                            found(path)
+                        ),
+                    ));
+                }
+            }
+            Some(other) => {
+                problems.push((
+                    (*key).to_string(),
+                    format!("`{key}` must be a list, not {}", found(other)),
+                ));
+            }
+        }
+    }
+    if let Some(other) = fields
+        .get("namespace")
+        .filter(|ns| !ns.is_null() && !ns.is_string())
+    {
+        problems.push((
+            "namespace".to_string(),
+            format!("`namespace` must be a string, not {}", found(other)),
+        ));
+    }
+    problems
 }
 
 /// The paths `kustomization` (the parsed file of `folder`) names, sorted by role. `folder`

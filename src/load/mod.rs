@@ -445,6 +445,43 @@ pub fn parse_bytes(path: &Arc<str>, bytes: &[u8]) -> Loaded {
     }
 }
 
+/// What the loader says of a kustomization it reads (only one kvrender cannot read is read: see
+/// [`kustomize::Kustomizations::broken`]) when its first document, the only one kustomize
+/// reads, is YAML but not a kustomization kustomize builds: a field kvrender reads of the
+/// wrong type. `None` for a YAML syntax error, which the usual parse reports.
+fn kustomization_findings(path: &Arc<str>, text: &str) -> Option<Loaded> {
+    let first = kustomize::first_document(text);
+    let value = yaml::parse_document_full(first).ok()?;
+    let problems = kustomize::shape_problems(&value);
+    if problems.is_empty() {
+        return None;
+    }
+    let start = split::split(first).first().and_then(|c| c.content_line);
+    let diagnostics = problems
+        .into_iter()
+        .map(|(field, message)| {
+            let line = if field.is_empty() {
+                start
+            } else {
+                locate::field_line(first, 1, &field)
+            };
+            Diagnostic::error(
+                codes::WRONG_TYPE,
+                Origin::new(path.clone(), 0, line),
+                format!(
+                    "{message} (kustomize refuses it); until kustomize can build it, the \
+                     patches and other files it names cannot be told from resources, and are \
+                     read as resources"
+                ),
+            )
+        })
+        .collect();
+    Some(Loaded {
+        objects: Vec::new(),
+        diagnostics,
+    })
+}
+
 /// Where serde_json's error at `line` and `column` is, as a finding gives it: serde_json says
 /// column 0 for the start of a line (the end of the text after its last newline, say), which
 /// is the end of the line before, just past its last character. A file that holds nothing but
@@ -525,6 +562,11 @@ fn unicode_line_break(path: &Arc<str>, text: &str) -> Option<Diagnostic> {
 /// Parse the text of one file (a YAML stream, or JSON when the path ends in `.json`).
 pub fn parse_text(path: &Arc<str>, text: &str) -> Loaded {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if walk::is_kustomization(Path::new(path.as_ref()))
+        && let Some(loaded) = kustomization_findings(path, text)
+    {
+        return loaded;
+    }
     if path.ends_with(".json") {
         let parsed = json::from_str(text);
         let mut loaded = Loaded::default();
@@ -1326,6 +1368,15 @@ fn file_documents<'a>(
         }
     };
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if walk::is_kustomization(Path::new(source.path.as_ref()))
+        && let Some(loaded) = kustomization_findings(&source.path, text)
+    {
+        return loaded
+            .diagnostics
+            .into_iter()
+            .map(|d| Document::Problem(Box::new(d)))
+            .collect();
+    }
     if let Some(refused) = unicode_line_break(&source.path, text) {
         return vec![Document::Problem(Box::new(refused))];
     }

@@ -3316,6 +3316,69 @@ fn a_kustomization_that_does_not_parse_is_named() {
     );
 }
 
+/// A kustomization that parses but that kustomize refuses for the type of a field kvrender
+/// reads (a list where a mapping belongs, `patches` as a string, entries of the wrong type) is
+/// named at that field, each problem at its line: until it is fixed, what it names is read as
+/// resources, and a patch would otherwise be blamed for what it lacks, with no word of why.
+/// Only its first document counts, as kustomize reads only that one.
+#[test]
+fn a_kustomization_of_the_wrong_shape_is_named_at_its_fields() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("k");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("patch.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n",
+    )
+    .unwrap();
+    let run = |kustomization: &str| {
+        std::fs::write(dir.join("kustomization.yaml"), kustomization).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
+            .current_dir(tmp.path())
+            .args(["validate", "--no-default-catalog", "k"])
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    for (kustomization, findings) in [
+        (
+            "- patch.yaml\n",
+            &[
+                "k/kustomization.yaml:1: error[KV004] a kustomization is a mapping of fields \
+               (`resources:`, `patches:`, ...), not a list (kustomize refuses it)",
+            ][..],
+        ),
+        (
+            "resources: []\npatches: patch.yaml\n",
+            &["k/kustomization.yaml:2: error[KV004] `patches` must be a list, not a string"],
+        ),
+        (
+            "patches:\n- path: {a: b}\n- 5\nnamespace: [x]\n",
+            &[
+                "k/kustomization.yaml:2: error[KV004] the `path` of an entry of `patches` must \
+                 be a string, not a mapping",
+                "k/kustomization.yaml:3: error[KV004] each entry of `patches` must be a \
+                 mapping, not an integer",
+                "k/kustomization.yaml:4: error[KV004] `namespace` must be a string, not a list",
+            ],
+        ),
+    ] {
+        let (code, stdout) = run(kustomization);
+        assert_eq!(code, Some(1), "{kustomization}: {stdout}");
+        for finding in findings {
+            assert!(stdout.contains(finding), "{finding}\nin\n{stdout}");
+        }
+        assert!(stdout.contains("are read as resources"), "{stdout}");
+    }
+    // A second document is not read, as kustomize does not read it: the patch is its own.
+    let (code, stdout) = run("patches:\n- path: patch.yaml\n---\npatches: 5\n");
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(stdout.contains("0 objects"), "{stdout}");
+}
+
 /// With the embedded catalog turned off, a name not found says so, and says when the embedded
 /// catalog has it; with it on, such a name is found.
 #[test]
