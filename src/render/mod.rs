@@ -1748,10 +1748,34 @@ fn render_job<'a>(
                     .collect();
                 crate::model::path::get(&doc.obj.value, &keys).is_some()
             };
+            // Else the last part that writes it (a later part's entry wins the merge).
+            let in_part = || {
+                parts.iter().rev().find_map(|part| {
+                    let steps = &[
+                        Step::Key("parts"),
+                        Step::Key(part.name),
+                        Step::Key("metadata"),
+                        Step::Key(key),
+                        Step::Key(&entry),
+                    ][..5 - whole];
+                    let keys: Vec<&str> = steps
+                        .iter()
+                        .filter_map(|s| match s {
+                            Step::Key(k) => Some(*k),
+                            Step::Index(_) => None,
+                        })
+                        .collect();
+                    crate::model::path::get(&part.doc.obj.value, &keys)
+                        .is_some()
+                        .then(|| part.doc.at(steps))
+                })
+            };
             let location = [own, template]
                 .into_iter()
                 .find(|steps| written(steps))
-                .map_or_else(|| origin.clone(), |steps| doc.at(steps));
+                .map(|steps| doc.at(steps))
+                .or_else(in_part)
+                .unwrap_or_else(|| origin.clone());
             RenderError::Output {
                 location,
                 combination: Box::new(combination.clone()),

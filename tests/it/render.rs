@@ -491,6 +491,43 @@ spec:
     );
 }
 
+/// A label or annotation of the wrong type written in a shared part is reported at the part's
+/// line, once for every family and preference that uses the part, not at each user's size row.
+#[test]
+fn a_label_of_the_wrong_type_in_a_part_is_reported_at_the_part() {
+    let text = "\
+apiVersion: kvrender.io/v1alpha1
+kind: Parts
+metadata: {name: shared}
+parts:
+  base:
+    metadata:
+      labels: {example.com/list: [x]}
+      annotations:
+        note: {a: b}
+    spec:
+      cpu: {guest: \"{{ size.cpu }}\"}
+      memory: {guest: \"{{ size.memory }}\"}
+---
+apiVersion: kvrender.io/v1alpha1
+kind: InstancetypeFamily
+metadata: {name: z}
+spec:
+  parts: [base]
+  sizes: [[small, 2, 4Gi]]
+";
+    let report = render_error(text);
+    for (line, field) in [
+        (7, "metadata.labels[\"example.com/list\"]"),
+        (9, "metadata.annotations.note"),
+    ] {
+        assert!(
+            report.contains(&format!("bad/catalog.yaml:{line}: cannot render `{field}`")),
+            "no {field} at line {line}:\n{report}"
+        );
+    }
+}
+
 /// Render one in-memory catalog file.
 fn render_text(text: &str) -> Result<Rendered, RenderErrors> {
     render_at("ns/catalog.yaml", text)
