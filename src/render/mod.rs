@@ -268,6 +268,38 @@ impl<'a> Doc<'a> {
                 ));
             }
         }
+        if let Some(template) = spec.get("template").and_then(Value::as_object) {
+            let at = |keys: &[&'a str]| -> Vec<Step<'a>> {
+                [Step::Key("spec"), Step::Key("template")]
+                    .into_iter()
+                    .chain(keys.iter().map(|k| Step::Key(k)))
+                    .collect()
+            };
+            for key in ["apiVersion", "kind"] {
+                if template.contains_key(key) {
+                    return Err(self.invalid(
+                        &at(&[key]),
+                        format!(
+                            "`template.{key}` cannot be set: what is rendered is an instancetype \
+                             or a preference of the API version kvrender writes, cluster-scoped, \
+                             namespaced or both as `scopes` says"
+                        ),
+                    ));
+                }
+            }
+            let metadata = template.get("metadata").and_then(Value::as_object);
+            for key in ["name", "generateName"] {
+                if metadata.is_some_and(|m| m.contains_key(key)) {
+                    return Err(self.invalid(
+                        &at(&["metadata", key]),
+                        format!(
+                            "`template.metadata.{key}` cannot be set: each object is named after \
+                             its family and size, or after its preference"
+                        ),
+                    ));
+                }
+            }
+        }
         parts::name_list(
             self,
             &[Step::Key("spec"), Step::Key("parts")],

@@ -83,6 +83,18 @@ impl<'a> PartLibrary<'a> {
                     ));
                 }
             }
+            let metadata = body.get("metadata").and_then(Value::as_object);
+            for key in ["name", "generateName"] {
+                if metadata.is_some_and(|m| m.contains_key(key)) {
+                    return Err(doc.invalid(
+                        &[at[0], at[1], Step::Key("metadata"), Step::Key(key)],
+                        format!(
+                            "`metadata.{key}` of part `{name}` cannot be set: each object is \
+                             named after its family and size, or after its preference"
+                        ),
+                    ));
+                }
+            }
             let sub = name_list(&doc, &[at[0], at[1], Step::Key("parts")], body.get("parts"))?;
             let defaults = body.get("defaults");
             if defaults.is_some_and(|d| !d.is_object()) {

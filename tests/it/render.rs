@@ -528,6 +528,43 @@ spec:
     }
 }
 
+/// A template or part cannot give the rendered objects another kind, API version or name: they
+/// would be dropped without a word, so each is refused at its line.
+#[test]
+fn a_template_or_part_that_sets_the_identity_is_refused() {
+    let family = |template: &str| {
+        format!(
+            "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata: {{name: z}}\n\
+             spec:\n  template:\n{template}    spec:\n      cpu: {{guest: 1}}\n      \
+             memory: {{guest: 1Gi}}\n  sizes: [[small, 1, 1Gi]]\n"
+        )
+    };
+    for (template, line, field) in [
+        ("    kind: ConfigMap\n", 6, "template.kind"),
+        ("    apiVersion: v1\n", 6, "template.apiVersion"),
+        (
+            "    metadata:\n      name: other\n",
+            7,
+            "template.metadata.name",
+        ),
+    ] {
+        let report = render_error(&family(template));
+        assert!(
+            report.contains(&format!("bad/catalog.yaml:{line}: "))
+                && report.contains(&format!("`{field}` cannot be set")),
+            "{field}:\n{report}"
+        );
+    }
+    let part = "apiVersion: kvrender.io/v1alpha1\nkind: Parts\nmetadata: {name: p}\nparts:\n  \
+                base:\n    metadata:\n      name: renamed\n";
+    let report = render_error(part);
+    assert!(
+        report.contains("bad/catalog.yaml:7: ")
+            && report.contains("`metadata.name` of part `base` cannot be set"),
+        "{report}"
+    );
+}
+
 /// Render one in-memory catalog file.
 fn render_text(text: &str) -> Result<Rendered, RenderErrors> {
     render_at("ns/catalog.yaml", text)
