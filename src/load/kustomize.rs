@@ -270,11 +270,12 @@ pub(super) fn first_document(text: &str) -> &str {
         .map_or(text, |chunk| chunk.text)
 }
 
-/// The fields of a kustomization kvrender reads that hold a list of paths (or inline patches).
-const PATH_LISTS: [&str; 9] = [
-    "resources",
-    "components",
-    "bases",
+/// The fields of a kustomization that list its resources (paths of files or folders).
+const RESOURCE_LISTS: [&str; 3] = ["resources", "components", "bases"];
+
+/// The fields of a kustomization that list files it reads as something other than resources
+/// (paths, or inline patches and configurations).
+const FILE_LISTS: [&str; 6] = [
     "patchesStrategicMerge",
     "configurations",
     "crds",
@@ -309,8 +310,9 @@ pub fn shape_problems(kustomization: &Value) -> Vec<(String, String)> {
         )];
     };
     let mut problems = Vec::new();
-    for (key, wanted, is_wanted) in PATH_LISTS
+    for (key, wanted, is_wanted) in RESOURCE_LISTS
         .iter()
+        .chain(&FILE_LISTS)
         .map(|k| {
             (
                 k,
@@ -402,7 +404,7 @@ pub fn named(folder: &Path, kustomization: &Value) -> Named {
     // A string entry with a line break is an inline patch or configuration, not a path.
     let is_path = |entry: &&str| !entry.contains('\n') && !entry.trim().is_empty();
 
-    for key in ["resources", "components", "bases"] {
+    for key in RESOURCE_LISTS {
         named
             .resources
             .extend(strings(key).into_iter().filter(is_path).map(at));
@@ -415,14 +417,7 @@ pub fn named(folder: &Path, kustomization: &Value) -> Named {
                 .filter_map(|item| item.get("path").and_then(Value::as_str)),
         );
     }
-    for key in [
-        "patchesStrategicMerge",
-        "configurations",
-        "crds",
-        "generators",
-        "transformers",
-        "validators",
-    ] {
+    for key in FILE_LISTS {
         files.extend(strings(key));
     }
     if let Some(path) = kustomization

@@ -1770,7 +1770,7 @@ fn render_job<'a>(
                 Step::Key(key),
                 Step::Key(&entry),
             ][..5 - whole];
-            let written = |steps: &[Step<'_>]| {
+            let written = |document: &Value, steps: &[Step<'_>]| {
                 let keys: Vec<&str> = steps
                     .iter()
                     .filter_map(|s| match s {
@@ -1778,7 +1778,7 @@ fn render_job<'a>(
                         Step::Index(_) => None,
                     })
                     .collect();
-                crate::model::path::get(&doc.obj.value, &keys).is_some()
+                crate::model::path::get(document, &keys).is_some()
             };
             // Else the last part that writes it (a later part's entry wins the merge).
             let in_part = || {
@@ -1790,21 +1790,12 @@ fn render_job<'a>(
                         Step::Key(key),
                         Step::Key(&entry),
                     ][..5 - whole];
-                    let keys: Vec<&str> = steps
-                        .iter()
-                        .filter_map(|s| match s {
-                            Step::Key(k) => Some(*k),
-                            Step::Index(_) => None,
-                        })
-                        .collect();
-                    crate::model::path::get(&part.doc.obj.value, &keys)
-                        .is_some()
-                        .then(|| part.doc.at(steps))
+                    written(&part.doc.obj.value, steps).then(|| part.doc.at(steps))
                 })
             };
             let location = [own, template]
                 .into_iter()
-                .find(|steps| written(steps))
+                .find(|steps| written(&doc.obj.value, steps))
                 .map(|steps| doc.at(steps))
                 .or_else(in_part)
                 .unwrap_or_else(|| origin.clone());
