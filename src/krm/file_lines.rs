@@ -31,10 +31,16 @@ struct Document {
     placed: Object,
 }
 
+/// The documents of one file, and where each fingerprint is among them.
+struct File {
+    documents: Vec<Document>,
+    by_fingerprint: HashMap<u64, Vec<usize>>,
+}
+
 /// The documents of the files the items of a ResourceList name, by (package, file).
 #[derive(Default)]
 pub struct PackageFiles {
-    files: HashMap<(String, String), Vec<Document>>,
+    files: HashMap<(String, String), File>,
 }
 
 impl PackageFiles {
@@ -66,21 +72,22 @@ impl PackageFiles {
     /// `item`, read from its file: the item with the file's text of its document and the line
     /// the document starts on, when its file still holds it; the item back otherwise.
     pub fn placed(&self, item: Value, origin: &crate::origin::Origin) -> Result<Object, Value> {
-        let Some(documents) = annotations::package_path(&item).and_then(|package| {
+        let Some(file) = annotations::package_path(&item).and_then(|package| {
             self.files
                 .get(&(package.to_string(), origin.path.to_string()))
         }) else {
             return Err(item);
         };
-        let print = fingerprint(&item);
-        let mut same = documents.iter().filter(|d| d.fingerprint == print);
-        let found = match (same.next(), same.next()) {
-            (Some(only), None) => Some(only),
-            (Some(first), Some(second)) => [first, second]
-                .into_iter()
-                .chain(same)
+        let same = file
+            .by_fingerprint
+            .get(&fingerprint(&item))
+            .map_or(&[][..], Vec::as_slice);
+        let found = match same {
+            [only] => Some(&file.documents[*only]),
+            _ => same
+                .iter()
+                .map(|&i| &file.documents[i])
                 .find(|d| d.index == origin.index),
-            _ => None,
         };
         let Some(document) = found else {
             return Err(item);
@@ -94,17 +101,28 @@ impl PackageFiles {
 
 /// The documents of the file at `file` (named `shown`), or none when it cannot be read or is
 /// larger than a function's input may be.
-fn read_documents(file: &Path, shown: &str) -> Vec<Document> {
-    let Ok(meta) = std::fs::metadata(file) else {
-        return Vec::new();
+fn read_documents(file: &Path, shown: &str) -> File {
+    let documents = match std::fs::metadata(file) {
+        Ok(meta) if meta.is_file() && meta.len() <= crate::commands::fn_cmd::MAX_INPUT => {
+            std::fs::read_to_string(file)
+                .map(|text| documents_of(shown, &text))
+                .unwrap_or_default()
+        }
+        _ => Vec::new(),
     };
-    if !meta.is_file() || meta.len() > crate::commands::fn_cmd::MAX_INPUT {
-        return Vec::new();
+    let mut by_fingerprint: HashMap<u64, Vec<usize>> = HashMap::new();
+    for (i, d) in documents.iter().enumerate() {
+        by_fingerprint.entry(d.fingerprint).or_default().push(i);
     }
-    let Ok(text) = std::fs::read_to_string(file) else {
-        return Vec::new();
-    };
-    crate::load::parse_text(&Arc::from(shown), &text)
+    File {
+        documents,
+        by_fingerprint,
+    }
+}
+
+/// The documents of `text`, the file named `shown`.
+fn documents_of(shown: &str, text: &str) -> Vec<Document> {
+    crate::load::parse_text(&Arc::from(shown), text)
         .objects
         .into_iter()
         .map(|mut placed| {
@@ -120,7 +138,8 @@ fn read_documents(file: &Path, shown: &str) -> Vec<Document> {
 
 /// A fingerprint of `value`'s content, the same whatever the order of its mappings' keys and
 /// without the annotations an orchestrator adds (an annotation mapping left empty by that
-/// counts as none).
+/// counts as none): the engine's `same_document`, hashed, so that a file's documents need
+/// not be kept to be compared.
 fn fingerprint(value: &Value) -> u64 {
     let mut hasher = DefaultHasher::new();
     hash_value(value, Place::Top, &mut hasher);
