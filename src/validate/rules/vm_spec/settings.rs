@@ -13,6 +13,7 @@
 use serde_json::Value;
 
 use crate::kubevirt::defaults;
+use crate::kubevirt::go_text::go_quote;
 use crate::kubevirt::profile::{ClusterProfile, GateState};
 use crate::model::glob;
 use crate::model::ip;
@@ -149,6 +150,64 @@ pub(super) fn check(
         ));
     }
     panic_devices(spec, devices, at, profile, found);
+    ramfb_displays(devices, at, found);
+    service_account(spec, at, found);
+}
+
+/// At most one GPU may show its display through ramfb. A display, and its ramfb, is on unless
+/// it says `enabled: false` (KubeVirt's `validateMDEVRamFB`).
+fn ramfb_displays(devices: &Value, at: &str, found: &mut Found) {
+    let on = |v: Option<&Value>| v.is_none_or(|v| v.get("enabled").is_none_or(|e| *e != false));
+    let count = devices
+        .get("gpus")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|gpu| path::get(gpu, &["virtualGPUOptions", "display"]))
+        .filter(|display| display.is_object())
+        .filter(|display| on(Some(display)) && on(display.get("ramFB").filter(|r| !r.is_null())))
+        .count();
+    if count > 1 {
+        found.push((
+            format!("{at}.domain.devices.gpus"),
+            // KubeVirt's words, its trailing space aside.
+            "configuring multiple displays with ramfb is not valid".into(),
+        ));
+    }
+}
+
+/// A service account's name is a DNS subdomain, and every `serviceAccount` volume names the
+/// same account as the spec (KubeVirt's `validateServiceAccountName`).
+fn service_account(spec: &Value, at: &str, found: &mut Found) {
+    let Some(account) = path::str_at(spec, &["serviceAccountName"]).filter(|a| !a.is_empty())
+    else {
+        return;
+    };
+    let field = format!("{at}.serviceAccountName");
+    let errors = names::dns_subdomain_errors(account);
+    if !errors.is_empty() {
+        let message = format!(
+            "{field} is not a valid service account name: {}",
+            errors.join("; ")
+        );
+        found.push((field.clone(), message));
+    }
+    let other = path::get(spec, &["volumes"])
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|volume| volume.get("serviceAccount").filter(|v| !v.is_null()))
+        .map(|source| path::str_at(source, &["serviceAccountName"]).unwrap_or(""))
+        .find(|name| *name != account);
+    if let Some(other) = other {
+        let message = format!(
+            "spec.serviceAccountName {} and serviceAccount volume {} must reference the same \
+             service account",
+            go_quote(account),
+            go_quote(other)
+        );
+        found.push((field, message));
+    }
 }
 
 /// `hostname` is a DNS label and `subdomain` a DNS subdomain, in Kubernetes' words.
@@ -1704,6 +1763,77 @@ mod tests {
         // 2,736 base64 characters decode to 2,052 bytes.
         let long = format!("{}==", "A".repeat(2734));
         assert_eq!(messages(json!({"userDataBase64": long})).len(), 1);
+    }
+
+    #[test]
+    fn one_gpu_at_most_shows_its_display_through_ramfb() {
+        let gpu = |display: Value| {
+            json!({"name": "g", "deviceName": "nvidia.com/x",
+                   "virtualGPUOptions": {"display": display}})
+        };
+        let with = |displays: Vec<Value>| {
+            let gpus: Vec<Value> = displays.into_iter().map(gpu).collect();
+            run(
+                json!({"domain": {"devices": {"gpus": gpus}}}),
+                &ClusterProfile::default(),
+            )
+        };
+        let refused = [(
+            "spec.domain.devices.gpus".to_string(),
+            "configuring multiple displays with ramfb is not valid".to_string(),
+        )];
+        // Unset, null and `true` all count as on.
+        assert_eq!(with(vec![json!({}), json!({"enabled": null})]), refused);
+        assert_eq!(
+            with(vec![
+                json!({"ramFB": {}}),
+                json!({"enabled": true, "ramFB": null})
+            ]),
+            refused
+        );
+        assert!(with(vec![json!({}), json!({"enabled": false})]).is_empty());
+        assert!(with(vec![json!({}), json!({"ramFB": {"enabled": false}})]).is_empty());
+        assert!(with(vec![json!({}), Value::Null]).is_empty());
+        assert!(with(vec![json!({})]).is_empty());
+    }
+
+    #[test]
+    fn a_service_account_is_a_dns_name_that_its_volumes_repeat() {
+        let spec = |account: &str, volumes: Value| {
+            run(
+                json!({"serviceAccountName": account, "volumes": volumes}),
+                &ClusterProfile::default(),
+            )
+        };
+        let mismatch = |named: &str| {
+            (
+                "spec.serviceAccountName".to_string(),
+                format!(
+                    "spec.serviceAccountName \"build\" and serviceAccount volume \"{named}\" \
+                     must reference the same service account"
+                ),
+            )
+        };
+        let sa =
+            |name: Value| json!({"name": "sa", "serviceAccount": {"serviceAccountName": name}});
+        assert!(spec("build", json!([sa(json!("build"))])).is_empty());
+        assert!(spec("", json!([sa(json!("other"))])).is_empty());
+        assert_eq!(
+            spec("build", json!([sa(json!("other"))])),
+            [mismatch("other")]
+        );
+        // A volume without a name names the empty account: a mismatch too.
+        let unnamed = spec("build", json!([{"name": "sa", "serviceAccount": {}}]));
+        assert_eq!(unnamed.last(), Some(&mismatch("")), "{unnamed:?}");
+        let found = spec("Build_1", json!([]));
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].0, "spec.serviceAccountName");
+        assert!(
+            found[0]
+                .1
+                .starts_with("spec.serviceAccountName is not a valid service account name: a lowercase RFC 1123 subdomain"),
+            "{found:?}"
+        );
     }
 
     #[test]
