@@ -12,13 +12,14 @@ use std::io::Write;
 use crate::cli::ExpandArgs;
 use crate::commands::Outcome;
 use crate::commands::inputs::Inputs;
-use crate::diagnostic::{self, Diagnostic};
+use crate::diagnostic::{self, Diagnostic, codes};
 use crate::emit::{self, ordered, ordered::Piece};
 use crate::error::{Error, Result};
 use crate::load::{self, Document, Source};
 use crate::model::{Kind, Object};
 use crate::pipeline;
 use crate::render;
+use crate::validate::rules::duplicate;
 
 /// Run `expand`, writing the expanded VMs to `out` as they are ready.
 pub fn run(args: &ExpandArgs, out: &mut (impl Write + Send)) -> Result<Outcome> {
@@ -110,33 +111,41 @@ fn expand_documents(
         .collect();
     let index = inputs.index_with(objects.iter().copied().chain(rendered.iter()));
     let streamed = ordered::stream(docs, out, |doc| {
-        let result = match doc {
-            Document::Problem(d) => return Piece::Keep(d.clone()),
+        let found = |d: Box<Diagnostic>| Piece::Keep(Kept::finding(*d));
+        let (mut kept, result) = match doc {
+            Document::Problem(d) => return found(d.clone()),
             Document::Object(obj) => match api_version_error(obj) {
-                Some(d) => return Piece::Keep(d),
-                None if obj.kind() == Kind::VirtualMachine => {
-                    pipeline::expand_vm(obj, &index, &inputs.profile)
-                }
+                Some(d) => return found(d),
+                None if obj.kind() == Kind::VirtualMachine => (
+                    Kept::of(obj),
+                    pipeline::expand_vm(obj, &index, &inputs.profile),
+                ),
                 None => return Piece::Skip,
             },
             Document::Deferred(text) => match text.parse() {
                 // Parsed here, used once: the expansion takes its tree.
                 Ok(vm) if vm.kind() == Kind::VirtualMachine => match api_version_error(&vm) {
-                    Some(d) => return Piece::Keep(d),
-                    None => pipeline::expand_vm_owned(vm, &index, &inputs.profile),
+                    Some(d) => return found(d),
+                    None => (
+                        Kept::of(&vm),
+                        pipeline::expand_vm_owned(vm, &index, &inputs.profile),
+                    ),
                 },
                 // Not a VM after all, and nothing any VM could refer to: parsed up front, it
                 // would have been passed over just the same.
                 Ok(other) if !resolves_against(&other) => {
-                    return api_version_error(&other).map_or(Piece::Skip, Piece::Keep);
+                    return api_version_error(&other).map_or(Piece::Skip, found);
                 }
                 Ok(_) => return Piece::Stop,
-                Err(d) => return Piece::Keep(Box::new(d)),
+                Err(d) => return found(Box::new(d)),
             },
         };
         match result {
-            Ok(v) => Piece::Print(emit::stream_document(&v)),
-            Err(d) => Piece::Keep(Box::new(d)),
+            Ok(v) => Piece::PrintKeep(emit::stream_document(&v), kept),
+            Err(d) => {
+                kept.findings.push(d);
+                Piece::Keep(kept)
+            }
         }
     });
     if streamed.stopped {
@@ -167,25 +176,88 @@ fn expand_documents(
     // Two definitions of what a VM resolves against: expansion takes the first, a `kubectl
     // apply` of the files the last. A warning (the output is KubeVirt's answer for the first);
     // `build` and `validate`, which check a repository, refuse it.
+    outcome.diagnostics.extend(duplicate::warnings(
+        objects
+            .iter()
+            .copied()
+            .filter(|o| crate::resolve::indexed(o))
+            .chain(rendered.iter()),
+        "; expansion used the first",
+    ));
     outcome
         .diagnostics
-        .extend(crate::validate::rules::duplicate::warnings(
-            objects
-                .iter()
-                .copied()
-                .filter(|o| crate::resolve::indexed(o))
-                .chain(rendered.iter()),
-            "; expansion used the first",
-        ));
-    outcome
-        .diagnostics
-        .extend(streamed.kept.into_iter().map(|(_, d)| *d));
+        .extend(second_definitions(docs, &streamed.kept));
+    outcome.diagnostics.extend(
+        streamed
+            .kept
+            .into_iter()
+            .flat_map(|(_, kept)| kept.findings),
+    );
     diagnostic::sort(&mut outcome.diagnostics);
     outcome.exit_from_diagnostics();
     if !streamed.wrote && outcome.diagnostics.is_empty() {
         outcome.stderr = nothing_to_expand(&objects);
     }
     Ok(Some(outcome))
+}
+
+/// What `expand` keeps of a document besides its printed text: the findings about it, and
+/// for a VM, its [`duplicate::key`].
+struct Kept {
+    findings: Vec<Diagnostic>,
+    vm: Option<u64>,
+}
+
+impl Kept {
+    fn finding(d: Diagnostic) -> Self {
+        Kept {
+            findings: vec![d],
+            vm: None,
+        }
+    }
+
+    /// What is kept of the VirtualMachine `vm` before it is expanded: its key, and a `KV022`
+    /// warning at each field KubeVirt does not know, as `validate` gives it. Such a field does
+    /// nothing (`kubectl apply` refuses the VM; a client that does not check fields has it
+    /// dropped), and a misspelt one (a VM's `dedicatedCPUPlacement`, which an instancetype
+    /// spells so) is left out of what the rules read; it would be a silent no-op.
+    fn of(vm: &Object) -> Self {
+        let mut findings = Vec::new();
+        crate::validate::rules::unknown_field::check(vm, &mut findings);
+        findings.retain(|d| d.code == codes::UNKNOWN_FIELD);
+        for d in &mut findings {
+            d.point_at_field(|field| vm.field_origin(field));
+        }
+        Kept {
+            findings,
+            vm: Some(duplicate::key(vm)),
+        }
+    }
+}
+
+/// A warning for each second definition of a VM among `docs` (whose [`Kept`] values are
+/// `kept`): both are expanded and printed, and the cluster would hold one of them. The VMs
+/// whose keys match are parsed again, to be compared whole and pointed at by their names.
+fn second_definitions(docs: &[Document<'_>], kept: &[(usize, Kept)]) -> Vec<Diagnostic> {
+    let again = duplicate::sharing_a_key(
+        kept.iter()
+            .filter_map(|(position, kept)| Some((kept.vm?, *position))),
+    );
+    if again.is_empty() {
+        return Vec::new();
+    }
+    let vms: Vec<Object> = again
+        .into_iter()
+        .filter_map(|position| match &docs[position] {
+            Document::Object(obj) => Some((**obj).clone()),
+            Document::Deferred(text) => text.parse().ok(),
+            Document::Problem(_) => None,
+        })
+        .collect();
+    duplicate::warnings(
+        &vms,
+        "; both are expanded and printed, and a `kubectl apply` of them keeps the last",
+    )
 }
 
 /// The `KV021` error `validate` reports for `obj`, if any: a kind KubeVirt's groups do not

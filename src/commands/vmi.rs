@@ -26,9 +26,10 @@ use crate::load;
 use crate::load::deferred::{DeferredVms, NotAVm};
 use crate::model::{Kind, Object};
 use crate::pipeline;
+use crate::validate::rules::duplicate;
 
-/// One object's findings and its printed VMI, if it has one.
-type Built = (Vec<Diagnostic>, Option<String>);
+/// One object's findings, its printed VMI if it has one, and then its [`duplicate::key`].
+type Built = (Vec<Diagnostic>, Option<(String, u64)>);
 
 /// Build the VMI of each VirtualMachine (and take each VirtualMachineInstance) of `inputs`, in
 /// input order, and hand it to `each` with the object it comes from: printed there and then,
@@ -79,14 +80,37 @@ fn build_all(
             let obj = parsed.as_ref().unwrap_or(obj);
             let mut diagnostics = Vec::new();
             let printed = build_one(obj, inputs, &index, stage, &preset_index, &mut diagnostics)
-                .map(|vmi| each(obj, vmi));
+                .map(|vmi| (each(obj, vmi), duplicate::key(obj)));
             Ok((diagnostics, printed))
         })
         .collect();
-    for (diagnostics, printed) in built? {
+    let mut keys = Vec::new();
+    for (position, (diagnostics, printed)) in built?.into_iter().enumerate() {
         out.diagnostics.extend(diagnostics);
-        // Written piece by piece: not copied into one string first.
-        out.stdout_parts.extend(printed);
+        if let Some((printed, key)) = printed {
+            // Written piece by piece: not copied into one string first.
+            out.stdout_parts.push(printed);
+            keys.push((key, position));
+        }
+    }
+    // An object printed for twice, its two definitions each shown: the cluster would hold
+    // one. Those whose keys match are parsed again, to be compared whole.
+    let again = duplicate::sharing_a_key(keys);
+    if !again.is_empty() {
+        let printed: Vec<Object> = again
+            .into_iter()
+            .filter_map(|position| {
+                let obj = &inputs.objects[position];
+                match deferred.parse(obj) {
+                    Some(parsed) => parsed.ok(),
+                    None => Some(obj.clone()),
+                }
+            })
+            .collect();
+        out.diagnostics.extend(duplicate::warnings(
+            &printed,
+            "; both are printed, and a `kubectl apply` of them keeps the last",
+        ));
     }
     Ok(())
 }
@@ -95,7 +119,7 @@ fn build_all(
 /// a preference, a preset, ...): the cluster holds one object of a kind, namespace and name,
 /// and the VMI is built with the first, as `expand` expands with it.
 fn second_definitions(objects: &[Object]) -> Vec<Diagnostic> {
-    crate::validate::rules::duplicate::warnings(
+    duplicate::warnings(
         objects.iter().filter(|o| {
             crate::resolve::indexed(o) || o.kind() == Kind::VirtualMachineInstancePreset
         }),

@@ -28,6 +28,8 @@ pub enum Piece<R> {
     Print(String),
     /// Something for the caller, returned with the item's index.
     Keep(R),
+    /// Text to write and something for the caller.
+    PrintKeep(String, R),
     /// Nothing.
     Skip,
     /// Stop: take no further batches. The stream is left unfinished (see [`Streamed::stopped`]).
@@ -79,6 +81,10 @@ where
                     match work(item) {
                         Piece::Print(text) => printed.push(text),
                         Piece::Keep(r) => mine.push((from + i, r)),
+                        Piece::PrintKeep(text, r) => {
+                            printed.push(text);
+                            mine.push((from + i, r));
+                        }
                         Piece::Skip => {}
                         Piece::Stop => {
                             stopped = true;
@@ -216,6 +222,7 @@ mod tests {
             stream(items, out.clone(), |&i| match i % 7 {
                 0 => Piece::Keep(i),
                 3 => Piece::Skip,
+                5 => Piece::PrintKeep(format!("{i}\n"), i),
                 _ => {
                     // Uneven work, so batches finish out of order.
                     if i % 5 == 0 {
@@ -241,7 +248,11 @@ mod tests {
             let (text, streamed) = run(threads, &items);
             assert_eq!(text, expected, "{threads} threads");
             let kept: Vec<u32> = streamed.kept.iter().map(|(_, r)| *r).collect();
-            let want: Vec<u32> = items.iter().copied().filter(|i| i % 7 == 0).collect();
+            let want: Vec<u32> = items
+                .iter()
+                .copied()
+                .filter(|i| matches!(i % 7, 0 | 5))
+                .collect();
             assert_eq!(kept, want, "{threads} threads");
             assert!(streamed.kept.iter().all(|(i, r)| *i as u32 == *r));
             assert!(!streamed.stopped && streamed.wrote && streamed.error.is_none());

@@ -204,6 +204,70 @@ fn duplicate_instancetypes_are_kv020() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("sockets: 5"));
 }
 
+/// A VM defined twice is expanded and printed twice, with a warning at the second definition's
+/// name that points at the first; a VM of the same name in another namespace is another VM.
+#[test]
+fn a_vm_defined_twice_is_printed_twice_with_a_warning() {
+    let tmp = tempfile::tempdir().unwrap();
+    fs::write(tmp.path().join("a.yaml"), vms("p", 100, false)).unwrap();
+    fs::write(
+        tmp.path().join("b.yaml"),
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  namespace: other\n  \
+         name: p-7\nspec: {template: {spec: {domain: {devices: {}}}}}\n---\n\
+         apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  labels: {a: b}\n  \
+         name: p-70\nspec: {template: {spec: {domain: {devices: {}}}}}\n",
+    )
+    .unwrap();
+    for threads in ["1", "2"] {
+        let out = kvrender()
+            .current_dir(tmp.path())
+            .args(["--threads", threads, "expand", "--no-default-catalog", "."])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        assert_eq!(stdout.matches("name: p-70\n").count(), 2);
+        assert_eq!(stdout.matches("name: p-7\n").count(), 2);
+        assert_eq!(
+            stderr,
+            "./b.yaml:12: warning[KV020] VirtualMachine/p-70: VirtualMachine/p-70 is defined \
+             twice: first at ./a.yaml:915 (document 71); both are expanded and printed, and a \
+             `kubectl apply` of them keeps the last\n"
+        );
+    }
+}
+
+/// A field KubeVirt does not know gets the `KV022` warning `validate` gives, at its line: the
+/// rules never read it, so a misspelt one would otherwise be a silent no-op.
+#[test]
+fn unknown_fields_of_a_vm_are_warned_about_at_their_lines() {
+    let tmp = tempfile::tempdir().unwrap();
+    fs::write(
+        tmp.path().join("vm.yaml"),
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: typo\nspec:\n  \
+         runStrategy: Always\n  template:\n    spec:\n      domain:\n        cpu:\n          \
+         dedicatedCPUPlacement: true\n        devices: {}\n        memory: {guest: 1Gi}\n",
+    )
+    .unwrap();
+    let out = kvrender()
+        .current_dir(tmp.path())
+        .args(["expand", "--no-default-catalog", "vm.yaml"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.starts_with(
+            "vm.yaml:11: warning[KV022] VirtualMachine/typo: \
+             spec.template.spec.domain.cpu.dedicatedCPUPlacement: unknown field"
+        ) && stderr.contains("did you mean `dedicatedCpuPlacement`?")
+            && stderr.lines().count() == 1,
+        "{stderr}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("name: typo"));
+}
+
 #[test]
 fn stdin_is_read_with_a_dash() {
     let input = std::fs::read(testdata("expand/namespaced-instancetype.yaml")).unwrap();

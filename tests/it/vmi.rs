@@ -3043,3 +3043,50 @@ fn migrate_presets_says_a_vm_whose_presets_conflict_starts_nothing_today() {
     assert!(stderr.contains("applies them to it today"), "{stderr}");
     assert!(!stderr.contains("refuses every"), "{stderr}");
 }
+
+/// A VirtualMachine defined twice gets a VMI (and a diff) for each definition, with a warning
+/// at the second that points at the first.
+#[test]
+fn a_vm_defined_twice_gets_two_vmis_and_a_warning() {
+    let tmp = tempfile::tempdir().unwrap();
+    let vm = |running: &str| {
+        format!(
+            "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: twice\n\
+             spec:\n  runStrategy: {running}\n  template:\n    spec:\n      domain:\n        \
+             devices: {{}}\n        memory: {{guest: 1Gi}}\n"
+        )
+    };
+    std::fs::write(tmp.path().join("a.yaml"), vm("Always")).unwrap();
+    std::fs::write(
+        tmp.path().join("b.yaml"),
+        format!(
+            "{}---\n{}",
+            vm("Halted"),
+            vm("Manual").replace("twice", "once")
+        ),
+    )
+    .unwrap();
+    for (command, printed) in [("vmi", "kind: VirtualMachineInstance\n"), ("diff", "+++ ")] {
+        let out = kvrender()
+            .current_dir(tmp.path())
+            .args([command, "--no-default-catalog", "."])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{command}: {stderr}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout)
+                .matches(printed)
+                .count(),
+            3,
+            "{command}"
+        );
+        assert_eq!(
+            stderr,
+            "./b.yaml:4: warning[KV020] VirtualMachine/twice: VirtualMachine/twice is defined \
+             twice: first at ./a.yaml:4 (document 1); both are printed, and a `kubectl apply` \
+             of them keeps the last\n",
+            "{command}"
+        );
+    }
+}

@@ -27,6 +27,7 @@ use std::collections::hash_map::Entry;
 use crate::diagnostic::{Diagnostic, Severity, codes};
 use crate::model::scope::is_builtin_cluster_scoped;
 use crate::model::{Kind, Object};
+use crate::origin::{ObjectRef, Origin};
 use crate::validate::Rule;
 
 /// The rule.
@@ -98,32 +99,15 @@ fn positions_with<'a>(
         // `setters` ConfigMap in each package) are never applied: two of one name are two
         // packages' own, not one object defined twice. kvrender's own catalog documents, which
         // a kpt run marks local-config, are one catalog whatever their packages: still compared.
-        if obj.name().is_empty()
-            || is_catalog_definition(obj)
-            || (!crate::render::is_catalog_kind(obj)
-                && crate::model::object::is_local_config(&obj.value))
-        {
+        if !compared(obj) {
             continue;
         }
         match seen.entry(identity(obj)) {
             Entry::Occupied(first) => {
                 // Each definition is pointed at by its name, the line to change.
-                let first = first.get();
-                let first_at = named(first);
                 out.push((
                     position,
-                    Diagnostic::error(
-                        RULE.code,
-                        named(obj),
-                        format!(
-                            "{} is defined twice: first at {} (document {})",
-                            obj.object_ref(),
-                            first_at,
-                            first.origin.index + 1
-                        ),
-                    )
-                    .with_object(obj.object_ref())
-                    .with_related(first_at),
+                    defined_twice(obj.object_ref(), named(obj), named(first.get())),
                 ));
             }
             Entry::Vacant(entry) => {
@@ -134,15 +118,65 @@ fn positions_with<'a>(
     out
 }
 
+/// Whether `obj` is compared with the others at all.
+fn compared(obj: &Object) -> bool {
+    !(obj.name().is_empty()
+        || is_catalog_definition(obj)
+        || (!crate::render::is_catalog_kind(obj)
+            && crate::model::object::is_local_config(&obj.value)))
+}
+
+/// The finding about `what`, defined at `here` after a first definition at `first` (each
+/// where its name is written).
+fn defined_twice(what: ObjectRef, here: Origin, first: Origin) -> Diagnostic {
+    Diagnostic::error(
+        RULE.code,
+        here,
+        format!(
+            "{what} is defined twice: first at {first} (document {})",
+            first.index + 1
+        ),
+    )
+    .with_object(what)
+    .with_related(first)
+}
+
+/// A number two objects [`check`] takes for the same one always share (others may share it
+/// too: it is their name's): for a command that does not keep the objects, to find the few
+/// worth comparing again.
+pub fn key(obj: &Object) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::default().hash_one(obj.name())
+}
+
+/// Of `keys` (each a [`key`] and a position of the caller's), the positions whose key another
+/// shares, in order: the objects to compare again.
+pub fn sharing_a_key(keys: impl IntoIterator<Item = (u64, usize)>) -> Vec<usize> {
+    let mut keys: Vec<(u64, usize)> = keys.into_iter().collect();
+    keys.sort_unstable();
+    let mut again: Vec<usize> = keys
+        .chunk_by(|a, b| a.0 == b.0)
+        .filter(|same| same.len() > 1)
+        .flatten()
+        .map(|(_, position)| *position)
+        .collect();
+    again.sort_unstable();
+    again
+}
+
+fn as_warnings(found: &mut [Diagnostic], note: &str) {
+    for d in found {
+        d.severity = crate::diagnostic::Severity::Warning;
+        d.message.push_str(note);
+    }
+}
+
 /// [`check`] for a command that goes on with the first definition: each second definition is a
 /// warning, its message ending with `note` (what the command did with the first).
 pub fn warnings<'a>(objects: impl IntoIterator<Item = &'a Object>, note: &str) -> Vec<Diagnostic> {
     let mut found = Vec::new();
     check(objects, &mut found);
-    for d in &mut found {
-        d.severity = crate::diagnostic::Severity::Warning;
-        d.message.push_str(note);
-    }
+    as_warnings(&mut found, note);
     found
 }
 
