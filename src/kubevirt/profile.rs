@@ -566,7 +566,10 @@ impl ClusterProfile {
         }
         match path::get(&config, &["developerConfiguration", "memoryOvercommit"]) {
             None | Some(Value::Null) => {}
+            // Go leaves a 0 out when it copies the configuration over its defaults (the field
+            // is `omitempty`): the default stays.
             Some(v) => match v.as_i64() {
+                Some(0) => {}
                 Some(n) if n > 0 => p.memory_overcommit = n,
                 _ => errors.push(
                     "`spec.configuration.developerConfiguration.memoryOvercommit` must be a positive integer"
@@ -583,8 +586,9 @@ impl ClusterProfile {
                 path.join(".")
             )),
         };
+        // A 0 is left out over the default as `memoryOvercommit`'s is.
         if let Some(ratio) = take!(integer(&["developerConfiguration", "cpuAllocationRatio"]))
-            && ratio <= 0
+            && ratio < 0
         {
             errors.push(
                 "`spec.configuration.developerConfiguration.cpuAllocationRatio` must be a \
@@ -592,14 +596,15 @@ impl ClusterProfile {
                     .into(),
             );
         }
+        // Go's `LessPVCSpaceToleration`, written so in KubeVirt's own error message.
         if let Some(tolerance) = take!(integer(&[
             "developerConfiguration",
-            "lessPVCSpaceToleration"
+            "pvcTolerateLessSpaceUpToPercent"
         ])) && !(0..=100).contains(&tolerance)
         {
             errors.push(
-                "`spec.configuration.developerConfiguration.lessPVCSpaceToleration` must be a \
-                 percentage, 0 to 100"
+                "`spec.configuration.developerConfiguration.pvcTolerateLessSpaceUpToPercent` \
+                 must be a percentage, 0 to 100"
                     .into(),
             );
         }
@@ -891,7 +896,7 @@ mod tests {
         let several = json!({
             "machineType": 5,
             "evictionStrategy": [],
-            "developerConfiguration": {"featureGates": "Snapshot", "memoryOvercommit": 0},
+            "developerConfiguration": {"featureGates": "Snapshot", "memoryOvercommit": -5},
         });
         assert_eq!(
             ClusterProfile::read_kubevirt(&several).unwrap_err(),
@@ -1109,26 +1114,40 @@ mod tests {
     fn configurations_kubevirt_would_drop_for_its_defaults_are_refused() {
         let read = |config: Value| ClusterProfile::from_kubevirt(&config);
         for bad in [
-            json!({"developerConfiguration": {"cpuAllocationRatio": 0}}),
             json!({"developerConfiguration": {"cpuAllocationRatio": -1}}),
             json!({"developerConfiguration": {"cpuAllocationRatio": "10"}}),
-            json!({"developerConfiguration": {"lessPVCSpaceToleration": 101}}),
-            json!({"developerConfiguration": {"lessPVCSpaceToleration": -1}}),
+            json!({"developerConfiguration": {"pvcTolerateLessSpaceUpToPercent": 101}}),
+            json!({"developerConfiguration": {"pvcTolerateLessSpaceUpToPercent": -1}}),
             json!({"imagePullPolicy": "always"}),
-            json!({"developerConfiguration": {"memoryOvercommit": 0}}),
+            json!({"developerConfiguration": {"memoryOvercommit": -1}}),
             json!({"network": {"defaultNetworkInterface": "macvtap"}}),
         ] {
             assert!(read(bad.clone()).is_err(), "{bad}");
         }
         for good in [
             json!({"developerConfiguration": {"cpuAllocationRatio": 10,
-                                              "lessPVCSpaceToleration": 0}}),
-            json!({"developerConfiguration": {"lessPVCSpaceToleration": 100}}),
+                                              "pvcTolerateLessSpaceUpToPercent": 0}}),
+            json!({"developerConfiguration": {"pvcTolerateLessSpaceUpToPercent": 100}}),
+            // Not a field of KubeVirt's configuration (its Go name is): never read.
+            json!({"developerConfiguration": {"lessPVCSpaceToleration": 101}}),
             json!({"imagePullPolicy": "IfNotPresent"}),
             json!({"imagePullPolicy": ""}),
         ] {
             assert!(read(good.clone()).is_ok(), "{good}");
         }
+    }
+
+    #[test]
+    fn a_zero_overcommit_or_allocation_ratio_leaves_the_default() {
+        let read = |config: Value| ClusterProfile::from_kubevirt(&config).unwrap();
+        let zero = read(json!({"developerConfiguration": {
+            "memoryOvercommit": 0, "cpuAllocationRatio": 0}, "machineType": "custom"}));
+        let default = ClusterProfile::default();
+        assert_eq!(zero.memory_overcommit, default.memory_overcommit);
+        assert_eq!(zero.memory_overcommit, 100);
+        assert_eq!(zero.machine_type.as_deref(), Some("custom"));
+        let set = read(json!({"developerConfiguration": {"memoryOvercommit": 150}}));
+        assert_eq!(set.memory_overcommit, 150);
     }
 
     #[test]
