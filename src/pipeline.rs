@@ -55,6 +55,37 @@ pub fn expand_diagnostic(vm: &Object, err: &ExpandError) -> Diagnostic {
     d
 }
 
+/// [`expand_diagnostic`], a name not found that is near no other said where it was looked
+/// for, as `validate` says it (the inputs, `--catalog`, the embedded catalog of `index` if it
+/// is on). A near name, or the same name in the other scope, is the more useful hint alone.
+fn expand_failure(vm: &Object, err: &ExpandError, index: &Index<'_>) -> Diagnostic {
+    let mut d = expand_diagnostic(vm, err);
+    if let ExpandError::NotFound {
+        resource,
+        name,
+        namespace,
+        hint: None,
+        held_unserved: false,
+        ..
+    } = err
+    {
+        d.message = format!(
+            "{resource} \"{name}\" not found: {}{}",
+            crate::validate::rules::admission::looked_in(
+                resource,
+                namespace.as_deref(),
+                name,
+                index.has_fallback()
+            ),
+            namespace
+                .as_deref()
+                .map(|ns| format!(" (in namespace \"{ns}\")"))
+                .unwrap_or_default(),
+        );
+    }
+    d
+}
+
 /// What to do about a field the instancetype owns, after KubeVirt's conflict message: the
 /// same words from every command that reports it, for one field or for `fields` of them.
 pub fn conflict_hint(vm: &Object, fields: usize) -> String {
@@ -455,10 +486,10 @@ fn expand_vm_admitted(
             infer::set_architecture(&mut value, arch);
             let vm = vm.with_value(value);
             return expand::expand_remembered(&vm, index, profile, stage, &mut lookups)
-                .map_err(|e| expand_diagnostic(&vm, &e));
+                .map_err(|e| expand_failure(&vm, &e, index));
         }
         return expand::expand_remembered(vm, index, profile, stage, &mut lookups)
-            .map_err(|e| expand_diagnostic(vm, &e));
+            .map_err(|e| expand_failure(vm, &e, index));
     }
     let mut inferred = infer::infer_and_mutate(vm, index).map_err(|e| infer_diagnostic(vm, &e))?;
     if admitted
@@ -488,7 +519,7 @@ fn expand_vm_admitted(
             expanded
         })
         .map_err(|e| {
-            let mut d = expand_diagnostic(&mutated, &e);
+            let mut d = expand_failure(&mutated, &e, index);
             // Advice about an inferred matcher is advice about the labels it came from.
             let field = d.field.as_deref().unwrap_or_default();
             for (side, what) in [
@@ -600,7 +631,7 @@ fn expand_owned(
         }
         expand::find(&vm, index, &mut lookups)
     };
-    let found = found.map_err(|e| expand_diagnostic(&vm, &e))?;
+    let found = found.map_err(|e| expand_failure(&vm, &e, index))?;
     if admitted && found.has_matchers() {
         let preference = found.preference();
         if let Some(preference) = preference {
@@ -614,7 +645,7 @@ fn expand_owned(
             infer::set_architecture(&mut vm.value, arch);
         }
     }
-    expand::expand_found(&mut vm, found, profile).map_err(|e| expand_diagnostic(&vm, &e))
+    expand::expand_found(&mut vm, found, profile).map_err(|e| expand_failure(&vm, &e, index))
 }
 
 /// The diagnostic for a VM the instancetype step of the mutating webhook refuses (matcher

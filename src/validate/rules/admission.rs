@@ -430,7 +430,12 @@ fn infers(obj: &Object, side: &str) -> bool {
 
 /// Where a name not found was looked for: with the embedded catalog on, whether it holds only a
 /// namespaced copy, which it does not answer for; turned off, whether it would have answered.
-fn looked_in(resource: &str, namespace: Option<&str>, name: &str, embedded: bool) -> String {
+pub(crate) fn looked_in(
+    resource: &str,
+    namespace: Option<&str>,
+    name: &str,
+    embedded: bool,
+) -> String {
     let kind = [
         Kind::ClusterInstancetype,
         Kind::Instancetype,
