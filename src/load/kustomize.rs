@@ -256,7 +256,9 @@ pub(super) fn read(folder: &Path) -> Read {
         return Read::Nothing;
     };
     match super::yaml::parse_document_full(first_document(&text)) {
-        Ok(value) if shape_problems(&value).is_empty() => Read::Named(named(folder, &value)),
+        Ok(value) if shape_problems(&value).is_empty() && unknown_fields(&value).is_empty() => {
+            Read::Named(named(folder, &value))
+        }
         // Read as the manifests are, so that what is wrong is reported where it is.
         _ => Read::Broken(file),
     }
@@ -293,6 +295,64 @@ const MAPPING_LISTS: [&str; 6] = [
     "secretGenerator",
     "helmCharts",
 ];
+
+/// Every field of a kustomization (kustomize's `Kustomization`, which a `Component` shares).
+/// kustomize refuses a file with any other, comparing names without regard to case as Go's
+/// JSON decoder does. (`inventory`, which kubectl's kustomize v5.5 no longer takes, is let
+/// pass: a finding about a field some kustomize reads would be the worse mistake.)
+const FIELDS: [&str; 35] = [
+    "apiVersion",
+    "kind",
+    "metadata",
+    "openapi",
+    "namePrefix",
+    "nameSuffix",
+    "namespace",
+    "commonLabels",
+    "labels",
+    "commonAnnotations",
+    "patchesStrategicMerge",
+    "patchesJson6902",
+    "patches",
+    "images",
+    "imageTags",
+    "replacements",
+    "replicas",
+    "vars",
+    "sortOptions",
+    "resources",
+    "components",
+    "crds",
+    "bases",
+    "configMapGenerator",
+    "secretGenerator",
+    "helmGlobals",
+    "helmCharts",
+    "helmChartInflationGenerator",
+    "generatorOptions",
+    "configurations",
+    "generators",
+    "transformers",
+    "validators",
+    "inventory",
+    "buildMetadata",
+];
+
+/// The top-level fields of `kustomization` that kustomize does not know, each with the known
+/// field it is nearest to, if one is near.
+pub fn unknown_fields(kustomization: &Value) -> Vec<(&str, Option<&'static str>)> {
+    let Some(fields) = kustomization.as_object() else {
+        return Vec::new();
+    };
+    fields
+        .keys()
+        .filter(|key| !FIELDS.iter().any(|f| f.eq_ignore_ascii_case(key)))
+        .map(|key| {
+            let near = crate::diagnostic::nearest_name(key, FIELDS);
+            (key.as_str(), near)
+        })
+        .collect()
+}
 
 /// What kustomize would refuse in the shape of `kustomization` where kvrender reads it, each
 /// as (the field, dotted, or `""` for the whole; what is wrong): a kustomization that is not a

@@ -162,9 +162,19 @@ fn read_inputs_of(
     let mut sources = Vec::new();
     for path in paths {
         if path.as_os_str() == "-" {
+            let bytes = read_stdin(what)?;
+            if bytes.iter().all(u8::is_ascii_whitespace) {
+                // As `kubectl apply -f -` refuses it: most often what a failed command before
+                // the pipe left, which a check must not pass as clean.
+                return Err(Error::Usage(format!(
+                    "standard input (`-`, named as {what}) is empty: nothing to read (when a \
+                     command pipes into kvrender and fails, it leaves it empty; `set -o \
+                     pipefail` makes the pipeline fail with it)"
+                )));
+            }
             sources.push(Source {
                 path: Arc::from("-"),
-                bytes: as_read(read_stdin(what)?),
+                bytes: as_read(bytes),
             });
             continue;
         }
@@ -448,15 +458,31 @@ pub fn parse_bytes(path: &Arc<str>, bytes: &[u8]) -> Loaded {
 /// What the loader says of a kustomization it reads (only one kvrender cannot read is read: see
 /// [`kustomize::Kustomizations::broken`]) when its first document, the only one kustomize
 /// reads, is YAML but not a kustomization kustomize builds: a field kvrender reads of the
-/// wrong type. `None` for a YAML syntax error, which the usual parse reports.
+/// wrong type, or a field kustomize does not know. `None` for a YAML syntax error, which the
+/// usual parse reports.
 fn kustomization_findings(path: &Arc<str>, text: &str) -> Option<Loaded> {
     let first = kustomize::first_document(text);
     let value = yaml::parse_document_full(first).ok()?;
     let problems = kustomize::shape_problems(&value);
-    if problems.is_empty() {
+    let unknown = kustomize::unknown_fields(&value);
+    if problems.is_empty() && unknown.is_empty() {
         return None;
     }
     let start = split::split(first).first().and_then(|c| c.content_line);
+    let unknown = unknown.into_iter().map(|(key, near)| {
+        let near = near
+            .map(|n| format!("; did you mean `{n}`?"))
+            .unwrap_or_default();
+        Diagnostic::error(
+            codes::UNKNOWN_FIELD,
+            Origin::new(path.clone(), 0, locate::field_line(first, 1, key)),
+            format!(
+                "unknown field `{key}` in a kustomization: kustomize refuses the file{near}; \
+                 until it is fixed, the patches and other files it names cannot be told from \
+                 resources, and are read as resources"
+            ),
+        )
+    });
     let diagnostics = problems
         .into_iter()
         .map(|(field, message)| {
@@ -475,6 +501,7 @@ fn kustomization_findings(path: &Arc<str>, text: &str) -> Option<Loaded> {
                 ),
             )
         })
+        .chain(unknown)
         .collect();
     Some(Loaded {
         objects: Vec::new(),

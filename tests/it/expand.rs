@@ -268,6 +268,33 @@ fn unknown_fields_of_a_vm_are_warned_about_at_their_lines() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("name: typo"));
 }
 
+/// Empty standard input is refused, as `kubectl apply -f -` refuses it: a command before the
+/// pipe that failed leaves it so, and a check must not pass it as clean.
+#[test]
+fn empty_stdin_is_refused_by_every_command_that_reads_it() {
+    for args in [
+        &["expand", "-"][..],
+        &["validate", "-"],
+        &["build", "-"],
+        &["vmi", "-"],
+        &["build", "--catalog", "-", "../examples/vms"],
+    ] {
+        for input in [&b""[..], b"\n  \n"] {
+            let mut cmd = kvrender();
+            cmd.current_dir(testdata("")).args(args);
+            let out = run_with_stdin(cmd, input);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+            assert!(out.stdout.is_empty(), "{args:?}");
+            assert!(
+                stderr.contains("standard input (`-`, named as ")
+                    && stderr.contains(") is empty: nothing to read"),
+                "{args:?}: {stderr}"
+            );
+        }
+    }
+}
+
 #[test]
 fn stdin_is_read_with_a_dash() {
     let input = std::fs::read(testdata("expand/namespaced-instancetype.yaml")).unwrap();

@@ -3365,6 +3365,16 @@ fn a_kustomization_of_the_wrong_shape_is_named_at_its_fields() {
                 "k/kustomization.yaml:4: error[KV004] `namespace` must be a string, not a list",
             ],
         ),
+        // A field kustomize does not know, most often misspelt; case aside, as Go reads it.
+        (
+            "Resources: []\npatchs:\n- path: patch.yaml\nextra: 1\n",
+            &[
+                "k/kustomization.yaml:2: error[KV022] unknown field `patchs` in a \
+                 kustomization: kustomize refuses the file; did you mean `patches`?",
+                "k/kustomization.yaml:4: error[KV022] unknown field `extra` in a \
+                 kustomization: kustomize refuses the file;",
+            ],
+        ),
     ] {
         let (code, stdout) = run(kustomization);
         assert_eq!(code, Some(1), "{kustomization}: {stdout}");
@@ -3375,6 +3385,21 @@ fn a_kustomization_of_the_wrong_shape_is_named_at_its_fields() {
     }
     // A second document is not read, as kustomize does not read it: the patch is its own.
     let (code, stdout) = run("patches:\n- path: patch.yaml\n---\npatches: 5\n");
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(stdout.contains("0 objects"), "{stdout}");
+    // Every field kustomize knows, in any case, is one (`kubectl kustomize` builds this file
+    // up to its empty `sortOptions`).
+    let every = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n\
+                 metadata: {name: k}\nopenapi: {}\nnamePrefix: a-\nnameSuffix: -b\n\
+                 NAMESPACE: ns\ncommonLabels: {}\nlabels: []\ncommonAnnotations: {}\n\
+                 patchesStrategicMerge: []\npatchesJson6902: []\npatches: [{path: patch.yaml}]\n\
+                 images: []\nimageTags: []\nreplacements: []\nreplicas: []\nvars: []\n\
+                 sortOptions: {}\nresources: []\ncomponents: []\ncrds: []\nbases: []\n\
+                 configMapGenerator: []\nsecretGenerator: []\nhelmGlobals: {}\nhelmCharts: []\n\
+                 helmChartInflationGenerator: []\ngeneratorOptions: {}\nconfigurations: []\n\
+                 generators: []\ntransformers: []\nvalidators: []\n\
+                 buildMetadata: []\n";
+    let (code, stdout) = run(every);
     assert_eq!(code, Some(0), "{stdout}");
     assert!(stdout.contains("0 objects"), "{stdout}");
 }
@@ -3437,14 +3462,18 @@ fn built_from_warns_when_the_build_has_no_origin_annotations() {
     );
     let annotated = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  annotations:\n    \
                      config.kubernetes.io/origin: |\n      path: c.yaml\n";
-    for (args, input) in [
-        (&["--built-from", dir][..], annotated),
-        (&[][..], stream),
-        (&["--built-from", dir][..], ""),
-    ] {
+    for (args, input) in [(&["--built-from", dir][..], annotated), (&[][..], stream)] {
         let out = validate(args, input);
         assert!(out.stderr.is_empty(), "{args:?}: {}", describe(&out));
     }
+    // An empty build is refused before anything is mapped (as any empty stdin is).
+    let out = validate(&["--built-from", dir], "");
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("is empty: nothing to read"),
+        "{}",
+        describe(&out)
+    );
 }
 
 /// The findings of `validate --no-default-catalog --format json` on `text`, as
