@@ -1946,6 +1946,29 @@ fn undefined_hint(error: &LeafError, ctx: &minijinja::Value) -> String {
     let Some(detail) = source.detail() else {
         return String::new();
     };
+    // A misspelt name of the context itself (`trait.dedicated`, `sze`).
+    if let Some(expr) = detail
+        .strip_prefix('`')
+        .and_then(|d| d.split_once('`'))
+        .map(|(expr, _)| expr)
+    {
+        let root_end = expr
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(expr.len());
+        let (root, rest) = expr.split_at(root_end);
+        if !root.is_empty() && ctx.get_attr(root).is_ok_and(|v| v.is_undefined()) {
+            let names: Vec<String> = ctx
+                .try_iter()
+                .map(|keys| {
+                    keys.filter_map(|k| k.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default();
+            return crate::diagnostic::nearest_name(root, names.iter().map(String::as_str))
+                .map(|near| format!("did you mean `{near}{rest}`?"))
+                .unwrap_or_default();
+        }
+    }
     let Some((root, name)) = detail
         .strip_prefix('`')
         .and_then(|d| d.split_once('`'))

@@ -1903,6 +1903,21 @@ fn a_shared_parts_error_for_several_families_is_reported_once() {
         ),
         "{message}"
     );
+    // A misspelt name of the context itself gets its hint too.
+    for (typo, hint) in [
+        ("{{ sze.cpu }}", "(did you mean `size`?)"),
+        ("{{ trait.x }}", "(did you mean `traits`?)"),
+        ("{{ nothing_near }}", ""),
+    ] {
+        let errors = render_at("bad/catalog.yaml", &catalog(typo)).expect_err(typo);
+        let message = report_one(errors.first());
+        assert_eq!(
+            message.contains("did you mean"),
+            !hint.is_empty(),
+            "{typo}: {message}"
+        );
+        assert!(message.contains(hint), "{typo}: {message}");
+    }
     // A syntax error is the same for every family too.
     let errors = render_at("bad/catalog.yaml", &catalog("{{ size.cpu }")).expect_err("syntax");
     assert_eq!(errors.len(), 1, "{}", report(&errors));
