@@ -3847,3 +3847,58 @@ spec:
         "{stdout}"
     );
 }
+
+/// A file of an earlier `build -o DIR`, named on its own beside its sources (as a pre-commit
+/// hook names staged files), defines its object twice: the finding says where it comes from
+/// and how to leave it out.
+#[test]
+fn a_second_definition_in_an_earlier_output_says_how_to_leave_it_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("it.yaml"),
+        "apiVersion: instancetype.kubevirt.io/v1beta1\nkind: VirtualMachineClusterInstancetype\n\
+         metadata: {name: tiny}\nspec: {cpu: {guest: 1}, memory: {guest: 1Gi}}\n",
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_kvrender"))
+            .current_dir(tmp.path())
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let built = run(&["build", "--no-default-catalog", "it.yaml", "-o", "out"]);
+    assert_eq!(built.status.code(), Some(0), "{}", describe(&built));
+    let written = std::fs::read_dir(tmp.path().join("out"))
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .find(|name| name.ends_with(".yaml"))
+        .expect("a written file");
+    let hint =
+        "(`out` holds an earlier `kvrender build -o out`: leave it out with `--exclude out/`)";
+    let out = run(&[
+        "validate",
+        "--no-default-catalog",
+        "it.yaml",
+        &format!("out/{written}"),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(
+        stdout.contains("is defined twice") && stdout.contains(hint),
+        "{stdout}"
+    );
+    // Without the marker, the folder is one of the user's own: no such hint.
+    std::fs::remove_file(tmp.path().join("out/.kvrender-output")).unwrap();
+    let out = run(&[
+        "validate",
+        "--no-default-catalog",
+        "it.yaml",
+        &format!("out/{written}"),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("is defined twice") && !stdout.contains("earlier"),
+        "{stdout}"
+    );
+}

@@ -129,16 +129,42 @@ fn compared(obj: &Object) -> bool {
 /// The finding about `what`, defined at `here` after a first definition at `first` (each
 /// where its name is written).
 fn defined_twice(what: ObjectRef, here: Origin, first: Origin) -> Diagnostic {
+    let output = [&here, &first]
+        .into_iter()
+        .find_map(|at| earlier_output(&at.path))
+        .map(|dir| {
+            format!(
+                " (`{dir}` holds an earlier `kvrender build -o {dir}`: leave it out with \
+                 `--exclude {dir}/`)"
+            )
+        })
+        .unwrap_or_default();
     Diagnostic::error(
         RULE.code,
         here,
         format!(
-            "{what} is defined twice: first at {first} (document {})",
+            "{what} is defined twice: first at {first} (document {}){output}",
             first.index + 1
         ),
     )
     .with_object(what)
     .with_related(first)
+}
+
+/// The folder of the file at `path` when an earlier `build -o` wrote it there (the folder
+/// holds [`crate::load::walk::OUTPUT_MARKER`]): named on its own, as a pre-commit hook names
+/// staged files, such a file is read beside the sources it was built from.
+fn earlier_output(path: &str) -> Option<String> {
+    let folder = std::path::Path::new(path).parent()?;
+    let marker = if folder.as_os_str().is_empty() {
+        std::path::PathBuf::from(crate::load::walk::OUTPUT_MARKER)
+    } else {
+        folder.join(crate::load::walk::OUTPUT_MARKER)
+    };
+    (path != "-" && marker.is_file()).then(|| {
+        let shown = folder.display().to_string();
+        if shown.is_empty() { ".".into() } else { shown }
+    })
 }
 
 /// A number two objects [`check`] takes for the same one always share (others may share it
