@@ -219,8 +219,8 @@ impl Kept {
     /// What is kept of the VirtualMachine `vm` before it is expanded: its key, and a `KV022`
     /// warning at each field KubeVirt does not know, as `validate` gives it. Such a field does
     /// nothing (`kubectl apply` refuses the VM; a client that does not check fields has it
-    /// dropped), and a misspelt one (a VM's `dedicatedCPUPlacement`, which an instancetype
-    /// spells so) is left out of what the rules read; it would be a silent no-op.
+    /// dropped), and no rule reads a misspelt one (a VM's `dedicatedCPUPlacement`, which only
+    /// an instancetype spells so): without the warning it would do nothing without a word.
     fn of(vm: &Object) -> Self {
         let mut findings = Vec::new();
         crate::validate::rules::unknown_field::check(vm, &mut findings);

@@ -3874,8 +3874,8 @@ fn a_second_definition_in_an_earlier_output_says_how_to_leave_it_out() {
         .filter_map(|e| e.ok()?.file_name().into_string().ok())
         .find(|name| name.ends_with(".yaml"))
         .expect("a written file");
-    let hint =
-        "(`out` holds an earlier `kvrender build -o out`: leave it out with `--exclude out/`)";
+    let hint = "(`out` holds the output of an earlier `kvrender build -o out`: leave it out with \
+                `--exclude out/`)";
     let out = run(&[
         "validate",
         "--no-default-catalog",

@@ -134,8 +134,8 @@ fn defined_twice(what: ObjectRef, here: Origin, first: Origin) -> Diagnostic {
         .find_map(|at| earlier_output(&at.path))
         .map(|dir| {
             format!(
-                " (`{dir}` holds an earlier `kvrender build -o {dir}`: leave it out with \
-                 `--exclude {dir}/`)"
+                " (`{dir}` holds the output of an earlier `kvrender build -o {dir}`: leave it \
+                 out with `--exclude {dir}/`)"
             )
         })
         .unwrap_or_default();
