@@ -1957,13 +1957,7 @@ fn undefined_hint(error: &LeafError, ctx: &minijinja::Value) -> String {
             .unwrap_or(expr.len());
         let (root, rest) = expr.split_at(root_end);
         if !root.is_empty() && ctx.get_attr(root).is_ok_and(|v| v.is_undefined()) {
-            let names: Vec<String> = ctx
-                .try_iter()
-                .map(|keys| {
-                    keys.filter_map(|k| k.as_str().map(str::to_string))
-                        .collect()
-                })
-                .unwrap_or_default();
+            let names = key_names(ctx);
             return crate::diagnostic::nearest_name(root, names.iter().map(String::as_str))
                 .map(|near| format!("did you mean `{near}{rest}`?"))
                 .unwrap_or_default();
@@ -1983,13 +1977,7 @@ fn undefined_hint(error: &LeafError, ctx: &minijinja::Value) -> String {
     let Ok(scope) = ctx.get_attr(root) else {
         return String::new();
     };
-    let keys: Vec<String> = scope
-        .try_iter()
-        .map(|keys| {
-            keys.filter_map(|k| k.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default();
+    let keys = key_names(&scope);
     if let Some(near) = crate::diagnostic::nearest_name(name, keys.iter().map(String::as_str)) {
         return format!("did you mean `{root}.{near}`?");
     }
@@ -2004,6 +1992,17 @@ fn undefined_hint(error: &LeafError, ctx: &minijinja::Value) -> String {
         ),
         _ => String::new(),
     }
+}
+
+/// The names of the keys of a template value (a map's), to look for a near one among.
+fn key_names(value: &minijinja::Value) -> Vec<String> {
+    value
+        .try_iter()
+        .map(|keys| {
+            keys.filter_map(|k| k.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn leaf_error(site: &Site<'_, '_>, error: LeafError, combination: &Combination) -> RenderError {

@@ -3876,27 +3876,24 @@ fn a_second_definition_in_an_earlier_output_says_how_to_leave_it_out() {
         .expect("a written file");
     let hint = "(`out` holds the output of an earlier `kvrender build -o out`: leave it out with \
                 `--exclude out/`)";
-    let out = run(&[
-        "validate",
-        "--no-default-catalog",
-        "it.yaml",
-        &format!("out/{written}"),
-    ]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let beside_its_source = || {
+        let out = run(&[
+            "validate",
+            "--no-default-catalog",
+            "it.yaml",
+            &format!("out/{written}"),
+        ]);
+        assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let stdout = beside_its_source();
     assert!(
         stdout.contains("is defined twice") && stdout.contains(hint),
         "{stdout}"
     );
     // Without the marker, the folder is one of the user's own: no such hint.
     std::fs::remove_file(tmp.path().join("out/.kvrender-output")).unwrap();
-    let out = run(&[
-        "validate",
-        "--no-default-catalog",
-        "it.yaml",
-        &format!("out/{written}"),
-    ]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = beside_its_source();
     assert!(
         stdout.contains("is defined twice") && !stdout.contains("earlier"),
         "{stdout}"
