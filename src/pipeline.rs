@@ -52,6 +52,13 @@ pub fn expand_diagnostic(vm: &Object, err: &ExpandError) -> Diagnostic {
     }
     let mut d = Diagnostic::error(code, origin, message).with_object(vm.object_ref());
     d.field = field;
+    if let ExpandError::NotFound {
+        elsewhere: Some(elsewhere),
+        ..
+    } = err
+    {
+        d = d.with_related(elsewhere.clone());
+    }
     d
 }
 

@@ -47,6 +47,9 @@ pub enum ExpandError {
         /// KubeVirt does not serve (the hint says so): not found in the cluster, but not
         /// missing from the inputs.
         held_unserved: bool,
+        /// Where an object of that kind and name in another namespace is defined, when the
+        /// inputs hold one (the hint names its namespace).
+        elsewhere: Option<crate::origin::Origin>,
     },
     /// The VM sets fields the instancetype owns.
     #[error("{}", conflict::message(.0))]
@@ -287,6 +290,10 @@ fn find_spec<'a, 'k>(
             field,
             hint: not_found_hint(index, kind, namespace, name),
             held_unserved: index.unserved(kind, namespace, name).is_some(),
+            elsewhere: index
+                .other_namespace(kind, namespace, name)
+                .and_then(|other| index.get(kind, other, name))
+                .map(|o| o.origin.clone()),
         }),
     }
 }
@@ -311,6 +318,7 @@ fn find_revision<'a>(
                 field: side.spec_field(),
                 hint: Some(revision_hint(side, rev, namespace, name, from_status)),
                 held_unserved: false,
+                elsewhere: None,
             })
     };
     let revision = if revision_name.is_empty() {

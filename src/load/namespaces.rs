@@ -26,6 +26,27 @@ use crate::model::scope::is_cluster_scoped;
 pub fn note_kustomize_namespaces(diags: &mut [Diagnostic], command: &str) {
     let mut placed = Placed::default();
     for d in diags.iter_mut() {
+        // The other way round: a VM of a namespace names an object the inputs hold in another
+        // (written without one), in a file whose kustomization places it in the VM's.
+        if d.code == codes::REFERENCE_NOT_FOUND
+            && let Some(wanted) = d.object.as_ref().and_then(|o| o.namespace.clone())
+            && let Some(elsewhere) = d.related.as_deref()
+            && let Some(Setting {
+                kustomization,
+                folder,
+                namespace,
+            }) = placed.setting(&elsewhere.path)
+            && namespace == wanted
+        {
+            d.message.push_str(&format!(
+                "; {kustomization} sets `namespace: {namespace}` for {elsewhere}, which kvrender \
+                 does not apply to the files it reads (an object written without a namespace is \
+                 in \"default\" here): check what kustomize builds of it, with the VMs \
+                 (`kubectl kustomize {}`)",
+                shell_word(&folder)
+            ));
+            continue;
+        }
         let Some(object) = d.object.as_ref().filter(|o| o.namespace.is_none()) else {
             continue;
         };
@@ -336,5 +357,46 @@ mod tests {
             diags[0].message
         );
         assert_eq!(diags[1].message, "not found in \"default\"");
+    }
+
+    #[test]
+    fn an_object_a_kustomization_places_in_the_vms_namespace_is_named_the_other_way_round() {
+        let dir = tree(&[(
+            "cat/kustomization.yaml",
+            "namespace: team\nresources: [it.yaml]\n",
+        )]);
+        let d = dir.path();
+        let found_in = |namespace: &str| {
+            let mut f = finding(
+                codes::REFERENCE_NOT_FOUND,
+                &d.join("vms/vm.yaml"),
+                "VirtualMachine",
+                "virtualmachineinstancetypes.instancetype.kubevirt.io \"small\" not found",
+            );
+            f.object.as_mut().unwrap().namespace = Some(namespace.into());
+            f.with_related(Origin::new(
+                d.join("cat/it.yaml").to_string_lossy(),
+                0,
+                Some(1),
+            ))
+        };
+        let mut diags = vec![found_in("team"), found_in("other")];
+        note_kustomize_namespaces(&mut diags, "validate");
+        assert!(
+            diags[0].message.contains(&format!(
+                "; {}/kustomization.yaml sets `namespace: team` for {}:1, which kvrender does \
+                 not apply",
+                d.join("cat").display(),
+                d.join("cat/it.yaml").display()
+            )),
+            "{}",
+            diags[0].message
+        );
+        // A kustomization placing it in another namespace than the VM's explains nothing.
+        assert!(
+            !diags[1].message.contains("kustomization"),
+            "{}",
+            diags[1].message
+        );
     }
 }

@@ -487,6 +487,7 @@ fn lookup_finding(obj: &Object, err: &ExpandError, embedded: bool) -> Option<Dia
             field,
             hint,
             held_unserved,
+            ..
         } => (
             reference_not_found::RULE.code,
             (*field).to_string(),
@@ -537,11 +538,17 @@ fn lookup_finding(obj: &Object, err: &ExpandError, embedded: bool) -> Option<Dia
     } else {
         obj.origin.clone()
     };
-    Some(
-        Diagnostic::warning(code, origin, message)
-            .with_object(obj.object_ref())
-            .with_field(field),
-    )
+    let mut d = Diagnostic::warning(code, origin, message)
+        .with_object(obj.object_ref())
+        .with_field(field);
+    if let ExpandError::NotFound {
+        elsewhere: Some(elsewhere),
+        ..
+    } = err
+    {
+        d = d.with_related(elsewhere.clone());
+    }
+    Some(d)
 }
 
 /// The `KV011` warning on `vm` for the instancetype or preference `referenced` it names, which
