@@ -336,9 +336,9 @@ fn report_changes(stderr: &mut String, dir: &Path, changes: &files::Changes) {
         };
         let _ = writeln!(
             stderr,
-            "{} does not exist: {count} to write; run the same command without --check to \
-             write {them}",
+            "{} does not exist: {count} to write; run `{}` to write {them}",
             dir.display(),
+            without_check(),
         );
         return;
     }
@@ -357,14 +357,28 @@ fn report_changes(stderr: &mut String, dir: &Path, changes: &files::Changes) {
     } else {
         let _ = writeln!(
             stderr,
-            "{} is out of date: {} new, {} changed, {} stale; run the same command without \
-             --check to update it",
+            "{} is out of date: {} new, {} changed, {} stale; run `{}` to update it",
             dir.display(),
             changes.created.len(),
             changes.changed.len(),
-            changes.removed.len()
+            changes.removed.len(),
+            without_check(),
         );
     }
+}
+
+/// This run's command without `--check`, to copy: under a pre-commit hook, which puts the
+/// hook's arguments and no file names after `kvrender build --check`, the user never saw it.
+fn without_check() -> String {
+    std::iter::once("kvrender".to_string())
+        .chain(
+            std::env::args_os()
+                .skip(1)
+                .filter(|a| a != "--check")
+                .map(|a| crate::load::shell_word(&a.to_string_lossy())),
+        )
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn is_catalog_object(v: &Value) -> bool {

@@ -32,6 +32,7 @@ use split::{BOM, is_separator};
 pub use exclude::Exclude;
 pub use namespaces::note_kustomize_namespaces;
 pub use variables::note_variables;
+pub(crate) use variables::shell_word;
 
 /// The text of one input file.
 #[derive(Clone, Debug)]

@@ -1832,7 +1832,8 @@ fn check_reports_an_out_of_date_output_dir_and_writes_nothing() {
     assert!(!tmp.path().join("out").exists());
     write_input(cm("a", "1"));
     assert!(stderr(&build(&["--check"])).contains(
-        "out does not exist: 1 file to write; run the same command without --check to write it"
+        "out does not exist: 1 file to write; run `kvrender build --no-default-catalog in.yaml \
+         -o out` to write it"
     ));
     write_input(format!("{}---\n{}", cm("a", "1"), cm("b", "1")));
 
@@ -1858,7 +1859,9 @@ fn check_reports_an_out_of_date_output_dir_and_writes_nothing() {
         "out/v1_configmap_b.yaml: stale\n",
         // The marker, which records the files written, changes with them.
         "out/.kvrender-output: changed\n",
-        "out is out of date: 1 new, 2 changed, 1 stale",
+        // The command to run, as this one was given but for `--check`.
+        "out is out of date: 1 new, 2 changed, 1 stale; run `kvrender build \
+         --no-default-catalog in.yaml -o out --prune` to update it\n",
     ] {
         assert!(text.contains(line), "no {line:?} in\n{text}");
     }
