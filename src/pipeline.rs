@@ -52,11 +52,7 @@ pub fn expand_diagnostic(vm: &Object, err: &ExpandError) -> Diagnostic {
     }
     let mut d = Diagnostic::error(code, origin, message).with_object(vm.object_ref());
     d.field = field;
-    if let ExpandError::NotFound {
-        elsewhere: Some(elsewhere),
-        ..
-    } = err
-    {
+    if let Some(elsewhere) = err.elsewhere() {
         d = d.with_related(elsewhere.clone());
     }
     d
@@ -76,18 +72,12 @@ fn expand_failure(vm: &Object, err: &ExpandError, index: &Index<'_>) -> Diagnost
         ..
     } = err
     {
-        d.message = format!(
-            "{resource} \"{name}\" not found: {}{}",
-            crate::validate::rules::admission::looked_in(
-                resource,
-                namespace.as_deref(),
-                name,
-                index.has_fallback()
-            ),
-            namespace
-                .as_deref()
-                .map(|ns| format!(" (in namespace \"{ns}\")"))
-                .unwrap_or_default(),
+        d.message = crate::validate::rules::admission::not_found_where(
+            resource,
+            name,
+            namespace.as_deref(),
+            index.has_fallback(),
+            true,
         );
     }
     d

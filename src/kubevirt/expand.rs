@@ -139,6 +139,15 @@ fn not_found_hint(index: &Index<'_>, kind: Kind, namespace: &str, name: &str) ->
 }
 
 impl ExpandError {
+    /// For a name not found, where an object of that kind and name in another namespace is
+    /// defined, if the inputs hold one.
+    pub fn elsewhere(&self) -> Option<&crate::origin::Origin> {
+        match self {
+            ExpandError::NotFound { elsewhere, .. } => elsewhere.as_ref(),
+            _ => None,
+        }
+    }
+
     fn other(message: impl Into<String>, field: &str) -> Self {
         ExpandError::Other {
             message: message.into(),

@@ -492,22 +492,17 @@ fn lookup_finding(obj: &Object, err: &ExpandError, embedded: bool) -> Option<Dia
             reference_not_found::RULE.code,
             (*field).to_string(),
             format!(
-                "{resource} \"{name}\" not found{}{}; KubeVirt's admission lets the lookup \
-                 fail, but the VM will not start unless the cluster holds it{}",
+                "{}; KubeVirt's admission lets the lookup fail, but the VM will not start \
+                 unless the cluster holds it{}",
                 // The inputs hold it, at an apiVersion the hint names: where it was looked for
                 // is not the point.
-                if *held_unserved {
-                    String::new()
-                } else {
-                    format!(
-                        ": {}",
-                        looked_in(resource, namespace.as_deref(), name, embedded)
-                    )
-                },
-                namespace
-                    .as_deref()
-                    .map(|ns| format!(" (in namespace \"{ns}\")"))
-                    .unwrap_or_default(),
+                not_found_where(
+                    resource,
+                    name,
+                    namespace.as_deref(),
+                    embedded,
+                    !held_unserved
+                ),
                 crate::kubevirt::expand::hint_suffix(hint.as_deref())
             ),
         ),
@@ -541,14 +536,30 @@ fn lookup_finding(obj: &Object, err: &ExpandError, embedded: bool) -> Option<Dia
     let mut d = Diagnostic::warning(code, origin, message)
         .with_object(obj.object_ref())
         .with_field(field);
-    if let ExpandError::NotFound {
-        elsewhere: Some(elsewhere),
-        ..
-    } = err
-    {
+    if let Some(elsewhere) = err.elsewhere() {
         d = d.with_related(elsewhere.clone());
     }
     Some(d)
+}
+
+/// KubeVirt's words for `name` not found (of `resource`, in `namespace`), with where it was
+/// looked for when `looked` (see [`looked_in`]): the same from `validate`, `expand` and `build`.
+pub(crate) fn not_found_where(
+    resource: &str,
+    name: &str,
+    namespace: Option<&str>,
+    embedded: bool,
+    looked: bool,
+) -> String {
+    let looked = if looked {
+        format!(": {}", looked_in(resource, namespace, name, embedded))
+    } else {
+        String::new()
+    };
+    let namespace = namespace
+        .map(|ns| format!(" (in namespace \"{ns}\")"))
+        .unwrap_or_default();
+    format!("{resource} \"{name}\" not found{looked}{namespace}")
 }
 
 /// The `KV011` warning on `vm` for the instancetype or preference `referenced` it names, which
