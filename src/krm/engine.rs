@@ -679,8 +679,9 @@ fn stale_outputs(
                 codes::STALE_OUTPUT,
                 item.origin.clone(),
                 format!(
-                    "removed `{file}`: an earlier render wrote it, and no catalog document \
-                     renders it any more"
+                    "removed from `{file}`, where an earlier render wrote it: no catalog \
+                     document renders it any more (kpt deletes the file when nothing else is \
+                     left in it)"
                 ),
             )
             .with_severity(Severity::Info)
@@ -689,9 +690,9 @@ fn stale_outputs(
                 codes::STALE_OUTPUT,
                 item.origin.clone(),
                 format!(
-                    "an earlier render wrote `{file}`, and no catalog document renders it any \
-                     more: delete the file, or set `prune: true` in the function's \
-                     configuration to have it removed"
+                    "an earlier render wrote it to `{file}`, and no catalog document renders \
+                     it any more: delete it (the file, unless it holds other objects), or set \
+                     `prune: true` in the function's configuration to have it removed"
                 ),
             )
         };
@@ -870,6 +871,10 @@ pub fn render_diagnostic(err: &RenderError) -> Diagnostic {
         ..
     }
     | RenderError::UnknownPart {
+        object: Some(object),
+        ..
+    }
+    | RenderError::PartCycle {
         object: Some(object),
         ..
     }

@@ -180,10 +180,13 @@ pub enum RenderError {
         message: String,
     },
     /// Parts that name each other in a circle.
-    #[error("{location}: parts include each other in a cycle: {}", .chain.join(" -> "))]
+    #[error("{location}: parts include each other in a cycle: {}", cycle_text(.chain))]
     PartCycle {
         /// The file and line of the name that closes the cycle.
         location: Origin,
+        /// The `Parts` document (or family or preference) where that name is written, when it
+        /// has a name.
+        object: Option<Box<crate::origin::ObjectRef>>,
         /// The names from the list being resolved to the repeated one (`a -> b -> a`; it may
         /// lead into the cycle: `x -> a -> b -> a`).
         chain: Vec<String>,
@@ -237,6 +240,21 @@ pub enum RenderError {
         /// The first definition.
         other: Box<Origin>,
     },
+}
+
+/// A cycle's chain as a message shows it: the cycle itself (`a -> b -> a`), then the parts
+/// that led into it, which are not part of the mistake (`(reached from x)`).
+fn cycle_text(chain: &[String]) -> String {
+    let start = chain
+        .last()
+        .and_then(|last| chain.iter().position(|n| n == last))
+        .unwrap_or(0);
+    let cycle = chain[start..].join(" -> ");
+    if start == 0 {
+        cycle
+    } else {
+        format!("{cycle} (reached from {})", chain[..start].join(" -> "))
+    }
 }
 
 impl RenderError {

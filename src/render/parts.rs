@@ -279,6 +279,7 @@ impl<'a> PartLibrary<'a> {
             // user's that took a shipped one's name: reported where that part names the next
             // one, which is a line the user can open and change.
             let mut location = visit.referrer.at(visit.at);
+            let mut object = visit.referrer.object_ref();
             if super::embedded::is_shipped(&location.path) {
                 let own = (0..stack.len())
                     .rev()
@@ -289,10 +290,15 @@ impl<'a> PartLibrary<'a> {
                     if let Some((_, index)) = part.parts.iter().find(|(sub, _)| *sub == next) {
                         let rest = [Step::Key("parts"), Step::Index(*index)];
                         location = part.doc.at(&part.steps(&rest));
+                        object = part.doc.object_ref();
                     }
                 }
             }
-            return Err(RenderError::PartCycle { location, chain });
+            return Err(RenderError::PartCycle {
+                location,
+                object,
+                chain,
+            });
         }
         if stack.len() >= MAX_PART_DEPTH {
             return Err(visit.referrer.invalid(

@@ -993,7 +993,7 @@ fn a_rendered_object_no_longer_rendered_is_warned_about_or_pruned() {
         stale[0]["message"]
             .as_str()
             .unwrap()
-            .contains("removed `cluster-instancetypes/team1.large.yaml`"),
+            .starts_with("removed from `cluster-instancetypes/team1.large.yaml`"),
         "{stale:?}"
     );
 

@@ -1454,6 +1454,28 @@ spec: {scopes: [cluster], parts: [b]}
         ]
     );
 
+    // A cycle met through a part outside it names that part apart from the cycle.
+    let led = "\
+apiVersion: kvrender.io/v1alpha1
+kind: Parts
+metadata: {name: c}
+parts:
+  lead: {parts: [a]}
+  a: {parts: [b]}
+  b: {parts: [a]}
+---
+apiVersion: kvrender.io/v1alpha1
+kind: Preference
+metadata: {name: p}
+spec: {scopes: [cluster], parts: [lead]}
+";
+    let errors = render_text(led).unwrap_err();
+    let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        messages,
+        ["ns/catalog.yaml:7: parts include each other in a cycle: a -> b -> a (reached from lead)"]
+    );
+
     let mut deep = String::from(
         "apiVersion: kvrender.io/v1alpha1\nkind: Parts\nmetadata: {name: d}\nparts:\n",
     );
@@ -1805,7 +1827,8 @@ spec:
 
 /// A part of the user's that takes a shipped part's name and names a shipped part that names
 /// it back closes a cycle inside the shipped catalog: it is reported where the user's part
-/// names the shipped one, a line the user can open, not in the shipped file.
+/// names the shipped one, a line the user can open, not in the shipped file, and named after
+/// the user's `Parts` document.
 #[test]
 fn a_cycle_through_a_shipped_part_is_reported_in_the_users_file() {
     let tmp = tempfile::tempdir().unwrap();
@@ -1827,7 +1850,8 @@ fn a_cycle_through_a_shipped_part_is_reported_in_the_users_file() {
     assert!(out.stdout.is_empty());
     assert_eq!(
         stderr,
-        "p.yaml:6: error[KV040] parts include each other in a cycle: base -> windows -> base\n"
+        "p.yaml:6: error[KV040] Parts/mine: parts include each other in a cycle: base -> windows \
+         -> base\n"
     );
 }
 
