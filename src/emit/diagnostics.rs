@@ -30,22 +30,53 @@ fn line_naming(d: &Diagnostic, object: Option<&str>) -> String {
     one_line(s)
 }
 
-/// `line` with every control character escaped (`\n`, `\u{0}`): a file, object or field name
-/// from hostile input must not break a finding or an error over several lines or hide part of
-/// it.
+/// `line` with every control character escaped (`\n`, `\u{0}`), and every character that does
+/// not show ([`unseen`]): a file, object or field name from hostile input must not break a
+/// finding or an error over several lines, hide part of it, or reorder it on the screen (a
+/// right-to-left override); a field name with a zero-width space must not look like the name
+/// it fails to be.
 pub fn one_line(line: String) -> String {
-    if !line.chars().any(char::is_control) {
+    if !line.chars().any(|c| c.is_control() || unseen(c)) {
         return line;
     }
     line.chars()
         .fold(String::with_capacity(line.len() + 8), |mut s, c| {
-            if c.is_control() {
+            if c.is_control() || unseen(c) {
                 s.extend(c.escape_default());
             } else {
                 s.push(c);
             }
             s
         })
+}
+
+/// Whether `c` is a character that a terminal shows as nothing or as a plain space, though it
+/// is neither: zero-width and joining characters, direction marks and overrides, the byte
+/// order mark, soft hyphens, variation selectors and tag characters, and the spaces that are
+/// not the ASCII space (a key written with a no-break space after it reads as the key).
+pub fn unseen(c: char) -> bool {
+    matches!(
+        c,
+        '\u{a0}'
+            | '\u{ad}'
+            | '\u{34f}'
+            | '\u{61c}'
+            | '\u{115f}'..='\u{1160}'
+            | '\u{1680}'
+            | '\u{17b4}'..='\u{17b5}'
+            | '\u{180b}'..='\u{180f}'
+            | '\u{2000}'..='\u{200f}'
+            | '\u{2028}'..='\u{202f}'
+            | '\u{205f}'..='\u{206f}'
+            | '\u{3000}'
+            | '\u{3164}'
+            | '\u{fe00}'..='\u{fe0f}'
+            | '\u{feff}'
+            | '\u{ffa0}'
+            | '\u{fff0}'..='\u{fff8}'
+            | '\u{1d173}'..='\u{1d17a}'
+            | '\u{e0000}'..='\u{e0fff}'
+    )
 }
 
 /// Every diagnostic on its own line, then a summary line when there is anything to say. Findings
@@ -181,6 +212,27 @@ mod tests {
         );
         // The finding and the summary: two lines.
         assert_eq!(human(&[d], true).lines().count(), 2);
+    }
+
+    #[test]
+    fn characters_that_do_not_show_are_written_out() {
+        // A zero-width space after a field name, a right-to-left override in a message, a
+        // no-break space: each written as its code point; other non-ASCII text is kept.
+        let mut d = finding(
+            "vm",
+            3,
+            "unknown field `runStrategy\u{200b}` near \u{202e}cba",
+        );
+        d.field = Some("spec.runStrategy\u{200b}\u{a0}".into());
+        d.origin.path = "é/vm.yaml".into();
+        assert_eq!(
+            human_line(&d),
+            "é/vm.yaml:3: error[KV004] K/vm: spec.runStrategy\\u{200b}\\u{a0}: unknown field \
+             `runStrategy\\u{200b}` near \\u{202e}cba"
+        );
+        for c in ['a', 'é', '—', '中', ' ', '\u{1f600}'] {
+            assert!(!unseen(c), "{c:?}");
+        }
     }
 
     #[test]

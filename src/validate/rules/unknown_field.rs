@@ -171,6 +171,17 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
                     });
                 } else if let Some(s) = suggestion {
                     message.push_str(&format!("; did you mean `{s}`?"));
+                    let unseen: Vec<String> = key
+                        .chars()
+                        .filter(|&c| crate::emit::diagnostics::unseen(c))
+                        .map(|c| format!("U+{:04X}", u32::from(c)))
+                        .collect();
+                    if !unseen.is_empty() {
+                        message.push_str(&format!(
+                            " (the name holds {}, which does not show: retype it)",
+                            unseen.join(", ")
+                        ));
+                    }
                     if s.eq_ignore_ascii_case(&key) {
                         message.push_str(" (field names are case-sensitive)");
                     }
