@@ -26,9 +26,12 @@
 //!   `supplementalPool` with an `ioThreads.supplementalPoolThreadCount` below 1
 //!   (`validateIOThreadsPolicy`).
 //!
-//! Only what KubeVirt certainly refuses is reported. A `spec.cpu.guest` of 0 or a guest
-//! memory of a few bytes is not: KubeVirt's VM webhook admits such a VM (whether it then
-//! starts is another matter). Neither is what a VM, a preference or the cluster can still
+//! One more case is reported though KubeVirt admits it: a guest memory below 1M, which no
+//! guest boots in and which is nearly always a unit left out (`guest: 4`, a size table's
+//! `[small, 1, 2]`: bytes). The message says the VM is admitted.
+//!
+//! Otherwise only what KubeVirt certainly refuses is reported. A `spec.cpu.guest` of 0 is not:
+//! KubeVirt's VM webhook admits such a VM (whether it then starts is another matter). Neither is what a VM, a preference or the cluster can still
 //! make right: huge pages a VM may add, NUMA without huge pages, an isolated emulator thread
 //! with `dedicatedCPUPlacement` unset (the VM may set it), thread counts a preference lays
 //! out, feature gates, or `maxGuest`, which KubeVirt checks only on clusters that roll changes
@@ -72,7 +75,7 @@ use crate::validate::rules::vm_spec::{self, HugepagesObjection};
 pub const RULE: Rule = Rule {
     code: codes::UNUSABLE_INSTANCETYPE,
     name: "unusable-instancetype",
-    summary: "An instancetype no VirtualMachine can use: KubeVirt's VM webhook refuses every VM naming it, whatever the VM sets (huge pages that are not a quantity, of size 0, larger than the guest memory or not dividing it, an overcommitted memory request below 1M, an isolated emulator thread, NUMA passthrough or realtime with `dedicatedCPUPlacement: false`, realtime without NUMA passthrough, an I/O threads policy KubeVirt does not take) (warning).",
+    summary: "An instancetype no VirtualMachine can use: KubeVirt's VM webhook refuses every VM naming it, whatever the VM sets (huge pages that are not a quantity, of size 0, larger than the guest memory or not dividing it, an overcommitted memory request below 1M, an isolated emulator thread, NUMA passthrough or realtime with `dedicatedCPUPlacement: false`, realtime without NUMA passthrough, an I/O threads policy KubeVirt does not take); or a guest memory below 1M, which KubeVirt admits but no guest boots in, nearly always a unit left out (`[small, 1, 2]` is 2 bytes) (warning).",
     severity: Severity::Warning,
 };
 
@@ -99,9 +102,24 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
         return;
     };
     let refusals = refusals(spec);
+    // A refusal of the guest memory (huge pages that do not fit it, an overcommit) says more.
+    let too_little = refusals
+        .is_empty()
+        .then(|| too_little_memory(spec))
+        .flatten();
     // An instancetype its own webhook refuses never exists for a VM to name (`KV030`).
-    if refusals.is_empty() || !admission::instancetype::admit(Some(spec)).allowed() {
+    if (refusals.is_empty() && too_little.is_none())
+        || !admission::instancetype::admit(Some(spec)).allowed()
+    {
         return;
+    }
+    if let Some(message) = too_little {
+        let field = "spec.memory.guest";
+        out.push(
+            Diagnostic::warning(RULE.code, obj.field_origin(field), message)
+                .with_object(obj.object_ref())
+                .with_field(field),
+        );
     }
     for Refusal {
         field,
@@ -123,6 +141,35 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
         );
     }
 }
+
+/// Less than 1M of guest memory (KubeVirt's floor for a memory request). KubeVirt admits a VM naming such an instancetype
+/// (its 1M floor is for a memory request, which an instancetype without an overcommit does not
+/// set), yet no guest boots in it: it is nearly always a unit left out, `guest: 4` or
+/// `[small, 1, 2]` in a catalog's size table being bytes.
+fn too_little_memory(spec: &Value) -> Option<String> {
+    let written = spec.field("memory")?.field("guest")?;
+    let guest = Quantity::from_json(written)?.value();
+    if guest <= 0 || guest >= ONE_M {
+        return None;
+    }
+    let text = shown(written);
+    let unit = if text.trim().bytes().all(|b| b.is_ascii_digit()) {
+        format!(
+            ": a quantity without a unit is bytes; `{}Gi` or `{}Mi` meant?",
+            text.trim(),
+            text.trim()
+        )
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "no VirtualMachine can use it: a guest memory of `{text}` is {guest} bytes, and no guest \
+         boots in less than 1M (KubeVirt admits a VM naming it, and the VM does not start){unit}"
+    ))
+}
+
+/// 1M in bytes.
+const ONE_M: i64 = 1_000_000;
 
 /// Why KubeVirt refuses every VM naming an instancetype of `spec`, which its own webhook
 /// admits.
@@ -352,6 +399,35 @@ mod tests {
     }
 
     #[test]
+    fn a_guest_memory_without_its_unit() {
+        assert_eq!(
+            messages(with_memory(json!({"guest": 48}))),
+            [
+                "spec.memory.guest: no VirtualMachine can use it: a guest memory of `48` is 48 \
+                 bytes, and no guest boots in less than 1M (KubeVirt admits a VM naming it, \
+                 and the VM does not start): a quantity without a unit is bytes; `48Gi` or \
+                 `48Mi` meant?"
+            ]
+        );
+        let out = messages(with_memory(json!({"guest": "500k"})));
+        assert_eq!(out.len(), 1, "{out:#?}");
+        assert!(out[0].ends_with("(KubeVirt admits a VM naming it, and the VM does not start)"));
+        // 1M and more, 0 (`KV004`'s or the VM's business) and what does not parse: nothing.
+        for guest in [
+            json!("1M"),
+            json!(1_000_000),
+            json!("2Gi"),
+            json!(0),
+            json!("lots"),
+        ] {
+            assert!(
+                messages(with_memory(json!({"guest": guest}))).is_empty(),
+                "{guest}"
+            );
+        }
+    }
+
+    #[test]
     fn a_page_larger_than_the_guest_memory() {
         let out = messages(with_memory(
             json!({"guest": "512Mi", "hugepages": {"pageSize": "1Gi"}}),
@@ -476,10 +552,15 @@ mod tests {
         );
     }
 
-    /// KubeVirt's VM webhook admits these: whatever fails later, it is not a refusal.
+    /// KubeVirt's VM webhook admits these: whatever fails later, it is not a refusal (a few
+    /// bytes of memory get the warning of a unit left out, which says they are admitted).
     #[test]
     fn a_few_bytes_or_no_vcpus_alone_are_admitted() {
-        assert!(messages(with_memory(json!({"guest": 8}))).is_empty());
+        let out = messages(with_memory(json!({"guest": 8})));
+        assert!(
+            out.len() == 1 && out[0].contains("KubeVirt admits a VM naming it"),
+            "{out:#?}"
+        );
         assert!(messages(json!({"cpu": {"guest": 0}, "memory": {"guest": "1Gi"}})).is_empty());
         assert!(
             messages(json!({"cpu": {"guest": 0, "dedicatedCPUPlacement": true},
