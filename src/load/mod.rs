@@ -69,6 +69,23 @@ pub fn read_paths(paths: &[PathBuf]) -> Result<Vec<Source>> {
     read_inputs(paths, None, &Exclude::default())
 }
 
+/// Whether `bytes` hold no YAML document with anything in it: nothing but blanks, comments,
+/// document markers (`---`, `...`), null documents (`~`, `null`) and a byte order mark. The
+/// look is by line and cheap; anything else counts as something.
+pub fn holds_nothing(bytes: &[u8]) -> bool {
+    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+    bytes.split(|&b| b == b'\n').all(|line| {
+        let line = line.trim_ascii();
+        let line = line
+            .strip_prefix(b"---")
+            .filter(|rest| rest.first().is_none_or(u8::is_ascii_whitespace))
+            .map_or(line, <[u8]>::trim_ascii_start);
+        line.is_empty()
+            || line.starts_with(b"#")
+            || matches!(line, b"..." | b"~" | b"null" | b"Null" | b"NULL")
+    })
+}
+
 /// The text of a file that begins with a UTF-16 byte order mark (what Windows PowerShell 5.1's
 /// `>` writes), as UTF-8 with its mark, as kustomize and kpt read such a file; any other bytes as
 /// they are. Bytes that are not valid UTF-16 are left as they are too, for the UTF-8 check to
@@ -164,11 +181,16 @@ fn read_inputs_of(
     for path in paths {
         if path.as_os_str() == "-" {
             let bytes = read_stdin(what)?;
-            if bytes.iter().all(u8::is_ascii_whitespace) {
-                // As `kubectl apply -f -` refuses it: most often what a failed command before
-                // the pipe left, which a check must not pass as clean.
+            if holds_nothing(&bytes) {
+                // As `kubectl apply -f -` refuses it ("no objects passed"): most often what a
+                // failed command before the pipe left, which a check must not pass as clean.
+                let empty = if bytes.iter().all(u8::is_ascii_whitespace) {
+                    "is empty"
+                } else {
+                    "holds no object (only comments, `---` or null documents)"
+                };
                 return Err(Error::Usage(format!(
-                    "standard input (`-`, named as {what}) is empty: nothing to read (when a \
+                    "standard input (`-`, named as {what}) {empty}: nothing to read (when a \
                      command pipes into kvrender and fails, it leaves it empty; `set -o \
                      pipefail` makes the pipeline fail with it)"
                 )));
@@ -234,6 +256,15 @@ fn read_inputs_of(
             .collect();
         for read in read {
             let (source, id) = read?;
+            if named_file && holds_nothing(&source.bytes) {
+                // Named on its own, as a CI step or a hook names a file: most often one a
+                // failed command left empty. Say so, rather than report it clean.
+                eprintln!(
+                    "note: {}: no object in it (empty, or only comments, `---` or null \
+                     documents)",
+                    source.path
+                );
+            }
             // A file reached a second time (named twice, or through a symbolic link to a
             // folder already walked, such as `current -> releases/v2`) is kept once, where
             // first met. Its identity comes from the handle it was read through: no extra
@@ -1684,6 +1715,35 @@ fn readable_ref(value: &Value) -> Option<crate::origin::ObjectRef> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn what_holds_nothing() {
+        for nothing in [
+            "",
+            " \n\n",
+            "---\n",
+            "~\n",
+            "# c\n",
+            "...\n",
+            "\u{feff}",
+            "---\n---\n# c\n...\n",
+            "--- # c\n",
+            "--- ~\n",
+            "null\n",
+        ] {
+            assert!(super::holds_nothing(nothing.as_bytes()), "{nothing:?}");
+        }
+        for something in [
+            "a: 1\n",
+            "---\nkind: X\n",
+            "--- {}\n",
+            "[]\n",
+            "---x\n",
+            "'~'\n",
+        ] {
+            assert!(!super::holds_nothing(something.as_bytes()), "{something:?}");
+        }
+    }
+
     use super::*;
 
     /// Marks are taken from the lines before a document's first content only, and only when

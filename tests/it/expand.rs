@@ -292,6 +292,45 @@ fn empty_stdin_is_refused_by_every_command_that_reads_it() {
                 "{args:?}: {stderr}"
             );
         }
+        // So is one that holds no object: only markers, comments or null documents.
+        for input in [
+            &b"---\n"[..],
+            b"# nothing\n---\n...\n",
+            b"~\n",
+            b"\xef\xbb\xbf",
+        ] {
+            let mut cmd = kvrender();
+            cmd.current_dir(testdata("")).args(args);
+            let out = run_with_stdin(cmd, input);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+            assert!(
+                stderr.contains(") holds no object (only comments, `---` or null documents)"),
+                "{args:?}: {stderr}"
+            );
+        }
+    }
+}
+
+/// A file named on its own that holds no object gets a note (a CI step naming a file a failed
+/// command left empty must not look clean); one found in a folder does not.
+#[test]
+fn a_named_file_without_an_object_gets_a_note() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("empty.yaml"), "---\n# later\n").unwrap();
+    for (arg, noted) in [("empty.yaml", true), (".", false)] {
+        let out = kvrender()
+            .current_dir(tmp.path())
+            .args(["validate", arg])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{arg}: {stderr}");
+        assert_eq!(
+            stderr.contains("note: empty.yaml: no object in it (empty, or only comments"),
+            noted,
+            "{arg}: {stderr}"
+        );
     }
 }
 
