@@ -783,9 +783,15 @@ pub(crate) fn read_sources(
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Vec<Source> {
     let mut sources = Vec::new();
+    // A file met again (named twice, `vm.yaml,./vm.yaml`, or inside two entries, `p,p/sub`) is
+    // read once, where it is first met, as `kvrender build` reads its PATHs.
+    let mut met = std::collections::HashSet::new();
     for p in paths {
         match load::read_paths(&[PathBuf::from(p)]) {
-            Ok(s) => sources.extend(s),
+            Ok(s) => sources.extend(s.into_iter().filter(|source| {
+                let path = std::path::Path::new(source.path.as_ref());
+                met.insert(std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()))
+            })),
             Err(e) => {
                 let mut message = e.to_string();
                 if let Some(source) = std::error::Error::source(&e) {

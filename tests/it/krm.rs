@@ -2216,6 +2216,43 @@ fn kpt_fn_eval_reads_a_package_file_named_in_paths_once() {
     }
 }
 
+/// A file that `paths` names twice (`vm.yaml` and `./vm.yaml`), or that two entries reach (a
+/// folder and its subfolder), is read once, as `build` reads its PATHs: its VM is no second
+/// definition of itself.
+#[test]
+fn a_file_paths_reaches_twice_is_read_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sub = tmp.path().join("vms/team");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::write(
+        sub.join("vm.yaml"),
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: once\n\
+         spec:\n  runStrategy: Halted\n  instancetype:\n    name: u1.small\n  template:\n\
+         \x20   spec:\n      domain:\n        devices: {}\n",
+    )
+    .unwrap();
+    let root = tmp.path().display();
+    for paths in [
+        format!("{root}/vms/team/vm.yaml,{root}/vms/team/./vm.yaml"),
+        format!("{root}/vms,{root}/vms/team"),
+    ] {
+        let function_config = format!(
+            "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {{name: c}}\n  \
+             data: {{paths: '{paths}'}}\n"
+        );
+        let (code, out, _, stderr) = krm(&list("config.kubernetes.io/v1", " []", &function_config));
+        assert_eq!(code, 0, "{paths}: {stderr}");
+        assert!(!stderr.contains("KV020"), "{paths}: {stderr}");
+        let vms = out["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|item| item["metadata"]["name"] == "once")
+            .count();
+        assert_eq!(vms, 1, "{paths}: {out:?}");
+    }
+}
+
 /// A rendered object whose file holds another object already takes the next index of that
 /// file, where kpt writes it beside the other; the next run replaces it in place.
 #[test]
