@@ -177,12 +177,14 @@ fn load_and_build(
     Ok(out)
 }
 
-/// The errors of the wrong types (`KV004`) and missing required fields the API server refuses
-/// `obj` for, each at the line of its field.
+/// The errors of the wrong types (`KV004`), missing required fields and values out of its
+/// schema's limits the API server refuses `obj` for, each at the line of its field.
 fn schema_refusals(obj: &Object) -> Vec<Diagnostic> {
     let mut found = Vec::new();
     crate::validate::rules::unknown_field::check(obj, &mut found);
     crate::validate::rules::wrong_type::check_required(obj, &mut found);
+    // A value its schema's limits refuse (`replicas: -1`): refused the same way.
+    crate::validate::rules::wrong_type::limits::check(obj, &mut found);
     found.retain(|d| d.code == codes::WRONG_TYPE && d.is_error());
     for d in &mut found {
         d.point_at_field(|field| obj.field_origin(field));

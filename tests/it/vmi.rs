@@ -2191,6 +2191,22 @@ fn a_pool_starts_the_vmi_of_its_first_vm() {
         ) && stderr.contains("did you mean \"u1.small\"?"),
         "{stderr}"
     );
+
+    // A value the schema's limits refuse: the API server refuses the pool, no VM, no VMI.
+    assert!(pool.contains("  replicas: 3\n"), "{pool}");
+    std::fs::write(
+        &pool_path,
+        pool.replace("  replicas: 3\n", "  replicas: -1\n"),
+    )
+    .unwrap();
+    let out = kvrender().arg("vmi").arg(&pool_path).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(out.stdout.is_empty());
+    assert!(
+        stderr.contains("error[KV004] VirtualMachinePool/web/web-pool: spec.replicas: "),
+        "{stderr}"
+    );
 }
 
 /// A VirtualMachineInstanceReplicaSet prints the VMI its controller creates: the template's
