@@ -487,6 +487,22 @@ fn parse_variants(
             }
             None => String::new(),
         };
+        // Every object of the variant is named `{id}.{size}{suffix}`: a suffix no name may end
+        // with is one finding at the suffix, not one per object at each size row.
+        if let Err(why) = crate::pipeline::check_name(&format!("{id}.a{suffix}")) {
+            let steps = [here[0], here[1], here[2], Step::Key("suffix")];
+            let shown = format!(
+                "{:?}",
+                crate::diagnostic::shortened(&format!("{id}.SIZE{suffix}"))
+            );
+            return Err(doc.invalid(
+                &steps,
+                format!(
+                    "family `{id}`: every object of variant `{suffix}` is named {shown}, which \
+                     is not a valid Kubernetes name: {why}"
+                ),
+            ));
+        }
         let traits = map.get("traits").cloned();
         if traits.as_ref().is_some_and(|t| !t.is_object()) {
             return Err(doc.invalid(

@@ -334,7 +334,8 @@ impl<'a> Doc<'a> {
                 return Err(self.invalid(
                     &[Step::Key("spec"), Step::Key(key)],
                     format!(
-                        "unknown field `spec.{key}` in {kind} (expected one of {})",
+                        "unknown field `spec.{key}` in {kind}{} (expected one of {})",
+                        did_you_mean(key, allowed),
                         allowed.join(", ")
                     ),
                 ));
@@ -1100,6 +1101,13 @@ fn tree_bytes(value: &Value) -> usize {
             .fold(NODE, usize::saturating_add),
         _ => NODE * 2,
     }
+}
+
+/// `: did you mean `displayName`?` for a field `key` near one of `allowed`, else nothing.
+fn did_you_mean(key: &str, allowed: &[&str]) -> String {
+    crate::diagnostic::nearest_name(key, allowed.iter().copied())
+        .map(|near| format!(": did you mean `{near}`?"))
+        .unwrap_or_default()
 }
 
 /// The parts of the cycle a [`RenderError::PartCycle`] names, sorted.

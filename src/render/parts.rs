@@ -77,7 +77,8 @@ impl<'a> PartLibrary<'a> {
                     return Err(doc.invalid(
                         &[at[0], at[1], Step::Key(key)],
                         format!(
-                            "unknown field `{key}` in part `{name}` (expected one of {})",
+                            "unknown field `{key}` in part `{name}`{} (expected one of {})",
+                            super::did_you_mean(key, PART_KEYS),
                             PART_KEYS.join(", ")
                         ),
                     ));

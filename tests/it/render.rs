@@ -1366,6 +1366,53 @@ fn a_family_whose_every_name_is_invalid_is_told_once_where_to_change_it() {
     );
     // A valid prefix renders.
     assert_eq!(render_text(&family("u", "\"1\"")).unwrap().objects.len(), 4);
+    // So is a variant suffix no name may end with: once, at the suffix.
+    let variant = |suffix: &str| {
+        format!(
+            "{}  variants:\n  - {{}}\n  - {{suffix: {suffix}}}\n",
+            family("u", "\"1\"")
+        )
+    };
+    for (suffix, why) in [
+        ("/a100", "it contains `/`"),
+        ("-gpu-", "each `.`-separated part"),
+    ] {
+        let errors = render_text(&variant(suffix)).unwrap_err();
+        let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        assert_eq!(messages.len(), 1, "{messages:?}");
+        assert!(
+            messages[0].contains(&format!(
+                ":14: family `u1`: every object of variant `{suffix}` is named \"u1.SIZE{suffix}\", \
+                 which is not a valid Kubernetes name: {why}"
+            )),
+            "{messages:?}"
+        );
+    }
+    assert_eq!(render_text(&variant("gpu")).unwrap().objects.len(), 8);
+}
+
+/// A misspelt field of a family's `spec` or of a part names the field meant.
+#[test]
+fn a_misspelt_catalog_field_gets_a_did_you_mean() {
+    let family = "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata:\n  \
+                  name: u\nspec:\n  version: 1\n  displayname: U\n  sizes: [[small, 1, 1Gi]]\n";
+    let errors = render_text(family).unwrap_err();
+    assert!(
+        errors.first().to_string().contains(
+            ":7: unknown field `spec.displayname` in InstancetypeFamily: did you mean \
+             `displayName`? (expected one of "
+        ),
+        "{errors}"
+    );
+    let parts = "apiVersion: kvrender.io/v1alpha1\nkind: Parts\nmetadata: {name: p}\nparts:\n  \
+                 a: {defualts: {x: 1}}\n";
+    let errors = render_text(parts).unwrap_err();
+    assert!(
+        errors.first().to_string().contains(
+            ":5: unknown field `defualts` in part `a`: did you mean `defaults`? (expected one of "
+        ),
+        "{errors}"
+    );
 }
 
 /// A parts library checked on its own: a part nothing uses is checked for unknown names and
