@@ -144,7 +144,7 @@ fn run_parsing(args: &BuildArgs, parsing: Parsing) -> Result<Outcome> {
             let tree = if args.bundles {
                 bundles(&items, args.version_label.as_deref())?
             } else {
-                one_file_per_object(&items, printed)?
+                one_file_per_object(&items, printed, &|item| read_at(&sources, item))?
             };
             let plural = |n: usize| if n == 1 { "" } else { "s" };
             if args.check {
@@ -417,11 +417,16 @@ fn process(
 }
 
 /// The files of `-o DIR`, each object's document taken from `printed` when it was printed
-/// already.
+/// already. An object that cannot be written is named with where `locate` finds it.
 fn one_file_per_object(
     items: &[Value],
     printed: Vec<Option<String>>,
+    locate: &dyn Fn(&Value) -> Option<String>,
 ) -> Result<BTreeMap<String, String>> {
+    let named = |item: &Value| match locate(item) {
+        Some(at) => format!("{} (at {at})", describe(item)),
+        None => describe(item),
+    };
     let mut printed = printed.into_iter();
     let mut tree = BTreeMap::new();
     let mut first_of: BTreeMap<String, usize> = BTreeMap::new();
@@ -432,11 +437,19 @@ fn one_file_per_object(
     {
         // A name given by the API server at creation names no file.
         if crate::model::path::str_at(item, &["metadata", "name"]).is_none_or(str::is_empty) {
-            let generated = crate::model::path::str_at(item, &["metadata", "generateName"])
-                .map(|g| format!(" (only `generateName: {g}`)"))
-                .unwrap_or_default();
+            let notes: Vec<String> =
+                crate::model::path::str_at(item, &["metadata", "generateName"])
+                    .map(|g| format!("only `generateName: {g}`"))
+                    .into_iter()
+                    .chain(locate(item).map(|at| format!("at {at}")))
+                    .collect();
+            let notes = if notes.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", notes.join(", "))
+            };
             return Err(crate::error::Error::Usage(format!(
-                "{}{generated} has no `metadata.name`: `-o DIR` writes each object to a file \
+                "{}{notes} has no `metadata.name`: `-o DIR` writes each object to a file \
                  named after it (kustomize refuses an object without a name too); give it a \
                  name, or print the stream without `-o`",
                 describe(item)
@@ -452,8 +465,8 @@ fn one_file_per_object(
                 "{} and {} would be written to the same file `{name}` (file names are \
                  lower-cased, every character outside `[a-z0-9._-]` becomes `_`, and a name \
                  is cut at 240 characters){}: rename one of them",
-                describe(&items[first]),
-                describe(item),
+                named(&items[first]),
+                named(item),
                 where_they_differ(&name_of(&items[first]), &name_of(item))
             )));
         }
@@ -465,6 +478,19 @@ fn one_file_per_object(
         tree.insert(name, document);
     }
     Ok(tree)
+}
+
+/// The file and line of the name of the input document `item` was read from (of its
+/// `metadata` when it has no name), found by parsing `sources` again, which only an object
+/// `-o` cannot write asks for; `None` for a rendered object.
+fn read_at(sources: &[load::Source], item: &Value) -> Option<String> {
+    let loaded = load::parse_sources(sources);
+    let wanted = describe(item);
+    loaded
+        .objects
+        .iter()
+        .find(|obj| describe(&obj.value) == wanted)
+        .map(|obj| obj.field_origin("metadata.name").to_string())
 }
 
 /// Where two long object names first differ, since findings shorten a long name to its start:
@@ -576,7 +602,7 @@ mod tests {
             serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
                 "metadata": {"name": format!("{long}-two")}}),
         ];
-        let error = one_file_per_object(&items, vec![None, None])
+        let error = one_file_per_object(&items, vec![None, None], &|_| None)
             .unwrap_err()
             .to_string();
         // 280 `a`s and `-` are alike.

@@ -1966,7 +1966,7 @@ fn catalog_only_checks_the_catalog_objects_it_prints() {
 }
 
 /// Two objects whose file names come out the same (file names are lower-cased) stop the
-/// write before anything is written, and the message names both objects.
+/// write before anything is written, and the message names both objects and their lines.
 #[test]
 fn objects_sharing_a_file_name_are_named_and_nothing_is_written() {
     let tmp = tempfile::tempdir().unwrap();
@@ -1988,10 +1988,11 @@ fn objects_sharing_a_file_name_are_named_and_nothing_is_written() {
     assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains(
-            "ClusterRole/Admin and ClusterRole/admin would be written to the same file \
-             `rbac.authorization.k8s.io_v1_clusterrole_admin.yaml`"
-        ),
+        stderr.contains(&format!(
+            "ClusterRole/Admin (at {0}:4) and ClusterRole/admin (at {0}:9) would be written to \
+             the same file `rbac.authorization.k8s.io_v1_clusterrole_admin.yaml`",
+            input.display()
+        )),
         "{stderr}"
     );
     assert!(!dir.exists(), "nothing written");
@@ -2040,7 +2041,7 @@ fn check_and_a_failing_run_tell_of_a_run_stopped_halfway() {
 }
 
 /// An object with only a `generateName` names no file: `-o DIR` stops before anything is
-/// written and says which object and why; printed as a stream it passes.
+/// written and says which object, where, and why; printed as a stream it passes.
 #[test]
 fn an_object_without_a_name_stops_o_dir_and_nothing_is_written() {
     let tmp = tempfile::tempdir().unwrap();
@@ -2056,10 +2057,10 @@ fn an_object_without_a_name_stops_o_dir_and_nothing_is_written() {
     assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains(
-            "Job/<no name> (only `generateName: migrate-`) has no `metadata.name`: `-o DIR` \
-             writes each object to a file named after it"
-        ),
+        stderr.contains(&format!(
+            "Job/<no name> (only `generateName: migrate-`, at {input}:3) has no \
+             `metadata.name`: `-o DIR` writes each object to a file named after it"
+        )),
         "{stderr}"
     );
     assert!(!dir.exists(), "nothing written");
