@@ -3911,3 +3911,36 @@ fn a_second_definition_in_an_earlier_output_says_how_to_leave_it_out() {
         "{stdout}"
     );
 }
+
+/// A string where a list or a mapping belongs that is itself the YAML of one (a block written
+/// with `|`, a Helm habit) is told apart from other strings: the finding says why it is one
+/// string and what to write.
+#[test]
+fn yaml_written_as_text_where_a_list_belongs_is_named() {
+    let vm = |disks: &str| {
+        format!(
+            "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: g\nspec:\n  \
+             runStrategy: Halted\n  template:\n    spec:\n      domain:\n        \
+             memory: {{guest: 1Gi}}\n        devices:\n          disks: {disks}\n"
+        )
+    };
+    let hint = "must be a list, not a string (the text is the YAML of a list: a block written \
+                with `|` or `>`, or text a template wrote, stays one string; write the list \
+                itself in YAML): the API server refuses the object";
+    for (disks, hinted) in [
+        ("|\n            - name: a\n              disk: {}", true),
+        ("\"[]\"", true),
+        ("virtio", false),
+    ] {
+        let (_tmp, file) = temp_file("vm.yaml", &vm(disks));
+        let out = run_on(&["validate", "--no-default-catalog"], &file);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{stdout}");
+        assert!(
+            stdout
+                .contains("spec.template.spec.domain.devices.disks: must be a list, not a string"),
+            "{stdout}"
+        );
+        assert_eq!(stdout.contains(hint), hinted, "{disks}: {stdout}");
+    }
+}

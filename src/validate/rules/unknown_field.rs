@@ -219,7 +219,7 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
                              the boolean {value} only to `kubectl apply -f`: write `{value}`)"
                         )
                     })
-                    .unwrap_or_default();
+                    .unwrap_or_else(|| yaml_in_text(&obj.value, &path, expected));
                 Diagnostic::error(
                     super::wrong_type::RULE.code,
                     obj.origin.clone(),
@@ -284,6 +284,31 @@ pub fn check(obj: &Object, out: &mut Vec<Diagnostic>) {
 
 /// The string at `path` of `value` when it is a word YAML 1.1 reads as a boolean and YAML 1.2
 /// as text (`yes`, `off`: see [`super::yaml_boolean`]), with the boolean it stands for there.
+/// ` (the text is the YAML of a list: ...)` when the string at `path`, where `expected` (a
+/// list or a mapping) belongs, is itself the YAML of one: a block written with `|` or `>`, or
+/// what a catalog template wrote as text, is one string, not the list it spells.
+fn yaml_in_text(value: &serde_json::Value, path: &str, expected: &str) -> String {
+    let want: fn(&serde_json::Value) -> bool = match expected {
+        "a list" => serde_json::Value::is_array,
+        "a mapping" => serde_json::Value::is_object,
+        _ => return String::new(),
+    };
+    let steps = crate::load::locate::parse_path(path);
+    let Some(text) = crate::load::locate::field_at(value, &steps).and_then(|v| v.as_str()) else {
+        return String::new();
+    };
+    match crate::load::yaml::parse_node(text) {
+        Ok(parsed) if want(&parsed) => {
+            let what = expected.trim_start_matches("a ");
+            format!(
+                " (the text is the YAML of a {what}: a block written with `|` or `>`, or text a \
+                 template wrote, stays one string; write the {what} itself in YAML)"
+            )
+        }
+        _ => String::new(),
+    }
+}
+
 fn yaml11_word<'v>(value: &'v serde_json::Value, path: &str) -> Option<(&'v str, bool)> {
     let steps = crate::load::locate::parse_path(path);
     let word = crate::load::locate::field_at(value, &steps)?.as_str()?;
