@@ -144,7 +144,12 @@ fn run_parsing(args: &BuildArgs, parsing: Parsing) -> Result<Outcome> {
             let tree = if args.bundles {
                 bundles(&items, args.version_label.as_deref())?
             } else {
-                one_file_per_object(&items, printed, &|item| read_at(&sources, item))?
+                // Parsed again at most once, and only for an object that cannot be written.
+                let reread = std::cell::OnceCell::new();
+                let locate = |item: &Value| {
+                    read_at(reread.get_or_init(|| load::parse_sources(&sources)), item)
+                };
+                one_file_per_object(&items, printed, &locate)?
             };
             let plural = |n: usize| if n == 1 { "" } else { "s" };
             if args.check {
@@ -481,10 +486,9 @@ fn one_file_per_object(
 }
 
 /// The file and line of the name of the input document `item` was read from (of its
-/// `metadata` when it has no name), found by parsing `sources` again, which only an object
-/// `-o` cannot write asks for; `None` for a rendered object.
-fn read_at(sources: &[load::Source], item: &Value) -> Option<String> {
-    let loaded = load::parse_sources(sources);
+/// `metadata` when it has no name), among the inputs parsed again (`loaded`), which only an
+/// object `-o` cannot write asks for; `None` for a rendered object.
+fn read_at(loaded: &load::Loaded, item: &Value) -> Option<String> {
     let wanted = describe(item);
     loaded
         .objects
