@@ -2873,3 +2873,43 @@ fn a_trait_every_size_is_refused_for_is_reported_once_at_the_trait() {
         "{stderr}"
     );
 }
+
+/// A catalog renders label and annotation values, never keys: a template in a key is refused by
+/// the API server's rules, and the finding says that keys are not rendered. A plain object's
+/// odd key gets no such word.
+#[test]
+fn a_template_in_a_catalog_label_key_is_said_to_stay_unrendered() {
+    let tmp = tempfile::tempdir().unwrap();
+    let family = tmp.path().join("family.yaml");
+    std::fs::write(
+        &family,
+        "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata: {name: t}\n\
+         spec:\n  version: 1\n  displayName: T\n  description: Test.\n  parts: [instancetype]\n  \
+         labels:\n    \
+         \"example.com/{{ size.name }}\": \"yes\"\n  annotations:\n    \
+         \"{% if true %}a{% endif %}/b\": x\n  sizes:\n    - [small, 1, 1Gi]\n\
+         ---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  labels:\n    \
+         \"example.com/{{ x }}\": \"y\"\n",
+    )
+    .unwrap();
+    let out = run(&["build", family.to_str().unwrap()]);
+    let shown = describe(&out);
+    assert_eq!(out.status.code(), Some(1), "{shown}");
+    let findings: Vec<&str> = shown.lines().filter(|l| l.contains("KV006")).collect();
+    assert_eq!(findings.len(), 3, "{shown}");
+    let hinted = |l: &&str| l.contains("never their keys");
+    assert!(
+        findings
+            .iter()
+            .filter(|l| l.contains("InstancetypeFamily") || l.contains("t1.small"))
+            .all(hinted),
+        "{shown}"
+    );
+    assert!(
+        findings
+            .iter()
+            .filter(|l| l.contains("ConfigMap/c"))
+            .all(|l| !hinted(l)),
+        "{shown}"
+    );
+}

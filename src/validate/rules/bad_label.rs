@@ -96,7 +96,11 @@ fn check_metadata(obj: &Object, metadata: &Value, at: &str, note: &str, out: &mu
             }
             let field = format!("{at}.labels[\"{key}\"]");
             if let Err(why) = qualified_name(key, false) {
-                out.push(finding(field, format!("label key {} {why}", quoted(key))));
+                let hint = key_template_hint(obj, key);
+                out.push(finding(
+                    field,
+                    format!("label key {} {why}{hint}", quoted(key)),
+                ));
             } else if let Err(why) = label_value(value) {
                 out.push(finding(
                     field,
@@ -114,9 +118,10 @@ fn check_metadata(obj: &Object, metadata: &Value, at: &str, note: &str, out: &mu
                 continue;
             }
             if let Err(why) = qualified_name(&key.to_ascii_lowercase(), true) {
+                let hint = key_template_hint(obj, key);
                 out.push(finding(
                     format!("{at}.annotations[\"{key}\"]"),
-                    format!("annotation key {} {why}", quoted(key)),
+                    format!("annotation key {} {why}{hint}", quoted(key)),
                 ));
             }
         }
@@ -129,6 +134,17 @@ fn check_metadata(obj: &Object, metadata: &Value, at: &str, note: &str, out: &mu
                 ),
             ));
         }
+    }
+}
+
+/// What a finding about a key of a rendered object adds when the key looks like a template:
+/// a catalog renders the values of labels and annotations, never their keys.
+fn key_template_hint(obj: &Object, key: &str) -> &'static str {
+    if obj.written.is_some() && (key.contains("{{") || key.contains("{%")) {
+        " (a catalog renders the values of labels and annotations as templates, never their \
+         keys: write the key out in full)"
+    } else {
+        ""
     }
 }
 
