@@ -18,6 +18,7 @@ use serde_json::Value;
 
 use crate::kubevirt::conflict::{self, Conflict};
 use crate::kubevirt::go_shape::{GoTime, GoZero, Shape};
+use crate::kubevirt::go_text::{path_segment_problems, refused_get};
 use crate::kubevirt::profile::ClusterProfile;
 use crate::kubevirt::{defaults, instancetype_apply, preference_apply, revision, vmi};
 use crate::model::path::Fields;
@@ -284,11 +285,16 @@ fn find_spec<'a, 'k>(
             &format!("{field}.kind"),
         ));
     };
-    if name.is_empty() {
-        return Err(ExpandError::other(
-            "resource name may not be empty",
-            &format!("{field}.name"),
-        ));
+    // client-go refuses a name or a namespace it cannot put in the request's path before
+    // anything is sent.
+    let scope = if kind.is_namespaced() { namespace } else { "" };
+    if let Some(message) = refused_get(scope, name) {
+        let at = if path_segment_problems(scope).is_some() {
+            "metadata.namespace".to_string()
+        } else {
+            format!("{field}.name")
+        };
+        return Err(ExpandError::other(message, &at));
     }
     match index.get_remembered(lookups, kind, namespace, name) {
         Some(obj) => Ok(Some(spec_of(obj.value.field("spec")))),
@@ -318,6 +324,9 @@ fn find_revision<'a>(
 ) -> Result<Option<Cow<'a, Value>>, ExpandError> {
     let namespace = vm.effective_namespace();
     let lookup = |rev: &str, from_status: bool| {
+        if let Some(message) = refused_get(namespace, rev) {
+            return Err(ExpandError::other(message, side.spec_field()));
+        }
         index
             .get_str("ControllerRevision", namespace, rev)
             .ok_or_else(|| ExpandError::NotFound {

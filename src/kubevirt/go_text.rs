@@ -61,11 +61,67 @@ pub fn go_json(value: &Value) -> String {
     out
 }
 
+/// Why client-go's request builder refuses `segment` as a name or a namespace, which it puts
+/// in the URL's path (`IsValidPathSegmentName`), as Go's `%v` prints the list of reasons:
+/// `[may not be '..']`, `[may not contain '/' may not contain '%']`. `None` when it is fine.
+pub fn path_segment_problems(segment: &str) -> Option<String> {
+    if segment == "." || segment == ".." {
+        return Some(format!("[may not be '{segment}']"));
+    }
+    let reasons: Vec<String> = ["/", "%"]
+        .iter()
+        .filter(|bad| segment.contains(*bad))
+        .map(|bad| format!("may not contain '{bad}'"))
+        .collect();
+    (!reasons.is_empty()).then(|| format!("[{}]", reasons.join(" ")))
+}
+
+/// The error client-go gives before it sends a GET for `name` in `namespace` (`""` for a
+/// cluster-scoped object): the namespace is checked first, then the name.
+pub fn refused_get(namespace: &str, name: &str) -> Option<String> {
+    if let Some(why) = path_segment_problems(namespace) {
+        return Some(format!("invalid namespace {}: {why}", go_quote(namespace)));
+    }
+    if name.is_empty() {
+        return Some("resource name may not be empty".to_string());
+    }
+    path_segment_problems(name)
+        .map(|why| format!("invalid resource name {}: {why}", go_quote(name)))
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
-    use super::{go_json, go_quote};
+    use super::{go_json, go_quote, path_segment_problems, refused_get};
+
+    #[test]
+    fn a_name_is_refused_as_client_go_refuses_a_path_segment() {
+        assert_eq!(path_segment_problems("u1.medium"), None);
+        assert_eq!(path_segment_problems("..."), None);
+        assert_eq!(path_segment_problems("").as_deref(), None);
+        assert_eq!(
+            path_segment_problems("..").as_deref(),
+            Some("[may not be '..']")
+        );
+        assert_eq!(
+            path_segment_problems("a%/b").as_deref(),
+            Some("[may not contain '/' may not contain '%']")
+        );
+        assert_eq!(refused_get("", "ok"), None);
+        assert_eq!(
+            refused_get("ns", "").as_deref(),
+            Some("resource name may not be empty")
+        );
+        assert_eq!(
+            refused_get("a/b", "").as_deref(),
+            Some("invalid namespace \"a/b\": [may not contain '/']")
+        );
+        assert_eq!(
+            refused_get("ns", "x\ny/").as_deref(),
+            Some("invalid resource name \"x\\ny/\": [may not contain '/']")
+        );
+    }
 
     #[test]
     fn a_string_is_quoted_with_go_escapes() {

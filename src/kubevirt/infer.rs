@@ -631,10 +631,9 @@ impl<'a> Walk<'_, '_, 'a> {
             namespace: namespace.to_string(),
             name: name.to_string(),
         });
-        if name.is_empty() {
-            return Err(LookupError::Other(Failure::fatal(
-                "resource name may not be empty",
-            )));
+        // client-go refuses what it cannot put in the request's path before sending it.
+        if let Some(message) = crate::kubevirt::go_text::refused_get(namespace, name) {
+            return Err(LookupError::Other(Failure::fatal(message)));
         }
         self.index
             .get_str(target.kind(), namespace, name)

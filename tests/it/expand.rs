@@ -883,3 +883,53 @@ spec:
         );
     }
 }
+
+/// A name client-go cannot put in a request's path (`.`, `..`, or one holding `/` or `%`) is
+/// refused before any lookup, in KubeVirt's words, as an instancetype, preference, revision or
+/// volume name: not "not found", and not found among objects that hold such a name either.
+#[test]
+fn a_name_no_request_can_carry_is_refused_before_the_lookup() {
+    let instancetype = "apiVersion: instancetype.kubevirt.io/v1beta1\n\
+         kind: VirtualMachineClusterInstancetype\nmetadata: {name: \"a/b\"}\n\
+         spec: {cpu: {guest: 1}, memory: {guest: 1Gi}}\n---\n";
+    let vm = |spec: &str| {
+        format!(
+            "{instancetype}apiVersion: kubevirt.io/v1\nkind: VirtualMachine\n\
+             metadata: {{name: vm}}\nspec:\n{spec}  template:\n    spec:\n      \
+             domain: {{devices: {{}}}}\n      volumes:\n      - name: root\n        \
+             persistentVolumeClaim: {{claimName: \"x%y\"}}\n"
+        )
+    };
+    for (spec, said) in [
+        (
+            "  instancetype: {name: \"a/b\"}\n",
+            "invalid resource name \"a/b\": [may not contain '/']",
+        ),
+        (
+            "  preference: {name: \"..\"}\n",
+            "invalid resource name \"..\": [may not be '..']",
+        ),
+        (
+            "  instancetype: {name: \"%/\"}\n",
+            "invalid resource name \"%/\": [may not contain '/' may not contain '%']",
+        ),
+        (
+            "  instancetype: {name: it, revisionName: \".\"}\n",
+            "invalid resource name \".\": [may not be '.']",
+        ),
+        (
+            "  instancetype: {inferFromVolume: root, inferFromVolumeFailurePolicy: Ignore}\n",
+            "invalid resource name \"x%y\": [may not contain '%']",
+        ),
+    ] {
+        let mut cmd = kvrender();
+        cmd.args(["expand", "--no-default-catalog", "-"]);
+        let out = run_with_stdin(cmd, vm(spec));
+        let shown = describe(&out);
+        assert_eq!(out.status.code(), Some(1), "{spec}: {shown}");
+        assert!(out.stdout.is_empty(), "{spec}: {shown}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(said), "{spec}: {shown}");
+        assert!(!stderr.contains("not found"), "{spec}: {shown}");
+    }
+}
