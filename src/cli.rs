@@ -38,7 +38,8 @@ pub enum Command {
     Vmi(VmiArgs),
     /// Show what the cluster will add to each VirtualMachine, as a unified diff.
     Diff(DiffArgs),
-    /// Run as a KRM function: a ResourceList on stdin, a ResourceList on stdout.
+    /// Run as a KRM function: a ResourceList on stdin, a ResourceList on stdout (with CONFIG, a
+    /// kustomize exec plugin: a YAML stream in and out).
     Fn(FnArgs),
     /// Migrate legacy objects to their replacements.
     #[command(subcommand)]
@@ -237,7 +238,8 @@ pub struct DiffArgs {
 /// `kvrender fn`.
 #[derive(Debug, Args)]
 pub struct FnArgs {
-    /// A function config file (as kustomize's legacy exec plugins pass it); default: the
+    /// A function config file, as kustomize's legacy exec plugins pass it: stdin and stdout
+    /// are then a plain YAML stream of objects, not a ResourceList. Default: the
     /// ResourceList's `functionConfig`.
     #[arg(value_name = "CONFIG")]
     pub config: Option<PathBuf>,

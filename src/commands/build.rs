@@ -109,6 +109,18 @@ fn run_parsing(args: &BuildArgs, parsing: Parsing) -> Result<Outcome> {
     };
     out.diagnostics.extend(profile_warnings);
     out.diagnostics.extend(processed.diagnostics);
+    // The engine sets configuration aside; it is looked for again only in inputs that name it.
+    if sources
+        .iter()
+        .any(|s| s.bytes.windows(KIND_BYTES.len()).any(|w| w == KIND_BYTES))
+    {
+        let loaded = load::parse_sources(&sources);
+        if let Some(obj) = loaded.objects.iter().find(|o| is_function_config(&o.value)) {
+            let at = obj.field_origin("metadata.name").to_string();
+            out.stderr
+                .push_str(&function_config_note(&obj.value, Some(&at)));
+        }
+    }
     diagnostic::sort(&mut out.diagnostics);
     load::note_variables(
         &mut out.diagnostics,
@@ -181,6 +193,65 @@ fn run_parsing(args: &BuildArgs, parsing: Parsing) -> Result<Outcome> {
     }
     out.printed_from = items;
     Ok(out)
+}
+
+/// The kind of kvrender's function configuration, as bytes to look for in the inputs.
+const KIND_BYTES: &[u8] = crate::krm::config::KIND.as_bytes();
+
+/// Whether an item is kvrender's own KRM function configuration (`KVRender`).
+fn is_function_config(item: &Value) -> bool {
+    item.get("apiVersion").and_then(Value::as_str) == Some(crate::krm::config::API_VERSION)
+        && item.get("kind").and_then(Value::as_str) == Some(crate::krm::config::KIND)
+}
+
+/// What `build` says of a `KVRender` among its inputs: kpt and kustomize hand it to the
+/// function, `build` does not read it, and which of its options do what the settings it holds
+/// do. A package built both ways gives the same objects only with those options.
+fn function_config_note(config: &Value, at: Option<&str>) -> String {
+    // Each setting, the value for which `build` needs an option (`None`: any value), and the
+    // option.
+    const OPTIONS: [(&str, Option<&str>, &str); 9] = [
+        ("defaultCatalog", Some("false"), "`--no-default-catalog`"),
+        ("paths", None, "PATH arguments"),
+        ("catalogs", None, "`--catalog`"),
+        (
+            "clusterConfig",
+            None,
+            "`--cluster-config FILE` (the mapping saved to a file)",
+        ),
+        ("versionLabel", None, "`--version-label`"),
+        ("versionLabelKey", None, "`--version-label-key`"),
+        ("severity", Some("warning"), "`--strict`"),
+        ("strict", Some("true"), "`--strict`"),
+        ("prune", Some("true"), "`--prune` with `-o DIR`"),
+    ];
+    let set: Vec<String> = OPTIONS
+        .iter()
+        .filter(|(key, value, _)| match (config.get(key), value) {
+            (None | Some(Value::Null), _) => false,
+            (Some(_), None) => true,
+            (Some(v), Some(wanted)) => match v {
+                Value::String(s) => s == wanted,
+                Value::Bool(b) => wanted.parse() == Ok(*b),
+                _ => false,
+            },
+        })
+        .map(|(key, _, option)| format!("`{key}` as {option}"))
+        .collect();
+    let name = config
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("<no name>");
+    let at = at.map(|at| format!("{at}: ")).unwrap_or_default();
+    let mut note = format!(
+        "note: {at}KVRender/{name} configures kvrender as a KRM function (`kpt fn render`, \
+         `kubectl kustomize`); `build` does not read it"
+    );
+    if !set.is_empty() {
+        let _ = write!(note, ": give its settings as options, {}", set.join(", "));
+    }
+    note.push('\n');
+    note
 }
 
 /// Refuse an output directory that is one of the input PATHs or holds one: `build` would

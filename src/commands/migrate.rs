@@ -991,7 +991,7 @@ pub(crate) fn migrate_objects(
                          suggested for it {carry} it and would apply it: {}",
                         m.preset,
                         skipped.field,
-                        skipped_values(skipped),
+                        skipped.values_text(),
                         // A preference merged for this VM carries what its presets' do.
                         match (carrier, merged_for(m)) {
                             (Carrier::Preference, Some(merged)) => &merged.name,
@@ -1670,20 +1670,6 @@ fn kept_parts<'a>(unmapped: &[&'a Unmapped], m: &MatcherSuggestion) -> Vec<&'a s
         })
         .map(|u| u.field.as_str())
         .collect()
-}
-
-/// The preset's value and the VMI's of a part KubeVirt skips, as compact JSON: `the preset
-/// has {"bootloader":{"efi":{}}}, the VirtualMachineInstance {"uuid":"…"}`.
-fn skipped_values(skipped: &crate::kubevirt::presets::SkippedField) -> String {
-    let show = |v: &Option<serde_json::Value>| {
-        v.as_ref()
-            .map_or_else(|| "nothing".to_string(), |v| v.to_string())
-    };
-    format!(
-        "the preset has {}, the VirtualMachineInstance {}",
-        show(&skipped.values.0),
-        show(&skipped.values.1)
-    )
 }
 
 #[cfg(test)]

@@ -574,8 +574,13 @@ pub(crate) fn build_one(
                 if kind == Kind::VirtualMachine {
                     at = template_field(&at);
                 }
+                // KubeVirt's words, then the values where they print Go structs.
+                let mut message = skipped.to_string();
+                if skipped.detail_is_a_struct() {
+                    message = format!("{message}: {}", skipped.values_text());
+                }
                 diagnostics.push(
-                    Diagnostic::warning(codes::PRESET, obj.field_origin(&at), skipped.to_string())
+                    Diagnostic::warning(codes::PRESET, obj.field_origin(&at), message)
                         .with_object(obj.object_ref())
                         .with_field(skipped.field.clone()),
                 );

@@ -31,6 +31,7 @@ use crate::pipeline;
 use crate::render::{self, RenderError, RenderOptions};
 use crate::resolve::Index;
 use crate::validate;
+use crate::validate::rules::admission::{ADMITTED_UNLESS_HELD, ADMITTED_UNRESOLVED};
 
 /// The code of a catalog that does not render (a duplicate is [`codes::DUPLICATE`]).
 pub const RENDER_CODE: &str = codes::CATALOG_RENDER;
@@ -1136,6 +1137,15 @@ fn promote_unresolved(stage: Stage, obj: &Object, found: &mut [Diagnostic]) {
             .filter(|f| f.code == codes::REFERENCE_NOT_FOUND || f.code == codes::BAD_MATCHER)
         {
             f.severity = Severity::Error;
+            // Not what admission does but what `build` cannot do: expand the VM, as the
+            // expansion's own failure says when it stands alone.
+            let admitted = [
+                [ADMITTED_UNRESOLVED, ADMITTED_UNLESS_HELD].concat(),
+                ADMITTED_UNRESOLVED.to_string(),
+            ];
+            if let Some(said) = admitted.iter().find(|a| f.message.contains(a.as_str())) {
+                f.message = f.message.replacen(said.as_str(), "", 1);
+            }
         }
     }
 }

@@ -79,6 +79,26 @@ impl SkippedField {
         let field = self.field.strip_prefix("spec.").unwrap_or(&self.field);
         field.replace('[', ".").replace(']', "")
     }
+
+    /// The preset's value and the VMI's, as compact JSON: `the preset has
+    /// {"bootloader":{"efi":{}}}, the VirtualMachineInstance {"uuid":"…"}`.
+    pub fn values_text(&self) -> String {
+        let show = |v: &Option<Value>| {
+            v.as_ref()
+                .map_or_else(|| "nothing".to_string(), Value::to_string)
+        };
+        format!(
+            "the preset has {}, the VirtualMachineInstance {}",
+            show(&self.values.0),
+            show(&self.values.1)
+        )
+    }
+
+    /// Whether KubeVirt's words print a struct of Go's (`&{ <ptr> <nil>}`), which say little
+    /// of the values without [`Self::values_text`].
+    pub fn detail_is_a_struct(&self) -> bool {
+        self.detail.contains("&{")
+    }
 }
 
 impl fmt::Display for SkippedField {

@@ -219,13 +219,37 @@ fn read_inputs_of(
                 );
             }
             files
-        } else if walk::is_kustomization(path) || exclude.leaves_out_named(path) {
+        } else if walk::is_kustomization(path) {
+            // Named on its own: what it builds is not read from it.
+            eprintln!(
+                "note: {}: a kustomization is not read: kvrender reads manifest files, not \
+                 what kustomize builds of them; check the build with `kubectl kustomize {} | \
+                 kvrender validate -`",
+                path.display(),
+                path.parent()
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .map_or_else(|| ".".to_string(), |p| p.display().to_string())
+            );
+            Vec::new()
+        } else if exclude.leaves_out_named(path) {
             Vec::new()
         } else {
             vec![path.clone()]
         };
         let named_file = !meta.is_dir() && !files.is_empty();
+        let walked = files.len();
         files.retain(|file| !kustomizations.names_as_configuration(file));
+        if meta.is_dir() && walked > 0 && files.is_empty() && kustomize::file_of(path).is_some() {
+            // An overlay: its kustomization names patches and resources elsewhere, and nothing
+            // of it is a resource of its own. Say so, rather than report it clean.
+            eprintln!(
+                "note: {}: nothing read but a kustomization and the patches or other inputs it \
+                 names: kvrender reads manifest files, not what kustomize builds of them; \
+                 check the build with `kubectl kustomize {} | kvrender validate -`",
+                path.display(),
+                path.display()
+            );
+        }
         if named_file && files.is_empty() {
             // Named on its own (as a pre-commit hook names changed files): say why nothing of
             // it is checked, rather than report it clean.

@@ -1188,9 +1188,18 @@ fn files_a_kustomization_names_as_patches_or_inputs_are_not_read() {
             "{file}: {stderr}"
         );
     }
-    // Found in a walked directory, it is left out without a word.
+    // Found in a walked directory, it is left out without a word of its own; a directory in
+    // which nothing else was found gets one note, for the directory.
     let out = run(&["validate", OVERLAY]);
-    assert!(out.stderr.is_empty(), "{}", describe(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{}", describe(&out));
+    assert!(
+        stderr.starts_with(&format!(
+            "note: {OVERLAY}: nothing read but a kustomization"
+        )) && !stderr.contains("halted.yaml"),
+        "{}",
+        describe(&out)
+    );
     // A file no kustomization names is read as ever.
     let tmp = tempfile::tempdir().unwrap();
     let stray = tmp.path().join("halted.yaml");
@@ -2912,4 +2921,38 @@ fn a_template_in_a_catalog_label_key_is_said_to_stay_unrendered() {
             .all(|l| !hinted(l)),
         "{shown}"
     );
+}
+
+/// `build` does not read a package's `KVRender` (kpt and kustomize hand it to the function):
+/// a note names the file and the options that do what its settings do, and leaves out those
+/// that only say what `build` does anyway; the output is the same as without it.
+#[test]
+fn a_packages_function_config_is_named_with_the_options_build_needs() {
+    let out = run(&["build", "examples/krm/kpt"]);
+    let shown = describe(&out);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let note = stderr
+        .lines()
+        .find(|l| l.starts_with("note: examples/krm/kpt/kvrender.yaml:5: KVRender/kvrender"))
+        .unwrap_or_else(|| panic!("{shown}"));
+    for said in [
+        "`build` does not read it",
+        "`versionLabel` as `--version-label`",
+        "`clusterConfig` as `--cluster-config FILE`",
+        "`prune` as `--prune` with `-o DIR`",
+    ] {
+        assert!(note.contains(said), "{said}: {note}");
+    }
+    // `defaultCatalog: true` is what `build` does without an option.
+    assert!(!note.contains("defaultCatalog"), "{note}");
+    // The catalog and VMs alone, without the configuration, print the same.
+    let alone = run(&[
+        "build",
+        "examples/krm/kpt/catalog.yaml",
+        "examples/krm/kpt/vms",
+    ]);
+    assert_eq!(alone.status.code(), Some(0), "{}", describe(&alone));
+    assert_eq!(alone.stdout, out.stdout);
+    assert!(!String::from_utf8_lossy(&alone.stderr).contains("KVRender"));
 }

@@ -3944,3 +3944,125 @@ fn yaml_written_as_text_where_a_list_belongs_is_named() {
         assert_eq!(stdout.contains(hint), hinted, "{disks}: {stdout}");
     }
 }
+
+/// A VM whose instancetype is in none of the inputs, and whose preference has requirements, is
+/// refused as KubeVirt refuses it without the instancetype (its own CPU and memory counted); the
+/// finding says how to give kvrender the cluster's copy when the name is not a near miss.
+#[test]
+fn requirements_against_an_instancetype_not_among_the_inputs_say_how_to_export_it() {
+    let vm = |kind: &str, name: &str| {
+        format!(
+            "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {{name: vm1, namespace: lab}}\n\
+             spec:\n  runStrategy: Always\n  instancetype: {{kind: {kind}, name: {name}}}\n  \
+             preference: {{name: fedora}}\n  template:\n    spec:\n      domain: {{devices: {{}}}}\n"
+        )
+    };
+    for (kind, name, export) in [
+        (
+            "VirtualMachineInstancetype",
+            "team1.medium",
+            Some("`kubectl get virtualmachineinstancetype team1.medium -n lab -o yaml`"),
+        ),
+        (
+            "VirtualMachineClusterInstancetype",
+            "team1.medium",
+            Some("`kubectl get virtualmachineclusterinstancetype team1.medium -o yaml`"),
+        ),
+        ("VirtualMachineClusterInstancetype", "u1.medum", None),
+    ] {
+        let (_tmp, file) = temp_file("vm.yaml", &vm(kind, name));
+        let out = run_on(&["validate"], &file);
+        let shown = describe(&out);
+        assert_eq!(out.status.code(), Some(1), "{shown}");
+        let kv033: Vec<&str> = shown
+            .lines()
+            .filter(|l| l.contains("error[KV033]"))
+            .collect();
+        assert_eq!(kv033.len(), 1, "{shown}");
+        assert!(
+            kv033[0].contains("was not found, so KubeVirt counted the VM's own CPU and memory"),
+            "{shown}"
+        );
+        match export {
+            Some(command) => assert!(
+                kv033[0].contains(command) && kv033[0].contains("pass it with `--catalog`"),
+                "{shown}"
+            ),
+            None => assert!(!kv033[0].contains("kubectl get"), "{shown}"),
+        }
+        // `build` must expand the VM: its `KV011` is an error and says so, not what admission
+        // would let through.
+        let built = run_on(&["build"], &file);
+        let shown = describe(&built);
+        assert_eq!(built.status.code(), Some(1), "{shown}");
+        let kv011: Vec<&str> = shown.lines().filter(|l| l.contains("[KV011]")).collect();
+        assert_eq!(kv011.len(), 1, "{shown}");
+        assert!(
+            kv011[0].contains("error[KV011]") && !kv011[0].contains("admission"),
+            "{shown}"
+        );
+    }
+}
+
+/// An overlay folder holds a kustomization and the patches it names, and nothing kvrender reads
+/// as a resource; a kustomization named on its own is not read either. Both are said, with the
+/// pipe that checks what kustomize builds, rather than passed as clean without a word.
+#[test]
+fn an_overlay_or_a_kustomization_alone_is_said_to_be_unread() {
+    let tmp = tempfile::tempdir().unwrap();
+    let overlay = tmp.path().join("overlays/prod");
+    std::fs::create_dir_all(&overlay).unwrap();
+    std::fs::create_dir_all(tmp.path().join("base")).unwrap();
+    std::fs::write(
+        overlay.join("kustomization.yaml"),
+        "resources:\n- ../../base\npatches:\n- path: patch.yaml\n",
+    )
+    .unwrap();
+    std::fs::write(
+        overlay.join("patch.yaml"),
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: vm1}\n\
+         spec:\n  runStrategy: Halted\n",
+    )
+    .unwrap();
+    for (path, said) in [
+        (
+            "overlays/prod",
+            "overlays/prod: nothing read but a kustomization",
+        ),
+        (
+            "overlays/prod/kustomization.yaml",
+            "overlays/prod/kustomization.yaml: a kustomization is not read",
+        ),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
+            .current_dir(tmp.path())
+            .args(["validate", path])
+            .output()
+            .unwrap();
+        let shown = describe(&out);
+        assert_eq!(out.status.code(), Some(0), "{shown}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(&format!("note: {said}"))
+                && stderr.contains("`kubectl kustomize overlays/prod | kvrender validate -`"),
+            "{shown}"
+        );
+    }
+    // A folder with resources of its own beside its kustomization gets no such note.
+    std::fs::write(
+        tmp.path().join("base/kustomization.yaml"),
+        "resources:\n- vm.yaml\n",
+    )
+    .unwrap();
+    std::fs::write(
+        tmp.path().join("base/vm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_kvrender"))
+        .current_dir(tmp.path())
+        .args(["validate", "base"])
+        .output()
+        .unwrap();
+    assert!(out.stderr.is_empty(), "{}", describe(&out));
+}

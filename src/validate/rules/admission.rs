@@ -249,10 +249,35 @@ fn requirements_hint(
 ) -> String {
     for e in ignored {
         match e {
-            ExpandError::NotFound { field, name, .. } if field.starts_with("spec.instancetype") => {
+            ExpandError::NotFound {
+                field,
+                name,
+                resource,
+                namespace,
+                hint,
+                ..
+            } if field.starts_with("spec.instancetype") => {
+                // A name close to a known one is most likely misspelt (the KV011 says which);
+                // another may be the cluster's own.
+                let export = if hint.is_some() {
+                    String::new()
+                } else {
+                    let kind = resource.split('.').next().unwrap_or(resource);
+                    let kind = kind.strip_suffix('s').unwrap_or(kind);
+                    let namespace = namespace
+                        .as_deref()
+                        .map(|ns| format!(" -n {ns}"))
+                        .unwrap_or_default();
+                    format!(
+                        "; if the cluster holds it, KubeVirt counts its CPU and memory instead: \
+                         save `kubectl get {kind} {name}{namespace} -o yaml` to a file and pass \
+                         it with `--catalog`"
+                    )
+                };
                 return format!(
                     " (the instancetype \"{name}\" was not found, so KubeVirt counted the VM's \
-                     own CPU and memory: see the {} finding)",
+                     own CPU and memory{export}{}see the {} finding)",
+                    if export.is_empty() { ": " } else { "; " },
                     reference_not_found::RULE.code
                 );
             }
@@ -478,6 +503,15 @@ pub(crate) fn looked_in(
     }
 }
 
+/// What a finding about a reference that does not resolve says of admission, after the
+/// lookup's own error; a not-found one goes on with [`ADMITTED_UNLESS_HELD`]. Where a VM
+/// must be expanded (`build`), the finding is an error and says neither.
+pub const ADMITTED_UNRESOLVED: &str =
+    "; KubeVirt's admission lets the lookup fail, but the VM will not start";
+
+/// See [`ADMITTED_UNRESOLVED`].
+pub const ADMITTED_UNLESS_HELD: &str = " unless the cluster holds it";
+
 fn lookup_finding(obj: &Object, err: &ExpandError, embedded: bool) -> Option<Diagnostic> {
     let (code, field, message) = match err {
         ExpandError::NotFound {
@@ -492,8 +526,7 @@ fn lookup_finding(obj: &Object, err: &ExpandError, embedded: bool) -> Option<Dia
             reference_not_found::RULE.code,
             (*field).to_string(),
             format!(
-                "{}; KubeVirt's admission lets the lookup fail, but the VM will not start \
-                 unless the cluster holds it{}",
+                "{}{ADMITTED_UNRESOLVED}{ADMITTED_UNLESS_HELD}{}",
                 // The inputs hold it, at an apiVersion the hint names: where it was looked for
                 // is not the point.
                 not_found_where(
@@ -510,8 +543,7 @@ fn lookup_finding(obj: &Object, err: &ExpandError, embedded: bool) -> Option<Dia
             bad_matcher::RULE.code,
             field.clone().unwrap_or_default(),
             format!(
-                "{message}: KubeVirt's admission lets the lookup fail, but the VM will not \
-                 start{}",
+                "{message}{ADMITTED_UNRESOLVED}{}",
                 kinds_hint(message, field.as_deref().unwrap_or_default())
             ),
         ),
