@@ -812,7 +812,14 @@ pub(crate) fn migrate_objects(
             spec.insert("instancetype".into(), it.clone());
         }
         if let Some(p) = &m.preference {
-            spec.insert("preference".into(), p.clone());
+            // A VM that several presets give a preference takes the one that merges theirs.
+            let mut p = p.clone();
+            if let Some(merged) = merged_for(m)
+                && let Some(name) = p.get_mut("name")
+            {
+                *name = merged.name.clone().into();
+            }
+            spec.insert("preference".into(), p);
         }
         let own = unmapped_of
             .get(&(m.preset.as_str(), effective_namespace(&m.target)))
@@ -1028,8 +1035,8 @@ pub(crate) fn migrate_objects(
         {
             let _ = writeln!(
                 out.stderr,
-                "  note: a VM takes one preference, and presets {} give it one each: name the \
-                 preference `{}` instead, which merges theirs (written with the new objects)",
+                "  note: a VM takes one preference, and presets {} give it one each: `{}` \
+                 merges theirs (written with the new objects)",
                 quoted_list(&merged.presets),
                 merged.name
             );

@@ -12,14 +12,19 @@ pub fn human_line(d: &Diagnostic) -> String {
 /// [`human_line`] with `object` where the finding's object would stand.
 fn line_naming(d: &Diagnostic, object: Option<&str>) -> String {
     let mut s = String::new();
-    let _ = write!(s, "{}", d.origin.path);
-    if let Some(line) = d.origin.line {
-        let _ = write!(s, ":{line}");
-        if let Some(col) = d.column {
-            let _ = write!(s, ":{col}");
+    // A finding about standard input as a whole (under kpt, a whole run of the function) has
+    // no place to name: `-:` alone reads like a parse position.
+    if &*d.origin.path != "-" || d.origin.line.is_some() {
+        let _ = write!(s, "{}", d.origin.path);
+        if let Some(line) = d.origin.line {
+            let _ = write!(s, ":{line}");
+            if let Some(col) = d.column {
+                let _ = write!(s, ":{col}");
+            }
         }
+        s.push_str(": ");
     }
-    let _ = write!(s, ": {}[{}] ", d.severity.as_str(), d.code);
+    let _ = write!(s, "{}[{}] ", d.severity.as_str(), d.code);
     if let Some(obj) = object {
         let _ = write!(s, "{obj}: ");
     }
@@ -189,6 +194,16 @@ const NAMED: usize = 8;
 mod tests {
     use super::*;
     use crate::origin::{ObjectRef, Origin};
+
+    #[test]
+    fn a_finding_about_all_of_stdin_names_no_place() {
+        let whole = Diagnostic::error("KV014", Origin::new("-", 0, None), "not migrated");
+        assert_eq!(human_line(&whole), "error[KV014] not migrated");
+        let at = Diagnostic::error("KV001", Origin::new("-", 0, Some(3)), "bad");
+        assert_eq!(human_line(&at), "-:3: error[KV001] bad");
+        let file = Diagnostic::error("KV001", Origin::new("a.yaml", 0, None), "bad");
+        assert_eq!(human_line(&file), "a.yaml: error[KV001] bad");
+    }
 
     fn finding(name: &str, line: u32, message: &str) -> Diagnostic {
         Diagnostic::error("KV004", Origin::new("c.yaml", 0, Some(line)), message)

@@ -1673,8 +1673,16 @@ fn migrate_presets_merges_the_preferences_of_presets_that_select_a_vm_together()
     assert!(
         stderr.contains(
             "note: a VM takes one preference, and presets `sized` and `win` give it one each: \
-             name the preference `sized-win` instead"
+             `sized-win` merges theirs"
         ),
+        "{stderr}"
+    );
+    // The advice names the merged preference itself, under each preset that selects the VM.
+    assert_eq!(
+        stderr
+            .matches("      preference:\n        kind: VirtualMachinePreference\n        name: sized-win\n")
+            .count(),
+        2,
         "{stderr}"
     );
     // `sized-win2` is an input's name: no merge, and the VM is left to be merged by hand.
@@ -1772,7 +1780,7 @@ fn migrate_presets_gives_merged_preferences_of_one_joined_name_names_of_their_ow
         "Europe/Paris"
     );
     assert!(
-        stderr.contains(&format!("name the preference `{first}` instead")),
+        stderr.contains(&format!("`{first}` merges theirs")),
         "{stderr}"
     );
     // The name a VM's merge gets does not depend on the other VMs of the input.
