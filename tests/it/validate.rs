@@ -505,7 +505,8 @@ fn not_found_hints_prefer_exact_names() {
     // The object exists, in another namespace: the finding says which one it looked in.
     assert!(
         validate.contains(
-            "not in the inputs, `--catalog` or the embedded catalog (in namespace \"team-b\")"
+            "not found in namespace \"team-b\": it is not in the inputs, `--catalog` or the \
+             embedded catalog"
         ),
         "{validate}"
     );
@@ -3623,11 +3624,11 @@ fn the_embedded_catalog_answers_for_the_cluster_scoped_objects_only() {
     assert!(
         report.contains(
             "warning[KV011] VirtualMachine/f: spec.preference: \
-             virtualmachinepreferences.instancetype.kubevirt.io \"fedora\" not found: it is not \
-             in the inputs or `--catalog` (the embedded catalog has a `VirtualMachinePreference` \
-             of that name, but stands for what KubeVirt's operator installs, the cluster-scoped \
-             objects only: if the namespace holds the namespaced bundle, pass it with \
-             `--catalog`)"
+             virtualmachinepreferences.instancetype.kubevirt.io \"fedora\" not found in \
+             namespace \"default\": it is not in the inputs or `--catalog`, and the embedded \
+             catalog's `VirtualMachinePreference` of that name does not count: the embedded \
+             catalog stands for what KubeVirt's operator installs, the cluster-scoped objects \
+             only. If the namespace holds the namespaced bundle, pass it with `--catalog`; "
         ) && report.contains(
             "a VirtualMachineClusterPreference of that name exists: set `kind: \
              VirtualMachineClusterPreference` in the matcher"
@@ -3645,10 +3646,10 @@ fn the_embedded_catalog_answers_for_the_cluster_scoped_objects_only() {
     let report = String::from_utf8_lossy(&run_on(&["validate"], &in_web).stdout).into_owned();
     assert!(
         report.contains(
-            "if the namespace holds the namespaced bundle, save `kubectl get \
+            "If the namespace holds the namespaced bundle, save `kubectl get \
              virtualmachinepreferences.instancetype.kubevirt.io -n web -o yaml` to a file and \
-             pass it with `--catalog` (the bundle's own files name no namespace, so they stand \
-             for `default`)"
+             pass it with `--catalog`, since the bundle's own files name no namespace and so \
+             stand for `default`"
         ),
         "{report}"
     );

@@ -481,15 +481,15 @@ pub(crate) fn looked_in(
                 None => "pass it with `--catalog`".to_string(),
                 Some(ns) => format!(
                     "save `kubectl get {resource} -n {ns} -o yaml` to a file and pass it with \
-                     `--catalog` (the bundle's own files name no namespace, so they stand for \
-                     `default`)"
+                     `--catalog`, since the bundle's own files name no namespace and so stand \
+                     for `default`"
                 ),
             };
             return format!(
-                "it is not in the inputs or `--catalog` (the embedded catalog has a `{kind}` \
-                 of that name, but stands for what KubeVirt's operator installs, the \
-                 cluster-scoped objects only: if the namespace holds the namespaced bundle, \
-                 {pass})"
+                "it is not in the inputs or `--catalog`, and the embedded catalog's `{kind}` of \
+                 that name does not count: the embedded catalog stands for what KubeVirt's \
+                 operator installs, the cluster-scoped objects only. If the namespace holds the \
+                 namespaced bundle, {pass}"
             );
         }
         return "it is not in the inputs, `--catalog` or the embedded catalog".to_string();
@@ -525,8 +525,10 @@ fn lookup_finding(obj: &Object, err: &ExpandError, embedded: bool) -> Option<Dia
         } => (
             reference_not_found::RULE.code,
             (*field).to_string(),
+            // What was probably meant (a near name, the other scope) comes before what
+            // admission does: it is the fix.
             format!(
-                "{}{ADMITTED_UNRESOLVED}{ADMITTED_UNLESS_HELD}{}",
+                "{}{}{ADMITTED_UNRESOLVED}{ADMITTED_UNLESS_HELD}",
                 // The inputs hold it, at an apiVersion the hint names: where it was looked for
                 // is not the point.
                 not_found_where(
@@ -589,9 +591,9 @@ pub(crate) fn not_found_where(
         String::new()
     };
     let namespace = namespace
-        .map(|ns| format!(" (in namespace \"{ns}\")"))
+        .map(|ns| format!(" in namespace \"{ns}\""))
         .unwrap_or_default();
-    format!("{resource} \"{name}\" not found{looked}{namespace}")
+    format!("{resource} \"{name}\" not found{namespace}{looked}")
 }
 
 /// The `KV011` warning on `vm` for the instancetype or preference `referenced` it names, which
