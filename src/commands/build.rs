@@ -112,7 +112,7 @@ fn run_parsing(args: &BuildArgs, parsing: Parsing) -> Result<Outcome> {
     // The engine sets configuration aside; it is looked for again only in inputs that name it.
     if sources
         .iter()
-        .any(|s| s.bytes.windows(KIND_BYTES.len()).any(|w| w == KIND_BYTES))
+        .any(|s| memchr::memmem::find(&s.bytes, KIND_BYTES).is_some())
     {
         let loaded = load::parse_sources(&sources);
         if let Some(obj) = loaded.objects.iter().find(|o| is_function_config(&o.value)) {
