@@ -109,6 +109,11 @@ fn run_parsing(args: &BuildArgs, parsing: Parsing) -> Result<Outcome> {
     };
     out.diagnostics.extend(profile_warnings);
     out.diagnostics.extend(processed.diagnostics);
+    for note in load::notes_on_renaming(&sources.iter().map(|s| s.path.clone()).collect::<Vec<_>>())
+    {
+        out.stderr.push_str(&note);
+        out.stderr.push('\n');
+    }
     // The engine sets configuration aside; it is looked for again only in inputs that name it.
     if sources
         .iter()

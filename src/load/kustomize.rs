@@ -38,6 +38,9 @@ pub struct Named {
     resources: HashSet<PathBuf>,
     /// The namespace it gives every namespaced object it builds (`namespace:`).
     namespace: Option<String>,
+    /// Which of the fields that rename or move what it builds it sets (`namespace`,
+    /// `namePrefix`, `nameSuffix`), in that order.
+    renames: Vec<&'static str>,
 }
 
 /// What kvrender knows of one folder.
@@ -196,6 +199,11 @@ impl Named {
     /// The namespace it gives the namespaced objects it builds.
     pub fn namespace(&self) -> Option<&str> {
         self.namespace.as_deref()
+    }
+
+    /// Which of `namespace`, `namePrefix` and `nameSuffix` it sets.
+    pub fn renames(&self) -> &[&'static str] {
+        &self.renames
     }
 
     /// What this kustomization makes of `file` (joined and resolved as its own paths are):
@@ -444,6 +452,15 @@ pub fn named(folder: &Path, kustomization: &Value) -> Named {
             .and_then(Value::as_str)
             .filter(|ns| !ns.is_empty())
             .map(str::to_string),
+        renames: ["namespace", "namePrefix", "nameSuffix"]
+            .into_iter()
+            .filter(|key| {
+                kustomization
+                    .get(*key)
+                    .and_then(Value::as_str)
+                    .is_some_and(|v| !v.is_empty())
+            })
+            .collect(),
         ..Named::default()
     };
     let at = |path: &str| normalize(&folder.join(path));

@@ -30,7 +30,7 @@ use crate::origin::Origin;
 use split::{BOM, is_separator};
 
 pub use exclude::Exclude;
-pub use namespaces::note_kustomize_namespaces;
+pub use namespaces::{note_kustomize_namespaces, notes_on_renaming};
 pub use variables::note_variables;
 pub(crate) use variables::shell_word;
 

@@ -167,6 +167,61 @@ impl Placed {
     }
 }
 
+/// The notes `build` gives for the files it read that a kustomization in their folder or above
+/// builds with another name or namespace (`namespace:`, `namePrefix:`, `nameSuffix:`): `build`
+/// prints them as written, and `kvrender build DIR | kubectl apply -f -` would apply them under
+/// names kustomize does not give them. One note for each such kustomization, the outermost
+/// that builds the file, in the order of the files.
+pub fn notes_on_renaming(paths: &[Arc<str>]) -> Vec<String> {
+    let mut placed = Placed::default();
+    let mut notes = Vec::new();
+    let mut said = std::collections::HashSet::new();
+    for path in paths {
+        if path.as_ref() == "-" || path.starts_with('<') || path.is_empty() {
+            continue;
+        }
+        let cwd = placed
+            .cwd
+            .get_or_insert_with(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")))
+            .clone();
+        let file = kustomize::normalize(&cwd.join(path.as_ref()));
+        let mut target = file.clone();
+        let mut outermost = None;
+        for folder in file.ancestors().skip(1) {
+            let Some((kustomization, named)) = placed.kustomization(folder) else {
+                continue;
+            };
+            if !named.builds(&target) {
+                break;
+            }
+            if !named.renames().is_empty() {
+                outermost = Some((
+                    shown(kustomization, &cwd),
+                    shown(folder, &cwd),
+                    named.renames().to_vec(),
+                ));
+            }
+            target = folder.to_path_buf();
+        }
+        if let Some((kustomization, folder, renames)) = outermost
+            && said.insert(kustomization.clone())
+        {
+            let fields = renames
+                .iter()
+                .map(|f| format!("`{f}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            notes.push(format!(
+                "note: {kustomization} sets {fields} for the files it builds, which `build` \
+                 prints as they are written; to print what kustomize builds, run `kubectl \
+                 kustomize {} | kvrender build -`",
+                shell_word(&folder)
+            ));
+        }
+    }
+    notes
+}
+
 /// Whether a `KV011` message is about a lookup in a namespace: it names the namespaced kinds'
 /// resources (as KubeVirt's `not found` errors do) or the namespace `default`.
 fn namespaced_lookup(message: &str) -> bool {

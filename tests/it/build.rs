@@ -2956,3 +2956,60 @@ fn a_packages_function_config_is_named_with_the_options_build_needs() {
     assert_eq!(alone.stdout, out.stdout);
     assert!(!String::from_utf8_lossy(&alone.stderr).contains("KVRender"));
 }
+
+/// A kustomization in a file's folder or above that renames or moves what it builds
+/// (`namespace`, `namePrefix`, `nameSuffix`) gets one note from `build`, which prints the file's
+/// objects as written: piped to `kubectl apply`, they would land under other names. The
+/// output itself does not change, and a kustomization that only lists resources gets no note.
+#[test]
+fn build_notes_a_kustomization_that_renames_what_it_builds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("kust");
+    std::fs::create_dir_all(dir.join("vms")).unwrap();
+    std::fs::write(
+        dir.join("kustomization.yaml"),
+        "namespace: prod\nnamePrefix: prod-\nresources:\n- vms\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("vms/kustomization.yaml"),
+        "resources:\n- a.yaml\n- b.yaml\n",
+    )
+    .unwrap();
+    for name in ["a", "b"] {
+        std::fs::write(
+            dir.join(format!("vms/{name}.yaml")),
+            format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}}}\ndata: {{k: v}}\n"
+            ),
+        )
+        .unwrap();
+    }
+    let build = |path: &str| {
+        kvrender()
+            .current_dir(tmp.path())
+            .args(["build", path])
+            .output()
+            .unwrap()
+    };
+    let out = build("kust");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_eq!(
+        stderr.trim_end(),
+        "note: kust/kustomization.yaml sets `namespace`, `namePrefix` for the files it builds, \
+         which `build` prints as they are written; to print what kustomize builds, run \
+         `kubectl kustomize kust | kvrender build -`",
+        "{}",
+        describe(&out)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("name: a\n") && !stdout.contains("prod"),
+        "{stdout}"
+    );
+    // The inner kustomization alone renames nothing: no note.
+    std::fs::write(dir.join("kustomization.yaml"), "resources:\n- vms\n").unwrap();
+    let out = build("kust/vms");
+    assert!(out.stderr.is_empty(), "{}", describe(&out));
+}
