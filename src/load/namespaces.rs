@@ -122,6 +122,24 @@ impl Placed {
     }
 
     fn find(&mut self, path: &str) -> Option<Setting> {
+        // The outermost that sets a namespace has the last word, as in kustomize, where an
+        // overlay's namespace replaces its base's.
+        self.outermost(path, |named| named.namespace().map(str::to_string))
+            .map(|(kustomization, folder, namespace)| Setting {
+                kustomization,
+                folder,
+                namespace,
+            })
+    }
+
+    /// Of the kustomizations that build the file `path` (innermost first: each lists the file,
+    /// or the folder of the one before it, as a resource), the outermost for which `pick`
+    /// gives something: its file and folder as the user would type them, and what `pick` gave.
+    fn outermost<T>(
+        &mut self,
+        path: &str,
+        pick: impl Fn(&kustomize::Named) -> Option<T>,
+    ) -> Option<(String, String, T)> {
         // Standard input, kustomize's stream, a catalog's embedded files: no folder.
         if path == "-" || path.starts_with('<') || path.is_empty() {
             return None;
@@ -131,9 +149,6 @@ impl Placed {
             .get_or_insert_with(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")))
             .clone();
         let file = kustomize::normalize(&cwd.join(path));
-        // The kustomizations that build the file, innermost first: each lists the file, or
-        // the folder of the one before it, as a resource. The outermost that sets a namespace
-        // has the last word, as in kustomize, where an overlay's namespace replaces its base's.
         let mut target = file.clone();
         let mut found = None;
         for folder in file.ancestors().skip(1) {
@@ -143,12 +158,8 @@ impl Placed {
             if !named.builds(&target) {
                 break;
             }
-            if let Some(namespace) = named.namespace() {
-                found = Some(Setting {
-                    kustomization: shown(kustomization, &cwd),
-                    folder: shown(folder, &cwd),
-                    namespace: namespace.to_string(),
-                });
+            if let Some(picked) = pick(named) {
+                found = Some((shown(kustomization, &cwd), shown(folder, &cwd), picked));
             }
             target = folder.to_path_buf();
         }
@@ -177,32 +188,9 @@ pub fn notes_on_renaming(paths: &[Arc<str>]) -> Vec<String> {
     let mut notes = Vec::new();
     let mut said = std::collections::HashSet::new();
     for path in paths {
-        if path.as_ref() == "-" || path.starts_with('<') || path.is_empty() {
-            continue;
-        }
-        let cwd = placed
-            .cwd
-            .get_or_insert_with(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")))
-            .clone();
-        let file = kustomize::normalize(&cwd.join(path.as_ref()));
-        let mut target = file.clone();
-        let mut outermost = None;
-        for folder in file.ancestors().skip(1) {
-            let Some((kustomization, named)) = placed.kustomization(folder) else {
-                continue;
-            };
-            if !named.builds(&target) {
-                break;
-            }
-            if !named.renames().is_empty() {
-                outermost = Some((
-                    shown(kustomization, &cwd),
-                    shown(folder, &cwd),
-                    named.renames().to_vec(),
-                ));
-            }
-            target = folder.to_path_buf();
-        }
+        let outermost = placed.outermost(path, |named| {
+            (!named.renames().is_empty()).then(|| named.renames().to_vec())
+        });
         if let Some((kustomization, folder, renames)) = outermost
             && said.insert(kustomization.clone())
         {
