@@ -389,6 +389,9 @@ pub mod codes {
     pub const STALE_OUTPUT: &str = "KV043";
     /// An instancetype KubeVirt's VM webhook refuses every VirtualMachine that names it for.
     pub const UNUSABLE_INSTANCETYPE: &str = "KV044";
+    /// A key with no value in what a catalog document merges into its objects: a `null`,
+    /// which removes what the parts before it set.
+    pub const EMPTY_VALUE: &str = "KV045";
 }
 
 #[cfg(test)]

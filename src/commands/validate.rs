@@ -107,9 +107,11 @@ fn check_deferring_vms(
     args: &ValidateArgs,
 ) -> Result<Option<(usize, Vec<Diagnostic>)>> {
     let (mut inputs, deferred) = Inputs::load_deferring_vms(paths, sources, &args.resolve)?;
+    let mut unmet = Vec::new();
     let checked: std::result::Result<Vec<Checked>, NotAVm> = {
         let index = inputs.index();
         let ctx = Context::with_cluster(&index, &inputs.profile, &inputs.objects, &inputs.catalog);
+        validate::rules::unmet_requirements::check(&inputs.objects, Some(&index), &mut unmet);
         inputs
             .objects
             .par_iter()
@@ -145,7 +147,7 @@ fn check_deferring_vms(
             .unwrap_or_else(|| validate::rules::duplicate::name_origin(o))
     };
     validate::rules::duplicate::check_with(&inputs.objects, &named, &mut diags);
-    validate::rules::unmet_requirements::check(&inputs.objects, &mut diags);
+    diags.extend(unmet);
     // A VM's own findings are at their fields' lines already, and pointing them again leaves
     // them there: only their document starts on their line, and its identity has no text.
     point_at_fields(&inputs.objects, &inputs.catalog, &mut diags);

@@ -959,17 +959,19 @@ impl Subject {
 }
 
 /// Preferences rendered from the inputs whose requirements no instancetype rendered with them
-/// meets (KV042); labels that disagree with the spec (KV041) are among the per-object checks.
-/// Each is at the line that writes the preference's requirements (see [`complete`]).
+/// meets, nor a cluster-scoped one `index` finds elsewhere (KV042); labels that disagree with
+/// the spec (KV041) are among the per-object checks. Each is at the line that writes the
+/// preference's requirements (see [`complete`]).
 fn unmet_requirements(
     rendered: &[Subject],
     items: &[Object],
     paths: &[Object],
     new: &[Object],
+    index: Option<&Index<'_>>,
 ) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let objects = || rendered.iter().map(|s| s.get(items, paths, new));
-    validate::rules::unmet_requirements::check(objects(), &mut out);
+    validate::rules::unmet_requirements::check(objects(), index, &mut out);
     if !out.is_empty() {
         let docs = CatalogDocs::new(items.iter().chain(paths));
         for d in &mut out {
@@ -1686,13 +1688,22 @@ fn run<V: VmTexts>(
                             })
                             .collect()
                     },
-                    || unmet_requirements(&from_inputs, &out, &path_objects, &new_objects),
+                    || {
+                        unmet_requirements(
+                            &from_inputs,
+                            &out,
+                            &path_objects,
+                            &new_objects,
+                            Some(&index),
+                        )
+                    },
                 );
             let (findings, from_texts): (Vec<Vec<Diagnostic>>, Vec<Option<FromText>>) =
                 per_subject?.into_iter().unzip();
             diagnostics.extend(unmet);
-            // Of the checks, a catalog document gets the one about what it makes: a YAML 1.1
-            // word renders otherwise here than under kpt or kustomize (KV008).
+            // Of the checks, a catalog document gets the ones about what it makes: a YAML 1.1
+            // word renders otherwise here than under kpt or kustomize (KV008), and an empty
+            // value removes what its parts set (KV045).
             for doc in out
                 .iter()
                 .zip(&roles)
@@ -1701,6 +1712,7 @@ fn run<V: VmTexts>(
                 .chain(path_objects.iter().filter(|o| render::is_catalog_kind(o)))
             {
                 validate::rules::yaml_boolean::check(doc, &mut diagnostics);
+                validate::rules::empty_value::check(doc, &mut diagnostics);
             }
             let mut duplicates = Vec::new();
             // A user's object that clashes with a rendered one is a second definition even
@@ -1855,6 +1867,7 @@ fn run<V: VmTexts>(
             &out,
             &path_objects,
             &new_objects,
+            None,
         ));
     }
 

@@ -37,6 +37,16 @@ pub(super) fn is_shipped(path: &str) -> bool {
     path.starts_with(SHIPPED_PREFIX)
 }
 
+/// Whether the shipped catalog defines a part named `name`.
+pub(super) fn is_shipped_part(name: &str) -> bool {
+    shipped_parts().0.iter().any(|doc| {
+        doc.value
+            .get("parts")
+            .and_then(serde_json::Value::as_object)
+            .is_some_and(|parts| parts.contains_key(name))
+    })
+}
+
 /// The `Parts` documents of the shipped catalog and the texts of its files, parsed once: a
 /// user's catalog may name these parts without defining them.
 pub(super) fn shipped_parts()

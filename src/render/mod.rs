@@ -789,6 +789,8 @@ impl<'a> Catalog<'a> {
         if options.shipped_parts {
             let (objects, texts) = embedded::shipped_parts();
             more.set_fallback(library(objects.iter(), texts));
+        } else {
+            self.library.set_shipped_off();
         }
         self.library.set_fallback(more);
     }
@@ -1675,12 +1677,13 @@ fn render_job<'a>(
     );
     // Every tree is rendered, so that every failing leaf of the object is reported.
     let mut errors: Vec<RenderError> = Vec::new();
+    let declared = parts.iter().any(|part| part.defaults.is_some());
     let mut render = |tree: &'a Value, site: &Site<'_, '_>| -> Option<Value> {
         match templates.render_tree(tree, &ctx) {
             Ok(fragment) => fragment,
             Err(leaves) => {
                 errors.extend(leaves.into_iter().map(|e| {
-                    let hint = undefined_hint(&e, &ctx);
+                    let hint = undefined_hint(&e, &ctx, declared);
                     let mut error = leaf_error(site, e, &combination);
                     error.add_hint(&hint);
                     error
@@ -1763,50 +1766,54 @@ fn render_job<'a>(
     // Identity is not the templates' to change.
     object["apiVersion"] = Value::from(OUTPUT_API_VERSION);
     object["metadata"]["name"] = Value::String(name);
+    // Where the document writes the entry `entry` of its `key` (`labels` or `annotations`; the
+    // whole mapping when `entry` is empty): its own or its template's line, else the last part
+    // that writes it (a later part's entry wins the merge), else the document's first line (an
+    // entry the templates made up).
+    let entry_origin = |key: &str, entry: &str| -> Origin {
+        // The whole mapping (`entry` empty) is at the key itself.
+        let whole = usize::from(entry.is_empty());
+        let own = &[Step::Key("spec"), Step::Key(key), Step::Key(entry)][..3 - whole];
+        let template = &[
+            Step::Key("spec"),
+            Step::Key("template"),
+            Step::Key("metadata"),
+            Step::Key(key),
+            Step::Key(entry),
+        ][..5 - whole];
+        let written = |document: &Value, steps: &[Step<'_>]| {
+            let keys: Vec<&str> = steps
+                .iter()
+                .filter_map(|s| match s {
+                    Step::Key(k) => Some(*k),
+                    Step::Index(_) => None,
+                })
+                .collect();
+            crate::model::path::get(document, &keys).is_some()
+        };
+        let in_part = || {
+            parts.iter().rev().find_map(|part| {
+                let steps = &[
+                    Step::Key("parts"),
+                    Step::Key(part.name),
+                    Step::Key("metadata"),
+                    Step::Key(key),
+                    Step::Key(entry),
+                ][..5 - whole];
+                written(&part.doc.obj.value, steps).then(|| part.doc.at(steps))
+            })
+        };
+        [own, template]
+            .into_iter()
+            .find(|steps| written(&doc.obj.value, steps))
+            .map(|steps| doc.at(steps))
+            .or_else(in_part)
+            .unwrap_or_else(|| origin.clone())
+    };
     for key in ["labels", "annotations"] {
         let wrong = stringify(&mut object, key);
-        // Each entry at its line in the document, when the document writes it (a part's
-        // entry, or one the templates made up, at the document's first line).
         errors.extend(wrong.into_iter().map(|(entry, message)| {
-            // The whole mapping (`entry` empty) is at the key itself.
-            let whole = usize::from(entry.is_empty());
-            let own = &[Step::Key("spec"), Step::Key(key), Step::Key(&entry)][..3 - whole];
-            let template = &[
-                Step::Key("spec"),
-                Step::Key("template"),
-                Step::Key("metadata"),
-                Step::Key(key),
-                Step::Key(&entry),
-            ][..5 - whole];
-            let written = |document: &Value, steps: &[Step<'_>]| {
-                let keys: Vec<&str> = steps
-                    .iter()
-                    .filter_map(|s| match s {
-                        Step::Key(k) => Some(*k),
-                        Step::Index(_) => None,
-                    })
-                    .collect();
-                crate::model::path::get(document, &keys).is_some()
-            };
-            // Else the last part that writes it (a later part's entry wins the merge).
-            let in_part = || {
-                parts.iter().rev().find_map(|part| {
-                    let steps = &[
-                        Step::Key("parts"),
-                        Step::Key(part.name),
-                        Step::Key("metadata"),
-                        Step::Key(key),
-                        Step::Key(&entry),
-                    ][..5 - whole];
-                    written(&part.doc.obj.value, steps).then(|| part.doc.at(steps))
-                })
-            };
-            let location = [own, template]
-                .into_iter()
-                .find(|steps| written(&doc.obj.value, steps))
-                .map(|steps| doc.at(steps))
-                .or_else(in_part)
-                .unwrap_or_else(|| origin.clone());
+            let location = entry_origin(key, &entry);
             RenderError::Output {
                 location,
                 combination: Box::new(combination.clone()),
@@ -1829,6 +1836,30 @@ fn render_job<'a>(
     if let Some(version) = options.version {
         let label = options.version_label.unwrap_or(VERSION_LABEL);
         if let Some(labels) = crate::model::path::ensure_map(&mut object, &["metadata", "labels"]) {
+            // A label the catalog sets itself is the catalog's to say: stamping over it (a
+            // version label keyed `instancetype.kubevirt.io/cpu`) would change what the
+            // catalog says without a word.
+            if let Some(set) = labels.get(label).and_then(Value::as_str)
+                && set != version
+            {
+                return Err(vec![RenderError::Output {
+                    location: entry_origin("labels", label),
+                    combination: Box::new(combination.clone()),
+                    others: Vec::new(),
+                    object: None,
+                    field: field_to_string(&[
+                        FieldStep::Key("metadata".into()),
+                        FieldStep::Key("labels".into()),
+                        FieldStep::Key(label.to_string()),
+                    ]),
+                    message: format!(
+                        "the catalog sets the label `{label}` itself, and the version label \
+                         (`{version}`) would replace what it says; give the version label a key of \
+                         its own (`--version-label-key`, or `versionLabelKey` in the \
+                         function's configuration), or leave the label out of the catalog"
+                    ),
+                }]);
+            }
             labels.insert(label.to_string(), json!(version));
         }
     }
@@ -1942,8 +1973,9 @@ fn field_name(steps: &[Step<'_>]) -> String {
 }
 
 /// For a template that reads a name its context does not have (`size.cpus`, `vars.cpu`):
-/// the name nearest it there, or where to set it; empty otherwise.
-fn undefined_hint(error: &LeafError, ctx: &minijinja::Value) -> String {
+/// the name nearest it there, or where to set it; empty otherwise. `declared`: whether the
+/// parts merged declare trait or var `defaults`, so that only declared names may be set.
+fn undefined_hint(error: &LeafError, ctx: &minijinja::Value, declared: bool) -> String {
     let LeafErrorKind::Template(source) = &error.kind else {
         return String::new();
     };
@@ -1994,9 +2026,24 @@ fn undefined_hint(error: &LeafError, ctx: &minijinja::Value) -> String {
             "the preference sets no var `{name}`: set it under `spec.vars`, or give it a default \
              in a part's `defaults`"
         ),
+        // With declared defaults, a trait the parts do not declare may not be set: its default
+        // is the one way in.
+        "traits" if declared => format!(
+            "no part of the family declares a trait `{name}`: give it a default in the \
+             `defaults` of a part the family names, then set it under `spec.traits` where it \
+             differs"
+        ),
         "traits" => format!(
             "the family sets no trait `{name}`: set it under `spec.traits`, or give it a default \
              in a part's `defaults`"
+        ),
+        "size" => format!(
+            "the size row has no field `{name}`: give it one among the row's extra fields \
+             (`[name, cpu, memory, {{{name}: …}}]`)"
+        ),
+        "variant" => format!(
+            "this variant has no field `{name}`: set it on every entry of `spec.variants` \
+             (without `variants`, the one variant has only `suffix`)"
         ),
         _ => String::new(),
     }

@@ -40,6 +40,9 @@ impl Part<'_> {
 pub struct PartLibrary<'a> {
     parts: HashMap<&'a str, Part<'a>>,
     fallback: Option<Box<PartLibrary<'a>>>,
+    /// Whether the shipped catalog's parts were left out of the fallbacks
+    /// (`--no-default-catalog`): an unknown part of a shipped name then says so.
+    shipped_off: bool,
 }
 
 const PART_KEYS: &[&str] = &["parts", "defaults", "metadata", "spec"];
@@ -157,6 +160,11 @@ impl<'a> PartLibrary<'a> {
         self.fallback = Some(Box::new(fallback));
     }
 
+    /// Say, of an unknown part that the shipped catalog defines, that it is turned off.
+    pub fn set_shipped_off(&mut self) {
+        self.shipped_off = true;
+    }
+
     /// The part named `name`: this library's, else a fallback's.
     fn find(&self, name: &str) -> Option<&Part<'a>> {
         match self.own(name) {
@@ -261,13 +269,21 @@ impl<'a> PartLibrary<'a> {
             let known = self.known();
             let hint = closest(name, known.iter().copied());
             let who = visit.who;
+            let message = if self.shipped_off && super::embedded::is_shipped_part(name) {
+                format!(
+                    "{who}: unknown part `{name}`: the shipped catalog has it, but is turned \
+                     off here (`--no-default-catalog`, or `defaultCatalog: false`)"
+                )
+            } else {
+                match hint {
+                    Some(h) => format!("{who}: unknown part `{name}` (did you mean `{h}`?)"),
+                    None => format!("{who}: unknown part `{name}`"),
+                }
+            };
             return Err(RenderError::UnknownPart {
                 location: visit.referrer.at(visit.at),
                 object: visit.referrer.object_ref(),
-                message: match hint {
-                    Some(h) => format!("{who}: unknown part `{name}` (did you mean `{h}`?)"),
-                    None => format!("{who}: unknown part `{name}`"),
-                },
+                message,
             });
         };
         if out.iter().any(|p| std::ptr::eq(*p, part)) {

@@ -63,6 +63,7 @@ pub const RULES: &[Rule] = &[
     rules::size_labels::RULE,
     rules::unmet_requirements::RULE,
     rules::unusable_instancetype::RULE,
+    rules::empty_value::RULE,
 ];
 
 /// The rule with this code.
@@ -154,7 +155,7 @@ pub fn validate(objects: &[Object], ctx: &Context<'_>) -> Vec<Diagnostic> {
         .flat_map_iter(|obj| check_object(obj, ctx))
         .collect();
     rules::duplicate::check(objects, &mut out);
-    rules::unmet_requirements::check(objects, &mut out);
+    rules::unmet_requirements::check(objects, Some(ctx.index), &mut out);
     out
 }
 
@@ -166,6 +167,7 @@ pub fn check_object(obj: &Object, ctx: &Context<'_>) -> Vec<Diagnostic> {
     rules::bad_label::check(obj, &mut d);
     rules::yaml_boolean::check(obj, &mut d);
     rules::yaml_folded::check(obj, &mut d);
+    rules::empty_value::check(obj, &mut d);
     rules::unknown_field::check(obj, &mut d);
     rules::wrong_type::check_required(obj, &mut d);
     rules::wrong_type::limits::check(obj, &mut d);

@@ -1416,7 +1416,10 @@ fn a_users_catalog_borrows_shipped_and_catalog_parts() {
     let errors = String::from_utf8_lossy(&hermetic.stderr);
     for part in ["windows", "tpm"] {
         assert!(
-            errors.contains(&format!("preference `office`: unknown part `{part}`")),
+            errors.contains(&format!(
+                "preference `office`: unknown part `{part}`: the shipped catalog has it, but is \
+                 turned off here"
+            )),
             "{errors}"
         );
     }
@@ -3012,4 +3015,152 @@ fn build_notes_a_kustomization_that_renames_what_it_builds() {
     std::fs::write(dir.join("kustomization.yaml"), "resources:\n- vms\n").unwrap();
     let out = build("kust/vms");
     assert!(out.stderr.is_empty(), "{}", describe(&out));
+}
+
+/// A key written with nothing after it in a part's `spec` is a `null`, which removes what the
+/// parts before it set (here every device setting of the shipped `linux` part): `build` and
+/// `validate` warn at its line (`KV045`); a `null` written out is meant and not reported.
+#[test]
+fn an_empty_value_in_a_part_is_told_to_remove_what_the_parts_before_it_set() {
+    let tmp = tempfile::tempdir().unwrap();
+    let catalog = tmp.path().join("mine.yaml");
+    std::fs::write(
+        &catalog,
+        "apiVersion: kvrender.io/v1alpha1\nkind: Parts\nmetadata: {name: mine}\nparts:\n  \
+         blockmq:\n    spec:\n      devices:\n      preferredBlockMultiQueue: true\n  \
+         plain:\n    spec:\n      firmware: null\n---\napiVersion: kvrender.io/v1alpha1\n\
+         kind: Preference\nmetadata: {name: debian.12}\nspec:\n  displayName: Debian 12\n  \
+         parts: [linux, blockmq, plain]\n",
+    )
+    .unwrap();
+    let catalog = catalog.to_str().unwrap();
+    for command in ["build", "validate"] {
+        let out = run(&[command, catalog]);
+        assert!(out.status.success(), "{command}: {}", describe(&out));
+        // `build` prints its findings on stderr, `validate` on stdout.
+        let shown = describe(&out);
+        let reported: Vec<&str> = shown.lines().filter(|l| l.contains("KV045")).collect();
+        assert_eq!(
+            reported,
+            [format!(
+                "{catalog}:7: warning[KV045] Parts/mine: parts.blockmq.spec.devices: `devices` has \
+             no value: YAML reads it as `null`, and merged, a `null` removes `devices` and \
+             whatever the parts before it put there from every object rendered; indent what \
+             belongs under it, delete the line, or write `devices: null` where removing it is \
+             meant"
+            )],
+            "{command}: {shown}"
+        );
+        if command == "build" {
+            // What the warning says: the shipped `linux` part's devices are gone.
+            let printed = String::from_utf8(out.stdout).unwrap();
+            assert!(printed.contains("name: debian.12"), "{printed}");
+            assert!(!printed.contains("preferredDiskBus"), "{printed}");
+        }
+    }
+    let strict = run(&["build", "--strict", catalog]);
+    assert_eq!(strict.status.code(), Some(1), "{}", describe(&strict));
+}
+
+/// A version label keyed as a label the catalog sets itself (the shipped catalog writes the
+/// class version into `instancetype.kubevirt.io/version`) would replace what the catalog says:
+/// an error at the line that writes the label, nothing printed; under its own key it stamps.
+#[test]
+fn a_version_label_never_replaces_a_label_the_catalog_sets() {
+    let clash = run(&[
+        "build",
+        "catalog/",
+        "--version-label",
+        "v1.5.0",
+        "--version-label-key",
+        "instancetype.kubevirt.io/version",
+    ]);
+    assert_eq!(clash.status.code(), Some(1), "{}", describe(&clash));
+    assert!(clash.stdout.is_empty(), "{}", describe(&clash));
+    let stderr = String::from_utf8_lossy(&clash.stderr);
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.starts_with("catalog/instancetypes/parts.yaml:")
+                && l.contains("error[KV040]")
+                && l.ends_with(
+                    "the catalog sets the label `instancetype.kubevirt.io/version` itself, and \
+                 the version label (`v1.5.0`) would replace what it says; give the version \
+                 label a key of its own (`--version-label-key`, or `versionLabelKey` in the \
+                 function's configuration), or leave the label out of the catalog"
+                )),
+        "{stderr}"
+    );
+    let own = run(&["build", "catalog/", "--version-label", "v1.5.0"]);
+    assert!(own.status.success(), "{}", describe(&own));
+    let printed = stdout(&own);
+    assert_eq!(
+        printed
+            .matches("instancetype.kubevirt.io/common-instancetypes-version: v1.5.0")
+            .count(),
+        244
+    );
+    // The class versions stay what the catalog says.
+    let plain = stdout(&run(&["build", "catalog/"]));
+    let versions = |text: &str| {
+        text.matches("instancetype.kubevirt.io/version: \"1\"")
+            .count()
+    };
+    assert!(versions(&plain) > 0);
+    assert_eq!(versions(&printed), versions(&plain));
+}
+
+/// A catalog that extends the shipped one is judged with it: a preference no instancetype of
+/// the catalog itself meets, but a cluster-scoped one of the embedded catalog does, gets no
+/// `KV042`; without the embedded catalog, or where none of it meets the requirements either,
+/// it does, and says what was looked at.
+#[test]
+fn unmet_requirements_count_the_embedded_catalogs_instancetypes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let catalog = |cpu: u32| {
+        let path = tmp.path().join(format!("c{cpu}.yaml"));
+        std::fs::write(
+            &path,
+            format!(
+                "apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata: {{name: t}}\n\
+                 spec:\n  version: 1\n  sizes:\n  - [nano, 1, 512Mi]\n  template:\n    spec:\n      \
+                 cpu: {{guest: \"{{{{ size.cpu }}}}\"}}\n      \
+                 memory: {{guest: \"{{{{ size.memory }}}}\"}}\n---\n\
+                 apiVersion: kvrender.io/v1alpha1\nkind: Preference\nmetadata: {{name: big}}\n\
+                 spec:\n  scopes: [cluster]\n  template:\n    spec:\n      requirements:\n        \
+                 cpu: {{guest: {cpu}}}\n        memory: {{guest: 4Gi}}\n"
+            ),
+        )
+        .unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let kv042 = |args: &[&str]| {
+        let out = run(args);
+        assert!(out.status.success(), "{}", describe(&out));
+        String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .filter(|l| l.contains("KV042"))
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let fits = catalog(2);
+    assert_eq!(kv042(&["build", &fits]), Vec::<String>::new());
+    assert_eq!(
+        kv042(&["build", "--no-default-catalog", &fits]),
+        [format!(
+            "{fits}:20: warning[KV042] VirtualMachineClusterPreference/big: spec.requirements: \
+             no instancetype in the catalog meets the requirements (at least 2 vCPUs and 4Gi of \
+             memory); every VM pairing this preference with one of them would be refused"
+        )]
+    );
+    let huge = catalog(1000);
+    assert_eq!(
+        kv042(&["build", &huge]),
+        [format!(
+            "{huge}:20: warning[KV042] VirtualMachineClusterPreference/big: spec.requirements: \
+             no instancetype in the catalog, nor any cluster-scoped one of the `--catalog` \
+             files or the embedded catalog, meets the requirements (at least 1000 vCPUs and 4Gi \
+             of memory); every VM pairing this preference with one of them would be refused"
+        )]
+    );
 }

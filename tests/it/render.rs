@@ -437,7 +437,10 @@ fn a_leaf_failing_for_some_sizes_names_each_of_them() {
             "['small', 'medium', 'large', 'xlarge', '2xlarge', '4xlarge']",
             "size `small` (and 5 more: size `medium`, size `large`, size `xlarge`, …)",
         ),
-        ("['large']", "size `large`\n"),
+        (
+            "['large']",
+            "size `large` (the size row has no field `nosuch`",
+        ),
     ] {
         let report = render_error(&family(failing));
         assert_eq!(report.matches("cannot render").count(), 1, "{report}");
@@ -1103,7 +1106,7 @@ fn render_borrowing(text: &str, more: &str, shipped: bool) -> Result<Rendered, R
 
 /// A preference that names shipped parts without defining them renders as the shipped
 /// catalog's own preference of the same parts does; without the shipped parts, every unknown
-/// name is reported, naming the preference.
+/// name is reported, naming the preference and that the shipped catalog, turned off, has it.
 #[test]
 fn a_catalog_borrows_the_shipped_parts() {
     let example = readme_parts_example();
@@ -1120,8 +1123,11 @@ fn a_catalog_borrows_the_shipped_parts() {
     let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
     assert_eq!(
         messages,
-        ["windows", "cores", "secureboot", "persistent-efi", "tpm"]
-            .map(|p| format!("user.yaml:6: preference `windows.11`: unknown part `{p}`")),
+        ["windows", "cores", "secureboot", "persistent-efi", "tpm"].map(|p| format!(
+            "user.yaml:6: preference `windows.11`: unknown part `{p}`: the shipped catalog \
+                 has it, but is turned off here (`--no-default-catalog`, or `defaultCatalog: \
+                 false`)"
+        )),
     );
 }
 
@@ -1997,4 +2003,53 @@ fn a_shared_parts_error_for_several_families_is_reported_once() {
         "{}",
         report(&errors)
     );
+}
+
+/// A template that reads a trait, size field or variant field nobody sets is told where to set
+/// it: a trait under `spec.traits`, unless the family's parts declare trait defaults (then only
+/// a declared trait may be set, and a new one needs a default first); a size field among the
+/// row's extra fields; a variant field on the entries of `spec.variants`.
+#[test]
+fn an_undefined_trait_size_or_variant_field_is_told_where_to_set_it() {
+    let catalog = |defaults: &str, read: &str| {
+        format!(
+            "apiVersion: kvrender.io/v1alpha1\nkind: Parts\nmetadata: {{name: p}}\nparts:\n  \
+             it:\n{defaults}    spec:\n      cpu: {{guest: \"{{{{ size.cpu }}}}\"}}\n      \
+             memory: {{guest: \"{{{{ size.memory }}}}\"}}\n---\n\
+             apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\nmetadata: {{name: a}}\n\
+             spec:\n  version: 1\n  parts: [it]\n  sizes:\n  - [small, 1, 1Gi]\n  \
+             annotations:\n    example.com/x: \"{read}\"\n"
+        )
+    };
+    for (defaults, read, hint) in [
+        (
+            "",
+            "{{ traits.gpus }}",
+            "(the family sets no trait `gpus`: set it under `spec.traits`, or give it a default \
+             in a part's `defaults`)",
+        ),
+        (
+            "    defaults: {numa: false}\n",
+            "{{ traits.gpus }}",
+            "(no part of the family declares a trait `gpus`: give it a default in the \
+             `defaults` of a part the family names, then set it under `spec.traits` where it \
+             differs)",
+        ),
+        (
+            "",
+            "{{ size.tier }}",
+            "(the size row has no field `tier`: give it one among the row's extra fields \
+             (`[name, cpu, memory, {tier: …}]`))",
+        ),
+        (
+            "",
+            "{{ variant.tier }}",
+            "(this variant has no field `tier`: set it on every entry of `spec.variants` \
+             (without `variants`, the one variant has only `suffix`))",
+        ),
+    ] {
+        let errors = render_at("bad/catalog.yaml", &catalog(defaults, read)).expect_err(read);
+        let message = report_one(errors.first());
+        assert!(message.contains(hint), "{read}: {message}");
+    }
 }

@@ -8,6 +8,7 @@ pub mod bad_matcher;
 pub mod bad_name;
 pub mod deprecated;
 pub mod duplicate;
+pub mod empty_value;
 pub mod infer_from_volume;
 pub mod instancetype_conflict;
 pub mod invalid_spec;

@@ -7,9 +7,10 @@
 //! cluster-scoped instancetypes and those of its own namespace, so a namespaced preference is
 //! met only by a cluster-scoped instancetype or one of its namespace; a cluster-scoped
 //! preference, by any (a VM of the right namespace can pair them). The catalog is what
-//! `kvrender build` rendered, or the inputs of `kvrender validate`; a set of objects without
-//! any instancetype is not checked (its preferences are meant for instancetypes kept
-//! elsewhere).
+//! `kvrender build` rendered, or the inputs of `kvrender validate`, with the cluster-scoped
+//! instancetypes of the `--catalog` files and of the embedded catalog (unless it is turned
+//! off), which a VM can name as well; a set of objects without any instancetype is not checked
+//! (its preferences are meant for instancetypes kept elsewhere).
 //!
 //! ## Why
 //! KubeVirt refuses every VM that pairs the preference with an instancetype too small for it
@@ -28,6 +29,7 @@ use serde_json::Value;
 use crate::diagnostic::{Diagnostic, Severity, codes};
 use crate::model::quantity::Quantity;
 use crate::model::{Kind, Object, path};
+use crate::resolve::Index;
 use crate::validate::Rule;
 
 /// The rule.
@@ -115,8 +117,10 @@ impl Requirements {
 }
 
 /// Warn about every preference among `objects` whose requirements no instancetype among
-/// `objects` meets. Nothing is reported when `objects` holds no instancetype.
-pub fn check<'a, I>(objects: I, out: &mut Vec<Diagnostic>)
+/// `objects` meets, nor any cluster-scoped one that `elsewhere` answers for (the `--catalog`
+/// files and the embedded catalog, which a VM can name as well). Nothing is reported when
+/// `objects` holds no instancetype.
+pub fn check<'a, I>(objects: I, elsewhere: Option<&Index<'_>>, out: &mut Vec<Diagnostic>)
 where
     I: IntoIterator<Item = &'a Object> + Clone,
 {
@@ -133,6 +137,23 @@ where
     if sizes.is_empty() {
         return;
     }
+    // Read only for a preference the catalog's own instancetypes do not meet.
+    let installed: std::sync::OnceLock<Vec<Size>> = std::sync::OnceLock::new();
+    let installed = || {
+        installed.get_or_init(|| {
+            let Some(index) = elsewhere else {
+                return Vec::new();
+            };
+            let kind = Kind::ClusterInstancetype;
+            index
+                .names(kind, "")
+                .into_iter()
+                .filter_map(|name| index.get_str(kind.as_str(), "", name))
+                .map(|o| Size::of(o.value.get("spec")))
+                .filter(|size| !size.unreadable)
+                .collect()
+        })
+    };
     for pref in objects
         .into_iter()
         .filter(|o| matches!(o.kind(), Kind::Preference | Kind::ClusterPreference))
@@ -152,7 +173,7 @@ where
             None => true,
             Some(_) => readable.any(|(_, size)| wanted.met_by(size)),
         };
-        if met {
+        if met || installed().iter().any(|size| wanted.met_by(size)) {
             continue;
         }
         let catalog = match namespace {
@@ -161,6 +182,14 @@ where
                 "in the catalog that a VM in namespace {ns:?} can name (cluster-scoped, or of \
                  that namespace)"
             ),
+        };
+        let catalog = if !elsewhere.is_some_and(Index::has_fallback) {
+            catalog
+        } else {
+            format!(
+                "{catalog}, nor any cluster-scoped one of the `--catalog` files or the embedded \
+                 catalog,"
+            )
         };
         let Requirements { cpu, memory } = wanted;
         let wanted = match (cpu, &memory) {
@@ -200,7 +229,7 @@ mod tests {
 
     fn run(objects: &[Object]) -> Vec<String> {
         let mut out = Vec::new();
-        check(objects, &mut out);
+        check(objects, None, &mut out);
         out.into_iter()
             .map(|d| format!("{} {}", d.object.unwrap(), d.message))
             .collect()
