@@ -54,7 +54,13 @@ fn in_pool<T: Send>(
     threads: Option<usize>,
     job: impl FnOnce() -> anyhow::Result<T> + Send,
 ) -> anyhow::Result<T> {
-    let pool = kvrender::workers::pool(threads)?;
+    let pool = kvrender::workers::pool(threads).map_err(|e| {
+        let asked = threads.map_or("one per processor".to_string(), |n| n.to_string());
+        anyhow::anyhow!(
+            "cannot start the worker threads ({asked}): {e}; the system limits threads or \
+             memory (`ulimit -u`, `ulimit -v`): try a lower `--threads`"
+        )
+    })?;
     let result = pool.install(job);
     // Workers may still be freeing what the command left them; the process is about to end.
     std::mem::forget(pool);
@@ -77,22 +83,21 @@ fn run(cli: &Cli) -> anyhow::Result<Outcome> {
 
 fn print(outcome: &Outcome) -> ExitCode {
     let mut stdout = std::io::stdout().lock();
-    if let Err(e) = stdout
+    let written = stdout
         .write_all(outcome.stdout.as_bytes())
         .and_then(|()| stdout.flush())
-        .and_then(|()| emit::write_parts(&mut stdout, &outcome.stdout_parts))
-    {
-        // A closed pipe (`kvrender ... | head`) is not a failure.
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            let _ = writeln!(
-                std::io::stderr(),
-                "kvrender: error: failed to write output: {e}"
-            );
-            return ExitCode::from(2);
-        }
-    }
+        .and_then(|()| emit::write_parts(&mut stdout, &outcome.stdout_parts));
+    // The findings are said whether or not the output could be written (a full disk must not
+    // hide why the VMs would be refused).
     let mut stderr = std::io::stderr().lock();
     let _ = stderr.write_all(emit::diagnostics::human(&outcome.diagnostics, false).as_bytes());
     let _ = stderr.write_all(outcome.stderr.as_bytes());
-    ExitCode::from(outcome.exit)
+    match written {
+        // A closed pipe (`kvrender ... | head`) is not a failure.
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            let _ = writeln!(stderr, "kvrender: error: failed to write output: {e}");
+            ExitCode::from(2)
+        }
+        _ => ExitCode::from(outcome.exit),
+    }
 }

@@ -17,6 +17,8 @@
 //! sleep within about 50 µs, and waking one can take milliseconds when the system queues it
 //! behind the busy caller.
 
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use rayon::{ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder, Yield};
@@ -83,23 +85,75 @@ pub fn on_a_thread_with_room<T: Send + 'static>(main: fn() -> T) -> Option<T> {
 pub const FIRST_LOOK: Duration = Duration::from_micros(200);
 
 /// A pool of `threads` workers (one per processor when `None`) whose first worker is the
-/// calling thread.
+/// calling thread (where the system lets every worker have [`WORKER_STACK`]).
 ///
 /// # Errors
 /// When the system refuses to start a thread.
 pub fn pool(threads: Option<usize>) -> Result<ThreadPool, ThreadPoolBuildError> {
-    pool_with(threads, WORKER_STACK).or_else(|_| pool_with(threads, SMALL_STACK))
-}
-
-fn pool_with(threads: Option<usize>, stack: usize) -> Result<ThreadPool, ThreadPoolBuildError> {
-    let mut builder = ThreadPoolBuilder::new()
-        .stack_size(stack)
-        .use_current_thread();
+    // rayon makes the calling thread the first worker before it starts the others, and leaves
+    // it so when one of them cannot start: the calling thread cannot join another pool after
+    // that. So the second try, with the smaller stacks, starts all its workers anew; the
+    // command then runs on one of them (`ThreadPool::install`), the caller waiting.
     // One per processor unless told otherwise, and never more than `--threads` allows:
     // rayon's own default reads `RAYON_NUM_THREADS`, which may ask for thousands.
     let threads = threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
         .clamp(1, MAX_THREADS);
+    // Where the address space is limited (`ulimit -v`), the large stacks are asked for only when
+    // they take at most a quarter of it: the allocator reserves address space of its own for
+    // each thread, and a worker that finds none left for an allocation ends the process.
+    let stack = if stacks_fit(threads, WORKER_STACK) {
+        WORKER_STACK
+    } else {
+        SMALL_STACK
+    };
+    pool_with(threads, stack, true).or_else(|_| pool_with(threads, SMALL_STACK, false))
+}
+
+/// Whether `threads` stacks of `stack` bytes take at most a quarter of the address space the
+/// process may have.
+#[cfg(unix)]
+fn stacks_fit(threads: usize, stack: usize) -> bool {
+    use nix::sys::resource::{Resource, getrlimit};
+    match getrlimit(Resource::RLIMIT_AS) {
+        Ok((soft, _)) => (threads as u64).saturating_mul(stack as u64) <= soft / 4,
+        Err(_) => true,
+    }
+}
+
+/// Where no limit can be read, the large stacks are asked for (and the small ones on failure).
+#[cfg(not(unix))]
+fn stacks_fit(_threads: usize, _stack: usize) -> bool {
+    true
+}
+
+/// A pool of `threads` workers with `stack` bytes of stack each, the calling thread the first of
+/// them when `on_the_caller`. When a worker cannot start, the ones that did are waited for
+/// before the error is returned: their stacks are then given back, for a second try to use.
+fn pool_with(
+    threads: usize,
+    stack: usize,
+    on_the_caller: bool,
+) -> Result<ThreadPool, ThreadPoolBuildError> {
+    let started: Arc<Mutex<Vec<JoinHandle<()>>>> = Arc::default();
+    let record = Arc::clone(&started);
+    let mut builder = ThreadPoolBuilder::new()
+        .stack_size(stack)
+        .spawn_handler(move |worker| {
+            let mut thread = std::thread::Builder::new();
+            if let Some(size) = worker.stack_size() {
+                thread = thread.stack_size(size);
+            }
+            let handle = thread.spawn(|| worker.run())?;
+            record
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(handle);
+            Ok(())
+        });
+    if on_the_caller {
+        builder = builder.use_current_thread();
+    }
     builder = builder.num_threads(threads);
     let spread = spread::Spread::here();
     let step_aside = spread.is_some();
@@ -115,7 +169,18 @@ fn pool_with(threads: Option<usize>, stack: usize) -> Result<ThreadPool, ThreadP
         let _ = std::arch::is_x86_feature_detected!("avx2");
         look_for_work(FIRST_LOOK);
     });
-    let pool = builder.build()?;
+    let pool = match builder.build() {
+        Ok(pool) => pool,
+        Err(e) => {
+            // rayon has told the workers that started to end.
+            let started =
+                std::mem::take(&mut *started.lock().unwrap_or_else(PoisonError::into_inner));
+            for handle in started {
+                let _ = handle.join();
+            }
+            return Err(e);
+        }
+    };
     if step_aside && pool.current_num_threads() > 1 {
         std::thread::yield_now();
     }

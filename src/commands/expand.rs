@@ -161,12 +161,11 @@ fn expand_documents(
         }
         return Ok(None);
     }
-    if let Some(e) = streamed.error {
-        // A closed pipe (`kvrender expand ... | head`) is not a failure.
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            return Err(Error::Output(e));
-        }
-    }
+    // A closed pipe (`kvrender expand ... | head`) is not a failure. Another failed write is,
+    // said after the findings, which a full disk must not hide.
+    let unwritten = streamed
+        .error
+        .filter(|e| e.kind() != std::io::ErrorKind::BrokenPipe);
     let mut outcome = Outcome {
         diagnostics: inputs.diagnostics.clone(),
         ..Outcome::default()
@@ -197,6 +196,13 @@ fn expand_documents(
     outcome.exit_from_diagnostics();
     if !streamed.wrote && outcome.diagnostics.is_empty() {
         outcome.stderr = nothing_to_expand(&objects);
+    }
+    if let Some(e) = unwritten {
+        outcome.stderr = format!(
+            "kvrender: error: {:#}\n",
+            anyhow::Error::from(Error::Output(e))
+        );
+        outcome.exit = 2;
     }
     Ok(Some(outcome))
 }

@@ -1487,3 +1487,89 @@ fn disks_of_one_name_make_a_bounded_report() {
         &stdout[stdout.len().saturating_sub(2000)..]
     );
 }
+
+/// Under a limit on the address space (`ulimit -v`) too tight for a large stack on every worker,
+/// the workers get smaller ones and the run prints what it prints without the limit: it did
+/// not stop with rayon's "already part of another thread pool", which the calling thread, left
+/// a worker of the pool that failed half-started, could not join.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_limited_address_space_gives_the_workers_smaller_stacks() {
+    let root = crate::common::root();
+    let unlimited = run(kvrender()
+        .current_dir(root)
+        .args(["--threads", "8", "build", "catalog/"]));
+    assert!(
+        unlimited.status.success(),
+        "{}",
+        crate::common::describe(&unlimited)
+    );
+    for threads in ["8", "16"] {
+        let limited = run(Command::new("bash")
+            .current_dir(root)
+            .arg("-c")
+            .arg("ulimit -v 2500000 && exec \"$0\" --threads \"$1\" build catalog/")
+            .arg(env!("CARGO_BIN_EXE_kvrender"))
+            .arg(threads));
+        assert!(
+            limited.status.success(),
+            "{threads}: {}",
+            crate::common::describe(&limited)
+        );
+        assert!(
+            limited.stdout == unlimited.stdout,
+            "{threads}: output differs"
+        );
+    }
+}
+
+/// Output that cannot be written (a full disk) is an error, exit 2, said after the findings:
+/// what is wrong with the VMs is not lost with it, whether the command writes as it goes
+/// (`expand`, a VM it cannot expand) or at the end (`build`, a VM it warns about).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_disk_is_said_after_the_findings() {
+    let tmp = tempfile::tempdir().unwrap();
+    let vm = tmp.path().join("vm.yaml");
+    fs::write(
+        &vm,
+        "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: web}\nspec:\n  \
+         instancetype: {name: u1.medium}\n  template:\n    spec:\n      domain:\n        \
+         devices: {}\n",
+    )
+    .unwrap();
+    let vm = vm.to_str().unwrap();
+    for (command, input, finding) in [
+        (
+            "expand",
+            "examples/vms/",
+            "examples/vms/vision-workstation.yaml:12: error[KV011] VirtualMachine/vision-1",
+        ),
+        (
+            "build",
+            vm,
+            &*format!("{vm}:4: warning[KV034] VirtualMachine/web"),
+        ),
+    ] {
+        let full = fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let out = run(kvrender()
+            .current_dir(crate::common::root())
+            .args([command, input])
+            .stdout(full));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{command}: {stderr}");
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert!(
+            lines.iter().any(|l| l.starts_with(finding)),
+            "{command}: {stderr}"
+        );
+        assert_eq!(
+            lines.last().copied(),
+            Some("kvrender: error: failed to write output: No space left on device (os error 28)"),
+            "{command}: {stderr}"
+        );
+    }
+}
