@@ -384,7 +384,8 @@ fn remove_staging(path: &Path) {
         Ok(m) if m.is_dir() => {
             // Where no token tells this machine's folders apart, none is undone.
             if run_token().is_some() {
-                recover(path);
+                // Best effort: a folder that cannot be undone now is not undone by any run.
+                let _ = recover(path);
             }
             // The journal first, so that a folder that cannot be removed whole is not undone
             // again by every later run.
@@ -404,19 +405,20 @@ fn remove_staging(path: &Path) {
 /// stopped before it changed anything. Only names a run writes directly in DIR are read from
 /// the journal, so an edited one cannot reach elsewhere. The kept files stay in `.before` (each
 /// is put back through a new link), so that undoing again, after a stop halfway through this,
-/// gives the same result.
-fn recover(staging: &Path) {
+/// gives the same result. Whether every file could be put back (or removed) as it was.
+fn recover(staging: &Path) -> bool {
     let Some(dir) = staging.parent() else {
-        return;
+        return false;
     };
     // Only a folder of kvrender's own making is read: `.before` a directory, not a link to one
     // (whose files the renames would bring into DIR from elsewhere).
     let backup = staging.join(".before");
     let is_real_dir = |p: &Path| p.symlink_metadata().is_ok_and(|m| m.is_dir());
     if !is_real_dir(staging) {
-        return;
+        return false;
     }
     let has_backup = is_real_dir(&backup);
+    let mut undone = true;
     for name in journal_names(staging) {
         let target = dir.join(&name);
         let kept = backup.join(&name);
@@ -430,6 +432,11 @@ fn recover(staging: &Path) {
             if !(kind.is_file() || kind.is_symlink()) {
                 continue;
             }
+            // Still as it was (the run stopped before replacing it, or this file was the one
+            // that could not be replaced): nothing to put back.
+            if same_entry(&kept, &target, kind) {
+                continue;
+            }
             let restoring = staging.join(".restoring");
             let _ = std::fs::remove_file(&restoring);
             let linked = std::fs::hard_link(&kept, &restoring).or_else(|e| {
@@ -439,15 +446,44 @@ fn recover(staging: &Path) {
                     Err(e)
                 }
             });
-            if linked.is_ok() {
-                let _ = std::fs::rename(&restoring, &target);
-            }
+            undone &= linked.is_ok() && std::fs::rename(&restoring, &target).is_ok();
         } else if staging.join(&name).symlink_metadata().is_err()
             && target.symlink_metadata().is_ok_and(|m| !m.is_dir())
         {
             // Not there before the run, and moved out of the staging folder: the run made it.
-            let _ = std::fs::remove_file(&target);
+            undone &= std::fs::remove_file(&target).is_ok();
         }
+    }
+    undone
+}
+
+/// Whether `target` is what `kept` (of `kind`) holds: the same link's target, or a file of the
+/// same bytes (the same file, linked twice, among them).
+fn same_entry(kept: &Path, target: &Path, kind: std::fs::FileType) -> bool {
+    let Ok(now) = target.symlink_metadata() else {
+        return false;
+    };
+    if kind.is_symlink() {
+        return now.file_type().is_symlink()
+            && std::fs::read_link(kept)
+                .ok()
+                .is_some_and(|a| std::fs::read_link(target).ok() == Some(a));
+    }
+    if !now.file_type().is_file() {
+        return false;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let Ok(was) = kept.symlink_metadata()
+            && (was.dev(), was.ino()) == (now.dev(), now.ino())
+        {
+            return true;
+        }
+    }
+    match (std::fs::read(kept), std::fs::read(target)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
     }
 }
 
@@ -532,6 +568,9 @@ pub fn write_all(dir: &Path, files: &BTreeMap<String, String>, prune: bool) -> R
         undo();
         write_err(&staging, e)
     })?;
+    // Set when a failed run could not put DIR back as it was: its staging folder (with the
+    // journal and the files kept aside) is then left for the next run to undo.
+    let mut half_written = false;
     let result = (|| {
         let stale = stale_files(dir, &recorded, files);
         // Recorded files that stay (without `prune`) stay recorded.
@@ -600,11 +639,25 @@ pub fn write_all(dir: &Path, files: &BTreeMap<String, String>, prune: bool) -> R
         };
         if let Err(e) = changes() {
             // Undone as the next run would undo it, had this one been stopped here.
-            recover(&staging);
+            if !recover(&staging) {
+                half_written = true;
+                return Err(Error::Usage(format!(
+                    "{}; putting back the files of `{}` as they were failed too, so it holds \
+                     some new files and some old ones: the files kept aside are in `{}`, and \
+                     the next `kvrender build -o {}` undoes this run's changes first",
+                    crate::emit::diagnostics::one_line(format!("{:#}", anyhow::Error::from(e))),
+                    dir.display(),
+                    staging.join(".before").display(),
+                    dir.display(),
+                )));
+            }
             return Err(e);
         }
         Ok(stale.len())
     })();
+    if half_written {
+        return result;
+    }
     // The journal goes first: once it is gone, the run is over (done or undone), and a stop
     // before the folder is removed leaves nothing for the next run to undo.
     let _ = std::fs::remove_file(staging.join(JOURNAL));
@@ -1243,8 +1296,8 @@ mod tests {
         let dir = tmp.path().join("out");
         let staging = stopped(&dir);
         let before_marker = std::fs::read_to_string(staging.join(".before").join(OUTPUT_MARKER));
-        recover(&staging);
-        recover(&staging);
+        assert!(recover(&staging));
+        assert!(recover(&staging));
         let staged = staging.file_name().unwrap().to_str().unwrap();
         assert_eq!(listing(&dir), [OUTPUT_MARKER, staged, "a.yaml", "b.yaml"]);
         assert_eq!(
@@ -1255,6 +1308,12 @@ mod tests {
             std::fs::read_to_string(dir.join(OUTPUT_MARKER)).ok(),
             before_marker.ok()
         );
+
+        // A file that cannot be put back (a folder took its name) is said.
+        let dir = tmp.path().join("blocked");
+        let staging = stopped(&dir);
+        std::fs::create_dir_all(dir.join("b.yaml").join("inside")).unwrap();
+        assert!(!recover(&staging));
 
         let dir = tmp.path().join("again");
         stopped(&dir);
