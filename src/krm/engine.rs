@@ -958,6 +958,35 @@ impl Subject {
     }
 }
 
+/// Keep on a namespaced object rendered anew (`value`) the namespace its earlier output
+/// (`earlier`) was given by a later step of the pipeline (kpt's `set-namespace`, say), where
+/// its catalog document names none: the package is applied with that namespace, and the VMs
+/// beside it were given it too, so a VM naming the namespaced instancetype still finds it
+/// when the pipeline runs again, or when a validator runs after the namespace setter.
+fn keep_given_namespace(earlier: &Value, value: &mut Value) {
+    let kind = value
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if crate::model::scope::is_kubevirt_cluster_scoped(kind) {
+        return;
+    }
+    let Some(given) = earlier
+        .get("metadata")
+        .and_then(|m| m.get("namespace"))
+        .filter(|n| n.as_str().is_some_and(|n| !n.is_empty()))
+    else {
+        return;
+    };
+    if let Some(metadata) = value.get_mut("metadata").and_then(Value::as_object_mut)
+        && metadata.get("namespace").is_none_or(Value::is_null)
+    {
+        // After the name, where a rendered object's own namespace goes.
+        let at = metadata.len().min(1);
+        metadata.shift_insert(at, "namespace".to_string(), given.clone());
+    }
+}
+
 /// Preferences rendered from the inputs whose requirements no instancetype rendered with them
 /// meets, nor a cluster-scoped one `index` finds elsewhere (KV042); labels that disagree with
 /// the spec (KV041) are among the per-object checks. Each is at the line that writes the
@@ -1607,6 +1636,7 @@ fn run<V: VmTexts>(
                 }
                 let mut value = obj.value;
                 annotations::copy_orchestration(&out[i].value, &mut value);
+                keep_given_namespace(&out[i].value, &mut value);
                 changed[i] |= value != out[i].value;
                 out[i].value = value;
                 out[i].origin = obj.origin;

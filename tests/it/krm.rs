@@ -3619,7 +3619,8 @@ fn kpt_render_writes_nothing_into_a_subpackage_named_after_a_namespace() {
 
 /// A later step (a namespace setter, or a hand edit) gave a rendered file's object another
 /// namespace: the next render replaces it in its file instead of adding a second object at
-/// the same path and index, which kpt refuses.
+/// the same path and index, which kpt refuses, and keeps that namespace, which its catalog
+/// document does not name (the package is applied with it).
 #[test]
 fn kpt_render_replaces_its_output_whose_namespace_was_changed() {
     let tmp = tempfile::tempdir().unwrap();
@@ -3634,11 +3635,67 @@ fn kpt_render_replaces_its_output_whose_namespace_was_changed() {
         "  name: team1.small\n  namespace: prod\n",
     );
     assert_ne!(moved, first);
-    std::fs::write(&file, moved).unwrap();
+    std::fs::write(&file, &moved).unwrap();
     let out = render();
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
-    assert_eq!(std::fs::read_to_string(&file).unwrap(), first);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), moved);
     assert!(!pkg.join("prod").exists());
+}
+
+/// kvrender renders the catalog, and a later step (a namespace setter such as kpt's
+/// `set-namespace`) puts the package's objects in `prod`: the next render keeps that namespace
+/// on the rendered instancetype, which its catalog document does not name, so the VM moved to
+/// `prod` with it still finds it, with no finding, in the mutator's step and in a strict check
+/// run after the setter.
+#[test]
+fn kpt_render_keeps_the_namespace_a_setter_gave_the_rendered_objects() {
+    let catalog = "apiVersion: kvrender.io/v1alpha1\nkind: Parts\nmetadata: {name: team-parts}\n\
+                   parts:\n  sized:\n    spec:\n      cpu: {guest: \"{{ size.cpu }}\"}\n      \
+                   memory: {guest: \"{{ size.memory }}\"}\n---\n\
+                   apiVersion: kvrender.io/v1alpha1\nkind: InstancetypeFamily\n\
+                   metadata: {name: team}\nspec:\n  version: 1\n  parts: [sized]\n  sizes:\n  \
+                   - [medium, 2, 4Gi]\n";
+    let vm = "apiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata:\n  name: app\nspec:\n  \
+              runStrategy: Always\n  instancetype:\n    kind: VirtualMachineInstancetype\n    \
+              name: team1.medium\n  template:\n    spec:\n      domain:\n        devices: {}\n";
+    let (_tmp, pkg) = package_of(&[("catalog.yaml", catalog), ("vm.yaml", vm)]);
+    std::fs::write(
+        pkg.join("Kptfile"),
+        format!("{KPTFILE}pipeline:\n  mutators:\n  - exec: {BIN} fn\n    configMap:\n      expand: validate\n"),
+    )
+    .unwrap();
+    let out = kpt_render(&pkg);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    // What the setter does to the two objects.
+    let instancetype = pkg.join("instancetypes/team1.medium.yaml");
+    for (file, name) in [
+        (&instancetype, "team1.medium"),
+        (&pkg.join("vm.yaml"), "app"),
+    ] {
+        let text = std::fs::read_to_string(file).unwrap();
+        let moved = text.replacen(
+            &format!("  name: {name}\n"),
+            &format!("  name: {name}\n  namespace: prod\n"),
+            1,
+        );
+        assert_ne!(moved, text);
+        std::fs::write(file, moved).unwrap();
+    }
+    let set = std::fs::read_to_string(&instancetype).unwrap();
+    for run in 1..=2 {
+        let out = kpt_render(&pkg);
+        let shown = show(&out);
+        assert_eq!(out.status.code(), Some(0), "run {run}: {shown}");
+        assert!(!shown.contains("KV011"), "run {run}: {shown}");
+        assert_eq!(
+            std::fs::read_to_string(&instancetype).unwrap(),
+            set,
+            "run {run}"
+        );
+    }
+    let out = kpt_eval(&pkg, &["--", "expand=validate", "strict=true"]);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(!show(&out).contains("KV011"), "{}", show(&out));
 }
 
 /// kustomize's `namePrefix` renames an instancetype and a preference, and its
