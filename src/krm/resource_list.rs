@@ -407,7 +407,21 @@ pub fn parse_whole(text: &str) -> std::result::Result<ResourceList, ParseError> 
 
 fn parse_with(text: &str, in_parts: bool) -> std::result::Result<ResourceList, ParseError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let chunks = split::split(text);
+    let (chunks, skipped) = split::split_noting_skipped(text);
+    // Text after a `...` end marker (with no `---` before it) is no document to kpt's or
+    // kustomize's reader, and another to YAML's: either way not the ResourceList, whose items
+    // it may have been meant to continue. Refused, rather than its items dropped in silence.
+    if let Some(skipped) = skipped.first() {
+        return Err(ParseError {
+            code: codes::NOT_AN_OBJECT,
+            message: format!(
+                "text after the document end marker (`...`) on line {} is not read: expected \
+                 a single ResourceList (remove the `...` line, or what follows it)",
+                skipped.marker_line
+            ),
+            line: Some(skipped.content_line),
+        });
+    }
     let chunk = match chunks.as_slice() {
         [] => {
             return Err(
@@ -643,6 +657,23 @@ pub fn results(d: &Diagnostic) -> Vec<Value> {
 mod tests {
     use super::*;
     use crate::origin::{ObjectRef, Origin};
+
+    #[test]
+    fn text_after_a_document_end_marker_is_refused() {
+        let text = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- {apiVersion: \
+                    v1, kind: ConfigMap, metadata: {name: a}}\n...\n- {apiVersion: v1, kind: \
+                    ConfigMap, metadata: {name: b}}\n";
+        let e = parse(text).unwrap_err();
+        assert_eq!(e.line, Some(6));
+        assert_eq!(
+            e.message,
+            "text after the document end marker (`...`) on line 5 is not read: expected a \
+             single ResourceList (remove the `...` line, or what follows it)"
+        );
+        // A `...` that ends the stream ends the one document.
+        let ended = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n...\n";
+        assert!(parse(ended).is_ok());
+    }
 
     #[test]
     fn parses_both_versions_and_missing_items() {

@@ -651,9 +651,16 @@ pub fn parse_text(path: &Arc<str>, text: &str) -> Loaded {
         return loaded;
     }
     if path.ends_with(".json") {
+        // An empty file, or one that holds `null`, holds no object, as a YAML file of nothing
+        // or a null document does (and as `kubectl apply -f` reads either): not a syntax
+        // error, nor a document that is not an object.
+        if text.trim().is_empty() {
+            return Loaded::default();
+        }
         let parsed = json::from_str(text);
         let mut loaded = Loaded::default();
         match parsed {
+            Ok(Value::Null) => {}
             Ok(value) => {
                 let origin = Origin::new(path.clone(), 0, Some(1));
                 // Fields are found in the text as YAML's are (see `locate`); the items of a
@@ -1804,6 +1811,28 @@ mod tests {
         assert_eq!(last_line("---\n"), Some("---"));
         assert_eq!(last_line("a\nb"), None);
         assert_eq!(last_line(""), None);
+    }
+
+    /// An empty `.json` file, or one of `null`, holds no object, as the same in a YAML file
+    /// does: nothing to report (a file named alone gets a note from the reader). A list is
+    /// still no object.
+    #[test]
+    fn an_empty_or_null_json_file_holds_no_object() {
+        let path: Arc<str> = Arc::from("e.json");
+        for text in ["", " \n", "null", " null\n", "\u{feff}"] {
+            let loaded = parse_text(&path, text);
+            assert!(loaded.objects.is_empty(), "{text:?}");
+            assert!(
+                loaded.diagnostics.is_empty(),
+                "{text:?}: {:?}",
+                loaded.diagnostics
+            );
+        }
+        let loaded = parse_text(&path, "[]");
+        assert_eq!(loaded.diagnostics.len(), 1);
+        assert_eq!(loaded.diagnostics[0].code, codes::NOT_AN_OBJECT);
+        let loaded = parse_text(&path, "nul");
+        assert_eq!(loaded.diagnostics[0].code, codes::YAML_SYNTAX);
     }
 
     #[test]
