@@ -61,6 +61,26 @@ impl FnOutput {
     }
 }
 
+/// The options the findings of the shared checks name, and the settings of the function's
+/// configuration that do the same.
+const OPTIONS_AS_SETTINGS: [(&str, &str); 2] = [
+    ("`--catalog`", "`catalogs`"),
+    ("`--no-default-catalog`", "`defaultCatalog: false`"),
+];
+
+/// Name, in the findings of a function run, the configuration's settings where the shared
+/// checks name `kvrender`'s options: a function is configured, not given options. A message
+/// that names the setting already (beside the option) is left as it is.
+fn in_configuration_terms(diagnostics: &mut [Diagnostic]) {
+    for d in diagnostics {
+        for (option, setting) in OPTIONS_AS_SETTINGS {
+            if d.message.contains(option) && !d.message.contains(setting) {
+                d.message = d.message.replace(option, setting);
+            }
+        }
+    }
+}
+
 /// A problem with the input as a whole (no object, no file).
 fn input_error(origin: &str, message: String) -> Diagnostic {
     Diagnostic::error(codes::NOT_AN_OBJECT, Origin::new(origin, 0, None), message)
@@ -390,6 +410,7 @@ pub fn run_resource_list(input: &str, config: Option<&ConfigFile<'_>>) -> Result
         (entries, processed.diagnostics)
     };
     subpackages.relocate(&mut diagnostics);
+    in_configuration_terms(&mut diagnostics);
     let results = diagnostics
         .iter()
         .flat_map(resource_list::results)
@@ -799,6 +820,7 @@ pub fn run_stream(config: &ConfigFile<'_>, input: &str) -> Result<FnOutput> {
     }
     let processed = engine::process(items, &fn_config, Placement::Stream);
     diagnostics.extend(processed.diagnostics);
+    in_configuration_terms(&mut diagnostics);
     to_origin_files(&mut diagnostics, input, &by_origin);
     crate::diagnostic::sort(&mut diagnostics);
     let out = emit::yaml_stream_parts_printed(&processed.items, processed.printed).concat();

@@ -2924,6 +2924,14 @@ fn findings(stderr: &str, dir: &Path) -> Vec<(String, String)> {
     out
 }
 
+/// A message of `build` or `validate` as a function run words it: with the configuration's
+/// settings where the command names its options.
+fn in_settings(message: &str) -> String {
+    message
+        .replace("`--no-default-catalog`", "`defaultCatalog: false`")
+        .replace("`--catalog`", "`catalogs`")
+}
+
 /// Every result about an object names the object, its file (path and index) and the field.
 fn assert_results_are_complete(results: &[Value]) {
     for r in results {
@@ -2995,7 +3003,11 @@ fn build_and_fn_fail_the_same_way() {
         ],
         "{built_stderr}"
     );
-    assert_eq!(findings(&fn_stderr, &dir), from_build);
+    let as_a_function: Vec<(String, String)> = from_build
+        .iter()
+        .map(|(file, finding)| (file.clone(), in_settings(finding)))
+        .collect();
+    assert_eq!(findings(&fn_stderr, &dir), as_a_function);
     let results = out["results"].as_array().unwrap();
     assert_eq!(results.len(), from_build.len());
     assert_results_are_complete(results);
@@ -3075,7 +3087,11 @@ fn validate_mode_reports_what_kvrender_validate_reports() {
             })
             .collect();
         from_fn.sort();
-        let expected = validate_findings(&dir);
+        let mut expected = validate_findings(&dir);
+        for finding in &mut expected {
+            finding.4 = in_settings(&finding.4);
+        }
+        expected.sort();
         assert!(!expected.is_empty());
         assert_eq!(from_fn, expected);
     }
@@ -4370,4 +4386,39 @@ fn a_missing_paths_entry_names_the_directory_it_was_read_from() {
         )),
         "{stderr}"
     );
+}
+
+/// A function is configured, not given options: the findings of a function run name the
+/// configuration's settings where the same finding of `build` names an option (`catalogs`,
+/// `defaultCatalog: false`).
+#[test]
+fn function_findings_name_settings_not_options() {
+    let vm = |config: &str| {
+        format!(
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n\
+             - apiVersion: kubevirt.io/v1\n  kind: VirtualMachine\n  metadata:\n    name: vm\n    \
+             annotations:\n      config.kubernetes.io/path: vm.yaml\n  spec:\n    \
+             runStrategy: Always\n    instancetype: {{name: u1.nope}}\n    template:\n      \
+             spec:\n        domain:\n          devices: {{}}\n{config}"
+        )
+    };
+    for (config, said) in [
+        (
+            "",
+            "it is not in the inputs, `catalogs` or the embedded catalog",
+        ),
+        (
+            "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: c}\n  \
+             data: {defaultCatalog: \"false\"}\n",
+            "it is not in the inputs or `catalogs` (the embedded catalog is turned off)",
+        ),
+    ] {
+        let (code, _, stdout, _) = krm(&vm(config));
+        assert_eq!(code, 1, "{stdout}");
+        assert!(stdout.contains(said), "{stdout}");
+        assert!(
+            !stdout.contains("--catalog") && !stdout.contains("--no-default"),
+            "{stdout}"
+        );
+    }
 }
