@@ -1182,6 +1182,32 @@ fn indent_hint(text: &str, message: &str, error_line: Option<u32>, first_line: u
         let opens = above.last().is_some_and(|&(prev, prev_col)| {
             col > prev_col && key_value(lines[prev]).is_none_or(|(_, v)| v.is_empty())
         });
+        // A list entry less indented than the entries of the list just above it: a new list,
+        // where none can start, rather than another entry of that one.
+        let indent = |line: &str| line.len() - line.trim_start_matches(' ').len();
+        let is_entry = |line: &str| {
+            let rest = &line[indent(line)..];
+            rest.starts_with("- ") || rest.trim_end() == "-"
+        };
+        if is_entry(at) {
+            let dash = indent(at);
+            for &(i, _) in above.iter().rev() {
+                let above_indent = indent(lines[i]);
+                if above_indent <= dash {
+                    break;
+                }
+                if is_entry(lines[i]) {
+                    return format!(
+                        "; line {} is a list entry (`- `) at column {}, but the entries of the \
+                         list above it (line {}) are at column {}: indent it as they are",
+                        number(error_line - 1),
+                        dash + 1,
+                        number(i),
+                        above_indent + 1
+                    );
+                }
+            }
+        }
         if open.is_empty() || open.contains(&col) || opens {
             return String::new();
         }
@@ -1874,6 +1900,14 @@ mod tests {
             indent_hint(text, KEY, Some(5), 10),
             "; line 14 starts at column 4, where no mapping above it does (they start at \
              columns 1, 3 and 5): check its indentation against the lines above"
+        );
+        // A list entry slipped left of the entries above it: named with theirs, not with the
+        // column of its key (which an open mapping may well have).
+        let text = "spec:\n  variants:\n    - suffix: a\n      x: 1\n  - suffix: b\n  sizes: []\n";
+        assert_eq!(
+            indent_hint(text, KEY, Some(5), 1),
+            "; line 5 is a list entry (`- `) at column 3, but the entries of the list above it \
+             (line 3) are at column 5: indent it as they are"
         );
         // At a column that is open, the parser's words mean something else: no hint; nor
         // for a block scalar's text, which is not structure.
