@@ -90,10 +90,6 @@ pub const FIRST_LOOK: Duration = Duration::from_micros(200);
 /// # Errors
 /// When the system refuses to start a thread.
 pub fn pool(threads: Option<usize>) -> Result<ThreadPool, ThreadPoolBuildError> {
-    // rayon makes the calling thread the first worker before it starts the others, and leaves
-    // it so when one of them cannot start: the calling thread cannot join another pool after
-    // that. So the second try, with the smaller stacks, starts all its workers anew; the
-    // command then runs on one of them (`ThreadPool::install`), the caller waiting.
     // One per processor unless told otherwise, and never more than `--threads` allows:
     // rayon's own default reads `RAYON_NUM_THREADS`, which may ask for thousands.
     let threads = threads
@@ -107,6 +103,10 @@ pub fn pool(threads: Option<usize>) -> Result<ThreadPool, ThreadPoolBuildError> 
     } else {
         SMALL_STACK
     };
+    // rayon makes the calling thread the first worker before it starts the others, and leaves
+    // it so when one of them cannot start: the calling thread cannot join another pool after
+    // that. So the second try, with the smaller stacks, starts all its workers anew; the
+    // command then runs on one of them (`ThreadPool::install`), the caller waiting.
     pool_with(threads, stack, true).or_else(|_| pool_with(threads, SMALL_STACK, false))
 }
 
