@@ -69,12 +69,11 @@ const OPTIONS_AS_SETTINGS: [(&str, &str); 2] = [
 ];
 
 /// Name, in the findings of a function run, the configuration's settings where the shared
-/// checks name `kvrender`'s options: a function is configured, not given options. A message
-/// that names the setting already (beside the option) is left as it is.
+/// checks name `kvrender`'s options: a function is configured, not given options.
 fn in_configuration_terms(diagnostics: &mut [Diagnostic]) {
     for d in diagnostics {
         for (option, setting) in OPTIONS_AS_SETTINGS {
-            if d.message.contains(option) && !d.message.contains(setting) {
+            if d.message.contains(option) {
                 d.message = d.message.replace(option, setting);
             }
         }

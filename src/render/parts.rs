@@ -272,7 +272,7 @@ impl<'a> PartLibrary<'a> {
             let message = if self.shipped_off && super::embedded::is_shipped_part(name) {
                 format!(
                     "{who}: unknown part `{name}`: the shipped catalog has it, but is turned \
-                     off here (`--no-default-catalog`, or `defaultCatalog: false`)"
+                     off here (`--no-default-catalog`)"
                 )
             } else {
                 match hint {

@@ -1125,8 +1125,7 @@ fn a_catalog_borrows_the_shipped_parts() {
         messages,
         ["windows", "cores", "secureboot", "persistent-efi", "tpm"].map(|p| format!(
             "user.yaml:6: preference `windows.11`: unknown part `{p}`: the shipped catalog \
-                 has it, but is turned off here (`--no-default-catalog`, or `defaultCatalog: \
-                 false`)"
+                 has it, but is turned off here (`--no-default-catalog`)"
         )),
     );
 }

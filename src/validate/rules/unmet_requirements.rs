@@ -138,7 +138,7 @@ where
         return;
     }
     // Read only for a preference the catalog's own instancetypes do not meet.
-    let installed: std::sync::OnceLock<Vec<Size>> = std::sync::OnceLock::new();
+    let installed: std::cell::OnceCell<Vec<Size>> = std::cell::OnceCell::new();
     let installed = || {
         installed.get_or_init(|| {
             let Some(index) = elsewhere else {
